@@ -1,0 +1,29 @@
+# The Emscripten link flags, in one place. Included only under emcmake.
+# Output: dist/attention_core.mjs + dist/attention_core.wasm (or ATTN_MODULE_NAME), one ES module
+# that loads in browsers (wasm found through import.meta.url, streaming compile) and in Node 20
+# (the --extern-pre-js shim serves file: URLs from disk).
+set(ATTN_MODULE_NAME "attention_core" CACHE STRING "basename of the emitted .mjs/.wasm")
+set(ATTN_DIST_DIR "${CMAKE_SOURCE_DIR}/dist" CACHE PATH "where the module is written")
+
+add_executable(attention_module src/wasm/bindings.cpp)
+target_link_libraries(attention_module PRIVATE attn_core)
+set_target_properties(attention_module PROPERTIES
+  OUTPUT_NAME ${ATTN_MODULE_NAME}
+  SUFFIX ".mjs"
+  RUNTIME_OUTPUT_DIRECTORY ${ATTN_DIST_DIR})
+target_link_options(attention_module PRIVATE
+  --bind
+  -O3
+  -sMODULARIZE=1
+  -sEXPORT_ES6=1
+  -sEXPORT_NAME=createAttentionModule
+  -sENVIRONMENT=web,worker
+  -sALLOW_MEMORY_GROWTH=1
+  -sMAXIMUM_MEMORY=4GB
+  -sINITIAL_MEMORY=16MB
+  -sFILESYSTEM=0
+  -sEXPORTED_FUNCTIONS=_malloc,_free
+  -sEXPORTED_RUNTIME_METHODS=HEAPU8,HEAPF32
+  --extern-pre-js ${CMAKE_SOURCE_DIR}/src/wasm/node_fetch_shim.js)
+set_property(TARGET attention_module APPEND PROPERTY LINK_DEPENDS
+  ${CMAKE_SOURCE_DIR}/src/wasm/node_fetch_shim.js)

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, and nothing twice: Debian packages through apt-get
+# (only those missing) and the npm devDependencies through `npm ci` (only when the lockfile changed).
+# Safe to run on every `npm start` / `npm test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake make g++ emscripten binaryen libeigen3-dev catch2 chromium clang-format)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install: apt-get install ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm ci only when package-lock.json changed since the last install (a stamp inside node_modules).
+if [ -f package-lock.json ]; then
+  want=$(sha256sum package-lock.json | cut -d' ' -f1)
+  have=$(cat node_modules/.attn-lock-sha256 2>/dev/null || true)
+  if [ "$want" != "$have" ]; then
+    echo "install: npm ci"
+    npm ci --ignore-scripts --no-audit --no-fund
+    echo "$want" > node_modules/.attn-lock-sha256
+  fi
+fi

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every suite, in the order a failure is cheapest to read: native Catch2 (ctest), the same
+# suite under ASan + UBSan, the same suite compiled to wasm and run by Node (ctest), the JS API tests
+# (node --test), the real-browser tests (playwright-core + Debian Chromium), and a benchmark smoke run.
+# Expects scripts/install.sh and scripts/build.sh to have run (npm test does both first).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH=/usr/share/nodejs
+JOBS=${JOBS:-2}
+
+configure() {  # configure <build dir> <cmake command...>; re-runs only when there is no cache yet
+  local dir=$1; shift
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    "$@" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+  fi
+}
+section() { printf '\n=== %s ===\n' "$*"; }
+mkdir -p build
+
+section "native ctest"
+configure build/native cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release
+cmake --build build/native -j"$JOBS"
+ctest --test-dir build/native --output-on-failure -j"$JOBS"
+
+section "native ctest under AddressSanitizer + UndefinedBehaviorSanitizer"
+configure build/asan cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTN_SANITIZE=ON
+cmake --build build/asan -j"$JOBS"
+ctest --test-dir build/asan --output-on-failure -j"$JOBS"
+
+section "wasm ctest (the same Catch2 suite, SIMD128 kernels, run by Node)"
+configure build/wasm-tests emcmake cmake -S . -B build/wasm-tests -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_MODULE=OFF
+cmake --build build/wasm-tests -j"$JOBS"
+ctest --test-dir build/wasm-tests --output-on-failure -j"$JOBS"
+
+section "JS API tests (node --test)"
+node --test --test-reporter=spec tests/js/
+
+section "browser tests (playwright-core + /usr/bin/chromium)"
+node --test --test-reporter=spec --test-concurrency=1 tests/browser/
+
+section "benchmark smoke run"
+node bench/run.mjs --smoke

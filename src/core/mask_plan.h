@@ -1,0 +1,45 @@
+// MaskPlan: every mask of one attention call (boolean, additive, key padding, causal), viewed as
+// broadcast over the logical score shape (lead..., Tq, Tk), without materialising that shape.
+// The engine asks it for one row segment at a time.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace attn {
+
+// One mask tensor broadcast (numpy rules, trailing-aligned) over (lead..., Tq, real_keys).
+struct MaskView {
+  const std::uint8_t* bools = nullptr;  // exactly one of bools / floats is set
+  const float* floats = nullptr;
+  std::vector<std::int64_t> lead_strides;  // one per lead axis; 0 where broadcast
+  std::int64_t row_stride = 0;             // 0 where broadcast over queries
+  std::int64_t col_stride = 0;             // 0 where broadcast over keys
+};
+
+struct MaskPlan {
+  Shape lead;          // leading axes, e.g. (B, H); the number of slices is their product
+  int tq = 0;          // queries per slice
+  int tk = 0;          // keys per slice, including extra keys (bias_k, zero attention)
+  int real_keys = 0;   // masks and causal cover keys [0, real_keys); extra keys are never masked
+  bool causal = false; // key j allowed for query i iff j <= i (top-left aligned)
+  std::vector<MaskView> bool_views;
+  std::vector<MaskView> additive_views;
+
+  bool has_bool() const { return causal || !bool_views.empty(); }
+  bool has_additive() const { return !additive_views.empty(); }
+  std::int64_t slices() const { return shape_numel(lead); }
+
+  // For keys [col0, col0 + n) of (slice, row): allowed[j] (1 = may attend) when allowed != null and
+  // has_bool(); additive[j] (sum of additive masks) when additive != null and has_additive().
+  void fill_row(std::int64_t slice, int row, int col0, int n, std::uint8_t* allowed,
+                float* additive) const;
+};
+
+// Builds the view of a mask of `mask_shape` over (plan.lead..., plan.tq, plan.real_keys).
+// kInvalidMask names `what` and both shapes when the mask does not broadcast.
+Status make_mask_view(const MaskPlan& plan, const Shape& mask_shape, const char* what,
+                      MaskView& view);
+
+}  // namespace attn

@@ -1,0 +1,91 @@
+// Multi-head attention with torch.nn.MultiheadAttention semantics and weight layout (batch_first):
+// nn.Linear weights are (out, in) and y = x·Wᵀ + b; in_proj_weight = [W_q; W_k; W_v].
+//
+// Shapes (E = embed_dim, H = num_heads, dk = head_dim, dv = value_head_dim):
+//   query (B, Tq, E) or (Tq, E)     key (B, Tk, kdim)     value (B, Tk, vdim)
+//   q_proj_weight (H·dk, E)   k_proj_weight (H·dk, kdim)   v_proj_weight (H·dv, vdim)
+//   in_proj_weight (2·H·dk + H·dv, E), only when kdim == vdim == E
+//   in_proj_bias (2·H·dk + H·dv)   out_proj.weight (E, H·dv)   out_proj.bias (E)
+//   bias_k (1, 1, H·dk)   bias_v (1, 1, H·dv)   layer_norm.weight (E)   layer_norm.bias (E)
+//   output (B, Tq, E); weights (B, H, Tq, Tk') per head or (B, Tq, Tk') averaged, where
+//   Tk' = Tk + add_bias_kv + add_zero_attn (the extra keys are never masked, as PyTorch pads).
+//
+// Masks (true = may attend — the OPPOSITE of nn.MultiheadAttention's bool masks):
+//   mask / additive_mask (Tq, Tk) or (B·H, Tq, Tk);  key_padding_mask (B, Tk), true = real token.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/attention.h"
+#include "core/tensor.h"
+#include "core/trace.h"
+
+namespace attn {
+
+struct MhaConfig {
+  int embed_dim = 0;
+  int num_heads = 1;
+  int kdim = 0;            // 0 = embed_dim
+  int vdim = 0;            // 0 = embed_dim
+  int head_dim = 0;        // 0 = embed_dim / num_heads (must divide then)
+  int value_head_dim = 0;  // 0 = head_dim
+  bool bias = true;        // in_proj_bias and out_proj.bias
+  bool add_bias_kv = false;
+  bool add_zero_attn = false;
+  bool residual = false;   // output + x (the query after positional encoding), post-LN style
+  bool layer_norm = false; // LayerNorm after the (residual) output
+  float layer_norm_eps = 1e-5f;
+  std::uint64_t seed = 0;  // initialisation seed (xavier-uniform like PyTorch, portable RNG)
+};
+
+struct MhaForwardOptions {
+  const BoolTensor* mask = nullptr;
+  const Tensor* additive_mask = nullptr;
+  const BoolTensor* key_padding_mask = nullptr;
+  bool causal = false;
+  bool need_weights = true;
+  bool average_weights = true;
+  DropoutOptions dropout;
+  std::optional<float> scale;      // unset = 1/sqrt(head_dim)
+  // Positional encoding (T ≥ Tq, E) added to the query before the projections (trace "positional",
+  // "x"). In self-attention (key == nullptr) keys and values use the encoded x too; in
+  // cross-attention the memory (key/value) is taken as already encoded, as in a Transformer decoder.
+  const Tensor* positional = nullptr;
+};
+
+struct MhaResult {
+  Tensor output;   // (B, Tq, E), or (Tq, E) for unbatched input
+  Tensor weights;  // see header comment; empty when !need_weights
+};
+
+class MultiHeadAttention {
+ public:
+  // Validates the config and initialises the weights from config.seed.
+  static Status create(const MhaConfig& config, MultiHeadAttention& out);
+
+  const MhaConfig& config() const { return config_; }
+  int head_dim() const { return head_dim_; }
+  int value_head_dim() const { return value_head_dim_; }
+
+  // PyTorch state-dict names present for this config, in PyTorch's order.
+  std::vector<std::string> parameter_names() const;
+  // Sets one parameter by PyTorch name (copying); in_proj_weight/q_proj_weight/... are accepted
+  // whenever the shapes allow. kShapeMismatch / kUnknownParameter / kNonFinite otherwise.
+  Status set_parameter(const std::string& name, const Tensor& value);
+  Status get_parameter(const std::string& name, Tensor& out) const;
+
+  // key == nullptr: self-attention (key = value = query after positional encoding).
+  // value == nullptr: value = key.
+  Status forward(const Tensor& query, const Tensor* key, const Tensor* value,
+                 const MhaForwardOptions& options, MhaResult& result,
+                 Trace* trace = nullptr) const;
+
+ private:
+  MhaConfig config_;
+  int head_dim_ = 0, value_head_dim_ = 0, kdim_ = 0, vdim_ = 0;
+  // Weights, shapes as in the header comment.
+  Tensor w_q_, w_k_, w_v_, b_q_, b_k_, b_v_, w_o_, b_o_, bias_k_, bias_v_, ln_weight_, ln_bias_;
+};
+
+}  // namespace attn

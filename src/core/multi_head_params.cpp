@@ -1,0 +1,205 @@
+// MultiHeadAttention: configuration, initialisation and the PyTorch-named parameters.
+#include <cmath>
+#include <string>
+
+#include "core/multi_head.h"
+#include "core/rng.h"
+
+namespace attn {
+
+namespace {
+
+std::string dims_message(const MhaConfig& c) {
+  return "numHeads " + std::to_string(c.num_heads) + " does not divide embedDim " +
+         std::to_string(c.embed_dim) + " (give headDim explicitly to use other head sizes)";
+}
+
+Status check_config(const MhaConfig& c) {
+  if (c.embed_dim <= 0) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "embedDim must be > 0, got " + std::to_string(c.embed_dim));
+  }
+  if (c.num_heads <= 0) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "numHeads must be > 0, got " + std::to_string(c.num_heads));
+  }
+  if (c.head_dim == 0 && c.embed_dim % c.num_heads != 0) {
+    return Status::Error(StatusCode::kHeadsDoNotDivide, dims_message(c));
+  }
+  for (auto [value, name] : {std::pair{c.kdim, "kdim"}, {c.vdim, "vdim"}, {c.head_dim, "headDim"},
+                             {c.value_head_dim, "valueHeadDim"}}) {
+    if (value < 0) {
+      return Status::Error(StatusCode::kInvalidArgument,
+                           std::string(name) + " must be >= 0 (0 = default), got " + std::to_string(value));
+    }
+  }
+  if (!(c.layer_norm_eps > 0.0f)) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "layerNorm eps must be > 0, got " + std::to_string(c.layer_norm_eps));
+  }
+  return Status::Ok();
+}
+
+// Uniform(-a, a) weights, one independent stream per parameter (tag).
+Tensor uniform_tensor(Shape shape, std::uint64_t seed, std::uint64_t tag, float a) {
+  Tensor t = Tensor::zeros(std::move(shape));
+  const std::uint64_t stream = mix64(seed ^ mix64(tag));
+  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = uniform_symmetric(stream, i, a);
+  return t;
+}
+
+Tensor normal_tensor(Shape shape, std::uint64_t seed, std::uint64_t tag, float stddev) {
+  Tensor t = Tensor::zeros(std::move(shape));
+  const std::uint64_t stream = mix64(seed ^ mix64(tag));
+  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = stddev * approx_normal(stream, i);
+  return t;
+}
+
+float xavier_bound(int fan_in, int fan_out) {
+  return std::sqrt(6.0f / static_cast<float>(fan_in + fan_out));
+}
+
+}  // namespace
+
+Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& out) {
+  ATTN_RETURN_IF_ERROR(check_config(config));
+  MultiHeadAttention m;
+  m.config_ = config;
+  const int e = config.embed_dim, h = config.num_heads;
+  m.head_dim_ = config.head_dim ? config.head_dim : e / h;
+  m.value_head_dim_ = config.value_head_dim ? config.value_head_dim : m.head_dim_;
+  m.kdim_ = config.kdim ? config.kdim : e;
+  m.vdim_ = config.vdim ? config.vdim : e;
+  const int qk = h * m.head_dim_, vo = h * m.value_head_dim_;
+  // Initialisation as PyTorch: xavier-uniform projections (over the packed matrix when packed),
+  // zero biases, out_proj U(±1/sqrt(in)), bias_k/bias_v xavier-normal; portable RNG.
+  const bool packed = m.kdim_ == e && m.vdim_ == e;
+  const std::uint64_t seed = config.seed;
+  const float packed_bound = xavier_bound(e, 2 * qk + vo);
+  m.w_q_ = uniform_tensor({qk, e}, seed, 1, packed ? packed_bound : xavier_bound(e, qk));
+  m.w_k_ = uniform_tensor({qk, m.kdim_}, seed, 2, packed ? packed_bound : xavier_bound(m.kdim_, qk));
+  m.w_v_ = uniform_tensor({vo, m.vdim_}, seed, 3, packed ? packed_bound : xavier_bound(m.vdim_, vo));
+  m.w_o_ = uniform_tensor({e, vo}, seed, 4, 1.0f / std::sqrt(static_cast<float>(vo)));
+  if (config.bias) {
+    m.b_q_ = Tensor::zeros({qk});
+    m.b_k_ = Tensor::zeros({qk});
+    m.b_v_ = Tensor::zeros({vo});
+    m.b_o_ = Tensor::zeros({e});
+  }
+  if (config.add_bias_kv) {
+    m.bias_k_ = normal_tensor({1, 1, qk}, seed, 5, 1.0f / std::sqrt(static_cast<float>(qk)));
+    m.bias_v_ = normal_tensor({1, 1, vo}, seed, 6, 1.0f / std::sqrt(static_cast<float>(vo)));
+  }
+  if (config.layer_norm) {
+    m.ln_weight_ = Tensor({e}, std::vector<float>(e, 1.0f));
+    m.ln_bias_ = Tensor::zeros({e});
+  }
+  out = std::move(m);
+  return Status::Ok();
+}
+
+std::vector<std::string> MultiHeadAttention::parameter_names() const {
+  std::vector<std::string> names;
+  if (kdim_ == config_.embed_dim && vdim_ == config_.embed_dim) {
+    names.push_back("in_proj_weight");
+  } else {
+    names.insert(names.end(), {"q_proj_weight", "k_proj_weight", "v_proj_weight"});
+  }
+  if (config_.bias) names.push_back("in_proj_bias");
+  if (config_.add_bias_kv) names.insert(names.end(), {"bias_k", "bias_v"});
+  names.push_back("out_proj.weight");
+  if (config_.bias) names.push_back("out_proj.bias");
+  if (config_.layer_norm) names.insert(names.end(), {"layer_norm.weight", "layer_norm.bias"});
+  return names;
+}
+
+namespace {
+
+Tensor concat_rows(std::initializer_list<const Tensor*> parts, Shape shape) {
+  Tensor t;
+  t.shape = std::move(shape);
+  for (const Tensor* p : parts) t.data.insert(t.data.end(), p->data.begin(), p->data.end());
+  return t;
+}
+
+// Copies value into target after checking it has target's shape (vectors may also come as the
+// (1, 1, n) or (1, n) PyTorch uses for bias_k/bias_v).
+Status assign_checked(const std::string& name, const Tensor& value, Tensor& target) {
+  ATTN_RETURN_IF_ERROR(check_well_formed(value, name.c_str()));
+  const bool same_numel = value.numel() == target.numel();
+  const bool vector_like = target.rank() != 2 && value.dim(-1) == target.dim(-1);
+  if (value.shape != target.shape && !(same_numel && vector_like)) {
+    return Status::Error(StatusCode::kShapeMismatch, name + " must have shape " +
+                                                         shape_to_string(target.shape) + ", got " +
+                                                         shape_to_string(value.shape));
+  }
+  ATTN_RETURN_IF_ERROR(check_finite(value, name.c_str()));
+  target.data = value.data;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status MultiHeadAttention::get_parameter(const std::string& name, Tensor& out) const {
+  const int qk = w_q_.dim(0), vo = w_v_.dim(0);
+  const bool packed = kdim_ == config_.embed_dim && vdim_ == config_.embed_dim;
+  if (name == "in_proj_weight" && packed) {
+    out = concat_rows({&w_q_, &w_k_, &w_v_}, {2 * qk + vo, config_.embed_dim});
+  } else if (name == "in_proj_bias" && config_.bias) {
+    out = concat_rows({&b_q_, &b_k_, &b_v_}, {2 * qk + vo});
+  } else if (name == "q_proj_weight") {
+    out = w_q_;
+  } else if (name == "k_proj_weight") {
+    out = w_k_;
+  } else if (name == "v_proj_weight") {
+    out = w_v_;
+  } else if (name == "out_proj.weight") {
+    out = w_o_;
+  } else if (name == "out_proj.bias" && config_.bias) {
+    out = b_o_;
+  } else if ((name == "bias_k" || name == "bias_v") && config_.add_bias_kv) {
+    out = name == "bias_k" ? bias_k_ : bias_v_;
+  } else if ((name == "layer_norm.weight" || name == "layer_norm.bias") && config_.layer_norm) {
+    out = name == "layer_norm.weight" ? ln_weight_ : ln_bias_;
+  } else {
+    return Status::Error(StatusCode::kUnknownParameter,
+                         "this MultiHeadAttention has no parameter '" + name + "'");
+  }
+  return Status::Ok();
+}
+
+Status MultiHeadAttention::set_parameter(const std::string& name, const Tensor& value) {
+  const int qk = w_q_.dim(0), vo = w_v_.dim(0), e = config_.embed_dim;
+  if (name == "in_proj_weight" || name == "in_proj_bias") {
+    const bool weight = name == "in_proj_weight";
+    if (weight && (kdim_ != e || vdim_ != e)) {
+      return Status::Error(StatusCode::kShapeMismatch,
+                           "in_proj_weight needs kdim == vdim == embedDim; set q_proj_weight, "
+                           "k_proj_weight and v_proj_weight instead");
+    }
+    Tensor current;
+    ATTN_RETURN_IF_ERROR(get_parameter(name, current));  // also rejects in_proj_bias without bias
+    ATTN_RETURN_IF_ERROR(assign_checked(name, value, current));
+    Tensor* parts[3] = {weight ? &w_q_ : &b_q_, weight ? &w_k_ : &b_k_, weight ? &w_v_ : &b_v_};
+    const std::int64_t row = weight ? e : 1;
+    const std::int64_t bounds[4] = {0, qk * row, 2 * qk * row, (2 * qk + vo) * row};
+    for (int i = 0; i < 3; ++i) {
+      parts[i]->data.assign(current.data.begin() + bounds[i], current.data.begin() + bounds[i + 1]);
+    }
+    return Status::Ok();
+  }
+  Tensor* targets[] = {&w_q_, &w_k_, &w_v_, &w_o_, &b_o_, &bias_k_, &bias_v_, &ln_weight_, &ln_bias_};
+  const char* names[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight",
+                         "out_proj.bias", "bias_k", "bias_v", "layer_norm.weight", "layer_norm.bias"};
+  for (size_t i = 0; i < std::size(names); ++i) {
+    if (name == names[i]) {
+      Tensor probe;
+      ATTN_RETURN_IF_ERROR(get_parameter(name, probe));  // rejects names this config lacks
+      return assign_checked(name, value, *targets[i]);
+    }
+  }
+  return Status::Error(StatusCode::kUnknownParameter,
+                       "this MultiHeadAttention has no parameter '" + name + "'");
+}
+
+}  // namespace attn

@@ -1,0 +1,84 @@
+// Kernel contracts. Every kernel has a scalar twin (`*_scalar`, kernels_scalar.cpp, always built)
+// and, under WebAssembly SIMD128, a vector version (`*_simd128`, kernels_simd128.cpp, built only
+// when __wasm_simd128__ is defined). The unsuffixed name is the one the core calls; CMake picks the
+// implementation (kernels_dispatch.cpp). Both variants have exactly the same signature and are tested
+// against a double-precision reference (tests/cpp/test_kernels.cpp).
+//
+// All matrices are row-major float32 with an explicit leading dimension (row stride, in floats).
+// No kernel allocates on the heap unless its comment says so; none reads or writes outside the
+// ranges given. Element-wise and row kernels (scale_vec, add_vec, mask_row, softmax_row,
+// scale_mask_softmax_row, layer_norm_row, add_bias_rows) allow the output to alias the input (in place).
+#pragma once
+#include <cstdint>
+
+namespace attn::kernels {
+
+// ---- matrix products ------------------------------------------------------------------------
+// C (M, N) = A (M, K) · B (K, N)            [C += ... when accumulate]
+void gemm_nn(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+             int ldc, bool accumulate);
+// C (M, N) = A (M, K) · Bᵀ, B stored (N, K)  [C += ... when accumulate]
+// Used for Q·Kᵀ and for x·Wᵀ with nn.Linear weights stored (out, in).
+void gemm_nt(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+             int ldc, bool accumulate);
+
+// ---- element-wise and row-wise --------------------------------------------------------------
+// C (M, N) += bias (N) broadcast over rows.
+void add_bias_rows(int M, int N, const float* bias, float* C, int ldc);
+// y (n) = x (n) * scale
+void scale_vec(int n, const float* x, float scale, float* y);
+// y (n) = a (n) + b (n)
+void add_vec(int n, const float* a, const float* b, float* y);
+// Masking of one row of scaled scores (n):
+//   y[j] = allowed && !allowed[j] ? -inf : x[j] + (additive ? additive[j] : 0)
+// `allowed` and `additive` may each be null. Adding 0 when additive is null keeps the fused and the
+// step-by-step (trace) paths bit-identical.
+void mask_row(int n, const float* x, const float* additive, const std::uint8_t* allowed, float* y);
+// Numerically stable softmax of one row (n): y = exp(x - max) / sum.
+// A row whose entries are all -inf (fully masked) yields all zeros — defined behaviour, never NaN.
+void softmax_row(int n, const float* x, float* y);
+// Fused fast path: softmax_row(mask_row(scale_vec(x))) in one pass over the row, bit-identical to
+// calling the three kernels in sequence (the trace path does that and a test compares them).
+void scale_mask_softmax_row(int n, const float* x, float scale, const float* additive,
+                            const std::uint8_t* allowed, float* y);
+// LayerNorm of one row (n): y = (x - mean) / sqrt(var + eps) * gamma + beta (biased variance, as
+// PyTorch). gamma/beta may be null (identity / zero).
+void layer_norm_row(int n, const float* x, const float* gamma, const float* beta, float eps,
+                    float* y);
+
+// ---- online softmax (flash-attention tiles) -------------------------------------------------
+// Folds one tile of masked scores s (n, already scaled+masked) and the matching value rows
+// V (n, dv, row stride ldv) into a running state for one query row:
+//   m: running max, l: running sum of exp, acc (dv): running Σ exp(s_j - m)·v_j.
+// Entries of s equal to -inf contribute nothing. Finish with acc / l (or zeros when l == 0).
+void online_softmax_update(int n, const float* s, const float* V, int ldv, int dv, float* m,
+                           float* l, float* acc);
+
+// ---- the two twins, always declared; *_simd128 exist only when __wasm_simd128__ ---------------
+#define ATTN_DECLARE_KERNELS(suffix)                                                              \
+  void gemm_nn_##suffix(int M, int N, int K, const float* A, int lda, const float* B, int ldb,    \
+                        float* C, int ldc, bool accumulate);                                      \
+  void gemm_nt_##suffix(int M, int N, int K, const float* A, int lda, const float* B, int ldb,    \
+                        float* C, int ldc, bool accumulate);                                      \
+  void add_bias_rows_##suffix(int M, int N, const float* bias, float* C, int ldc);                \
+  void scale_vec_##suffix(int n, const float* x, float scale, float* y);                          \
+  void add_vec_##suffix(int n, const float* a, const float* b, float* y);                         \
+  void mask_row_##suffix(int n, const float* x, const float* additive,                            \
+                         const std::uint8_t* allowed, float* y);                                  \
+  void softmax_row_##suffix(int n, const float* x, float* y);                                     \
+  void scale_mask_softmax_row_##suffix(int n, const float* x, float scale, const float* additive, \
+                                       const std::uint8_t* allowed, float* y);                   \
+  void layer_norm_row_##suffix(int n, const float* x, const float* gamma, const float* beta,      \
+                               float eps, float* y);                                              \
+  void online_softmax_update_##suffix(int n, const float* s, const float* V, int ldv, int dv,     \
+                                      float* m, float* l, float* acc);
+
+ATTN_DECLARE_KERNELS(scalar)
+#if defined(__wasm_simd128__)
+ATTN_DECLARE_KERNELS(simd128)
+#endif
+
+// "simd128" or "scalar": which variant the unsuffixed names call in this build.
+const char* active_variant();
+
+}  // namespace attn::kernels

@@ -1,0 +1,294 @@
+// The only file in src/ that includes Emscripten. It turns the core's Status-returning C++ API
+// into raw `_`-prefixed functions and two handle classes for the hand-written JS wrapper
+// (src/js/index.js), which is the only public JS surface.
+//
+// Conventions:
+// - Tensors arrive as JS objects { data: Float32Array | Uint8Array, shape: number[] } and are copied
+//   into core tensors (one memcpy each, convertJSArrayToNumberVector).
+// - Every call returns a JS object { code, message, ... }; code 0 = OK, other codes are
+//   attn::StatusCode values. No C++ exception crosses this boundary (the build has none).
+// - Results are copied out of the wasm heap (new Float32Array(typed_memory_view(...))) before the
+//   C++ buffers are freed, so JS never holds a view into memory that can move or be reused.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/attention.h"
+#include "core/memory_limit.h"
+#include "core/multi_head.h"
+#include "core/positional.h"
+#include "core/rng.h"
+#include "core/softmax.h"
+#include "kernels/kernels.h"
+
+using emscripten::val;
+
+namespace {
+
+val status_object(const attn::Status& status) {
+  val out = val::object();
+  out.set("code", static_cast<int>(status.code));
+  out.set("message", status.message);
+  return out;
+}
+
+val float_array(const std::vector<float>& data) {
+  // Copy: the typed_memory_view is only valid until the vector dies or the heap grows.
+  return val::global("Float32Array").new_(emscripten::typed_memory_view(data.size(), data.data()));
+}
+
+val shape_array(const attn::Shape& shape) {
+  val out = val::array();
+  for (size_t i = 0; i < shape.size(); ++i) out.set(i, shape[i]);
+  return out;
+}
+
+val tensor_object(const attn::Tensor& t) {
+  val out = val::object();
+  out.set("data", float_array(t.data));
+  out.set("shape", shape_array(t.shape));
+  return out;
+}
+
+attn::Shape shape_from_js(const val& t) {
+  return emscripten::vecFromJSArray<int>(t["shape"]);
+}
+
+attn::Tensor tensor_from_js(const val& t) {
+  return attn::Tensor(shape_from_js(t), emscripten::convertJSArrayToNumberVector<float>(t["data"]));
+}
+
+attn::BoolTensor bool_tensor_from_js(const val& t) {
+  attn::BoolTensor b;
+  b.shape = shape_from_js(t);
+  b.data = emscripten::convertJSArrayToNumberVector<std::uint8_t>(t["data"]);
+  return b;
+}
+
+bool has(const val& obj, const char* key) {
+  const val v = obj[key];
+  return !v.isUndefined() && !v.isNull();
+}
+
+std::uint64_t seed_from_js(const val& v) {
+  // Seeds are integers below 2^53 on the JS side; negative or fractional input is truncated.
+  const double d = v.as<double>();
+  return d > 0 ? static_cast<std::uint64_t>(d) : 0;
+}
+
+val trace_array(const attn::Trace& trace) {
+  val steps = val::array();
+  int i = 0;
+  for (const auto& step : trace.steps()) {
+    val s = tensor_object(step.tensor);
+    s.set("name", step.name);
+    val axes = val::array();
+    for (size_t a = 0; a < step.axes.size(); ++a) axes.set(a, step.axes[a]);
+    s.set("axes", axes);
+    steps.set(i++, s);
+  }
+  return steps;
+}
+
+// Options shared by SDPA and MHA forward: { scale?, dropoutP, dropoutSeed, needWeights }.
+void read_common_options(const val& o, std::optional<float>& scale, attn::DropoutOptions& dropout,
+                         bool& need_weights) {
+  if (has(o, "scale")) scale = o["scale"].as<float>();
+  dropout.p = has(o, "dropoutP") ? o["dropoutP"].as<float>() : 0.0f;
+  dropout.seed = has(o, "dropoutSeed") ? seed_from_js(o["dropoutSeed"]) : 0;
+  need_weights = has(o, "needWeights") ? o["needWeights"].as<bool>() : true;
+}
+
+// ---- functions -------------------------------------------------------------------------------
+
+val softmax_js(val x) {
+  attn::Tensor y;
+  const attn::Status st = attn::softmax(tensor_from_js(x), y);
+  val out = status_object(st);
+  if (st.ok()) out.set("result", tensor_object(y));
+  return out;
+}
+
+val layer_norm_js(val x, float eps, val weight, val bias) {
+  attn::LayerNormOptions options;
+  options.eps = eps;
+  if (!weight.isNull() && !weight.isUndefined()) options.weight = emscripten::convertJSArrayToNumberVector<float>(weight);
+  if (!bias.isNull() && !bias.isUndefined()) options.bias = emscripten::convertJSArrayToNumberVector<float>(bias);
+  attn::Tensor y;
+  const attn::Status st = attn::layer_norm(tensor_from_js(x), options, y);
+  val out = status_object(st);
+  if (st.ok()) out.set("result", tensor_object(y));
+  return out;
+}
+
+// o: { mask?, additiveMask?, causal, scale?, dropoutP, dropoutSeed, needWeights, trace }
+val sdpa_js(val q, val k, val v, val o) {
+  attn::SdpaOptions options;
+  read_common_options(o, options.scale, options.dropout, options.need_weights);
+  options.causal = has(o, "causal") && o["causal"].as<bool>();
+  attn::BoolTensor mask;
+  attn::Tensor additive;
+  if (has(o, "mask")) options.mask = &(mask = bool_tensor_from_js(o["mask"]));
+  if (has(o, "additiveMask")) options.additive_mask = &(additive = tensor_from_js(o["additiveMask"]));
+  attn::Trace trace;
+  const bool tracing = has(o, "trace") && o["trace"].as<bool>();
+  attn::SdpaResult result;
+  const attn::Status st = attn::scaled_dot_product_attention(
+      tensor_from_js(q), tensor_from_js(k), tensor_from_js(v), options, result, tracing ? &trace : nullptr);
+  val out = status_object(st);
+  if (!st.ok()) return out;
+  out.set("output", tensor_object(result.output));
+  if (options.need_weights) out.set("weights", tensor_object(result.weights));
+  if (tracing) out.set("trace", trace_array(trace));
+  return out;
+}
+
+val sinusoidal_js(int length, int d_model, double base) {
+  attn::Tensor pe;
+  const attn::Status st = attn::sinusoidal_encoding(length, d_model, base, pe);
+  val out = status_object(st);
+  if (st.ok()) out.set("result", tensor_object(pe));
+  return out;
+}
+
+val seeded_normal_js(double count, val seed) {
+  std::vector<float> data(count > 0 ? static_cast<size_t>(count) : 0);
+  const std::uint64_t s = seed_from_js(seed);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = attn::approx_normal(s, i);
+  return float_array(data);
+}
+
+void set_memory_limit_js(double bytes) {
+  attn::set_memory_limit_bytes(bytes > 0 ? static_cast<std::uint64_t>(bytes) : 0);
+}
+double memory_limit_js() { return static_cast<double>(attn::memory_limit_bytes()); }
+std::string kernel_variant_js() { return attn::kernels::active_variant(); }
+
+// ---- handles ---------------------------------------------------------------------------------
+
+class MhaHandle {
+ public:
+  // config: { embedDim, numHeads, kdim, vdim, headDim, valueHeadDim, bias, addBiasKV, addZeroAttn,
+  //           residual, layerNorm, layerNormEps, seed } — all present (the wrapper fills defaults).
+  val init(val c) {
+    attn::MhaConfig config;
+    config.embed_dim = c["embedDim"].as<int>();
+    config.num_heads = c["numHeads"].as<int>();
+    config.kdim = c["kdim"].as<int>();
+    config.vdim = c["vdim"].as<int>();
+    config.head_dim = c["headDim"].as<int>();
+    config.value_head_dim = c["valueHeadDim"].as<int>();
+    config.bias = c["bias"].as<bool>();
+    config.add_bias_kv = c["addBiasKV"].as<bool>();
+    config.add_zero_attn = c["addZeroAttn"].as<bool>();
+    config.residual = c["residual"].as<bool>();
+    config.layer_norm = c["layerNorm"].as<bool>();
+    config.layer_norm_eps = c["layerNormEps"].as<float>();
+    config.seed = seed_from_js(c["seed"]);
+    return status_object(attn::MultiHeadAttention::create(config, mha_));
+  }
+  int head_dim() const { return mha_.head_dim(); }
+  int value_head_dim() const { return mha_.value_head_dim(); }
+  val parameter_names() const {
+    val out = val::array();
+    const auto names = mha_.parameter_names();
+    for (size_t i = 0; i < names.size(); ++i) out.set(i, names[i]);
+    return out;
+  }
+  val set_parameter(std::string name, val t) {
+    return status_object(mha_.set_parameter(name, tensor_from_js(t)));
+  }
+  val get_parameter(std::string name) const {
+    attn::Tensor t;
+    const attn::Status st = mha_.get_parameter(name, t);
+    val out = status_object(st);
+    if (st.ok()) out.set("result", tensor_object(t));
+    return out;
+  }
+  // o: { mask?, additiveMask?, keyPaddingMask?, causal, needWeights, averageWeights, trace,
+  //      scale?, dropoutP, dropoutSeed, positional? }
+  val forward(val query, val key, val value, val o) const;
+
+ private:
+  attn::MultiHeadAttention mha_;
+};
+
+val MhaHandle::forward(val query, val key, val value, val o) const {
+  attn::MhaForwardOptions options;
+  read_common_options(o, options.scale, options.dropout, options.need_weights);
+  options.causal = has(o, "causal") && o["causal"].as<bool>();
+  options.average_weights = !has(o, "averageWeights") || o["averageWeights"].as<bool>();
+  attn::BoolTensor mask, padding;
+  attn::Tensor additive, positional, key_t, value_t;
+  if (has(o, "mask")) options.mask = &(mask = bool_tensor_from_js(o["mask"]));
+  if (has(o, "additiveMask")) options.additive_mask = &(additive = tensor_from_js(o["additiveMask"]));
+  if (has(o, "keyPaddingMask")) options.key_padding_mask = &(padding = bool_tensor_from_js(o["keyPaddingMask"]));
+  if (has(o, "positional")) options.positional = &(positional = tensor_from_js(o["positional"]));
+  const bool has_key = !key.isNull() && !key.isUndefined();
+  const bool has_value = !value.isNull() && !value.isUndefined();
+  if (has_key) key_t = tensor_from_js(key);
+  if (has_value) value_t = tensor_from_js(value);
+  attn::Trace trace;
+  const bool tracing = has(o, "trace") && o["trace"].as<bool>();
+  attn::MhaResult result;
+  const attn::Status st = mha_.forward(tensor_from_js(query), has_key ? &key_t : nullptr,
+                                       has_value ? &value_t : nullptr, options, result,
+                                       tracing ? &trace : nullptr);
+  val out = status_object(st);
+  if (!st.ok()) return out;
+  out.set("output", tensor_object(result.output));
+  if (options.need_weights) out.set("weights", tensor_object(result.weights));
+  if (tracing) out.set("trace", trace_array(trace));
+  return out;
+}
+
+class LearnedPEHandle {
+ public:
+  val init(int max_length, int d_model, val seed) {
+    return status_object(attn::LearnedPositionalEncoding::create(max_length, d_model, seed_from_js(seed), pe_));
+  }
+  val encode(int length) const {
+    attn::Tensor t;
+    const attn::Status st = pe_.encode(length, t);
+    val out = status_object(st);
+    if (st.ok()) out.set("result", tensor_object(t));
+    return out;
+  }
+  val table() const { return tensor_object(pe_.table()); }
+  val set_table(val t) { return status_object(pe_.set_table(tensor_from_js(t))); }
+
+ private:
+  attn::LearnedPositionalEncoding pe_;
+};
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attention_wasm) {
+  emscripten::function("_softmax", &softmax_js);
+  emscripten::function("_layerNorm", &layer_norm_js);
+  emscripten::function("_sdpa", &sdpa_js);
+  emscripten::function("_sinusoidal", &sinusoidal_js);
+  emscripten::function("_seededNormal", &seeded_normal_js);
+  emscripten::function("_setMemoryLimit", &set_memory_limit_js);
+  emscripten::function("_memoryLimit", &memory_limit_js);
+  emscripten::function("_kernelVariant", &kernel_variant_js);
+  emscripten::class_<MhaHandle>("MhaHandle")
+      .constructor<>()
+      .function("init", &MhaHandle::init)
+      .function("headDim", &MhaHandle::head_dim)
+      .function("valueHeadDim", &MhaHandle::value_head_dim)
+      .function("parameterNames", &MhaHandle::parameter_names)
+      .function("setParameter", &MhaHandle::set_parameter)
+      .function("getParameter", &MhaHandle::get_parameter)
+      .function("forward", &MhaHandle::forward);
+  emscripten::class_<LearnedPEHandle>("LearnedPEHandle")
+      .constructor<>()
+      .function("init", &LearnedPEHandle::init)
+      .function("encode", &LearnedPEHandle::encode)
+      .function("table", &LearnedPEHandle::table)
+      .function("setTable", &LearnedPEHandle::set_table);
+}
