@@ -81,7 +81,19 @@ class MultiHeadAttention {
                  const MhaForwardOptions& options, MhaResult& result,
                  Trace* trace = nullptr) const;
 
+  // Sizes of one forward call (B = 1 for unbatched input).
+  struct Dims {
+    bool batched = true;
+    int b = 0, tq = 0, tk = 0, e = 0;
+  };
+
  private:
+  void project_heads(const std::vector<float>& x, const float* key_src, const float* value_src,
+                     const Dims& d, std::vector<float>& q_heads, std::vector<float>& k_heads,
+                     std::vector<float>& v_heads, Trace* trace) const;
+  std::vector<float> finish_output(const std::vector<float>& context, const std::vector<float>& x,
+                                   const Dims& d, Trace* trace) const;
+
   MhaConfig config_;
   int head_dim_ = 0, value_head_dim_ = 0, kdim_ = 0, vdim_ = 0;
   // Weights, shapes as in the header comment.

@@ -1,7 +1,6 @@
 #include "core/tensor.h"
 
 #include <cmath>
-#include <sstream>
 
 namespace attn {
 
@@ -12,12 +11,11 @@ std::int64_t shape_numel(const Shape& shape) {
 }
 
 std::string shape_to_string(const Shape& shape) {
-  std::ostringstream out;
-  out << '(';
-  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
-  if (shape.size() == 1) out << ',';
-  out << ')';
-  return out.str();
+  // No iostreams: they would add ~100 KB to the wasm module.
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) out += ',';
+  return out + ')';
 }
 
 Tensor Tensor::zeros(Shape s) {

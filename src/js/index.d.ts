@@ -1,0 +1,222 @@
+/**
+ * attention-wasm — transformer attention in WebAssembly SIMD128, with a step-by-step trace.
+ *
+ * Conventions:
+ * - Tensors are row-major float32 (`Float32Array`) with a `shape`; boolean masks are `Uint8Array`
+ *   (or `boolean[]`) tensors with `dtype === 'bool'`.
+ * - **Boolean masks: `true` (1) = may attend**, everywhere (as `F.scaled_dot_product_attention`).
+ *   `torch.nn.MultiheadAttention` uses the OPPOSITE for its bool `attn_mask` and
+ *   `key_padding_mask` (`True` = ignore): invert those when porting.
+ * - Masked positions are −∞; a fully masked row gives zero weights and a zero attention output
+ *   row (PyTorch gives NaN there).
+ * - Inputs are copied into the wasm heap and results copied out: results stay valid forever.
+ * - Failures throw {@link AttentionError}; the module stays usable afterwards.
+ * @packageDocumentation
+ */
+
+/** Stable error codes of {@link AttentionError}. */
+export type AttentionErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'SHAPE_MISMATCH'
+  | 'HEADS_DO_NOT_DIVIDE'
+  | 'EMPTY_INPUT'
+  | 'NON_FINITE'
+  | 'TOO_LARGE'
+  | 'INVALID_MASK'
+  | 'UNKNOWN_PARAMETER'
+  | 'NOT_INITIALIZED'
+  | 'DISPOSED';
+
+/** Every error thrown by the library; `message` names the problem. */
+export class AttentionError extends Error {
+  readonly name: 'AttentionError';
+  readonly code: AttentionErrorCode;
+  constructor(code: AttentionErrorCode, message: string);
+}
+
+/** Nested plain arrays of numbers (or booleans for masks). */
+export type NestedArray<T> = T[] | NestedArray<T>[];
+
+/** Anything the API accepts where a tensor is expected. */
+export type TensorLike = Tensor | { data: ArrayLike<number>; shape: number[] } | NestedArray<number> | NestedArray<boolean>;
+
+/** A row-major tensor. */
+export class Tensor {
+  /**
+   * @param data flat row-major values, or nested arrays (shape inferred). A `Float32Array` or
+   *   `Uint8Array` is wrapped without copying; other arrays are converted.
+   *   `Uint8Array` / `boolean[]` make a boolean mask tensor (1/true = may attend).
+   * @param shape defaults to the nested arrays' shape, or `[data.length]`.
+   * @throws AttentionError `SHAPE_MISMATCH` when the sizes disagree.
+   */
+  constructor(data: Float32Array | Uint8Array | ArrayLike<number> | boolean[] | NestedArray<number> | NestedArray<boolean>, shape?: number[]);
+  readonly dtype: 'float32' | 'bool';
+  readonly data: Float32Array | Uint8Array;
+  readonly shape: number[];
+  /** Number of elements. */
+  readonly size: number;
+  /** Number of axes. */
+  readonly rank: number;
+  /** The value at a multi-index (a boolean for masks). */
+  get(...index: number[]): number | boolean;
+  /** The values as nested plain arrays. */
+  toArray(): NestedArray<number> | NestedArray<boolean>;
+}
+
+/** Options of {@link init}. */
+export interface InitOptions {
+  /** Where to fetch the `.wasm` from (default: beside the module, via `import.meta.url`). */
+  wasmUrl?: string | URL;
+  /** The `.wasm` bytes, to skip fetching. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Another build of the Emscripten module (e.g. the scalar benchmark build). */
+  moduleUrl?: string | URL;
+}
+
+/** Loads the wasm module once (idempotent; every caller shares one instance). */
+export function init(options?: InitOptions): Promise<unknown>;
+
+/** Softmax over the last axis; a row of all −∞ gives zeros. NaN/+∞ → `NON_FINITE`. */
+export function softmax(x: TensorLike): Tensor;
+
+/** LayerNorm over the last axis (biased variance, as `nn.LayerNorm`). */
+export function layerNorm(x: TensorLike, options?: { eps?: number; weight?: TensorLike | null; bias?: TensorLike | null }): Tensor;
+
+/** Dropout on the attention weights; deterministic for a seed on every platform. */
+export interface DropoutOptions {
+  /** Probability of zeroing a weight, in [0, 1). Kept weights are scaled by 1/(1−p). */
+  p: number;
+  /** Integer seed (< 2^53). */
+  seed?: number;
+}
+
+/** Options shared by {@link scaledDotProductAttention} and {@link MultiHeadAttention.forward}. */
+export interface AttentionOptions {
+  /** Boolean mask (1/true = may attend), broadcastable to (…, Tq, Tk). A float tensor here is an error. */
+  mask?: TensorLike | null;
+  /** Float mask added to the scaled scores (may hold −∞), broadcastable to (…, Tq, Tk). */
+  additiveMask?: TensorLike | null;
+  /** Query i may attend key j iff j ≤ i (top-left aligned when Tq ≠ Tk). */
+  causal?: boolean;
+  /** Multiplier of Q·Kᵀ; default 1/√d_k. A temperature t is `scale: 1 / t`. */
+  scale?: number;
+  /** Dropout on the weights (off by default). */
+  dropout?: DropoutOptions;
+  /** Return the weights (default true). `false` allows the O(T·d)-memory tiled path. */
+  needWeights?: boolean;
+  /** Return the trace of every intermediate step (default false). */
+  trace?: boolean;
+}
+
+/** One recorded intermediate of a forward pass. */
+export interface TraceStep {
+  /** `input`, `positional`, `x`, `q`, `k`, `v`, `scores`, `scaled`, `masked`, `weights`, `dropped`,
+   * `context`, `concat`, `output`, `residual`, `normalized` (those that apply, in this order). */
+  name: string;
+  shape: number[];
+  /** Axis names beside `shape`, e.g. `['B', 'H', 'T_q', 'd_k']`. */
+  axes: string[];
+  data: Float32Array;
+}
+
+export interface AttentionResult {
+  /** (…, Tq, dv) for SDPA; (B, Tq, E) or (Tq, E) for multi-head attention. */
+  output: Tensor;
+  /** Softmax weights before dropout; absent when `needWeights` is false. */
+  weights?: Tensor;
+  /** Present when `trace: true`. */
+  trace?: TraceStep[];
+}
+
+/** softmax(q·kᵀ·scale + masks)·v for q (…, Tq, dk), k (…, Tk, dk), v (…, Tk, dv). */
+export function scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: AttentionOptions): AttentionResult;
+
+/** Configuration of {@link MultiHeadAttention} (PyTorch `nn.MultiheadAttention` plus the tutorial variants). */
+export interface MultiHeadAttentionConfig {
+  embedDim: number;
+  /** Default 1. Must divide embedDim unless headDim is given. */
+  numHeads?: number;
+  /** Width of key inputs (default embedDim). */
+  kdim?: number;
+  /** Width of value inputs (default embedDim). */
+  vdim?: number;
+  /** Per-head query/key width d_k (default embedDim / numHeads). */
+  headDim?: number;
+  /** Per-head value width d_v (default headDim). */
+  valueHeadDim?: number;
+  /** in_proj_bias and out_proj.bias (default true). */
+  bias?: boolean;
+  /** Learned extra key/value row (PyTorch add_bias_kv). */
+  addBiasKV?: boolean;
+  /** Extra all-zero key/value row (PyTorch add_zero_attn). */
+  addZeroAttn?: boolean;
+  /** Add the (position-encoded) query to the output projection (post-LN residual). */
+  residual?: boolean;
+  /** LayerNorm after the (residual) output; `{ eps }` sets eps (default 1e-5). */
+  layerNorm?: boolean | { eps?: number };
+  /** Initialisation seed; identical weights on every platform (default 0). */
+  seed?: number;
+}
+
+/** Options of {@link MultiHeadAttention.forward}. Masks cover the real keys (not bias_k / zero-attention keys). */
+export interface MultiHeadAttentionOptions extends AttentionOptions {
+  /** Boolean (B, Tk): true = real token, false = padding (the opposite of PyTorch). */
+  keyPaddingMask?: TensorLike | null;
+  /** Average the weights over heads: (B, Tq, Tk) instead of (B, H, Tq, Tk). Default true. */
+  averageWeights?: boolean;
+  /** Positional encoding (≥ Tq, embedDim) added to the query (and to K/V in self-attention). */
+  positional?: TensorLike | null;
+}
+
+/** Parameters under PyTorch's names and layouts (nn.Linear weights are (out, in)). */
+export type StateDict = Record<string, TensorLike>;
+
+/** Multi-head attention with PyTorch semantics, owning wasm memory: call {@link dispose}. */
+export class MultiHeadAttention {
+  constructor(config: MultiHeadAttentionConfig);
+  readonly config: Readonly<Required<Omit<MultiHeadAttentionConfig, 'layerNorm'>> & { layerNorm: boolean; layerNormEps: number }>;
+  readonly embedDim: number;
+  readonly numHeads: number;
+  readonly headDim: number;
+  readonly valueHeadDim: number;
+  /** Sets parameters by PyTorch name (`in_proj_weight` or the three `*_proj_weight`, `in_proj_bias`,
+   * `out_proj.weight`, `out_proj.bias`, `bias_k`, `bias_v`, `layer_norm.weight`, `layer_norm.bias`). */
+  loadStateDict(stateDict: StateDict): this;
+  /** Copies of the parameters, PyTorch names and layouts. */
+  stateDict(): Record<string, Tensor>;
+  /**
+   * @param query (B, Tq, embedDim) or (Tq, embedDim)
+   * @param key (B, Tk, kdim); null = self-attention
+   * @param value (B, Tk, vdim); null = key
+   */
+  forward(query: TensorLike, key?: TensorLike | null, value?: TensorLike | null, options?: MultiHeadAttentionOptions): AttentionResult;
+  /** Frees the wasm memory; further calls throw `DISPOSED`. Idempotent. */
+  dispose(): void;
+}
+
+/** Sinusoidal positional encoding (length, dModel); odd dModel drops the last cosine column. */
+export function sinusoidalEncoding(length: number, dModel: number, options?: { base?: number }): Tensor;
+
+/** A learned positional table (maxLength, dModel), seeded ~N(0, 1) like nn.Embedding. Call {@link dispose}. */
+export class LearnedPositionalEncoding {
+  constructor(options: { maxLength: number; dModel: number; seed?: number });
+  readonly maxLength: number;
+  readonly dModel: number;
+  /** The first `length` rows: (length, dModel). */
+  encode(length: number): Tensor;
+  /** A copy of the table. */
+  readonly table: Tensor;
+  setTable(table: TensorLike): void;
+  dispose(): void;
+}
+
+/** Portable ~N(0, 1) values, identical on every platform for a seed (e.g. token embeddings). */
+export function seededNormal(shape: number[], seed?: number): Tensor;
+
+/** Sets the byte limit of one call's buffers (default 1 GiB); bigger work throws `TOO_LARGE`. */
+export function setMemoryLimit(bytes: number): void;
+export function memoryLimit(): number;
+/** `'simd128'` or `'scalar'`. */
+export function kernelVariant(): 'simd128' | 'scalar';
+/** Wasm heap size and count of undisposed handles (for leak checks). */
+export function memoryStats(): { heapBytes: number; liveHandles: number };
