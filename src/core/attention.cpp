@@ -46,11 +46,11 @@ Status check_scale_and_dropout(const std::optional<float>& scale, const DropoutO
   if (scale && !(std::isfinite(*scale) && *scale > 0.0f)) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "scale must be a finite number > 0 (temperature t means scale 1/t), got " +
-                             std::to_string(*scale));
+                             format_number(*scale));
   }
   if (!(dropout.p >= 0.0f && dropout.p < 1.0f)) {
     return Status::Error(StatusCode::kInvalidArgument,
-                         "dropout p must be in [0, 1), got " + std::to_string(dropout.p));
+                         "dropout p must be in [0, 1), got " + format_number(dropout.p));
   }
   return Status::Ok();
 }

@@ -1,6 +1,7 @@
 #include "core/memory_limit.h"
 
 #include <atomic>
+#include <cmath>
 #include <string>
 
 namespace attn {
@@ -17,10 +18,12 @@ Status check_allocation(std::uint64_t elements, const char* what) {
   // Compare in elements so that huge counts cannot overflow the multiplication.
   if (elements > limit / sizeof(float)) {
     const double mib = static_cast<double>(elements) * sizeof(float) / (1024.0 * 1024.0);
-    return Status::Error(StatusCode::kTooLarge,
-                         std::string(what) + " would need " + std::to_string(static_cast<long long>(mib)) +
-                             " MiB, over the memory limit of " +
-                             std::to_string(limit / (1024 * 1024)) + " MiB");
+    const double limit_mib = static_cast<double>(limit) / (1024.0 * 1024.0);
+    return Status::Error(StatusCode::kTooLarge, std::string(what) + " would need " +
+                                                    format_number(std::round(mib * 100) / 100) +
+                                                    " MiB, over the memory limit of " +
+                                                    format_number(std::round(limit_mib * 100) / 100) +
+                                                    " MiB (setMemoryLimit raises it)");
   }
   return Status::Ok();
 }

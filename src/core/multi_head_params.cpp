@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/memory_limit.h"
 #include "core/multi_head.h"
 #include "core/rng.h"
 
@@ -35,7 +36,7 @@ Status check_config(const MhaConfig& c) {
   }
   if (!(c.layer_norm_eps > 0.0f)) {
     return Status::Error(StatusCode::kInvalidArgument,
-                         "layerNorm eps must be > 0, got " + std::to_string(c.layer_norm_eps));
+                         "layerNorm eps must be > 0, got " + format_number(c.layer_norm_eps));
   }
   return Status::Ok();
 }
@@ -71,6 +72,10 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
   m.kdim_ = config.kdim ? config.kdim : e;
   m.vdim_ = config.vdim ? config.vdim : e;
   const int qk = h * m.head_dim_, vo = h * m.value_head_dim_;
+  // All parameters, counted in 64 bits before anything is allocated.
+  const std::uint64_t params = static_cast<std::uint64_t>(qk) * (e + m.kdim_ + 2) +
+                               static_cast<std::uint64_t>(vo) * (m.vdim_ + e + 2) + 3ull * e;
+  ATTN_RETURN_IF_ERROR(check_allocation(params, "multi-head attention parameters"));
   // Initialisation as PyTorch: xavier-uniform projections (over the packed matrix when packed),
   // zero biases, out_proj U(±1/sqrt(in)), bias_k/bias_v xavier-normal; portable RNG.
   const bool packed = m.kdim_ == e && m.vdim_ == e;

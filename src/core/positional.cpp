@@ -25,7 +25,7 @@ Status sinusoidal_encoding(int length, int d_model, double base, Tensor& out) {
   ATTN_RETURN_IF_ERROR(check_table_size(length, d_model, "sinusoidal encoding"));
   if (!(base > 1.0) || !std::isfinite(base)) {
     return Status::Error(StatusCode::kInvalidArgument,
-                         "sinusoidal encoding base must be a finite number > 1, got " + std::to_string(base));
+                         "sinusoidal encoding base must be a finite number > 1, got " + format_number(base));
   }
   Tensor pe = Tensor::zeros({length, d_model});  // pe: (length, d_model)
   for (int pair = 0; 2 * pair < d_model; ++pair) {

@@ -40,7 +40,7 @@ Status layer_norm(const Tensor& x, const LayerNormOptions& options, Tensor& y) {
   const int n = x.dim(-1);
   if (!(options.eps > 0.0f)) {
     return Status::Error(StatusCode::kInvalidArgument,
-                         "layerNorm eps must be > 0, got " + std::to_string(options.eps));
+                         "layerNorm eps must be > 0, got " + format_number(options.eps));
   }
   for (const auto* param : {&options.weight, &options.bias}) {
     if (!param->empty() && static_cast<int>(param->size()) != n) {

@@ -22,6 +22,10 @@ enum class StatusCode : int {
 // Upper-case names used in messages and as AttentionError.code in JS.
 const char* status_code_name(StatusCode code);
 
+// A number for an error message: up to 6 decimals, "NaN", "Infinity". Not std::to_string(double),
+// whose printf machinery would add ~8 KB to the wasm module.
+std::string format_number(double x);
+
 struct Status {
   StatusCode code = StatusCode::kOk;
   std::string message;

@@ -218,5 +218,5 @@ export function setMemoryLimit(bytes: number): void;
 export function memoryLimit(): number;
 /** `'simd128'` or `'scalar'`. */
 export function kernelVariant(): 'simd128' | 'scalar';
-/** Wasm heap size and count of undisposed handles (for leak checks). */
-export function memoryStats(): { heapBytes: number; liveHandles: number };
+/** Wasm heap size, bytes malloc'ed and not freed inside it, and count of undisposed handles (leak checks). */
+export function memoryStats(): { heapBytes: number; heapUsedBytes: number; liveHandles: number };

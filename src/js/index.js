@@ -56,6 +56,14 @@ function checkNumber(value, what) {
   return value;
 }
 
+// Seeds are integers in [0, 2^53): the C++ side reads them as uint64.
+function checkSeed(value, what) {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new AttentionError('INVALID_ARGUMENT', `${what} must be an integer in [0, 2^53), got ${String(value)}`);
+  }
+  return value;
+}
+
 // Options shared by SDPA and MHA, in the flat form the binding reads.
 function commonOptions({ mask, additiveMask, causal = false, scale, dropout, needWeights = true, trace = false }) {
   const o = { causal: Boolean(causal), needWeights: Boolean(needWeights), trace: Boolean(trace) };
@@ -64,7 +72,7 @@ function commonOptions({ mask, additiveMask, causal = false, scale, dropout, nee
   if (scale != null) o.scale = checkNumber(scale, 'scale');
   if (dropout != null) {
     o.dropoutP = checkNumber(dropout.p ?? 0, 'dropout.p');
-    o.dropoutSeed = checkNumber(dropout.seed ?? 0, 'dropout.seed');
+    o.dropoutSeed = checkSeed(dropout.seed ?? 0, 'dropout.seed');
   }
   return o;
 }
@@ -93,7 +101,7 @@ export function sinusoidalEncoding(length, dModel, { base = 10000 } = {}) {
 export function seededNormal(shape, seed = 0) {
   const m = requireCore();
   const size = shape.reduce((a, b) => a * b, 1);
-  return new Tensor(m._seededNormal(size, checkNumber(seed, 'seed')), shape);
+  return new Tensor(m._seededNormal(size, checkSeed(seed, 'seed')), shape);
 }
 
 /** Bytes a single call may allocate for its buffers (default 1 GiB); larger work is TOO_LARGE. */
@@ -110,10 +118,10 @@ export function kernelVariant() {
   return requireCore()._kernelVariant();
 }
 
-/** Wasm heap size and the number of handles not yet disposed (for leak checks). */
+/** Wasm heap size, bytes allocated in it, and the number of handles not yet disposed (leak checks). */
 export function memoryStats() {
   const m = requireCore();
-  return { heapBytes: m.HEAPU8.length, liveHandles };
+  return { heapBytes: m.HEAPU8.length, heapUsedBytes: m._heapUsedBytes(), liveHandles };
 }
 
 // Base of the objects that own a C++ handle.
@@ -165,10 +173,13 @@ export class MultiHeadAttention extends Handle {
     const full = {
       ...ints, bias: Boolean(bias), addBiasKV: Boolean(addBiasKV), addZeroAttn: Boolean(addZeroAttn),
       residual: Boolean(residual), layerNorm: Boolean(layerNorm), layerNormEps: checkNumber(eps, 'layerNorm.eps'),
-      seed: checkNumber(seed, 'seed'),
+      seed: checkSeed(seed, 'seed'),
     };
     super(newHandle('MhaHandle', (h) => h.init(full)));
-    this.config = Object.freeze({ ...full, headDim: this._handle.headDim(), valueHeadDim: this._handle.valueHeadDim() });
+    this.config = Object.freeze({
+      ...full, kdim: kdim || embedDim, vdim: vdim || embedDim,
+      headDim: this._handle.headDim(), valueHeadDim: this._handle.valueHeadDim(),
+    });
   }
 
   get embedDim() { return this.config.embedDim; }
@@ -202,7 +213,7 @@ export class MultiHeadAttention extends Handle {
     const handle = this._live();
     const o = commonOptions(options);
     o.averageWeights = options.averageWeights ?? true;
-    if (options.keyPaddingMask != null) o.keyPaddingMask = asBoolTensor(options.keyPaddingMask, 'keyPaddingMask');
+    if (options.keyPaddingMask != null) o.keyPaddingMask = asBoolTensor(options.keyPaddingMask, 'keyPaddingMask', 'true = real token');
     if (options.positional != null) o.positional = asFloatTensor(options.positional, 'positional');
     const k = key == null ? null : asFloatTensor(key, 'key');
     const v = value == null ? null : asFloatTensor(value, 'value');
@@ -213,7 +224,7 @@ export class MultiHeadAttention extends Handle {
 export class LearnedPositionalEncoding extends Handle {
   /** @param {{ maxLength: number, dModel: number, seed?: number }} options */
   constructor({ maxLength, dModel, seed = 0 } = {}) {
-    super(newHandle('LearnedPEHandle', (h) => h.init(maxLength | 0, dModel | 0, checkNumber(seed, 'seed'))));
+    super(newHandle('LearnedPEHandle', (h) => h.init(maxLength | 0, dModel | 0, checkSeed(seed, 'seed'))));
     this.maxLength = maxLength;
     this.dModel = dModel;
   }

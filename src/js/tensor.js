@@ -121,10 +121,10 @@ export function asFloatTensor(value, what) {
 }
 
 /** A boolean mask for `what`; a float tensor is an error, not a guess. */
-export function asBoolTensor(value, what) {
+export function asBoolTensor(value, what, meaning = 'true = may attend') {
   const t = asTensor(value, what);
   if (t.dtype !== 'bool') {
-    throw new AttentionError('INVALID_MASK', `${what} must be a boolean tensor (Uint8Array or boolean[]; true = may attend), got float32`);
+    throw new AttentionError('INVALID_MASK', `${what} must be a boolean tensor (Uint8Array or boolean[]; ${meaning}), got float32`);
   }
   return t;
 }

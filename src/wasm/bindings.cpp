@@ -10,6 +10,7 @@
 // - Results are copied out of the wasm heap (new Float32Array(typed_memory_view(...))) before the
 //   C++ buffers are freed, so JS never holds a view into memory that can move or be reused.
 #include <emscripten/bind.h>
+#include <emscripten/emmalloc.h>
 #include <emscripten/val.h>
 
 #include <cmath>
@@ -167,6 +168,10 @@ void set_memory_limit_js(double bytes) {
 }
 double memory_limit_js() { return static_cast<double>(attn::memory_limit_bytes()); }
 std::string kernel_variant_js() { return attn::kernels::active_variant(); }
+// Bytes malloc has handed out and not freed (for leak checks).
+double heap_used_bytes_js() {
+  return static_cast<double>(emmalloc_dynamic_heap_size() - emmalloc_free_dynamic_memory());
+}
 
 // ---- handles ---------------------------------------------------------------------------------
 
@@ -276,6 +281,7 @@ EMSCRIPTEN_BINDINGS(attention_wasm) {
   emscripten::function("_setMemoryLimit", &set_memory_limit_js);
   emscripten::function("_memoryLimit", &memory_limit_js);
   emscripten::function("_kernelVariant", &kernel_variant_js);
+  emscripten::function("_heapUsedBytes", &heap_used_bytes_js);
   emscripten::class_<MhaHandle>("MhaHandle")
       .constructor<>()
       .function("init", &MhaHandle::init)

@@ -1,0 +1,67 @@
+// The unsuffixed kernel names the core calls, bound at build time: the SIMD128 versions when the
+// compiler targets WebAssembly SIMD128 (-msimd128), the scalar twins otherwise (native builds,
+// and the scalar wasm build the benchmark compares against). Plain forwarding calls: no function
+// pointers, so the optimiser can inline them away.
+#include "kernels/kernels.h"
+
+#if defined(__wasm_simd128__)
+#define ATTN_KERNEL(name) name##_simd128
+#else
+#define ATTN_KERNEL(name) name##_scalar
+#endif
+
+namespace attn::kernels {
+
+void gemm_nn(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+             bool accumulate) {
+  ATTN_KERNEL(gemm_nn)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+}
+
+void gemm_nt(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+             bool accumulate) {
+  ATTN_KERNEL(gemm_nt)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+}
+
+void add_bias_rows(int M, int N, const float* bias, float* C, int ldc) {
+  ATTN_KERNEL(add_bias_rows)(M, N, bias, C, ldc);
+}
+
+void scale_vec(int n, const float* x, float scale, float* y) {
+  ATTN_KERNEL(scale_vec)(n, x, scale, y);
+}
+
+void add_vec(int n, const float* a, const float* b, float* y) {
+  ATTN_KERNEL(add_vec)(n, a, b, y);
+}
+
+void mask_row(int n, const float* x, const float* additive, const std::uint8_t* allowed, float* y) {
+  ATTN_KERNEL(mask_row)(n, x, additive, allowed, y);
+}
+
+void softmax_row(int n, const float* x, float* y) {
+  ATTN_KERNEL(softmax_row)(n, x, y);
+}
+
+void scale_mask_softmax_row(int n, const float* x, float scale, const float* additive,
+                            const std::uint8_t* allowed, float* y) {
+  ATTN_KERNEL(scale_mask_softmax_row)(n, x, scale, additive, allowed, y);
+}
+
+void layer_norm_row(int n, const float* x, const float* gamma, const float* beta, float eps, float* y) {
+  ATTN_KERNEL(layer_norm_row)(n, x, gamma, beta, eps, y);
+}
+
+void online_softmax_update(int n, const float* s, const float* V, int ldv, int dv, float* m, float* l,
+                           float* acc) {
+  ATTN_KERNEL(online_softmax_update)(n, s, V, ldv, dv, m, l, acc);
+}
+
+const char* active_variant() {
+#if defined(__wasm_simd128__)
+  return "simd128";
+#else
+  return "scalar";
+#endif
+}
+
+}  // namespace attn::kernels

@@ -1,0 +1,180 @@
+// Type test: the whole public API used as a TypeScript user would, with `// @ts-expect-error`
+// lines for wrong usages (tsc fails if one of them compiles, so they prove the types are strict).
+// Compiled only, never run: `tsc -p tests/js/types --noEmit`.
+import {
+  init, Tensor, AttentionError, softmax, layerNorm, scaledDotProductAttention, MultiHeadAttention,
+  sinusoidalEncoding, LearnedPositionalEncoding, seededNormal, setMemoryLimit, memoryLimit,
+  kernelVariant, memoryStats,
+} from 'attention-wasm';
+import type {
+  AttentionErrorCode, TensorLike, NestedArray, InitOptions, DropoutOptions, AttentionOptions,
+  MultiHeadAttentionConfig, MultiHeadAttentionOptions, AttentionResult, TraceStep, StateDict,
+} from 'attention-wasm';
+
+// ---- init ---------------------------------------------------------------------------------------
+const initOptions: InitOptions = { wasmUrl: new URL('https://example.com/attention_core.wasm') };
+await init();
+await init(initOptions);
+await init({ wasmBinary: new Uint8Array(8) });
+await init({ wasmUrl: '/attention_core.wasm', moduleUrl: '/attention_core.mjs' });
+// @ts-expect-error wasmUrl is a string or URL
+await init({ wasmUrl: 5 });
+// @ts-expect-error unknown option
+await init({ wasm: '/x.wasm' });
+
+// ---- Tensor -------------------------------------------------------------------------------------
+const x = new Tensor(new Float32Array(24), [2, 3, 4]);
+const fromNumbers = new Tensor([1, 2, 3]);
+const nested = new Tensor([[1, 2], [3, 4]]);
+const mask = new Tensor(new Uint8Array([1, 0, 1, 1]), [2, 2]);
+const boolMask = new Tensor([true, false, true, true], [2, 2]);
+const dtype: 'float32' | 'bool' = x.dtype;
+const data: Float32Array | Uint8Array = x.data;
+const shape: number[] = x.shape;
+const size: number = x.size + x.rank;
+const value: number | boolean = x.get(0, 1, 2);
+const asArray: NestedArray<number> | NestedArray<boolean> = nested.toArray();
+// @ts-expect-error a string is not tensor data
+new Tensor('abc', [3]);
+// @ts-expect-error shape is a number[]
+new Tensor([1, 2], 2);
+// @ts-expect-error dtype is read-only
+x.dtype = 'bool';
+// @ts-expect-error get() returns number | boolean, not a number
+const notNumber: number = x.get(0, 0, 0);
+
+// ---- softmax, layerNorm -------------------------------------------------------------------------
+const likes: TensorLike[] = [x, { data: [1, 2], shape: [2] }, [[1, 2]], [true, false], { data: new Float32Array(2), shape: [2] }];
+const y: Tensor = softmax(x);
+softmax([[1, 1, 1, 5]]);
+layerNorm(x);
+layerNorm(x, { eps: 1e-6, weight: [1, 1, 1, 1], bias: null });
+layerNorm(x, { weight: new Tensor([1, 1, 1, 1]) });
+// @ts-expect-error softmax needs its input
+softmax();
+// @ts-expect-error unknown layerNorm option
+layerNorm(x, { epsilon: 1e-5 });
+// @ts-expect-error a number is not a tensor
+softmax(5);
+
+// ---- scaledDotProductAttention ------------------------------------------------------------------
+const dropout: DropoutOptions = { p: 0.1, seed: 42 };
+const sdpaOptions: AttentionOptions = {
+  mask, additiveMask: new Tensor(new Float32Array(4), [2, 2]), causal: true, scale: 0.5, dropout,
+  needWeights: true, trace: true,
+};
+const sdpa: AttentionResult = scaledDotProductAttention(x, x, x, sdpaOptions);
+const out: Tensor = sdpa.output;
+const maybeWeights: Tensor | undefined = sdpa.weights;
+if (sdpa.weights) console.log(sdpa.weights.shape);
+const steps: TraceStep[] = sdpa.trace ?? [];
+for (const step of steps) {
+  const name: string = step.name;
+  const stepData: Float32Array = step.data;
+  const axes: string[] = step.axes;
+  console.log(name, stepData.length, axes, step.shape);
+}
+scaledDotProductAttention(x, x, x, { needWeights: false });
+// @ts-expect-error v is required
+scaledDotProductAttention(x, x);
+// @ts-expect-error weights may be absent (needWeights: false)
+scaledDotProductAttention(x, x, x).weights.shape;
+// @ts-expect-error dropout needs p
+scaledDotProductAttention(x, x, x, { dropout: { seed: 1 } });
+// @ts-expect-error causal is a boolean
+scaledDotProductAttention(x, x, x, { causal: 'yes' });
+
+// ---- MultiHeadAttention -------------------------------------------------------------------------
+const config: MultiHeadAttentionConfig = {
+  embedDim: 8, numHeads: 2, kdim: 6, vdim: 10, headDim: 4, valueHeadDim: 4, bias: true,
+  addBiasKV: false, addZeroAttn: false, residual: true, layerNorm: { eps: 1e-6 }, seed: 1,
+};
+const mha = new MultiHeadAttention(config);
+const small = new MultiHeadAttention({ embedDim: 8 });
+new MultiHeadAttention({ embedDim: 8, layerNorm: true });
+const dims: number = mha.embedDim + mha.numHeads + mha.headDim + mha.valueHeadDim;
+const eps: number = mha.config.layerNormEps;
+const hasNorm: boolean = mha.config.layerNorm;
+const stateDict: Record<string, Tensor> = mha.stateDict();
+const input: StateDict = { in_proj_weight: stateDict.in_proj_weight, 'out_proj.bias': [0, 0, 0, 0, 0, 0, 0, 0] };
+const same: MultiHeadAttention = small.loadStateDict(input);
+const forwardOptions: MultiHeadAttentionOptions = {
+  mask, additiveMask: null, keyPaddingMask: new Tensor(new Uint8Array(6), [2, 3]), causal: false,
+  needWeights: true, averageWeights: false, positional: sinusoidalEncoding(16, 8), trace: true,
+  dropout: { p: 0.1 },
+};
+const r: AttentionResult = mha.forward(x, x, x, forwardOptions);
+small.forward(x);
+small.forward(x, null, null, { trace: true });
+small.forward(x, x);
+mha.dispose();
+small.dispose();
+// @ts-expect-error embedDim is required
+new MultiHeadAttention({ numHeads: 2 });
+// @ts-expect-error unknown config key
+new MultiHeadAttention({ embedDim: 8, heads: 2 });
+// @ts-expect-error layerNorm is a boolean or { eps }
+new MultiHeadAttention({ embedDim: 8, layerNorm: 1e-5 });
+// @ts-expect-error config is read-only
+mha.config.embedDim = 16;
+// @ts-expect-error averageWeights is a boolean
+small.forward(x, null, null, { averageWeights: 'yes' });
+// @ts-expect-error keyPaddingMask is not an SDPA option
+scaledDotProductAttention(x, x, x, { keyPaddingMask: mask });
+
+// ---- positional encodings, seededNormal, memory -------------------------------------------------
+const pe: Tensor = sinusoidalEncoding(16, 8, { base: 10000 });
+sinusoidalEncoding(16, 8);
+const learned = new LearnedPositionalEncoding({ maxLength: 32, dModel: 8, seed: 3 });
+const rows: Tensor = learned.encode(10);
+const table: Tensor = learned.table;
+learned.setTable(new Tensor(new Float32Array(32 * 8), [32, 8]));
+const maxLength: number = learned.maxLength + learned.dModel;
+learned.dispose();
+const normal: Tensor = seededNormal([2, 3], 7);
+seededNormal([4]);
+setMemoryLimit(2 ** 28);
+const limit: number = memoryLimit();
+const variant: 'simd128' | 'scalar' = kernelVariant();
+const stats: { heapBytes: number; liveHandles: number } = memoryStats();
+// @ts-expect-error dModel is required
+sinusoidalEncoding(16);
+// @ts-expect-error the table is read-only (use setTable)
+learned.table = table;
+// @ts-expect-error maxLength is required
+new LearnedPositionalEncoding({ dModel: 8 });
+// @ts-expect-error bytes is a number
+setMemoryLimit('1GB');
+// @ts-expect-error 'avx' is never a kernel variant
+if (kernelVariant() === 'avx') console.log('impossible');
+
+// ---- errors -------------------------------------------------------------------------------------
+try {
+  softmax([Number.NaN]);
+} catch (error) {
+  if (error instanceof AttentionError) {
+    const code: AttentionErrorCode = error.code;
+    const message: string = error.message;
+    const isError: Error = error;
+    switch (code) {
+      case 'NON_FINITE':
+      case 'TOO_LARGE':
+      case 'DISPOSED':
+      case 'NOT_INITIALIZED':
+        console.log(message, isError.name);
+        break;
+      default:
+        break;
+    }
+  }
+}
+const made = new AttentionError('SHAPE_MISMATCH', 'shapes disagree');
+// @ts-expect-error not an error code
+const badCode: AttentionErrorCode = 'NOPE';
+// @ts-expect-error not an error code
+new AttentionError('OOPS', 'message');
+// @ts-expect-error code is read-only
+made.code = 'TOO_LARGE';
+
+export { y, out, maybeWeights, dims, eps, hasNorm, same, r, pe, rows, maxLength, normal, limit, variant, stats, likes };
+export { dtype, data, shape, size, value, asArray, fromNumbers, boolMask, notNumber, badCode };
