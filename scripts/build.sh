@@ -15,6 +15,7 @@ configure() {  # configure <build dir> <extra cmake args...>, quietly unless it 
 }
 
 mkdir -p build
+node scripts/vendor.mjs   # KaTeX from node_modules into web/vendor/katex (offline pages)
 configure build/wasm emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=OFF
 cmake --build build/wasm -j"$JOBS" --target attention_module
 

@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+// A small static server for the demo, the tutorial and the browser tests (no dependencies).
+//
+//   node scripts/serve.mjs            serves the project root on http://127.0.0.1:8080 (PORT changes it)
+//   import { startServer } from './scripts/serve.mjs'; const { url, close } = await startServer({ port: 0 });
+//
+// `/` is web/index.html and `/tutorial.html` is web/tutorial.html; every other path is a file under the
+// root, so pages import `/src/js/index.js` and `/dist/attention_core.wasm` directly. Paths that leave
+// the root, or touch a dot-file/dot-folder (.git), are refused. Only 127.0.0.1 by default.
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { dirname, extname, join, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.woff': 'font/woff',
+  '.ttf': 'font/ttf',
+  '.txt': 'text/plain; charset=utf-8',
+  '.md': 'text/plain; charset=utf-8',
+  '.ts': 'text/plain; charset=utf-8',
+};
+
+// Friendly routes onto files below web/.
+const ROUTES = { '/': 'web/index.html', '/index.html': 'web/index.html',
+  '/tutorial.html': 'web/tutorial.html', '/favicon.ico': 'web/favicon.svg' };
+
+/** Maps a request path to a file inside `root`, or null when it is not allowed. */
+export function resolvePath(root, urlPath) {
+  let path;
+  try { path = decodeURIComponent(urlPath); } catch { return null; }
+  if (path.includes('\0') || path.includes('\\')) return null;
+  if (ROUTES[path]) path = `/${ROUTES[path]}`;
+  // Refuse dot segments outright ('..' traversal, '.git', '.env'): nothing we serve starts with '.'.
+  if (path.split('/').some((seg) => seg.startsWith('.'))) return null;
+  const file = resolve(root, `.${path}`);
+  if (file !== root && !file.startsWith(root + sep)) return null;
+  return file;
+}
+
+function send(res, status, text) {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function handle(root, req, res) {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n');
+  const { pathname } = new URL(req.url, 'http://localhost');
+  let file = resolvePath(root, pathname);
+  if (!file) return send(res, 403, 'forbidden\n');
+  let info = await stat(file).catch(() => null);
+  if (info && info.isDirectory()) {
+    file = join(file, 'index.html');
+    info = await stat(file).catch(() => null);
+  }
+  if (!info || !info.isFile()) return send(res, 404, `not found: ${pathname}\n`);
+  res.writeHead(200, {
+    'Content-Type': MIME[extname(file).toLowerCase()] || 'application/octet-stream',
+    'Content-Length': info.size,
+    'Cache-Control': 'no-cache',
+    'X-Content-Type-Options': 'nosniff',
+  });
+  if (req.method === 'HEAD') return res.end();
+  createReadStream(file).on('error', () => res.destroy()).pipe(res);
+}
+
+/**
+ * Starts the server. port 0 picks a free port. Resolves to { url, port, close() }.
+ * @param {{ port?: number, host?: string, root?: string }} [options]
+ */
+export function startServer({ port = 8080, host = '127.0.0.1', root = projectRoot } = {}) {
+  const base = resolve(root);
+  const server = createServer((req, res) => {
+    handle(base, req, res).catch((e) => { if (!res.headersSent) send(res, 500, `${e.message}\n`); else res.destroy(); });
+  });
+  return new Promise((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => {
+      const actual = server.address().port;
+      ok({
+        url: `http://${host}:${actual}/`,
+        port: actual,
+        close: () => new Promise((done) => { server.closeAllConnections?.(); server.close(() => done()); }),
+      });
+    });
+  });
+}
+
+// Run directly: `node scripts/serve.mjs`.
+if (import.meta.url === pathToFileURL(process.argv[1] || '').href) {
+  const port = Number(process.env.PORT ?? 8080);
+  startServer({ port, host: process.env.HOST || '127.0.0.1' }).then(({ url }) => {
+    console.log(`attention-wasm demo:      ${url}`);
+    console.log(`attention-wasm tutorial:  ${url}tutorial.html`);
+    console.log('Ctrl+C to stop.');
+  }, (e) => {
+    console.error(`serve: cannot listen on port ${port}: ${e.message}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,154 @@
+// Shared set-up for the real-browser tests: the project's static server on a free port, Debian's
+// Chromium through playwright-core (never a downloaded browser), and a page watcher that records
+// console errors, page errors, dialogs and any request that leaves the page's origin.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.mjs';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Screenshots land here (the README points at this folder). */
+export const SHOTS = join(ROOT, 'test-results', 'screenshots');
+
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/**
+ * Starts the server and a fresh Chromium profile.
+ * @returns {Promise<{ origin: string, url: (p: string) => string, context, newPage: Function, close: Function }>}
+ */
+export async function launch({ colorScheme = 'light', viewport = { width: 1280, height: 900 } } = {}) {
+  const server = await startServer({ port: 0 });
+  const profile = await mkdtemp(join(tmpdir(), 'attn-browser-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+    viewport,
+    colorScheme,
+    acceptDownloads: true,
+  });
+  await mkdir(SHOTS, { recursive: true });
+  const origin = server.url.replace(/\/$/, '');
+  return {
+    origin,
+    context,
+    url: (p = '/') => `${origin}${p.startsWith('/') ? p : `/${p}`}`,
+    /** A new page with a watcher attached (see watch()). */
+    async newPage() {
+      const page = await context.newPage();
+      return { page, watch: watch(page, origin) };
+    },
+    async close() {
+      await context.close();
+      await server.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Records what must not happen on a page: console errors, uncaught errors, dialogs (alert/confirm),
+ * and requests to anything but the page's own origin (data: and blob: URLs are local).
+ */
+export function watch(page, origin) {
+  const w = { errors: [], offOrigin: [], dialogs: [], requests: [] };
+  page.on('console', (m) => { if (m.type() === 'error') w.errors.push(m.text()); });
+  page.on('pageerror', (e) => w.errors.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => { w.dialogs.push(`${d.type()}: ${d.message()}`); d.dismiss().catch(() => {}); });
+  page.on('request', (r) => {
+    const u = r.url();
+    w.requests.push(u);
+    if (!u.startsWith(`${origin}/`) && !u.startsWith('data:') && !u.startsWith('blob:')) w.offOrigin.push(u);
+  });
+  return w;
+}
+
+/** Serves `html` at `path` on the test origin (a page that exists only for this test). */
+export async function routeHtml(context, url, html) {
+  await context.route(url, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }));
+}
+
+/** Waits until every widget on the page has rendered once (data-ready on the host). */
+export async function widgetsReady(page, selector = 'attention-steps, attention-heatmap, positional-encoding-heatmap, mask-editor') {
+  await page.waitForFunction((sel) => {
+    const els = [...document.querySelectorAll(sel)];
+    return els.length > 0 && els.every((e) => e.dataset.ready !== undefined);
+  }, selector, { timeout: 20_000 });
+}
+
+/** Waits for the demo to finish its first full render. */
+export async function demoReady(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.ready !== undefined, null, { timeout: 20_000 });
+  await widgetsReady(page);
+}
+
+/**
+ * The independent reference, run in the page: the documented embedding recipe re-implemented here
+ * (FNV-1a over the UTF-8 bytes of the token, then the 4 little-endian bytes of the seed; then
+ * seededNormal), and the library's MultiHeadAttention.forward with trace for the same config.
+ * Returns { steps: { name: { shape, axes, data: number[] } }, meanWeights: number[] }.
+ */
+export async function referenceTrace(page, cfg) {
+  return page.evaluate(async (c) => {
+    const attn = await import('/src/js/index.js');
+    await attn.init();
+    const fnv = (token, seed) => {
+      let h = 0x811c9dc5;
+      const bytes = [...new TextEncoder().encode(token), seed & 255, (seed >>> 8) & 255, (seed >>> 16) & 255, (seed >>> 24) & 255];
+      for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+      return h >>> 0;
+    };
+    const E = c.dModel;
+    const embed = (tokens) => {
+      const out = new Float32Array(tokens.length * E);
+      tokens.forEach((t, i) => out.set(attn.seededNormal([E], fnv(t, c.seed)).data, i * E));
+      return out;
+    };
+    const T = c.tokens.length;
+    const mha = new attn.MultiHeadAttention({ embedDim: E, numHeads: c.heads, seed: c.seed, residual: !!c.residual, layerNorm: !!c.layerNorm });
+    const opts = { trace: true };
+    if (c.positional === 'sinusoidal') opts.positional = attn.sinusoidalEncoding(T, E, { base: c.base ?? 10000 });
+    if (c.causal) opts.causal = true;
+    if (c.mask) opts.mask = new attn.Tensor(Uint8Array.from(c.mask), [T, c.keys ? c.keys.length : T]);
+    if (c.dropout) opts.dropout = { p: c.dropout, seed: c.dropoutSeed ?? 0 };
+    if (c.scale !== undefined) opts.scale = c.scale;
+    let key = null;
+    if (c.keys) {
+      const mem = embed(c.keys);
+      if (c.positional === 'sinusoidal') {
+        const pe = attn.sinusoidalEncoding(c.keys.length, E, { base: c.base ?? 10000 }).data;
+        for (let i = 0; i < mem.length; i++) mem[i] += pe[i];
+      }
+      key = new attn.Tensor(mem, [1, c.keys.length, E]);
+    }
+    const r = mha.forward(new attn.Tensor(embed(c.tokens), [1, T, E]), key, key, opts);
+    mha.dispose();
+    const steps = {};
+    for (const s of r.trace) steps[s.name] = { shape: [...s.shape], axes: [...s.axes], data: Array.from(s.data, (v) => (v === -Infinity ? '-inf' : v)) };
+    return { steps, meanWeights: Array.from(r.weights.data) };
+  }, cfg);
+}
+
+/** Max |a - b| over two arrays where '-inf' entries must coincide; Infinity if they differ in shape/masking. */
+export function maxAbsDiff(a, b) {
+  if (a.length !== b.length) return Infinity;
+  let m = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i], y = b[i];
+    if (x === '-inf' || y === '-inf') { if (x !== y) return Infinity; continue; }
+    m = Math.max(m, Math.abs(x - y));
+  }
+  return m;
+}
+
+/** The data of the (rows, cols) block of a (B=1, H, R, C) or (B=1, R, C) / (R, C) step for a head. */
+export function block(step, head) {
+  const { shape, axes, data } = step;
+  const rows = shape[shape.length - 2], cols = shape[shape.length - 1];
+  const h = axes.indexOf('H') >= 0 && axes.indexOf('H') < shape.length - 2 ? head : 0;
+  return data.slice(h * rows * cols, (h + 1) * rows * cols);
+}
+
+export { dirname, join };

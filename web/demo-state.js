@@ -1,0 +1,63 @@
+// The demo's whole state, and its round trip through the URL query string. Only values that differ
+// from the defaults are written, so a shared link stays short and readable:
+//   /?t=The+cat+sat&d=32&h=4&m=causal&tg=2.1,3.0&step=scores&head=1
+import { DEFAULT_CONFIG, formatToggles, normalizeConfig, parseBool, parseToggles } from './widgets.js';
+
+export const DEMO_DEFAULTS = Object.freeze({
+  ...DEFAULT_CONFIG,
+  text: 'The animal did not cross the street because it was too tired.',
+  source: 'L’animal n’a pas traversé la rue car il était trop fatigué.',
+  step: 'scores',   // the step <attention-steps> shows
+  head: 0,          // its head
+  view: 'all',      // <attention-heatmap>: 'all' | 'mean' | head index
+  query: -1,        // the query row shown as bars (-1: the last)
+});
+
+// state key → [URL parameter, kind]
+const PARAMS = {
+  text: ['t', 'str'], source: ['s', 'str'], cross: ['x', 'bool'], dModel: ['d', 'int'], heads: ['h', 'int'],
+  seed: ['seed', 'int'], positional: ['pe', 'str'], base: ['base', 'num'], mask: ['m', 'str'], pad: ['pad', 'int'],
+  toggles: ['tg', 'toggles'], scaling: ['sc', 'bool'], temperature: ['tau', 'num'], dropout: ['p', 'num'],
+  dropoutSeed: ['ps', 'int'], residual: ['res', 'bool'], layerNorm: ['ln', 'bool'],
+  step: ['step', 'str'], head: ['head', 'int'], view: ['view', 'str'], query: ['q', 'int'],
+};
+
+/** Normalizes a demo state (model keys through the widgets' normalizeConfig). */
+export function normalizeState(s) {
+  const merged = { ...DEMO_DEFAULTS, ...s };
+  const model = normalizeConfig(merged);
+  const head = Math.max(0, Math.min(63, Math.round(Number(merged.head)) || 0));
+  const query = Math.max(-1, Math.min(1023, Math.round(Number(merged.query)) || 0));
+  const view = ['all', 'mean'].includes(merged.view) ? merged.view : String(Math.max(0, parseInt(merged.view, 10) || 0));
+  const step = /^[a-z_]{1,24}$/.test(String(merged.step)) ? String(merged.step) : DEMO_DEFAULTS.step;
+  return { ...model, tokens: null, sourceTokens: null, stateDict: null, step, head, view, query };
+}
+
+/** The state encoded by a query string ("?t=…"). Unknown parameters are ignored. */
+export function stateFromSearch(search) {
+  const q = new URLSearchParams(search);
+  const s = {};
+  for (const [key, [param, kind]] of Object.entries(PARAMS)) {
+    if (!q.has(param)) continue;
+    const v = q.get(param);
+    if (kind === 'bool') s[key] = parseBool(v, DEMO_DEFAULTS[key]);
+    else if (kind === 'int' || kind === 'num') s[key] = Number(v);
+    else if (kind === 'toggles') s[key] = parseToggles(v);
+    else s[key] = v;
+  }
+  return normalizeState(s);
+}
+
+/** "?t=…&d=…" for a state (defaults omitted); "" when everything is default. */
+export function searchFromState(state) {
+  const s = normalizeState(state);
+  const q = new URLSearchParams();
+  for (const [key, [param, kind]] of Object.entries(PARAMS)) {
+    const v = s[key], d = DEMO_DEFAULTS[key];
+    if (kind === 'toggles') { if (v.length) q.set(param, formatToggles(v)); continue; }
+    if (v === d) continue;
+    q.set(param, kind === 'bool' ? (v ? '1' : '0') : String(v));
+  }
+  const text = q.toString();
+  return text ? `?${text}` : '';
+}

@@ -1,0 +1,305 @@
+// The demo page: the controls, the URL, and the four widgets — no second implementation of anything
+// the widgets do. One state object drives everything; it lives in the URL (replaceState while typing,
+// pushState on discrete changes; the back button restores the previous state).
+import { attn, clearModelCache, download, modelStateDict, ready, runModel, tokenizeWithInfo, tokensOf, validHeadCounts,
+  PAD_TOKEN } from './widgets.js';
+import { DEMO_DEFAULTS, normalizeState, searchFromState, stateFromSearch } from './demo-state.js';
+
+const D_MODELS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512];
+const MAX_HEADS = 16;
+
+const $ = (id) => document.getElementById(id);
+const form = $('controls');
+const steps = $('steps'), heatmap = $('heatmap'), maskEditor = $('mask-editor'), pe = $('pe');
+const modelWidgets = [steps, heatmap, maskEditor];
+
+let state = stateFromSearch(location.search);
+let stateDict = null;       // loaded PyTorch weights (too big for the URL)
+let stateDictName = '';
+let lastMs = 0;
+
+const modelConfig = () => ({ ...state, stateDict });
+
+// ---- URL -----------------------------------------------------------------------------------
+
+let typingBurst = null;     // a timer while the user types: the burst's first change pushes, the rest replace
+
+function writeURL(how) {
+  if (how === 'none') return;
+  const url = `${location.pathname}${searchFromState(state)}${location.hash}`;
+  if (url === `${location.pathname}${location.search}${location.hash}`) return;
+  if (how === 'typing') {
+    how = typingBurst ? 'replace' : 'push';
+    clearTimeout(typingBurst);
+    typingBurst = setTimeout(() => { typingBurst = null; }, 1200);
+  }
+  history[how === 'push' ? 'pushState' : 'replaceState'](null, '', url);
+}
+
+/** Merges a patch into the state, records it in the URL ('push' | 'replace' | 'typing' | 'none'), re-renders. */
+function setState(patch, how = 'push') {
+  state = normalizeState({ ...state, ...patch });
+  writeURL(how);
+  scheduleRender();
+}
+
+addEventListener('popstate', () => {
+  state = stateFromSearch(location.search);
+  syncControls();
+  render();
+});
+
+// ---- controls ------------------------------------------------------------------------------
+
+function fillSelects() {
+  $('dModel').replaceChildren(...D_MODELS.map((d) => new Option(String(d), String(d))));
+}
+
+function fillHeads() {
+  const sel = $('heads');
+  sel.replaceChildren(...Array.from({ length: MAX_HEADS }, (_, i) => {
+    const n = i + 1;
+    const ok = state.dModel % n === 0;
+    return new Option(ok ? `${n}  (d_k = ${state.dModel / n})` : `${n}  — does not divide ${state.dModel}`, String(n));
+  }));
+  sel.value = String(state.heads);
+}
+
+/** Puts the state into the form controls (without firing their handlers). */
+function syncControls() {
+  if (!D_MODELS.includes(state.dModel)) $('dModel').append(new Option(String(state.dModel), String(state.dModel)));
+  fillHeads();
+  const set = (name, v) => {
+    const el = form.elements[name];
+    if (!el) return;
+    if (el instanceof RadioNodeList) { for (const r of el) r.checked = r.value === String(v); return; }
+    if (el.type === 'checkbox') el.checked = !!v;
+    else if (document.activeElement !== el || el.value !== String(v)) el.value = String(v);
+  };
+  for (const k of ['dModel', 'seed', 'positional', 'base', 'mask', 'pad', 'temperature', 'dropout', 'dropoutSeed']) set(k, state[k]);
+  for (const k of ['scaling', 'residual', 'layerNorm']) set(k, state[k]);
+  set('cross', state.cross ? 1 : 0);
+  for (const id of ['text', 'source']) {
+    if ($(id).value !== state[id]) $(id).value = state[id];
+    autosize($(id));
+  }
+  $('tau-out').textContent = `${state.temperature}`;
+  $('p-out').textContent = `${state.dropout}`;
+}
+
+function onControl(e) {
+  const el = e.target;
+  const name = el.name;
+  if (!name || name === 'text' || name === 'source') return;
+  let v = el.type === 'checkbox' ? el.checked : el.value;
+  if (name === 'cross') v = el.value === '1';
+  if (['dModel', 'heads', 'seed', 'pad', 'dropoutSeed'].includes(name)) v = Number(v);
+  if (['base', 'temperature', 'dropout'].includes(name)) {
+    v = Number(v);
+    if (!Number.isFinite(v) || (name === 'base' && v <= 1)) return;  // keep typing: 1 → 10 → 100 …
+  }
+  const patch = { [name]: v };
+  if (name === 'mask') patch.toggles = [];
+  // Sliders: replace while dragging, one history entry when let go.
+  setState(patch, e.type === 'input' && el.type === 'range' ? 'replace' : 'push');
+}
+
+form.addEventListener('change', onControl);
+form.addEventListener('input', (e) => { if (e.target.type === 'range') onControl(e); });
+/** Grows a text box with its content (up to 12 lines), so long sentences stay visible. */
+function autosize(el) {
+  el.style.height = 'auto';
+  el.style.height = `${Math.min(el.scrollHeight + 2, 12 * 28)}px`;
+}
+for (const id of ['text', 'source']) {
+  $(id).addEventListener('input', (e) => { autosize(e.target); setState({ [id]: e.target.value }, 'typing'); });
+}
+
+steps.addEventListener('step-change', (e) => setState({ step: e.detail.name, head: e.detail.head }, 'push'));
+heatmap.addEventListener('view-change', (e) => setState({ view: String(e.detail.head) }, 'push'));
+heatmap.addEventListener('cell-click', (e) => setState({ query: e.detail.row }, 'push'));
+maskEditor.addEventListener('mask-change', (e) => setState({ mask: e.detail.mask, toggles: e.detail.toggles }, 'push'));
+
+$('copy-link').addEventListener('click', async (e) => {
+  const b = e.currentTarget;
+  try { await navigator.clipboard.writeText(location.href); b.textContent = 'Link copied'; } catch { b.textContent = 'Copy the address bar'; }
+  setTimeout(() => { b.textContent = 'Copy link'; }, 1600);
+});
+$('reset-all').addEventListener('click', () => { state = normalizeState({}); writeURL('push'); syncControls(); render(); });
+
+// ---- weights -------------------------------------------------------------------------------
+
+/** d_model implied by a state dict (in_proj_weight is (3E, E); out_proj.weight is (E, E)). */
+function inferDModel(sd) {
+  const shapeOf = (v) => (v && Array.isArray(v.shape) ? v.shape : Array.isArray(v) && Array.isArray(v[0]) ? [v.length, v[0].length] : null);
+  const s = shapeOf(sd['out_proj.weight']) || shapeOf(sd.in_proj_weight);
+  return s ? s[1] : null;
+}
+
+$('weights-file').addEventListener('change', async (e) => {
+  const file = e.target.files[0];
+  e.target.value = '';
+  if (!file) return;
+  const note = $('weights-note');
+  note.className = 'note';
+  try {
+    const sd = JSON.parse(await file.text());
+    if (!sd || typeof sd !== 'object' || Array.isArray(sd)) throw new Error('expected a JSON object { name: tensor }');
+    const E = inferDModel(sd);
+    const patch = {};
+    if (E && E !== state.dModel) { patch.dModel = E; if (E % state.heads) patch.heads = 1; }
+    const trial = runModel({ ...state, ...patch, stateDict: sd });
+    if (!trial.ok) throw new Error(trial.error.message);
+    stateDict = sd;
+    stateDictName = file.name;
+    note.textContent = `Loaded ${Object.keys(sd).length} tensors from “${file.name}”${patch.dModel ? ` (d_model set to ${E})` : ''}. Weights are not stored in the link.`;
+    $('weights-reset').hidden = false;
+    setState(patch, 'push');
+    syncControls();
+  } catch (err) {
+    note.className = 'note bad';
+    note.textContent = `Could not load “${file.name}”: ${err.message}`;
+  }
+});
+
+$('weights-reset').addEventListener('click', () => {
+  stateDict = null;
+  stateDictName = '';
+  $('weights-reset').hidden = true;
+  $('weights-note').textContent = 'Back to seeded weights.';
+  render();
+});
+
+$('weights-save').addEventListener('click', () => {
+  const sd = modelStateDict(modelConfig());
+  download(`attention-weights-d${state.dModel}-h${state.heads}${stateDict ? '-loaded' : `-seed${state.seed}`}.json`, JSON.stringify(sd), 'application/json');
+});
+
+// ---- rendering -----------------------------------------------------------------------------
+
+let frame = 0;
+function scheduleRender() {
+  if (!frame) frame = requestAnimationFrame(() => { frame = 0; render(); });
+}
+
+function chips(container, tokens) {
+  const sig = tokens.join('\u0000');
+  if (container.dataset.sig === sig && container.childElementCount === tokens.length) return;
+  container.dataset.sig = sig;
+  container.replaceChildren(...tokens.map((t, i) => {
+    const chip = document.createElement('span');
+    chip.className = t === PAD_TOKEN ? 'chip pad' : 'chip';
+    chip.setAttribute('role', 'listitem');
+    const idx = document.createElement('span');
+    idx.className = 'i';
+    idx.textContent = String(i);
+    const text = document.createElement('span');
+    text.className = 't';
+    text.textContent = t;            // token text: always textContent
+    text.dir = 'auto';
+    chip.append(idx, text);
+    return chip;
+  }));
+}
+
+function renderPanel() {
+  const c = normalizeState(state);
+  const { queryTokens, keyTokens } = tokensOf(c);
+  chips($('chips'), queryTokens);
+  chips($('source-chips'), c.cross ? keyTokens : []);
+  if ($('source-block').hidden === c.cross) { $('source-block').hidden = !c.cross; autosize($('source')); }
+  $('text-label').lastElementChild.textContent = c.cross ? '(queries)' : '(queries, keys and values)';
+  $('cross-hint').textContent = c.cross ? 'Queries come from the sentence; keys and values from the source sentence (T_q ≠ T_k is fine).'
+    : 'Queries, keys and values all come from your sentence.';
+  const info = tokenizeWithInfo(c.text);
+  $('token-count').textContent = `${info.tokens.length} token${info.tokens.length === 1 ? '' : 's'}`
+    + (info.truncated ? ' (the first 512; the rest is cut)' : '') + (c.mask === 'padding' ? ` + ${c.pad} ${PAD_TOKEN}` : '');
+  const valid = validHeadCounts(c.dModel, MAX_HEADS);
+  const note = $('heads-note');
+  if (c.dModel % c.heads === 0) {
+    note.className = 'note ok';
+    note.textContent = `✓ Each head gets d_k = ${c.dModel} / ${c.heads} = ${c.dModel / c.heads} dimensions.`;
+  } else {
+    note.className = 'note bad';
+    note.textContent = `✗ ${c.heads} heads do not divide d_model = ${c.dModel} (${c.dModel} / ${c.heads} = ${(c.dModel / c.heads).toFixed(2)}): `
+      + `every head needs the same whole number of dimensions. Pick ${valid.slice(0, -1).join(', ')}${valid.length > 1 ? ' or ' : ''}${valid.at(-1)}.`;
+  }
+  $('base-row').hidden = c.positional !== 'sinusoidal';
+  $('pad-row').hidden = c.mask !== 'padding';
+  $('mask-hint').textContent = { none: 'Every token may attend to every token.', causal: 'Token i sees only tokens 0 … i.',
+    padding: `${c.pad} ${PAD_TOKEN} tokens are appended${c.cross ? ' to the source' : ''} and masked as keys.`,
+    custom: 'Click cells in the mask editor below to mask them.' }[c.mask]
+    + (c.toggles.length ? ` ${c.toggles.length} cell${c.toggles.length > 1 ? 's' : ''} clicked.` : '');
+  $('pe-hint').textContent = c.positional === 'sinusoidal'
+    ? `Step 2 adds the first ${queryTokens.length} rows of this table to the token embeddings.`
+    : `This page currently uses ${c.positional === 'none' ? 'no' : 'a learned'} positional encoding; the sinusoidal table is shown for comparison.`;
+  $('embed-code').textContent = embedSnippet(c);
+}
+
+/** Renders everything now (synchronously): the model runs once (cached) and each widget redraws. */
+function render() {
+  const t0 = performance.now();
+  const cfg = modelConfig();
+  steps.setAttribute('step', state.step);
+  steps.setAttribute('head', String(state.head));
+  heatmap.setAttribute('head', state.view);
+  heatmap.setAttribute('query', String(state.query));
+  for (const w of modelWidgets) { w.config = cfg; w.refresh(); }
+  pe.setAttribute('d-model', String(state.dModel));
+  pe.setAttribute('base', String(state.base));
+  pe.setAttribute('length', String(Math.max(24, Math.min(128, tokensOf(normalizeState(state)).queryTokens.length))));
+  pe.refresh();
+  renderPanel();
+  lastMs = performance.now() - t0;
+  $('timing').textContent = `· recomputed and redrawn in ${lastMs.toFixed(1)} ms`;
+}
+
+/** Text for a double-quoted HTML attribute in the copy-paste snippet. */
+function escapeAttr(s) {
+  return String(s).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function embedSnippet(c) {
+  const attrs = [`text="${escapeAttr(c.text)}"`];
+  const d = DEMO_DEFAULTS;
+  if (c.dModel !== 16) attrs.push(`d-model="${c.dModel}"`);
+  if (c.heads !== 4) attrs.push(`heads="${c.heads}"`);
+  if (c.seed !== d.seed) attrs.push(`seed="${c.seed}"`);
+  if (c.positional !== d.positional) attrs.push(`positional="${c.positional}"`);
+  if (c.mask !== 'none') attrs.push(`mask="${c.mask}"`);
+  if (c.cross) attrs.push('cross', `source="${escapeAttr(c.source)}"`);
+  const a = attrs.join(' ');
+  return `<script type="module" src="${location.origin}/web/widgets.js"></script>\n\n`
+    + `<attention-steps ${a}></attention-steps>\n<attention-heatmap ${a} head="all"></attention-heatmap>\n`
+    + `<mask-editor ${a}></mask-editor>\n<positional-encoding-heatmap d-model="64" base="10000"></positional-encoding-heatmap>`;
+}
+
+// ---- start ---------------------------------------------------------------------------------
+
+fillSelects();
+syncControls();
+await ready;
+$('kernel').textContent = `kernels: ${attn.kernelVariant()}`;
+render();
+// Widgets that were still loading (KaTeX) render themselves when ready; re-render once they are.
+await Promise.all([...modelWidgets, pe].map((w) => (w.dataset.ready !== undefined ? null : new Promise((ok) => w.addEventListener('ready', ok, { once: true })))));
+// One more full pass, warm and uncached, so the timing shown first is a steady-state one.
+clearModelCache();
+render();
+document.documentElement.dataset.ready = '';
+
+/** For tests and the curious: the state, a synchronous render, and a timing helper. */
+window.attentionDemo = {
+  get state() { return { ...state }; },
+  get lastRenderMs() { return lastMs; },
+  setState(patch, how = 'push') { setState(patch, how); syncControls(); render(); },
+  render,
+  /** Median time of `n` recompute-and-redraw passes with the result cache cleared. */
+  measure(n = 20) {
+    const times = [];
+    for (let i = 0; i < n; i++) { clearModelCache(); const t0 = performance.now(); render(); times.push(performance.now() - t0); }
+    times.sort((a, b) => a - b);
+    return { median: times[n >> 1], min: times[0], max: times[n - 1], n };
+  },
+  get stateDictName() { return stateDictName; },
+};

@@ -1,0 +1,253 @@
+// The tutorial page's glue: formulas (vendored KaTeX), the live numbers in the prose (each bound to
+// a widget's events), the multi-head presets and shape table, copy buttons, the contents highlight
+// and the theme switch. Every computation happens in the widgets or through the library; every
+// piece of text is written with textContent.
+import { loadKatex, ready, runModel } from './widgets.js';
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
+
+/** Writes `text` into every element marked data-bind="name". */
+function bind(name, text) {
+  for (const el of $$(`[data-bind="${name}"]`)) el.textContent = text;
+}
+
+/** Calls fn(el) once the widget has drawn and again after each of `events`. */
+function follow(el, events, fn) {
+  if (!el) return;
+  const run = () => { if (el.isConnected) fn(el); };
+  for (const e of ['ready', ...events]) el.addEventListener(e, run);
+  if (el.hasAttribute('data-ready')) run();
+}
+
+const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : String(x)).replace('-', '−');
+const vec = (v, d = 2) => `(${Array.from(v, (x) => f(x, d)).join(', ')})`;
+
+// ---- formulas --------------------------------------------------------------------------------
+
+async function renderMath() {
+  const katex = await loadKatex();
+  for (const el of $$('.math[data-tex]')) {
+    // Our own TeX strings from the page source; KaTeX builds the DOM.
+    katex.render(el.dataset.tex, el, { displayMode: el.classList.contains('display'), throwOnError: false, output: 'htmlAndMathml' });
+    el.classList.add('rendered');
+  }
+}
+
+// ---- 1. the query explorer -------------------------------------------------------------------
+
+follow($('#qe'), ['query-change'], (el) => {
+  const r = el.result;
+  if (!r) return;
+  const top = r.weights.indexOf(Math.max(...r.weights));
+  bind('qe-query', vec(r.query));
+  bind('qe-top-weight', f(r.weights[top], 3));
+  bind('qe-top-label', `“${el.labels[top]}”`);
+  bind('qe-output', vec(r.output));
+});
+
+// ---- 2. variance and softmax -----------------------------------------------------------------
+
+follow($('#variance'), ['experiment-change'], (el) => {
+  const rs = el.results;
+  if (!rs) return;
+  const r = rs.find((x) => x.dk === 64) || rs[Math.floor(rs.length / 2)];
+  bind('var-64-unscaled', f(r.unscaled, 2));
+  bind('var-64-scaled', f(r.scaled, 3));
+  bind('var-samples', r.samples.toLocaleString('en'));
+});
+
+follow($('#softmax'), ['softmax-change'], (el) => {
+  const p = el.probabilities;
+  if (!p) return;
+  const top = Math.max(...p);
+  bind('sm-scale', f(el.scale, 2));
+  bind('sm-top', f(top, 4));
+  bind('sm-verdict', el.scale === 0 ? 'Every logit is multiplied by 0, so the weights are uniform.'
+    : top > 0.999 ? 'That is saturated: to four decimals, one entry has everything.'
+      : top > 0.9 ? 'Most of the weight already sits on one entry.' : 'The weight is still shared.');
+});
+
+// ---- 3. the fully masked row -----------------------------------------------------------------
+
+follow($('#fill'), ['masked-change'], (el) => {
+  const r = el.result;
+  if (!r) return;
+  const n = r.scores.length, m = r.masked.length;
+  bind('fill-summary', m === n
+    ? `All ${n} keys are masked. This library returns weights ${vec(r.booleanWeights, 0)} and output ${vec(r.booleanOutput, 0)}; `
+      + `the −1e9 fill returns ${vec(r.fillWeights, 2)} and output ${vec(r.fillOutput, 2)} — the average of every value.`
+    : `${m} of ${n} keys masked: both rules give ${vec(r.booleanWeights, 3)}.`);
+});
+
+// ---- 4. multi-head: presets and shapes -------------------------------------------------------
+
+const PRESETS = { small: { dModel: 16, heads: 4 }, paper: { dModel: 512, heads: 8 } };
+const steps = $('#steps'), headsMap = $('#heads');
+
+/** Rows of the shape table: [trace steps it stands for, operation, axes, sizes, note] for a model result. */
+function shapeRows(r) {
+  const T = r.Tq, D = r.config.dModel, H = r.heads, dk = r.dk;
+  const traced = (name) => r.byName[name]?.shape;
+  const first = r.byName.x ? 'x' : 'input';
+  return [
+    [['input', 'positional', 'x'], 'Input X: token embeddings (+ positions)', ['B', 'T', 'D'], traced(first)],
+    [[], 'Project: Q = X·W_Q (and K, V)', ['B', 'T', 'D'], [1, T, D], 'part of q, k, v'],
+    [[], 'Split the last axis into heads (reshape)', ['B', 'T', 'H', 'd_k'], [1, T, H, dk], 'a reshape: same numbers'],
+    [['q', 'k', 'v'], 'Move the head axis forward (transpose)', ['B', 'H', 'T', 'd_k'], traced('q')],
+    [['scores'], 'Scores Q_h·K_hᵀ, every head at once', ['B', 'H', 'T_q', 'T_k'], traced('scores')],
+    [['scaled', 'masked'], 'Divide by √d_k (and mask)', ['B', 'H', 'T_q', 'T_k'], traced('scaled')],
+    [['weights', 'dropped'], 'Softmax over the keys', ['B', 'H', 'T_q', 'T_k'], traced('weights')],
+    [['context'], 'Weighted values A_h·V_h', ['B', 'H', 'T', 'd_k'], traced('context')],
+    [[], 'Move the head axis back (transpose)', ['B', 'T', 'H', 'd_k'], [1, T, H, dk], 'part of concat'],
+    [['concat'], 'Concatenate the heads (reshape)', ['B', 'T', 'H·d_k'], traced('concat')],
+    [['output', 'residual', 'normalized'], 'Output projection ·W_O', ['B', 'T', 'D'], traced('output')],
+  ];
+}
+
+function renderShapes() {
+  const r = runModel(steps.config);
+  const tbody = $('#shape-table tbody');
+  if (!r.ok) { bind('mh-config', r.error.message); tbody.replaceChildren(); return; }
+  const c = r.config;
+  bind('mh-config', `B = 1 sentence, T = ${r.Tq} tokens, D = ${c.dModel}, H = ${r.heads} heads, d_k = ${c.dModel} / ${r.heads} = ${r.dk}`);
+  tbody.replaceChildren(...shapeRows(r).map(([names, op, axes, sizes, note]) => {
+    const tr = document.createElement('tr');
+    tr.dataset.steps = names.join(' ');
+    if (!names.length) tr.classList.add('derived');
+    const shown = names.filter((n) => r.byName[n]);
+    const cells = [op, `(${axes.join(', ')})`, sizes ? `(${sizes.join(', ')})` : '—', shown.length ? shown.join(', ') : (note || '—')];
+    for (const text of cells) { const td = document.createElement('td'); td.textContent = text; tr.append(td); }
+    if (names.length) {
+      tr.tabIndex = 0;
+      tr.title = 'Show this step below';
+      const go = () => { const name = names.find((n) => r.byName[n]); if (name) steps.goTo(name); };
+      tr.addEventListener('click', go);
+      tr.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); go(); } });
+    }
+    return tr;
+  }));
+  const D = c.dModel;
+  bind('mh-params', `with D = ${D}, 4 × ${D}² = ${(4 * D * D).toLocaleString('en')} weights (plus ${4 * D} biases) whether H is 1 or ${r.heads}`);
+  highlightStep();
+}
+
+function highlightStep() {
+  const name = steps.current?.name;
+  for (const tr of $$('#shape-table tbody tr')) tr.classList.toggle('current', !!name && tr.dataset.steps.split(' ').includes(name));
+}
+
+function applyPreset(key) {
+  const p = PRESETS[key];
+  for (const el of [steps, headsMap]) { el.setAttribute('d-model', String(p.dModel)); el.setAttribute('heads', String(p.heads)); }
+  for (const b of $$('[data-preset]')) b.setAttribute('aria-pressed', String(b.dataset.preset === key));
+  renderShapes();
+}
+
+for (const b of $$('[data-preset]')) b.addEventListener('click', () => applyPreset(b.dataset.preset));
+follow(steps, ['step-change'], () => { if (!$('#shape-table tbody').children.length) renderShapes(); else highlightStep(); });
+
+// ---- 5. self and cross -----------------------------------------------------------------------
+
+function shapeText(el) {
+  const r = runModel(el.config);
+  if (!r.ok) return r.error.message;
+  return `${r.Tq} query tokens × ${r.Tk} key tokens, so A is ${r.Tq} × ${r.Tk}${r.Tq === r.Tk ? ' (square)' : ''}.`;
+}
+follow($('#self-map'), [], (el) => bind('self-shape', shapeText(el)));
+follow($('#cross-map'), [], (el) => bind('cross-shape', shapeText(el)));
+
+// ---- 6. positional encoding ------------------------------------------------------------------
+
+/** The wavelength of the slowest sine/cosine pair: 2π·base^{2i/d} for the last pair i. */
+function slowestWavelength(base, d) {
+  const i = Math.floor((d - 1) / 2);
+  return 2 * Math.PI * base ** ((2 * i) / d);
+}
+
+function bindWavelength(el, prefix) {
+  if (!el) return;
+  const update = () => {
+    bind(`${prefix}-base`, String(el.base));
+    bind(`${prefix}-slowest`, Math.round(slowestWavelength(el.base, el.dModel)).toLocaleString('en'));
+  };
+  new MutationObserver(update).observe(el, { attributes: true, attributeFilter: ['base', 'd-model'] });
+  update();
+}
+bindWavelength($('#pe-10000'), 'pe-a');
+bindWavelength($('#pe-1000'), 'pe-b');
+
+/** The largest difference between the attention rows of the copies of `word`. */
+function repeatSpread(el, word) {
+  const r = runModel(el.config);
+  if (!r.ok) return null;
+  const rows = r.queryTokens.map((t, i) => (t === word ? i : -1)).filter((i) => i >= 0);
+  let spread = 0;
+  for (const a of rows) for (const b of rows) for (let j = 0; j < r.Tk; j++) {
+    spread = Math.max(spread, Math.abs(r.meanWeights[a * r.Tk + j] - r.meanWeights[b * r.Tk + j]));
+  }
+  return { count: rows.length, spread };
+}
+
+function updateRepeat() {
+  const without = repeatSpread($('#no-pe'), 'the'), withPe = repeatSpread($('#with-pe'), 'the');
+  if (!without || !withPe) return;
+  bind('pe-repeat', `The word “the” appears ${without.count} times. Without positional encoding its ${without.count} rows of weights differ by at most `
+    + `${f(without.spread, 4)}: they are identical. With it, they differ by up to ${f(withPe.spread, 4)}.`);
+}
+follow($('#no-pe'), [], updateRepeat);
+follow($('#with-pe'), [], updateRepeat);
+
+// ---- 7. copy buttons -------------------------------------------------------------------------
+
+for (const button of $$('.code-box .copy')) {
+  button.addEventListener('click', async () => {
+    const code = button.parentElement.querySelector('code');
+    try {
+      await navigator.clipboard.writeText(code.textContent);
+      button.textContent = 'Copied';
+    } catch {
+      // No clipboard permission: select the text so Ctrl+C works.
+      const range = document.createRange();
+      range.selectNodeContents(code);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      button.textContent = 'Selected';
+    }
+    button.dataset.done = '';
+    setTimeout(() => { button.textContent = 'Copy'; delete button.dataset.done; }, 1600);
+  });
+}
+
+// ---- contents highlight and theme ------------------------------------------------------------
+
+const tocLinks = new Map($$('.toc a').map((a) => [a.getAttribute('href').slice(1), a]));
+const visible = new Set();
+const spy = new IntersectionObserver((entries) => {
+  for (const e of entries) (e.isIntersecting ? visible.add(e.target.id) : visible.delete(e.target.id));
+  const first = [...tocLinks.keys()].find((id) => visible.has(id));
+  for (const [id, a] of tocLinks) a.setAttribute('aria-current', String(id === first));
+}, { rootMargin: '-20% 0px -60% 0px' });
+for (const id of tocLinks.keys()) { const s = document.getElementById(id); if (s) spy.observe(s); }
+
+const THEMES = ['auto', 'light', 'dark'];
+const toggle = $('#theme-toggle');
+function redrawWidgets() {
+  for (const el of $$('*')) if (el.localName.includes('-') && typeof el.refresh === 'function') el.refresh();
+}
+function setTheme(theme) {
+  if (theme === 'auto') delete document.documentElement.dataset.theme; else document.documentElement.dataset.theme = theme;
+  toggle.textContent = `Theme: ${theme}`;
+  toggle.setAttribute('aria-label', `Colour theme: ${theme === 'auto' ? 'follows the system' : theme}. Press to change.`);
+  try { localStorage.setItem('attention-wasm-tutorial-theme', theme); } catch { /* storage may be off */ }
+  redrawWidgets();  // canvases read their colours when they draw
+}
+toggle.addEventListener('click', () => setTheme(THEMES[(THEMES.indexOf(toggle.textContent.replace('Theme: ', '')) + 1) % THEMES.length]));
+let saved = 'auto';
+try { saved = localStorage.getItem('attention-wasm-tutorial-theme') || 'auto'; } catch { /* ignore */ }
+if (THEMES.includes(saved) && saved !== 'auto') setTheme(saved);
+matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawWidgets);
+
+await renderMath();
+await ready;
+document.documentElement.dataset.tutorialReady = '';

@@ -1,0 +1,184 @@
+// Types for 'attention-wasm/widgets' (web/widgets.js): four custom elements and the helpers the
+// demo and tutorial pages are built from. Importing the module defines the elements.
+import type * as Attn from '../src/js/index.js';
+
+export declare const attn: typeof Attn;
+/** Resolves once the shared wasm instance is ready (init() runs once per page). */
+export declare const ready: Promise<unknown>;
+
+export type PositionalKind = 'none' | 'sinusoidal' | 'learned';
+export type MaskMode = 'none' | 'causal' | 'padding' | 'custom';
+
+/** The model configuration shared by <attention-steps>, <attention-heatmap> and <mask-editor>. */
+export interface WidgetConfig {
+  /** Query sentence (tokenized with `tokenize`). */
+  text: string;
+  /** Source sentence for cross-attention (keys and values). */
+  source: string;
+  /** Cross-attention: queries from `text`, keys/values from `source`. */
+  cross: boolean;
+  /** Tokens to use instead of tokenizing `text` (JS only). */
+  tokens: string[] | null;
+  /** Tokens to use instead of tokenizing `source` (JS only). */
+  sourceTokens: string[] | null;
+  dModel: number;
+  heads: number;
+  /** Weight initialisation and token-embedding seed. */
+  seed: number;
+  positional: PositionalKind;
+  /** Base of the sinusoidal encoding (10000). */
+  base: number;
+  mask: MaskMode;
+  /** <pad> tokens appended in 'padding' mode (0…8). */
+  pad: number;
+  /** Cells [query, key] flipped on top of the mask mode. Attribute form: "i.j,i.j". */
+  toggles: [number, number][];
+  /** Divide the scores by √d_k. */
+  scaling: boolean;
+  temperature: number;
+  /** Dropout probability on the attention weights. */
+  dropout: number;
+  dropoutSeed: number;
+  residual: boolean;
+  layerNorm: boolean;
+  /** PyTorch-layout weights to load instead of the seeded ones (JS only). */
+  stateDict: Record<string, unknown> | null;
+}
+
+export interface TraceStep { name: string; shape: number[]; axes: string[]; data: Float32Array }
+
+export type ModelResult =
+  | { ok: true; config: WidgetConfig; queryTokens: string[]; keyTokens: string[]; realKeys: number; Tq: number; Tk: number;
+      heads: number; dk: number; steps: TraceStep[]; byName: Record<string, TraceStep>; meanWeights: Float32Array;
+      /** (Tq, Tk), 1 = may attend. */ mask: Uint8Array }
+  | { ok: false; config: WidgetConfig; queryTokens: string[]; keyTokens: string[]; error: { code: string; message: string } };
+
+export interface CellDetail { row: number; col: number; value: number; rowLabel: string; colLabel: string }
+
+/** What every widget shares: exports and a synchronous refresh. Events: 'ready'. */
+declare class AwElement extends HTMLElement {
+  /** Renders now if the wasm module is ready; true when it rendered. */
+  refresh(): boolean;
+  /** The picture as PNG. */
+  getPNG(): Promise<Blob>;
+  getPNGDataURL(): string;
+  /** The matrix shown, as CSV text. */
+  getCSV(): string;
+  /** The matrix shown, as JSON text. */
+  getJSON(): string;
+  /** Saves 'png' | 'csv' | 'json' through a download. */
+  download(format: 'png' | 'csv' | 'json'): void;
+}
+
+declare class ModelElement extends AwElement implements Omit<WidgetConfig, never> {
+  /** The effective config (defaults ← attributes ← properties). Setting it replaces the JS-set keys. */
+  config: WidgetConfig;
+  setConfig(partial: Partial<WidgetConfig>): void;
+  text: string; source: string; cross: boolean; tokens: string[] | null; sourceTokens: string[] | null;
+  dModel: number; heads: number; seed: number; positional: PositionalKind; base: number; mask: MaskMode; pad: number;
+  toggles: [number, number][]; scaling: boolean; temperature: number; dropout: number; dropoutSeed: number;
+  residual: boolean; layerNorm: boolean; stateDict: Record<string, unknown> | null;
+  readonly result: ModelResult | null;
+}
+
+/** <attention-steps step="scores" head="0">. Events: step-change { index, name, head }, cell-hover, cell-click. */
+export declare class AttentionSteps extends ModelElement {
+  readonly steps: string[];
+  step: number;
+  head: number;
+  readonly current: null | { index: number; name: string; title: string; head: number; hasHead: boolean; shape: number[]; axes: string[];
+    rows: number; cols: number; data: Float32Array; rowLabels: string[]; colLabels: string[]; rowAxis: string; colAxis: string };
+  goTo(step: number | string): void;
+  next(): void;
+  prev(): void;
+  cellCenter(row: number, col: number): { x: number; y: number };
+  explainCell(cell: CellDetail): { main: string; detail: string };
+}
+
+/** <attention-heatmap head="all|mean|0…" query="-1">. Events: cell-hover, cell-click { head, row, col, value, query, key }, view-change. */
+export declare class AttentionHeatmap extends ModelElement {
+  head: 'all' | 'mean' | number;
+  query: number;
+  /** Precomputed weights instead of the model: shape (H, Tq, Tk) or (Tq, Tk), flat or nested. */
+  data: null | { weights: ArrayLike<number> | number[][] | number[][][]; shape?: number[]; queryTokens?: string[]; keyTokens?: string[] };
+  readonly shown: null | { view: string; queryTokens: string[]; keyTokens: string[];
+    matrices: { head: number | 'mean'; rows: number; cols: number; data: Float32Array }[] };
+  cellCenter(tile: number, row: number, col: number): { x: number; y: number };
+}
+
+/** <positional-encoding-heatmap length="50" d-model="64" base="10000" dims="0,2,8,24">. Events: cell-hover, cell-click. */
+export declare class PositionalEncodingHeatmap extends AwElement {
+  length: number;
+  dModel: number;
+  base: number;
+  dims: number[];
+  readonly shown: null | { length: number; dModel: number; base: number; data: Float32Array; dims: number[] };
+  cellCenter(row: number, col: number): { x: number; y: number };
+}
+
+/** <mask-editor mask="causal" toggles="2.0" head="mean">. Events: mask-change { mask, toggles, allowed }, cell-hover, cell-click. */
+export declare class MaskEditor extends ModelElement {
+  head: 'mean' | number;
+  readonly allowed: null | { rows: number; cols: number; data: Uint8Array };
+  readonly weights: null | { head: 'mean' | number; rows: number; cols: number; data: Float32Array };
+  setMode(mode: MaskMode): void;
+  toggle(row: number, col: number): void;
+  cellCenter(which: 'mask' | 'weights', row: number, col: number): { x: number; y: number };
+}
+
+export declare const MAX_TOKENS: 512;
+export declare const PAD_TOKEN: '<pad>';
+export declare const DEFAULT_CONFIG: Readonly<WidgetConfig>;
+export declare function tokenize(text: string, max?: number): string[];
+export declare function tokenizeWithInfo(text: string, max?: number): { tokens: string[]; truncated: boolean };
+/** FNV-1a (32-bit) over the token's UTF-8 bytes, then the seed's 4 little-endian bytes. */
+export declare function tokenSeed(token: string, seed: number): number;
+export declare function tokenVector(token: string, dModel: number, seed: number): Float32Array;
+export declare function embedTokens(tokens: string[], dModel: number, seed: number): Float32Array;
+export declare function normalizeConfig(partial?: Partial<WidgetConfig>): WidgetConfig;
+/** Runs (or reuses) the forward pass with trace; never throws (errors come back as ok: false). */
+export declare function runModel(config: Partial<WidgetConfig>, options?: { fresh?: boolean }): ModelResult;
+export declare function clearModelCache(): void;
+export declare function modelStateDict(config: Partial<WidgetConfig>): Record<string, { shape: number[]; data: number[] }>;
+export declare function validHeadCounts(dModel: number, max?: number): number[];
+export declare function tokensOf(config: WidgetConfig): { queryTokens: string[]; keyTokens: string[]; realKeys: number };
+export declare function maskMatrix(config: WidgetConfig, Tq: number, Tk: number, realKeys: number): Uint8Array;
+export declare function parseBool(value: unknown, fallback: boolean): boolean;
+export declare function parseToggles(value: string | [number, number][]): [number, number][];
+export declare function formatToggles(toggles: [number, number][]): string;
+export declare function loadKatex(): Promise<{ renderToString(tex: string, options?: object): string }>;
+export declare function formatNumber(value: number, decimals?: number): string;
+export declare function exactNumber(value: number): string;
+export declare function colormap(name: 'viridis' | 'diverging'): Uint8Array;
+export declare function colorOf(name: 'viridis' | 'diverging', value: number, lo: number, hi: number): string;
+export declare function autoDomain(data: ArrayLike<number>, kind?: 'auto' | 'probability' | 'signed' | 'positive'): { lo: number; hi: number; map: 'viridis' | 'diverging' };
+export declare function matrixToCSV(m: { data: ArrayLike<number>; rows: number; cols: number; rowLabels?: string[]; colLabels?: string[]; corner?: string }): string;
+export declare function download(filename: string, content: string | Blob, mime?: string): void;
+export declare const SERIES_COLORS: string[];
+export declare function drawBars(canvas: HTMLCanvasElement, options: { host: Element; width: number; values: ArrayLike<number>; labels: string[];
+  title?: string; color?: string; maxValue?: number }): { barAt(clientX: number): number };
+export declare function drawLines(canvas: HTMLCanvasElement, options: { host: Element; width: number; height?: number;
+  series: { label: string; values: ArrayLike<number> }[]; xLabel?: string; yRange?: [number, number] }): void;
+/** The canvas matrix renderer every widget uses (labels, legend, keyboard, hit testing). */
+export declare class HeatmapView {
+  constructor(canvas: HTMLCanvasElement, hooks: { host: Element; onHover?: (cell: CellDetail | null, via: 'pointer' | 'keyboard') => void;
+    onClick?: (cell: CellDetail, via: 'pointer' | 'keyboard') => void });
+  width: number;
+  set(options: { data: ArrayLike<number>; rows: number; cols: number; rowLabels?: string[]; colLabels?: string[];
+    domain: { lo: number; hi: number; map: 'viridis' | 'diverging' }; decimals?: number; values?: 'auto' | 'always' | 'never';
+    rowSums?: boolean; maxCell?: number; minRowHeight?: number; maxRowHeight?: number; selectedRow?: number; title?: string; legend?: boolean }): void;
+  resize(width: number): void;
+  draw(): void;
+  cell(row: number, col: number): CellDetail;
+  cellAt(clientX: number, clientY: number): CellDetail | null;
+  cellCenter(row: number, col: number): { x: number; y: number };
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'attention-steps': AttentionSteps;
+    'attention-heatmap': AttentionHeatmap;
+    'positional-encoding-heatmap': PositionalEncodingHeatmap;
+    'mask-editor': MaskEditor;
+  }
+}

@@ -1,0 +1,50 @@
+// attention-wasm widgets: one <script type="module" src=".../web/widgets.js"> and a tag is all a page
+// needs. Every widget on a page shares this one import of the library and one wasm instance.
+//
+//   <attention-steps>               the step-by-step walkthrough of one multi-head attention pass
+//   <attention-heatmap>             attention weights: one head, the mean, or all heads
+//   <positional-encoding-heatmap>   the sinusoidal encoding, positions × dimensions, with curves
+//   <mask-editor>                   padding / causal / custom masks and the renormalised softmax
+//
+// The module also exports the helpers the demo and tutorial pages build on.
+import * as attn from '../src/js/index.js';
+import { whenReady } from './widgets/runtime.js';
+import { AttentionSteps } from './widgets/attention-steps.js';
+import { AttentionHeatmap } from './widgets/attention-heatmap.js';
+import { PositionalEncodingHeatmap } from './widgets/positional-encoding-heatmap.js';
+import { MaskEditor } from './widgets/mask-editor.js';
+
+const ELEMENTS = {
+  'attention-steps': AttentionSteps,
+  'attention-heatmap': AttentionHeatmap,
+  'positional-encoding-heatmap': PositionalEncodingHeatmap,
+  'mask-editor': MaskEditor,
+};
+for (const [name, cls] of Object.entries(ELEMENTS)) {
+  if (!customElements.get(name)) customElements.define(name, cls);
+}
+
+// Start loading the wasm module right away (once), rather than when the first widget connects.
+const ready = whenReady();
+
+export { attn, ready, AttentionSteps, AttentionHeatmap, PositionalEncodingHeatmap, MaskEditor };
+export { tokenize, tokenizeWithInfo, MAX_TOKENS } from './widgets/tokenizer.js';
+export { tokenSeed, tokenVector, embedTokens } from './widgets/embedding.js';
+export { DEFAULT_CONFIG, normalizeConfig, runModel, clearModelCache, validHeadCounts, tokensOf, maskMatrix,
+  parseBool, parseToggles, formatToggles, modelStateDict, PAD_TOKEN } from './widgets/model.js';
+export { HeatmapView } from './widgets/heatmap-view.js';
+export { drawBars, drawLines, SERIES_COLORS } from './widgets/charts.js';
+export { colormap, colorOf, autoDomain } from './widgets/colormap.js';
+export { matrixToCSV, download } from './widgets/export.js';
+export { formatNumber, exactNumber } from './widgets/draw-util.js';
+export { loadKatex } from './widgets/runtime.js';
+
+// The tutorial's widgets (web/tutorial.html); each file registers its own element.
+//   <query-explorer>        one query against a few keys: drag it and watch the weights move
+//   <variance-experiment>   Var(q·k) against d_k, with and without the 1/√d_k scaling
+//   <softmax-playground>    softmax of editable logits, and how it saturates as they grow
+//   <mask-fill-compare>     a fully masked row: −∞ (this library: zeros) versus a −1e9 fill (uniform)
+export { QueryExplorer } from './widgets/query-explorer.js';
+export { VarianceExperiment, measureDotProductVariance } from './widgets/variance-experiment.js';
+export { SoftmaxPlayground } from './widgets/softmax-playground.js';
+export { MaskFillCompare } from './widgets/mask-fill-compare.js';

@@ -1,0 +1,197 @@
+// Base classes of the custom elements.
+//   AwElement     Shadow DOM with the shared stylesheet, the export toolbar (PNG/CSV/JSON), an error
+//                 line, a tooltip, an aria-live readout, resize handling, one `ready` event.
+//   ModelElement  adds the model config: attributes (text, d-model, heads, mask, …) and the same as
+//                 JS properties (el.dModel = 32) or all at once (el.config = {...}).
+// Subclasses implement render() (synchronous) and getCSV() / getJSON() / pngCanvas().
+import { whenReady, isReady } from './runtime.js';
+import { canvasToBlob, download, slug } from './export.js';
+import { CONFIG_ATTRIBUTES, DEFAULT_CONFIG, configFromAttributes, normalizeConfig } from './model.js';
+import { BASE_CSS } from './styles.js';
+
+let sheet = null;
+function sharedSheet() {
+  if (!sheet) { sheet = new CSSStyleSheet(); sheet.replaceSync(BASE_CSS); }
+  return sheet;
+}
+
+/** Creates an element with attributes; text goes through textContent (never parsed as HTML). */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === false || v === null || v === undefined) continue;
+    if (k === 'text') el.textContent = v;
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  el.append(...children.filter((c) => c !== null && c !== undefined && c !== false));
+  return el;
+}
+
+export class AwElement extends HTMLElement {
+  /** Extra attributes of a subclass (besides the config ones for ModelElement). */
+  static get ownAttributes() { return []; }
+  static get observedAttributes() { return this.ownAttributes; }
+
+  constructor() {
+    super();
+    this.attachShadow({ mode: 'open' });
+    this.shadowRoot.adoptedStyleSheets = [sharedSheet()];
+    this._scheduled = false;
+    this._readyFired = false;
+    // Re-render when the available width changes (height changes are our own doing).
+    this._lastWidth = 0;
+    this._resize = new ResizeObserver(() => {
+      if (Math.abs(this.clientWidth - this._lastWidth) >= 1) { this._lastWidth = this.clientWidth; this.schedule(); }
+    });
+  }
+
+  /** A short name used in export file names ("attention-heatmap"). */
+  get exportName() { return this.localName; }
+
+  connectedCallback() {
+    if (!this._built) { this._built = true; this.build(); }
+    this._resize.observe(this);
+    if (!this._preparing) {
+      this._preparing = this.prepare().then(() => { this._prepared = true; this.schedule(); },
+        (e) => this.showError(`Could not load the widget: ${e.message}`));
+    } else if (this._prepared) this.schedule();
+  }
+
+  /** What must load before the first render: the wasm module (subclasses may add to it). */
+  prepare() { return whenReady(); }
+
+  disconnectedCallback() { this._resize.disconnect(); }
+
+  attributeChangedCallback() { this.schedule(); }
+
+  /** Renders on the next microtask (coalesces several attribute/property changes). */
+  schedule() {
+    this._dirty = true;
+    if (this._scheduled) return;
+    this._scheduled = true;
+    queueMicrotask(() => { this._scheduled = false; if (this._dirty) this.refresh(); });
+  }
+
+  /** Renders now (synchronously) if the wasm module is ready. Returns true when it rendered. */
+  refresh() {
+    if (!this._prepared || !isReady() || !this.isConnected) return false;
+    this._dirty = false;
+    this.render();
+    if (!this._readyFired) {
+      this._readyFired = true;
+      this.dataset.ready = '';
+      this.emit('ready', {});
+    }
+    return true;
+  }
+
+  /** Dispatches a bubbling, composed CustomEvent. */
+  emit(name, detail) {
+    this.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
+  }
+
+  /** Width available for drawing inside the host. */
+  get contentWidth() {
+    const cs = getComputedStyle(this);
+    const w = this.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    return Math.max(160, Math.floor(w || 600));
+  }
+
+  // ---- shared UI pieces ----------------------------------------------------------------------
+
+  /** The PNG / CSV / JSON buttons. */
+  exportBar() {
+    const b = (fmt, label) => h('button', { type: 'button', class: 'export', 'aria-label': `Download ${label}`,
+      title: `Download ${label}`, text: fmt.toUpperCase(), onclick: () => this.download(fmt) });
+    return h('div', { class: 'exports', role: 'group', 'aria-label': 'Export' },
+      b('png', 'the picture as PNG'), b('csv', 'the matrix as CSV'), b('json', 'the matrix as JSON'));
+  }
+
+  /** Shows (or with '' hides) an error line. */
+  showError(message) {
+    if (!this._errorEl) return;
+    this._errorEl.textContent = message || '';
+    this._errorEl.hidden = !message;
+  }
+
+  /** Shows a tooltip near client point (x, y); lines are plain strings. */
+  showTooltip(x, y, lines) {
+    const tip = this._tooltip;
+    if (!tip) return;
+    if (!lines) { tip.hidden = true; return; }
+    tip.replaceChildren(...lines.map((l, i) => h('div', { class: i === 0 ? 'tip-head' : '', text: l })));
+    tip.hidden = false;
+    const host = this.getBoundingClientRect();
+    const tw = tip.offsetWidth, th = tip.offsetHeight;
+    let left = x - host.left + 14, top = y - host.top + 14;
+    if (left + tw > host.width - 4) left = Math.max(4, x - host.left - tw - 14);
+    if (top + th > host.height - 4) top = Math.max(4, y - host.top - th - 14);
+    tip.style.left = `${left}px`;
+    tip.style.top = `${top}px`;
+  }
+
+  /** Common structure: error line, tooltip. Subclasses call this from build(). */
+  baseParts() {
+    this._errorEl = h('div', { class: 'error', role: 'alert', hidden: true });
+    this._tooltip = h('div', { class: 'tooltip', hidden: true, 'aria-hidden': 'true' });
+    return [this._errorEl, this._tooltip];
+  }
+
+  // ---- exports -------------------------------------------------------------------------------
+
+  /** @returns {Promise<Blob>} what the widget draws, as a PNG */
+  getPNG() { return canvasToBlob(this.pngCanvas()); }
+
+  /** @returns {string} a data: URL of the PNG */
+  getPNGDataURL() { return this.pngCanvas().toDataURL('image/png'); }
+
+  /**
+   * Downloads 'png' | 'csv' | 'json'. Synchronous on purpose: the file is saved within the click
+   * that asked for it, so browsers never treat it as an unrequested (blockable) download.
+   */
+  download(format) {
+    const name = `${slug(this.exportName)}${this.exportSuffix ? `-${slug(this.exportSuffix)}` : ''}`;
+    if (format === 'png') download(`${name}.png`, dataUrlToBlob(this.pngCanvas().toDataURL('image/png')));
+    else if (format === 'csv') download(`${name}.csv`, this.getCSV(), 'text/csv');
+    else if (format === 'json') download(`${name}.json`, this.getJSON(), 'application/json');
+    else throw new Error(`unknown export format ${format}`);
+  }
+}
+
+/** data: URL → Blob, synchronously. */
+function dataUrlToBlob(url) {
+  const [head, body] = url.split(',');
+  const bin = atob(body);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return new Blob([bytes], { type: /data:([^;]+)/.exec(head)[1] });
+}
+
+/** A widget driven by the model config (attributes + properties). */
+export class ModelElement extends AwElement {
+  static get observedAttributes() { return [...CONFIG_ATTRIBUTES, 'tokens', ...this.ownAttributes]; }
+
+  constructor() {
+    super();
+    this._props = {};  // config keys set from JS; they win over attributes
+  }
+
+  /** The effective, normalized config (defaults ← attributes ← properties). */
+  get config() { return normalizeConfig({ ...configFromAttributes(this), ...this._props }); }
+
+  /** Sets the whole config from JS (keys not given fall back to attributes, then defaults). */
+  set config(c) { this._props = { ...(c || {}) }; this.schedule(); }
+
+  /** Changes some config keys, keeping the others. */
+  setConfig(partial) { this._props = { ...this._props, ...partial }; this.schedule(); }
+}
+
+// One JS property per config key: el.text, el.dModel, el.heads, el.mask, el.toggles, el.stateDict …
+for (const key of Object.keys(DEFAULT_CONFIG)) {
+  Object.defineProperty(ModelElement.prototype, key, {
+    get() { return this.config[key]; },
+    set(v) { this.setConfig({ [key]: v }); },
+    configurable: true,
+  });
+}

@@ -1,0 +1,181 @@
+// <mask-editor>: pick a padding / causal / custom mask, click cells to flip them, and watch the
+// softmax renormalise: masked scores become −∞, their weights exactly 0, and each row's remaining
+// weights still sum to 1 (a fully masked row gets all zeros).
+//
+// Attributes: every model config attribute (mask="none|causal|padding|custom", toggles="i.j,…", …),
+//             plus head="mean" | 0…H-1 (default "mean").
+// Events: mask-change { mask, toggles, allowed: Uint8Array (Tq × Tk, 1 = may attend) }, cell-hover, cell-click.
+import { ModelElement, h } from './base-element.js';
+import { HeatmapView } from './heatmap-view.js';
+import { composeCanvases, jsonText, toNested } from './export.js';
+import { exactNumber, themeOf } from './draw-util.js';
+import { colorOf } from './colormap.js';
+import { formatToggles, runModel } from './model.js';
+import { matrixOf } from './trace-view.js';
+
+const MODES = [['none', 'None'], ['causal', 'Causal'], ['padding', 'Padding'], ['custom', 'Custom']];
+const ALLOWED_DOMAIN = { lo: 0, hi: 1.6, map: 'viridis' };  // "may attend" = 1 draws as a calm teal
+
+const MASK_CSS = `
+.panels { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; margin-top: 10px; }
+.panel { min-width: 0; flex: 1 1 300px; }
+.panel h3 { font-size: 13px; font-weight: 600; margin: 0 0 4px; }
+.legend-note { margin-top: 4px; }
+`;
+
+export class MaskEditor extends ModelElement {
+  static get ownAttributes() { return ['head']; }
+
+  build() {
+    this._modeButtons = MODES.map(([mode, label]) => h('button', { type: 'button', 'data-mode': mode, 'aria-pressed': 'false',
+      text: label, onclick: () => this.setMode(mode) }));
+    this._reset = h('button', { type: 'button', text: 'Clear clicks', onclick: () => this.#commit(this.config.mask, []) });
+    this._head = h('select', { 'aria-label': 'Head', onchange: () => this.setAttribute('head', this._head.value) });
+    this._maskCanvas = h('canvas', { role: 'img' });
+    this._weightCanvas = h('canvas', { role: 'img' });
+    const hooks = (which) => ({ host: this, onHover: (c) => this.#hover(which, c), onClick: (c) => this.toggle(c.row, c.col) });
+    this._maskView = new HeatmapView(this._maskCanvas, hooks('mask'));
+    this._weightView = new HeatmapView(this._weightCanvas, hooks('weights'));
+    this._summary = h('div', { class: 'muted small' });
+    this._readout = h('div', { class: 'readout', 'aria-live': 'polite', text: 'Click a cell (or focus it and press Enter) to mask it or let it attend again.' });
+    const teal = colorOf('viridis', 1, ALLOWED_DOMAIN.lo, ALLOWED_DOMAIN.hi);
+    const note = h('div', { class: 'legend-note muted' },
+      h('span', { class: 'swatch', style: `background:${teal}` }), 'may attend (1)   ',
+      h('span', { class: 'swatch', style: 'background:repeating-linear-gradient(135deg,#bbb 0 2px,#eee 2px 4px)' }), 'masked (0 → score −∞)');
+    this.shadowRoot.append(h('style', { text: MASK_CSS }),
+      h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Mask editor' }),
+        h('div', { class: 'seg', role: 'group', 'aria-label': 'Mask type' }, ...this._modeButtons), this._reset,
+        h('label', { class: 'inline' }, h('span', { class: 'muted', text: 'weights of' }), this._head), this.exportBar()),
+      this._summary, ...this.baseParts(),
+      h('div', { class: 'panels' },
+        h('div', { class: 'panel' }, h('h3', { text: 'Mask M — rows: queries, columns: keys' }), h('div', { class: 'scroll' }, this._maskCanvas), note),
+        h('div', { class: 'panel' }, h('h3', { text: 'Softmax weights after masking' }), h('div', { class: 'scroll' }, this._weightCanvas))),
+      this._readout);
+  }
+
+  /** 'mean' or a head index. */
+  get head() { const v = this.getAttribute('head') ?? 'mean'; return v === 'mean' ? 'mean' : Math.max(0, parseInt(v, 10) || 0); }
+  set head(v) { this.setAttribute('head', String(v)); }
+
+  get exportName() { return `mask-${this.config.mask}`; }
+
+  /** The mask shown: { rows, cols, data: Uint8Array (1 = may attend) }. */
+  get allowed() { return this._shown ? { rows: this._shown.rows, cols: this._shown.cols, data: this._shown.allowed } : null; }
+
+  /** The weights shown: { head, rows, cols, data }. */
+  get weights() { return this._shown ? { head: this._shown.head, rows: this._shown.rows, cols: this._shown.cols, data: this._shown.weights } : null; }
+
+  get result() { return this._result || null; }
+
+  /** Centre of a cell: which = 'mask' | 'weights'. */
+  cellCenter(which, row, col) { return (which === 'mask' ? this._maskView : this._weightView).cellCenter(row, col); }
+
+  /** Switches the mask type (clears clicked cells). */
+  setMode(mode) { this.#commit(mode, []); }
+
+  /** Flips one cell: masked ↔ may attend. */
+  toggle(row, col) {
+    const c = this.config;
+    const key = `${row}.${col}`;
+    const had = c.toggles.some(([i, j]) => `${i}.${j}` === key);
+    const toggles = had ? c.toggles.filter(([i, j]) => `${i}.${j}` !== key) : [...c.toggles, [row, col]];
+    this.#commit(c.mask === 'none' ? 'custom' : c.mask, toggles);
+    const r = this._shown;
+    const now = r && r.allowed[row * r.cols + col];
+    this.emit('cell-click', { row, col, allowed: !!now, query: r?.queryTokens[row], key: r?.keyTokens[col] });
+  }
+
+  #commit(mask, toggles) {
+    this.setConfig({ mask, toggles });
+    this.refresh();
+    const r = this._shown;
+    this.emit('mask-change', { mask, toggles: toggles.map((p) => p.slice()), togglesText: formatToggles(toggles), allowed: r ? r.allowed.slice() : null });
+  }
+
+  render() {
+    const r = this._result = runModel(this.config);
+    const c = r.config;
+    this._modeButtons.forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.mode === c.mask)));
+    this._reset.disabled = c.toggles.length === 0;
+    if (!r.ok) {
+      this.showError(r.error.message);
+      this._shown = null;
+      return;
+    }
+    this.showError('');
+    if (this._head.options.length !== r.heads + 1) {
+      this._head.replaceChildren(h('option', { value: 'mean', text: 'Mean of heads' }),
+        ...Array.from({ length: r.heads }, (_, k) => h('option', { value: String(k), text: `Head ${k}` })));
+    }
+    const head = this.head === 'mean' ? 'mean' : Math.min(this.head, r.heads - 1);
+    this._head.value = String(head);
+    const weights = head === 'mean' ? r.meanWeights : matrixOf(r.byName.weights, head, r).data;
+    const { Tq, Tk } = r;
+    const maskData = new Float32Array(Tq * Tk);  // (Tq, Tk): 1 may attend, −∞ masked (hatched)
+    for (let i = 0; i < maskData.length; i++) maskData[i] = r.mask[i] ? 1 : -Infinity;
+    this._shown = { rows: Tq, cols: Tk, allowed: r.mask, weights, head, queryTokens: r.queryTokens, keyTokens: r.keyTokens, mode: c.mask, toggles: c.toggles };
+    const masked = r.mask.reduce((n, v) => n + (v ? 0 : 1), 0);
+    this._summary.textContent = `${describe(c)} ${masked} of ${Tq * Tk} cells masked.`;
+    const W = this.contentWidth;
+    const panelW = W >= 640 ? Math.floor((W - 22) / 2) : W;
+    const common = { rows: Tq, cols: Tk, rowLabels: r.queryTokens, colLabels: r.keyTokens, maxCell: 34 };
+    this._maskView.width = panelW;
+    this._maskView.set({ ...common, data: maskData, domain: ALLOWED_DOMAIN, decimals: 0, legend: false });
+    this._weightView.width = panelW;
+    this._weightView.set({ ...common, data: weights, domain: { lo: 0, hi: 1, map: 'viridis' }, decimals: 2, rowSums: true, values: Tk <= 14 ? 'auto' : 'never' });
+    const aria = `${Tq} query tokens (rows) by ${Tk} key tokens (columns). Arrow keys move between cells; Enter flips a cell between masked and allowed.`;
+    this._maskCanvas.setAttribute('aria-label', `Attention mask, ${masked} cells masked: ${aria}`);
+    this._weightCanvas.setAttribute('aria-label', `Softmax weights after masking (${head === 'mean' ? 'mean of heads' : `head ${head}`}): ${aria}`);
+  }
+
+  #hover(which, cell) {
+    if (!cell) { this.showTooltip(0, 0, null); return; }
+    const s = this._shown;
+    const allowed = !!s.allowed[cell.row * s.cols + cell.col];
+    const w = s.weights[cell.row * s.cols + cell.col];
+    let sum = 0;
+    for (let j = 0; j < s.cols; j++) sum += s.weights[cell.row * s.cols + j];
+    const rowAllowed = s.allowed.subarray(cell.row * s.cols, (cell.row + 1) * s.cols).some((v) => v);
+    const lines = [`query “${s.queryTokens[cell.row]}” (${cell.row}) → key “${s.keyTokens[cell.col]}” (${cell.col})`,
+      `${allowed ? 'may attend' : 'masked'} · weight = ${exactNumber(w)}`,
+      rowAllowed ? `row sum = ${exactNumber(sum)}` : 'every key masked: the row’s weights are all 0 (not NaN)'];
+    this._readout.textContent = lines.join(' · ');
+    const p = (which === 'mask' ? this._maskView : this._weightView).cellCenter(cell.row, cell.col);
+    this.showTooltip(p.x, p.y, lines);
+    this.emit('cell-hover', { row: cell.row, col: cell.col, allowed, weight: w, rowSum: sum, query: s.queryTokens[cell.row], key: s.keyTokens[cell.col] });
+  }
+
+  getCSV() {
+    const s = this._shown;
+    if (!s) return '';
+    const q = (t) => { let x = String(t); if (/^[=+\-@\t\r]/.test(x)) x = `'${x}`; return /[",\n\r]/.test(x) ? `"${x.replace(/"/g, '""')}"` : x; };
+    const lines = ['row,row_label,col,col_label,may_attend,weight'];
+    for (let i = 0; i < s.rows; i++) for (let j = 0; j < s.cols; j++) {
+      lines.push([i, q(s.queryTokens[i]), j, q(s.keyTokens[j]), s.allowed[i * s.cols + j], String(Math.fround(s.weights[i * s.cols + j]))].join(','));
+    }
+    return lines.join('\n') + '\n';
+  }
+
+  getJSON() {
+    const s = this._shown;
+    if (!s) return jsonText(null);
+    return jsonText({ kind: 'attention-mask', mode: s.mode, toggles: s.toggles, head: s.head, queryTokens: s.queryTokens, keyTokens: s.keyTokens,
+      mayAttend: Array.from({ length: s.rows }, (_, i) => Array.from(s.allowed.subarray(i * s.cols, (i + 1) * s.cols))),
+      weights: toNested(s.weights, s.rows, s.cols) });
+  }
+
+  pngCanvas() {
+    const a = this._maskCanvas.getBoundingClientRect(), b = this._weightCanvas.getBoundingClientRect();
+    return composeCanvases([{ canvas: this._maskCanvas, x: 0, y: 0 }, { canvas: this._weightCanvas, x: b.left - a.left, y: b.top - a.top }], themeOf(this).bgSolid);
+  }
+}
+
+function describe(c) {
+  const clicks = c.toggles.length ? ` plus ${c.toggles.length} clicked cell${c.toggles.length > 1 ? 's' : ''}` : '';
+  return {
+    none: `No mask${clicks}: every query may attend to every key.`,
+    causal: `Causal mask${clicks}: query i may attend only to keys 0 … i.`,
+    padding: `Padding mask${clicks}: the ${c.pad} <pad> key${c.pad === 1 ? '' : 's'} at the end cannot be attended to.`,
+    custom: `Custom mask: ${c.toggles.length} clicked cell${c.toggles.length === 1 ? '' : 's'} masked.`,
+  }[c.mask];
+}
