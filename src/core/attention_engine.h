@@ -1,9 +1,15 @@
 // The attention engine shared by scaled_dot_product_attention and MultiHeadAttention.
-// Two paths over the same kernels:
-//   full path  — scores (Tq, Tk) per slice, softmax, optional dropout, ·V. Gives weights and trace.
-//   tiled path — flash-attention style online softmax over key tiles; O(Tq·dv + tile) memory,
-//                used when neither weights, trace nor dropout are requested.
+// Two paths over the same kernels, both walking each slice in blocks of query rows:
+//   full path  — scores (rows, Tk), softmax, optional dropout, ·V. Gives weights and trace.
+//   tiled path — flash-attention style online softmax over key tiles; O(rows·(Tk tile + dv))
+//                scratch, used when neither weights, trace nor dropout are requested. Rows of at
+//                most one key tile (256) take the full path's code without keeping weights: a
+//                single tile needs no online rescaling, and its blocks are as small.
+// Operands may be strided views into bigger buffers (MHA reads q/k/v straight from its projection
+// buffers and writes the context straight into the concat layout, so no head split/merge copies).
 #pragma once
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,20 +19,46 @@
 
 namespace attn {
 
+// Keys per tile of the tiled path; rows of at most this many keys take the full path's code.
+constexpr int kFlashKeyTile = 256;
+// Query rows per block of the tiled path.
+constexpr int kFlashQueryBlock = 256;
+
 struct AttentionProblem {
-  MaskPlan masks;       // lead (slices), tq, tk, masks
+  MaskPlan masks;  // lead (slices), tq, tk, masks
   int dk = 0, dv = 0;
-  const float* q = nullptr;  // q: (S, Tq, dk) row-major, S = masks.slices()
+  // Layout: slice s is (outer, head) = (s / heads, s % heads) of a (N, T, heads·d) buffer with row
+  // stride ld; its (T, d) rows start at base + outer·T·ld + head·d. The default (heads = 1,
+  // ld = 0 meaning d) is the contiguous (S, T, d) of SDPA.
+  const float* q = nullptr;  // q: (S, Tq, dk), S = masks.slices()
   const float* k = nullptr;  // k: (S, Tk, dk)
   const float* v = nullptr;  // v: (S, Tk, dv)
+  int heads = 1;
+  int ldq = 0, ldk = 0, ldv = 0;
   float scale = 1.0f;
   DropoutOptions dropout;
   std::vector<std::string> lead_axes;  // trace axis names of the lead axes, e.g. {"B", "H"}
+
+  const float* q_slice(std::int64_t s) const { return slice_of(q, s, masks.tq, dk, ldq); }
+  const float* k_slice(std::int64_t s) const { return slice_of(k, s, masks.tk, dk, ldk); }
+  const float* v_slice(std::int64_t s) const { return slice_of(v, s, masks.tk, dv, ldv); }
+  int row_stride(int ld, int d) const { return ld > 0 ? ld : heads * d; }
+
+ private:
+  const float* slice_of(const float* base, std::int64_t s, int t, int d, int ld) const {
+    return base + (s / heads) * t * static_cast<std::int64_t>(row_stride(ld, d)) + (s % heads) * d;
+  }
 };
 
 struct AttentionOutputs {
-  std::vector<float> context;  // (S, Tq, dv)
-  std::vector<float> weights;  // (S, Tq, Tk), only when weights were requested
+  // Caller-provided destinations (MHA); when null the engine fills the vectors below instead.
+  float* context_out = nullptr;  // context: slice s as q's layout, rows of stride ldo (0 = heads·dv)
+  int ldo = 0;
+  float* weights_out = nullptr;  // (S, Tq, Tk), or (N, Tq, Tk) with average_heads
+  bool average_heads = false;    // weights_out gets the mean over the `heads` slices of each outer
+
+  std::vector<float> context;  // (S, Tq, dv) when context_out is null
+  std::vector<float> weights;  // (S, Tq, Tk) when weights are requested and weights_out is null
 };
 
 // Shared validation: scale finite and > 0; dropout p in [0, 1).
@@ -34,17 +66,44 @@ Status check_scale_and_dropout(const std::optional<float>& scale, const DropoutO
 // Adds a boolean and/or additive mask (either may be null) to plan, checking shape and values.
 Status add_masks_to_plan(const BoolTensor* mask, const Tensor* additive, MaskPlan& plan);
 
-// Float elements the chosen path will allocate (for the memory limit check).
+// Float elements the chosen path will allocate (for the memory limit check), outputs included.
 std::uint64_t attention_scratch_elements(const AttentionProblem& p, bool need_weights, bool tracing);
 
 // Records scores, scaled, masked, weights, [dropped], context when trace != nullptr.
-void run_attention(const AttentionProblem& p, bool need_weights, AttentionOutputs& out,
-                   Trace* trace);
+void run_attention(const AttentionProblem& p, bool need_weights, AttentionOutputs& out, Trace* trace);
 
-// The tiled path alone (flash_attention.cpp); context: (S, Tq, dv).
-void run_attention_tiled(const AttentionProblem& p, float* context);
+// The tiled path alone (flash_attention.cpp): context rows of slice s at
+// context + (s / heads)·Tq·ldo + (s % heads)·dv, row stride ldo.
+void run_attention_tiled(const AttentionProblem& p, float* context, int ldo);
+
+// The full path alone: weights, dropout and the trace; context as for run_attention_tiled.
+void run_attention_full(const AttentionProblem& p, bool need_weights, float* context, int ldo,
+                        AttentionOutputs& out, Trace* trace);
 
 // Whether run_attention would take the tiled path.
 bool uses_tiled_path(const AttentionProblem& p, bool need_weights, bool tracing);
+
+// Per-thread scratch memory for the temporary buffers of one call: no zero fill, and no malloc for
+// calls whose buffers fit the cached block (small calls, e.g. a 16-token forward, allocate nothing).
+// Buffers taken from a ScratchScope live until the scope ends; scopes nest (MHA → attention). The
+// cached block grows to the largest total a call needed, but never beyond kScratchCacheFloats;
+// bigger buffers are allocated for their scope alone and freed at its end.
+class ScratchScope {
+ public:
+  static constexpr std::size_t kScratchCacheFloats = std::size_t{1} << 16;  // 256 KB
+
+  ScratchScope();
+  ~ScratchScope();
+  ScratchScope(const ScratchScope&) = delete;
+  ScratchScope& operator=(const ScratchScope&) = delete;
+
+  float* floats(std::size_t n);        // uninitialised
+  std::uint8_t* bytes(std::size_t n);  // uninitialised
+
+ private:
+  std::size_t mark_;                             // the cached block's fill level at entry
+  std::size_t owned_floats_ = 0;                 // total size of owned_
+  std::vector<std::unique_ptr<float[]>> owned_;  // buffers that did not fit the cached block
+};
 
 }  // namespace attn

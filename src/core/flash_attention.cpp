@@ -1,12 +1,12 @@
 // The tiled (flash-attention style) path: for a block of query rows, walk the keys tile by tile,
-// keeping per row a running max m, running sum l and running Σ exp(s - m)·v (online softmax).
-// Memory: one (block, tile) score tile plus (block, dv) accumulators — O(Tq·dv) overall, never
-// (Tq, Tk). Gives the same output as the full path up to float summation order.
+// keeping per row a running max m and running sum l (online softmax), and the unnormalised output
+// rows in place in the context: out = out · exp(m_old - m_new) + P_tile · V_tile, one GEMM per tile.
+// Memory: one (block, tile) score tile plus m and l — never (Tq, Tk). Gives the same output as the
+// full path up to float summation order.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
-#include <vector>
 
 #include "core/attention_engine.h"
 #include "kernels/kernels.h"
@@ -15,69 +15,146 @@ namespace attn {
 
 namespace {
 
-constexpr int kQueryBlock = 32;  // query rows per block: the score tile stays in L1/L2
-constexpr int kKeyTile = 256;    // keys per tile
+// Blocks of kFlashQueryBlock (256) query rows, tiles of kFlashKeyTile (256) keys: K and V tiles are
+// packed once per block, so taller blocks pack less; 256 × 256 scores (256 KB) and the block's
+// output rows stay in L2. At T = 8192, blocks of 128 / 256 / 512 rows took 2.17 / 2.05 / 2.14 s.
 
 struct TileScratch {
-  std::vector<float> tile;           // tile: (kQueryBlock, kKeyTile)
-  std::vector<float> scaled;         // scaled: (kKeyTile) one row segment
-  std::vector<float> masked;         // masked: (kKeyTile) the same after masking
-  std::vector<std::uint8_t> allowed; // (kKeyTile)
-  std::vector<float> additive;       // (kKeyTile)
-  std::vector<float> m, l;           // (kQueryBlock) running max and sum
+  float* q_scaled;        // q_scaled: (block, dk) the query block times the scale
+  float* tile;            // tile: (block, width) scaled scores, then p, row stride width
+  int width;              // min(kFlashKeyTile, Tk)
+  float* m;               // (block) running max per row
+  float* l;               // (block) running sum per row
+  std::uint8_t* allowed;  // (width) one row segment of the mask plan
+  float* additive;        // (width)
+  float* k_copy;          // k_copy: (Tk, dk) this slice's keys, contiguous; null when not copied
+  float* v_copy;          // v_copy: (Tk, dv)
 };
 
-// One block of query rows [i0, i0 + rows) of slice s; writes its context rows.
-void attend_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, TileScratch& sc,
-                  float* context) {
-  const int tk = p.masks.tk, dk = p.dk, dv = p.dv;
-  const float* q = p.q + (s * p.masks.tq + i0) * dk;  // q block: (rows, dk)
-  const float* k = p.k + s * tk * dk;                 // k: (Tk, dk)
-  const float* v = p.v + s * tk * dv;                 // v: (Tk, dv)
-  float* acc = context + (s * p.masks.tq + i0) * dv;  // acc: (rows, dv), finished in place
-  std::fill(sc.m.begin(), sc.m.end(), -std::numeric_limits<float>::infinity());
-  std::fill(sc.l.begin(), sc.l.end(), 0.0f);
-  std::fill(acc, acc + static_cast<std::int64_t>(rows) * dv, 0.0f);
-  const std::uint8_t* allowed = p.masks.has_bool() ? sc.allowed.data() : nullptr;
-  const float* additive = p.masks.has_additive() ? sc.additive.data() : nullptr;
-  for (int j0 = 0; j0 < tk; j0 += kKeyTile) {
-    const int n = std::min(kKeyTile, tk - j0);
-    // 1. tile (rows, n) = q_block · k_tileᵀ
-    kernels::gemm_nt(rows, n, dk, q, dk, k + static_cast<std::int64_t>(j0) * dk, dk,
-                     sc.tile.data(), kKeyTile, false);
-    for (int r = 0; r < rows; ++r) {
-      // 2. scale and mask the row segment, 3. fold it into the running softmax·V
-      p.masks.fill_row(s, i0 + r, j0, n, sc.allowed.data(), sc.additive.data());
-      kernels::scale_vec(n, sc.tile.data() + static_cast<std::int64_t>(r) * kKeyTile, p.scale,
-                         sc.scaled.data());
-      kernels::mask_row(n, sc.scaled.data(), additive, allowed, sc.masked.data());
-      kernels::online_softmax_update(n, sc.masked.data(), v + static_cast<std::int64_t>(j0) * dv, dv, dv,
-                                     &sc.m[r], &sc.l[r], acc + static_cast<std::int64_t>(r) * dv);
+struct KeyValues {  // one slice's keys (Tk, dk) and values (Tk, dv), with their row strides
+  const float* k;
+  int ldk;
+  const float* v;
+  int ldv;
+};
+
+// The keys and values of slice s. When they are strided views into the projection buffers (rows of
+// 3·E floats) and several query blocks will read them, they are first copied into contiguous
+// buffers: every block then streams whole tiles instead of d-float pieces of long rows.
+KeyValues slice_kv(const AttentionProblem& p, std::int64_t s, const TileScratch& sc) {
+  const int ldk = p.row_stride(p.ldk, p.dk), ldv = p.row_stride(p.ldv, p.dv);
+  const KeyValues kv{p.k_slice(s), ldk, p.v_slice(s), ldv};
+  if (!sc.k_copy) return kv;
+  for (int j = 0; j < p.masks.tk; ++j) {
+    std::memcpy(sc.k_copy + static_cast<std::int64_t>(j) * p.dk, kv.k + static_cast<std::int64_t>(j) * ldk,
+                static_cast<std::size_t>(p.dk) * sizeof(float));
+    std::memcpy(sc.v_copy + static_cast<std::int64_t>(j) * p.dv, kv.v + static_cast<std::int64_t>(j) * ldv,
+                static_cast<std::size_t>(p.dv) * sizeof(float));
+  }
+  return KeyValues{sc.k_copy, p.dk, sc.v_copy, p.dv};
+}
+
+// Whether every key of [j0, j0 + n) is causally masked for every row of [i0, i0 + rows): then the
+// tile contributes exactly nothing (p = 0, m unchanged) and is skipped. Extra keys are never masked.
+bool causally_empty(const AttentionProblem& p, int i0, int rows, int j0, int n) {
+  return p.masks.causal && j0 > i0 + rows - 1 && j0 + n <= p.masks.real_keys;
+}
+
+// 2. Online softmax of every row of the tile (times scale) into p; rescales the output rows whose
+// max moved.
+void softmax_tile(const AttentionProblem& p, std::int64_t s, int i0, int rows, int j0, int n, bool first,
+                  float scale, const TileScratch& sc, float* out, int ldo) {
+  const std::uint8_t* allowed = p.masks.has_bool() ? sc.allowed : nullptr;
+  const float* additive = p.masks.has_additive() ? sc.additive : nullptr;
+  for (int r = 0; r < rows; ++r) {
+    float* row = sc.tile + static_cast<std::int64_t>(r) * sc.width;
+    p.masks.fill_row(s, i0 + r, j0, n, sc.allowed, sc.additive);
+    const float factor =
+        kernels::online_softmax_row(n, row, scale, additive, allowed, &sc.m[r], &sc.l[r], row);
+    float* out_row = out + static_cast<std::int64_t>(r) * ldo;
+    if (!first && factor != 1.0f) kernels::scale_vec(p.dv, out_row, factor, out_row);
+  }
+}
+
+// out rows (rows, dv) /= l; a row with l == 0 (fully masked), or every row when l is null (no tile
+// was computed), becomes zeros.
+void normalise_rows(int rows, int dv, const float* l, float* out, int ldo) {
+  for (int r = 0; r < rows; ++r) {
+    float* out_row = out + static_cast<std::int64_t>(r) * ldo;
+    if (!l || !(l[r] > 0.0f)) {
+      std::memset(out_row, 0, static_cast<std::size_t>(dv) * sizeof(float));
+    } else {
+      kernels::scale_vec(dv, out_row, 1.0f / l[r], out_row);
     }
   }
-  // 4. normalise; a fully masked row (l == 0) stays zero
-  for (int r = 0; r < rows; ++r) {
-    if (!(sc.l[r] > 0.0f)) continue;
-    const float inv = 1.0f / sc.l[r];
-    for (int c = 0; c < dv; ++c) acc[static_cast<std::int64_t>(r) * dv + c] *= inv;
+}
+
+// One block of query rows [i0, i0 + rows) of slice s; out: its (rows, dv) context rows, stride ldo.
+void attend_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, const TileScratch& sc,
+                  const KeyValues& kv, float* out, int ldo) {
+  const int tk = p.masks.tk, dk = p.dk, dv = p.dv;
+  const int ldq = p.row_stride(p.ldq, dk), ldk = kv.ldk, ldv = kv.ldv;
+  const float* q = p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq;  // q block: (rows, dk)
+  const float* k = kv.k;                                                // k: (Tk, dk)
+  const float* v = kv.v;                                                // v: (Tk, dv)
+  // 0. With many more keys than dk, the scale goes on the query block once instead of on every
+  //    score (exact when it is a power of two, as 1/√dk is for dk = 4^i; otherwise within rounding
+  //    of the full path), and the softmax pass over the scores only reads them.
+  const bool prescale = tk > 2 * dk;
+  for (int r = 0; r < rows && prescale; ++r) {
+    kernels::scale_vec(dk, q + static_cast<std::int64_t>(r) * ldq, p.scale,
+                       sc.q_scaled + static_cast<std::int64_t>(r) * dk);
   }
+  const float* q_tile = prescale ? sc.q_scaled : q;
+  const int ldq_tile = prescale ? dk : ldq;
+  const float tile_scale = prescale ? 1.0f : p.scale;
+  std::fill(sc.m, sc.m + rows, -std::numeric_limits<float>::infinity());
+  std::fill(sc.l, sc.l + rows, 0.0f);
+  bool first = true;  // out holds nothing yet: the first tile's product overwrites it
+  for (int j0 = 0; j0 < tk; j0 += sc.width) {
+    const int n = std::min(sc.width, tk - j0);
+    if (causally_empty(p, i0, rows, j0, n)) continue;
+    // 1. tile (rows, n) = q_block · k_tileᵀ (times the scale when prescaled)
+    kernels::gemm_nt(rows, n, dk, q_tile, ldq_tile, k + static_cast<std::int64_t>(j0) * ldk, ldk, sc.tile,
+                     sc.width, false);
+    // 2. p = exp(z - m) per row, rescaling earlier output rows; 3. out (+)= p · v_tile
+    softmax_tile(p, s, i0, rows, j0, n, first, tile_scale, sc, out, ldo);
+    kernels::gemm_nn(rows, dv, n, sc.tile, sc.width, v + static_cast<std::int64_t>(j0) * ldv, ldv, out, ldo,
+                     !first);
+    first = false;
+  }
+  // 4. normalise
+  normalise_rows(rows, dv, first ? nullptr : sc.l, out, ldo);
 }
 
 }  // namespace
 
-void run_attention_tiled(const AttentionProblem& p, float* context) {
+void run_attention_tiled(const AttentionProblem& p, float* context, int ldo) {
+  if (p.masks.tk <= kFlashKeyTile) {  // one tile per row: plain softmax, no online bookkeeping
+    AttentionOutputs none;            // no weights, no trace: the full path keeps only a block
+    return run_attention_full(p, false, context, ldo, none, nullptr);
+  }
+  ScratchScope scratch;
+  const int tq = p.masks.tq, block = std::min(kFlashQueryBlock, tq);
   TileScratch sc;
-  sc.tile.resize(static_cast<size_t>(kQueryBlock) * kKeyTile);
-  sc.scaled.resize(kKeyTile);
-  sc.masked.resize(kKeyTile);
-  sc.allowed.resize(kKeyTile);
-  sc.additive.resize(kKeyTile);
-  sc.m.resize(kQueryBlock);
-  sc.l.resize(kQueryBlock);
+  sc.width = std::min(kFlashKeyTile, p.masks.tk);
+  sc.q_scaled = scratch.floats(static_cast<std::size_t>(block) * p.dk);
+  sc.tile = scratch.floats(static_cast<std::size_t>(block) * sc.width);
+  sc.m = scratch.floats(static_cast<std::size_t>(block));
+  sc.l = scratch.floats(static_cast<std::size_t>(block));
+  sc.allowed = scratch.bytes(static_cast<std::size_t>(sc.width));
+  sc.additive = scratch.floats(static_cast<std::size_t>(sc.width));
+  const bool strided = p.row_stride(p.ldk, p.dk) != p.dk || p.row_stride(p.ldv, p.dv) != p.dv;
+  const bool copy_kv = strided && tq > block;  // several blocks read each slice's keys and values
+  sc.k_copy = copy_kv ? scratch.floats(static_cast<std::size_t>(p.masks.tk) * p.dk) : nullptr;
+  sc.v_copy = copy_kv ? scratch.floats(static_cast<std::size_t>(p.masks.tk) * p.dv) : nullptr;
   const std::int64_t slices = p.masks.slices();
   for (std::int64_t s = 0; s < slices; ++s) {
-    for (int i0 = 0; i0 < p.masks.tq; i0 += kQueryBlock) {
-      attend_block(p, s, i0, std::min(kQueryBlock, p.masks.tq - i0), sc, context);
+    float* out = context + (s / p.heads) * tq * static_cast<std::int64_t>(ldo) + (s % p.heads) * p.dv;
+    const KeyValues kv = slice_kv(p, s, sc);
+    for (int i0 = 0; i0 < tq; i0 += block) {
+      attend_block(p, s, i0, std::min(block, tq - i0), sc, kv, out + static_cast<std::int64_t>(i0) * ldo,
+                   ldo);
     }
   }
 }

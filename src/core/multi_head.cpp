@@ -1,8 +1,11 @@
 // MultiHeadAttention::forward — numbered steps, every buffer with its shape.
+// The heads are never split or merged by copying: q/k/v stay in their projection buffers
+// (B, T, H·d) with a row stride, the engine reads each head as a strided view, and writes the
+// context straight into the concat layout (B, Tq, H·dv) the output projection reads.
 #include "core/multi_head.h"
 
-#include <Eigen/Core>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "core/attention_engine.h"
@@ -15,6 +18,19 @@ namespace {
 
 using Dims = MultiHeadAttention::Dims;
 
+// Fast path of check_finite: a float is non-finite iff its exponent bits are all ones, and an
+// unsigned max over those bits vectorises. Only when it fails does check_finite name the index.
+Status check_finite_fast(const Tensor& t, const char* what) {
+  std::uint32_t worst = 0;
+  for (const float f : t.data) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    const std::uint32_t exponent = bits & 0x7f800000u;
+    worst = exponent > worst ? exponent : worst;
+  }
+  return worst == 0x7f800000u ? check_finite(t, what) : Status::Ok();
+}
+
 Status check_sequence(const Tensor& t, const char* what, int width, bool batched, int b, int& length) {
   ATTN_RETURN_IF_ERROR(check_well_formed(t, what));
   const int want_rank = batched ? 3 : 2;
@@ -25,221 +41,274 @@ Status check_sequence(const Tensor& t, const char* what, int width, bool batched
                                                          ", got " + shape_to_string(t.shape));
   }
   length = t.dim(-2);
-  return check_finite(t, what);
-}
-
-// y (rows, out) = x (rows, in) · Wᵀ + b, with W (out, in) as nn.Linear stores it.
-std::vector<float> linear(const float* x, std::int64_t rows, const Tensor& w, const Tensor& b) {
-  const int out = w.dim(0), in = w.dim(1);
-  std::vector<float> y(static_cast<size_t>(rows * out));  // y: (rows, out)
-  kernels::gemm_nt(static_cast<int>(rows), out, in, x, in, w.data.data(), in, y.data(), out, false);
-  if (!b.empty()) kernels::add_bias_rows(static_cast<int>(rows), out, b.data.data(), y.data(), out);
-  return y;
-}
-
-// (B, T, H·d) → (B, H, T + extra, d); rows T.. are left for the extra keys.
-std::vector<float> split_heads(const std::vector<float>& src, int b, int t, int h, int d, int extra) {
-  const int tt = t + extra;
-  std::vector<float> dst(static_cast<size_t>(b) * h * tt * d, 0.0f);  // dst: (B, H, T+extra, d)
-  for (int bi = 0; bi < b; ++bi)
-    for (int ti = 0; ti < t; ++ti)
-      for (int hi = 0; hi < h; ++hi) {
-        const float* from = src.data() + ((static_cast<size_t>(bi) * t + ti) * h + hi) * d;
-        std::copy(from, from + d, dst.data() + ((static_cast<size_t>(bi) * h + hi) * tt + ti) * d);
-      }
-  return dst;
-}
-
-// (B, H, T, d) → (B, T, H·d)
-std::vector<float> merge_heads(const std::vector<float>& src, int b, int h, int t, int d) {
-  std::vector<float> dst(src.size());  // dst: (B, T, H·d)
-  for (int bi = 0; bi < b; ++bi)
-    for (int hi = 0; hi < h; ++hi)
-      for (int ti = 0; ti < t; ++ti) {
-        const float* from = src.data() + ((static_cast<size_t>(bi) * h + hi) * t + ti) * d;
-        std::copy(from, from + d, dst.data() + ((static_cast<size_t>(bi) * t + ti) * h + hi) * d);
-      }
-  return dst;
-}
-
-// Writes bias (H·d) into row `row` of every (b, h) slice of heads (B, H, T', d).
-void set_extra_row(std::vector<float>& heads, const float* bias, int b, int h, int tt, int d, int row) {
-  for (int bi = 0; bi < b; ++bi)
-    for (int hi = 0; hi < h; ++hi) {
-      float* dst = heads.data() + ((static_cast<size_t>(bi) * h + hi) * tt + row) * d;
-      if (bias) std::copy(bias + hi * d, bias + (hi + 1) * d, dst);
-      else std::fill(dst, dst + d, 0.0f);
-    }
-}
-
-void record(Trace* trace, const char* name, std::vector<std::string> axes, Shape shape,
-            const std::vector<float>& data) {
-  if (trace) trace->record(name, std::move(axes), Tensor(std::move(shape), data));
+  return check_finite_fast(t, what);
 }
 
 // 0. Shapes of query/key/value; unbatched (T, E) input runs as B = 1.
-Status resolve_dims(const Tensor& query, const Tensor* key, const Tensor* value, int e, int kdim,
-                    int vdim, Dims& d) {
+Status resolve_dims(const Tensor& query, const Tensor* key, const Tensor* value, int e, int kdim, int vdim,
+                    Dims& d) {
   d.e = e;
   d.batched = query.rank() == 3;
   d.b = d.batched ? query.dim(0) : 1;
   ATTN_RETURN_IF_ERROR(check_sequence(query, "query", e, d.batched, d.b, d.tq));
   d.tk = d.tq;
-  if (!key) return Status::Ok();
+  if (!key) {
+    if (kdim != e || vdim != e) {  // keys and values are projected from the query itself
+      return Status::Error(StatusCode::kShapeMismatch,
+                           "self-attention (no key) needs kdim == vdim == embedDim; got kdim " +
+                               std::to_string(kdim) + ", vdim " + std::to_string(vdim) + ", embedDim " +
+                               std::to_string(e) + ": pass key and value");
+    }
+    return Status::Ok();
+  }
   int tv = 0;
   ATTN_RETURN_IF_ERROR(check_sequence(*key, "key", kdim, d.batched, d.b, d.tk));
   ATTN_RETURN_IF_ERROR(check_sequence(value ? *value : *key, "value", vdim, d.batched, d.b, tv));
   if (tv != d.tk) {
+    return Status::Error(StatusCode::kShapeMismatch, "key has " + std::to_string(d.tk) +
+                                                         " positions but value has " + std::to_string(tv));
+  }
+  return Status::Ok();
+}
+
+Status check_positional(const Tensor* pe, const Dims& d) {
+  if (!pe) return Status::Ok();
+  ATTN_RETURN_IF_ERROR(check_well_formed(*pe, "positional"));
+  if (pe->rank() != 2 || pe->dim(0) < d.tq || pe->dim(1) != d.e) {
     return Status::Error(StatusCode::kShapeMismatch,
-                         "key has " + std::to_string(d.tk) + " positions but value has " + std::to_string(tv));
+                         "positional must have shape (T >= " + std::to_string(d.tq) + ", " +
+                             std::to_string(d.e) + "), got " + shape_to_string(pe->shape));
   }
-  return Status::Ok();
+  return check_finite(*pe, "positional");
 }
 
-// 1. x (B, Tq, E) = query + positional[0:Tq]; records input, [positional, x].
-Status encode_positions(const Tensor& query, const Tensor* pe, const Dims& d, std::vector<float>& x,
-                        Trace* trace) {
-  x = query.data;
+void record(Trace* trace, const char* name, std::vector<std::string> axes, Shape shape, const float* data,
+            std::size_t n) {
+  if (trace)
+    trace->record(name, std::move(axes), Tensor(std::move(shape), std::vector<float>(data, data + n)));
+}
+
+// 1. x (B, Tq, E) = query + positional[0:Tq] into x_buf, or the query itself when there is no
+// positional encoding (no copy). Records input, [positional, x].
+const float* encode_positions(const Tensor& query, const Tensor* pe, const Dims& d, float* x_buf,
+                              Trace* trace) {
   const std::int64_t n = static_cast<std::int64_t>(d.tq) * d.e;
-  if (pe) {
-    ATTN_RETURN_IF_ERROR(check_well_formed(*pe, "positional"));
-    if (pe->rank() != 2 || pe->dim(0) < d.tq || pe->dim(1) != d.e) {
-      return Status::Error(StatusCode::kShapeMismatch, "positional must have shape (T >= " + std::to_string(d.tq) +
-                                                           ", " + std::to_string(d.e) + "), got " +
-                                                           shape_to_string(pe->shape));
-    }
-    ATTN_RETURN_IF_ERROR(check_finite(*pe, "positional"));
-    for (int bi = 0; bi < d.b; ++bi) {
-      kernels::add_vec(static_cast<int>(n), x.data() + bi * n, pe->data.data(), x.data() + bi * n);
-    }
-  }
   const Shape bte = {d.b, d.tq, d.e};
-  record(trace, "input", {"B", "T_q", "d_model"}, bte, query.data);
-  if (pe && trace) {
-    record(trace, "positional", {"T_q", "d_model"}, {d.tq, d.e},
-           std::vector<float>(pe->data.begin(), pe->data.begin() + n));
-    record(trace, "x", {"B", "T_q", "d_model"}, bte, x);
+  record(trace, "input", {"B", "T_q", "d_model"}, bte, query.data.data(), query.data.size());
+  if (!pe) return query.data.data();
+  for (int bi = 0; bi < d.b; ++bi) {
+    kernels::add_vec(static_cast<int>(n), query.data.data() + bi * n, pe->data.data(), x_buf + bi * n);
   }
-  return Status::Ok();
+  record(trace, "positional", {"T_q", "d_model"}, {d.tq, d.e}, pe->data.data(), static_cast<std::size_t>(n));
+  record(trace, "x", {"B", "T_q", "d_model"}, bte, x_buf, static_cast<std::size_t>(d.b * n));
+  return x_buf;
 }
 
-// (B, Tq, Tk) = mean over heads of (B, H, Tq, Tk).
-std::vector<float> average_heads(const std::vector<float>& heads, int b, int h, std::int64_t per_head) {
-  std::vector<float> avg(static_cast<size_t>(b * per_head));
-  for (int bi = 0; bi < b; ++bi) {
-    Eigen::Map<const Eigen::MatrixXf> slices(heads.data() + bi * h * per_head, per_head, h);
-    Eigen::Map<Eigen::VectorXf>(avg.data() + bi * per_head, per_head) = slices.rowwise().mean();
-  }
-  return avg;
+// The parameters forward reads, by reference (the class's private members).
+struct Weights {
+  const Tensor &w_q, &w_k, &w_v, &b_q, &b_k, &b_v, &w_o, &b_o, &bias_k, &bias_v, &ln_weight, &ln_bias;
+};
+
+// C columns [0, out) with row stride ldc (rows, out) = x (rows, in) · Wᵀ + b, W (out, in) as nn.Linear.
+void linear_into(const float* x, std::int64_t rows, const Tensor& w, const Tensor& b, float* c, int ldc) {
+  const int out = w.dim(0), in = w.dim(1);
+  kernels::linear_nt(static_cast<int>(rows), out, in, x, in, w.data.data(), in,
+                     b.empty() ? nullptr : b.data.data(), c, ldc);
 }
+
+// Where the projections live: q (B, Tq, H·dk) and k (B, Tk', H·dk), v (B, Tk', H·dv), each a column
+// block of a bigger buffer with the given row stride.
+struct Projections {
+  const float *q, *k, *v;
+  int ldq, ldkv;
+};
 
 }  // namespace
 
 Status mha_masks_to_plan(const MhaForwardOptions& options, MaskPlan& plan, int b, int h);
 
-Status MultiHeadAttention::forward(const Tensor& query, const Tensor* key, const Tensor* value,
-                                   const MhaForwardOptions& options, MhaResult& result,
-                                   Trace* trace) const {
-  Dims d;
-  ATTN_RETURN_IF_ERROR(resolve_dims(query, key, value, config_.embed_dim, kdim_, vdim_, d));
-  ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
-  const int h = config_.num_heads, dk = head_dim_, dv = value_head_dim_;
-  const int extra = (config_.add_bias_kv ? 1 : 0) + (config_.add_zero_attn ? 1 : 0);
-  const int tk = d.tk + extra;  // keys including the extra bias_k / zero-attention keys
-  AttentionProblem p;
-  p.masks.lead = {d.b, h};
+namespace {
+
+struct Heads {  // H, dk, dv, and the extra keys (bias_k / zero attention) appended per batch
+  int h, dk, dv, extra;
+  bool add_bias_kv, add_zero_attn;
+};
+
+// 2. Projections. Self-attention without extra keys: one buffer qkv (B·T, 2·H·dk + H·dv), the
+// three GEMMs writing their column blocks. Otherwise q (B·Tq, H·dk) and kv (B·Tk', H·(dk + dv)):
+// the key rows of batch b move to rows b·Tk' … (memmove, last batch first), then
+// 3. the extra keys: the bias_k / bias_v row, then the zero-attention row (PyTorch's order).
+Projections project(const Weights& w, const Heads& hd, const float* x, const float* key_src,
+                    const float* value_src, bool self, const Dims& d, ScratchScope& scratch) {
+  const int qk = hd.h * hd.dk, vo = hd.h * hd.dv, tk = d.tk + hd.extra;
+  const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq,
+                     rows_k = static_cast<std::int64_t>(d.b) * d.tk;
+  if (self && hd.extra == 0) {
+    const int ld = 2 * qk + vo;
+    float* qkv = scratch.floats(static_cast<std::size_t>(rows_q * ld));  // qkv: (B·T, 2·H·dk + H·dv)
+    linear_into(x, rows_q, w.w_q, w.b_q, qkv, ld);
+    linear_into(x, rows_q, w.w_k, w.b_k, qkv + qk, ld);
+    linear_into(x, rows_q, w.w_v, w.b_v, qkv + 2 * qk, ld);
+    return Projections{qkv, qkv + qk, qkv + 2 * qk, ld, ld};
+  }
+  const int ld = qk + vo;
+  float* q = scratch.floats(static_cast<std::size_t>(rows_q * qk));  // q: (B·Tq, H·dk)
+  float* kv = scratch.floats(static_cast<std::size_t>(d.b) * tk *
+                             static_cast<std::size_t>(ld));  // kv: (B, Tk', H·(dk+dv))
+  linear_into(x, rows_q, w.w_q, w.b_q, q, qk);
+  linear_into(key_src, rows_k, w.w_k, w.b_k, kv, ld);
+  linear_into(value_src, rows_k, w.w_v, w.b_v, kv + qk, ld);
+  for (int bi = d.b - 1; bi > 0 && hd.extra > 0; --bi) {
+    std::memmove(kv + static_cast<std::int64_t>(bi) * tk * ld, kv + static_cast<std::int64_t>(bi) * d.tk * ld,
+                 static_cast<std::size_t>(d.tk) * ld * sizeof(float));
+  }
+  for (int bi = 0; bi < d.b; ++bi) {
+    float* row = kv + (static_cast<std::int64_t>(bi) * tk + d.tk) * ld;  // the first extra key row
+    if (hd.add_bias_kv) {
+      std::memcpy(row, w.bias_k.data.data(), static_cast<std::size_t>(qk) * sizeof(float));
+      std::memcpy(row + qk, w.bias_v.data.data(), static_cast<std::size_t>(vo) * sizeof(float));
+      row += ld;
+    }
+    if (hd.add_zero_attn) std::memset(row, 0, static_cast<std::size_t>(ld) * sizeof(float));
+  }
+  return Projections{q, kv, kv + qk, qk, ld};
+}
+
+// (B, H, T, d) copy of the heads of a (B, T, ld) buffer, for the trace.
+void record_heads(Trace* trace, const char* name, const char* t_axis, const char* d_axis, const float* src,
+                  int ld, int b, int h, int t, int dh) {
+  if (!trace) return;
+  std::vector<float> heads(static_cast<std::size_t>(b) * h * t * dh);  // heads: (B, H, T, d)
+  for (int bi = 0; bi < b; ++bi)
+    for (int hi = 0; hi < h; ++hi)
+      for (int ti = 0; ti < t; ++ti) {
+        const float* from = src + (static_cast<std::int64_t>(bi) * t + ti) * ld + hi * dh;
+        std::copy(from, from + dh, heads.data() + ((static_cast<std::size_t>(bi) * h + hi) * t + ti) * dh);
+      }
+  trace->record(name, {"B", "H", t_axis, d_axis}, Tensor({b, h, t, dh}, std::move(heads)));
+}
+
+// 5. concat (B, Tq, H·dv) = the context as the engine wrote it; 6. output (B, Tq, E) =
+// concat·W_oᵀ + b_o; 7. residual = output + x; 8. normalized = LayerNorm(residual), in out.
+void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* context, const float* x,
+                  const Dims& d, std::vector<float>& out, Trace* trace) {
+  const std::int64_t rows = static_cast<std::int64_t>(d.b) * d.tq;
+  const std::size_t n = static_cast<std::size_t>(rows) * d.e;
+  const Shape bte = {d.b, d.tq, d.e};
+  record(trace, "concat", {"B", "T_q", "H·d_v"}, {d.b, d.tq, vo}, context,
+         static_cast<std::size_t>(rows) * vo);
+  out.resize(n);  // keeps the capacity of a result reused across calls
+  linear_into(context, rows, w.w_o, w.b_o, out.data(), d.e);
+  record(trace, "output", {"B", "T_q", "d_model"}, bte, out.data(), n);
+  if (c.residual) {
+    kernels::add_vec(static_cast<int>(n), out.data(), x, out.data());
+    record(trace, "residual", {"B", "T_q", "d_model"}, bte, out.data(), n);
+  }
+  if (c.layer_norm) {
+    for (std::size_t r = 0; r < n; r += d.e) {
+      kernels::layer_norm_row(d.e, out.data() + r, w.ln_weight.data.data(), w.ln_bias.data.data(),
+                              c.layer_norm_eps, out.data() + r);  // in place (kernels.h)
+    }
+    record(trace, "normalized", {"B", "T_q", "d_model"}, bte, out.data(), n);
+  }
+}
+
+// The attention problem over (B, H) slices; Tk' = Tk + the extra keys.
+Status make_problem(const MhaForwardOptions& options, const Dims& d, const Heads& hd, bool tracing,
+                    AttentionProblem& p) {
+  p.masks.lead = {d.b, hd.h};
   p.masks.tq = d.tq;
-  p.masks.tk = tk;
+  p.masks.tk = d.tk + hd.extra;
   p.masks.real_keys = d.tk;
   p.masks.causal = options.causal;
-  ATTN_RETURN_IF_ERROR(mha_masks_to_plan(options, p.masks, d.b, h));
-  p.dk = dk;
-  p.dv = dv;
-  p.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(dk));
+  ATTN_RETURN_IF_ERROR(mha_masks_to_plan(options, p.masks, d.b, hd.h));
+  p.dk = hd.dk;
+  p.dv = hd.dv;
+  p.heads = hd.h;
+  p.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(hd.dk));
   p.dropout = options.dropout;
-  p.lead_axes = {"B", "H"};
-  const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq, rows_k = static_cast<std::int64_t>(d.b) * tk;
-  const std::uint64_t activations = rows_q * (3ull * d.e + 2ull * h * (dk + dv)) + rows_k * 2ull * h * (dk + dv);
-  ATTN_RETURN_IF_ERROR(check_allocation(activations * (trace ? 2 : 1) +
-                                            attention_scratch_elements(p, options.need_weights, trace != nullptr),
-                                        "multi-head attention"));
-  // 1. x (B, Tq, E) = query + positional encoding
-  std::vector<float> x;
-  ATTN_RETURN_IF_ERROR(encode_positions(query, options.positional, d, x, trace));
-  // 2.–3. q (B, H, Tq, dk), k (B, H, Tk', dk), v (B, H, Tk', dv) with the extra keys
-  std::vector<float> q_heads, k_heads, v_heads;
-  project_heads(x, key ? key->data.data() : x.data(), key ? (value ? value : key)->data.data() : x.data(), d,
-                q_heads, k_heads, v_heads, trace);
-  // 4. per (b, h): scores → scaled → masked → weights → [dropped] → context (B, H, Tq, dv)
-  p.q = q_heads.data();
-  p.k = k_heads.data();
-  p.v = v_heads.data();
-  AttentionOutputs att;
-  run_attention(p, options.need_weights, att, trace);
-  // 5.–8. concat, output projection, [residual], [LayerNorm]
-  result.output = Tensor(d.batched ? Shape{d.b, d.tq, d.e} : Shape{d.tq, d.e},
-                         finish_output(att.context, x, d, trace));
-  result.weights = Tensor();
-  if (options.need_weights) {
-    const Shape lead = d.batched ? Shape{d.b} : Shape{};
-    Shape w_shape = lead;
-    if (!options.average_weights) w_shape.push_back(h);
-    w_shape.insert(w_shape.end(), {d.tq, tk});
-    result.weights = Tensor(std::move(w_shape), options.average_weights
-                                                    ? average_heads(att.weights, d.b, h, static_cast<std::int64_t>(d.tq) * tk)
-                                                    : std::move(att.weights));
-  }
+  if (tracing) p.lead_axes = {"B", "H"};  // only the trace names axes
   return Status::Ok();
 }
 
-// 2. Projections q = x·W_qᵀ + b_q, k, v; split into heads. 3. Extra keys: the bias_k/bias_v row,
-// then the zero-attention row (PyTorch's order).
-void MultiHeadAttention::project_heads(const std::vector<float>& x, const float* key_src, const float* value_src,
-                                       const Dims& d, std::vector<float>& q_heads, std::vector<float>& k_heads,
-                                       std::vector<float>& v_heads, Trace* trace) const {
-  const int h = config_.num_heads, dk = head_dim_, dv = value_head_dim_;
-  const int extra = (config_.add_bias_kv ? 1 : 0) + (config_.add_zero_attn ? 1 : 0);
-  const int tk = d.tk + extra;
-  const std::int64_t rows_k = static_cast<std::int64_t>(d.b) * d.tk;
-  q_heads = split_heads(linear(x.data(), static_cast<std::int64_t>(d.b) * d.tq, w_q_, b_q_), d.b, d.tq, h, dk, 0);
-  k_heads = split_heads(linear(key_src, rows_k, w_k_, b_k_), d.b, d.tk, h, dk, extra);
-  v_heads = split_heads(linear(value_src, rows_k, w_v_, b_v_), d.b, d.tk, h, dv, extra);
-  int row = d.tk;
-  if (config_.add_bias_kv) {
-    set_extra_row(k_heads, bias_k_.data.data(), d.b, h, tk, dk, row);
-    set_extra_row(v_heads, bias_v_.data.data(), d.b, h, tk, dv, row++);
+// The weights result: (B, Tq, Tk') averaged or (B, H, Tq, Tk') per head (no B when unbatched),
+// written by the engine in place; empty without need_weights. A result reused across calls keeps
+// its buffer (resize to the same size neither allocates nor clears).
+void prepare_weights(const MhaForwardOptions& options, const Dims& d, int h, int tk, Tensor& weights,
+                     AttentionOutputs& att) {
+  weights.shape.clear();
+  if (!options.need_weights) {
+    weights.data.clear();
+    return;
   }
-  if (config_.add_zero_attn) {
-    set_extra_row(k_heads, nullptr, d.b, h, tk, dk, row);
-    set_extra_row(v_heads, nullptr, d.b, h, tk, dv, row++);
-  }
-  record(trace, "q", {"B", "H", "T_q", "d_k"}, {d.b, h, d.tq, dk}, q_heads);
-  record(trace, "k", {"B", "H", "T_k", "d_k"}, {d.b, h, tk, dk}, k_heads);
-  record(trace, "v", {"B", "H", "T_k", "d_v"}, {d.b, h, tk, dv}, v_heads);
+  if (d.batched) weights.shape.push_back(d.b);
+  if (!options.average_weights) weights.shape.push_back(h);
+  weights.shape.insert(weights.shape.end(), {d.tq, tk});
+  weights.data.resize(static_cast<std::size_t>(shape_numel(weights.shape)));
+  att.weights_out = weights.data.data();
+  att.average_heads = options.average_weights;
 }
 
-// 5. concat (B, Tq, H·dv); 6. output (B, Tq, E) = concat·W_oᵀ + b_o; 7. residual = output + x;
-// 8. normalized = LayerNorm(residual). Returns the last of these.
-std::vector<float> MultiHeadAttention::finish_output(const std::vector<float>& context, const std::vector<float>& x,
-                                                     const Dims& d, Trace* trace) const {
-  const int h = config_.num_heads, dv = value_head_dim_;
-  const Shape bte = {d.b, d.tq, d.e};
-  const std::vector<float> concat = merge_heads(context, d.b, h, d.tq, dv);
-  record(trace, "concat", {"B", "T_q", "H·d_v"}, {d.b, d.tq, h * dv}, concat);
-  std::vector<float> out = linear(concat.data(), static_cast<std::int64_t>(d.b) * d.tq, w_o_, b_o_);
-  record(trace, "output", {"B", "T_q", "d_model"}, bte, out);
-  if (config_.residual) {
-    kernels::add_vec(static_cast<int>(out.size()), out.data(), x.data(), out.data());
-    record(trace, "residual", {"B", "T_q", "d_model"}, bte, out);
-  }
-  if (config_.layer_norm) {
-    for (std::size_t r = 0; r < out.size(); r += d.e) {
-      kernels::layer_norm_row(d.e, out.data() + r, ln_weight_.data.data(), ln_bias_.data.data(),
-                              config_.layer_norm_eps, out.data() + r);  // in place (kernels.h)
-    }
-    record(trace, "normalized", {"B", "T_q", "d_model"}, bte, out);
-  }
-  return out;
+// Float elements forward allocates besides the engine's own (see the steps in forward).
+std::uint64_t forward_elements(const Dims& d, const Heads& hd, bool positional, bool need_weights,
+                               bool average) {
+  const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq;
+  const std::uint64_t rows_k = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
+  std::uint64_t n = rows_q * d.e * (positional ? 2 : 1);                                   // [x], output
+  n += rows_q * hd.h * hd.dk + rows_k * hd.h * (hd.dk + hd.dv);                            // projections
+  if (need_weights && average) n += rows_q * static_cast<std::uint64_t>(d.tk + hd.extra);  // averaged weights
+  return n;
+}
+
+}  // namespace
+
+Status MultiHeadAttention::forward(const Tensor& query, const Tensor* key, const Tensor* value,
+                                   const MhaForwardOptions& options, MhaResult& result, Trace* trace) const {
+  Dims d;
+  ATTN_RETURN_IF_ERROR(resolve_dims(query, key, value, config_.embed_dim, kdim_, vdim_, d));
+  ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
+  ATTN_RETURN_IF_ERROR(check_positional(options.positional, d));
+  const Heads hd{config_.num_heads,   head_dim_,
+                 value_head_dim_,     (config_.add_bias_kv ? 1 : 0) + (config_.add_zero_attn ? 1 : 0),
+                 config_.add_bias_kv, config_.add_zero_attn};
+  AttentionProblem p;
+  ATTN_RETURN_IF_ERROR(make_problem(options, d, hd, trace != nullptr, p));
+  const std::uint64_t mine =
+      forward_elements(d, hd, options.positional != nullptr, options.need_weights, options.average_weights);
+  ATTN_RETURN_IF_ERROR(check_allocation(
+      mine * (trace ? 2 : 1) + attention_scratch_elements(p, options.need_weights, trace != nullptr),
+      "multi-head attention"));
+  ScratchScope scratch;
+  // 1. x (B, Tq, E) = query + positional encoding
+  const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq;
+  float* x_buf = options.positional ? scratch.floats(static_cast<std::size_t>(rows_q * d.e)) : nullptr;
+  const float* x = encode_positions(query, options.positional, d, x_buf, trace);
+  // 2.–3. q (B, Tq, H·dk), k (B, Tk', H·dk), v (B, Tk', H·dv), read per head as strided views
+  const Weights w{w_q_, w_k_, w_v_, b_q_, b_k_, b_v_, w_o_, b_o_, bias_k_, bias_v_, ln_weight_, ln_bias_};
+  const float* key_src = key ? key->data.data() : x;
+  const float* value_src = key ? (value ? value : key)->data.data() : x;
+  const Projections pr = project(w, hd, x, key_src, value_src, key == nullptr, d, scratch);
+  record_heads(trace, "q", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
+  record_heads(trace, "k", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.h, p.masks.tk, hd.dk);
+  record_heads(trace, "v", "T_k", "d_v", pr.v, pr.ldkv, d.b, hd.h, p.masks.tk, hd.dv);
+  // 4. per (b, h): scores → scaled → masked → weights → [dropped] → context, into the concat layout
+  p.q = pr.q;
+  p.k = pr.k;
+  p.v = pr.v;
+  p.ldq = pr.ldq;
+  p.ldk = p.ldv = pr.ldkv;
+  AttentionOutputs att;
+  att.context_out = scratch.floats(static_cast<std::size_t>(rows_q) * hd.h * hd.dv);  // (B, Tq, H·dv)
+  att.ldo = hd.h * hd.dv;
+  prepare_weights(options, d, hd.h, p.masks.tk, result.weights, att);
+  run_attention(p, options.need_weights, att, trace);
+  // 5.–8. concat, output projection, [residual], [LayerNorm]
+  if (d.batched)
+    result.output.shape.assign({d.b, d.tq, d.e});  // assign: no allocation when reused
+  else
+    result.output.shape.assign({d.tq, d.e});
+  output_stage(w, config_, hd.h * hd.dv, att.context_out, x, d, result.output.data, trace);
+  return Status::Ok();
 }
 
 }  // namespace attn

@@ -88,12 +88,6 @@ class MultiHeadAttention {
   };
 
  private:
-  void project_heads(const std::vector<float>& x, const float* key_src, const float* value_src,
-                     const Dims& d, std::vector<float>& q_heads, std::vector<float>& k_heads,
-                     std::vector<float>& v_heads, Trace* trace) const;
-  std::vector<float> finish_output(const std::vector<float>& context, const std::vector<float>& x,
-                                   const Dims& d, Trace* trace) const;
-
   MhaConfig config_;
   int head_dim_ = 0, value_head_dim_ = 0, kdim_ = 0, vdim_ = 0;
   // Weights, shapes as in the header comment.

@@ -1,6 +1,9 @@
 // attention-wasm: the public JS API over the wasm core. Hand-written; types in index.d.ts.
 // Every function copies its inputs into the wasm heap and its results out of it, so results stay
 // valid after later calls and memory growth. Errors are AttentionError with a `.code`.
+// MultiHeadAttention.forward without masks, positional encoding, dropout or trace takes a lean path:
+// inputs go into buffers the handle keeps in the wasm heap (grown when needed, freed by dispose()),
+// and one number-only call runs it; the results are still copies.
 import { AttentionError, check } from './errors.js';
 import { Tensor, asFloatTensor, asBoolTensor, fromCore } from './tensor.js';
 
@@ -211,14 +214,74 @@ export class MultiHeadAttention extends Handle {
    */
   forward(query, key = null, value = null, options = {}) {
     const handle = this._live();
+    const q = asFloatTensor(query, 'query');
+    const k = key == null ? null : asFloatTensor(key, 'key');
+    const v = value == null ? null : asFloatTensor(value, 'value');
+    if (isLeanCall(options, q, k, v)) return this._forwardLean(handle, q, k, v, options);
     const o = commonOptions(options);
     o.averageWeights = options.averageWeights ?? true;
     if (options.keyPaddingMask != null) o.keyPaddingMask = asBoolTensor(options.keyPaddingMask, 'keyPaddingMask', 'true = real token');
     if (options.positional != null) o.positional = asFloatTensor(options.positional, 'positional');
-    const k = key == null ? null : asFloatTensor(key, 'key');
-    const v = value == null ? null : asFloatTensor(value, 'value');
-    return results(check(handle.forward(asFloatTensor(query, 'query'), k, v, o)));
+    return results(check(handle.forward(q, k, v, o)));
   }
+
+  // The common call through numbers only: inputs written into this handle's wasm buffers, shapes
+  // into its io block, results copied out with one slice each (copies, never views).
+  _forwardLean(handle, q, k, v, options) {
+    const m = core;
+    const tensors = [q, k, v];
+    const { causal = false, scale, needWeights = true, averageWeights = true } = options;
+    let flags = (k ? 1 : 0) | (v ? 2 : 0) | (causal ? 4 : 0) | (needWeights ? 8 : 0) | (averageWeights ? 16 : 0);
+    if (scale != null) flags |= 32;
+    // 1. Size the input buffers first: that may grow the heap and detach older views.
+    const ptrs = tensors.map((t, slot) => (t ? this._input(handle, slot, t.data.length) : 0));
+    // 2. Shapes into the io block, data into the buffers.
+    const io = this._io(handle, m);
+    for (let slot = 0; slot < 3; slot++) {
+      const t = tensors[slot];
+      if (!t) continue;
+      io[4 * slot] = t.shape.length;
+      for (let a = 0; a < t.shape.length; a++) io[4 * slot + 1 + a] = t.shape[a];
+      m.HEAPF32.set(t.data, ptrs[slot] / 4);
+    }
+    // 3. Run; 4. copy the results out (the heap may have grown again: fresh views).
+    const code = handle.forwardFast(flags, scale == null ? 0 : checkNumber(scale, 'scale'));
+    if (code !== 0) check({ code, message: handle.lastMessage() });
+    const out = this._io(handle, m).subarray(12, 22);
+    const read = (ptr, length) => m.HEAPF32.slice(ptr >>> 2, (ptr >>> 2) + length);
+    const result = { output: new Tensor(read(out[1], out[2]), [...q.shape]) };
+    if (needWeights) result.weights = new Tensor(read(out[3], out[4]), Array.from(out.subarray(6, 6 + out[5])));
+    return result;
+  }
+
+  // The handle's int32 io block, as a view re-made after the heap grows (old views detach).
+  _io(handle, m) {
+    if (!this._ioView || this._ioView.buffer !== m.HEAPU8.buffer) {
+      this._ioPtr ??= handle.ioPtr();
+      this._ioView = new Int32Array(m.HEAPU8.buffer, this._ioPtr, 24);
+    }
+    return this._ioView;
+  }
+
+  // Address of input slot (0 query, 1 key, 2 value) sized to n floats; resized only when n changes.
+  _input(handle, slot, n) {
+    this._inputs ??= [[-1, 0], [-1, 0], [-1, 0]];
+    const cached = this._inputs[slot];
+    if (cached[0] !== n) {
+      cached[0] = n;
+      cached[1] = handle.inputPtr(slot, n);
+    }
+    return cached[1];
+  }
+}
+
+// Whether forward can take the lean path: no masks, positional encoding, dropout or trace, and
+// tensors of rank ≤ 3 (the rest, including every shape error, goes through the general path).
+function isLeanCall(options, q, k, v) {
+  const { mask, additiveMask, keyPaddingMask, positional, dropout, trace } = options;
+  if (mask != null || additiveMask != null || keyPaddingMask != null || positional != null) return false;
+  if (dropout != null || trace) return false;
+  return [q, k, v].every((t) => t == null || t.shape.length <= 3);
 }
 
 export class LearnedPositionalEncoding extends Handle {

@@ -1,8 +1,9 @@
 // Kernel contracts. Every kernel has a scalar twin (`*_scalar`, kernels_scalar.cpp, always built)
-// and, under WebAssembly SIMD128, a vector version (`*_simd128`, kernels_simd128.cpp, built only
-// when __wasm_simd128__ is defined). The unsuffixed name is the one the core calls; CMake picks the
-// implementation (kernels_dispatch.cpp). Both variants have exactly the same signature and are tested
-// against a double-precision reference (tests/cpp/test_kernels.cpp).
+// and, under WebAssembly SIMD128, a vector version (`*_simd128`: gemm_simd128.cpp for the products,
+// kernels_simd128.cpp for the rest, built only when __wasm_simd128__ is defined). The unsuffixed name
+// is the one the core calls; CMake picks the implementation (kernels_dispatch.cpp). Both variants have
+// exactly the same signature and are tested against a double-precision reference
+// (tests/cpp/test_kernels.cpp, test_kernels_softmax.cpp).
 //
 // All matrices are row-major float32 with an explicit leading dimension (row stride, in floats).
 // No kernel allocates on the heap unless its comment says so; none reads or writes outside the
@@ -15,12 +16,18 @@ namespace attn::kernels {
 
 // ---- matrix products ------------------------------------------------------------------------
 // C (M, N) = A (M, K) · B (K, N)            [C += ... when accumulate]
-void gemm_nn(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
-             int ldc, bool accumulate);
+void gemm_nn(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+             bool accumulate);
 // C (M, N) = A (M, K) · Bᵀ, B stored (N, K)  [C += ... when accumulate]
 // Used for Q·Kᵀ and for x·Wᵀ with nn.Linear weights stored (out, in).
-void gemm_nt(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
-             int ldc, bool accumulate);
+void gemm_nt(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+             bool accumulate);
+
+// C (M, N) = A (M, K) · Wᵀ + bias, W stored (N, K) as nn.Linear keeps it; bias (N) may be null.
+// Bit-identical to gemm_nt then add_bias_rows; the SIMD128 version adds the bias to each block of C
+// while it is still in cache (a separate pass over a large C cost ~3% of the product here).
+void linear_nt(int M, int N, int K, const float* A, int lda, const float* W, int ldw, const float* bias,
+               float* C, int ldc);
 
 // ---- element-wise and row-wise --------------------------------------------------------------
 // C (M, N) += bias (N) broadcast over rows.
@@ -43,35 +50,39 @@ void scale_mask_softmax_row(int n, const float* x, float scale, const float* add
                             const std::uint8_t* allowed, float* y);
 // LayerNorm of one row (n): y = (x - mean) / sqrt(var + eps) * gamma + beta (biased variance, as
 // PyTorch). gamma/beta may be null (identity / zero).
-void layer_norm_row(int n, const float* x, const float* gamma, const float* beta, float eps,
-                    float* y);
+void layer_norm_row(int n, const float* x, const float* gamma, const float* beta, float eps, float* y);
 
 // ---- online softmax (flash-attention tiles) -------------------------------------------------
-// Folds one tile of masked scores s (n, already scaled+masked) and the matching value rows
-// V (n, dv, row stride ldv) into a running state for one query row:
-//   m: running max, l: running sum of exp, acc (dv): running Σ exp(s_j - m)·v_j.
-// Entries of s equal to -inf contribute nothing. Finish with acc / l (or zeros when l == 0).
-void online_softmax_update(int n, const float* s, const float* V, int ldv, int dv, float* m,
-                           float* l, float* acc);
+// One row segment of a score tile (keys j0 … j0+n) folded into the running softmax state of its
+// query row: z = mask_row(scale_vec(x)) (the same operations), m' = max(*m, max z),
+// p = exp(z - m') (0 where z = -inf), *l = *l · exp(*m - m') + Σ p, *m = m'. Returns exp(*m - m'),
+// the factor the caller multiplies its unnormalised output row by before adding p · V (exactly 1
+// when the max did not move, 0 from the empty state). Start from m = -inf, l = 0; finish with
+// out / l, or zeros when l == 0 (nothing allowed: then p = 0 and the return value is 1).
+// p may alias x.
+float online_softmax_row(int n, const float* x, float scale, const float* additive,
+                         const std::uint8_t* allowed, float* m, float* l, float* p);
 
 // ---- the two twins, always declared; *_simd128 exist only when __wasm_simd128__ ---------------
-#define ATTN_DECLARE_KERNELS(suffix)                                                              \
-  void gemm_nn_##suffix(int M, int N, int K, const float* A, int lda, const float* B, int ldb,    \
-                        float* C, int ldc, bool accumulate);                                      \
-  void gemm_nt_##suffix(int M, int N, int K, const float* A, int lda, const float* B, int ldb,    \
-                        float* C, int ldc, bool accumulate);                                      \
-  void add_bias_rows_##suffix(int M, int N, const float* bias, float* C, int ldc);                \
-  void scale_vec_##suffix(int n, const float* x, float scale, float* y);                          \
-  void add_vec_##suffix(int n, const float* a, const float* b, float* y);                         \
-  void mask_row_##suffix(int n, const float* x, const float* additive,                            \
-                         const std::uint8_t* allowed, float* y);                                  \
-  void softmax_row_##suffix(int n, const float* x, float* y);                                     \
-  void scale_mask_softmax_row_##suffix(int n, const float* x, float scale, const float* additive, \
-                                       const std::uint8_t* allowed, float* y);                   \
-  void layer_norm_row_##suffix(int n, const float* x, const float* gamma, const float* beta,      \
-                               float eps, float* y);                                              \
-  void online_softmax_update_##suffix(int n, const float* s, const float* V, int ldv, int dv,     \
-                                      float* m, float* l, float* acc);
+#define ATTN_DECLARE_KERNELS(suffix)                                                                     \
+  void gemm_nn_##suffix(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, \
+                        int ldc, bool accumulate);                                                       \
+  void gemm_nt_##suffix(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, \
+                        int ldc, bool accumulate);                                                       \
+  void linear_nt_##suffix(int M, int N, int K, const float* A, int lda, const float* W, int ldw,         \
+                          const float* bias, float* C, int ldc);                                         \
+  void add_bias_rows_##suffix(int M, int N, const float* bias, float* C, int ldc);                       \
+  void scale_vec_##suffix(int n, const float* x, float scale, float* y);                                 \
+  void add_vec_##suffix(int n, const float* a, const float* b, float* y);                                \
+  void mask_row_##suffix(int n, const float* x, const float* additive, const std::uint8_t* allowed,      \
+                         float* y);                                                                      \
+  void softmax_row_##suffix(int n, const float* x, float* y);                                            \
+  void scale_mask_softmax_row_##suffix(int n, const float* x, float scale, const float* additive,        \
+                                       const std::uint8_t* allowed, float* y);                           \
+  void layer_norm_row_##suffix(int n, const float* x, const float* gamma, const float* beta, float eps,  \
+                               float* y);                                                                \
+  float online_softmax_row_##suffix(int n, const float* x, float scale, const float* additive,           \
+                                    const std::uint8_t* allowed, float* m, float* l, float* p);
 
 ATTN_DECLARE_KERNELS(scalar)
 #if defined(__wasm_simd128__)

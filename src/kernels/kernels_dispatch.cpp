@@ -22,6 +22,11 @@ void gemm_nt(int M, int N, int K, const float* A, int lda, const float* B, int l
   ATTN_KERNEL(gemm_nt)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
 }
 
+void linear_nt(int M, int N, int K, const float* A, int lda, const float* W, int ldw, const float* bias,
+               float* C, int ldc) {
+  ATTN_KERNEL(linear_nt)(M, N, K, A, lda, W, ldw, bias, C, ldc);
+}
+
 void add_bias_rows(int M, int N, const float* bias, float* C, int ldc) {
   ATTN_KERNEL(add_bias_rows)(M, N, bias, C, ldc);
 }
@@ -51,9 +56,9 @@ void layer_norm_row(int n, const float* x, const float* gamma, const float* beta
   ATTN_KERNEL(layer_norm_row)(n, x, gamma, beta, eps, y);
 }
 
-void online_softmax_update(int n, const float* s, const float* V, int ldv, int dv, float* m, float* l,
-                           float* acc) {
-  ATTN_KERNEL(online_softmax_update)(n, s, V, ldv, dv, m, l, acc);
+float online_softmax_row(int n, const float* x, float scale, const float* additive,
+                         const std::uint8_t* allowed, float* m, float* l, float* p) {
+  return ATTN_KERNEL(online_softmax_row)(n, x, scale, additive, allowed, m, l, p);
 }
 
 const char* active_variant() {

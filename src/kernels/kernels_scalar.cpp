@@ -35,6 +35,19 @@ void fill_zero(int n, float* y) {
   for (int j = 0; j < n; ++j) y[j] = 0.0f;
 }
 
+// y = mask_row(scale_vec(x)) with the same operations; returns max y (-inf when all are -inf).
+float scale_mask_max(int n, const float* x, float scale, const float* additive, const std::uint8_t* allowed,
+                     float* y) {
+  float max = kNegInf;
+  for (int j = 0; j < n; ++j) {
+    const float add = additive ? additive[j] : 0.0f;
+    const float scaled = x[j] * scale;
+    y[j] = (allowed && !allowed[j]) ? kNegInf : scaled + add;
+    max = y[j] > max ? y[j] : max;
+  }
+  return max;
+}
+
 // ---- matrix products ------------------------------------------------------------------------
 
 // C (M, N) += A (M, K) · B (K, N) in i-k-j order: the inner loop walks a row of B and a row of C
@@ -82,6 +95,12 @@ void gemm_nt_scalar(int M, int N, int K, const float* A, int lda, const float* B
   }
 }
 
+void linear_nt_scalar(int M, int N, int K, const float* A, int lda, const float* W, int ldw,
+                      const float* bias, float* C, int ldc) {
+  gemm_nt_scalar(M, N, K, A, lda, W, ldw, C, ldc, false);
+  if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
+}
+
 // ---- element-wise and row-wise --------------------------------------------------------------
 
 void add_bias_rows_scalar(int M, int N, const float* bias, float* C, int ldc) {
@@ -117,13 +136,7 @@ void scale_mask_softmax_row_scalar(int n, const float* x, float scale, const flo
                                    const std::uint8_t* allowed, float* y) {
   // 1. scale and mask into y exactly as scale_vec → mask_row do, tracking the max on the way;
   // 2–3. the same exp/sum/normalise code as softmax_row, so the result is bit-identical.
-  float max = kNegInf;
-  for (int j = 0; j < n; ++j) {
-    const float add = additive ? additive[j] : 0.0f;
-    const float scaled = x[j] * scale;
-    y[j] = (allowed && !allowed[j]) ? kNegInf : scaled + add;
-    max = y[j] > max ? y[j] : max;
-  }
+  const float max = scale_mask_max(n, x, scale, additive, allowed, y);
   if (max == kNegInf) return fill_zero(n, y);
   softmax_from_max(n, y, max, y);
 }
@@ -151,26 +164,26 @@ void layer_norm_row_scalar(int n, const float* x, const float* gamma, const floa
 
 // ---- online softmax -------------------------------------------------------------------------
 
-void online_softmax_update_scalar(int n, const float* s, const float* V, int ldv, int dv, float* m, float* l,
-                                  float* acc) {
-  // 1. The tile's max; a tile with nothing allowed leaves the state untouched.
-  const float tile_max = row_max(n, s);
-  if (tile_max == kNegInf) return;
-  // 2. Rescale the old state to the new max (exp(-inf) = 0 for the initial state m = -inf).
-  const float new_max = tile_max > *m ? tile_max : *m;
-  const float correction = std::exp(*m - new_max);
-  float sum = *l * correction;
-  for (int d = 0; d < dv; ++d) acc[d] *= correction;
-  // 3. Fold in each key: p = exp(s_j - m), l += p, acc += p · v_j.
-  for (int j = 0; j < n; ++j) {
-    const float p = std::exp(s[j] - new_max);
-    if (p == 0.0f) continue;  // masked key (or one too far below the max to matter)
-    sum += p;
-    const float* v = V + static_cast<std::ptrdiff_t>(j) * ldv;  // v: value row j (dv)
-    for (int d = 0; d < dv; ++d) acc[d] += p * v[d];
+float online_softmax_row_scalar(int n, const float* x, float scale, const float* additive,
+                                const std::uint8_t* allowed, float* m, float* l, float* p) {
+  // 1. z = mask(x · scale) into p, and the segment's max; 2. the new running max.
+  const float seg_max = scale_mask_max(n, x, scale, additive, allowed, p);
+  const float new_max = seg_max > *m ? seg_max : *m;
+  if (new_max == kNegInf) {  // nothing allowed so far: the state stays empty
+    fill_zero(n, p);
+    return 1.0f;
   }
+  // 3. The old state's factor exp(m - m') (0 from the empty state m = -inf);
+  // 4. p = exp(z - m'), l = l · factor + Σ p.
+  const float factor = std::exp(*m - new_max);
+  float sum = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    p[j] = std::exp(p[j] - new_max);
+    sum += p[j];
+  }
+  *l = *l * factor + sum;
   *m = new_max;
-  *l = sum;
+  return factor;
 }
 
 }  // namespace attn::kernels

@@ -9,6 +9,10 @@
 //   attn::StatusCode values. No C++ exception crosses this boundary (the build has none).
 // - Results are copied out of the wasm heap (new Float32Array(typed_memory_view(...))) before the
 //   C++ buffers are freed, so JS never holds a view into memory that can move or be reused.
+// - One exception to the val conventions, for speed: MhaHandle's lean forward path (forwardFast)
+//   takes and returns numbers only; the wrapper writes inputs straight into the handle's buffers and
+//   copies the results out itself (HEAPF32.slice), which saves ~5 µs of Embind conversions on a
+//   small call. Masks, positional encodings, dropout and traces keep the general path.
 #include <emscripten/bind.h>
 #include <emscripten/emmalloc.h>
 #include <emscripten/val.h>
@@ -117,8 +121,10 @@ val softmax_js(val x) {
 val layer_norm_js(val x, float eps, val weight, val bias) {
   attn::LayerNormOptions options;
   options.eps = eps;
-  if (!weight.isNull() && !weight.isUndefined()) options.weight = emscripten::convertJSArrayToNumberVector<float>(weight);
-  if (!bias.isNull() && !bias.isUndefined()) options.bias = emscripten::convertJSArrayToNumberVector<float>(bias);
+  if (!weight.isNull() && !weight.isUndefined())
+    options.weight = emscripten::convertJSArrayToNumberVector<float>(weight);
+  if (!bias.isNull() && !bias.isUndefined())
+    options.bias = emscripten::convertJSArrayToNumberVector<float>(bias);
   attn::Tensor y;
   const attn::Status st = attn::layer_norm(tensor_from_js(x), options, y);
   val out = status_object(st);
@@ -166,8 +172,12 @@ val seeded_normal_js(double count, val seed) {
 void set_memory_limit_js(double bytes) {
   attn::set_memory_limit_bytes(bytes > 0 ? static_cast<std::uint64_t>(bytes) : 0);
 }
-double memory_limit_js() { return static_cast<double>(attn::memory_limit_bytes()); }
-std::string kernel_variant_js() { return attn::kernels::active_variant(); }
+double memory_limit_js() {
+  return static_cast<double>(attn::memory_limit_bytes());
+}
+std::string kernel_variant_js() {
+  return attn::kernels::active_variant();
+}
 // Bytes malloc has handed out and not freed (for leak checks).
 double heap_used_bytes_js() {
   return static_cast<double>(emmalloc_dynamic_heap_size() - emmalloc_free_dynamic_memory());
@@ -218,9 +228,62 @@ class MhaHandle {
   //      scale?, dropoutP, dropoutSeed, positional? }
   val forward(val query, val key, val value, val o) const;
 
+  // ---- the lean path: the common forward (no masks, positional, dropout or trace) with numbers
+  // only. The wrapper writes inputs into this handle's buffers (HEAPF32.set at inputPtr) and shapes
+  // into io_, calls forwardFast, and copies the results out (HEAPF32.slice) using the pointers
+  // forwardFast leaves in io_. Buffers are kept for the next call and freed with the handle.
+  double io_ptr() { return static_cast<double>(reinterpret_cast<std::uintptr_t>(io_)); }
+  // Sizes input slot 0 (query), 1 (key) or 2 (value) to n floats; returns its address.
+  double input_ptr(int slot, double n) {
+    std::vector<float>& data = inputs_[slot < 0 || slot > 2 ? 0 : slot].data;
+    data.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return static_cast<double>(reinterpret_cast<std::uintptr_t>(data.data()));
+  }
+  int forward_fast(int flags, float scale);
+  std::string last_message() const { return message_; }
+
  private:
+  // io_ layout (int32): in [0, 12): rank, d0, d1, d2 of query, key, value;
+  // out [12, 21): code, output ptr, output length, weights ptr, weights length, weights rank, dims.
+  static constexpr int kIoOut = 12;
   attn::MultiHeadAttention mha_;
+  std::int32_t io_[24] = {};
+  attn::Tensor inputs_[3];  // query, key, value: (rank ≤ 3) row-major
+  attn::MhaResult result_;  // output (B, Tq, E), weights; kept so the wrapper can copy them out
+  std::string message_;     // of the last failed forward_fast
 };
+
+// flags: 1 key, 2 value, 4 causal, 8 needWeights, 16 averageWeights, 32 scale given.
+int MhaHandle::forward_fast(int flags, float scale) {
+  for (int t = 0; t < 3; ++t) {  // 1. shapes from io_
+    const int rank = io_[4 * t] < 0 ? 0 : (io_[4 * t] > 3 ? 3 : io_[4 * t]);
+    inputs_[t].shape.assign(io_ + 4 * t + 1, io_ + 4 * t + 1 + rank);
+  }
+  attn::MhaForwardOptions options;  // 2. options
+  options.causal = flags & 4;
+  options.need_weights = flags & 8;
+  options.average_weights = flags & 16;
+  if (flags & 32) options.scale = scale;
+  const attn::Status st = mha_.forward(inputs_[0], (flags & 1) ? &inputs_[1] : nullptr,
+                                       (flags & 2) ? &inputs_[2] : nullptr, options, result_);
+  std::int32_t* out = io_ + kIoOut;  // 3. where the results are
+  out[0] = static_cast<std::int32_t>(st.code);
+  if (!st.ok()) {
+    message_ = st.message;
+    return out[0];
+  }
+  const auto address = [](const std::vector<float>& v) {
+    return static_cast<std::int32_t>(reinterpret_cast<std::uintptr_t>(v.data()));
+  };
+  out[1] = address(result_.output.data);
+  out[2] = static_cast<std::int32_t>(result_.output.data.size());
+  out[3] = address(result_.weights.data);
+  out[4] = static_cast<std::int32_t>(result_.weights.data.size());
+  out[5] = static_cast<std::int32_t>(result_.weights.shape.size());
+  for (std::size_t a = 0; a < result_.weights.shape.size() && a < 4; ++a)
+    out[6 + a] = result_.weights.shape[a];
+  return out[0];
+}
 
 val MhaHandle::forward(val query, val key, val value, val o) const {
   attn::MhaForwardOptions options;
@@ -231,7 +294,8 @@ val MhaHandle::forward(val query, val key, val value, val o) const {
   attn::Tensor additive, positional, key_t, value_t;
   if (has(o, "mask")) options.mask = &(mask = bool_tensor_from_js(o["mask"]));
   if (has(o, "additiveMask")) options.additive_mask = &(additive = tensor_from_js(o["additiveMask"]));
-  if (has(o, "keyPaddingMask")) options.key_padding_mask = &(padding = bool_tensor_from_js(o["keyPaddingMask"]));
+  if (has(o, "keyPaddingMask"))
+    options.key_padding_mask = &(padding = bool_tensor_from_js(o["keyPaddingMask"]));
   if (has(o, "positional")) options.positional = &(positional = tensor_from_js(o["positional"]));
   const bool has_key = !key.isNull() && !key.isUndefined();
   const bool has_value = !value.isNull() && !value.isUndefined();
@@ -240,9 +304,9 @@ val MhaHandle::forward(val query, val key, val value, val o) const {
   attn::Trace trace;
   const bool tracing = has(o, "trace") && o["trace"].as<bool>();
   attn::MhaResult result;
-  const attn::Status st = mha_.forward(tensor_from_js(query), has_key ? &key_t : nullptr,
-                                       has_value ? &value_t : nullptr, options, result,
-                                       tracing ? &trace : nullptr);
+  const attn::Status st =
+      mha_.forward(tensor_from_js(query), has_key ? &key_t : nullptr, has_value ? &value_t : nullptr, options,
+                   result, tracing ? &trace : nullptr);
   val out = status_object(st);
   if (!st.ok()) return out;
   out.set("output", tensor_object(result.output));
@@ -254,7 +318,8 @@ val MhaHandle::forward(val query, val key, val value, val o) const {
 class LearnedPEHandle {
  public:
   val init(int max_length, int d_model, val seed) {
-    return status_object(attn::LearnedPositionalEncoding::create(max_length, d_model, seed_from_js(seed), pe_));
+    return status_object(
+        attn::LearnedPositionalEncoding::create(max_length, d_model, seed_from_js(seed), pe_));
   }
   val encode(int length) const {
     attn::Tensor t;
@@ -290,7 +355,11 @@ EMSCRIPTEN_BINDINGS(attention_wasm) {
       .function("parameterNames", &MhaHandle::parameter_names)
       .function("setParameter", &MhaHandle::set_parameter)
       .function("getParameter", &MhaHandle::get_parameter)
-      .function("forward", &MhaHandle::forward);
+      .function("forward", &MhaHandle::forward)
+      .function("ioPtr", &MhaHandle::io_ptr)
+      .function("inputPtr", &MhaHandle::input_ptr)
+      .function("forwardFast", &MhaHandle::forward_fast)
+      .function("lastMessage", &MhaHandle::last_message);
   emscripten::class_<LearnedPEHandle>("LearnedPEHandle")
       .constructor<>()
       .function("init", &LearnedPEHandle::init)
