@@ -153,7 +153,7 @@ function writeProblem(file, p) {
 export function nativeContender({ allowCompile }) {
   let binary = null;
   return {
-    name: 'ours: native (g++ -O3, Eigen)',
+    name: 'ours: native (g++ -O3, scalar-twin kernels)',
     group: 'native',
     note: 'bench/native_bench.cpp: attn::MultiHeadAttention::forward(need_weights = false), own process',
     needWeights: false,
