@@ -1,21 +1,9 @@
 // Two small canvas charts: bars (one query's attention distribution over the keys) and lines (the
 // curves of chosen positional-encoding dimensions). Labels are drawn with fillText (never HTML).
-import { fitText, formatNumber, themeOf } from './draw-util.js';
+import { fitText, formatNumber, prepareCanvas, themeOf } from './draw-util.js';
 
 /** Okabe–Ito: distinguishable with the common colour-vision deficiencies. */
 export const SERIES_COLORS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
-
-function prepare(canvas, width, height) {
-  const dpr = Math.max(1, globalThis.devicePixelRatio || 1);
-  canvas.width = Math.round(width * dpr);
-  canvas.height = Math.round(height * dpr);
-  canvas.style.width = `${width}px`;
-  canvas.style.height = `${height}px`;
-  const ctx = canvas.getContext('2d');
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.clearRect(0, 0, width, height);
-  return ctx;
-}
 
 /**
  * Vertical bars with labels under them.
@@ -39,7 +27,7 @@ export function drawBars(canvas, o) {
   const bottom = labelled ? (angled ? Math.ceil(longest * 0.72) + 16 : 22) : 8;
   const plotH = 130;
   const height = top + plotH + bottom;
-  const ctx = prepare(canvas, o.width, height);
+  const ctx = prepareCanvas(canvas, o.width, height);
   if (theme.bg) { ctx.fillStyle = theme.bg; ctx.fillRect(0, 0, o.width, height); }
   const max = o.maxValue ?? Math.max(1e-9, ...Array.from(o.values, (v) => (Number.isFinite(v) ? v : 0)));
   // Axis and grid at 0, max/2, max.
@@ -101,7 +89,7 @@ export function drawBars(canvas, o) {
 export function drawLines(canvas, o) {
   const theme = themeOf(o.host);
   const height = o.height || 200;
-  const ctx = prepare(canvas, o.width, height);
+  const ctx = prepareCanvas(canvas, o.width, height);
   if (theme.bg) { ctx.fillStyle = theme.bg; ctx.fillRect(0, 0, o.width, height); }
   const left = 40, right = 12, top = 30, bottom = 30;
   const plotW = Math.max(60, o.width - left - right), plotH = height - top - bottom;

@@ -73,3 +73,22 @@ export function themeOf(host) {
     hatch: dark ? 'rgba(255,255,255,0.35)' : 'rgba(0,0,0,0.28)',
   };
 }
+
+/**
+ * Sizes a canvas for the device pixel ratio (only when its size changed: resizing reallocates) and
+ * returns its 2-D context cleared, with the transform set so drawing is in CSS pixels.
+ */
+export function prepareCanvas(canvas, width, height) {
+  const dpr = Math.max(1, globalThis.devicePixelRatio || 1);
+  const w = Math.round(width * dpr), h = Math.round(height * dpr);
+  if (canvas.width !== w || canvas.height !== h) {
+    canvas.width = w;
+    canvas.height = h;
+  }
+  canvas.style.width = `${width}px`;
+  canvas.style.height = `${height}px`;
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  return ctx;
+}

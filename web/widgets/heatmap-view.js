@@ -5,7 +5,7 @@
 // Text (token labels included) is drawn with fillText, so it is never parsed as HTML.
 // Cell colours are written as one (rows × cols) ImageData and scaled up, so 512 × 512 stays smooth.
 import { colormap, inkOn } from './colormap.js';
-import { formatNumber, fitText, themeOf } from './draw-util.js';
+import { formatNumber, fitText, prepareCanvas, themeOf } from './draw-util.js';
 
 const PAD = 8;
 
@@ -183,13 +183,7 @@ export class HeatmapView {
     const ctx = this.canvas.getContext('2d');
     const theme = themeOf(this.host);
     const g = this.geo = this.#layout(ctx, theme);
-    const dpr = Math.max(1, globalThis.devicePixelRatio || 1);
-    const W = Math.round(g.w * dpr), H = Math.round(g.h * dpr);
-    if (this.canvas.width !== W || this.canvas.height !== H) { this.canvas.width = W; this.canvas.height = H; }
-    this.canvas.style.width = `${g.w}px`;
-    this.canvas.style.height = `${g.h}px`;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, g.w, g.h);
+    prepareCanvas(this.canvas, g.w, g.h);
     if (theme.bg) { ctx.fillStyle = theme.bg; ctx.fillRect(0, 0, g.w, g.h); }
     this.#cells(ctx, g, theme);
     this.#labels(ctx, g, theme);

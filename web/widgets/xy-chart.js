@@ -2,7 +2,7 @@
 // weights against a scale, vectors in a plane). Linear or logarithmic axes, lines and/or point
 // markers, dashed reference lines, a vertical marker, a legend; all text through fillText.
 import { SERIES_COLORS } from './charts.js';
-import { formatNumber, themeOf } from './draw-util.js';
+import { formatNumber, prepareCanvas, themeOf } from './draw-util.js';
 
 /**
  * Two contrasting series colours (Okabe–Ito) readable on the host's background: vermilion and blue
@@ -13,18 +13,7 @@ export function pairColors(host) {
   return themeOf(host).dark ? { a: SERIES_COLORS[1], b: SERIES_COLORS[4] } : { a: SERIES_COLORS[5], b: SERIES_COLORS[0] };
 }
 
-/** Sizes the canvas for the device pixel ratio and returns a cleared 2-D context in CSS pixels. */
-export function prepareCanvas(canvas, width, height) {
-  const dpr = Math.max(1, globalThis.devicePixelRatio || 1);
-  canvas.width = Math.round(width * dpr);
-  canvas.height = Math.round(height * dpr);
-  canvas.style.width = `${width}px`;
-  canvas.style.height = `${height}px`;
-  const ctx = canvas.getContext('2d');
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.clearRect(0, 0, width, height);
-  return ctx;
-}
+export { prepareCanvas };
 
 /** A mapping value → pixel along one axis (log axes take the base-`log` logarithm first). */
 function scaleOf(axis, p0, p1) {
