@@ -56,21 +56,8 @@ Status check_scale_and_dropout(const std::optional<float>& scale, const DropoutO
 }
 
 Status add_masks_to_plan(const BoolTensor* mask, const Tensor* additive, MaskPlan& plan) {
-  if (mask) {
-    ATTN_RETURN_IF_ERROR(check_well_formed(*mask, "mask"));
-    MaskView view;
-    ATTN_RETURN_IF_ERROR(make_mask_view(plan, mask->shape, "mask", view));
-    view.bools = mask->data.data();
-    plan.bool_views.push_back(std::move(view));
-  }
-  if (additive) {
-    ATTN_RETURN_IF_ERROR(check_well_formed(*additive, "additiveMask"));
-    ATTN_RETURN_IF_ERROR(check_additive_mask_values(*additive, "additiveMask"));
-    MaskView view;
-    ATTN_RETURN_IF_ERROR(make_mask_view(plan, additive->shape, "additiveMask", view));
-    view.floats = additive->data.data();
-    plan.additive_views.push_back(std::move(view));
-  }
+  if (mask) ATTN_RETURN_IF_ERROR(add_bool_mask(plan, *mask, mask->shape, "mask"));
+  if (additive) ATTN_RETURN_IF_ERROR(add_additive_mask(plan, *additive, additive->shape, "additiveMask"));
   return Status::Ok();
 }
 

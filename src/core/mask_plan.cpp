@@ -33,6 +33,25 @@ Status make_mask_view(const MaskPlan& plan, const Shape& mask_shape, const char*
   return Status::Ok();
 }
 
+Status add_bool_mask(MaskPlan& plan, const BoolTensor& mask, const Shape& view_shape, const char* what) {
+  ATTN_RETURN_IF_ERROR(check_well_formed(mask, what));
+  MaskView view;
+  ATTN_RETURN_IF_ERROR(make_mask_view(plan, view_shape, what, view));
+  view.bools = mask.data.data();
+  plan.bool_views.push_back(std::move(view));
+  return Status::Ok();
+}
+
+Status add_additive_mask(MaskPlan& plan, const Tensor& mask, const Shape& view_shape, const char* what) {
+  ATTN_RETURN_IF_ERROR(check_well_formed(mask, what));
+  ATTN_RETURN_IF_ERROR(check_additive_mask_values(mask, what));
+  MaskView view;
+  ATTN_RETURN_IF_ERROR(make_mask_view(plan, view_shape, what, view));
+  view.floats = mask.data.data();
+  plan.additive_views.push_back(std::move(view));
+  return Status::Ok();
+}
+
 namespace {
 
 // Offset of the (slice, row) start inside a view's data.

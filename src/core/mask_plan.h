@@ -42,4 +42,9 @@ struct MaskPlan {
 Status make_mask_view(const MaskPlan& plan, const Shape& mask_shape, const char* what,
                       MaskView& view);
 
+// Checks a mask (well formed; additive values not NaN/+inf) and adds it to plan, read with
+// `view_shape` (its own shape, or a reshape of the same memory such as (B·H, …) → (B, H, …)).
+Status add_bool_mask(MaskPlan& plan, const BoolTensor& mask, const Shape& view_shape, const char* what);
+Status add_additive_mask(MaskPlan& plan, const Tensor& mask, const Shape& view_shape, const char* what);
+
 }  // namespace attn

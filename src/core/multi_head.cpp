@@ -10,26 +10,18 @@
 
 #include "core/attention_engine.h"
 #include "core/memory_limit.h"
+#include "core/multi_head_masks.h"
 #include "kernels/kernels.h"
 
 namespace attn {
 
 namespace {
 
-using Dims = MultiHeadAttention::Dims;
-
-// Fast path of check_finite: a float is non-finite iff its exponent bits are all ones, and an
-// unsigned max over those bits vectorises. Only when it fails does check_finite name the index.
-Status check_finite_fast(const Tensor& t, const char* what) {
-  std::uint32_t worst = 0;
-  for (const float f : t.data) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    const std::uint32_t exponent = bits & 0x7f800000u;
-    worst = exponent > worst ? exponent : worst;
-  }
-  return worst == 0x7f800000u ? check_finite(t, what) : Status::Ok();
-}
+// Sizes of one forward call (B = 1 for unbatched input).
+struct Dims {
+  bool batched = true;
+  int b = 0, tq = 0, tk = 0, e = 0;
+};
 
 Status check_sequence(const Tensor& t, const char* what, int width, bool batched, int b, int& length) {
   ATTN_RETURN_IF_ERROR(check_well_formed(t, what));
@@ -41,7 +33,7 @@ Status check_sequence(const Tensor& t, const char* what, int width, bool batched
                                                          ", got " + shape_to_string(t.shape));
   }
   length = t.dim(-2);
-  return check_finite_fast(t, what);
+  return check_finite(t, what);
 }
 
 // 0. Shapes of query/key/value; unbatched (T, E) input runs as B = 1.
@@ -125,7 +117,6 @@ struct Projections {
 
 }  // namespace
 
-Status mha_masks_to_plan(const MhaForwardOptions& options, MaskPlan& plan, int b, int h);
 
 namespace {
 

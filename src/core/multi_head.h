@@ -81,12 +81,6 @@ class MultiHeadAttention {
                  const MhaForwardOptions& options, MhaResult& result,
                  Trace* trace = nullptr) const;
 
-  // Sizes of one forward call (B = 1 for unbatched input).
-  struct Dims {
-    bool batched = true;
-    int b = 0, tq = 0, tk = 0, e = 0;
-  };
-
  private:
   MhaConfig config_;
   int head_dim_ = 0, value_head_dim_ = 0, kdim_ = 0, vdim_ = 0;
