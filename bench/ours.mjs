@@ -1,6 +1,7 @@
-// This project's contenders: the SIMD128 wasm build (dist/), the scalar wasm build (dist-scalar/),
-// both through the public wrapper src/js/index.js, and the native build (a child process running
-// bench/native_bench.cpp). Same contender shape as peers.mjs.
+// This project's contenders: the SIMD128 wasm build (dist/), the relaxed-SIMD build
+// (dist/attention_core_relaxed.wasm: the same with fused multiply-add in the GEMM), the scalar wasm
+// build (dist-scalar/), all through the public wrapper src/js/index.js, and the native build (a
+// child process running bench/native_bench.cpp). Same contender shape as peers.mjs.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
@@ -9,8 +10,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const wrapperUrl = pathToFileURL(path.join(root, 'src/js/index.js'));
+const { relaxedSimdSupported } = await import(wrapperUrl.href);
 
 export const simdModule = path.join(root, 'dist/attention_core.mjs');
+export const relaxedWasm = path.join(root, 'dist/attention_core_relaxed.wasm');
 // ATTN_BENCH_SCALAR_MODULE: another scalar build's .mjs (e.g. one built outside the tree).
 export const scalarModule = process.env.ATTN_BENCH_SCALAR_MODULE ?? path.join(root, 'dist-scalar/attention_core.mjs');
 
@@ -20,11 +23,11 @@ export const scalarModule = process.env.ATTN_BENCH_SCALAR_MODULE ?? path.join(ro
  * the scalar build gets its own instance, and the T = 16 384 run gets a fresh heap whose size then
  * is exactly that run's peak.
  */
-export async function loadWrapper(instance, moduleFile) {
+export async function loadWrapper(instance, initOptions) {
   const url = new URL(wrapperUrl);
   url.searchParams.set('instance', instance);
   const api = await import(url.href);
-  await api.init({ moduleUrl: pathToFileURL(moduleFile) });
+  await api.init(initOptions);
   return api;
 }
 
@@ -42,20 +45,19 @@ function stateDict(p) {
  * Contender over a wrapper instance. Each timed call: wrap x (B, T, E) in a Tensor, forward
  * (copies x into the heap, computes, copies y (and the weights) out), return y's Float32Array.
  */
-function wrapperContender({ name, group, note, instance, moduleFile, needWeights, missingNote }) {
+function wrapperContender({ name, group, note, instance, initOptions, kernels, needWeights, available, missingNote }) {
   let api = null;
   return {
     name,
     group,
     note,
     needWeights,
-    available: () => existsSync(moduleFile),
+    available,
     missingNote,
     async load() {
-      api ??= await loadWrapper(instance, moduleFile);
+      api ??= await loadWrapper(instance, initOptions);
       const variant = api.kernelVariant();
-      const want = group === 'ours-scalar' ? 'scalar' : 'simd128';
-      if (variant !== want) throw new Error(`${name}: the module reports kernels '${variant}', expected '${want}'`);
+      if (variant !== kernels) throw new Error(`${name}: the module reports kernels '${variant}', expected '${kernels}'`);
     },
     /**
      * freshInstance: a new wasm instance for this shape, so its heap size is this shape's peak
@@ -63,7 +65,7 @@ function wrapperContender({ name, group, note, instance, moduleFile, needWeights
      * (compiles and tiers up the wasm code without growing the heap much).
      */
     async prepare(p, { freshInstance, warmWith } = {}) {
-      const a = freshInstance ? await loadWrapper(`${instance}-${freshInstance}`, moduleFile) : api;
+      const a = freshInstance ? await loadWrapper(`${instance}-${freshInstance}`, initOptions) : api;
       if (warmWith) {
         const warm = new a.MultiHeadAttention({ embedDim: warmWith.E, numHeads: warmWith.H });
         warm.forward(new a.Tensor(warmWith.x, [warmWith.B, warmWith.T, warmWith.E]), null, null, { needWeights });
@@ -84,24 +86,43 @@ function wrapperContender({ name, group, note, instance, moduleFile, needWeights
   };
 }
 
+const simdBuild = {
+  instance: 'simd',
+  initOptions: { variant: 'simd128' },
+  kernels: 'simd128',
+  available: () => existsSync(simdModule),
+  missingNote: 'dist/attention_core.mjs is missing: run `npm run build`',
+};
+
 export const oursSimd = wrapperContender({
+  ...simdBuild,
   name: 'ours: wasm SIMD128',
   group: 'ours',
   note: 'src/js/index.js + dist/attention_core.wasm, MultiHeadAttention.forward(needWeights: false)',
-  instance: 'simd',
-  moduleFile: simdModule,
   needWeights: false,
-  missingNote: 'dist/attention_core.mjs is missing: run `npm run build`',
 });
 
 export const oursSimdWeights = wrapperContender({
+  ...simdBuild,
   name: 'ours: wasm SIMD128, needWeights',
   group: 'ours-weights',
   note: 'as above with needWeights: true (full scores; averaged (B, T, T) weights copied out too)',
-  instance: 'simd',
-  moduleFile: simdModule,
   needWeights: true,
-  missingNote: 'dist/attention_core.mjs is missing: run `npm run build`',
+});
+
+export const oursRelaxed = wrapperContender({
+  name: 'ours: wasm relaxed SIMD (FMA)',
+  group: 'ours-relaxed',
+  note: 'dist/attention_core_relaxed.wasm: the SIMD128 build with f32x4.relaxed_madd in the GEMM ' +
+    '(what init() loads where relaxed SIMD is on), needWeights: false',
+  instance: 'relaxed',
+  initOptions: { variant: 'relaxed-simd' },
+  kernels: 'relaxed-simd',
+  needWeights: false,
+  available: () => existsSync(relaxedWasm) && relaxedSimdSupported(),
+  missingNote: existsSync(relaxedWasm)
+    ? 'this Node has no relaxed SIMD (Node 20: bench/run.mjs re-runs itself with --experimental-wasm-relaxed-simd)'
+    : 'dist/attention_core_relaxed.wasm is missing: run `npm run build`',
 });
 
 export const oursScalar = wrapperContender({
@@ -109,8 +130,10 @@ export const oursScalar = wrapperContender({
   group: 'ours-scalar',
   note: 'the same wrapper over dist-scalar/ (ATTN_SIMD=OFF: scalar kernel twins), needWeights: false',
   instance: 'scalar',
-  moduleFile: scalarModule,
+  initOptions: { moduleUrl: pathToFileURL(scalarModule) },
+  kernels: 'scalar',
   needWeights: false,
+  available: () => existsSync(scalarModule),
   missingNote: 'dist-scalar/attention_core.mjs is missing: `npm run bench` builds it (scripts/build.sh --bench)',
 });
 

@@ -8,10 +8,15 @@
 //                                      (exit 1 otherwise); part of `npm test`, < 20 s
 //   --shapes demo,tutorial,t2048,t16k  a subset (results.md is only written for full runs)
 //   --budget-ms 1500                   timed milliseconds per contender and shape (default 1500)
-//   --contenders ours,native,tfjs      a subset by group (naive, ours, ours-weights, ours-scalar,
-//                                      native, tfjs, ort-plain, ort-fused)
+//   --contenders ours,native,tfjs      a subset by group (naive, ours, ours-weights, ours-relaxed,
+//                                      ours-scalar, native, tfjs, ort-plain, ort-fused)
+//
+// Node 20 runs WebAssembly relaxed SIMD only behind --experimental-wasm-relaxed-simd (Chrome ≥ 114
+// and Node ≥ 22 have it on): without it this script re-runs itself with the flag, so the
+// relaxed-SIMD row runs too. The flag is on for the whole process, peers included.
 //
 // See bench/README.md for what each column means.
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +26,13 @@ import { installMemoryProbe } from './wasm_memory.mjs';
 import { measure, formatMs, formatErr } from './harness.mjs';
 import { makeProblem, maxAbsErrorOnRows, mhaFlops, naiveMha, referenceRows, sampleRows } from './naive.mjs';
 import { fullReport, shapeSection } from './report.mjs';
+
+const { relaxedSimdSupported } = await import('../src/js/index.js?instance=probe');
+if (!relaxedSimdSupported() && !process.env.ATTN_BENCH_RELAXED_RERUN) {
+  const argv = ['--experimental-wasm-relaxed-simd', ...process.execArgv, ...process.argv.slice(1)];
+  const env = { ...process.env, ATTN_BENCH_RELAXED_RERUN: '1' };
+  process.exit(spawnSync(process.execPath, argv, { stdio: 'inherit', env }).status ?? 1);
+}
 
 installMemoryProbe(); // before any wasm runtime is instantiated: see wasm_memory.mjs
 const peers = await import('./peers.mjs');
@@ -100,6 +112,7 @@ function contenders({ smoke }) {
     naiveContender,
     ours.oursSimd,
     ours.oursSimdWeights,
+    ours.oursRelaxed,
     ours.oursScalar,
     ours.nativeContender({ allowCompile: !smoke }),
     peers.tfjsContender,
@@ -137,7 +150,7 @@ async function runNaive(shape, p, budgetMs) {
   return r;
 }
 
-const FAST_PATH_GROUPS = new Set(['ours', 'ours-scalar', 'native']);
+const FAST_PATH_GROUPS = new Set(['ours', 'ours-relaxed', 'ours-scalar', 'native']);
 
 async function runOne(c, key, shape, p, { budgetMs, rates }) {
   if (key === 'naive') return runNaive(shape, p, budgetMs);
@@ -207,13 +220,18 @@ async function benchShape(shape, list, { budgetMs, log, rates }) {
 // Ours (wasm SIMD) against ours (native) on every output element, for the shapes where the float64
 // reference only samples rows.
 function crossCheck(byGroup, shape) {
-  const a = byGroup.ours;
   const b = byGroup.native;
-  if (a?.status !== 'ok' || b?.status !== 'ok' || shape.B * shape.T <= 192) return [];
-  let d = a.output.length === b.output.length ? 0 : NaN;
-  for (let i = 0; i < a.output.length && !Number.isNaN(d); i++) d = Math.max(d, Math.abs(a.output[i] - b.output[i]));
-  const agree = d <= kAgreeTol;
-  return [`wasm SIMD vs native over all ${shape.B * shape.T} rows: max |Δ| = ${formatErr(d)}${agree ? '' : ' ✗ DISAGREES'}`];
+  if (b?.status !== 'ok' || shape.B * shape.T <= 192) return [];
+  const notes = [];
+  for (const [group, label] of [['ours', 'wasm SIMD128'], ['ours-relaxed', 'wasm relaxed SIMD']]) {
+    const a = byGroup[group];
+    if (a?.status !== 'ok') continue;
+    let d = a.output.length === b.output.length ? 0 : NaN;
+    for (let i = 0; i < a.output.length && !Number.isNaN(d); i++) d = Math.max(d, Math.abs(a.output[i] - b.output[i]));
+    const agree = d <= kAgreeTol;
+    notes.push(`${label} vs native over all ${shape.B * shape.T} rows: max |Δ| = ${formatErr(d)}${agree ? '' : ' ✗ DISAGREES'}`);
+  }
+  return notes;
 }
 
 // ---- main -----------------------------------------------------------------------------------------

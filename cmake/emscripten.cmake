@@ -26,5 +26,6 @@ target_link_options(attention_module PRIVATE
   -sEXPORTED_FUNCTIONS=_malloc,_free
   -sEXPORTED_RUNTIME_METHODS=HEAPU8,HEAPF32
   --extern-pre-js ${CMAKE_SOURCE_DIR}/src/wasm/node_fetch_shim.js)
+attn_patch_relaxed_simd(attention_module ${ATTN_DIST_DIR}/${ATTN_MODULE_NAME}.wasm)
 set_property(TARGET attention_module APPEND PROPERTY LINK_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/wasm/node_fetch_shim.js)

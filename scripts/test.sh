@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every suite, in the order a failure is cheapest to read: native Catch2 (ctest), the same
-# suite under ASan + UBSan, the same suite compiled to wasm and run by Node (ctest), the JS API tests
-# (node --test), the real-browser tests (playwright-core + Debian Chromium), and a benchmark smoke run.
+# suite under ASan + UBSan, the same suite compiled to wasm and run by Node (ctest), once with the
+# SIMD128 kernels and once with the relaxed-SIMD build, the JS API tests (node --test; the core of
+# them again on the relaxed-SIMD build), the real-browser tests (playwright-core + Debian Chromium),
+# and a benchmark smoke run. Node 20 runs relaxed SIMD only with --experimental-wasm-relaxed-simd.
 # Expects scripts/install.sh and scripts/build.sh to have run (npm test does both first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +34,18 @@ configure build/wasm-tests emcmake cmake -S . -B build/wasm-tests -DCMAKE_BUILD_
 cmake --build build/wasm-tests -j"$JOBS"
 ctest --test-dir build/wasm-tests --output-on-failure -j"$JOBS"
 
+section "wasm ctest, relaxed-SIMD build (f32x4.relaxed_madd GEMM, Node with relaxed SIMD on)"
+configure build/wasm-tests-relaxed emcmake cmake -S . -B build/wasm-tests-relaxed -DCMAKE_BUILD_TYPE=Release \
+  -DATTN_BUILD_MODULE=OFF -DATTN_RELAXED_SIMD=ON
+cmake --build build/wasm-tests-relaxed -j"$JOBS"
+ctest --test-dir build/wasm-tests-relaxed --output-on-failure -j"$JOBS"
+
 section "JS API tests (node --test)"
 node --test --test-reporter=spec tests/js/
+
+section "JS API tests on the relaxed-SIMD build (init() picks it when relaxed SIMD is on)"
+node --experimental-wasm-relaxed-simd --test --test-reporter=spec tests/js/api.test.mjs \
+  tests/js/golden.test.mjs tests/js/errors.test.mjs tests/js/leak.test.mjs tests/js/wasm.test.mjs
 
 section "browser tests (playwright-core + /usr/bin/chromium)"
 node --test --test-reporter=spec --test-concurrency=1 tests/browser/

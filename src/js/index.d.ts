@@ -65,6 +65,14 @@ export class Tensor {
 
 /** Options of {@link init}. */
 export interface InitOptions {
+  /**
+   * Which build to load: `'auto'` (default) picks the relaxed-SIMD build where the engine supports
+   * relaxed SIMD (its GEMM uses fused multiply-add; results may differ from `'simd128'` in the last
+   * bits, and between CPUs), else the SIMD128 build. `'relaxed-simd'` on an engine without it is an
+   * `INVALID_ARGUMENT` error. Only `'auto'` may be combined with `wasmUrl`, `wasmBinary` or `moduleUrl`,
+   * which then load exactly what they name.
+   */
+  variant?: 'auto' | 'relaxed-simd' | 'simd128';
   /** Where to fetch the `.wasm` from (default: beside the module, via `import.meta.url`). */
   wasmUrl?: string | URL;
   /** The `.wasm` bytes, to skip fetching. */
@@ -216,7 +224,10 @@ export function seededNormal(shape: number[], seed?: number): Tensor;
 /** Sets the byte limit of one call's buffers (default 1 GiB); bigger work throws `TOO_LARGE`. */
 export function setMemoryLimit(bytes: number): void;
 export function memoryLimit(): number;
-/** `'simd128'` or `'scalar'`. */
-export function kernelVariant(): 'simd128' | 'scalar';
+/** The kernels the loaded build runs: `'relaxed-simd'`, `'simd128'` or `'scalar'`. */
+export function kernelVariant(): 'relaxed-simd' | 'simd128' | 'scalar';
+
+/** Whether this engine runs WebAssembly relaxed SIMD (then `init()` loads the relaxed-SIMD build). */
+export function relaxedSimdSupported(): boolean;
 /** Wasm heap size, bytes malloc'ed and not freed inside it, and count of undisposed handles (leak checks). */
 export function memoryStats(): { heapBytes: number; heapUsedBytes: number; liveHandles: number };

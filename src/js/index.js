@@ -13,17 +13,66 @@ let modulePromise = null;
 let core = null;
 let liveHandles = 0;
 
+// A module whose one function is f32x4.relaxed_madd of three zero vectors: it validates exactly
+// where the engine has relaxed SIMD on (Chrome ≥ 114, Firefox ≥ 145, Node ≥ 22; Node 20 only with
+// --experimental-wasm-relaxed-simd).
+const V128_ZERO = [0xfd, 0x0c, ...new Array(16).fill(0)];
+const RELAXED_SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+  0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, //       type section: () -> v128
+  0x03, 0x02, 0x01, 0x00, //                         function section: one function of type 0
+  0x0a, 0x3d, 0x01, 0x3b, 0x00, //                   code section: one body of 59 bytes, no locals
+  ...V128_ZERO, ...V128_ZERO, ...V128_ZERO,
+  0xfd, 0x85, 0x02, //                               f32x4.relaxed_madd
+  0x0b, //                                           end
+]);
+
+/** Whether this engine runs WebAssembly relaxed SIMD (then `init()` loads the relaxed-SIMD build). */
+export function relaxedSimdSupported() {
+  try {
+    return WebAssembly.validate(RELAXED_SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+const VARIANTS = ['auto', 'relaxed-simd', 'simd128'];
+
+// The .wasm of the chosen build: the two builds share one Emscripten glue (scripts/build.sh checks
+// that they are identical but for the file name), so only the binary differs.
+function chooseWasm(options) {
+  const variant = options.variant ?? 'auto';
+  if (!VARIANTS.includes(variant)) {
+    throw new AttentionError('INVALID_ARGUMENT', `variant must be one of ${VARIANTS.join(', ')}; got ${String(variant)}`);
+  }
+  if (options.wasmUrl || options.wasmBinary || options.moduleUrl) {
+    if (variant !== 'auto') {
+      throw new AttentionError('INVALID_ARGUMENT', 'variant cannot be combined with wasmUrl, wasmBinary or moduleUrl');
+    }
+    return options.wasmUrl ?? null; // the caller's own build
+  }
+  const relaxed = variant === 'relaxed-simd' || (variant === 'auto' && relaxedSimdSupported());
+  if (variant === 'relaxed-simd' && !relaxedSimdSupported()) {
+    throw new AttentionError('INVALID_ARGUMENT', 'variant "relaxed-simd": this engine has no WebAssembly relaxed SIMD');
+  }
+  return relaxed ? new URL('../../dist/attention_core_relaxed.wasm', import.meta.url) : null;
+}
+
 /**
  * Loads and instantiates the wasm module once; later calls return the same promise.
- * @param {{ wasmUrl?: string|URL, wasmBinary?: ArrayBuffer|Uint8Array, moduleUrl?: string|URL }} [options]
+ * `variant`: 'auto' (default: the relaxed-SIMD build where the engine supports it, else SIMD128),
+ * 'relaxed-simd' or 'simd128'.
+ * @param {{ variant?: 'auto'|'relaxed-simd'|'simd128', wasmUrl?: string|URL,
+ *           wasmBinary?: ArrayBuffer|Uint8Array, moduleUrl?: string|URL }} [options]
  */
 export function init(options = {}) {
   modulePromise ??= (async () => {
+    const wasmUrl = chooseWasm(options);
     const factoryUrl = options.moduleUrl ?? new URL('../../dist/attention_core.mjs', import.meta.url);
     const { default: createAttentionModule } = await import(factoryUrl.toString());
     const settings = {};
     if (options.wasmBinary) settings.wasmBinary = options.wasmBinary;
-    if (options.wasmUrl) settings.locateFile = () => options.wasmUrl.toString();
+    if (wasmUrl) settings.locateFile = () => wasmUrl.toString();
     core = await createAttentionModule(settings);
     return core;
   })().catch((error) => {
@@ -116,7 +165,7 @@ export function memoryLimit() {
   return requireCore()._memoryLimit();
 }
 
-/** 'simd128' or 'scalar': the kernels this build runs. */
+/** 'relaxed-simd', 'simd128' or 'scalar': the kernels the loaded build runs. */
 export function kernelVariant() {
   return requireCore()._kernelVariant();
 }

@@ -89,7 +89,9 @@ ATTN_DECLARE_KERNELS(scalar)
 ATTN_DECLARE_KERNELS(simd128)
 #endif
 
-// "simd128" or "scalar": which variant the unsuffixed names call in this build.
+// "relaxed-simd", "simd128" or "scalar": which variant the unsuffixed names call in this build.
+// "relaxed-simd" is the SIMD128 variant built with -mrelaxed-simd (ATTN_RELAXED_SIMD): the same
+// kernels, with the GEMM's multiply + add fused into f32x4.relaxed_madd (gemm_simd128.cpp).
 const char* active_variant();
 
 }  // namespace attn::kernels

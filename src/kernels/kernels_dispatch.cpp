@@ -62,7 +62,9 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
 }
 
 const char* active_variant() {
-#if defined(__wasm_simd128__)
+#if defined(__wasm_simd128__) && defined(ATTN_RELAXED_SIMD)
+  return "relaxed-simd";  // the SIMD128 kernels, GEMM with f32x4.relaxed_madd
+#elif defined(__wasm_simd128__)
   return "simd128";
 #else
   return "scalar";

@@ -32,19 +32,25 @@ struct Variant {
 };
 
 // clang-format off
-#define ATTN_VARIANT(sfx)                                                                      \
-  Variant{#sfx, k::gemm_nn_##sfx, k::gemm_nt_##sfx, k::linear_nt_##sfx, k::add_bias_rows_##sfx,  \
+#define ATTN_VARIANT(sfx, label)                                                               \
+  Variant{label, k::gemm_nn_##sfx, k::gemm_nt_##sfx, k::linear_nt_##sfx, k::add_bias_rows_##sfx,  \
           k::scale_vec_##sfx,                                                                   \
           k::add_vec_##sfx, k::mask_row_##sfx, k::softmax_row_##sfx,                            \
           k::scale_mask_softmax_row_##sfx, k::layer_norm_row_##sfx,                              \
           k::online_softmax_row_##sfx}
 // clang-format on
 
+#if defined(ATTN_RELAXED_SIMD)
+constexpr const char* kSimdVariantName = "relaxed-simd";  // *_simd128 built with relaxed madd
+#else
+constexpr const char* kSimdVariantName = "simd128";
+#endif
+
 inline const std::vector<Variant>& variants() {
   static const std::vector<Variant> all = {
-    ATTN_VARIANT(scalar),
+    ATTN_VARIANT(scalar, "scalar"),
 #if defined(__wasm_simd128__)
-    ATTN_VARIANT(simd128),
+    ATTN_VARIANT(simd128, kSimdVariantName),
 #endif
   };
   return all;

@@ -59,7 +59,9 @@ double gemm_error(const Variant& v, bool nt, int M, int N, int K, bool accumulat
 }  // namespace
 
 TEST_CASE("kernels: the build dispatches to the variant it reports", "[kernel]") {
-#if defined(__wasm_simd128__)
+#if defined(__wasm_simd128__) && defined(ATTN_RELAXED_SIMD)
+  CHECK(std::string(k::active_variant()) == "relaxed-simd");
+#elif defined(__wasm_simd128__)
   CHECK(std::string(k::active_variant()) == "simd128");
 #else
   CHECK(std::string(k::active_variant()) == "scalar");

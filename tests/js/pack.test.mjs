@@ -18,7 +18,7 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 const SOFTMAX_EXPECTED = ['0.0174', '0.0174', '0.0174', '0.9479'];
 
 /** What the package must ship for `import 'attention-wasm'` to work, and its types. */
-const REQUIRED_FILES = ['package.json', 'dist/attention_core.mjs', 'dist/attention_core.wasm',
+const REQUIRED_FILES = ['package.json', 'dist/attention_core.mjs', 'dist/attention_core.wasm', 'dist/attention_core_relaxed.wasm',
   'src/js/index.js', 'src/js/errors.js', 'src/js/tensor.js', 'src/js/index.d.ts'];
 
 const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -79,14 +79,14 @@ describe('npm tarball', () => {
 
   it("(a) `import 'attention-wasm'` works from a Node script in that folder", () => {
     const script = `
-      import { init, softmax, MultiHeadAttention, seededNormal, kernelVariant, memoryStats } from 'attention-wasm';
+      import { init, softmax, MultiHeadAttention, seededNormal, kernelVariant, memoryStats, relaxedSimdSupported } from 'attention-wasm';
       await init();
       const y = softmax([1, 1, 1, 5]);
       const mha = new MultiHeadAttention({ embedDim: 8, numHeads: 2, seed: 1 });
       const r = mha.forward(seededNormal([2, 3, 8], 2), null, null, { trace: true });
       mha.dispose();
       console.log(JSON.stringify({
-        softmax: Array.from(y.data, (v) => v.toFixed(4)), kernel: kernelVariant(),
+        softmax: Array.from(y.data, (v) => v.toFixed(4)), kernel: kernelVariant(), relaxed: relaxedSimdSupported(),
         outputShape: r.output.shape, finite: r.output.data.every(Number.isFinite),
         steps: r.trace.length, liveHandles: memoryStats().liveHandles,
       }));
@@ -95,7 +95,7 @@ describe('npm tarball', () => {
     // Run from another working directory too: the wasm is found through import.meta.url.
     const out = JSON.parse(execFileSync(process.execPath, [join(consumer, 'main.mjs')], { cwd: tmpdir(), encoding: 'utf8' }));
     assert.deepEqual(out.softmax, SOFTMAX_EXPECTED);
-    assert.equal(out.kernel, 'simd128');
+    assert.equal(out.kernel, out.relaxed ? 'relaxed-simd' : 'simd128');
     assert.deepEqual(out.outputShape, [2, 3, 8]);
     assert.equal(out.finite, true);
     assert.equal(out.steps, 11);
@@ -133,18 +133,22 @@ describe('npm tarball', () => {
       tab.on('console', (msg) => { if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`${msg.type()}: ${msg.text()}`); });
       tab.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
       tab.on('requestfailed', (req) => problems.push(`requestfailed: ${req.url()}`));
-      tab.on('response', (res) => { if (res.url().endsWith('.wasm')) wasmTypes.push(res.headers()['content-type']); });
+      tab.on('response', (res) => { if (res.url().endsWith('.wasm')) wasmTypes.push([res.url().split('/').pop(), res.headers()['content-type']]); });
       await tab.goto(`${server.url}/index.html`);
       await tab.waitForFunction(() => window.result !== undefined);
       const result = await tab.evaluate(() => window.result);
       assert.equal(result.error, undefined, result.error);
       assert.deepEqual(result.softmax, SOFTMAX_EXPECTED);
-      assert.equal(result.kernel, 'simd128');
+      // Chromium has had relaxed SIMD on since version 114, so init() picks the relaxed-SIMD build.
+      assert.equal(result.kernel, 'relaxed-simd');
       assert.deepEqual(result.outputShape, [2, 3, 8]);
-      // The page and Node run the same wasm: the same numbers.
+      // The page's relaxed-SIMD build and Node's SIMD128 build: the same numbers up to FMA rounding.
       const nodeOutput = await nodeForward();
-      assert.deepEqual(result.output, nodeOutput);
-      assert.deepEqual(wasmTypes, ['application/wasm'], 'one .wasm fetch, as application/wasm');
+      const kFmaTolerance = 1e-6;
+      assert.equal(result.output.length, nodeOutput.length);
+      result.output.forEach((v, i) => assert.ok(Math.abs(v - nodeOutput[i]) <= kFmaTolerance, `output[${i}]: ${v} vs ${nodeOutput[i]}`));
+      assert.deepEqual(wasmTypes, [['attention_core_relaxed.wasm', 'application/wasm']],
+        'one .wasm fetch (the relaxed-SIMD build), as application/wasm');
       assert.deepEqual(problems, [], 'no console errors or warnings');
     } finally {
       await context.close();

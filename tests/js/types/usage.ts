@@ -135,7 +135,7 @@ const normal: Tensor = seededNormal([2, 3], 7);
 seededNormal([4]);
 setMemoryLimit(2 ** 28);
 const limit: number = memoryLimit();
-const variant: 'simd128' | 'scalar' = kernelVariant();
+const variant: 'relaxed-simd' | 'simd128' | 'scalar' = kernelVariant();
 const stats: { heapBytes: number; liveHandles: number } = memoryStats();
 // @ts-expect-error dModel is required
 sinusoidalEncoding(16);
