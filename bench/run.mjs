@@ -242,6 +242,10 @@ function environment(loadBefore) {
   return [
     `Measured by \`npm run bench\` (bench/run.mjs) on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
       `${cpu} (${os.cpus().length} cores, one used), ${os.platform()} ${os.arch()}.`,
+    relaxedSimdSupported()
+      ? `Relaxed SIMD is on in this process${process.execArgv.includes('--experimental-wasm-relaxed-simd') ? ' (--experimental-wasm-relaxed-simd)' : ''}: ` +
+        'it only changes our relaxed-SIMD row; the peers\' binaries validate without it, so they do not use it.'
+      : 'Relaxed SIMD is off in this process: no relaxed-SIMD row.',
     `Peers: onnxruntime-web ${peers.ortVersion()} (wasm EP, numThreads 1, SIMD binary), ` +
       `@tensorflow/tfjs-backend-wasm ${peers.tfjsVersion()} (SIMD binary, setThreadsCount(1)).`,
     'Times are medians of N calls after warm-up; GFLOP/s counts 2·M·N·K per matmul ' +

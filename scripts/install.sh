@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake make g++ emscripten binaryen libeigen3-dev catch2 chromium clang-format)
+# llvm-14: llvm-objdump checks the relaxed-SIMD opcode patch (scripts/patch-relaxed-simd.mjs)
+packages=(cmake make g++ emscripten binaryen llvm-14 libeigen3-dev catch2 chromium clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -33,6 +33,7 @@ test('routes and MIME types', async () => {
     ['/src/js/index.js', 'text/javascript; charset=utf-8', /export function init/],
     ['/dist/attention_core.mjs', 'text/javascript; charset=utf-8', null],
     ['/dist/attention_core.wasm', 'application/wasm', null],
+    ['/dist/attention_core_relaxed.wasm', 'application/wasm', null],
     ['/web/demo.css', 'text/css; charset=utf-8', null],
     ['/web/favicon.svg', 'image/svg+xml', /<svg/],
     ['/favicon.ico', 'image/svg+xml', /<svg/],
