@@ -51,10 +51,11 @@ function chooseWasm(options) {
     }
     return options.wasmUrl ?? null; // the caller's own build
   }
-  const relaxed = variant === 'relaxed-simd' || (variant === 'auto' && relaxedSimdSupported());
-  if (variant === 'relaxed-simd' && !relaxedSimdSupported()) {
+  const supported = relaxedSimdSupported();
+  if (variant === 'relaxed-simd' && !supported) {
     throw new AttentionError('INVALID_ARGUMENT', 'variant "relaxed-simd": this engine has no WebAssembly relaxed SIMD');
   }
+  const relaxed = variant === 'relaxed-simd' || (variant === 'auto' && supported);
   return relaxed ? new URL('../../dist/attention_core_relaxed.wasm', import.meta.url) : null;
 }
 
