@@ -29,8 +29,10 @@
 
 namespace ref {
 
-inline void gemm(int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
-                 std::vector<double>& C) {
+// C (M, N) = Σ_k term(a_ik · b_kj) in double: the product itself (gemm) or its magnitude (gemm_abs).
+template <class Term>
+void gemm_sum(int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
+              std::vector<double>& C, Term term) {
   C.assign(static_cast<size_t>(M) * N, 0.0);  // C: (M, N) dense
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
@@ -38,25 +40,20 @@ inline void gemm(int M, int N, int K, const float* A, int lda, const float* B, i
       for (int k = 0; k < K; ++k) {
         const float b =
             b_transposed ? B[static_cast<size_t>(j) * ldb + k] : B[static_cast<size_t>(k) * ldb + j];
-        s += static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * b;
+        s += term(static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * b);
       }
       C[static_cast<size_t>(i) * N + j] = s;
     }
 }
 
+inline void gemm(int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
+                 std::vector<double>& C) {
+  gemm_sum(M, N, K, A, lda, B, ldb, b_transposed, C, [](double p) { return p; });
+}
+
 inline void gemm_abs(int M, int N, int K, const float* A, int lda, const float* B, int ldb, bool b_transposed,
                      std::vector<double>& C) {
-  C.assign(static_cast<size_t>(M) * N, 0.0);  // C: (M, N) dense, Σ |a·b|
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      double s = 0.0;
-      for (int k = 0; k < K; ++k) {
-        const float b =
-            b_transposed ? B[static_cast<size_t>(j) * ldb + k] : B[static_cast<size_t>(k) * ldb + j];
-        s += std::fabs(static_cast<double>(A[static_cast<size_t>(i) * lda + k]) * b);
-      }
-      C[static_cast<size_t>(i) * N + j] = s;
-    }
+  gemm_sum(M, N, K, A, lda, B, ldb, b_transposed, C, [](double p) { return std::fabs(p); });
 }
 
 inline void softmax_row(int n, const double* x, double* y) {
