@@ -32,8 +32,9 @@ Status check_qkv(const Tensor& q, const Tensor& k, const Tensor& v) {
                                                          " but q has d_k " + std::to_string(q.dim(-1)));
   }
   if (v.dim(-2) != k.dim(-2)) {
-    return Status::Error(StatusCode::kShapeMismatch, "v has " + std::to_string(v.dim(-2)) +
-                                                         " keys (T_k) but k has " + std::to_string(k.dim(-2)));
+    return Status::Error(
+        StatusCode::kShapeMismatch,
+        "v has " + std::to_string(v.dim(-2)) + " keys (T_k) but k has " + std::to_string(k.dim(-2)));
   }
   ATTN_RETURN_IF_ERROR(check_finite(q, "q"));
   ATTN_RETURN_IF_ERROR(check_finite(k, "k"));
@@ -44,9 +45,9 @@ Status check_qkv(const Tensor& q, const Tensor& k, const Tensor& v) {
 
 Status check_scale_and_dropout(const std::optional<float>& scale, const DropoutOptions& dropout) {
   if (scale && !(std::isfinite(*scale) && *scale > 0.0f)) {
-    return Status::Error(StatusCode::kInvalidArgument,
-                         "scale must be a finite number > 0 (temperature t means scale 1/t), got " +
-                             format_number(*scale));
+    return Status::Error(
+        StatusCode::kInvalidArgument,
+        "scale must be a finite number > 0 (temperature t means scale 1/t), got " + format_number(*scale));
   }
   if (!(dropout.p >= 0.0f && dropout.p < 1.0f)) {
     return Status::Error(StatusCode::kInvalidArgument,
@@ -79,8 +80,8 @@ Status scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   p.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(p.dk));
   p.dropout = options.dropout;
   for (size_t a = 0; a < p.masks.lead.size(); ++a) p.lead_axes.push_back("N" + std::to_string(a));
-  ATTN_RETURN_IF_ERROR(check_allocation(
-      attention_scratch_elements(p, options.need_weights, trace != nullptr), "attention"));
+  ATTN_RETURN_IF_ERROR(
+      check_allocation(attention_scratch_elements(p, options.need_weights, trace != nullptr), "attention"));
 
   AttentionOutputs out;
   run_attention(p, options.need_weights, out, trace);

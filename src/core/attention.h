@@ -20,8 +20,8 @@
 namespace attn {
 
 struct DropoutOptions {
-  float p = 0.0f;            // probability of zeroing a weight; 0 = off. Kept weights scale by 1/(1-p).
-  std::uint64_t seed = 0;    // the same seed gives the same dropout pattern on every platform
+  float p = 0.0f;          // probability of zeroing a weight; 0 = off. Kept weights scale by 1/(1-p).
+  std::uint64_t seed = 0;  // the same seed gives the same dropout pattern on every platform
 };
 
 struct SdpaOptions {
@@ -47,7 +47,6 @@ struct SdpaResult {
 
 // Records "scores", "scaled", "masked", "weights", ["dropped"], "context" into `trace` when given.
 Status scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                    const SdpaOptions& options, SdpaResult& result,
-                                    Trace* trace = nullptr);
+                                    const SdpaOptions& options, SdpaResult& result, Trace* trace = nullptr);
 
 }  // namespace attn

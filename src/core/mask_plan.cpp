@@ -4,18 +4,16 @@
 
 namespace attn {
 
-Status make_mask_view(const MaskPlan& plan, const Shape& mask_shape, const char* what,
-                      MaskView& view) {
+Status make_mask_view(const MaskPlan& plan, const Shape& mask_shape, const char* what, MaskView& view) {
   Shape target = plan.lead;  // target: (lead..., Tq, real_keys)
   target.push_back(plan.tq);
   target.push_back(plan.real_keys);
   const int rank = static_cast<int>(mask_shape.size());
   const int target_rank = static_cast<int>(target.size());
   auto mismatch = [&] {
-    return Status::Error(StatusCode::kInvalidMask, std::string(what) + " of shape " +
-                                                       shape_to_string(mask_shape) +
-                                                       " does not broadcast to the scores " +
-                                                       shape_to_string(target));
+    return Status::Error(StatusCode::kInvalidMask,
+                         std::string(what) + " of shape " + shape_to_string(mask_shape) +
+                             " does not broadcast to the scores " + shape_to_string(target));
   };
   if (rank < 1 || rank > target_rank) return mismatch();
   // Strides of the mask itself (row-major), then aligned to the target from the right.

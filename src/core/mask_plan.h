@@ -19,11 +19,11 @@ struct MaskView {
 };
 
 struct MaskPlan {
-  Shape lead;          // leading axes, e.g. (B, H); the number of slices is their product
-  int tq = 0;          // queries per slice
-  int tk = 0;          // keys per slice, including extra keys (bias_k, zero attention)
-  int real_keys = 0;   // masks and causal cover keys [0, real_keys); extra keys are never masked
-  bool causal = false; // key j allowed for query i iff j <= i (top-left aligned)
+  Shape lead;           // leading axes, e.g. (B, H); the number of slices is their product
+  int tq = 0;           // queries per slice
+  int tk = 0;           // keys per slice, including extra keys (bias_k, zero attention)
+  int real_keys = 0;    // masks and causal cover keys [0, real_keys); extra keys are never masked
+  bool causal = false;  // key j allowed for query i iff j <= i (top-left aligned)
   std::vector<MaskView> bool_views;
   std::vector<MaskView> additive_views;
 
@@ -33,14 +33,12 @@ struct MaskPlan {
 
   // For keys [col0, col0 + n) of (slice, row): allowed[j] (1 = may attend) when allowed != null and
   // has_bool(); additive[j] (sum of additive masks) when additive != null and has_additive().
-  void fill_row(std::int64_t slice, int row, int col0, int n, std::uint8_t* allowed,
-                float* additive) const;
+  void fill_row(std::int64_t slice, int row, int col0, int n, std::uint8_t* allowed, float* additive) const;
 };
 
 // Builds the view of a mask of `mask_shape` over (plan.lead..., plan.tq, plan.real_keys).
 // kInvalidMask names `what` and both shapes when the mask does not broadcast.
-Status make_mask_view(const MaskPlan& plan, const Shape& mask_shape, const char* what,
-                      MaskView& view);
+Status make_mask_view(const MaskPlan& plan, const Shape& mask_shape, const char* what, MaskView& view);
 
 // Checks a mask (well formed; additive values not NaN/+inf) and adds it to plan, read with
 // `view_shape` (its own shape, or a reshape of the same memory such as (B·H, …) → (B, H, …)).

@@ -10,8 +10,12 @@ namespace {
 std::atomic<std::uint64_t> g_limit{kDefaultMemoryLimitBytes};
 }
 
-void set_memory_limit_bytes(std::uint64_t bytes) { g_limit.store(bytes); }
-std::uint64_t memory_limit_bytes() { return g_limit.load(); }
+void set_memory_limit_bytes(std::uint64_t bytes) {
+  g_limit.store(bytes);
+}
+std::uint64_t memory_limit_bytes() {
+  return g_limit.load();
+}
 
 Status check_allocation(std::uint64_t elements, const char* what) {
   const std::uint64_t limit = memory_limit_bytes();

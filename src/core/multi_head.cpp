@@ -117,7 +117,6 @@ struct Projections {
 
 }  // namespace
 
-
 namespace {
 
 struct Heads {  // H, dk, dv, and the extra keys (bias_k / zero attention) appended per batch

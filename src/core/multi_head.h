@@ -33,8 +33,8 @@ struct MhaConfig {
   bool bias = true;        // in_proj_bias and out_proj.bias
   bool add_bias_kv = false;
   bool add_zero_attn = false;
-  bool residual = false;   // output + x (the query after positional encoding), post-LN style
-  bool layer_norm = false; // LayerNorm after the (residual) output
+  bool residual = false;    // output + x (the query after positional encoding), post-LN style
+  bool layer_norm = false;  // LayerNorm after the (residual) output
   float layer_norm_eps = 1e-5f;
   std::uint64_t seed = 0;  // initialisation seed (xavier-uniform like PyTorch, portable RNG)
 };
@@ -47,7 +47,7 @@ struct MhaForwardOptions {
   bool need_weights = true;
   bool average_weights = true;
   DropoutOptions dropout;
-  std::optional<float> scale;      // unset = 1/sqrt(head_dim)
+  std::optional<float> scale;  // unset = 1/sqrt(head_dim)
   // Positional encoding (T ≥ Tq, E) added to the query before the projections (trace "positional",
   // "x"). In self-attention (key == nullptr) keys and values use the encoded x too; in
   // cross-attention the memory (key/value) is taken as already encoded, as in a Transformer decoder.
@@ -78,8 +78,7 @@ class MultiHeadAttention {
   // key == nullptr: self-attention (key = value = query after positional encoding).
   // value == nullptr: value = key.
   Status forward(const Tensor& query, const Tensor* key, const Tensor* value,
-                 const MhaForwardOptions& options, MhaResult& result,
-                 Trace* trace = nullptr) const;
+                 const MhaForwardOptions& options, MhaResult& result, Trace* trace = nullptr) const;
 
  private:
   MhaConfig config_;

@@ -1,7 +1,7 @@
 // The masks of MultiHeadAttention::forward, turned into a MaskPlan over (B, H, Tq, Tk).
-#include <string>
-
 #include "core/multi_head_masks.h"
+
+#include <string>
 
 namespace attn {
 
@@ -18,8 +18,9 @@ Status per_head_shape(const Shape& shape, int b, int h, const char* what, Shape&
     }
     out = {b, h, shape[1], shape[2]};
   } else if (shape.size() != 2) {
-    return Status::Error(StatusCode::kInvalidMask, std::string(what) + " must be (Tq, Tk) or (B·H, Tq, Tk), got " +
-                                                       shape_to_string(shape));
+    return Status::Error(
+        StatusCode::kInvalidMask,
+        std::string(what) + " must be (Tq, Tk) or (B·H, Tq, Tk), got " + shape_to_string(shape));
   }
   return Status::Ok();
 }
@@ -40,9 +41,8 @@ Status mha_masks_to_plan(const MhaForwardOptions& options, MaskPlan& plan, int b
     const BoolTensor& kpm = *options.key_padding_mask;
     if (kpm.rank() != 2 || kpm.shape[0] != b || kpm.shape[1] != plan.real_keys) {
       return Status::Error(StatusCode::kInvalidMask,
-                           "keyPaddingMask must have shape (B=" + std::to_string(b) +
-                               ", Tk=" + std::to_string(plan.real_keys) + "), got " +
-                               shape_to_string(kpm.shape));
+                           "keyPaddingMask must have shape (B=" + std::to_string(b) + ", Tk=" +
+                               std::to_string(plan.real_keys) + "), got " + shape_to_string(kpm.shape));
     }
     // (B, Tk) read as (B, 1, 1, Tk): one row per batch, broadcast over heads and queries.
     ATTN_RETURN_IF_ERROR(add_bool_mask(plan, kpm, {b, 1, 1, plan.real_keys}, "keyPaddingMask"));

@@ -27,7 +27,9 @@ Status check_config(const MhaConfig& c) {
   if (c.head_dim == 0 && c.embed_dim % c.num_heads != 0) {
     return Status::Error(StatusCode::kHeadsDoNotDivide, dims_message(c));
   }
-  for (auto [value, name] : {std::pair{c.kdim, "kdim"}, {c.vdim, "vdim"}, {c.head_dim, "headDim"},
+  for (auto [value, name] : {std::pair{c.kdim, "kdim"},
+                             {c.vdim, "vdim"},
+                             {c.head_dim, "headDim"},
                              {c.value_head_dim, "valueHeadDim"}}) {
     if (value < 0) {
       return Status::Error(StatusCode::kInvalidArgument,
@@ -134,9 +136,9 @@ Status assign_checked(const std::string& name, const Tensor& value, Tensor& targ
   const bool same_numel = value.numel() == target.numel();
   const bool vector_like = target.rank() != 2 && value.dim(-1) == target.dim(-1);
   if (value.shape != target.shape && !(same_numel && vector_like)) {
-    return Status::Error(StatusCode::kShapeMismatch, name + " must have shape " +
-                                                         shape_to_string(target.shape) + ", got " +
-                                                         shape_to_string(value.shape));
+    return Status::Error(
+        StatusCode::kShapeMismatch,
+        name + " must have shape " + shape_to_string(target.shape) + ", got " + shape_to_string(value.shape));
   }
   ATTN_RETURN_IF_ERROR(check_finite(value, name.c_str()));
   target.data = value.data;
@@ -194,8 +196,9 @@ Status MultiHeadAttention::set_parameter(const std::string& name, const Tensor& 
     return Status::Ok();
   }
   Tensor* targets[] = {&w_q_, &w_k_, &w_v_, &w_o_, &b_o_, &bias_k_, &bias_v_, &ln_weight_, &ln_bias_};
-  const char* names[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight",
-                         "out_proj.bias", "bias_k", "bias_v", "layer_norm.weight", "layer_norm.bias"};
+  const char* names[] = {"q_proj_weight",   "k_proj_weight",     "v_proj_weight",
+                         "out_proj.weight", "out_proj.bias",     "bias_k",
+                         "bias_v",          "layer_norm.weight", "layer_norm.bias"};
   for (size_t i = 0; i < std::size(names); ++i) {
     if (name == names[i]) {
       Tensor probe;

@@ -12,9 +12,9 @@ namespace {
 
 Status check_table_size(int length, int d_model, const char* what) {
   if (length <= 0 || d_model <= 0) {
-    return Status::Error(StatusCode::kEmptyInput, std::string(what) + " needs length > 0 and dModel > 0, got length " +
-                                                      std::to_string(length) + ", dModel " +
-                                                      std::to_string(d_model));
+    return Status::Error(StatusCode::kEmptyInput,
+                         std::string(what) + " needs length > 0 and dModel > 0, got length " +
+                             std::to_string(length) + ", dModel " + std::to_string(d_model));
   }
   return check_allocation(static_cast<std::uint64_t>(length) * static_cast<std::uint64_t>(d_model), what);
 }

@@ -16,8 +16,7 @@ Status sinusoidal_encoding(int length, int d_model, double base, Tensor& out);
 // A learned table (max_length, d_model), initialised ~N(0, 1) from a seed like nn.Embedding.
 class LearnedPositionalEncoding {
  public:
-  static Status create(int max_length, int d_model, std::uint64_t seed,
-                       LearnedPositionalEncoding& out);
+  static Status create(int max_length, int d_model, std::uint64_t seed, LearnedPositionalEncoding& out);
   const Tensor& table() const { return table_; }
   Status set_table(const Tensor& table);  // (max_length, d_model), finite
   // The first `length` rows: (length, d_model).

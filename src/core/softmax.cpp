@@ -55,8 +55,7 @@ Status layer_norm(const Tensor& x, const LayerNormOptions& options, Tensor& y) {
   const std::int64_t rows = x.numel() / n;
   Tensor out = Tensor::zeros(x.shape);  // (..., N)
   for (std::int64_t r = 0; r < rows; ++r) {
-    kernels::layer_norm_row(n, x.data.data() + r * n, gamma, beta, options.eps,
-                            out.data.data() + r * n);
+    kernels::layer_norm_row(n, x.data.data() + r * n, gamma, beta, options.eps, out.data.data() + r * n);
   }
   y = std::move(out);
   return Status::Ok();

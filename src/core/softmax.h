@@ -11,9 +11,9 @@ namespace attn {
 Status softmax(const Tensor& x, Tensor& y);
 
 struct LayerNormOptions {
-  float eps = 1e-5f;           // PyTorch's default; the "official paper" tutorial uses 1e-6
-  std::vector<float> weight;   // (N) or empty for ones
-  std::vector<float> bias;     // (N) or empty for zeros
+  float eps = 1e-5f;          // PyTorch's default; the "official paper" tutorial uses 1e-6
+  std::vector<float> weight;  // (N) or empty for ones
+  std::vector<float> bias;    // (N) or empty for zeros
 };
 
 // x (..., N) -> y (..., N), normalised per row with biased variance (as nn.LayerNorm).

@@ -6,15 +6,24 @@ namespace attn {
 
 const char* status_code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
-    case StatusCode::kShapeMismatch: return "SHAPE_MISMATCH";
-    case StatusCode::kHeadsDoNotDivide: return "HEADS_DO_NOT_DIVIDE";
-    case StatusCode::kEmptyInput: return "EMPTY_INPUT";
-    case StatusCode::kNonFinite: return "NON_FINITE";
-    case StatusCode::kTooLarge: return "TOO_LARGE";
-    case StatusCode::kInvalidMask: return "INVALID_MASK";
-    case StatusCode::kUnknownParameter: return "UNKNOWN_PARAMETER";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "INVALID_ARGUMENT";
+    case StatusCode::kShapeMismatch:
+      return "SHAPE_MISMATCH";
+    case StatusCode::kHeadsDoNotDivide:
+      return "HEADS_DO_NOT_DIVIDE";
+    case StatusCode::kEmptyInput:
+      return "EMPTY_INPUT";
+    case StatusCode::kNonFinite:
+      return "NON_FINITE";
+    case StatusCode::kTooLarge:
+      return "TOO_LARGE";
+    case StatusCode::kInvalidMask:
+      return "INVALID_MASK";
+    case StatusCode::kUnknownParameter:
+      return "UNKNOWN_PARAMETER";
   }
   return "UNKNOWN";
 }
@@ -32,7 +41,8 @@ std::string format_number(double x) {
     micro = 0;
   }
   std::string out = sign + std::to_string(whole);
-  if (micro == 0) return x > 0 && whole == 0 ? sign + "0.000000" : out;  // tiny values keep their scale visible
+  if (micro == 0)
+    return x > 0 && whole == 0 ? sign + "0.000000" : out;  // tiny values keep their scale visible
   std::string frac = std::to_string(micro);
   frac.insert(0, 6 - frac.size(), '0');
   while (frac.back() == '0') frac.pop_back();

@@ -36,9 +36,9 @@ struct Status {
 };
 
 // Early-return helper: `ATTN_RETURN_IF_ERROR(check_x(...));`
-#define ATTN_RETURN_IF_ERROR(expr)      \
-  do {                                  \
-    ::attn::Status attn_status_ = (expr); \
+#define ATTN_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::attn::Status attn_status_ = (expr);        \
     if (!attn_status_.ok()) return attn_status_; \
   } while (0)
 

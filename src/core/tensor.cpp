@@ -35,15 +35,14 @@ Status check_shape_and_size(const Shape& shape, const std::vector<T>& data, cons
                                                            shape_to_string(shape));
     }
     if (shape[i] == 0) {
-      return Status::Error(StatusCode::kEmptyInput, std::string(what) + " is empty: shape " +
-                                                        shape_to_string(shape));
+      return Status::Error(StatusCode::kEmptyInput,
+                           std::string(what) + " is empty: shape " + shape_to_string(shape));
     }
   }
   if (static_cast<std::int64_t>(data.size()) != shape_numel(shape)) {
     return Status::Error(StatusCode::kShapeMismatch,
-                         std::string(what) + " has " + std::to_string(data.size()) +
-                             " values but shape " + shape_to_string(shape) + " needs " +
-                             std::to_string(shape_numel(shape)));
+                         std::string(what) + " has " + std::to_string(data.size()) + " values but shape " +
+                             shape_to_string(shape) + " needs " + std::to_string(shape_numel(shape)));
   }
   return Status::Ok();
 }
@@ -71,10 +70,10 @@ Status check_finite(const Tensor& t, const char* what) {
   if (worst != 0x7f800000u) return Status::Ok();
   for (size_t i = 0; i < t.data.size(); ++i) {
     if (!std::isfinite(t.data[i])) {
-      return Status::Error(StatusCode::kNonFinite,
-                           std::string(what) + " contains " + (std::isnan(t.data[i]) ? "NaN" : "Inf") +
-                               " at flat index " + std::to_string(i) +
-                               " (inputs and weights must be finite)");
+      return Status::Error(StatusCode::kNonFinite, std::string(what) + " contains " +
+                                                       (std::isnan(t.data[i]) ? "NaN" : "Inf") +
+                                                       " at flat index " + std::to_string(i) +
+                                                       " (inputs and weights must be finite)");
     }
   }
   return Status::Ok();
@@ -84,10 +83,10 @@ Status check_additive_mask_values(const Tensor& t, const char* what) {
   for (size_t i = 0; i < t.data.size(); ++i) {
     const float x = t.data[i];
     if (std::isnan(x) || (std::isinf(x) && x > 0)) {
-      return Status::Error(StatusCode::kNonFinite,
-                           std::string(what) + " contains " + (std::isnan(x) ? "NaN" : "+Inf") +
-                               " at flat index " + std::to_string(i) +
-                               " (an additive mask may hold -Inf, not NaN or +Inf)");
+      return Status::Error(StatusCode::kNonFinite, std::string(what) + " contains " +
+                                                       (std::isnan(x) ? "NaN" : "+Inf") + " at flat index " +
+                                                       std::to_string(i) +
+                                                       " (an additive mask may hold -Inf, not NaN or +Inf)");
     }
   }
   return Status::Ok();

@@ -10,9 +10,9 @@
 namespace attn {
 
 struct TraceStep {
-  std::string name;                // "input", "positional", "x", "q", "k", "v", "scores", ...
-  std::vector<std::string> axes;   // axis names beside shape: {"B", "H", "T_q", "d_k"}
-  Tensor tensor;                   // a copy of the values at that step
+  std::string name;               // "input", "positional", "x", "q", "k", "v", "scores", ...
+  std::vector<std::string> axes;  // axis names beside shape: {"B", "H", "T_q", "d_k"}
+  Tensor tensor;                  // a copy of the values at that step
 };
 
 class Trace {

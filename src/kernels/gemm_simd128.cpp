@@ -15,7 +15,6 @@
 namespace attn::kernels {
 namespace {
 
-
 // ==== GEMM: packed panels + a register-blocked micro-kernel (Goto/BLIS structure) =============
 // C (M, N) is cut into kMC×kNC blocks, K into kKC slices. For each (N block, K slice) the B slice
 // is packed once into kNR-wide column panels; for each M block the A slice is packed into kMR-high

@@ -1,7 +1,7 @@
 // WebAssembly SIMD128 versions of the row and element-wise kernels in kernels.h (f32x4; FMA only
-// in exp of the relaxed-SIMD build, see simd128_mul_add.h); the GEMM is in gemm_simd128.cpp. Same contracts as the scalar twins in
-// kernels_scalar.cpp; tested against the same double reference. Compiles to nothing unless the
-// compiler targets SIMD128 (-msimd128).
+// in exp of the relaxed-SIMD build, see simd128_mul_add.h); the GEMM is in gemm_simd128.cpp. Same contracts
+// as the scalar twins in kernels_scalar.cpp; tested against the same double reference. Compiles to nothing
+// unless the compiler targets SIMD128 (-msimd128).
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 

@@ -14,8 +14,8 @@ struct MhaWeights {  // PyTorch layouts, as float vectors; empty biases mean "no
 };
 
 // y (rows, out) = x (rows, in) · Wᵀ + b in double.
-inline std::vector<double> linear(const std::vector<double>& x, int rows, int in,
-                                  const std::vector<float>& w, const std::vector<float>& b, int out) {
+inline std::vector<double> linear(const std::vector<double>& x, int rows, int in, const std::vector<float>& w,
+                                  const std::vector<float>& b, int out) {
   std::vector<double> y(static_cast<size_t>(rows) * out);
   for (int r = 0; r < rows; ++r)
     for (int o = 0; o < out; ++o) {
@@ -54,7 +54,8 @@ inline void mha(const MhaWeights& m, const std::vector<float>& query, const std:
     for (int hi = 0; hi < m.h; ++hi)
       for (int ti = 0; ti < tq; ++ti)
         for (int c = 0; c < m.dv; ++c)
-          concat[(bi * tq + ti) * m.h * m.dv + hi * m.dv + c] = context[((bi * m.h + hi) * tq + ti) * m.dv + c];
+          concat[(bi * tq + ti) * m.h * m.dv + hi * m.dv + c] =
+              context[((bi * m.h + hi) * tq + ti) * m.dv + c];
   out = linear(concat, b * tq, m.h * m.dv, m.wo, m.bo, m.e);
 }
 

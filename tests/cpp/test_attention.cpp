@@ -10,8 +10,8 @@
 
 namespace {
 
-constexpr double kSdpaTol = 2e-6;   // outputs of magnitude ~1 after two float32 products
-constexpr double kTiledTol = 2e-6;  // online softmax sums in another order
+constexpr double kSdpaTol = 2e-6;     // outputs of magnitude ~1 after two float32 products
+constexpr double kTiledTol = 2e-6;    // online softmax sums in another order
 constexpr double kStatRelTol = 0.15;  // ≈ 5 standard errors of a sample variance with N = 4096
 
 struct Case {
@@ -83,7 +83,8 @@ TEST_CASE("SDPA causal mask is top-left aligned when Tq != Tk", "[sdpa][causal]"
     attn::SdpaResult got;
     REQUIRE(attn::scaled_dot_product_attention(q, k, v, causal, got).ok());
     std::vector<double> out, weights;
-    ref::sdpa(q.data, k.data, v.data, c.batch, c.tq, c.tk, c.dk, c.dv, 1.0 / std::sqrt(3.0), &allowed, nullptr, out, weights);
+    ref::sdpa(q.data, k.data, v.data, c.batch, c.tq, c.tk, c.dk, c.dv, 1.0 / std::sqrt(3.0), &allowed,
+              nullptr, out, weights);
     testutil::require_close(got.output.data, out, kSdpaTol, "causal output");
     testutil::require_close(got.weights.data, weights, kSdpaTol, "causal weights");
   }
@@ -130,7 +131,8 @@ TEST_CASE("masks broadcast over leading axes", "[sdpa][mask]") {
   std::vector<std::uint8_t> both(dense);
   both.insert(both.end(), dense.begin(), dense.end());
   std::vector<double> out, weights;
-  ref::sdpa(q.data, k.data, v.data, c.batch, c.tq, c.tk, c.dk, c.dv, 1.0 / std::sqrt(2.0), &both, nullptr, out, weights);
+  ref::sdpa(q.data, k.data, v.data, c.batch, c.tq, c.tk, c.dk, c.dv, 1.0 / std::sqrt(2.0), &both, nullptr,
+            out, weights);
   testutil::require_close(got.output.data, out, kSdpaTol, "broadcast mask");
 }
 
@@ -155,7 +157,8 @@ TEST_CASE("the tiled path (no weights) equals the full path", "[sdpa][tiled]") {
   }
 }
 
-TEST_CASE("dropout is deterministic for a seed, scales kept weights by 1/(1-p), and is traced", "[sdpa][dropout]") {
+TEST_CASE("dropout is deterministic for a seed, scales kept weights by 1/(1-p), and is traced",
+          "[sdpa][dropout]") {
   const attn::Tensor q = testutil::random_tensor({4, 16, 8}, 1), k = testutil::random_tensor({4, 16, 8}, 2),
                      v = testutil::random_tensor({4, 16, 8}, 3);
   attn::SdpaOptions options;
@@ -176,8 +179,10 @@ TEST_CASE("dropout is deterministic for a seed, scales kept weights by 1/(1-p), 
   int zeroed = 0;
   for (size_t i = 0; i < dropped->tensor.data.size(); ++i) {
     const float d = dropped->tensor.data[i], w = weights->tensor.data[i];
-    if (d == 0.0f) ++zeroed;
-    else CHECK(d == Approx(w / 0.75f).epsilon(1e-6));
+    if (d == 0.0f)
+      ++zeroed;
+    else
+      CHECK(d == Approx(w / 0.75f).epsilon(1e-6));
   }
   const double fraction = zeroed / double(dropped->tensor.data.size());
   CHECK(fraction == Approx(0.25).margin(0.05));  // 1024 draws: 5 standard errors ≈ 0.07
@@ -207,8 +212,10 @@ TEST_CASE("q·k of N(0,1) vectors has variance d_k, and 1 after dividing by sqrt
   }
 }
 
-TEST_CASE("the SDPA trace has the named steps and the traced output equals the fast output", "[sdpa][trace]") {
-  const attn::Tensor q = testutil::random_tensor({2, 3, 5, 4}, 1), k = testutil::random_tensor({2, 3, 6, 4}, 2),
+TEST_CASE("the SDPA trace has the named steps and the traced output equals the fast output",
+          "[sdpa][trace]") {
+  const attn::Tensor q = testutil::random_tensor({2, 3, 5, 4}, 1),
+                     k = testutil::random_tensor({2, 3, 6, 4}, 2),
                      v = testutil::random_tensor({2, 3, 6, 3}, 3);
   attn::SdpaOptions options;
   options.causal = true;

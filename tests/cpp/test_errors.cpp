@@ -57,10 +57,12 @@ TEST_CASE("wrong shapes are named errors", "[errors]") {
   const attn::Tensor k = testutil::random_tensor({1, 4, 8}, 2);
   require_error(m.forward(q, &k, nullptr, {}, r), StatusCode::kShapeMismatch, "key must have shape (B=2");
   attn::SdpaResult s;
-  require_error(attn::scaled_dot_product_attention(testutil::random_tensor({3, 4}, 1), testutil::random_tensor({5, 3}, 2),
+  require_error(attn::scaled_dot_product_attention(testutil::random_tensor({3, 4}, 1),
+                                                   testutil::random_tensor({5, 3}, 2),
                                                    testutil::random_tensor({5, 2}, 3), {}, s),
                 StatusCode::kShapeMismatch, "d_k");
-  require_error(attn::scaled_dot_product_attention(testutil::random_tensor({3, 4}, 1), testutil::random_tensor({5, 4}, 2),
+  require_error(attn::scaled_dot_product_attention(testutil::random_tensor({3, 4}, 1),
+                                                   testutil::random_tensor({5, 4}, 2),
                                                    testutil::random_tensor({6, 2}, 3), {}, s),
                 StatusCode::kShapeMismatch, "T_k");
   attn::Tensor bad({2, 3}, {1, 2, 3});  // 3 values for 6
@@ -73,7 +75,8 @@ TEST_CASE("wrong shapes are named errors", "[errors]") {
 TEST_CASE("empty sequences are named errors", "[errors]") {
   const attn::MultiHeadAttention m = small_mha();
   attn::MhaResult r;
-  require_error(m.forward(attn::Tensor({1, 0, 8}, {}), nullptr, nullptr, {}, r), StatusCode::kEmptyInput, "empty");
+  require_error(m.forward(attn::Tensor({1, 0, 8}, {}), nullptr, nullptr, {}, r), StatusCode::kEmptyInput,
+                "empty");
   attn::Tensor pe, y;
   require_error(attn::sinusoidal_encoding(0, 8, 10000, pe), StatusCode::kEmptyInput, "length");
   require_error(attn::softmax(attn::Tensor({0}, {}), y), StatusCode::kEmptyInput, "empty");
@@ -85,14 +88,16 @@ TEST_CASE("NaN and Inf inputs are rejected, -inf is allowed only in additive mas
   attn::Tensor q = testutil::random_tensor({1, 2, 8}, 1);
   q.data[5] = nan;
   attn::MhaResult r;
-  require_error(m.forward(q, nullptr, nullptr, {}, r), StatusCode::kNonFinite, "query contains NaN at flat index 5");
+  require_error(m.forward(q, nullptr, nullptr, {}, r), StatusCode::kNonFinite,
+                "query contains NaN at flat index 5");
   q.data[5] = inf;
   require_error(m.forward(q, nullptr, nullptr, {}, r), StatusCode::kNonFinite, "Inf");
   q.data[5] = 0.5f;
   attn::Tensor additive({2, 2}, {0, -inf, nan, 0});
   attn::MhaForwardOptions options;
   options.additive_mask = &additive;
-  require_error(m.forward(q, nullptr, nullptr, options, r), StatusCode::kNonFinite, "additiveMask contains NaN");
+  require_error(m.forward(q, nullptr, nullptr, options, r), StatusCode::kNonFinite,
+                "additiveMask contains NaN");
   additive.data[2] = 0;
   CHECK(m.forward(q, nullptr, nullptr, options, r).ok());
   attn::MultiHeadAttention w = small_mha();
@@ -106,8 +111,8 @@ TEST_CASE("sizes over the memory limit are TOO_LARGE, not an abort", "[errors]")
   attn::set_memory_limit_bytes(1 << 20);  // 1 MiB
   const attn::MultiHeadAttention m = small_mha();
   attn::MhaResult r;
-  require_error(m.forward(testutil::random_tensor({1, 600, 8}, 1), nullptr, nullptr, {}, r), StatusCode::kTooLarge,
-                "over the memory limit");
+  require_error(m.forward(testutil::random_tensor({1, 600, 8}, 1), nullptr, nullptr, {}, r),
+                StatusCode::kTooLarge, "over the memory limit");
   attn::Tensor pe;
   require_error(attn::sinusoidal_encoding(1 << 20, 512, 10000, pe), StatusCode::kTooLarge, "MiB");
   attn::set_memory_limit_bytes(saved);
@@ -123,10 +128,12 @@ TEST_CASE("invalid options and masks are named errors", "[errors]") {
   attn::SdpaResult s;
   attn::SdpaOptions options;
   options.dropout.p = 1.0f;
-  require_error(attn::scaled_dot_product_attention(q, q, q, options, s), StatusCode::kInvalidArgument, "dropout p");
+  require_error(attn::scaled_dot_product_attention(q, q, q, options, s), StatusCode::kInvalidArgument,
+                "dropout p");
   options = {};
   options.scale = -1.0f;
-  require_error(attn::scaled_dot_product_attention(q, q, q, options, s), StatusCode::kInvalidArgument, "scale");
+  require_error(attn::scaled_dot_product_attention(q, q, q, options, s), StatusCode::kInvalidArgument,
+                "scale");
   options = {};
   attn::BoolTensor mask{{2, 3}, std::vector<std::uint8_t>(6, 1)};
   options.mask = &mask;
@@ -137,8 +144,8 @@ TEST_CASE("invalid options and masks are named errors", "[errors]") {
   attn::BoolTensor padding{{1, 2}, {1, 1}};
   mo.key_padding_mask = &padding;
   attn::MhaResult r;
-  require_error(m.forward(testutil::random_tensor({1, 3, 8}, 2), nullptr, nullptr, mo, r), StatusCode::kInvalidMask,
-                "keyPaddingMask");
+  require_error(m.forward(testutil::random_tensor({1, 3, 8}, 2), nullptr, nullptr, mo, r),
+                StatusCode::kInvalidMask, "keyPaddingMask");
   attn::Tensor y;
   attn::LayerNormOptions ln;
   ln.eps = 0.0f;
@@ -152,11 +159,12 @@ TEST_CASE("unknown and unavailable parameters are named errors", "[errors]") {
   config.bias = false;
   attn::MultiHeadAttention m;
   REQUIRE(attn::MultiHeadAttention::create(config, m).ok());
-  require_error(m.set_parameter("weight", testutil::random_tensor({4, 4}, 1)), StatusCode::kUnknownParameter, "'weight'");
-  require_error(m.set_parameter("in_proj_bias", testutil::random_tensor({12}, 1)), StatusCode::kUnknownParameter,
-                "in_proj_bias");
-  require_error(m.set_parameter("in_proj_weight", testutil::random_tensor({12, 4}, 1)), StatusCode::kShapeMismatch,
-                "kdim == vdim == embedDim");
-  require_error(m.set_parameter("k_proj_weight", testutil::random_tensor({4, 4}, 1)), StatusCode::kShapeMismatch,
-                "(4, 3)");
+  require_error(m.set_parameter("weight", testutil::random_tensor({4, 4}, 1)), StatusCode::kUnknownParameter,
+                "'weight'");
+  require_error(m.set_parameter("in_proj_bias", testutil::random_tensor({12}, 1)),
+                StatusCode::kUnknownParameter, "in_proj_bias");
+  require_error(m.set_parameter("in_proj_weight", testutil::random_tensor({12, 4}, 1)),
+                StatusCode::kShapeMismatch, "kdim == vdim == embedDim");
+  require_error(m.set_parameter("k_proj_weight", testutil::random_tensor({4, 4}, 1)),
+                StatusCode::kShapeMismatch, "(4, 3)");
 }

@@ -31,8 +31,20 @@ void randomise_biases(attn::MultiHeadAttention& m, std::uint64_t seed) {
 
 ref::MhaWeights weights_of(const attn::MultiHeadAttention& m) {
   const attn::MhaConfig& c = m.config();
-  ref::MhaWeights w{c.embed_dim, c.num_heads, m.head_dim(), m.value_head_dim(),
-                    c.kdim ? c.kdim : c.embed_dim, c.vdim ? c.vdim : c.embed_dim, {}, {}, {}, {}, {}, {}, {}, {}};
+  ref::MhaWeights w{c.embed_dim,
+                    c.num_heads,
+                    m.head_dim(),
+                    m.value_head_dim(),
+                    c.kdim ? c.kdim : c.embed_dim,
+                    c.vdim ? c.vdim : c.embed_dim,
+                    {},
+                    {},
+                    {},
+                    {},
+                    {},
+                    {},
+                    {},
+                    {}};
   attn::Tensor t;
   REQUIRE(m.get_parameter("q_proj_weight", t).ok());
   w.wq = t.data;
@@ -63,9 +75,9 @@ struct MhaCase {
 
 TEST_CASE("MHA matches the double reference on odd shapes, head dims, kdim/vdim", "[mha]") {
   const MhaCase cases[] = {
-      {1, 1, 0, 0, 0, 0, 1, 1, 1, true},   {5, 1, 0, 0, 0, 0, 2, 3, 3, true},
-      {6, 3, 0, 0, 0, 0, 1, 9, 9, false},  {4, 2, 3, 2, 0, 0, 2, 4, 4, true},
-      {8, 8, 0, 0, 3, 7, 2, 5, 9, true},   {9, 3, 5, 1, 2, 9, 1, 1, 6, true},
+      {1, 1, 0, 0, 0, 0, 1, 1, 1, true},  {5, 1, 0, 0, 0, 0, 2, 3, 3, true},
+      {6, 3, 0, 0, 0, 0, 1, 9, 9, false}, {4, 2, 3, 2, 0, 0, 2, 4, 4, true},
+      {8, 8, 0, 0, 3, 7, 2, 5, 9, true},  {9, 3, 5, 1, 2, 9, 1, 1, 6, true},
       {64, 4, 0, 0, 0, 0, 2, 9, 9, true},
   };
   for (const MhaCase& c : cases) {
@@ -89,8 +101,8 @@ TEST_CASE("MHA matches the double reference on odd shapes, head dims, kdim/vdim"
     attn::MhaResult r;
     REQUIRE(m.forward(query, self ? nullptr : &key, self ? nullptr : &value, options, r).ok());
     std::vector<double> out, weights;
-    ref::mha(weights_of(m), query.data, self ? query.data : key.data, self ? query.data : value.data,
-             c.b, c.tq, c.tk, nullptr, out, weights);
+    ref::mha(weights_of(m), query.data, self ? query.data : key.data, self ? query.data : value.data, c.b,
+             c.tq, c.tk, nullptr, out, weights);
     CAPTURE(c.e, c.h, c.head_dim, c.value_head_dim, c.kdim, c.vdim);
     testutil::require_close(r.output.data, out, kMhaTol, "output");
     testutil::require_close(r.weights.data, weights, kMhaTol, "weights");
@@ -203,7 +215,8 @@ TEST_CASE("packed in_proj_weight and the three q/k/v_proj_weight are the same pa
   REQUIRE(m.get_parameter("in_proj_weight", back).ok());
   CHECK(std::vector<float>(back.data.begin(), back.data.begin() + 32) ==
         std::vector<float>(packed.data.begin(), packed.data.begin() + 32));
-  CHECK(m.parameter_names() == std::vector<std::string>{"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"});
+  CHECK(m.parameter_names() ==
+        std::vector<std::string>{"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"});
 }
 
 TEST_CASE("seeded initialisation is deterministic and uses the portable RNG", "[mha][rng]") {

@@ -9,7 +9,8 @@ namespace {
 constexpr double kSinusoidTol = 1e-6;  // float32 rounding of sin/cos values in [-1, 1]
 }
 
-TEST_CASE("sinusoidal encoding follows the formula for bases 10000 and 1000 and odd d_model", "[positional]") {
+TEST_CASE("sinusoidal encoding follows the formula for bases 10000 and 1000 and odd d_model",
+          "[positional]") {
   for (double base : {10000.0, 1000.0}) {
     for (int d : {1, 2, 5, 8, 9}) {
       attn::Tensor pe;

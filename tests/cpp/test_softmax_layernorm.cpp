@@ -8,8 +8,8 @@
 
 namespace {
 
-constexpr double kSoftmaxTol = 1e-6;     // a few float32 ulps of values in [0, 1]
-constexpr double kLayerNormTol = 2e-5;   // normalised values of magnitude ~3
+constexpr double kSoftmaxTol = 1e-6;        // a few float32 ulps of values in [0, 1]
+constexpr double kLayerNormTol = 2e-5;      // normalised values of magnitude ~3
 constexpr double kWorkedExampleTol = 5e-5;  // the tutorial prints 4 digits
 
 std::vector<double> softmax_ref(const std::vector<float>& x, int n) {
@@ -48,8 +48,8 @@ TEST_CASE("softmax is stable for large logits and defines the all -inf row as ze
   const float inf = std::numeric_limits<float>::infinity();
   attn::Tensor y;
   REQUIRE(attn::softmax(attn::Tensor({2, 3}, {1000, 1001, 1002, -inf, -inf, -inf}), y).ok());
-  testutil::require_close(std::vector<float>(y.data.begin(), y.data.begin() + 3),
-                          softmax_ref({0, 1, 2}, 3), kSoftmaxTol, "large logits");
+  testutil::require_close(std::vector<float>(y.data.begin(), y.data.begin() + 3), softmax_ref({0, 1, 2}, 3),
+                          kSoftmaxTol, "large logits");
   CHECK(y.data[3] == 0.0f);
   CHECK(y.data[4] == 0.0f);
   CHECK(y.data[5] == 0.0f);
