@@ -96,16 +96,24 @@ const float* encode_positions(const Tensor& query, const Tensor* pe, const Dims&
   return x_buf;
 }
 
-// The parameters forward reads, by reference (the class's private members).
-struct Weights {
-  const Tensor &w_q, &w_k, &w_v, &b_q, &b_k, &b_v, &w_o, &b_o, &bias_k, &bias_v, &ln_weight, &ln_bias;
+// A projection weight W (out, in) as nn.Linear keeps it, W in the GEMM's packed layout, and b (out).
+struct Linear {
+  const Tensor& w;
+  const std::vector<float>& packed;
+  const Tensor& b;
 };
 
-// C columns [0, out) with row stride ldc (rows, out) = x (rows, in) · Wᵀ + b, W (out, in) as nn.Linear.
-void linear_into(const float* x, std::int64_t rows, const Tensor& w, const Tensor& b, float* c, int ldc) {
-  const int out = w.dim(0), in = w.dim(1);
-  kernels::linear_nt(static_cast<int>(rows), out, in, x, in, w.data.data(), in,
-                     b.empty() ? nullptr : b.data.data(), c, ldc);
+// The parameters forward reads, by reference (the class's private members).
+struct Weights {
+  Linear q, k, v, o;
+  const Tensor &bias_k, &bias_v, &ln_weight, &ln_bias;
+};
+
+// C columns [0, out) with row stride ldc (rows, out) = x (rows, in) · Wᵀ + b.
+void linear_into(const float* x, std::int64_t rows, const Linear& l, float* c, int ldc) {
+  const int out = l.w.dim(0), in = l.w.dim(1);
+  kernels::linear_nt_packed(static_cast<int>(rows), out, in, x, in, l.packed.data(),
+                            l.b.empty() ? nullptr : l.b.data.data(), c, ldc);
 }
 
 // Where the projections live: q (B, Tq, H·dk) and k (B, Tk', H·dk), v (B, Tk', H·dv), each a column
@@ -136,18 +144,18 @@ Projections project(const Weights& w, const Heads& hd, const float* x, const flo
   if (self && hd.extra == 0) {
     const int ld = 2 * qk + vo;
     float* qkv = scratch.floats(static_cast<std::size_t>(rows_q * ld));  // qkv: (B·T, 2·H·dk + H·dv)
-    linear_into(x, rows_q, w.w_q, w.b_q, qkv, ld);
-    linear_into(x, rows_q, w.w_k, w.b_k, qkv + qk, ld);
-    linear_into(x, rows_q, w.w_v, w.b_v, qkv + 2 * qk, ld);
+    linear_into(x, rows_q, w.q, qkv, ld);
+    linear_into(x, rows_q, w.k, qkv + qk, ld);
+    linear_into(x, rows_q, w.v, qkv + 2 * qk, ld);
     return Projections{qkv, qkv + qk, qkv + 2 * qk, ld, ld};
   }
   const int ld = qk + vo;
   float* q = scratch.floats(static_cast<std::size_t>(rows_q * qk));  // q: (B·Tq, H·dk)
   float* kv = scratch.floats(static_cast<std::size_t>(d.b) * tk *
                              static_cast<std::size_t>(ld));  // kv: (B, Tk', H·(dk+dv))
-  linear_into(x, rows_q, w.w_q, w.b_q, q, qk);
-  linear_into(key_src, rows_k, w.w_k, w.b_k, kv, ld);
-  linear_into(value_src, rows_k, w.w_v, w.b_v, kv + qk, ld);
+  linear_into(x, rows_q, w.q, q, qk);
+  linear_into(key_src, rows_k, w.k, kv, ld);
+  linear_into(value_src, rows_k, w.v, kv + qk, ld);
   for (int bi = d.b - 1; bi > 0 && hd.extra > 0; --bi) {
     std::memmove(kv + static_cast<std::int64_t>(bi) * tk * ld, kv + static_cast<std::int64_t>(bi) * d.tk * ld,
                  static_cast<std::size_t>(d.tk) * ld * sizeof(float));
@@ -188,7 +196,7 @@ void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* con
   record(trace, "concat", {"B", "T_q", "H·d_v"}, {d.b, d.tq, vo}, context,
          static_cast<std::size_t>(rows) * vo);
   out.resize(n);  // keeps the capacity of a result reused across calls
-  linear_into(context, rows, w.w_o, w.b_o, out.data(), d.e);
+  linear_into(context, rows, w.o, out.data(), d.e);
   record(trace, "output", {"B", "T_q", "d_model"}, bte, out.data(), n);
   if (c.residual) {
     kernels::add_vec(static_cast<int>(n), out.data(), x, out.data());
@@ -274,7 +282,14 @@ Status MultiHeadAttention::forward(const Tensor& query, const Tensor* key, const
   float* x_buf = options.positional ? scratch.floats(static_cast<std::size_t>(rows_q * d.e)) : nullptr;
   const float* x = encode_positions(query, options.positional, d, x_buf, trace);
   // 2.–3. q (B, Tq, H·dk), k (B, Tk', H·dk), v (B, Tk', H·dv), read per head as strided views
-  const Weights w{w_q_, w_k_, w_v_, b_q_, b_k_, b_v_, w_o_, b_o_, bias_k_, bias_v_, ln_weight_, ln_bias_};
+  const Weights w{{w_q_, packed_q_, b_q_},
+                  {w_k_, packed_k_, b_k_},
+                  {w_v_, packed_v_, b_v_},
+                  {w_o_, packed_o_, b_o_},
+                  bias_k_,
+                  bias_v_,
+                  ln_weight_,
+                  ln_bias_};
   const float* key_src = key ? key->data.data() : x;
   const float* value_src = key ? (value ? value : key)->data.data() : x;
   const Projections pr = project(w, hd, x, key_src, value_src, key == nullptr, d, scratch);

@@ -85,6 +85,12 @@ class MultiHeadAttention {
   int head_dim_ = 0, value_head_dim_ = 0, kdim_ = 0, vdim_ = 0;
   // Weights, shapes as in the header comment.
   Tensor w_q_, w_k_, w_v_, b_q_, b_k_, b_v_, w_o_, b_o_, bias_k_, bias_v_, ln_weight_, ln_bias_;
+  // w_q_, w_k_, w_v_, w_o_ in the GEMM's packed layout (kernels::pack_weight), refreshed whenever a
+  // weight is set: forward's projections skip packing W on every call.
+  std::vector<float> packed_q_, packed_k_, packed_v_, packed_o_;
+  // Floats the packed copies take, for the memory check before they are allocated.
+  std::uint64_t packed_floats() const;
+  void pack_weights();
 };
 
 }  // namespace attn

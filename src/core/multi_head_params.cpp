@@ -5,6 +5,7 @@
 #include "core/memory_limit.h"
 #include "core/multi_head.h"
 #include "core/rng.h"
+#include "kernels/kernels.h"
 
 namespace attn {
 
@@ -74,10 +75,10 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
   m.kdim_ = config.kdim ? config.kdim : e;
   m.vdim_ = config.vdim ? config.vdim : e;
   const int qk = h * m.head_dim_, vo = h * m.value_head_dim_;
-  // All parameters, counted in 64 bits before anything is allocated.
+  // All parameters and their packed copies, counted in 64 bits before anything is allocated.
   const std::uint64_t params = static_cast<std::uint64_t>(qk) * (e + m.kdim_ + 2) +
                                static_cast<std::uint64_t>(vo) * (m.vdim_ + e + 2) + 3ull * e;
-  ATTN_RETURN_IF_ERROR(check_allocation(params, "multi-head attention parameters"));
+  ATTN_RETURN_IF_ERROR(check_allocation(params + m.packed_floats(), "multi-head attention parameters"));
   // Initialisation as PyTorch: xavier-uniform projections (over the packed matrix when packed),
   // zero biases, out_proj U(±1/sqrt(in)), bias_k/bias_v xavier-normal; portable RNG.
   const bool packed = m.kdim_ == e && m.vdim_ == e;
@@ -101,8 +102,27 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
     m.ln_weight_ = Tensor({e}, std::vector<float>(e, 1.0f));
     m.ln_bias_ = Tensor::zeros({e});
   }
+  m.pack_weights();
   out = std::move(m);
   return Status::Ok();
+}
+
+std::uint64_t MultiHeadAttention::packed_floats() const {
+  const int e = config_.embed_dim, qk = config_.num_heads * head_dim_,
+            vo = config_.num_heads * value_head_dim_;
+  return static_cast<std::uint64_t>(
+      kernels::packed_weight_floats(qk, e) + kernels::packed_weight_floats(qk, kdim_) +
+      kernels::packed_weight_floats(vo, vdim_) + kernels::packed_weight_floats(e, vo));
+}
+
+void MultiHeadAttention::pack_weights() {
+  for (auto [w, packed] :
+       {std::pair{&w_q_, &packed_q_}, {&w_k_, &packed_k_}, {&w_v_, &packed_v_}, {&w_o_, &packed_o_}}) {
+    const int n = w->dim(0), k = w->dim(1);
+    packed->resize(
+        static_cast<std::size_t>(kernels::packed_weight_floats(n, k)));  // same size: no allocation
+    kernels::pack_weight(n, k, w->data.data(), k, packed->data());
+  }
 }
 
 std::vector<std::string> MultiHeadAttention::parameter_names() const {
@@ -193,6 +213,7 @@ Status MultiHeadAttention::set_parameter(const std::string& name, const Tensor& 
     for (int i = 0; i < 3; ++i) {
       parts[i]->data.assign(current.data.begin() + bounds[i], current.data.begin() + bounds[i + 1]);
     }
+    if (weight) pack_weights();
     return Status::Ok();
   }
   Tensor* targets[] = {&w_q_, &w_k_, &w_v_, &w_o_, &b_o_, &bias_k_, &bias_v_, &ln_weight_, &ln_bias_};
@@ -203,7 +224,9 @@ Status MultiHeadAttention::set_parameter(const std::string& name, const Tensor& 
     if (name == names[i]) {
       Tensor probe;
       ATTN_RETURN_IF_ERROR(get_parameter(name, probe));  // rejects names this config lacks
-      return assign_checked(name, value, *targets[i]);
+      ATTN_RETURN_IF_ERROR(assign_checked(name, value, *targets[i]));
+      if (i < 4) pack_weights();  // a projection weight changed
+      return Status::Ok();
     }
   }
   return Status::Error(StatusCode::kUnknownParameter,

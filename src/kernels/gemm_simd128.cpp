@@ -104,16 +104,18 @@ void micro_kernel(int kc, const float* a, const float* b, float* c, int ldc, boo
   }
 }
 
-// One packed A block (mc, kc) times one packed B block (kc, nc) into C (mc, nc).
+// One packed A block (mc, kc) times one packed B block (kc, nc) into C (mc, nc); B's kNR-wide
+// panels start b_panel_stride floats apart (kc·kNR when packed per call, K·kNR when pre-packed).
 // Edge tiles go through a local tile so no write leaves C's (mc, nc) range.
-void macro_kernel(int mc, int nc, int kc, const float* pa, const float* pb, float* C, int ldc, bool add) {
+void macro_kernel(int mc, int nc, int kc, const float* pa, const float* pb, int b_panel_stride, float* C,
+                  int ldc, bool add) {
   alignas(16) float tile[kMR * kNR];  // tile: (kMR, kNR) scratch for partial edge tiles
   for (int jr = 0; jr < nc; jr += kNR) {
     const int nr = std::min(kNR, nc - jr);
     for (int ir = 0; ir < mc; ir += kMR) {
       const int mr = std::min(kMR, mc - ir);
       const float* a = pa + ir * kc;
-      const float* b = pb + jr * kc;
+      const float* b = pb + static_cast<std::ptrdiff_t>(jr / kNR) * b_panel_stride;
       float* c = C + static_cast<std::ptrdiff_t>(ir) * ldc + jr;
       if (mr == kMR && nr == kNR) {
         micro_kernel(kc, a, b, c, ldc, add);
@@ -129,12 +131,22 @@ void macro_kernel(int mc, int nc, int kc, const float* pa, const float* pb, floa
   }
 }
 
-// Shared driver: B_is_nk selects how B is read (false: (K, N) row-major; true: (N, K)); bias (N),
+// Pre-packed weights (pack_weight_simd128): panel-major, panel p = columns 8p … 8p+7 of W as (K, kNR),
+// zero-padded to kNR columns, at p·K·kNR. The K slice [pc, pc + kc) of a panel is then the
+// contiguous (kc, kNR) block the per-call packing writes, so the micro-kernel reads both alike.
+void pack_panels(int N, int K, const float* W, int ldw, float* packed) {
+  for (int j = 0; j < N; j += kNR)
+    pack_rows_transposed<kNR>(K, std::min(kNR, N - j), W + static_cast<std::ptrdiff_t>(j) * ldw, ldw,
+                              packed + static_cast<std::ptrdiff_t>(j) * K);
+}
+
+// Shared driver: B_is_nk selects how B is read (false: (K, N) row-major; true: (N, K)); prepacked,
+// when set, is B (N, K) already in pack_panels' layout (B and ldb are then unused). bias (N),
 // when set, is added to each (mc, nc) block of C right after its last K slice, while the block is
 // in L2 (the same additions as a separate pass, without another trip through memory; adding it
 // per tile inside the macro-kernel made the compiler duplicate the micro-kernel: +2 KB of wasm).
 void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
-                 bool accumulate, bool B_is_nk, const float* bias) {
+                 bool accumulate, bool B_is_nk, const float* bias, const float* prepacked = nullptr) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {  // empty sum: C = 0 (or unchanged when accumulating)
     if (!accumulate)
@@ -146,7 +158,9 @@ void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, i
     const int nc = std::min(kNC, N - jc);
     for (int pc = 0; pc < K; pc += kKC) {
       const int kc = std::min(kKC, K - pc);
-      for (int jr = 0; jr < nc; jr += kNR) {
+      const float* pb = prepacked ? prepacked + static_cast<std::ptrdiff_t>(jc) * K + pc * kNR : g_pack_b;
+      const int b_panel_stride = prepacked ? K * kNR : kc * kNR;
+      for (int jr = 0; jr < nc && !prepacked; jr += kNR) {
         const int cols = std::min(kNR, nc - jr);
         if (B_is_nk)
           pack_rows_transposed<kNR>(kc, cols, B + static_cast<std::ptrdiff_t>(jc + jr) * ldb + pc, ldb,
@@ -162,7 +176,7 @@ void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, i
                                     A + static_cast<std::ptrdiff_t>(ic + ir) * lda + pc, lda,
                                     g_pack_a + ir * kc);
         float* c_block = C + static_cast<std::ptrdiff_t>(ic) * ldc + jc;  // (mc, nc)
-        macro_kernel(mc, nc, kc, g_pack_a, g_pack_b, c_block, ldc, add);
+        macro_kernel(mc, nc, kc, g_pack_a, pb, b_panel_stride, c_block, ldc, add);
         if (bias && pc + kc == K) add_bias_rows_simd128(mc, nc, bias + jc, c_block, ldc);
       }
     }
@@ -189,6 +203,20 @@ void linear_nt_simd128(int M, int N, int K, const float* A, int lda, const float
     return;
   }
   gemm_packed(M, N, K, A, lda, W, ldw, C, ldc, false, true, bias);
+}
+
+std::int64_t packed_weight_floats_simd128(int N, int K) {
+  return static_cast<std::int64_t>((N + kNR - 1) / kNR * kNR) * K;
+}
+
+void pack_weight_simd128(int N, int K, const float* W, int ldw, float* packed) {
+  pack_panels(N, K, W, ldw, packed);
+}
+
+void linear_nt_packed_simd128(int M, int N, int K, const float* A, int lda, const float* packed,
+                              const float* bias, float* C, int ldc) {
+  if (K <= 0) return linear_nt_simd128(M, N, K, A, lda, packed, K, bias, C, ldc);  // C = bias
+  gemm_packed(M, N, K, A, lda, nullptr, 0, C, ldc, false, true, bias, packed);
 }
 
 }  // namespace attn::kernels

@@ -27,6 +27,19 @@ void linear_nt(int M, int N, int K, const float* A, int lda, const float* W, int
   ATTN_KERNEL(linear_nt)(M, N, K, A, lda, W, ldw, bias, C, ldc);
 }
 
+std::int64_t packed_weight_floats(int N, int K) {
+  return ATTN_KERNEL(packed_weight_floats)(N, K);
+}
+
+void pack_weight(int N, int K, const float* W, int ldw, float* packed) {
+  ATTN_KERNEL(pack_weight)(N, K, W, ldw, packed);
+}
+
+void linear_nt_packed(int M, int N, int K, const float* A, int lda, const float* packed, const float* bias,
+                      float* C, int ldc) {
+  ATTN_KERNEL(linear_nt_packed)(M, N, K, A, lda, packed, bias, C, ldc);
+}
+
 void add_bias_rows(int M, int N, const float* bias, float* C, int ldc) {
   ATTN_KERNEL(add_bias_rows)(M, N, bias, C, ldc);
 }

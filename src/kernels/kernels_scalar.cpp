@@ -101,6 +101,24 @@ void linear_nt_scalar(int M, int N, int K, const float* A, int lda, const float*
   if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
 }
 
+// The scalar packed weight is Wᵀ (K, N): gemm_nn over it sums each C[i][j] in the same k order,
+// with the same operations, as gemm_nt over W, and skips gemm_nt's per-call tile transposes.
+std::int64_t packed_weight_floats_scalar(int N, int K) {
+  return static_cast<std::int64_t>(N) * K;
+}
+
+void pack_weight_scalar(int N, int K, const float* W, int ldw, float* packed) {
+  for (int j = 0; j < N; ++j)
+    for (int k = 0; k < K; ++k)
+      packed[static_cast<std::ptrdiff_t>(k) * N + j] = W[static_cast<std::ptrdiff_t>(j) * ldw + k];
+}
+
+void linear_nt_packed_scalar(int M, int N, int K, const float* A, int lda, const float* packed,
+                             const float* bias, float* C, int ldc) {
+  gemm_nn_scalar(M, N, K, A, lda, packed, N, C, ldc, false);
+  if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
+}
+
 // ---- element-wise and row-wise --------------------------------------------------------------
 
 void add_bias_rows_scalar(int M, int N, const float* bias, float* C, int ldc) {

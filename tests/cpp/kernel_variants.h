@@ -21,6 +21,9 @@ struct Variant {
   std::string name;
   decltype(&k::gemm_nn_scalar) gemm_nn, gemm_nt;
   decltype(&k::linear_nt_scalar) linear_nt;
+  decltype(&k::packed_weight_floats_scalar) packed_weight_floats;
+  decltype(&k::pack_weight_scalar) pack_weight;
+  decltype(&k::linear_nt_packed_scalar) linear_nt_packed;
   decltype(&k::add_bias_rows_scalar) add_bias_rows;
   decltype(&k::scale_vec_scalar) scale_vec;
   decltype(&k::add_vec_scalar) add_vec;
@@ -33,8 +36,9 @@ struct Variant {
 
 // clang-format off
 #define ATTN_VARIANT(sfx, label)                                                               \
-  Variant{label, k::gemm_nn_##sfx, k::gemm_nt_##sfx, k::linear_nt_##sfx, k::add_bias_rows_##sfx,  \
-          k::scale_vec_##sfx,                                                                   \
+  Variant{label, k::gemm_nn_##sfx, k::gemm_nt_##sfx, k::linear_nt_##sfx,                       \
+          k::packed_weight_floats_##sfx, k::pack_weight_##sfx, k::linear_nt_packed_##sfx,       \
+          k::add_bias_rows_##sfx, k::scale_vec_##sfx,                                           \
           k::add_vec_##sfx, k::mask_row_##sfx, k::softmax_row_##sfx,                            \
           k::scale_mask_softmax_row_##sfx, k::layer_norm_row_##sfx,                              \
           k::online_softmax_row_##sfx}

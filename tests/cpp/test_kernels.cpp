@@ -123,7 +123,10 @@ TEST_CASE("kernels: gemm with K = 0 writes zeros, or leaves C alone when accumul
     }
 }
 
-TEST_CASE("kernels: linear_nt equals gemm_nt then add_bias_rows, bit for bit", "[kernel][gemm]") {
+TEST_CASE(
+    "kernels: linear_nt, and linear_nt_packed over pack_weight, equal gemm_nt then add_bias_rows, bit for "
+    "bit",
+    "[kernel][gemm]") {
   struct Shape {
     int M, N, K;
   };
@@ -138,11 +141,21 @@ TEST_CASE("kernels: linear_nt equals gemm_nt then add_bias_rows, bit for bit", "
         const auto W = random_vec(static_cast<size_t>(s.N) * (s.K + 1), 32u);     // W: (N, K), stride K + 1
         const auto bias = random_vec(static_cast<size_t>(s.N), 33u);              // bias: (N)
         std::vector<float> got(static_cast<size_t>(s.M) * ldc, 5.f), want = got;  // (M, N), stride N + 2
+        auto packed_got = got;
         v.linear_nt(s.M, s.N, s.K, A.data(), lda, W.data(), s.K + 1, with_bias ? bias.data() : nullptr,
                     got.data(), ldc);
+        // packed: the variant's packed W, with a guard float after it
+        const auto floats = static_cast<size_t>(v.packed_weight_floats(s.N, s.K));
+        CHECK(floats >= static_cast<size_t>(s.N) * s.K);
+        std::vector<float> packed(floats + 1, 777.f);
+        v.pack_weight(s.N, s.K, W.data(), s.K + 1, packed.data());
+        CHECK(packed[floats] == 777.f);
+        v.linear_nt_packed(s.M, s.N, s.K, A.data(), lda, packed.data(), with_bias ? bias.data() : nullptr,
+                           packed_got.data(), ldc);
         v.gemm_nt(s.M, s.N, s.K, A.data(), lda, W.data(), s.K + 1, want.data(), ldc, false);
         if (with_bias) v.add_bias_rows(s.M, s.N, bias.data(), want.data(), ldc);
         CHECK(bits_equal(got, want));  // padding columns untouched too
+        CHECK(bits_equal(packed_got, want));
       }
 }
 
