@@ -81,10 +81,12 @@ void pack_cols(int kc, int cols, const float* src, int ld, float* dst) {
   }
 }
 
-// The kMR×kNR tile C = a_panel (kc, kMR)ᵀ · b_panel (kc, kNR), added to C when `add`.
+// The kMR×kNR tile C = a_panel (kc, kMR)ᵀ · b_panel (kc, kNR), added to C when `add`, then plus
+// bias (kNR) when set: the same two roundings as a separate add_bias_rows pass, done while the
+// tile is in registers (the separate pass over C cost ~4% of the demo's forward).
 // 8 f32x4 accumulators + 2 B vectors + 1 A splat fit in the 16 xmm registers V8 uses.
 // (With FMA the measured best is still 4×8: 3×12 and 2×16 tie, 5×8, 6×8 and 4×12 spill.)
-void micro_kernel(int kc, const float* a, const float* b, float* c, int ldc, bool add) {
+void micro_kernel(int kc, const float* a, const float* b, float* c, int ldc, bool add, const float* bias) {
   v128_t acc[kMR][kNR / 4];
   for (auto& row : acc)
     for (auto& v : row) v = wasm_f32x4_splat(0.f);
@@ -99,16 +101,18 @@ void micro_kernel(int kc, const float* a, const float* b, float* c, int ldc, boo
   for (int r = 0; r < kMR; ++r) {
     for (int q = 0; q < kNR / 4; ++q) {
       float* p = c + static_cast<std::ptrdiff_t>(r) * ldc + 4 * q;
-      wasm_v128_store(p, add ? wasm_f32x4_add(wasm_v128_load(p), acc[r][q]) : acc[r][q]);
+      v128_t v = add ? wasm_f32x4_add(wasm_v128_load(p), acc[r][q]) : acc[r][q];
+      if (bias) v = wasm_f32x4_add(v, wasm_v128_load(bias + 4 * q));
+      wasm_v128_store(p, v);
     }
   }
 }
 
-// One packed A block (mc, kc) times one packed B block (kc, nc) into C (mc, nc); B's kNR-wide
-// panels start b_panel_stride floats apart (kc·kNR when packed per call, K·kNR when pre-packed).
-// Edge tiles go through a local tile so no write leaves C's (mc, nc) range.
+// One packed A block (mc, kc) times one packed B block (kc, nc) into C (mc, nc), plus bias (nc)
+// when set; B's kNR-wide panels start b_panel_stride floats apart (kc·kNR when packed per call,
+// K·kNR when pre-packed). Edge tiles go through a local tile so no write leaves C's (mc, nc) range.
 void macro_kernel(int mc, int nc, int kc, const float* pa, const float* pb, int b_panel_stride, float* C,
-                  int ldc, bool add) {
+                  int ldc, bool add, const float* bias) {
   alignas(16) float tile[kMR * kNR];  // tile: (kMR, kNR) scratch for partial edge tiles
   for (int jr = 0; jr < nc; jr += kNR) {
     const int nr = std::min(kNR, nc - jr);
@@ -118,14 +122,15 @@ void macro_kernel(int mc, int nc, int kc, const float* pa, const float* pb, int 
       const float* b = pb + static_cast<std::ptrdiff_t>(jr / kNR) * b_panel_stride;
       float* c = C + static_cast<std::ptrdiff_t>(ir) * ldc + jr;
       if (mr == kMR && nr == kNR) {
-        micro_kernel(kc, a, b, c, ldc, add);
+        micro_kernel(kc, a, b, c, ldc, add, bias ? bias + jr : nullptr);
         continue;
       }
-      micro_kernel(kc, a, b, tile, kNR, false);
+      micro_kernel(kc, a, b, tile, kNR, false, nullptr);
       for (int r = 0; r < mr; ++r)
         for (int j = 0; j < nr; ++j) {
           float& dst = c[static_cast<std::ptrdiff_t>(r) * ldc + j];
-          dst = add ? dst + tile[r * kNR + j] : tile[r * kNR + j];
+          const float v = add ? dst + tile[r * kNR + j] : tile[r * kNR + j];
+          dst = bias ? v + bias[jr + j] : v;
         }
     }
   }
@@ -142,9 +147,7 @@ void pack_panels(int N, int K, const float* W, int ldw, float* packed) {
 
 // Shared driver: B_is_nk selects how B is read (false: (K, N) row-major; true: (N, K)); prepacked,
 // when set, is B (N, K) already in pack_panels' layout (B and ldb are then unused). bias (N),
-// when set, is added to each (mc, nc) block of C right after its last K slice, while the block is
-// in L2 (the same additions as a separate pass, without another trip through memory; adding it
-// per tile inside the macro-kernel made the compiler duplicate the micro-kernel: +2 KB of wasm).
+// when set, is added to each tile of C as the last K slice stores it.
 void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
                  bool accumulate, bool B_is_nk, const float* bias, const float* prepacked = nullptr) {
   if (M <= 0 || N <= 0) return;
@@ -176,8 +179,8 @@ void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, i
                                     A + static_cast<std::ptrdiff_t>(ic + ir) * lda + pc, lda,
                                     g_pack_a + ir * kc);
         float* c_block = C + static_cast<std::ptrdiff_t>(ic) * ldc + jc;  // (mc, nc)
-        macro_kernel(mc, nc, kc, g_pack_a, pb, b_panel_stride, c_block, ldc, add);
-        if (bias && pc + kc == K) add_bias_rows_simd128(mc, nc, bias + jc, c_block, ldc);
+        macro_kernel(mc, nc, kc, g_pack_a, pb, b_panel_stride, c_block, ldc, add,
+                     bias && pc + kc == K ? bias + jc : nullptr);
       }
     }
   }

@@ -144,6 +144,31 @@ TEST_CASE("MHA trace: step names in order, shapes, and traced output == fast out
   CHECK(trace.find("x")->tensor.data[12 * 6] == x.data[12 * 6] + pe.data[12]);
 }
 
+TEST_CASE("MHA without masks: fast output (rows four at a time) == traced output, bit for bit",
+          "[mha][trace]") {
+  // No mask: the fast path's softmax takes four short rows at once (scale_softmax_rows), the trace
+  // runs scale_vec -> mask_row -> softmax_row per row. T = 16 is the demo; T = 7 leaves 3 rows over.
+  for (int t : {16, 7}) {
+    attn::MhaConfig config;
+    config.embed_dim = 64;
+    config.num_heads = 4;
+    config.seed = 11;
+    const attn::MultiHeadAttention m = make(config);
+    const attn::Tensor x = testutil::random_tensor({1, t, 64}, 12 + t);
+    for (bool need_weights : {false, true}) {
+      CAPTURE(t, need_weights);
+      attn::MhaForwardOptions options;
+      options.need_weights = need_weights;
+      attn::MhaResult fast, traced;
+      attn::Trace trace;
+      REQUIRE(m.forward(x, nullptr, nullptr, options, fast).ok());
+      REQUIRE(m.forward(x, nullptr, nullptr, options, traced, &trace).ok());
+      CHECK(fast.output.data == traced.output.data);
+      CHECK(fast.weights.data == traced.weights.data);
+    }
+  }
+}
+
 TEST_CASE("the 512-dim, 8-head shape of the tutorials runs", "[mha]") {
   attn::MhaConfig config;
   config.embed_dim = 512;
