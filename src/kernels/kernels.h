@@ -60,11 +60,6 @@ void softmax_row(int n, const float* x, float* y);
 // calling the three kernels in sequence (the trace path does that and a test compares them).
 void scale_mask_softmax_row(int n, const float* x, float scale, const float* additive,
                             const std::uint8_t* allowed, float* y);
-// Rows (rows, n) of scale_mask_softmax_row without masks: y row i = softmax(x row i · scale),
-// bit for bit what that kernel gives each row. The SIMD128 version takes four rows at a time with
-// the rows in the vector lanes when rows are short (n < 32): its max and sum then run down the
-// columns instead of through one short row's chain of dependent horizontal steps.
-void scale_softmax_rows(int rows, int n, const float* x, int ldx, float scale, float* y, int ldy);
 // LayerNorm of one row (n): y = (x - mean) / sqrt(var + eps) * gamma + beta (biased variance, as
 // PyTorch). gamma/beta may be null (identity / zero).
 void layer_norm_row(int n, const float* x, const float* gamma, const float* beta, float eps, float* y);
@@ -100,8 +95,6 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
   void softmax_row_##suffix(int n, const float* x, float* y);                                            \
   void scale_mask_softmax_row_##suffix(int n, const float* x, float scale, const float* additive,        \
                                        const std::uint8_t* allowed, float* y);                           \
-  void scale_softmax_rows_##suffix(int rows, int n, const float* x, int ldx, float scale, float* y,      \
-                                   int ldy);                                                             \
   void layer_norm_row_##suffix(int n, const float* x, const float* gamma, const float* beta, float eps,  \
                                float* y);                                                                \
   float online_softmax_row_##suffix(int n, const float* x, float scale, const float* additive,           \

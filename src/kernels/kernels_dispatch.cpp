@@ -65,10 +65,6 @@ void scale_mask_softmax_row(int n, const float* x, float scale, const float* add
   ATTN_KERNEL(scale_mask_softmax_row)(n, x, scale, additive, allowed, y);
 }
 
-void scale_softmax_rows(int rows, int n, const float* x, int ldx, float scale, float* y, int ldy) {
-  ATTN_KERNEL(scale_softmax_rows)(rows, n, x, ldx, scale, y, ldy);
-}
-
 void layer_norm_row(int n, const float* x, const float* gamma, const float* beta, float eps, float* y) {
   ATTN_KERNEL(layer_norm_row)(n, x, gamma, beta, eps, y);
 }

@@ -159,13 +159,6 @@ void scale_mask_softmax_row_scalar(int n, const float* x, float scale, const flo
   softmax_from_max(n, y, max, y);
 }
 
-void scale_softmax_rows_scalar(int rows, int n, const float* x, int ldx, float scale, float* y, int ldy) {
-  for (int r = 0; r < rows; ++r) {
-    scale_mask_softmax_row_scalar(n, x + static_cast<std::ptrdiff_t>(r) * ldx, scale, nullptr, nullptr,
-                                  y + static_cast<std::ptrdiff_t>(r) * ldy);
-  }
-}
-
 void layer_norm_row_scalar(int n, const float* x, const float* gamma, const float* beta, float eps,
                            float* y) {
   // 1. mean; 2. biased variance from the centred values (two passes: no cancellation);

@@ -30,7 +30,6 @@ struct Variant {
   decltype(&k::mask_row_scalar) mask_row;
   decltype(&k::softmax_row_scalar) softmax_row;
   decltype(&k::scale_mask_softmax_row_scalar) scale_mask_softmax_row;
-  decltype(&k::scale_softmax_rows_scalar) scale_softmax_rows;
   decltype(&k::layer_norm_row_scalar) layer_norm_row;
   decltype(&k::online_softmax_row_scalar) online_softmax_row;
 };
@@ -41,7 +40,7 @@ struct Variant {
           k::packed_weight_floats_##sfx, k::pack_weight_##sfx, k::linear_nt_packed_##sfx,       \
           k::add_bias_rows_##sfx, k::scale_vec_##sfx,                                           \
           k::add_vec_##sfx, k::mask_row_##sfx, k::softmax_row_##sfx,                            \
-          k::scale_mask_softmax_row_##sfx, k::scale_softmax_rows_##sfx, k::layer_norm_row_##sfx, \
+          k::scale_mask_softmax_row_##sfx, k::layer_norm_row_##sfx,                              \
           k::online_softmax_row_##sfx}
 // clang-format on
 
