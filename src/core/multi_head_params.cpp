@@ -115,14 +115,22 @@ std::uint64_t MultiHeadAttention::packed_floats() const {
       kernels::packed_weight_floats(vo, vdim_) + kernels::packed_weight_floats(e, vo));
 }
 
+namespace {
+
+// packed = W (N, K) in the GEMM's layout; same size as before when only W's values changed.
+void pack_into(const Tensor& w, std::vector<float>& packed) {
+  const int n = w.dim(0), k = w.dim(1);
+  packed.resize(static_cast<std::size_t>(kernels::packed_weight_floats(n, k)));
+  kernels::pack_weight(n, k, w.data.data(), k, packed.data());
+}
+
+}  // namespace
+
 void MultiHeadAttention::pack_weights() {
-  for (auto [w, packed] :
-       {std::pair{&w_q_, &packed_q_}, {&w_k_, &packed_k_}, {&w_v_, &packed_v_}, {&w_o_, &packed_o_}}) {
-    const int n = w->dim(0), k = w->dim(1);
-    packed->resize(
-        static_cast<std::size_t>(kernels::packed_weight_floats(n, k)));  // same size: no allocation
-    kernels::pack_weight(n, k, w->data.data(), k, packed->data());
-  }
+  pack_into(w_q_, packed_q_);
+  pack_into(w_k_, packed_k_);
+  pack_into(w_v_, packed_v_);
+  pack_into(w_o_, packed_o_);
 }
 
 std::vector<std::string> MultiHeadAttention::parameter_names() const {
@@ -213,10 +221,15 @@ Status MultiHeadAttention::set_parameter(const std::string& name, const Tensor& 
     for (int i = 0; i < 3; ++i) {
       parts[i]->data.assign(current.data.begin() + bounds[i], current.data.begin() + bounds[i + 1]);
     }
-    if (weight) pack_weights();
+    if (weight) {  // the three projections changed
+      pack_into(w_q_, packed_q_);
+      pack_into(w_k_, packed_k_);
+      pack_into(w_v_, packed_v_);
+    }
     return Status::Ok();
   }
   Tensor* targets[] = {&w_q_, &w_k_, &w_v_, &w_o_, &b_o_, &bias_k_, &bias_v_, &ln_weight_, &ln_bias_};
+  std::vector<float>* packed[] = {&packed_q_, &packed_k_, &packed_v_, &packed_o_};  // of targets[0..3]
   const char* names[] = {"q_proj_weight",   "k_proj_weight",     "v_proj_weight",
                          "out_proj.weight", "out_proj.bias",     "bias_k",
                          "bias_v",          "layer_norm.weight", "layer_norm.bias"};
@@ -225,7 +238,7 @@ Status MultiHeadAttention::set_parameter(const std::string& name, const Tensor& 
       Tensor probe;
       ATTN_RETURN_IF_ERROR(get_parameter(name, probe));  // rejects names this config lacks
       ATTN_RETURN_IF_ERROR(assign_checked(name, value, *targets[i]));
-      if (i < 4) pack_weights();  // a projection weight changed
+      if (i < std::size(packed)) pack_into(*targets[i], *packed[i]);  // a projection weight changed
       return Status::Ok();
     }
   }

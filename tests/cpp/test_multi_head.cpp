@@ -169,6 +169,34 @@ TEST_CASE("MHA without masks: fast output (rows four at a time) == traced output
   }
 }
 
+TEST_CASE("setting a weight after a forward changes the next forward (the packed copies follow)",
+          "[mha][params]") {
+  attn::MhaConfig config;
+  config.embed_dim = 12;
+  config.num_heads = 3;
+  config.kdim = 5;  // separate q/k/v_proj_weight
+  attn::MultiHeadAttention m = make(config);
+  const attn::Tensor q = testutil::random_tensor({2, 4, 12}, 21), kv = testutil::random_tensor({2, 6, 5}, 22);
+  const attn::Tensor v = testutil::random_tensor({2, 6, 12}, 23);
+  attn::MhaForwardOptions options;
+  options.average_weights = false;
+  int seed = 30;
+  for (const char* name :
+       {"", "in_proj_bias", "q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight"}) {
+    CAPTURE(name);
+    attn::Tensor current;
+    if (*name) {
+      REQUIRE(m.get_parameter(name, current).ok());
+      REQUIRE(m.set_parameter(name, testutil::random_tensor(current.shape, seed++)).ok());
+    }
+    attn::MhaResult r;
+    REQUIRE(m.forward(q, &kv, &v, options, r).ok());
+    std::vector<double> out, weights;
+    ref::mha(weights_of(m), q.data, kv.data, v.data, 2, 4, 6, nullptr, out, weights);
+    testutil::require_close(r.output.data, out, kMhaTol, "output");
+  }
+}
+
 TEST_CASE("the 512-dim, 8-head shape of the tutorials runs", "[mha]") {
   attn::MhaConfig config;
   config.embed_dim = 512;
