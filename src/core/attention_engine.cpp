@@ -121,17 +121,10 @@ void softmax_rows(const AttentionProblem& p, std::int64_t slice, int i0, int row
   const int tk = p.masks.tk;
   const std::uint8_t* allowed_ptr = p.masks.has_bool() ? mr.allowed : nullptr;
   const float* additive_ptr = p.masks.has_additive() ? mr.additive : nullptr;
-  if (!tracing && !allowed_ptr && !additive_ptr) {
-    // No masks: the fused kernel alone, without filling a mask row per row (that bookkeeping was
-    // ~0.8 µs of the demo's ~15 µs forward: 64 rows of 16 keys).
-    for (int r = 0; r < rows; ++r) {
-      const std::int64_t row = static_cast<std::int64_t>(r) * tk;
-      kernels::scale_mask_softmax_row(tk, st.scores + row, p.scale, nullptr, nullptr, st.weights + row);
-    }
-    return;
-  }
+  const bool masked = allowed_ptr || additive_ptr;
   for (int r = 0; r < rows; ++r) {
-    p.masks.fill_row(slice, i0 + r, 0, tk, mr.allowed, mr.additive);
+    // Without masks there is no mask row to fill.
+    if (masked) p.masks.fill_row(slice, i0 + r, 0, tk, mr.allowed, mr.additive);
     const std::int64_t row = static_cast<std::int64_t>(r) * tk;
     if (tracing) {
       kernels::scale_vec(tk, st.scores + row, p.scale, st.scaled + row);

@@ -66,9 +66,10 @@ void softmax_tile(const AttentionProblem& p, std::int64_t s, int i0, int rows, i
                   float scale, const TileScratch& sc, float* out, int ldo) {
   const std::uint8_t* allowed = p.masks.has_bool() ? sc.allowed : nullptr;
   const float* additive = p.masks.has_additive() ? sc.additive : nullptr;
+  const bool masked = allowed || additive;
   for (int r = 0; r < rows; ++r) {
     float* row = sc.tile + static_cast<std::int64_t>(r) * sc.width;
-    p.masks.fill_row(s, i0 + r, j0, n, sc.allowed, sc.additive);
+    if (masked) p.masks.fill_row(s, i0 + r, j0, n, sc.allowed, sc.additive);
     const float factor =
         kernels::online_softmax_row(n, row, scale, additive, allowed, &sc.m[r], &sc.l[r], row);
     float* out_row = out + static_cast<std::int64_t>(r) * ldo;

@@ -136,17 +136,8 @@ void macro_kernel(int mc, int nc, int kc, const float* pa, const float* pb, int 
   }
 }
 
-// Pre-packed weights (pack_weight_simd128): panel-major, panel p = columns 8p … 8p+7 of W as (K, kNR),
-// zero-padded to kNR columns, at p·K·kNR. The K slice [pc, pc + kc) of a panel is then the
-// contiguous (kc, kNR) block the per-call packing writes, so the micro-kernel reads both alike.
-void pack_panels(int N, int K, const float* W, int ldw, float* packed) {
-  for (int j = 0; j < N; j += kNR)
-    pack_rows_transposed<kNR>(K, std::min(kNR, N - j), W + static_cast<std::ptrdiff_t>(j) * ldw, ldw,
-                              packed + static_cast<std::ptrdiff_t>(j) * K);
-}
-
 // Shared driver: B_is_nk selects how B is read (false: (K, N) row-major; true: (N, K)); prepacked,
-// when set, is B (N, K) already in pack_panels' layout (B and ldb are then unused). bias (N),
+// when set, is B (N, K) already in pack_weight_simd128's layout (B and ldb are then unused). bias (N),
 // when set, is added to each tile of C as the last K slice stores it.
 void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
                  bool accumulate, bool B_is_nk, const float* bias, const float* prepacked = nullptr) {
@@ -212,8 +203,13 @@ std::int64_t packed_weight_floats_simd128(int N, int K) {
   return static_cast<std::int64_t>((N + kNR - 1) / kNR * kNR) * K;
 }
 
+// Pre-packed weights: panel-major, panel p = columns 8p … 8p+7 of W as (K, kNR), zero-padded to kNR
+// columns, at p·K·kNR. The K slice [pc, pc + kc) of a panel is then the contiguous (kc, kNR) block
+// the per-call packing writes, so the micro-kernel reads both alike.
 void pack_weight_simd128(int N, int K, const float* W, int ldw, float* packed) {
-  pack_panels(N, K, W, ldw, packed);
+  for (int j = 0; j < N; j += kNR)
+    pack_rows_transposed<kNR>(K, std::min(kNR, N - j), W + static_cast<std::ptrdiff_t>(j) * ldw, ldw,
+                              packed + static_cast<std::ptrdiff_t>(j) * K);
 }
 
 void linear_nt_packed_simd128(int M, int N, int K, const float* A, int lda, const float* packed,
