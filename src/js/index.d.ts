@@ -11,6 +11,9 @@
  *   row (PyTorch gives NaN there).
  * - Inputs are copied into the wasm heap and results copied out: results stay valid forever.
  * - Failures throw {@link AttentionError}; the module stays usable afterwards.
+ * - Option and config objects are checked: an unknown key (a typo, or a PyTorch spelling such as
+ *   `attn_mask`) throws `INVALID_ARGUMENT` naming it and the key to use, instead of being ignored.
+ *   `null` or `undefined` options mean none.
  * @packageDocumentation
  */
 
@@ -221,7 +224,11 @@ export class LearnedPositionalEncoding {
 /** Portable ~N(0, 1) values, identical on every platform for a seed (e.g. token embeddings). */
 export function seededNormal(shape: number[], seed?: number): Tensor;
 
-/** Sets the byte limit of one call's buffers (default 1 GiB); bigger work throws `TOO_LARGE`. */
+/**
+ * Sets the byte limit of one call's buffers (default 1 GiB); bigger work throws `TOO_LARGE`. The
+ * limit also covers a call's inputs, checked before they are copied into the wasm heap.
+ * @param bytes a whole number in [1, 2^53); anything else throws `INVALID_ARGUMENT`.
+ */
 export function setMemoryLimit(bytes: number): void;
 export function memoryLimit(): number;
 /** The kernels the loaded build runs: `'relaxed-simd'`, `'simd128'` or `'scalar'`. */

@@ -5,13 +5,15 @@
 // inputs go into buffers the handle keeps in the wasm heap (grown when needed, freed by dispose()),
 // and one number-only call runs it; the results are still copies.
 import { AttentionError, check } from './errors.js';
-import { Tensor, asFloatTensor, asBoolTensor, fromCore } from './tensor.js';
+import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
+import { Tensor, asFloatTensor, asBoolTensor, fromCore, shapeSize } from './tensor.js';
 
 export { AttentionError, Tensor };
 
 let modulePromise = null;
 let core = null;
 let liveHandles = 0;
+let memoryLimitBytes = null; // the core's limit, read once and kept in step by setMemoryLimit
 
 // A module whose one function is f32x4.relaxed_madd of three zero vectors: it validates exactly
 // where the engine has relaxed SIMD on (Chrome ≥ 114, Firefox ≥ 145, Node ≥ 22; Node 20 only with
@@ -43,7 +45,7 @@ const VARIANTS = ['auto', 'relaxed-simd', 'simd128'];
 function chooseWasm(options) {
   const variant = options.variant ?? 'auto';
   if (!VARIANTS.includes(variant)) {
-    throw new AttentionError('INVALID_ARGUMENT', `variant must be one of ${VARIANTS.join(', ')}; got ${String(variant)}`);
+    throw new AttentionError('INVALID_ARGUMENT', `variant must be one of ${VARIANTS.join(', ')}; got ${describe(variant)}`);
   }
   if (options.wasmUrl || options.wasmBinary || options.moduleUrl) {
     if (variant !== 'auto') {
@@ -67,6 +69,11 @@ function chooseWasm(options) {
  *           wasmBinary?: ArrayBuffer|Uint8Array, moduleUrl?: string|URL }} [options]
  */
 export function init(options = {}) {
+  try {
+    options = checkOptions(options, ['variant', 'wasmUrl', 'wasmBinary', 'moduleUrl'], 'init option');
+  } catch (error) {
+    return Promise.reject(error); // init reports every failure through its promise
+  }
   modulePromise ??= (async () => {
     const wasmUrl = chooseWasm(options);
     const factoryUrl = options.moduleUrl ?? new URL('../../dist/attention_core.mjs', import.meta.url);
@@ -88,34 +95,50 @@ function requireCore() {
   return core;
 }
 
+const mib = (bytes) => Math.round((bytes / (1024 * 1024)) * 100) / 100;
+
+function tooLarge(what, bytes) {
+  return new AttentionError('TOO_LARGE', `${what} would need ${mib(bytes)} MiB, over the memory limit of ` +
+    `${mib(memoryLimitBytes)} MiB (setMemoryLimit raises it)`);
+}
+
+// A call's inputs against the memory limit before any of them is copied into the wasm heap: the
+// core checks its own buffers, but a rejected call must not first grow the heap by its inputs'
+// size (wasm memory never shrinks).
+// A raised limit does not lift the 32-bit heap's own bound (Embind's copy miscounts past it).
+const kMaxInputBytes = 2 ** 31;
+function checkInputBytes(what, tensors) {
+  memoryLimitBytes ??= requireCore()._memoryLimit();
+  let bytes = 0;
+  for (const t of tensors) if (t) bytes += t.data.byteLength;
+  if (bytes > memoryLimitBytes) throw tooLarge(`${what} inputs`, bytes);
+  if (bytes > kMaxInputBytes) {
+    throw new AttentionError('TOO_LARGE', `${what} inputs would need ${mib(bytes)} MiB, over the ` +
+      `${mib(kMaxInputBytes)} MiB one call's inputs may take in 32-bit WebAssembly`);
+  }
+}
+
 /** Softmax over the last axis. A row of all -Infinity gives zeros. */
 export function softmax(x) {
   const m = requireCore();
-  return fromCore(check(m._softmax(asFloatTensor(x, 'x'))).result);
+  const t = asFloatTensor(x, 'x');
+  checkInputBytes('softmax', [t]);
+  return fromCore(check(m._softmax(t)).result);
 }
 
 /** LayerNorm over the last axis (biased variance, as nn.LayerNorm). */
-export function layerNorm(x, { eps = 1e-5, weight = null, bias = null } = {}) {
+export function layerNorm(x, options = {}) {
   const m = requireCore();
-  const w = weight == null ? null : asFloatTensor(weight, 'weight').data;
-  const b = bias == null ? null : asFloatTensor(bias, 'bias').data;
-  return fromCore(check(m._layerNorm(asFloatTensor(x, 'x'), eps, w, b)).result);
+  const { eps = 1e-5, weight = null, bias = null } = checkOptions(options, ['eps', 'weight', 'bias'], 'layerNorm option');
+  const t = asFloatTensor(x, 'x');
+  const w = weight == null ? null : asFloatTensor(weight, 'weight');
+  const b = bias == null ? null : asFloatTensor(bias, 'bias');
+  checkInputBytes('layerNorm', [t, w, b]);
+  return fromCore(check(m._layerNorm(t, checkNumber(eps, 'eps'), w?.data ?? null, b?.data ?? null)).result);
 }
 
-function checkNumber(value, what) {
-  if (typeof value !== 'number' || Number.isNaN(value)) {
-    throw new AttentionError('INVALID_ARGUMENT', `${what} must be a number, got ${String(value)}`);
-  }
-  return value;
-}
-
-// Seeds are integers in [0, 2^53): the C++ side reads them as uint64.
-function checkSeed(value, what) {
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new AttentionError('INVALID_ARGUMENT', `${what} must be an integer in [0, 2^53), got ${String(value)}`);
-  }
-  return value;
-}
+const SDPA_OPTIONS = ['mask', 'additiveMask', 'causal', 'scale', 'dropout', 'needWeights', 'trace'];
+const MHA_OPTIONS = [...SDPA_OPTIONS, 'keyPaddingMask', 'averageWeights', 'positional'];
 
 // Options shared by SDPA and MHA, in the flat form the binding reads.
 function commonOptions({ mask, additiveMask, causal = false, scale, dropout, needWeights = true, trace = false }) {
@@ -124,6 +147,7 @@ function commonOptions({ mask, additiveMask, causal = false, scale, dropout, nee
   if (additiveMask != null) o.additiveMask = asFloatTensor(additiveMask, 'additiveMask');
   if (scale != null) o.scale = checkNumber(scale, 'scale');
   if (dropout != null) {
+    checkOptions(dropout, ['p', 'seed'], 'dropout option');
     o.dropoutP = checkNumber(dropout.p ?? 0, 'dropout.p');
     o.dropoutSeed = checkSeed(dropout.seed ?? 0, 'dropout.seed');
   }
@@ -140,26 +164,36 @@ function results(r) {
 /** softmax(q·kᵀ·scale + masks)·v over (..., T, d) tensors. */
 export function scaledDotProductAttention(q, k, v, options = {}) {
   const m = requireCore();
-  const r = m._sdpa(asFloatTensor(q, 'q'), asFloatTensor(k, 'k'), asFloatTensor(v, 'v'), commonOptions(options));
+  const o = commonOptions(checkOptions(options, SDPA_OPTIONS, 'scaledDotProductAttention option'));
+  const qkv = [asFloatTensor(q, 'q'), asFloatTensor(k, 'k'), asFloatTensor(v, 'v')];
+  checkInputBytes('scaled dot-product attention', [...qkv, o.mask, o.additiveMask]);
+  const r = m._sdpa(...qkv, o);
   return results(check(r));
 }
 
 /** Sinusoidal positional encoding, a Tensor (length, dModel). */
-export function sinusoidalEncoding(length, dModel, { base = 10000 } = {}) {
+export function sinusoidalEncoding(length, dModel, options = {}) {
   const m = requireCore();
-  return fromCore(check(m._sinusoidal(length | 0, dModel | 0, checkNumber(base, 'base'))).result);
+  const { base = 10000 } = checkOptions(options, ['base'], 'sinusoidalEncoding option');
+  const r = m._sinusoidal(checkInt(length, 'length'), checkInt(dModel, 'dModel'), checkNumber(base, 'base'));
+  return fromCore(check(r).result);
 }
 
 /** Portable ~N(0, 1) values (Irwin–Hall), identical on every platform for a seed. */
 export function seededNormal(shape, seed = 0) {
   const m = requireCore();
-  const size = shape.reduce((a, b) => a * b, 1);
-  return new Tensor(m._seededNormal(size, checkSeed(seed, 'seed')), shape);
+  const size = shapeSize(shape);
+  return new Tensor(check(m._seededNormal(size, checkSeed(seed, 'seed'))).result, shape);
 }
 
 /** Bytes a single call may allocate for its buffers (default 1 GiB); larger work is TOO_LARGE. */
 export function setMemoryLimit(bytes) {
-  requireCore()._setMemoryLimit(checkNumber(bytes, 'bytes'));
+  const m = requireCore();
+  if (!Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new AttentionError('INVALID_ARGUMENT', `bytes must be a whole number of bytes in [1, 2^53), got ${describe(bytes)}`);
+  }
+  m._setMemoryLimit(bytes);
+  memoryLimitBytes = m._memoryLimit();
 }
 
 export function memoryLimit() {
@@ -209,6 +243,13 @@ function newHandle(className, initialise) {
   return handle;
 }
 
+const MHA_CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'headDim', 'valueHeadDim', 'bias', 'addBiasKV',
+  'addZeroAttn', 'residual', 'layerNorm', 'seed'];
+// PyTorch's constructor arguments with no constructor counterpart here.
+const MHA_CONFIG_HINTS = {
+  dropout: 'forward(query, key, value, { dropout: { p, seed } }): dropout is a forward option here',
+};
+
 export class MultiHeadAttention extends Handle {
   /**
    * @param {object} config see index.d.ts (MultiHeadAttentionConfig)
@@ -217,12 +258,11 @@ export class MultiHeadAttention extends Handle {
     const {
       embedDim, numHeads = 1, kdim = 0, vdim = 0, headDim = 0, valueHeadDim = 0, bias = true,
       addBiasKV = false, addZeroAttn = false, residual = false, layerNorm = false, seed = 0,
-    } = config;
-    const eps = typeof layerNorm === 'object' && layerNorm ? layerNorm.eps ?? 1e-5 : 1e-5;
+    } = checkOptions(config, MHA_CONFIG, 'MultiHeadAttention config key', MHA_CONFIG_HINTS);
+    const lnOptions = typeof layerNorm === 'object' ? checkOptions(layerNorm, ['eps'], 'layerNorm config key') : {};
+    const eps = lnOptions.eps ?? 1e-5;
     const ints = { embedDim, numHeads, kdim, vdim, headDim, valueHeadDim };
-    for (const [name, value] of Object.entries(ints)) {
-      if (!Number.isInteger(value)) throw new AttentionError('INVALID_ARGUMENT', `${name} must be an integer, got ${String(value)}`);
-    }
+    for (const [name, value] of Object.entries(ints)) checkInt(value, name);
     const full = {
       ...ints, bias: Boolean(bias), addBiasKV: Boolean(addBiasKV), addZeroAttn: Boolean(addZeroAttn),
       residual: Boolean(residual), layerNorm: Boolean(layerNorm), layerNormEps: checkNumber(eps, 'layerNorm.eps'),
@@ -243,8 +283,13 @@ export class MultiHeadAttention extends Handle {
   /** Sets parameters by PyTorch name; values are Tensors, { data, shape } or nested arrays. */
   loadStateDict(stateDict) {
     const handle = this._live();
+    if (stateDict == null || typeof stateDict !== 'object') {
+      throw new AttentionError('INVALID_ARGUMENT', `stateDict must be an object of tensors, got ${describe(stateDict)}`);
+    }
     for (const [name, value] of Object.entries(stateDict)) {
-      check(handle.setParameter(name, asFloatTensor(value, name)));
+      const t = asFloatTensor(value, name);
+      checkInputBytes(`parameter '${name}'`, [t]);
+      check(handle.setParameter(name, t));
     }
     return this;
   }
@@ -264,14 +309,19 @@ export class MultiHeadAttention extends Handle {
    */
   forward(query, key = null, value = null, options = {}) {
     const handle = this._live();
+    options = checkOptions(options, MHA_OPTIONS, 'forward option');
     const q = asFloatTensor(query, 'query');
     const k = key == null ? null : asFloatTensor(key, 'key');
     const v = value == null ? null : asFloatTensor(value, 'value');
-    if (isLeanCall(options, q, k, v)) return this._forwardLean(handle, q, k, v, options);
+    if (isLeanCall(options, q, k, v)) {
+      checkInputBytes('multi-head attention', [q, k, v]);
+      return this._forwardLean(handle, q, k, v, options);
+    }
     const o = commonOptions(options);
     o.averageWeights = options.averageWeights ?? true;
     if (options.keyPaddingMask != null) o.keyPaddingMask = asBoolTensor(options.keyPaddingMask, 'keyPaddingMask', 'true = real token');
     if (options.positional != null) o.positional = asFloatTensor(options.positional, 'positional');
+    checkInputBytes('multi-head attention', [q, k, v, o.mask, o.additiveMask, o.keyPaddingMask, o.positional]);
     return results(check(handle.forward(q, k, v, o)));
   }
 
@@ -336,15 +386,18 @@ function isLeanCall(options, q, k, v) {
 
 export class LearnedPositionalEncoding extends Handle {
   /** @param {{ maxLength: number, dModel: number, seed?: number }} options */
-  constructor({ maxLength, dModel, seed = 0 } = {}) {
-    super(newHandle('LearnedPEHandle', (h) => h.init(maxLength | 0, dModel | 0, checkSeed(seed, 'seed'))));
+  constructor(options = {}) {
+    const { maxLength, dModel, seed = 0 } = checkOptions(options, ['maxLength', 'dModel', 'seed'], 'LearnedPositionalEncoding option');
+    checkInt(maxLength, 'maxLength');
+    checkInt(dModel, 'dModel');
+    super(newHandle('LearnedPEHandle', (h) => h.init(maxLength, dModel, checkSeed(seed, 'seed'))));
     this.maxLength = maxLength;
     this.dModel = dModel;
   }
 
   /** The first `length` rows of the table: (length, dModel). */
   encode(length) {
-    return fromCore(check(this._live().encode(length | 0)).result);
+    return fromCore(check(this._live().encode(checkInt(length, 'length'))).result);
   }
 
   /** A copy of the whole table (maxLength, dModel). */
@@ -353,6 +406,9 @@ export class LearnedPositionalEncoding extends Handle {
   }
 
   setTable(table) {
-    check(this._live().setTable(asFloatTensor(table, 'table')));
+    const handle = this._live();
+    const t = asFloatTensor(table, 'table');
+    checkInputBytes('setTable', [t]);
+    check(handle.setTable(t));
   }
 }

@@ -28,6 +28,12 @@ function checkShape(shape) {
   }
 }
 
+/** The number of elements of a shape, after checking it. */
+export function shapeSize(shape) {
+  checkShape(shape);
+  return shape.reduce((a, b) => a * b, 1);
+}
+
 export class Tensor {
   /**
    * @param {Float32Array|Uint8Array|number[]|boolean[]|any[]} data flat values (row-major) or nested arrays

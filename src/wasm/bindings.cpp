@@ -17,6 +17,7 @@
 #include <emscripten/emmalloc.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -163,14 +164,23 @@ val sinusoidal_js(int length, int d_model, double base) {
 }
 
 val seeded_normal_js(double count, val seed) {
+  // count: a non-negative integer (the wrapper checks the shape); the limit is checked before the
+  // vector is allocated, so a huge request is TOO_LARGE instead of a failed allocation.
+  const attn::Status st =
+      attn::check_allocation(count > 0 ? static_cast<std::uint64_t>(count) : 0, "seededNormal");
+  val out = status_object(st);
+  if (!st.ok()) return out;
   std::vector<float> data(count > 0 ? static_cast<size_t>(count) : 0);
   const std::uint64_t s = seed_from_js(seed);
   for (size_t i = 0; i < data.size(); ++i) data[i] = attn::approx_normal(s, i);
-  return float_array(data);
+  out.set("result", float_array(data));
+  return out;
 }
 
 void set_memory_limit_js(double bytes) {
-  attn::set_memory_limit_bytes(bytes > 0 ? static_cast<std::uint64_t>(bytes) : 0);
+  // The wrapper passes a whole number in [1, 2^53); the clamp keeps the conversion defined anyway.
+  const double clamped = bytes > 0 ? std::min(bytes, 9007199254740992.0) : 0.0;
+  attn::set_memory_limit_bytes(static_cast<std::uint64_t>(clamped));
 }
 double memory_limit_js() {
   return static_cast<double>(attn::memory_limit_bytes());

@@ -94,6 +94,64 @@ describe('configuration errors', () => {
   });
 });
 
+describe('option objects are checked, not skimmed → INVALID_ARGUMENT naming the key', () => {
+  // An ignored key silently changes the result (an ignored mask is an unmasked attention), so the
+  // PyTorch spellings users bring along are errors that say what the option is called here.
+  const allFalse = new Tensor(new Uint8Array(9), [3, 3]);
+  it('PyTorch names in forward and SDPA options, with the name to use instead', () => {
+    expectError(() => witness.forward(x, null, null, { attn_mask: allFalse }), 'INVALID_ARGUMENT',
+      /unknown forward option 'attn_mask': use mask \(boolean, true = may attend: the opposite/);
+    expectError(() => witness.forward(x, null, null, { key_padding_mask: bool([2, 3]) }), 'INVALID_ARGUMENT',
+      /'key_padding_mask': use keyPaddingMask \(true = real token/);
+    expectError(() => witness.forward(x, null, null, { need_weights: false }), 'INVALID_ARGUMENT', /'need_weights': use needWeights/);
+    expectError(() => witness.forward(x, null, null, { average_attn_weights: false }), 'INVALID_ARGUMENT', /use averageWeights/);
+    expectError(() => scaledDotProductAttention(x, x, x, { is_causal: true }), 'INVALID_ARGUMENT',
+      /unknown scaledDotProductAttention option 'is_causal': use causal/);
+    expectError(() => scaledDotProductAttention(x, x, x, { dropout_p: 0.1 }), 'INVALID_ARGUMENT', /use dropout: \{ p, seed \}/);
+    expectError(() => scaledDotProductAttention(x, x, x, { keyPaddingMask: bool([2, 3]) }), 'INVALID_ARGUMENT',
+      /unknown scaledDotProductAttention option 'keyPaddingMask'; the known ones are mask, additiveMask, causal/);
+  });
+
+  it('typos get a suggestion; a non-object is refused; null and undefined mean no options', () => {
+    expectError(() => witness.forward(x, null, null, { Causal: true }), 'INVALID_ARGUMENT', /'Causal': did you mean 'causal'\?/);
+    expectError(() => witness.forward(x, null, null, { need_Weights: true }), 'INVALID_ARGUMENT', /did you mean 'needWeights'/);
+    expectError(() => witness.forward(x, null, null, 'causal'), 'INVALID_ARGUMENT', /forward options must be an object, got "causal"/);
+    expectError(() => witness.forward(x, null, null, [true]), 'INVALID_ARGUMENT', /must be an object, got an array of 1/);
+    expectError(() => witness.forward(x, null, null, { dropout: { p: 0.1, sed: 3 } }), 'INVALID_ARGUMENT', /unknown dropout option 'sed'/);
+    for (const none of [null, undefined]) {
+      assert.deepEqual(Array.from(witness.forward(witnessInput, null, null, none).output.data), witnessOutput);
+    }
+  });
+
+  it('constructor and function options: MultiHeadAttention, layerNorm, sinusoidalEncoding, LearnedPositionalEncoding, init', async () => {
+    expectError(() => new MultiHeadAttention({ embed_dim: 8, num_heads: 2 }), 'INVALID_ARGUMENT',
+      /unknown MultiHeadAttention config key 'embed_dim': use embedDim/);
+    expectError(() => new MultiHeadAttention({ embedDim: 8, numHeads: 2, dropout: 0.1 }), 'INVALID_ARGUMENT',
+      /'dropout': use forward\(query, key, value, \{ dropout: \{ p, seed \} \}\)/);
+    expectError(() => new MultiHeadAttention({ embedDim: 8, numHeads: 2, batch_first: true }), 'INVALID_ARGUMENT', /always batch first/);
+    expectError(() => new MultiHeadAttention({ embedDim: 8, addBiasKv: true }), 'INVALID_ARGUMENT', /did you mean 'addBiasKV'/);
+    expectError(() => new MultiHeadAttention({ embedDim: 8, layerNorm: { epsilon: 1e-6 } }), 'INVALID_ARGUMENT', /unknown layerNorm config key 'epsilon'/);
+    expectError(() => layerNorm(x, { epsilon: 1e-6 }), 'INVALID_ARGUMENT', /unknown layerNorm option 'epsilon'; the known ones are eps, weight, bias/);
+    expectError(() => sinusoidalEncoding(4, 4, { theta: 500 }), 'INVALID_ARGUMENT', /unknown sinusoidalEncoding option 'theta'/);
+    expectError(() => new LearnedPositionalEncoding({ maxLen: 4, dModel: 4 }), 'INVALID_ARGUMENT', /unknown LearnedPositionalEncoding option 'maxLen'/);
+    await assert.rejects(init({ varient: 'simd128' }), (e) => e instanceof AttentionError && /unknown init option 'varient'/.test(e.message));
+    assert.equal(memoryStats().liveHandles, 1, 'no handle left behind by a refused constructor');
+  });
+
+  it('sizes that are not integers (2.5, "8", 2^31) are refused instead of truncated', () => {
+    expectError(() => new MultiHeadAttention({ embedDim: '8' }), 'INVALID_ARGUMENT', /embedDim must be an integer, got "8"/);
+    expectError(() => sinusoidalEncoding(2.5, 4), 'INVALID_ARGUMENT', /length must be an integer, got 2.5/);
+    expectError(() => sinusoidalEncoding(4, 2 ** 31), 'INVALID_ARGUMENT', /dModel must be an integer/);
+    expectError(() => new LearnedPositionalEncoding({ maxLength: 4, dModel: '4' }), 'INVALID_ARGUMENT', /dModel must be an integer, got "4"/);
+    const pe = new LearnedPositionalEncoding({ maxLength: 4, dModel: 4 });
+    try {
+      expectError(() => pe.encode(1.5), 'INVALID_ARGUMENT', /length must be an integer, got 1.5/);
+    } finally {
+      pe.dispose();
+    }
+  });
+});
+
 describe('empty input → EMPTY_INPUT', () => {
   it('softmax, SDPA, MHA, positional encodings with a zero-length axis', () => {
     expectError(() => softmax(new Tensor([], [0])), 'EMPTY_INPUT', /softmax input is empty/);
@@ -158,6 +216,39 @@ describe('huge sizes → TOO_LARGE (a clear error, not an abort)', () => {
       setMemoryLimit(kDefaultLimit);
     }
     assertStillWorks('a lowered limit');
+  });
+
+  it('inputs bigger than the limit are refused before they are copied in (the heap does not grow)', () => {
+    const heapBefore = memoryStats().heapBytes;
+    const n = 300e6; // 1.2 GB of float32 input against the 1 GiB limit
+    const huge = new Tensor(new Float32Array(n), [n]);
+    expectError(() => softmax(huge), 'TOO_LARGE', /softmax inputs would need 1144.41 MiB, over the memory limit of 1024 MiB/);
+    expectError(() => layerNorm(huge), 'TOO_LARGE', /layerNorm inputs/);
+    const rows = new Tensor(huge.data, [1, n / 8, 8]);
+    expectError(() => witness.forward(rows), 'TOO_LARGE', /multi-head attention inputs would need/);
+    expectError(() => witness.forward(rows, null, null, { causal: true, trace: true }), 'TOO_LARGE', /multi-head attention inputs/);
+    expectError(() => scaledDotProductAttention(rows, x, x), 'TOO_LARGE', /scaled dot-product attention inputs/);
+    expectError(() => witness.loadStateDict({ 'out_proj.bias': huge }), 'TOO_LARGE', /parameter 'out_proj.bias' inputs/);
+    expectError(() => seededNormal([50000, 60000]), 'TOO_LARGE', /seededNormal would need 11444.09 MiB/);
+    assert.equal(memoryStats().heapBytes, heapBefore, 'no refused input reached the wasm heap');
+  });
+
+  it('a raised limit does not lift the 2 GiB bound on one call\'s inputs', () => {
+    const n = 600e6; // 2.4 GB
+    const huge = new Tensor(new Float32Array(n), [n]);
+    setMemoryLimit(2 ** 33);
+    let thrown;
+    try { softmax(huge); } catch (e) { thrown = e; } finally { setMemoryLimit(kDefaultLimit); }
+    assert.ok(thrown instanceof AttentionError, String(thrown));
+    assert.equal(thrown.code, 'TOO_LARGE');
+    assert.match(thrown.message, /softmax inputs would need 2288.82 MiB, over the 2048 MiB one call's inputs may take/);
+    assertStillWorks('an input over 2 GiB');
+  });
+
+  it('setMemoryLimit takes a whole number of bytes ≥ 1 (not 0, -5, 1.5, Infinity or 1e20)', () => {
+    for (const bad of [0, -5, 1.5, Infinity, NaN, 1e20, '1024', null]) {
+      expectError(() => setMemoryLimit(bad), 'INVALID_ARGUMENT', /bytes must be a whole number of bytes in \[1, 2\^53\)/);
+    }
   });
 
   it('MultiHeadAttention parameters bigger than the limit', () => {
