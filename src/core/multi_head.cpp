@@ -40,6 +40,11 @@ Status check_sequence(const Tensor& t, const char* what, int width, bool batched
 Status resolve_dims(const Tensor& query, const Tensor* key, const Tensor* value, int e, int kdim, int vdim,
                     Dims& d) {
   d.e = e;
+  if (query.rank() != 2 && query.rank() != 3 && check_well_formed(query, "query").ok()) {
+    return Status::Error(StatusCode::kShapeMismatch, "query must have shape (B, T, " + std::to_string(e) +
+                                                         ") or (T, " + std::to_string(e) + "), got " +
+                                                         shape_to_string(query.shape));
+  }
   d.batched = query.rank() == 3;
   d.b = d.batched ? query.dim(0) : 1;
   ATTN_RETURN_IF_ERROR(check_sequence(query, "query", e, d.batched, d.b, d.tq));

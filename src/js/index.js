@@ -283,7 +283,7 @@ export class MultiHeadAttention extends Handle {
   /** Sets parameters by PyTorch name; values are Tensors, { data, shape } or nested arrays. */
   loadStateDict(stateDict) {
     const handle = this._live();
-    if (stateDict == null || typeof stateDict !== 'object') {
+    if (stateDict == null || typeof stateDict !== 'object' || Array.isArray(stateDict) || stateDict instanceof Tensor) {
       throw new AttentionError('INVALID_ARGUMENT', `stateDict must be an object of tensors, got ${describe(stateDict)}`);
     }
     for (const [name, value] of Object.entries(stateDict)) {

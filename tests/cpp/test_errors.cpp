@@ -53,6 +53,8 @@ TEST_CASE("wrong shapes are named errors", "[errors]") {
   attn::MhaResult r;
   require_error(m.forward(testutil::random_tensor({1, 3, 7}, 1), nullptr, nullptr, {}, r),
                 StatusCode::kShapeMismatch, "query must have shape");
+  require_error(m.forward(testutil::random_tensor({1, 2, 3, 8}, 1), nullptr, nullptr, {}, r),
+                StatusCode::kShapeMismatch, "query must have shape (B, T, 8) or (T, 8), got (1, 2, 3, 8)");
   const attn::Tensor q = testutil::random_tensor({2, 3, 8}, 1);
   const attn::Tensor k = testutil::random_tensor({1, 4, 8}, 2);
   require_error(m.forward(q, &k, nullptr, {}, r), StatusCode::kShapeMismatch, "key must have shape (B=2");

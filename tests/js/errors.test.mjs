@@ -138,6 +138,12 @@ describe('option objects are checked, not skimmed → INVALID_ARGUMENT naming th
     assert.equal(memoryStats().liveHandles, 1, 'no handle left behind by a refused constructor');
   });
 
+  it('a state dict that is not an object of tensors; a query of rank 4', () => {
+    expectError(() => witness.loadStateDict([1, 2]), 'INVALID_ARGUMENT', /stateDict must be an object of tensors, got an array of 2/);
+    expectError(() => witness.loadStateDict(null), 'INVALID_ARGUMENT', /stateDict must be an object of tensors, got null/);
+    expectError(() => witness.forward(seededNormal([1, 2, 3, 8])), 'SHAPE_MISMATCH', /query must have shape \(B, T, 8\) or \(T, 8\), got \(1, 2, 3, 8\)/);
+  });
+
   it('sizes that are not integers (2.5, "8", 2^31) are refused instead of truncated', () => {
     expectError(() => new MultiHeadAttention({ embedDim: '8' }), 'INVALID_ARGUMENT', /embedDim must be an integer, got "8"/);
     expectError(() => sinusoidalEncoding(2.5, 4), 'INVALID_ARGUMENT', /length must be an integer, got 2.5/);
