@@ -9,11 +9,13 @@
 // attn_patch_relaxed_simd); the result loads only where relaxed SIMD is on (Chrome ≥ 114,
 // Firefox ≥ 145, Node ≥ 22, Node 20 with --experimental-wasm-relaxed-simd).
 //
-// Safety: the byte pattern could in principle also occur inside an instruction's immediate (a
-// constant), so the number of patterns found must equal the number of `f32x4.fma` instructions
-// that llvm-objdump (LLVM 14, the compiler's own disassembler, installed with Emscripten) decodes,
-// and the module must use no other prototype relaxed instruction; anything else fails the build.
-// The patched module is then validated by Node with relaxed SIMD enabled.
+// Where: the byte pattern also occurs inside immediates (an i32.const address whose LEB128 is
+// ...fd af 01, which depends on where the data lands, so on the length of the build's paths), so
+// the instructions are located by llvm-objdump (LLVM 14, the compiler's own disassembler,
+// installed with Emscripten): each decoded `f32x4.fma` gives its offset in the code section, and
+// only those bytes are rewritten, after checking that they hold the prototype opcode. A module
+// with no f32x4.fma, or with any other prototype relaxed instruction, fails the build. The patched
+// module is then validated by Node with relaxed SIMD enabled.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
@@ -49,14 +51,6 @@ function codeSection(bytes) {
   fail('no code section');
 }
 
-function findPattern(bytes, start, end, pattern) {
-  const hits = [];
-  for (let i = start; i + pattern.length <= end; i++) {
-    if (pattern.every((b, k) => bytes[i + k] === b)) hits.push(i);
-  }
-  return hits;
-}
-
 function objdump() {
   for (const tool of ['llvm-objdump-14', '/usr/lib/llvm-14/bin/llvm-objdump', 'llvm-objdump']) {
     if (tool.startsWith('/') && !existsSync(tool)) continue;
@@ -68,14 +62,14 @@ function objdump() {
   fail('llvm-objdump (LLVM 14, a dependency of Debian\'s emscripten package) was not found');
 }
 
-// Mnemonic counts of the prototype relaxed instructions llvm-objdump decodes.
+// The prototype relaxed instructions llvm-objdump decodes: mnemonic → offsets in the code section
+// (its disassembly prints each instruction as `offset: bytes <tab>mnemonic`).
 function decodedRelaxed(file) {
   const text = execFileSync(objdump(), ['-d', file], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  const counts = {};
-  for (const m of text.matchAll(/\t((?:f32x4|f64x2|i8x16|i16x8|i32x4|i64x2)\.(?:fma|fms|relaxed_\w+|laneselect|dot_i8x16\w*))\b/g)) {
-    counts[m[1]] = (counts[m[1]] ?? 0) + 1;
-  }
-  return counts;
+  const found = {};
+  const line = /^\s*([0-9a-f]+):[0-9a-f ]*\t((?:f32x4|f64x2|i8x16|i16x8|i32x4|i64x2)\.(?:fma|fms|relaxed_\w+|laneselect|dot_i8x16\w*))\b/gm;
+  for (const m of text.matchAll(line)) (found[m[2]] ??= []).push(parseInt(m[1], 16));
+  return found;
 }
 
 function validateWithRelaxedSimd(file) {
@@ -92,16 +86,18 @@ const file = process.argv[2];
 if (!file) fail('usage: node scripts/patch-relaxed-simd.mjs <file.wasm>');
 const bytes = readFileSync(file);
 const { start, end } = codeSection(bytes);
-const hits = findPattern(bytes, start, end, PROTOTYPE_FMA);
 const decoded = decodedRelaxed(file);
-const fmas = decoded['f32x4.fma'] ?? 0;
+const fmas = decoded['f32x4.fma'] ?? [];
 const others = Object.keys(decoded).filter((k) => k !== 'f32x4.fma');
-if (others.length) fail(`${file}: unexpected relaxed instructions ${JSON.stringify(decoded)}`);
-if (fmas === 0) fail(`${file}: no f32x4.fma to patch (built without -mrelaxed-simd, or patched already?)`);
-if (hits.length !== fmas) {
-  fail(`${file}: ${hits.length} byte patterns but ${fmas} f32x4.fma instructions; refusing to guess`);
+if (others.length) fail(`${file}: unexpected relaxed instructions ${others.join(', ')}`);
+if (fmas.length === 0) fail(`${file}: no f32x4.fma to patch (built without -mrelaxed-simd, or patched already?)`);
+for (const offset of fmas) {
+  const at = start + offset;
+  if (at + PROTOTYPE_FMA.length > end || !PROTOTYPE_FMA.every((b, k) => bytes[at + k] === b)) {
+    fail(`${file}: llvm-objdump puts an f32x4.fma at code offset 0x${offset.toString(16)}, but its bytes are not fd af 01`);
+  }
+  RELAXED_MADD.forEach((b, k) => { bytes[at + k] = b; });
 }
-for (const at of hits) RELAXED_MADD.forEach((b, k) => { bytes[at + k] = b; });
 writeFileSync(file, bytes);
 validateWithRelaxedSimd(file);
-console.log(`patch-relaxed-simd: ${file}: ${hits.length} × f32x4.fma → f32x4.relaxed_madd`);
+console.log(`patch-relaxed-simd: ${file}: ${fmas.length} × f32x4.fma → f32x4.relaxed_madd`);
