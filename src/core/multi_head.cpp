@@ -40,7 +40,8 @@ Status check_sequence(const Tensor& t, const char* what, int width, bool batched
 Status resolve_dims(const Tensor& query, const Tensor* key, const Tensor* value, int e, int kdim, int vdim,
                     Dims& d) {
   d.e = e;
-  if (query.rank() != 2 && query.rank() != 3 && check_well_formed(query, "query").ok()) {
+  ATTN_RETURN_IF_ERROR(check_well_formed(query, "query"));
+  if (query.rank() != 2 && query.rank() != 3) {  // batched or not is read from the query's rank
     return Status::Error(StatusCode::kShapeMismatch, "query must have shape (B, T, " + std::to_string(e) +
                                                          ") or (T, " + std::to_string(e) + "), got " +
                                                          shape_to_string(query.shape));

@@ -75,25 +75,19 @@ function requireCore() {
 
 const mib = (bytes) => Math.round((bytes / (1024 * 1024)) * 100) / 100;
 
-function tooLarge(what, bytes) {
-  return new AttentionError('TOO_LARGE', `${what} would need ${mib(bytes)} MiB, over the memory limit of ` +
-    `${mib(memoryLimitBytes)} MiB (setMemoryLimit raises it)`);
-}
-
 // A call's inputs against the memory limit before any of them is copied into the wasm heap: the
 // core checks its own buffers, but a rejected call must not first grow the heap by its inputs'
-// size (wasm memory never shrinks).
-// A raised limit does not lift the 32-bit heap's own bound (Embind's copy miscounts past it).
+// size (wasm memory never shrinks). A raised limit does not lift the 32-bit heap's own bound
+// (Embind's copy miscounts past it).
 const kMaxInputBytes = 2 ** 31;
 function checkInputBytes(what, tensors) {
   memoryLimitBytes ??= requireCore()._memoryLimit();
   let bytes = 0;
   for (const t of tensors) if (t) bytes += t.data.byteLength;
-  if (bytes > memoryLimitBytes) throw tooLarge(`${what} inputs`, bytes);
-  if (bytes > kMaxInputBytes) {
-    throw new AttentionError('TOO_LARGE', `${what} inputs would need ${mib(bytes)} MiB, over the ` +
-      `${mib(kMaxInputBytes)} MiB one call's inputs may take in 32-bit WebAssembly`);
-  }
+  let over = null;
+  if (bytes > memoryLimitBytes) over = `the memory limit of ${mib(memoryLimitBytes)} MiB (setMemoryLimit raises it)`;
+  else if (bytes > kMaxInputBytes) over = `the ${mib(kMaxInputBytes)} MiB one call's inputs may take in 32-bit WebAssembly`;
+  if (over) throw new AttentionError('TOO_LARGE', `${what} inputs would need ${mib(bytes)} MiB, over ${over}`);
 }
 
 /** Softmax over the last axis. A row of all -Infinity gives zeros. */
