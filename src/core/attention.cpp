@@ -62,11 +62,10 @@ Status add_masks_to_plan(const BoolTensor* mask, const Tensor* additive, MaskPla
   return Status::Ok();
 }
 
-Status scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                    const SdpaOptions& options, SdpaResult& result, Trace* trace) {
+Status make_sdpa_problem(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& options,
+                         AttentionProblem& p) {
   ATTN_RETURN_IF_ERROR(check_qkv(q, k, v));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
-  AttentionProblem p;
   p.masks.lead.assign(q.shape.begin(), q.shape.end() - 2);
   p.masks.tq = q.dim(-2);
   p.masks.tk = p.masks.real_keys = k.dim(-2);
@@ -79,6 +78,13 @@ Status scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   p.v = v.data.data();
   p.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(p.dk));
   p.dropout = options.dropout;
+  return Status::Ok();
+}
+
+Status scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const SdpaOptions& options, SdpaResult& result, Trace* trace) {
+  AttentionProblem p;
+  ATTN_RETURN_IF_ERROR(make_sdpa_problem(q, k, v, options, p));
   for (size_t a = 0; a < p.masks.lead.size(); ++a) p.lead_axes.push_back("N" + std::to_string(a));
   ATTN_RETURN_IF_ERROR(
       check_allocation(attention_scratch_elements(p, options.need_weights, trace != nullptr), "attention"));

@@ -137,20 +137,6 @@ void softmax_rows(const AttentionProblem& p, std::int64_t slice, int i0, int row
   }
 }
 
-// 5. Inverted dropout with a counter-based RNG: element (slice, i, j) is dropped iff
-// uniform01(seed, flat index) < p, so the pattern does not depend on the path or the platform.
-void apply_dropout(const AttentionProblem& p, std::int64_t slice, int i0, int rows, const float* weights,
-                   float* dropped) {
-  const std::int64_t per_slice = static_cast<std::int64_t>(p.masks.tq) * p.masks.tk;
-  const std::int64_t first = slice * per_slice + static_cast<std::int64_t>(i0) * p.masks.tk;
-  const std::int64_t n = static_cast<std::int64_t>(rows) * p.masks.tk;
-  const float keep_scale = 1.0f / (1.0f - p.dropout.p);
-  for (std::int64_t e = 0; e < n; ++e) {
-    const std::uint64_t counter = static_cast<std::uint64_t>(first + e);
-    dropped[e] = uniform01(p.dropout.seed, counter) < p.dropout.p ? 0.0f : weights[e] * keep_scale;
-  }
-}
-
 // 7. The head average of weights rows (rows, Tk) of slice s into avg (N, Tq, Tk): the first head
 // copies, the others add, the last divides by the number of heads.
 void average_into(const AttentionProblem& p, std::int64_t s, int i0, int rows, const float* w, float* avg) {
@@ -252,6 +238,20 @@ void record_full_trace(Trace* trace, const AttentionProblem& p, FullBuffers& b, 
 }
 
 }  // namespace
+
+// 5. Inverted dropout with a counter-based RNG (attention_engine.h): the pattern does not depend on
+// the path or the platform.
+void apply_dropout(const AttentionProblem& p, std::int64_t slice, int i0, int rows, const float* weights,
+                   float* dropped) {
+  const std::int64_t per_slice = static_cast<std::int64_t>(p.masks.tq) * p.masks.tk;
+  const std::int64_t first = slice * per_slice + static_cast<std::int64_t>(i0) * p.masks.tk;
+  const std::int64_t n = static_cast<std::int64_t>(rows) * p.masks.tk;
+  const float keep_scale = 1.0f / (1.0f - p.dropout.p);
+  for (std::int64_t e = 0; e < n; ++e) {
+    const std::uint64_t counter = static_cast<std::uint64_t>(first + e);
+    dropped[e] = uniform01(p.dropout.seed, counter) < p.dropout.p ? 0.0f : weights[e] * keep_scale;
+  }
+}
 
 void run_attention_full(const AttentionProblem& p, bool need_weights, float* context, int ldo,
                         AttentionOutputs& out, Trace* trace) {

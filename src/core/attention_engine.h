@@ -66,11 +66,22 @@ Status check_scale_and_dropout(const std::optional<float>& scale, const DropoutO
 // Adds a boolean and/or additive mask (either may be null) to plan, checking shape and values.
 Status add_masks_to_plan(const BoolTensor* mask, const Tensor* additive, MaskPlan& plan);
 
+// The problem of scaled_dot_product_attention(q, k, v, options): shapes, scale, dropout and masks
+// checked; q/k/v point into the tensors (contiguous (..., T, d)). Shared by the forward and backward.
+Status make_sdpa_problem(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& options,
+                         AttentionProblem& p);
+
 // Float elements the chosen path will allocate (for the memory limit check), outputs included.
 std::uint64_t attention_scratch_elements(const AttentionProblem& p, bool need_weights, bool tracing);
 
 // Records scores, scaled, masked, weights, [dropped], context when trace != nullptr.
 void run_attention(const AttentionProblem& p, bool need_weights, AttentionOutputs& out, Trace* trace);
+
+// Inverted dropout of weight rows [i0, i0 + rows) of slice s (rows, Tk) into dropped: element
+// (slice, i, j) is dropped iff uniform01(seed, flat index over (S, Tq, Tk)) < p, kept ones scale by
+// 1/(1 - p). The backward replays it to get exactly the forward's mask.
+void apply_dropout(const AttentionProblem& p, std::int64_t slice, int i0, int rows, const float* weights,
+                   float* dropped);
 
 // The tiled path alone (flash_attention.cpp): context rows of slice s at
 // context + (s / heads)·Tq·ldo + (s % heads)·dv, row stride ldo.

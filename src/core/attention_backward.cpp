@@ -1,0 +1,166 @@
+// scaled_dot_product_attention_backward and the engine's backward (attention_backward.h): numbered
+// stages per block of query rows, every buffer with its shape.
+#include "core/attention_backward.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/memory_limit.h"
+#include "core/rng.h"
+#include "core/softmax_backward.h"
+#include "kernels/kernels.h"
+
+namespace attn {
+
+namespace {
+
+// Query rows per block: a block's four (rows, Tk) buffers stay around 1 MB.
+constexpr std::int64_t kBackwardBlockFloats = std::int64_t{1} << 16;
+
+int backward_block_rows(int tq, int tk) {
+  const std::int64_t rows = std::max<std::int64_t>(8, kBackwardBlockFloats / std::max(tk, 1));
+  return static_cast<int>(std::min<std::int64_t>(rows, tq));
+}
+
+// to (cols, rows) = from (rows, cols)ᵀ, both dense.
+void transpose(int rows, int cols, const float* from, float* to) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) to[static_cast<std::int64_t>(c) * rows + r] = from[static_cast<std::int64_t>(r) * cols + c];
+}
+
+// Zeroes `rows` rows of width `width` at row stride ld.
+void zero_rows(float* base, int rows, int width, int ld) {
+  for (int r = 0; r < rows; ++r)
+    std::memset(base + static_cast<std::int64_t>(r) * ld, 0, static_cast<std::size_t>(width) * sizeof(float));
+}
+
+// dP (rows, Tk) = dP̃ through the forward's dropout: 0 where dropped, ·1/(1 − p) where kept
+// (the same counter-based draw as apply_dropout, so exactly the forward's mask).
+void dropout_backward(const AttentionProblem& p, std::int64_t slice, int i0, int rows, float* dp) {
+  const std::int64_t per_slice = static_cast<std::int64_t>(p.masks.tq) * p.masks.tk;
+  const std::int64_t first = slice * per_slice + static_cast<std::int64_t>(i0) * p.masks.tk;
+  const std::int64_t n = static_cast<std::int64_t>(rows) * p.masks.tk;
+  const float keep_scale = 1.0f / (1.0f - p.dropout.p);
+  for (std::int64_t e = 0; e < n; ++e) {
+    const bool dropped = uniform01(p.dropout.seed, static_cast<std::uint64_t>(first + e)) < p.dropout.p;
+    dp[e] = dropped ? 0.0f : dp[e] * keep_scale;
+  }
+}
+
+struct BlockBuffers {
+  float* probs;      // (rows, Tk) P, recomputed
+  float* dropped;    // (rows, Tk) P̃ with dropout, else null
+  float* dprobs;     // (rows, Tk) dP̃ → dP → dS
+  float* transposed; // (Tk, rows) P̃ᵀ, then dSᵀ
+  std::uint8_t* allowed;  // (Tk) one mask row
+  float* additive;        // (Tk)
+};
+
+// 0. P rows [i0, i0 + rows) of slice s, exactly as the forward computes them.
+void recompute_probs(const AttentionProblem& p, std::int64_t s, int i0, int rows, const BlockBuffers& b) {
+  const int tk = p.masks.tk;
+  const int ldq = p.row_stride(p.ldq, p.dk), ldk = p.row_stride(p.ldk, p.dk);
+  kernels::gemm_nt(rows, tk, p.dk, p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq, ldq, p.k_slice(s), ldk,
+                   b.probs, tk, false);  // scores (rows, Tk)
+  const std::uint8_t* allowed = p.masks.has_bool() ? b.allowed : nullptr;
+  const float* additive = p.masks.has_additive() ? b.additive : nullptr;
+  for (int r = 0; r < rows; ++r) {
+    if (allowed || additive) p.masks.fill_row(s, i0 + r, 0, tk, b.allowed, b.additive);
+    float* row = b.probs + static_cast<std::int64_t>(r) * tk;
+    kernels::scale_mask_softmax_row(tk, row, p.scale, additive, allowed, row);
+  }
+}
+
+void backward_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, const float* d_context,
+                    int ldo, const AttentionGradTargets& g, const BlockBuffers& b) {
+  const int tk = p.masks.tk, dk = p.dk, dv = p.dv;
+  const int ldq = p.row_stride(p.ldq, dk), ldk = p.row_stride(p.ldk, dk), ldv = p.row_stride(p.ldv, dv);
+  const std::int64_t outer = s / p.heads, head = s % p.heads;
+  const float* q_rows = p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq;  // (rows, dk)
+  const float* d_out = d_context + (outer * p.masks.tq + i0) * static_cast<std::int64_t>(ldo) + head * dv;
+  float* dq_rows = g.dq + (outer * p.masks.tq + i0) * static_cast<std::int64_t>(g.lddq) + head * dk;
+  float* dk_slice = g.dk + outer * tk * static_cast<std::int64_t>(g.lddk) + head * dk;  // (Tk, dk)
+  float* dv_slice = g.dv + outer * tk * static_cast<std::int64_t>(g.lddv) + head * dv;  // (Tk, dv)
+  recompute_probs(p, s, i0, rows, b);
+  const bool dropout = p.dropout.p > 0.0f;
+  if (dropout) apply_dropout(p, s, i0, rows, b.probs, b.dropped);
+  // 1. dV (Tk, dv) += P̃ᵀ (Tk, rows) · dO (rows, dv);  dP̃ (rows, Tk) = dO · Vᵀ
+  transpose(rows, tk, dropout ? b.dropped : b.probs, b.transposed);
+  kernels::gemm_nn(tk, dv, rows, b.transposed, rows, d_out, ldo, dv_slice, g.lddv, true);
+  kernels::gemm_nt(rows, tk, dv, d_out, ldo, p.v_slice(s), ldv, b.dprobs, tk, false);
+  if (dropout) dropout_backward(p, s, i0, rows, b.dprobs);
+  // 2. dS (rows, Tk) = softmax backward of each row, times the scale the scores were multiplied by
+  for (int r = 0; r < rows; ++r) {
+    const std::int64_t at = static_cast<std::int64_t>(r) * tk;
+    softmax_backward_row(tk, b.probs + at, b.dprobs + at, b.dprobs + at);
+  }
+  kernels::scale_vec(rows * tk, b.dprobs, p.scale, b.dprobs);
+  // 3. dQ rows (rows, dk) = dS · K (Tk, dk);  dK (Tk, dk) += dSᵀ (Tk, rows) · Q rows (rows, dk)
+  kernels::gemm_nn(rows, dk, tk, b.dprobs, tk, p.k_slice(s), ldk, dq_rows, g.lddq, false);
+  transpose(rows, tk, b.dprobs, b.transposed);
+  kernels::gemm_nn(tk, dk, rows, b.transposed, rows, q_rows, ldq, dk_slice, g.lddk, true);
+}
+
+}  // namespace
+
+std::uint64_t attention_backward_scratch_elements(const AttentionProblem& p) {
+  const std::uint64_t block = backward_block_rows(p.masks.tq, p.masks.tk);
+  return 4 * block * static_cast<std::uint64_t>(p.masks.tk) + 2 * static_cast<std::uint64_t>(p.masks.tk);
+}
+
+void run_attention_backward(const AttentionProblem& p, const float* d_context, int ldo,
+                            const AttentionGradTargets& targets) {
+  AttentionGradTargets g = targets;
+  g.lddq = g.lddq > 0 ? g.lddq : p.heads * p.dk;
+  g.lddk = g.lddk > 0 ? g.lddk : p.heads * p.dk;
+  g.lddv = g.lddv > 0 ? g.lddv : p.heads * p.dv;
+  ldo = ldo > 0 ? ldo : p.heads * p.dv;
+  const int tq = p.masks.tq, tk = p.masks.tk, block = backward_block_rows(tq, tk);
+  ScratchScope scratch;
+  const std::size_t block_floats = static_cast<std::size_t>(block) * tk;
+  BlockBuffers b{scratch.floats(block_floats),
+                 p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
+                 scratch.floats(block_floats),
+                 scratch.floats(block_floats),
+                 scratch.bytes(static_cast<std::size_t>(tk)),
+                 scratch.floats(static_cast<std::size_t>(tk))};
+  for (std::int64_t s = 0; s < p.masks.slices(); ++s) {
+    const std::int64_t outer = s / p.heads, head = s % p.heads;
+    zero_rows(g.dk + outer * tk * static_cast<std::int64_t>(g.lddk) + head * p.dk, tk, p.dk, g.lddk);
+    zero_rows(g.dv + outer * tk * static_cast<std::int64_t>(g.lddv) + head * p.dv, tk, p.dv, g.lddv);
+    for (int i0 = 0; i0 < tq; i0 += block) {
+      backward_block(p, s, i0, std::min(block, tq - i0), d_context, ldo, g, b);
+    }
+  }
+}
+
+Status scaled_dot_product_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                             const Tensor& grad_output, const SdpaOptions& options,
+                                             SdpaGrads& grads) {
+  AttentionProblem p;
+  ATTN_RETURN_IF_ERROR(make_sdpa_problem(q, k, v, options, p));
+  ATTN_RETURN_IF_ERROR(check_well_formed(grad_output, "gradOutput"));
+  Shape want = p.masks.lead;  // gradOutput: (..., Tq, dv), the output's shape
+  want.push_back(p.masks.tq);
+  want.push_back(p.dv);
+  if (grad_output.shape != want) {
+    return Status::Error(StatusCode::kShapeMismatch, "gradOutput must have the output's shape " +
+                                                         shape_to_string(want) + ", got " +
+                                                         shape_to_string(grad_output.shape));
+  }
+  ATTN_RETURN_IF_ERROR(check_finite(grad_output, "gradOutput"));
+  const std::uint64_t outputs = static_cast<std::uint64_t>(q.numel() + k.numel() + v.numel());
+  ATTN_RETURN_IF_ERROR(
+      check_allocation(outputs + attention_backward_scratch_elements(p), "attention backward"));
+  grads.q = Tensor(q.shape, std::vector<float>(q.data.size()));
+  grads.k = Tensor(k.shape, std::vector<float>(k.data.size()));
+  grads.v = Tensor(v.shape, std::vector<float>(v.data.size()));
+  AttentionGradTargets g;
+  g.dq = grads.q.data.data();
+  g.dk = grads.k.data.data();
+  g.dv = grads.v.data.data();
+  run_attention_backward(p, grad_output.data.data(), 0, g);
+  return Status::Ok();
+}
+
+}  // namespace attn
