@@ -1,0 +1,271 @@
+// TinyTransformer's forward and backward passes (tiny_transformer.h has the computation).
+// Every sublayer is a residual unit: pre: y = x + f(LN(x)); post: y = LN(x + f(x)); none: y = x + f(x).
+// The forward keeps, per unit, its input x, the sublayer's input u and the sum s, which is all the
+// backward needs:  pre:  du = f'(dy), dx = dy + LN'(x, du);  post: ds = LN'(s, dy), dx = ds + f'(ds);
+//                  none: dx = dy + f'(dy).
+#include <algorithm>
+#include <cstring>
+
+#include "core/memory_limit.h"
+#include "core/softmax_backward.h"
+#include "kernels/kernels.h"
+#include "model/layers.h"
+#include "model/tiny_transformer.h"
+
+namespace attn {
+
+namespace {
+constexpr float kLayerNormEps = 1e-5f;
+}  // namespace
+
+struct TinyPass {
+  struct Unit {                  // one residual unit, rows (N, d) each
+    std::vector<float> x, u, s;  // unit input, sublayer input, residual sum
+    int ln = -1;                 // index of its LayerNorm weight (bias at ln + 1), -1 without
+  };
+  struct LayerState {
+    Unit attn, mlp;
+    MhaSaved saved;           // what the attention's backward needs
+    std::vector<float> h, g;  // (N, hidden) fc1 output and its GELU
+  };
+
+  TinyTransformer& m;
+  const TinyConfig& c;
+  const IdBatch& ids;
+  bool grads;  // keep what the backward needs
+  std::int64_t n;
+  int d;
+  std::vector<LayerState> layers;
+  std::vector<float> x;   // (N, d) the residual stream
+  std::vector<float> xf;  // (N, d) after ln_f (pre) or the stream itself
+
+  TinyPass(TinyTransformer& model, const IdBatch& batch, bool keep)
+      : m(model), c(model.config_), ids(batch), grads(keep), n(std::int64_t{batch.b} * batch.t), d(c.d_model) {
+    layers.resize(static_cast<std::size_t>(c.num_layers));
+  }
+
+  const float* param(const std::string& name) const { return m.params_[m.index_of(name)].data.data(); }
+  std::string block(int l) const { return "blocks." + std::to_string(l) + "."; }
+
+  void layer_norm(int ln, const float* in, float* out) const {
+    const float* w = m.params_[ln].data.data();
+    const float* b = m.params_[ln + 1].data.data();
+    for (std::int64_t r = 0; r < n; ++r) kernels::layer_norm_row(d, in + r * d, w, b, kLayerNormEps, out + r * d);
+  }
+
+  // 1. x (N, d) = tok_emb[ids] (+ pos_emb[t] or the sinusoidal table)
+  void embed() {
+    x.resize(static_cast<std::size_t>(n) * d);
+    embedding_forward(n, ids.data.data(), param("tok_emb.weight"), d, x.data());
+    const float* pos = c.positional == PositionalKind::kLearned      ? param("pos_emb.weight")
+                       : c.positional == PositionalKind::kSinusoidal ? m.sinusoid_.data.data()
+                                                                     : nullptr;
+    if (!pos) return;
+    for (int bi = 0; bi < ids.b; ++bi) {
+      float* rows = x.data() + static_cast<std::int64_t>(bi) * ids.t * d;
+      kernels::add_vec(ids.t * d, rows, pos, rows);
+    }
+  }
+
+  // 2. One residual unit around f(u (N, d), out (N, d)), updating the stream x in place.
+  template <class F>
+  Status unit_forward(Unit& unit, F&& f) {
+    std::vector<float> u = x;
+    if (c.norm == NormKind::kPre) layer_norm(unit.ln, x.data(), u.data());
+    std::vector<float> out(x.size());
+    ATTN_RETURN_IF_ERROR(f(u, out));
+    if (grads) unit.x = x;
+    kernels::add_vec(static_cast<int>(x.size()), x.data(), out.data(), x.data());
+    if (grads) unit.s = x;
+    if (c.norm == NormKind::kPost) layer_norm(unit.ln, x.data(), x.data());
+    if (grads) unit.u = std::move(u);
+    return Status::Ok();
+  }
+
+  Status attention(int l, const std::vector<float>& u, std::vector<float>& out, const TinyForwardOptions* o,
+                   TinyForwardResult* result) {
+    const Tensor query({ids.b, ids.t, d}, u);
+    MhaForwardOptions options;
+    options.causal = c.causal;
+    options.need_weights = false;
+    MhaResult r;
+    if (grads) {
+      ATTN_RETURN_IF_ERROR(m.attn_[l].forward_saving(query, nullptr, nullptr, options, r, layers[l].saved));
+    } else {
+      const auto wants = [l](const std::vector<int>& list) {
+        return std::find(list.begin(), list.end(), l) != list.end();
+      };
+      options.need_weights = o && wants(o->attention_layers);
+      options.average_weights = false;
+      Trace* trace = o && wants(o->trace_layers) ? &result->traces[l] : nullptr;
+      ATTN_RETURN_IF_ERROR(m.attn_[l].forward(query, nullptr, nullptr, options, r, trace));
+      if (options.need_weights) result->attention[l] = std::move(r.weights);
+    }
+    out = std::move(r.output.data);
+    return Status::Ok();
+  }
+
+  // mlp(u) = fc2(GELU(fc1(u))): h (N, hidden), g (N, hidden)
+  Status mlp(int l, const std::vector<float>& u, std::vector<float>& out) {
+    const int hid = c.mlp_hidden;
+    LayerState& L = layers[l];
+    L.h.resize(static_cast<std::size_t>(n) * hid);
+    L.g.resize(L.h.size());
+    const std::string p = block(l) + "mlp.";
+    kernels::linear_nt(static_cast<int>(n), hid, d, u.data(), d, param(p + "fc1.weight"), d, param(p + "fc1.bias"),
+                       L.h.data(), hid);
+    gelu_forward(static_cast<std::int64_t>(L.h.size()), L.h.data(), L.g.data());
+    kernels::linear_nt(static_cast<int>(n), d, hid, L.g.data(), hid, param(p + "fc2.weight"), hid,
+                       param(p + "fc2.bias"), out.data(), d);
+    return Status::Ok();
+  }
+
+  // 1.–4. embeddings, layers, ln_f, head → logits (N, V)
+  Status forward(std::vector<float>& logits, const TinyForwardOptions* o, TinyForwardResult* result) {
+    m.sync_attention();
+    embed();
+    for (int l = 0; l < c.num_layers; ++l) {
+      LayerState& L = layers[l];
+      const bool norm = c.norm != NormKind::kNone;
+      L.attn.ln = norm ? m.index_of(block(l) + "ln1.weight") : -1;
+      ATTN_RETURN_IF_ERROR(unit_forward(L.attn, [&](const std::vector<float>& u, std::vector<float>& out) {
+        return attention(l, u, out, o, result);
+      }));
+      if (!c.mlp) continue;
+      L.mlp.ln = norm ? m.index_of(block(l) + "ln2.weight") : -1;
+      ATTN_RETURN_IF_ERROR(unit_forward(
+          L.mlp, [&](const std::vector<float>& u, std::vector<float>& out) { return mlp(l, u, out); }));
+    }
+    xf = x;
+    if (c.norm == NormKind::kPre) layer_norm(m.index_of("ln_f.weight"), x.data(), xf.data());
+    logits.resize(static_cast<std::size_t>(n) * c.vocab_size);
+    kernels::linear_nt(static_cast<int>(n), c.vocab_size, d, xf.data(), d, param("head.weight"), d,
+                       param("head.bias"), logits.data(), c.vocab_size);
+    return Status::Ok();
+  }
+
+  float* grad(std::vector<Tensor>& g, const std::string& name) const { return g[m.index_of(name)].data.data(); }
+
+  // LN' of rows `in` at LayerNorm `ln`: dx (N, d) += or = LN'(in, dy); its parameter grads added.
+  void layer_norm_backward(std::vector<Tensor>& g, int ln, const float* in, const float* dy, float* dx,
+                           bool accumulate) const {
+    layer_norm_backward_rows(n, d, in, m.params_[ln].data.data(), kLayerNormEps, dy, dx, accumulate,
+                             g[ln].data.data(), g[ln + 1].data.data());
+  }
+
+  // The unit's backward (header comment): dy (N, d) in, dx (N, d) out, in place.
+  template <class FBack>
+  Status unit_backward(const Unit& unit, std::vector<float>& dy, std::vector<Tensor>& g, FBack&& fback) {
+    std::vector<float> du;
+    if (c.norm == NormKind::kPost) {
+      std::vector<float> ds(dy.size());
+      layer_norm_backward(g, unit.ln, unit.s.data(), dy.data(), ds.data(), false);
+      ATTN_RETURN_IF_ERROR(fback(unit.u, ds, du));
+      kernels::add_vec(static_cast<int>(dy.size()), ds.data(), du.data(), dy.data());
+      return Status::Ok();
+    }
+    ATTN_RETURN_IF_ERROR(fback(unit.u, dy, du));
+    if (c.norm == NormKind::kPre)
+      layer_norm_backward(g, unit.ln, unit.x.data(), du.data(), dy.data(), true);
+    else
+      kernels::add_vec(static_cast<int>(dy.size()), dy.data(), du.data(), dy.data());
+    return Status::Ok();
+  }
+
+  Status attention_backward(int l, const std::vector<float>& dy, std::vector<float>& du, std::vector<Tensor>& g) {
+    MhaGrads mg;
+    ATTN_RETURN_IF_ERROR(m.attn_[l].backward(layers[l].saved, Tensor({ids.b, ids.t, d}, dy), mg));
+    for (const auto& [name, t] : mg.params) {
+      float* to = grad(g, block(l) + "attn." + name);
+      kernels::add_vec(static_cast<int>(t.data.size()), to, t.data.data(), to);
+    }
+    du = std::move(mg.query.data);
+    return Status::Ok();
+  }
+
+  void mlp_backward(int l, const std::vector<float>& u, const std::vector<float>& dy, std::vector<float>& du,
+                    std::vector<Tensor>& g) {
+    const int hid = c.mlp_hidden;
+    const LayerState& L = layers[l];
+    const std::string p = block(l) + "mlp.";
+    std::vector<float> dg(L.h.size());  // (N, hidden): dg, then dh in place
+    linear_backward(static_cast<int>(n), hid, d, L.g.data(), hid, param(p + "fc2.weight"), dy.data(), d, dg.data(),
+                    hid, false, grad(g, p + "fc2.weight"), grad(g, p + "fc2.bias"));
+    gelu_backward(static_cast<std::int64_t>(dg.size()), L.h.data(), dg.data(), dg.data());
+    du.resize(dy.size());
+    linear_backward(static_cast<int>(n), d, hid, u.data(), d, param(p + "fc1.weight"), dg.data(), hid, du.data(), d,
+                    false, grad(g, p + "fc1.weight"), grad(g, p + "fc1.bias"));
+  }
+
+  // 5.–8. head, ln_f, layers in reverse, embeddings: every parameter's gradient into g.
+  Status backward(const std::vector<float>& dlogits, std::vector<Tensor>& g) {
+    std::vector<float> dx(static_cast<std::size_t>(n) * d);  // (N, d) d loss / d stream
+    linear_backward(static_cast<int>(n), d, c.vocab_size, xf.data(), d, param("head.weight"), dlogits.data(),
+                    c.vocab_size, dx.data(), d, false, grad(g, "head.weight"), grad(g, "head.bias"));
+    if (c.norm == NormKind::kPre) {
+      std::vector<float> dy = dx;
+      layer_norm_backward(g, m.index_of("ln_f.weight"), x.data(), dy.data(), dx.data(), false);
+    }
+    for (int l = c.num_layers - 1; l >= 0; --l) {
+      if (c.mlp) {
+        ATTN_RETURN_IF_ERROR(unit_backward(
+            layers[l].mlp, dx, g, [&](const std::vector<float>& u, const std::vector<float>& dy, std::vector<float>& du) {
+              mlp_backward(l, u, dy, du, g);
+              return Status::Ok();
+            }));
+      }
+      ATTN_RETURN_IF_ERROR(unit_backward(
+          layers[l].attn, dx, g, [&](const std::vector<float>&, const std::vector<float>& dy, std::vector<float>& du) {
+            return attention_backward(l, dy, du, g);
+          }));
+    }
+    embedding_backward(n, ids.data.data(), dx.data(), d, grad(g, "tok_emb.weight"));
+    if (c.positional == PositionalKind::kLearned) {
+      float* dpos = grad(g, "pos_emb.weight");
+      for (int bi = 0; bi < ids.b; ++bi)
+        kernels::add_vec(ids.t * d, dpos, dx.data() + static_cast<std::int64_t>(bi) * ids.t * d, dpos);
+    }
+    return Status::Ok();
+  }
+};
+
+Status TinyTransformer::run(const IdBatch& ids, const IdBatch* targets, const TinyForwardOptions* options,
+                            TinyForwardResult* result, float* loss, std::vector<Tensor>* grads) {
+  ATTN_RETURN_IF_ERROR(check_batch(ids, targets));
+  const std::uint64_t rows = static_cast<std::uint64_t>(ids.b) * ids.t, d = config_.d_model;
+  const std::uint64_t tt = static_cast<std::uint64_t>(ids.t) * ids.t * config_.num_heads;
+  const std::uint64_t per_layer = rows * d * 12 + rows * config_.mlp_hidden * 3 + ids.b * tt * 2;
+  ATTN_RETURN_IF_ERROR(check_allocation(rows * d * 4 + config_.num_layers * per_layer +
+                                            rows * config_.vocab_size * 2 + (grads ? parameter_count() : 0),
+                                        "TinyTransformer"));
+  TinyPass pass(*this, ids, grads != nullptr);
+  if (result) {
+    result->attention.assign(static_cast<std::size_t>(config_.num_layers), Tensor());
+    result->traces.assign(static_cast<std::size_t>(config_.num_layers), Trace());
+  }
+  std::vector<float> logits;  // (N, V)
+  ATTN_RETURN_IF_ERROR(pass.forward(logits, options, result));
+  if (result) result->logits = Tensor({ids.b, ids.t, config_.vocab_size}, std::move(logits));
+  if (!targets) return Status::Ok();
+  std::vector<float> dlogits(grads ? logits.size() : 0);
+  ATTN_RETURN_IF_ERROR(cross_entropy(pass.n, config_.vocab_size, logits.data(), targets->data.data(), *loss,
+                                     grads ? dlogits.data() : nullptr));
+  if (!grads) return Status::Ok();
+  grads->clear();
+  for (const Tensor& p : params_) grads->push_back(Tensor::zeros(p.shape));
+  return pass.backward(dlogits, *grads);
+}
+
+Status TinyTransformer::forward(const IdBatch& ids, const TinyForwardOptions& options, TinyForwardResult& result) {
+  return run(ids, nullptr, &options, &result, nullptr, nullptr);
+}
+
+Status TinyTransformer::loss(const IdBatch& ids, const IdBatch& targets, float& loss) {
+  return run(ids, &targets, nullptr, nullptr, &loss, nullptr);
+}
+
+Status TinyTransformer::gradients(const IdBatch& ids, const IdBatch& targets, float& loss, std::vector<Tensor>& grads) {
+  return run(ids, &targets, nullptr, nullptr, &loss, &grads);
+}
+
+}  // namespace attn

@@ -1,0 +1,136 @@
+// Naive double-precision TinyTransformer (src/model/tiny_transformer.h's computation written from its
+// header comment, plain loops, no kernels): the loss from parameters given by state-dict name, for
+// finite differences of every parameter.
+//
+//   ref_tiny::loss(config, params, ids, targets)  mean cross-entropy over targets != -100, double.
+#pragma once
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/tiny_transformer.h"
+
+namespace ref_tiny {
+
+using Params = std::map<std::string, std::vector<double>>;
+using Rows = std::vector<double>;  // (N, width) row-major
+
+struct Net {
+  const attn::TinyConfig& c;
+  const Params& p;
+  int b, t, d;
+
+  const std::vector<double>& at(const std::string& name) const { return p.at(name); }
+
+  // y (N, out) = x (N, in) · Wᵀ + bias
+  Rows linear(const Rows& x, int in, const std::string& w, const std::string& bias) const {
+    const auto& W = at(w);
+    const auto& B = at(bias);
+    const int out = static_cast<int>(B.size());
+    const std::size_t n = x.size() / in;
+    Rows y(n * out);
+    for (std::size_t r = 0; r < n; ++r)
+      for (int o = 0; o < out; ++o) {
+        double s = B[o];
+        for (int i = 0; i < in; ++i) s += x[r * in + i] * W[static_cast<std::size_t>(o) * in + i];
+        y[r * out + o] = s;
+      }
+    return y;
+  }
+
+  Rows layer_norm(const Rows& x, const std::string& prefix) const {
+    const auto& g = at(prefix + ".weight");
+    const auto& be = at(prefix + ".bias");
+    Rows y(x.size());
+    for (std::size_t r = 0; r < x.size() / d; ++r) {
+      double mean = 0, var = 0;
+      for (int j = 0; j < d; ++j) mean += x[r * d + j];
+      mean /= d;
+      for (int j = 0; j < d; ++j) var += (x[r * d + j] - mean) * (x[r * d + j] - mean);
+      var /= d;
+      const double rstd = 1.0 / std::sqrt(var + 1e-5);
+      for (int j = 0; j < d; ++j) y[r * d + j] = (x[r * d + j] - mean) * rstd * g[j] + be[j];
+    }
+    return y;
+  }
+
+  // Self-attention as nn.MultiheadAttention (in_proj, out_proj), causal when configured.
+  Rows attention(const Rows& x, const std::string& prefix) const {
+    const int h = c.num_heads, dh = d / h;
+    const Rows qkv = linear(x, d, prefix + "in_proj_weight", prefix + "in_proj_bias");  // (N, 3d)
+    Rows ctx(x.size(), 0.0);
+    std::vector<double> w(t);
+    for (int bi = 0; bi < b; ++bi)
+      for (int hi = 0; hi < h; ++hi)
+        for (int i = 0; i < t; ++i) {
+          double max = -1e300;
+          const int keys = c.causal ? i + 1 : t;
+          for (int j = 0; j < keys; ++j) {
+            double s = 0;
+            for (int e = 0; e < dh; ++e)
+              s += qkv[(bi * t + i) * 3 * d + hi * dh + e] * qkv[(bi * t + j) * 3 * d + d + hi * dh + e];
+            w[j] = s / std::sqrt(static_cast<double>(dh));
+            max = std::max(max, w[j]);
+          }
+          double sum = 0;
+          for (int j = 0; j < keys; ++j) sum += (w[j] = std::exp(w[j] - max));
+          for (int j = 0; j < keys; ++j)
+            for (int e = 0; e < dh; ++e)
+              ctx[(bi * t + i) * d + hi * dh + e] += w[j] / sum * qkv[(bi * t + j) * 3 * d + 2 * d + hi * dh + e];
+        }
+    return linear(ctx, d, prefix + "out_proj.weight", prefix + "out_proj.bias");
+  }
+
+  Rows mlp(const Rows& x, const std::string& prefix) const {
+    Rows h = linear(x, d, prefix + "fc1.weight", prefix + "fc1.bias");
+    for (double& v : h) v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    return linear(h, c.mlp_hidden, prefix + "fc2.weight", prefix + "fc2.bias");
+  }
+
+  template <class F>
+  Rows residual(const Rows& x, const std::string& ln, F&& f) const {
+    Rows y = x;
+    const Rows out = f(c.norm == attn::NormKind::kPre ? layer_norm(x, ln) : x);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] += out[i];
+    return c.norm == attn::NormKind::kPost ? layer_norm(y, ln) : y;
+  }
+
+  Rows logits(const std::vector<int>& ids, const attn::Tensor& sinusoid) const {
+    Rows x(static_cast<std::size_t>(b) * t * d);
+    for (int r = 0; r < b * t; ++r)
+      for (int j = 0; j < d; ++j) {
+        double v = at("tok_emb.weight")[static_cast<std::size_t>(ids[r]) * d + j];
+        if (c.positional == attn::PositionalKind::kLearned) v += at("pos_emb.weight")[(r % t) * d + j];
+        if (c.positional == attn::PositionalKind::kSinusoidal) v += sinusoid.data[(r % t) * d + j];
+        x[static_cast<std::size_t>(r) * d + j] = v;
+      }
+    for (int l = 0; l < c.num_layers; ++l) {
+      const std::string p = "blocks." + std::to_string(l) + ".";
+      x = residual(x, p + "ln1", [&](const Rows& u) { return attention(u, p + "attn."); });
+      if (c.mlp) x = residual(x, p + "ln2", [&](const Rows& u) { return mlp(u, p + "mlp."); });
+    }
+    if (c.norm == attn::NormKind::kPre) x = layer_norm(x, "ln_f");
+    return linear(x, d, "head.weight", "head.bias");
+  }
+};
+
+inline double loss(const attn::TinyConfig& c, const Params& p, const attn::Tensor& sinusoid, int b, int t,
+                   const std::vector<int>& ids, const std::vector<int>& targets) {
+  const Net net{c, p, b, t, c.d_model};
+  const Rows z = net.logits(ids, sinusoid);
+  const int v = c.vocab_size;
+  double sum = 0;
+  int count = 0;
+  for (int r = 0; r < b * t; ++r) {
+    if (targets[r] == -100) continue;
+    double max = -1e300, s = 0;
+    for (int j = 0; j < v; ++j) max = std::max(max, z[static_cast<std::size_t>(r) * v + j]);
+    for (int j = 0; j < v; ++j) s += std::exp(z[static_cast<std::size_t>(r) * v + j] - max);
+    sum += std::log(s) + max - z[static_cast<std::size_t>(r) * v + targets[r]];
+    ++count;
+  }
+  return sum / count;
+}
+
+}  // namespace ref_tiny
