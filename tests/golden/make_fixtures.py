@@ -48,6 +48,8 @@ def fmt(v):
 class FixtureWriter:
     """Collects named tensors for one fixture and writes them in insertion order."""
 
+    script = "tests/golden/make_fixtures.py"  # named in every file's header; subclasses override
+
     def __init__(self, name):
         self.name = name
         self.comments = []  # the builder's first comment describes the module and the case
@@ -72,8 +74,8 @@ class FixtureWriter:
     def text(self):
         lines = ["# %s: %s" % (self.name, self.comments[0])]
         lines += ["# " + c for c in self.comments[1:]]
-        lines.append("# Written by tests/golden/make_fixtures.py (torch %s); regenerate, do not edit."
-                     % torch.__version__)
+        lines.append("# Written by %s (torch %s); regenerate, do not edit."
+                     % (self.script, torch.__version__))
         for name, value in self.entries:
             if isinstance(value, torch.Tensor):
                 dims = list(value.shape)
@@ -745,12 +747,29 @@ def self_check(w):
         assert werr < SELF_CHECK_TOL, "%s: weights differ by %g" % (w.name, werr)
 
 
+def indexed_names(index_file):
+    """The fixture names listed in FIXTURE_DIR/index_file (empty when it does not exist)."""
+    path = os.path.join(FIXTURE_DIR, index_file)
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {line.strip() for line in f if line.strip() and not line.startswith("#")}
+
+
+def remove_stale(other_index):
+    """Deletes every *.txt in FIXTURE_DIR except other_index and the fixtures it lists (those
+    belong to the other script, make_grad_fixtures.py / make_fixtures.py), so the directory
+    equals the union of the two indexes."""
+    keep = {name + ".txt" for name in indexed_names(other_index)} | {other_index}
+    for old in os.listdir(FIXTURE_DIR):
+        if old.endswith(".txt") and old not in keep:
+            os.remove(os.path.join(FIXTURE_DIR, old))
+
+
 def main():
     torch.set_grad_enabled(False)
     os.makedirs(FIXTURE_DIR, exist_ok=True)
-    for old in os.listdir(FIXTURE_DIR):  # no stale fixtures: the directory equals the index
-        if old.endswith(".txt"):
-            os.remove(os.path.join(FIXTURE_DIR, old))
+    remove_stale("index_grad.txt")  # no stale fixtures: the directory equals the indexes
     names, total = [], 0
     for builder in ALL:
         name = builder.__name__
