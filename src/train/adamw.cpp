@@ -14,13 +14,17 @@ Status invalid_option(const char* name, float value, const char* requirement) {
 }
 
 // Every option is a float: NaN fails each of these comparisons, so it is reported too.
-bool finite_at_least_zero(float x) { return std::isfinite(x) && x >= 0.0f; }
-bool in_unit_interval(float x) { return x >= 0.0f && x < 1.0f; }
+bool finite_at_least_zero(float x) {
+  return std::isfinite(x) && x >= 0.0f;
+}
+bool in_unit_interval(float x) {
+  return x >= 0.0f && x < 1.0f;
+}
 
 // Per-element float32 constants of one step, derived the way torch derives them from Python
 // floats: arithmetic in double, then cast to float32 where the tensor op consumes the scalar.
 struct StepConstants {
-  float decay;                // 1 - lr * weight_decay
+  float decay;  // 1 - lr * weight_decay
   float beta1, one_minus_beta1;
   float beta2, one_minus_beta2;
   float bias_correction2_sqrt;  // sqrt(1 - beta2^step)
@@ -51,11 +55,11 @@ StepConstants step_constants(const AdamWOptions& o, std::int64_t step) {
 void adamw_update(const AdamWParam& p, const StepConstants& c) {
   for (std::int64_t i = 0; i < p.n; ++i) {
     const float g = p.grad[i];
-    const float value = p.value[i] * c.decay;                                    // param.mul_(1 - lr*wd)
-    const float m = p.exp_avg[i] * c.beta1 + c.one_minus_beta1 * g;              // exp_avg.mul_.add_
-    const float v = p.exp_avg_sq[i] * c.beta2 + c.one_minus_beta2 * g * g;       // .mul_.addcmul_
-    const float denom = std::sqrt(v) / c.bias_correction2_sqrt + c.eps;         // (sqrt / bc2).add_(eps)
-    p.value[i] = value + c.neg_step_size * m / denom;                           // addcdiv_(value=-step)
+    const float value = p.value[i] * c.decay;                               // param.mul_(1 - lr*wd)
+    const float m = p.exp_avg[i] * c.beta1 + c.one_minus_beta1 * g;         // exp_avg.mul_.add_
+    const float v = p.exp_avg_sq[i] * c.beta2 + c.one_minus_beta2 * g * g;  // .mul_.addcmul_
+    const float denom = std::sqrt(v) / c.bias_correction2_sqrt + c.eps;     // (sqrt / bc2).add_(eps)
+    p.value[i] = value + c.neg_step_size * m / denom;                       // addcdiv_(value=-step)
     p.exp_avg[i] = m;
     p.exp_avg_sq[i] = v;
   }

@@ -19,7 +19,8 @@ namespace attn {
 
 struct AdamWOptions {
   float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.01f;
-  float clip_grad_norm = 0.0f;  // 0 = no clipping; else torch.nn.utils.clip_grad_norm_(params, clip_grad_norm)
+  // 0 = no clipping; else torch.nn.utils.clip_grad_norm_(params, clip_grad_norm)
+  float clip_grad_norm = 0.0f;
 };
 
 // lr ≥ 0 and finite, beta1 and beta2 in [0, 1), eps > 0 and finite, weight_decay ≥ 0 and finite,

@@ -87,7 +87,9 @@ void require_near(const std::vector<float>& got, const std::vector<Want>& want, 
   REQUIRE(worst_excess <= 0);
 }
 
-std::vector<float> as_vector(const attn::Tensor& t) { return t.data; }
+std::vector<float> as_vector(const attn::Tensor& t) {
+  return t.data;
+}
 
 }  // namespace
 
@@ -171,8 +173,8 @@ TEST_CASE("adamw: a grad scale of exactly 1 leaves the gradients untouched", "[t
 
 TEST_CASE("adamw: global_grad_norm is the norm over every gradient", "[train]") {
   ParamBuffers a(3), b(7);
-  a.grad = {3.0f, 0.0f, -4.0f};            // norm 5
-  b.grad = {0, 0, 12.0f, 0, 0, 0, 0};      // norm 12; total sqrt(25 + 144) = 13
+  a.grad = {3.0f, 0.0f, -4.0f};        // norm 5
+  b.grad = {0, 0, 12.0f, 0, 0, 0, 0};  // norm 12; total sqrt(25 + 144) = 13
   CHECK(attn::global_grad_norm({a.view(), b.view()}) == 13.0f);
   CHECK(attn::global_grad_norm({}) == 0.0f);
   // Squares of 1e30 overflow float32; accumulated in double the norm is still right.
@@ -222,11 +224,16 @@ TEST_CASE("adamw: check_adamw_options names the invalid option", "[train]") {
     float value;
   };
   const Case cases[] = {
-      {"lr", &AdamWOptions::lr, -1e-3f},          {"lr", &AdamWOptions::lr, inf},
-      {"lr", &AdamWOptions::lr, nan},             {"beta1", &AdamWOptions::beta1, 1.0f},
-      {"beta1", &AdamWOptions::beta1, -0.1f},     {"beta2", &AdamWOptions::beta2, 1.0f},
-      {"beta2", &AdamWOptions::beta2, nan},       {"eps", &AdamWOptions::eps, 0.0f},
-      {"eps", &AdamWOptions::eps, -1e-8f},        {"eps", &AdamWOptions::eps, inf},
+      {"lr", &AdamWOptions::lr, -1e-3f},
+      {"lr", &AdamWOptions::lr, inf},
+      {"lr", &AdamWOptions::lr, nan},
+      {"beta1", &AdamWOptions::beta1, 1.0f},
+      {"beta1", &AdamWOptions::beta1, -0.1f},
+      {"beta2", &AdamWOptions::beta2, 1.0f},
+      {"beta2", &AdamWOptions::beta2, nan},
+      {"eps", &AdamWOptions::eps, 0.0f},
+      {"eps", &AdamWOptions::eps, -1e-8f},
+      {"eps", &AdamWOptions::eps, inf},
       {"weight_decay", &AdamWOptions::weight_decay, -0.01f},
       {"clip_grad_norm", &AdamWOptions::clip_grad_norm, -1.0f},
       {"clip_grad_norm", &AdamWOptions::clip_grad_norm, inf},
@@ -277,7 +284,8 @@ TEST_CASE("adamw: three clipped steps match torch.optim.AdamW (golden)", "[train
     attn::adamw_step(views, o, s, factor);
     for (int i = 0; i < num_params; ++i) {
       const std::string key = step + "_p" + std::to_string(i);
-      require_near(bufs[i].grad, f.at("clipped_grad" + key).data, kTorchAbsTol, kTorchRelTol, "clipped_grad" + key);
+      require_near(bufs[i].grad, f.at("clipped_grad" + key).data, kTorchAbsTol, kTorchRelTol,
+                   "clipped_grad" + key);
       require_near(bufs[i].value, f.at("value" + key).data, kTorchAbsTol, kTorchRelTol, "value" + key);
       require_near(bufs[i].exp_avg, f.at("exp_avg" + key).data, kTorchAbsTol, kTorchRelTol, "exp_avg" + key);
       require_near(bufs[i].exp_avg_sq, f.at("exp_avg_sq" + key).data, kTorchAbsTol, kTorchRelTol,
