@@ -65,13 +65,11 @@ std::int64_t full_length(TaskKind kind, std::int64_t length) {
   return kind == TaskKind::kInduction ? 4 * length + 2 : 2 * length + 1;
 }
 
-// Where the scored answer lies in a full sequence: positions [begin, begin + length).
-struct Answer {
-  int begin;
-};
+// The draw_* functions write one full sequence and return where its scored answer begins: the
+// answer is seq[begin, begin + L).
 
 // copy / reverse / sort: x1..xL SEP a1..aL.                                    seq: (2L + 1,)
-Answer draw_copy_like(TaskKind kind, int length, int num_symbols, SequenceRng& rng, std::int32_t* seq) {
+int draw_copy_like(TaskKind kind, int length, int num_symbols, SequenceRng& rng, std::int32_t* seq) {
   const int sep = num_symbols;
   for (int i = 0; i < length; ++i) seq[i] = rng.below(num_symbols);
   seq[length] = sep;
@@ -79,15 +77,15 @@ Answer draw_copy_like(TaskKind kind, int length, int num_symbols, SequenceRng& r
   std::copy(seq, seq + length, answer);
   if (kind == TaskKind::kReverse) std::reverse(answer, answer + length);
   if (kind == TaskKind::kSort) std::sort(answer, answer + length);
-  return {length + 1};
+  return length + 1;
 }
 
 // induction: filler(p) SEP segment filler(g) SEP segment filler(2L - p - g).    seq: (4L + 2,)
 // `pool` (num_symbols,) holds 0..S-1 in order on entry and on exit: a partial Fisher–Yates
 // shuffle moves the segment to pool[0..L) and leaves the filler symbols in pool[L..S); the swaps
 // are then undone, so each sequence depends on its own key only, at O(L) cost instead of O(S).
-Answer draw_induction(int length, int num_symbols, SequenceRng& rng, std::int32_t* seq,
-                      std::vector<std::int32_t>& pool) {
+int draw_induction(int length, int num_symbols, SequenceRng& rng, std::int32_t* seq,
+                   std::vector<std::int32_t>& pool) {
   const int sep = num_symbols;
   std::vector<int> swapped_with(length);  // (L,) the Fisher–Yates choices, to undo them
   for (int j = 0; j < length; ++j) {
@@ -108,7 +106,7 @@ Answer draw_induction(int length, int num_symbols, SequenceRng& rng, std::int32_
   for (int j = 0; j < length; ++j) seq[pos++] = pool[j];
   while (pos < 4 * length + 2) seq[pos++] = filler();
   for (int j = length - 1; j >= 0; --j) std::swap(pool[j], pool[swapped_with[j]]);
-  return {repeat_begin};
+  return repeat_begin;
 }
 
 Status invalid(const std::string& message) {
@@ -197,13 +195,14 @@ void Task::fill_batch(const std::vector<std::uint64_t>& sequence_keys, std::vect
   targets.assign(n * T, 0);  // (n, T)
   for (std::size_t b = 0; b < n; ++b) {
     SequenceRng rng(sequence_keys[b]);
-    const Answer answer = kind_ == TaskKind::kInduction
-                              ? draw_induction(config_.length, config_.num_symbols, rng, seq.data(), pool)
-                              : draw_copy_like(kind_, config_.length, config_.num_symbols, rng, seq.data());
+    const int answer_begin =
+        kind_ == TaskKind::kInduction
+            ? draw_induction(config_.length, config_.num_symbols, rng, seq.data(), pool)
+            : draw_copy_like(kind_, config_.length, config_.num_symbols, rng, seq.data());
     std::int32_t* id_row = ids.data() + b * T;
     std::int32_t* target_row = targets.data() + b * T;
     for (int t = 0; t < T; ++t) {
-      const bool scored = t + 1 >= answer.begin && t + 1 < answer.begin + config_.length;
+      const bool scored = t + 1 >= answer_begin && t + 1 < answer_begin + config_.length;
       id_row[t] = seq[t];
       target_row[t] = scored ? seq[t + 1] : kIgnoreTarget;
     }
