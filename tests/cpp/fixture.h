@@ -138,9 +138,10 @@ inline Fixture load_fixture(const std::string& name) {
   return f;
 }
 
-// The fixture names listed in ATTN_GOLDEN_DIR/index.txt (written by make_fixtures.py), in order.
-inline std::vector<std::string> list_fixtures() {
-  std::ifstream in = detail::open_golden("index.txt");
+// The fixture names listed in ATTN_GOLDEN_DIR/index.txt (written by make_fixtures.py), in order, or
+// in another index (index_grad.txt: make_grad_fixtures.py).
+inline std::vector<std::string> list_fixtures(const std::string& index = "index.txt") {
+  std::ifstream in = detail::open_golden(index);
   std::vector<std::string> names;
   std::string line;
   while (std::getline(in, line)) {
