@@ -50,35 +50,31 @@ Status softmax_backward(const Tensor& y, const Tensor& grad_y, Tensor& grad_x) {
 }
 
 // dx = rstd · (dy·γ − mean(dy·γ) − x̂ · mean(dy·γ · x̂)); dγ += Σ_rows dy · x̂; dβ += Σ_rows dy.
-// Sums in double. dgamma / dbeta may be null; they are accumulated into (the caller zeroes them).
+// dgamma / dbeta may be null; they are accumulated into (the caller zeroes them).
 void layer_norm_backward_rows(std::int64_t rows, int n, const float* x, const float* gamma, float eps,
                               const float* dy, float* dx, bool accumulate_dx, float* dgamma, float* dbeta) {
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;
     const float* dyr = dy + r * n;
     float* dxr = dx + r * n;
-    double mean = 0.0;
+    float mean = 0.0f, var = 0.0f;
     for (int j = 0; j < n; ++j) mean += xr[j];
     mean /= n;
-    double var = 0.0;
     for (int j = 0; j < n; ++j) var += (xr[j] - mean) * (xr[j] - mean);
-    var /= n;
-    const double rstd = 1.0 / std::sqrt(var + static_cast<double>(eps));
-    double mean_g = 0.0, mean_gx = 0.0;
+    const float rstd = 1.0f / std::sqrt(var / n + eps);
+    float mean_g = 0.0f, mean_gx = 0.0f;
     for (int j = 0; j < n; ++j) {
-      const double xhat = (xr[j] - mean) * rstd;
-      const double g = static_cast<double>(dyr[j]) * (gamma ? gamma[j] : 1.0f);
+      const float xhat = (xr[j] - mean) * rstd;
+      const float g = dyr[j] * (gamma ? gamma[j] : 1.0f);
       mean_g += g;
       mean_gx += g * xhat;
-      if (dgamma) dgamma[j] += static_cast<float>(dyr[j] * xhat);
+      if (dgamma) dgamma[j] += dyr[j] * xhat;
       if (dbeta) dbeta[j] += dyr[j];
     }
     mean_g /= n;
     mean_gx /= n;
     for (int j = 0; j < n; ++j) {
-      const double xhat = (xr[j] - mean) * rstd;
-      const double g = static_cast<double>(dyr[j]) * (gamma ? gamma[j] : 1.0f);
-      const float d = static_cast<float>(rstd * (g - mean_g - xhat * mean_gx));
+      const float d = rstd * (dyr[j] * (gamma ? gamma[j] : 1.0f) - mean_g - (xr[j] - mean) * rstd * mean_gx);
       dxr[j] = accumulate_dx ? dxr[j] + d : d;
     }
   }
@@ -87,17 +83,9 @@ void layer_norm_backward_rows(std::int64_t rows, int n, const float* x, const fl
 Status layer_norm_backward(const Tensor& x, const Tensor& grad_y, const LayerNormOptions& options,
                            LayerNormGrads& grads) {
   ATTN_RETURN_IF_ERROR(check_backward_inputs(x, grad_y, "layerNorm input"));
+  Tensor y;  // the placeholder's shortcut to the forward's checks of eps, weight and bias
+  ATTN_RETURN_IF_ERROR(layer_norm(x, options, y));
   const int n = x.dim(-1);
-  if (!(options.eps > 0.0f)) {
-    return Status::Error(StatusCode::kInvalidArgument, "layerNorm eps must be > 0, got " + format_number(options.eps));
-  }
-  for (const auto* param : {&options.weight, &options.bias}) {
-    if (!param->empty() && static_cast<int>(param->size()) != n) {
-      return Status::Error(StatusCode::kShapeMismatch,
-                           std::string("layerNorm ") + (param == &options.weight ? "weight" : "bias") + " has " +
-                               std::to_string(param->size()) + " values but the last axis is " + std::to_string(n));
-    }
-  }
   LayerNormGrads out;
   out.x = Tensor::zeros(x.shape);
   if (!options.weight.empty()) out.weight = Tensor::zeros({n});

@@ -7,15 +7,17 @@
 import { AttentionError, check } from './errors.js';
 import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
 import { relaxedSimdSupported } from './relaxed-simd.js';
-import {
-  SDPA_OPTIONS, checkInputBytes, commonOptions, layerNormOptions, refreshMemoryLimit, requireCore, setCore,
-} from './runtime.js';
+import { backwardApi } from './backward.js';
+import { SDPA_OPTIONS, commonOptions, createRuntime, layerNormOptions } from './runtime.js';
 import { Tensor, asFloatTensor, asBoolTensor, fromCore, shapeSize } from './tensor.js';
 
 export { AttentionError, Tensor, relaxedSimdSupported };
-export { scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward } from './backward.js';
 
-let modulePromise = null;
+// This copy's module and memory limit (runtime.js), shared with the functions of backward.js.
+const runtime = createRuntime();
+const { requireCore, checkInputBytes } = runtime;
+export const { scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward } = backwardApi(runtime);
+
 let liveHandles = 0;
 
 const VARIANTS = ['auto', 'relaxed-simd', 'simd128'];
@@ -54,21 +56,15 @@ export function init(options = {}) {
   } catch (error) {
     return Promise.reject(error); // init reports every failure through its promise
   }
-  modulePromise ??= (async () => {
+  return runtime.load(async () => {
     const wasmUrl = chooseWasm(options);
     const factoryUrl = options.moduleUrl ?? new URL('../../dist/attention_core.mjs', import.meta.url);
     const { default: createAttentionModule } = await import(factoryUrl.toString());
     const settings = {};
     if (options.wasmBinary) settings.wasmBinary = options.wasmBinary;
     if (wasmUrl) settings.locateFile = () => wasmUrl.toString();
-    const core = await createAttentionModule(settings);
-    setCore(core);
-    return core;
-  })().catch((error) => {
-    modulePromise = null; // a failed load may be retried
-    throw error;
+    return createAttentionModule(settings);
   });
-  return modulePromise;
 }
 
 /** Softmax over the last axis. A row of all -Infinity gives zeros. */
@@ -129,7 +125,7 @@ export function setMemoryLimit(bytes) {
     throw new AttentionError('INVALID_ARGUMENT', `bytes must be a whole number of bytes in [1, 2^53), got ${describe(bytes)}`);
   }
   m._setMemoryLimit(bytes);
-  refreshMemoryLimit();
+  runtime.refreshMemoryLimit();
 }
 
 export function memoryLimit() {
