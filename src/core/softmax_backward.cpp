@@ -20,8 +20,8 @@ Status check_backward_inputs(const Tensor& y, const Tensor& grad_y, const char* 
   ATTN_RETURN_IF_ERROR(check_well_formed(y, what));
   ATTN_RETURN_IF_ERROR(check_well_formed(grad_y, "gradOutput"));
   if (grad_y.shape != y.shape) {
-    return Status::Error(StatusCode::kShapeMismatch, std::string("gradOutput must have ") + what + "'s shape " +
-                                                         shape_to_string(y.shape) + ", got " +
+    return Status::Error(StatusCode::kShapeMismatch, std::string("gradOutput must have ") + what +
+                                                         "'s shape " + shape_to_string(y.shape) + ", got " +
                                                          shape_to_string(grad_y.shape));
   }
   ATTN_RETURN_IF_ERROR(check_allocation(static_cast<std::uint64_t>(y.numel()), what));
@@ -90,8 +90,9 @@ Status layer_norm_backward(const Tensor& x, const Tensor& grad_y, const LayerNor
   out.x = Tensor::zeros(x.shape);
   if (!options.weight.empty()) out.weight = Tensor::zeros({n});
   if (!options.bias.empty()) out.bias = Tensor::zeros({n});
-  layer_norm_backward_rows(x.numel() / n, n, x.data.data(), options.weight.empty() ? nullptr : options.weight.data(),
-                           options.eps, grad_y.data.data(), out.x.data.data(), false,
+  layer_norm_backward_rows(x.numel() / n, n, x.data.data(),
+                           options.weight.empty() ? nullptr : options.weight.data(), options.eps,
+                           grad_y.data.data(), out.x.data.data(), false,
                            out.weight.data.empty() ? nullptr : out.weight.data.data(),
                            out.bias.data.empty() ? nullptr : out.bias.data.data());
   grads = std::move(out);

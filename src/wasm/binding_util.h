@@ -115,7 +115,8 @@ inline attn::LayerNormOptions layer_norm_options(float eps, const val& weight, c
   options.eps = eps;
   if (!weight.isNull() && !weight.isUndefined())
     options.weight = emscripten::convertJSArrayToNumberVector<float>(weight);
-  if (!bias.isNull() && !bias.isUndefined()) options.bias = emscripten::convertJSArrayToNumberVector<float>(bias);
+  if (!bias.isNull() && !bias.isUndefined())
+    options.bias = emscripten::convertJSArrayToNumberVector<float>(bias);
   return options;
 }
 

@@ -41,7 +41,8 @@ val softmax_backward_js(val y, val grad_y) {
 val layer_norm_backward_js(val x, val grad_y, float eps, val weight, val bias) {
   const attn::LayerNormOptions options = layer_norm_options(eps, weight, bias);
   attn::LayerNormGrads grads;
-  const attn::Status st = attn::layer_norm_backward(tensor_from_js(x), tensor_from_js(grad_y), options, grads);
+  const attn::Status st =
+      attn::layer_norm_backward(tensor_from_js(x), tensor_from_js(grad_y), options, grads);
   val out = status_object(st);
   if (!st.ok()) return out;
   out.set("x", tensor_object(grads.x));
