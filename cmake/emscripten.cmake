@@ -5,7 +5,12 @@
 set(ATTN_MODULE_NAME "attention_core" CACHE STRING "basename of the emitted .mjs/.wasm")
 set(ATTN_DIST_DIR "${CMAKE_SOURCE_DIR}/dist" CACHE PATH "where the module is written")
 
-add_executable(attention_module src/wasm/bindings.cpp)
+# Every binding file (bindings.cpp, bindings_backward.cpp, ...): each holds its own
+# EMSCRIPTEN_BINDINGS block. Cold code (conversions and messages), so built for size like the
+# other cold files (see CMakeLists.txt).
+file(GLOB ATTN_BINDING_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/wasm/*.cpp)
+set_source_files_properties(${ATTN_BINDING_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)
+add_executable(attention_module ${ATTN_BINDING_SOURCES})
 target_link_libraries(attention_module PRIVATE attn_core)
 set_target_properties(attention_module PROPERTIES
   OUTPUT_NAME ${ATTN_MODULE_NAME}

@@ -3,7 +3,9 @@
  *
  * Conventions:
  * - Tensors are row-major float32 (`Float32Array`) with a `shape`; boolean masks are `Uint8Array`
- *   (or `boolean[]`) tensors with `dtype === 'bool'`.
+ *   (or `boolean[]`) tensors with `dtype === 'bool'`; integer tensors (token ids, indices) are
+ *   `Int32Array` tensors with `dtype === 'int32'`. A function never casts between them: a tensor of
+ *   another dtype than it expects is an `INVALID_ARGUMENT` (`INVALID_MASK` for masks) naming the argument.
  * - **Boolean masks: `true` (1) = may attend**, everywhere (as `F.scaled_dot_product_attention`).
  *   `torch.nn.MultiheadAttention` uses the OPPOSITE for its bool `attn_mask` and
  *   `key_padding_mask` (`True` = ignore): invert those when porting.
@@ -43,24 +45,43 @@ export type NestedArray<T> = T[] | NestedArray<T>[];
 /** Anything the API accepts where a tensor is expected. */
 export type TensorLike = Tensor | { data: ArrayLike<number>; shape: number[] } | NestedArray<number> | NestedArray<boolean>;
 
+/** The element types of a {@link Tensor}. */
+export type DType = 'float32' | 'int32' | 'bool';
+
+/** Options of the {@link Tensor} constructor. */
+export interface TensorOptions {
+  /**
+   * Converts the data to this dtype (default: the dtype the data implies). `'int32'` accepts only
+   * integers in [−2^31, 2^31); anything else (2.5, NaN, 2^31, `true`) is an `INVALID_ARGUMENT`.
+   */
+  dtype?: DType;
+}
+
 /** A row-major tensor. */
 export class Tensor {
   /**
-   * @param data flat row-major values, or nested arrays (shape inferred). A `Float32Array` or
-   *   `Uint8Array` is wrapped without copying; other arrays are converted.
-   *   `Uint8Array` / `boolean[]` make a boolean mask tensor (1/true = may attend).
+   * @param data flat row-major values, or nested arrays (shape inferred). A `Float32Array`,
+   *   `Int32Array` or `Uint8Array` of the tensor's dtype is wrapped without copying; other data is
+   *   converted. Without `options.dtype`: `Int32Array` makes an int32 tensor, `Uint8Array` /
+   *   `boolean[]` a boolean mask tensor (1/true = may attend), anything else float32.
    * @param shape defaults to the nested arrays' shape, or `[data.length]`.
-   * @throws AttentionError `SHAPE_MISMATCH` when the sizes disagree.
+   * @param options `{ dtype: 'int32' }` for integer tensors from nested arrays or other typed arrays.
+   * @throws AttentionError `SHAPE_MISMATCH` when the sizes disagree; `INVALID_ARGUMENT` for values
+   *   the dtype cannot hold exactly.
    */
-  constructor(data: Float32Array | Uint8Array | ArrayLike<number> | boolean[] | NestedArray<number> | NestedArray<boolean>, shape?: number[]);
-  readonly dtype: 'float32' | 'bool';
-  readonly data: Float32Array | Uint8Array;
+  constructor(
+    data: Float32Array | Int32Array | Uint8Array | ArrayLike<number> | boolean[] | NestedArray<number> | NestedArray<boolean>,
+    shape?: number[] | null,
+    options?: TensorOptions,
+  );
+  readonly dtype: DType;
+  readonly data: Float32Array | Int32Array | Uint8Array;
   readonly shape: number[];
   /** Number of elements. */
   readonly size: number;
   /** Number of axes. */
   readonly rank: number;
-  /** The value at a multi-index (a boolean for masks). */
+  /** The value at a multi-index (a boolean for masks, an integer for int32 tensors). */
   get(...index: number[]): number | boolean;
   /** The values as nested plain arrays. */
   toArray(): NestedArray<number> | NestedArray<boolean>;
@@ -90,8 +111,18 @@ export function init(options?: InitOptions): Promise<unknown>;
 /** Softmax over the last axis; a row of all −∞ gives zeros. NaN/+∞ → `NON_FINITE`. */
 export function softmax(x: TensorLike): Tensor;
 
+/** Options of {@link layerNorm} and {@link layerNormBackward}. */
+export interface LayerNormOptions {
+  /** Added to the variance (default 1e-5); must be > 0. */
+  eps?: number;
+  /** γ (N), default ones. */
+  weight?: TensorLike | null;
+  /** β (N), default zeros. */
+  bias?: TensorLike | null;
+}
+
 /** LayerNorm over the last axis (biased variance, as `nn.LayerNorm`). */
-export function layerNorm(x: TensorLike, options?: { eps?: number; weight?: TensorLike | null; bias?: TensorLike | null }): Tensor;
+export function layerNorm(x: TensorLike, options?: LayerNormOptions): Tensor;
 
 /** Dropout on the attention weights; deterministic for a seed on every platform. */
 export interface DropoutOptions {
@@ -141,6 +172,39 @@ export interface AttentionResult {
 
 /** softmax(q·kᵀ·scale + masks)·v for q (…, Tq, dk), k (…, Tk, dk), v (…, Tk, dv). */
 export function scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: AttentionOptions): AttentionResult;
+
+/**
+ * Backward of {@link scaledDotProductAttention}: the gradients of `sum(output ⊙ gradOutput)` with
+ * respect to q, k and v, for the forward with the same inputs and options.
+ * @param gradOutput the upstream gradient, of the output's shape (…, Tq, dv); another shape is a
+ *   `SHAPE_MISMATCH` naming `gradOutput`, NaN/±∞ in it `NON_FINITE`.
+ * @param options exactly the forward's (masks, `causal`, `scale`, `dropout`); the same dropout seed
+ *   replays the forward's dropout mask. `needWeights` and `trace` are accepted and ignored. Fully
+ *   masked query rows get zero gradients.
+ * @returns gradients of q, k and v, each of its input's shape.
+ */
+export function scaledDotProductAttentionBackward(
+  q: TensorLike, k: TensorLike, v: TensorLike, gradOutput: TensorLike, options?: AttentionOptions,
+): { q: Tensor; k: Tensor; v: Tensor };
+
+/**
+ * Backward of {@link softmax} over the last axis, from its output: `y ⊙ (gradOutput − Σ y·gradOutput)`
+ * per row, the gradient with respect to softmax's input.
+ * @param y the forward's output `softmax(x)` (not x).
+ * @param gradOutput the upstream gradient, of y's shape.
+ */
+export function softmaxBackward(y: TensorLike, gradOutput: TensorLike): Tensor;
+
+/**
+ * Backward of {@link layerNorm}: the gradients of `sum(layerNorm(x, options) ⊙ gradOutput)`.
+ * @param x the forward's input.
+ * @param gradOutput the upstream gradient, of x's shape.
+ * @param options exactly the forward's.
+ * @returns the gradient of x; of `weight` and `bias` (N) only when the options give them.
+ */
+export function layerNormBackward(
+  x: TensorLike, gradOutput: TensorLike, options?: LayerNormOptions,
+): { x: Tensor; weight?: Tensor; bias?: Tensor };
 
 /** Configuration of {@link MultiHeadAttention} (PyTorch `nn.MultiheadAttention` plus the tutorial variants). */
 export interface MultiHeadAttentionConfig {

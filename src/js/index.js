@@ -7,14 +7,18 @@
 import { AttentionError, check } from './errors.js';
 import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
 import { relaxedSimdSupported } from './relaxed-simd.js';
+import { backwardApi } from './backward.js';
+import { SDPA_OPTIONS, commonOptions, createRuntime, layerNormOptions } from './runtime.js';
 import { Tensor, asFloatTensor, asBoolTensor, fromCore, shapeSize } from './tensor.js';
 
 export { AttentionError, Tensor, relaxedSimdSupported };
 
-let modulePromise = null;
-let core = null;
+// This copy's module and memory limit (runtime.js), shared with the functions of backward.js.
+const runtime = createRuntime();
+const { requireCore, checkInputBytes } = runtime;
+export const { scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward } = backwardApi(runtime);
+
 let liveHandles = 0;
-let memoryLimitBytes = null; // the core's limit, read once and kept in step by setMemoryLimit
 
 const VARIANTS = ['auto', 'relaxed-simd', 'simd128'];
 
@@ -52,42 +56,15 @@ export function init(options = {}) {
   } catch (error) {
     return Promise.reject(error); // init reports every failure through its promise
   }
-  modulePromise ??= (async () => {
+  return runtime.load(async () => {
     const wasmUrl = chooseWasm(options);
     const factoryUrl = options.moduleUrl ?? new URL('../../dist/attention_core.mjs', import.meta.url);
     const { default: createAttentionModule } = await import(factoryUrl.toString());
     const settings = {};
     if (options.wasmBinary) settings.wasmBinary = options.wasmBinary;
     if (wasmUrl) settings.locateFile = () => wasmUrl.toString();
-    core = await createAttentionModule(settings);
-    return core;
-  })().catch((error) => {
-    modulePromise = null; // a failed load may be retried
-    throw error;
+    return createAttentionModule(settings);
   });
-  return modulePromise;
-}
-
-function requireCore() {
-  if (!core) throw new AttentionError('NOT_INITIALIZED', 'call `await init()` before using attention-wasm');
-  return core;
-}
-
-const mib = (bytes) => Math.round((bytes / (1024 * 1024)) * 100) / 100;
-
-// A call's inputs against the memory limit before any of them is copied into the wasm heap: the
-// core checks its own buffers, but a rejected call must not first grow the heap by its inputs'
-// size (wasm memory never shrinks). A raised limit does not lift the 32-bit heap's own bound
-// (Embind's copy miscounts past it).
-const kMaxInputBytes = 2 ** 31;
-function checkInputBytes(what, tensors) {
-  memoryLimitBytes ??= requireCore()._memoryLimit();
-  let bytes = 0;
-  for (const t of tensors) if (t) bytes += t.data.byteLength;
-  let over = null;
-  if (bytes > memoryLimitBytes) over = `the memory limit of ${mib(memoryLimitBytes)} MiB (setMemoryLimit raises it)`;
-  else if (bytes > kMaxInputBytes) over = `the ${mib(kMaxInputBytes)} MiB one call's inputs may take in 32-bit WebAssembly`;
-  if (over) throw new AttentionError('TOO_LARGE', `${what} inputs would need ${mib(bytes)} MiB, over ${over}`);
 }
 
 /** Softmax over the last axis. A row of all -Infinity gives zeros. */
@@ -101,30 +78,13 @@ export function softmax(x) {
 /** LayerNorm over the last axis (biased variance, as nn.LayerNorm). */
 export function layerNorm(x, options = {}) {
   const m = requireCore();
-  const { eps = 1e-5, weight = null, bias = null } = checkOptions(options, ['eps', 'weight', 'bias'], 'layerNorm option');
+  const { eps, weight, bias } = layerNormOptions(options, 'layerNorm option');
   const t = asFloatTensor(x, 'x');
-  const w = weight == null ? null : asFloatTensor(weight, 'weight');
-  const b = bias == null ? null : asFloatTensor(bias, 'bias');
-  checkInputBytes('layerNorm', [t, w, b]);
-  return fromCore(check(m._layerNorm(t, checkNumber(eps, 'eps'), w?.data ?? null, b?.data ?? null)).result);
+  checkInputBytes('layerNorm', [t, weight, bias]);
+  return fromCore(check(m._layerNorm(t, eps, weight?.data ?? null, bias?.data ?? null)).result);
 }
 
-const SDPA_OPTIONS = ['mask', 'additiveMask', 'causal', 'scale', 'dropout', 'needWeights', 'trace'];
 const MHA_OPTIONS = [...SDPA_OPTIONS, 'keyPaddingMask', 'averageWeights', 'positional'];
-
-// Options shared by SDPA and MHA, in the flat form the binding reads.
-function commonOptions({ mask, additiveMask, causal = false, scale, dropout, needWeights = true, trace = false }) {
-  const o = { causal: Boolean(causal), needWeights: Boolean(needWeights), trace: Boolean(trace) };
-  if (mask != null) o.mask = asBoolTensor(mask, 'mask');
-  if (additiveMask != null) o.additiveMask = asFloatTensor(additiveMask, 'additiveMask');
-  if (scale != null) o.scale = checkNumber(scale, 'scale');
-  if (dropout != null) {
-    checkOptions(dropout, ['p', 'seed'], 'dropout option');
-    o.dropoutP = checkNumber(dropout.p ?? 0, 'dropout.p');
-    o.dropoutSeed = checkSeed(dropout.seed ?? 0, 'dropout.seed');
-  }
-  return o;
-}
 
 function results(r) {
   const out = { output: fromCore(r.output) };
@@ -165,7 +125,7 @@ export function setMemoryLimit(bytes) {
     throw new AttentionError('INVALID_ARGUMENT', `bytes must be a whole number of bytes in [1, 2^53), got ${describe(bytes)}`);
   }
   m._setMemoryLimit(bytes);
-  memoryLimitBytes = m._memoryLimit();
+  runtime.refreshMemoryLimit();
 }
 
 export function memoryLimit() {
@@ -300,7 +260,7 @@ export class MultiHeadAttention extends Handle {
   // The common call through numbers only: inputs written into this handle's wasm buffers, shapes
   // into its io block, results copied out with one slice each (copies, never views).
   _forwardLean(handle, q, k, v, options) {
-    const m = core;
+    const m = requireCore();
     const tensors = [q, k, v];
     const { causal = false, scale, needWeights = true, averageWeights = true } = options;
     let flags = (k ? 1 : 0) | (v ? 2 : 0) | (causal ? 4 : 0) | (needWeights ? 8 : 0) | (averageWeights ? 16 : 0);

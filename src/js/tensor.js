@@ -1,5 +1,11 @@
-// Tensor: a row-major buffer with a shape. float32 values, or a boolean mask (dtype 'bool').
+// Tensor: a row-major buffer with a shape. float32 values, int32 values (token ids, indices: dtype
+// 'int32'), or a boolean mask (dtype 'bool').
 import { AttentionError } from './errors.js';
+import { checkOptions, describe } from './options.js';
+
+const DTYPES = ['float32', 'int32', 'bool'];
+const kInt32Min = -(2 ** 31);
+const kInt32Max = 2 ** 31 - 1;
 
 function inferShape(nested) {
   const shape = [];
@@ -34,12 +40,43 @@ export function shapeSize(shape) {
   return shape.reduce((a, b) => a * b, 1);
 }
 
+// The dtype data implies: Uint8Array or boolean[] → bool, Int32Array → int32, other numbers → float32.
+function inferDtype(flat) {
+  if (flat instanceof Uint8Array || (Array.isArray(flat) && flat.length > 0 && typeof flat[0] === 'boolean')) return 'bool';
+  return flat instanceof Int32Array ? 'int32' : 'float32';
+}
+
+// Values as an Int32Array; anything but integers in [-2^31, 2^31) is refused, not rounded or wrapped.
+function toInt32(flat) {
+  if (flat instanceof Int32Array) return flat;
+  const out = new Int32Array(flat.length);
+  for (let i = 0; i < flat.length; i++) {
+    const v = typeof flat[i] === 'bigint' ? Number(flat[i]) : flat[i];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < kInt32Min || v > kInt32Max) {
+      throw new AttentionError('INVALID_ARGUMENT', `int32 tensor value ${i} must be an integer in [-2^31, 2^31), got ${describe(v)}`);
+    }
+    out[i] = v;
+  }
+  return out;
+}
+
+function toTypedData(flat, dtype) {
+  if (dtype === 'int32') return toInt32(flat);
+  if (dtype === 'bool') return flat instanceof Uint8Array ? flat : Uint8Array.from(flat, (b) => (b ? 1 : 0));
+  return flat instanceof Float32Array ? flat : Float32Array.from(flat, Number);
+}
+
 export class Tensor {
   /**
-   * @param {Float32Array|Uint8Array|number[]|boolean[]|any[]} data flat values (row-major) or nested arrays
+   * @param {Float32Array|Int32Array|Uint8Array|number[]|boolean[]|any[]} data flat values (row-major) or nested arrays
    * @param {number[]} [shape] defaults to the nested arrays' shape, or [data.length]
+   * @param {{ dtype?: 'float32'|'int32'|'bool' }} [options] dtype: converts the data (default: as the data implies)
    */
-  constructor(data, shape) {
+  constructor(data, shape, options) {
+    const { dtype } = checkOptions(options, ['dtype'], 'Tensor option');
+    if (dtype !== undefined && !DTYPES.includes(dtype)) {
+      throw new AttentionError('INVALID_ARGUMENT', `Tensor dtype must be one of ${DTYPES.join(', ')}; got ${describe(dtype)}`);
+    }
     let flat = data;
     if (Array.isArray(data) && Array.isArray(data[0])) {
       const inferred = inferShape(data);
@@ -47,21 +84,13 @@ export class Tensor {
       flattenNested(data, inferred, 0, flat);
       shape ??= inferred;
     }
+    if (!Array.isArray(flat) && !(ArrayBuffer.isView(flat) && !(flat instanceof DataView))) {
+      throw new AttentionError('INVALID_ARGUMENT', 'Tensor data must be a Float32Array, Int32Array, Uint8Array or an array');
+    }
     shape ??= [flat.length];
     checkShape(shape);
-    const isBool = flat instanceof Uint8Array || (Array.isArray(flat) && flat.length > 0 && typeof flat[0] === 'boolean');
-    if (isBool) {
-      this.dtype = 'bool';
-      this.data = flat instanceof Uint8Array ? flat : Uint8Array.from(flat, (b) => (b ? 1 : 0));
-    } else if (flat instanceof Float32Array) {
-      this.dtype = 'float32';
-      this.data = flat;
-    } else if (Array.isArray(flat) || ArrayBuffer.isView(flat)) {
-      this.dtype = 'float32';
-      this.data = Float32Array.from(flat, Number);
-    } else {
-      throw new AttentionError('INVALID_ARGUMENT', 'Tensor data must be a Float32Array, Uint8Array or an array');
-    }
+    this.dtype = dtype ?? inferDtype(flat);
+    this.data = toTypedData(flat, this.dtype);
     this.shape = [...shape];
     const size = this.shape.reduce((a, b) => a * b, 1);
     if (size !== this.data.length) {
@@ -79,7 +108,7 @@ export class Tensor {
     return this.shape.length;
   }
 
-  /** The value at a multi-index; booleans come back as true/false. */
+  /** The value at a multi-index; booleans come back as true/false, int32 values as integers. */
   get(...index) {
     if (index.length !== this.shape.length) {
       throw new AttentionError('SHAPE_MISMATCH', `get() needs ${this.shape.length} indices, got ${index.length}`);
@@ -107,21 +136,40 @@ export class Tensor {
   }
 }
 
-/** Accepts a Tensor, a { data, shape } object or nested arrays; returns a Tensor. */
-export function asTensor(value, what) {
+const isTensorObject = (value) => value && typeof value === 'object' && 'data' in value && 'shape' in value;
+
+/**
+ * Accepts a Tensor, a { data, shape } object or nested arrays; returns a Tensor. Plain data takes
+ * `dtype` when given (nested arrays of integers → int32), else the dtype its data implies.
+ */
+export function asTensor(value, what, dtype) {
   if (value instanceof Tensor) return value;
-  if (value && typeof value === 'object' && 'data' in value && 'shape' in value) {
-    return new Tensor(value.data, value.shape);
-  }
-  if (Array.isArray(value)) return new Tensor(value);
+  const options = dtype ? { dtype } : undefined;
+  if (isTensorObject(value)) return new Tensor(value.data, value.shape, options);
+  if (Array.isArray(value)) return new Tensor(value, undefined, options);
   throw new AttentionError('INVALID_ARGUMENT', `${what} must be a Tensor, { data, shape } or a nested array`);
 }
 
-/** A float32 tensor for `what`; a boolean tensor there is an error. */
+const dtypeName = { float32: 'a float32', int32: 'an int32', bool: 'a boolean' };
+
+/** A float32 tensor for `what`; a boolean or int32 tensor there is an error, not a cast. */
 export function asFloatTensor(value, what) {
   const t = asTensor(value, what);
   if (t.dtype !== 'float32') {
-    throw new AttentionError('INVALID_ARGUMENT', `${what} must be a float32 tensor, got a boolean tensor`);
+    throw new AttentionError('INVALID_ARGUMENT', `${what} must be a float32 tensor, got ${dtypeName[t.dtype]} tensor`);
+  }
+  return t;
+}
+
+/**
+ * An int32 tensor for `what` (token ids, indices): an int32 Tensor, nested arrays of integers or
+ * { data: Int32Array | number[], shape }. Float or boolean data is an error, not a cast.
+ */
+export function asIntTensor(value, what) {
+  const typed = value instanceof Tensor || (isTensorObject(value) && ArrayBuffer.isView(value.data));
+  const t = typed ? asTensor(value, what) : asTensor(value, what, 'int32');
+  if (t.dtype !== 'int32') {
+    throw new AttentionError('INVALID_ARGUMENT', `${what} must be an int32 tensor (Int32Array or integers), got ${dtypeName[t.dtype]} tensor`);
   }
   return t;
 }
@@ -130,7 +178,7 @@ export function asFloatTensor(value, what) {
 export function asBoolTensor(value, what, meaning = 'true = may attend') {
   const t = asTensor(value, what);
   if (t.dtype !== 'bool') {
-    throw new AttentionError('INVALID_MASK', `${what} must be a boolean tensor (Uint8Array or boolean[]; ${meaning}), got float32`);
+    throw new AttentionError('INVALID_MASK', `${what} must be a boolean tensor (Uint8Array or boolean[]; ${meaning}), got ${t.dtype}`);
   }
   return t;
 }

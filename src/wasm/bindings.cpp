@@ -1,6 +1,7 @@
-// The only file in src/ that includes Emscripten. It turns the core's Status-returning C++ API
-// into raw `_`-prefixed functions and two handle classes for the hand-written JS wrapper
-// (src/js/index.js), which is the only public JS surface.
+// The forward API's bindings. With bindings_backward.cpp (the backward functions) and binding_util.h
+// (their shared helpers), the only files in src/ that include Emscripten. They turn the core's
+// Status-returning C++ API into raw `_`-prefixed functions and two handle classes for the
+// hand-written JS wrapper (src/js/*.js), which is the only public JS surface.
 //
 // Conventions:
 // - Tensors arrive as JS objects { data: Float32Array | Uint8Array, shape: number[] } and are copied
@@ -30,84 +31,13 @@
 #include "core/rng.h"
 #include "core/softmax.h"
 #include "kernels/kernels.h"
+#include "wasm/binding_util.h"
 
 using emscripten::val;
 
 namespace {
 
-val status_object(const attn::Status& status) {
-  val out = val::object();
-  out.set("code", static_cast<int>(status.code));
-  out.set("message", status.message);
-  return out;
-}
-
-val float_array(const std::vector<float>& data) {
-  // Copy: the typed_memory_view is only valid until the vector dies or the heap grows.
-  return val::global("Float32Array").new_(emscripten::typed_memory_view(data.size(), data.data()));
-}
-
-val shape_array(const attn::Shape& shape) {
-  val out = val::array();
-  for (size_t i = 0; i < shape.size(); ++i) out.set(i, shape[i]);
-  return out;
-}
-
-val tensor_object(const attn::Tensor& t) {
-  val out = val::object();
-  out.set("data", float_array(t.data));
-  out.set("shape", shape_array(t.shape));
-  return out;
-}
-
-attn::Shape shape_from_js(const val& t) {
-  return emscripten::vecFromJSArray<int>(t["shape"]);
-}
-
-attn::Tensor tensor_from_js(const val& t) {
-  return attn::Tensor(shape_from_js(t), emscripten::convertJSArrayToNumberVector<float>(t["data"]));
-}
-
-attn::BoolTensor bool_tensor_from_js(const val& t) {
-  attn::BoolTensor b;
-  b.shape = shape_from_js(t);
-  b.data = emscripten::convertJSArrayToNumberVector<std::uint8_t>(t["data"]);
-  return b;
-}
-
-bool has(const val& obj, const char* key) {
-  const val v = obj[key];
-  return !v.isUndefined() && !v.isNull();
-}
-
-std::uint64_t seed_from_js(const val& v) {
-  // Seeds are integers below 2^53 on the JS side; negative or fractional input is truncated.
-  const double d = v.as<double>();
-  return d > 0 ? static_cast<std::uint64_t>(d) : 0;
-}
-
-val trace_array(const attn::Trace& trace) {
-  val steps = val::array();
-  int i = 0;
-  for (const auto& step : trace.steps()) {
-    val s = tensor_object(step.tensor);
-    s.set("name", step.name);
-    val axes = val::array();
-    for (size_t a = 0; a < step.axes.size(); ++a) axes.set(a, step.axes[a]);
-    s.set("axes", axes);
-    steps.set(i++, s);
-  }
-  return steps;
-}
-
-// Options shared by SDPA and MHA forward: { scale?, dropoutP, dropoutSeed, needWeights }.
-void read_common_options(const val& o, std::optional<float>& scale, attn::DropoutOptions& dropout,
-                         bool& need_weights) {
-  if (has(o, "scale")) scale = o["scale"].as<float>();
-  dropout.p = has(o, "dropoutP") ? o["dropoutP"].as<float>() : 0.0f;
-  dropout.seed = has(o, "dropoutSeed") ? seed_from_js(o["dropoutSeed"]) : 0;
-  need_weights = has(o, "needWeights") ? o["needWeights"].as<bool>() : true;
-}
+using namespace attn_js;  // binding_util.h: tensors, statuses, traces and options between JS and C++
 
 // ---- functions -------------------------------------------------------------------------------
 
@@ -120,14 +50,8 @@ val softmax_js(val x) {
 }
 
 val layer_norm_js(val x, float eps, val weight, val bias) {
-  attn::LayerNormOptions options;
-  options.eps = eps;
-  if (!weight.isNull() && !weight.isUndefined())
-    options.weight = emscripten::convertJSArrayToNumberVector<float>(weight);
-  if (!bias.isNull() && !bias.isUndefined())
-    options.bias = emscripten::convertJSArrayToNumberVector<float>(bias);
   attn::Tensor y;
-  const attn::Status st = attn::layer_norm(tensor_from_js(x), options, y);
+  const attn::Status st = attn::layer_norm(tensor_from_js(x), layer_norm_options(eps, weight, bias), y);
   val out = status_object(st);
   if (st.ok()) out.set("result", tensor_object(y));
   return out;
@@ -135,13 +59,8 @@ val layer_norm_js(val x, float eps, val weight, val bias) {
 
 // o: { mask?, additiveMask?, causal, scale?, dropoutP, dropoutSeed, needWeights, trace }
 val sdpa_js(val q, val k, val v, val o) {
-  attn::SdpaOptions options;
-  read_common_options(o, options.scale, options.dropout, options.need_weights);
-  options.causal = has(o, "causal") && o["causal"].as<bool>();
-  attn::BoolTensor mask;
-  attn::Tensor additive;
-  if (has(o, "mask")) options.mask = &(mask = bool_tensor_from_js(o["mask"]));
-  if (has(o, "additiveMask")) options.additive_mask = &(additive = tensor_from_js(o["additiveMask"]));
+  MaskStorage masks;
+  const attn::SdpaOptions options = read_sdpa_options(o, masks);
   attn::Trace trace;
   const bool tracing = has(o, "trace") && o["trace"].as<bool>();
   attn::SdpaResult result;

@@ -325,6 +325,9 @@ describe('state dict, dispose, init', () => {
     assert.throws(() => fresh.sinusoidalEncoding(2, 2), code);
     assert.throws(() => fresh.seededNormal([2], 1), code);
     assert.throws(() => fresh.memoryStats(), code);
+    assert.throws(() => fresh.scaledDotProductAttentionBackward(x, x, x, x), code);
+    assert.throws(() => fresh.softmaxBackward(x, x), code);
+    assert.throws(() => fresh.layerNormBackward(x, x), code);
     assertStillWorks('NOT_INITIALIZED');
     await fresh.init();
     assert.deepEqual(Array.from(fresh.softmax([1, 1, 1, 5]).data), softmaxOutput, 'works once initialised');

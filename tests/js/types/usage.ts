@@ -4,11 +4,12 @@
 import {
   init, Tensor, AttentionError, softmax, layerNorm, scaledDotProductAttention, MultiHeadAttention,
   sinusoidalEncoding, LearnedPositionalEncoding, seededNormal, setMemoryLimit, memoryLimit,
-  kernelVariant, memoryStats,
+  kernelVariant, memoryStats, scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward,
 } from 'attention-wasm';
 import type {
   AttentionErrorCode, TensorLike, NestedArray, InitOptions, DropoutOptions, AttentionOptions,
   MultiHeadAttentionConfig, MultiHeadAttentionOptions, AttentionResult, TraceStep, StateDict,
+  DType, TensorOptions, LayerNormOptions,
 } from 'attention-wasm';
 
 // ---- init ---------------------------------------------------------------------------------------
@@ -28,8 +29,12 @@ const fromNumbers = new Tensor([1, 2, 3]);
 const nested = new Tensor([[1, 2], [3, 4]]);
 const mask = new Tensor(new Uint8Array([1, 0, 1, 1]), [2, 2]);
 const boolMask = new Tensor([true, false, true, true], [2, 2]);
-const dtype: 'float32' | 'bool' = x.dtype;
-const data: Float32Array | Uint8Array = x.data;
+const dtype: 'float32' | 'int32' | 'bool' = x.dtype;
+const data: Float32Array | Int32Array | Uint8Array = x.data;
+const ids = new Tensor(new Int32Array([1, 2, 3, 4]), [2, 2]);
+const intOptions: TensorOptions = { dtype: 'int32' };
+const nestedIds = new Tensor([[1, 2], [3, 4]], null, intOptions);
+const idsDtype: DType = nestedIds.dtype;
 const shape: number[] = x.shape;
 const size: number = x.size + x.rank;
 const value: number | boolean = x.get(0, 1, 2);
@@ -40,6 +45,8 @@ new Tensor('abc', [3]);
 new Tensor([1, 2], 2);
 // @ts-expect-error dtype is read-only
 x.dtype = 'bool';
+// @ts-expect-error 'int64' is not a dtype
+new Tensor([1, 2], [2], { dtype: 'int64' });
 // @ts-expect-error get() returns number | boolean, not a number
 const notNumber: number = x.get(0, 0, 0);
 
@@ -56,6 +63,18 @@ softmax();
 layerNorm(x, { epsilon: 1e-5 });
 // @ts-expect-error a number is not a tensor
 softmax(5);
+const dSoftmax: Tensor = softmaxBackward(y, x);
+const lnOptions: LayerNormOptions = { eps: 1e-6, weight: [1, 1, 1, 1], bias: [0, 0, 0, 0] };
+const lnGrads = layerNormBackward(x, x, lnOptions);
+const lnGradX: Tensor = lnGrads.x;
+const lnGradWeight: Tensor | undefined = lnGrads.weight;
+layerNormBackward(x, x);
+// @ts-expect-error weight's gradient may be absent (no weight given)
+layerNormBackward(x, x).weight.shape;
+// @ts-expect-error softmaxBackward needs gradOutput
+softmaxBackward(y);
+// @ts-expect-error unknown layerNorm option
+layerNormBackward(x, x, { epsilon: 1e-5 });
 
 // ---- scaledDotProductAttention ------------------------------------------------------------------
 const dropout: DropoutOptions = { p: 0.1, seed: 42 };
@@ -83,6 +102,12 @@ scaledDotProductAttention(x, x, x).weights.shape;
 scaledDotProductAttention(x, x, x, { dropout: { seed: 1 } });
 // @ts-expect-error causal is a boolean
 scaledDotProductAttention(x, x, x, { causal: 'yes' });
+const grads: { q: Tensor; k: Tensor; v: Tensor } = scaledDotProductAttentionBackward(x, x, x, out, sdpaOptions);
+scaledDotProductAttentionBackward(x, x, x, out);
+// @ts-expect-error gradOutput is required
+scaledDotProductAttentionBackward(x, x, x);
+// @ts-expect-error keyPaddingMask is not an SDPA option
+scaledDotProductAttentionBackward(x, x, x, out, { keyPaddingMask: mask });
 
 // ---- MultiHeadAttention -------------------------------------------------------------------------
 const config: MultiHeadAttentionConfig = {
@@ -178,3 +203,4 @@ made.code = 'TOO_LARGE';
 
 export { y, out, maybeWeights, dims, eps, hasNorm, same, r, pe, rows, maxLength, normal, limit, variant, stats, likes };
 export { dtype, data, shape, size, value, asArray, fromNumbers, boolMask, notNumber, badCode };
+export { ids, idsDtype, dSoftmax, lnGradX, lnGradWeight, grads };

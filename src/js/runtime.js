@@ -1,0 +1,89 @@
+// What the API modules (index.js, backward.js) share: the per-wrapper state (the loaded wasm module,
+// the input-size check run before anything is copied into its heap) and the parsing of the option
+// objects that forward and backward functions have in common. Internal: not exported from index.js.
+import { AttentionError } from './errors.js';
+import { checkNumber, checkOptions, checkSeed } from './options.js';
+import { asBoolTensor, asFloatTensor } from './tensor.js';
+
+const mib = (bytes) => Math.round((bytes / (1024 * 1024)) * 100) / 100;
+const kMaxInputBytes = 2 ** 31;
+
+/**
+ * The state of one copy of the wrapper: its wasm module, loaded once, and the memory limit it
+ * enforces. Each copy of index.js makes its own (Node caches modules by URL, query included, so
+ * `index.js?instance=x` is a second, independent wrapper: the benchmarks and tests rely on that)
+ * and hands it to the API modules it re-exports (backward.js). The methods are closures:
+ * destructuring them is fine.
+ */
+export function createRuntime() {
+  let modulePromise = null;
+  let core = null;
+  let memoryLimitBytes = null; // the core's limit, read once and kept in step by setMemoryLimit
+
+  function requireCore() {
+    if (!core) throw new AttentionError('NOT_INITIALIZED', 'call `await init()` before using attention-wasm');
+    return core;
+  }
+
+  return {
+    /** The module `load()` instantiates, loaded once; a failed load may be retried. */
+    load(load) {
+      modulePromise ??= load().then(
+        (m) => (core = m),
+        (error) => {
+          modulePromise = null;
+          throw error;
+        },
+      );
+      return modulePromise;
+    },
+
+    requireCore,
+
+    /** Re-reads the core's memory limit (after setMemoryLimit). */
+    refreshMemoryLimit() {
+      memoryLimitBytes = requireCore()._memoryLimit();
+    },
+
+    // A call's inputs against the memory limit before any of them is copied into the wasm heap: the
+    // core checks its own buffers, but a rejected call must not first grow the heap by its inputs'
+    // size (wasm memory never shrinks). A raised limit does not lift the 32-bit heap's own bound
+    // (Embind's copy miscounts past it).
+    checkInputBytes(what, tensors) {
+      memoryLimitBytes ??= requireCore()._memoryLimit();
+      let bytes = 0;
+      for (const t of tensors) if (t) bytes += t.data.byteLength;
+      let over = null;
+      if (bytes > memoryLimitBytes) over = `the memory limit of ${mib(memoryLimitBytes)} MiB (setMemoryLimit raises it)`;
+      else if (bytes > kMaxInputBytes) over = `the ${mib(kMaxInputBytes)} MiB one call's inputs may take in 32-bit WebAssembly`;
+      if (over) throw new AttentionError('TOO_LARGE', `${what} inputs would need ${mib(bytes)} MiB, over ${over}`);
+    },
+  };
+}
+
+/** The option keys of scaledDotProductAttention (and of its backward). */
+export const SDPA_OPTIONS = ['mask', 'additiveMask', 'causal', 'scale', 'dropout', 'needWeights', 'trace'];
+
+/** Options shared by SDPA and MHA (forward and backward), in the flat form the bindings read. */
+export function commonOptions({ mask, additiveMask, causal = false, scale, dropout, needWeights = true, trace = false }) {
+  const o = { causal: Boolean(causal), needWeights: Boolean(needWeights), trace: Boolean(trace) };
+  if (mask != null) o.mask = asBoolTensor(mask, 'mask');
+  if (additiveMask != null) o.additiveMask = asFloatTensor(additiveMask, 'additiveMask');
+  if (scale != null) o.scale = checkNumber(scale, 'scale');
+  if (dropout != null) {
+    checkOptions(dropout, ['p', 'seed'], 'dropout option');
+    o.dropoutP = checkNumber(dropout.p ?? 0, 'dropout.p');
+    o.dropoutSeed = checkSeed(dropout.seed ?? 0, 'dropout.seed');
+  }
+  return o;
+}
+
+/** layerNorm's options (and its backward's): { eps, weight, bias } checked, tensors as float32. */
+export function layerNormOptions(options, what) {
+  const { eps = 1e-5, weight = null, bias = null } = checkOptions(options, ['eps', 'weight', 'bias'], what);
+  return {
+    eps: checkNumber(eps, 'eps'),
+    weight: weight == null ? null : asFloatTensor(weight, 'weight'),
+    bias: bias == null ? null : asFloatTensor(bias, 'bias'),
+  };
+}
