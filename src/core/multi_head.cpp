@@ -205,7 +205,7 @@ void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* con
 }  // namespace
 
 Status mha_steps::make_problem(const MhaForwardOptions& options, const Dims& d, const Heads& hd, bool tracing,
-                    AttentionProblem& p) {
+                               AttentionProblem& p) {
   p.masks.lead = {d.b, hd.h};
   p.masks.tq = d.tq;
   p.masks.tk = d.tk + hd.extra;
@@ -260,14 +260,15 @@ Status MultiHeadAttention::forward(const Tensor& query, const Tensor* key, const
 }
 
 Status MultiHeadAttention::forward_saving(const Tensor& query, const Tensor* key, const Tensor* value,
-                                          const MhaForwardOptions& options, MhaResult& result, MhaSaved& saved,
-                                          Trace* trace) const {
+                                          const MhaForwardOptions& options, MhaResult& result,
+                                          MhaSaved& saved, Trace* trace) const {
   return run_forward(query, key, value, options, result, &saved, trace);
 }
 
 Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, const Tensor* value,
                                        const MhaForwardOptions& options, MhaResult& result, MhaSaved* saved,
                                        Trace* trace) const {
+  if (saved) saved->filled = false;  // a failed forward_saving leaves nothing for backward to misuse
   Dims d;
   ATTN_RETURN_IF_ERROR(resolve_dims(query, key, value, config_.embed_dim, kdim_, vdim_, d));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
@@ -275,11 +276,12 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   const Heads hd = mha_steps::heads_of(config_, head_dim_, value_head_dim_);
   AttentionProblem p;
   ATTN_RETURN_IF_ERROR(mha_steps::make_problem(options, d, hd, trace != nullptr, p));
-  std::uint64_t mine =
+  const std::uint64_t mine =
       forward_elements(d, hd, options.positional != nullptr, options.need_weights, options.average_weights);
-  if (saved) mine += mha_steps::saved_elements(d, hd, config_, kdim_, vdim_, key, value, options);
+  const std::uint64_t kept =  // what forward_saving copies into MhaSaved
+      saved ? mha_steps::saved_elements(d, hd, config_, kdim_, vdim_, key, value, options) : 0;
   ATTN_RETURN_IF_ERROR(check_allocation(
-      mine * (trace ? 2 : 1) + attention_scratch_elements(p, options.need_weights, trace != nullptr),
+      mine * (trace ? 2 : 1) + kept + attention_scratch_elements(p, options.need_weights, trace != nullptr),
       "multi-head attention"));
   ScratchScope scratch;
   // 1. x (B, Tq, E) = query + positional encoding

@@ -71,12 +71,12 @@ struct MhaSaved {
   bool filled = false;
   std::uint64_t parameter_version = 0;  // the module's, at the forward
   bool batched = true, has_key = false, has_value = false;
-  int b = 0, tq = 0, tk = 0;              // tk: real keys (without bias_k / zero attention)
-  std::vector<float> x;                    // (B, Tq, E) query + positional
-  std::vector<float> key, value;           // (B, Tk, kdim), (B, Tk, vdim) when given
-  std::vector<float> q, k, v;              // (B, Tq, H·dk), (B, Tk', H·dk), (B, Tk', H·dv) dense
-  std::vector<float> context;              // (B, Tq, H·dv) the concat the output projection read
-  std::vector<float> pre_norm;             // (B, Tq, E) LayerNorm's input, with layer_norm only
+  int b = 0, tq = 0, tk = 0;      // tk: real keys (without bias_k / zero attention)
+  std::vector<float> x;           // (B, Tq, E) query + positional
+  std::vector<float> key, value;  // (B, Tk, kdim), (B, Tk, vdim) when given
+  std::vector<float> q, k, v;     // (B, Tq, H·dk), (B, Tk', H·dk), (B, Tk', H·dv) dense
+  std::vector<float> context;     // (B, Tq, H·dv) the concat the output projection read
+  std::vector<float> pre_norm;    // (B, Tq, E) LayerNorm's input, with layer_norm only
   bool has_mask = false, has_additive_mask = false, has_key_padding_mask = false;
   BoolTensor mask, key_padding_mask;
   Tensor additive_mask;
@@ -140,7 +140,8 @@ class MultiHeadAttention {
   Status assign_parameter(const std::string& name, const Tensor& value);
   // forward and forward_saving: saved == nullptr for the plain forward.
   Status run_forward(const Tensor& query, const Tensor* key, const Tensor* value,
-                     const MhaForwardOptions& options, MhaResult& result, MhaSaved* saved, Trace* trace) const;
+                     const MhaForwardOptions& options, MhaResult& result, MhaSaved* saved,
+                     Trace* trace) const;
 };
 
 }  // namespace attn

@@ -26,7 +26,8 @@ namespace {
 // to (either may be null); gamma may be null. Mean and variance are recomputed from x in double.
 // Private until the shared layer_norm_backward_rows (softmax_backward.h) lands; then it replaces this.
 void mha_layer_norm_backward_rows(std::int64_t rows, int n, const float* x, const float* gamma, float eps,
-                                  const float* dy, float* dx, bool accumulate_dx, float* dgamma, float* dbeta) {
+                                  const float* dy, float* dx, bool accumulate_dx, float* dgamma,
+                                  float* dbeta) {
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;
     const float* dyr = dy + r * n;
@@ -95,12 +96,13 @@ void projection_backward(const float* dy, std::int64_t rows, int out, const floa
 // Where each parameter's gradient goes (null when the module lacks it), inside MhaGrads::params.
 struct ParamGrads {
   float *w_q = nullptr, *w_k = nullptr, *w_v = nullptr, *b_q = nullptr, *b_k = nullptr, *b_v = nullptr;
-  float *w_o = nullptr, *b_o = nullptr, *bias_k = nullptr, *bias_v = nullptr, *ln_w = nullptr, *ln_b = nullptr;
+  float *w_o = nullptr, *b_o = nullptr, *bias_k = nullptr, *bias_v = nullptr, *ln_w = nullptr,
+        *ln_b = nullptr;
 };
 
-float* find_grad(MhaGrads& grads, const char* name, std::int64_t offset = 0) {
+float* find_grad(MhaGrads& grads, const char* name) {
   for (auto& [n, t] : grads.params)
-    if (n == name) return t.data.data() + offset;
+    if (n == name) return t.data.data();
   return nullptr;
 }
 
@@ -166,7 +168,8 @@ namespace mha_steps {
 
 std::uint64_t saved_elements(const Dims& d, const Heads& hd, const MhaConfig& c, int kdim, int vdim,
                              const Tensor* key, const Tensor* value, const MhaForwardOptions& options) {
-  const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq, rows_k = static_cast<std::uint64_t>(d.b) * d.tk;
+  const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq,
+                      rows_k = static_cast<std::uint64_t>(d.b) * d.tk;
   const std::uint64_t rows_kp = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
   std::uint64_t n = rows_q * d.e * (c.layer_norm ? 2 : 1);                           // x, [pre_norm]
   n += (key ? rows_k * kdim : 0) + (key && value ? rows_k * vdim : 0);               // key, value
@@ -187,8 +190,14 @@ void save_inputs(const float* x, const Tensor* key, const Tensor* value, const M
   saved.has_key = key != nullptr;
   saved.has_value = key && value;  // without a key the value is ignored, as in forward
   saved.x.assign(x, x + static_cast<std::int64_t>(d.b) * d.tq * d.e);
-  if (saved.has_key) saved.key = key->data; else saved.key.clear();
-  if (saved.has_value) saved.value = value->data; else saved.value.clear();
+  if (saved.has_key)
+    saved.key = key->data;
+  else
+    saved.key.clear();
+  if (saved.has_value)
+    saved.value = value->data;
+  else
+    saved.value.clear();
   saved.has_mask = options.mask != nullptr;
   saved.mask = options.mask ? *options.mask : BoolTensor{};
   saved.has_additive_mask = options.additive_mask != nullptr;
@@ -239,7 +248,8 @@ Status check_grad_output(const MhaSaved& saved, int e, const Tensor& grad_output
 
 // Float elements of backward's scratch buffers (d_out, d_context, dq, dk, dv, one transposed gradient).
 std::uint64_t backward_scratch_elements(const Dims& d, const Heads& hd, bool layer_norm) {
-  const std::uint64_t qk = static_cast<std::uint64_t>(hd.h) * hd.dk, vo = static_cast<std::uint64_t>(hd.h) * hd.dv;
+  const std::uint64_t qk = static_cast<std::uint64_t>(hd.h) * hd.dk,
+                      vo = static_cast<std::uint64_t>(hd.h) * hd.dv;
   const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq;
   const std::uint64_t rows_kp = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
   const std::uint64_t widest = std::max<std::uint64_t>(d.e, std::max(qk, vo));
@@ -256,7 +266,7 @@ Status allocate_grads(const MultiHeadAttention& m, const MhaSaved& saved, std::u
   std::uint64_t n = scratch + saved.x.size() + saved.key.size() + saved.value.size();
   for (std::size_t i = 0; i < names.size(); ++i) {
     ATTN_RETURN_IF_ERROR(m.get_parameter(names[i], params[i]));  // a copy, for its shape
-    n += 2 * static_cast<std::uint64_t>(params[i].numel());       // the copy and its gradient
+    n += 2 * static_cast<std::uint64_t>(params[i].numel());      // the copy and its gradient
   }
   ATTN_RETURN_IF_ERROR(check_allocation(n, "multi-head attention backward"));
   grads.params.clear();
@@ -317,21 +327,25 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
   p.v = saved.v.data();
   p.ldq = p.ldk = qk;
   p.ldv = vo;
-  ATTN_RETURN_IF_ERROR(allocate_grads(*this, saved, backward_scratch_elements(d, hd, config_.layer_norm) +
-                                                         attention_backward_scratch_elements(p),
-                                       grads));
+  ATTN_RETURN_IF_ERROR(allocate_grads(
+      *this, saved,
+      backward_scratch_elements(d, hd, config_.layer_norm) + attention_backward_scratch_elements(p), grads));
   const ParamGrads g = locate_param_grads(grads, e, qk);
-  const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq, rows_k = static_cast<std::int64_t>(d.b) * d.tk;
+  const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq,
+                     rows_k = static_cast<std::int64_t>(d.b) * d.tk;
   ScratchScope scratch;
   // 8.–6. LayerNorm, residual, output projection → d_x (the query's gradient) and d_context
   float* d_x = grads.query.data.data();
-  const float* d_context = output_stage_backward(config_, w_o_, ln_weight_, saved, rows_q, grad_output.data.data(),
-                                                 g, d_x, scratch);
+  const float* d_context = output_stage_backward(config_, w_o_, ln_weight_, saved, rows_q,
+                                                 grad_output.data.data(), g, d_x, scratch);
   // 4. attention: dq (B·Tq, H·dk), dk (B, Tk', H·dk), dv (B, Tk', H·dv)
   const std::int64_t rows_kp = static_cast<std::int64_t>(d.b) * (d.tk + hd.extra);
   AttentionGradTargets t{scratch.floats(static_cast<std::size_t>(rows_q) * qk),
                          scratch.floats(static_cast<std::size_t>(rows_kp) * qk),
-                         scratch.floats(static_cast<std::size_t>(rows_kp) * vo), qk, qk, vo};
+                         scratch.floats(static_cast<std::size_t>(rows_kp) * vo),
+                         qk,
+                         qk,
+                         vo};
   run_attention_backward(p, d_context, vo, t);
   // 3. extra keys: bias_k / bias_v gradients; dk → (B·Tk, H·dk), dv → (B·Tk, H·dv)
   extra_keys_backward(t.dk, hd, d.b, d.tk, qk, g.bias_k);

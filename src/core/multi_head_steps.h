@@ -22,8 +22,9 @@ struct Heads {
 };
 
 inline Heads heads_of(const MhaConfig& c, int head_dim, int value_head_dim) {
-  return Heads{c.num_heads,     head_dim,         value_head_dim, (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0),
-               c.add_bias_kv, c.add_zero_attn};
+  return Heads{c.num_heads,    head_dim,
+               value_head_dim, (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0),
+               c.add_bias_kv,  c.add_zero_attn};
 }
 
 // The attention problem over (B, H) slices; Tk' = Tk + the extra keys. q/k/v are left unset.

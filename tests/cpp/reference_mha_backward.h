@@ -46,13 +46,15 @@ struct MhaFullOptions {
 };
 
 // y (rows, out) = x (rows, in) · W[row0 : row0 + out]ᵀ + b[row0 : row0 + out] (b may be null).
-inline std::vector<double> linear_rows(const std::vector<double>& x, int rows, int in, const std::vector<double>& w,
-                                       const std::vector<double>* b, int row0, int out) {
+inline std::vector<double> linear_rows(const std::vector<double>& x, int rows, int in,
+                                       const std::vector<double>& w, const std::vector<double>* b, int row0,
+                                       int out) {
   std::vector<double> y(static_cast<std::size_t>(rows) * out);
   for (int r = 0; r < rows; ++r)
     for (int o = 0; o < out; ++o) {
       double s = b ? (*b)[row0 + o] : 0.0;
-      for (int i = 0; i < in; ++i) s += x[static_cast<std::size_t>(r) * in + i] * w[static_cast<std::size_t>(row0 + o) * in + i];
+      for (int i = 0; i < in; ++i)
+        s += x[static_cast<std::size_t>(r) * in + i] * w[static_cast<std::size_t>(row0 + o) * in + i];
       y[static_cast<std::size_t>(r) * out + o] = s;
     }
   return y;
@@ -111,7 +113,9 @@ inline std::vector<double> attend(const MhaFullConfig& c, const MhaParams& p, co
         double max = kNegInf;
         for (int j = 0; j < tkp; ++j) {
           double dot = 0.0;
-          for (int d = 0; d < c.dk; ++d) dot += q[(static_cast<std::size_t>(bi) * tq + i) * qk + hi * c.dk + d] * key_at(bi, j, hi * c.dk + d);
+          for (int d = 0; d < c.dk; ++d)
+            dot += q[(static_cast<std::size_t>(bi) * tq + i) * qk + hi * c.dk + d] *
+                   key_at(bi, j, hi * c.dk + d);
           row[j] = o.scale * dot;
           if (j < tk && o.additive) row[j] += o.additive(bi, hi, i, j);
           if (j < tk && ((o.allowed && !o.allowed(bi, hi, i, j)) || (o.causal && j > i))) row[j] = kNegInf;
@@ -127,20 +131,22 @@ inline std::vector<double> attend(const MhaFullConfig& c, const MhaParams& p, co
             w = attn::uniform01(o.dropout_seed, at) < o.dropout_p ? 0.0 : w / (1.0 - o.dropout_p);
           }
           for (int d = 0; d < c.dv; ++d)
-            context[(static_cast<std::size_t>(bi) * tq + i) * vo + hi * c.dv + d] += w * value_at(bi, j, hi * c.dv + d);
+            context[(static_cast<std::size_t>(bi) * tq + i) * vo + hi * c.dv + d] +=
+                w * value_at(bi, j, hi * c.dv + d);
         }
       }
   return context;
 }
 
 // output (B, Tq, E).
-inline std::vector<double> mha_full_forward(const MhaFullConfig& c, const MhaParams& p, const MhaFullInputs& in,
-                                            const MhaFullOptions& o) {
+inline std::vector<double> mha_full_forward(const MhaFullConfig& c, const MhaParams& p,
+                                            const MhaFullInputs& in, const MhaFullOptions& o) {
   const int rows_q = in.b * in.tq;
   std::vector<double> x = in.query;  // x (B, Tq, E) = query + positional
   if (o.positional)
     for (int r = 0; r < rows_q; ++r)
-      for (int j = 0; j < c.e; ++j) x[static_cast<std::size_t>(r) * c.e + j] += (*o.positional)[(r % in.tq) * c.e + j];
+      for (int j = 0; j < c.e; ++j)
+        x[static_cast<std::size_t>(r) * c.e + j] += (*o.positional)[(r % in.tq) * c.e + j];
   const bool self = in.key.empty();
   const int tk = self ? in.tq : in.tk;
   const std::vector<double>& key_src = self ? x : in.key;

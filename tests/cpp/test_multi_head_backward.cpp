@@ -23,9 +23,9 @@ constexpr double kGradRelTol = 1e-4;
 struct Case {
   attn::MhaConfig config;
   int b = 2, tq = 3, tk = 3;
-  bool cross = false;           // a key is given (else self-attention)
-  bool separate_value = true;   // with cross: a value is given (else the key serves as value)
-  bool batched = true;          // false: (T, E) input, b must be 1
+  bool cross = false;          // a key is given (else self-attention)
+  bool separate_value = true;  // with cross: a value is given (else the key serves as value)
+  bool batched = true;         // false: (T, E) input, b must be 1
   std::optional<attn::BoolTensor> mask, key_padding_mask;
   std::optional<attn::Tensor> additive_mask, positional;
   bool causal = false;
@@ -107,7 +107,8 @@ ref::MhaFullOptions reference_options(const Case& c, const attn::MultiHeadAttent
   return o;
 }
 
-void require_grad_close(const std::vector<float>& got, const std::vector<double>& want, const std::string& what) {
+void require_grad_close(const std::vector<float>& got, const std::vector<double>& want,
+                        const std::string& what) {
   REQUIRE(got.size() == want.size());
   double worst = 0.0;
   std::size_t worst_at = 0;
@@ -150,8 +151,16 @@ void check_case(const Case& c, std::uint64_t seed) {
   REQUIRE(grads.key.shape == (c.cross ? key.shape : attn::Shape{}));
   REQUIRE(grads.value.shape == (c.cross && c.separate_value ? value.shape : attn::Shape{}));
   // The reference, all in double; finite differences perturb these vectors in place.
-  const ref::MhaFullConfig rc{e, c.config.num_heads, m.head_dim(), m.value_head_dim(), kdim, vdim,
-                              c.config.add_bias_kv, c.config.add_zero_attn, c.config.residual, c.config.layer_norm,
+  const ref::MhaFullConfig rc{e,
+                              c.config.num_heads,
+                              m.head_dim(),
+                              m.value_head_dim(),
+                              kdim,
+                              vdim,
+                              c.config.add_bias_kv,
+                              c.config.add_zero_attn,
+                              c.config.residual,
+                              c.config.layer_norm,
                               static_cast<double>(c.config.layer_norm_eps)};
   ref::MhaFullInputs in{c.b, c.tq, c.tk, fd::to_double(query.data), {}, {}};
   if (c.cross) in.key = fd::to_double(key.data);
@@ -170,7 +179,8 @@ void check_case(const Case& c, std::uint64_t seed) {
   const auto loss = [&] { return ref::mha_full_loss(rc, params, in, ro, g.data); };
   require_grad_close(grads.query.data, fd::gradient(in.query, loss), "grad query");
   if (c.cross) require_grad_close(grads.key.data, fd::gradient(in.key, loss), "grad key");
-  if (c.cross && c.separate_value) require_grad_close(grads.value.data, fd::gradient(in.value, loss), "grad value");
+  if (c.cross && c.separate_value)
+    require_grad_close(grads.value.data, fd::gradient(in.value, loss), "grad value");
   for (const auto& [name, grad] : grads.params) {
     require_grad_close(grad.data, fd::gradient(params[name], loss), "grad " + name);
   }
@@ -277,7 +287,7 @@ TEST_CASE("MHA backward: positional in self- and cross-attention", "[mha-backwar
   Case c = make_case(6, 2);
   c.tq = c.tk = 3;
   c.positional = testutil::random_tensor({5, 6}, 70);  // T ≥ Tq
-  check_case(c, 70);  // keys and values come from x too
+  check_case(c, 70);                                   // keys and values come from x too
   c.cross = true;
   c.tk = 4;
   check_case(c, 71);  // the memory is taken as encoded
@@ -361,4 +371,9 @@ TEST_CASE("MHA backward: errors (empty saved, stale parameters, bad gradOutput)"
   const attn::MultiHeadAttention other = make_module(config(6, 2), 1);
   REQUIRE(m.forward_saving(query, nullptr, nullptr, {}, result, saved).ok());
   CHECK(other.backward(saved, g, grads).code == attn::StatusCode::kInvalidArgument);
+  // A forward_saving that fails validation empties the MhaSaved it was given.
+  CHECK_FALSE(
+      m.forward_saving(testutil::random_tensor({2, 3, 5}, 6), nullptr, nullptr, {}, result, saved).ok());
+  CHECK(saved.empty());
+  CHECK(m.backward(saved, g, grads).code == attn::StatusCode::kInvalidArgument);
 }
