@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/memory_limit.h"
 #include "core/multi_head.h"
 #include "finite_diff.h"
 #include "reference_mha_backward.h"
@@ -371,6 +372,13 @@ TEST_CASE("MHA backward: errors (empty saved, stale parameters, bad gradOutput)"
   const attn::MultiHeadAttention other = make_module(config(6, 2), 1);
   REQUIRE(m.forward_saving(query, nullptr, nullptr, {}, result, saved).ok());
   CHECK(other.backward(saved, g, grads).code == attn::StatusCode::kInvalidArgument);
+  // The memory limit covers what backward allocates, checked before allocating.
+  REQUIRE(m.forward_saving(query, nullptr, nullptr, {}, result, saved).ok());
+  attn::set_memory_limit_bytes(1024);
+  st = m.backward(saved, g, grads);
+  attn::set_memory_limit_bytes(attn::kDefaultMemoryLimitBytes);
+  CHECK(st.code == attn::StatusCode::kTooLarge);
+  REQUIRE(m.backward(saved, g, grads).ok());
   // A forward_saving that fails validation empties the MhaSaved it was given.
   CHECK_FALSE(
       m.forward_saving(testutil::random_tensor({2, 3, 5}, 6), nullptr, nullptr, {}, result, saved).ok());
