@@ -11,17 +11,16 @@
 #include "core/attention_engine.h"
 #include "core/memory_limit.h"
 #include "core/multi_head_masks.h"
+#include "core/multi_head_steps.h"
 #include "kernels/kernels.h"
 
 namespace attn {
 
-namespace {
+using mha_steps::Dims;
+using mha_steps::Heads;
+using mha_steps::Projections;
 
-// Sizes of one forward call (B = 1 for unbatched input).
-struct Dims {
-  bool batched = true;
-  int b = 0, tq = 0, tk = 0, e = 0;
-};
+namespace {
 
 Status check_sequence(const Tensor& t, const char* what, int width, bool batched, int b, int& length) {
   ATTN_RETURN_IF_ERROR(check_well_formed(t, what));
@@ -122,22 +121,6 @@ void linear_into(const float* x, std::int64_t rows, const Linear& l, float* c, i
                             l.b.empty() ? nullptr : l.b.data.data(), c, ldc);
 }
 
-// Where the projections live: q (B, Tq, H·dk) and k (B, Tk', H·dk), v (B, Tk', H·dv), each a column
-// block of a bigger buffer with the given row stride.
-struct Projections {
-  const float *q, *k, *v;
-  int ldq, ldkv;
-};
-
-}  // namespace
-
-namespace {
-
-struct Heads {  // H, dk, dv, and the extra keys (bias_k / zero attention) appended per batch
-  int h, dk, dv, extra;
-  bool add_bias_kv, add_zero_attn;
-};
-
 // 2. Projections. Self-attention without extra keys: one buffer qkv (B·T, 2·H·dk + H·dv), the
 // three GEMMs writing their column blocks. Otherwise q (B·Tq, H·dk) and kv (B·Tk', H·(dk + dv)):
 // the key rows of batch b move to rows b·Tk' … (memmove, last batch first), then
@@ -194,8 +177,9 @@ void record_heads(Trace* trace, const char* name, const char* t_axis, const char
 
 // 5. concat (B, Tq, H·dv) = the context as the engine wrote it; 6. output (B, Tq, E) =
 // concat·W_oᵀ + b_o; 7. residual = output + x; 8. normalized = LayerNorm(residual), in out.
+// pre_norm (B, Tq, E), when not null, gets LayerNorm's input (for the backward).
 void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* context, const float* x,
-                  const Dims& d, std::vector<float>& out, Trace* trace) {
+                  const Dims& d, std::vector<float>& out, std::vector<float>* pre_norm, Trace* trace) {
   const std::int64_t rows = static_cast<std::int64_t>(d.b) * d.tq;
   const std::size_t n = static_cast<std::size_t>(rows) * d.e;
   const Shape bte = {d.b, d.tq, d.e};
@@ -209,6 +193,7 @@ void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* con
     record(trace, "residual", {"B", "T_q", "d_model"}, bte, out.data(), n);
   }
   if (c.layer_norm) {
+    if (pre_norm) pre_norm->assign(out.begin(), out.end());
     for (std::size_t r = 0; r < n; r += d.e) {
       kernels::layer_norm_row(d.e, out.data() + r, w.ln_weight.data.data(), w.ln_bias.data.data(),
                               c.layer_norm_eps, out.data() + r);  // in place (kernels.h)
@@ -217,9 +202,10 @@ void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* con
   }
 }
 
-// The attention problem over (B, H) slices; Tk' = Tk + the extra keys.
-Status make_problem(const MhaForwardOptions& options, const Dims& d, const Heads& hd, bool tracing,
-                    AttentionProblem& p) {
+}  // namespace
+
+Status mha_steps::make_problem(const MhaForwardOptions& options, const Dims& d, const Heads& hd, bool tracing,
+                               AttentionProblem& p) {
   p.masks.lead = {d.b, hd.h};
   p.masks.tq = d.tq;
   p.masks.tk = d.tk + hd.extra;
@@ -234,6 +220,8 @@ Status make_problem(const MhaForwardOptions& options, const Dims& d, const Heads
   if (tracing) p.lead_axes = {"B", "H"};  // only the trace names axes
   return Status::Ok();
 }
+
+namespace {
 
 // The weights result: (B, Tq, Tk') averaged or (B, H, Tq, Tk') per head (no B when unbatched),
 // written by the engine in place; empty without need_weights. A result reused across calls keeps
@@ -268,25 +256,39 @@ std::uint64_t forward_elements(const Dims& d, const Heads& hd, bool positional, 
 
 Status MultiHeadAttention::forward(const Tensor& query, const Tensor* key, const Tensor* value,
                                    const MhaForwardOptions& options, MhaResult& result, Trace* trace) const {
+  return run_forward(query, key, value, options, result, nullptr, trace);
+}
+
+Status MultiHeadAttention::forward_saving(const Tensor& query, const Tensor* key, const Tensor* value,
+                                          const MhaForwardOptions& options, MhaResult& result,
+                                          MhaSaved& saved, Trace* trace) const {
+  return run_forward(query, key, value, options, result, &saved, trace);
+}
+
+Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, const Tensor* value,
+                                       const MhaForwardOptions& options, MhaResult& result, MhaSaved* saved,
+                                       Trace* trace) const {
+  if (saved) saved->filled = false;  // a failed forward_saving leaves nothing for backward to misuse
   Dims d;
   ATTN_RETURN_IF_ERROR(resolve_dims(query, key, value, config_.embed_dim, kdim_, vdim_, d));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
   ATTN_RETURN_IF_ERROR(check_positional(options.positional, d));
-  const Heads hd{config_.num_heads,   head_dim_,
-                 value_head_dim_,     (config_.add_bias_kv ? 1 : 0) + (config_.add_zero_attn ? 1 : 0),
-                 config_.add_bias_kv, config_.add_zero_attn};
+  const Heads hd = mha_steps::heads_of(config_, head_dim_, value_head_dim_);
   AttentionProblem p;
-  ATTN_RETURN_IF_ERROR(make_problem(options, d, hd, trace != nullptr, p));
+  ATTN_RETURN_IF_ERROR(mha_steps::make_problem(options, d, hd, trace != nullptr, p));
   const std::uint64_t mine =
       forward_elements(d, hd, options.positional != nullptr, options.need_weights, options.average_weights);
+  const std::uint64_t kept =  // what forward_saving copies into MhaSaved
+      saved ? mha_steps::saved_elements(d, hd, config_, kdim_, vdim_, key, value, options) : 0;
   ATTN_RETURN_IF_ERROR(check_allocation(
-      mine * (trace ? 2 : 1) + attention_scratch_elements(p, options.need_weights, trace != nullptr),
+      mine * (trace ? 2 : 1) + kept + attention_scratch_elements(p, options.need_weights, trace != nullptr),
       "multi-head attention"));
   ScratchScope scratch;
   // 1. x (B, Tq, E) = query + positional encoding
   const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq;
   float* x_buf = options.positional ? scratch.floats(static_cast<std::size_t>(rows_q * d.e)) : nullptr;
   const float* x = encode_positions(query, options.positional, d, x_buf, trace);
+  if (saved) mha_steps::save_inputs(x, key, value, options, d, *saved);
   // 2.–3. q (B, Tq, H·dk), k (B, Tk', H·dk), v (B, Tk', H·dv), read per head as strided views
   const Weights w{{w_q_, packed_q_, b_q_},
                   {w_k_, packed_k_, b_k_},
@@ -299,6 +301,7 @@ Status MultiHeadAttention::forward(const Tensor& query, const Tensor* key, const
   const float* key_src = key ? key->data.data() : x;
   const float* value_src = key ? (value ? value : key)->data.data() : x;
   const Projections pr = project(w, hd, x, key_src, value_src, key == nullptr, d, scratch);
+  if (saved) mha_steps::save_projections(pr, d, hd, *saved);
   record_heads(trace, "q", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
   record_heads(trace, "k", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.h, p.masks.tk, hd.dk);
   record_heads(trace, "v", "T_k", "d_v", pr.v, pr.ldkv, d.b, hd.h, p.masks.tk, hd.dv);
@@ -318,7 +321,13 @@ Status MultiHeadAttention::forward(const Tensor& query, const Tensor* key, const
     result.output.shape.assign({d.b, d.tq, d.e});  // assign: no allocation when reused
   else
     result.output.shape.assign({d.tq, d.e});
-  output_stage(w, config_, hd.h * hd.dv, att.context_out, x, d, result.output.data, trace);
+  if (saved) saved->context.assign(att.context_out, att.context_out + rows_q * hd.h * hd.dv);
+  output_stage(w, config_, hd.h * hd.dv, att.context_out, x, d, result.output.data,
+               saved ? &saved->pre_norm : nullptr, trace);
+  if (saved) {
+    saved->parameter_version = parameter_version_;
+    saved->filled = true;
+  }
   return Status::Ok();
 }
 

@@ -14,7 +14,9 @@
 //   mask / additive_mask (Tq, Tk) or (B·H, Tq, Tk);  key_padding_mask (B, Tk), true = real token.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/attention.h"
@@ -59,6 +61,38 @@ struct MhaResult {
   Tensor weights;  // see header comment; empty when !need_weights
 };
 
+// What forward_saving keeps for backward. Callers only create, move and pass it; the members are
+// the core's (multi_head_backward.cpp) and may change. Copies, not pointers, so the caller's tensors
+// may die between forward and backward.
+struct MhaSaved {
+  bool empty() const { return !filled; }
+
+  // ---- internal ----
+  bool filled = false;
+  std::uint64_t parameter_version = 0;  // the module's, at the forward
+  bool batched = true, has_key = false, has_value = false;
+  int b = 0, tq = 0, tk = 0;      // tk: real keys (without bias_k / zero attention)
+  std::vector<float> x;           // (B, Tq, E) query + positional
+  std::vector<float> key, value;  // (B, Tk, kdim), (B, Tk, vdim) when given
+  std::vector<float> q, k, v;     // (B, Tq, H·dk), (B, Tk', H·dk), (B, Tk', H·dv) dense
+  std::vector<float> context;     // (B, Tq, H·dv) the concat the output projection read
+  std::vector<float> pre_norm;    // (B, Tq, E) LayerNorm's input, with layer_norm only
+  bool has_mask = false, has_additive_mask = false, has_key_padding_mask = false;
+  BoolTensor mask, key_padding_mask;
+  Tensor additive_mask;
+  bool causal = false;
+  std::optional<float> scale;
+  DropoutOptions dropout;
+};
+
+struct MhaGrads {
+  Tensor query;  // shape of the query given to the forward
+  Tensor key;    // present (non-empty) only when the forward was given a key
+  Tensor value;  // present only when the forward was given a separate value; with value == nullptr
+                 // the value path's gradient is ADDED into `key` (key served as both)
+  std::vector<std::pair<std::string, Tensor>> params;  // parameter_names(), in order, get_parameter's shapes
+};
+
 class MultiHeadAttention {
  public:
   // Validates the config and initialises the weights from config.seed.
@@ -80,6 +114,15 @@ class MultiHeadAttention {
   Status forward(const Tensor& query, const Tensor* key, const Tensor* value,
                  const MhaForwardOptions& options, MhaResult& result, Trace* trace = nullptr) const;
 
+  // The same computation as forward (same output, bit for bit), keeping in `saved` what backward needs.
+  Status forward_saving(const Tensor& query, const Tensor* key, const Tensor* value,
+                        const MhaForwardOptions& options, MhaResult& result, MhaSaved& saved,
+                        Trace* trace = nullptr) const;
+  // Gradients of sum(output ⊙ grad_output) for the forward that filled `saved` (multi_head_backward.cpp).
+  // kInvalidArgument when `saved` is empty or a parameter was set after that forward;
+  // kShapeMismatch / kNonFinite for grad_output.
+  Status backward(const MhaSaved& saved, const Tensor& grad_output, MhaGrads& grads) const;
+
  private:
   MhaConfig config_;
   int head_dim_ = 0, value_head_dim_ = 0, kdim_ = 0, vdim_ = 0;
@@ -91,6 +134,14 @@ class MultiHeadAttention {
   // Floats the packed copies take, for the memory check before they are allocated.
   std::uint64_t packed_floats() const;
   void pack_weights();
+  // Bumped (from a process-wide counter, so no two modules share a value) by create and every
+  // successful set_parameter: backward refuses a MhaSaved from before the last change.
+  std::uint64_t parameter_version_ = 0;
+  Status assign_parameter(const std::string& name, const Tensor& value);
+  // forward and forward_saving: saved == nullptr for the plain forward.
+  Status run_forward(const Tensor& query, const Tensor* key, const Tensor* value,
+                     const MhaForwardOptions& options, MhaResult& result, MhaSaved* saved,
+                     Trace* trace) const;
 };
 
 }  // namespace attn

@@ -1,4 +1,5 @@
 // MultiHeadAttention: configuration, initialisation and the PyTorch-named parameters.
+#include <atomic>
 #include <cmath>
 #include <string>
 
@@ -59,6 +60,12 @@ Tensor normal_tensor(Shape shape, std::uint64_t seed, std::uint64_t tag, float s
   return t;
 }
 
+// A value no module has had: a MhaSaved from one module or weight set never matches another.
+std::uint64_t next_parameter_version() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+
 float xavier_bound(int fan_in, int fan_out) {
   return std::sqrt(6.0f / static_cast<float>(fan_in + fan_out));
 }
@@ -103,6 +110,7 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
     m.ln_bias_ = Tensor::zeros({e});
   }
   m.pack_weights();
+  m.parameter_version_ = next_parameter_version();
   out = std::move(m);
   return Status::Ok();
 }
@@ -204,6 +212,12 @@ Status MultiHeadAttention::get_parameter(const std::string& name, Tensor& out) c
 }
 
 Status MultiHeadAttention::set_parameter(const std::string& name, const Tensor& value) {
+  Status status = assign_parameter(name, value);
+  if (status.ok()) parameter_version_ = next_parameter_version();
+  return status;
+}
+
+Status MultiHeadAttention::assign_parameter(const std::string& name, const Tensor& value) {
   const int qk = w_q_.dim(0), vo = w_v_.dim(0), e = config_.embed_dim;
   if (name == "in_proj_weight" || name == "in_proj_bias") {
     const bool weight = name == "in_proj_weight";

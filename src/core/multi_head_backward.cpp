@@ -1,0 +1,366 @@
+// MultiHeadAttention::backward and what forward_saving keeps for it. The forward's steps 1.–8.
+// (multi_head.cpp) run here in reverse, every buffer with its shape:
+//   8. LayerNorm   7. residual   6. output projection   4. attention (the engine's backward, which
+//   recomputes P and replays dropout)   3. extra keys (bias_k / bias_v / zero attention)
+//   2. the q/k/v projections   1. positional encoding (the identity on the query's gradient).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/attention_backward.h"
+#include "core/memory_limit.h"
+#include "core/multi_head.h"
+#include "core/multi_head_steps.h"
+#include "kernels/kernels.h"
+
+namespace attn {
+
+using mha_steps::Dims;
+using mha_steps::Heads;
+using mha_steps::Projections;
+
+namespace {
+
+// dx (rows, n) = LayerNorm backward (written, or added to with accumulate_dx), dgamma/dbeta (n) ADDED
+// to (either may be null); gamma may be null. Mean and variance are recomputed from x in double.
+// Private until the shared layer_norm_backward_rows (softmax_backward.h) lands; then it replaces this.
+void mha_layer_norm_backward_rows(std::int64_t rows, int n, const float* x, const float* gamma, float eps,
+                                  const float* dy, float* dx, bool accumulate_dx, float* dgamma,
+                                  float* dbeta) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    const float* dyr = dy + r * n;
+    float* dxr = dx + r * n;
+    double mean = 0.0, var = 0.0;
+    for (int j = 0; j < n; ++j) mean += xr[j];
+    mean /= n;
+    for (int j = 0; j < n; ++j) var += (xr[j] - mean) * (xr[j] - mean);
+    const double rstd = 1.0 / std::sqrt(var / n + eps);
+    // dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)) with g = dy · γ, x̂ the normalised row.
+    double sum_g = 0.0, sum_g_xhat = 0.0;
+    for (int j = 0; j < n; ++j) {
+      const double xhat = (xr[j] - mean) * rstd;
+      const double g = dyr[j] * (gamma ? static_cast<double>(gamma[j]) : 1.0);
+      sum_g += g;
+      sum_g_xhat += g * xhat;
+      if (dgamma) dgamma[j] += static_cast<float>(dyr[j] * xhat);
+      if (dbeta) dbeta[j] += dyr[j];
+    }
+    for (int j = 0; j < n; ++j) {
+      const double xhat = (xr[j] - mean) * rstd;
+      const double g = dyr[j] * (gamma ? static_cast<double>(gamma[j]) : 1.0);
+      const float v = static_cast<float>(rstd * (g - sum_g / n - xhat * sum_g_xhat / n));
+      dxr[j] = accumulate_dx ? dxr[j] + v : v;
+    }
+  }
+}
+
+// dst (rows, width) dense = src rows of width `width` at row stride ld.
+void copy_rows(const float* src, int ld, std::int64_t rows, int width, std::vector<float>& dst) {
+  dst.resize(static_cast<std::size_t>(rows) * width);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::memcpy(dst.data() + r * width, src + r * ld, static_cast<std::size_t>(width) * sizeof(float));
+  }
+}
+
+// to (cols, rows) = from (rows, cols)ᵀ, both dense.
+void transpose(std::int64_t rows, int cols, const float* from, float* to) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) to[c * rows + r] = from[r * cols + c];
+}
+
+// For y (rows, out) = x (rows, in) · Wᵀ + b:  dW (out, in) = dyᵀ · x (written);  db (out) = Σ_rows dy
+// (written; skipped when db is null).
+void linear_param_grads(const float* dy, std::int64_t rows, int out, const float* x, int in, float* dw,
+                        float* db) {
+  ScratchScope scratch;
+  float* dy_t = scratch.floats(static_cast<std::size_t>(rows) * out);  // dy_t: (out, rows)
+  transpose(rows, out, dy, dy_t);
+  kernels::gemm_nn(out, in, static_cast<int>(rows), dy_t, static_cast<int>(rows), x, in, dw, in, false);
+  if (!db) return;
+  for (int o = 0; o < out; ++o) {
+    float sum = 0.0f;
+    for (std::int64_t r = 0; r < rows; ++r) sum += dy_t[o * rows + r];
+    db[o] = sum;
+  }
+}
+
+// The same for a projection whose input also gets a gradient: dx (rows, in) += dy · W (out, in).
+void projection_backward(const float* dy, std::int64_t rows, int out, const float* x, int in, const Tensor& w,
+                         float* dx, float* dw, float* db) {
+  kernels::gemm_nn(static_cast<int>(rows), in, out, dy, out, w.data.data(), in, dx, in, true);
+  linear_param_grads(dy, rows, out, x, in, dw, db);
+}
+
+// Where each parameter's gradient goes (null when the module lacks it), inside MhaGrads::params.
+struct ParamGrads {
+  float *w_q = nullptr, *w_k = nullptr, *w_v = nullptr, *b_q = nullptr, *b_k = nullptr, *b_v = nullptr;
+  float *w_o = nullptr, *b_o = nullptr, *bias_k = nullptr, *bias_v = nullptr, *ln_w = nullptr,
+        *ln_b = nullptr;
+};
+
+float* find_grad(MhaGrads& grads, const char* name) {
+  for (auto& [n, t] : grads.params)
+    if (n == name) return t.data.data();
+  return nullptr;
+}
+
+ParamGrads locate_param_grads(MhaGrads& grads, int e, int qk) {
+  ParamGrads g;
+  if (float* in_proj = find_grad(grads, "in_proj_weight")) {  // [W_q; W_k; W_v] stacked
+    g.w_q = in_proj;
+    g.w_k = in_proj + static_cast<std::int64_t>(qk) * e;
+    g.w_v = in_proj + static_cast<std::int64_t>(2 * qk) * e;
+  } else {
+    g.w_q = find_grad(grads, "q_proj_weight");
+    g.w_k = find_grad(grads, "k_proj_weight");
+    g.w_v = find_grad(grads, "v_proj_weight");
+  }
+  if (float* in_bias = find_grad(grads, "in_proj_bias")) {
+    g.b_q = in_bias;
+    g.b_k = in_bias + qk;
+    g.b_v = in_bias + 2 * qk;
+  }
+  g.w_o = find_grad(grads, "out_proj.weight");
+  g.b_o = find_grad(grads, "out_proj.bias");
+  g.bias_k = find_grad(grads, "bias_k");
+  g.bias_v = find_grad(grads, "bias_v");
+  g.ln_w = find_grad(grads, "layer_norm.weight");
+  g.ln_b = find_grad(grads, "layer_norm.bias");
+  return g;
+}
+
+// The forward's options again, its masks pointing into `saved`.
+MhaForwardOptions options_of(const MhaSaved& saved) {
+  MhaForwardOptions o;
+  o.mask = saved.has_mask ? &saved.mask : nullptr;
+  o.additive_mask = saved.has_additive_mask ? &saved.additive_mask : nullptr;
+  o.key_padding_mask = saved.has_key_padding_mask ? &saved.key_padding_mask : nullptr;
+  o.causal = saved.causal;
+  o.need_weights = false;
+  o.scale = saved.scale;
+  o.dropout = saved.dropout;
+  return o;
+}
+
+Shape sequence_shape(const MhaSaved& s, int t, int width) {
+  return s.batched ? Shape{s.b, t, width} : Shape{t, width};
+}
+
+// 3. The extra keys of d (B, Tk', width): bias row gradient (width) = Σ_b of its row (when add_bias_kv);
+// the zero-attention row's is dropped; then the real rows move together into (B·Tk, width).
+void extra_keys_backward(float* d, const Heads& hd, int b, int tk, int width, float* d_bias) {
+  const std::int64_t tkp = tk + hd.extra;
+  if (hd.add_bias_kv && d_bias) {
+    for (int c = 0; c < width; ++c) d_bias[c] = 0.0f;
+    for (int bi = 0; bi < b; ++bi) kernels::add_vec(width, d_bias, d + (bi * tkp + tk) * width, d_bias);
+  }
+  for (int bi = 1; bi < b && hd.extra > 0; ++bi) {  // first batch first: rows only move down
+    std::memmove(d + static_cast<std::int64_t>(bi) * tk * width, d + bi * tkp * width,
+                 static_cast<std::size_t>(tk) * width * sizeof(float));
+  }
+}
+
+}  // namespace
+
+namespace mha_steps {
+
+std::uint64_t saved_elements(const Dims& d, const Heads& hd, const MhaConfig& c, int kdim, int vdim,
+                             const Tensor* key, const Tensor* value, const MhaForwardOptions& options) {
+  const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq,
+                      rows_k = static_cast<std::uint64_t>(d.b) * d.tk;
+  const std::uint64_t rows_kp = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
+  std::uint64_t n = rows_q * d.e * (c.layer_norm ? 2 : 1);                           // x, [pre_norm]
+  n += (key ? rows_k * kdim : 0) + (key && value ? rows_k * vdim : 0);               // key, value
+  n += rows_q * hd.h * (hd.dk + hd.dv) + rows_kp * hd.h * (hd.dk + hd.dv);           // q, context; k, v
+  if (options.mask) n += static_cast<std::uint64_t>(options.mask->numel()) / 4 + 1;  // bytes, as floats
+  if (options.key_padding_mask) n += static_cast<std::uint64_t>(options.key_padding_mask->numel()) / 4 + 1;
+  if (options.additive_mask) n += static_cast<std::uint64_t>(options.additive_mask->numel());
+  return n;
+}
+
+void save_inputs(const float* x, const Tensor* key, const Tensor* value, const MhaForwardOptions& options,
+                 const Dims& d, MhaSaved& saved) {
+  saved.filled = false;  // until the forward has finished
+  saved.batched = d.batched;
+  saved.b = d.b;
+  saved.tq = d.tq;
+  saved.tk = d.tk;
+  saved.has_key = key != nullptr;
+  saved.has_value = key && value;  // without a key the value is ignored, as in forward
+  saved.x.assign(x, x + static_cast<std::int64_t>(d.b) * d.tq * d.e);
+  if (saved.has_key)
+    saved.key = key->data;
+  else
+    saved.key.clear();
+  if (saved.has_value)
+    saved.value = value->data;
+  else
+    saved.value.clear();
+  saved.has_mask = options.mask != nullptr;
+  saved.mask = options.mask ? *options.mask : BoolTensor{};
+  saved.has_additive_mask = options.additive_mask != nullptr;
+  saved.additive_mask = options.additive_mask ? *options.additive_mask : Tensor{};
+  saved.has_key_padding_mask = options.key_padding_mask != nullptr;
+  saved.key_padding_mask = options.key_padding_mask ? *options.key_padding_mask : BoolTensor{};
+  saved.causal = options.causal;
+  saved.scale = options.scale;
+  saved.dropout = options.dropout;
+  saved.pre_norm.clear();
+}
+
+void save_projections(const Projections& pr, const Dims& d, const Heads& hd, MhaSaved& saved) {
+  const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq;
+  const std::int64_t rows_kp = static_cast<std::int64_t>(d.b) * (d.tk + hd.extra);
+  copy_rows(pr.q, pr.ldq, rows_q, hd.h * hd.dk, saved.q);
+  copy_rows(pr.k, pr.ldkv, rows_kp, hd.h * hd.dk, saved.k);
+  copy_rows(pr.v, pr.ldkv, rows_kp, hd.h * hd.dv, saved.v);
+}
+
+}  // namespace mha_steps
+
+namespace {
+
+Status check_saved(const MhaSaved& saved, std::uint64_t parameter_version) {
+  if (saved.empty()) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "backward needs the MhaSaved of a forward_saving call; this one is empty");
+  }
+  if (saved.parameter_version != parameter_version) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "a parameter was set after the forward that filled this MhaSaved (or it comes "
+                         "from another module): run forward_saving again before backward");
+  }
+  return Status::Ok();
+}
+
+Status check_grad_output(const MhaSaved& saved, int e, const Tensor& grad_output) {
+  ATTN_RETURN_IF_ERROR(check_well_formed(grad_output, "gradOutput"));
+  const Shape want = sequence_shape(saved, saved.tq, e);
+  if (grad_output.shape != want) {
+    return Status::Error(StatusCode::kShapeMismatch, "gradOutput must have the output's shape " +
+                                                         shape_to_string(want) + ", got " +
+                                                         shape_to_string(grad_output.shape));
+  }
+  return check_finite(grad_output, "gradOutput");
+}
+
+// Float elements of backward's scratch buffers (d_out, d_context, dq, dk, dv, one transposed gradient).
+std::uint64_t backward_scratch_elements(const Dims& d, const Heads& hd, bool layer_norm) {
+  const std::uint64_t qk = static_cast<std::uint64_t>(hd.h) * hd.dk,
+                      vo = static_cast<std::uint64_t>(hd.h) * hd.dv;
+  const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq;
+  const std::uint64_t rows_kp = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
+  const std::uint64_t widest = std::max<std::uint64_t>(d.e, std::max(qk, vo));
+  return (layer_norm ? rows_q * d.e : 0) + rows_q * (vo + qk) + rows_kp * (qk + vo) +
+         std::max(rows_q, rows_kp) * widest;
+}
+
+// grads: zeros of the inputs' and parameters' shapes, after checking that they and `scratch` more
+// floats fit the memory limit.
+Status allocate_grads(const MultiHeadAttention& m, const MhaSaved& saved, std::uint64_t scratch,
+                      MhaGrads& grads) {
+  const std::vector<std::string> names = m.parameter_names();
+  std::vector<Tensor> params(names.size());
+  std::uint64_t n = scratch + saved.x.size() + saved.key.size() + saved.value.size();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    ATTN_RETURN_IF_ERROR(m.get_parameter(names[i], params[i]));  // a copy, for its shape
+    n += 2 * static_cast<std::uint64_t>(params[i].numel());      // the copy and its gradient
+  }
+  ATTN_RETURN_IF_ERROR(check_allocation(n, "multi-head attention backward"));
+  grads.params.clear();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    std::fill(params[i].data.begin(), params[i].data.end(), 0.0f);
+    grads.params.emplace_back(names[i], std::move(params[i]));
+  }
+  const MhaConfig& c = m.config();
+  grads.query = Tensor(sequence_shape(saved, saved.tq, c.embed_dim), std::vector<float>(saved.x.size()));
+  grads.key = Tensor{};
+  grads.value = Tensor{};
+  if (saved.has_key) {
+    grads.key = Tensor(sequence_shape(saved, saved.tk, c.kdim ? c.kdim : c.embed_dim),
+                       std::vector<float>(saved.key.size()));
+  }
+  if (saved.has_value) {
+    grads.value = Tensor(sequence_shape(saved, saved.tk, c.vdim ? c.vdim : c.embed_dim),
+                         std::vector<float>(saved.value.size()));
+  }
+  return Status::Ok();
+}
+
+// 8. LayerNorm; 7. residual: d_x (B·Tq, E) = d_out, the query's gradient so far (x = query + pe);
+// 6. output projection: d_context (B·Tq, H·dv) = d_out · W_o (returned, in scratch);
+// dW_o (E, H·dv) = d_outᵀ · context;  db_o (E) = Σ d_out.
+const float* output_stage_backward(const MhaConfig& c, const Tensor& w_o, const Tensor& ln_weight,
+                                   const MhaSaved& saved, std::int64_t rows_q, const float* grad_output,
+                                   const ParamGrads& g, float* d_x, ScratchScope& scratch) {
+  const int e = c.embed_dim, vo = w_o.dim(1);
+  const float* d_out = grad_output;  // d_out: (B·Tq, E) the gradient at the output projection's output
+  if (c.layer_norm) {
+    float* d_pre = scratch.floats(static_cast<std::size_t>(rows_q) * e);  // d_pre: (B·Tq, E)
+    mha_layer_norm_backward_rows(rows_q, e, saved.pre_norm.data(), ln_weight.data.data(), c.layer_norm_eps,
+                                 grad_output, d_pre, false, g.ln_w, g.ln_b);
+    d_out = d_pre;
+  }
+  if (c.residual) std::memcpy(d_x, d_out, static_cast<std::size_t>(rows_q) * e * sizeof(float));
+  float* d_context = scratch.floats(static_cast<std::size_t>(rows_q) * vo);  // d_context: (B·Tq, H·dv)
+  kernels::gemm_nn(static_cast<int>(rows_q), vo, e, d_out, e, w_o.data.data(), vo, d_context, vo, false);
+  linear_param_grads(d_out, rows_q, e, saved.context.data(), vo, g.w_o, g.b_o);
+  return d_context;
+}
+
+}  // namespace
+
+Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_output, MhaGrads& grads) const {
+  ATTN_RETURN_IF_ERROR(check_saved(saved, parameter_version_));
+  const int e = config_.embed_dim;
+  ATTN_RETURN_IF_ERROR(check_grad_output(saved, e, grad_output));
+  const Dims d{saved.batched, saved.b, saved.tq, saved.tk, e};
+  const Heads hd = mha_steps::heads_of(config_, head_dim_, value_head_dim_);
+  const int qk = hd.h * hd.dk, vo = hd.h * hd.dv;
+  const MhaForwardOptions options = options_of(saved);
+  AttentionProblem p;
+  ATTN_RETURN_IF_ERROR(mha_steps::make_problem(options, d, hd, false, p));
+  p.q = saved.q.data();  // q (B, Tq, H·dk), k (B, Tk', H·dk), v (B, Tk', H·dv), dense
+  p.k = saved.k.data();
+  p.v = saved.v.data();
+  p.ldq = p.ldk = qk;
+  p.ldv = vo;
+  ATTN_RETURN_IF_ERROR(allocate_grads(
+      *this, saved,
+      backward_scratch_elements(d, hd, config_.layer_norm) + attention_backward_scratch_elements(p), grads));
+  const ParamGrads g = locate_param_grads(grads, e, qk);
+  const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq,
+                     rows_k = static_cast<std::int64_t>(d.b) * d.tk;
+  ScratchScope scratch;
+  // 8.–6. LayerNorm, residual, output projection → d_x (the query's gradient) and d_context
+  float* d_x = grads.query.data.data();
+  const float* d_context = output_stage_backward(config_, w_o_, ln_weight_, saved, rows_q,
+                                                 grad_output.data.data(), g, d_x, scratch);
+  // 4. attention: dq (B·Tq, H·dk), dk (B, Tk', H·dk), dv (B, Tk', H·dv)
+  const std::int64_t rows_kp = static_cast<std::int64_t>(d.b) * (d.tk + hd.extra);
+  AttentionGradTargets t{scratch.floats(static_cast<std::size_t>(rows_q) * qk),
+                         scratch.floats(static_cast<std::size_t>(rows_kp) * qk),
+                         scratch.floats(static_cast<std::size_t>(rows_kp) * vo),
+                         qk,
+                         qk,
+                         vo};
+  run_attention_backward(p, d_context, vo, t);
+  // 3. extra keys: bias_k / bias_v gradients; dk → (B·Tk, H·dk), dv → (B·Tk, H·dv)
+  extra_keys_backward(t.dk, hd, d.b, d.tk, qk, g.bias_k);
+  extra_keys_backward(t.dv, hd, d.b, d.tk, vo, g.bias_v);
+  // 2. projections, into the input each read: x in self-attention, else key and value (value = key
+  // when the forward had no separate value)
+  const float* key_src = saved.has_key ? saved.key.data() : saved.x.data();
+  const float* value_src = saved.has_value ? saved.value.data() : key_src;
+  float* d_key = saved.has_key ? grads.key.data.data() : d_x;
+  float* d_value = saved.has_value ? grads.value.data.data() : d_key;
+  projection_backward(t.dq, rows_q, qk, saved.x.data(), e, w_q_, d_x, g.w_q, g.b_q);
+  projection_backward(t.dk, rows_k, qk, key_src, kdim_, w_k_, d_key, g.w_k, g.b_k);
+  projection_backward(t.dv, rows_k, vo, value_src, vdim_, w_v_, d_value, g.w_v, g.b_v);
+  // 1. positional encoding: x = query + pe, so the query's gradient is d_x itself (already in place)
+  return Status::Ok();
+}
+
+}  // namespace attn
