@@ -22,6 +22,7 @@
 #include "core/tensor.h"
 #include "core/trace.h"
 #include "fixture.h"
+#include "golden_mha.h"
 
 namespace {
 
@@ -33,10 +34,10 @@ constexpr float kGoldenTol = 1e-5f;
 using attn::BoolTensor;
 using attn::Status;
 using attn::Tensor;
+using golden::describe;
+using golden::make_mha;
+using golden::MhaInputs;
 
-std::string describe(const Status& s) {
-  return s.ok() ? "status OK" : std::string(attn::status_code_name(s.code)) + ": " + s.message;
-}
 
 // Compares every element; the failure message names the tensor, the max abs error and where.
 void check_close(const Tensor& got, const Tensor& want, const std::string& what) {
@@ -142,83 +143,6 @@ void run_sdpa(const Fixture& f) {
 // ---- multi-head attention (nn.MultiheadAttention and the tutorial modules) -------------------
 
 // Every state-dict name a fixture may carry (PyTorch's spelling; layer_norm.* for the tutorial).
-const char* const kParameterNames[] = {"in_proj_weight",    "q_proj_weight",  "k_proj_weight",
-                                       "v_proj_weight",     "in_proj_bias",   "out_proj.weight",
-                                       "out_proj.bias",     "bias_k",         "bias_v",
-                                       "layer_norm.weight", "layer_norm.bias"};
-
-attn::MhaConfig mha_config(const Fixture& f) {
-  attn::MhaConfig c;
-  c.embed_dim = static_cast<int>(f.scalar("embed_dim", 0));
-  c.num_heads = static_cast<int>(f.scalar("num_heads", 1));
-  c.kdim = static_cast<int>(f.scalar("kdim", 0));
-  c.vdim = static_cast<int>(f.scalar("vdim", 0));
-  c.head_dim = static_cast<int>(f.scalar("head_dim", 0));
-  c.value_head_dim = static_cast<int>(f.scalar("value_head_dim", 0));
-  c.bias = f.flag("bias", true);
-  c.add_bias_kv = f.flag("add_bias_kv");
-  c.add_zero_attn = f.flag("add_zero_attn");
-  c.residual = f.flag("residual");
-  c.layer_norm = f.flag("layer_norm");
-  c.layer_norm_eps = f.scalar("layer_norm_eps", 1e-5f);
-  c.seed = 12345;  // every parameter is overwritten below; a leftover would show as a mismatch
-  return c;
-}
-
-// A parameter the module expects is provided by the fixture, directly or through the other
-// spelling of the input projection (in_proj_weight <-> q/k/v_proj_weight).
-bool provided(const Fixture& f, const std::string& name) {
-  if (f.has(name)) return true;
-  if (name == "in_proj_weight") {
-    return f.has("q_proj_weight") && f.has("k_proj_weight") && f.has("v_proj_weight");
-  }
-  if (name == "q_proj_weight" || name == "k_proj_weight" || name == "v_proj_weight") {
-    return f.has("in_proj_weight");
-  }
-  return false;
-}
-
-attn::MultiHeadAttention make_mha(const Fixture& f) {
-  attn::MultiHeadAttention mha;
-  Status s = attn::MultiHeadAttention::create(mha_config(f), mha);
-  INFO(f.name << " create: " << describe(s));
-  REQUIRE(s.ok());
-  for (const char* name : kParameterNames) {
-    if (!f.has(name)) continue;
-    s = mha.set_parameter(name, f.at(name));
-    INFO(f.name << " set_parameter(" << name << "): " << describe(s));
-    REQUIRE(s.ok());
-  }
-  for (const std::string& name : mha.parameter_names()) {
-    INFO(f.name << ": the module's parameter " << name << " is not in the fixture");
-    CHECK(provided(f, name));
-  }
-  return mha;
-}
-
-// The forward options of one fixture; owns the masks the options point to (never copied).
-struct MhaInputs {
-  BoolTensor mask, key_padding_mask;
-  attn::MhaForwardOptions options;
-
-  explicit MhaInputs(const Fixture& f) {
-    if (f.has("mask")) {
-      mask = f.as_bool("mask");
-      options.mask = &mask;
-    }
-    if (f.has("key_padding_mask")) {
-      key_padding_mask = f.as_bool("key_padding_mask");
-      options.key_padding_mask = &key_padding_mask;
-    }
-    if (f.has("additive_mask")) options.additive_mask = &f.at("additive_mask");
-    options.causal = f.flag("causal");
-    options.need_weights = f.flag("need_weights", true);
-    options.average_weights = f.flag("average_weights", true);
-  }
-  MhaInputs(const MhaInputs&) = delete;
-  MhaInputs& operator=(const MhaInputs&) = delete;
-};
-
 // Runs one forward pass and checks output (and weights when requested) against the fixture.
 void check_mha_forward(const Fixture& f, const attn::MultiHeadAttention& mha,
                        const attn::MhaForwardOptions& options, bool self_path, bool traced,
