@@ -13,10 +13,11 @@
 
 namespace {
 
-constexpr double kFdStep = 1e-3;            // central differences in double: truncation error ~h²·f'''/6
-constexpr double kGeluTol = 1e-6;           // float erf of |x| ≤ 6: a few ulps of values up to 6
-constexpr double kGeluGradTol = 2e-6;       // derivative in [−0.17, 1.13], float erf and exp
-constexpr double kLinearGradTol = 3e-6;     // float sums of ≤ 7 products of O(1) values (seen: 3e-7)
+constexpr double kFdStep = 1e-3;          // central differences in double: truncation error ~h²·f'''/6
+constexpr double kGeluTol = 1e-6;         // float erf of |x| ≤ 6: a few ulps of values up to 6
+constexpr double kGeluGradTol = 2e-6;     // derivative in [−0.17, 1.13], float erf and exp
+constexpr double kLinearGradTol = 3e-6;   // float sums of ≤ 7 products of O(1) values (seen: 3e-7)
+constexpr double kLinearLargeTol = 2e-4;  // sums of 257–300 float products, Σ|terms| ~ 200 (seen: 3.5e-5)
 constexpr double kEmbeddingGradTol = 1e-9;  // exact float sums of 3 values vs FD of a linear function
 constexpr double kLossTol = 2.5e-7;  // loss accumulated in double, rounded once to float (~1 ulp of ~2)
 constexpr double kCrossEntropyGradTol = 1e-7;  // (softmax − onehot)/count in double, rounded to float
@@ -126,6 +127,25 @@ TEST_CASE("linear_backward gives dx, dw and db of x·Wᵀ + b, strided, written 
   attn::linear_backward(rows, in, out, x.data(), ldx, w.data(), dy.data(), lddy, nullptr, lddx, false,
                         nullptr, db.data());
   testutil::require_close(db, want_db, kLinearGradTol, "linear db alone");
+}
+
+TEST_CASE("linear_backward at a size whose transposed dy overflows the scratch cache", "[backward-ops]") {
+  // dy_t (out, rows) = 77,100 floats > ScratchScope::kScratchCacheFloats: the owned-buffer path.
+  const int rows = 300, in = 5, out = 257;
+  const std::vector<float> x = testutil::random_tensor({rows, in}, 620).data;    // (rows, in)
+  const std::vector<float> w = testutil::random_tensor({out, in}, 621).data;     // (out, in)
+  const std::vector<float> dy = testutil::random_tensor({rows, out}, 622).data;  // (rows, out)
+  std::vector<float> dx(rows * in), dw(out * in, 0.0f);                          // (rows, in), (out, in)
+  attn::linear_backward(rows, in, out, x.data(), in, w.data(), dy.data(), out, dx.data(), in, false,
+                        dw.data(), nullptr);
+  Vec want_dx;  // (rows, in) = dy · W
+  ref::gemm(rows, in, out, dy.data(), out, w.data(), in, false, want_dx);
+  Vec want_dw(out * in, 0.0);  // (out, in) = dyᵀ · x
+  for (int r = 0; r < rows; ++r)
+    for (int o = 0; o < out; ++o)
+      for (int k = 0; k < in; ++k) want_dw[o * in + k] += double(dy[r * out + o]) * x[r * in + k];
+  testutil::require_close(dx, want_dx, kLinearLargeTol, "large linear dx");
+  testutil::require_close(dw, want_dw, kLinearLargeTol, "large linear dw");
 }
 
 TEST_CASE("embedding_forward copies rows and embedding_backward scatter-adds repeated ids",
