@@ -1,10 +1,8 @@
-// TEMPORARY (replaced by the wt-ops branch at merge): straightforward placeholders for the
-// declarations in softmax_backward.h, correct but not tuned, so that the JS bindings build and their
-// tests run before the real implementations land.
 #include "core/softmax_backward.h"
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "core/memory_limit.h"
 
@@ -12,36 +10,107 @@ namespace attn {
 
 namespace {
 
-// y and grad_y: well-formed, rank ≥ 1, the same shape, finite; `what` names the forward's input.
-Status check_backward_inputs(const Tensor& y, const Tensor& grad_y, const char* what) {
-  if (y.rank() < 1) {
-    return Status::Error(StatusCode::kShapeMismatch, std::string(what) + " must have at least one axis");
+// `a` and `b` are well-formed tensors of rank ≥ 1 with the same shape.
+Status check_pair(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
+  for (const auto& [t, name] : {std::pair{&a, a_name}, std::pair{&b, b_name}}) {
+    if (t->rank() < 1) {
+      return Status::Error(StatusCode::kShapeMismatch, std::string(name) + " must have at least one axis");
+    }
+    ATTN_RETURN_IF_ERROR(check_well_formed(*t, name));
   }
-  ATTN_RETURN_IF_ERROR(check_well_formed(y, what));
-  ATTN_RETURN_IF_ERROR(check_well_formed(grad_y, "gradOutput"));
-  if (grad_y.shape != y.shape) {
-    return Status::Error(StatusCode::kShapeMismatch, std::string("gradOutput must have ") + what +
-                                                         "'s shape " + shape_to_string(y.shape) + ", got " +
-                                                         shape_to_string(grad_y.shape));
+  if (a.shape != b.shape) {
+    return Status::Error(StatusCode::kShapeMismatch, std::string(a_name) + " has shape " +
+                                                         shape_to_string(a.shape) + " but " + b_name +
+                                                         " has shape " + shape_to_string(b.shape));
   }
-  ATTN_RETURN_IF_ERROR(check_allocation(static_cast<std::uint64_t>(y.numel()), what));
-  ATTN_RETURN_IF_ERROR(check_finite(y, what));
-  return check_finite(grad_y, "gradOutput");
+  ATTN_RETURN_IF_ERROR(check_finite(a, a_name));
+  ATTN_RETURN_IF_ERROR(check_finite(b, b_name));
+  return Status::Ok();
+}
+
+// The affine parameters of a LayerNorm with last axis n: empty or n finite values each.
+Status check_layer_norm_params(const LayerNormOptions& options, int n) {
+  if (!(options.eps > 0.0f)) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "layerNorm backward: eps must be > 0, got " + format_number(options.eps));
+  }
+  for (const auto* param : {&options.weight, &options.bias}) {
+    const char* name = param == &options.weight ? "weight" : "bias";
+    if (param->empty()) continue;
+    if (static_cast<int>(param->size()) != n) {
+      return Status::Error(StatusCode::kShapeMismatch, std::string("layerNorm backward: ") + name + " has " +
+                                                           std::to_string(param->size()) +
+                                                           " values but the last axis is " +
+                                                           std::to_string(n));
+    }
+    for (size_t i = 0; i < param->size(); ++i) {
+      if (!std::isfinite((*param)[i])) {
+        return Status::Error(StatusCode::kNonFinite, std::string("layerNorm backward: ") + name +
+                                                         " is not finite at index " + std::to_string(i));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Mean and 1/sqrt(var + eps) of one row, with exactly the float operations of layer_norm_row_scalar
+// (sequential sum; biased variance from the centred values), so xhat here equals the forward's.
+struct RowStats {
+  float mean;
+  float rstd;
+};
+RowStats row_stats(int n, const float* x, float eps) {
+  float sum = 0.0f;
+  for (int j = 0; j < n; ++j) sum += x[j];
+  const float mean = sum / static_cast<float>(n);
+  float sq = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    const float d = x[j] - mean;
+    sq += d * d;
+  }
+  return {mean, 1.0f / std::sqrt(sq / static_cast<float>(n) + eps)};
+}
+
+// One row of the LayerNorm backward. Pass 1 takes mean(g) and mean(g·xhat) with g = dy·γ and adds the
+// parameter gradients; pass 2 writes dx = rstd·(g − mean(g) − xhat·mean(g·xhat)).
+void layer_norm_backward_row(int n, const float* x, const float* gamma, float eps, const float* dy, float* dx,
+                             bool accumulate_dx, float* dgamma, float* dbeta) {
+  const RowStats s = row_stats(n, x, eps);
+  float sum_g = 0.0f;
+  float sum_g_xhat = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    const float xhat = (x[j] - s.mean) * s.rstd;
+    const float g = gamma ? dy[j] * gamma[j] : dy[j];
+    sum_g += g;
+    sum_g_xhat += g * xhat;
+    if (dgamma) dgamma[j] += dy[j] * xhat;
+    if (dbeta) dbeta[j] += dy[j];
+  }
+  const float mean_g = sum_g / static_cast<float>(n);
+  const float mean_g_xhat = sum_g_xhat / static_cast<float>(n);
+  for (int j = 0; j < n; ++j) {
+    const float xhat = (x[j] - s.mean) * s.rstd;
+    const float g = gamma ? dy[j] * gamma[j] : dy[j];
+    const float d = s.rstd * (g - mean_g - xhat * mean_g_xhat);
+    dx[j] = accumulate_dx ? dx[j] + d : d;
+  }
 }
 
 }  // namespace
 
 void softmax_backward_row(int n, const float* y, const float* dy, float* dx) {
+  // The dot product first: dx may overwrite dy afterwards, element by element.
   float dot = 0.0f;
   for (int j = 0; j < n; ++j) dot += dy[j] * y[j];
   for (int j = 0; j < n; ++j) dx[j] = y[j] * (dy[j] - dot);
 }
 
 Status softmax_backward(const Tensor& y, const Tensor& grad_y, Tensor& grad_x) {
-  ATTN_RETURN_IF_ERROR(check_backward_inputs(y, grad_y, "softmax output"));
+  ATTN_RETURN_IF_ERROR(check_pair(y, "softmax backward y", grad_y, "softmax backward grad_y"));
+  ATTN_RETURN_IF_ERROR(check_allocation(static_cast<std::uint64_t>(y.numel()), "softmax backward"));
   const int n = y.dim(-1);
   const std::int64_t rows = y.numel() / n;
-  Tensor out = Tensor::zeros(y.shape);
+  Tensor out = Tensor::zeros(y.shape);  // (..., N)
   for (std::int64_t r = 0; r < rows; ++r) {
     softmax_backward_row(n, y.data.data() + r * n, grad_y.data.data() + r * n, out.data.data() + r * n);
   }
@@ -49,54 +118,34 @@ Status softmax_backward(const Tensor& y, const Tensor& grad_y, Tensor& grad_x) {
   return Status::Ok();
 }
 
-// dx = rstd · (dy·γ − mean(dy·γ) − x̂ · mean(dy·γ · x̂)); dγ += Σ_rows dy · x̂; dβ += Σ_rows dy.
-// dgamma / dbeta may be null; they are accumulated into (the caller zeroes them).
+Status layer_norm_backward(const Tensor& x, const Tensor& grad_y, const LayerNormOptions& options,
+                           LayerNormGrads& grads) {
+  ATTN_RETURN_IF_ERROR(check_pair(x, "layerNorm backward x", grad_y, "layerNorm backward grad_y"));
+  const int n = x.dim(-1);
+  ATTN_RETURN_IF_ERROR(check_layer_norm_params(options, n));
+  ATTN_RETURN_IF_ERROR(check_allocation(
+      static_cast<std::uint64_t>(x.numel()) + 2u * static_cast<std::uint64_t>(n), "layerNorm backward"));
+  const bool has_weight = !options.weight.empty();
+  const bool has_bias = !options.bias.empty();
+  LayerNormGrads out;
+  out.x = Tensor::zeros(x.shape);                   // (..., N)
+  if (has_weight) out.weight = Tensor::zeros({n});  // (N)
+  if (has_bias) out.bias = Tensor::zeros({n});      // (N)
+  layer_norm_backward_rows(x.numel() / n, n, x.data.data(), has_weight ? options.weight.data() : nullptr,
+                           options.eps, grad_y.data.data(), out.x.data.data(), false,
+                           has_weight ? out.weight.data.data() : nullptr,
+                           has_bias ? out.bias.data.data() : nullptr);
+  grads = std::move(out);
+  return Status::Ok();
+}
+
 void layer_norm_backward_rows(std::int64_t rows, int n, const float* x, const float* gamma, float eps,
                               const float* dy, float* dx, bool accumulate_dx, float* dgamma, float* dbeta) {
   for (std::int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    const float* dyr = dy + r * n;
-    float* dxr = dx + r * n;
-    float mean = 0.0f, var = 0.0f;
-    for (int j = 0; j < n; ++j) mean += xr[j];
-    mean /= n;
-    for (int j = 0; j < n; ++j) var += (xr[j] - mean) * (xr[j] - mean);
-    const float rstd = 1.0f / std::sqrt(var / n + eps);
-    float mean_g = 0.0f, mean_gx = 0.0f;
-    for (int j = 0; j < n; ++j) {
-      const float xhat = (xr[j] - mean) * rstd;
-      const float g = dyr[j] * (gamma ? gamma[j] : 1.0f);
-      mean_g += g;
-      mean_gx += g * xhat;
-      if (dgamma) dgamma[j] += dyr[j] * xhat;
-      if (dbeta) dbeta[j] += dyr[j];
-    }
-    mean_g /= n;
-    mean_gx /= n;
-    for (int j = 0; j < n; ++j) {
-      const float d = rstd * (dyr[j] * (gamma ? gamma[j] : 1.0f) - mean_g - (xr[j] - mean) * rstd * mean_gx);
-      dxr[j] = accumulate_dx ? dxr[j] + d : d;
-    }
+    const std::int64_t offset = r * n;
+    layer_norm_backward_row(n, x + offset, gamma, eps, dy + offset, dx + offset, accumulate_dx, dgamma,
+                            dbeta);
   }
-}
-
-Status layer_norm_backward(const Tensor& x, const Tensor& grad_y, const LayerNormOptions& options,
-                           LayerNormGrads& grads) {
-  ATTN_RETURN_IF_ERROR(check_backward_inputs(x, grad_y, "layerNorm input"));
-  Tensor y;  // the placeholder's shortcut to the forward's checks of eps, weight and bias
-  ATTN_RETURN_IF_ERROR(layer_norm(x, options, y));
-  const int n = x.dim(-1);
-  LayerNormGrads out;
-  out.x = Tensor::zeros(x.shape);
-  if (!options.weight.empty()) out.weight = Tensor::zeros({n});
-  if (!options.bias.empty()) out.bias = Tensor::zeros({n});
-  layer_norm_backward_rows(x.numel() / n, n, x.data.data(),
-                           options.weight.empty() ? nullptr : options.weight.data(), options.eps,
-                           grad_y.data.data(), out.x.data.data(), false,
-                           out.weight.data.empty() ? nullptr : out.weight.data.data(),
-                           out.bias.data.empty() ? nullptr : out.bias.data.data());
-  grads = std::move(out);
-  return Status::Ok();
 }
 
 }  // namespace attn
