@@ -10,6 +10,7 @@
 
 #include "core/attention_backward.h"
 #include "core/memory_limit.h"
+#include "core/softmax_backward.h"
 #include "core/multi_head.h"
 #include "core/multi_head_steps.h"
 #include "kernels/kernels.h"
@@ -21,40 +22,6 @@ using mha_steps::Heads;
 using mha_steps::Projections;
 
 namespace {
-
-// dx (rows, n) = LayerNorm backward (written, or added to with accumulate_dx), dgamma/dbeta (n) ADDED
-// to (either may be null); gamma may be null. Mean and variance are recomputed from x in double.
-// Private until the shared layer_norm_backward_rows (softmax_backward.h) lands; then it replaces this.
-void mha_layer_norm_backward_rows(std::int64_t rows, int n, const float* x, const float* gamma, float eps,
-                                  const float* dy, float* dx, bool accumulate_dx, float* dgamma,
-                                  float* dbeta) {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * n;
-    const float* dyr = dy + r * n;
-    float* dxr = dx + r * n;
-    double mean = 0.0, var = 0.0;
-    for (int j = 0; j < n; ++j) mean += xr[j];
-    mean /= n;
-    for (int j = 0; j < n; ++j) var += (xr[j] - mean) * (xr[j] - mean);
-    const double rstd = 1.0 / std::sqrt(var / n + eps);
-    // dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)) with g = dy · γ, x̂ the normalised row.
-    double sum_g = 0.0, sum_g_xhat = 0.0;
-    for (int j = 0; j < n; ++j) {
-      const double xhat = (xr[j] - mean) * rstd;
-      const double g = dyr[j] * (gamma ? static_cast<double>(gamma[j]) : 1.0);
-      sum_g += g;
-      sum_g_xhat += g * xhat;
-      if (dgamma) dgamma[j] += static_cast<float>(dyr[j] * xhat);
-      if (dbeta) dbeta[j] += dyr[j];
-    }
-    for (int j = 0; j < n; ++j) {
-      const double xhat = (xr[j] - mean) * rstd;
-      const double g = dyr[j] * (gamma ? static_cast<double>(gamma[j]) : 1.0);
-      const float v = static_cast<float>(rstd * (g - sum_g / n - xhat * sum_g_xhat / n));
-      dxr[j] = accumulate_dx ? dxr[j] + v : v;
-    }
-  }
-}
 
 // dst (rows, width) dense = src rows of width `width` at row stride ld.
 void copy_rows(const float* src, int ld, std::int64_t rows, int width, std::vector<float>& dst) {
@@ -299,7 +266,7 @@ const float* output_stage_backward(const MhaConfig& c, const Tensor& w_o, const 
   const float* d_out = grad_output;  // d_out: (B·Tq, E) the gradient at the output projection's output
   if (c.layer_norm) {
     float* d_pre = scratch.floats(static_cast<std::size_t>(rows_q) * e);  // d_pre: (B·Tq, E)
-    mha_layer_norm_backward_rows(rows_q, e, saved.pre_norm.data(), ln_weight.data.data(), c.layer_norm_eps,
+    layer_norm_backward_rows(rows_q, e, saved.pre_norm.data(), ln_weight.data.data(), c.layer_norm_eps,
                                  grad_output, d_pre, false, g.ln_w, g.ln_b);
     d_out = d_pre;
   }

@@ -4,12 +4,14 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "core/status.h"
+
 #include "core/multi_head.h"
 #include "fixture.h"
 
 namespace golden {
 
-inline std::string describe(const Status& s) {
+inline std::string describe(const attn::Status& s) {
   return s.ok() ? "status OK" : std::string(attn::status_code_name(s.code)) + ": " + s.message;
 }
 

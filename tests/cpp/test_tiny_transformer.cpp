@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "core/positional.h"
 #include "core/rng.h"
 #include "finite_diff.h"
 #include "model/tiny_transformer.h"

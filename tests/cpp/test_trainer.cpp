@@ -120,23 +120,26 @@ TEST_CASE("Trainer: a non-finite step changes nothing and names the step", "[tra
   REQUIRE(attn::Trainer::create(&m, bad, trainer).code == attn::StatusCode::kInvalidArgument);
 }
 
-// Step budgets (batch 32, AdamW lr 3e-3 with clipping at 1): stated in the README.
+// Step budgets (batch 32, dModel 32, 4 heads, 2 layers, AdamW with clipping at 1, no weight decay;
+// evaluated every 100 steps on 8 × 32 held-out sequences): stated in the README. Measured natively:
+// copy 100 steps, reverse 100, sort ~1300, induction ~900.
 TEST_CASE("Convergence: every toy task reaches 99% sequence accuracy", "[.convergence]") {
-  attn::AdamWOptions o;
-  o.lr = 3e-3f;
-  o.clip_grad_norm = 1.0f;
-  o.weight_decay = 0.0f;
   const struct {
     const char* task;
-    int length, layers, budget;
+    int length, budget;
     bool mlp;
-  } cases[] = {{"copy", 8, 2, 1500, true},
-               {"reverse", 8, 2, 1500, true},
-               {"sort", 8, 2, 2000, true},
-               {"induction", 6, 2, 3000, false}};
+    float lr;
+  } cases[] = {{"copy", 8, 500, true, 1e-2f},
+               {"reverse", 8, 500, true, 1e-2f},
+               {"sort", 8, 2500, true, 3e-3f},
+               {"induction", 6, 2000, false, 1e-2f}};
   for (const auto& c : cases) {
+    attn::AdamWOptions o;
+    o.lr = c.lr;
+    o.clip_grad_norm = 1.0f;
+    o.weight_decay = 0.0f;
     attn::Task task = make_task(c.task, c.length, 5);
-    const Run run = train(c.task, c.length, model_for(task, 64, 4, c.layers, c.mlp), o, c.budget, true);
+    const Run run = train(c.task, c.length, model_for(task, 32, 4, 2, c.mlp), o, c.budget, true);
     std::printf("convergence %-9s L=%d: %zu steps, %.1f s, loss %.4f, token %.4f, sequence %.4f\n", c.task, c.length,
                 run.losses.size(), run.seconds, run.eval.loss, run.eval.token_accuracy, run.eval.sequence_accuracy);
     INFO(c.task);
