@@ -125,6 +125,7 @@ Status TinyTransformer::create(const TinyConfig& config, TinyTransformer& out) {
     ATTN_RETURN_IF_ERROR(MultiHeadAttention::create(mc, a));
   }
   m.attn_dirty_.assign(static_cast<std::size_t>(c.num_layers), true);
+  m.workspace_ = make_workspace();
   m.sync_attention();
   out = std::move(m);
   return Status::Ok();

@@ -21,6 +21,7 @@
 // `pos_emb.weight` ~ N(0, 0.01²); biases 0; LayerNorm weights 1, biases 0.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@
 #include "core/trace.h"
 
 namespace attn {
+
+struct TinyWorkspace;  // tiny_transformer_pass.cpp
+std::shared_ptr<TinyWorkspace> make_workspace();
 
 enum class PositionalKind { kNone = 0, kLearned = 1, kSinusoidal = 2 };
 enum class NormKind { kNone = 0, kPre = 1, kPost = 2 };
@@ -101,10 +105,13 @@ class TinyTransformer {
   std::vector<MultiHeadAttention> attn_;  // one per layer; its weights mirror params_ (sync_attention)
   std::vector<bool> attn_dirty_;
   Tensor sinusoid_;  // (max_length, d) when sinusoidal
+  // The pass's buffers, reused from call to call (copies of a model share them: single-threaded).
+  std::shared_ptr<TinyWorkspace> workspace_;
 
   int index_of(const std::string& name) const;
   void add_parameter(const std::string& name, Shape shape);
   void sync_attention();
+  void zero_gradients(std::vector<Tensor>& grads) const;
   Status run(const IdBatch& ids, const IdBatch* targets, const TinyForwardOptions* options,
              TinyForwardResult* result, float* loss, std::vector<Tensor>* grads);
   friend struct TinyPass;

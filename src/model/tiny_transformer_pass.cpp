@@ -18,7 +18,9 @@ namespace {
 constexpr float kLayerNormEps = 1e-5f;
 }  // namespace
 
-struct TinyPass {
+// The buffers of one pass, kept by the model between calls so that a training step reuses them
+// instead of allocating (and zero-filling) a few MB every step. Sizes follow the batch.
+struct TinyWorkspace {
   struct Unit {                  // one residual unit, rows (N, d) each
     std::vector<float> x, u, s;  // unit input, sublayer input, residual sum
     int ln = -1;                 // index of its LayerNorm weight (bias at ln + 1), -1 without
@@ -28,6 +30,20 @@ struct TinyPass {
     MhaSaved saved;           // what the attention's backward needs
     std::vector<float> h, g;  // (N, hidden) fc1 output and its GELU
   };
+  std::vector<LayerState> layers;
+  std::vector<float> x;                 // (N, d) the residual stream
+  std::vector<float> xf;                // (N, d) after ln_f (pre) or the stream itself
+  std::vector<float> u, out, ds, du;    // (N, d) one unit's temporaries
+  std::vector<float> dg;                // (N, hidden) the MLP's backward temporary
+  std::vector<float> logits, dlogits;   // (N, V)
+  std::vector<float> dx, dy;            // (N, d) the backward's stream gradient
+};
+
+std::shared_ptr<TinyWorkspace> make_workspace() { return std::make_shared<TinyWorkspace>(); }
+
+struct TinyPass {
+  using Unit = TinyWorkspace::Unit;
+  using LayerState = TinyWorkspace::LayerState;
 
   TinyTransformer& m;
   const TinyConfig& c;
@@ -35,12 +51,22 @@ struct TinyPass {
   bool grads;  // keep what the backward needs
   std::int64_t n;
   int d;
-  std::vector<LayerState> layers;
-  std::vector<float> x;   // (N, d) the residual stream
-  std::vector<float> xf;  // (N, d) after ln_f (pre) or the stream itself
+  TinyWorkspace& ws;
+  std::vector<LayerState>& layers;
+  std::vector<float>& x;
+  std::vector<float>& xf;
 
   TinyPass(TinyTransformer& model, const IdBatch& batch, bool keep)
-      : m(model), c(model.config_), ids(batch), grads(keep), n(std::int64_t{batch.b} * batch.t), d(c.d_model) {
+      : m(model),
+        c(model.config_),
+        ids(batch),
+        grads(keep),
+        n(std::int64_t{batch.b} * batch.t),
+        d(c.d_model),
+        ws(*model.workspace_),
+        layers(ws.layers),
+        x(ws.x),
+        xf(ws.xf) {
     layers.resize(static_cast<std::size_t>(c.num_layers));
   }
 
@@ -70,21 +96,29 @@ struct TinyPass {
   // 2. One residual unit around f(u (N, d), out (N, d)), updating the stream x in place.
   template <class F>
   Status unit_forward(Unit& unit, F&& f) {
-    std::vector<float> u = x;
+    std::vector<float>& u = grads ? unit.u : ws.u;  // kept for the backward only when it runs
+    u = x;
     if (c.norm == NormKind::kPre) layer_norm(unit.ln, x.data(), u.data());
-    std::vector<float> out(x.size());
-    ATTN_RETURN_IF_ERROR(f(u, out));
+    ws.out.resize(x.size());
+    ATTN_RETURN_IF_ERROR(f(u, ws.out));
     if (grads) unit.x = x;
-    kernels::add_vec(static_cast<int>(x.size()), x.data(), out.data(), x.data());
+    kernels::add_vec(static_cast<int>(x.size()), x.data(), ws.out.data(), x.data());
     if (grads) unit.s = x;
     if (c.norm == NormKind::kPost) layer_norm(unit.ln, x.data(), x.data());
-    if (grads) unit.u = std::move(u);
     return Status::Ok();
   }
 
-  Status attention(int l, const std::vector<float>& u, std::vector<float>& out, const TinyForwardOptions* o,
+  Status attention(int l, std::vector<float>& u, std::vector<float>& out, const TinyForwardOptions* o,
                    TinyForwardResult* result) {
-    const Tensor query({ids.b, ids.t, d}, u);
+    // The query borrows u's buffer for the call (no copy) and hands it back.
+    Tensor query({ids.b, ids.t, d}, std::move(u));
+    const Status st = attention_of(l, query, out, o, result);
+    u = std::move(query.data);
+    return st;
+  }
+
+  Status attention_of(int l, const Tensor& query, std::vector<float>& out, const TinyForwardOptions* o,
+                      TinyForwardResult* result) {
     MhaForwardOptions options;
     options.causal = c.causal;
     options.need_weights = false;
@@ -101,7 +135,7 @@ struct TinyPass {
       ATTN_RETURN_IF_ERROR(m.attn_[l].forward(query, nullptr, nullptr, options, r, trace));
       if (options.need_weights) result->attention[l] = std::move(r.weights);
     }
-    out = std::move(r.output.data);
+    out.swap(r.output.data);
     return Status::Ok();
   }
 
@@ -128,7 +162,7 @@ struct TinyPass {
       LayerState& L = layers[l];
       const bool norm = c.norm != NormKind::kNone;
       L.attn.ln = norm ? m.index_of(block(l) + "ln1.weight") : -1;
-      ATTN_RETURN_IF_ERROR(unit_forward(L.attn, [&](const std::vector<float>& u, std::vector<float>& out) {
+      ATTN_RETURN_IF_ERROR(unit_forward(L.attn, [&](std::vector<float>& u, std::vector<float>& out) {
         return attention(l, u, out, o, result);
       }));
       if (!c.mlp) continue;
@@ -156,9 +190,10 @@ struct TinyPass {
   // The unit's backward (header comment): dy (N, d) in, dx (N, d) out, in place.
   template <class FBack>
   Status unit_backward(const Unit& unit, std::vector<float>& dy, std::vector<Tensor>& g, FBack&& fback) {
-    std::vector<float> du;
+    std::vector<float>& du = ws.du;
     if (c.norm == NormKind::kPost) {
-      std::vector<float> ds(dy.size());
+      std::vector<float>& ds = ws.ds;
+      ds.resize(dy.size());
       layer_norm_backward(g, unit.ln, unit.s.data(), dy.data(), ds.data(), false);
       ATTN_RETURN_IF_ERROR(fback(unit.u, ds, du));
       kernels::add_vec(static_cast<int>(dy.size()), ds.data(), du.data(), dy.data());
@@ -174,12 +209,16 @@ struct TinyPass {
 
   Status attention_backward(int l, const std::vector<float>& dy, std::vector<float>& du, std::vector<Tensor>& g) {
     MhaGrads mg;
-    ATTN_RETURN_IF_ERROR(m.attn_[l].backward(layers[l].saved, Tensor({ids.b, ids.t, d}, dy), mg));
+    Tensor grad_out({ids.b, ids.t, d}, std::move(ws.dy));  // a reused buffer, handed back below
+    grad_out.data.assign(dy.begin(), dy.end());
+    const Status st = m.attn_[l].backward(layers[l].saved, grad_out, mg);
+    ws.dy = std::move(grad_out.data);
+    ATTN_RETURN_IF_ERROR(st);
     for (const auto& [name, t] : mg.params) {
       float* to = grad(g, block(l) + "attn." + name);
       kernels::add_vec(static_cast<int>(t.data.size()), to, t.data.data(), to);
     }
-    du = std::move(mg.query.data);
+    du.swap(mg.query.data);
     return Status::Ok();
   }
 
@@ -188,7 +227,8 @@ struct TinyPass {
     const int hid = c.mlp_hidden;
     const LayerState& L = layers[l];
     const std::string p = block(l) + "mlp.";
-    std::vector<float> dg(L.h.size());  // (N, hidden): dg, then dh in place
+    std::vector<float>& dg = ws.dg;  // (N, hidden): dg, then dh in place
+    dg.resize(L.h.size());
     linear_backward(static_cast<int>(n), hid, d, L.g.data(), hid, param(p + "fc2.weight"), dy.data(), d, dg.data(),
                     hid, false, grad(g, p + "fc2.weight"), grad(g, p + "fc2.bias"));
     gelu_backward(static_cast<std::int64_t>(dg.size()), L.h.data(), dg.data(), dg.data());
@@ -199,12 +239,13 @@ struct TinyPass {
 
   // 5.–8. head, ln_f, layers in reverse, embeddings: every parameter's gradient into g.
   Status backward(const std::vector<float>& dlogits, std::vector<Tensor>& g) {
-    std::vector<float> dx(static_cast<std::size_t>(n) * d);  // (N, d) d loss / d stream
+    std::vector<float>& dx = ws.dx;  // (N, d) d loss / d stream
+    dx.resize(static_cast<std::size_t>(n) * d);
     linear_backward(static_cast<int>(n), d, c.vocab_size, xf.data(), d, param("head.weight"), dlogits.data(),
                     c.vocab_size, dx.data(), d, false, grad(g, "head.weight"), grad(g, "head.bias"));
     if (c.norm == NormKind::kPre) {
-      std::vector<float> dy = dx;
-      layer_norm_backward(g, m.index_of("ln_f.weight"), x.data(), dy.data(), dx.data(), false);
+      ws.ds = dx;
+      layer_norm_backward(g, m.index_of("ln_f.weight"), x.data(), ws.ds.data(), dx.data(), false);
     }
     for (int l = c.num_layers - 1; l >= 0; --l) {
       if (c.mlp) {
@@ -243,17 +284,29 @@ Status TinyTransformer::run(const IdBatch& ids, const IdBatch* targets, const Ti
     result->attention.assign(static_cast<std::size_t>(config_.num_layers), Tensor());
     result->traces.assign(static_cast<std::size_t>(config_.num_layers), Trace());
   }
-  std::vector<float> logits;  // (N, V)
+  std::vector<float>& logits = workspace_->logits;  // (N, V)
   ATTN_RETURN_IF_ERROR(pass.forward(logits, options, result));
-  if (result) result->logits = Tensor({ids.b, ids.t, config_.vocab_size}, std::move(logits));
+  if (result) result->logits = Tensor({ids.b, ids.t, config_.vocab_size}, logits);
   if (!targets) return Status::Ok();
-  std::vector<float> dlogits(grads ? logits.size() : 0);
+  std::vector<float>& dlogits = workspace_->dlogits;
+  dlogits.resize(grads ? logits.size() : 0);
   ATTN_RETURN_IF_ERROR(cross_entropy(pass.n, config_.vocab_size, logits.data(), targets->data.data(), *loss,
                                      grads ? dlogits.data() : nullptr));
   if (!grads) return Status::Ok();
-  grads->clear();
-  for (const Tensor& p : params_) grads->push_back(Tensor::zeros(p.shape));
+  zero_gradients(*grads);
   return pass.backward(dlogits, *grads);
+}
+
+// grads: one zero tensor per parameter, reusing the caller's buffers when they already fit.
+void TinyTransformer::zero_gradients(std::vector<Tensor>& grads) const {
+  bool fits = grads.size() == params_.size();
+  for (std::size_t k = 0; fits && k < grads.size(); ++k) fits = grads[k].shape == params_[k].shape;
+  if (!fits) {
+    grads.clear();
+    for (const Tensor& p : params_) grads.push_back(Tensor::zeros(p.shape));
+    return;
+  }
+  for (Tensor& t : grads) std::fill(t.data.begin(), t.data.end(), 0.0f);
 }
 
 Status TinyTransformer::forward(const IdBatch& ids, const TinyForwardOptions& options, TinyForwardResult& result) {

@@ -7,11 +7,13 @@ namespace attn {
 
 namespace {
 
-// The first non-finite element of any tensor in `ts`, as "name[index]"; empty when all are finite.
+// The first tensor of `ts` with a non-finite element: check_finite's message names it and the
+// index ("… <name> …"); empty when all are finite. check_finite's scan vectorises.
 std::string first_non_finite(const std::vector<Tensor>& ts, const std::vector<std::string>& names) {
-  for (std::size_t k = 0; k < ts.size(); ++k)
-    for (std::size_t e = 0; e < ts[k].data.size(); ++e)
-      if (!std::isfinite(ts[k].data[e])) return names[k] + "[" + std::to_string(e) + "]";
+  for (std::size_t k = 0; k < ts.size(); ++k) {
+    const Status st = check_finite(ts[k], names[k].c_str());
+    if (!st.ok()) return st.message;
+  }
   return {};
 }
 
@@ -50,7 +52,7 @@ Status Trainer::step(const IdBatch& ids, const IdBatch& targets, TrainStepResult
   const std::vector<std::string>& names = model_->parameter_names();
   if (!std::isfinite(loss)) return Status::Error(StatusCode::kNonFinite, at + "the loss is not finite");
   std::string bad = first_non_finite(grads_, names);
-  if (!bad.empty()) return Status::Error(StatusCode::kNonFinite, at + "the gradient of " + bad + " is not finite");
+  if (!bad.empty()) return Status::Error(StatusCode::kNonFinite, at + "a gradient is not finite: " + bad);
   // 1. The update into spare buffers: copies of the weights and moments.
   std::vector<Tensor>& params = model_->parameters_for_update();
   next_value_ = params;
@@ -67,8 +69,8 @@ Status Trainer::step(const IdBatch& ids, const IdBatch& targets, TrainStepResult
   for (const auto* ts : {&next_value_, &next_avg_, &next_avg_sq_}) {
     bad = first_non_finite(*ts, names);
     if (!bad.empty()) {
-      return Status::Error(StatusCode::kNonFinite, at + "the update makes " + bad +
-                                                       " non-finite (is the learning rate too large?)");
+      return Status::Error(StatusCode::kNonFinite, at + "the update would make a weight or moment non-finite (is "
+                                                       "the learning rate too large?): " + bad);
     }
   }
   for (std::size_t k = 0; k < params.size(); ++k) {
