@@ -390,7 +390,8 @@ export class TinyTransformer {
    * A model from a safetensors file written by {@link toSafetensors} (or by anyone, in that layout).
    * The file is checked before anything is allocated: header length (within the file, ≤ 100 MB),
    * JSON, F32 tensors with in-range, contiguous, non-overlapping offsets, a valid config, and names
-   * and shapes matching the config's state dict; otherwise `INVALID_ARGUMENT` naming the problem.
+   * and shapes matching the config's state dict; otherwise `INVALID_ARGUMENT` naming the problem
+   * (also for NaN/±∞ weights, found while loading them).
    */
   static fromSafetensors(bytes: ArrayBufferLike | ArrayBufferView): TinyTransformer;
   /** Frees the wasm memory; further calls throw `DISPOSED`. Idempotent. */

@@ -220,7 +220,9 @@ export function tinyTransformerClass({ requireCore, checkInputBytes, Handle, new
         model.loadStateDict(tensors);
       } catch (error) {
         model.dispose();
-        throw error;
+        // Names and shapes were checked: what is left is the values (NaN or ±∞) or the memory limit.
+        if (!(error instanceof AttentionError) || error.code === 'TOO_LARGE') throw error;
+        throw new AttentionError('INVALID_ARGUMENT', `safetensors: ${error.message}`);
       }
       return model;
     }

@@ -145,6 +145,15 @@ describe('fromSafetensors refuses hostile files before allocating', () => {
     refuse(edit('head.bias', { shape: [6] }), /tensor "head.bias" has 28 bytes but shape \[6\] needs 24/);
   });
 
+  it('NaN or ±Infinity weights', () => {
+    const bad = good.slice();
+    const at = bad.length - 4; // the last element of head.bias
+    new DataView(bad.buffer).setFloat32(at, NaN, true);
+    refuse(bad, /safetensors: .*head.bias.*NaN/);
+    new DataView(bad.buffer).setFloat32(at, -Infinity, true);
+    refuse(bad, /safetensors: .*head.bias/);
+  });
+
   it('shapes or names unlike the config\'s state dict', () => {
     refuse(edit('head.bias', { shape: [1, 7] }), /tensor "head.bias" has shape \[1,7\] but the config needs \[7\]/);
     const { 'ln_f.bias': lnb, ...missing } = header;
