@@ -302,3 +302,194 @@ export function kernelVariant(): 'relaxed-simd' | 'simd128' | 'scalar';
 export function relaxedSimdSupported(): boolean;
 /** Wasm heap size, bytes malloc'ed and not freed inside it, and count of undisposed handles (leak checks). */
 export function memoryStats(): { heapBytes: number; heapUsedBytes: number; liveHandles: number };
+
+// ---- TinyTransformer, training, tasks ------------------------------------------------------------
+
+/**
+ * Token ids or targets: an int32 {@link Tensor}, nested arrays of integers, or
+ * `{ data: Int32Array, shape }`, of shape (B, T) or (T) (a batch of one; outputs keep B = 1).
+ * A float32 tensor is an `INVALID_ARGUMENT`, not a cast.
+ */
+export type IdsLike = Tensor | { data: Int32Array | ArrayLike<number>; shape: number[] } | NestedArray<number>;
+
+/** Configuration of {@link TinyTransformer}; unknown keys are `INVALID_ARGUMENT` naming them. */
+export interface TinyTransformerConfig {
+  /** Tokens 0 … vocabSize − 1 (2 … 65536). */
+  vocabSize: number;
+  /** Longest sequence T (the learned position table's rows). */
+  maxLength: number;
+  dModel: number;
+  /** Must divide dModel (else `HEADS_DO_NOT_DIVIDE`). */
+  numHeads: number;
+  /** Default 1 (at most 64). */
+  numLayers?: number;
+  /** An MLP (fc1, exact-erf GELU, fc2) after each attention (default true). */
+  mlp?: boolean;
+  /** Hidden width of the MLP (default 4·dModel). */
+  mlpHidden?: number;
+  /** `'learned'` (default, `pos_emb.weight`), `'sinusoidal'` (a fixed table, no parameter) or `'none'`. */
+  positional?: 'learned' | 'sinusoidal' | 'none';
+  /** `'pre'` (default; with a final `ln_f`), `'post'` or `'none'` LayerNorm placement. */
+  norm?: 'pre' | 'post' | 'none';
+  /** Position t attends to positions ≤ t only (default true). */
+  causal?: boolean;
+  /** Initialisation seed (GPT-2's scheme, identical on every platform; default 0). */
+  seed?: number;
+}
+
+/** Options of {@link TinyTransformer.forward}. */
+export interface TinyForwardOptions {
+  /** Attention weights to return: true (default: every layer), false (none), or layer indices. */
+  attention?: boolean | number[];
+  /** Trace the attention of: true (every layer), false (default), or `{ layers }`. */
+  trace?: boolean | { layers: number[] };
+}
+
+export interface TinyForwardResult {
+  /** (B, T, vocabSize). */
+  logits: Tensor;
+  /** One (B, H, T, T) Tensor per layer, `null` for layers not requested; `[]` for `attention: false`. */
+  attention: (Tensor | null)[];
+  /** With `trace`: per layer, the steps {@link MultiHeadAttention.forward} traces (its input is the
+   * attention's input, after ln1 in pre-norm), `null` for layers not traced. */
+  trace?: (TraceStep[] | null)[];
+}
+
+/**
+ * A small decoder-style transformer language model (PyTorch-compatible state-dict names, see
+ * src/model/tiny_transformer.h) with its full backward pass; owns wasm memory: call {@link dispose}.
+ * Errors in ids and targets (out of range, T > maxLength, targets of another shape, an empty
+ * batch, every target −100) are {@link AttentionError}s naming the problem.
+ */
+export class TinyTransformer {
+  /** @throws AttentionError `INVALID_ARGUMENT` (unknown keys, bad values), `HEADS_DO_NOT_DIVIDE`, `TOO_LARGE`. */
+  constructor(config: TinyTransformerConfig);
+  /** The full config, defaults filled. */
+  readonly config: Readonly<Required<TinyTransformerConfig>>;
+  /** Σ numel of the parameters. */
+  readonly parameterCount: number;
+  forward(ids: IdsLike, options?: TinyForwardOptions): TinyForwardResult;
+  /** Mean cross-entropy over positions whose target is not −100 (PyTorch's ignore_index). */
+  loss(ids: IdsLike, targets: IdsLike): number;
+  /** The loss and d loss / d parameter of every parameter, by state-dict name (zeros included). */
+  gradients(ids: IdsLike, targets: IdsLike): { loss: number; grads: Record<string, Tensor> };
+  /** Copies of the parameters by state-dict name (`tok_emb.weight`, `blocks.0.attn.in_proj_weight`, …). */
+  stateDict(): Record<string, Tensor>;
+  /**
+   * Sets every parameter. Strict: an unknown name is `UNKNOWN_PARAMETER`, a missing one
+   * `INVALID_ARGUMENT`, a wrong shape `SHAPE_MISMATCH`, NaN/±∞ `NON_FINITE`, each naming the
+   * parameter; nothing changes on an error.
+   */
+  loadStateDict(stateDict: StateDict): this;
+  /**
+   * The weights as a safetensors file: F32 little-endian tensors by state-dict name, and
+   * `__metadata__` `{ format: 'attention-wasm/tiny-transformer', config: JSON.stringify(config) }`.
+   */
+  toSafetensors(): Uint8Array;
+  /**
+   * A model from a safetensors file written by {@link toSafetensors} (or by anyone, in that layout).
+   * The file is checked before anything is allocated: header length (within the file, ≤ 100 MB),
+   * JSON, F32 tensors with in-range, contiguous, non-overlapping offsets, a valid config, and names
+   * and shapes matching the config's state dict; otherwise `INVALID_ARGUMENT` naming the problem
+   * (also for NaN/±∞ weights, found while loading them).
+   */
+  static fromSafetensors(bytes: ArrayBufferLike | ArrayBufferView): TinyTransformer;
+  /** Frees the wasm memory; further calls throw `DISPOSED`. Idempotent. */
+  dispose(): void;
+}
+
+/** Options of {@link Trainer}: torch.optim.AdamW's, after torch.nn.utils.clip_grad_norm_. */
+export interface TrainerOptions {
+  /** Learning rate, finite ≥ 0 (default 1e-3). */
+  lr?: number;
+  /** [beta1, beta2], each in [0, 1) (default [0.9, 0.999]). */
+  betas?: [number, number];
+  /** > 0 (default 1e-8). */
+  eps?: number;
+  /** Decoupled weight decay on every parameter (default 0.01). */
+  weightDecay?: number;
+  /** Clip the total gradient norm to this (> 0); null (default) = no clipping. */
+  clipGradNorm?: number | null;
+}
+
+/** Optimiser state, PyTorch's names: moments by parameter name. */
+export interface TrainerState {
+  step: number;
+  exp_avg: Record<string, TensorLike>;
+  exp_avg_sq: Record<string, TensorLike>;
+}
+
+/**
+ * AdamW over every parameter of a {@link TinyTransformer}; a step is one wasm call. The trainer
+ * keeps the model's C++ object alive, but after `model.dispose()` {@link step} throws `DISPOSED`.
+ * Owns wasm memory: call {@link dispose}.
+ */
+export class Trainer {
+  constructor(model: TinyTransformer, options?: TrainerOptions);
+  readonly model: TinyTransformer;
+  /** Steps taken (failed steps do not count). */
+  readonly steps: number;
+  /**
+   * Forward, backward, clipping and update. `loss` is at the weights before the update, `gradNorm`
+   * the total gradient norm before clipping. A step whose loss, gradients or update are not finite
+   * throws `NON_FINITE` naming the step, with weights, moments and `steps` unchanged.
+   */
+  step(ids: IdsLike, targets: IdsLike): { loss: number; gradNorm: number };
+  setLearningRate(lr: number): void;
+  /** Copies of the step count and both moments. */
+  stateDict(): { step: number; exp_avg: Record<string, Tensor>; exp_avg_sq: Record<string, Tensor> };
+  /** Restores a state (strict, as {@link TinyTransformer.loadStateDict}); nothing changes on an error. */
+  loadStateDict(state: TrainerState): this;
+  dispose(): void;
+}
+
+/** The toy tasks of {@link createTask}. */
+export type TaskName = 'copy' | 'reverse' | 'sort' | 'induction';
+
+/** Options of {@link createTask}. */
+export interface TaskOptions {
+  /** Input symbols (copy, reverse, sort: T = 2·length), or the segment (induction: T = 4·length + 1). */
+  length: number;
+  /** Symbols 0 … numSymbols − 1 (default 10); the separator is token numSymbols. Induction needs numSymbols > length. */
+  numSymbols?: number;
+  /** Seed of the task's batch stream (default 0). */
+  seed?: number;
+}
+
+/**
+ * A seeded toy sequence task (format: src/train/tasks.h). ids = sequence[:-1], targets =
+ * sequence[1:] with −100 everywhere but the answer. Owns wasm memory: call {@link dispose}.
+ */
+export interface Task {
+  readonly name: TaskName;
+  /** numSymbols + 1 (the separator). */
+  readonly vocabSize: number;
+  /** T of ids and targets. */
+  readonly sequenceLength: number;
+  /** '0', '1', …, then '|' for the separator. */
+  readonly tokenNames: readonly string[];
+  /** The next n sequences of the task's stream: (n, T) int32 Tensors. */
+  batch(n: number): { ids: Tensor; targets: Tensor };
+  dispose(): void;
+}
+
+export function createTask(name: TaskName, options: TaskOptions): Task;
+
+/** Options of {@link evaluate}. */
+export interface EvaluateOptions {
+  /** Batches to score (default 8). */
+  batches?: number;
+  /** Seed of the evaluation stream, independent of the task's training stream (default 0). */
+  seed?: number;
+  /** Sequences per batch (default 32). */
+  batchSize?: number;
+}
+
+/**
+ * Teacher-forced scores of `model` on `task`: the mean cross-entropy over every scored position,
+ * the fraction of scored positions whose argmax logit is the target, and the fraction of sequences
+ * with every scored position right.
+ */
+export function evaluate(
+  model: TinyTransformer, task: Task, options?: EvaluateOptions,
+): { loss: number; tokenAccuracy: number; sequenceAccuracy: number };

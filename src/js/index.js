@@ -8,6 +8,8 @@ import { AttentionError, check } from './errors.js';
 import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
 import { relaxedSimdSupported } from './relaxed-simd.js';
 import { backwardApi } from './backward.js';
+import { tinyTransformerClass } from './model.js';
+import { trainApi } from './train.js';
 import { SDPA_OPTIONS, commonOptions, createRuntime, layerNormOptions } from './runtime.js';
 import { Tensor, asFloatTensor, asBoolTensor, fromCore, shapeSize } from './tensor.js';
 
@@ -15,10 +17,11 @@ export { AttentionError, Tensor, relaxedSimdSupported };
 
 // This copy's module and memory limit (runtime.js), shared with the functions of backward.js.
 const runtime = createRuntime();
-const { requireCore, checkInputBytes } = runtime;
+const { requireCore, checkInputBytes, Handle, newHandle } = runtime;
 export const { scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward } = backwardApi(runtime);
-
-let liveHandles = 0;
+// The model and training API (model.js, train.js) over the same runtime.
+export const TinyTransformer = tinyTransformerClass(runtime);
+export const { Trainer, createTask, evaluate } = trainApi(runtime, TinyTransformer);
 
 const VARIANTS = ['auto', 'relaxed-simd', 'simd128'];
 
@@ -140,39 +143,7 @@ export function kernelVariant() {
 /** Wasm heap size, bytes allocated in it, and the number of handles not yet disposed (leak checks). */
 export function memoryStats() {
   const m = requireCore();
-  return { heapBytes: m.HEAPU8.length, heapUsedBytes: m._heapUsedBytes(), liveHandles };
-}
-
-// Base of the objects that own a C++ handle.
-class Handle {
-  constructor(handle) {
-    this._handle = handle;
-    liveHandles++;
-  }
-
-  _live() {
-    if (!this._handle) throw new AttentionError('DISPOSED', `this ${this.constructor.name} was disposed`);
-    return this._handle;
-  }
-
-  /** Frees the wasm memory of this object; calling it twice is harmless. */
-  dispose() {
-    if (!this._handle) return;
-    this._handle.delete();
-    this._handle = null;
-    liveHandles--;
-  }
-}
-
-function newHandle(className, initialise) {
-  const handle = new (requireCore()[className])();
-  try {
-    check(initialise(handle));
-  } catch (error) {
-    handle.delete();
-    throw error;
-  }
-  return handle;
+  return { heapBytes: m.HEAPU8.length, heapUsedBytes: m._heapUsedBytes(), liveHandles: runtime.liveHandles() };
 }
 
 const MHA_CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'headDim', 'valueHeadDim', 'bias', 'addBiasKV',

@@ -1,7 +1,8 @@
-// What the API modules (index.js, backward.js) share: the per-wrapper state (the loaded wasm module,
-// the input-size check run before anything is copied into its heap) and the parsing of the option
-// objects that forward and backward functions have in common. Internal: not exported from index.js.
-import { AttentionError } from './errors.js';
+// What the API modules (index.js, backward.js, model.js, train.js) share: the per-wrapper state (the
+// loaded wasm module, the Handle base class and its count of live handles, the input-size check run
+// before anything is copied into its heap) and the parsing of the option objects that forward and
+// backward functions have in common. Internal: not exported from index.js.
+import { AttentionError, check } from './errors.js';
 import { checkNumber, checkOptions, checkSeed } from './options.js';
 import { asBoolTensor, asFloatTensor } from './tensor.js';
 
@@ -12,17 +13,53 @@ const kMaxInputBytes = 2 ** 31;
  * The state of one copy of the wrapper: its wasm module, loaded once, and the memory limit it
  * enforces. Each copy of index.js makes its own (Node caches modules by URL, query included, so
  * `index.js?instance=x` is a second, independent wrapper: the benchmarks and tests rely on that)
- * and hands it to the API modules it re-exports (backward.js). The methods are closures:
+ * and hands it to the API modules it re-exports (backward.js, model.js, train.js). The methods are closures:
  * destructuring them is fine.
  */
 export function createRuntime() {
   let modulePromise = null;
   let core = null;
   let memoryLimitBytes = null; // the core's limit, read once and kept in step by setMemoryLimit
+  let liveHandles = 0; // JS objects owning a C++ handle, not yet disposed (memoryStats)
 
   function requireCore() {
     if (!core) throw new AttentionError('NOT_INITIALIZED', 'call `await init()` before using attention-wasm');
     return core;
+  }
+
+  // Base of the objects that own a C++ handle (one class per wrapper copy, counting into its own
+  // liveHandles).
+  class Handle {
+    constructor(handle) {
+      this._handle = handle;
+      liveHandles++;
+    }
+
+    _live() {
+      if (!this._handle) throw new AttentionError('DISPOSED', `this ${this.constructor.name} was disposed`);
+      return this._handle;
+    }
+
+    /** Frees the wasm memory of this object; calling it twice is harmless. */
+    dispose() {
+      if (!this._handle) return;
+      this._handle.delete();
+      this._handle = null;
+      liveHandles--;
+    }
+  }
+
+  // A new C++ handle of `className`, initialised by `initialise(handle)` (a status object); on an
+  // error it is deleted before the AttentionError is thrown, so a failed constructor leaks nothing.
+  function newHandle(className, initialise) {
+    const handle = new (requireCore()[className])();
+    try {
+      check(initialise(handle));
+    } catch (error) {
+      handle.delete();
+      throw error;
+    }
+    return handle;
   }
 
   return {
@@ -39,6 +76,10 @@ export function createRuntime() {
     },
 
     requireCore,
+    Handle,
+    newHandle,
+    /** Handles created and not yet disposed. */
+    liveHandles: () => liveHandles,
 
     /** Re-reads the core's memory limit (after setMemoryLimit). */
     refreshMemoryLimit() {

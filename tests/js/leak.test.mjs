@@ -5,12 +5,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   init, Tensor, AttentionError, softmax, scaledDotProductAttention, MultiHeadAttention,
-  LearnedPositionalEncoding, seededNormal, memoryStats,
+  LearnedPositionalEncoding, seededNormal, memoryStats, TinyTransformer, Trainer, createTask, evaluate,
 } from '../../src/js/index.js';
 
 const kForwardCalls = 10_000;
 const kHandleCycles = 1_000;
 const kWarmupCalls = 200;
+const kTrainerSteps = 10_000;
 
 const core = await init(); // the Emscripten module: Embind's emval counter lives on it
 
@@ -89,6 +90,46 @@ describe('no leak', () => {
     const after = snapshot();
     // heapBytes may have grown while 1000 modules were alive at once; everything else must be back.
     assert.deepEqual({ ...after, heapBytes: before.heapBytes }, before);
+  });
+
+  it(`${kTrainerSteps} trainer steps (tiny model, batch 4) leave every counter unchanged`, () => {
+    const task = createTask('copy', { length: 2, numSymbols: 3, seed: 1 });
+    const model = new TinyTransformer({ vocabSize: task.vocabSize, maxLength: task.sequenceLength, dModel: 4, numHeads: 1, mlpHidden: 4, seed: 2 });
+    const trainer = new Trainer(model, { lr: 1e-3, clipGradNorm: 1 });
+    const batches = Array.from({ length: 8 }, () => task.batch(4));
+    const step = (i) => trainer.step(batches[i % 8].ids, batches[i % 8].targets).loss;
+    for (let i = 0; i < kWarmupCalls; i++) step(i);
+    const before = snapshot();
+    let sum = 0;
+    for (let i = 0; i < kTrainerSteps; i++) sum += step(i);
+    assert.ok(Number.isFinite(sum));
+    assert.deepEqual(snapshot(), before);
+    assert.equal(trainer.steps, kWarmupCalls + kTrainerSteps);
+    for (const h of [trainer, model, task]) h.dispose();
+  });
+
+  it('model, trainer and task objects, their calls and failures return every counter to its start', () => {
+    const cycle = (i) => {
+      const task = createTask('reverse', { length: 2, seed: i });
+      const model = new TinyTransformer({ vocabSize: task.vocabSize, maxLength: 4, dModel: 8, numHeads: 2, seed: i });
+      const trainer = new Trainer(model);
+      const { ids, targets } = task.batch(2);
+      trainer.step(ids, targets);
+      model.forward(ids, { trace: true });
+      model.gradients(ids, targets);
+      evaluate(model, task, { batches: 1, batchSize: 2 });
+      trainer.loadStateDict(trainer.stateDict());
+      TinyTransformer.fromSafetensors(model.toSafetensors()).dispose();
+      try { model.forward([[99]]); } catch (e) { assert.ok(e instanceof AttentionError); }
+      try { new TinyTransformer({ vocabSize: 4, maxLength: 4, dModel: 6, numHeads: 4 }); } catch (e) { assert.ok(e instanceof AttentionError); }
+      model.dispose(); // the trainer still holds the C++ model until it is disposed too
+      trainer.dispose();
+      task.dispose();
+    };
+    for (let i = 0; i < 20; i++) cycle(i);
+    const before = snapshot();
+    for (let i = 0; i < 200; i++) cycle(i);
+    assert.deepEqual(snapshot(), before);
   });
 
   it('malloc bytes in use are reported (needed to see leaks inside the heap)', () => {

@@ -5,11 +5,13 @@ import {
   init, Tensor, AttentionError, softmax, layerNorm, scaledDotProductAttention, MultiHeadAttention,
   sinusoidalEncoding, LearnedPositionalEncoding, seededNormal, setMemoryLimit, memoryLimit,
   kernelVariant, memoryStats, scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward,
+  TinyTransformer, Trainer, createTask, evaluate,
 } from 'attention-wasm';
 import type {
   AttentionErrorCode, TensorLike, NestedArray, InitOptions, DropoutOptions, AttentionOptions,
   MultiHeadAttentionConfig, MultiHeadAttentionOptions, AttentionResult, TraceStep, StateDict,
-  DType, TensorOptions, LayerNormOptions,
+  DType, TensorOptions, LayerNormOptions, IdsLike, TinyTransformerConfig, TinyForwardOptions, TinyForwardResult,
+  TrainerOptions, TrainerState, Task, TaskName, TaskOptions, EvaluateOptions,
 } from 'attention-wasm';
 
 // ---- init ---------------------------------------------------------------------------------------
@@ -204,3 +206,68 @@ made.code = 'TOO_LARGE';
 export { y, out, maybeWeights, dims, eps, hasNorm, same, r, pe, rows, maxLength, normal, limit, variant, stats, likes };
 export { dtype, data, shape, size, value, asArray, fromNumbers, boolMask, notNumber, badCode };
 export { ids, idsDtype, dSoftmax, lnGradX, lnGradWeight, grads };
+
+// ---- TinyTransformer, Trainer, tasks, evaluate ----------------------------------------------------
+const tinyConfig: TinyTransformerConfig = {
+  vocabSize: 11, maxLength: 16, dModel: 32, numHeads: 4, numLayers: 2, mlp: true, mlpHidden: 64,
+  positional: 'sinusoidal', norm: 'post', causal: true, seed: 1,
+};
+const tiny = new TinyTransformer(tinyConfig);
+new TinyTransformer({ vocabSize: 11, maxLength: 16, dModel: 32, numHeads: 4 });
+const fullConfig: Required<TinyTransformerConfig> = tiny.config;
+const parameterCount: number = tiny.parameterCount;
+const tokenIds: IdsLike = { data: new Int32Array(16), shape: [1, 16] };
+const tinyForwardOptions: TinyForwardOptions = { attention: [0], trace: { layers: [1] } };
+const tinyResult: TinyForwardResult = tiny.forward(tokenIds, tinyForwardOptions);
+const logits: Tensor = tinyResult.logits;
+const layerWeights: (Tensor | null)[] = tinyResult.attention;
+const layerTrace: (TraceStep[] | null)[] | undefined = tinyResult.trace;
+tiny.forward([[1, 2, 3]], { attention: false, trace: true });
+const tinyLoss: number = tiny.loss([1, 2, 3], [2, 3, -100]);
+const tinyGrads: Record<string, Tensor> = tiny.gradients(ids, ids).grads;
+tiny.loadStateDict(tiny.stateDict());
+const file: Uint8Array = tiny.toSafetensors();
+const loaded: TinyTransformer = TinyTransformer.fromSafetensors(file.buffer);
+TinyTransformer.fromSafetensors(file.subarray(0));
+// @ts-expect-error positional is 'learned' | 'sinusoidal' | 'none'
+new TinyTransformer({ ...tinyConfig, positional: 'rope' });
+// @ts-expect-error vocabSize is required
+new TinyTransformer({ maxLength: 16, dModel: 32, numHeads: 4 });
+// @ts-expect-error unknown config key
+new TinyTransformer({ ...tinyConfig, n_head: 4 });
+// @ts-expect-error trace takes { layers }, not a list
+tiny.forward(tokenIds, { trace: [0] });
+// @ts-expect-error config is read-only
+tiny.config.dModel = 8;
+
+const trainerOptions: TrainerOptions = { lr: 1e-2, betas: [0.9, 0.98], eps: 1e-8, weightDecay: 0, clipGradNorm: 1 };
+const trainer = new Trainer(tiny, trainerOptions);
+new Trainer(tiny, { clipGradNorm: null });
+const stepResult: { loss: number; gradNorm: number } = trainer.step(tokenIds, tokenIds);
+const stepCount: number = trainer.steps;
+trainer.setLearningRate(1e-3);
+const trainerState: TrainerState = trainer.stateDict();
+trainer.loadStateDict(trainerState);
+// @ts-expect-error betas is a pair
+new Trainer(tiny, { betas: 0.9 });
+// @ts-expect-error weight_decay is spelled weightDecay
+new Trainer(tiny, { weight_decay: 0 });
+// @ts-expect-error steps is read-only
+trainer.steps = 3;
+
+const taskOptions: TaskOptions = { length: 8, numSymbols: 10, seed: 5 };
+const task: Task = createTask('reverse', taskOptions);
+const taskName: TaskName = task.name;
+const taskBatch: { ids: Tensor; targets: Tensor } = task.batch(32);
+const vocab: number = task.vocabSize + task.sequenceLength;
+const tokenNames: readonly string[] = task.tokenNames;
+// @ts-expect-error unknown task
+createTask('palindrome', { length: 3 });
+// @ts-expect-error length is required
+createTask('copy', {});
+const evalOptions: EvaluateOptions = { batches: 4, seed: 1, batchSize: 16 };
+const scores: { loss: number; tokenAccuracy: number; sequenceAccuracy: number } = evaluate(tiny, task, evalOptions);
+evaluate(tiny, task);
+// @ts-expect-error unknown evaluate option
+evaluate(tiny, task, { batch_size: 8 });
+for (const h of [trainer, tiny, loaded, task]) h.dispose();

@@ -1,0 +1,230 @@
+// TinyTransformer: the small decoder-style language model of src/model/tiny_transformer.h (logits,
+// loss, every gradient, weights by state-dict name, safetensors files) over one wrapper's runtime.
+// Token ids cross into wasm as one Int32Array plus (B, T): no per-token conversion.
+import { AttentionError, check } from './errors.js';
+import { checkInt, checkOptions, checkSeed, describe } from './options.js';
+import { decodeSafetensors, encodeSafetensors } from './safetensors.js';
+import { Tensor, asFloatTensor, asIntTensor, fromCore } from './tensor.js';
+
+const CONFIG_KEYS = ['vocabSize', 'maxLength', 'dModel', 'numHeads', 'numLayers', 'mlp', 'mlpHidden', 'positional',
+  'norm', 'causal', 'seed'];
+const CONFIG_HINTS = {
+  n_embd: 'dModel', n_head: 'numHeads', n_layer: 'numLayers', block_size: 'maxLength', n_positions: 'maxLength',
+  dropout: 'nothing: TinyTransformer has no dropout',
+};
+// The core's enums (attn::PositionalKind, attn::NormKind), by the names the config uses.
+const POSITIONAL = { none: 0, learned: 1, sinusoidal: 2 };
+const NORM = { none: 0, pre: 1, post: 2 };
+
+function checkChoice(value, choices, what) {
+  if (typeof value !== 'string' || !Object.hasOwn(choices, value)) {
+    throw new AttentionError('INVALID_ARGUMENT', `${what} must be one of ${Object.keys(choices).map((c) => `'${c}'`).join(', ')}; got ${describe(value)}`);
+  }
+  return value;
+}
+
+function checkBool(value, what) {
+  if (typeof value !== 'boolean') throw new AttentionError('INVALID_ARGUMENT', `${what} must be true or false, got ${describe(value)}`);
+  return value;
+}
+
+function required(value, what) {
+  if (value === undefined) throw new AttentionError('INVALID_ARGUMENT', `TinyTransformer config needs ${what}`);
+  return checkInt(value, what);
+}
+
+/**
+ * The full config (defaults filled) of a TinyTransformer config object; unknown keys and values of
+ * the wrong type are INVALID_ARGUMENT. Ranges are the core's to check (its messages name them).
+ */
+export function normalizeConfig(config) {
+  if (config == null) throw new AttentionError('INVALID_ARGUMENT', 'TinyTransformer needs a config object');
+  const {
+    vocabSize, maxLength, dModel, numHeads, numLayers = 1, mlp = true, mlpHidden, positional = 'learned',
+    norm = 'pre', causal = true, seed = 0,
+  } = checkOptions(config, CONFIG_KEYS, 'TinyTransformer config key', CONFIG_HINTS);
+  const d = required(dModel, 'dModel');
+  return {
+    vocabSize: required(vocabSize, 'vocabSize'),
+    maxLength: required(maxLength, 'maxLength'),
+    dModel: d,
+    numHeads: required(numHeads, 'numHeads'),
+    numLayers: checkInt(numLayers, 'numLayers'),
+    mlp: checkBool(mlp, 'mlp'),
+    mlpHidden: mlpHidden === undefined ? 4 * d : checkInt(mlpHidden, 'mlpHidden'),
+    positional: checkChoice(positional, POSITIONAL, 'positional'),
+    norm: checkChoice(norm, NORM, 'norm'),
+    causal: checkBool(causal, 'causal'),
+    seed: checkSeed(seed, 'seed'),
+  };
+}
+
+/**
+ * Token ids (or targets) as { data: Int32Array, b, t, shape }: an int32 Tensor, nested integer
+ * arrays or { data: Int32Array, shape }, of shape (B, T) or (T) (a batch of one). Float data is an
+ * INVALID_ARGUMENT, not a cast.
+ */
+export function idBatch(value, what) {
+  const tensor = asIntTensor(value, what);
+  const { shape } = tensor;
+  if (shape.length !== 1 && shape.length !== 2) {
+    throw new AttentionError('SHAPE_MISMATCH', `${what} must have shape (B, T) or (T), got (${shape.join(', ')})`);
+  }
+  const [b, t] = shape.length === 1 ? [1, shape[0]] : shape;
+  return { tensor, data: tensor.data, b, t, shape };
+}
+
+/** Targets for `ids`: ids' exact shape (the core's message), -100 where a position is not scored. */
+export function targetBatch(ids, value) {
+  const targets = idBatch(value, 'targets');
+  const same = targets.shape.length === ids.shape.length && targets.shape.every((n, a) => n === ids.shape[a]);
+  if (!same) {
+    throw new AttentionError('SHAPE_MISMATCH', `targets must have the shape of ids (${ids.shape.join(', ')}), got (${targets.shape.join(', ')})`);
+  }
+  return targets;
+}
+
+// Layer indices from `attention: true | false | number[]` or `trace: { layers }`.
+function layerList(value, numLayers, what) {
+  if (value === true) return Array.from({ length: numLayers }, (_, i) => i);
+  if (value === false || value == null) return [];
+  if (!Array.isArray(value)) {
+    throw new AttentionError('INVALID_ARGUMENT', `${what} must be true, false or an array of layer indices, got ${describe(value)}`);
+  }
+  for (const l of value) {
+    if (!Number.isInteger(l) || l < 0 || l >= numLayers) {
+      throw new AttentionError('INVALID_ARGUMENT', `${what}: layer ${describe(l)} is not in [0, numLayers = ${numLayers})`);
+    }
+  }
+  return value;
+}
+
+function traceLayers(trace, numLayers) {
+  if (trace === true || trace === false || trace == null) return layerList(trace, numLayers, 'trace');
+  if (typeof trace !== 'object' || Array.isArray(trace)) {
+    throw new AttentionError('INVALID_ARGUMENT', `trace must be true, false or { layers: [...] }, got ${describe(trace)}`);
+  }
+  const { layers } = checkOptions(trace, ['layers'], 'trace option');
+  return layerList(layers ?? [], numLayers, 'trace.layers');
+}
+
+/** `names` → tensors of `values` as an object (state dicts, gradients, moments). */
+export function byName(names, values) {
+  const out = {};
+  names.forEach((name, k) => (out[name] = fromCore(values[k])));
+  return out;
+}
+
+/**
+ * A state-dict-like object `dict` with exactly the parameter `names`, as float32 tensors in that
+ * order: an unknown name is UNKNOWN_PARAMETER, a missing one INVALID_ARGUMENT, both naming it.
+ */
+export function tensorsByName(dict, names, what) {
+  if (dict == null || typeof dict !== 'object' || Array.isArray(dict) || dict instanceof Tensor) {
+    throw new AttentionError('INVALID_ARGUMENT', `${what} must be an object of tensors by parameter name, got ${describe(dict)}`);
+  }
+  for (const key of Object.keys(dict)) {
+    if (!names.includes(key)) throw new AttentionError('UNKNOWN_PARAMETER', `${what}: TinyTransformer has no parameter "${key}"`);
+  }
+  return names.map((name) => {
+    if (!Object.hasOwn(dict, name)) throw new AttentionError('INVALID_ARGUMENT', `${what} is missing "${name}"`);
+    return asFloatTensor(dict[name], name);
+  });
+}
+
+/** The TinyTransformer class of one wrapper's runtime (runtime.js createRuntime). */
+export function tinyTransformerClass({ requireCore, checkInputBytes, Handle, newHandle }) {
+  return class TinyTransformer extends Handle {
+    /** @param {object} config see index.d.ts (TinyTransformerConfig) */
+    constructor(config) {
+      const full = normalizeConfig(config);
+      const core = { ...full, positional: POSITIONAL[full.positional], norm: NORM[full.norm] };
+      super(newHandle('TinyModelHandle', (h) => h.init(core)));
+      // Constant for the model's life: asked once (mlpHidden 0 means 4·dModel in the core).
+      this.config = Object.freeze({ ...full, mlpHidden: this._handle.mlpHidden() });
+      this._names = Object.freeze(this._handle.parameterNames());
+      this._parameterCount = this._handle.parameterCount();
+    }
+
+    /** Σ numel of the parameters. */
+    get parameterCount() { return this._parameterCount; }
+
+    /** { logits (B, T, V), attention: (Tensor (B, H, T, T) | null)[], trace?: (TraceStep[] | null)[] } */
+    forward(ids, options = {}) {
+      const handle = this._live();
+      const { attention = true, trace = false } = checkOptions(options, ['attention', 'trace'], 'forward option');
+      const { numLayers } = this.config;
+      const attentionLayers = layerList(attention, numLayers, 'attention');
+      const tracedLayers = traceLayers(trace, numLayers);
+      const batch = idBatch(ids, 'ids');
+      checkInputBytes('TinyTransformer forward', [batch.tensor]);
+      const r = check(handle.forward(batch.data, batch.b, batch.t, attentionLayers, tracedLayers));
+      const out = {
+        logits: fromCore(r.logits),
+        attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)),
+      };
+      if (trace !== false && trace != null) out.trace = r.traces;
+      return out;
+    }
+
+    /** Mean cross-entropy over the positions whose target is not -100. */
+    loss(ids, targets) {
+      const handle = this._live();
+      const i = idBatch(ids, 'ids');
+      const t = targetBatch(i, targets);
+      checkInputBytes('TinyTransformer loss', [i.tensor, t.tensor]);
+      return check(handle.loss(i.data, t.data, i.b, i.t)).loss;
+    }
+
+    /** { loss, grads: { name: Tensor } } for every parameter (zeros included). */
+    gradients(ids, targets) {
+      const handle = this._live();
+      const i = idBatch(ids, 'ids');
+      const t = targetBatch(i, targets);
+      checkInputBytes('TinyTransformer gradients', [i.tensor, t.tensor]);
+      const r = check(handle.gradients(i.data, t.data, i.b, i.t));
+      return { loss: r.loss, grads: byName(this._names, r.grads) };
+    }
+
+    /** Copies of the parameters by state-dict name (PyTorch layouts). */
+    stateDict() {
+      return byName(this._names, this._live().parameters());
+    }
+
+    /** Sets every parameter; strict (exactly the state-dict names and shapes); nothing changes on an error. */
+    loadStateDict(stateDict) {
+      const handle = this._live();
+      const values = tensorsByName(stateDict, this._names, 'stateDict');
+      checkInputBytes('TinyTransformer loadStateDict', values);
+      check(handle.setParameters(values));
+      return this;
+    }
+
+    /** The weights as a safetensors file (F32, state-dict names, the config in __metadata__). */
+    toSafetensors() {
+      return encodeSafetensors(this.stateDict(), this.config);
+    }
+
+    /** A model from toSafetensors' bytes; a malformed or hostile file is INVALID_ARGUMENT naming the problem. */
+    static fromSafetensors(bytes) {
+      requireCore();
+      const { config, tensors } = decodeSafetensors(bytes, normalizeConfig);
+      let model;
+      try {
+        model = new this(config);
+      } catch (error) {
+        if (error instanceof AttentionError && error.code === 'TOO_LARGE') throw error;
+        throw new AttentionError('INVALID_ARGUMENT', `safetensors: the config is invalid: ${error.message}`);
+      }
+      try {
+        model.loadStateDict(tensors);
+      } catch (error) {
+        model.dispose();
+        // Names and shapes were checked: what is left is the values (NaN or ±∞) or the memory limit.
+        if (!(error instanceof AttentionError) || error.code === 'TOO_LARGE') throw error;
+        throw new AttentionError('INVALID_ARGUMENT', `safetensors: ${error.message}`);
+      }
+      return model;
+    }
+  };
+}
