@@ -106,7 +106,7 @@ void softmax_backward_row(int n, const float* y, const float* dy, float* dx) {
 }
 
 Status softmax_backward(const Tensor& y, const Tensor& grad_y, Tensor& grad_x) {
-  ATTN_RETURN_IF_ERROR(check_pair(y, "softmax backward y", grad_y, "softmax backward grad_y"));
+  ATTN_RETURN_IF_ERROR(check_pair(y, "softmax backward y", grad_y, "softmax backward gradOutput"));
   ATTN_RETURN_IF_ERROR(check_allocation(static_cast<std::uint64_t>(y.numel()), "softmax backward"));
   const int n = y.dim(-1);
   const std::int64_t rows = y.numel() / n;
@@ -120,7 +120,7 @@ Status softmax_backward(const Tensor& y, const Tensor& grad_y, Tensor& grad_x) {
 
 Status layer_norm_backward(const Tensor& x, const Tensor& grad_y, const LayerNormOptions& options,
                            LayerNormGrads& grads) {
-  ATTN_RETURN_IF_ERROR(check_pair(x, "layerNorm backward x", grad_y, "layerNorm backward grad_y"));
+  ATTN_RETURN_IF_ERROR(check_pair(x, "layerNorm backward x", grad_y, "layerNorm backward gradOutput"));
   const int n = x.dim(-1);
   ATTN_RETURN_IF_ERROR(check_layer_norm_params(options, n));
   ATTN_RETURN_IF_ERROR(check_allocation(

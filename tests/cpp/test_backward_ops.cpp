@@ -88,14 +88,14 @@ TEST_CASE("softmax_backward rejects bad shapes and non-finite values without tou
     CHECK(grad_x.data == std::vector<float>{42.0f});
   };
   expect(good, attn::Tensor({3, 2}, good.data), attn::StatusCode::kShapeMismatch,
-         {"(2, 3)", "(3, 2)", "grad_y"});
+         {"(2, 3)", "(3, 2)", "gradOutput"});
   expect(attn::Tensor({}, {1.0f}), attn::Tensor({}, {1.0f}), attn::StatusCode::kShapeMismatch,
          {"y", "at least one axis"});
   expect(attn::Tensor({2, 3}, {1, 2, 3, 4, 5}), good, attn::StatusCode::kShapeMismatch, {"y", "5 values"});
-  expect(good, attn::Tensor({2, 0}, {}), attn::StatusCode::kEmptyInput, {"grad_y", "empty"});
+  expect(good, attn::Tensor({2, 0}, {}), attn::StatusCode::kEmptyInput, {"gradOutput", "empty"});
   attn::Tensor bad = good;
   bad.data[4] = kNaN;
-  expect(good, bad, attn::StatusCode::kNonFinite, {"grad_y", "NaN", "flat index 4"});
+  expect(good, bad, attn::StatusCode::kNonFinite, {"gradOutput", "NaN", "flat index 4"});
   bad.data[4] = kInf;
   expect(bad, good, attn::StatusCode::kNonFinite, {"softmax backward y", "Inf", "flat index 4"});
 }
@@ -209,7 +209,7 @@ TEST_CASE("layer_norm_backward rejects bad shapes, options and non-finite values
   bad.data[7] = kNaN;
   expect(bad, dy, plain, attn::StatusCode::kNonFinite, {"layerNorm backward x", "NaN", "flat index 7"});
   bad.data[7] = -kInf;
-  expect(x, bad, plain, attn::StatusCode::kNonFinite, {"grad_y", "Inf", "flat index 7"});
+  expect(x, bad, plain, attn::StatusCode::kNonFinite, {"gradOutput", "Inf", "flat index 7"});
   attn::LayerNormOptions o = plain;
   o.eps = 0.0f;
   expect(x, dy, o, attn::StatusCode::kInvalidArgument, {"eps", "> 0"});
