@@ -5,12 +5,14 @@
 // (node:module register) loads just that tree as ES modules, resolving './x' to './x.js'. The copy
 // of tfjs-core it loads shares the engine and the gradient registry with the Node entry (tfjs-core
 // keeps both on globalThis), so after this tf.grads and tf.variableGrads work on the wasm backend.
-import { register } from 'node:module';
+import { realpathSync } from 'node:fs';
+import { createRequire, register } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const coreDist = pathToFileURL(path.join(root, 'node_modules/@tensorflow/tfjs-core/dist/')).href;
+// Where Node really loads tfjs-core from (real path: node_modules may be a symlink).
+const coreMain = realpathSync(createRequire(import.meta.url).resolve('@tensorflow/tfjs-core'));
+const coreDist = pathToFileURL(path.dirname(coreMain) + path.sep).href;
 
 const hooks = `
 const coreDist = ${JSON.stringify(coreDist)};
