@@ -113,7 +113,7 @@ function runTorch(config, weights, batches, budgetMs) {
       { encoding: 'utf8', timeout: 20 * budgetMs + 120_000, env: { ...process.env, OMP_NUM_THREADS: '1' } });
     const r = JSON.parse(out.trim().split('\n').pop());
     return { status: 'ok', medianMs: r.median_ms, runs: r.runs, losses: r.losses, norms: r.grad_norms,
-      note: `torch ${r.torch}, ${r.threads} thread` };
+      note: `torch ${r.torch}, ${r.threads} thread, BLAS ${r.blas}` };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -7,10 +7,11 @@ INPUT is written by train_setup.mjs writeTorchInput: the model config, optimiser
 weights under TinyTransformer's state-dict names and the batches. Trains one step per batch in turn
 (forward, backward, clip_grad_norm_, AdamW) with the same warm-up/timing policy as bench/harness.mjs
 and prints one JSON line: median_ms, runs, losses and grad_norms of every step (the first two are the
-agreement check), torch version and thread count.
+agreement check), torch version, thread count and the BLAS library loaded.
 """
 import json
 import math
+import os
 import struct
 import sys
 import time
@@ -116,7 +117,19 @@ def main():
     n = len(times)
     median = times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
     print(json.dumps({"median_ms": median, "runs": n, "losses": losses, "grad_norms": norms,
-                      "torch": torch.__version__, "threads": torch.get_num_threads()}))
+                      "torch": torch.__version__, "threads": torch.get_num_threads(),
+                      "blas": blas_library()}))
+
+
+def blas_library():
+    """The BLAS shared library this process mapped: Debian's python3-torch uses whatever the
+    libblas.so.3 alternative points to (the netlib reference BLAS unless OpenBLAS/BLIS is installed)."""
+    try:
+        with open("/proc/self/maps") as f:
+            libs = {line.split()[-1] for line in f if "blas" in line.lower() and "/" in line}
+        return ", ".join(sorted(os.path.realpath(lib) for lib in libs)) or "none mapped"
+    except OSError:
+        return "unknown"
 
 
 def timed(step, budget_ms, fixed_runs):
