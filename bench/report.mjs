@@ -110,12 +110,9 @@ export function targetsSection(sections) {
   return table(['shape', 'target', 'SIMD128 build', '', 'relaxed-SIMD build', ''], rows);
 }
 
-export function fullReport({ header, sections, notes }) {
-  return [
-    '# attention-wasm benchmark results',
-    '',
-    ...header,
-    '',
+export function fullReport({ header, sections, extra = [], notes }) {
+  // A run of the training section alone (--sections train) has no MHA tables.
+  const mha = !sections.length ? [] : [
     '## Summary (all ratios from this one run; > 1× means ours is faster)',
     '',
     summarySection(sections),
@@ -128,6 +125,14 @@ export function fullReport({ header, sections, notes }) {
     '',
     sections.map(shapeSection).join('\n\n'),
     '',
+  ];
+  return [
+    '# attention-wasm benchmark results',
+    '',
+    ...header,
+    '',
+    ...mha,
+    ...extra.flatMap((markdown) => [markdown, '']),
     ...(notes.length ? ['## Notes', '', ...notes.map((n) => `- ${n}`), ''] : []),
   ].join('\n');
 }

@@ -9,7 +9,9 @@
 //   --shapes demo,tutorial,t2048,t16k  a subset (results.md is only written for full runs)
 //   --budget-ms 1500                   timed milliseconds per contender and shape (default 1500)
 //   --contenders ours,native,tfjs      a subset by group (naive, ours, ours-weights, ours-relaxed,
-//                                      ours-scalar, native, tfjs, ort-plain, ort-fused)
+//                                      ours-scalar, native, tfjs, ort-plain, ort-fused; the training
+//                                      section knows ours-relaxed, ours, tfjs, torch)
+//   --sections mha,train               the MHA forward shapes and/or the training step (train.mjs)
 //
 // Node 20 runs WebAssembly relaxed SIMD only behind --experimental-wasm-relaxed-simd (Chrome ≥ 114
 // and Node ≥ 22 have it on): without it this script re-runs itself with the flag, so the
@@ -37,6 +39,7 @@ if (!relaxedSimdSupported() && !process.env.ATTN_BENCH_RELAXED_RERUN) {
 installMemoryProbe(); // before any wasm runtime is instantiated: see wasm_memory.mjs
 const peers = await import('./peers.mjs');
 const ours = await import('./ours.mjs');
+const { runTrainSection } = await import('./train.mjs');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -91,13 +94,14 @@ const SMOKE_SHAPES = [
 // ---- command line ---------------------------------------------------------------------------------
 
 function parseArgs(argv) {
-  const args = { smoke: false, shapes: null, budgetMs: 1500, contenders: null };
+  const args = { smoke: false, shapes: null, budgetMs: 1500, contenders: null, sections: ['mha', 'train'] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--smoke') args.smoke = true;
     else if (a === '--shapes') args.shapes = argv[++i].split(',');
     else if (a === '--budget-ms') args.budgetMs = Number(argv[++i]);
     else if (a === '--contenders') args.contenders = argv[++i].split(',');
+    else if (a === '--sections') args.sections = argv[++i].split(',');
     else throw new Error(`unknown argument ${a} (see the header of bench/run.mjs)`);
   }
   return args;
@@ -258,10 +262,11 @@ function environment(loadBefore) {
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const log = (line) => console.log(line);
-  const shapes = args.smoke ? SMOKE_SHAPES : SHAPES.filter((s) => !args.shapes || args.shapes.includes(s.id));
+  const mhaShapes = args.smoke ? SMOKE_SHAPES : SHAPES.filter((s) => !args.shapes || args.shapes.includes(s.id));
+  const shapes = args.sections.includes('mha') ? mhaShapes : [];
   const budgetMs = args.smoke ? 20 : args.budgetMs;
   const list = contenders({ smoke: args.smoke }).filter((c) => !args.contenders || args.contenders.includes(c.group));
-  const partial = Boolean(args.shapes || args.contenders);
+  const partial = Boolean(args.shapes || args.contenders || args.sections.length < 2);
   const started = performance.now();
   const loadBefore = os.loadavg();
 
@@ -278,13 +283,20 @@ async function main() {
     for (const n of s.extraNotes) if (n.includes('DISAGREES')) problems.push(`${s.shape.short}: ${n}`);
     if (list.includes(ours.oursSimd) && s.byGroup.ours?.status !== 'ok') problems.push(`${s.shape.short}: this project's SIMD build did not run (${s.byGroup.ours?.note})`);
   }
+  // The training step (train.mjs): its own contenders, checks and tables.
+  const train = args.sections.includes('train')
+    ? await runTrainSection({ smoke: args.smoke, budgetMs, log, contenders: args.contenders })
+    : null;
+  if (train) problems.push(...train.problems.map((p) => `training step / ${p}`));
   const skipped = sections.flatMap((s) => s.results.filter((r) => r.missing).map((r) => `${r.name} skipped: ${r.note}`));
+  if (train) skipped.push(...train.notes);
   for (const note of new Set(skipped)) log(`NOTE: ${note}`);
 
   if (args.smoke) {
-    log(`\nsmoke: ${sections.length} shapes in ${formatMs(performance.now() - started)}`);
+    log(`\nsmoke: ${sections.length} shapes${train ? ' and the training step (d = 64, 2 steps each)' : ''} in ${formatMs(performance.now() - started)}`);
   } else {
-    const report = fullReport({ header: environment(loadBefore), sections, notes: [...new Set(skipped)] });
+    const report = fullReport({ header: environment(loadBefore), sections, extra: train ? [train.markdown] : [],
+      notes: [...new Set(skipped)] });
     log(`\n${report}`);
     if (!partial) {
       writeFileSync(path.join(here, 'results.md'), report);
