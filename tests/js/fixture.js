@@ -87,9 +87,12 @@ export function loadFixture(name) {
   return parseFixture(readFileSync(new URL(`${name}.txt`, FIXTURE_DIR), 'utf8'), name);
 }
 
-/** The fixture names in tests/golden/fixtures/index.txt (written by make_fixtures.py), in order. */
-export function listFixtures() {
-  return readFileSync(new URL('index.txt', FIXTURE_DIR), 'utf8')
+/**
+ * The fixture names in tests/golden/fixtures/index.txt (written by make_fixtures.py), in order; or
+ * in another index, such as 'index_grad.txt' (make_grad_fixtures.py).
+ */
+export function listFixtures(index = 'index.txt') {
+  return readFileSync(new URL(index, FIXTURE_DIR), 'utf8')
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.startsWith('#'));
