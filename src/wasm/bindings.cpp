@@ -251,6 +251,7 @@ val MhaHandle::forward(val query, val key, val value, val o) {
   const attn::Status st =
       saving ? mha_.forward_saving(query_t, k, v, options, result, saved_, tracing ? &trace : nullptr)
              : mha_.forward(query_t, k, v, options, result, tracing ? &trace : nullptr);
+  if (saving && !st.ok()) saved_ = attn::MhaSaved{};  // nothing half-kept stays allocated
   val out = status_object(st);
   if (!st.ok()) return out;
   out.set("output", tensor_object(result.output));

@@ -271,6 +271,15 @@ describe('MultiHeadAttention.backward: errors and the saved state', () => {
   it('INVALID_ARGUMENT without a requiresGrad forward: none yet, a later one without it, a failed one', () => {
     const mha = randomModule(E6, 203);
     expectError(() => mha.backward(g), 'INVALID_ARGUMENT', noForward);
+    // A requiresGrad forward that fails keeps nothing either.
+    expectError(() => mha.forward(seededNormal([2, 3, 5], 1), null, null, { requiresGrad: true }), 'SHAPE_MISMATCH', /query/);
+    setMemoryLimit(1024); // the inputs fit, the buffers do not
+    try {
+      expectError(() => mha.forward(x, null, null, { requiresGrad: true }), 'TOO_LARGE', /multi-head attention/);
+    } finally {
+      setMemoryLimit(2 ** 30);
+    }
+    expectError(() => mha.backward(g), 'INVALID_ARGUMENT', noForward);
     const keyPaddingMask = new Tensor(bools(6, () => false), [2, 3]);
     // A later forward without requiresGrad, on the lean path and on the general one; a forward that
     // fails in the core or in the wrapper's checks: each clears the saved state.
