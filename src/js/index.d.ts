@@ -241,6 +241,31 @@ export interface MultiHeadAttentionOptions extends AttentionOptions {
   averageWeights?: boolean;
   /** Positional encoding (≥ Tq, embedDim) added to the query (and to K/V in self-attention). */
   positional?: TensorLike | null;
+  /**
+   * Keep what {@link MultiHeadAttention.backward} needs (default false): copies of the inputs, the
+   * projections and the attention context, held by the module until its next forward or
+   * `dispose()`. Such a forward takes the general path (not the lean one of a plain forward).
+   */
+  requiresGrad?: boolean;
+}
+
+/** What {@link MultiHeadAttention.backward} returns: gradients of `sum(output ⊙ gradOutput)`. */
+export interface MultiHeadAttentionGrads {
+  /**
+   * Of the inputs the forward was given, each of its input's shape (unbatched for unbatched input).
+   * Self-attention (no key): the whole gradient is in `query`. `key` and `value` are present when
+   * the caller passed them; with `value` omitted the value path's gradient is added into `key`.
+   * A `value` passed without a key (which the forward ignores) gets a zero gradient.
+   */
+  inputs: { query: Tensor; key?: Tensor; value?: Tensor };
+  /**
+   * Of every parameter, under the names and shapes {@link MultiHeadAttention.stateDict} returns
+   * (`in_proj_weight` or `q_proj_weight`/`k_proj_weight`/`v_proj_weight`, `in_proj_bias`,
+   * `out_proj.weight`, `out_proj.bias`, `bias_k`, `bias_v`, `layer_norm.weight`, `layer_norm.bias`,
+   * as this configuration has them). A `positional` encoding is an option, not a parameter: its
+   * gradient is the sum over the batch of `inputs.query`'s (rows beyond Tq: zero).
+   */
+  params: Record<string, Tensor>;
 }
 
 /** Parameters under PyTorch's names and layouts (nn.Linear weights are (out, in)). */
@@ -265,6 +290,17 @@ export class MultiHeadAttention {
    * @param value (B, Tk, vdim); null = key
    */
   forward(query: TensorLike, key?: TensorLike | null, value?: TensorLike | null, options?: MultiHeadAttentionOptions): AttentionResult;
+  /**
+   * Gradients of `sum(output ⊙ gradOutput)` for the latest {@link forward}, which must have had
+   * `requiresGrad: true` (same masks, dropout mask, scale; no need to pass them again). May be called
+   * again until the next forward or `dispose()`.
+   * @param gradOutput the upstream gradient, of the output's shape; another shape is a
+   *   `SHAPE_MISMATCH` naming `gradOutput`, NaN/±∞ in it `NON_FINITE`.
+   * @throws AttentionError `INVALID_ARGUMENT` when no forward with `requiresGrad: true` came first,
+   *   or a later forward had none (or failed: every forward replaces the saved state), or a parameter
+   *   was set with {@link loadStateDict} after it; `DISPOSED` after `dispose()`.
+   */
+  backward(gradOutput: TensorLike): MultiHeadAttentionGrads;
   /** Frees the wasm memory; further calls throw `DISPOSED`. Idempotent. */
   dispose(): void;
 }

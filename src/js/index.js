@@ -1,15 +1,16 @@
 // attention-wasm: the public JS API over the wasm core. Hand-written; types in index.d.ts.
 // Every function copies its inputs into the wasm heap and its results out of it, so results stay
 // valid after later calls and memory growth. Errors are AttentionError with a `.code`.
-// MultiHeadAttention.forward without masks, positional encoding, dropout or trace takes a lean path:
-// inputs go into buffers the handle keeps in the wasm heap (grown when needed, freed by dispose()),
-// and one number-only call runs it; the results are still copies.
+// MultiHeadAttention.forward without masks, positional encoding, dropout, trace or requiresGrad
+// takes a lean path: inputs go into buffers the handle keeps in the wasm heap (grown when needed,
+// freed by dispose()), and one number-only call runs it; the results are still copies.
 import { AttentionError, check } from './errors.js';
 import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
 import { relaxedSimdSupported } from './relaxed-simd.js';
 import { backwardApi } from './backward.js';
 import { tinyTransformerClass } from './model.js';
 import { trainApi } from './train.js';
+import { gradRecord, mhaBackward } from './mha-backward.js';
 import { SDPA_OPTIONS, commonOptions, createRuntime, layerNormOptions } from './runtime.js';
 import { Tensor, asFloatTensor, asBoolTensor, fromCore, shapeSize } from './tensor.js';
 
@@ -87,7 +88,7 @@ export function layerNorm(x, options = {}) {
   return fromCore(check(m._layerNorm(t, eps, weight?.data ?? null, bias?.data ?? null)).result);
 }
 
-const MHA_OPTIONS = [...SDPA_OPTIONS, 'keyPaddingMask', 'averageWeights', 'positional'];
+const MHA_OPTIONS = [...SDPA_OPTIONS, 'keyPaddingMask', 'averageWeights', 'positional', 'requiresGrad'];
 
 function results(r) {
   const out = { output: fromCore(r.output) };
@@ -212,6 +213,7 @@ export class MultiHeadAttention extends Handle {
    */
   forward(query, key = null, value = null, options = {}) {
     const handle = this._live();
+    if (this._grad) this._dropSaved(handle); // every forward replaces the saved state, even one that fails
     options = checkOptions(options, MHA_OPTIONS, 'forward option');
     const q = asFloatTensor(query, 'query');
     const k = key == null ? null : asFloatTensor(key, 'key');
@@ -224,8 +226,26 @@ export class MultiHeadAttention extends Handle {
     o.averageWeights = options.averageWeights ?? true;
     if (options.keyPaddingMask != null) o.keyPaddingMask = asBoolTensor(options.keyPaddingMask, 'keyPaddingMask', 'true = real token');
     if (options.positional != null) o.positional = asFloatTensor(options.positional, 'positional');
+    o.requiresGrad = Boolean(options.requiresGrad);
     checkInputBytes('multi-head attention', [q, k, v, o.mask, o.additiveMask, o.keyPaddingMask, o.positional]);
-    return results(check(handle.forward(q, k, v, o)));
+    const r = results(check(handle.forward(q, k, v, o)));
+    if (o.requiresGrad) this._grad = gradRecord(k, v);
+    return r;
+  }
+
+  /**
+   * Gradients of sum(output ⊙ gradOutput) for the latest forward, which must have had
+   * `requiresGrad: true`: { inputs: { query, key?, value? }, params: { <stateDict name>: Tensor } }.
+   * May be called again until the next forward or dispose().
+   */
+  backward(gradOutput) {
+    return mhaBackward(runtime, this._live(), this._grad, gradOutput);
+  }
+
+  // Forgets (and frees) what a requiresGrad forward kept.
+  _dropSaved(handle) {
+    this._grad = null;
+    handle.clearSaved();
   }
 
   // The common call through numbers only: inputs written into this handle's wasm buffers, shapes
@@ -278,12 +298,13 @@ export class MultiHeadAttention extends Handle {
   }
 }
 
-// Whether forward can take the lean path: no masks, positional encoding, dropout or trace, and
-// tensors of rank ≤ 3 (the rest, including every shape error, goes through the general path).
+// Whether forward can take the lean path: no masks, positional encoding, dropout, trace or
+// requiresGrad (the lean path keeps nothing for backward), and tensors of rank ≤ 3 (the rest,
+// including every shape error, goes through the general path).
 function isLeanCall(options, q, k, v) {
-  const { mask, additiveMask, keyPaddingMask, positional, dropout, trace } = options;
+  const { mask, additiveMask, keyPaddingMask, positional, dropout, trace, requiresGrad } = options;
   if (mask != null || additiveMask != null || keyPaddingMask != null || positional != null) return false;
-  if (dropout != null || trace) return false;
+  if (dropout != null || trace || requiresGrad) return false;
   return [q, k, v].every((t) => t == null || t.shape.length <= 3);
 }
 

@@ -154,8 +154,18 @@ class MhaHandle {
     return out;
   }
   // o: { mask?, additiveMask?, keyPaddingMask?, causal, needWeights, averageWeights, trace,
-  //      scale?, dropoutP, dropoutSeed, positional? }
-  val forward(val query, val key, val value, val o) const;
+  //      scale?, dropoutP, dropoutSeed, positional?, requiresGrad? }. With requiresGrad the forward
+  // runs as forward_saving into saved_, for backward.
+  val forward(val query, val key, val value, val o);
+
+  // ---- backward. saved_ holds what the latest requiresGrad forward kept. The wrapper calls
+  // clearSaved at the start of every later forward (so a forward without requiresGrad, or one that
+  // fails, leaves nothing behind and frees the memory); the lean path never touches saved_.
+  void clear_saved() { saved_ = attn::MhaSaved{}; }
+  // { code, message, query, key?, value?, params: { name: tensor } }: the gradients of
+  // sum(output ⊙ gradOutput) for the forward that filled saved_ (INVALID_ARGUMENT when none did,
+  // or a parameter was set since).
+  val backward(val grad_output) const;
 
   // ---- the lean path: the common forward (no masks, positional, dropout or trace) with numbers
   // only. The wrapper writes inputs into this handle's buffers (HEAPF32.set at inputPtr) and shapes
@@ -179,6 +189,7 @@ class MhaHandle {
   std::int32_t io_[24] = {};
   attn::Tensor inputs_[3];  // query, key, value: (rank ≤ 3) row-major
   attn::MhaResult result_;  // output (B, Tq, E), weights; kept so the wrapper can copy them out
+  attn::MhaSaved saved_;    // of the latest requiresGrad forward (empty otherwise)
   std::string message_;     // of the last failed forward_fast
 };
 
@@ -214,7 +225,7 @@ int MhaHandle::forward_fast(int flags, float scale) {
   return out[0];
 }
 
-val MhaHandle::forward(val query, val key, val value, val o) const {
+val MhaHandle::forward(val query, val key, val value, val o) {
   attn::MhaForwardOptions options;
   read_common_options(o, options.scale, options.dropout, options.need_weights);
   options.causal = has(o, "causal") && o["causal"].as<bool>();
@@ -233,14 +244,33 @@ val MhaHandle::forward(val query, val key, val value, val o) const {
   attn::Trace trace;
   const bool tracing = has(o, "trace") && o["trace"].as<bool>();
   attn::MhaResult result;
+  const attn::Tensor query_t = tensor_from_js(query);
+  const attn::Tensor* k = has_key ? &key_t : nullptr;
+  const attn::Tensor* v = has_value ? &value_t : nullptr;
+  const bool saving = has(o, "requiresGrad") && o["requiresGrad"].as<bool>();
   const attn::Status st =
-      mha_.forward(tensor_from_js(query), has_key ? &key_t : nullptr, has_value ? &value_t : nullptr, options,
-                   result, tracing ? &trace : nullptr);
+      saving ? mha_.forward_saving(query_t, k, v, options, result, saved_, tracing ? &trace : nullptr)
+             : mha_.forward(query_t, k, v, options, result, tracing ? &trace : nullptr);
+  if (saving && !st.ok()) saved_ = attn::MhaSaved{};  // nothing half-kept stays allocated
   val out = status_object(st);
   if (!st.ok()) return out;
   out.set("output", tensor_object(result.output));
   if (options.need_weights) out.set("weights", tensor_object(result.weights));
   if (tracing) out.set("trace", trace_array(trace));
+  return out;
+}
+
+val MhaHandle::backward(val grad_output) const {
+  attn::MhaGrads grads;
+  const attn::Status st = mha_.backward(saved_, tensor_from_js(grad_output), grads);
+  val out = status_object(st);
+  if (!st.ok()) return out;
+  out.set("query", tensor_object(grads.query));
+  if (!grads.key.shape.empty()) out.set("key", tensor_object(grads.key));  // empty = no key given
+  if (!grads.value.shape.empty()) out.set("value", tensor_object(grads.value));
+  val params = val::object();
+  for (const auto& [name, grad] : grads.params) params.set(name, tensor_object(grad));
+  out.set("params", params);
   return out;
 }
 
@@ -285,6 +315,8 @@ EMSCRIPTEN_BINDINGS(attention_wasm) {
       .function("setParameter", &MhaHandle::set_parameter)
       .function("getParameter", &MhaHandle::get_parameter)
       .function("forward", &MhaHandle::forward)
+      .function("clearSaved", &MhaHandle::clear_saved)
+      .function("backward", &MhaHandle::backward)
       .function("ioPtr", &MhaHandle::io_ptr)
       .function("inputPtr", &MhaHandle::input_ptr)
       .function("forwardFast", &MhaHandle::forward_fast)

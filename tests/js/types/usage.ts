@@ -10,7 +10,7 @@ import {
 import type {
   AttentionErrorCode, TensorLike, NestedArray, InitOptions, DropoutOptions, AttentionOptions,
   MultiHeadAttentionConfig, MultiHeadAttentionOptions, AttentionResult, TraceStep, StateDict,
-  DType, TensorOptions, LayerNormOptions, IdsLike, TinyTransformerConfig, TinyForwardOptions, TinyForwardResult,
+  DType, TensorOptions, LayerNormOptions, MultiHeadAttentionGrads, IdsLike, TinyTransformerConfig, TinyForwardOptions, TinyForwardResult,
   TrainerOptions, TrainerState, Task, TaskName, TaskOptions, EvaluateOptions,
 } from 'attention-wasm';
 
@@ -134,6 +134,17 @@ const r: AttentionResult = mha.forward(x, x, x, forwardOptions);
 small.forward(x);
 small.forward(x, null, null, { trace: true });
 small.forward(x, x);
+small.forward(x, null, null, { requiresGrad: true, causal: true });
+const mhaGrads: MultiHeadAttentionGrads = small.backward(x);
+const dQuery: Tensor = mhaGrads.inputs.query;
+const dKey: Tensor | undefined = mhaGrads.inputs.key;
+const dOutWeight: Tensor = small.backward(new Tensor(new Float32Array(24), [2, 3, 4])).params['out_proj.weight'];
+// @ts-expect-error key's gradient may be absent (self-attention)
+mhaGrads.inputs.key.shape;
+// @ts-expect-error backward needs gradOutput
+small.backward();
+// @ts-expect-error requiresGrad is a boolean
+small.forward(x, null, null, { requiresGrad: 'yes' });
 mha.dispose();
 small.dispose();
 // @ts-expect-error embedDim is required
