@@ -22,12 +22,6 @@ int backward_block_rows(int tq, int tk) {
   return static_cast<int>(std::min<std::int64_t>(rows, tq));
 }
 
-// to (cols, rows) = from (rows, cols)ᵀ, both dense.
-void transpose(int rows, int cols, const float* from, float* to) {
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) to[static_cast<std::int64_t>(c) * rows + r] = from[static_cast<std::int64_t>(r) * cols + c];
-}
-
 // Zeroes `rows` rows of width `width` at row stride ld.
 void zero_rows(float* base, int rows, int width, int ld) {
   for (int r = 0; r < rows; ++r)
@@ -51,7 +45,6 @@ struct BlockBuffers {
   float* probs;      // (rows, Tk) P, recomputed
   float* dropped;    // (rows, Tk) P̃ with dropout, else null
   float* dprobs;     // (rows, Tk) dP̃ → dP → dS
-  float* transposed; // (Tk, rows) P̃ᵀ, then dSᵀ
   std::uint8_t* allowed;  // (Tk) one mask row
   float* additive;        // (Tk)
 };
@@ -85,8 +78,7 @@ void backward_block(const AttentionProblem& p, std::int64_t s, int i0, int rows,
   const bool dropout = p.dropout.p > 0.0f;
   if (dropout) apply_dropout(p, s, i0, rows, b.probs, b.dropped);
   // 1. dV (Tk, dv) += P̃ᵀ (Tk, rows) · dO (rows, dv);  dP̃ (rows, Tk) = dO · Vᵀ
-  transpose(rows, tk, dropout ? b.dropped : b.probs, b.transposed);
-  kernels::gemm_nn(tk, dv, rows, b.transposed, rows, d_out, ldo, dv_slice, g.lddv, true);
+  kernels::gemm_tn(tk, dv, rows, dropout ? b.dropped : b.probs, tk, d_out, ldo, dv_slice, g.lddv, true);
   kernels::gemm_nt(rows, tk, dv, d_out, ldo, p.v_slice(s), ldv, b.dprobs, tk, false);
   if (dropout) dropout_backward(p, s, i0, rows, b.dprobs);
   // 2. dS (rows, Tk) = softmax backward of each row, times the scale the scores were multiplied by
@@ -97,15 +89,14 @@ void backward_block(const AttentionProblem& p, std::int64_t s, int i0, int rows,
   kernels::scale_vec(rows * tk, b.dprobs, p.scale, b.dprobs);
   // 3. dQ rows (rows, dk) = dS · K (Tk, dk);  dK (Tk, dk) += dSᵀ (Tk, rows) · Q rows (rows, dk)
   kernels::gemm_nn(rows, dk, tk, b.dprobs, tk, p.k_slice(s), ldk, dq_rows, g.lddq, false);
-  transpose(rows, tk, b.dprobs, b.transposed);
-  kernels::gemm_nn(tk, dk, rows, b.transposed, rows, q_rows, ldq, dk_slice, g.lddk, true);
+  kernels::gemm_tn(tk, dk, rows, b.dprobs, tk, q_rows, ldq, dk_slice, g.lddk, true);
 }
 
 }  // namespace
 
 std::uint64_t attention_backward_scratch_elements(const AttentionProblem& p) {
   const std::uint64_t block = backward_block_rows(p.masks.tq, p.masks.tk);
-  return 4 * block * static_cast<std::uint64_t>(p.masks.tk) + 2 * static_cast<std::uint64_t>(p.masks.tk);
+  return 3 * block * static_cast<std::uint64_t>(p.masks.tk) + 2 * static_cast<std::uint64_t>(p.masks.tk);
 }
 
 void run_attention_backward(const AttentionProblem& p, const float* d_context, int ldo,
@@ -120,7 +111,6 @@ void run_attention_backward(const AttentionProblem& p, const float* d_context, i
   const std::size_t block_floats = static_cast<std::size_t>(block) * tk;
   BlockBuffers b{scratch.floats(block_floats),
                  p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
-                 scratch.floats(block_floats),
                  scratch.floats(block_floats),
                  scratch.bytes(static_cast<std::size_t>(tk)),
                  scratch.floats(static_cast<std::size_t>(tk))};

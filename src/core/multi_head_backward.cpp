@@ -31,25 +31,17 @@ void copy_rows(const float* src, int ld, std::int64_t rows, int width, std::vect
   }
 }
 
-// to (cols, rows) = from (rows, cols)ᵀ, both dense.
-void transpose(std::int64_t rows, int cols, const float* from, float* to) {
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) to[c * rows + r] = from[r * cols + c];
-}
-
 // For y (rows, out) = x (rows, in) · Wᵀ + b:  dW (out, in) = dyᵀ · x (written);  db (out) = Σ_rows dy
 // (written; skipped when db is null).
 void linear_param_grads(const float* dy, std::int64_t rows, int out, const float* x, int in, float* dw,
                         float* db) {
-  ScratchScope scratch;
-  float* dy_t = scratch.floats(static_cast<std::size_t>(rows) * out);  // dy_t: (out, rows)
-  transpose(rows, out, dy, dy_t);
-  kernels::gemm_nn(out, in, static_cast<int>(rows), dy_t, static_cast<int>(rows), x, in, dw, in, false);
+  kernels::gemm_tn(out, in, static_cast<int>(rows), dy, out, x, in, dw, in, false);
   if (!db) return;
-  for (int o = 0; o < out; ++o) {
-    float sum = 0.0f;
-    for (std::int64_t r = 0; r < rows; ++r) sum += dy_t[o * rows + r];
-    db[o] = sum;
+  // Row by row, so dy is read contiguously; each db[o] still sums its rows in order from 0.
+  std::fill(db, db + out, 0.0f);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* dy_row = dy + r * out;  // dy_row: (out)
+    for (int o = 0; o < out; ++o) db[o] += dy_row[o];
   }
 }
 
@@ -213,15 +205,13 @@ Status check_grad_output(const MhaSaved& saved, int e, const Tensor& grad_output
   return check_finite(grad_output, "gradOutput");
 }
 
-// Float elements of backward's scratch buffers (d_out, d_context, dq, dk, dv, one transposed gradient).
+// Float elements of backward's scratch buffers (d_out, d_context, dq, dk, dv).
 std::uint64_t backward_scratch_elements(const Dims& d, const Heads& hd, bool layer_norm) {
   const std::uint64_t qk = static_cast<std::uint64_t>(hd.h) * hd.dk,
                       vo = static_cast<std::uint64_t>(hd.h) * hd.dv;
   const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq;
   const std::uint64_t rows_kp = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
-  const std::uint64_t widest = std::max<std::uint64_t>(d.e, std::max(qk, vo));
-  return (layer_norm ? rows_q * d.e : 0) + rows_q * (vo + qk) + rows_kp * (qk + vo) +
-         std::max(rows_q, rows_kp) * widest;
+  return (layer_norm ? rows_q * d.e : 0) + rows_q * (vo + qk) + rows_kp * (qk + vo);
 }
 
 // grads: zeros of the inputs' and parameters' shapes, after checking that they and `scratch` more

@@ -1,4 +1,4 @@
-// WebAssembly SIMD128 GEMM (gemm_nn_simd128, gemm_nt_simd128; contracts in kernels.h): packed
+// WebAssembly SIMD128 GEMM (gemm_nn_simd128, gemm_nt_simd128, gemm_tn_simd128; contracts in kernels.h): packed
 // panels and a 4×8 register-blocked f32x4 micro-kernel. Same contract as the scalar twins in
 // kernels_scalar.cpp; tested against the same double reference. Compiles to nothing unless the
 // compiler targets SIMD128 (-msimd128).
@@ -19,8 +19,8 @@ namespace {
 // C (M, N) is cut into kMC×kNC blocks, K into kKC slices. For each (N block, K slice) the B slice
 // is packed once into kNR-wide column panels; for each M block the A slice is packed into kMR-high
 // row panels; the micro-kernel then multiplies one A panel by one B panel into a kMR×kNR tile held
-// in registers. Packing turns both gemm_nn and gemm_nt into the same contiguous, zero-padded
-// layout, so a single micro-kernel serves Q·Kᵀ, x·Wᵀ and weights·V.
+// in registers. Packing turns gemm_nn, gemm_nt and gemm_tn into the same contiguous, zero-padded
+// layout, so a single micro-kernel serves Q·Kᵀ, x·Wᵀ, weights·V and the backward's dyᵀ·x.
 constexpr int kMR = 4;    // micro-tile rows (one splat of A per row and k)
 constexpr int kNR = 8;    // micro-tile columns (two f32x4 of B per k)
 constexpr int kKC = 256;  // K slice: an A panel (4 KB) and a B panel (8 KB) stay in L1
@@ -81,6 +81,34 @@ void pack_cols(int kc, int cols, const float* src, int ld, float* dst) {
   }
 }
 
+// dst[k][r] = src[k][r] for r < rows (zero up to kMR), k < kc: a kMR-row panel of Aᵀ when A is
+// stored (K, M) — kMR consecutive columns of A, so one plain 4-float copy per k (gemm_tn).
+void pack_a_columns(int kc, int rows, const float* src, int ld, float* dst) {
+  static_assert(kMR == 4, "a full panel row is one f32x4");
+  for (int k = 0; k < kc; ++k) {
+    const float* s = src + static_cast<std::ptrdiff_t>(k) * ld;
+    float* d = dst + k * kMR;
+    if (rows == kMR) {
+      wasm_v128_store(d, wasm_v128_load(s));
+    } else {
+      for (int r = 0; r < kMR; ++r) d[r] = r < rows ? s[r] : 0.f;
+    }
+  }
+}
+
+// Packs the A block of rows [i0, i0 + mc) and k slice [pc, pc + kc) into kMR-row panels
+// (mc/kMR panels, kc, kMR), reading A as (M, K) or, when A_is_km, as (K, M).
+void pack_a_block(int i0, int mc, int pc, int kc, const float* A, int lda, bool A_is_km, float* dst) {
+  for (int ir = 0; ir < mc; ir += kMR) {
+    const int rows = std::min(kMR, mc - ir);
+    if (A_is_km)
+      pack_a_columns(kc, rows, A + static_cast<std::ptrdiff_t>(pc) * lda + i0 + ir, lda, dst + ir * kc);
+    else
+      pack_rows_transposed<kMR>(kc, rows, A + static_cast<std::ptrdiff_t>(i0 + ir) * lda + pc, lda,
+                                dst + ir * kc);
+  }
+}
+
 // The kMR×kNR tile C = a_panel (kc, kMR)ᵀ · b_panel (kc, kNR), added to C when `add`, then plus
 // bias (kNR) when set: the same two roundings as a separate add_bias_rows pass, done while the
 // tile is in registers (the separate pass over C cost ~4% of the demo's forward).
@@ -136,11 +164,13 @@ void macro_kernel(int mc, int nc, int kc, const float* pa, const float* pb, int 
   }
 }
 
-// Shared driver: B_is_nk selects how B is read (false: (K, N) row-major; true: (N, K)); prepacked,
+// Shared driver: A_is_km selects how A is read (false: (M, K) row-major; true: (K, M), the product
+// is then Aᵀ·B); B_is_nk selects how B is read (false: (K, N) row-major; true: (N, K)); prepacked,
 // when set, is B (N, K) already in pack_weight_simd128's layout (B and ldb are then unused). bias (N),
 // when set, is added to each tile of C as the last K slice stores it.
 void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
-                 bool accumulate, bool B_is_nk, const float* bias, const float* prepacked = nullptr) {
+                 bool accumulate, bool A_is_km, bool B_is_nk, const float* bias,
+                 const float* prepacked = nullptr) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {  // empty sum: C = 0 (or unchanged when accumulating)
     if (!accumulate)
@@ -165,10 +195,7 @@ void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, i
       const bool add = accumulate || pc > 0;  // later K slices add onto the first
       for (int ic = 0; ic < M; ic += kMC) {
         const int mc = std::min(kMC, M - ic);
-        for (int ir = 0; ir < mc; ir += kMR)
-          pack_rows_transposed<kMR>(kc, std::min(kMR, mc - ir),
-                                    A + static_cast<std::ptrdiff_t>(ic + ir) * lda + pc, lda,
-                                    g_pack_a + ir * kc);
+        pack_a_block(ic, mc, pc, kc, A, lda, A_is_km, g_pack_a);
         float* c_block = C + static_cast<std::ptrdiff_t>(ic) * ldc + jc;  // (mc, nc)
         macro_kernel(mc, nc, kc, g_pack_a, pb, b_panel_stride, c_block, ldc, add,
                      bias && pc + kc == K ? bias + jc : nullptr);
@@ -181,22 +208,29 @@ void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, i
 
 void gemm_nn_simd128(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
                      bool accumulate) {
-  gemm_packed(M, N, K, A, lda, B, ldb, C, ldc, accumulate, false, nullptr);
+  gemm_packed(M, N, K, A, lda, B, ldb, C, ldc, accumulate, false, false, nullptr);
 }
 
 void gemm_nt_simd128(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
                      bool accumulate) {
-  gemm_packed(M, N, K, A, lda, B, ldb, C, ldc, accumulate, true, nullptr);
+  gemm_packed(M, N, K, A, lda, B, ldb, C, ldc, accumulate, false, true, nullptr);
+}
+
+// Aᵀ·B: only A's packing differs (pack_a_columns); the blocking, micro-kernel and k order are
+// gemm_nn's, so the result equals gemm_nn_simd128 over an explicit Aᵀ bit for bit.
+void gemm_tn_simd128(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+                     bool accumulate) {
+  gemm_packed(M, N, K, A, lda, B, ldb, C, ldc, accumulate, true, false, nullptr);
 }
 
 void linear_nt_simd128(int M, int N, int K, const float* A, int lda, const float* W, int ldw,
                        const float* bias, float* C, int ldc) {
   if (K <= 0) {  // the empty product is 0: C = bias
-    gemm_packed(M, N, K, A, lda, W, ldw, C, ldc, false, true, nullptr);
+    gemm_packed(M, N, K, A, lda, W, ldw, C, ldc, false, false, true, nullptr);
     if (bias) add_bias_rows_simd128(M, N, bias, C, ldc);
     return;
   }
-  gemm_packed(M, N, K, A, lda, W, ldw, C, ldc, false, true, bias);
+  gemm_packed(M, N, K, A, lda, W, ldw, C, ldc, false, false, true, bias);
 }
 
 std::int64_t packed_weight_floats_simd128(int N, int K) {
@@ -215,7 +249,7 @@ void pack_weight_simd128(int N, int K, const float* W, int ldw, float* packed) {
 void linear_nt_packed_simd128(int M, int N, int K, const float* A, int lda, const float* packed,
                               const float* bias, float* C, int ldc) {
   if (K <= 0) return linear_nt_simd128(M, N, K, A, lda, packed, K, bias, C, ldc);  // C = bias
-  gemm_packed(M, N, K, A, lda, nullptr, 0, C, ldc, false, true, bias, packed);
+  gemm_packed(M, N, K, A, lda, nullptr, 0, C, ldc, false, false, true, bias, packed);
 }
 
 }  // namespace attn::kernels

@@ -22,6 +22,12 @@ void gemm_nn(int M, int N, int K, const float* A, int lda, const float* B, int l
 // Used for Q·Kᵀ and for x·Wᵀ with nn.Linear weights stored (out, in).
 void gemm_nt(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
              bool accumulate);
+// C (M, N) = Aᵀ · B, A stored (K, M) with row stride lda, B (K, N) row stride ldb  [C += ... when accumulate]
+// Used for the backward products dW = dyᵀ·x, dV = P̃ᵀ·dO and dK = dSᵀ·Q without a transposed copy.
+// Each C[i][j] sums its products in k order, as gemm_nn over an explicit Aᵀ does, so replacing
+// transpose + gemm_nn by gemm_tn gives the same floats.
+void gemm_tn(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+             bool accumulate);
 
 // C (M, N) = A (M, K) · Wᵀ + bias, W stored (N, K) as nn.Linear keeps it; bias (N) may be null.
 // Bit-identical to gemm_nt then add_bias_rows; the SIMD128 version adds the bias to each block of C
@@ -80,6 +86,8 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
   void gemm_nn_##suffix(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, \
                         int ldc, bool accumulate);                                                       \
   void gemm_nt_##suffix(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, \
+                        int ldc, bool accumulate);                                                       \
+  void gemm_tn_##suffix(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, \
                         int ldc, bool accumulate);                                                       \
   void linear_nt_##suffix(int M, int N, int K, const float* A, int lda, const float* W, int ldw,         \
                           const float* bias, float* C, int ldc);                                         \

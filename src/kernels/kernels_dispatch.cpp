@@ -22,6 +22,11 @@ void gemm_nt(int M, int N, int K, const float* A, int lda, const float* B, int l
   ATTN_KERNEL(gemm_nt)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
 }
 
+void gemm_tn(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+             bool accumulate) {
+  ATTN_KERNEL(gemm_tn)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+}
+
 void linear_nt(int M, int N, int K, const float* A, int lda, const float* W, int ldw, const float* bias,
                float* C, int ldc) {
   ATTN_KERNEL(linear_nt)(M, N, K, A, lda, W, ldw, bias, C, ldc);

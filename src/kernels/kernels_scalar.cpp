@@ -52,11 +52,14 @@ float scale_mask_max(int n, const float* x, float scale, const float* additive, 
 
 // C (M, N) += A (M, K) · B (K, N) in i-k-j order: the inner loop walks a row of B and a row of C
 // contiguously (native compilers vectorise it), and each C[i][j] sums its products in k order.
-void add_product(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc) {
+// A's entry (i, k) sits at A[i·a_row_stride + k·a_k_stride]: (lda, 1) for A stored (M, K),
+// (1, lda) for A stored (K, M) as gemm_tn reads it — one strided scalar load per (i, k) only.
+void add_product(int M, int N, int K, const float* A, std::ptrdiff_t a_row_stride, std::ptrdiff_t a_k_stride,
+                 const float* B, int ldb, float* C, int ldc) {
   for (int i = 0; i < M; ++i) {
     float* c = C + static_cast<std::ptrdiff_t>(i) * ldc;  // c: row i of C (N)
     for (int k = 0; k < K; ++k) {
-      const float a = A[static_cast<std::ptrdiff_t>(i) * lda + k];
+      const float a = A[i * a_row_stride + k * a_k_stride];
       const float* b = B + static_cast<std::ptrdiff_t>(k) * ldb;  // b: row k of B (N)
       for (int j = 0; j < N; ++j) c[j] += a * b[j];
     }
@@ -72,7 +75,16 @@ void zero_rows(int M, int N, float* C, int ldc) {
 void gemm_nn_scalar(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
                     bool accumulate) {
   if (!accumulate) zero_rows(M, N, C, ldc);
-  add_product(M, N, K, A, lda, B, ldb, C, ldc);
+  add_product(M, N, K, A, lda, 1, B, ldb, C, ldc);
+}
+
+void gemm_tn_scalar(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+                    bool accumulate) {
+  // Row i of C gets A[k][i] · B[k][:] for k = 0 … K-1 in turn: the same per-entry k order and
+  // operations as gemm_nn_scalar over an explicit Aᵀ, without building it. Walking i outermost
+  // keeps one row of C in cache while B streams by, as in gemm_nn_scalar.
+  if (!accumulate) zero_rows(M, N, C, ldc);
+  add_product(M, N, K, A, 1, lda, B, ldb, C, ldc);
 }
 
 void gemm_nt_scalar(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
@@ -90,7 +102,7 @@ void gemm_nt_scalar(int M, int N, int K, const float* A, int lda, const float* B
       for (int j = 0; j < nb; ++j)
         for (int k = 0; k < kb; ++k)
           bt[k * kTile + j] = B[static_cast<std::ptrdiff_t>(j0 + j) * ldb + k0 + k];
-      add_product(M, nb, kb, A + k0, lda, bt, kTile, C + j0, ldc);
+      add_product(M, nb, kb, A + k0, lda, 1, bt, kTile, C + j0, ldc);
     }
   }
 }

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <string>
 
-#include "core/attention_engine.h"  // ScratchScope
 #include "kernels/kernels.h"
 
 namespace attn {
@@ -84,16 +83,8 @@ void linear_backward(int rows, int in, int out, const float* x, int ldx, const f
   if (rows < 1 || in < 1 || out < 1) return;  // nothing to write or add
   // 1. dx (rows, in) = dy (rows, out) · W (out, in).
   if (dx) kernels::gemm_nn(rows, in, out, dy, lddy, w, in, dx, lddx, accumulate_dx);
-  // 2. dw (out, in) += dyᵀ (out, rows) · x (rows, in): dy transposed once so gemm_nn's inner loop
-  //    walks rows of x contiguously.
-  if (dw) {
-    ScratchScope scratch;
-    float* dy_t = scratch.floats(static_cast<std::size_t>(out) * rows);  // dy_t: (out, rows)
-    for (int r = 0; r < rows; ++r)
-      for (int o = 0; o < out; ++o)
-        dy_t[static_cast<std::ptrdiff_t>(o) * rows + r] = dy[static_cast<std::ptrdiff_t>(r) * lddy + o];
-    kernels::gemm_nn(out, in, rows, dy_t, rows, x, ldx, dw, in, true);
-  }
+  // 2. dw (out, in) += dyᵀ (out, rows) · x (rows, in): gemm_tn reads dy (rows, out) as stored.
+  if (dw) kernels::gemm_tn(out, in, rows, dy, lddy, x, ldx, dw, in, true);
   // 3. db (out) += column sums of dy.
   if (db) {
     for (int r = 0; r < rows; ++r) {

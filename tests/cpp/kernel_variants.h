@@ -19,7 +19,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // ---- the variants under test ----------------------------------------------------------------
 struct Variant {
   std::string name;
-  decltype(&k::gemm_nn_scalar) gemm_nn, gemm_nt;
+  decltype(&k::gemm_nn_scalar) gemm_nn, gemm_nt, gemm_tn;
   decltype(&k::linear_nt_scalar) linear_nt;
   decltype(&k::packed_weight_floats_scalar) packed_weight_floats;
   decltype(&k::pack_weight_scalar) pack_weight;
@@ -36,7 +36,7 @@ struct Variant {
 
 // clang-format off
 #define ATTN_VARIANT(sfx, label)                                                               \
-  Variant{label, k::gemm_nn_##sfx, k::gemm_nt_##sfx, k::linear_nt_##sfx,                       \
+  Variant{label, k::gemm_nn_##sfx, k::gemm_nt_##sfx, k::gemm_tn_##sfx, k::linear_nt_##sfx,     \
           k::packed_weight_floats_##sfx, k::pack_weight_##sfx, k::linear_nt_packed_##sfx,       \
           k::add_bias_rows_##sfx, k::scale_vec_##sfx,                                           \
           k::add_vec_##sfx, k::mask_row_##sfx, k::softmax_row_##sfx,                            \

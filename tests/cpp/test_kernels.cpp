@@ -24,21 +24,44 @@ namespace {
 // to K ≈ 1000 with margin, while one dropped or doubled term is ≥ 1e-3 off).
 constexpr double kGemmRelTol = 1e-5;
 
+// The three GEMM kernels: how A and B are stored.
+enum class Gemm { kNN, kNT, kTN };  // A·B, A·Bᵀ (B stored (N, K)), Aᵀ·B (A stored (K, M))
+constexpr Gemm kAllGemms[] = {Gemm::kNN, Gemm::kNT, Gemm::kTN};
+
+const char* gemm_name(Gemm g) {
+  return g == Gemm::kNN ? " gemm_nn" : g == Gemm::kNT ? " gemm_nt" : " gemm_tn";
+}
+
+decltype(&k::gemm_nn_scalar) gemm_of(const Variant& v, Gemm g) {
+  return g == Gemm::kNN ? v.gemm_nn : g == Gemm::kNT ? v.gemm_nt : v.gemm_tn;
+}
+
+// a (M, K) dense = A stored (K, M) with row stride lda, transposed: what ref::gemm takes for Aᵀ.
+std::vector<float> transpose_km(int M, int K, const std::vector<float>& A, int lda) {
+  std::vector<float> a(static_cast<size_t>(M) * K);
+  for (int kk = 0; kk < K; ++kk)
+    for (int i = 0; i < M; ++i) a[static_cast<size_t>(i) * K + kk] = A[static_cast<size_t>(kk) * lda + i];
+  return a;
+}
+
 // Runs one GEMM with padded leading dimensions and returns the worst error relative to the bound
 // (≤ 1 passes); a write outside C's (M, N) range (padding column, guard row) returns +inf.
-double gemm_error(const Variant& v, bool nt, int M, int N, int K, bool accumulate, int pad) {
-  const int lda = K + pad, ldb = (nt ? K : N) + pad, ldc = N + pad;
-  const auto A = random_vec(static_cast<size_t>(M) * lda, 11u + M);          // A: (M, K), stride lda
-  const auto B = random_vec(static_cast<size_t>(nt ? N : K) * ldb, 7u + N);  // B: (K,N) or (N,K)
+double gemm_error(const Variant& v, Gemm g, int M, int N, int K, bool accumulate, int pad) {
+  const bool nt = g == Gemm::kNT, tn = g == Gemm::kTN;
+  const int lda = (tn ? M : K) + pad, ldb = (nt ? K : N) + pad, ldc = N + pad;
+  const auto A = random_vec(static_cast<size_t>(tn ? K : M) * lda, 11u + M);  // A: (M,K) or (K,M)
+  const auto B = random_vec(static_cast<size_t>(nt ? N : K) * ldb, 7u + N);   // B: (K,N) or (N,K)
   // C: (M, N), stride ldc, then one guard row; padding columns and the guard row hold a sentinel.
   auto C = random_vec(static_cast<size_t>(M + 1) * ldc, 3u + K);
   for (int i = 0; i <= M; ++i)
     for (int j = i < M ? N : 0; j < ldc; ++j) C[static_cast<size_t>(i) * ldc + j] = 777.f;
   const auto C0 = C;
-  (nt ? v.gemm_nt : v.gemm_nn)(M, N, K, A.data(), lda, B.data(), ldb, C.data(), ldc, accumulate);
+  gemm_of(v, g)(M, N, K, A.data(), lda, B.data(), ldb, C.data(), ldc, accumulate);
+  const auto a = tn ? transpose_km(M, K, A, lda) : A;  // a: (M, K), stride lda_ref
+  const int lda_ref = tn ? K : lda;
   std::vector<double> want, scale;  // want, scale: (M, N)
-  ref::gemm(M, N, K, A.data(), lda, B.data(), ldb, nt, want);
-  ref::gemm_abs(M, N, K, A.data(), lda, B.data(), ldb, nt, scale);
+  ref::gemm(M, N, K, a.data(), lda_ref, B.data(), ldb, nt, want);
+  ref::gemm_abs(M, N, K, a.data(), lda_ref, B.data(), ldb, nt, scale);
   double worst = 0.0;
   for (int i = 0; i <= M; ++i) {
     for (int j = 0; j < ldc; ++j) {
@@ -75,21 +98,22 @@ TEST_CASE("kernels: the build dispatches to the variant it reports", "[kernel]")
   CHECK(bits_equal(a, b));
 }
 
-TEST_CASE("kernels: gemm_nn and gemm_nt match the reference for every M, N, K in 1..17", "[kernel][gemm]") {
+TEST_CASE("kernels: gemm_nn, gemm_nt and gemm_tn match the reference for every M, N, K in 1..17",
+          "[kernel][gemm]") {
   for (const auto& v : variants())
-    for (int nt = 0; nt < 2; ++nt) {
+    for (const Gemm g : kAllGemms) {
       double worst = 0.0;
       std::string where;
       for (int M = 1; M <= 17; ++M)
         for (int N = 1; N <= 17; ++N)
           for (int K = 1; K <= 17; ++K) {
-            const double e = gemm_error(v, nt, M, N, K, (M + N + K) % 2 == 1, (M * N + K) % 3);
+            const double e = gemm_error(v, g, M, N, K, (M + N + K) % 2 == 1, (M * N + K) % 3);
             if (!(e <= worst)) {  // also catches NaN
               worst = e;
               where = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
             }
           }
-      INFO(v.name << (nt ? " gemm_nt" : " gemm_nn") << ", worst at " << where);
+      INFO(v.name << gemm_name(g) << ", worst at " << where);
       CHECK(worst <= 1.0);
     }
 }
@@ -103,24 +127,60 @@ TEST_CASE("kernels: gemm crosses the tile and block boundaries on larger odd sha
                           {1, 1, 1000}, {257, 3, 1},    {1, 64, 64},   {64, 1, 64}};
   for (const auto& v : variants())
     for (const auto& s : shapes)
-      for (int nt = 0; nt < 2; ++nt)
+      for (const Gemm g : kAllGemms)
         for (int acc = 0; acc < 2; ++acc) {
-          INFO(v.name << (nt ? " gemm_nt " : " gemm_nn ") << s.M << "x" << s.N << "x" << s.K
-                      << (acc ? " accumulate" : ""));
-          CHECK(gemm_error(v, nt, s.M, s.N, s.K, acc, 1) <= 1.0);
+          INFO(v.name << gemm_name(g) << " " << s.M << "x" << s.N << "x" << s.K << (acc ? " accumulate" : ""));
+          CHECK(gemm_error(v, g, s.M, s.N, s.K, acc, 1) <= 1.0);
         }
 }
 
 TEST_CASE("kernels: gemm with K = 0 writes zeros, or leaves C alone when accumulating", "[kernel][gemm]") {
   for (const auto& v : variants())
-    for (int nt = 0; nt < 2; ++nt) {
+    for (const Gemm g : kAllGemms) {
+      INFO(v.name << gemm_name(g));
       const float a = 1.f, b = 1.f;
       std::vector<float> C(6, 5.f);  // C: (2, 3)
-      (nt ? v.gemm_nt : v.gemm_nn)(2, 3, 0, &a, 1, &b, 3, C.data(), 3, true);
+      gemm_of(v, g)(2, 3, 0, &a, 1, &b, 3, C.data(), 3, true);
       CHECK(C == std::vector<float>(6, 5.f));
-      (nt ? v.gemm_nt : v.gemm_nn)(2, 3, 0, &a, 1, &b, 3, C.data(), 3, false);
+      gemm_of(v, g)(2, 3, 0, &a, 1, &b, 3, C.data(), 3, false);
       CHECK(C == std::vector<float>(6, 0.f));
     }
+}
+
+TEST_CASE("kernels: gemm_tn with row strides wider than two vectors", "[kernel][gemm]") {
+  // pad 9 = 2·width + 1: lda, ldb and ldc all exceed the row they hold by more than a panel, so a
+  // packer that assumed lda == M (or ldb == N) would read the wrong columns.
+  struct Shape {
+    int M, N, K;
+  };
+  const Shape shapes[] = {{3, 5, 7}, {4, 8, 4}, {9, 17, 13}, {131, 37, 260}};
+  for (const auto& v : variants())
+    for (const auto& s : shapes)
+      for (int acc = 0; acc < 2; ++acc) {
+        INFO(v.name << " gemm_tn " << s.M << "x" << s.N << "x" << s.K << (acc ? " accumulate" : ""));
+        CHECK(gemm_error(v, Gemm::kTN, s.M, s.N, s.K, acc, 9) <= 1.0);
+      }
+}
+
+TEST_CASE("kernels: gemm_tn equals gemm_nn over an explicit transpose, bit for bit", "[kernel][gemm]") {
+  // The backward passes replaced transpose + gemm_nn by gemm_tn; this is why their results did not move.
+  struct Shape {
+    int M, N, K;
+  };
+  const Shape shapes[] = {{1, 1, 1}, {5, 7, 3}, {17, 9, 33}, {131, 520, 300}};
+  for (const auto& v : variants())
+    for (const auto& s : shapes)
+      for (int acc = 0; acc < 2; ++acc) {
+        INFO(v.name << " " << s.M << "x" << s.N << "x" << s.K << (acc ? " accumulate" : ""));
+        const int lda = s.M + 3, ldb = s.N + 1, ldc = s.N + 2;
+        const auto A = random_vec(static_cast<size_t>(s.K) * lda, 41u);            // A: (K, M), stride M + 3
+        const auto B = random_vec(static_cast<size_t>(s.K) * ldb, 42u);            // B: (K, N), stride N + 1
+        const auto a_t = transpose_km(s.M, s.K, A, lda);                           // Aᵀ: (M, K) dense
+        auto got = random_vec(static_cast<size_t>(s.M) * ldc, 43u), want = got;  // C: (M, N), stride N + 2
+        v.gemm_tn(s.M, s.N, s.K, A.data(), lda, B.data(), ldb, got.data(), ldc, acc);
+        v.gemm_nn(s.M, s.N, s.K, a_t.data(), s.K, B.data(), ldb, want.data(), ldc, acc);
+        CHECK(bits_equal(got, want));
+      }
 }
 
 TEST_CASE(
