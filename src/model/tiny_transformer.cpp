@@ -161,7 +161,9 @@ Status TinyTransformer::set_parameter(const std::string& name, const Tensor& val
   ATTN_RETURN_IF_ERROR(check_finite(value, name.c_str()));
   params_[k].data = value.data;
   if (name.rfind("blocks.", 0) == 0 && name.find(".attn.") != std::string::npos) {
-    attn_dirty_[std::stoi(name.substr(7))] = true;
+    int layer = 0;  // "blocks.<layer>.attn.…": the digits after "blocks."
+    for (std::size_t i = 7; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) layer = layer * 10 + (name[i] - '0');
+    attn_dirty_[layer] = true;
   }
   return Status::Ok();
 }
