@@ -62,10 +62,20 @@ double log_sum_exp(int V, const float* row) {
 
 }  // namespace
 
-void gelu_forward(std::int64_t n, const float* x, float* y) {
+void gelu_forward(std::int64_t n, const float* x, float* y, float* cdf) {
   for (std::int64_t i = 0; i < n; ++i) {
     const float v = x[i];
-    y[i] = 0.5f * v * (1.0f + std::erf(v * kInvSqrt2));
+    const float phi = 0.5f * (1.0f + std::erf(v * kInvSqrt2));  // Φ(x)
+    if (cdf) cdf[i] = phi;
+    y[i] = v * phi;
+  }
+}
+
+void gelu_backward_from_cdf(std::int64_t n, const float* x, const float* cdf, const float* dy, float* dx) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);  // φ(x)
+    dx[i] = dy[i] * (cdf[i] + v * pdf);
   }
 }
 

@@ -10,9 +10,13 @@ namespace attn {
 
 // GELU, exact erf form as torch.nn.functional.gelu(approximate='none'): y = x·Φ(x) = 0.5·x·(1 + erf(x/√2)).
 // y may alias x.
-void gelu_forward(std::int64_t n, const float* x, float* y);
+// cdf (n), when non-null, receives Φ(x) for gelu_backward_from_cdf (training keeps it: erf is most
+// of GELU's cost).
+void gelu_forward(std::int64_t n, const float* x, float* y, float* cdf = nullptr);
 // dx = dy · (Φ(x) + x·φ(x)), φ the standard normal density. dx may alias dy.
 void gelu_backward(std::int64_t n, const float* x, const float* dy, float* dx);
+// The same from the Φ(x) gelu_forward saved, bit-identical to gelu_backward: one exp per element, no erf.
+void gelu_backward_from_cdf(std::int64_t n, const float* x, const float* cdf, const float* dy, float* dx);
 
 // Backward of nn.Linear y (rows, out) = x (rows, in)·Wᵀ + b with W stored (out, in), row strides ldx, lddy:
 //   dx (rows, in), row stride lddx  = dy·W     (written, or added when accumulate_dx; skipped when dx null)

@@ -29,6 +29,7 @@ struct TinyWorkspace {
     Unit attn, mlp;
     MhaSaved saved;           // what the attention's backward needs
     std::vector<float> h, g;  // (N, hidden) fc1 output and its GELU
+    std::vector<float> cdf;   // (N, hidden) Φ(h), kept for the backward when training
   };
   std::vector<LayerState> layers;
   std::vector<float> x;                 // (N, d) the residual stream
@@ -148,7 +149,8 @@ struct TinyPass {
     const std::string p = block(l) + "mlp.";
     kernels::linear_nt(static_cast<int>(n), hid, d, u.data(), d, param(p + "fc1.weight"), d, param(p + "fc1.bias"),
                        L.h.data(), hid);
-    gelu_forward(static_cast<std::int64_t>(L.h.size()), L.h.data(), L.g.data());
+    if (grads) L.cdf.resize(L.h.size());
+    gelu_forward(static_cast<std::int64_t>(L.h.size()), L.h.data(), L.g.data(), grads ? L.cdf.data() : nullptr);
     kernels::linear_nt(static_cast<int>(n), d, hid, L.g.data(), hid, param(p + "fc2.weight"), hid,
                        param(p + "fc2.bias"), out.data(), d);
     return Status::Ok();
@@ -231,7 +233,7 @@ struct TinyPass {
     dg.resize(L.h.size());
     linear_backward(static_cast<int>(n), hid, d, L.g.data(), hid, param(p + "fc2.weight"), dy.data(), d, dg.data(),
                     hid, false, grad(g, p + "fc2.weight"), grad(g, p + "fc2.bias"));
-    gelu_backward(static_cast<std::int64_t>(dg.size()), L.h.data(), dg.data(), dg.data());
+    gelu_backward_from_cdf(static_cast<std::int64_t>(dg.size()), L.h.data(), L.cdf.data(), dg.data(), dg.data());
     du.resize(dy.size());
     linear_backward(static_cast<int>(n), d, hid, u.data(), d, param(p + "fc1.weight"), dg.data(), hid, du.data(), d,
                     false, grad(g, p + "fc1.weight"), grad(g, p + "fc1.bias"));

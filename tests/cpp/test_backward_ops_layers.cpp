@@ -66,6 +66,12 @@ TEST_CASE("gelu_forward matches the exact erf GELU and gelu_backward its derivat
   std::vector<float> in_place = dy;  // (n): dy, overwritten by dx
   attn::gelu_backward(n, x.data(), in_place.data(), in_place.data());
   CHECK(in_place == dx);
+  // Training's path: Φ(x) saved by the forward, the backward from it — the same bits.
+  std::vector<float> y_saving(x.size()), cdf(x.size()), dx_from_cdf(x.size());
+  attn::gelu_forward(n, x.data(), y_saving.data(), cdf.data());
+  CHECK(y_saving == y);
+  attn::gelu_backward_from_cdf(n, x.data(), cdf.data(), dy.data(), dx_from_cdf.data());
+  CHECK(dx_from_cdf == dx);
   attn::gelu_forward(n, x.data(), x.data());  // y may alias x
   CHECK(x == y);
 }
