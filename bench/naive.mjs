@@ -7,7 +7,7 @@
 //   concat (B, T, E);  y = concat·Woᵀ + bo  (B, T, E)
 
 /** Deterministic uniform [0, 1) generator (mulberry32), so every contender sees the same data. */
-function mulberry32(seed) {
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -2,6 +2,7 @@
 // layout of TinyTransformer, one seeded set of initial weights and one list of batches that every
 // contender (ours, tfjs-backend-wasm, PyTorch) starts from, so their first losses can be compared.
 import { writeFileSync } from 'node:fs';
+import { mulberry32 } from './naive.mjs'; // the same data generator as the forward benchmark
 
 // The reverse task at length 8: x1..x8 SEP a1..a8 over 10 symbols, so V = 11 and T = 16
 // (src/train/tasks.h). The batches below follow that format; the content does not change the cost.
@@ -48,18 +49,6 @@ export function stepFlops(c) {
   return 6 * parameterCount(c) * kBatch * kSeqLen;
 }
 
-// mulberry32: a small seeded uniform generator; the benchmark only needs the same numbers in every
-// contender, not TinyTransformer's own RNG.
-function uniform(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function normal(rand) {
   const u = 1 - rand(); // (0, 1]: log is finite
@@ -72,7 +61,7 @@ function normal(rand) {
  * biases 0, LayerNorm weights 1. Returns { name: { shape, data: Float32Array } } in module order.
  */
 export function initialWeights(c, seed) {
-  const rand = uniform(seed);
+  const rand = mulberry32(seed);
   const out = {};
   for (const [name, shape] of parameterShapes(c)) {
     const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
@@ -93,7 +82,7 @@ export function initialWeights(c, seed) {
  * targets = seq[1:] with −100 before the answer. Each { ids, targets }: Int32Array (B·T), row-major.
  */
 export function makeBatches(seed, count = kNumBatches) {
-  const rand = uniform(seed ^ 0x5eed);
+  const rand = mulberry32(seed ^ 0x5eed);
   const n = kSeqLen + 1;
   const batches = [];
   for (let b = 0; b < count; b++) {
