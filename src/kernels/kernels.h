@@ -70,6 +70,16 @@ void scale_mask_softmax_row(int n, const float* x, float scale, const float* add
 // PyTorch). gamma/beta may be null (identity / zero).
 void layer_norm_row(int n, const float* x, const float* gamma, const float* beta, float eps, float* y);
 
+// ---- GELU, exact erf form: y = x·Φ(x), Φ(x) = ½(1 + erf(x/√2)) ----------------------------------
+// y (n) = GELU(x); cdf (n), when non-null, receives Φ(x) for gelu_backward_row. y may alias x.
+// The scalar twin calls std::erf. The SIMD128 version evaluates erfc with Numerical Recipes'
+// Chebyshev fit (relative error < 1.2e-7 for every argument) and the vector exp: one exp per
+// element, no libm call (erf was a fifth of a small training step).
+void gelu_row(int n, const float* x, float* y, float* cdf);
+// dx (n) = dy · (Φ(x) + x·φ(x)), φ the standard normal density, from the cdf gelu_row saved.
+// dx may alias dy.
+void gelu_backward_row(int n, const float* x, const float* cdf, const float* dy, float* dx);
+
 // ---- online softmax (flash-attention tiles) -------------------------------------------------
 // One row segment of a score tile (keys j0 … j0+n) folded into the running softmax state of its
 // query row: z = mask_row(scale_vec(x)) (the same operations), m' = max(*m, max z),
@@ -106,7 +116,9 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
   void layer_norm_row_##suffix(int n, const float* x, const float* gamma, const float* beta, float eps,  \
                                float* y);                                                                \
   float online_softmax_row_##suffix(int n, const float* x, float scale, const float* additive,           \
-                                    const std::uint8_t* allowed, float* m, float* l, float* p);
+                                    const std::uint8_t* allowed, float* m, float* l, float* p);          \
+  void gelu_row_##suffix(int n, const float* x, float* y, float* cdf);                                  \
+  void gelu_backward_row_##suffix(int n, const float* x, const float* cdf, const float* dy, float* dx);
 
 ATTN_DECLARE_KERNELS(scalar)
 #if defined(__wasm_simd128__)

@@ -216,4 +216,23 @@ float online_softmax_row_scalar(int n, const float* x, float scale, const float*
   return factor;
 }
 
+// ---- GELU ------------------------------------------------------------------------------------
+
+void gelu_row_scalar(int n, const float* x, float* y, float* cdf) {
+  for (int i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float phi = 0.5f * (1.0f + std::erf(v * 0.70710678118654752f));  // Φ(x)
+    if (cdf) cdf[i] = phi;
+    y[i] = v * phi;
+  }
+}
+
+void gelu_backward_row_scalar(int n, const float* x, const float* cdf, const float* dy, float* dx) {
+  for (int i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float pdf = 0.39894228040143268f * std::exp(-0.5f * v * v);  // φ(x)
+    dx[i] = dy[i] * (cdf[i] + v * pdf);
+  }
+}
+
 }  // namespace attn::kernels

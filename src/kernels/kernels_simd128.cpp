@@ -271,5 +271,66 @@ float online_softmax_row_simd128(int n, const float* x, float scale, const float
   return factor;
 }
 
+// ---- GELU ------------------------------------------------------------------------------------
+
+namespace {
+
+v128_t splat(float v) { return wasm_f32x4_splat(v); }
+
+// Φ(x) per lane. erfc(z) = t·exp(−z² − 1.26551223 + t·P(t)), t = 1/(1 + z/2), z = |x|/√2
+// (Numerical Recipes' erfcc: relative error < 1.2e-7 for every z ≥ 0, so the tails stay accurate);
+// Φ = ½·erfc(z) for x < 0, 1 − ½·erfc(z) otherwise. The exponent is ≤ 0 (exp_f32x4's range); huge
+// |x| clamps it at −88, where ½·t·e^−88 is 0 to float precision.
+v128_t normal_cdf_f32x4(v128_t x) {
+  const v128_t z = wasm_f32x4_mul(wasm_f32x4_abs(x), splat(0.70710678118654752f));
+  const v128_t t = wasm_f32x4_div(splat(1.0f), mul_add(z, splat(0.5f), splat(1.0f)));
+  v128_t p = splat(0.17087277f);
+  for (const float c : {-0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f, -0.18628806f, 0.09678418f,
+                        0.37409196f, 1.00002368f, -1.26551223f})
+    p = mul_add(p, t, splat(c));
+  const v128_t half_erfc =
+      wasm_f32x4_mul(wasm_f32x4_mul(t, exp_f32x4(wasm_f32x4_sub(p, wasm_f32x4_mul(z, z)))), splat(0.5f));
+  return wasm_v128_bitselect(half_erfc, wasm_f32x4_sub(splat(1.0f), half_erfc), wasm_f32x4_lt(x, splat(0.0f)));
+}
+
+// φ(x) per lane; 0 beyond |x| = 20, where e^(−x²/2) underflows (exp_f32x4 would clamp at e^−88).
+v128_t normal_pdf_f32x4(v128_t x) {
+  const v128_t e = exp_f32x4(wasm_f32x4_mul(wasm_f32x4_mul(x, x), splat(-0.5f)));
+  const v128_t pdf = wasm_f32x4_mul(e, splat(0.39894228040143268f));
+  return wasm_v128_andnot(pdf, wasm_f32x4_gt(wasm_f32x4_abs(x), splat(20.0f)));
+}
+
+}  // namespace
+
+void gelu_row_simd128(int n, const float* x, float* y, float* cdf) {
+  for (int i = 0; i < n; i += 4) {
+    const int w = n - i < 4 ? n - i : 4;
+    const v128_t xv = w == 4 ? wasm_v128_load(x + i) : load_partial(x + i, w, 0.0f);
+    const v128_t phi = normal_cdf_f32x4(xv);
+    const v128_t yv = wasm_f32x4_mul(xv, phi);
+    if (w == 4) {
+      if (cdf) wasm_v128_store(cdf + i, phi);
+      wasm_v128_store(y + i, yv);
+    } else {
+      if (cdf) store_partial(cdf + i, w, phi);
+      store_partial(y + i, w, yv);
+    }
+  }
+}
+
+void gelu_backward_row_simd128(int n, const float* x, const float* cdf, const float* dy, float* dx) {
+  for (int i = 0; i < n; i += 4) {
+    const int w = n - i < 4 ? n - i : 4;
+    const v128_t xv = w == 4 ? wasm_v128_load(x + i) : load_partial(x + i, w, 0.0f);
+    const v128_t cv = w == 4 ? wasm_v128_load(cdf + i) : load_partial(cdf + i, w, 0.0f);
+    const v128_t gv = w == 4 ? wasm_v128_load(dy + i) : load_partial(dy + i, w, 0.0f);
+    const v128_t d = wasm_f32x4_mul(gv, mul_add(xv, normal_pdf_f32x4(xv), cv));
+    if (w == 4)
+      wasm_v128_store(dx + i, d);
+    else
+      store_partial(dx + i, w, d);
+  }
+}
+
 }  // namespace attn::kernels
 #endif  // __wasm_simd128__

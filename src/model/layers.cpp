@@ -1,5 +1,6 @@
 #include "model/layers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -11,8 +12,6 @@ namespace attn {
 
 namespace {
 
-constexpr float kInvSqrt2 = 0.70710678118654752f;    // 1/√2
-constexpr float kInvSqrt2Pi = 0.39894228040143268f;  // 1/√(2π), φ(0)
 
 // Checks every target and logit; counts the scored rows. Nothing is written on failure.
 Status check_cross_entropy_inputs(std::int64_t n, int V, const float* logits, const std::int32_t* targets,
@@ -62,29 +61,30 @@ double log_sum_exp(int V, const float* row) {
 
 }  // namespace
 
-void gelu_forward(std::int64_t n, const float* x, float* y, float* cdf) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    const float phi = 0.5f * (1.0f + std::erf(v * kInvSqrt2));  // Φ(x)
-    if (cdf) cdf[i] = phi;
-    y[i] = v * phi;
-  }
-}
+// The GELU kernels take an int count: long rows go through them in chunks.
+constexpr std::int64_t kGeluChunk = std::int64_t{1} << 20;
 
-void gelu_backward_from_cdf(std::int64_t n, const float* x, const float* cdf, const float* dy, float* dx) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    const float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);  // φ(x)
-    dx[i] = dy[i] * (cdf[i] + v * pdf);
+void gelu_forward(std::int64_t n, const float* x, float* y, float* cdf) {
+  for (std::int64_t i = 0; i < n; i += kGeluChunk) {
+    const int m = static_cast<int>(std::min(kGeluChunk, n - i));
+    kernels::gelu_row(m, x + i, y + i, cdf ? cdf + i : nullptr);
   }
 }
 
 void gelu_backward(std::int64_t n, const float* x, const float* dy, float* dx) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    const float cdf = 0.5f * (1.0f + std::erf(v * kInvSqrt2));  // Φ(x)
-    const float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);    // φ(x)
-    dx[i] = dy[i] * (cdf + v * pdf);
+  constexpr int kBlock = 256;  // Φ(x) of one block at a time, on the stack
+  float y[kBlock], cdf[kBlock];
+  for (std::int64_t i = 0; i < n; i += kBlock) {
+    const int m = static_cast<int>(std::min<std::int64_t>(kBlock, n - i));
+    kernels::gelu_row(m, x + i, y, cdf);
+    kernels::gelu_backward_row(m, x + i, cdf, dy + i, dx + i);
+  }
+}
+
+void gelu_backward_from_cdf(std::int64_t n, const float* x, const float* cdf, const float* dy, float* dx) {
+  for (std::int64_t i = 0; i < n; i += kGeluChunk) {
+    const int m = static_cast<int>(std::min(kGeluChunk, n - i));
+    kernels::gelu_backward_row(m, x + i, cdf + i, dy + i, dx + i);
   }
 }
 

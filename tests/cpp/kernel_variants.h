@@ -32,6 +32,8 @@ struct Variant {
   decltype(&k::scale_mask_softmax_row_scalar) scale_mask_softmax_row;
   decltype(&k::layer_norm_row_scalar) layer_norm_row;
   decltype(&k::online_softmax_row_scalar) online_softmax_row;
+  decltype(&k::gelu_row_scalar) gelu_row;
+  decltype(&k::gelu_backward_row_scalar) gelu_backward_row;
 };
 
 // clang-format off
@@ -41,7 +43,7 @@ struct Variant {
           k::add_bias_rows_##sfx, k::scale_vec_##sfx,                                           \
           k::add_vec_##sfx, k::mask_row_##sfx, k::softmax_row_##sfx,                            \
           k::scale_mask_softmax_row_##sfx, k::layer_norm_row_##sfx,                              \
-          k::online_softmax_row_##sfx}
+          k::online_softmax_row_##sfx, k::gelu_row_##sfx, k::gelu_backward_row_##sfx}
 // clang-format on
 
 #if defined(ATTN_RELAXED_SIMD)
