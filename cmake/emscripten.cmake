@@ -30,6 +30,10 @@ target_link_options(attention_module PRIVATE
   -sMALLOC=emmalloc  # ~6 KB smaller than dlmalloc; we make few, large allocations
   -sEXPORTED_FUNCTIONS=_malloc,_free
   -sEXPORTED_RUNTIME_METHODS=HEAPU8,HEAPF32
+  # No `new Function`/eval in the glue: Embind calls through generic invokers, so the module runs
+  # under a strict Content-Security-Policy (script-src 'self' 'wasm-unsafe-eval', no 'unsafe-eval')
+  # and under node --disallow-code-generation-from-strings (tests/js/csp.test.mjs). Cost: README.
+  -sDYNAMIC_EXECUTION=0
   --extern-pre-js ${CMAKE_SOURCE_DIR}/src/wasm/node_fetch_shim.js)
 attn_patch_relaxed_simd(attention_module ${ATTN_DIST_DIR}/${ATTN_MODULE_NAME}.wasm)
 set_property(TARGET attention_module APPEND PROPERTY LINK_DEPENDS

@@ -34,6 +34,15 @@ const MIME = {
   '.ts': 'text/plain; charset=utf-8',
 };
 
+/**
+ * The Content-Security-Policy sent with every response: the strict policy the library and its pages
+ * must run under (README, "Content-Security-Policy"). WebAssembly compilation needs
+ * 'wasm-unsafe-eval'; no string evaluation ('unsafe-eval') and no inline script. Inline styles stay
+ * allowed (KaTeX and the widgets set style attributes). No worker exists yet; one would add
+ * `worker-src 'self' blob:`.
+ */
+export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
+
 // Friendly routes onto files below web/.
 const ROUTES = { '/': 'web/index.html', '/index.html': 'web/index.html',
   '/tutorial.html': 'web/tutorial.html', '/favicon.ico': 'web/favicon.svg' };
@@ -52,7 +61,8 @@ export function resolvePath(root, urlPath) {
 }
 
 function send(res, status, text) {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text),
+    'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff' });
   res.end(text);
 }
 
@@ -72,6 +82,7 @@ async function handle(root, req, res) {
     'Content-Length': info.size,
     'Cache-Control': 'no-cache',
     'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': CSP,
   });
   if (req.method === 'HEAD') return res.end();
   createReadStream(file).on('error', () => res.destroy()).pipe(res);

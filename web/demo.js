@@ -104,6 +104,8 @@ function onControl(e) {
   setState(patch, e.type === 'input' && el.type === 'range' ? 'replace' : 'push');
 }
 
+// Enter in a text field must not submit (reload) the page; no inline handler (strict CSP).
+form.addEventListener('submit', (e) => e.preventDefault());
 form.addEventListener('change', onControl);
 form.addEventListener('input', (e) => { if (e.target.type === 'range') onControl(e); });
 /** Grows a text box with its content (up to 12 lines), so long sentences stay visible. */

@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startServer } from '../../scripts/serve.mjs';
+import { CSP, startServer } from '../../scripts/serve.mjs';
+
+export { CSP };
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Screenshots land here (the README points at this folder). */
@@ -65,9 +67,13 @@ export function watch(page, origin) {
   return w;
 }
 
-/** Serves `html` at `path` on the test origin (a page that exists only for this test). */
+/**
+ * Serves `html` at `path` on the test origin (a page that exists only for this test), with the same
+ * strict Content-Security-Policy as the server's own pages.
+ */
 export async function routeHtml(context, url, html) {
-  await context.route(url, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }));
+  await context.route(url, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8',
+    headers: { 'Content-Security-Policy': CSP }, body: html }));
 }
 
 /** Waits until every widget on the page has rendered once (data-ready on the host). */

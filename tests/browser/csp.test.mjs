@@ -1,0 +1,102 @@
+// Every page runs under the strict Content-Security-Policy that scripts/serve.mjs sends (and that
+// routeHtml() sends with the tests' own pages): the header is there, and nothing is blocked — no
+// `securitypolicyviolation` event and no console error — on the demo (after its tokens render),
+// the tutorial (widgets drawn, KaTeX typeset) and a page of widgets. A last test proves the
+// listener sees a violation when there is one.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CSP, demoReady, launch, routeHtml, widgetsReady } from './helpers.mjs';
+
+const EXPECTED = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
+
+let b;
+before(async () => { b = await launch(); });
+after(async () => { await b?.close(); });
+
+/** A page whose every CSP violation (in the document or a shadow root) lands in window.__csp. */
+async function watchedPage() {
+  const { page, watch } = await b.newPage();
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => {
+      window.__csp.push(`${e.violatedDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile}:${e.lineNumber}`);
+    }, true);
+  });
+  return { page, watch };
+}
+
+async function assertClean(page, watch, label) {
+  assert.deepEqual(await page.evaluate(() => window.__csp), [], `${label}: no CSP violation`);
+  assert.deepEqual(watch.errors, [], `${label}: no console error`);
+  assert.deepEqual(watch.offOrigin, [], `${label}: nothing outside the origin`);
+}
+
+test('the server sends the strict policy with pages, scripts, the wasm and errors', async () => {
+  assert.equal(CSP, EXPECTED);
+  for (const path of ['/', '/tutorial.html', '/web/widgets.js', '/src/js/index.js', '/dist/attention_core.wasm', '/no-such-file']) {
+    const r = await fetch(b.url(path));
+    assert.equal(r.headers.get('content-security-policy'), EXPECTED, path);
+    await r.arrayBuffer();
+  }
+});
+
+test('the demo runs under the policy: tokens render, nothing blocked', async () => {
+  const { page, watch } = await watchedPage();
+  const res = await page.goto(b.url('/'));
+  assert.equal(res.headers()['content-security-policy'], EXPECTED);
+  await demoReady(page);
+  const chips = await page.$$eval('#chips .chip', (els) => els.length);
+  assert.ok(chips > 0, 'the token chips rendered');
+  // Submitting the form (the inline onsubmit="return false" is gone; a listener in demo.js took its
+  // place) must not reload the page: a marker set on this window survives.
+  await page.evaluate(() => { window.__noReload = 1; document.getElementById('controls').requestSubmit(); });
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => window.__noReload), 1, 'the form did not submit');
+  await assertClean(page, watch, 'demo');
+  await page.close();
+});
+
+test('the tutorial runs under the policy: widgets drawn, KaTeX typeset, nothing blocked', async () => {
+  const { page, watch } = await watchedPage();
+  const res = await page.goto(b.url('/tutorial.html'));
+  assert.equal(res.headers()['content-security-policy'], EXPECTED);
+  await page.waitForFunction(() => {
+    const els = [...document.querySelectorAll('*')].filter((e) => e.localName.includes('-'));
+    return document.documentElement.dataset.tutorialReady !== undefined && els.length > 0 && els.every((e) => e.dataset.ready !== undefined);
+  }, null, { timeout: 30_000 });
+  const katex = await page.evaluate(() => document.querySelectorAll('.math.rendered .katex').length);
+  assert.ok(katex >= 10, `${katex} formulas typeset`);
+  await assertClean(page, watch, 'tutorial');
+  await page.close();
+});
+
+test('a page of widgets runs under the policy: nothing blocked', async () => {
+  await routeHtml(b.context, b.url('/__csp-widgets.html'), `<!doctype html><meta charset="utf-8">
+    <script type="module" src="/web/widgets.js"></script>
+    <attention-steps text="the cat sat on the mat"></attention-steps>
+    <attention-heatmap text="the cat sat on the mat" head="mean"></attention-heatmap>
+    <mask-editor text="the cat sat"></mask-editor>
+    <positional-encoding-heatmap></positional-encoding-heatmap>
+    <softmax-playground></softmax-playground>`);
+  const { page, watch } = await watchedPage();
+  const res = await page.goto(b.url('/__csp-widgets.html'));
+  assert.equal(res.headers()['content-security-policy'], EXPECTED);
+  await widgetsReady(page, 'attention-steps, attention-heatmap, mask-editor, positional-encoding-heatmap, softmax-playground');
+  await assertClean(page, watch, 'widgets');
+  await page.close();
+});
+
+test('the listener does see a violation: an inline script is blocked', async () => {
+  const { page, watch } = await watchedPage();
+  await page.goto(b.url('/tutorial.html'));
+  await page.evaluate(() => {
+    const s = document.createElement('script');
+    s.textContent = 'window.__inlineRan = 1';
+    document.head.append(s);
+  });
+  await page.waitForFunction(() => window.__csp.length > 0);
+  assert.equal(await page.evaluate(() => window.__inlineRan), undefined, 'the inline script did not run');
+  assert.match((await page.evaluate(() => window.__csp))[0], /^script-src/);
+  assert.ok(watch.errors.some((e) => /Content Security Policy/.test(e)), 'Chromium reports it on the console');
+  await page.close();
+});
