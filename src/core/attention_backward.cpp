@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "core/memory_limit.h"
-#include "core/rng.h"
 #include "core/softmax_backward.h"
 #include "kernels/kernels.h"
 
@@ -26,19 +25,6 @@ int backward_block_rows(int tq, int tk) {
 void zero_rows(float* base, int rows, int width, int ld) {
   for (int r = 0; r < rows; ++r)
     std::memset(base + static_cast<std::int64_t>(r) * ld, 0, static_cast<std::size_t>(width) * sizeof(float));
-}
-
-// dP (rows, Tk) = dP̃ through the forward's dropout: 0 where dropped, ·1/(1 − p) where kept
-// (the same counter-based draw as apply_dropout, so exactly the forward's mask).
-void dropout_backward(const AttentionProblem& p, std::int64_t slice, int i0, int rows, float* dp) {
-  const std::int64_t per_slice = static_cast<std::int64_t>(p.masks.tq) * p.masks.tk;
-  const std::int64_t first = slice * per_slice + static_cast<std::int64_t>(i0) * p.masks.tk;
-  const std::int64_t n = static_cast<std::int64_t>(rows) * p.masks.tk;
-  const float keep_scale = 1.0f / (1.0f - p.dropout.p);
-  for (std::int64_t e = 0; e < n; ++e) {
-    const bool dropped = uniform01(p.dropout.seed, static_cast<std::uint64_t>(first + e)) < p.dropout.p;
-    dp[e] = dropped ? 0.0f : dp[e] * keep_scale;
-  }
 }
 
 struct BlockBuffers {
@@ -80,7 +66,8 @@ void backward_block(const AttentionProblem& p, std::int64_t s, int i0, int rows,
   // 1. dV (Tk, dv) += P̃ᵀ (Tk, rows) · dO (rows, dv);  dP̃ (rows, Tk) = dO · Vᵀ
   kernels::gemm_tn(tk, dv, rows, dropout ? b.dropped : b.probs, tk, d_out, ldo, dv_slice, g.lddv, true);
   kernels::gemm_nt(rows, tk, dv, d_out, ldo, p.v_slice(s), ldv, b.dprobs, tk, false);
-  if (dropout) dropout_backward(p, s, i0, rows, b.dprobs);
+  // dP = dP̃ through the forward's dropout: apply_dropout's own draw (in place), so exactly its mask.
+  if (dropout) apply_dropout(p, s, i0, rows, b.dprobs, b.dprobs);
   // 2. dS (rows, Tk) = softmax backward of each row, times the scale the scores were multiplied by
   for (int r = 0; r < rows; ++r) {
     const std::int64_t at = static_cast<std::int64_t>(r) * tk;

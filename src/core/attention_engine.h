@@ -79,7 +79,8 @@ void run_attention(const AttentionProblem& p, bool need_weights, AttentionOutput
 
 // Inverted dropout of weight rows [i0, i0 + rows) of slice s (rows, Tk) into dropped: element
 // (slice, i, j) is dropped iff uniform01(seed, flat index over (S, Tq, Tk)) < p, kept ones scale by
-// 1/(1 - p). The backward replays it to get exactly the forward's mask.
+// 1/(1 - p). dropped may alias weights: the backward replays it in place on dP to get exactly the
+// forward's mask.
 void apply_dropout(const AttentionProblem& p, std::int64_t slice, int i0, int rows, const float* weights,
                    float* dropped);
 
