@@ -28,9 +28,9 @@ void zero_rows(float* base, int rows, int width, int ld) {
 }
 
 struct BlockBuffers {
-  float* probs;      // (rows, Tk) P, recomputed
-  float* dropped;    // (rows, Tk) P̃ with dropout, else null
-  float* dprobs;     // (rows, Tk) dP̃ → dP → dS
+  float* probs;           // (rows, Tk) P, recomputed
+  float* dropped;         // (rows, Tk) P̃ with dropout, else null
+  float* dprobs;          // (rows, Tk) dP̃ → dP → dS
   std::uint8_t* allowed;  // (Tk) one mask row
   float* additive;        // (Tk)
 };
@@ -96,10 +96,8 @@ void run_attention_backward(const AttentionProblem& p, const float* d_context, i
   const int tq = p.masks.tq, tk = p.masks.tk, block = backward_block_rows(tq, tk);
   ScratchScope scratch;
   const std::size_t block_floats = static_cast<std::size_t>(block) * tk;
-  BlockBuffers b{scratch.floats(block_floats),
-                 p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
-                 scratch.floats(block_floats),
-                 scratch.bytes(static_cast<std::size_t>(tk)),
+  BlockBuffers b{scratch.floats(block_floats), p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
+                 scratch.floats(block_floats), scratch.bytes(static_cast<std::size_t>(tk)),
                  scratch.floats(static_cast<std::size_t>(tk))};
   for (std::int64_t s = 0; s < p.masks.slices(); ++s) {
     const std::int64_t outer = s / p.heads, head = s % p.heads;

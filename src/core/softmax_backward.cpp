@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/memory_limit.h"
+#include "kernels/layer_norm_stats.h"
 
 namespace attn {
 
@@ -53,29 +54,12 @@ Status check_layer_norm_params(const LayerNormOptions& options, int n) {
   return Status::Ok();
 }
 
-// Mean and 1/sqrt(var + eps) of one row, with exactly the float operations of layer_norm_row_scalar
-// (sequential sum; biased variance from the centred values), so xhat here equals the forward's.
-struct RowStats {
-  float mean;
-  float rstd;
-};
-RowStats row_stats(int n, const float* x, float eps) {
-  float sum = 0.0f;
-  for (int j = 0; j < n; ++j) sum += x[j];
-  const float mean = sum / static_cast<float>(n);
-  float sq = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    const float d = x[j] - mean;
-    sq += d * d;
-  }
-  return {mean, 1.0f / std::sqrt(sq / static_cast<float>(n) + eps)};
-}
-
 // One row of the LayerNorm backward. Pass 1 takes mean(g) and mean(g·xhat) with g = dy·γ and adds the
 // parameter gradients; pass 2 writes dx = rstd·(g − mean(g) − xhat·mean(g·xhat)).
 void layer_norm_backward_row(int n, const float* x, const float* gamma, float eps, const float* dy, float* dx,
                              bool accumulate_dx, float* dgamma, float* dbeta) {
-  const RowStats s = row_stats(n, x, eps);
+  // The scalar forward's own statistics (kernels/layer_norm_stats.h), so x̂ here is its x̂.
+  const kernels::LayerNormRowStats s = kernels::layer_norm_row_stats(n, x, eps);
   float sum_g = 0.0f;
   float sum_g_xhat = 0.0f;
   for (int j = 0; j < n; ++j) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "kernels/kernels.h"
+#include "kernels/layer_norm_stats.h"
 
 namespace attn::kernels {
 namespace {
@@ -173,17 +174,8 @@ void scale_mask_softmax_row_scalar(int n, const float* x, float scale, const flo
 
 void layer_norm_row_scalar(int n, const float* x, const float* gamma, const float* beta, float eps,
                            float* y) {
-  // 1. mean; 2. biased variance from the centred values (two passes: no cancellation);
-  // 3. normalise, then the optional affine map.
-  float sum = 0.0f;
-  for (int j = 0; j < n; ++j) sum += x[j];
-  const float mean = sum / static_cast<float>(n);
-  float sq = 0.0f;
-  for (int j = 0; j < n; ++j) {
-    const float d = x[j] - mean;
-    sq += d * d;
-  }
-  const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(n) + eps);
+  // 1.–2. mean and 1/std (layer_norm_stats.h); 3. normalise, then the optional affine map.
+  const auto [mean, rstd] = layer_norm_row_stats(n, x, eps);
   for (int j = 0; j < n; ++j) {
     float v = (x[j] - mean) * rstd;
     if (gamma) v = v * gamma[j];

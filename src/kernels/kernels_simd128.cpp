@@ -275,7 +275,9 @@ float online_softmax_row_simd128(int n, const float* x, float scale, const float
 
 namespace {
 
-v128_t splat(float v) { return wasm_f32x4_splat(v); }
+v128_t splat(float v) {
+  return wasm_f32x4_splat(v);
+}
 
 // Φ(x) per lane. erfc(z) = t·exp(−z² − 1.26551223 + t·P(t)), t = 1/(1 + z/2), z = |x|/√2
 // (Numerical Recipes' erfcc: relative error < 1.2e-7 for every z ≥ 0, so the tails stay accurate);
@@ -290,7 +292,8 @@ v128_t normal_cdf_f32x4(v128_t x) {
     p = mul_add(p, t, splat(c));
   const v128_t half_erfc =
       wasm_f32x4_mul(wasm_f32x4_mul(t, exp_f32x4(wasm_f32x4_sub(p, wasm_f32x4_mul(z, z)))), splat(0.5f));
-  return wasm_v128_bitselect(half_erfc, wasm_f32x4_sub(splat(1.0f), half_erfc), wasm_f32x4_lt(x, splat(0.0f)));
+  return wasm_v128_bitselect(half_erfc, wasm_f32x4_sub(splat(1.0f), half_erfc),
+                             wasm_f32x4_lt(x, splat(0.0f)));
 }
 
 // φ(x) per lane; 0 beyond |x| = 20, where e^(−x²/2) underflows (exp_f32x4 would clamp at e^−88).

@@ -12,7 +12,6 @@ namespace attn {
 
 namespace {
 
-
 // Checks every target and logit; counts the scored rows. Nothing is written on failure.
 Status check_cross_entropy_inputs(std::int64_t n, int V, const float* logits, const std::int32_t* targets,
                                   std::int64_t& count) {

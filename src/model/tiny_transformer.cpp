@@ -2,11 +2,11 @@
 // backward passes are in tiny_transformer_pass.cpp).
 #include "model/tiny_transformer.h"
 
+#include <cmath>
+
 #include "core/memory_limit.h"
 #include "core/positional.h"
 #include "core/rng.h"
-
-#include <cmath>
 
 namespace attn {
 
@@ -18,13 +18,14 @@ Status check_config(const TinyConfig& c) {
   const struct {
     const char* name;
     int value, min;
-  } sizes[] = {{"vocabSize", c.vocab_size, 2}, {"maxLength", c.max_length, 1}, {"dModel", c.d_model, 1},
-               {"numHeads", c.num_heads, 1},   {"numLayers", c.num_layers, 1}, {"mlpHidden", c.mlp_hidden, 0}};
+  } sizes[] = {{"vocabSize", c.vocab_size, 2}, {"maxLength", c.max_length, 1},
+               {"dModel", c.d_model, 1},       {"numHeads", c.num_heads, 1},
+               {"numLayers", c.num_layers, 1}, {"mlpHidden", c.mlp_hidden, 0}};
   for (const auto& s : sizes) {
     if (s.value < s.min || s.value > kMaxDim) {
-      return Status::Error(StatusCode::kInvalidArgument, std::string(s.name) + " must be an integer in [" +
-                                                             std::to_string(s.min) + ", " + std::to_string(kMaxDim) +
-                                                             "], got " + std::to_string(s.value));
+      return Status::Error(StatusCode::kInvalidArgument,
+                           std::string(s.name) + " must be an integer in [" + std::to_string(s.min) + ", " +
+                               std::to_string(kMaxDim) + "], got " + std::to_string(s.value));
     }
   }
   if (c.num_layers > 64) {
@@ -32,8 +33,9 @@ Status check_config(const TinyConfig& c) {
                          "numLayers must be at most 64, got " + std::to_string(c.num_layers));
   }
   if (c.d_model % c.num_heads != 0) {
-    return Status::Error(StatusCode::kHeadsDoNotDivide, "numHeads " + std::to_string(c.num_heads) +
-                                                            " does not divide dModel " + std::to_string(c.d_model));
+    return Status::Error(
+        StatusCode::kHeadsDoNotDivide,
+        "numHeads " + std::to_string(c.num_heads) + " does not divide dModel " + std::to_string(c.d_model));
   }
   return Status::Ok();
 }
@@ -102,7 +104,8 @@ Status TinyTransformer::create(const TinyConfig& config, TinyTransformer& out) {
   for (std::size_t k = 0; k < m.names_.size(); ++k) {
     const std::string& name = m.names_[k];
     Tensor& t = m.params_[k];
-    const bool layer_norm_weight = name.find("ln") != std::string::npos && name.find(".weight") != std::string::npos;
+    const bool layer_norm_weight =
+        name.find("ln") != std::string::npos && name.find(".weight") != std::string::npos;
     if (layer_norm_weight) {
       t.data.assign(t.data.size(), 1.0f);
       continue;
@@ -151,7 +154,8 @@ void TinyTransformer::sync_attention() {
 
 Status TinyTransformer::set_parameter(const std::string& name, const Tensor& value) {
   const int k = index_of(name);
-  if (k < 0) return Status::Error(StatusCode::kUnknownParameter, "TinyTransformer has no parameter \"" + name + "\"");
+  if (k < 0)
+    return Status::Error(StatusCode::kUnknownParameter, "TinyTransformer has no parameter \"" + name + "\"");
   ATTN_RETURN_IF_ERROR(check_well_formed(value, name.c_str()));
   if (value.shape != params_[k].shape) {
     return Status::Error(StatusCode::kShapeMismatch, "parameter \"" + name + "\" must have shape " +
@@ -162,7 +166,8 @@ Status TinyTransformer::set_parameter(const std::string& name, const Tensor& val
   params_[k].data = value.data;
   if (name.rfind("blocks.", 0) == 0 && name.find(".attn.") != std::string::npos) {
     int layer = 0;  // "blocks.<layer>.attn.…": the digits after "blocks."
-    for (std::size_t i = 7; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) layer = layer * 10 + (name[i] - '0');
+    for (std::size_t i = 7; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i)
+      layer = layer * 10 + (name[i] - '0');
     attn_dirty_[layer] = true;
   }
   return Status::Ok();
@@ -188,35 +193,37 @@ Status TinyTransformer::set_parameters(const std::vector<Tensor>& values) {
 
 Status TinyTransformer::check_batch(const IdBatch& ids, const IdBatch* targets) const {
   if (ids.b < 1 || ids.t < 1 || ids.data.size() != static_cast<std::size_t>(ids.b) * ids.t) {
-    return Status::Error(StatusCode::kEmptyInput, "ids must be a non-empty (B, T) or (T) batch, got B = " +
-                                                      std::to_string(ids.b) + ", T = " + std::to_string(ids.t));
+    return Status::Error(StatusCode::kEmptyInput,
+                         "ids must be a non-empty (B, T) or (T) batch, got B = " + std::to_string(ids.b) +
+                             ", T = " + std::to_string(ids.t));
   }
   if (ids.t > config_.max_length) {
     return Status::Error(StatusCode::kInvalidArgument, "sequence length T = " + std::to_string(ids.t) +
-                                                           " exceeds maxLength " + std::to_string(config_.max_length));
+                                                           " exceeds maxLength " +
+                                                           std::to_string(config_.max_length));
   }
   for (std::size_t i = 0; i < ids.data.size(); ++i) {
     if (ids.data[i] < 0 || ids.data[i] >= config_.vocab_size) {
       return Status::Error(StatusCode::kInvalidArgument,
-                           "ids[" + std::to_string(i / ids.t) + "][" + std::to_string(i % ids.t) + "] = " +
-                               std::to_string(ids.data[i]) + " is outside [0, vocabSize = " +
-                               std::to_string(config_.vocab_size) + ")");
+                           "ids[" + std::to_string(i / ids.t) + "][" + std::to_string(i % ids.t) +
+                               "] = " + std::to_string(ids.data[i]) +
+                               " is outside [0, vocabSize = " + std::to_string(config_.vocab_size) + ")");
     }
   }
   if (!targets) return Status::Ok();
   if (targets->b != ids.b || targets->t != ids.t || targets->data.size() != ids.data.size()) {
-    return Status::Error(StatusCode::kShapeMismatch, "targets must have the shape of ids (" + std::to_string(ids.b) +
-                                                         ", " + std::to_string(ids.t) + "), got (" +
-                                                         std::to_string(targets->b) + ", " +
-                                                         std::to_string(targets->t) + ")");
+    return Status::Error(StatusCode::kShapeMismatch,
+                         "targets must have the shape of ids (" + std::to_string(ids.b) + ", " +
+                             std::to_string(ids.t) + "), got (" + std::to_string(targets->b) + ", " +
+                             std::to_string(targets->t) + ")");
   }
   bool any = false;
   for (std::size_t i = 0; i < targets->data.size(); ++i) {
     const std::int32_t y = targets->data[i];
     if (y != -100 && (y < 0 || y >= config_.vocab_size)) {
       return Status::Error(StatusCode::kInvalidArgument,
-                           "targets[" + std::to_string(i / ids.t) + "][" + std::to_string(i % ids.t) + "] = " +
-                               std::to_string(y) + " is outside [0, vocabSize = " +
+                           "targets[" + std::to_string(i / ids.t) + "][" + std::to_string(i % ids.t) +
+                               "] = " + std::to_string(y) + " is outside [0, vocabSize = " +
                                std::to_string(config_.vocab_size) + ") and is not -100 (ignored)");
     }
     any = any || y != -100;

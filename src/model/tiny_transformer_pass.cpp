@@ -32,15 +32,17 @@ struct TinyWorkspace {
     std::vector<float> cdf;   // (N, hidden) Φ(h), kept for the backward when training
   };
   std::vector<LayerState> layers;
-  std::vector<float> x;                 // (N, d) the residual stream
-  std::vector<float> xf;                // (N, d) after ln_f (pre) or the stream itself
-  std::vector<float> u, out, ds, du;    // (N, d) one unit's temporaries
-  std::vector<float> dg;                // (N, hidden) the MLP's backward temporary
-  std::vector<float> logits, dlogits;   // (N, V)
-  std::vector<float> dx, dy;            // (N, d) the backward's stream gradient
+  std::vector<float> x;                // (N, d) the residual stream
+  std::vector<float> xf;               // (N, d) after ln_f (pre) or the stream itself
+  std::vector<float> u, out, ds, du;   // (N, d) one unit's temporaries
+  std::vector<float> dg;               // (N, hidden) the MLP's backward temporary
+  std::vector<float> logits, dlogits;  // (N, V)
+  std::vector<float> dx, dy;           // (N, d) the backward's stream gradient
 };
 
-std::shared_ptr<TinyWorkspace> make_workspace() { return std::make_shared<TinyWorkspace>(); }
+std::shared_ptr<TinyWorkspace> make_workspace() {
+  return std::make_shared<TinyWorkspace>();
+}
 
 struct TinyPass {
   using Unit = TinyWorkspace::Unit;
@@ -77,7 +79,8 @@ struct TinyPass {
   void layer_norm(int ln, const float* in, float* out) const {
     const float* w = m.params_[ln].data.data();
     const float* b = m.params_[ln + 1].data.data();
-    for (std::int64_t r = 0; r < n; ++r) kernels::layer_norm_row(d, in + r * d, w, b, kLayerNormEps, out + r * d);
+    for (std::int64_t r = 0; r < n; ++r)
+      kernels::layer_norm_row(d, in + r * d, w, b, kLayerNormEps, out + r * d);
   }
 
   // 1. x (N, d) = tok_emb[ids] (+ pos_emb[t] or the sinusoidal table)
@@ -147,10 +150,11 @@ struct TinyPass {
     L.h.resize(static_cast<std::size_t>(n) * hid);
     L.g.resize(L.h.size());
     const std::string p = block(l) + "mlp.";
-    kernels::linear_nt(static_cast<int>(n), hid, d, u.data(), d, param(p + "fc1.weight"), d, param(p + "fc1.bias"),
-                       L.h.data(), hid);
+    kernels::linear_nt(static_cast<int>(n), hid, d, u.data(), d, param(p + "fc1.weight"), d,
+                       param(p + "fc1.bias"), L.h.data(), hid);
     if (grads) L.cdf.resize(L.h.size());
-    gelu_forward(static_cast<std::int64_t>(L.h.size()), L.h.data(), L.g.data(), grads ? L.cdf.data() : nullptr);
+    gelu_forward(static_cast<std::int64_t>(L.h.size()), L.h.data(), L.g.data(),
+                 grads ? L.cdf.data() : nullptr);
     kernels::linear_nt(static_cast<int>(n), d, hid, L.g.data(), hid, param(p + "fc2.weight"), hid,
                        param(p + "fc2.bias"), out.data(), d);
     return Status::Ok();
@@ -180,7 +184,9 @@ struct TinyPass {
     return Status::Ok();
   }
 
-  float* grad(std::vector<Tensor>& g, const std::string& name) const { return g[m.index_of(name)].data.data(); }
+  float* grad(std::vector<Tensor>& g, const std::string& name) const {
+    return g[m.index_of(name)].data.data();
+  }
 
   // LN' of rows `in` at LayerNorm `ln`: dx (N, d) += or = LN'(in, dy); its parameter grads added.
   void layer_norm_backward(std::vector<Tensor>& g, int ln, const float* in, const float* dy, float* dx,
@@ -209,7 +215,8 @@ struct TinyPass {
     return Status::Ok();
   }
 
-  Status attention_backward(int l, const std::vector<float>& dy, std::vector<float>& du, std::vector<Tensor>& g) {
+  Status attention_backward(int l, const std::vector<float>& dy, std::vector<float>& du,
+                            std::vector<Tensor>& g) {
     MhaGrads mg;
     Tensor grad_out({ids.b, ids.t, d}, std::move(ws.dy));  // a reused buffer, handed back below
     grad_out.data.assign(dy.begin(), dy.end());
@@ -231,12 +238,13 @@ struct TinyPass {
     const std::string p = block(l) + "mlp.";
     std::vector<float>& dg = ws.dg;  // (N, hidden): dg, then dh in place
     dg.resize(L.h.size());
-    linear_backward(static_cast<int>(n), hid, d, L.g.data(), hid, param(p + "fc2.weight"), dy.data(), d, dg.data(),
-                    hid, false, grad(g, p + "fc2.weight"), grad(g, p + "fc2.bias"));
-    gelu_backward_from_cdf(static_cast<std::int64_t>(dg.size()), L.h.data(), L.cdf.data(), dg.data(), dg.data());
+    linear_backward(static_cast<int>(n), hid, d, L.g.data(), hid, param(p + "fc2.weight"), dy.data(), d,
+                    dg.data(), hid, false, grad(g, p + "fc2.weight"), grad(g, p + "fc2.bias"));
+    gelu_backward_from_cdf(static_cast<std::int64_t>(dg.size()), L.h.data(), L.cdf.data(), dg.data(),
+                           dg.data());
     du.resize(dy.size());
-    linear_backward(static_cast<int>(n), d, hid, u.data(), d, param(p + "fc1.weight"), dg.data(), hid, du.data(), d,
-                    false, grad(g, p + "fc1.weight"), grad(g, p + "fc1.bias"));
+    linear_backward(static_cast<int>(n), d, hid, u.data(), d, param(p + "fc1.weight"), dg.data(), hid,
+                    du.data(), d, false, grad(g, p + "fc1.weight"), grad(g, p + "fc1.bias"));
   }
 
   // 5.–8. head, ln_f, layers in reverse, embeddings: every parameter's gradient into g.
@@ -252,15 +260,17 @@ struct TinyPass {
     for (int l = c.num_layers - 1; l >= 0; --l) {
       if (c.mlp) {
         ATTN_RETURN_IF_ERROR(unit_backward(
-            layers[l].mlp, dx, g, [&](const std::vector<float>& u, const std::vector<float>& dy, std::vector<float>& du) {
+            layers[l].mlp, dx, g,
+            [&](const std::vector<float>& u, const std::vector<float>& dy, std::vector<float>& du) {
               mlp_backward(l, u, dy, du, g);
               return Status::Ok();
             }));
       }
-      ATTN_RETURN_IF_ERROR(unit_backward(
-          layers[l].attn, dx, g, [&](const std::vector<float>&, const std::vector<float>& dy, std::vector<float>& du) {
-            return attention_backward(l, dy, du, g);
-          }));
+      ATTN_RETURN_IF_ERROR(
+          unit_backward(layers[l].attn, dx, g,
+                        [&](const std::vector<float>&, const std::vector<float>& dy, std::vector<float>& du) {
+                          return attention_backward(l, dy, du, g);
+                        }));
     }
     embedding_backward(n, ids.data.data(), dx.data(), d, grad(g, "tok_emb.weight"));
     if (c.positional == PositionalKind::kLearned) {
@@ -311,7 +321,8 @@ void TinyTransformer::zero_gradients(std::vector<Tensor>& grads) const {
   for (Tensor& t : grads) std::fill(t.data.begin(), t.data.end(), 0.0f);
 }
 
-Status TinyTransformer::forward(const IdBatch& ids, const TinyForwardOptions& options, TinyForwardResult& result) {
+Status TinyTransformer::forward(const IdBatch& ids, const TinyForwardOptions& options,
+                                TinyForwardResult& result) {
   return run(ids, nullptr, &options, &result, nullptr, nullptr);
 }
 
@@ -319,7 +330,8 @@ Status TinyTransformer::loss(const IdBatch& ids, const IdBatch& targets, float& 
   return run(ids, &targets, nullptr, nullptr, &loss, nullptr);
 }
 
-Status TinyTransformer::gradients(const IdBatch& ids, const IdBatch& targets, float& loss, std::vector<Tensor>& grads) {
+Status TinyTransformer::gradients(const IdBatch& ids, const IdBatch& targets, float& loss,
+                                  std::vector<Tensor>& grads) {
   return run(ids, &targets, nullptr, nullptr, &loss, &grads);
 }
 

@@ -7,8 +7,8 @@ namespace attn {
 namespace {
 
 // Adds one batch's correct tokens and sequences; logits (B, T, V), targets (B, T).
-void score_batch(const Tensor& logits, const IdBatch& targets, std::int64_t& tokens, std::int64_t& right_tokens,
-                 std::int64_t& right_sequences) {
+void score_batch(const Tensor& logits, const IdBatch& targets, std::int64_t& tokens,
+                 std::int64_t& right_tokens, std::int64_t& right_sequences) {
   const int v = logits.dim(-1);
   for (int b = 0; b < targets.b; ++b) {
     bool all = true;
@@ -33,7 +33,8 @@ Status evaluate(TinyTransformer& model, const Task& task, int batches, int batch
                 EvalResult& out) {
   if (batches < 1 || batch_size < 1) {
     return Status::Error(StatusCode::kInvalidArgument, "batches and batch size must be >= 1, got " +
-                                                           std::to_string(batches) + " and " + std::to_string(batch_size));
+                                                           std::to_string(batches) + " and " +
+                                                           std::to_string(batch_size));
   }
   if (task.vocab_size() > model.config().vocab_size) {
     return Status::Error(StatusCode::kInvalidArgument, "the task has " + std::to_string(task.vocab_size()) +
@@ -44,7 +45,8 @@ Status evaluate(TinyTransformer& model, const Task& task, int batches, int batch
   double loss_sum = 0.0;
   for (int i = 0; i < batches; ++i) {
     IdBatch ids{batch_size, task.sequence_length(), {}}, targets{batch_size, task.sequence_length(), {}};
-    ATTN_RETURN_IF_ERROR(task.batch_at(seed, static_cast<std::uint64_t>(i), batch_size, ids.data, targets.data));
+    ATTN_RETURN_IF_ERROR(
+        task.batch_at(seed, static_cast<std::uint64_t>(i), batch_size, ids.data, targets.data));
     TinyForwardResult r;
     ATTN_RETURN_IF_ERROR(model.forward(ids, {}, r));
     float loss = 0.0f;

@@ -48,7 +48,8 @@ Status Trainer::step(const IdBatch& ids, const IdBatch& targets, TrainStepResult
   const std::string at = "training step " + std::to_string(steps_ + 1) + ": ";
   float loss = 0.0f;
   Status st = model_->gradients(ids, targets, loss, grads_);
-  if (!st.ok()) return Status::Error(st.code, st.code == StatusCode::kNonFinite ? at + st.message : st.message);
+  if (!st.ok())
+    return Status::Error(st.code, st.code == StatusCode::kNonFinite ? at + st.message : st.message);
   const std::vector<std::string>& names = model_->parameter_names();
   if (!std::isfinite(loss)) return Status::Error(StatusCode::kNonFinite, at + "the loss is not finite");
   std::string bad = first_non_finite(grads_, names);
@@ -69,8 +70,11 @@ Status Trainer::step(const IdBatch& ids, const IdBatch& targets, TrainStepResult
   for (const auto* ts : {&next_value_, &next_avg_, &next_avg_sq_}) {
     bad = first_non_finite(*ts, names);
     if (!bad.empty()) {
-      return Status::Error(StatusCode::kNonFinite, at + "the update would make a weight or moment non-finite (is "
-                                                       "the learning rate too large?): " + bad);
+      return Status::Error(StatusCode::kNonFinite,
+                           at +
+                               "the update would make a weight or moment non-finite (is "
+                               "the learning rate too large?): " +
+                               bad);
     }
   }
   for (std::size_t k = 0; k < params.size(); ++k) {
@@ -87,10 +91,12 @@ Status Trainer::step(const IdBatch& ids, const IdBatch& targets, TrainStepResult
 Status Trainer::set_state(std::int64_t step, const std::vector<Tensor>& exp_avg,
                           const std::vector<Tensor>& exp_avg_sq) {
   const std::vector<std::string>& names = model_->parameter_names();
-  if (step < 0) return Status::Error(StatusCode::kInvalidArgument, "step must be >= 0, got " + std::to_string(step));
+  if (step < 0)
+    return Status::Error(StatusCode::kInvalidArgument, "step must be >= 0, got " + std::to_string(step));
   for (const auto* ts : {&exp_avg, &exp_avg_sq}) {
     if (ts->size() != names.size()) {
-      return Status::Error(StatusCode::kShapeMismatch, "expected moments for " + std::to_string(names.size()) +
+      return Status::Error(StatusCode::kShapeMismatch, "expected moments for " +
+                                                           std::to_string(names.size()) +
                                                            " parameters, got " + std::to_string(ts->size()));
     }
     for (std::size_t k = 0; k < names.size(); ++k) {
@@ -105,7 +111,8 @@ Status Trainer::set_state(std::int64_t step, const std::vector<Tensor>& exp_avg,
   for (std::size_t k = 0; k < names.size(); ++k) {
     for (float v : exp_avg_sq[k].data)
       if (v < 0.0f)
-        return Status::Error(StatusCode::kInvalidArgument, "exp_avg_sq of \"" + names[k] + "\" has a negative value");
+        return Status::Error(StatusCode::kInvalidArgument,
+                             "exp_avg_sq of \"" + names[k] + "\" has a negative value");
   }
   steps_ = step;
   exp_avg_ = exp_avg;

@@ -33,14 +33,15 @@ class Trainer {
   const std::vector<Tensor>& exp_avg() const { return exp_avg_; }
   const std::vector<Tensor>& exp_avg_sq() const { return exp_avg_sq_; }
   // Restores a saved state; shapes and values are checked first (nothing changes on an error).
-  Status set_state(std::int64_t step, const std::vector<Tensor>& exp_avg, const std::vector<Tensor>& exp_avg_sq);
+  Status set_state(std::int64_t step, const std::vector<Tensor>& exp_avg,
+                   const std::vector<Tensor>& exp_avg_sq);
 
  private:
   TinyTransformer* model_ = nullptr;
   AdamWOptions options_;
   std::int64_t steps_ = 0;
   std::vector<Tensor> exp_avg_, exp_avg_sq_;
-  std::vector<Tensor> grads_;                             // this step's gradients
+  std::vector<Tensor> grads_;                                // this step's gradients
   std::vector<Tensor> next_value_, next_avg_, next_avg_sq_;  // the update, before it is swapped in
 };
 
