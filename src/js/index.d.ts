@@ -418,6 +418,13 @@ export class TinyTransformer {
    */
   loadStateDict(stateDict: StateDict): this;
   /**
+   * A new model (dispose it) equal to this one with each listed head's output zeroed: its columns
+   * [h·dk, (h+1)·dk) of `blocks.{l}.attn.out_proj.weight` are set to 0, which removes exactly that
+   * head's term (out_proj's bias stays). The head's attention weights are unchanged. A pair outside
+   * [0, numLayers) × [0, numHeads) is `INVALID_ARGUMENT`. This model is not changed.
+   */
+  ablateHeads(heads: ReadonlyArray<readonly [number, number]>): TinyTransformer;
+  /**
    * The weights as a safetensors file: F32 little-endian tensors by state-dict name, and
    * `__metadata__` `{ format: 'attention-wasm/tiny-transformer', config: JSON.stringify(config) }`.
    */

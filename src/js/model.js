@@ -200,6 +200,41 @@ export function tinyTransformerClass({ requireCore, checkInputBytes, Handle, new
       return this;
     }
 
+    /**
+     * A new TinyTransformer (dispose it) equal to this one but with the output of each listed head
+     * zeroed: head h of layer l writes only through columns [h·dk, (h+1)·dk) of
+     * `blocks.{l}.attn.out_proj.weight` (dk = dModel / numHeads), so zeroing them removes exactly that
+     * head's term from the attention output (out_proj's bias stays). The head still attends: its
+     * weights are returned as before; nothing reads its values. This model is not changed.
+     * @param {Array<[number, number]>} heads [layer, head] pairs
+     */
+    ablateHeads(heads) {
+      this._live();
+      const { numLayers, numHeads, dModel } = this.config;
+      if (!Array.isArray(heads)) throw new AttentionError('INVALID_ARGUMENT', `ablateHeads needs an array of [layer, head] pairs, got ${describe(heads)}`);
+      for (const pair of heads) {
+        const ok = Array.isArray(pair) && pair.length === 2 && Number.isInteger(pair[0]) && Number.isInteger(pair[1]) &&
+          pair[0] >= 0 && pair[0] < numLayers && pair[1] >= 0 && pair[1] < numHeads;
+        if (!ok) {
+          throw new AttentionError('INVALID_ARGUMENT', `ablateHeads: ${describe(pair)} is not a [layer, head] pair with layer in [0, ${numLayers}) and head in [0, ${numHeads})`);
+        }
+      }
+      const dict = this.stateDict();
+      const dk = dModel / numHeads;
+      for (const [layer, head] of heads) {
+        const w = dict[`blocks.${layer}.attn.out_proj.weight`].data; // (dModel, dModel), row = output feature
+        for (let row = 0; row < dModel; row++) w.fill(0, row * dModel + head * dk, row * dModel + (head + 1) * dk);
+      }
+      const model = new this.constructor(this.config);
+      try {
+        model.loadStateDict(dict);
+      } catch (error) {
+        model.dispose();
+        throw error;
+      }
+      return model;
+    }
+
     /** The weights as a safetensors file (F32, state-dict names, the config in __metadata__). */
     toSafetensors() {
       return encodeSafetensors(this.stateDict(), this.config);
