@@ -48,11 +48,11 @@ const ROUTES = { '/': 'web/index.html', '/index.html': 'web/index.html',
   '/tutorial.html': 'web/tutorial.html', '/favicon.ico': 'web/favicon.svg' };
 
 /** Maps a request path to a file inside `root`, or null when it is not allowed. */
-export function resolvePath(root, urlPath) {
+export function resolvePath(root, urlPath, routes = ROUTES) {
   let path;
   try { path = decodeURIComponent(urlPath); } catch { return null; }
   if (path.includes('\0') || path.includes('\\')) return null;
-  if (ROUTES[path]) path = `/${ROUTES[path]}`;
+  if (Object.hasOwn(routes, path)) path = `/${routes[path]}`;
   // Refuse dot segments outright ('..' traversal, '.git', '.env'): nothing we serve starts with '.'.
   if (path.split('/').some((seg) => seg.startsWith('.'))) return null;
   const file = resolve(root, `.${path}`);
@@ -66,10 +66,10 @@ function send(res, status, text) {
   res.end(text);
 }
 
-async function handle(root, req, res) {
+async function handle(root, routes, req, res) {
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n');
   const { pathname } = new URL(req.url, 'http://localhost');
-  let file = resolvePath(root, pathname);
+  let file = resolvePath(root, pathname, routes);
   if (!file) return send(res, 403, 'forbidden\n');
   let info = await stat(file).catch(() => null);
   if (info && info.isDirectory()) {
@@ -90,12 +90,14 @@ async function handle(root, req, res) {
 
 /**
  * Starts the server. port 0 picks a free port. Resolves to { url, port, close() }.
- * @param {{ port?: number, host?: string, root?: string }} [options]
+ * `routes` maps request paths onto files under `root` (default: the demo's and tutorial's); `{}`
+ * serves `root` as it is (a bundled app's output, in the bundler test).
+ * @param {{ port?: number, host?: string, root?: string, routes?: Record<string, string> }} [options]
  */
-export function startServer({ port = 8080, host = '127.0.0.1', root = projectRoot } = {}) {
+export function startServer({ port = 8080, host = '127.0.0.1', root = projectRoot, routes = ROUTES } = {}) {
   const base = resolve(root);
   const server = createServer((req, res) => {
-    handle(base, req, res).catch((e) => { if (!res.headersSent) send(res, 500, `${e.message}\n`); else res.destroy(); });
+    handle(base, routes, req, res).catch((e) => { if (!res.headersSent) send(res, 500, `${e.message}\n`); else res.destroy(); });
   });
   return new Promise((ok, fail) => {
     server.once('error', fail);

@@ -97,7 +97,13 @@ export interface InitOptions {
    * which then load exactly what they name.
    */
   variant?: 'auto' | 'relaxed-simd' | 'simd128';
-  /** Where to fetch the `.wasm` from (default: beside the module, via `import.meta.url`). */
+  /**
+   * The folder (URL) holding both `attention_core.wasm` and `attention_core_relaxed.wasm`, for
+   * bundlers that do not copy `new URL(…, import.meta.url)` assets (esbuild); the build is still
+   * chosen by `variant`. Not combinable with `wasmUrl`, `wasmBinary` or `moduleUrl`.
+   */
+  wasmBaseUrl?: string | URL;
+  /** Where to fetch the `.wasm` from (default: the package's own, via `import.meta.url`). */
   wasmUrl?: string | URL;
   /** The `.wasm` bytes, to skip fetching. */
   wasmBinary?: ArrayBuffer | Uint8Array;

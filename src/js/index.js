@@ -26,16 +26,38 @@ export const { Trainer, createTask, evaluate } = trainApi(runtime, TinyTransform
 
 const VARIANTS = ['auto', 'relaxed-simd', 'simd128'];
 
-// The .wasm of the chosen build: the two builds share one Emscripten glue (scripts/build.sh checks
-// that they are identical but for the file name), so only the binary differs.
+// The two builds' .wasm files. They share one Emscripten glue (scripts/build.sh checks that the glues
+// are identical but for the file name), so only the binary differs. Each URL is its own literal
+// `new URL('…', import.meta.url)`: bundlers (Vite, webpack, Rollup) follow only literal URLs, and
+// emit exactly the files named so.
+const WASM_FILES = { 'relaxed-simd': 'attention_core_relaxed.wasm', simd128: 'attention_core.wasm' };
+function packagedWasmUrl(build) {
+  return build === 'relaxed-simd'
+    ? new URL('../../dist/attention_core_relaxed.wasm', import.meta.url)
+    : new URL('../../dist/attention_core.wasm', import.meta.url);
+}
+
+// A directory URL (ending in '/') from wasmBaseUrl.
+function baseUrl(value) {
+  let url;
+  try {
+    url = new URL(value, globalThis.location?.href);
+  } catch {
+    throw new AttentionError('INVALID_ARGUMENT', `wasmBaseUrl must be a URL (string or URL), got ${describe(value)}`);
+  }
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url;
+}
+
+// The build init() loads, and the URL of its .wasm (null: the caller's glue finds its own).
 function chooseWasm(options) {
   const variant = options.variant ?? 'auto';
   if (!VARIANTS.includes(variant)) {
     throw new AttentionError('INVALID_ARGUMENT', `variant must be one of ${VARIANTS.join(', ')}; got ${describe(variant)}`);
   }
   if (options.wasmUrl || options.wasmBinary || options.moduleUrl) {
-    if (variant !== 'auto') {
-      throw new AttentionError('INVALID_ARGUMENT', 'variant cannot be combined with wasmUrl, wasmBinary or moduleUrl');
+    if (variant !== 'auto' || options.wasmBaseUrl != null) {
+      throw new AttentionError('INVALID_ARGUMENT', 'variant and wasmBaseUrl cannot be combined with wasmUrl, wasmBinary or moduleUrl');
     }
     return options.wasmUrl ?? null; // the caller's own build
   }
@@ -43,27 +65,31 @@ function chooseWasm(options) {
   if (variant === 'relaxed-simd' && !supported) {
     throw new AttentionError('INVALID_ARGUMENT', 'variant "relaxed-simd": this engine has no WebAssembly relaxed SIMD');
   }
-  const relaxed = variant === 'relaxed-simd' || (variant === 'auto' && supported);
-  return relaxed ? new URL('../../dist/attention_core_relaxed.wasm', import.meta.url) : null;
+  const build = variant === 'relaxed-simd' || (variant === 'auto' && supported) ? 'relaxed-simd' : 'simd128';
+  if (options.wasmBaseUrl != null) return new URL(WASM_FILES[build], baseUrl(options.wasmBaseUrl));
+  return packagedWasmUrl(build);
 }
 
 /**
  * Loads and instantiates the wasm module once; later calls return the same promise.
  * `variant`: 'auto' (default: the relaxed-SIMD build where the engine supports it, else SIMD128),
- * 'relaxed-simd' or 'simd128'.
- * @param {{ variant?: 'auto'|'relaxed-simd'|'simd128', wasmUrl?: string|URL,
+ * 'relaxed-simd' or 'simd128'. `wasmBaseUrl`: the directory holding both .wasm files, for bundlers
+ * that do not copy `new URL(…, import.meta.url)` assets (esbuild); the build is still chosen here.
+ * @param {{ variant?: 'auto'|'relaxed-simd'|'simd128', wasmBaseUrl?: string|URL, wasmUrl?: string|URL,
  *           wasmBinary?: ArrayBuffer|Uint8Array, moduleUrl?: string|URL }} [options]
  */
 export function init(options = {}) {
   try {
-    options = checkOptions(options, ['variant', 'wasmUrl', 'wasmBinary', 'moduleUrl'], 'init option');
+    options = checkOptions(options, ['variant', 'wasmBaseUrl', 'wasmUrl', 'wasmBinary', 'moduleUrl'], 'init option');
   } catch (error) {
     return Promise.reject(error); // init reports every failure through its promise
   }
   return runtime.load(async () => {
     const wasmUrl = chooseWasm(options);
-    const factoryUrl = options.moduleUrl ?? new URL('../../dist/attention_core.mjs', import.meta.url);
-    const { default: createAttentionModule } = await import(factoryUrl.toString());
+    // A literal import, so bundlers include the glue; moduleUrl (the caller's own glue) is a runtime URL.
+    const { default: createAttentionModule } = options.moduleUrl
+      ? await import(/* @vite-ignore */ /* webpackIgnore: true */ options.moduleUrl.toString())
+      : await import('../../dist/attention_core.mjs');
     const settings = {};
     if (options.wasmBinary) settings.wasmBinary = options.wasmBinary;
     if (wasmUrl) settings.locateFile = () => wasmUrl.toString();

@@ -3,7 +3,10 @@
 // URLs. Serve those from disk; everything else goes to the real fetch. Browsers are untouched.
 var fetch = globalThis.fetch;
 if (typeof process == 'object' && process.versions && process.versions.node) {
-  const { readFile } = await import('node:fs/promises');
+  // Not a literal import: bundlers building for browsers (esbuild, Vite) would try to resolve it,
+  // and this branch never runs there.
+  const fsModule = 'node:fs/promises';
+  const { readFile } = await import(/* @vite-ignore */ /* webpackIgnore: true */ fsModule);
   const net = globalThis.fetch;
   fetch = async (url, init) => {
     const u = new URL(url, import.meta.url);

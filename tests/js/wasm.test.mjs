@@ -112,4 +112,16 @@ describe('dist/attention_core_relaxed.wasm (relaxed SIMD)', () => {
     await fresh.init({ variant: 'simd128' }); // a failed init may be retried
     assert.equal(fresh.kernelVariant(), 'simd128');
   });
+
+  it('wasmBaseUrl: a folder holding both builds, the build still chosen by variant', async () => {
+    const fresh = await import(new URL('../../src/js/index.js?instance=wasm-base-url', import.meta.url).href);
+    const invalid = (e) => e instanceof fresh.AttentionError && e.code === 'INVALID_ARGUMENT' && /wasmBaseUrl/.test(e.message);
+    await assert.rejects(fresh.init({ wasmBaseUrl: new URL('../../dist/', import.meta.url), wasmUrl: WASM }), invalid);
+    await assert.rejects(fresh.init({ wasmBaseUrl: 'http://[bad' }), invalid);
+    // No trailing slash: still the folder (dist/attention_core.wasm, not ./attention_core.wasm).
+    await fresh.init({ wasmBaseUrl: new URL('../../dist', import.meta.url).href, variant: 'simd128' });
+    assert.equal(fresh.kernelVariant(), 'simd128');
+    const y = fresh.softmax(new fresh.Tensor(new Float32Array([0, Math.log(3)]), [2]));
+    assert.ok(Math.abs(y.data[1] - 0.75) < 1e-6);
+  });
 });

@@ -12,7 +12,7 @@ import { autoDomain } from './colormap.js';
 import { composeCanvases, jsonText, matrixToCSV, toNested } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { runModel } from './model.js';
-import { assetUrl, loadKatex, whenReady } from './runtime.js';
+import { loadKatex, whenReady } from './runtime.js';
 import { shapeSymbols, shapeWords, stepInfo } from './step-info.js';
 import { matrixOf } from './trace-view.js';
 
@@ -37,10 +37,12 @@ const STEP_FALLBACK = { dropped: 'weights', positional: 'input', x: 'positional'
 export class AttentionSteps extends ModelElement {
   static get ownAttributes() { return ['step', 'head']; }
 
-  prepare() { return Promise.all([whenReady(), loadKatex().then((k) => { this._katex = k; })]); }
+  prepare() {
+    return Promise.all([whenReady(), loadKatex().then((k) => { this._katex = k; this._katexStyle.textContent = k.katexCss; })]);
+  }
 
   build() {
-    const link = h('link', { rel: 'stylesheet', href: assetUrl('vendor/katex/katex.min.css') });
+    this._katexStyle = h('style'); // KaTeX's stylesheet, once loadKatex() has it
     this._title = h('span', { class: 'title', 'aria-live': 'polite' });
     this._head = h('select', { 'aria-label': 'Head', onchange: () => this.#setHead(Number(this._head.value)) });
     this._tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Steps of the attention pass' });
@@ -58,7 +60,7 @@ export class AttentionSteps extends ModelElement {
     this._panel = h('div', { role: 'tabpanel' }, this._formula,
       h('div', { class: 'shape' }, h('span', { class: 'muted', text: 'shape' }), this._shapeSym, this._shapeWords),
       this._explain, h('div', { class: 'matrix scroll' }, this._canvas), this._readout);
-    this.shadowRoot.append(link, h('style', { text: STEPS_CSS }),
+    this.shadowRoot.append(this._katexStyle, h('style', { text: STEPS_CSS }),
       h('div', { class: 'bar' }, this._title, h('label', { class: 'inline' }, h('span', { class: 'muted', text: 'head' }), this._head), this.exportBar()),
       ...this.baseParts(), this._tabs, this._panel, h('div', { class: 'nav' }, this._prev, this._next));
   }

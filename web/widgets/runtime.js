@@ -19,27 +19,23 @@ export function whenReady() {
 /** True once init() has resolved (widgets then compute synchronously). */
 export function isReady() { return initDone; }
 
-/** An absolute URL for a file next to the widgets (web/...), wherever the package is served from. */
-export function assetUrl(path) { return new URL(`../${path}`, import.meta.url).href; }
-
 let katexPromise = null;
 
 /**
- * Loads the vendored KaTeX once. Its @font-face rules go into the document, because fonts declared
- * inside a shadow root are ignored; the class styles are linked inside each shadow root.
- * @returns {Promise<{ renderToString(tex: string, opts?: object): string }>}
+ * Loads the vendored KaTeX once: the library, its stylesheet as a string (`katexCss`, for the shadow
+ * roots that show formulas) and its fonts, added to the document (fonts declared inside a shadow root
+ * are ignored). Every file is reached by a literal import or `new URL('literal', import.meta.url)`,
+ * so a bundler finds all of them.
+ * @returns {Promise<{ renderToString(tex: string, opts?: object): string, katexCss: string }>}
  */
 export function loadKatex() {
-  if (!katexPromise) {
-    const href = assetUrl('vendor/katex/katex-fonts.css');
-    if (typeof document !== 'undefined' && !document.querySelector(`link[data-aw-katex-fonts]`)) {
-      const link = document.createElement('link');
-      link.rel = 'stylesheet';
-      link.href = href;
-      link.dataset.awKatexFonts = '';
-      document.head.append(link);
-    }
-    katexPromise = import('../vendor/katex/katex.mjs').then((m) => m.default);
-  }
+  katexPromise ??= Promise.all([
+    import('../vendor/katex/katex.mjs'),
+    import('../vendor/katex/katex-styles.mjs'),
+    import('../vendor/katex/katex-fonts.mjs'),
+  ]).then(([katex, styles, fonts]) => {
+    fonts.registerKatexFonts();
+    return Object.assign(Object.create(katex.default), { katexCss: styles.default });
+  });
   return katexPromise;
 }

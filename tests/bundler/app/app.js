@@ -1,0 +1,22 @@
+// A user's app: imports the package by name, lets init() pick a build (or the one ?variant= names),
+// runs a forward, then loads the widgets (after init, so they share its module). The page reports
+// into #result as JSON for tests/browser/bundler.test.mjs. `wasmBaseUrl` is set by the esbuild
+// entry only (esbuild does not copy `new URL(…, import.meta.url)` assets; see README, Bundlers).
+import { init, kernelVariant, scaledDotProductAttention, seededNormal } from 'attention-wasm';
+
+export async function run(initOptions = {}) {
+  const out = document.getElementById('result');
+  try {
+    const variant = new URLSearchParams(location.search).get('variant') ?? 'auto';
+    await init({ ...initOptions, variant });
+    const q = seededNormal([1, 5, 8], 1);
+    const { output, weights } = scaledDotProductAttention(q, q, q, { causal: true });
+    await import('attention-wasm/widgets');
+    out.textContent = JSON.stringify({
+      ok: true, kernel: kernelVariant(), q: Array.from(q.data), output: Array.from(output.data), weights: Array.from(weights.data),
+    });
+  } catch (error) {
+    out.textContent = JSON.stringify({ ok: false, error: String(error) });
+  }
+}
+
