@@ -238,7 +238,7 @@ function redrawWidgets() {
 function setTheme(theme) {
   if (theme === 'auto') delete document.documentElement.dataset.theme; else document.documentElement.dataset.theme = theme;
   toggle.textContent = `Theme: ${theme}`;
-  toggle.setAttribute('aria-label', `Colour theme: ${theme === 'auto' ? 'follows the system' : theme}. Press to change.`);
+  toggle.setAttribute('aria-label', `Theme: ${theme}${theme === 'auto' ? ' (follows the system)' : ''}. Press to change the colour theme.`);
   try { localStorage.setItem('attention-wasm-tutorial-theme', theme); } catch { /* storage may be off */ }
   redrawWidgets();  // canvases read their colours when they draw
 }

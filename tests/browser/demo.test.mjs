@@ -74,7 +74,7 @@ test('stepping through every step shows exactly the library trace, for every hea
   const names = await page.$eval('attention-steps', (el) => el.steps);
   assert.deepEqual(names, Object.keys(ref.steps), 'the same steps, in trace order');
   assert.ok(names.includes('dropped') && names.includes('normalized') && names.includes('positional'));
-  const next = page.locator('attention-steps button[aria-label="Next step"]');
+  const next = page.locator('attention-steps button[aria-label$=": next step"]');
   for (let i = 0; i < names.length; i++) {
     let cur = await stepsCurrent(page);
     assert.equal(cur.name, names[i]);

@@ -145,7 +145,7 @@ export class AttentionHeatmap extends ModelElement {
       canvas.setAttribute('aria-label', `Attention weights, ${title.toLowerCase()}: ${s.Tq} query tokens (rows) by ${s.Tk} key tokens (columns). `
         + 'Arrow keys move between cells; Enter shows that query row as bars.');
       v.width = tileW;
-      v.set({ data: m.data, rows: s.Tq, cols: s.Tk, rowLabels: s.queryTokens, colLabels: s.keyTokens, domain,
+      v.set({ data: m.data, rows: s.Tq, cols: s.Tk, rowLabels: s.queryTokens, colLabels: s.keyTokens, domain, rowAxis: 'query', colAxis: 'key',
         decimals: 2, values: n === 1 ? 'auto' : 'never', maxCell: n === 1 ? 46 : 24, title: n === 1 ? '' : title,
         legend: k === 0, selectedRow: q, rowSums: false });
     });

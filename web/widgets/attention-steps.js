@@ -19,7 +19,7 @@ import { matrixOf } from './trace-view.js';
 const STEPS_CSS = `
 .tabs { display: flex; flex-wrap: wrap; gap: 4px; margin: 2px 0 12px; }
 .tabs button { font-size: 12.5px; padding: 2px 9px; min-height: 26px; border-radius: 999px; font-variant-numeric: tabular-nums; }
-.tabs button .n { opacity: 0.6; margin-right: 4px; font-size: 11px; }
+.tabs button .n { opacity: 0.8; margin-right: 4px; font-size: 11px; } /* 0.6 fell below 4.5:1 contrast */
 .formula { overflow-x: auto; overflow-y: hidden; padding: 2px 0; font-size: 15px; min-height: 2.6em; }
 .formula .katex-display { margin: 0.35em 0 0.5em; }
 .shape { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: baseline; margin-bottom: 4px; font-size: 13px; }
@@ -33,6 +33,10 @@ const STEPS_CSS = `
 
 // Optional steps and where to go when a config does not have them (dropout off, no positions, …).
 const STEP_FALLBACK = { dropped: 'weights', positional: 'input', x: 'positional', normalized: 'residual', residual: 'output' };
+
+// How a step's axis is read out in a cell's accessible name.
+const AXIS_WORDS = { T_q: 'query', T_k: 'key', T: 'token', d_model: 'feature', d_k: 'feature', d_v: 'feature' };
+const axisName = (axis, fallback) => (axis ? AXIS_WORDS[axis] ?? axis : fallback);
 
 export class AttentionSteps extends ModelElement {
   static get ownAttributes() { return ['step', 'head']; }
@@ -144,7 +148,8 @@ export class AttentionSteps extends ModelElement {
     const domain = info.kind === 'probability' ? { lo: 0, hi: 1, map: 'viridis' } : autoDomain(m.data, info.kind);
     this._view.width = this.contentWidth;
     this._view.set({ data: m.data, rows: m.rows, cols: m.cols, rowLabels: m.rowLabels, colLabels: m.colLabels,
-      domain, decimals: 2, rowSums: stepData.name === 'weights' || stepData.name === 'dropped', maxCell: 46 });
+      domain, decimals: 2, rowSums: stepData.name === 'weights' || stepData.name === 'dropped', maxCell: 46,
+      rowAxis: axisName(m.rowAxis, 'row'), colAxis: axisName(m.colAxis, 'column') });
     this._canvas.setAttribute('aria-label', `${info.title}${m.hasHead ? `, head ${m.head}` : ''}: a ${m.rows} by ${m.cols} matrix, `
       + `rows ${m.rowAxis || 'one row'}, columns ${m.colAxis}. Arrow keys move between cells and read their exact values.`);
     this.#resetReadout(stepData.name);
@@ -193,8 +198,9 @@ export class AttentionSteps extends ModelElement {
     this._next.textContent = i < n - 1 ? `${label(i + 1)} →` : 'Next →';
     this._prev.disabled = i === 0;
     this._next.disabled = i === n - 1;
-    this._prev.setAttribute('aria-label', 'Previous step');
-    this._next.setAttribute('aria-label', 'Next step');
+    // The accessible name starts with the visible text (WCAG 2.5.3, label in name).
+    this._prev.setAttribute('aria-label', `${this._prev.textContent.replace('←', '').trim()}: previous step`);
+    this._next.setAttribute('aria-label', `${this._next.textContent.replace('→', '').trim()}: next step`);
   }
 
   #resetReadout(name) {

@@ -1,5 +1,6 @@
 // Two small canvas charts: bars (one query's attention distribution over the keys) and lines (the
 // curves of chosen positional-encoding dimensions). Labels are drawn with fillText (never HTML).
+import { chartTable } from './a11y.js';
 import { fitText, formatNumber, prepareCanvas, themeOf } from './draw-util.js';
 
 /** Okabe–Ito: distinguishable with the common colour-vision deficiencies. */
@@ -72,6 +73,8 @@ export function drawBars(canvas, o) {
       }
     }
   }
+  chartTable(canvas, o.title || canvas.getAttribute('aria-label') || 'Bar chart', ['bar', 'value'],
+    Array.from(o.values, (v, i) => [o.labels[i] ?? String(i), v]));
   return {
     barAt(clientX) {
       const x = clientX - canvas.getBoundingClientRect().left - left;
@@ -126,4 +129,6 @@ export function drawLines(canvas, o) {
     }
   });
   ctx.lineWidth = 1;
+  chartTable(canvas, canvas.getAttribute('aria-label') || 'Line chart', [o.xLabel || 'x', ...o.series.map((s) => s.label)],
+    Array.from({ length: n }, (_, i) => [i, ...o.series.map((s) => (i < s.values.length ? s.values[i] : ''))]));
 }

@@ -6,6 +6,7 @@
 // Cell colours are written as one (rows × cols) ImageData and scaled up, so 512 × 512 stays smooth.
 import { colormap, inkOn } from './colormap.js';
 import { formatNumber, fitText, prepareCanvas, themeOf } from './draw-util.js';
+import { gridRow, valueWords, visuallyHidden } from './a11y.js';
 
 const PAD = 8;
 
@@ -53,20 +54,68 @@ export class HeatmapView {
     this.hover = null;      // { row, col } under the pointer
     this.width = 600;
     this.geo = null;
-    canvas.tabIndex = 0;
+    // The canvas is what the eye reads; `grid` (role="grid", one tab stop, a roving tabindex over
+    // one live cell) is what the keyboard and screen readers read: arrow keys move the cell, whose
+    // name says its row token, column token and value. The canvas draws the focused cell.
+    canvas.tabIndex = -1;   // focus() on it (pointer users, older callers) moves on to the grid
+    canvas.setAttribute('aria-hidden', 'true');
+    this.grid = visuallyHidden(document.createElement('div'));
+    this.grid.setAttribute('role', 'grid');
+    this.gridCell = null;
+    new MutationObserver(() => this.#labelGrid()).observe(canvas, { attributes: true, attributeFilter: ['aria-label'] });
     canvas.addEventListener('pointermove', (e) => this.#pointer(e));
     canvas.addEventListener('pointerleave', () => { this.hover = null; this.draw(); this.hooks.onHover(null, 'pointer'); });
     canvas.addEventListener('click', (e) => {
       const c = this.cellAt(e.clientX, e.clientY);
-      if (c) { this.focus = { row: c.row, col: c.col }; this.draw(); this.hooks.onClick(c, 'pointer'); }
+      if (c) { this.focus = { row: c.row, col: c.col }; this.#focusCell(); this.hooks.onClick(c, 'pointer'); }
     });
-    canvas.addEventListener('keydown', (e) => this.#key(e));
-    canvas.addEventListener('focus', () => {
+    canvas.addEventListener('focus', () => this.#focusCell());
+    this.grid.addEventListener('keydown', (e) => this.#key(e));
+    this.grid.addEventListener('focusin', () => {
       if (!this.focus && this.opts && this.opts.rows && this.opts.cols) this.focus = { row: 0, col: 0 };
       this.draw();
       if (this.focus) this.hooks.onHover(this.cell(this.focus.row, this.focus.col), 'keyboard');
     });
-    canvas.addEventListener('blur', () => this.draw());
+    this.grid.addEventListener('focusout', () => this.draw());
+  }
+
+  /** Whether keyboard focus is on this view's grid. */
+  get hasFocus() {
+    const active = this.host.shadowRoot ? this.host.shadowRoot.activeElement : document.activeElement;
+    return Boolean(active && this.grid.contains(active));
+  }
+
+  #labelGrid() {
+    const o = this.opts;
+    this.grid.setAttribute('aria-label', this.canvas.getAttribute('aria-label') || o?.title || 'Heatmap');
+  }
+
+  // The grid's one row and cell, for the focused (row, col): a new element each move, focused, so
+  // screen readers announce it; the old one is removed after focus has left it.
+  #syncGrid(moveFocus) {
+    const o = this.opts;
+    if (!this.grid.isConnected && this.canvas.parentNode) this.canvas.after(this.grid);
+    if (!o || !o.rows || !o.cols) { this.grid.replaceChildren(); this.gridCell = null; return; }
+    this.grid.setAttribute('aria-rowcount', String(o.rows));
+    this.grid.setAttribute('aria-colcount', String(o.cols));
+    const { row, col } = this.focus || { row: 0, col: 0 };
+    const c = this.cell(row, col);
+    const text = `${o.rowAxis || 'row'} ${row} “${c.rowLabel}”, ${o.colAxis || 'column'} ${col} “${c.colLabel}”: ${valueWords(c.value)}`;
+    if (this.gridCell && this.gridCell.textContent === text && !moveFocus) return;
+    const rowEl = gridRow(row, col, text);
+    const cellEl = rowEl.firstChild;
+    const old = this.grid.firstChild;
+    this.grid.append(rowEl);
+    if (moveFocus || (old && this.hasFocus)) cellEl.focus({ preventScroll: true });
+    old?.remove();
+    this.gridCell = cellEl;
+  }
+
+  #focusCell() {
+    const o = this.opts;
+    if (!this.focus && o && o.rows && o.cols) this.focus = { row: 0, col: 0 };
+    this.#syncGrid(true);
+    this.draw();
   }
 
   /**
@@ -84,12 +133,16 @@ export class HeatmapView {
    * @param {number} [o.maxRowHeight]  rows are at most this tall (default maxCell)
    * @param {number} [o.selectedRow]  outline a row (the query row shown as a distribution)
    * @param {string} [o.title]  drawn above the matrix
+   * @param {string} [o.rowAxis='row'] @param {string} [o.colAxis='column']  what rows and columns are
+   *   (e.g. 'query', 'key'), in each cell's accessible name
    * @param {boolean} [o.legend=true]
    */
   set(o) {
     this.opts = { decimals: 2, values: 'auto', rowSums: false, maxCell: 46, minRowHeight: 18, legend: true, ...o };
     if (this.focus && (this.focus.row >= o.rows || this.focus.col >= o.cols)) this.focus = null;
     if (this.hover && (this.hover.row >= o.rows || this.hover.col >= o.cols)) this.hover = null;
+    this.#labelGrid();
+    this.#syncGrid(false);
     this.draw();
   }
 
@@ -148,6 +201,7 @@ export class HeatmapView {
     } else return;
     e.preventDefault();
     this.focus = { row: Math.max(0, Math.min(o.rows - 1, row)), col: Math.max(0, Math.min(o.cols - 1, col)) };
+    this.#syncGrid(true);
     this.draw();
     this.hooks.onHover(this.cell(this.focus.row, this.focus.col), 'keyboard');
   }
@@ -327,7 +381,7 @@ export class HeatmapView {
       ctx.strokeRect(g.x0 + c.col * g.cw + (g.cw - s) / 2, g.y0 + c.row * g.ch + (g.ch - t) / 2, s, t);
     };
     if (this.hover) box(this.hover, theme.fg, 1.5);
-    if (this.focus && this.host.shadowRoot?.activeElement === this.canvas) {
+    if (this.focus && this.hasFocus) {
       box(this.focus, theme.bgSolid, 4);
       box(this.focus, theme.accent, 2);
     }

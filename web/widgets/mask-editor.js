@@ -118,7 +118,7 @@ export class MaskEditor extends ModelElement {
     this._summary.textContent = `${describe(c)} ${masked} of ${Tq * Tk} cells masked.`;
     const W = this.contentWidth;
     const panelW = W >= 640 ? Math.floor((W - 22) / 2) : W;
-    const common = { rows: Tq, cols: Tk, rowLabels: r.queryTokens, colLabels: r.keyTokens, maxCell: 34 };
+    const common = { rows: Tq, cols: Tk, rowLabels: r.queryTokens, colLabels: r.keyTokens, maxCell: 34, rowAxis: 'query', colAxis: 'key' };
     this._maskView.width = panelW;
     this._maskView.set({ ...common, data: maskData, domain: ALLOWED_DOMAIN, decimals: 0, legend: false });
     this._weightView.width = panelW;

@@ -81,7 +81,7 @@ export class PositionalEncodingHeatmap extends AwElement {
     this._view.width = W;
     this._view.set({ data, rows: L, cols: D, rowLabels: Array.from({ length: L }, (_, i) => String(i)),
       colLabels: Array.from({ length: D }, (_, i) => String(i)), domain: { lo: -1, hi: 1, map: 'diverging' },
-      values: 'never', maxCell: 40, minRowHeight: 0, maxRowHeight: 14 });
+      values: 'never', maxCell: 40, minRowHeight: 0, maxRowHeight: 14, rowAxis: 'position', colAxis: 'dimension' });
     this._canvas.setAttribute('aria-label', `Heatmap of the sinusoidal positional encoding with base ${base}: ${L} positions by ${D} dimensions, values from −1 to 1. `
       + 'Arrow keys move between cells; Enter toggles the column’s curve.');
     const series = this.dims.map((d) => ({ label: `dim ${d} (${d % 2 ? 'cos' : 'sin'}, λ ≈ ${wavelength(d, D, base)})`,

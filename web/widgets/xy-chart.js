@@ -1,16 +1,21 @@
 // drawXY: a small x–y chart on a canvas for the tutorial widgets (variance against d_k, softmax
 // weights against a scale, vectors in a plane). Linear or logarithmic axes, lines and/or point
 // markers, dashed reference lines, a vertical marker, a legend; all text through fillText.
+import { chartTable } from './a11y.js';
 import { SERIES_COLORS } from './charts.js';
 import { formatNumber, prepareCanvas, themeOf } from './draw-util.js';
 
+// Okabe–Ito vermilion and blue, darkened so that text in them keeps a 4.5:1 contrast (WCAG AA) on
+// white and on the pale highlight of a selected table row (#D55E00 is 3.9:1 on white).
+const LIGHT_PAIR = { a: '#A84600', b: '#00649C' };
+
 /**
- * Two contrasting series colours (Okabe–Ito) readable on the host's background: vermilion and blue
- * on light backgrounds, orange and sky blue on dark ones. For "without / with" comparisons.
+ * Two contrasting series colours readable as text on the host's background: dark vermilion and blue
+ * on light backgrounds, Okabe–Ito orange and sky blue on dark ones. For "without / with" comparisons.
  * @returns {{ a: string, b: string }}
  */
 export function pairColors(host) {
-  return themeOf(host).dark ? { a: SERIES_COLORS[1], b: SERIES_COLORS[4] } : { a: SERIES_COLORS[5], b: SERIES_COLORS[0] };
+  return themeOf(host).dark ? { a: SERIES_COLORS[1], b: SERIES_COLORS[4] } : { ...LIGHT_PAIR };
 }
 
 export { prepareCanvas };
@@ -74,6 +79,8 @@ export function drawXY(canvas, o) {
   drawSeries(ctx, g, o);          // 3. lines and points, clipped to the plot
   drawLegend(ctx, legend, o, theme);  // 4. the legend along the top
   ctx.lineWidth = 1;
+  chartTable(canvas, o.title || canvas.getAttribute('aria-label') || 'Chart', ['series', o.x.label || 'x', o.y.label || 'y'],
+    o.series.flatMap((s) => s.points.map(([x, y]) => [s.label, x, y])));
   return {
     toPixel: (x, y) => [g.X(x), g.Y(y)],
     nearest(clientX, clientY, maxDist = 14) {
