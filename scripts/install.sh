@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # llvm-14: llvm-objdump checks the relaxed-SIMD opcode patch (scripts/patch-relaxed-simd.mjs)
-packages=(cmake make g++ emscripten binaryen llvm-14 libeigen3-dev catch2 chromium clang-format)
+# clang-14 + libclang-rt-14-dev: the libFuzzer targets (scripts/fuzz.sh)
+packages=(cmake make g++ emscripten binaryen llvm-14 libeigen3-dev catch2 chromium clang-format clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

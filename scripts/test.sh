@@ -29,6 +29,9 @@ configure build/asan cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo 
 cmake --build build/asan -j"$JOBS"
 ctest --test-dir build/asan --output-on-failure -j"$JOBS"
 
+section "libFuzzer: SDPA, MHA and the training step from the committed corpus, 100 s each (ASan + UBSan)"
+bash scripts/fuzz.sh 100
+
 section "wasm ctest (the same Catch2 suite, SIMD128 kernels, run by Node)"
 configure build/wasm-tests emcmake cmake -S . -B build/wasm-tests -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_MODULE=OFF
 cmake --build build/wasm-tests -j"$JOBS"
@@ -42,6 +45,9 @@ ctest --test-dir build/wasm-tests-relaxed --output-on-failure -j"$JOBS"
 
 section "JS API tests (node --test)"
 node --test --test-reporter=spec tests/js/
+
+section "soak: 10^4 mixed calls, heap / bytes in use / handles flat (npm run soak makes 10^5)"
+node scripts/soak.mjs --calls 10000
 
 section "JS API tests on the relaxed-SIMD build (init() picks it when relaxed SIMD is on)"
 node --experimental-wasm-relaxed-simd --test --test-reporter=spec tests/js/api.test.mjs \

@@ -91,6 +91,14 @@ Status scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 
   AttentionOutputs out;
   run_attention(p, options.need_weights, out, trace);
+  // Finite inputs, so a non-finite value is an overflow: in the scores when the weights show it.
+  if (options.need_weights)
+    ATTN_RETURN_IF_ERROR(
+        check_computed(out.weights.data(), out.weights.size(), "attention: the scores q·kᵀ·scale"));
+  ATTN_RETURN_IF_ERROR(check_computed(out.context.data(), out.context.size(),
+                                      options.need_weights
+                                          ? "attention: the output weights·v"
+                                          : "attention: the scores q·kᵀ·scale or the output weights·v"));
   Shape out_shape = p.masks.lead;  // output: (..., Tq, dv)
   out_shape.push_back(p.masks.tq);
   out_shape.push_back(p.dv);

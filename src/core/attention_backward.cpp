@@ -135,6 +135,10 @@ Status scaled_dot_product_attention_backward(const Tensor& q, const Tensor& k, c
   g.dk = grads.k.data.data();
   g.dv = grads.v.data.data();
   run_attention_backward(p, grad_output.data.data(), 0, g);
+  // Finite inputs: a non-finite gradient is an overflow (nothing is returned then).
+  for (const Tensor* t : {&grads.q, &grads.k, &grads.v}) {
+    ATTN_RETURN_IF_ERROR(check_computed(t->data.data(), t->data.size(), "attention backward: the gradients"));
+  }
   return Status::Ok();
 }
 

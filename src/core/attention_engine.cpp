@@ -114,6 +114,16 @@ struct MaskRow {          // one row of the mask plan, filled per query row
   float* additive;        // (Tk)
 };
 
+// A weights row of zeros is a fully masked row, unless its masks allowed a key: then every score
+// was −∞ by overflow, and the row becomes NaN (has_allowed_key). Checks w[0] first: a row whose
+// first weight is positive is not all zeros.
+void mark_overflowed_row(int tk, float* w, const std::uint8_t* allowed, const float* additive) {
+  if (w[0] != 0.0f) return;
+  for (int j = 1; j < tk; ++j)
+    if (w[j] != 0.0f) return;
+  if (has_allowed_key(tk, allowed, additive)) w[0] = std::numeric_limits<float>::quiet_NaN();
+}
+
 // 2.–4. Scale, mask and softmax rows [i0, i0 + rows) of one slice. The traced variant calls the
 // three kernels the fused one is defined as, so both produce the same bits.
 void softmax_rows(const AttentionProblem& p, std::int64_t slice, int i0, int rows, const Steps& st,
@@ -134,6 +144,7 @@ void softmax_rows(const AttentionProblem& p, std::int64_t slice, int i0, int row
       kernels::scale_mask_softmax_row(tk, st.scores + row, p.scale, additive_ptr, allowed_ptr,
                                       st.weights + row);
     }
+    mark_overflowed_row(tk, st.weights + row, allowed_ptr, additive_ptr);
   }
 }
 

@@ -9,6 +9,7 @@
 // buffers and writes the context straight into the concat layout, so no head split/merge copies).
 #pragma once
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,17 @@ bool uses_tiled_path(const AttentionProblem& p, bool need_weights, bool tracing)
 // Buffers taken from a ScratchScope live until the scope ends; scopes nest (MHA → attention). The
 // cached block grows to the largest total a call needed, but never beyond kScratchCacheFloats;
 // bigger buffers are allocated for their scope alone and freed at its end.
+// Whether a row segment of n keys has a key its masks allow (allowed[j] != 0 and additive[j] > −∞;
+// a null mask allows all). A segment whose scores all came out −∞ although a key was allowed has
+// overflowed (q·k·scale beyond float32, the inputs being finite): the engine then writes NaN, which
+// the finiteness check on the result reports as NON_FINITE, instead of the zeros of a masked row.
+inline bool has_allowed_key(int n, const std::uint8_t* allowed, const float* additive) {
+  for (int j = 0; j < n; ++j)
+    if ((!allowed || allowed[j]) && (!additive || additive[j] > -std::numeric_limits<float>::infinity()))
+      return true;
+  return false;
+}
+
 class ScratchScope {
  public:
   static constexpr std::size_t kScratchCacheFloats = std::size_t{1} << 16;  // 256 KB

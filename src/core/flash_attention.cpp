@@ -4,6 +4,7 @@
 // Memory: one (block, tile) score tile plus m and l — never (Tq, Tk). Gives the same output as the
 // full path up to float summation order.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -72,6 +73,11 @@ void softmax_tile(const AttentionProblem& p, std::int64_t s, int i0, int rows, i
     if (masked) p.masks.fill_row(s, i0 + r, j0, n, sc.allowed, sc.additive);
     const float factor =
         kernels::online_softmax_row(n, row, scale, additive, allowed, &sc.m[r], &sc.l[r], row);
+    // Still no finite score although this segment allowed a key: q·k·scale overflowed to −∞. l = −1
+    // marks it; the first finite score of a later segment clears it (l = −1 · 0 + Σ p), since
+    // those keys' weights are then 0 exactly as in float64.
+    if (sc.m[r] == -std::numeric_limits<float>::infinity() && has_allowed_key(n, allowed, additive))
+      sc.l[r] = -1.0f;
     float* out_row = out + static_cast<std::int64_t>(r) * ldo;
     if (!first && factor != 1.0f) kernels::scale_vec(p.dv, out_row, factor, out_row);
   }
@@ -82,7 +88,9 @@ void softmax_tile(const AttentionProblem& p, std::int64_t s, int i0, int rows, i
 void normalise_rows(int rows, int dv, const float* l, float* out, int ldo) {
   for (int r = 0; r < rows; ++r) {
     float* out_row = out + static_cast<std::int64_t>(r) * ldo;
-    if (!l || !(l[r] > 0.0f)) {
+    if (l && (std::isnan(l[r]) || l[r] < 0.0f)) {  // an overflow (softmax_tile): NaN, for the result check
+      std::fill(out_row, out_row + dv, std::numeric_limits<float>::quiet_NaN());
+    } else if (!l || !(l[r] > 0.0f)) {
       std::memset(out_row, 0, static_cast<std::size_t>(dv) * sizeof(float));
     } else {
       kernels::scale_vec(dv, out_row, 1.0f / l[r], out_row);

@@ -324,6 +324,27 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   if (saved) saved->context.assign(att.context_out, att.context_out + rows_q * hd.h * hd.dv);
   output_stage(w, config_, hd.h * hd.dv, att.context_out, x, d, result.output.data,
                saved ? &saved->pre_norm : nullptr, trace);
+  // Inputs and weights are finite (checked on entry and on load), so a non-finite result is an
+  // overflow, and it reaches the output or the weights (an all −∞ score row becomes NaN in the
+  // engine). Only then are the intermediates, still in scratch, scanned to name the step.
+  const bool finite = check_computed(result.output.data.data(), result.output.data.size(), "").ok() &&
+                      (!options.need_weights ||
+                       check_computed(result.weights.data.data(), result.weights.data.size(), "").ok());
+  if (!finite) {
+    ATTN_RETURN_IF_ERROR(check_computed(pr.q, static_cast<std::size_t>(rows_q) * pr.ldq,
+                                        "multi-head attention: the projections"));
+    if (key != nullptr || hd.extra > 0) {
+      ATTN_RETURN_IF_ERROR(check_computed(pr.k, static_cast<std::size_t>(d.b) * p.masks.tk * pr.ldkv,
+                                          "multi-head attention: the key/value projections"));
+    }
+    ATTN_RETURN_IF_ERROR(
+        check_computed(att.context_out, static_cast<std::size_t>(rows_q) * hd.h * hd.dv,
+                       "multi-head attention: the scores q·kᵀ·scale or the context weights·v"));
+    return Status::Error(
+        StatusCode::kNonFinite,
+        "multi-head attention: the output projection / residual / LayerNorm overflowed float32 "
+        "(the inputs or weights are too large)");
+  }
   if (saved) {
     saved->parameter_version = parameter_version_;
     saved->filled = true;

@@ -10,9 +10,9 @@
 
 #include "core/attention_backward.h"
 #include "core/memory_limit.h"
-#include "core/softmax_backward.h"
 #include "core/multi_head.h"
 #include "core/multi_head_steps.h"
+#include "core/softmax_backward.h"
 #include "kernels/kernels.h"
 
 namespace attn {
@@ -257,7 +257,7 @@ const float* output_stage_backward(const MhaConfig& c, const Tensor& w_o, const 
   if (c.layer_norm) {
     float* d_pre = scratch.floats(static_cast<std::size_t>(rows_q) * e);  // d_pre: (B·Tq, E)
     layer_norm_backward_rows(rows_q, e, saved.pre_norm.data(), ln_weight.data.data(), c.layer_norm_eps,
-                                 grad_output, d_pre, false, g.ln_w, g.ln_b);
+                             grad_output, d_pre, false, g.ln_w, g.ln_b);
     d_out = d_pre;
   }
   if (c.residual) std::memcpy(d_x, d_out, static_cast<std::size_t>(rows_q) * e * sizeof(float));
@@ -267,6 +267,19 @@ const float* output_stage_backward(const MhaConfig& c, const Tensor& w_o, const 
   return d_context;
 }
 
+}  // namespace
+
+namespace {
+// The gradients of a finished backward: a non-finite one is an overflow (inputs were finite).
+Status check_gradients_finite(const MhaGrads& grads) {
+  for (const Tensor* t : {&grads.query, &grads.key, &grads.value})
+    ATTN_RETURN_IF_ERROR(
+        check_computed(t->data.data(), t->data.size(), "multi-head attention backward: the input gradients"));
+  for (const auto& [name, t] : grads.params)
+    ATTN_RETURN_IF_ERROR(check_computed(t.data.data(), t.data.size(),
+                                        "multi-head attention backward: the gradient of " + name));
+  return Status::Ok();
+}
 }  // namespace
 
 Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_output, MhaGrads& grads) const {
@@ -317,7 +330,7 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
   projection_backward(t.dk, rows_k, qk, key_src, kdim_, w_k_, d_key, g.w_k, g.b_k);
   projection_backward(t.dv, rows_k, vo, value_src, vdim_, w_v_, d_value, g.w_v, g.b_v);
   // 1. positional encoding: x = query + pe, so the query's gradient is d_x itself (already in place)
-  return Status::Ok();
+  return check_gradients_finite(grads);
 }
 
 }  // namespace attn

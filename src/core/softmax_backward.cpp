@@ -63,7 +63,7 @@ void layer_norm_backward_row(int n, const float* x, const float* gamma, float ep
   float sum_g = 0.0f;
   float sum_g_xhat = 0.0f;
   for (int j = 0; j < n; ++j) {
-    const float xhat = (x[j] - s.mean) * s.rstd;
+    const float xhat = kernels::layer_norm_normalised(x[j], s);
     const float g = gamma ? dy[j] * gamma[j] : dy[j];
     sum_g += g;
     sum_g_xhat += g * xhat;
@@ -73,9 +73,9 @@ void layer_norm_backward_row(int n, const float* x, const float* gamma, float ep
   const float mean_g = sum_g / static_cast<float>(n);
   const float mean_g_xhat = sum_g_xhat / static_cast<float>(n);
   for (int j = 0; j < n; ++j) {
-    const float xhat = (x[j] - s.mean) * s.rstd;
+    const float xhat = kernels::layer_norm_normalised(x[j], s);
     const float g = gamma ? dy[j] * gamma[j] : dy[j];
-    const float d = s.rstd * (g - mean_g - xhat * mean_g_xhat);
+    const float d = static_cast<float>(s.rstd) * (g - mean_g - xhat * mean_g_xhat);
     dx[j] = accumulate_dx ? dx[j] + d : d;
   }
 }

@@ -48,6 +48,9 @@ Status check_well_formed(const BoolTensor& t, const char* what);
 // NaN/Inf policy: inputs and weights must be finite (kNonFinite names the tensor and flat index).
 // Additive masks may contain -inf (meaning "masked") but not NaN or +inf.
 Status check_finite(const Tensor& t, const char* what);
+// A value computed from finite inputs: a non-finite one means an intermediate overflowed float32
+// (kNonFinite naming `step`, e.g. "multi-head attention: the scores q·kᵀ·scale"). Never a quiet NaN.
+Status check_computed(const float* data, std::size_t n, const std::string& step);
 Status check_additive_mask_values(const Tensor& t, const char* what);
 
 }  // namespace attn

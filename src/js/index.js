@@ -282,7 +282,9 @@ export class MultiHeadAttention extends Handle {
     const { causal = false, scale, needWeights = true, averageWeights = true } = options;
     let flags = (k ? 1 : 0) | (v ? 2 : 0) | (causal ? 4 : 0) | (needWeights ? 8 : 0) | (averageWeights ? 16 : 0);
     if (scale != null) flags |= 32;
+    const scaleValue = scale == null ? 0 : checkNumber(scale, 'scale');  // checked before any buffer grows
     // 1. Size the input buffers first: that may grow the heap and detach older views.
+    const sizesBefore = this._inputs ? this._inputs.map(([n]) => n) : [-1, -1, -1];
     const ptrs = tensors.map((t, slot) => (t ? this._input(handle, slot, t.data.length) : 0));
     // 2. Shapes into the io block, data into the buffers.
     const io = this._io(handle, m);
@@ -294,8 +296,13 @@ export class MultiHeadAttention extends Handle {
       m.HEAPF32.set(t.data, ptrs[slot] / 4);
     }
     // 3. Run; 4. copy the results out (the heap may have grown again: fresh views).
-    const code = handle.forwardFast(flags, scale == null ? 0 : checkNumber(scale, 'scale'));
-    if (code !== 0) check({ code, message: handle.lastMessage() });
+    const code = handle.forwardFast(flags, scaleValue);
+    if (code !== 0) {
+      // Refused: the input slots go back to their sizes before this call, so a throw leaves malloc's
+      // bytes in use where they were (the C++ side does the same for its result buffers).
+      sizesBefore.forEach((n, slot) => this._input(handle, slot, Math.max(n, 0)));
+      check({ code, message: handle.lastMessage() });
+    }
     const out = this._io(handle, m).subarray(12, 22);
     const read = (ptr, length) => m.HEAPF32.slice(ptr >>> 2, (ptr >>> 2) + length);
     const result = { output: new Tensor(read(out[1], out[2]), [...q.shape]) };

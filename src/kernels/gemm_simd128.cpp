@@ -1,5 +1,5 @@
-// WebAssembly SIMD128 GEMM (gemm_nn_simd128, gemm_nt_simd128, gemm_tn_simd128; contracts in kernels.h): packed
-// panels and a 4×8 register-blocked f32x4 micro-kernel. Same contract as the scalar twins in
+// WebAssembly SIMD128 GEMM (gemm_nn_simd128, gemm_nt_simd128, gemm_tn_simd128; contracts in kernels.h):
+// packed panels and a 4×8 register-blocked f32x4 micro-kernel. Same contract as the scalar twins in
 // kernels_scalar.cpp; tested against the same double reference. Compiles to nothing unless the
 // compiler targets SIMD128 (-msimd128).
 #if defined(__wasm_simd128__)

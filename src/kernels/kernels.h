@@ -117,7 +117,7 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
                                float* y);                                                                \
   float online_softmax_row_##suffix(int n, const float* x, float scale, const float* additive,           \
                                     const std::uint8_t* allowed, float* m, float* l, float* p);          \
-  void gelu_row_##suffix(int n, const float* x, float* y, float* cdf);                                  \
+  void gelu_row_##suffix(int n, const float* x, float* y, float* cdf);                                   \
   void gelu_backward_row_##suffix(int n, const float* x, const float* cdf, const float* dy, float* dx);
 
 ATTN_DECLARE_KERNELS(scalar)

@@ -79,7 +79,9 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
   return ATTN_KERNEL(online_softmax_row)(n, x, scale, additive, allowed, m, l, p);
 }
 
-void gelu_row(int n, const float* x, float* y, float* cdf) { ATTN_KERNEL(gelu_row)(n, x, y, cdf); }
+void gelu_row(int n, const float* x, float* y, float* cdf) {
+  ATTN_KERNEL(gelu_row)(n, x, y, cdf);
+}
 
 void gelu_backward_row(int n, const float* x, const float* cdf, const float* dy, float* dx) {
   ATTN_KERNEL(gelu_backward_row)(n, x, cdf, dy, dx);

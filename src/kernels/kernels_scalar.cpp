@@ -175,9 +175,9 @@ void scale_mask_softmax_row_scalar(int n, const float* x, float scale, const flo
 void layer_norm_row_scalar(int n, const float* x, const float* gamma, const float* beta, float eps,
                            float* y) {
   // 1.–2. mean and 1/std (layer_norm_stats.h); 3. normalise, then the optional affine map.
-  const auto [mean, rstd] = layer_norm_row_stats(n, x, eps);
+  const LayerNormRowStats stats = layer_norm_row_stats(n, x, eps);
   for (int j = 0; j < n; ++j) {
-    float v = (x[j] - mean) * rstd;
+    float v = layer_norm_normalised(x[j], stats);
     if (gamma) v = v * gamma[j];
     if (beta) v = v + beta[j];
     y[j] = v;

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "kernels/kernels.h"
+#include "kernels/layer_norm_stats.h"
 #include "kernels/simd128_mul_add.h"
 
 namespace attn::kernels {
@@ -216,33 +217,55 @@ void scale_mask_softmax_row_simd128(int n, const float* x, float scale, const fl
   softmax_from_max(n, y, max, y);
 }
 
+namespace {
+// The high two lanes of a float vector as doubles.
+v128_t promote_high(v128_t v) {
+  return wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+}
+}  // namespace
+
 void layer_norm_row_simd128(int n, const float* x, const float* gamma, const float* beta, float eps,
                             float* y) {
-  // 1. mean; 2. biased variance of the centred values; 3. normalise and apply gamma/beta.
-  v128_t vs = wasm_f32x4_splat(0.f);
+  // layer_norm_stats.h's computation in f64x2 lanes (why double: see there). 1. mean; 2. biased
+  // variance of the centred values; 3. normalise (rounded to float once), then gamma/beta in float.
+  v128_t s_lo = wasm_f64x2_splat(0.0), s_hi = wasm_f64x2_splat(0.0);
   int i = 0;
-  for (; i + 4 <= n; i += 4) vs = wasm_f32x4_add(vs, wasm_v128_load(x + i));
-  float sum = hsum(vs);
-  for (; i < n; ++i) sum += x[i];
-  const float mean = sum / static_cast<float>(n);
-  const v128_t vmean = wasm_f32x4_splat(mean);
-  vs = wasm_f32x4_splat(0.f);
-  for (i = 0; i + 4 <= n; i += 4) {
-    const v128_t d = wasm_f32x4_sub(wasm_v128_load(x + i), vmean);
-    vs = wasm_f32x4_add(vs, wasm_f32x4_mul(d, d));
+  for (; i + 4 <= n; i += 4) {
+    const v128_t v = wasm_v128_load(x + i);
+    s_lo = wasm_f64x2_add(s_lo, wasm_f64x2_promote_low_f32x4(v));
+    s_hi = wasm_f64x2_add(s_hi, promote_high(v));
   }
-  float sq = hsum(vs);
-  for (; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
-  const float rstd = 1.0f / std::sqrt(sq / static_cast<float>(n) + eps);
-  const v128_t vr = wasm_f32x4_splat(rstd);
+  v128_t s = wasm_f64x2_add(s_lo, s_hi);
+  double sum = wasm_f64x2_extract_lane(s, 0) + wasm_f64x2_extract_lane(s, 1);
+  for (; i < n; ++i) sum += x[i];
+  const double mean = sum / n;
+  const v128_t vmean = wasm_f64x2_splat(mean);
+  s_lo = s_hi = wasm_f64x2_splat(0.0);
   for (i = 0; i + 4 <= n; i += 4) {
-    v128_t v = wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vmean), vr);
-    if (gamma) v = wasm_f32x4_mul(v, wasm_v128_load(gamma + i));
-    if (beta) v = wasm_f32x4_add(v, wasm_v128_load(beta + i));
-    wasm_v128_store(y + i, v);
+    const v128_t v = wasm_v128_load(x + i);
+    const v128_t d_lo = wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(v), vmean);
+    const v128_t d_hi = wasm_f64x2_sub(promote_high(v), vmean);
+    s_lo = wasm_f64x2_add(s_lo, wasm_f64x2_mul(d_lo, d_lo));
+    s_hi = wasm_f64x2_add(s_hi, wasm_f64x2_mul(d_hi, d_hi));
+  }
+  s = wasm_f64x2_add(s_lo, s_hi);
+  double sq = wasm_f64x2_extract_lane(s, 0) + wasm_f64x2_extract_lane(s, 1);
+  for (; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
+  const LayerNormRowStats stats{mean, 1.0 / std::sqrt(sq / n + static_cast<double>(eps))};
+  const v128_t vr = wasm_f64x2_splat(stats.rstd);
+  for (i = 0; i + 4 <= n; i += 4) {
+    const v128_t v = wasm_v128_load(x + i);
+    const v128_t lo = wasm_f32x4_demote_f64x2_zero(
+        wasm_f64x2_mul(wasm_f64x2_sub(wasm_f64x2_promote_low_f32x4(v), vmean), vr));
+    const v128_t hi =
+        wasm_f32x4_demote_f64x2_zero(wasm_f64x2_mul(wasm_f64x2_sub(promote_high(v), vmean), vr));
+    v128_t out = wasm_i32x4_shuffle(lo, hi, 0, 1, 4, 5);
+    if (gamma) out = wasm_f32x4_mul(out, wasm_v128_load(gamma + i));
+    if (beta) out = wasm_f32x4_add(out, wasm_v128_load(beta + i));
+    wasm_v128_store(y + i, out);
   }
   for (; i < n; ++i) {
-    float v = (x[i] - mean) * rstd;
+    float v = layer_norm_normalised(x[i], stats);
     if (gamma) v = v * gamma[i];
     if (beta) v = v + beta[i];
     y[i] = v;

@@ -298,6 +298,7 @@ Status TinyTransformer::run(const IdBatch& ids, const IdBatch* targets, const Ti
   }
   std::vector<float>& logits = workspace_->logits;  // (N, V)
   ATTN_RETURN_IF_ERROR(pass.forward(logits, options, result));
+  ATTN_RETURN_IF_ERROR(check_computed(logits.data(), logits.size(), "TinyTransformer: the logits"));
   if (result) result->logits = Tensor({ids.b, ids.t, config_.vocab_size}, logits);
   if (!targets) return Status::Ok();
   std::vector<float>& dlogits = workspace_->dlogits;

@@ -8,9 +8,9 @@
 namespace attn {
 
 struct EvalResult {
-  float loss = 0.0f;              // mean cross-entropy over every scored position of every batch
-  double token_accuracy = 0.0;    // scored positions whose argmax logit is the target
-  double sequence_accuracy = 0.0; // sequences whose every scored position is right
+  float loss = 0.0f;               // mean cross-entropy over every scored position of every batch
+  double token_accuracy = 0.0;     // scored positions whose argmax logit is the target
+  double sequence_accuracy = 0.0;  // sequences whose every scored position is right
 };
 
 // Batches index 0 … batches−1 of the task's evaluation stream `seed` (Task::batch_at), batch_size

@@ -65,6 +65,8 @@ Status Trainer::step(const IdBatch& ids, const IdBatch& targets, TrainStepResult
                     next_avg_sq_[k].data.data(), params[k].numel()});
   }
   const float norm = global_grad_norm(refs);
+  if (!std::isfinite(norm))
+    return Status::Error(StatusCode::kNonFinite, at + "the gradient norm overflowed float32");
   adamw_step(refs, options_, steps_ + 1, clip_factor(norm, options_.clip_grad_norm));
   // 2. Swapped in only when everything is finite.
   for (const auto* ts : {&next_value_, &next_avg_, &next_avg_sq_}) {

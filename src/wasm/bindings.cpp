@@ -173,13 +173,22 @@ class MhaHandle {
   // forwardFast leaves in io_. Buffers are kept for the next call and freed with the handle.
   double io_ptr() { return static_cast<double>(reinterpret_cast<std::uintptr_t>(io_)); }
   // Sizes input slot 0 (query), 1 (key) or 2 (value) to n floats; returns its address.
+  // Exactly n floats are allocated (a new size re-allocates), so that the wrapper can put a slot
+  // back to its earlier size after a refused call and malloc's bytes in use are what they were.
   double input_ptr(int slot, double n) {
     std::vector<float>& data = inputs_[slot < 0 || slot > 2 ? 0 : slot].data;
-    data.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    const std::size_t size = n > 0 ? static_cast<std::size_t>(n) : 0;
+    if (data.size() != size) std::vector<float>(size).swap(data);
     return static_cast<double>(reinterpret_cast<std::uintptr_t>(data.data()));
   }
   int forward_fast(int flags, float scale);
-  std::string last_message() const { return message_; }
+  // The message of the last refused forwardFast, handed over once (the handle keeps no copy, so a
+  // refused call leaves malloc's bytes in use as they were).
+  std::string last_message() {
+    std::string m;
+    m.swap(message_);
+    return m;
+  }
 
  private:
   // io_ layout (int32): in [0, 12): rank, d0, d1, d2 of query, key, value;
@@ -194,7 +203,21 @@ class MhaHandle {
 };
 
 // flags: 1 key, 2 value, 4 causal, 8 needWeights, 16 averageWeights, 32 scale given.
+// A result buffer put back to its capacity at the start of a refused call (its contents do not
+// matter then): malloc's bytes in use are as before the call.
+static void restore_capacity(std::vector<float>& v, std::size_t capacity) {
+  if (v.capacity() == capacity) return;
+  std::vector<float> back;
+  back.reserve(capacity);
+  v.swap(back);
+}
+
 int MhaHandle::forward_fast(int flags, float scale) {
+  const std::size_t output_capacity = result_.output.data.capacity(),
+                    weights_capacity = result_.weights.data.capacity();
+  // The first call allocates the shape vectors: a refusal then gives them back.
+  const bool shapes_unallocated = inputs_[0].shape.capacity() == 0 && result_.output.shape.capacity() == 0 &&
+                                  result_.weights.shape.capacity() == 0;
   for (int t = 0; t < 3; ++t) {  // 1. shapes from io_
     const int rank = io_[4 * t] < 0 ? 0 : (io_[4 * t] > 3 ? 3 : io_[4 * t]);
     inputs_[t].shape.assign(io_ + 4 * t + 1, io_ + 4 * t + 1 + rank);
@@ -210,6 +233,13 @@ int MhaHandle::forward_fast(int flags, float scale) {
   out[0] = static_cast<std::int32_t>(st.code);
   if (!st.ok()) {
     message_ = st.message;
+    restore_capacity(result_.output.data, output_capacity);
+    restore_capacity(result_.weights.data, weights_capacity);
+    if (shapes_unallocated) {
+      for (auto& input : inputs_) attn::Shape().swap(input.shape);
+      attn::Shape().swap(result_.output.shape);
+      attn::Shape().swap(result_.weights.shape);
+    }
     return out[0];
   }
   const auto address = [](const std::vector<float>& v) {

@@ -23,7 +23,8 @@ inline double partial(std::vector<double>& x, const std::function<double()>& f, 
   return (up - down) / (2 * h);
 }
 
-inline std::vector<double> gradient(std::vector<double>& x, const std::function<double()>& f, double h = kStep) {
+inline std::vector<double> gradient(std::vector<double>& x, const std::function<double()>& f,
+                                    double h = kStep) {
   std::vector<double> g(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) g[i] = partial(x, f, i, h);
   return g;

@@ -4,9 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "core/status.h"
-
 #include "core/multi_head.h"
+#include "core/status.h"
 #include "fixture.h"
 
 namespace golden {
@@ -16,9 +15,9 @@ inline std::string describe(const attn::Status& s) {
 }
 
 inline const char* const kParameterNames[] = {"in_proj_weight",    "q_proj_weight",  "k_proj_weight",
-                                       "v_proj_weight",     "in_proj_bias",   "out_proj.weight",
-                                       "out_proj.bias",     "bias_k",         "bias_v",
-                                       "layer_norm.weight", "layer_norm.bias"};
+                                              "v_proj_weight",     "in_proj_bias",   "out_proj.weight",
+                                              "out_proj.bias",     "bias_k",         "bias_v",
+                                              "layer_norm.weight", "layer_norm.bias"};
 
 inline attn::MhaConfig mha_config(const Fixture& f) {
   attn::MhaConfig c;

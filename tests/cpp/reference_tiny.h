@@ -77,7 +77,8 @@ struct Net {
           for (int j = 0; j < keys; ++j) sum += (w[j] = std::exp(w[j] - max));
           for (int j = 0; j < keys; ++j)
             for (int e = 0; e < dh; ++e)
-              ctx[(bi * t + i) * d + hi * dh + e] += w[j] / sum * qkv[(bi * t + j) * 3 * d + 2 * d + hi * dh + e];
+              ctx[(bi * t + i) * d + hi * dh + e] +=
+                  w[j] / sum * qkv[(bi * t + j) * 3 * d + 2 * d + hi * dh + e];
         }
     return linear(ctx, d, prefix + "out_proj.weight", prefix + "out_proj.bias");
   }

@@ -38,8 +38,9 @@ double reference_loss(const Problem& p, const std::vector<double>& q, const std:
         double dot = 0.0;
         for (int c = 0; c < p.dk; ++c) dot += q[(s * p.tq + i) * p.dk + c] * k[(s * p.tk + j) * p.dk + c];
         const std::size_t at = (static_cast<std::size_t>(s) * p.tq + i) * p.tk + j;
-        row[j] = (p.allowed && !p.allowed(s, i, j)) ? kNegInf
-                                                     : p.scale * dot + (p.additive.empty() ? 0.0 : p.additive[at]);
+        row[j] = (p.allowed && !p.allowed(s, i, j))
+                     ? kNegInf
+                     : p.scale * dot + (p.additive.empty() ? 0.0 : p.additive[at]);
         max = std::max(max, row[j]);
       }
       if (max == kNegInf) continue;  // fully masked: zero weights, zero output
@@ -68,12 +69,15 @@ Inputs make_inputs(const attn::Shape& lead, const Problem& p, std::uint64_t seed
     s.push_back(d);
     return s;
   };
-  return {testutil::random_tensor(with(p.tq, p.dk), seed), testutil::random_tensor(with(p.tk, p.dk), seed + 1),
-          testutil::random_tensor(with(p.tk, p.dv), seed + 2), testutil::random_tensor(with(p.tq, p.dv), seed + 3)};
+  return {testutil::random_tensor(with(p.tq, p.dk), seed),
+          testutil::random_tensor(with(p.tk, p.dk), seed + 1),
+          testutil::random_tensor(with(p.tk, p.dv), seed + 2),
+          testutil::random_tensor(with(p.tq, p.dv), seed + 3)};
 }
 
 // The core's gradients against finite differences at every element (or `every`-th for big inputs).
-void check_gradients(const Problem& p, const Inputs& in, const attn::SdpaOptions& options, std::size_t every = 1) {
+void check_gradients(const Problem& p, const Inputs& in, const attn::SdpaOptions& options,
+                     std::size_t every = 1) {
   attn::SdpaGrads grads;
   const attn::Status st = attn::scaled_dot_product_attention_backward(in.q, in.k, in.v, in.g, options, grads);
   INFO(st.message);
@@ -81,7 +85,8 @@ void check_gradients(const Problem& p, const Inputs& in, const attn::SdpaOptions
   REQUIRE(grads.q.shape == in.q.shape);
   REQUIRE(grads.k.shape == in.k.shape);
   REQUIRE(grads.v.shape == in.v.shape);
-  std::vector<double> q = fd::to_double(in.q.data), k = fd::to_double(in.k.data), v = fd::to_double(in.v.data);
+  std::vector<double> q = fd::to_double(in.q.data), k = fd::to_double(in.k.data),
+                      v = fd::to_double(in.v.data);
   const auto loss = [&] { return reference_loss(p, q, k, v, in.g.data); };
   const std::pair<std::vector<double>*, const attn::Tensor*> pairs[] = {
       {&q, &grads.q}, {&k, &grads.k}, {&v, &grads.v}};
@@ -143,7 +148,8 @@ TEST_CASE("SDPA backward: causal with Tq < Tk and Tq > Tk (top-left aligned)", "
 
 TEST_CASE("SDPA backward: a fully masked row gets zero gradients", "[sdpa-backward][masked-row]") {
   const int tq = 4, tk = 5;
-  Problem p{2, tq, tk, 3, 3, 1.0 / std::sqrt(3.0), [](int s, int i, int) { return !(s == 1 && i == 2); }, {}, {}};
+  Problem p{2,  tq, tk, 3, 3, 1.0 / std::sqrt(3.0), [](int s, int i, int) { return !(s == 1 && i == 2); },
+            {}, {}};
   attn::BoolTensor mask{{2, tq, tk}, std::vector<std::uint8_t>(2 * tq * tk, 1)};
   for (int j = 0; j < tk; ++j) mask.data[(1 * tq + 2) * tk + j] = 0;
   attn::SdpaOptions o;
@@ -184,7 +190,8 @@ TEST_CASE("SDPA backward: dropout replays exactly the forward's mask", "[sdpa-ba
 
 TEST_CASE("SDPA backward: many query blocks over a long key axis", "[sdpa-backward][blocks]") {
   const int tq = 20, tk = 4099;  // 65536 / 4099 → blocks of 15 query rows
-  Problem p{1, tq, tk, 3, 2, 1.0 / std::sqrt(3.0), [](int, int i, int j) { return (i + j) % 5 != 0; }, {}, {}};
+  Problem p{1,  tq, tk, 3, 2, 1.0 / std::sqrt(3.0), [](int, int i, int j) { return (i + j) % 5 != 0; },
+            {}, {}};
   attn::BoolTensor mask{{tq, tk}, {}};
   for (int i = 0; i < tq; ++i)
     for (int j = 0; j < tk; ++j) mask.data.push_back((i + j) % 5 != 0);

@@ -38,7 +38,6 @@ using golden::describe;
 using golden::make_mha;
 using golden::MhaInputs;
 
-
 // Compares every element; the failure message names the tensor, the max abs error and where.
 void check_close(const Tensor& got, const Tensor& want, const std::string& what) {
   INFO(what << ": got shape " << attn::shape_to_string(got.shape) << ", want "

@@ -65,7 +65,9 @@ void run_sdpa(const Fixture& f) {
       if (w[e] > 0) REQUIRE(dropped[e] == w[e] * m[e]);
   }
   attn::SdpaGrads g;
-  REQUIRE(attn::scaled_dot_product_attention_backward(f.at("q"), f.at("k"), f.at("v"), f.at("grad_output"), o, g).ok());
+  REQUIRE(
+      attn::scaled_dot_product_attention_backward(f.at("q"), f.at("k"), f.at("v"), f.at("grad_output"), o, g)
+          .ok());
   require_fixture_close(g.q.data, f.at("grad_q"), "grad q");
   require_fixture_close(g.k.data, f.at("grad_k"), "grad k");
   require_fixture_close(g.v.data, f.at("grad_v"), "grad v");
@@ -152,7 +154,8 @@ void run_tiny(const Fixture& f) {
     for (std::size_t e = 0; e < want.data.size(); ++e) {
       const bool tiny = std::fabs(want.data[e]) < kNoiseGrad;
       noise.push_back(tiny);
-      if (!tiny) REQUIRE(std::fabs(grads[k].data[e] - want.data[e]) <= kAbsTol + kRelTol * std::fabs(want.data[e]));
+      if (!tiny)
+        REQUIRE(std::fabs(grads[k].data[e] - want.data[e]) <= kAbsTol + kRelTol * std::fabs(want.data[e]));
     }
   }
   attn::AdamWOptions o;
@@ -168,7 +171,8 @@ void run_tiny(const Fixture& f) {
     attn::TrainStepResult step;
     REQUIRE(trainer.step(ids, targets, step).ok());
     require_fixture_close({step.loss}, attn::Tensor({}, {f.at("step_loss").data[s]}), "step loss");
-    require_fixture_close({step.grad_norm}, attn::Tensor({}, {f.at("step_grad_norm").data[s]}), "step grad norm");
+    require_fixture_close({step.grad_norm}, attn::Tensor({}, {f.at("step_grad_norm").data[s]}),
+                          "step grad norm");
   }
   std::size_t flat = 0;
   for (std::size_t k = 0; k < grads.size(); ++k) {
@@ -186,18 +190,25 @@ void run_tiny(const Fixture& f) {
 
 TEST_CASE("SDPA backward matches PyTorch autograd", "[golden-grad][sdpa-backward]") {
   for (const std::string& name : family("sdpa_bwd_")) {
-    DYNAMIC_SECTION(name) { run_sdpa(load_fixture(name)); }
+    DYNAMIC_SECTION(name) {
+      run_sdpa(load_fixture(name));
+    }
   }
 }
 
-TEST_CASE("MultiHeadAttention backward matches nn.MultiheadAttention autograd", "[golden-grad][mha-backward]") {
+TEST_CASE("MultiHeadAttention backward matches nn.MultiheadAttention autograd",
+          "[golden-grad][mha-backward]") {
   for (const std::string& name : family("mha_bwd_")) {
-    DYNAMIC_SECTION(name) { run_mha(load_fixture(name)); }
+    DYNAMIC_SECTION(name) {
+      run_mha(load_fixture(name));
+    }
   }
 }
 
 TEST_CASE("TinyTransformer logits, loss, gradients and 3 AdamW steps match PyTorch", "[golden-grad][tiny]") {
   for (const std::string& name : family("tiny_")) {
-    DYNAMIC_SECTION(name) { run_tiny(load_fixture(name)); }
+    DYNAMIC_SECTION(name) {
+      run_tiny(load_fixture(name));
+    }
   }
 }

@@ -129,7 +129,8 @@ TEST_CASE("kernels: gemm crosses the tile and block boundaries on larger odd sha
     for (const auto& s : shapes)
       for (const Gemm g : kAllGemms)
         for (int acc = 0; acc < 2; ++acc) {
-          INFO(v.name << gemm_name(g) << " " << s.M << "x" << s.N << "x" << s.K << (acc ? " accumulate" : ""));
+          INFO(v.name << gemm_name(g) << " " << s.M << "x" << s.N << "x" << s.K
+                      << (acc ? " accumulate" : ""));
           CHECK(gemm_error(v, g, s.M, s.N, s.K, acc, 1) <= 1.0);
         }
 }
@@ -173,9 +174,9 @@ TEST_CASE("kernels: gemm_tn equals gemm_nn over an explicit transpose, bit for b
       for (int acc = 0; acc < 2; ++acc) {
         INFO(v.name << " " << s.M << "x" << s.N << "x" << s.K << (acc ? " accumulate" : ""));
         const int lda = s.M + 3, ldb = s.N + 1, ldc = s.N + 2;
-        const auto A = random_vec(static_cast<size_t>(s.K) * lda, 41u);            // A: (K, M), stride M + 3
-        const auto B = random_vec(static_cast<size_t>(s.K) * ldb, 42u);            // B: (K, N), stride N + 1
-        const auto a_t = transpose_km(s.M, s.K, A, lda);                           // Aᵀ: (M, K) dense
+        const auto A = random_vec(static_cast<size_t>(s.K) * lda, 41u);          // A: (K, M), stride M + 3
+        const auto B = random_vec(static_cast<size_t>(s.K) * ldb, 42u);          // B: (K, N), stride N + 1
+        const auto a_t = transpose_km(s.M, s.K, A, lda);                         // Aᵀ: (M, K) dense
         auto got = random_vec(static_cast<size_t>(s.M) * ldc, 43u), want = got;  // C: (M, N), stride N + 2
         v.gemm_tn(s.M, s.N, s.K, A.data(), lda, B.data(), ldb, got.data(), ldc, acc);
         v.gemm_nn(s.M, s.N, s.K, a_t.data(), s.K, B.data(), ldb, want.data(), ldc, acc);

@@ -9,12 +9,16 @@
 namespace {
 
 // The SIMD128 version's erfc fit has relative error < 1.2e-7; float32 evaluation adds a few ulps.
-constexpr double kCdfTol = 4e-7;        // |Φ − Φ_ref|
-constexpr double kGeluRelTol = 4e-7;    // |y − y_ref| ≤ kGeluRelTol · max(1, |x|)
-constexpr double kDerivRelTol = 1e-6;   // |dx − dx_ref| ≤ kDerivRelTol · max(1, |x|) · |dy|
+constexpr double kCdfTol = 4e-7;       // |Φ − Φ_ref|
+constexpr double kGeluRelTol = 4e-7;   // |y − y_ref| ≤ kGeluRelTol · max(1, |x|)
+constexpr double kDerivRelTol = 1e-6;  // |dx − dx_ref| ≤ kDerivRelTol · max(1, |x|) · |dy|
 
-double phi_ref(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
-double pdf_ref(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI); }
+double phi_ref(double x) {
+  return 0.5 * std::erfc(-x / std::sqrt(2.0));
+}
+double pdf_ref(double x) {
+  return std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+}
 
 std::vector<float> sweep() {
   std::vector<float> x;

@@ -17,7 +17,8 @@ constexpr double kLogitTol = 2e-5;  // float32 passes through a few layers, valu
 constexpr double kGradTol = 3e-5;   // the float32 backward against O(h²)-exact differences
 constexpr double kGradRelTol = 1e-3;
 
-attn::TinyConfig small_config(attn::NormKind norm, bool mlp, attn::PositionalKind pos, int layers, bool causal) {
+attn::TinyConfig small_config(attn::NormKind norm, bool mlp, attn::PositionalKind pos, int layers,
+                              bool causal) {
   attn::TinyConfig c;
   c.vocab_size = 7;
   c.max_length = 6;
@@ -76,7 +77,8 @@ void check_model(const attn::TinyConfig& c) {
   if (c.positional == attn::PositionalKind::kSinusoidal)
     REQUIRE(attn::sinusoidal_encoding(c.max_length, c.d_model, 10000.0, sinusoid).ok());
   ref_tiny::Params p = as_double(m);
-  const std::vector<int> ids(x.ids.data.begin(), x.ids.data.end()), targets(x.targets.data.begin(), x.targets.data.end());
+  const std::vector<int> ids(x.ids.data.begin(), x.ids.data.end()),
+      targets(x.targets.data.begin(), x.targets.data.end());
   const auto loss = [&] { return ref_tiny::loss(c, p, sinusoid, 2, 5, ids, targets); };
   // Logits and loss.
   attn::TinyForwardResult r;
@@ -99,7 +101,8 @@ void check_model(const attn::TinyConfig& c) {
     const std::vector<double> want = fd::gradient(p[name], loss);
     double worst = 0;
     for (std::size_t e = 0; e < want.size(); ++e) {
-      worst = std::max(worst, std::fabs(grads[k].data[e] - want[e]) / (kGradTol + kGradRelTol * std::fabs(want[e])));
+      worst = std::max(worst,
+                       std::fabs(grads[k].data[e] - want[e]) / (kGradTol + kGradRelTol * std::fabs(want[e])));
     }
     INFO("gradient of " << name << ": worst error / tolerance " << worst);
     REQUIRE(worst <= 1.0);
@@ -128,7 +131,8 @@ TEST_CASE("TinyTransformer gradients: not causal", "[tiny]") {
 
 TEST_CASE("TinyTransformer: state-dict names, parameter count, seeded initialisation", "[tiny]") {
   attn::TinyTransformer a, b;
-  const attn::TinyConfig c = small_config(attn::NormKind::kPre, true, attn::PositionalKind::kLearned, 2, true);
+  const attn::TinyConfig c =
+      small_config(attn::NormKind::kPre, true, attn::PositionalKind::kLearned, 2, true);
   REQUIRE(attn::TinyTransformer::create(c, a).ok());
   REQUIRE(attn::TinyTransformer::create(c, b).ok());
   const auto& names = a.parameter_names();
@@ -157,7 +161,9 @@ TEST_CASE("TinyTransformer: state-dict names, parameter count, seeded initialisa
 
 TEST_CASE("TinyTransformer: bad ids and targets are clear errors", "[tiny][errors]") {
   attn::TinyTransformer m;
-  REQUIRE(attn::TinyTransformer::create(small_config(attn::NormKind::kPre, true, attn::PositionalKind::kLearned, 1, true), m).ok());
+  REQUIRE(attn::TinyTransformer::create(
+              small_config(attn::NormKind::kPre, true, attn::PositionalKind::kLearned, 1, true), m)
+              .ok());
   Batch x = make_batch(2, 5, 7, 1);
   float loss = 0;
   x.ids.data[3] = 7;

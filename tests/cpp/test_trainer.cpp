@@ -44,8 +44,8 @@ struct Run {
 };
 
 // Trains for `steps` batches of 32 (or until evaluation reaches 99% every 100 steps when `stop_early`).
-Run train(const char* task_name, int length, const attn::TinyConfig& shape, const attn::AdamWOptions& o, int steps,
-          bool stop_early) {
+Run train(const char* task_name, int length, const attn::TinyConfig& shape, const attn::AdamWOptions& o,
+          int steps, bool stop_early) {
   attn::Task task = make_task(task_name, length, 5);
   attn::TinyTransformer m;
   REQUIRE(attn::TinyTransformer::create(shape, m).ok());
@@ -140,8 +140,9 @@ TEST_CASE("Convergence: every toy task reaches 99% sequence accuracy", "[.conver
     o.weight_decay = 0.0f;
     attn::Task task = make_task(c.task, c.length, 5);
     const Run run = train(c.task, c.length, model_for(task, 32, 4, 2, c.mlp), o, c.budget, true);
-    std::printf("convergence %-9s L=%d: %zu steps, %.1f s, loss %.4f, token %.4f, sequence %.4f\n", c.task, c.length,
-                run.losses.size(), run.seconds, run.eval.loss, run.eval.token_accuracy, run.eval.sequence_accuracy);
+    std::printf("convergence %-9s L=%d: %zu steps, %.1f s, loss %.4f, token %.4f, sequence %.4f\n", c.task,
+                c.length, run.losses.size(), run.seconds, run.eval.loss, run.eval.token_accuracy,
+                run.eval.sequence_accuracy);
     INFO(c.task);
     REQUIRE(run.eval.sequence_accuracy >= 0.99);
   }

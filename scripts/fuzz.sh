@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The libFuzzer targets of tests/fuzz (clang-14, -fsanitize=fuzzer,address,undefined), built in
+# build/fuzz and each run from its committed seed corpus (tests/fuzz/corpus/<target>) for the given
+# seconds (default 100: `npm test` runs the three for 5 minutes together).
+#
+#   npm run fuzz              every target 100 s
+#   npm run fuzz -- 3600      every target an hour
+#   npm run fuzz -- 60 fuzz_mha   one target
+#
+# New inputs that reach new code go to build/fuzz/found/<target> (the committed corpus is read-only
+# here; add to it with `<binary> -merge=1 tests/fuzz/corpus/<target> build/fuzz/found/<target>`).
+# A crash or sanitizer report stops the run and leaves the input in build/fuzz/artifacts/: make it a
+# Catch2 test (tests/cpp/test_regressions.cpp) and add the input to the corpus.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${1:-100}
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_sdpa fuzz_mha fuzz_tiny_train)
+
+if [ ! -f build/fuzz/CMakeCache.txt ]; then
+  mkdir -p build
+  CXX=clang++-14 cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTN_FUZZ=ON -DATTN_BUILD_TESTS=OFF \
+    > build/fuzz.configure.log 2>&1 || { cat build/fuzz.configure.log; exit 1; }
+fi
+cmake --build build/fuzz -j"${JOBS:-2}" --target fuzz_all
+mkdir -p build/fuzz/artifacts
+for t in "${TARGETS[@]}"; do
+  mkdir -p "build/fuzz/found/$t"
+  echo "fuzz: $t for ${SECONDS_EACH} s from tests/fuzz/corpus/$t ($(ls "tests/fuzz/corpus/$t" | wc -l) inputs)"
+  # The first corpus directory receives new inputs; the committed one is only read.
+  "build/fuzz/tests/fuzz/$t" "build/fuzz/found/$t" "tests/fuzz/corpus/$t" -max_total_time="$SECONDS_EACH" \
+    -max_len=512 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/$t-" \
+    2> "build/fuzz/$t.log" || { tail -60 "build/fuzz/$t.log"; echo "fuzz: $t FAILED (input in build/fuzz/artifacts/)"; exit 1; }
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "build/fuzz/$t.log" | tr '\n' ' '; echo
+done
