@@ -9,6 +9,9 @@
 #
 # New inputs that reach new code go to build/fuzz/found/<target> (the committed corpus is read-only
 # here; add to it with `<binary> -merge=1 tests/fuzz/corpus/<target> build/fuzz/found/<target>`).
+# FUZZ_SEED=<n> (npm test sets 1) makes a run reproducible: a fixed seed, no inputs carried over from
+# earlier runs, and at most FUZZ_RUNS_<target> executions (what this 2-core machine does in 100 s), so
+# a slower machine runs a prefix of the same sequence and a faster one no further than it.
 # A crash or sanitizer report stops the run and leaves the input in build/fuzz/artifacts/: make it a
 # Catch2 test (tests/cpp/test_regressions.cpp) and add the input to the corpus.
 set -euo pipefail
@@ -25,11 +28,18 @@ if [ ! -f build/fuzz/CMakeCache.txt ]; then
 fi
 cmake --build build/fuzz -j"${JOBS:-2}" --target fuzz_all
 mkdir -p build/fuzz/artifacts
+declare -A RUNS=([fuzz_sdpa]=2000000 [fuzz_mha]=1500000 [fuzz_tiny_train]=300000)
 for t in "${TARGETS[@]}"; do
-  mkdir -p "build/fuzz/found/$t"
-  echo "fuzz: $t for ${SECONDS_EACH} s from tests/fuzz/corpus/$t ($(ls "tests/fuzz/corpus/$t" | wc -l) inputs)"
+  found="build/fuzz/found/$t"
+  extra=()
+  if [ -n "${FUZZ_SEED:-}" ]; then
+    found=$(mktemp -d)
+    extra=(-seed="$FUZZ_SEED" -runs="${RUNS[$t]}")
+  fi
+  mkdir -p "$found"
+  echo "fuzz: $t for ${SECONDS_EACH} s from tests/fuzz/corpus/$t ($(ls "tests/fuzz/corpus/$t" | wc -l) inputs) ${extra[*]}"
   # The first corpus directory receives new inputs; the committed one is only read.
-  "build/fuzz/tests/fuzz/$t" "build/fuzz/found/$t" "tests/fuzz/corpus/$t" -max_total_time="$SECONDS_EACH" \
+  "build/fuzz/tests/fuzz/$t" "$found" "tests/fuzz/corpus/$t" "${extra[@]}" -max_total_time="$SECONDS_EACH" \
     -max_len=512 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/$t-" \
     2> "build/fuzz/$t.log" || { tail -60 "build/fuzz/$t.log"; echo "fuzz: $t FAILED (input in build/fuzz/artifacts/)"; exit 1; }
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "build/fuzz/$t.log" | tr '\n' ' '; echo

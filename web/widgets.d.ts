@@ -93,6 +93,44 @@ export declare class AttentionSteps extends ModelElement {
   prev(): void;
   cellCenter(row: number, col: number): { x: number; y: number };
   explainCell(cell: CellDetail): { main: string; detail: string };
+  /** A trace computed elsewhere (one TinyTransformer layer) instead of the widget's own model; null: back to it. */
+  trace: null | { tokens: string[]; steps: TraceStep[]; heads: number; dModel: number; causal?: boolean };
+}
+
+/** What <attention-trainer> trains with (attributes, then its form). */
+export interface TrainerSettings {
+  task: 'copy' | 'reverse' | 'sort' | 'induction'; length: number; layers: number; dModel: number; heads: number;
+  mlp: boolean; positional: 'learned' | 'sinusoidal' | 'none'; lr: number; batch: number; seed: number; numSymbols: number;
+}
+
+/** One snapshot of the training worker. */
+export interface TrainerSnapshot {
+  step: number; running: boolean; loss: number; tokenAccuracy: number; sequenceAccuracy: number; stepsPerSecond: number;
+  ablation: null | { heads: [number, number][]; loss: number; tokenAccuracy: number; sequenceAccuracy: number };
+  history: { step: number; loss: number; tokenAccuracy: number; sequenceAccuracy: number }[];
+  probe: { tokens: string[]; T: number }; heads: number; attention: Float32Array[];
+}
+
+/** <attention-trainer>: trains in a Web Worker. Events: snapshot { step, loss, tokenAccuracy, sequenceAccuracy, running, ablation }. */
+export declare class AttentionTrainer extends AwElement {
+  readonly settings: TrainerSettings;
+  readonly snapshot: TrainerSnapshot | null;
+  train(): void;
+  pause(): void;
+  stepOnce(n?: number): void;
+  reset(): void;
+  ablate(heads: [number, number][]): void;
+  exportWeights(): Promise<Uint8Array>;
+  logits(ids: number[][]): Promise<{ data: Float32Array; shape: number[] }>;
+}
+
+/** <attention-model-view src ids tokens steps>: every layer × head. Events: head-select { layer, head }, model-load { src }. */
+export declare class AttentionModelView extends AwElement {
+  model: Attn.TinyTransformer | null;
+  ids: number[] | null;
+  tokens: string[];
+  readonly shown?: { ids: number[]; tokens: string[]; layers: Float32Array[]; T: number; L: number; H: number };
+  open(layer: number, head: number): void;
 }
 
 /** <attention-heatmap head="all|mean|0…" query="-1">. Events: cell-hover, cell-click { head, row, col, value, query, key }, view-change. */
@@ -146,6 +184,7 @@ export declare function maskMatrix(config: WidgetConfig, Tq: number, Tk: number,
 export declare function parseBool(value: unknown, fallback: boolean): boolean;
 export declare function parseToggles(value: string | [number, number][]): [number, number][];
 export declare function formatToggles(toggles: [number, number][]): string;
+export declare function resultFromTrace(trace: { tokens: string[]; steps: TraceStep[]; heads: number; dModel: number; causal?: boolean }): ModelResult;
 export declare function loadKatex(): Promise<{ renderToString(tex: string, options?: object): string }>;
 export declare function formatNumber(value: number, decimals?: number): string;
 export declare function exactNumber(value: number): string;
@@ -180,5 +219,7 @@ declare global {
     'attention-heatmap': AttentionHeatmap;
     'positional-encoding-heatmap': PositionalEncodingHeatmap;
     'mask-editor': MaskEditor;
+    'attention-trainer': AttentionTrainer;
+    'attention-model-view': AttentionModelView;
   }
 }

@@ -5,6 +5,8 @@
 //   <attention-heatmap>             attention weights: one head, the mean, or all heads
 //   <positional-encoding-heatmap>   the sinusoidal encoding, positions × dimensions, with curves
 //   <mask-editor>                   padding / causal / custom masks and the renormalised softmax
+//   <attention-trainer>             trains a TinyTransformer in a Web Worker and shows its heads form
+//   <attention-model-view>          every layer × head of a TinyTransformer; click one for its steps
 //
 // The module also exports the helpers the demo and tutorial pages build on.
 import * as attn from '../src/js/index.js';
@@ -13,12 +15,16 @@ import { AttentionSteps } from './widgets/attention-steps.js';
 import { AttentionHeatmap } from './widgets/attention-heatmap.js';
 import { PositionalEncodingHeatmap } from './widgets/positional-encoding-heatmap.js';
 import { MaskEditor } from './widgets/mask-editor.js';
+import { AttentionTrainer } from './widgets/attention-trainer.js';
+import { AttentionModelView } from './widgets/attention-model-view.js';
 
 const ELEMENTS = {
   'attention-steps': AttentionSteps,
   'attention-heatmap': AttentionHeatmap,
   'positional-encoding-heatmap': PositionalEncodingHeatmap,
   'mask-editor': MaskEditor,
+  'attention-trainer': AttentionTrainer,
+  'attention-model-view': AttentionModelView,
 };
 for (const [name, cls] of Object.entries(ELEMENTS)) {
   if (!customElements.get(name)) customElements.define(name, cls);
@@ -27,11 +33,11 @@ for (const [name, cls] of Object.entries(ELEMENTS)) {
 // Start loading the wasm module right away (once), rather than when the first widget connects.
 const ready = whenReady();
 
-export { attn, ready, AttentionSteps, AttentionHeatmap, PositionalEncodingHeatmap, MaskEditor };
+export { attn, ready, AttentionSteps, AttentionHeatmap, PositionalEncodingHeatmap, MaskEditor, AttentionTrainer, AttentionModelView };
 export { tokenize, tokenizeWithInfo, MAX_TOKENS } from './widgets/tokenizer.js';
 export { tokenSeed, tokenVector, embedTokens } from './widgets/embedding.js';
 export { DEFAULT_CONFIG, normalizeConfig, runModel, clearModelCache, validHeadCounts, tokensOf, maskMatrix,
-  parseBool, parseToggles, formatToggles, modelStateDict, PAD_TOKEN } from './widgets/model.js';
+  parseBool, parseToggles, formatToggles, modelStateDict, resultFromTrace, PAD_TOKEN } from './widgets/model.js';
 export { HeatmapView } from './widgets/heatmap-view.js';
 export { drawBars, drawLines, SERIES_COLORS } from './widgets/charts.js';
 export { colormap, colorOf, autoDomain } from './widgets/colormap.js';

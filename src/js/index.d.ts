@@ -438,7 +438,7 @@ export class TinyTransformer {
   /**
    * A model from a safetensors file written by {@link toSafetensors} (or by anyone, in that layout).
    * The file is checked before anything is allocated: header length (within the file, ≤ 100 MB),
-   * JSON, F32 tensors with in-range, contiguous, non-overlapping offsets, a valid config, and names
+   * JSON, F32, F16 or BF16 tensors (widened to float32 exactly) with in-range, contiguous, non-overlapping offsets, a valid config, and names
    * and shapes matching the config's state dict; otherwise `INVALID_ARGUMENT` naming the problem
    * (also for NaN/±∞ weights, found while loading them).
    */
@@ -446,6 +446,13 @@ export class TinyTransformer {
   /** Frees the wasm memory; further calls throw `DISPOSED`. Idempotent. */
   dispose(): void;
 }
+
+/**
+ * The `__metadata__` of a safetensors file (its string values), read from the header alone: a
+ * preset's `preset` entry (JSON) or a model's `config`, before any model is built.
+ * `INVALID_ARGUMENT` for a malformed header.
+ */
+export function readSafetensorsMetadata(bytes: ArrayBufferLike | ArrayBufferView): Record<string, string>;
 
 /** Options of {@link Trainer}: torch.optim.AdamW's, after torch.nn.utils.clip_grad_norm_. */
 export interface TrainerOptions {

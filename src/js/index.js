@@ -15,6 +15,7 @@ import { SDPA_OPTIONS, commonOptions, createRuntime, layerNormOptions } from './
 import { Tensor, asFloatTensor, asBoolTensor, fromCore, shapeSize } from './tensor.js';
 
 export { AttentionError, Tensor, relaxedSimdSupported };
+export { readSafetensorsMetadata } from './safetensors.js';
 
 // This copy's module and memory limit (runtime.js), shared with the functions of backward.js.
 const runtime = createRuntime();

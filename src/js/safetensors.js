@@ -100,14 +100,17 @@ function readHeader(u8) {
 
 const isShape = (s) => Array.isArray(s) && s.every((n) => Number.isSafeInteger(n) && n >= 0);
 
-// Every tensor entry: F32, a shape, offsets in [0, dataBytes] covering exactly its shape's bytes,
+// Bytes per element of the dtypes read (F16 and BF16 widen to float32 exactly).
+const DTYPE_BYTES = { F32: 4, F16: 2, BF16: 2 };
+
+// Every tensor entry: F32, F16 or BF16, a shape, offsets in [0, dataBytes] covering exactly its shape's bytes,
 // and together covering the data exactly once (contiguous, no overlap, nothing after).
 function checkEntries(header, dataBytes) {
   const entries = [];
   for (const [name, e] of Object.entries(header)) {
     if (name === '__metadata__') continue;
     if (e === null || typeof e !== 'object') fail(`tensor "${name}" is not an object`);
-    if (e.dtype !== 'F32') fail(`tensor "${name}" has dtype ${describe(e.dtype)}; only "F32" is supported`);
+    if (!Object.hasOwn(DTYPE_BYTES, e.dtype)) fail(`tensor "${name}" has dtype ${describe(e.dtype)}; "F32", "F16" and "BF16" are supported`);
     if (!isShape(e.shape)) fail(`tensor "${name}" has no valid shape`);
     const o = e.data_offsets;
     if (!Array.isArray(o) || o.length !== 2 || !o.every(Number.isSafeInteger)) fail(`tensor "${name}" has no valid data_offsets`);
@@ -116,8 +119,9 @@ function checkEntries(header, dataBytes) {
       fail(`tensor "${name}" data_offsets [${begin}, ${end}] are out of range: the data has ${dataBytes} bytes`);
     }
     const numel = e.shape.reduce((a, b) => a * b, 1);
-    if (end - begin !== 4 * numel) fail(`tensor "${name}" has ${end - begin} bytes but shape [${e.shape}] needs ${4 * numel}`);
-    entries.push({ name, shape: e.shape, begin, end });
+    const size = DTYPE_BYTES[e.dtype];
+    if (end - begin !== size * numel) fail(`tensor "${name}" has ${end - begin} bytes but shape [${e.shape}] needs ${size * numel} as ${e.dtype}`);
+    entries.push({ name, dtype: e.dtype, shape: e.shape, begin, end });
   }
   entries.sort((a, b) => a.begin - b.begin || a.end - b.end);
   let at = 0;
@@ -152,6 +156,27 @@ function readConfig(header, normalizeConfig) {
   return config;
 }
 
+// binary16 bits → float (exact: every half is a float).
+function halfToFloat(h) {
+  const exp = (h >> 10) & 0x1f, mant = h & 0x3ff, sign = h & 0x8000 ? -1 : 1;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  if (exp === 31) return mant ? NaN : sign * Infinity;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}
+
+// Float32Array of an entry's bytes, widened from F16 / BF16 (little-endian, any alignment).
+function readTensor(u8, dtype, begin, end) {
+  if (dtype === 'F32') return readFloats(u8, begin, end);
+  const view = new DataView(u8.buffer, u8.byteOffset + begin, end - begin);
+  const out = new Float32Array((end - begin) / 2);
+  if (dtype === 'F16') for (let i = 0; i < out.length; i++) out[i] = halfToFloat(view.getUint16(2 * i, true));
+  else {
+    const bits = new Uint32Array(out.buffer);  // BF16: the high half of a float32
+    for (let i = 0; i < out.length; i++) bits[i] = view.getUint16(2 * i, true) << 16;
+  }
+  return out;
+}
+
 // Float32Array of bytes [begin, end) of u8 (any alignment), read as little-endian.
 function readFloats(u8, begin, end) {
   if (littleEndian) return new Float32Array(u8.slice(begin, end).buffer); // slice: a fresh, aligned copy
@@ -184,7 +209,19 @@ export function decodeSafetensors(bytes, normalizeConfig) {
   const tensors = {};
   for (const [name, shape] of expected) {
     const e = byName.get(name);
-    tensors[name] = { data: readFloats(u8, dataStart + e.begin, dataStart + e.end), shape };
+    tensors[name] = { data: readTensor(u8, e.dtype, dataStart + e.begin, dataStart + e.end), shape };
   }
-  return { config, tensors };
+  return { config, tensors, metadata: { ...header.__metadata__ } };
+}
+
+/**
+ * The `__metadata__` of a safetensors file (string values), read from its header alone: what a
+ * preset says about itself (`metadata.preset`, JSON) before its model is built. INVALID_ARGUMENT
+ * for a malformed header.
+ */
+export function readSafetensorsMetadata(bytes) {
+  const { header } = readHeader(asBytes(bytes));
+  const meta = header.__metadata__;
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) fail('the header has no __metadata__ object');
+  return Object.fromEntries(Object.entries(meta).filter(([, v]) => typeof v === 'string'));
 }

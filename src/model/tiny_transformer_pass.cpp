@@ -4,6 +4,7 @@
 // backward needs:  pre:  du = f'(dy), dx = dy + LN'(x, du);  post: ds = LN'(s, dy), dx = ds + f'(ds);
 //                  none: dx = dy + f'(dy).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/memory_limit.h"
@@ -305,6 +306,8 @@ Status TinyTransformer::run(const IdBatch& ids, const IdBatch* targets, const Ti
   dlogits.resize(grads ? logits.size() : 0);
   ATTN_RETURN_IF_ERROR(cross_entropy(pass.n, config_.vocab_size, logits.data(), targets->data.data(), *loss,
                                      grads ? dlogits.data() : nullptr));
+  // Finite logits can still give an infinite loss (logsumexp − logit beyond float32): refuse it.
+  if (!std::isfinite(*loss)) return Status::Error(StatusCode::kNonFinite, "TinyTransformer: the loss overflowed float32");
   if (!grads) return Status::Ok();
   zero_gradients(*grads);
   return pass.backward(dlogits, *grads);

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, demoReady, launch, widgetsReady } from './helpers.mjs';
+import { ROOT, demoReady, launch, routeHtml, widgetsReady } from './helpers.mjs';
 
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const PAGES = [
@@ -45,6 +45,25 @@ for (const [name, path, ready] of PAGES) {
     });
   }
 }
+
+test('axe-core: no violation on a page of <attention-trainer> and <attention-model-view>', async () => {
+  const url = light.url('/__test/a11y-trainer.html');
+  await routeHtml(light.context, url, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>trainer</title>
+    <script type="module" src="/web/widgets.js"></script></head><body><main><h1>Trainer</h1>
+    <attention-trainer></attention-trainer><attention-model-view ids="1 2 3 10 3 2 1"></attention-model-view></main></body></html>`);
+  const { page, watch } = await light.newPage();
+  await page.goto(url);
+  await page.waitForFunction(() => document.querySelector('attention-trainer').snapshot, null, { timeout: 30_000 });
+  await page.evaluate(async () => {
+    const { TinyTransformer } = await import('/src/js/index.js');
+    document.querySelector('attention-model-view').model = new TinyTransformer({ vocabSize: 11, maxLength: 8, dModel: 8, numHeads: 2, numLayers: 2 });
+    await new Promise((r) => setTimeout(r, 100));
+  });
+  const found = await axeViolations(page);
+  assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
+  assert.deepEqual(watch.errors, []);
+  await page.close();
+});
 
 /** The focused element inside shadow roots: its role and accessible text. */
 const focused = (page) => page.evaluate(() => {

@@ -135,3 +135,23 @@ TEST_CASE("property tests: keys whose scores overflow to −∞ get weight 0 whe
     CHECK(std::abs(r.output.data[0] - want) <= 1e-4 * std::abs(want));
   }
 }
+
+TEST_CASE("fuzz_tiny_train: finite logits whose loss overflows float32 are NON_FINITE, not an infinite loss", "[regression]") {
+  attn::TinyConfig c;
+  c.vocab_size = 3;
+  c.max_length = 2;
+  c.d_model = 2;
+  c.num_heads = 1;
+  c.mlp = false;
+  attn::TinyTransformer m;
+  REQUIRE(attn::TinyTransformer::create(c, m).ok());
+  std::vector<attn::Tensor> values = m.parameters();
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (m.parameter_names()[i] == "head.bias") values[i].data = {3e38f, -3e38f, 0.0f};
+  REQUIRE(m.set_parameters(values).ok());
+  float loss = 0.0f;
+  const attn::Status s = m.loss({1, 2, {0, 1}}, {1, 2, {1, 1}}, loss);  // target 1: logsumexp − (−3e38) = ∞
+  INFO(s.message);
+  CHECK(s.code == StatusCode::kNonFinite);
+  CHECK(mentions(s, "loss"));
+}

@@ -4,7 +4,7 @@
 // problem before a model is allocated (heap and handle count unchanged).
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { init, AttentionError, TinyTransformer, memoryStats } from '../../src/js/index.js';
+import { init, AttentionError, TinyTransformer, memoryStats, readSafetensorsMetadata } from '../../src/js/index.js';
 import { stateDictShapes } from '../../src/js/safetensors.js';
 
 await init();
@@ -132,7 +132,8 @@ describe('fromSafetensors refuses hostile files before allocating', () => {
   });
 
   it('a tensor of another dtype, offsets out of range, overlapping, a gap, trailing bytes, a size unlike its shape', () => {
-    refuse(edit('head.bias', { dtype: 'F16' }), /tensor "head.bias" has dtype "F16"; only "F32" is supported/);
+    refuse(edit('head.bias', { dtype: 'F64' }), /tensor "head.bias" has dtype "F64"; "F32", "F16" and "BF16" are supported/);
+    refuse(edit('head.bias', { dtype: 'F16' }), /tensor "head.bias" has 28 bytes but shape \[7\] needs 14 as F16/);
     refuse(edit('head.bias', { data_offsets: [data.length - 28, data.length + 4] }), /tensor "head.bias" data_offsets .* are out of range/);
     refuse(edit('head.bias', { data_offsets: [-4, 24] }), /out of range/);
     refuse(edit('head.bias', { data_offsets: [0, 28] }), /tensors "tok_emb.weight" and "head.bias" overlap|overlap/);
@@ -176,4 +177,53 @@ describe('fromSafetensors refuses hostile files before allocating', () => {
     refuse(withConfig({ ...c, positional: 'none' }), /tensor "pos_emb.weight" is not a parameter/);
     refuse(withConfig({ ...c, vocabSize: 6 }), /tensor "tok_emb.weight" has shape \[7,8\] but the config needs \[6,8\]/);
   });
+});
+
+// float32 → binary16 / bfloat16 bits (round to nearest even), written here without the library.
+function toHalfBits(x) {
+  const f32 = new Float32Array([x]), u32 = new Uint32Array(f32.buffer)[0];
+  const sign = (u32 >>> 16) & 0x8000, abs = Math.abs(x);
+  if (abs === 0) return sign;
+  const e = Math.floor(Math.log2(abs));
+  if (e < -14) return sign | Math.round(abs / 2 ** -24);  // subnormal
+  const m = Math.round((abs / 2 ** e - 1) * 1024);
+  return m === 1024 ? sign | ((e + 16) << 10) : sign | ((e + 15) << 10) | m;
+}
+const halfValue = (bits) => {
+  const e = (bits >> 10) & 31, m = bits & 1023, s = bits & 0x8000 ? -1 : 1;
+  return e === 0 ? s * m * 2 ** -24 : s * (1 + m / 1024) * 2 ** (e - 15);
+};
+function toBfloatBits(x) {
+  const u = new Uint32Array(new Float32Array([x]).buffer)[0];
+  return ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
+}
+const bfloatValue = (bits) => new Float32Array(new Uint32Array([bits << 16]).buffer)[0];
+
+describe('F16 and BF16 files (what presets use)', () => {
+  for (const [dtype, toBits, value] of [['F16', toHalfBits, halfValue], ['BF16', toBfloatBits, bfloatValue]]) {
+    it(`${dtype}: read and widened exactly to float32; metadata readable alone`, () => {
+      const model = new TinyTransformer(config);
+      const { header } = split(model.toSafetensors());
+      const sd = model.stateDict();
+      model.dispose();
+      const chunks = [];
+      let offset = 0;
+      const h2 = { __metadata__: { ...header.__metadata__, preset: '{"name":"t"}' } };
+      for (const [name, t] of Object.entries(sd)) {
+        const bytes = new Uint8Array(2 * t.data.length);
+        t.data.forEach((v, i) => new DataView(bytes.buffer).setUint16(2 * i, toBits(v), true));
+        h2[name] = { dtype, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
+        offset += bytes.length;
+        chunks.push(bytes);
+      }
+      const file = join(h2, Buffer.concat(chunks));
+      assert.deepEqual(readSafetensorsMetadata(file).preset, '{"name":"t"}');
+      const loaded = TinyTransformer.fromSafetensors(file);
+      const got = loaded.stateDict();
+      for (const [name, t] of Object.entries(sd)) {
+        t.data.forEach((v, i) => assert.equal(got[name].data[i], Math.fround(value(toBits(v))), `${name}[${i}]`));
+      }
+      loaded.dispose();
+    });
+  }
 });

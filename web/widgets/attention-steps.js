@@ -11,7 +11,7 @@ import { HeatmapView } from './heatmap-view.js';
 import { autoDomain } from './colormap.js';
 import { composeCanvases, jsonText, matrixToCSV, toNested } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
-import { runModel } from './model.js';
+import { resultFromTrace, runModel } from './model.js';
 import { loadKatex, whenReady } from './runtime.js';
 import { shapeSymbols, shapeWords, stepInfo } from './step-info.js';
 import { matrixOf } from './trace-view.js';
@@ -90,6 +90,13 @@ export class AttentionSteps extends ModelElement {
 
   get exportSuffix() { return this._current ? `${this._current.name}${this._current.hasHead ? `-head${this._current.head}` : ''}` : ''; }
 
+  /**
+   * Shows a trace computed elsewhere instead of running the model: { tokens, steps, heads, dModel,
+   * causal } (a TinyTransformer layer: <attention-model-view> sets it). null goes back to the config.
+   */
+  set trace(t) { this._trace = t ? resultFromTrace(t) : null; this.schedule(); }
+  get trace() { return this._trace; }
+
   /** The model result shown (see model.js runModel). */
   get result() { return this._result || null; }
 
@@ -128,7 +135,7 @@ export class AttentionSteps extends ModelElement {
   }
 
   render() {
-    const r = this._result = runModel(this.config);
+    const r = this._result = this._trace ?? runModel(this.config);
     if (!r.ok) {
       this.showError(r.error.message);
       this._panel.hidden = true;

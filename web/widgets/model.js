@@ -250,6 +250,24 @@ export function runModel(partial, { fresh = false } = {}) {
   return remember(results, key, r, LIMIT.results);
 }
 
+/**
+ * The result shape runModel returns, for a trace computed elsewhere: one layer of a TinyTransformer
+ * (model.forward(ids, { trace: { layers: [l] } }).trace[l]), so the step-by-step widgets can show a
+ * trained model's layer. tokens: the sequence's token texts (self-attention: queries = keys).
+ * @param {{ tokens: string[], steps: { name, shape, axes, data }[], heads: number, dModel: number, causal?: boolean }} t
+ */
+export function resultFromTrace({ tokens, steps, heads, dModel, causal = true }) {
+  const T = tokens.length;
+  const config = normalizeConfig({ dModel, heads, mask: causal ? 'causal' : 'none', positional: 'none' });
+  const list = steps.map((s) => ({ name: s.name, shape: Array.from(s.shape), axes: Array.from(s.axes || []), data: s.data }));
+  const byName = Object.fromEntries(list.map((s) => [s.name, s]));
+  const w = byName.weights;
+  const mean = new Float32Array(T * T);
+  if (w) for (let hd = 0; hd < heads; hd++) for (let i = 0; i < T * T; i++) mean[i] += w.data[hd * T * T + i] / heads;
+  return { ok: true, config, queryTokens: tokens, keyTokens: tokens, realKeys: T, Tq: T, Tk: T, heads, dk: dModel / heads,
+    steps: list, byName, meanWeights: mean, mask: maskMatrix(config, T, T, T) };
+}
+
 /** Drops cached results (after loading new weights, or to time a fresh pass). */
 export function clearModelCache() { results.clear(); }
 

@@ -1,0 +1,86 @@
+#include "recipes.h"
+
+namespace presets {
+namespace {
+
+attn::TinyConfig shape(int d, int heads, int layers, bool mlp, int mlp_hidden = 0) {
+  attn::TinyConfig c;
+  c.d_model = d;
+  c.num_heads = heads;
+  c.num_layers = layers;
+  c.mlp = mlp;
+  c.mlp_hidden = mlp_hidden;
+  c.seed = 1;
+  return c;
+}
+
+}  // namespace
+
+std::vector<Recipe> all_recipes() {
+  std::vector<Recipe> r;
+  r.push_back(
+      {"reverse",
+       "Reverse a sequence",
+       "Reads L symbols, then a separator, and writes them back in reverse order. One layer is enough: "
+       "each answer position looks up, by position alone, the input it must repeat.",
+       "reverse",
+       6,
+       10,
+       shape(32, 1, 1, true),
+       1e-2f,
+       1500,
+       32,
+       {{"mirror", 0, 0.9,
+         "The mirror head, the model's only one. At the k-th answer position it puts almost all its weight "
+         "on the k-th input from "
+         "the end, the symbol to write next: the anti-diagonal in the lower half of the heatmap. It goes by "
+         "position, not by content (learned position embeddings); ablate it and the model cannot answer."}}});
+  r.push_back({"copy",
+               "Copy a sequence",
+               "Reads L symbols, then a separator, and writes them again in order.",
+               "copy",
+               6,
+               10,
+               shape(32, 2, 1, true),
+               1e-2f,
+               1500,
+               32,
+               {{"offset", 0, 0.9,
+                 "The copy head. Every answer position looks exactly {L} positions back, at the input it "
+                 "must repeat: "
+                 "a diagonal line parallel to the main one."}}});
+  r.push_back(
+      {"sort",
+       "Sort a sequence",
+       "Reads L symbols, then a separator, and writes them in ascending order.",
+       "sort",
+       5,
+       10,
+       shape(32, 2, 2, true, 64),
+       3e-3f,
+       4000,
+       32,
+       {{"same-value", -1, 0.6,
+         "The lookup head. At each answer position it attends to an input holding the symbol the model is "
+         "about to write: the smallest input not yet written. It searches by content: its bright cells jump "
+         "around the input with the values."}}});
+  r.push_back(
+      {"text",
+       "A character-level language model",
+       "Two layers trained to predict the next character of this project's own documentation (MIT licensed). "
+       "Type English into the demo: it shows which earlier characters each position reads to guess the next.",
+       "text",
+       64,
+       0,
+       shape(40, 4, 2, true, 80),
+       3e-3f,
+       4000,
+       16,
+       {{"previous-token", 0, 0.4,
+         "A previous-character head (layer 0): at close to half of all positions its strongest weight is on "
+         "the character just before, which "
+         "the next layer combines into bigrams and word pieces."}}});
+  return r;
+}
+
+}  // namespace presets
