@@ -2,7 +2,8 @@
 // built with Vite (the current major, Rolldown inside) and with esbuild (the README's recipe: copy
 // the two .wasm files and KaTeX's fonts, pass `wasmBaseUrl`), each output served alone under the
 // strict Content-Security-Policy and loaded in Chromium: init() picks a build (and the SIMD128 one
-// when asked), a forward matches a float64 reference, the widgets draw (KaTeX formula included),
+// when asked), a forward matches a float64 reference, the widgets draw (KaTeX formula included; under
+// Vite also <attention-trainer>, whose Web Worker is a bundle of its own),
 // no console error, no CSP violation, no request for a missing file; both .wasm files are in the
 // output and nothing that is not for the browser (.d.ts, .md) is.
 import { after, before, describe, it } from 'node:test';
@@ -64,7 +65,7 @@ function referenceCausalSelfAttention(q, t, d) {
 }
 
 /** Serves `dir` alone under the strict policy, opens `?variant=…`, and returns what the page saw. */
-async function loadApp(dir, variant) {
+async function loadApp(dir, variant, withTrainer = false) {
   const server = await startServer({ port: 0, root: dir, routes: {} });
   const page = await browser.newPage();
   const seen = { errors: [], failed: [], csp: [], requests: [], header: null };
@@ -86,6 +87,10 @@ async function loadApp(dir, variant) {
     await page.waitForFunction(() => document.querySelector('attention-steps').shadowRoot.querySelector('.formula .katex'), null, { timeout: 30_000 });
     await page.evaluate(() => document.fonts.ready);
     seen.fontsLoaded = await page.evaluate(() => [...document.fonts].filter((f) => f.family.startsWith('KaTeX') && f.status === 'loaded').length);
+    if (withTrainer) {  // its Web Worker (a separate bundle) loads the library and sends a first snapshot
+      await page.waitForFunction(() => document.querySelector('attention-trainer').snapshot, null, { timeout: 30_000 });
+      seen.trainerStep = await page.$eval('attention-trainer', (el) => el.snapshot.step);
+    }
     seen.csp = await page.evaluate(() => window.__csp);
   } finally {
     await page.close();
@@ -122,7 +127,11 @@ describe('Vite 8 (Rolldown)', () => {
     await viteBuild({ root: app, logLevel: 'error', configFile: false, build: { outDir: out, emptyOutDir: true } });
   });
   it('emits both .wasm files and no stray asset', () => checkOutputFiles(out));
-  it('runs under the strict policy, relaxed-SIMD build picked by init()', async () => checkApp(await loadApp(out, 'auto'), /relaxed/));
+  it('runs under the strict policy, relaxed-SIMD build picked by init(); the trainer\'s worker runs', async () => {
+    const seen = await loadApp(out, 'auto', true);
+    checkApp(seen, /relaxed/);
+    assert.equal(seen.trainerStep, 0, 'the worker sent its first snapshot');
+  });
   it('runs the SIMD128 build when asked (the file Safari and older Firefox load)', async () => checkApp(await loadApp(out, 'simd128'), /simd128/));
 });
 
@@ -136,7 +145,9 @@ describe('esbuild (README recipe: copy the .wasm files and fonts, init({ wasmBas
     for (const f of ['attention_core.wasm', 'attention_core_relaxed.wasm']) cpSync(join(pkg, 'dist', f), join(out, f));
     cpSync(join(pkg, 'web', 'vendor', 'katex', 'fonts'), join(out, 'fonts'), { recursive: true });
     mkdirSync(out, { recursive: true });
-    writeFileSync(join(out, 'index.html'), readFileSync(join(app, 'index.html'), 'utf8').replace('./main.js', './main-esbuild.js'));
+    // esbuild does not bundle Web Workers (new Worker(new URL(…))): the trainer is left out (README).
+    writeFileSync(join(out, 'index.html'), readFileSync(join(app, 'index.html'), 'utf8').replace('./main.js', './main-esbuild.js')
+      .replace(/\s*<attention-trainer[^>]*><\/attention-trainer>/, ''));
   });
   it('the output holds both .wasm files and no stray asset', () => checkOutputFiles(out));
   it('runs under the strict policy, relaxed-SIMD build picked by init()', async () => checkApp(await loadApp(out, 'auto'), /relaxed/));
