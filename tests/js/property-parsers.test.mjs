@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { init, AttentionError, TinyTransformer, memoryStats } from '../../src/js/index.js';
+import { init, AttentionError, TinyTransformer, memoryStats, readSafetensorsMetadata } from '../../src/js/index.js';
 import { tokenizeWithInfo, MAX_TOKENS } from '../../web/widgets/tokenizer.js';
 
 await init();
@@ -108,6 +108,25 @@ describe('safetensors decoder under hostile files', () => {
   it('arbitrary bytes and arbitrary JSON headers', () => {
     fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => { decodeGuarded(bytes); }), params);
     fc.assert(fc.property(fc.json({ maxDepth: 3 }), (json) => { decodeGuarded(fileOf(json)); }), params);
+  });
+});
+
+describe('readSafetensorsMetadata (a preset\'s description) under hostile headers', () => {
+  it('returns an object of strings or throws INVALID_ARGUMENT, never anything else', () => {
+    const file = fc.oneof(fc.uint8Array({ maxLength: 64 }), fc.json({ maxDepth: 3 }).map((j) => fileOf(j)),
+      fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(fc.string(), fc.integer(), fc.constant(null)), { maxKeys: 4 })
+        .map((meta) => fileOf({ __metadata__: meta })));
+    fc.assert(fc.property(file, (bytes) => {
+      let meta;
+      try {
+        meta = readSafetensorsMetadata(bytes);
+      } catch (error) {
+        if (!(error instanceof AttentionError)) throw new Error(`not an AttentionError: ${error?.stack ?? error}`);
+        assert.equal(error.code, 'INVALID_ARGUMENT');
+        return;
+      }
+      assert.ok(meta && typeof meta === 'object' && Object.values(meta).every((v) => typeof v === 'string'));
+    }), params);
   });
 });
 
