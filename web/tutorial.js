@@ -2,7 +2,7 @@
 // a widget's events), the multi-head presets and shape table, copy buttons, the contents highlight
 // and the theme switch. Every computation happens in the widgets or through the library; every
 // piece of text is written with textContent.
-import { loadKatex, ready, runModel } from './widgets.js';
+import { attn, loadKatex, ready, runModel } from './widgets.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -248,6 +248,28 @@ try { saved = localStorage.getItem('attention-wasm-tutorial-theme') || 'auto'; }
 if (THEMES.includes(saved) && saved !== 'auto') setTheme(saved);
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawWidgets);
 
+// ---- section 7: trained models ------------------------------------------------------------------
+
+// The reverse preset opens its head in the steps view below it as soon as it has loaded.
+const reverseView = $('#reverse-view');
+reverseView?.addEventListener('model-load', () => reverseView.open(0, 0));
+
+// The character model reads a sentence through its own vocabulary (from the file's description;
+// a character it does not know is read as its unknown token).
+const TEXT_SENTENCE = 'The attention of a head is a weighted average.';
+async function showTextModel() {
+  const view = $('#text-view');
+  if (!view) return;
+  const bytes = new Uint8Array(await (await fetch(view.getAttribute('src'))).arrayBuffer());
+  const preset = JSON.parse(attn.readSafetensorsMetadata(bytes).preset);
+  const id = new Map(preset.tokens.map((t, i) => [t, i]));
+  const chars = [...TEXT_SENTENCE].map((c) => (id.has(c) ? c : preset.unknownToken));
+  view.tokens = chars.map((c) => (c === ' ' ? '␣' : c));
+  view.ids = chars.map((c) => id.get(c));
+  bind('text-sentence', TEXT_SENTENCE);
+}
+
 await renderMath();
 await ready;
+await showTextModel();
 document.documentElement.dataset.tutorialReady = '';

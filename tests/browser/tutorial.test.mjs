@@ -18,7 +18,8 @@ const kSigmas = 5;
 // float32 rounding of each product.
 const kScaleRatioTol = 1e-4;
 const ALL_WIDGETS = ['query-explorer', 'variance-experiment', 'softmax-playground', 'mask-fill-compare',
-  'attention-steps', 'attention-heatmap', 'mask-editor', 'positional-encoding-heatmap'];
+  'attention-steps', 'attention-heatmap', 'mask-editor', 'positional-encoding-heatmap', 'attention-trainer',
+  'attention-model-view'];
 
 let env, page, w, badResponses;
 
@@ -208,6 +209,27 @@ test('multi-head presets: the 512-dim, 8-head example and the shapes at each ste
   assert.equal(await page.locator('#steps').evaluate((e) => e.current.name), 'weights');
   await page.locator('[data-preset="small"]').click();
   await page.waitForFunction(() => document.querySelector('#steps').current?.shape?.[1] === 4);
+});
+
+test('watch heads learn: the reverse preset\'s mirror head, opened step by step; the text model reads a sentence', async () => {
+  await page.waitForFunction(() => document.querySelector('#reverse-steps').trace, null, { timeout: 20_000 });
+  const r = await page.evaluate(() => {
+    const view = document.querySelector('#reverse-view'), steps = document.querySelector('#reverse-steps');
+    const { layers, T } = view.shown;
+    // Answer rows 6 … 11 of the only head: the argmax key mirrors the row (2L − 1 − t, L = 6).
+    const mirrored = [6, 7, 8, 9, 10, 11].every((t) => {
+      const row = layers[0].subarray(t * T, (t + 1) * T);
+      return row.indexOf(Math.max(...row)) === 11 - t;
+    });
+    const shown = steps.current;
+    return { mirrored, step: shown.name, same: Array.from(shown.data).every((v, i) => v === layers[0][i]) };
+  });
+  assert.ok(r.mirrored, 'the mirror head reads the input it repeats');
+  assert.deepEqual([r.step, r.same], ['weights', true], 'the steps view shows the preset\'s own weights');
+  await page.waitForFunction(() => document.querySelector('#text-view').shown, null, { timeout: 20_000 });
+  const text = await page.evaluate(() => ({ T: document.querySelector('#text-view').shown.T,
+    sentence: document.querySelector('[data-bind="text-sentence"]').textContent }));
+  assert.equal(text.T, text.sentence.length);
 });
 
 test('positional encoding: repeated words are identical without it and distinct with it', async () => {

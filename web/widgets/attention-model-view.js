@@ -31,6 +31,9 @@ export class AttentionModelView extends AwElement {
     this._ownModel = null;   // loaded from src: ours to dispose
   }
 
+  /** Renders (and first fires `ready`) once there is a model and a sequence to show. */
+  refresh() { return this._model && this.ids?.length ? super.refresh() : false; }
+
   /** The TinyTransformer shown (set one the page holds, or use `src`). */
   get model() { return this._model; }
   set model(m) { this.#setModel(m, false); }

@@ -61,6 +61,9 @@ export class AttentionTrainer extends AwElement {
     this.snapshot = null;
   }
 
+  /** Renders (and first fires `ready`) once the worker has sent a snapshot. */
+  refresh() { return this.snapshot ? super.refresh() : false; }
+
   /** The settings the worker trains with: attributes, then the form's changes. */
   get settings() {
     const a = (name) => this.getAttribute(name);
