@@ -11,6 +11,8 @@ export const DEMO_DEFAULTS = Object.freeze({
   head: 0,          // its head
   view: 'all',      // <attention-heatmap>: 'all' | 'mean' | head index
   query: -1,        // the query row shown as bars (-1: the last)
+  model: 'seeded',  // 'seeded' (the config-driven layer) | a preset name | 'file' (an opened model)
+  layer: 0,         // the layer shown of a trained model
 });
 
 // state key → [URL parameter, kind]
@@ -20,6 +22,7 @@ const PARAMS = {
   toggles: ['tg', 'toggles'], scaling: ['sc', 'bool'], temperature: ['tau', 'num'], dropout: ['p', 'num'],
   dropoutSeed: ['ps', 'int'], residual: ['res', 'bool'], layerNorm: ['ln', 'bool'],
   step: ['step', 'str'], head: ['head', 'int'], view: ['view', 'str'], query: ['q', 'int'],
+  model: ['model', 'str'], layer: ['layer', 'int'],
 };
 
 /** Normalizes a demo state (model keys through the widgets' normalizeConfig). */
@@ -30,7 +33,9 @@ export function normalizeState(s) {
   const query = Math.max(-1, Math.min(1023, Math.round(Number(merged.query)) || 0));
   const view = ['all', 'mean'].includes(merged.view) ? merged.view : String(Math.max(0, parseInt(merged.view, 10) || 0));
   const step = /^[a-z_]{1,24}$/.test(String(merged.step)) ? String(merged.step) : DEMO_DEFAULTS.step;
-  return { ...model, tokens: null, sourceTokens: null, stateDict: null, step, head, view, query };
+  const modelName = /^(seeded|file|[a-z]{1,24})$/.test(String(merged.model)) ? String(merged.model) : 'seeded';
+  const layer = Math.max(0, Math.min(63, Math.round(Number(merged.layer)) || 0));
+  return { ...model, tokens: null, sourceTokens: null, stateDict: null, step, head, view, query, model: modelName, layer };
 }
 
 /** The state encoded by a query string ("?t=…"). Unknown parameters are ignored. */

@@ -4,6 +4,8 @@
 import { attn, clearModelCache, download, modelStateDict, ready, runModel, tokenizeWithInfo, tokensOf, validHeadCounts,
   PAD_TOKEN } from './widgets.js';
 import { DEMO_DEFAULTS, normalizeState, searchFromState, stateFromSearch } from './demo-state.js';
+import { PRESETS, exampleInput, loadFile, loadPreset, loadedModel, tokenizeFor } from './demo-models.js';
+import { renderTrained, showMode } from './demo-trained.js';
 
 const D_MODELS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512];
 const MAX_HEADS = 16;
@@ -17,6 +19,8 @@ let state = stateFromSearch(location.search);
 let stateDict = null;       // loaded PyTorch weights (too big for the URL)
 let stateDictName = '';
 let lastMs = 0;
+let trained = null;         // the loaded trained model (demo-models.js entry) while state.model is not 'seeded'
+let lastPredictions = null; // { right, scored } of the last trained render (tests)
 
 const modelConfig = () => ({ ...state, stateDict });
 
@@ -76,7 +80,7 @@ function syncControls() {
     if (el.type === 'checkbox') el.checked = !!v;
     else if (document.activeElement !== el || el.value !== String(v)) el.value = String(v);
   };
-  for (const k of ['dModel', 'seed', 'positional', 'base', 'mask', 'pad', 'temperature', 'dropout', 'dropoutSeed']) set(k, state[k]);
+  for (const k of ['dModel', 'seed', 'positional', 'base', 'mask', 'pad', 'temperature', 'dropout', 'dropoutSeed', 'model', 'layer']) set(k, state[k]);
   for (const k of ['scaling', 'residual', 'layerNorm']) set(k, state[k]);
   set('cross', state.cross ? 1 : 0);
   for (const id of ['text', 'source']) {
@@ -93,7 +97,8 @@ function onControl(e) {
   if (!name || name === 'text' || name === 'source') return;
   let v = el.type === 'checkbox' ? el.checked : el.value;
   if (name === 'cross') v = el.value === '1';
-  if (['dModel', 'heads', 'seed', 'pad', 'dropoutSeed'].includes(name)) v = Number(v);
+  if (name === 'model') return switchModel(v);
+  if (['dModel', 'heads', 'seed', 'pad', 'dropoutSeed', 'layer'].includes(name)) v = Number(v);
   if (['base', 'temperature', 'dropout'].includes(name)) {
     v = Number(v);
     if (!Number.isFinite(v) || (name === 'base' && v <= 1)) return;  // keep typing: 1 → 10 → 100 …
@@ -177,6 +182,61 @@ $('weights-save').addEventListener('click', () => {
   download(`attention-weights-d${state.dModel}-h${state.heads}${stateDict ? '-loaded' : `-seed${state.seed}`}.json`, JSON.stringify(sd), 'application/json');
 });
 
+// ---- trained models --------------------------------------------------------------------------
+
+/** Loads the model state.model names (if it is not loaded yet), then renders. */
+async function ensureTrained() {
+  const note = $('model-note');
+  try {
+    trained = state.model === 'file' ? loadedModel('file') : PRESETS.includes(state.model) ? await loadPreset(state.model) : null;
+    if (!trained) throw new Error(state.model === 'file' ? 'open the model file again (files are not stored in the link)' : `there is no model “${state.model}”`);
+    note.className = 'note';
+    note.textContent = '';
+    // A link with a model but no input opens on the model's own example, not the seeded sentence.
+    if (state.text === DEMO_DEFAULTS.text && tokenizeFor(trained, state.text).error) {
+      state = normalizeState({ ...state, text: exampleInput(trained) });
+      syncControls();
+    }
+  } catch (err) {
+    note.className = 'note bad';
+    note.textContent = `Could not load the model: ${err.message}. Back to seeded weights.`;
+    state = normalizeState({ ...state, model: 'seeded' });
+    writeURL('replace');
+    trained = null;
+    syncControls();
+  }
+  render();
+}
+
+/** The Model control: a preset (its example input), the opened file, or the seeded layer. */
+async function switchModel(name) {
+  if (name === 'seeded') return setState({ model: 'seeded', layer: 0, text: DEMO_DEFAULTS.text, step: DEMO_DEFAULTS.step, head: 0 }, 'push');
+  const entry = name === 'file' ? loadedModel('file') : await loadPreset(name).catch(() => null);
+  state = normalizeState({ ...state, model: name, layer: 0, head: 0, view: 'all', query: -1, step: 'weights',
+    text: entry ? exampleInput(entry) : state.text });
+  writeURL('push');
+  syncControls();
+  await ensureTrained();
+}
+
+$('model-file').addEventListener('change', async (e) => {
+  const file = e.target.files[0];
+  e.target.value = '';
+  if (!file) return;
+  const note = $('model-note');
+  try {
+    const entry = loadFile(new Uint8Array(await file.arrayBuffer()));
+    $('model').querySelector('option[value="file"]').hidden = false;
+    note.className = 'note';
+    note.textContent = `Opened “${file.name}”: ${entry.model.config.numLayers} layer(s), ${entry.model.config.numHeads} head(s), vocabulary of ${entry.vocab.length}.`;
+    await switchModel('file');
+    note.textContent = `Opened “${file.name}”: ${entry.model.config.numLayers} layer(s), ${entry.model.config.numHeads} head(s), vocabulary of ${entry.vocab.length}.`;
+  } catch (err) {
+    note.className = 'note bad';
+    note.textContent = `Could not open “${file.name}”: ${err.message}`;
+  }
+});
+
 // ---- rendering -----------------------------------------------------------------------------
 
 let frame = 0;
@@ -241,6 +301,15 @@ function renderPanel() {
 /** Renders everything now (synchronously): the model runs once (cached) and each widget redraws. */
 function render() {
   const t0 = performance.now();
+  const isTrained = state.model !== 'seeded';
+  showMode({ $, steps, heatmap, maskEditor }, isTrained);
+  if (isTrained) {
+    if (!trained || trained.name !== state.model) { ensureTrained(); return; }
+    lastPredictions = renderTrained({ state, trained, $, steps, heatmap, chips });
+    lastMs = performance.now() - t0;
+    $('timing').textContent = `· computed and redrawn in ${lastMs.toFixed(1)} ms`;
+    return;
+  }
   const cfg = modelConfig();
   steps.setAttribute('step', state.step);
   steps.setAttribute('head', String(state.head));
@@ -304,4 +373,8 @@ window.attentionDemo = {
     return { median: times[n >> 1], min: times[0], max: times[n - 1], n };
   },
   get stateDictName() { return stateDictName; },
+  /** The trained model shown (null in seeded mode), its logits on `ids`, and the last predictions' score. */
+  get trainedModel() { return trained?.model ?? null; },
+  trainedLogits(ids) { return trained.model.forward([ids], { attention: false }).logits.data; },
+  get predictionScore() { return lastPredictions; },
 };

@@ -14,6 +14,10 @@ import { ROOT, demoReady, launch, routeHtml, widgetsReady } from './helpers.mjs'
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const PAGES = [
   ['demo', '/', demoReady],
+  ['demo on a trained preset', '/?model=sort', async (page) => {
+    await demoReady(page);
+    await page.waitForFunction(() => window.attentionDemo.predictionScore, null, { timeout: 20_000 });
+  }],
   ['tutorial', '/tutorial.html', async (page) => {
     await page.waitForFunction(() => document.documentElement.dataset.tutorialReady !== undefined, null, { timeout: 30_000 });
     await widgetsReady(page, 'attention-steps, attention-heatmap, mask-editor, positional-encoding-heatmap');
@@ -129,7 +133,7 @@ test('the steps view: every step matrix is a grid; masked cells are announced as
 test('charts carry their values as a table', async () => {
   const { page } = await light.newPage();
   await page.goto(light.url('/tutorial.html'));
-  await PAGES[1][2](page);
+  await PAGES.find(([name]) => name === 'tutorial')[2](page);
   const tables = await page.evaluate(() => [...document.querySelectorAll('softmax-playground, variance-experiment, positional-encoding-heatmap')]
     .map((el) => [...el.shadowRoot.querySelectorAll('table[data-aw-chart-table]')].map((t) => ({
       caption: t.caption?.textContent, rows: t.tBodies[0].rows.length, first: t.tBodies[0].rows[0]?.textContent }))));

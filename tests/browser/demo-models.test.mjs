@@ -1,0 +1,82 @@
+// The demo on trained weights (issue #14): it opens on a preset from a link with no console error
+// and no request outside its origin; the heatmap it shows (exported as JSON, as a reader would)
+// has the pattern the preset's description claims; predictions are shown and marked; a
+// multi-layer model gets a layer selector that moves every view; a model file exported from the
+// library opens in the demo and gives the same logits; back to seeded weights restores the layer.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { demoReady, launch } from './helpers.mjs';
+
+let b;
+before(async () => { b = await launch(); });
+after(async () => { await b?.close(); });
+
+const scoreOf = (page) => page.waitForFunction(() => window.attentionDemo.predictionScore, null, { timeout: 20_000 })
+  .then(() => page.evaluate(() => window.attentionDemo.predictionScore));
+
+test('a link opens the demo on the reverse preset: its mirror head, as claimed, and every answer right', async () => {
+  const { page, watch } = await b.newPage();
+  await page.goto(b.url('/?model=reverse'));
+  await demoReady(page);
+  const score = await scoreOf(page);
+  assert.equal(await page.inputValue('#text'), '3 1 4 1 5 9 | 9 5 1 4 1', 'the preset\'s example input');
+  assert.deepEqual(score, { right: 5, scored: 5 }, 'every answer position predicted right (the last has no next token)');
+  // The exported heatmap JSON: each answer row's largest weight is on the mirrored input (2L − 1 − t).
+  const json = JSON.parse(await page.$eval('attention-heatmap', (el) => el.getJSON()));
+  const w = json.heads?.[0]?.weights ?? json.weights;
+  for (let t = 6; t < 12; t++) assert.equal(w[t].indexOf(Math.max(...w[t])), 11 - t, `row ${t}`);
+  const text = await page.$eval('#preset-about', (el) => el.textContent);
+  assert.match(text, /Reverse a sequence[\s\S]*mirror head/);
+  assert.ok(await page.$eval('#predictions-table', (t) => t.querySelectorAll('td.ok').length) === 5);
+  assert.deepEqual(watch.errors, []);
+  assert.deepEqual(watch.offOrigin, []);
+  await page.close();
+});
+
+test('sort has two layers: the layer selector moves the steps and the heatmap; seeded mode comes back', async () => {
+  const { page, watch } = await b.newPage();
+  await page.goto(b.url('/'));
+  await demoReady(page);
+  await page.selectOption('#model', 'sort');
+  await page.waitForFunction(() => document.querySelector('#text').value.startsWith('3 1 4 1 5 |'), null, { timeout: 20_000 });
+  assert.ok(await page.isVisible('#layer-row'));
+  const weights = () => page.$eval('attention-heatmap', (el) => Array.from(el.shown.matrices[0].data));
+  const layer0 = await weights();
+  await page.selectOption('#layer', '1');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('layer') === '1');
+  await page.waitForTimeout(100);
+  const layer1 = await weights();
+  assert.notDeepEqual(layer0, layer1, 'layer 1 shows other weights');
+  const stepsWeights = await page.$eval('attention-steps', (el) => { el.goTo('weights'); return Array.from(el.current.data); });
+  assert.deepEqual(stepsWeights, layer1, 'the steps view shows the same layer');
+  // An input outside the vocabulary is explained, not crashed.
+  await page.fill('#text', '3 1 x');
+  await page.waitForFunction(() => /not in this model’s vocabulary/.test(document.querySelector('#token-count').textContent));
+  await page.selectOption('#model', 'seeded');
+  await page.waitForFunction(() => !document.querySelector('mask-editor').hidden && !new URLSearchParams(location.search).has('model'));
+  assert.ok(await page.isHidden('#predictions'));
+  assert.deepEqual(watch.errors, []);
+  await page.close();
+});
+
+test('a model exported by the library opens in the demo with identical logits', async () => {
+  const { page, watch } = await b.newPage();
+  await page.goto(b.url('/'));
+  await demoReady(page);
+  const { bytes, ids, logits } = await page.evaluate(async () => {
+    const { TinyTransformer } = await import('/src/js/index.js');
+    const m = new TinyTransformer({ vocabSize: 9, maxLength: 8, dModel: 16, numHeads: 2, numLayers: 2, seed: 7 });
+    const ids = [0, 1, 2, 3, 4, 5];
+    const out = { bytes: Array.from(m.toSafetensors()), ids, logits: Array.from(m.forward([ids], { attention: false }).logits.data) };
+    m.dispose();
+    return out;
+  });
+  await page.setInputFiles('#model-file', { name: 'exported.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('model') === 'file', null, { timeout: 20_000 });
+  await scoreOf(page);
+  const theirs = await page.evaluate((x) => Array.from(window.attentionDemo.trainedLogits(x)), ids);
+  assert.deepEqual(theirs, logits, 'bit-identical logits');
+  assert.match(await page.textContent('#model-note'), /Opened “exported.safetensors”: 2 layer/);
+  assert.deepEqual(watch.errors, []);
+  await page.close();
+});
