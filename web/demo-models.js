@@ -4,7 +4,7 @@
 // ranks its next-token predictions. Token text only ever goes through textContent.
 import { attn } from './widgets.js';
 
-export const PRESETS = ['reverse', 'copy', 'sort', 'text'];
+export const PRESETS = ['reverse', 'copy', 'sort', 'induction', 'text'];
 const loaded = new Map();  // name → entry
 
 /** { name, model, preset | null, vocab: string[], index: Map<string, id> } for a file's bytes. */
@@ -41,6 +41,7 @@ export function exampleInput(entry) {
   if (entry.preset?.name === 'reverse') return '3 1 4 1 5 9 | 9 5 1 4 1';
   if (entry.preset?.name === 'copy') return '3 1 4 1 5 9 | 3 1 4 1 5';
   if (entry.preset?.name === 'sort') return '3 1 4 1 5 | 1 1 3 4';
+  if (entry.preset?.name === 'induction') return '3 9 12 5 1 7 14 3 9 12 5 1 7 14 2 8 0 11';
   if (entry.preset?.kind === 'text') return 'The weights of a head sum to one.';
   return entry.vocab.slice(0, Math.min(6, entry.model.config.maxLength)).join(' ');
 }
@@ -80,7 +81,12 @@ export function runModel(entry, ids, layer) {
  */
 export function predictions(entry, ids, logits) {
   const V = entry.model.config.vocabSize;
-  const scoredFrom = entry.preset?.kind === 'task' ? entry.preset.task.length : 0;
+  // Induction data: only the repeat (positions n … 2n − 2, n where the first symbol recurs) is predictable.
+  let scoredFrom = entry.preset?.kind === 'task' ? entry.preset.task.length : 0, scoredTo = ids.length;
+  if (entry.preset?.kind === 'repeat') {
+    const n = ids.indexOf(ids[0], 1);
+    [scoredFrom, scoredTo] = n > 0 ? [n, 2 * n - 1] : [ids.length, ids.length];
+  }
   return ids.map((_, t) => {
     const row = logits.subarray(t * V, (t + 1) * V);
     const max = Math.max(...row);
@@ -89,7 +95,7 @@ export function predictions(entry, ids, logits) {
     const top = e.map((p, id) => ({ id, p: p / z })).sort((a, b) => b.p - a.p).slice(0, 3)
       .map(({ id, p }) => ({ token: entry.vocab[id], p }));
     const next = t + 1 < ids.length ? entry.vocab[ids[t + 1]] : null;
-    return { top, next, correct: next === null || t < scoredFrom ? null : top[0].token === next };
+    return { top, next, correct: next === null || t < scoredFrom || t >= scoredTo ? null : top[0].token === next };
   });
 }
 
@@ -106,7 +112,7 @@ export function renderPredictions(table, tokens, preds) {
     tr.append(cell('td', String(t)), cell('td', shownToken(tokens[t]), 'tok'));
     for (const { token, p: prob } of p.top) tr.append(cell('td', `${shownToken(token)}  ${(100 * prob).toFixed(1)}%`, 'tok'));
     if (p.next === null) tr.append(cell('td', '—'));
-    else if (p.correct === null) tr.append(cell('td', `${shownToken(p.next)} (an input: not predictable)`, 'muted'));
+    else if (p.correct === null) tr.append(cell('td', `${shownToken(p.next)} (not predictable)`, 'muted'));
     else tr.append(cell('td', `${shownToken(p.next)} ${p.correct ? '✓ right' : '✗ wrong'}`, p.correct ? 'ok' : 'bad'));
     return tr;
   });

@@ -34,6 +34,14 @@ function claimFraction(kind, w, T, head, ids, targets, L) {
     const best = argmaxKey(w, T, head, r);
     let want;
     if (kind === 'previous-token') want = r >= 1 ? r - 1 : null;
+    else if (kind === 'previous-token-in-segment') {
+      let seg = 1;
+      while (seg < T && ids[seg] !== ids[0]) seg++;
+      want = r >= 1 && r < seg ? r - 1 : null;
+    } else if (kind === 'induction') {
+      want = null;
+      if (scored) for (let p = r - 1; p >= 0; p--) if (ids[p] === ids[r]) { want = p + 1; break; }
+    }
     else if (kind === 'mirror') want = r >= L && scored ? 2 * L - 1 - r : null;
     else if (kind === 'offset') want = r >= L && scored ? r - L : null;
     else if (kind === 'same-value') want = r >= L && scored ? (best < L && ids[best] === targets[r] ? best : -1) : null;
@@ -60,8 +68,8 @@ function measure(model, kind, layer, head, ids, targets, n, T, L) {
 }
 
 describe('presets', () => {
-  it('there are reverse, sort, copy and a text model, each ≤ 100 KB', () => {
-    for (const name of ['reverse', 'sort', 'copy', 'text']) assert.ok(files.includes(`${name}.safetensors`), name);
+  it('there are reverse, sort, copy, induction and a text model, each ≤ 100 KB', () => {
+    for (const name of ['reverse', 'sort', 'copy', 'induction', 'text']) assert.ok(files.includes(`${name}.safetensors`), name);
     for (const f of files) assert.ok(readFileSync(new URL(f, DIR)).length <= kMaxBytes, `${f} is over 100 KB`);
   });
 
@@ -73,6 +81,7 @@ describe('presets', () => {
       const model = TinyTransformer.fromSafetensors(bytes);
       try {
         if (preset.kind === 'task') checkTask(model, preset);
+        else if (preset.kind === 'repeat') checkRepeat(model, preset);
         else checkText(model, preset);
       } finally {
         model.dispose();
@@ -129,5 +138,40 @@ function checkText(model, preset) {
   for (const h of preset.heads) {
     const f = measure(model, h.claim.kind, h.layer, h.head, { data: ids, shape: [n, T] }, null, n, T, 0);
     assert.ok(f >= h.claim.minFraction, `text L${h.layer}H${h.head} ${h.claim.kind}: ${f} < ${h.claim.minFraction}`);
+  }
+}
+
+// Induction data written here from its description: a segment of distinct symbols, repeated at
+// once, then random filler; scored: the repeat's positions n … 2n − 2 (mulberry32, its own seed).
+function repeatBatch({ symbols, length, minSegment, maxSegment }, n, seed) {
+  let a = seed >>> 0;
+  const rand = () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32; };
+  const ids = new Int32Array(n * length), targets = new Int32Array(n * length).fill(-100);
+  for (let s = 0; s < n; s++) {
+    const seg = minSegment + Math.floor(rand() * (maxSegment - minSegment + 1));
+    const pool = Array.from({ length: symbols }, (_, i) => i).sort(() => rand() - 0.5).slice(0, seg);
+    const x = [...pool, ...pool];
+    while (x.length < length) x.push(Math.floor(rand() * symbols));
+    ids.set(x, s * length);
+    for (let t = seg; t <= 2 * seg - 2; t++) targets[s * length + t] = x[t + 1];
+  }
+  return { ids: { data: ids, shape: [n, length] }, targets: { data: targets, shape: [n, length] } };
+}
+
+function checkRepeat(model, preset) {
+  const n = 64, T = preset.data.length;
+  const { ids, targets } = repeatBatch(preset.data, n, FRESH_SEED);
+  const logits = model.forward(ids, { attention: false }).logits.data, V = model.config.vocabSize;
+  let scored = 0, right = 0;
+  for (let i = 0; i < n * T; i++) {
+    if (targets.data[i] === -100) continue;
+    const row = logits.subarray(i * V, (i + 1) * V);
+    scored++;
+    if (row.indexOf(Math.max(...row)) === targets.data[i]) right++;
+  }
+  assert.ok(right / scored >= kTaskAccuracy, `induction: token accuracy ${right / scored}`);
+  for (const h of preset.heads) {
+    const f = measure(model, h.claim.kind, h.layer, h.head, ids, targets, n, T, 0);
+    assert.ok(f >= h.claim.minFraction, `induction L${h.layer}H${h.head} ${h.claim.kind}: ${f} < ${h.claim.minFraction}`);
   }
 }

@@ -18,6 +18,11 @@ int wanted_key(const std::string& kind, int s, int r, int t, const std::vector<s
   const std::int32_t* x = ids.data() + static_cast<std::size_t>(s) * t;
   const std::int32_t target = targets[static_cast<std::size_t>(s) * t + r];
   if (kind == "previous-token") return r >= 1 ? r - 1 : -2;
+  if (kind == "previous-token-in-segment") {  // rows 1 … n − 1 of the first segment (n: where x[0] recurs)
+    int seg = 1;
+    while (seg < t && x[seg] != x[0]) ++seg;
+    return r >= 1 && r < seg ? r - 1 : -2;
+  }
   if (kind == "mirror") return r >= length && target != -100 ? 2 * length - 1 - r : -2;
   if (kind == "offset") return r >= length && target != -100 ? r - length : -2;
   if (kind == "same-value") {  // any input position holding the output symbol

@@ -6,6 +6,8 @@
 //   same-value      sort: answer row t attends to an input position holding the symbol it outputs
 //   offset          copy: answer row t attends to key t − L (the input L positions back)
 //   previous-token  every row t ≥ 1 attends to key t − 1
+//   previous-token-in-segment  the same, over the first segment (rows 1 … n − 1, induction data): the
+//                   rows whose keys the induction head reads
 //   induction       induction: scored row t attends to key p + 1, p < t the earlier occurrence of ids[t]
 #pragma once
 #include <cstdint>

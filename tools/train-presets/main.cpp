@@ -14,6 +14,7 @@
 
 #include "claims.h"
 #include "recipes.h"
+#include "repeat_data.h"
 #include "safetensors_writer.h"
 #include "text_data.h"
 #include "train/evaluate.h"
@@ -54,6 +55,34 @@ void round_to_half(attn::TinyTransformer& m) {
   check(m.set_parameters(p), "rounding to float16");
 }
 
+// Token and sequence accuracy of the argmax prediction on scored targets (for data that is not a Task).
+void greedy_accuracy(attn::TinyTransformer& m, const std::vector<std::int32_t>& ids,
+                     const std::vector<std::int32_t>& targets, int n, int t, attn::EvalResult& ev) {
+  attn::TinyForwardResult res;
+  check(m.forward({n, t, ids}, {}, res), "accuracy forward");
+  const int v = m.config().vocab_size;
+  long scored = 0, right = 0, sequences = 0;
+  for (int s = 0; s < n; ++s) {
+    bool all = true;
+    for (int r = 0; r < t; ++r) {
+      const std::int32_t want = targets[static_cast<std::size_t>(s) * t + r];
+      if (want == -100) continue;
+      const float* row = res.logits.data.data() + (static_cast<std::size_t>(s) * t + r) * v;
+      int best = 0;
+      for (int k = 1; k < v; ++k)
+        if (row[k] > row[best]) best = k;
+      ++scored;
+      if (best == want)
+        ++right;
+      else
+        all = false;
+    }
+    if (all) ++sequences;
+  }
+  ev.token_accuracy = scored ? static_cast<double>(right) / scored : 0.0;
+  ev.sequence_accuracy = static_cast<double>(sequences) / n;
+}
+
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
     s.replace(at, from.size(), to);
@@ -92,8 +121,14 @@ std::string preset_json(const presets::Recipe& r, const std::vector<std::string>
   using presets::json_string;
   std::string j = "{\"name\":" + json_string(r.name) + ",\"title\":" + json_string(r.title) +
                   ",\"summary\":" + json_string(replace_all(r.summary, "{L}", std::to_string(r.length))) +
-                  ",\"kind\":" + json_string(r.task == "text" ? "text" : "task");
-  if (r.task != "text")
+                  ",\"kind\":" +
+                  json_string(r.task == "text"     ? "text"
+                              : r.task == "repeat" ? "repeat"
+                                                   : "task");
+  if (r.task == "repeat")
+    j += ",\"data\":{\"name\":\"repeat\",\"symbols\":" + std::to_string(r.num_symbols) +
+         ",\"length\":" + std::to_string(r.length) + ",\"minSegment\":6,\"maxSegment\":11}";
+  else if (r.task != "text")
     j += ",\"task\":{\"name\":" + json_string(r.task) + ",\"length\":" + std::to_string(r.length) +
          ",\"numSymbols\":" + std::to_string(r.num_symbols) + "}";
   else
@@ -128,7 +163,17 @@ void train_one(const presets::Recipe& r, const Options& o, const presets::TextDa
   attn::TinyConfig c = r.model;
   std::vector<std::string> tokens;
   Batch batch;
-  if (r.task == "text") {
+  presets::RepeatData repeat;
+  if (r.task == "repeat") {
+    repeat.symbols = r.num_symbols;
+    repeat.length = r.length;
+    c.vocab_size = repeat.symbols;
+    c.max_length = repeat.length;
+    for (int i = 0; i < repeat.symbols; ++i) tokens.push_back(std::to_string(i));
+    batch = [&repeat](bool held, std::uint64_t index, int n, auto& ids, auto& targets) {
+      repeat.batch(held ? 7 : 1, index, n, ids, targets);
+    };
+  } else if (r.task == "text") {
     c.vocab_size = static_cast<int>(text.vocab().size());
     c.max_length = r.length;
     for (char ch : text.vocab()) tokens.push_back(ch == '\n' ? "\n" : std::string(1, ch));
@@ -161,9 +206,10 @@ void train_one(const presets::Recipe& r, const Options& o, const presets::TextDa
   }
   round_to_half(m);
   attn::EvalResult ev;
-  if (r.task == "text") {
+  if (r.task == "text" || r.task == "repeat") {
     batch(true, 5, 64, ids, targets);
-    check(m.loss({64, c.max_length, ids}, {64, c.max_length, targets}, ev.loss), "text loss");
+    check(m.loss({64, c.max_length, ids}, {64, c.max_length, targets}, ev.loss), r.name + " loss");
+    if (r.task == "repeat") greedy_accuracy(m, ids, targets, 64, c.max_length, ev);
   } else {
     check(attn::evaluate(m, task, 8, 32, 3, ev), r.name + " evaluate");
   }

@@ -65,6 +65,28 @@ std::vector<Recipe> all_recipes() {
          "about to write: the smallest input not yet written. It searches by content: its bright cells jump "
          "around the input with the values."}}});
   r.push_back(
+      {"induction",
+       "Induction heads",
+       "Random symbols in which a segment of 6 to 11 distinct symbols is immediately repeated. Inside the "
+       "repeat, each next symbol is predictable only by finding where the current one occurred before and "
+       "copying what followed it; the segment's length varies, so no fixed offset works. Two attention-only "
+       "layers.",
+       "repeat",
+       24,
+       16,
+       shape(32, 2, 2, false),
+       3e-3f,
+       6000,
+       32,
+       {{"previous-token-in-segment", 0, 0.9,
+         "The previous-token head (layer 0). In the first segment every position attends to the one just "
+         "before it, so each position there carries \"which symbol preceded me\": the line just below the "
+         "diagonal. That is what the induction head looks up later."},
+        {"induction", 1, 0.8,
+         "The induction head (layer 1). In the repeat each position attends to the position right after the "
+         "earlier occurrence of its own symbol, found through what the previous-token head wrote there, and "
+         "copies that symbol: a diagonal band one step past the repeat's offset."}}});
+  r.push_back(
       {"text",
        "A character-level language model",
        "Two layers trained to predict the next character of this project's own documentation (MIT licensed). "
