@@ -33,6 +33,27 @@ test('a link opens the demo on the reverse preset: its mirror head, as claimed, 
   await page.close();
 });
 
+test('in Chromium: ablating the reverse preset\'s mirror head drops its accuracy below 50%', async () => {
+  const { page, watch } = await b.newPage();
+  await page.goto(b.url('/?model=reverse'));
+  await demoReady(page);
+  const r = await page.evaluate(async () => {
+    const lib = await import('/src/js/index.js');
+    const bytes = new Uint8Array(await (await fetch('/web/presets/reverse.safetensors')).arrayBuffer());
+    const preset = JSON.parse(lib.readSafetensorsMetadata(bytes).preset);
+    const { layer, head } = preset.heads.find((h) => h.claim.kind === 'mirror');
+    const model = lib.TinyTransformer.fromSafetensors(bytes);
+    const ablated = model.ablateHeads([[layer, head]]);
+    const task = lib.createTask('reverse', { length: preset.task.length, numSymbols: preset.task.numSymbols, seed: 77 });
+    const out = { full: lib.evaluate(model, task, { seed: 77 }).sequenceAccuracy, without: lib.evaluate(ablated, task, { seed: 77 }).sequenceAccuracy };
+    for (const h of [model, ablated, task]) h.dispose();
+    return out;
+  });
+  assert.ok(r.full >= 0.9 && r.without < 0.5, JSON.stringify(r));
+  assert.deepEqual(watch.errors, []);
+  await page.close();
+});
+
 test('sort has two layers: the layer selector moves the steps and the heatmap; seeded mode comes back', async () => {
   const { page, watch } = await b.newPage();
   await page.goto(b.url('/'));
