@@ -11,7 +11,7 @@ export const DEMO_DEFAULTS = Object.freeze({
   head: 0,          // its head
   view: 'all',      // <attention-heatmap>: 'all' | 'mean' | head index
   query: -1,        // the query row shown as bars (-1: the last)
-  model: 'seeded',  // 'seeded' (the config-driven layer) | a preset name | 'file' (an opened model)
+  model: 'reverse', // the demo opens on a trained preset; 'seeded' (the config-driven layer) | a preset | 'file'
   layer: 0,         // the layer shown of a trained model
 });
 

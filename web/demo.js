@@ -351,7 +351,8 @@ fillSelects();
 syncControls();
 await ready;
 $('kernel').textContent = `kernels: ${attn.kernelVariant()}`;
-render();
+if (state.model !== 'seeded') await ensureTrained();  // loads the preset, then renders
+else render();
 // Widgets that were still loading (KaTeX) render themselves when ready; re-render once they are.
 await Promise.all([...modelWidgets, pe].map((w) => (w.dataset.ready !== undefined ? null : new Promise((ok) => w.addEventListener('ready', ok, { once: true })))));
 // One more full pass, warm and uncached, so the timing shown first is a steady-state one.

@@ -13,7 +13,7 @@ import { ROOT, demoReady, launch, routeHtml, widgetsReady } from './helpers.mjs'
 
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const PAGES = [
-  ['demo', '/', demoReady],
+  ['demo', '/?model=seeded', demoReady],
   ['demo on a trained preset', '/?model=sort', async (page) => {
     await demoReady(page);
     await page.waitForFunction(() => window.attentionDemo.predictionScore, null, { timeout: 20_000 });
@@ -83,7 +83,7 @@ const focused = (page) => page.evaluate(() => {
 
 test('a heatmap is one tab stop: a grid whose live cell names query, key and value and follows the arrows', async () => {
   const { page, watch } = await light.newPage();
-  await page.goto(light.url('/?t=The+cat+sat+down&h=1&view=0'));
+  await page.goto(light.url('/?model=seeded&t=The+cat+sat+down&h=1&view=0'));
   await demoReady(page);
   const weights = await page.$eval('attention-heatmap', (el) => Array.from(el.shown.matrices[0].data));
   const tokens = await page.$eval('attention-heatmap', (el) => el.shown.queryTokens);
@@ -120,7 +120,7 @@ test('a heatmap is one tab stop: a grid whose live cell names query, key and val
 
 test('the steps view: every step matrix is a grid; masked cells are announced as masked', async () => {
   const { page } = await light.newPage();
-  await page.goto(light.url('/?t=a+b+c&m=causal&step=masked&h=1'));
+  await page.goto(light.url('/?model=seeded&t=a+b+c&m=causal&step=masked&h=1'));
   await demoReady(page);
   await page.focus('attention-steps canvas');  // focus moves on to the grid's live cell
   await page.keyboard.press('ArrowRight');

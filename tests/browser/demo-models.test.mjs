@@ -74,7 +74,7 @@ test('sort has two layers: the layer selector moves the steps and the heatmap; s
   await page.fill('#text', '3 1 x');
   await page.waitForFunction(() => /not in this model’s vocabulary/.test(document.querySelector('#token-count').textContent));
   await page.selectOption('#model', 'seeded');
-  await page.waitForFunction(() => !document.querySelector('mask-editor').hidden && !new URLSearchParams(location.search).has('model'));
+  await page.waitForFunction(() => !document.querySelector('mask-editor').hidden && new URLSearchParams(location.search).get('model') === 'seeded');
   assert.ok(await page.isHidden('#predictions'));
   assert.deepEqual(watch.errors, []);
   await page.close();

@@ -17,7 +17,7 @@ const TOKENS = ['The', 'cat', 'sat', 'on', 'the', 'mat', 'because', 'it', 'was',
 // Every optional step on: sinusoidal positions, causal mask, dropout, residual + LayerNorm.
 const CONFIG = { tokens: TOKENS, dModel: 16, heads: 4, seed: 1, positional: 'sinusoidal', causal: true,
   dropout: 0.1, dropoutSeed: 7, residual: true, layerNorm: true };
-const QUERY = `?t=${encodeURIComponent(TEXT)}&d=16&h=4&m=causal&p=0.1&ps=7&res=1&ln=1&step=input`;
+const QUERY = `?model=seeded&t=${encodeURIComponent(TEXT)}&d=16&h=4&m=causal&p=0.1&ps=7&res=1&ln=1&step=input`;
 
 let b;
 before(async () => { b = await launch(); });
@@ -51,7 +51,7 @@ test('the demo loads, shows tokens as chips, and makes no request outside its or
 
 test('typing recomputes live: chips, widgets and the URL follow every keystroke', async () => {
   const { page, watch } = await b.newPage();
-  await page.goto(b.url('/'));
+  await page.goto(b.url('/?model=seeded'));
   await demoReady(page);
   await page.fill('#text', '');
   await page.type('#text', 'Attention is all you need!', { delay: 5 });
@@ -154,7 +154,7 @@ test('hover read-outs: exact values, q·k term by term, softmax rows summing to 
 
 test('an invalid head count is explained, not crashed; a valid one recovers', async () => {
   const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?d=16'));
+  await page.goto(b.url('/?model=seeded&d=16'));
   await demoReady(page);
   await page.selectOption('#heads', '3');
   await page.waitForFunction(() => document.querySelector('#heads-note').classList.contains('bad'));
@@ -171,7 +171,7 @@ test('an invalid head count is explained, not crashed; a valid one recovers', as
 
 test('weights round-trip: save as a PyTorch state dict, edit, load back', async () => {
   const { page, watch } = await b.newPage();
-  await page.goto(b.url(`/?t=${encodeURIComponent(TEXT)}&step=output`));
+  await page.goto(b.url(`/?model=seeded&t=${encodeURIComponent(TEXT)}&step=output`));
   await demoReady(page);
   const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#weights-save')]);
   const sd = JSON.parse(await readFile(await dl.path(), 'utf8'));
@@ -203,7 +203,7 @@ test('weights round-trip: save as a PyTorch state dict, edit, load back', async 
 
 test('timing: recompute and redraw, 32 tokens, d_model 64, 4 heads (printed, not asserted)', async () => {
   const { page, watch } = await b.newPage();
-  await page.goto(b.url('/'));
+  await page.goto(b.url('/?model=seeded'));
   await demoReady(page);
   const words = 'the quick brown fox jumps over the lazy dog while seven tired cats watch from a warm and sunny window ledge near an old quiet river bank today as birds sing loudly'.split(' ');
   assert.equal(words.length, 32);
@@ -218,7 +218,7 @@ test('timing: recompute and redraw, 32 tokens, d_model 64, 4 heads (printed, not
 
 test('long input: capped at 512 tokens, said so, still drawn (timing printed)', async () => {
   const { page, watch } = await b.newPage();
-  await page.goto(b.url('/'));
+  await page.goto(b.url('/?model=seeded'));
   await demoReady(page);
   const words = Array.from({ length: 600 }, (_, i) => `w${i % 97}`).join(' ');
   await page.evaluate((t) => window.attentionDemo.setState({ text: t, step: 'weights' }, 'replace'), words);

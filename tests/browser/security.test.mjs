@@ -55,7 +55,7 @@ async function assertInert(page, watch, label) {
 
 test('typed hostile text becomes inert chips and canvas labels', async () => {
   const { page, watch } = await b.newPage();
-  await page.goto(b.url('/'));
+  await page.goto(b.url('/?model=seeded'));
   await demoReady(page);
   const text = '<img src=x onerror=alert(1)> </script> 👩‍👩‍👧 שלום ' + 'w'.repeat(600);
   await page.fill('#text', text);
@@ -75,7 +75,7 @@ test('typed hostile text becomes inert chips and canvas labels', async () => {
 
 test('hostile text in a shared link stays text', async () => {
   const { page, watch } = await b.newPage();
-  await page.goto(b.url(`/?t=${encodeURIComponent('"><img src=x onerror=alert(1)><script>window.__pwned=1</script>')}&x=1&s=${encodeURIComponent('</textarea><svg onload=alert(2)>')}`));
+  await page.goto(b.url(`/?model=seeded&t=${encodeURIComponent('"><img src=x onerror=alert(1)><script>window.__pwned=1</script>')}&x=1&s=${encodeURIComponent('</textarea><svg onload=alert(2)>')}`));
   await demoReady(page);
   assert.equal(await page.inputValue('#text'), '"><img src=x onerror=alert(1)><script>window.__pwned=1</script>');
   assert.equal(await page.inputValue('#source'), '</textarea><svg onload=alert(2)>');

@@ -16,7 +16,7 @@ const param = (page, name) => new URL(page.url()).searchParams.get(name);
 
 test('a reload restores typed text and changed controls', async () => {
   const { page, watch } = await b.newPage();
-  await page.goto(b.url('/'));
+  await page.goto(b.url('/?model=seeded'));
   await demoReady(page);
   await page.fill('#text', 'Time flies like an arrow.');
   await page.waitForFunction(() => new URL(location.href).searchParams.get('t') === 'Time flies like an arrow.');
@@ -40,7 +40,7 @@ test('a reload restores typed text and changed controls', async () => {
 
 test('the back button undoes discrete changes one at a time', async () => {
   const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?t=one+two+three+four'));
+  await page.goto(b.url('/?model=seeded&t=one+two+three+four'));
   await demoReady(page);
   await page.selectOption('select[name=mask]', 'causal');
   await page.waitForFunction(() => new URL(location.href).searchParams.get('m') === 'causal');
@@ -75,7 +75,7 @@ test('the back button undoes discrete changes one at a time', async () => {
 
 test('typing replaces the history entry instead of adding one per keystroke', async () => {
   const { page } = await b.newPage();
-  await page.goto(b.url('/'));
+  await page.goto(b.url('/?model=seeded'));
   await demoReady(page);
   const start = await page.evaluate(() => history.length);
   await page.fill('#text', '');
@@ -88,7 +88,7 @@ test('typing replaces the history entry instead of adding one per keystroke', as
 
 test('a shared link opens the configuration it names', async () => {
   const { page, watch } = await b.newPage();
-  const q = new URLSearchParams({ t: 'Le chat dort', s: 'The cat sleeps now', x: '1', d: '24', h: '3', m: 'padding', pad: '3',
+  const q = new URLSearchParams({ model: 'seeded', t: 'Le chat dort', s: 'The cat sleeps now', x: '1', d: '24', h: '3', m: 'padding', pad: '3',
     pe: 'none', sc: '0', tau: '2', step: 'weights', head: '2', view: 'mean' });
   await page.goto(b.url(`/?${q}`));
   await demoReady(page);
