@@ -70,8 +70,9 @@ export function tokenizeFor(entry, text) {
 }
 
 /** Logits, every layer's attention (H, T, T) and the chosen layer's trace. */
-export function runModel(entry, ids, layer) {
-  const r = entry.model.forward([ids], { attention: true, trace: { layers: [layer] } });
+export function runModel(entry, ids, layer, mask = null) {
+  const T = ids.length;
+  const r = entry.model.forward([ids], { attention: true, trace: { layers: [layer] }, mask: mask && { data: mask, shape: [T, T] } });
   return { logits: r.logits.data, attention: r.attention.map((w) => w.data), trace: r.trace[layer] };
 }
 

@@ -4,7 +4,7 @@
 import { predictions, renderPredictions, runModel as runTrained, tokenizeFor } from './demo-models.js';
 
 /** Shows the trained model on the input: every view on the chosen layer, and its predictions. */
-export function renderTrained({ state, trained, $, steps, heatmap, chips }) {
+export function renderTrained({ state, trained, $, steps, heatmap, maskEditor, chips }) {
   const { numLayers: L, numHeads: H, dModel, causal } = trained.model.config;
   const layer = Math.min(state.layer, L - 1);
   const input = tokenizeFor(trained, state.text);
@@ -28,13 +28,17 @@ export function renderTrained({ state, trained, $, steps, heatmap, chips }) {
   $('token-count').className = input.error ? 'bad' : '';
   $('predictions').hidden = Boolean(input.error);
   if (input.error) return null;
-  const r = runTrained(trained, input.ids, layer);
   const T = input.tokens.length;
+  const mask = clickedMask(state.toggles, T, causal);
+  const r = runTrained(trained, input.ids, layer, mask.extra);
   steps.trace = { tokens: input.tokens, steps: r.trace, heads: H, dModel, causal };
   steps.setAttribute('step', state.step);
   steps.setAttribute('head', String(Math.min(state.head, H - 1)));
   heatmap.data = { weights: r.attention[layer], shape: [H, T, T], queryTokens: input.tokens, keyTokens: input.tokens };
   heatmap.setAttribute('head', state.view);
+  maskEditor.setAttribute('head', state.view === 'all' ? 'mean' : state.view);
+  maskEditor.data = { weights: r.attention[layer], heads: H, allowed: mask.allowed, fixed: mask.fixed, toggles: mask.toggles, tokens: input.tokens,
+    summary: `Layer ${layer} of the trained model${causal ? ' (causal: a query sees only keys up to itself)' : ''}; clicks mask cells in every layer.` };
   heatmap.setAttribute('query', String(state.query));
   const score = renderPredictions($('predictions-table'), input.tokens, predictions(trained, input.ids, r.logits));
   $('predictions-summary').textContent = `Layer ${layer} of ${L} shown above. The model's most likely next token is right at `
@@ -42,11 +46,24 @@ export function renderTrained({ state, trained, $, steps, heatmap, chips }) {
   return score;
 }
 
+/**
+ * The clicked cells (toggles) as the extra mask of TinyTransformer.forward (T, T), 1 = may attend, or
+ * null when none applies; `allowed` adds the model's own causal mask, which `fixed` marks (a click
+ * cannot unmask it). Toggles outside the input or on a fixed cell are dropped.
+ */
+export function clickedMask(toggles, T, causal) {
+  const fixed = new Uint8Array(T * T), extra = new Uint8Array(T * T).fill(1);
+  if (causal) for (let i = 0; i < T; i++) fixed.fill(1, i * T + i + 1, (i + 1) * T);
+  const kept = toggles.filter(([i, j]) => i < T && j < T && !fixed[i * T + j]);
+  for (const [i, j] of kept) extra[i * T + j] = 0;
+  const allowed = extra.map((v, k) => (fixed[k] ? 0 : v));
+  return { extra: kept.length ? extra : null, allowed, fixed, toggles: kept };
+}
+
 /** Shows or hides what only one of the two modes has. */
 export function showMode({ $, steps, heatmap, maskEditor }, isTrained) {
   for (const id of ['seeded-controls', 'untrained-note']) $(id).hidden = isTrained;
   if (isTrained) $('source-block').hidden = true;
-  maskEditor.hidden = isTrained;
   $('pe').closest('section').hidden = isTrained;
   if (!isTrained) {
     $('predictions').hidden = true;
@@ -54,5 +71,6 @@ export function showMode({ $, steps, heatmap, maskEditor }, isTrained) {
     $('layer-row').hidden = true;
     if (steps.trace) steps.trace = null;
     if (heatmap.data) heatmap.data = null;
+    if (maskEditor.data) maskEditor.data = null;
   }
 }

@@ -125,7 +125,9 @@ for (const id of ['text', 'source']) {
 steps.addEventListener('step-change', (e) => setState({ step: e.detail.name, head: e.detail.head }, 'push'));
 heatmap.addEventListener('view-change', (e) => setState({ view: String(e.detail.head) }, 'push'));
 heatmap.addEventListener('cell-click', (e) => setState({ query: e.detail.row }, 'push'));
-maskEditor.addEventListener('mask-change', (e) => setState({ mask: e.detail.mask, toggles: e.detail.toggles }, 'push'));
+// A trained model keeps its own (causal) mask: there the editor's clicks only add masked cells.
+maskEditor.addEventListener('mask-change', (e) => setState(state.model === 'seeded' ? { mask: e.detail.mask, toggles: e.detail.toggles }
+  : { toggles: e.detail.toggles }, 'push'));
 
 $('copy-link').addEventListener('click', async (e) => {
   const b = e.currentTarget;
@@ -210,9 +212,9 @@ async function ensureTrained() {
 
 /** The Model control: a preset (its example input), the opened file, or the seeded layer. */
 async function switchModel(name) {
-  if (name === 'seeded') return setState({ model: 'seeded', layer: 0, text: DEMO_DEFAULTS.text, step: DEMO_DEFAULTS.step, head: 0 }, 'push');
+  if (name === 'seeded') return setState({ model: 'seeded', layer: 0, text: DEMO_DEFAULTS.text, step: DEMO_DEFAULTS.step, head: 0, toggles: [] }, 'push');
   const entry = name === 'file' ? loadedModel('file') : await loadPreset(name).catch(() => null);
-  state = normalizeState({ ...state, model: name, layer: 0, head: 0, view: 'all', query: -1, step: 'weights',
+  state = normalizeState({ ...state, model: name, layer: 0, head: 0, view: 'all', query: -1, step: 'weights', toggles: [],
     text: entry ? exampleInput(entry) : state.text });
   writeURL('push');
   syncControls();
@@ -305,7 +307,7 @@ function render() {
   showMode({ $, steps, heatmap, maskEditor }, isTrained);
   if (isTrained) {
     if (!trained || trained.name !== state.model) { ensureTrained(); return; }
-    lastPredictions = renderTrained({ state, trained, $, steps, heatmap, chips });
+    lastPredictions = renderTrained({ state, trained, $, steps, heatmap, maskEditor, chips });
     lastMs = performance.now() - t0;
     $('timing').textContent = `· computed and redrawn in ${lastMs.toFixed(1)} ms`;
     return;

@@ -385,6 +385,12 @@ export interface TinyForwardOptions {
   attention?: boolean | number[];
   /** Trace the attention of: true (every layer), false (default), or `{ layers }`. */
   trace?: boolean | { layers: number[] };
+  /**
+   * Boolean mask, true (1) = may attend, (T, T) or per head (B·H, T, T), applied in every layer on top
+   * of the model's causal mask (it can only take keys away). A row left with no key gives that head a
+   * zero output there. For exploring a trained model; training never masks.
+   */
+  mask?: TensorLike | null;
 }
 
 export interface TinyForwardResult {

@@ -4,7 +4,7 @@
 import { AttentionError, check } from './errors.js';
 import { checkInt, checkOptions, checkSeed, describe } from './options.js';
 import { decodeSafetensors, encodeSafetensors } from './safetensors.js';
-import { Tensor, asFloatTensor, asIntTensor, fromCore } from './tensor.js';
+import { Tensor, asBoolTensor, asFloatTensor, asIntTensor, fromCore } from './tensor.js';
 
 const CONFIG_KEYS = ['vocabSize', 'maxLength', 'dModel', 'numHeads', 'numLayers', 'mlp', 'mlpHidden', 'positional',
   'norm', 'causal', 'seed'];
@@ -149,16 +149,21 @@ export function tinyTransformerClass({ requireCore, checkInputBytes, Handle, new
     /** Σ numel of the parameters. */
     get parameterCount() { return this._parameterCount; }
 
-    /** { logits (B, T, V), attention: (Tensor (B, H, T, T) | null)[], trace?: (TraceStep[] | null)[] } */
+    /**
+     * { logits (B, T, V), attention: (Tensor (B, H, T, T) | null)[], trace?: (TraceStep[] | null)[] }.
+     * `mask` (boolean, true = may attend; (T, T) or per head (B·H, T, T)) is applied in every layer on
+     * top of the model's causal mask: it can only take keys away.
+     */
     forward(ids, options = {}) {
       const handle = this._live();
-      const { attention = true, trace = false } = checkOptions(options, ['attention', 'trace'], 'forward option');
+      const { attention = true, trace = false, mask = null } = checkOptions(options, ['attention', 'trace', 'mask'], 'forward option');
       const { numLayers } = this.config;
       const attentionLayers = layerList(attention, numLayers, 'attention');
       const tracedLayers = traceLayers(trace, numLayers);
       const batch = idBatch(ids, 'ids');
-      checkInputBytes('TinyTransformer forward', [batch.tensor]);
-      const r = check(handle.forward(batch.data, batch.b, batch.t, attentionLayers, tracedLayers));
+      const maskTensor = mask == null ? null : asBoolTensor(mask, 'mask');
+      checkInputBytes('TinyTransformer forward', [batch.tensor, maskTensor]);
+      const r = check(handle.forward(batch.data, batch.b, batch.t, attentionLayers, tracedLayers, maskTensor));
       const out = {
         logits: fromCore(r.logits),
         attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)),

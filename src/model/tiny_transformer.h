@@ -60,6 +60,10 @@ struct IdBatch {
 struct TinyForwardOptions {
   std::vector<int> attention_layers;  // layers whose (B, H, T, T) weights are returned
   std::vector<int> trace_layers;      // layers whose MultiHeadAttention steps are traced
+  // Boolean mask, 1 = may attend, (T, T) or per head (B·H, T, T) as MultiHeadAttention's `mask`:
+  // applied in every layer on top of the model's causal mask (it can only take keys away). For
+  // exploring a trained model ("what if this token could not see that one"); training never uses it.
+  const BoolTensor* mask = nullptr;
 };
 
 struct TinyForwardResult {

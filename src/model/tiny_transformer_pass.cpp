@@ -135,6 +135,7 @@ struct TinyPass {
         return std::find(list.begin(), list.end(), l) != list.end();
       };
       options.need_weights = o && wants(o->attention_layers);
+      options.mask = o ? o->mask : nullptr;
       options.average_weights = false;
       Trace* trace = o && wants(o->trace_layers) ? &result->traces[l] : nullptr;
       ATTN_RETURN_IF_ERROR(m.attn_[l].forward(query, nullptr, nullptr, options, r, trace));

@@ -89,8 +89,14 @@ class TinyModelHandle {
   // values: tensors in parameterNames() order; all checked before any is written.
   val set_parameters(val values) { return status_object(model_->set_parameters(tensors_from_js(values))); }
 
-  val forward(val ids, int b, int t, val attention_layers, val trace_layers) {
+  // mask: null or a bool tensor object (1 = may attend), applied in every layer.
+  val forward(val ids, int b, int t, val attention_layers, val trace_layers, val mask) {
     attn::TinyForwardOptions options;
+    attn::BoolTensor mask_tensor;
+    if (!mask.isNull() && !mask.isUndefined()) {
+      mask_tensor = bool_tensor_from_js(mask);
+      options.mask = &mask_tensor;
+    }
     options.attention_layers = ints_from_js(attention_layers);
     options.trace_layers = ints_from_js(trace_layers);
     attn::TinyForwardResult r;

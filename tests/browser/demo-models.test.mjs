@@ -101,3 +101,37 @@ test('a model exported by the library opens in the demo with identical logits', 
   assert.deepEqual(watch.errors, []);
   await page.close();
 });
+
+test('the mask editor works on a trained layer: a click masks a key in every layer, a causal cell stays masked', async () => {
+  const { page, watch } = await b.newPage();
+  await page.goto(b.url('/?model=reverse'));
+  await demoReady(page);
+  const before = await scoreOf(page);
+  assert.ok(await page.isVisible('mask-editor'), 'the mask editor is shown in trained mode');
+  // Row 6 (the first answer) attends its mirrored key 5 (the last input): mask that cell.
+  await page.$eval('mask-editor', (el) => el.toggle(6, 5));
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('tg') === '6.5');
+  await page.waitForFunction(() => document.querySelector('mask-editor').allowed?.data[6 * 12 + 5] === 0);
+  const shown = await page.evaluate(() => {
+    const ed = document.querySelector('mask-editor'), hm = document.querySelector('attention-heatmap');
+    return { editor: ed.weights.data[6 * 12 + 5], heatmap: Array.from(hm.shown.matrices, (m) => m.data[6 * 12 + 5]),
+      rowSum: Array.from(ed.weights.data.slice(6 * 12, 7 * 12)).reduce((a, x) => a + x, 0), summary: ed.shadowRoot.textContent };
+  });
+  assert.equal(shown.editor, 0, 'the masked cell has weight 0 in the editor');
+  assert.ok(shown.heatmap.every((w) => w === 0), 'and in every head of the heatmap');
+  assert.ok(Math.abs(shown.rowSum - 1) < 1e-5, 'the row still sums to 1');
+  assert.match(shown.summary, /clicks mask cells in every layer/);
+  const after = await page.evaluate(() => window.attentionDemo.predictionScore);
+  assert.ok(after.right < before.right, `masking the mirrored key breaks that answer (${before.right} → ${after.right} right)`);
+  // A key after the query is the model's own causal mask: a click explains that and changes nothing.
+  await page.$eval('mask-editor', (el) => el.toggle(2, 9));
+  await page.waitForTimeout(100);
+  assert.equal(new URL(page.url()).searchParams.get('tg'), '6.5');
+  assert.match(await page.$eval('mask-editor', (el) => el.shadowRoot.querySelector('.readout').textContent), /cannot unmask/);
+  // Clicking the cell again unmasks it: the predictions come back.
+  await page.$eval('mask-editor', (el) => el.toggle(6, 5));
+  await page.waitForFunction(() => !new URLSearchParams(location.search).get('tg'));
+  await page.waitForFunction((n) => window.attentionDemo.predictionScore.right === n, before.right);
+  assert.deepEqual(watch.errors, []);
+  await page.close();
+});

@@ -5,6 +5,7 @@
 //   ref_tiny::loss(config, params, ids, targets)  mean cross-entropy over targets != -100, double.
 #pragma once
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,8 +21,10 @@ struct Net {
   const attn::TinyConfig& c;
   const Params& p;
   int b, t, d;
+  const std::vector<std::uint8_t>* allowed = nullptr;  // (T, T), 1 = may attend, every layer; null = all
 
   const std::vector<double>& at(const std::string& name) const { return p.at(name); }
+  bool masked(int i, int j) const { return allowed && !(*allowed)[static_cast<std::size_t>(i) * t + j]; }
 
   // y (N, out) = x (N, in) · Wᵀ + bias
   Rows linear(const Rows& x, int in, const std::string& w, const std::string& bias) const {
@@ -67,6 +70,7 @@ struct Net {
           double max = -1e300;
           const int keys = c.causal ? i + 1 : t;
           for (int j = 0; j < keys; ++j) {
+            if (masked(i, j)) continue;
             double s = 0;
             for (int e = 0; e < dh; ++e)
               s += qkv[(bi * t + i) * 3 * d + hi * dh + e] * qkv[(bi * t + j) * 3 * d + d + hi * dh + e];
@@ -74,7 +78,7 @@ struct Net {
             max = std::max(max, w[j]);
           }
           double sum = 0;
-          for (int j = 0; j < keys; ++j) sum += (w[j] = std::exp(w[j] - max));
+          for (int j = 0; j < keys; ++j) sum += (w[j] = masked(i, j) ? 0.0 : std::exp(w[j] - max));
           for (int j = 0; j < keys; ++j)
             for (int e = 0; e < dh; ++e)
               ctx[(bi * t + i) * d + hi * dh + e] +=

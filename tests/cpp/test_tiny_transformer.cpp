@@ -188,3 +188,44 @@ TEST_CASE("TinyTransformer: bad ids and targets are clear errors", "[tiny][error
   bad.num_heads = 4;  // does not divide 6
   REQUIRE(attn::TinyTransformer::create(bad, m).code == attn::StatusCode::kHeadsDoNotDivide);
 }
+
+TEST_CASE("TinyTransformer forward with a mask: every layer, on top of causal, against the reference", "[tiny]") {
+  for (const bool causal : {true, false}) {
+    attn::TinyConfig c{11, 8, 8, 2, 2, true, 0, attn::PositionalKind::kLearned, attn::NormKind::kPre, causal, 5};
+    attn::TinyTransformer m;
+    REQUIRE(attn::TinyTransformer::create(c, m).ok());
+    randomise(m, 71);
+    const int t = 5;
+    const Batch x = make_batch(1, t, c.vocab_size, 23);
+    // Take away a few keys (never the diagonal, so no row is fully masked).
+    attn::BoolTensor mask;
+    mask.shape = {t, t};
+    mask.data.assign(t * t, 1);
+    for (const auto& ij : {std::pair{2, 0}, std::pair{4, 1}, std::pair{4, 3}, std::pair{1, 3}}) mask.data[ij.first * t + ij.second] = 0;
+    attn::TinyForwardOptions options;
+    options.attention_layers = {0, 1};
+    options.mask = &mask;
+    attn::TinyForwardResult r;
+    REQUIRE(m.forward(x.ids, options, r).ok());
+    const ref_tiny::Params p = as_double(m);
+    ref_tiny::Net net{m.config(), p, 1, t, c.d_model};
+    net.allowed = &mask.data;
+    const std::vector<int> ids(x.ids.data.begin(), x.ids.data.end());
+    testutil::require_close(r.logits.data, net.logits(ids, attn::Tensor()), kLogitTol, "masked logits");
+    for (int l = 0; l < 2; ++l)
+      for (int h = 0; h < 2; ++h)
+        for (int i = 0; i < t; ++i)
+          for (int j = 0; j < t; ++j)
+            if (!mask.data[i * t + j] || (causal && j > i)) REQUIRE(r.attention[l].data[(h * t + i) * t + j] == 0.0f);
+    // The unmasked forward differs (the mask did something) and a mask of the wrong shape is refused.
+    attn::TinyForwardResult plain;
+    REQUIRE(m.forward(x.ids, {}, plain).ok());
+    REQUIRE(plain.logits.data != r.logits.data);
+    attn::BoolTensor wrong;
+    wrong.shape = {t, t + 1};
+    wrong.data.assign(t * (t + 1), 1);
+    options.mask = &wrong;
+    const attn::Status st = m.forward(x.ids, options, r);
+    REQUIRE(st.code == attn::StatusCode::kInvalidMask);
+  }
+}

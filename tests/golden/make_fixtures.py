@@ -761,6 +761,9 @@ def remove_stale(other_index):
     belong to the other script, make_grad_fixtures.py / make_fixtures.py), so the directory
     equals the union of the two indexes."""
     keep = {name + ".txt" for name in indexed_names(other_index)} | {other_index}
+    # make_modern_fixtures.py's family (its own index) is never this script's to delete.
+    if os.path.exists(os.path.join(FIXTURE_DIR, "index_modern.txt")):
+        keep |= {name + ".txt" for name in indexed_names("index_modern.txt")} | {"index_modern.txt"}
     for old in os.listdir(FIXTURE_DIR):
         if old.endswith(".txt") and old not in keep:
             os.remove(os.path.join(FIXTURE_DIR, old))

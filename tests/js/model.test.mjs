@@ -142,6 +142,30 @@ describe('forward options', () => {
     assert.ok(model.forward(ids, { trace: true }).trace.every((t) => Array.isArray(t) && t.length > 0));
   });
 
+  it('mask: applied in every layer on top of causal, as MultiHeadAttention with the same mask; all-true changes nothing', () => {
+    const allow = [[1, 1, 1, 1], [1, 1, 1, 1], [0, 1, 1, 1], [1, 0, 1, 1]];  // query 2 loses key 0, query 3 key 1
+    const mask = allow.map((r) => r.map(Boolean));
+    const { trace, attention, logits } = model.forward(ids, { mask, trace: true });
+    assert.notDeepEqual(logits.data, model.forward(ids).logits.data, 'the mask changes the logits');
+    assert.deepEqual(model.forward(ids, { mask: allow.map((r) => r.map(() => true)) }).logits.data, model.forward(ids).logits.data);
+    const sd = model.stateDict();
+    for (let l = 0; l < 3; l++) {
+      const w = attention[l].data;
+      for (let bh = 0; bh < 4; bh++) {
+        assert.equal(w[bh * 16 + 2 * 4 + 0], 0);
+        assert.equal(w[bh * 16 + 3 * 4 + 1], 0);
+      }
+      // Each layer's attention equals MultiHeadAttention's on that layer's input with the same mask + causal.
+      const input = trace[l].find((s) => s.name === 'input');
+      const mha = new MultiHeadAttention({ embedDim: 8, numHeads: 2 });
+      const prefix = `blocks.${l}.attn.`;
+      mha.loadStateDict(Object.fromEntries(Object.entries(sd).filter(([n]) => n.startsWith(prefix)).map(([n, t]) => [n.slice(prefix.length), t])));
+      const ref = mha.forward(new Tensor(input.data, input.shape), null, null, { causal: true, mask, averageWeights: false });
+      mha.dispose();
+      assert.deepEqual(w, ref.weights.data, `layer ${l}`);
+    }
+  });
+
   it('ids of shape (T) are a batch of one: outputs keep B = 1', () => {
     const one = model.forward([5, 6, 7, 10], { trace: true });
     assert.deepEqual(one.logits.shape, [1, 4, 11]);
@@ -248,6 +272,8 @@ describe('errors: AttentionError naming the problem, heap and handles unchanged'
     expectError(() => model.forward([1], { trace: { layer: [0] } }), 'INVALID_ARGUMENT', /unknown trace option 'layer'/);
     expectError(() => model.forward([1], { trace: [0] }), 'INVALID_ARGUMENT', /trace must be true, false or \{ layers/);
     expectError(() => model.forward([1], { needWeights: false }), 'INVALID_ARGUMENT', /unknown forward option 'needWeights'/);
+    expectError(() => model.forward([1, 2], { mask: [[1.5, 1], [1, 1]] }), 'INVALID_MASK', /mask must be a boolean tensor/);
+    expectError(() => model.forward([1, 2], { mask: [[true, true, true], [true, true, true]] }), 'INVALID_MASK', /does not broadcast/);
   });
 
   it('loadStateDict is strict and all or nothing', () => {

@@ -5,6 +5,12 @@
 // Attributes: every model config attribute (mask="none|causal|padding|custom", toggles="i.j,…", …),
 //             plus head="mean" | 0…H-1 (default "mean").
 // Events: mask-change { mask, toggles, allowed: Uint8Array (Tq × Tk, 1 = may attend) }, cell-hover, cell-click.
+// Property `data` shows a model the page runs itself (a trained TinyTransformer's layer) instead:
+//   el.data = { weights: (H, T, T) flat, heads, allowed: Uint8Array (T × T, the mask the weights were
+//               computed with), fixed?: Uint8Array (T × T, 1 = masked by the model itself, e.g. causal:
+//               a click cannot unmask it), toggles: [[i, j], …] (the clicked cells), tokens, summary }
+// Then the mask-type buttons are hidden; a click emits mask-change { mask: 'custom', toggles } and the
+// page recomputes and sets `data` again.
 import { ModelElement, h } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { composeCanvases, jsonText, toNested } from './export.js';
@@ -29,7 +35,11 @@ export class MaskEditor extends ModelElement {
   build() {
     this._modeButtons = MODES.map(([mode, label]) => h('button', { type: 'button', 'data-mode': mode, 'aria-pressed': 'false',
       text: label, onclick: () => this.setMode(mode) }));
-    this._reset = h('button', { type: 'button', text: 'Clear clicks', onclick: () => this.#commit(this.config.mask, []) });
+    this._reset = h('button', { type: 'button', text: 'Clear clicks', onclick: () => {
+      if (!this._data) { this.#commit(this.config.mask, []); return; }
+      this._data.toggles = [];
+      this.emit('mask-change', { mask: 'custom', toggles: [], togglesText: '', allowed: null });
+    } });
     this._head = h('select', { 'aria-label': 'Head', onchange: () => this.setAttribute('head', this._head.value) });
     this._maskCanvas = h('canvas', { role: 'img' });
     this._weightCanvas = h('canvas', { role: 'img' });
@@ -67,6 +77,9 @@ export class MaskEditor extends ModelElement {
 
   get result() { return this._result || null; }
 
+  get data() { return this._data || null; }
+  set data(d) { this._data = d ? checkData(d) : null; this.schedule(); }
+
   /** Centre of a cell: which = 'mask' | 'weights'. */
   cellCenter(which, row, col) { return (which === 'mask' ? this._maskView : this._weightView).cellCenter(row, col); }
 
@@ -75,6 +88,7 @@ export class MaskEditor extends ModelElement {
 
   /** Flips one cell: masked ↔ may attend. */
   toggle(row, col) {
+    if (this._data) { this.#toggleData(row, col); return; }
     const c = this.config;
     const key = `${row}.${col}`;
     const had = c.toggles.some(([i, j]) => `${i}.${j}` === key);
@@ -92,10 +106,38 @@ export class MaskEditor extends ModelElement {
     this.emit('mask-change', { mask, toggles: toggles.map((p) => p.slice()), togglesText: formatToggles(toggles), allowed: r ? r.allowed.slice() : null });
   }
 
+  // A click on external data: flip the cell in the toggle list (unless the model itself masks it)
+  // and let the page recompute.
+  #toggleData(row, col) {
+    const d = this._data;
+    const T = d.size;
+    if (d.fixed && d.fixed[row * T + col]) {
+      this._readout.textContent = `The model masks key ${col} for query ${row} itself (a key after the query, in a causal model): clicking cannot unmask it.`;
+      return;
+    }
+    const had = d.toggles.some(([i, j]) => i === row && j === col);
+    d.toggles = had ? d.toggles.filter(([i, j]) => i !== row || j !== col) : [...d.toggles, [row, col]];
+    this.emit('mask-change', { mask: 'custom', toggles: d.toggles.map((p) => p.slice()), togglesText: formatToggles(d.toggles), allowed: null });
+    this.emit('cell-click', { row, col, allowed: had, query: d.tokens[row], key: d.tokens[col] });
+  }
+
+  // The model result render() draws: the config's own model, or the external data.
+  #run() {
+    if (!this._data) return runModel(this.config);
+    const d = this._data;
+    const T = d.size;
+    const mean = new Float32Array(T * T);
+    for (let k = 0; k < d.heads; k++) for (let i = 0; i < T * T; i++) mean[i] += d.weights[k * T * T + i] / d.heads;
+    return { ok: true, external: true, heads: d.heads, Tq: T, Tk: T, mask: d.allowed, meanWeights: mean,
+      headWeights: (k) => d.weights.subarray(k * T * T, (k + 1) * T * T), queryTokens: d.tokens, keyTokens: d.tokens,
+      config: { mask: 'custom', toggles: d.toggles }, summary: d.summary };
+  }
+
   render() {
-    const r = this._result = runModel(this.config);
+    const r = this._result = this.#run();
     const c = r.config;
     this._modeButtons.forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.mode === c.mask)));
+    this._modeButtons[0].parentElement.hidden = Boolean(r.external);
     this._reset.disabled = c.toggles.length === 0;
     if (!r.ok) {
       this.showError(r.error.message);
@@ -109,13 +151,13 @@ export class MaskEditor extends ModelElement {
     }
     const head = this.head === 'mean' ? 'mean' : Math.min(this.head, r.heads - 1);
     this._head.value = String(head);
-    const weights = head === 'mean' ? r.meanWeights : matrixOf(r.byName.weights, head, r).data;
+    const weights = head === 'mean' ? r.meanWeights : r.external ? r.headWeights(head) : matrixOf(r.byName.weights, head, r).data;
     const { Tq, Tk } = r;
     const maskData = new Float32Array(Tq * Tk);  // (Tq, Tk): 1 may attend, −∞ masked (hatched)
     for (let i = 0; i < maskData.length; i++) maskData[i] = r.mask[i] ? 1 : -Infinity;
     this._shown = { rows: Tq, cols: Tk, allowed: r.mask, weights, head, queryTokens: r.queryTokens, keyTokens: r.keyTokens, mode: c.mask, toggles: c.toggles };
     const masked = r.mask.reduce((n, v) => n + (v ? 0 : 1), 0);
-    this._summary.textContent = `${describe(c)} ${masked} of ${Tq * Tk} cells masked.`;
+    this._summary.textContent = `${r.external ? r.summary : describe(c)} ${masked} of ${Tq * Tk} cells masked.`;
     const W = this.contentWidth;
     const panelW = W >= 640 ? Math.floor((W - 22) / 2) : W;
     const common = { rows: Tq, cols: Tk, rowLabels: r.queryTokens, colLabels: r.keyTokens, maxCell: 34, rowAxis: 'query', colAxis: 'key' };
@@ -178,4 +220,15 @@ function describe(c) {
     padding: `Padding mask${clicks}: the ${c.pad} <pad> key${c.pad === 1 ? '' : 's'} at the end cannot be attended to.`,
     custom: `Custom mask: ${c.toggles.length} clicked cell${c.toggles.length === 1 ? '' : 's'} masked.`,
   }[c.mask];
+}
+
+// The external data, checked: every buffer the size its heads and tokens say.
+function checkData(d) {
+  const T = d.tokens.length;
+  const weights = Float32Array.from(d.weights);
+  if (!(d.heads >= 1) || weights.length !== d.heads * T * T || d.allowed.length !== T * T || (d.fixed && d.fixed.length !== T * T)) {
+    throw new Error(`mask-editor data: ${d.heads} heads × ${T}² weights and ${T}² mask cells expected`);
+  }
+  return { weights, heads: d.heads, size: T, allowed: Uint8Array.from(d.allowed), fixed: d.fixed ? Uint8Array.from(d.fixed) : null,
+    toggles: (d.toggles ?? []).map((p) => p.slice()), tokens: d.tokens.slice(), summary: d.summary ?? '' };
 }
