@@ -10,6 +10,27 @@ namespace attn {
 
 namespace {
 
+// Axis −3 of q (H) against k's and v's (H_kv): equal, or under enable_gqa a divisor of H.
+Status check_kv_heads(const Tensor& q, const Tensor& k, const Tensor& v, bool enable_gqa, int& kv_group) {
+  const int a = q.rank() - 3;
+  kv_group = 1;
+  if (a < 0 || (k.shape[a] == q.shape[a] && v.shape[a] == q.shape[a])) return Status::Ok();
+  const std::string shapes =
+      "q " + shape_to_string(q.shape) + ", k " + shape_to_string(k.shape) + ", v " + shape_to_string(v.shape);
+  if (!enable_gqa || k.shape[a] != v.shape[a] || k.shape[a] < 1) {
+    return Status::Error(StatusCode::kShapeMismatch,
+                         "q, k and v must share their leading axes (grouped-query attention, k and v with fewer "
+                         "heads on axis −3 than q, needs enableGQA: true); got " + shapes);
+  }
+  if (q.shape[a] % k.shape[a] != 0) {
+    return Status::Error(StatusCode::kHeadsDoNotDivide, "grouped-query attention: k and v's " +
+                                                            std::to_string(k.shape[a]) + " heads must divide q's " +
+                                                            std::to_string(q.shape[a]) + "; got " + shapes);
+  }
+  kv_group = static_cast<int>(q.shape[a] / k.shape[a]);
+  return Status::Ok();
+}
+
 Status check_qkv(const Tensor& q, const Tensor& k, const Tensor& v) {
   ATTN_RETURN_IF_ERROR(check_well_formed(q, "q"));
   ATTN_RETURN_IF_ERROR(check_well_formed(k, "k"));
@@ -20,7 +41,7 @@ Status check_qkv(const Tensor& q, const Tensor& k, const Tensor& v) {
                              shape_to_string(q.shape) + ", k " + shape_to_string(k.shape) + ", v " +
                              shape_to_string(v.shape));
   }
-  for (int a = 0; a < q.rank() - 2; ++a) {
+  for (int a = 0; a < q.rank() - 3; ++a) {  // axis −3 (heads): check_kv_heads
     if (k.shape[a] != q.shape[a] || v.shape[a] != q.shape[a]) {
       return Status::Error(StatusCode::kShapeMismatch,
                            "q, k and v must share their leading axes; got q " + shape_to_string(q.shape) +
@@ -65,11 +86,13 @@ Status add_masks_to_plan(const BoolTensor* mask, const Tensor* additive, MaskPla
 Status make_sdpa_problem(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaOptions& options,
                          AttentionProblem& p) {
   ATTN_RETURN_IF_ERROR(check_qkv(q, k, v));
+  ATTN_RETURN_IF_ERROR(check_kv_heads(q, k, v, options.enable_gqa, p.kv_group));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
   p.masks.lead.assign(q.shape.begin(), q.shape.end() - 2);
   p.masks.tq = q.dim(-2);
   p.masks.tk = p.masks.real_keys = k.dim(-2);
-  p.masks.causal = options.causal;
+  p.group_axis = q.rank() >= 3 ? static_cast<int>(q.dim(-3)) : 1;
+  ATTN_RETURN_IF_ERROR(set_positions(options.positions, options.causal, p.masks));
   ATTN_RETURN_IF_ERROR(add_masks_to_plan(options.mask, options.additive_mask, p.masks));
   p.dk = q.dim(-1);
   p.dv = v.dim(-1);

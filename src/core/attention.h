@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "core/mask_plan.h"
 #include "core/tensor.h"
 #include "core/trace.h"
 
@@ -34,6 +35,14 @@ struct SdpaOptions {
   // Causal: query i may attend key j iff j <= i (top-left aligned also when Tq != Tk, like
   // PyTorch's is_causal). Combined with `mask` and `additive_mask` when several are given.
   bool causal = false;
+  // Positions (query row r at i = offset + r, key c at j = c): bottom-right causal alignment
+  // (offset Tk − Tq), a sliding window (0 <= i − j < w causal, |i − j| < w not) and ALiBi slopes
+  // (bias −m_h·(i − j) causal, −m_h·|i − j| not, added to the scaled scores; one slope per head of
+  // q's axis −3). See mask_plan.h.
+  PositionOptions positions;
+  // Grouped-query attention: k and v (..., H_kv, Tk, d) with H_kv dividing q's H (axis −3); query
+  // head h uses key/value head h / (H / H_kv). Without it, differing head counts are SHAPE_MISMATCH.
+  bool enable_gqa = false;
   DropoutOptions dropout;
   // When false the weights are not returned (result.weights stays empty) and, without a trace or
   // dropout, the memory-light tiled path (online softmax, O(Tq·dv) memory) may be used.

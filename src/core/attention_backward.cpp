@@ -38,7 +38,7 @@ struct BlockBuffers {
 // 0. P rows [i0, i0 + rows) of slice s, exactly as the forward computes them.
 void recompute_probs(const AttentionProblem& p, std::int64_t s, int i0, int rows, const BlockBuffers& b) {
   const int tk = p.masks.tk;
-  const int ldq = p.row_stride(p.ldq, p.dk), ldk = p.row_stride(p.ldk, p.dk);
+  const int ldq = p.row_stride(p.ldq, p.dk), ldk = p.k_stride();
   kernels::gemm_nt(rows, tk, p.dk, p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq, ldq, p.k_slice(s), ldk,
                    b.probs, tk, false);  // scores (rows, Tk)
   const std::uint8_t* allowed = p.masks.has_bool() ? b.allowed : nullptr;
@@ -53,13 +53,13 @@ void recompute_probs(const AttentionProblem& p, std::int64_t s, int i0, int rows
 void backward_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, const float* d_context,
                     int ldo, const AttentionGradTargets& g, const BlockBuffers& b) {
   const int tk = p.masks.tk, dk = p.dk, dv = p.dv;
-  const int ldq = p.row_stride(p.ldq, dk), ldk = p.row_stride(p.ldk, dk), ldv = p.row_stride(p.ldv, dv);
+  const int ldq = p.row_stride(p.ldq, dk), ldk = p.k_stride(), ldv = p.v_stride();
   const std::int64_t outer = s / p.heads, head = s % p.heads;
   const float* q_rows = p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq;  // (rows, dk)
   const float* d_out = d_context + (outer * p.masks.tq + i0) * static_cast<std::int64_t>(ldo) + head * dv;
   float* dq_rows = g.dq + (outer * p.masks.tq + i0) * static_cast<std::int64_t>(g.lddq) + head * dk;
-  float* dk_slice = g.dk + outer * tk * static_cast<std::int64_t>(g.lddk) + head * dk;  // (Tk, dk)
-  float* dv_slice = g.dv + outer * tk * static_cast<std::int64_t>(g.lddv) + head * dv;  // (Tk, dv)
+  float* dk_slice = g.dk + p.kv_offset(s, dk, g.lddk, tk);  // (Tk, dk), shared by the group's query heads
+  float* dv_slice = g.dv + p.kv_offset(s, dv, g.lddv, tk);  // (Tk, dv)
   recompute_probs(p, s, i0, rows, b);
   const bool dropout = p.dropout.p > 0.0f;
   if (dropout) apply_dropout(p, s, i0, rows, b.probs, b.dropped);
@@ -90,8 +90,8 @@ void run_attention_backward(const AttentionProblem& p, const float* d_context, i
                             const AttentionGradTargets& targets) {
   AttentionGradTargets g = targets;
   g.lddq = g.lddq > 0 ? g.lddq : p.heads * p.dk;
-  g.lddk = g.lddk > 0 ? g.lddk : p.heads * p.dk;
-  g.lddv = g.lddv > 0 ? g.lddv : p.heads * p.dv;
+  g.lddk = g.lddk > 0 ? g.lddk : p.kv_heads() * p.dk;
+  g.lddv = g.lddv > 0 ? g.lddv : p.kv_heads() * p.dv;
   ldo = ldo > 0 ? ldo : p.heads * p.dv;
   const int tq = p.masks.tq, tk = p.masks.tk, block = backward_block_rows(tq, tk);
   ScratchScope scratch;
@@ -99,10 +99,12 @@ void run_attention_backward(const AttentionProblem& p, const float* d_context, i
   BlockBuffers b{scratch.floats(block_floats), p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
                  scratch.floats(block_floats), scratch.bytes(static_cast<std::size_t>(tk)),
                  scratch.floats(static_cast<std::size_t>(tk))};
+  // dK and dV first zeroed for every key/value slice: the query heads of a group add into the same one.
   for (std::int64_t s = 0; s < p.masks.slices(); ++s) {
-    const std::int64_t outer = s / p.heads, head = s % p.heads;
-    zero_rows(g.dk + outer * tk * static_cast<std::int64_t>(g.lddk) + head * p.dk, tk, p.dk, g.lddk);
-    zero_rows(g.dv + outer * tk * static_cast<std::int64_t>(g.lddv) + head * p.dv, tk, p.dv, g.lddv);
+    zero_rows(g.dk + p.kv_offset(s, p.dk, g.lddk, tk), tk, p.dk, g.lddk);
+    zero_rows(g.dv + p.kv_offset(s, p.dv, g.lddv, tk), tk, p.dv, g.lddv);
+  }
+  for (std::int64_t s = 0; s < p.masks.slices(); ++s) {
     for (int i0 = 0; i0 < tq; i0 += block) {
       backward_block(p, s, i0, std::min(block, tq - i0), d_context, ldo, g, b);
     }

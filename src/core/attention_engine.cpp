@@ -39,6 +39,7 @@ std::uint64_t attention_scratch_elements(const AttentionProblem& p, bool need_we
   n += 2 * rows * p.masks.tk + 2 * p.masks.tk;   // block scratch: scores, dropped; mask row
   if (need_weights || tracing) n += s * scores;  // weights of every slice
   if (tracing) n += 4 * s * scores + n;          // scores, scaled, masked, dropped + copies
+  if (tracing && !p.masks.alibi.empty()) n += s * scores;  // the ALiBi bias step
   return n;
 }
 
@@ -218,7 +219,7 @@ Steps block_steps(FullBuffers& b, bool tracing, std::int64_t at) {
 void full_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, const Steps& st,
                 const FullBuffers& b, bool tracing, float* context, int ldo, const AttentionOutputs& out) {
   const int tk = p.masks.tk;
-  const int ldq = p.row_stride(p.ldq, p.dk), ldk = p.row_stride(p.ldk, p.dk), ldv = p.row_stride(p.ldv, p.dv);
+  const int ldq = p.row_stride(p.ldq, p.dk), ldk = p.k_stride(), ldv = p.v_stride();
   // 1. scores (rows, Tk) = q rows (rows, dk) · k_sᵀ
   kernels::gemm_nt(rows, tk, p.dk, p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq, ldq, p.k_slice(s), ldk,
                    st.scores, tk, false);
@@ -235,6 +236,15 @@ void full_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, con
   if (out.weights_out && out.average_heads) average_into(p, s, i0, rows, st.weights, out.weights_out);
 }
 
+// The ALiBi bias alone (S, Tq, Tk), for the trace: "masked" = "scaled" + this + the other masks.
+std::vector<float> alibi_bias(const AttentionProblem& p) {
+  const int tq = p.masks.tq, tk = p.masks.tk;
+  std::vector<float> bias(static_cast<std::size_t>(p.masks.slices()) * tq * tk, 0.0f);
+  for (std::int64_t s = 0; s < p.masks.slices(); ++s)
+    for (int i = 0; i < tq; ++i) p.masks.add_alibi(s, i, 0, p.masks.real_keys, bias.data() + (s * tq + i) * tk);
+  return bias;
+}
+
 void record_full_trace(Trace* trace, const AttentionProblem& p, FullBuffers& b, bool need_weights,
                        AttentionOutputs& out) {
   if (need_weights && !out.weights_out) out.weights = b.weights;
@@ -243,6 +253,7 @@ void record_full_trace(Trace* trace, const AttentionProblem& p, FullBuffers& b, 
   }
   record_scores_step(trace, p, "scores", std::move(b.scores));
   record_scores_step(trace, p, "scaled", std::move(b.scaled));
+  if (!p.masks.alibi.empty()) record_scores_step(trace, p, "alibi", alibi_bias(p));
   record_scores_step(trace, p, "masked", std::move(b.masked));
   record_scores_step(trace, p, "weights", std::move(b.weights));
   if (!b.dropped.empty()) record_scores_step(trace, p, "dropped", std::move(b.dropped));

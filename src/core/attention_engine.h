@@ -24,6 +24,8 @@ namespace attn {
 constexpr int kFlashKeyTile = 256;
 // Query rows per block of the tiled path.
 constexpr int kFlashQueryBlock = 256;
+// Query rows per block of the tiled path under a sliding window narrower than the keys.
+constexpr int kFlashWindowBlock = 64;
 
 struct AttentionProblem {
   MaskPlan masks;  // lead (slices), tq, tk, masks
@@ -39,15 +41,34 @@ struct AttentionProblem {
   float scale = 1.0f;
   DropoutOptions dropout;
   std::vector<std::string> lead_axes;  // trace axis names of the lead axes, e.g. {"B", "H"}
+  // Grouped-query attention: kv_group query heads share one key/value head. The query heads are the
+  // innermost lead axis (group_axis of them); query head h reads key/value head h / kv_group (the
+  // order of Hugging Face's repeat_kv). In the strided layout the k/v rows hold heads / kv_group heads.
+  int kv_group = 1;
+  int group_axis = 1;
+  // Rows per outer index of the k and v buffers: 0 = Tk. A KV cache holds maxLength rows per batch.
+  int kv_rows = 0;
 
-  const float* q_slice(std::int64_t s) const { return slice_of(q, s, masks.tq, dk, ldq); }
-  const float* k_slice(std::int64_t s) const { return slice_of(k, s, masks.tk, dk, ldk); }
-  const float* v_slice(std::int64_t s) const { return slice_of(v, s, masks.tk, dv, ldv); }
+  const float* q_slice(std::int64_t s) const {
+    return q + (s / heads) * masks.tq * static_cast<std::int64_t>(row_stride(ldq, dk)) + (s % heads) * dk;
+  }
+  const float* k_slice(std::int64_t s) const { return k + kv_offset(s, dk, k_stride(), kv_rows); }
+  const float* v_slice(std::int64_t s) const { return v + kv_offset(s, dv, v_stride(), kv_rows); }
   int row_stride(int ld, int d) const { return ld > 0 ? ld : heads * d; }
-
- private:
-  const float* slice_of(const float* base, std::int64_t s, int t, int d, int ld) const {
-    return base + (s / heads) * t * static_cast<std::int64_t>(row_stride(ld, d)) + (s % heads) * d;
+  int kv_heads() const { return heads == 1 ? 1 : heads / kv_group; }  // heads per row of the k/v layout
+  int k_stride() const { return ldk > 0 ? ldk : kv_heads() * dk; }
+  int v_stride() const { return ldv > 0 ? ldv : kv_heads() * dv; }
+  // The key/value slice that slice s (a query head) reads.
+  std::int64_t kv_index(std::int64_t s) const {
+    if (kv_group == 1) return s;
+    return (s / group_axis) * (group_axis / kv_group) + (s % group_axis) / kv_group;
+  }
+  // Offset of slice s's keys (or values, or their gradients) in a buffer of row stride ld, `rows`
+  // rows per outer index (0 = Tk).
+  std::int64_t kv_offset(std::int64_t s, int d, int ld, int rows) const {
+    const std::int64_t i = kv_index(s);
+    const int hl = kv_heads();
+    return (i / hl) * (rows > 0 ? rows : masks.tk) * static_cast<std::int64_t>(ld) + (i % hl) * d;
   }
 };
 

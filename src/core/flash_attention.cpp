@@ -43,7 +43,7 @@ struct KeyValues {  // one slice's keys (Tk, dk) and values (Tk, dv), with their
 // 3·E floats) and several query blocks will read them, they are first copied into contiguous
 // buffers: every block then streams whole tiles instead of d-float pieces of long rows.
 KeyValues slice_kv(const AttentionProblem& p, std::int64_t s, const TileScratch& sc) {
-  const int ldk = p.row_stride(p.ldk, p.dk), ldv = p.row_stride(p.ldv, p.dv);
+  const int ldk = p.k_stride(), ldv = p.v_stride();
   const KeyValues kv{p.k_slice(s), ldk, p.v_slice(s), ldv};
   if (!sc.k_copy) return kv;
   for (int j = 0; j < p.masks.tk; ++j) {
@@ -53,12 +53,6 @@ KeyValues slice_kv(const AttentionProblem& p, std::int64_t s, const TileScratch&
                 static_cast<std::size_t>(p.dv) * sizeof(float));
   }
   return KeyValues{sc.k_copy, p.dk, sc.v_copy, p.dv};
-}
-
-// Whether every key of [j0, j0 + n) is causally masked for every row of [i0, i0 + rows): then the
-// tile contributes exactly nothing (p = 0, m unchanged) and is skipped. Extra keys are never masked.
-bool causally_empty(const AttentionProblem& p, int i0, int rows, int j0, int n) {
-  return p.masks.causal && j0 > i0 + rows - 1 && j0 + n <= p.masks.real_keys;
 }
 
 // 2. Online softmax of every row of the tile (times scale) into p; rescales the output rows whose
@@ -122,7 +116,7 @@ void attend_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, c
   bool first = true;  // out holds nothing yet: the first tile's product overwrites it
   for (int j0 = 0; j0 < tk; j0 += sc.width) {
     const int n = std::min(sc.width, tk - j0);
-    if (causally_empty(p, i0, rows, j0, n)) continue;
+    if (keys_outside_band(p.masks, i0, rows, j0, n)) continue;  // causal or out of the window
     // 1. tile (rows, n) = q_block · k_tileᵀ (times the scale when prescaled)
     kernels::gemm_nt(rows, n, dk, q_tile, ldq_tile, k + static_cast<std::int64_t>(j0) * ldk, ldk, sc.tile,
                      sc.width, false);
@@ -144,7 +138,10 @@ void run_attention_tiled(const AttentionProblem& p, float* context, int ldo) {
     return run_attention_full(p, false, context, ldo, none, nullptr);
   }
   ScratchScope scratch;
-  const int tq = p.masks.tq, block = std::min(kFlashQueryBlock, tq);
+  // A sliding window narrower than the keys: shorter blocks see fewer keys each (a block of r rows
+  // spans window + r − 1 keys), so fewer tiles are computed only to be masked.
+  const bool narrow = p.masks.window > 0 && p.masks.window < p.masks.tk;
+  const int tq = p.masks.tq, block = std::min(narrow ? kFlashWindowBlock : kFlashQueryBlock, tq);
   TileScratch sc;
   sc.width = std::min(kFlashKeyTile, p.masks.tk);
   sc.q_scaled = scratch.floats(static_cast<std::size_t>(block) * p.dk);
@@ -153,14 +150,16 @@ void run_attention_tiled(const AttentionProblem& p, float* context, int ldo) {
   sc.l = scratch.floats(static_cast<std::size_t>(block));
   sc.allowed = scratch.bytes(static_cast<std::size_t>(sc.width));
   sc.additive = scratch.floats(static_cast<std::size_t>(sc.width));
-  const bool strided = p.row_stride(p.ldk, p.dk) != p.dk || p.row_stride(p.ldv, p.dv) != p.dv;
+  const bool strided = p.k_stride() != p.dk || p.v_stride() != p.dv;
   const bool copy_kv = strided && tq > block;  // several blocks read each slice's keys and values
   sc.k_copy = copy_kv ? scratch.floats(static_cast<std::size_t>(p.masks.tk) * p.dk) : nullptr;
   sc.v_copy = copy_kv ? scratch.floats(static_cast<std::size_t>(p.masks.tk) * p.dv) : nullptr;
   const std::int64_t slices = p.masks.slices();
+  KeyValues kv{};
   for (std::int64_t s = 0; s < slices; ++s) {
     float* out = context + (s / p.heads) * tq * static_cast<std::int64_t>(ldo) + (s % p.heads) * p.dv;
-    const KeyValues kv = slice_kv(p, s, sc);
+    // Query heads of one group read the same keys and values: copy them once per group.
+    if (s == 0 || p.kv_index(s) != p.kv_index(s - 1)) kv = slice_kv(p, s, sc);
     for (int i0 = 0; i0 < tq; i0 += block) {
       attend_block(p, s, i0, std::min(block, tq - i0), sc, kv, out + static_cast<std::int64_t>(i0) * ldo,
                    ldo);

@@ -1,5 +1,10 @@
 #include "core/mask_plan.h"
 
+#include "core/rotary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <string>
 
 namespace attn {
@@ -76,9 +81,7 @@ void MaskPlan::fill_row(std::int64_t slice, int row, int col0, int n, std::uint8
         if (!base[j * view.col_stride]) allowed[j - col0] = 0;
       }
     }
-    if (causal) {
-      for (int j = col0 > row + 1 ? col0 : row + 1; j < real_end; ++j) allowed[j - col0] = 0;
-    }
+    if (causal || window > 0) mask_band(row, col0, real_end, allowed);
   }
   if (additive && has_additive()) {
     for (int j = col0; j < col0 + n; ++j) additive[j - col0] = 0.0f;
@@ -86,7 +89,75 @@ void MaskPlan::fill_row(std::int64_t slice, int row, int col0, int n, std::uint8
       const float* base = view.floats + row_offset(*this, view, slice, row);
       for (int j = col0; j < real_end; ++j) additive[j - col0] += base[j * view.col_stride];
     }
+    if (!alibi.empty()) add_alibi(slice, row, col0, real_end, additive);
   }
+}
+
+// allowed[j − col0] = 0 for the keys j in [col0, end) that the causal mask or the window exclude.
+void MaskPlan::mask_band(int row, int col0, int end, std::uint8_t* allowed) const {
+  const std::int64_t i = position_offset + row;
+  auto clear = [&](std::int64_t from, std::int64_t to) {  // keys [from, to) ∩ [col0, end)
+    for (std::int64_t j = std::max<std::int64_t>(from, col0); j < std::min<std::int64_t>(to, end); ++j) allowed[j - col0] = 0;
+  };
+  if (causal) clear(i + 1, end);                      // j > i
+  if (window > 0) {
+    clear(col0, i - window + 1);                      // i − j >= window
+    if (!causal) clear(i + window, end);              // j − i >= window
+  }
+}
+
+// additive[j − col0] += −m·(i − j) (causal) or −m·|i − j|, m the slope of the slice's head.
+void MaskPlan::add_alibi(std::int64_t slice, int row, int col0, int end, float* additive) const {
+  const double m = alibi[static_cast<std::size_t>(slice % lead.back())];
+  const std::int64_t i = position_offset + row;
+  for (int j = col0; j < end; ++j) {
+    const std::int64_t d = causal ? i - j : std::llabs(i - j);
+    additive[j - col0] += static_cast<float>(-m * static_cast<double>(d));
+  }
+}
+
+Status set_positions(const PositionOptions& o, bool causal, MaskPlan& plan) {
+  auto invalid = [](const std::string& what) { return Status::Error(StatusCode::kInvalidArgument, what); };
+  if (o.bottom_right && !causal) return invalid("a bottom-right alignment needs causal attention");
+  const std::int64_t aligned = static_cast<std::int64_t>(plan.real_keys) - plan.tq;
+  if (o.offset && *o.offset < 0) return invalid("positionOffset must be >= 0, got " + std::to_string(*o.offset));
+  if (o.offset && o.bottom_right && *o.offset != aligned) {
+    return invalid("causal 'bottom-right' places query row 0 at Tk − Tq = " + std::to_string(aligned) +
+                   "; positionOffset " + std::to_string(*o.offset) + " contradicts it");
+  }
+  if (o.window && *o.window < 1) return invalid("window must be an integer >= 1, got " + std::to_string(*o.window));
+  std::vector<float> paper;
+  if (o.alibi_paper) {
+    if (plan.lead.empty()) return invalid("alibi needs a head axis: give q as (..., H, T, d)");
+    ATTN_RETURN_IF_ERROR(alibi_slopes(static_cast<int>(plan.lead.back()), paper));
+  }
+  const std::vector<float>& slopes = o.alibi_paper ? paper : o.alibi_slopes;
+  if (!slopes.empty()) {
+    const std::int64_t heads = plan.lead.empty() ? 0 : plan.lead.back();
+    if (static_cast<std::int64_t>(slopes.size()) != heads) {
+      return invalid("alibi needs one slope per head: " + std::to_string(heads) + " heads, got " +
+                     std::to_string(slopes.size()) + " slopes" +
+                     (plan.lead.empty() ? " (q has no head axis: give q as (..., H, T, d))" : ""));
+    }
+    for (float m : slopes)
+      if (!std::isfinite(m)) return invalid("alibi slopes must be finite, got " + format_number(m));
+  }
+  plan.causal = causal;
+  plan.position_offset = o.offset ? *o.offset : (o.bottom_right ? aligned : 0);
+  plan.window = o.window ? *o.window : 0;
+  plan.alibi = slopes;
+  return Status::Ok();
+}
+
+bool keys_outside_band(const MaskPlan& plan, int r0, int rows, int j0, int n) {
+  if (j0 + n > plan.real_keys) return false;  // extra keys are never masked
+  const std::int64_t first = plan.position_offset + r0, last = first + rows - 1;
+  if (plan.causal && j0 > last) return true;
+  if (plan.window > 0) {
+    if (j0 + n - 1 <= first - plan.window) return true;
+    if (!plan.causal && j0 >= last + plan.window) return true;
+  }
+  return false;
 }
 
 }  // namespace attn

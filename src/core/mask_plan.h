@@ -3,6 +3,7 @@
 // The engine asks it for one row segment at a time.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/tensor.h"
@@ -23,18 +24,46 @@ struct MaskPlan {
   int tq = 0;           // queries per slice
   int tk = 0;           // keys per slice, including extra keys (bias_k, zero attention)
   int real_keys = 0;    // masks and causal cover keys [0, real_keys); extra keys are never masked
-  bool causal = false;  // key j allowed for query i iff j <= i (top-left aligned)
+  // Positions: query row r is at i = position_offset + r, key column c at j = c (a KV cache's keys
+  // included). Causal, the window and ALiBi are functions of (i, j), never materialised.
+  bool causal = false;             // key j allowed for query i iff j <= i
+  std::int64_t position_offset = 0;
+  int window = 0;                  // > 0: allowed iff 0 <= i − j < window (causal), |i − j| < window (not)
+  std::vector<float> alibi;        // per head of the innermost lead axis: −m·(i − j) causal, −m·|i − j| not
   std::vector<MaskView> bool_views;
   std::vector<MaskView> additive_views;
 
-  bool has_bool() const { return causal || !bool_views.empty(); }
-  bool has_additive() const { return !additive_views.empty(); }
+  bool has_bool() const { return causal || window > 0 || !bool_views.empty(); }
+  bool has_additive() const { return !additive_views.empty() || !alibi.empty(); }
   std::int64_t slices() const { return shape_numel(lead); }
 
   // For keys [col0, col0 + n) of (slice, row): allowed[j] (1 = may attend) when allowed != null and
   // has_bool(); additive[j] (sum of additive masks) when additive != null and has_additive().
   void fill_row(std::int64_t slice, int row, int col0, int n, std::uint8_t* allowed, float* additive) const;
+  // additive[j − col0] += the ALiBi bias of (slice, row) for keys j in [col0, end), end <= real_keys.
+  void add_alibi(std::int64_t slice, int row, int col0, int end, float* additive) const;
+
+ private:
+  void mask_band(int row, int col0, int end, std::uint8_t* allowed) const;
 };
+
+// Where the queries sit and what they may see, beyond the mask tensors (attention.h documents them).
+struct PositionOptions {
+  bool bottom_right = false;            // causal aligned so that the last query sees the last key
+  std::optional<std::int64_t> offset;   // position of query row 0; default 0, or Tk − Tq bottom-right
+  std::optional<int> window;            // sliding window, >= 1
+  std::vector<float> alibi_slopes;      // one per head (the innermost lead axis); empty = no ALiBi
+  bool alibi_paper = false;             // ALiBi with the paper's slopes for the head count (rotary.h)
+};
+
+// Checks `o` against plan (tq, real_keys, lead set) and sets causal, position_offset, window and
+// alibi. INVALID_ARGUMENT names the problem: bottom-right without causal, an offset < 0 or one that
+// contradicts bottom-right, a window < 1, slopes not one per head or not finite.
+Status set_positions(const PositionOptions& o, bool causal, MaskPlan& plan);
+
+// Whether every key of [j0, j0 + n) is masked for every query row of [r0, r0 + rows) by the causal
+// mask or the window alone (then a tile there contributes nothing and is skipped).
+bool keys_outside_band(const MaskPlan& plan, int r0, int rows, int j0, int n);
 
 // Builds the view of a mask of `mask_shape` over (plan.lead..., plan.tq, plan.real_keys).
 // kInvalidMask names `what` and both shapes when the mask does not broadcast.

@@ -210,7 +210,7 @@ Status mha_steps::make_problem(const MhaForwardOptions& options, const Dims& d, 
   p.masks.tq = d.tq;
   p.masks.tk = d.tk + hd.extra;
   p.masks.real_keys = d.tk;
-  p.masks.causal = options.causal;
+  ATTN_RETURN_IF_ERROR(set_positions(options.positions, options.causal, p.masks));
   ATTN_RETURN_IF_ERROR(mha_masks_to_plan(options, p.masks, d.b, hd.h));
   p.dk = hd.dk;
   p.dv = hd.dv;

@@ -46,6 +46,9 @@ struct MhaForwardOptions {
   const Tensor* additive_mask = nullptr;
   const BoolTensor* key_padding_mask = nullptr;
   bool causal = false;
+  // Positions, bottom-right causal, sliding window and ALiBi, as SdpaOptions::positions (the heads
+  // are the module's; query row r at positionOffset + r, key c at c).
+  PositionOptions positions;
   bool need_weights = true;
   bool average_weights = true;
   DropoutOptions dropout;
@@ -81,6 +84,7 @@ struct MhaSaved {
   BoolTensor mask, key_padding_mask;
   Tensor additive_mask;
   bool causal = false;
+  PositionOptions positions;
   std::optional<float> scale;
   DropoutOptions dropout;
 };

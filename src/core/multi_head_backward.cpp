@@ -97,6 +97,7 @@ MhaForwardOptions options_of(const MhaSaved& saved) {
   o.additive_mask = saved.has_additive_mask ? &saved.additive_mask : nullptr;
   o.key_padding_mask = saved.has_key_padding_mask ? &saved.key_padding_mask : nullptr;
   o.causal = saved.causal;
+  o.positions = saved.positions;
   o.need_weights = false;
   o.scale = saved.scale;
   o.dropout = saved.dropout;
@@ -164,6 +165,7 @@ void save_inputs(const float* x, const Tensor* key, const Tensor* value, const M
   saved.has_key_padding_mask = options.key_padding_mask != nullptr;
   saved.key_padding_mask = options.key_padding_mask ? *options.key_padding_mask : BoolTensor{};
   saved.causal = options.causal;
+  saved.positions = options.positions;
   saved.scale = options.scale;
   saved.dropout = options.dropout;
   saved.pre_norm.clear();

@@ -144,8 +144,21 @@ export interface AttentionOptions {
   mask?: TensorLike | null;
   /** Float mask added to the scaled scores (may hold −∞), broadcastable to (…, Tq, Tk). */
   additiveMask?: TensorLike | null;
-  /** Query i may attend key j iff j ≤ i (top-left aligned when Tq ≠ Tk). */
-  causal?: boolean;
+  /**
+   * `true` / `'top-left'`: query i may attend key j iff j ≤ i, with query row r at i = positionOffset + r
+   * (default 0) and key c at j = c. `'bottom-right'`: the last query aligns with the last key
+   * (positionOffset = Tk − Tq). Any other value is INVALID_ARGUMENT.
+   */
+  causal?: boolean | 'top-left' | 'bottom-right';
+  /** Absolute position of query row 0 (an integer ≥ 0); masks, windows and ALiBi use absolute positions. */
+  positionOffset?: number;
+  /** Sliding window w ≥ 1: key j allowed iff 0 ≤ i − j < w when causal, |i − j| < w otherwise. */
+  window?: number;
+  /**
+   * ALiBi: `true` (the paper's slopes, {@link alibiSlopes}) or one slope m_h per head; the bias
+   * −m_h·(i − j) (causal) or −m_h·|i − j| is added to the scaled scores. For SDPA the heads are q's axis −3.
+   */
+  alibi?: boolean | ArrayLike<number>;
   /** Multiplier of Q·Kᵀ; default 1/√d_k. A temperature t is `scale: 1 / t`. */
   scale?: number;
   /** Dropout on the weights (off by default). */
@@ -158,7 +171,7 @@ export interface AttentionOptions {
 
 /** One recorded intermediate of a forward pass. */
 export interface TraceStep {
-  /** `input`, `positional`, `x`, `q`, `k`, `v`, `scores`, `scaled`, `masked`, `weights`, `dropped`,
+  /** `input`, `positional`, `x`, `q`, `k`, `v`, `scores`, `scaled`, `alibi`, `masked`, `weights`, `dropped`,
    * `context`, `concat`, `output`, `residual`, `normalized` (those that apply, in this order). */
   name: string;
   shape: number[];
@@ -176,8 +189,39 @@ export interface AttentionResult {
   trace?: TraceStep[];
 }
 
+/** {@link scaledDotProductAttention}'s options: {@link AttentionOptions} plus grouped-query attention. */
+export interface SdpaOptions extends AttentionOptions {
+  /**
+   * Grouped-query attention (PyTorch 2.5's name): k and v (…, H_kv, Tk, d) with H_kv dividing q's H
+   * (axis −3); query head h uses key/value head ⌊h / (H / H_kv)⌋. Weights stay (…, H, Tq, Tk); the
+   * gradients of k and v keep their shapes (summed over the query heads that share them). Without it,
+   * differing head counts are SHAPE_MISMATCH (naming `enableGQA`); a count that does not divide is
+   * HEADS_DO_NOT_DIVIDE.
+   */
+  enableGQA?: boolean;
+}
+
 /** softmax(q·kᵀ·scale + masks)·v for q (…, Tq, dk), k (…, Tk, dk), v (…, Tk, dv). */
-export function scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: AttentionOptions): AttentionResult;
+export function scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions): AttentionResult;
+
+/** {@link applyRotary}'s options. */
+export interface RotaryOptions {
+  /** θ_i = base^(−2i/dims); default 10000. */
+  base?: number;
+  /** `'half'` (default): pairs (i, i + dims/2), GPT-NeoX and Llama's rotate_half; `'interleaved'`: pairs (2i, 2i+1), GPT-J and RoFormer. */
+  style?: 'half' | 'interleaved';
+  /** Features rotated (even, ≤ d); the rest pass through (partial rotary). Default: all of d. */
+  dims?: number;
+  /** Position of row 0 (default 0): row t is at offset + t. */
+  offset?: number;
+}
+
+/** Rotary position embedding of x (…, T, d), row t rotated by (offset + t)·θ_i. */
+export function applyRotary(x: TensorLike, options?: RotaryOptions): Tensor;
+/** The gradient of x for {@link applyRotary} given the output's gradient (the inverse rotation). */
+export function applyRotaryBackward(gradOutput: TensorLike, options?: RotaryOptions): Tensor;
+/** The ALiBi paper's slopes (get_slopes) for numHeads heads: 2^(−8(h+1)/H) for H a power of two. */
+export function alibiSlopes(numHeads: number): Float32Array;
 
 /**
  * Backward of {@link scaledDotProductAttention}: the gradients of `sum(output ⊙ gradOutput)` with
@@ -190,7 +234,7 @@ export function scaledDotProductAttention(q: TensorLike, k: TensorLike, v: Tenso
  * @returns gradients of q, k and v, each of its input's shape.
  */
 export function scaledDotProductAttentionBackward(
-  q: TensorLike, k: TensorLike, v: TensorLike, gradOutput: TensorLike, options?: AttentionOptions,
+  q: TensorLike, k: TensorLike, v: TensorLike, gradOutput: TensorLike, options?: SdpaOptions,
 ): { q: Tensor; k: Tensor; v: Tensor };
 
 /**

@@ -8,6 +8,7 @@ import { AttentionError, check } from './errors.js';
 import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
 import { relaxedSimdSupported } from './relaxed-simd.js';
 import { backwardApi } from './backward.js';
+import { positionsApi } from './positions.js';
 import { tinyTransformerClass } from './model.js';
 import { trainApi } from './train.js';
 import { gradRecord, mhaBackward } from './mha-backward.js';
@@ -21,6 +22,7 @@ export { readSafetensorsMetadata } from './safetensors.js';
 const runtime = createRuntime();
 const { requireCore, checkInputBytes, Handle, newHandle } = runtime;
 export const { scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward } = backwardApi(runtime);
+export const { applyRotary, applyRotaryBackward, alibiSlopes } = positionsApi(runtime);
 // The model and training API (model.js, train.js) over the same runtime.
 export const TinyTransformer = tinyTransformerClass(runtime);
 export const { Trainer, createTask, evaluate } = trainApi(runtime, TinyTransformer);
@@ -115,7 +117,9 @@ export function layerNorm(x, options = {}) {
   return fromCore(check(m._layerNorm(t, eps, weight?.data ?? null, bias?.data ?? null)).result);
 }
 
-const MHA_OPTIONS = [...SDPA_OPTIONS, 'keyPaddingMask', 'averageWeights', 'positional', 'requiresGrad'];
+const MHA_OPTIONS = [...SDPA_OPTIONS.filter((k) => k !== 'enableGQA'), 'keyPaddingMask', 'averageWeights', 'positional', 'requiresGrad'];
+// MultiHeadAttention has numKVHeads in its config instead of SDPA's enableGQA.
+const MHA_HINTS = { enableGQA: 'the numKVHeads config option (grouped-query attention is a property of the module)' };
 
 function results(r) {
   const out = { output: fromCore(r.output) };
@@ -241,7 +245,7 @@ export class MultiHeadAttention extends Handle {
   forward(query, key = null, value = null, options = {}) {
     const handle = this._live();
     if (this._grad) this._dropSaved(handle); // every forward replaces the saved state, even one that fails
-    options = checkOptions(options, MHA_OPTIONS, 'forward option');
+    options = checkOptions(options, MHA_OPTIONS, 'forward option', MHA_HINTS);
     const q = asFloatTensor(query, 'query');
     const k = key == null ? null : asFloatTensor(key, 'key');
     const v = value == null ? null : asFloatTensor(value, 'value');
@@ -336,8 +340,10 @@ export class MultiHeadAttention extends Handle {
 // requiresGrad (the lean path keeps nothing for backward), and tensors of rank ≤ 3 (the rest,
 // including every shape error, goes through the general path).
 function isLeanCall(options, q, k, v) {
-  const { mask, additiveMask, keyPaddingMask, positional, dropout, trace, requiresGrad } = options;
+  const { mask, additiveMask, keyPaddingMask, positional, dropout, trace, requiresGrad, causal } = options;
   if (mask != null || additiveMask != null || keyPaddingMask != null || positional != null) return false;
+  if (options.positionOffset != null || options.window != null || options.alibi != null) return false;
+  if (causal != null && typeof causal !== 'boolean') return false;  // 'top-left', 'bottom-right' or an error
   if (dropout != null || trace || requiresGrad) return false;
   return [q, k, v].every((t) => t == null || t.shape.length <= 3);
 }

@@ -3,7 +3,7 @@
 // before anything is copied into its heap) and the parsing of the option objects that forward and
 // backward functions have in common. Internal: not exported from index.js.
 import { AttentionError, check } from './errors.js';
-import { checkNumber, checkOptions, checkSeed } from './options.js';
+import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
 import { asBoolTensor, asFloatTensor } from './tensor.js';
 
 const mib = (bytes) => Math.round((bytes / (1024 * 1024)) * 100) / 100;
@@ -103,11 +103,37 @@ export function createRuntime() {
 }
 
 /** The option keys of scaledDotProductAttention (and of its backward). */
-export const SDPA_OPTIONS = ['mask', 'additiveMask', 'causal', 'scale', 'dropout', 'needWeights', 'trace'];
+export const SDPA_OPTIONS = ['mask', 'additiveMask', 'causal', 'scale', 'dropout', 'needWeights', 'trace',
+  'positionOffset', 'window', 'alibi', 'enableGQA'];
+
+/**
+ * `causal` as the core reads it: false / true / 'top-left' / 'bottom-right'. Anything else (a typo
+ * such as 'bottom_right', a number) is INVALID_ARGUMENT: it used to mean top-left silently.
+ */
+function causalMode(causal) {
+  if (causal === false || causal == null) return { causal: false, bottomRight: false };
+  if (causal === true || causal === 'top-left') return { causal: true, bottomRight: false };
+  if (causal === 'bottom-right') return { causal: true, bottomRight: true };
+  throw new AttentionError('INVALID_ARGUMENT', `causal must be true, false, 'top-left' or 'bottom-right', got ${describe(causal)}`);
+}
+
+/** Positions, window and ALiBi (see README "Attention in today's models") in the bindings' flat form. */
+function positionOptions({ causal, positionOffset, window, alibi }, o) {
+  Object.assign(o, causalMode(causal));
+  if (positionOffset != null) o.positionOffset = checkInt(positionOffset, 'positionOffset');
+  if (window != null) o.window = checkInt(window, 'window');
+  if (alibi === true) o.alibiPaper = true;
+  else if (Array.isArray(alibi) || ArrayBuffer.isView(alibi)) o.alibi = Float32Array.from(alibi, (m) => checkNumber(m, 'alibi slope'));
+  else if (alibi != null && alibi !== false) {
+    throw new AttentionError('INVALID_ARGUMENT', `alibi must be true, false or one slope per head (number[]), got ${describe(alibi)}`);
+  }
+}
 
 /** Options shared by SDPA and MHA (forward and backward), in the flat form the bindings read. */
-export function commonOptions({ mask, additiveMask, causal = false, scale, dropout, needWeights = true, trace = false }) {
-  const o = { causal: Boolean(causal), needWeights: Boolean(needWeights), trace: Boolean(trace) };
+export function commonOptions({ mask, additiveMask, causal = false, scale, dropout, needWeights = true, trace = false,
+  positionOffset, window, alibi, enableGQA = false }) {
+  const o = { needWeights: Boolean(needWeights), trace: Boolean(trace), enableGQA: Boolean(enableGQA) };
+  positionOptions({ causal, positionOffset, window, alibi }, o);
   if (mask != null) o.mask = asBoolTensor(mask, 'mask');
   if (additiveMask != null) o.additiveMask = asFloatTensor(additiveMask, 'additiveMask');
   if (scale != null) o.scale = checkNumber(scale, 'scale');

@@ -92,6 +92,18 @@ inline void read_common_options(const val& o, std::optional<float>& scale, attn:
   need_weights = has(o, "needWeights") ? o["needWeights"].as<bool>() : true;
 }
 
+// Positions from the wrapper's { bottomRight, positionOffset?, window?, alibi? (Float32Array),
+// alibiPaper? (the paper's slopes for the call's head count) }.
+inline attn::PositionOptions read_positions(const val& o) {
+  attn::PositionOptions p;
+  p.bottom_right = has(o, "bottomRight") && o["bottomRight"].as<bool>();
+  if (has(o, "positionOffset")) p.offset = static_cast<std::int64_t>(o["positionOffset"].as<double>());
+  if (has(o, "window")) p.window = o["window"].as<int>();
+  if (has(o, "alibi")) p.alibi_slopes = emscripten::convertJSArrayToNumberVector<float>(o["alibi"]);
+  p.alibi_paper = has(o, "alibiPaper") && o["alibiPaper"].as<bool>();
+  return p;
+}
+
 // The masks an SdpaOptions points at; must outlive the call that uses the options.
 struct MaskStorage {
   attn::BoolTensor mask;
@@ -104,6 +116,8 @@ inline attn::SdpaOptions read_sdpa_options(const val& o, MaskStorage& masks) {
   attn::SdpaOptions options;
   read_common_options(o, options.scale, options.dropout, options.need_weights);
   options.causal = has(o, "causal") && o["causal"].as<bool>();
+  options.positions = read_positions(o);
+  options.enable_gqa = has(o, "enableGQA") && o["enableGQA"].as<bool>();
   if (has(o, "mask")) options.mask = &(masks.mask = bool_tensor_from_js(o["mask"]));
   if (has(o, "additiveMask")) options.additive_mask = &(masks.additive = tensor_from_js(o["additiveMask"]));
   return options;

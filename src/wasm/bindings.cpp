@@ -259,6 +259,7 @@ val MhaHandle::forward(val query, val key, val value, val o) {
   attn::MhaForwardOptions options;
   read_common_options(o, options.scale, options.dropout, options.need_weights);
   options.causal = has(o, "causal") && o["causal"].as<bool>();
+  options.positions = read_positions(o);
   options.average_weights = !has(o, "averageWeights") || o["averageWeights"].as<bool>();
   attn::BoolTensor mask, padding;
   attn::Tensor additive, positional, key_t, value_t;

@@ -17,10 +17,12 @@ const MJS = dist('attention_core.mjs');
 /**
  * Size limits (README reports the real numbers). Attention alone fit 150 KB / 60 KB; the gradients,
  * TinyTransformer, AdamW, the toy tasks and their bindings (training, issue #13) add ~100 KB /
- * ~42 KB, so the limits rose to what training needs, with a little headroom.
+ * ~42 KB, so the limits rose to what training needs, with a little headroom. Today's attention
+ * (issue #15: positions, windows, ALiBi, grouped-query heads, RoPE, the KV cache) and pretrained
+ * checkpoints (#16) add more: 300 KB / 125 KB.
  */
-const kWasmBytesTarget = 250_000;
-const kWasmGzipBytesTarget = 105_000;
+const kWasmBytesTarget = 300_000;
+const kWasmGzipBytesTarget = 125_000;
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
@@ -51,7 +53,7 @@ describe('dist/attention_core.wasm', () => {
   });
 
   for (const file of [WASM, RELAXED_WASM]) {
-    it(`${file.split('/').pop()}: size and gzip size (limits: < 250 KB, gzip < 105 KB)`, (t) => {
+    it(`${file.split('/').pop()}: size and gzip size (limits: < 300 KB, gzip < 125 KB)`, (t) => {
       const wasm = readFileSync(file);
       const gzip = gzipSync(wasm, { level: constants.Z_BEST_COMPRESSION }).length;
       const mjs = readFileSync(MJS);

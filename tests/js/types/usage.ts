@@ -5,13 +5,13 @@ import {
   init, Tensor, AttentionError, softmax, layerNorm, scaledDotProductAttention, MultiHeadAttention,
   sinusoidalEncoding, LearnedPositionalEncoding, seededNormal, setMemoryLimit, memoryLimit,
   kernelVariant, memoryStats, scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward,
-  TinyTransformer, Trainer, createTask, evaluate,
+  TinyTransformer, Trainer, createTask, evaluate, applyRotary, applyRotaryBackward, alibiSlopes,
 } from 'attention-wasm';
 import type {
   AttentionErrorCode, TensorLike, NestedArray, InitOptions, DropoutOptions, AttentionOptions,
   MultiHeadAttentionConfig, MultiHeadAttentionOptions, AttentionResult, TraceStep, StateDict,
   DType, TensorOptions, LayerNormOptions, MultiHeadAttentionGrads, IdsLike, TinyTransformerConfig, TinyForwardOptions, TinyForwardResult,
-  TrainerOptions, TrainerState, Task, TaskName, TaskOptions, EvaluateOptions,
+  TrainerOptions, TrainerState, Task, TaskName, TaskOptions, EvaluateOptions, SdpaOptions, RotaryOptions,
 } from 'attention-wasm';
 
 // ---- init ---------------------------------------------------------------------------------------
@@ -282,3 +282,16 @@ evaluate(tiny, task);
 // @ts-expect-error unknown evaluate option
 evaluate(tiny, task, { batch_size: 8 });
 for (const h of [trainer, tiny, loaded, task]) h.dispose();
+
+// ---- attention as today's models use it (issue #15) ---------------------------------------------
+const modern: SdpaOptions = { causal: 'bottom-right', window: 128, alibi: true, enableGQA: true, needWeights: false };
+scaledDotProductAttention(seededNormal([1, 8, 4, 16]), seededNormal([1, 2, 6, 16]), seededNormal([1, 2, 6, 16]), modern);
+scaledDotProductAttention(seededNormal([1, 2, 4, 16]), seededNormal([1, 2, 4, 16]), seededNormal([1, 2, 4, 16]), { causal: 'top-left', positionOffset: 3, alibi: [0.5, 0.25] });
+// @ts-expect-error causal is true, false, 'top-left' or 'bottom-right'
+scaledDotProductAttention(seededNormal([2, 2]), seededNormal([2, 2]), seededNormal([2, 2]), { causal: 'bottom_right' });
+const rope: RotaryOptions = { base: 500000, style: 'interleaved', dims: 8, offset: 10 };
+const rotated: Tensor = applyRotary(seededNormal([4, 16]), rope);
+applyRotaryBackward(rotated, { style: 'half' });
+// @ts-expect-error style is 'half' or 'interleaved'
+applyRotary(rotated, { style: 'neox' });
+const slopes: Float32Array = alibiSlopes(12);
