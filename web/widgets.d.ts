@@ -164,6 +164,65 @@ export declare class MaskEditor extends ModelElement {
   cellCenter(which: 'mask' | 'weights', row: number, col: number): { x: number; y: number };
 }
 
+/**
+ * <rope-explorer d="8" base="10000" rotary-style="half" offset="0" seed="1">: rotary embeddings through applyRotary.
+ * q, k = rows 0 and 1 of seededNormal([2, d], seed). For a relative offset δ the query sits at
+ * offset + max(δ, 0) and the key at offset + max(−δ, 0). Events: ready.
+ */
+export declare class RopeExplorer extends AwElement {
+  /** Head size (even). */
+  d: number;
+  base: number;
+  /** Attribute rotary-style (style="half|interleaved" is read too). */
+  rotaryStyle: 'half' | 'interleaved';
+  offset: number;
+  seed: number;
+  /** The frequency pair drawn in the plane. */
+  pair: number;
+  /** q's position in the plane (0…256). */
+  position: number;
+  readonly q: Float32Array | null;
+  readonly k: Float32Array | null;
+  /** −32 … 32. */
+  readonly deltas: number[];
+  readonly shown: null | { d: number; base: number; style: 'half' | 'interleaved'; seed: number; offset: number; q: Float32Array; k: Float32Array;
+    scores: { total: Float32Array; pairs: Float64Array[] }; compare: Float32Array[]; maxDiff: number };
+  /** Total q·k over `deltas` with the earlier position at `offset` (default: the attribute). */
+  scores(offset?: number): Float32Array | null;
+  /** Angle (radians, atan2) of q's pair `pair` after rotation to `position`. */
+  pairAngle(pair: number, position: number): number | null;
+}
+
+/** <alibi-bias heads="8" length="12" causal seed="1">: ALiBi through SDPA's alibi: true. Events: cell-hover { head, row, col, bias, weight }. */
+export declare class AlibiBias extends AwElement {
+  heads: number;
+  length: number;
+  causal: boolean;
+  seed: number;
+  /** The head shown. */
+  head: number;
+  /** alibiSlopes(heads). */
+  readonly slopes: Float32Array | null;
+  readonly shown: null | { H: number; T: number; causal: boolean; seed: number; slopes: Float32Array; bias: Float32Array; weights: Float32Array };
+  /** −m_h·(i − j) (causal) or −m_h·|i − j|, (T, T) row-major; the causal mask is separate. */
+  bias(head: number): Float32Array | null;
+  /** Softmax weights of a head, (T, T) row-major. */
+  weights(head: number): Float32Array | null;
+}
+
+/** <gqa-heads heads="8" kv-heads="2" length="10" seed="1">: grouped-query attention (SDPA enableGQA, causal). Events: cell-hover { head, kvHead, row, col, value }. */
+export declare class GqaHeads extends AwElement {
+  heads: number;
+  kvHeads: number;
+  length: number;
+  seed: number;
+  /** Query heads per key/value head ([[0, 1, 2, 3], [4, 5, 6, 7]] for 8 / 2); null while an error is shown. */
+  readonly groups: number[][] | null;
+  readonly shown: null | { H: number; Hkv: number; T: number; seed: number; groups: number[][]; weights: Float32Array };
+  /** A query head's weights, (T, T) row-major. */
+  weights(head: number): Float32Array | null;
+}
+
 export declare const MAX_TOKENS: 512;
 export declare const PAD_TOKEN: '<pad>';
 export declare const DEFAULT_CONFIG: Readonly<WidgetConfig>;
@@ -221,5 +280,8 @@ declare global {
     'mask-editor': MaskEditor;
     'attention-trainer': AttentionTrainer;
     'attention-model-view': AttentionModelView;
+    'rope-explorer': RopeExplorer;
+    'alibi-bias': AlibiBias;
+    'gqa-heads': GqaHeads;
   }
 }

@@ -54,3 +54,11 @@ export { QueryExplorer } from './widgets/query-explorer.js';
 export { VarianceExperiment, measureDotProductVariance } from './widgets/variance-experiment.js';
 export { SoftmaxPlayground } from './widgets/softmax-playground.js';
 export { MaskFillCompare } from './widgets/mask-fill-compare.js';
+
+// Attention in today's models (issue #15); each file registers its own element.
+//   <rope-explorer>   rotary embeddings: a pair rotating with position, q·k against the relative offset
+//   <alibi-bias>      ALiBi: each head's linear distance bias and the weights it gives
+//   <gqa-heads>       grouped-query attention: which query heads share a key/value head, their weights
+export { RopeExplorer } from './widgets/rope-explorer.js';
+export { AlibiBias } from './widgets/alibi-bias.js';
+export { GqaHeads } from './widgets/gqa-heads.js';
