@@ -20,7 +20,7 @@ using mha_steps::Dims;
 using mha_steps::Heads;
 using mha_steps::Projections;
 
-namespace {
+namespace mha_steps {
 
 Status check_sequence(const Tensor& t, const char* what, int width, bool batched, int b, int& length) {
   ATTN_RETURN_IF_ERROR(check_well_formed(t, what));
@@ -101,19 +101,6 @@ const float* encode_positions(const Tensor& query, const Tensor* pe, const Dims&
   return x_buf;
 }
 
-// A projection weight W (out, in) as nn.Linear keeps it, W in the GEMM's packed layout, and b (out).
-struct Linear {
-  const Tensor& w;
-  const std::vector<float>& packed;
-  const Tensor& b;
-};
-
-// The parameters forward reads, by reference (the class's private members).
-struct Weights {
-  Linear q, k, v, o;
-  const Tensor &bias_k, &bias_v, &ln_weight, &ln_bias;
-};
-
 // C columns [0, out) with row stride ldc (rows, out) = x (rows, in) · Wᵀ + b.
 void linear_into(const float* x, std::int64_t rows, const Linear& l, float* c, int ldc) {
   const int out = l.w.dim(0), in = l.w.dim(1);
@@ -127,24 +114,24 @@ void linear_into(const float* x, std::int64_t rows, const Linear& l, float* c, i
 // 3. the extra keys: the bias_k / bias_v row, then the zero-attention row (PyTorch's order).
 Projections project(const Weights& w, const Heads& hd, const float* x, const float* key_src,
                     const float* value_src, bool self, const Dims& d, ScratchScope& scratch) {
-  const int qk = hd.h * hd.dk, vo = hd.h * hd.dv, tk = d.tk + hd.extra;
+  const int qk = hd.h * hd.dk, kqk = hd.kqk(), kvo = hd.kvo(), tk = d.tk + hd.extra;
   const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq,
                      rows_k = static_cast<std::int64_t>(d.b) * d.tk;
   if (self && hd.extra == 0) {
-    const int ld = 2 * qk + vo;
-    float* qkv = scratch.floats(static_cast<std::size_t>(rows_q * ld));  // qkv: (B·T, 2·H·dk + H·dv)
+    const int ld = qk + kqk + kvo;
+    float* qkv = scratch.floats(static_cast<std::size_t>(rows_q * ld));  // qkv: (B·T, H·dk + H_kv·(dk + dv))
     linear_into(x, rows_q, w.q, qkv, ld);
     linear_into(x, rows_q, w.k, qkv + qk, ld);
-    linear_into(x, rows_q, w.v, qkv + 2 * qk, ld);
-    return Projections{qkv, qkv + qk, qkv + 2 * qk, ld, ld};
+    linear_into(x, rows_q, w.v, qkv + qk + kqk, ld);
+    return Projections{qkv, qkv + qk, qkv + qk + kqk, ld, ld};
   }
-  const int ld = qk + vo;
+  const int ld = kqk + kvo;
   float* q = scratch.floats(static_cast<std::size_t>(rows_q * qk));  // q: (B·Tq, H·dk)
   float* kv = scratch.floats(static_cast<std::size_t>(d.b) * tk *
-                             static_cast<std::size_t>(ld));  // kv: (B, Tk', H·(dk+dv))
+                             static_cast<std::size_t>(ld));  // kv: (B, Tk', H_kv·(dk+dv))
   linear_into(x, rows_q, w.q, q, qk);
   linear_into(key_src, rows_k, w.k, kv, ld);
-  linear_into(value_src, rows_k, w.v, kv + qk, ld);
+  linear_into(value_src, rows_k, w.v, kv + kqk, ld);
   for (int bi = d.b - 1; bi > 0 && hd.extra > 0; --bi) {
     std::memmove(kv + static_cast<std::int64_t>(bi) * tk * ld, kv + static_cast<std::int64_t>(bi) * d.tk * ld,
                  static_cast<std::size_t>(d.tk) * ld * sizeof(float));
@@ -152,13 +139,13 @@ Projections project(const Weights& w, const Heads& hd, const float* x, const flo
   for (int bi = 0; bi < d.b; ++bi) {
     float* row = kv + (static_cast<std::int64_t>(bi) * tk + d.tk) * ld;  // the first extra key row
     if (hd.add_bias_kv) {
-      std::memcpy(row, w.bias_k.data.data(), static_cast<std::size_t>(qk) * sizeof(float));
-      std::memcpy(row + qk, w.bias_v.data.data(), static_cast<std::size_t>(vo) * sizeof(float));
+      std::memcpy(row, w.bias_k.data.data(), static_cast<std::size_t>(kqk) * sizeof(float));
+      std::memcpy(row + kqk, w.bias_v.data.data(), static_cast<std::size_t>(kvo) * sizeof(float));
       row += ld;
     }
     if (hd.add_zero_attn) std::memset(row, 0, static_cast<std::size_t>(ld) * sizeof(float));
   }
-  return Projections{q, kv, kv + qk, qk, ld};
+  return Projections{q, kv, kv + kqk, qk, ld};
 }
 
 // (B, H, T, d) copy of the heads of a (B, T, ld) buffer, for the trace.
@@ -202,7 +189,17 @@ void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* con
   }
 }
 
-}  // namespace
+}  // namespace mha_steps
+
+void mha_steps::rotate_qk(const RotaryOptions& rope, const Heads& hd, int b, int tq, std::int64_t q_first, float* q,
+                          int ldq, int tk, int tk_rows, std::int64_t k_first, float* k, int ldk, bool inverse) {
+  RotaryTable table;
+  make_rotary_table(rope, hd.dk, q_first, tq, table);
+  rotate_rows(q, b, tq, ldq, hd.h, hd.dk, table, inverse);
+  make_rotary_table(rope, hd.dk, k_first, tk, table);
+  // Each batch's keys start every tk_rows rows (Tk' with the extra keys, which are not rotated).
+  for (int bi = 0; bi < b; ++bi) rotate_rows(k + static_cast<std::int64_t>(bi) * tk_rows * ldk, 1, tk, ldk, hd.hkv, hd.dk, table, inverse);
+}
 
 Status mha_steps::make_problem(const MhaForwardOptions& options, const Dims& d, const Heads& hd, bool tracing,
                                AttentionProblem& p) {
@@ -215,13 +212,15 @@ Status mha_steps::make_problem(const MhaForwardOptions& options, const Dims& d, 
   p.dk = hd.dk;
   p.dv = hd.dv;
   p.heads = hd.h;
+  p.kv_group = hd.h / hd.hkv;
+  p.group_axis = hd.h;
   p.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(hd.dk));
   p.dropout = options.dropout;
   if (tracing) p.lead_axes = {"B", "H"};  // only the trace names axes
   return Status::Ok();
 }
 
-namespace {
+namespace mha_steps {
 
 // The weights result: (B, Tq, Tk') averaged or (B, H, Tq, Tk') per head (no B when unbatched),
 // written by the engine in place; empty without need_weights. A result reused across calls keeps
@@ -247,12 +246,14 @@ std::uint64_t forward_elements(const Dims& d, const Heads& hd, bool positional, 
   const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq;
   const std::uint64_t rows_k = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
   std::uint64_t n = rows_q * d.e * (positional ? 2 : 1);                                   // [x], output
-  n += rows_q * hd.h * hd.dk + rows_k * hd.h * (hd.dk + hd.dv);                            // projections
+  n += rows_q * hd.h * hd.dk + rows_k * (hd.kqk() + hd.kvo());                             // projections
   if (need_weights && average) n += rows_q * static_cast<std::uint64_t>(d.tk + hd.extra);  // averaged weights
   return n;
 }
 
-}  // namespace
+}  // namespace mha_steps
+
+using namespace mha_steps;
 
 Status MultiHeadAttention::forward(const Tensor& query, const Tensor* key, const Tensor* value,
                                    const MhaForwardOptions& options, MhaResult& result, Trace* trace) const {
@@ -301,10 +302,17 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   const float* key_src = key ? key->data.data() : x;
   const float* value_src = key ? (value ? value : key)->data.data() : x;
   const Projections pr = project(w, hd, x, key_src, value_src, key == nullptr, d, scratch);
-  if (saved) mha_steps::save_projections(pr, d, hd, *saved);
   record_heads(trace, "q", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
-  record_heads(trace, "k", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.h, p.masks.tk, hd.dk);
-  record_heads(trace, "v", "T_k", "d_v", pr.v, pr.ldkv, d.b, hd.h, p.masks.tk, hd.dv);
+  record_heads(trace, "k", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dk);
+  record_heads(trace, "v", "T_k", "d_v", pr.v, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dv);
+  // 3b. RoPE on q (positions offset + r) and the real keys (positions c), after the bias
+  if (config_.rope) {
+    mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, pr.q, pr.ldq, d.tk, p.masks.tk, 0,
+                         pr.k, pr.ldkv, false);
+    record_heads(trace, "q_rotated", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
+    record_heads(trace, "k_rotated", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dk);
+  }
+  if (saved) mha_steps::save_projections(pr, d, hd, *saved);
   // 4. per (b, h): scores → scaled → masked → weights → [dropped] → context, into the concat layout
   p.q = pr.q;
   p.k = pr.k;

@@ -4,7 +4,7 @@
 // Shapes (E = embed_dim, H = num_heads, dk = head_dim, dv = value_head_dim):
 //   query (B, Tq, E) or (Tq, E)     key (B, Tk, kdim)     value (B, Tk, vdim)
 //   q_proj_weight (H·dk, E)   k_proj_weight (H·dk, kdim)   v_proj_weight (H·dv, vdim)
-//   in_proj_weight (2·H·dk + H·dv, E), only when kdim == vdim == E
+//   in_proj_weight (2·H·dk + H·dv, E), only when kdim == vdim == E (and no grouped-query heads)
 //   in_proj_bias (2·H·dk + H·dv)   out_proj.weight (E, H·dv)   out_proj.bias (E)
 //   bias_k (1, 1, H·dk)   bias_v (1, 1, H·dv)   layer_norm.weight (E)   layer_norm.bias (E)
 //   output (B, Tq, E); weights (B, H, Tq, Tk') per head or (B, Tq, Tk') averaged, where
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/attention.h"
+#include "core/rotary.h"
 #include "core/tensor.h"
 #include "core/trace.h"
 
@@ -39,6 +40,15 @@ struct MhaConfig {
   bool layer_norm = false;  // LayerNorm after the (residual) output
   float layer_norm_eps = 1e-5f;
   std::uint64_t seed = 0;  // initialisation seed (xavier-uniform like PyTorch, portable RNG)
+  // Grouped-query attention: key/value heads (0 = num_heads; 1 = multi-query), dividing num_heads.
+  // Query head h uses key/value head h / (num_heads / num_kv_heads) (Hugging Face's repeat_kv).
+  // When it differs from num_heads: k_proj_weight (H_kv·dk, kdim), v_proj_weight (H_kv·dv, vdim),
+  // in_proj_bias (H·dk + H_kv·dk + H_kv·dv), bias_k/bias_v (1, 1, H_kv·d); never in_proj_weight.
+  int num_kv_heads = 0;
+  // Rotary embedding of each head's q and k after the projection and its bias, before the scaling:
+  // query row r at positionOffset + r, key row c at c (+ the length already in a KV cache).
+  // `offset` must stay 0 (positions come from the forward). Unset = no RoPE.
+  std::optional<RotaryOptions> rope;
 };
 
 struct MhaForwardOptions {
@@ -97,6 +107,18 @@ struct MhaGrads {
   std::vector<std::pair<std::string, Tensor>> params;  // parameter_names(), in order, get_parameter's shapes
 };
 
+// The keys and values of every token decoded so far, for MultiHeadAttention::forward_cached: per
+// batch row, rows [0, length) of the rotated keys and the values. Made by create_cache; only its
+// module appends to it.
+struct KvCache {
+  int max_length = 0, batch = 0, length = 0;
+  int key_width = 0, value_width = 0;   // H_kv·dk, H_kv·dv of the module that made it
+  std::vector<float> k;                 // (batch, max_length, H_kv·dk)
+  std::vector<float> v;                 // (batch, max_length, H_kv·dv)
+  std::uint64_t parameter_version = 0;  // the module's when rows were appended
+  void reset() { length = 0; }
+};
+
 class MultiHeadAttention {
  public:
   // Validates the config and initialises the weights from config.seed.
@@ -105,6 +127,7 @@ class MultiHeadAttention {
   const MhaConfig& config() const { return config_; }
   int head_dim() const { return head_dim_; }
   int value_head_dim() const { return value_head_dim_; }
+  int num_kv_heads() const { return kv_heads_; }
 
   // PyTorch state-dict names present for this config, in PyTorch's order.
   std::vector<std::string> parameter_names() const;
@@ -122,6 +145,18 @@ class MultiHeadAttention {
   Status forward_saving(const Tensor& query, const Tensor* key, const Tensor* value,
                         const MhaForwardOptions& options, MhaResult& result, MhaSaved& saved,
                         Trace* trace = nullptr) const;
+  // A cache for up to max_length tokens of `batch` sequences (multi_head_cache.cpp). TOO_LARGE past the
+  // memory limit; INVALID_ARGUMENT for sizes < 1.
+  Status create_cache(int max_length, int batch, KvCache& out) const;
+  // Decoding: self-attention of x (B, T, E) (B = cache.batch) whose keys are every cached row plus
+  // x's own. Projects only x's rows, rotates q and k at positions cache.length + t (RoPE), appends
+  // the keys and values, and attends with query row r at position cache.length + r (causal = the
+  // bottom-right mask over the cache). The output equals the last T rows of one forward over the
+  // whole sequence. Past max_length: TOO_LARGE, and the cache is unchanged (as on every error).
+  // Masks, key padding, positional tables, dropout and extra keys (bias_k, zero attention) are
+  // INVALID_ARGUMENT with a cache, as is a cache filled before the weights last changed.
+  Status forward_cached(const Tensor& x, KvCache& cache, const MhaForwardOptions& options, MhaResult& result,
+                        Trace* trace = nullptr) const;
   // Gradients of sum(output ⊙ grad_output) for the forward that filled `saved` (multi_head_backward.cpp).
   // kInvalidArgument when `saved` is empty or a parameter was set after that forward;
   // kShapeMismatch / kNonFinite for grad_output.
@@ -129,7 +164,10 @@ class MultiHeadAttention {
 
  private:
   MhaConfig config_;
-  int head_dim_ = 0, value_head_dim_ = 0, kdim_ = 0, vdim_ = 0;
+  int head_dim_ = 0, value_head_dim_ = 0, kdim_ = 0, vdim_ = 0, kv_heads_ = 0;
+  bool packed_in_proj() const {  // in_proj_weight exists: kdim == vdim == E, as many kv heads as heads
+    return kdim_ == config_.embed_dim && vdim_ == config_.embed_dim && kv_heads_ == config_.num_heads;
+  }
   // Weights, shapes as in the header comment.
   Tensor w_q_, w_k_, w_v_, b_q_, b_k_, b_v_, w_o_, b_o_, bias_k_, bias_v_, ln_weight_, ln_bias_;
   // w_q_, w_k_, w_v_, w_o_ in the GEMM's packed layout (kernels::pack_weight), refreshed whenever a

@@ -65,7 +65,7 @@ float* find_grad(MhaGrads& grads, const char* name) {
   return nullptr;
 }
 
-ParamGrads locate_param_grads(MhaGrads& grads, int e, int qk) {
+ParamGrads locate_param_grads(MhaGrads& grads, int e, int qk, int kqk) {
   ParamGrads g;
   if (float* in_proj = find_grad(grads, "in_proj_weight")) {  // [W_q; W_k; W_v] stacked
     g.w_q = in_proj;
@@ -79,7 +79,7 @@ ParamGrads locate_param_grads(MhaGrads& grads, int e, int qk) {
   if (float* in_bias = find_grad(grads, "in_proj_bias")) {
     g.b_q = in_bias;
     g.b_k = in_bias + qk;
-    g.b_v = in_bias + 2 * qk;
+    g.b_v = in_bias + qk + kqk;
   }
   g.w_o = find_grad(grads, "out_proj.weight");
   g.b_o = find_grad(grads, "out_proj.bias");
@@ -133,7 +133,7 @@ std::uint64_t saved_elements(const Dims& d, const Heads& hd, const MhaConfig& c,
   const std::uint64_t rows_kp = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
   std::uint64_t n = rows_q * d.e * (c.layer_norm ? 2 : 1);                           // x, [pre_norm]
   n += (key ? rows_k * kdim : 0) + (key && value ? rows_k * vdim : 0);               // key, value
-  n += rows_q * hd.h * (hd.dk + hd.dv) + rows_kp * hd.h * (hd.dk + hd.dv);           // q, context; k, v
+  n += rows_q * hd.h * (hd.dk + hd.dv) + rows_kp * (hd.kqk() + hd.kvo());           // q, context; k, v
   if (options.mask) n += static_cast<std::uint64_t>(options.mask->numel()) / 4 + 1;  // bytes, as floats
   if (options.key_padding_mask) n += static_cast<std::uint64_t>(options.key_padding_mask->numel()) / 4 + 1;
   if (options.additive_mask) n += static_cast<std::uint64_t>(options.additive_mask->numel());
@@ -175,8 +175,8 @@ void save_projections(const Projections& pr, const Dims& d, const Heads& hd, Mha
   const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq;
   const std::int64_t rows_kp = static_cast<std::int64_t>(d.b) * (d.tk + hd.extra);
   copy_rows(pr.q, pr.ldq, rows_q, hd.h * hd.dk, saved.q);
-  copy_rows(pr.k, pr.ldkv, rows_kp, hd.h * hd.dk, saved.k);
-  copy_rows(pr.v, pr.ldkv, rows_kp, hd.h * hd.dv, saved.v);
+  copy_rows(pr.k, pr.ldkv, rows_kp, hd.kqk(), saved.k);
+  copy_rows(pr.v, pr.ldkv, rows_kp, hd.kvo(), saved.v);
 }
 
 }  // namespace mha_steps
@@ -213,7 +213,7 @@ std::uint64_t backward_scratch_elements(const Dims& d, const Heads& hd, bool lay
                       vo = static_cast<std::uint64_t>(hd.h) * hd.dv;
   const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq;
   const std::uint64_t rows_kp = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
-  return (layer_norm ? rows_q * d.e : 0) + rows_q * (vo + qk) + rows_kp * (qk + vo);
+  return (layer_norm ? rows_q * d.e : 0) + rows_q * (vo + qk) + rows_kp * (hd.kqk() + hd.kvo());
 }
 
 // grads: zeros of the inputs' and parameters' shapes, after checking that they and `scratch` more
@@ -290,19 +290,20 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
   ATTN_RETURN_IF_ERROR(check_grad_output(saved, e, grad_output));
   const Dims d{saved.batched, saved.b, saved.tq, saved.tk, e};
   const Heads hd = mha_steps::heads_of(config_, head_dim_, value_head_dim_);
-  const int qk = hd.h * hd.dk, vo = hd.h * hd.dv;
+  const int qk = hd.h * hd.dk, vo = hd.h * hd.dv, kqk = hd.kqk(), kvo = hd.kvo();
   const MhaForwardOptions options = options_of(saved);
   AttentionProblem p;
   ATTN_RETURN_IF_ERROR(mha_steps::make_problem(options, d, hd, false, p));
-  p.q = saved.q.data();  // q (B, Tq, H·dk), k (B, Tk', H·dk), v (B, Tk', H·dv), dense
+  p.q = saved.q.data();  // q (B, Tq, H·dk), k (B, Tk', H_kv·dk), v (B, Tk', H_kv·dv), dense (rotated)
   p.k = saved.k.data();
   p.v = saved.v.data();
-  p.ldq = p.ldk = qk;
-  p.ldv = vo;
+  p.ldq = qk;
+  p.ldk = kqk;
+  p.ldv = kvo;
   ATTN_RETURN_IF_ERROR(allocate_grads(
       *this, saved,
       backward_scratch_elements(d, hd, config_.layer_norm) + attention_backward_scratch_elements(p), grads));
-  const ParamGrads g = locate_param_grads(grads, e, qk);
+  const ParamGrads g = locate_param_grads(grads, e, qk, kqk);
   const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq,
                      rows_k = static_cast<std::int64_t>(d.b) * d.tk;
   ScratchScope scratch;
@@ -310,18 +311,24 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
   float* d_x = grads.query.data.data();
   const float* d_context = output_stage_backward(config_, w_o_, ln_weight_, saved, rows_q,
                                                  grad_output.data.data(), g, d_x, scratch);
-  // 4. attention: dq (B·Tq, H·dk), dk (B, Tk', H·dk), dv (B, Tk', H·dv)
+  // 4. attention: dq (B·Tq, H·dk), dk (B, Tk', H_kv·dk), dv (B, Tk', H_kv·dv); the query heads of a
+  //    group add into their key/value head's rows
   const std::int64_t rows_kp = static_cast<std::int64_t>(d.b) * (d.tk + hd.extra);
   AttentionGradTargets t{scratch.floats(static_cast<std::size_t>(rows_q) * qk),
-                         scratch.floats(static_cast<std::size_t>(rows_kp) * qk),
-                         scratch.floats(static_cast<std::size_t>(rows_kp) * vo),
+                         scratch.floats(static_cast<std::size_t>(rows_kp) * kqk),
+                         scratch.floats(static_cast<std::size_t>(rows_kp) * kvo),
                          qk,
-                         qk,
-                         vo};
+                         kqk,
+                         kvo};
   run_attention_backward(p, d_context, vo, t);
-  // 3. extra keys: bias_k / bias_v gradients; dk → (B·Tk, H·dk), dv → (B·Tk, H·dv)
-  extra_keys_backward(t.dk, hd, d.b, d.tk, qk, g.bias_k);
-  extra_keys_backward(t.dv, hd, d.b, d.tk, vo, g.bias_v);
+  // 3b. RoPE: the gradients of the unrotated q and k are the rotated ones rotated back
+  if (config_.rope) {
+    mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, t.dq, qk, d.tk, d.tk + hd.extra, 0,
+                         t.dk, kqk, true);
+  }
+  // 3. extra keys: bias_k / bias_v gradients; dk → (B·Tk, H_kv·dk), dv → (B·Tk, H_kv·dv)
+  extra_keys_backward(t.dk, hd, d.b, d.tk, kqk, g.bias_k);
+  extra_keys_backward(t.dv, hd, d.b, d.tk, kvo, g.bias_v);
   // 2. projections, into the input each read: x in self-attention, else key and value (value = key
   // when the forward had no separate value)
   const float* key_src = saved.has_key ? saved.key.data() : saved.x.data();
@@ -329,8 +336,8 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
   float* d_key = saved.has_key ? grads.key.data.data() : d_x;
   float* d_value = saved.has_value ? grads.value.data.data() : d_key;
   projection_backward(t.dq, rows_q, qk, saved.x.data(), e, w_q_, d_x, g.w_q, g.b_q);
-  projection_backward(t.dk, rows_k, qk, key_src, kdim_, w_k_, d_key, g.w_k, g.b_k);
-  projection_backward(t.dv, rows_k, vo, value_src, vdim_, w_v_, d_value, g.w_v, g.b_v);
+  projection_backward(t.dk, rows_k, kqk, key_src, kdim_, w_k_, d_key, g.w_k, g.b_k);
+  projection_backward(t.dv, rows_k, kvo, value_src, vdim_, w_v_, d_value, g.w_v, g.b_v);
   // 1. positional encoding: x = query + pe, so the query's gradient is d_x itself (already in place)
   return check_gradients_finite(grads);
 }

@@ -38,6 +38,16 @@ Status check_config(const MhaConfig& c) {
                            std::string(name) + " must be >= 0 (0 = default), got " + std::to_string(value));
     }
   }
+  const int kv = c.num_kv_heads ? c.num_kv_heads : c.num_heads;
+  if (kv <= 0) return Status::Error(StatusCode::kInvalidArgument, "numKVHeads must be >= 1, got " + std::to_string(kv));
+  if (c.num_heads % kv != 0) {
+    return Status::Error(StatusCode::kHeadsDoNotDivide, "numKVHeads " + std::to_string(kv) + " does not divide numHeads " +
+                                                            std::to_string(c.num_heads));
+  }
+  if (c.rope && c.rope->offset != 0) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "rope has no offset of its own: positions come from the forward's positionOffset (or the KV cache)");
+  }
   if (!(c.layer_norm_eps > 0.0f)) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "layerNorm eps must be > 0, got " + format_number(c.layer_norm_eps));
@@ -81,29 +91,32 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
   m.value_head_dim_ = config.value_head_dim ? config.value_head_dim : m.head_dim_;
   m.kdim_ = config.kdim ? config.kdim : e;
   m.vdim_ = config.vdim ? config.vdim : e;
+  m.kv_heads_ = config.num_kv_heads ? config.num_kv_heads : h;
+  if (config.rope) ATTN_RETURN_IF_ERROR(check_rotary(*config.rope, m.head_dim_));
   const int qk = h * m.head_dim_, vo = h * m.value_head_dim_;
+  const int kqk = m.kv_heads_ * m.head_dim_, kvo = m.kv_heads_ * m.value_head_dim_;  // key/value widths
   // All parameters and their packed copies, counted in 64 bits before anything is allocated.
-  const std::uint64_t params = static_cast<std::uint64_t>(qk) * (e + m.kdim_ + 2) +
-                               static_cast<std::uint64_t>(vo) * (m.vdim_ + e + 2) + 3ull * e;
+  const std::uint64_t params = static_cast<std::uint64_t>(qk) * (e + 1) + static_cast<std::uint64_t>(kqk) * (m.kdim_ + 2) +
+                               static_cast<std::uint64_t>(kvo) * (m.vdim_ + 2) + static_cast<std::uint64_t>(vo) * e + 3ull * e;
   ATTN_RETURN_IF_ERROR(check_allocation(params + m.packed_floats(), "multi-head attention parameters"));
   // Initialisation as PyTorch: xavier-uniform projections (over the packed matrix when packed),
   // zero biases, out_proj U(±1/sqrt(in)), bias_k/bias_v xavier-normal; portable RNG.
-  const bool packed = m.kdim_ == e && m.vdim_ == e;
+  const bool packed = m.packed_in_proj();
   const std::uint64_t seed = config.seed;
   const float packed_bound = xavier_bound(e, 2 * qk + vo);
   m.w_q_ = uniform_tensor({qk, e}, seed, 1, packed ? packed_bound : xavier_bound(e, qk));
-  m.w_k_ = uniform_tensor({qk, m.kdim_}, seed, 2, packed ? packed_bound : xavier_bound(m.kdim_, qk));
-  m.w_v_ = uniform_tensor({vo, m.vdim_}, seed, 3, packed ? packed_bound : xavier_bound(m.vdim_, vo));
+  m.w_k_ = uniform_tensor({kqk, m.kdim_}, seed, 2, packed ? packed_bound : xavier_bound(m.kdim_, kqk));
+  m.w_v_ = uniform_tensor({kvo, m.vdim_}, seed, 3, packed ? packed_bound : xavier_bound(m.vdim_, kvo));
   m.w_o_ = uniform_tensor({e, vo}, seed, 4, 1.0f / std::sqrt(static_cast<float>(vo)));
   if (config.bias) {
     m.b_q_ = Tensor::zeros({qk});
-    m.b_k_ = Tensor::zeros({qk});
-    m.b_v_ = Tensor::zeros({vo});
+    m.b_k_ = Tensor::zeros({kqk});
+    m.b_v_ = Tensor::zeros({kvo});
     m.b_o_ = Tensor::zeros({e});
   }
   if (config.add_bias_kv) {
-    m.bias_k_ = normal_tensor({1, 1, qk}, seed, 5, 1.0f / std::sqrt(static_cast<float>(qk)));
-    m.bias_v_ = normal_tensor({1, 1, vo}, seed, 6, 1.0f / std::sqrt(static_cast<float>(vo)));
+    m.bias_k_ = normal_tensor({1, 1, kqk}, seed, 5, 1.0f / std::sqrt(static_cast<float>(kqk)));
+    m.bias_v_ = normal_tensor({1, 1, kvo}, seed, 6, 1.0f / std::sqrt(static_cast<float>(kvo)));
   }
   if (config.layer_norm) {
     m.ln_weight_ = Tensor({e}, std::vector<float>(e, 1.0f));
@@ -117,10 +130,10 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
 
 std::uint64_t MultiHeadAttention::packed_floats() const {
   const int e = config_.embed_dim, qk = config_.num_heads * head_dim_,
-            vo = config_.num_heads * value_head_dim_;
+            vo = config_.num_heads * value_head_dim_, kqk = kv_heads_ * head_dim_, kvo = kv_heads_ * value_head_dim_;
   return static_cast<std::uint64_t>(
-      kernels::packed_weight_floats(qk, e) + kernels::packed_weight_floats(qk, kdim_) +
-      kernels::packed_weight_floats(vo, vdim_) + kernels::packed_weight_floats(e, vo));
+      kernels::packed_weight_floats(qk, e) + kernels::packed_weight_floats(kqk, kdim_) +
+      kernels::packed_weight_floats(kvo, vdim_) + kernels::packed_weight_floats(e, vo));
 }
 
 namespace {
@@ -143,7 +156,7 @@ void MultiHeadAttention::pack_weights() {
 
 std::vector<std::string> MultiHeadAttention::parameter_names() const {
   std::vector<std::string> names;
-  if (kdim_ == config_.embed_dim && vdim_ == config_.embed_dim) {
+  if (packed_in_proj()) {
     names.push_back("in_proj_weight");
   } else {
     names.insert(names.end(), {"q_proj_weight", "k_proj_weight", "v_proj_weight"});
@@ -184,12 +197,11 @@ Status assign_checked(const std::string& name, const Tensor& value, Tensor& targ
 }  // namespace
 
 Status MultiHeadAttention::get_parameter(const std::string& name, Tensor& out) const {
-  const int qk = w_q_.dim(0), vo = w_v_.dim(0);
-  const bool packed = kdim_ == config_.embed_dim && vdim_ == config_.embed_dim;
-  if (name == "in_proj_weight" && packed) {
-    out = concat_rows({&w_q_, &w_k_, &w_v_}, {2 * qk + vo, config_.embed_dim});
+  const int rows = w_q_.dim(0) + w_k_.dim(0) + w_v_.dim(0);  // H·dk + H_kv·dk + H_kv·dv
+  if (name == "in_proj_weight" && packed_in_proj()) {
+    out = concat_rows({&w_q_, &w_k_, &w_v_}, {rows, config_.embed_dim});
   } else if (name == "in_proj_bias" && config_.bias) {
-    out = concat_rows({&b_q_, &b_k_, &b_v_}, {2 * qk + vo});
+    out = concat_rows({&b_q_, &b_k_, &b_v_}, {rows});
   } else if (name == "q_proj_weight") {
     out = w_q_;
   } else if (name == "k_proj_weight") {
@@ -218,20 +230,20 @@ Status MultiHeadAttention::set_parameter(const std::string& name, const Tensor& 
 }
 
 Status MultiHeadAttention::assign_parameter(const std::string& name, const Tensor& value) {
-  const int qk = w_q_.dim(0), vo = w_v_.dim(0), e = config_.embed_dim;
+  const int e = config_.embed_dim;
   if (name == "in_proj_weight" || name == "in_proj_bias") {
     const bool weight = name == "in_proj_weight";
-    if (weight && (kdim_ != e || vdim_ != e)) {
+    if (weight && !packed_in_proj()) {
       return Status::Error(StatusCode::kShapeMismatch,
-                           "in_proj_weight needs kdim == vdim == embedDim; set q_proj_weight, "
-                           "k_proj_weight and v_proj_weight instead");
+                           "in_proj_weight needs kdim == vdim == embedDim and numKVHeads == numHeads; set "
+                           "q_proj_weight, k_proj_weight and v_proj_weight instead");
     }
     Tensor current;
     ATTN_RETURN_IF_ERROR(get_parameter(name, current));  // also rejects in_proj_bias without bias
     ATTN_RETURN_IF_ERROR(assign_checked(name, value, current));
     Tensor* parts[3] = {weight ? &w_q_ : &b_q_, weight ? &w_k_ : &b_k_, weight ? &w_v_ : &b_v_};
-    const std::int64_t row = weight ? e : 1;
-    const std::int64_t bounds[4] = {0, qk * row, 2 * qk * row, (2 * qk + vo) * row};
+    const std::int64_t row = weight ? e : 1, nq = w_q_.dim(0), nk = w_k_.dim(0), nv = w_v_.dim(0);
+    const std::int64_t bounds[4] = {0, nq * row, (nq + nk) * row, (nq + nk + nv) * row};
     for (int i = 0; i < 3; ++i) {
       parts[i]->data.assign(current.data.begin() + bounds[i], current.data.begin() + bounds[i + 1]);
     }

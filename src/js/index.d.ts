@@ -281,6 +281,19 @@ export interface MultiHeadAttentionConfig {
   layerNorm?: boolean | { eps?: number };
   /** Initialisation seed; identical weights on every platform (default 0). */
   seed?: number;
+  /**
+   * Key/value heads (grouped-query attention; 1 = multi-query); divides numHeads (else
+   * HEADS_DO_NOT_DIVIDE); default numHeads. Query head h uses key/value head ⌊h / (H / H_kv)⌋. When it
+   * differs from numHeads the state dict holds `q_proj_weight` (H·dk, E), `k_proj_weight`
+   * (H_kv·dk, kdim), `v_proj_weight` (H_kv·dv, vdim) and `in_proj_bias` (H·dk + H_kv·dk + H_kv·dv).
+   */
+  numKVHeads?: number;
+  /**
+   * Rotary embedding of each head's q and k, after the projection and its bias, before the scaling:
+   * `true` (base 10000, 'half', every head dimension) or `{ base, style, dims }` ({@link RotaryOptions}
+   * without offset). Query row r sits at positionOffset + r, key row c at c (+ the cache's length).
+   */
+  rope?: boolean | Omit<RotaryOptions, 'offset'> | null;
 }
 
 /** Options of {@link MultiHeadAttention.forward}. Masks cover the real keys (not bias_k / zero-attention keys). */
@@ -297,6 +310,28 @@ export interface MultiHeadAttentionOptions extends AttentionOptions {
    * `dispose()`. Such a forward takes the general path (not the lean one of a plain forward).
    */
   requiresGrad?: boolean;
+  /**
+   * A KV cache from this module's {@link MultiHeadAttention.createCache}: self-attention (key and
+   * value null) of x's rows over every cached key plus their own; only x's rows are projected, their
+   * (rotated) keys and values are appended, and queries sit at positions cache.length + r (so
+   * `causal: true` is the bottom-right mask over the cache). The output equals the last rows of one
+   * forward over the whole sequence. Past maxLength: TOO_LARGE, the cache unchanged. Not with masks,
+   * `positional`, dropout, `requiresGrad`, addBiasKV or addZeroAttn.
+   */
+  cache?: KVCache;
+}
+
+/** A MultiHeadAttention's key/value cache ({@link MultiHeadAttention.createCache}). */
+export class KVCache {
+  private constructor();
+  readonly maxLength: number;
+  readonly batch: number;
+  /** Tokens cached so far. */
+  readonly length: number;
+  /** Empties the cache: the next forward starts at position 0. */
+  reset(): this;
+  /** Frees its wasm memory; idempotent. */
+  dispose(): void;
 }
 
 /** What {@link MultiHeadAttention.backward} returns: gradients of `sum(output ⊙ gradOutput)`. */
@@ -324,9 +359,13 @@ export type StateDict = Record<string, TensorLike>;
 /** Multi-head attention with PyTorch semantics, owning wasm memory: call {@link dispose}. */
 export class MultiHeadAttention {
   constructor(config: MultiHeadAttentionConfig);
-  readonly config: Readonly<Required<Omit<MultiHeadAttentionConfig, 'layerNorm'>> & { layerNorm: boolean; layerNormEps: number }>;
+  readonly config: Readonly<Required<Omit<MultiHeadAttentionConfig, 'layerNorm' | 'rope'>> & {
+    layerNorm: boolean; layerNormEps: number; rope: Readonly<Required<Omit<RotaryOptions, 'offset'>>> | null }>;
   readonly embedDim: number;
   readonly numHeads: number;
+  readonly numKVHeads: number;
+  /** A KV cache for decoding with this module (dispose it): up to maxLength tokens of `batch` sequences. */
+  createCache(options: { maxLength: number; batch?: number }): KVCache;
   readonly headDim: number;
   readonly valueHeadDim: number;
   /** Sets parameters by PyTorch name (`in_proj_weight` or the three `*_proj_weight`, `in_proj_bias`,

@@ -8,7 +8,7 @@ import { AttentionError, check } from './errors.js';
 import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
 import { relaxedSimdSupported } from './relaxed-simd.js';
 import { backwardApi } from './backward.js';
-import { positionsApi } from './positions.js';
+import { positionsApi, rotaryOptions } from './positions.js';
 import { tinyTransformerClass } from './model.js';
 import { trainApi } from './train.js';
 import { gradRecord, mhaBackward } from './mha-backward.js';
@@ -117,7 +117,8 @@ export function layerNorm(x, options = {}) {
   return fromCore(check(m._layerNorm(t, eps, weight?.data ?? null, bias?.data ?? null)).result);
 }
 
-const MHA_OPTIONS = [...SDPA_OPTIONS.filter((k) => k !== 'enableGQA'), 'keyPaddingMask', 'averageWeights', 'positional', 'requiresGrad'];
+const MHA_OPTIONS = [...SDPA_OPTIONS.filter((k) => k !== 'enableGQA'), 'keyPaddingMask', 'averageWeights', 'positional', 'requiresGrad',
+  'cache'];
 // MultiHeadAttention has numKVHeads in its config instead of SDPA's enableGQA.
 const MHA_HINTS = { enableGQA: 'the numKVHeads config option (grouped-query attention is a property of the module)' };
 
@@ -179,11 +180,22 @@ export function memoryStats() {
 }
 
 const MHA_CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'headDim', 'valueHeadDim', 'bias', 'addBiasKV',
-  'addZeroAttn', 'residual', 'layerNorm', 'seed'];
+  'addZeroAttn', 'residual', 'layerNorm', 'seed', 'numKVHeads', 'rope'];
 // PyTorch's constructor arguments with no constructor counterpart here.
 const MHA_CONFIG_HINTS = {
   dropout: 'forward(query, key, value, { dropout: { p, seed } }): dropout is a forward option here',
+  num_key_value_heads: 'numKVHeads', numKvHeads: 'numKVHeads', kvHeads: 'numKVHeads', rotary: 'rope',
 };
+
+/** The rope config ({ base, style, dims } or true) in the binding's form, or null. */
+function ropeConfig(rope) {
+  if (rope == null || rope === false) return null;
+  if (rope === true) return { base: 10000, interleaved: false, dims: 0 };
+  if (typeof rope !== 'object' || Array.isArray(rope)) throw new AttentionError('INVALID_ARGUMENT', `rope must be true or { base, style, dims }, got ${describe(rope)}`);
+  if ('offset' in rope) throw new AttentionError('INVALID_ARGUMENT', 'rope has no offset: positions come from the forward\'s positionOffset (or the KV cache)');
+  const { base, interleaved, dims } = rotaryOptions(rope, 'rope config key');
+  return { base, interleaved, dims };
+}
 
 export class MultiHeadAttention extends Handle {
   /**
@@ -192,22 +204,39 @@ export class MultiHeadAttention extends Handle {
   constructor(config = {}) {
     const {
       embedDim, numHeads = 1, kdim = 0, vdim = 0, headDim = 0, valueHeadDim = 0, bias = true,
-      addBiasKV = false, addZeroAttn = false, residual = false, layerNorm = false, seed = 0,
+      addBiasKV = false, addZeroAttn = false, residual = false, layerNorm = false, seed = 0, numKVHeads = 0, rope = null,
     } = checkOptions(config, MHA_CONFIG, 'MultiHeadAttention config key', MHA_CONFIG_HINTS);
     const lnOptions = typeof layerNorm === 'object' ? checkOptions(layerNorm, ['eps'], 'layerNorm config key') : {};
     const eps = lnOptions.eps ?? 1e-5;
-    const ints = { embedDim, numHeads, kdim, vdim, headDim, valueHeadDim };
+    const ints = { embedDim, numHeads, kdim, vdim, headDim, valueHeadDim, numKVHeads };
     for (const [name, value] of Object.entries(ints)) checkInt(value, name);
+    const ropeCore = ropeConfig(rope);
     const full = {
       ...ints, bias: Boolean(bias), addBiasKV: Boolean(addBiasKV), addZeroAttn: Boolean(addZeroAttn),
       residual: Boolean(residual), layerNorm: Boolean(layerNorm), layerNormEps: checkNumber(eps, 'layerNorm.eps'),
       seed: checkSeed(seed, 'seed'),
     };
-    super(newHandle('MhaHandle', (h) => h.init(full)));
+    super(newHandle('MhaHandle', (h) => h.init(ropeCore ? { ...full, rope: ropeCore } : full)));
+    const headDimResolved = this._handle.headDim();
     this.config = Object.freeze({
       ...full, kdim: kdim || embedDim, vdim: vdim || embedDim,
-      headDim: this._handle.headDim(), valueHeadDim: this._handle.valueHeadDim(),
+      headDim: headDimResolved, valueHeadDim: this._handle.valueHeadDim(), numKVHeads: this._handle.numKVHeads(),
+      rope: ropeCore ? Object.freeze({ base: ropeCore.base, style: ropeCore.interleaved ? 'interleaved' : 'half',
+        dims: ropeCore.dims || headDimResolved }) : null,
     });
+  }
+
+  get numKVHeads() { return this.config.numKVHeads; }
+
+  /**
+   * A KV cache for decoding with this module: up to maxLength tokens of `batch` sequences. Pass it as
+   * forward(x, null, null, { cache, causal: true }). Dispose it when done.
+   */
+  createCache(options = {}) {
+    const handle = this._live();
+    const { maxLength, batch = 1 } = checkOptions(options, ['maxLength', 'batch'], 'createCache option');
+    const cacheHandle = newHandle('KvCacheHandle', (c) => handle.createCache(c, checkInt(maxLength, 'maxLength'), checkInt(batch, 'batch')));
+    return new KVCache(cacheHandle, this);
   }
 
   get embedDim() { return this.config.embedDim; }
@@ -249,6 +278,7 @@ export class MultiHeadAttention extends Handle {
     const q = asFloatTensor(query, 'query');
     const k = key == null ? null : asFloatTensor(key, 'key');
     const v = value == null ? null : asFloatTensor(value, 'value');
+    if (options.cache != null) return this._forwardCached(handle, q, k, options);
     if (isLeanCall(options, q, k, v)) {
       checkInputBytes('multi-head attention', [q, k, v]);
       return this._forwardLean(handle, q, k, v, options);
@@ -271,6 +301,24 @@ export class MultiHeadAttention extends Handle {
    */
   backward(gradOutput) {
     return mhaBackward(runtime, this._live(), this._grad, gradOutput);
+  }
+
+  // forward with { cache }: self-attention of the new rows over every cached key (the core appends them).
+  _forwardCached(handle, q, k, options) {
+    const { cache } = options;
+    if (!(cache instanceof KVCache) || cache._owner !== this) {
+      throw new AttentionError('INVALID_ARGUMENT', `cache must come from this module's createCache(), got ${describe(cache)}`);
+    }
+    if (k != null) throw new AttentionError('INVALID_ARGUMENT', 'a KV cache is for self-attention: pass key and value as null');
+    if (options.requiresGrad) throw new AttentionError('INVALID_ARGUMENT', 'requiresGrad is not supported with a KV cache (decoding is inference)');
+    if (options.mask != null || options.additiveMask != null || options.keyPaddingMask != null) {
+      throw new AttentionError('INVALID_ARGUMENT', 'masks and keyPaddingMask are not supported with a KV cache (causal, window and alibi are)');
+    }
+    if (options.positional != null) throw new AttentionError('INVALID_ARGUMENT', 'a positional table is not supported with a KV cache: use the rope config');
+    const o = commonOptions(options);
+    o.averageWeights = options.averageWeights ?? true;
+    checkInputBytes('multi-head attention with a KV cache', [q]);
+    return results(check(handle.forwardCached(q, cache._live(), o)));
   }
 
   // Forgets (and frees) what a requiresGrad forward kept.
@@ -346,6 +394,25 @@ function isLeanCall(options, q, k, v) {
   if (causal != null && typeof causal !== 'boolean') return false;  // 'top-left', 'bottom-right' or an error
   if (dropout != null || trace || requiresGrad) return false;
   return [q, k, v].every((t) => t == null || t.shape.length <= 3);
+}
+
+/**
+ * A MultiHeadAttention's key/value cache (mha.createCache): the rotated keys and values of every token
+ * fed so far. `length` grows with each forward; reset() empties it; dispose() frees it.
+ */
+export class KVCache extends Handle {
+  constructor(handle, owner) {
+    super(handle);
+    this._owner = owner;
+    this.maxLength = handle.maxLength();
+    this.batch = handle.batch();
+  }
+
+  /** Tokens cached so far. */
+  get length() { return this._live().length(); }
+
+  /** Empties the cache (the next forward starts at position 0). */
+  reset() { this._live().reset(); return this; }
 }
 
 export class LearnedPositionalEncoding extends Handle {

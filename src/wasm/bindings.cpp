@@ -74,13 +74,6 @@ val sdpa_js(val q, val k, val v, val o) {
   return out;
 }
 
-val sinusoidal_js(int length, int d_model, double base) {
-  attn::Tensor pe;
-  const attn::Status st = attn::sinusoidal_encoding(length, d_model, base, pe);
-  val out = status_object(st);
-  if (st.ok()) out.set("result", tensor_object(pe));
-  return out;
-}
 
 val seeded_normal_js(double count, val seed) {
   // count: a non-negative integer (the wrapper checks the shape); the limit is checked before the
@@ -114,6 +107,15 @@ double heap_used_bytes_js() {
 
 // ---- handles ---------------------------------------------------------------------------------
 
+// A MultiHeadAttention's KV cache (made by MhaHandle::create_cache).
+struct KvCacheHandle {
+  attn::KvCache cache;
+  int length() const { return cache.length; }
+  int max_length() const { return cache.max_length; }
+  int batch() const { return cache.batch; }
+  void reset() { cache.reset(); }
+};
+
 class MhaHandle {
  public:
   // config: { embedDim, numHeads, kdim, vdim, headDim, valueHeadDim, bias, addBiasKV, addZeroAttn,
@@ -133,9 +135,39 @@ class MhaHandle {
     config.layer_norm = c["layerNorm"].as<bool>();
     config.layer_norm_eps = c["layerNormEps"].as<float>();
     config.seed = seed_from_js(c["seed"]);
+    config.num_kv_heads = c["numKVHeads"].as<int>();
+    if (has(c, "rope")) {  // { base, interleaved, dims }
+      attn::RotaryOptions r;
+      r.base = c["rope"]["base"].as<double>();
+      r.style = c["rope"]["interleaved"].as<bool>() ? attn::RotaryStyle::kInterleaved : attn::RotaryStyle::kHalf;
+      r.dims = c["rope"]["dims"].as<int>();
+      config.rope = r;
+    }
     return status_object(attn::MultiHeadAttention::create(config, mha_));
   }
   int head_dim() const { return mha_.head_dim(); }
+  int num_kv_heads() const { return mha_.num_kv_heads(); }
+  val create_cache(KvCacheHandle& out, int max_length, int batch) const {
+    return status_object(mha_.create_cache(max_length, batch, out.cache));
+  }
+  // o as forward's (no masks, positional, dropout or requiresGrad: the core refuses them).
+  val forward_cached(val x, KvCacheHandle& cache, val o) {
+    attn::MhaForwardOptions options;
+    read_common_options(o, options.scale, options.dropout, options.need_weights);
+    options.causal = has(o, "causal") && o["causal"].as<bool>();
+    options.positions = read_positions(o);
+    options.average_weights = !has(o, "averageWeights") || o["averageWeights"].as<bool>();
+    const bool tracing = has(o, "trace") && o["trace"].as<bool>();
+    attn::Trace trace;
+    attn::MhaResult result;
+    const attn::Status st = mha_.forward_cached(tensor_from_js(x), cache.cache, options, result, tracing ? &trace : nullptr);
+    val out = status_object(st);
+    if (!st.ok()) return out;
+    out.set("output", tensor_object(result.output));
+    if (options.need_weights) out.set("weights", tensor_object(result.weights));
+    if (tracing) out.set("trace", trace_array(trace));
+    return out;
+  }
   int value_head_dim() const { return mha_.value_head_dim(); }
   val parameter_names() const {
     val out = val::array();
@@ -305,25 +337,6 @@ val MhaHandle::backward(val grad_output) const {
   return out;
 }
 
-class LearnedPEHandle {
- public:
-  val init(int max_length, int d_model, val seed) {
-    return status_object(
-        attn::LearnedPositionalEncoding::create(max_length, d_model, seed_from_js(seed), pe_));
-  }
-  val encode(int length) const {
-    attn::Tensor t;
-    const attn::Status st = pe_.encode(length, t);
-    val out = status_object(st);
-    if (st.ok()) out.set("result", tensor_object(t));
-    return out;
-  }
-  val table() const { return tensor_object(pe_.table()); }
-  val set_table(val t) { return status_object(pe_.set_table(tensor_from_js(t))); }
-
- private:
-  attn::LearnedPositionalEncoding pe_;
-};
 
 }  // namespace
 
@@ -331,7 +344,6 @@ EMSCRIPTEN_BINDINGS(attention_wasm) {
   emscripten::function("_softmax", &softmax_js);
   emscripten::function("_layerNorm", &layer_norm_js);
   emscripten::function("_sdpa", &sdpa_js);
-  emscripten::function("_sinusoidal", &sinusoidal_js);
   emscripten::function("_seededNormal", &seeded_normal_js);
   emscripten::function("_setMemoryLimit", &set_memory_limit_js);
   emscripten::function("_memoryLimit", &memory_limit_js);
@@ -351,11 +363,14 @@ EMSCRIPTEN_BINDINGS(attention_wasm) {
       .function("ioPtr", &MhaHandle::io_ptr)
       .function("inputPtr", &MhaHandle::input_ptr)
       .function("forwardFast", &MhaHandle::forward_fast)
-      .function("lastMessage", &MhaHandle::last_message);
-  emscripten::class_<LearnedPEHandle>("LearnedPEHandle")
+      .function("lastMessage", &MhaHandle::last_message)
+      .function("numKVHeads", &MhaHandle::num_kv_heads)
+      .function("createCache", &MhaHandle::create_cache)
+      .function("forwardCached", &MhaHandle::forward_cached);
+  emscripten::class_<KvCacheHandle>("KvCacheHandle")
       .constructor<>()
-      .function("init", &LearnedPEHandle::init)
-      .function("encode", &LearnedPEHandle::encode)
-      .function("table", &LearnedPEHandle::table)
-      .function("setTable", &LearnedPEHandle::set_table);
+      .function("length", &KvCacheHandle::length)
+      .function("maxLength", &KvCacheHandle::max_length)
+      .function("batch", &KvCacheHandle::batch)
+      .function("reset", &KvCacheHandle::reset);
 }

@@ -37,7 +37,7 @@ function sdpaOptions(f) {
   if (mode === 2) o.causal = 'bottom-right';
   if (mode === 1 && f.scalar('position_offset', 0) !== 0) o.positionOffset = f.scalar('position_offset');
   if (f.scalar('window', 0) > 0) o.window = f.scalar('window');
-  if (f.scalar('alibi', 0)) o.alibi = Array.from(f.get('alibi_slopes').data);
+  if (f.scalar('alibi', 0)) o.alibi = f.has('alibi_slopes') ? Array.from(f.get('alibi_slopes').data) : true;
   if (f.scalar('enable_gqa', 0)) o.enableGQA = true;
   return o;
 }
@@ -163,5 +163,91 @@ describe('refusals: AttentionError with the contract\'s code, the heap unchanged
     expectError(() => mha.forward(seededNormal([1, 3, 4], 1), null, null, { causal: 'yes' }), 'INVALID_ARGUMENT', /causal must be/);
     mha.dispose();
     assert.equal(memoryStats().heapBytes, before);
+  });
+});
+
+describe('MultiHeadAttention numKVHeads, rope and the KV cache: the modern fixtures', () => {
+  const names = listFixtures('index_modern.txt').filter((n) => n.startsWith('modern_mha_') && n !== 'modern_mha_cache');
+  const PARAMS = ['q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias'];
+  const moduleOf = (f) => {
+    const rope = f.scalar('rope', 0) ? { base: f.scalar('rope_base'), style: f.scalar('rope_interleaved') ? 'interleaved' : 'half',
+      dims: f.scalar('rope_dims') } : null;
+    const mha = new MultiHeadAttention({ embedDim: f.scalar('embed_dim'), numHeads: f.scalar('num_heads'),
+      numKVHeads: f.scalar('num_kv_heads'), rope });
+    mha.loadStateDict(Object.fromEntries(PARAMS.map((n) => [n, tensor(f.get(n))])));
+    return mha;
+  };
+  const optionsOf = (f) => {
+    const o = sdpaOptions(f);
+    delete o.enableGQA;
+    return o;
+  };
+  it('lists the 6 forward-and-backward fixtures', () => assert.equal(names.length, 6));
+  for (const name of names) {
+    it(name, () => {
+      const f = loadFixture(name);
+      const mha = moduleOf(f);
+      const key = f.has('key') ? tensor(f.get('key')) : null, value = f.has('value') ? tensor(f.get('value')) : null;
+      const r = mha.forward(tensor(f.get('query')), key, value, { ...optionsOf(f), requiresGrad: true });
+      assertFixtureClose(r.output.data, f.get('output').data, 'output');
+      const g = mha.backward(tensor(f.get('grad_output')));
+      assertFixtureClose(g.inputs.query.data, f.get('grad_query').data, 'grad query');
+      if (f.has('grad_key')) assertFixtureClose(g.inputs.key.data, f.get('grad_key').data, 'grad key');
+      const sd = mha.stateDict();
+      for (const n of PARAMS) {
+        if (!(n in g.params)) continue;  // numKVHeads == numHeads: q/k/v live in in_proj_weight
+        const want = f.get(`grad.${n}`).data, got = g.params[n].data;
+        for (let e = 0; e < want.length; e++) {
+          if (Math.abs(want[e]) < 1e-6) assert.ok(Math.abs(got[e]) < 1e-5, `${n}[${e}] noise`);
+          else assert.ok(Math.abs(got[e] - want[e]) <= kAbsTol + kRelTol * Math.abs(want[e]), `grad.${n}[${e}] = ${got[e]}, want ${want[e]}`);
+        }
+      }
+      assert.deepEqual(Object.keys(sd).sort(), Object.keys(g.params).sort());
+      mha.dispose();
+    });
+  }
+
+  it('modern_mha_cache: one token at a time and in chunks equals the full forward; then TOO_LARGE leaves it unchanged', () => {
+    const f = loadFixture('modern_mha_cache');
+    const mha = moduleOf(f);
+    const x = tensor(f.get('query'));
+    const E = x.shape[2];
+    const rows = (t0, n) => new Tensor(x.data.slice(t0 * E, (t0 + n) * E), [1, n, E]);
+    for (const chunks of [[1, 1, 1, 1, 1, 1, 1, 1, 1], [4, 1, 4], [9]]) {
+      const cache = mha.createCache({ maxLength: 9 });
+      const out = [];
+      let t0 = 0;
+      for (const n of chunks) {
+        out.push(...mha.forward(rows(t0, n), null, null, { cache, causal: true, needWeights: false }).output.data);
+        t0 += n;
+        assert.equal(cache.length, t0);
+      }
+      assertFixtureClose(Float32Array.from(out), f.get('output').data, `chunks ${chunks}`);
+      assert.throws(() => mha.forward(rows(0, 1), null, null, { cache, causal: true }), (e) => e.code === 'TOO_LARGE' && /maxLength = 9/.test(e.message));
+      assert.equal(cache.length, 9);
+      assert.equal(cache.reset().length, 0);
+      cache.dispose();
+    }
+    const other = new MultiHeadAttention({ embedDim: E, numHeads: 4, numKVHeads: 2 });
+    const foreign = other.createCache({ maxLength: 4 });
+    assert.throws(() => mha.forward(rows(0, 1), null, null, { cache: foreign }), (e) => e.code === 'INVALID_ARGUMENT' && /this module's createCache/.test(e.message));
+    const mine = mha.createCache({ maxLength: 4 });
+    assert.throws(() => mha.forward(rows(0, 1), rows(0, 1), null, { cache: mine }), (e) => e.code === 'INVALID_ARGUMENT' && /self-attention/.test(e.message));
+    assert.throws(() => mha.forward(rows(0, 1), null, null, { cache: mine, mask: [[true]] }), (e) => e.code === 'INVALID_ARGUMENT' && /masks/.test(e.message));
+    for (const h of [other, foreign, mine, mha]) h.dispose();
+  });
+
+  it('config refusals: numKVHeads not dividing numHeads, odd rotary dims, a rope offset', () => {
+    const expectError = (fn, code, pattern) => assert.throws(fn, (e) => e instanceof AttentionError && e.code === code && pattern.test(e.message));
+    expectError(() => new MultiHeadAttention({ embedDim: 16, numHeads: 4, numKVHeads: 3 }), 'HEADS_DO_NOT_DIVIDE', /numKVHeads 3 does not divide numHeads 4/);
+    expectError(() => new MultiHeadAttention({ embedDim: 16, numHeads: 4, rope: { dims: 3 } }), 'INVALID_ARGUMENT', /even/);
+    expectError(() => new MultiHeadAttention({ embedDim: 16, numHeads: 4, rope: { offset: 2 } }), 'INVALID_ARGUMENT', /no offset/);
+    expectError(() => new MultiHeadAttention({ embedDim: 16, numHeads: 4, num_key_value_heads: 2 }), 'INVALID_ARGUMENT', /numKVHeads/);
+    const m = new MultiHeadAttention({ embedDim: 16, numHeads: 4, numKVHeads: 1, rope: true });
+    assert.deepEqual(m.config.rope, { base: 10000, style: 'half', dims: 4 });
+    assert.equal(m.numKVHeads, 1);
+    assert.deepEqual(Object.keys(m.stateDict()), ['q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']);
+    assert.deepEqual(m.stateDict().k_proj_weight.shape, [4, 16]);
+    m.dispose();
   });
 });

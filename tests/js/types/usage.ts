@@ -5,7 +5,7 @@ import {
   init, Tensor, AttentionError, softmax, layerNorm, scaledDotProductAttention, MultiHeadAttention,
   sinusoidalEncoding, LearnedPositionalEncoding, seededNormal, setMemoryLimit, memoryLimit,
   kernelVariant, memoryStats, scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward,
-  TinyTransformer, Trainer, createTask, evaluate, applyRotary, applyRotaryBackward, alibiSlopes,
+  TinyTransformer, Trainer, createTask, evaluate, applyRotary, applyRotaryBackward, alibiSlopes, KVCache,
 } from 'attention-wasm';
 import type {
   AttentionErrorCode, TensorLike, NestedArray, InitOptions, DropoutOptions, AttentionOptions,
@@ -295,3 +295,14 @@ applyRotaryBackward(rotated, { style: 'half' });
 // @ts-expect-error style is 'half' or 'interleaved'
 applyRotary(rotated, { style: 'neox' });
 const slopes: Float32Array = alibiSlopes(12);
+const gqa = new MultiHeadAttention({ embedDim: 16, numHeads: 4, numKVHeads: 2, rope: { base: 500000, style: 'half' } });
+const kvHeads: number = gqa.numKVHeads;
+const ropeConfig = gqa.config.rope;
+if (ropeConfig) { const b: number = ropeConfig.base; }
+const cache: KVCache = gqa.createCache({ maxLength: 64 });
+gqa.forward(seededNormal([1, 1, 16]), null, null, { cache, causal: true, alibi: true, window: 8 });
+const cachedLength: number = cache.length;
+cache.reset().dispose();
+// @ts-expect-error rope has no offset
+new MultiHeadAttention({ embedDim: 16, numHeads: 4, rope: { offset: 3 } });
+gqa.dispose();
