@@ -55,6 +55,25 @@ KeyValues slice_kv(const AttentionProblem& p, std::int64_t s, const TileScratch&
   return KeyValues{sc.k_copy, p.dk, sc.v_copy, p.dv};
 }
 
+struct KeyRange {
+  int begin, end;
+};
+
+// The keys rows [i0, i0 + rows) can see under the causal mask and the window: tiles start at the
+// first of them rather than at a multiple of the tile width (a window of 512 over 64-row blocks then
+// computes 575 keys per row, not the 768 of three aligned tiles). Extra keys (past real_keys) are
+// never masked: with any, the range runs to Tk.
+KeyRange band_keys(const MaskPlan& m, int i0, int rows) {
+  const std::int64_t first = m.position_offset + i0, last = first + rows - 1;
+  std::int64_t begin = 0, end = m.real_keys;
+  if (m.window > 0) begin = std::max<std::int64_t>(0, first - m.window + 1);
+  if (m.causal) end = std::min<std::int64_t>(end, last + 1);
+  else if (m.window > 0) end = std::min<std::int64_t>(end, last + m.window);
+  if (m.real_keys < m.tk) end = m.tk;
+  if (end < begin) end = begin;
+  return KeyRange{static_cast<int>(begin), static_cast<int>(end)};
+}
+
 // 2. Online softmax of every row of the tile (times scale) into p; rescales the output rows whose
 // max moved.
 void softmax_tile(const AttentionProblem& p, std::int64_t s, int i0, int rows, int j0, int n, bool first,
@@ -114,8 +133,9 @@ void attend_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, c
   std::fill(sc.m, sc.m + rows, -std::numeric_limits<float>::infinity());
   std::fill(sc.l, sc.l + rows, 0.0f);
   bool first = true;  // out holds nothing yet: the first tile's product overwrites it
-  for (int j0 = 0; j0 < tk; j0 += sc.width) {
-    const int n = std::min(sc.width, tk - j0);
+  const KeyRange range = band_keys(p.masks, i0, rows);
+  for (int j0 = range.begin; j0 < range.end; j0 += sc.width) {
+    const int n = std::min(sc.width, range.end - j0);
     if (keys_outside_band(p.masks, i0, rows, j0, n)) continue;  // causal or out of the window
     // 1. tile (rows, n) = q_block · k_tileᵀ (times the scale when prescaled)
     kernels::gemm_nt(rows, n, dk, q_tile, ldq_tile, k + static_cast<std::int64_t>(j0) * ldk, ldk, sc.tile,

@@ -452,8 +452,20 @@ export interface TinyTransformerConfig {
   mlp?: boolean;
   /** Hidden width of the MLP (default 4·dModel). */
   mlpHidden?: number;
-  /** `'learned'` (default, `pos_emb.weight`), `'sinusoidal'` (a fixed table, no parameter) or `'none'`. */
-  positional?: 'learned' | 'sinusoidal' | 'none';
+  /**
+   * `'learned'` (default, `pos_emb.weight`), `'sinusoidal'` (a fixed table, no parameter), `'rope'`
+   * (RoPE on every head's q and k: base 10000, 'half', every head dimension, which must be even),
+   * `'alibi'` (the ALiBi paper's slopes on the scores) or `'none'`.
+   */
+  positional?: 'learned' | 'sinusoidal' | 'rope' | 'alibi' | 'none';
+  /**
+   * Key/value heads of every layer (grouped-query attention; default numHeads). When it differs, each
+   * layer's state dict holds `attn.q_proj_weight`, `attn.k_proj_weight` (H_kv·dk, dModel),
+   * `attn.v_proj_weight` and `attn.in_proj_bias` instead of `attn.in_proj_weight`.
+   */
+  numKVHeads?: number;
+  /** A sliding window of this many keys in every layer (an integer ≥ 1); null (default) = none. */
+  window?: number | null;
   /** `'pre'` (default; with a final `ln_f`), `'post'` or `'none'` LayerNorm placement. */
   norm?: 'pre' | 'post' | 'none';
   /** Position t attends to positions ≤ t only (default true). */

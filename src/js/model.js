@@ -7,13 +7,13 @@ import { decodeSafetensors, encodeSafetensors } from './safetensors.js';
 import { Tensor, asBoolTensor, asFloatTensor, asIntTensor, fromCore } from './tensor.js';
 
 const CONFIG_KEYS = ['vocabSize', 'maxLength', 'dModel', 'numHeads', 'numLayers', 'mlp', 'mlpHidden', 'positional',
-  'norm', 'causal', 'seed'];
+  'norm', 'causal', 'seed', 'numKVHeads', 'window'];
 const CONFIG_HINTS = {
   n_embd: 'dModel', n_head: 'numHeads', n_layer: 'numLayers', block_size: 'maxLength', n_positions: 'maxLength',
   dropout: 'nothing: TinyTransformer has no dropout',
 };
 // The core's enums (attn::PositionalKind, attn::NormKind), by the names the config uses.
-const POSITIONAL = { none: 0, learned: 1, sinusoidal: 2 };
+const POSITIONAL = { none: 0, learned: 1, sinusoidal: 2, rope: 3, alibi: 4 };
 const NORM = { none: 0, pre: 1, post: 2 };
 
 function checkChoice(value, choices, what) {
@@ -41,14 +41,20 @@ export function normalizeConfig(config) {
   if (config == null) throw new AttentionError('INVALID_ARGUMENT', 'TinyTransformer needs a config object');
   const {
     vocabSize, maxLength, dModel, numHeads, numLayers = 1, mlp = true, mlpHidden, positional = 'learned',
-    norm = 'pre', causal = true, seed = 0,
+    norm = 'pre', causal = true, seed = 0, numKVHeads, window = null,
   } = checkOptions(config, CONFIG_KEYS, 'TinyTransformer config key', CONFIG_HINTS);
   const d = required(dModel, 'dModel');
+  const heads = required(numHeads, 'numHeads');
+  if (window !== null && (!Number.isInteger(window) || window < 1)) {
+    throw new AttentionError('INVALID_ARGUMENT', `window must be null (none) or an integer >= 1, got ${describe(window)}`);
+  }
   return {
     vocabSize: required(vocabSize, 'vocabSize'),
     maxLength: required(maxLength, 'maxLength'),
     dModel: d,
-    numHeads: required(numHeads, 'numHeads'),
+    numHeads: heads,
+    numKVHeads: numKVHeads === undefined ? heads : checkInt(numKVHeads, 'numKVHeads'),
+    window,
     numLayers: checkInt(numLayers, 'numLayers'),
     mlp: checkBool(mlp, 'mlp'),
     mlpHidden: mlpHidden === undefined ? 4 * d : checkInt(mlpHidden, 'mlpHidden'),
@@ -138,7 +144,7 @@ export function tinyTransformerClass({ requireCore, checkInputBytes, Handle, new
     /** @param {object} config see index.d.ts (TinyTransformerConfig) */
     constructor(config) {
       const full = normalizeConfig(config);
-      const core = { ...full, positional: POSITIONAL[full.positional], norm: NORM[full.norm] };
+      const core = { ...full, positional: POSITIONAL[full.positional], norm: NORM[full.norm], window: full.window ?? 0 };
       super(newHandle('TinyModelHandle', (h) => h.init(core)));
       // Constant for the model's life: asked once (mlpHidden 0 means 4·dModel in the core).
       this.config = Object.freeze({ ...full, mlpHidden: this._handle.mlpHidden() });

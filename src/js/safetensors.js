@@ -38,8 +38,10 @@ export function stateDictShapes(c) {
   for (let i = 0; i < c.numLayers; i++) {
     const p = `blocks.${i}.`;
     if (norm) shapes.push([`${p}ln1.weight`, [d]], [`${p}ln1.bias`, [d]]);
-    shapes.push([`${p}attn.in_proj_weight`, [3 * d, d]], [`${p}attn.in_proj_bias`, [3 * d]],
-      [`${p}attn.out_proj.weight`, [d, d]], [`${p}attn.out_proj.bias`, [d]]);
+    const kv = (c.numKVHeads ?? c.numHeads) * (d / c.numHeads);  // H_kv·dk: the key and value widths
+    if (kv === d) shapes.push([`${p}attn.in_proj_weight`, [3 * d, d]]);
+    else shapes.push([`${p}attn.q_proj_weight`, [d, d]], [`${p}attn.k_proj_weight`, [kv, d]], [`${p}attn.v_proj_weight`, [kv, d]]);
+    shapes.push([`${p}attn.in_proj_bias`, [d + 2 * kv]], [`${p}attn.out_proj.weight`, [d, d]], [`${p}attn.out_proj.bias`, [d]]);
     if (!c.mlp) continue;
     if (norm) shapes.push([`${p}ln2.weight`, [d]], [`${p}ln2.bias`, [d]]);
     shapes.push([`${p}mlp.fc1.weight`, [c.mlpHidden, d]], [`${p}mlp.fc1.bias`, [c.mlpHidden]],

@@ -37,6 +37,18 @@ Status check_config(const TinyConfig& c) {
         StatusCode::kHeadsDoNotDivide,
         "numHeads " + std::to_string(c.num_heads) + " does not divide dModel " + std::to_string(c.d_model));
   }
+  if (c.num_kv_heads < 0 || c.window < 0) {
+    return Status::Error(StatusCode::kInvalidArgument, "numKVHeads and window must be >= 0 (0 = default), got " +
+                                                           std::to_string(c.num_kv_heads) + " and " + std::to_string(c.window));
+  }
+  if (c.num_kv_heads > 0 && c.num_heads % c.num_kv_heads != 0) {
+    return Status::Error(StatusCode::kHeadsDoNotDivide, "numKVHeads " + std::to_string(c.num_kv_heads) +
+                                                            " does not divide numHeads " + std::to_string(c.num_heads));
+  }
+  if (c.positional == PositionalKind::kRope && (c.d_model / c.num_heads) % 2 != 0) {
+    return Status::Error(StatusCode::kInvalidArgument, "positional 'rope' needs an even head size dModel / numHeads, got " +
+                                                           std::to_string(c.d_model / c.num_heads));
+  }
   return Status::Ok();
 }
 
@@ -79,8 +91,15 @@ Status TinyTransformer::create(const TinyConfig& config, TinyTransformer& out) {
       m.add_parameter(p + "ln1.weight", {d});
       m.add_parameter(p + "ln1.bias", {d});
     }
-    m.add_parameter(p + "attn.in_proj_weight", {3 * d, d});
-    m.add_parameter(p + "attn.in_proj_bias", {3 * d});
+    const int kv = c.num_kv_heads ? c.num_kv_heads : c.num_heads, kvw = kv * (d / c.num_heads);
+    if (kv == c.num_heads) {
+      m.add_parameter(p + "attn.in_proj_weight", {3 * d, d});
+    } else {  // grouped-query heads: MultiHeadAttention's separate projections
+      m.add_parameter(p + "attn.q_proj_weight", {d, d});
+      m.add_parameter(p + "attn.k_proj_weight", {kvw, d});
+      m.add_parameter(p + "attn.v_proj_weight", {kvw, d});
+    }
+    m.add_parameter(p + "attn.in_proj_bias", {d + 2 * kvw});
     m.add_parameter(p + "attn.out_proj.weight", {d, d});
     m.add_parameter(p + "attn.out_proj.bias", {d});
     if (!c.mlp) continue;
@@ -125,6 +144,8 @@ Status TinyTransformer::create(const TinyConfig& config, TinyTransformer& out) {
     MhaConfig mc;
     mc.embed_dim = d;
     mc.num_heads = c.num_heads;
+    mc.num_kv_heads = c.num_kv_heads;
+    if (c.positional == PositionalKind::kRope) mc.rope = RotaryOptions{};
     ATTN_RETURN_IF_ERROR(MultiHeadAttention::create(mc, a));
   }
   m.attn_dirty_.assign(static_cast<std::size_t>(c.num_layers), true);
@@ -141,10 +162,9 @@ std::int64_t TinyTransformer::parameter_count() const {
 }
 
 void TinyTransformer::sync_attention() {
-  static const char* kAttnNames[] = {"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"};
   for (int i = 0; i < config_.num_layers; ++i) {
     if (!attn_dirty_[i]) continue;
-    for (const char* n : kAttnNames) {
+    for (const std::string& n : attn_[i].parameter_names()) {
       const int k = index_of("blocks." + std::to_string(i) + ".attn." + n);
       attn_[i].set_parameter(n, params_[k]);  // shapes and values were checked when they were set
     }

@@ -5,7 +5,9 @@
 //   x (B, T, d) = `tok_emb.weight`[ids] (+ `pos_emb.weight`[t] (maxLength, d) when learned;
 //                 + the sinusoidal table, base 10000, when sinusoidal: not a parameter)
 //   layer i:  attn = nn.MultiheadAttention(d, H, bias=True, batch_first=True) under `blocks.{i}.attn.`,
-//             self-attention, causal when config.causal;
+//             self-attention, causal when config.causal; with num_kv_heads < H grouped-query heads
+//             (`q_proj_weight`, `k_proj_weight`, `v_proj_weight` of H_kv heads, `in_proj_bias`);
+//             RoPE on q and k or ALiBi on the scores when positional says so; a sliding window;
 //             mlp(h) = `blocks.{i}.mlp.fc2`(GELU_erf(`blocks.{i}.mlp.fc1`(h)));
 //             LayerNorms `blocks.{i}.ln1`, `blocks.{i}.ln2`, `ln_f` (eps 1e-5)
 //     pre:  x = x + attn(ln1(x)); x = x + mlp(ln2(x)); after the last layer x = ln_f(x)
@@ -34,7 +36,9 @@ namespace attn {
 struct TinyWorkspace;  // tiny_transformer_pass.cpp
 std::shared_ptr<TinyWorkspace> make_workspace();
 
-enum class PositionalKind { kNone = 0, kLearned = 1, kSinusoidal = 2 };
+// kRope: rotary embedding of every head's q and k (base 10000, 'half', all head dimensions);
+// kAlibi: the ALiBi paper's slopes on the scores. Neither adds anything to the embeddings.
+enum class PositionalKind { kNone = 0, kLearned = 1, kSinusoidal = 2, kRope = 3, kAlibi = 4 };
 enum class NormKind { kNone = 0, kPre = 1, kPost = 2 };
 
 struct TinyConfig {
@@ -49,6 +53,8 @@ struct TinyConfig {
   NormKind norm = NormKind::kPre;
   bool causal = true;
   std::uint64_t seed = 0;
+  int num_kv_heads = 0;  // 0 = num_heads; grouped-query attention in every layer (divides num_heads)
+  int window = 0;        // 0 = none; a sliding window of this many keys in every layer
 };
 
 // A batch of token ids (B, T), row-major.

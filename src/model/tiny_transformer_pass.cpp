@@ -126,6 +126,8 @@ struct TinyPass {
                       TinyForwardResult* result) {
     MhaForwardOptions options;
     options.causal = c.causal;
+    options.positions.alibi_paper = c.positional == PositionalKind::kAlibi;
+    if (c.window > 0) options.positions.window = c.window;
     options.need_weights = false;
     MhaResult r;
     if (grads) {

@@ -55,7 +55,8 @@ std::vector<int> ints_from_js(const val& list) {
 class TinyModelHandle {
  public:
   // c: { vocabSize, maxLength, dModel, numHeads, numLayers, mlp, mlpHidden, positional (0 none,
-  //      1 learned, 2 sinusoidal), norm (0 none, 1 pre, 2 post), causal, seed }, all present.
+  //      1 learned, 2 sinusoidal, 3 rope, 4 alibi), norm (0 none, 1 pre, 2 post), causal, seed,
+  //      numKVHeads, window (0 = none) }, all present.
   val init(val c) {
     attn::TinyConfig config;
     config.vocab_size = c["vocabSize"].as<int>();
@@ -69,6 +70,8 @@ class TinyModelHandle {
     config.norm = static_cast<attn::NormKind>(c["norm"].as<int>());
     config.causal = c["causal"].as<bool>();
     config.seed = seed_from_js(c["seed"]);
+    config.num_kv_heads = c["numKVHeads"].as<int>();
+    config.window = c["window"].as<int>();
     auto model = std::make_shared<attn::TinyTransformer>();
     const attn::Status st = attn::TinyTransformer::create(config, *model);
     if (st.ok()) model_ = std::move(model);

@@ -4,6 +4,7 @@
 //
 //   ref_tiny::loss(config, params, ids, targets)  mean cross-entropy over targets != -100, double.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -58,31 +59,83 @@ struct Net {
     return y;
   }
 
-  // Self-attention as nn.MultiheadAttention (in_proj, out_proj), causal when configured.
+  // y (N, out) = x (N, in) · W[r0 : r0 + out]ᵀ + b[b0 : b0 + out]
+  static Rows lin(const Rows& x, int in, const std::vector<double>& w, int r0, const std::vector<double>& b, int b0, int out) {
+    const std::size_t n = x.size() / in;
+    Rows y(n * out);
+    for (std::size_t r = 0; r < n; ++r)
+      for (int o = 0; o < out; ++o) {
+        double s = b[b0 + o];
+        for (int i = 0; i < in; ++i) s += x[r * in + i] * w[static_cast<std::size_t>(r0 + o) * in + i];
+        y[r * out + o] = s;
+      }
+    return y;
+  }
+
+  // RoPE ('half', base 10000, every head dimension) of each head of rows (N, heads·dh), row r at r % t.
+  void rope(Rows& y, int heads, int dh) const {
+    const int half = dh / 2;
+    for (std::size_t r = 0; r < y.size() / (heads * dh); ++r)
+      for (int h = 0; h < heads; ++h)
+        for (int i = 0; i < half; ++i) {
+          const double a = static_cast<double>(r % t) * std::pow(10000.0, -2.0 * i / dh);
+          double* row = &y[(r * heads + h) * dh];
+          const double x0 = row[i], x1 = row[i + half];
+          row[i] = x0 * std::cos(a) - x1 * std::sin(a);
+          row[i + half] = x1 * std::cos(a) + x0 * std::sin(a);
+        }
+  }
+
+  // The ALiBi paper's get_slopes(h), in double.
+  static std::vector<double> slopes(int h) {
+    int p = 1;
+    while (p * 2 <= h) p *= 2;
+    std::vector<double> m;
+    for (int i = 0; i < p; ++i) m.push_back(std::pow(2.0, -8.0 * (i + 1) / p));
+    for (int j = 0; j < h - p; ++j) m.push_back(std::pow(2.0, -8.0 * (2 * j + 1) / (2 * p)));
+    return m;
+  }
+
+  // Self-attention as nn.MultiheadAttention (in_proj or q/k/v_proj with H_kv heads, out_proj), causal
+  // when configured, with RoPE or ALiBi and a window.
   Rows attention(const Rows& x, const std::string& prefix) const {
-    const int h = c.num_heads, dh = d / h;
-    const Rows qkv = linear(x, d, prefix + "in_proj_weight", prefix + "in_proj_bias");  // (N, 3d)
+    const int h = c.num_heads, dh = d / h, kv = c.num_kv_heads ? c.num_kv_heads : h, group = h / kv;
+    const auto& bias = at(prefix + "in_proj_bias");
+    const bool packed = p.count(prefix + "in_proj_weight") != 0;
+    const auto& wq = at(prefix + (packed ? "in_proj_weight" : "q_proj_weight"));
+    const auto& wk = at(prefix + (packed ? "in_proj_weight" : "k_proj_weight"));
+    const auto& wv = at(prefix + (packed ? "in_proj_weight" : "v_proj_weight"));
+    Rows q = lin(x, d, wq, 0, bias, 0, d);
+    Rows k = lin(x, d, wk, packed ? d : 0, bias, d, kv * dh);
+    Rows v = lin(x, d, wv, packed ? 2 * d : 0, bias, d + kv * dh, kv * dh);
+    if (c.positional == attn::PositionalKind::kRope) {
+      rope(q, h, dh);
+      rope(k, kv, dh);
+    }
+    const std::vector<double> m = slopes(h);
     Rows ctx(x.size(), 0.0);
     std::vector<double> w(t);
     for (int bi = 0; bi < b; ++bi)
       for (int hi = 0; hi < h; ++hi)
         for (int i = 0; i < t; ++i) {
+          const int g = hi / group;
           double max = -1e300;
-          const int keys = c.causal ? i + 1 : t;
-          for (int j = 0; j < keys; ++j) {
-            if (masked(i, j)) continue;
+          auto seen = [&](int j) {
+            return !masked(i, j) && (!c.causal || j <= i) && (c.window == 0 || (c.causal ? i - j < c.window : std::abs(i - j) < c.window));
+          };
+          for (int j = 0; j < t; ++j) {
+            if (!seen(j)) continue;
             double s = 0;
-            for (int e = 0; e < dh; ++e)
-              s += qkv[(bi * t + i) * 3 * d + hi * dh + e] * qkv[(bi * t + j) * 3 * d + d + hi * dh + e];
+            for (int e = 0; e < dh; ++e) s += q[(bi * t + i) * d + hi * dh + e] * k[(bi * t + j) * kv * dh + g * dh + e];
             w[j] = s / std::sqrt(static_cast<double>(dh));
+            if (c.positional == attn::PositionalKind::kAlibi) w[j] -= m[hi] * (c.causal ? i - j : std::abs(i - j));
             max = std::max(max, w[j]);
           }
           double sum = 0;
-          for (int j = 0; j < keys; ++j) sum += (w[j] = masked(i, j) ? 0.0 : std::exp(w[j] - max));
-          for (int j = 0; j < keys; ++j)
+          for (int j = 0; j < t; ++j) sum += (w[j] = seen(j) ? std::exp(w[j] - max) : 0.0);
+          for (int j = 0; j < t; ++j)
             for (int e = 0; e < dh; ++e)
-              ctx[(bi * t + i) * d + hi * dh + e] +=
-                  w[j] / sum * qkv[(bi * t + j) * 3 * d + 2 * d + hi * dh + e];
+              ctx[(bi * t + i) * d + hi * dh + e] += w[j] / sum * v[(bi * t + j) * kv * dh + g * dh + e];
         }
     return linear(ctx, d, prefix + "out_proj.weight", prefix + "out_proj.bias");
   }

@@ -129,6 +129,19 @@ TEST_CASE("TinyTransformer gradients: not causal", "[tiny]") {
   check_model(small_config(attn::NormKind::kPre, true, attn::PositionalKind::kLearned, 1, false));
 }
 
+TEST_CASE("TinyTransformer gradients: RoPE, ALiBi, grouped-query heads, a sliding window", "[tiny][modern]") {
+  attn::TinyConfig rope = small_config(attn::NormKind::kPre, true, attn::PositionalKind::kRope, 2, true);
+  rope.d_model = 8;       // an even head size for the rotation
+  rope.num_kv_heads = 1;  // multi-query
+  check_model(rope);
+  attn::TinyConfig alibi = small_config(attn::NormKind::kPre, false, attn::PositionalKind::kAlibi, 1, true);
+  alibi.window = 3;
+  check_model(alibi);
+  attn::TinyConfig bidir = small_config(attn::NormKind::kPost, true, attn::PositionalKind::kAlibi, 1, false);
+  bidir.window = 2;
+  check_model(bidir);
+}
+
 TEST_CASE("TinyTransformer: state-dict names, parameter count, seeded initialisation", "[tiny]") {
   attn::TinyTransformer a, b;
   const attn::TinyConfig c =

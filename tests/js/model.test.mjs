@@ -190,7 +190,7 @@ describe('parameters and config', () => {
     const model = new TinyTransformer({ vocabSize: 5, maxLength: 4, dModel: 8, numHeads: 2 });
     assert.deepEqual(model.config, {
       vocabSize: 5, maxLength: 4, dModel: 8, numHeads: 2, numLayers: 1, mlp: true, mlpHidden: 32,
-      positional: 'learned', norm: 'pre', causal: true, seed: 0,
+      positional: 'learned', norm: 'pre', causal: true, seed: 0, numKVHeads: 2, window: null,
     });
     assert.ok(Object.isFrozen(model.config));
     const sd = model.stateDict();
@@ -204,6 +204,33 @@ describe('parameters and config', () => {
     assert.deepEqual(other.forward([1, 2, 3]).logits.data, model.forward([1, 2, 3]).logits.data);
     model.dispose();
     other.dispose();
+  });
+
+  it('today\'s attention: positional rope / alibi, numKVHeads, window; trains, exports and reloads', () => {
+    const model = new TinyTransformer({ vocabSize: 7, maxLength: 8, dModel: 8, numHeads: 4, numKVHeads: 2, positional: 'rope', window: 3 });
+    const names = Object.keys(model.stateDict());
+    assert.ok(!names.includes('pos_emb.weight'));
+    assert.deepEqual(names.filter((n) => n.startsWith('blocks.0.attn.')),
+      ['q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias'].map((n) => `blocks.0.attn.${n}`));
+    assert.deepEqual(model.stateDict()['blocks.0.attn.k_proj_weight'].shape, [4, 8]);
+    const { trace, attention } = model.forward([1, 2, 3, 4, 5], { trace: true });
+    assert.ok(trace[0].some((s) => s.name === 'q_rotated'));
+    const w = attention[0].data;  // (1, 4, 5, 5): window 3, causal
+    for (let h = 0; h < 4; h++) for (let i = 0; i < 5; i++) for (let j = 0; j < 5; j++) {
+      if (j > i || i - j >= 3) assert.equal(w[(h * 5 + i) * 5 + j], 0, `head ${h} (${i}, ${j})`);
+    }
+    const { grads } = model.gradients([[1, 2, 3, 4]], [[2, 3, 4, 5]]);
+    assert.ok(Object.values(grads).every((g) => g.data.every(Number.isFinite)));
+    const copy = TinyTransformer.fromSafetensors(model.toSafetensors());
+    assert.deepEqual(copy.config, model.config);
+    assert.deepEqual(copy.forward([1, 2, 3]).logits.data, model.forward([1, 2, 3]).logits.data);
+    const alibi = new TinyTransformer({ vocabSize: 7, maxLength: 8, dModel: 8, numHeads: 2, positional: 'alibi' });
+    assert.ok(alibi.forward([1, 2], { trace: true }).trace[0].some((s) => s.name === 'alibi'));
+    assert.throws(() => new TinyTransformer({ vocabSize: 7, maxLength: 8, dModel: 8, numHeads: 4, numKVHeads: 3 }),
+      (e) => e.code === 'HEADS_DO_NOT_DIVIDE' && /numKVHeads 3/.test(e.message));
+    assert.throws(() => new TinyTransformer({ vocabSize: 7, maxLength: 8, dModel: 8, numHeads: 2, window: 0 }),
+      (e) => e.code === 'INVALID_ARGUMENT' && /window/.test(e.message));
+    for (const m of [model, copy, alibi]) m.dispose();
   });
 
   it('the same seed gives the same weights; variants have the documented parameters', () => {
@@ -234,7 +261,7 @@ describe('errors: AttentionError naming the problem, heap and handles unchanged'
   it('config: unknown keys, wrong types and values', () => {
     expectError(() => new TinyTransformer({ ...small, n_head: 2 }), 'INVALID_ARGUMENT', /unknown TinyTransformer config key 'n_head': use numHeads/);
     expectError(() => new TinyTransformer({ ...small, vocab_size: 2 }), 'INVALID_ARGUMENT', /'vocab_size': did you mean 'vocabSize'/);
-    expectError(() => new TinyTransformer({ ...small, positional: 'rope' }), 'INVALID_ARGUMENT', /positional must be one of 'none', 'learned', 'sinusoidal'; got "rope"/);
+    expectError(() => new TinyTransformer({ ...small, positional: 'rotary' }), 'INVALID_ARGUMENT', /positional must be one of 'none', 'learned', 'sinusoidal', 'rope', 'alibi'; got "rotary"/);
     expectError(() => new TinyTransformer({ ...small, norm: 'rms' }), 'INVALID_ARGUMENT', /norm must be one of/);
     expectError(() => new TinyTransformer({ ...small, mlp: 1 }), 'INVALID_ARGUMENT', /mlp must be true or false/);
     expectError(() => new TinyTransformer({ ...small, dModel: 8.5 }), 'INVALID_ARGUMENT', /dModel must be an integer/);

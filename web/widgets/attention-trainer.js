@@ -6,7 +6,7 @@
 //
 // Attributes (the initial settings; the form changes them): task (copy | reverse | sort | induction,
 // default reverse), length (6), layers (2), d-model (32), heads (4), mlp (on), positional
-// (learned | sinusoidal | none), lr (0.01), batch (32), seed (1), autostart (train on load).
+// (learned | sinusoidal | rope | alibi | none), lr (0.01), batch (32), seed (1), autostart (train on load).
 import { AwElement, h } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { drawXY } from './xy-chart.js';
@@ -37,7 +37,7 @@ export class AttentionTrainer extends AwElement {
     this._form = h('form', { class: 'settings', 'aria-label': 'Task and model' },
       field('Task', select('task', ['copy', 'reverse', 'sort', 'induction'])), field('Length', num('taskLength', 1, 16, 1)),
       field('Layers', num('layers', 1, 4, 1)), field('dModel', select('dModel', [8, 16, 32, 64])),
-      field('Heads', select('heads', [1, 2, 4, 8])), field('Positions', select('positional', ['learned', 'sinusoidal', 'none'])),
+      field('Heads', select('heads', [1, 2, 4, 8])), field('Positions', select('positional', ['learned', 'sinusoidal', 'rope', 'alibi', 'none'])),
       field('Learning rate', num('lr', 0.0001, 0.1, 0.0001)),
       h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'mlp' }), 'MLP'));
     this._form.addEventListener('submit', (e) => e.preventDefault());

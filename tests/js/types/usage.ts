@@ -240,8 +240,9 @@ tiny.loadStateDict(tiny.stateDict());
 const file: Uint8Array = tiny.toSafetensors();
 const loaded: TinyTransformer = TinyTransformer.fromSafetensors(file.buffer);
 TinyTransformer.fromSafetensors(file.subarray(0));
-// @ts-expect-error positional is 'learned' | 'sinusoidal' | 'none'
-new TinyTransformer({ ...tinyConfig, positional: 'rope' });
+// @ts-expect-error positional is 'learned' | 'sinusoidal' | 'rope' | 'alibi' | 'none'
+new TinyTransformer({ ...tinyConfig, positional: 'rotary' });
+new TinyTransformer({ ...tinyConfig, positional: 'rope', numKVHeads: 1, window: 16 });
 // @ts-expect-error vocabSize is required
 new TinyTransformer({ maxLength: 16, dModel: 32, numHeads: 4 });
 // @ts-expect-error unknown config key
