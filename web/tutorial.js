@@ -198,6 +198,31 @@ function updateRepeat() {
 follow($('#no-pe'), [], updateRepeat);
 follow($('#with-pe'), [], updateRepeat);
 
+// ---- section 8: today's models (RoPE, the KV cache) -----------------------------------------------
+
+/** Calls fn(el) once the widget has drawn and again whenever one of its data attributes changes. */
+function followData(el, attributes, fn) {
+  if (!el) return;
+  follow(el, [], fn);
+  new MutationObserver(() => { if (el.hasAttribute('data-ready')) fn(el); }).observe(el, { attributes: true, attributeFilter: attributes });
+}
+
+followData($('#rope-widget'), ['data-max-difference'], (el) => {
+  const s = el.shown;
+  if (!s) return;
+  bind('rope-diff', `With q and k as drawn, moving both positions by 100 or by 1000 changes q·k by at most ${s.maxDiff.toExponential(1)} `
+    + `over every offset from −32 to 32: float32 rounding, not position.`);
+});
+
+follow($('#kv-widget'), ['kv-step'], (el) => {
+  const t = el.length, s = el.shown;
+  if (!s) return;
+  bind('kv-check', t === 0
+    ? `The cache is empty. Each Step feeds one of the ${s.sequenceLength} tokens; the output rows it produces are compared with one full forward over the prefix.`
+    : `${t} of ${s.sequenceLength} tokens cached. Every stepped output row so far equals the full forward’s row (max |difference| `
+      + `${el.maxDifference.toExponential(1)}): the cache changes the cost, not the result.`);
+});
+
 // ---- 7. copy buttons -------------------------------------------------------------------------
 
 for (const button of $$('.code-box .copy')) {

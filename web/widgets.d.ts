@@ -223,6 +223,45 @@ export declare class GqaHeads extends AwElement {
   weights(head: number): Float32Array | null;
 }
 
+/**
+ * <kv-cache-stepper embed-dim="16" heads="4" kv-heads="2" rope length="10" seed="1">: decoding with a real KV cache
+ * (MultiHeadAttention numKVHeads + rope, createCache, forward with { cache, causal: true }). x = seededNormal([1, length, E], seed + 1).
+ * Events: kv-step { length, position, maxDifference } (position −1 after reset()).
+ */
+export declare class KvCacheStepper extends AwElement {
+  embedDim: number;
+  heads: number;
+  kvHeads: number;
+  rope: boolean;
+  /** The attribute `length`: tokens in x (1…64). */
+  sequenceLength: number;
+  seed: number;
+  /** Tokens in the cache now (not the attribute `length`: see sequenceLength). */
+  readonly length: number;
+  /** Every stepped output row so far, (length, E) row-major. */
+  readonly outputs: Float32Array;
+  /** The input sequence x, (sequenceLength, E) row-major. */
+  readonly x: Float32Array | null;
+  /** The last step's weights, (H, length) row-major. */
+  readonly weights: Float32Array | null;
+  /** The cached keys of the key/value head shown, (length, d_k) row-major (after RoPE when on). */
+  readonly keys: Float32Array | null;
+  /** The key/value head whose keys are shown. */
+  kvHead: number;
+  /** Max |stepped − full forward| over every row so far. */
+  readonly maxDifference: number;
+  readonly shown: null | { embedDim: number; heads: number; kvHeads: number; headDim: number; rope: boolean; sequenceLength: number;
+    seed: number; length: number; kvHead: number; maxDifference: number };
+  /** Feeds the next token; null when x is used up (or the config is invalid). */
+  step(): { position: number; output: Float32Array; weights: Float32Array } | null;
+  /** Steps until x is used up (one step every ~140 ms; at once with prefers-reduced-motion). */
+  runAll(): Promise<void>;
+  /** Empties the cache (cache.reset()). */
+  reset(): void;
+  /** One full causal forward over the first `length` tokens: its output, (length, E) row-major. */
+  fullOutput(): Float32Array;
+}
+
 export declare const MAX_TOKENS: 512;
 export declare const PAD_TOKEN: '<pad>';
 export declare const DEFAULT_CONFIG: Readonly<WidgetConfig>;
@@ -283,5 +322,6 @@ declare global {
     'rope-explorer': RopeExplorer;
     'alibi-bias': AlibiBias;
     'gqa-heads': GqaHeads;
+    'kv-cache-stepper': KvCacheStepper;
   }
 }

@@ -59,6 +59,8 @@ export { MaskFillCompare } from './widgets/mask-fill-compare.js';
 //   <rope-explorer>   rotary embeddings: a pair rotating with position, q·k against the relative offset
 //   <alibi-bias>      ALiBi: each head's linear distance bias and the weights it gives
 //   <gqa-heads>       grouped-query attention: which query heads share a key/value head, their weights
+//   <kv-cache-stepper> decoding one token at a time with a real KV cache, checked against a full forward
 export { RopeExplorer } from './widgets/rope-explorer.js';
 export { AlibiBias } from './widgets/alibi-bias.js';
 export { GqaHeads } from './widgets/gqa-heads.js';
+export { KvCacheStepper } from './widgets/kv-cache-stepper.js';

@@ -1,6 +1,6 @@
 // The tutorial page (web/tutorial.html) in a real browser: it loads offline with no console error,
-// every widget on it draws, the numbers the prose promises are the numbers shown, the section-7
-// snippets work pasted alone into an empty page, and the attribute reference covers every attribute.
+// every widget on it draws, the numbers the prose promises are the numbers shown, the snippets of
+// section 9 (Embed) work pasted alone into an empty page, and the attribute reference covers every attribute.
 // Screenshots: test-results/screenshots/tutorial.png (light) and tutorial-dark.png.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,7 +19,7 @@ const kSigmas = 5;
 const kScaleRatioTol = 1e-4;
 const ALL_WIDGETS = ['query-explorer', 'variance-experiment', 'softmax-playground', 'mask-fill-compare',
   'attention-steps', 'attention-heatmap', 'mask-editor', 'positional-encoding-heatmap', 'attention-trainer',
-  'attention-model-view'];
+  'attention-model-view', 'rope-explorer', 'alibi-bias', 'gqa-heads', 'kv-cache-stepper'];
 
 let env, page, w, badResponses;
 
@@ -242,6 +242,31 @@ test('positional encoding: repeated words are identical without it and distinct 
   assert.deepEqual(bases, [10000, 1000]);
 });
 
+test('section 8, today\'s models: numbered before Embed (9, last); RoPE\'s offsets agree; stepping the KV cache matches the full forward and the prose follows', async () => {
+  const toc = await page.evaluate(() => ({
+    sections: [...document.querySelectorAll('main section > h2')].map((h) => [h.querySelector('.num').textContent, h.parentElement.id]),
+    links: [...document.querySelectorAll('.toc a')].map((a) => a.getAttribute('href')),
+  }));
+  assert.deepEqual(toc.sections.slice(-3), [['7', 'learn'], ['8', 'modern'], ['9', 'embed']]);
+  assert.deepEqual(toc.sections.map(([n]) => n), ['1', '2', '3', '4', '5', '6', '7', '8', '9'], 'sections numbered in order');
+  assert.deepEqual(toc.links, toc.sections.map(([, id]) => `#${id}`), 'the contents list every section in order');
+  const rope = await page.evaluate(() => document.querySelector('#rope-widget').shown.maxDiff);
+  assert.ok(rope <= 1e-4, `RoPE: offsets 0, 100, 1000 agree (${rope})`);
+  assert.match(await page.locator('[data-bind="rope-diff"]').textContent(), /changes q·k by at most \d\.\de[+-]\d+/);
+  assert.match(await page.locator('[data-bind="kv-check"]').textContent(), /^The cache is empty\./);
+  const kv = page.locator('#kv-widget');
+  for (let i = 0; i < 4; i++) await kv.locator('button', { hasText: 'Step' }).first().click();
+  const r = await kv.evaluate((el) => {
+    const out = el.outputs, full = el.fullOutput();
+    return { length: el.length, n: out.length, diff: Math.max(...Array.from(out, (v, i) => Math.abs(v - full[i]))) };
+  });
+  assert.deepEqual([r.length, r.n], [4, 4 * 16]);
+  assert.ok(r.diff <= 1e-5, `stepped rows = the full forward's (${r.diff})`);
+  assert.match(await page.locator('[data-bind="kv-check"]').textContent(), /^4 of 10 tokens cached\. Every stepped output row so far equals the full forward’s row/);
+  await kv.locator('button', { hasText: 'Reset' }).click();
+  assert.equal(await kv.evaluate((el) => el.length), 0);
+});
+
 test('the attribute reference (page and docs/widgets.md) covers every attribute of every widget', async () => {
   const observed = await page.evaluate((tags) => Object.fromEntries(tags.map((t) => {
     const cls = customElements.get(t);
@@ -267,7 +292,7 @@ test('the attribute reference (page and docs/widgets.md) covers every attribute 
   }
 });
 
-test('each section-7 snippet, pasted alone into an empty page with the script tag, renders', async () => {
+test('each snippet of section 9 (Embed), pasted alone into an empty page with the script tag, renders', async () => {
   const { snippets, scriptTag } = await page.evaluate(() => ({
     snippets: [...document.querySelectorAll('code[data-snippet]')].map((c) => ({ name: c.dataset.snippet, html: c.textContent })),
     scriptTag: document.querySelector('code[data-script-tag]').textContent,
