@@ -17,7 +17,7 @@ export const DEMO_DEFAULTS = Object.freeze({
 
 // state key → [URL parameter, kind]
 const PARAMS = {
-  text: ['t', 'str'], source: ['s', 'str'], cross: ['x', 'bool'], dModel: ['d', 'int'], heads: ['h', 'int'],
+  text: ['t', 'str'], source: ['s', 'str'], cross: ['x', 'bool'], dModel: ['d', 'int'], heads: ['h', 'int'], kvHeads: ['kv', 'int'],
   seed: ['seed', 'int'], positional: ['pe', 'str'], base: ['base', 'num'], mask: ['m', 'str'], pad: ['pad', 'int'],
   toggles: ['tg', 'toggles'], scaling: ['sc', 'bool'], temperature: ['tau', 'num'], dropout: ['p', 'num'],
   dropoutSeed: ['ps', 'int'], residual: ['res', 'bool'], layerNorm: ['ln', 'bool'],

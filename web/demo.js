@@ -67,6 +67,20 @@ function fillHeads() {
     return new Option(ok ? `${n}  (d_k = ${state.dModel / n})` : `${n}  — does not divide ${state.dModel}`, String(n));
   }));
   sel.value = String(state.heads);
+  fillKvHeads();
+}
+
+// Key/value heads: every divisor of H (grouped-query attention; 1 = multi-query, H = none). Refilled
+// only when H changed, so a focused select keeps its options.
+let kvHeadsFor = 0;
+function fillKvHeads() {
+  const kv = $('kvHeads');
+  if (kvHeadsFor === state.heads) { kv.value = state.kvHeads && state.heads % state.kvHeads === 0 ? String(state.kvHeads) : '0'; return; }
+  kvHeadsFor = state.heads;
+  const options = Array.from({ length: state.heads }, (_, i) => i + 1).filter((n) => state.heads % n === 0)
+    .map((n) => new Option(n === state.heads ? `${n}  (one per head)` : `${n}  (${state.heads / n} query heads each)`, String(n)));
+  kv.replaceChildren(new Option('= heads', '0'), ...options);
+  kv.value = state.kvHeads && state.heads % state.kvHeads === 0 ? String(state.kvHeads) : '0';
 }
 
 /** Puts the state into the form controls (without firing their handlers). */
@@ -98,13 +112,14 @@ function onControl(e) {
   let v = el.type === 'checkbox' ? el.checked : el.value;
   if (name === 'cross') v = el.value === '1';
   if (name === 'model') return switchModel(v);
-  if (['dModel', 'heads', 'seed', 'pad', 'dropoutSeed', 'layer'].includes(name)) v = Number(v);
+  if (['dModel', 'heads', 'kvHeads', 'seed', 'pad', 'dropoutSeed', 'layer'].includes(name)) v = Number(v);
   if (['base', 'temperature', 'dropout'].includes(name)) {
     v = Number(v);
     if (!Number.isFinite(v) || (name === 'base' && v <= 1)) return;  // keep typing: 1 → 10 → 100 …
   }
   const patch = { [name]: v };
   if (name === 'mask') patch.toggles = [];
+  if (name === 'heads' && state.kvHeads && v % state.kvHeads !== 0) patch.kvHeads = 0;  // keep a divisor
   // Sliders: replace while dragging, one history entry when let go.
   setState(patch, e.type === 'input' && el.type === 'range' ? 'replace' : 'push');
 }
@@ -288,6 +303,10 @@ function renderPanel() {
     note.textContent = `✗ ${c.heads} heads do not divide d_model = ${c.dModel} (${c.dModel} / ${c.heads} = ${(c.dModel / c.heads).toFixed(2)}): `
       + `every head needs the same whole number of dimensions. Pick ${valid.slice(0, -1).join(', ')}${valid.length > 1 ? ' or ' : ''}${valid.at(-1)}.`;
   }
+  fillKvHeads();
+  if (c.kvHeads && c.kvHeads !== c.heads && c.heads % c.kvHeads === 0 && c.dModel % c.heads === 0) {
+    note.textContent += ` ${c.heads / c.kvHeads} query heads share each of the ${c.kvHeads} key/value head${c.kvHeads > 1 ? 's' : ''} (grouped-query attention).`;
+  }
   $('base-row').hidden = c.positional !== 'sinusoidal';
   $('pad-row').hidden = c.mask !== 'padding';
   $('mask-hint').textContent = { none: 'Every token may attend to every token.', causal: 'Token i sees only tokens 0 … i.',
@@ -337,6 +356,7 @@ function embedSnippet(c) {
   const d = DEMO_DEFAULTS;
   if (c.dModel !== 16) attrs.push(`d-model="${c.dModel}"`);
   if (c.heads !== 4) attrs.push(`heads="${c.heads}"`);
+  if (c.kvHeads && c.kvHeads !== c.heads) attrs.push(`kv-heads="${c.kvHeads}"`);
   if (c.seed !== d.seed) attrs.push(`seed="${c.seed}"`);
   if (c.positional !== d.positional) attrs.push(`positional="${c.positional}"`);
   if (c.mask !== 'none') attrs.push(`mask="${c.mask}"`);

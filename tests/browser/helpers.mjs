@@ -113,8 +113,10 @@ export async function referenceTrace(page, cfg) {
       return out;
     };
     const T = c.tokens.length;
-    const mha = new attn.MultiHeadAttention({ embedDim: E, numHeads: c.heads, seed: c.seed, residual: !!c.residual, layerNorm: !!c.layerNorm });
+    const mha = new attn.MultiHeadAttention({ embedDim: E, numHeads: c.heads, seed: c.seed, residual: !!c.residual, layerNorm: !!c.layerNorm,
+      numKVHeads: c.kvHeads || c.heads, rope: c.positional === 'rope' });
     const opts = { trace: true };
+    if (c.positional === 'alibi') opts.alibi = true;
     if (c.positional === 'sinusoidal') opts.positional = attn.sinusoidalEncoding(T, E, { base: c.base ?? 10000 });
     if (c.causal) opts.causal = true;
     if (c.mask) opts.mask = new attn.Tensor(Uint8Array.from(c.mask), [T, c.keys ? c.keys.length : T]);

@@ -227,7 +227,8 @@ export class AttentionSteps extends ModelElement {
     let detail = '';
     const row = (name, i) => { const mm = matrixOf(r.byName[name], cur.head, r); return mm.data.subarray(i * mm.cols, (i + 1) * mm.cols); };
     if (cur.name === 'scores' && r.byName.q && r.byName.k) {
-      const q = row('q', cell.row), k = row('k', cell.col);
+      // With RoPE the scores are the rotated q and k's products.
+      const q = row(r.byName.q_rotated ? 'q_rotated' : 'q', cell.row), k = row(r.byName.k_rotated ? 'k_rotated' : 'k', cell.col);
       const terms = Array.from(q, (qd, d) => `(${formatNumber(qd, 3)})(${formatNumber(k[d], 3)})`);
       let sum = 0;
       for (let d = 0; d < q.length; d++) sum += q[d] * k[d];

@@ -18,7 +18,8 @@ export const DEFAULT_CONFIG = Object.freeze({
   dModel: 16,
   heads: 4,
   seed: 1,               // weight initialisation and token embeddings
-  positional: 'sinusoidal',  // 'none' | 'sinusoidal' | 'learned'
+  positional: 'sinusoidal',  // 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi'
+  kvHeads: 0,            // key/value heads (grouped-query attention); 0 = as many as heads
   base: 10000,           // sinusoidal base
   mask: 'none',          // 'none' | 'causal' | 'padding' | 'custom'
   pad: 2,                // <pad> tokens appended in 'padding' mode (0…8)
@@ -32,9 +33,9 @@ export const DEFAULT_CONFIG = Object.freeze({
   stateDict: null,       // PyTorch-layout weights to load instead of seeded ones (not serialisable)
 });
 
-const ENUMS = { positional: ['none', 'sinusoidal', 'learned'], mask: ['none', 'causal', 'padding', 'custom'] };
+const ENUMS = { positional: ['none', 'sinusoidal', 'learned', 'rope', 'alibi'], mask: ['none', 'causal', 'padding', 'custom'] };
 const BOOLS = ['cross', 'scaling', 'residual', 'layerNorm'];
-const INTS = { dModel: [1, 1024], heads: [1, 64], seed: [0, 0xffffffff], pad: [0, MAX_PADS], dropoutSeed: [0, 0xffffffff] };
+const INTS = { dModel: [1, 1024], heads: [1, 64], kvHeads: [0, 64], seed: [0, 0xffffffff], pad: [0, MAX_PADS], dropoutSeed: [0, 0xffffffff] };
 const FLOATS = { base: [1.0001, 1e9], temperature: [0.01, 100], dropout: [0, 0.95] };
 
 /** kebab-case attribute name of a config key: dModel → d-model. */
@@ -155,11 +156,12 @@ function remember(map, key, value, limit, dispose) {
 }
 
 function getModel(c) {
-  const key = `${c.dModel}|${c.heads}|${c.seed}|${c.residual}|${c.layerNorm}|${stateDictId(c.stateDict)}`;
+  const rope = c.positional === 'rope';
+  const key = `${c.dModel}|${c.heads}|${c.kvHeads}|${rope}|${c.seed}|${c.residual}|${c.layerNorm}|${stateDictId(c.stateDict)}`;
   let m = models.get(key);
   if (m) { models.delete(key); models.set(key, m); return m; }  // most recently used last
   m = new attn.MultiHeadAttention({ embedDim: c.dModel, numHeads: c.heads, seed: c.seed,
-    residual: c.residual, layerNorm: c.layerNorm });
+    residual: c.residual, layerNorm: c.layerNorm, numKVHeads: c.kvHeads || c.heads, rope });
   if (c.stateDict) {
     try { m.loadStateDict(c.stateDict); } catch (e) { m.dispose(); throw e; }
   }
@@ -198,6 +200,7 @@ function forwardOptions(c, Tq, Tk, realKeys, posQ) {
   if (!c.scaling || c.temperature !== 1) opts.scale = (c.scaling ? 1 / Math.sqrt(dk) : 1) / c.temperature;
   if (c.dropout > 0) opts.dropout = { p: c.dropout, seed: c.dropoutSeed };
   if (posQ) opts.positional = new attn.Tensor(posQ, [Tq, c.dModel]);
+  if (c.positional === 'alibi') opts.alibi = true;
   return opts;
 }
 

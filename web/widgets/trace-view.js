@@ -24,7 +24,9 @@ export function matrixOf(step, head, r) {
   // Offset of the (rows, cols) block: index 0 on every leading axis except H (the chosen head).
   const hAxis = axes.indexOf('H');
   const hasHead = hAxis >= 0 && hAxis < rank - 2;
-  const h = hasHead ? Math.min(Math.max(0, head), shape[hAxis] - 1) : 0;
+  // k and v of grouped-query attention hold fewer (key/value) heads: query head h reads h / group.
+  const group = hasHead && r?.heads > shape[hAxis] ? r.heads / shape[hAxis] : 1;
+  const h = hasHead ? Math.min(Math.max(0, Math.floor(head / group)), shape[hAxis] - 1) : 0;
   let offset = 0;
   for (let a = 0; a < rank - 2; a++) offset = offset * shape[a] + (a === hAxis ? h : 0);
   offset *= rows * cols;
