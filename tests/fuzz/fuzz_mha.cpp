@@ -4,6 +4,7 @@
 // attention, batched or not, masks, key padding, causal, scale, dropout, a positional table and
 // hostile values. Invariants: OK or a documented error; OK results and gradients are finite; a
 // failed parameter load leaves the parameter unchanged; a non-finite query is always an error.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -11,6 +12,37 @@
 #include "fuzz_input.h"
 
 namespace {
+
+// The KV cache: self-attention of the query fed in fuzzer-chosen chunks into a cache of a
+// fuzzer-chosen size. Invariants: OK results are finite; an error (overflow included) leaves the
+// cache's length unchanged; a finite call that fits is accepted whenever the plain forward accepts it.
+int decode(fuzz::Input& in, const attn::MultiHeadAttention& mha, const attn::Tensor& x, const attn::MhaForwardOptions& o) {
+  attn::KvCache cache;
+  const attn::Status cs = mha.create_cache(in.in(0, 10), x.rank() == 3 ? x.dim(0) : 1, cache);
+  fuzz::check_error(cs);
+  if (!cs.ok() || x.rank() < 2) return 0;
+  const int t = x.dim(-2), e = x.dim(-1), b = x.rank() == 3 ? x.dim(0) : 1;
+  for (int t0 = 0; t0 < t;) {
+    const int n = std::min(t - t0, in.in(1, 4));
+    attn::Tensor chunk(x.rank() == 3 ? attn::Shape{b, n, e} : attn::Shape{n, e},
+                       std::vector<float>(static_cast<std::size_t>(b) * n * e));
+    for (int bi = 0; bi < b; ++bi)
+      for (int r = 0; r < n; ++r)
+        for (int c = 0; c < e; ++c) chunk.data[(bi * n + r) * e + c] = x.data[(bi * t + t0 + r) * e + c];
+    const int before = cache.length;
+    attn::MhaResult r;
+    const attn::Status s = mha.forward_cached(chunk, cache, o, r);
+    fuzz::check_error(s);
+    if (!s.ok()) {
+      if (cache.length != before) fuzz::fail("a refused cached forward changed the cache", s);
+      return 0;
+    }
+    if (!fuzz::all_finite(r.output.data) || !fuzz::all_finite(r.weights.data)) fuzz::fail("cached OK with a non-finite result", s);
+    if (cache.length != before + n) fuzz::fail("the cache did not grow by the chunk", s);
+    t0 += n;
+  }
+  return 0;
+}
 
 attn::MhaConfig config_from(fuzz::Input& in) {
   attn::MhaConfig c;
@@ -27,6 +59,14 @@ attn::MhaConfig config_from(fuzz::Input& in) {
   c.layer_norm = in.flag();
   if (in.flag()) c.layer_norm_eps = in.value();
   c.seed = in.byte();
+  if (in.flag()) c.num_kv_heads = in.in(0, 4);  // sometimes not a divisor: HEADS_DO_NOT_DIVIDE
+  if (in.flag()) {
+    attn::RotaryOptions r;
+    r.base = in.flag() ? 10000.0 : in.value();
+    r.style = in.flag() ? attn::RotaryStyle::kInterleaved : attn::RotaryStyle::kHalf;
+    r.dims = in.in(0, 6);
+    c.rope = r;
+  }
   return c;
 }
 
@@ -89,6 +129,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     positional = in.tensor({in.in(1, 8), c.embed_dim});
     o.positional = &positional;
   }
+  if (in.flag()) o.positions.offset = in.in(-1, 9);
+  o.positions.bottom_right = in.in(0, 3) == 0;
+  if (in.flag()) o.positions.window = in.in(0, 6);
+  o.positions.alibi_paper = in.flag();
+  if (in.in(0, 3) == 0) return decode(in, mha, query, o);
 
   attn::MhaResult r;
   attn::MhaSaved saved;

@@ -1,6 +1,7 @@
 // libFuzzer target: scaled_dot_product_attention forward and backward with fuzzer-chosen shapes
 // (rank 2–4, sometimes mismatched), boolean / additive masks of fuzzer-chosen (often broadcast)
-// shapes, causal, scale, dropout, need_weights, a trace, and values that include NaN, ±∞, huge and
+// shapes, causal (top-left or bottom-right), positions, windows, ALiBi, grouped-query heads, scale,
+// dropout, need_weights, a trace, and values that include NaN, ±∞, huge and
 // denormal numbers. Invariants: every call returns OK or a documented error with a message; an OK
 // result is finite; a non-finite input is always an error (never a quiet NaN); the forward's trace
 // holds the returned weights exactly; the backward accepts what the forward accepted.
@@ -42,11 +43,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return s;
   };
   const bool mismatch = in.in(0, 15) == 0;
+  // Grouped-query attention: k and v with another (often dividing) head count on axis −3.
+  attn::Shape kv_batch = batch;
+  const bool gqa = !batch.empty() && in.in(0, 3) == 0;
+  if (gqa) kv_batch.back() = in.in(1, 3);
   const attn::Tensor q = in.tensor(with(batch, tq, dk));
-  const attn::Tensor k = in.tensor(with(batch, tk, mismatch ? dk + 1 : dk));
-  const attn::Tensor v = in.tensor(with(batch, tk, dv));
+  const attn::Tensor k = in.tensor(with(kv_batch, tk, mismatch ? dk + 1 : dk));
+  const attn::Tensor v = in.tensor(with(kv_batch, tk, dv));
 
   attn::SdpaOptions o;
+  o.enable_gqa = gqa && in.flag();
   attn::BoolTensor mask;
   attn::Tensor additive;
   if (in.flag()) {
@@ -67,6 +73,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   o.need_weights = in.flag();
   const bool traced = in.flag();
+  // Positions, bottom-right causal, a window and ALiBi (paper slopes or fuzzer-chosen ones, of any count).
+  if (in.flag()) o.positions.offset = in.in(-1, 12);
+  o.positions.bottom_right = in.in(0, 3) == 0;
+  if (in.flag()) o.positions.window = in.in(-1, 10);
+  if (in.flag()) {
+    if (in.flag()) {
+      o.positions.alibi_paper = true;
+    } else {
+      o.positions.alibi_slopes.resize(static_cast<std::size_t>(in.in(0, 4)));
+      for (float& m : o.positions.alibi_slopes) m = in.value();
+    }
+  }
 
   fuzz::context().clear();
   fuzz::note("q " + attn::shape_to_string(q.shape) + " " + fuzz::range(q.data) + "; k " +
@@ -75,7 +93,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::string("mask ") + (o.mask ? attn::shape_to_string(mask.shape) : "-") + " additive " +
       (o.additive_mask ? attn::shape_to_string(additive.shape) + " " + fuzz::range(additive.data) : "-") +
       " causal " + std::to_string(o.causal) + " scale " + (o.scale ? attn::format_number(*o.scale) : "-") +
-      " dropout " + attn::format_number(o.dropout.p) + " weights " + std::to_string(o.need_weights));
+      " dropout " + attn::format_number(o.dropout.p) + " weights " + std::to_string(o.need_weights) + " gqa " +
+      std::to_string(o.enable_gqa) + " offset " + (o.positions.offset ? std::to_string(*o.positions.offset) : "-") +
+      " bottom-right " + std::to_string(o.positions.bottom_right) + " window " +
+      (o.positions.window ? std::to_string(*o.positions.window) : "-") + " alibi " +
+      (o.positions.alibi_paper ? "paper" : std::to_string(o.positions.alibi_slopes.size())));
   attn::Trace trace;
   attn::SdpaResult r;
   const attn::Status s = attn::scaled_dot_product_attention(q, k, v, o, r, traced ? &trace : nullptr);
