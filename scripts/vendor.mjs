@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Copies the third-party browser assets the widgets need from node_modules into web/vendor/, so the
-// pages work offline with no CDN. Idempotent; run by scripts/build.sh (and safe to run by hand).
+// pages work offline with no CDN, and the tokenizer library into src/js/vendor/. Idempotent; run by scripts/build.sh (and safe to run by hand).
 //
 // KaTeX (formulas in <attention-steps>):
 //   web/vendor/katex/katex.mjs        katex.min.js wrapped as an ES module (default export = katex)
@@ -85,6 +85,21 @@ async function main() {
   for (const f of fonts) await copyFile(join(src, 'dist', 'fonts', f), join(out, 'fonts', f));
   await copyFile(join(src, 'LICENSE'), join(out, 'LICENSE'));
   console.log(`vendor: KaTeX ${version} -> web/vendor/katex (${fonts.length} fonts)`);
+  await vendorTokenizers();
+}
+
+// @huggingface/tokenizers (Apache-2.0; pinned in package.json): its ES module build, imported by
+// src/js/pretrained.js through a relative path, and only when a tokenizer.json is given.
+async function vendorTokenizers() {
+  const from = join(root, 'node_modules', '@huggingface', 'tokenizers');
+  const to = join(root, 'src', 'js', 'vendor', 'tokenizers');
+  const version = JSON.parse(await readFile(join(from, 'package.json'), 'utf8')).version;
+  await mkdir(to, { recursive: true });
+  const js = await readFile(join(from, 'dist', 'tokenizers.min.mjs'), 'utf8');
+  await writeIfChanged(join(to, 'tokenizers.mjs'),
+    `// @huggingface/tokenizers ${version} (Apache-2.0, see LICENSE), copied by scripts/vendor.mjs\n${js}\n`);
+  await copyFile(join(from, 'LICENSE'), join(to, 'LICENSE'));
+  console.log(`vendor: @huggingface/tokenizers ${version} -> src/js/vendor/tokenizers`);
 }
 
 main().catch((e) => { console.error(`vendor: ${e.message}`); process.exit(1); });

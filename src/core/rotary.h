@@ -23,6 +23,9 @@ struct RotaryOptions {
   RotaryStyle style = RotaryStyle::kHalf;
   int dims = 0;             // features rotated per head; 0 = all of d
   std::int64_t offset = 0;  // position of row 0
+  // When it holds dims/2 values: θ_m per pair instead of base^(−2m/dims) (Llama 3's scaled
+  // frequencies, computed by the model that needs them).
+  std::vector<double> inv_freq;
 };
 
 // Positions must stay exact in double (and offset + T must not overflow): offset < 2^53.

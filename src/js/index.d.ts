@@ -431,11 +431,11 @@ export function memoryStats(): { heapBytes: number; heapUsedBytes: number; liveH
 // ---- TinyTransformer, training, tasks ------------------------------------------------------------
 
 /**
- * Token ids or targets: an int32 {@link Tensor}, nested arrays of integers, or
+ * Token ids or targets: an int32 {@link Tensor}, an Int32Array (T), nested arrays of integers, or
  * `{ data: Int32Array, shape }`, of shape (B, T) or (T) (a batch of one; outputs keep B = 1).
  * A float32 tensor is an `INVALID_ARGUMENT`, not a cast.
  */
-export type IdsLike = Tensor | { data: Int32Array | ArrayLike<number>; shape: number[] } | NestedArray<number>;
+export type IdsLike = Tensor | Int32Array | { data: Int32Array | ArrayLike<number>; shape: number[] } | NestedArray<number>;
 
 /** Configuration of {@link TinyTransformer}; unknown keys are `INVALID_ARGUMENT` naming them. */
 export interface TinyTransformerConfig {
@@ -650,3 +650,57 @@ export interface EvaluateOptions {
 export function evaluate(
   model: TinyTransformer, task: Task, options?: EvaluateOptions,
 ): { loss: number; tokenAccuracy: number; sequenceAccuracy: number };
+
+/** {@link loadPretrained}'s options (issue #16, first slice: F32/F16/BF16 weights widened to float32 in the heap). */
+export interface LoadPretrainedOptions {
+  /** The parsed config.json: `architectures[0]` one of GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM. */
+  config: Record<string, unknown>;
+  /** model.safetensors (any view, at any byteOffset; Blob and File are read tensor by tensor), or with `weightsIndex` the shards: `{ fileName: bytes }` or File objects matched by `.name`. */
+  weights: ArrayBuffer | ArrayBufferView | Blob | Record<string, ArrayBuffer | ArrayBufferView | Blob> | File[];
+  /** The parsed model.safetensors.index.json of a sharded checkpoint. */
+  weightsIndex?: { weight_map: Record<string, string> } | null;
+  /**
+   * The parsed tokenizer.json (optional: without it the model takes token ids only), read by the
+   * vendored @huggingface/tokenizers 0.2.0 (loaded only then). GPT-2 byte-level BPE, Llama and Qwen2
+   * tokenizers.
+   */
+  tokenizer?: Record<string, unknown> | null;
+  /** The parsed tokenizer_config.json, when the checkpoint has one (special tokens, clean-up). */
+  tokenizerConfig?: Record<string, unknown> | null;
+  /** Called after each tensor with the bytes read so far and the total. */
+  onProgress?: (bytesDone: number, bytesTotal: number) => void;
+}
+
+/** A Hugging Face checkpoint on this library's kernels. Call {@link dispose}. */
+export class PretrainedModel {
+  private constructor();
+  readonly config: Record<string, unknown>;
+  /** `config.architectures[0]`. */
+  readonly architecture: string;
+  readonly numLayers: number;
+  /** Query heads. */
+  readonly numHeads: number;
+  readonly numKVHeads: number;
+  /**
+   * Logits (B, T, V) and, as {@link TinyTransformer.forward}, `attention` (per layer, (B, H, T, T) or
+   * null) and `trace`; `hiddenStates`: numLayers + 1 tensors (B, T, hidden) in Hugging Face's
+   * output_hidden_states order. ids: (T) or (B, T), in [0, vocab), T ≤ the model's positions.
+   */
+  forward(ids: IdsLike, options?: { attention?: boolean | number[]; trace?: boolean | { layers: number[] }; hiddenStates?: boolean }): {
+    logits: Tensor; attention: (Tensor | null)[]; trace?: (TraceStep[] | null)[]; hiddenStates?: Tensor[] };
+  /**
+   * Only the `maxNewTokens` new ids (B, maxNewTokens), greedy at temperature 0 (default), else sampled
+   * over the topK likeliest (0 = all) with a seeded generator; decoded with a KV cache per layer.
+   */
+  generate(ids: IdsLike, options: { maxNewTokens: number; temperature?: number; topK?: number; seed?: number }): Tensor;
+  /** Token ids of text, with what the tokenizer's post-processor adds (e.g. a BOS token). Needs a tokenizer. */
+  encode(text: string): Int32Array;
+  /** The text of ids. Needs a tokenizer. */
+  decode(ids: IdsLike): string;
+  /** Each token's own decoded text (GPT-2's "Ġ" as a space). Needs a tokenizer. */
+  tokenStrings(ids: IdsLike): string[];
+  dispose(): void;
+}
+
+/** Loads a Hugging Face checkpoint (GPT-2, Llama, Qwen2) from its files, offline. */
+export function loadPretrained(options: LoadPretrainedOptions): Promise<PretrainedModel>;

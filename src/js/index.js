@@ -9,6 +9,7 @@ import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './opti
 import { relaxedSimdSupported } from './relaxed-simd.js';
 import { backwardApi } from './backward.js';
 import { positionsApi, rotaryOptions } from './positions.js';
+import { pretrainedApi } from './pretrained.js';
 import { tinyTransformerClass } from './model.js';
 import { trainApi } from './train.js';
 import { gradRecord, mhaBackward } from './mha-backward.js';
@@ -23,6 +24,7 @@ const runtime = createRuntime();
 const { requireCore, checkInputBytes, Handle, newHandle } = runtime;
 export const { scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward } = backwardApi(runtime);
 export const { applyRotary, applyRotaryBackward, alibiSlopes } = positionsApi(runtime);
+export const { loadPretrained, PretrainedModel } = pretrainedApi(runtime);
 // The model and training API (model.js, train.js) over the same runtime.
 export const TinyTransformer = tinyTransformerClass(runtime);
 export const { Trainer, createTask, evaluate } = trainApi(runtime, TinyTransformer);

@@ -71,6 +71,7 @@ export function normalizeConfig(config) {
  * INVALID_ARGUMENT, not a cast.
  */
 export function idBatch(value, what) {
+  if (value instanceof Int32Array) value = { data: value, shape: [value.length] };  // a bare Int32Array is (T)
   const tensor = asIntTensor(value, what);
   const { shape } = tensor;
   if (shape.length !== 1 && shape.length !== 2) {
@@ -91,7 +92,7 @@ export function targetBatch(ids, value) {
 }
 
 // Layer indices from `attention: true | false | number[]` or `trace: { layers }`.
-function layerList(value, numLayers, what) {
+export function layerList(value, numLayers, what) {
   if (value === true) return Array.from({ length: numLayers }, (_, i) => i);
   if (value === false || value == null) return [];
   if (!Array.isArray(value)) {
@@ -105,7 +106,7 @@ function layerList(value, numLayers, what) {
   return value;
 }
 
-function traceLayers(trace, numLayers) {
+export function traceLayers(trace, numLayers) {
   if (trace === true || trace === false || trace == null) return layerList(trace, numLayers, 'trace');
   if (typeof trace !== 'object' || Array.isArray(trace)) {
     throw new AttentionError('INVALID_ARGUMENT', `trace must be true, false or { layers: [...] }, got ${describe(trace)}`);

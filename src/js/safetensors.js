@@ -76,7 +76,7 @@ export function encodeSafetensors(tensors, config) {
   return out;
 }
 
-function asBytes(bytes) {
+export function asBytes(bytes) {
   const shared = typeof SharedArrayBuffer !== 'undefined' && bytes instanceof SharedArrayBuffer;
   if (bytes instanceof ArrayBuffer || shared) return new Uint8Array(bytes);
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -84,7 +84,7 @@ function asBytes(bytes) {
 }
 
 // The header object and where the data starts, after checking the length prefix and the JSON.
-function readHeader(u8) {
+export function readHeader(u8) {
   if (u8.length < 8) fail(`the file has ${u8.length} bytes, fewer than the 8 of the header length`);
   const view = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
   const length = view.getUint32(4, true) * 2 ** 32 + view.getUint32(0, true);
@@ -107,7 +107,7 @@ const DTYPE_BYTES = { F32: 4, F16: 2, BF16: 2 };
 
 // Every tensor entry: F32, F16 or BF16, a shape, offsets in [0, dataBytes] covering exactly its shape's bytes,
 // and together covering the data exactly once (contiguous, no overlap, nothing after).
-function checkEntries(header, dataBytes) {
+export function checkEntries(header, dataBytes) {
   const entries = [];
   for (const [name, e] of Object.entries(header)) {
     if (name === '__metadata__') continue;
@@ -167,7 +167,7 @@ function halfToFloat(h) {
 }
 
 // Float32Array of an entry's bytes, widened from F16 / BF16 (little-endian, any alignment).
-function readTensor(u8, dtype, begin, end) {
+export function readTensor(u8, dtype, begin, end) {
   if (dtype === 'F32') return readFloats(u8, begin, end);
   const view = new DataView(u8.buffer, u8.byteOffset + begin, end - begin);
   const out = new Float32Array((end - begin) / 2);

@@ -19,7 +19,8 @@ const SOFTMAX_EXPECTED = ['0.0174', '0.0174', '0.0174', '0.9479'];
 
 /** What the package must ship for `import 'attention-wasm'` to work, and its types. */
 const REQUIRED_FILES = ['package.json', 'dist/attention_core.mjs', 'dist/attention_core.wasm', 'dist/attention_core_relaxed.wasm',
-  'src/js/index.js', 'src/js/errors.js', 'src/js/tensor.js', 'src/js/index.d.ts'];
+  'src/js/index.js', 'src/js/errors.js', 'src/js/tensor.js', 'src/js/index.d.ts',
+  'src/js/vendor/tokenizers/tokenizers.mjs', 'src/js/vendor/tokenizers/LICENSE'];
 
 const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
@@ -100,6 +101,25 @@ describe('npm tarball', () => {
     assert.equal(out.finite, true);
     assert.equal(out.steps, 11);
     assert.equal(out.liveHandles, 0);
+  });
+
+  it('the installed package loads a checkpoint with its tokenizer (the vendored @huggingface/tokenizers)', () => {
+    const dir = new URL('../golden/pretrained/gpt2-tiny/', import.meta.url).pathname;
+    const script = `
+      import { readFileSync } from 'node:fs';
+      import { init, loadPretrained } from 'attention-wasm';
+      await init();
+      const read = (f) => readFileSync(${JSON.stringify(dir)} + f);
+      const model = await loadPretrained({ config: JSON.parse(read('config.json')), weights: read('model.safetensors'),
+        tokenizer: JSON.parse(read('tokenizer.json')), tokenizerConfig: JSON.parse(read('tokenizer_config.json')) });
+      const ids = model.encode('Hello world!');
+      console.log(JSON.stringify({ ids: Array.from(ids), text: model.decode(ids), vocab: model.forward(ids).logits.shape[2] }));
+      model.dispose();
+    `;
+    writeFileSync(join(consumer, 'pretrained.mjs'), script);
+    const out = JSON.parse(execFileSync(process.execPath, [join(consumer, 'pretrained.mjs')], { cwd: tmpdir(), encoding: 'utf8' }));
+    const expected = JSON.parse(readFileSync(new URL('../golden/pretrained/gpt2-tiny/expected.json', import.meta.url), 'utf8'));
+    assert.deepEqual(out, { ids: expected.tokenizer_cases[0].ids, text: expected.tokenizer_cases[0].text, vocab: 96 });
   });
 
   it('(b) loads in a page in headless Chromium, with the .wasm served as application/wasm', async () => {

@@ -6,6 +6,7 @@ import {
   sinusoidalEncoding, LearnedPositionalEncoding, seededNormal, setMemoryLimit, memoryLimit,
   kernelVariant, memoryStats, scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward,
   TinyTransformer, Trainer, createTask, evaluate, applyRotary, applyRotaryBackward, alibiSlopes, KVCache,
+  loadPretrained, PretrainedModel,
 } from 'attention-wasm';
 import type {
   AttentionErrorCode, TensorLike, NestedArray, InitOptions, DropoutOptions, AttentionOptions,
@@ -307,3 +308,15 @@ cache.reset().dispose();
 // @ts-expect-error rope has no offset
 new MultiHeadAttention({ embedDim: 16, numHeads: 4, rope: { offset: 3 } });
 gqa.dispose();
+
+// ---- real checkpoints (issue #16) -----------------------------------------------------------------
+const pretrained: PretrainedModel = await loadPretrained({ config: { architectures: ['GPT2LMHeadModel'] }, weights: new Uint8Array(8),
+  onProgress: (done: number, total: number) => void (done / total) });
+const pOut = pretrained.forward([1, 2, 3], { attention: [0], hiddenStates: true });
+const pLogits: Tensor = pOut.logits;
+const newIds: Tensor = pretrained.generate(pretrained.encode('hi'), { maxNewTokens: 4, temperature: 0.8, topK: 20, seed: 1 });
+const pieces: string[] = pretrained.tokenStrings(newIds);
+const text: string = pretrained.decode(newIds);
+// @ts-expect-error maxNewTokens is required
+pretrained.generate([1], {});
+pretrained.dispose();

@@ -1,0 +1,304 @@
+// loadPretrained: a Hugging Face checkpoint folder's files (config.json parsed, model.safetensors or
+// its shards) as a model of the core (src/model/pretrained.h): GPT-2, Llama and Qwen2. Tensors go
+// into the wasm heap one at a time, read from the bytes or Blob/File given, widened from F16/BF16.
+import { AttentionError, check } from './errors.js';
+import { checkOptions, describe } from './options.js';
+import { layerList, idBatch, traceLayers } from './model.js';
+import { asBytes, checkEntries, readHeader, readTensor } from './safetensors.js';
+import { Tensor, fromCore } from './tensor.js';
+
+const ARCHITECTURES = { GPT2LMHeadModel: 0, LlamaForCausalLM: 1, Qwen2ForCausalLM: 1 };
+const SUPPORTED = Object.keys(ARCHITECTURES).join(', ');
+const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
+
+function int(config, key, fallback) {
+  const v = config[key] ?? fallback;
+  if (!Number.isSafeInteger(v) || v < 1) throw invalid(`config.json: ${key} must be a positive integer, got ${describe(v)}`);
+  return v;
+}
+function num(config, key, fallback) {
+  const v = config[key] ?? fallback;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw invalid(`config.json: ${key} must be a number > 0, got ${describe(v)}`);
+  return v;
+}
+
+/** Llama 3's scaled RoPE frequencies (transformers' _compute_llama3_parameters), in double. */
+function llama3Frequencies(scaling, theta, headDim) {
+  const factor = num(scaling, 'factor'), low = num(scaling, 'low_freq_factor'), high = num(scaling, 'high_freq_factor');
+  const old = num(scaling, 'original_max_position_embeddings');
+  const lowWavelen = old / low, highWavelen = old / high;
+  return Array.from({ length: headDim / 2 }, (_, i) => {
+    const f = 1 / theta ** ((2 * i) / headDim);
+    const wavelen = (2 * Math.PI) / f;
+    if (wavelen < highWavelen) return f;
+    if (wavelen > lowWavelen) return f / factor;
+    const smooth = (old / wavelen - low) / (high - low);
+    return (1 - smooth) * (f / factor) + smooth * f;
+  });
+}
+
+/** The core's config of a parsed config.json; anything unsupported is INVALID_ARGUMENT naming it. */
+export function coreConfig(config) {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw invalid(`config must be the parsed config.json object, got ${describe(config)}`);
+  const architecture = Array.isArray(config.architectures) ? config.architectures[0] : undefined;
+  if (!Object.hasOwn(ARCHITECTURES, architecture)) {
+    throw invalid(`config.json: architecture ${describe(architecture)} is not supported; supported: ${SUPPORTED}`);
+  }
+  if (architecture === 'GPT2LMHeadModel') {
+    const act = config.activation_function ?? 'gelu_new';
+    if (act !== 'gelu_new') throw invalid(`config.json: GPT-2 activation_function ${describe(act)} is not supported (only "gelu_new", the tanh GELU)`);
+    const hidden = int(config, 'n_embd'), heads = int(config, 'n_head');
+    return { architecture, core: { arch: 0, vocabSize: int(config, 'vocab_size'), hidden, layers: int(config, 'n_layer'), heads, kvHeads: heads,
+      headDim: Math.floor(hidden / heads), intermediate: int(config, 'n_inner', 4 * hidden), maxPositions: int(config, 'n_positions', 1024),
+      normEps: num(config, 'layer_norm_epsilon', 1e-5), ropeTheta: 10000, qkvBias: false, tieEmbeddings: true } };
+  }
+  const qwen = architecture === 'Qwen2ForCausalLM';
+  if (qwen && config.use_sliding_window === true) throw invalid('config.json: Qwen2 use_sliding_window: true is not supported');
+  const act = config.hidden_act ?? 'silu';
+  if (act !== 'silu') throw invalid(`config.json: hidden_act ${describe(act)} is not supported (only "silu")`);
+  const hidden = int(config, 'hidden_size'), heads = int(config, 'num_attention_heads');
+  const headDim = int(config, 'head_dim', Math.floor(hidden / heads));
+  const ropeTheta = num(config, 'rope_theta', 10000);
+  const core = { arch: 1, vocabSize: int(config, 'vocab_size'), hidden, layers: int(config, 'num_hidden_layers'), heads,
+    kvHeads: int(config, 'num_key_value_heads', heads), headDim, intermediate: int(config, 'intermediate_size'),
+    maxPositions: int(config, 'max_position_embeddings', 2048), normEps: num(config, 'rms_norm_eps', 1e-6), ropeTheta,
+    qkvBias: qwen, tieEmbeddings: config.tie_word_embeddings === true };
+  const scaling = config.rope_scaling;
+  if (scaling != null) {
+    const type = scaling.rope_type ?? scaling.type;
+    if (type !== 'llama3') throw invalid(`config.json: rope_scaling type ${describe(type)} is not supported (only null or "llama3")`);
+    core.ropeInvFreq = llama3Frequencies(scaling, ropeTheta, headDim);
+  }
+  return { architecture, core };
+}
+
+// A file to read ranges of: bytes already in memory, or a Blob/File read slice by slice.
+function source(value, what) {
+  if (typeof Blob !== 'undefined' && value instanceof Blob) {
+    return { size: value.size, read: async (b, e) => new Uint8Array(await value.slice(b, e).arrayBuffer()) };
+  }
+  let u8;
+  try {
+    u8 = asBytes(value);
+  } catch {
+    throw invalid(`${what} must be an ArrayBuffer, a Uint8Array, a Blob or a File, got ${describe(value)}`);
+  }
+  return { size: u8.length, read: async (b, e) => u8.subarray(b, e) };
+}
+
+// Every safetensors file's entries ({ name, dtype, shape, begin, end, file }), after the header checks.
+async function readEntries(files) {
+  const entries = new Map();
+  for (const [fileName, src] of files) {
+    try {
+      if (src.size < 8) throw invalid(`the file has ${src.size} bytes, fewer than the 8 of the header length`);
+      const prefix = await src.read(0, 8);
+      const view = new DataView(prefix.buffer, prefix.byteOffset, 8);
+      const length = view.getUint32(4, true) * 2 ** 32 + view.getUint32(0, true);
+      if (8 + length > src.size) throw invalid(`header length ${length} runs past the end of the ${src.size}-byte file`);
+      const headBytes = new Uint8Array(8 + length);
+      headBytes.set(prefix);
+      if (length > 0) headBytes.set(await src.read(8, 8 + Math.min(length, 100e6)), 8);
+      const { header, dataStart } = readHeader(headBytes);
+      for (const e of checkEntries(header, src.size - dataStart)) entries.set(e.name, { ...e, begin: e.begin + dataStart, end: e.end + dataStart, src });
+    } catch (error) {
+      if (error instanceof AttentionError) throw new AttentionError(error.code, `${fileName}: ${error.message}`);
+      throw error;
+    }
+  }
+  return entries;
+}
+
+// [fileName, source] of the weights: one file, or the shards an index names.
+function weightFiles(weights, weightsIndex) {
+  if (weightsIndex == null) return [['model.safetensors', source(weights, 'weights')]];
+  const map = weightsIndex?.weight_map;
+  if (map === null || typeof map !== 'object') throw invalid('weightsIndex must be the parsed model.safetensors.index.json (with weight_map)');
+  const byName = Array.isArray(weights) ? Object.fromEntries(weights.map((f) => [f?.name, f])) : weights;
+  if (byName === null || typeof byName !== 'object') throw invalid('with weightsIndex, weights must be { fileName: bytes } or an array of File');
+  const names = [...new Set(Object.values(map))];
+  return names.map((n) => {
+    if (!Object.hasOwn(byName, n)) throw invalid(`the shard "${n}" named by weightsIndex is not among the weights given`);
+    return [n, source(byName[n], `weights["${n}"]`)];
+  });
+}
+
+/** loadPretrained and the PretrainedModel class over one wrapper's runtime. */
+export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle }) {
+  class PretrainedModel extends Handle {
+    constructor(handle, config, architecture, core) {
+      super(handle);
+      this.config = config;
+      this.architecture = architecture;
+      this.numLayers = core.layers;
+      this.numHeads = core.heads;
+      this.numKVHeads = core.kvHeads;
+      this._core = core;
+    }
+
+    /** { logits (B, T, V), attention, trace?, hiddenStates? } as TinyTransformer.forward's. */
+    forward(ids, options = {}) {
+      const handle = this._live();
+      const { attention = true, trace = false, hiddenStates = false, logitLens = false } =
+        checkOptions(options, ['attention', 'trace', 'hiddenStates', 'logitLens'], 'forward option');
+      if (logitLens) throw new AttentionError('INVALID_ARGUMENT', 'logitLens is not implemented yet (issue #16)');
+      const attentionLayers = layerList(attention, this.numLayers, 'attention');
+      const tracedLayers = traceLayers(trace, this.numLayers);
+      const batch = idBatch(ids, 'ids');
+      checkInputBytes('pretrained forward', [batch.tensor]);
+      const r = check(handle.forward(batch.data, batch.b, batch.t, attentionLayers, tracedLayers, Boolean(hiddenStates)));
+      const out = { logits: fromCore(r.logits), attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)) };
+      if (trace !== false && trace != null) out.trace = r.traces;
+      if (hiddenStates) out.hiddenStates = r.hiddenStates.map(fromCore);
+      return out;
+    }
+
+    /** Token ids of `text` (Int32Array), with what the tokenizer's post-processor adds (e.g. a BOS token). */
+    encode(text) {
+      if (typeof text !== 'string') throw invalid(`encode needs a string, got ${describe(text)}`);
+      return Int32Array.from(this._tok().encode(text).ids);
+    }
+
+    /** The text of `ids` (special tokens included, as the tokenizer's decoder writes them). */
+    decode(ids) {
+      return this._tok().decode(Array.from(idBatch(ids, 'ids').data));
+    }
+
+    /** The display form of each token: its own decoded text (GPT-2's byte-level "Ġ" shown as a space). */
+    tokenStrings(ids) {
+      const tok = this._tok();
+      return Array.from(idBatch(ids, 'ids').data, (id) => tok.decode([id]));
+    }
+
+    _tok() {
+      this._live();
+      if (!this._tokenizer) throw invalid('this model was loaded without a tokenizer: pass loadPretrained({ tokenizer }) (the parsed tokenizer.json)');
+      return this._tokenizer;
+    }
+
+    /**
+     * The next `maxNewTokens` ids after `ids` (B, T), an int32 Tensor (B, maxNewTokens): greedy at
+     * temperature 0, else sampled from softmax(logits / temperature) over the topK likeliest (all
+     * when unset) with a seeded generator. Decodes with a KV cache per layer (only new rows computed).
+     */
+    generate(ids, options = {}) {
+      const handle = this._live();
+      const { maxNewTokens, temperature = 0, topK = 0, seed = 0 } =
+        checkOptions(options, ['maxNewTokens', 'temperature', 'topK', 'seed'], 'generate option');
+      if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) throw invalid(`maxNewTokens must be an integer >= 1, got ${describe(maxNewTokens)}`);
+      if (typeof temperature !== 'number' || !(temperature >= 0) || !Number.isFinite(temperature)) throw invalid(`temperature must be a number >= 0, got ${describe(temperature)}`);
+      if (!Number.isInteger(topK) || topK < 0) throw invalid(`topK must be an integer >= 0, got ${describe(topK)}`);
+      const batch = idBatch(ids, 'ids');
+      const { b, t } = batch;
+      const out = new Int32Array(b * maxNewTokens);
+      const random = mulberry32(seed >>> 0);
+      check(handle.createCaches(t + maxNewTokens, b));
+      try {
+        let logits = fromCore(check(handle.forwardCached(batch.data, b, t)).logits);
+        let rows = t;
+        for (let step = 0; step < maxNewTokens; step++) {
+          const next = new Int32Array(b);
+          const V = logits.shape[2];
+          for (let i = 0; i < b; i++) {
+            const row = logits.data.subarray(((i + 1) * rows - 1) * V, (i + 1) * rows * V);
+            next[i] = temperature === 0 ? argmax(row) : sample(row, temperature, topK, random);
+            out[i * maxNewTokens + step] = next[i];
+          }
+          if (step + 1 === maxNewTokens) break;
+          logits = fromCore(check(handle.forwardCached(next, b, 1)).logits);
+          rows = 1;
+        }
+      } finally {
+        handle.dropCaches();
+      }
+      return new Tensor(out, [b, maxNewTokens]);
+    }
+  }
+
+  /**
+   * A Hugging Face checkpoint as a PretrainedModel (dispose it): `config` the parsed config.json,
+   * `weights` model.safetensors (ArrayBuffer, Uint8Array, Blob or File) or its shards with
+   * `weightsIndex`; `onProgress(bytesDone, bytesTotal)` after each tensor.
+   */
+  async function loadPretrained(options = {}) {
+    requireCore();
+    const { config, weights, weightsIndex, tokenizer, tokenizerConfig, onProgress } = checkOptions(options,
+      ['config', 'weights', 'weightsIndex', 'tokenizer', 'tokenizerConfig', 'onProgress'], 'loadPretrained option');
+    const { architecture, core } = coreConfig(config);
+    const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
+    const files = weightFiles(weights, weightsIndex);
+    const entries = await readEntries(files);
+    const handle = newHandle('PretrainedHandle', (h) => h.init(core));
+    const model = new PretrainedModel(handle, config, architecture, core);
+    model._tokenizer = tok;
+    try {
+      const expected = handle.expected();
+      const total = expected.reduce((n, e) => n + (entryOf(entries, e.name, architecture)?.end - entryOf(entries, e.name, architecture)?.begin || 0), 0);
+      let done = 0;
+      for (const { name, shape } of expected) {
+        const e = entryOf(entries, name, architecture);
+        if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
+        if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
+          throw new AttentionError('SHAPE_MISMATCH', `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`);
+        }
+        const bytes = await e.src.read(e.begin, e.end);
+        check(handle.setTensor(name, { data: readTensor(bytes, e.dtype, 0, bytes.length), shape }));
+        done += e.end - e.begin;
+        onProgress?.(done, total);
+      }
+    } catch (error) {
+      model.dispose();
+      throw error;
+    }
+    return model;
+  }
+
+  return { loadPretrained, PretrainedModel };
+}
+
+// The file's entry for a core tensor name: GPT-2 names come with or without "transformer.".
+function entryOf(entries, name, architecture) {
+  return entries.get(name) ?? (architecture === 'GPT2LMHeadModel' ? entries.get(`transformer.${name}`) : undefined);
+}
+
+function argmax(row) {
+  let best = 0;
+  for (let j = 1; j < row.length; j++) if (row[j] > row[best]) best = j;
+  return best;
+}
+
+// A seeded uniform generator in [0, 1) (mulberry32): the same seed, the same samples everywhere.
+function mulberry32(a) {
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// One id from softmax(row / temperature) over the topK likeliest (0 = every id).
+function sample(row, temperature, topK, random) {
+  let ids = Array.from(row.keys());
+  if (topK > 0 && topK < ids.length) ids = ids.sort((x, y) => row[y] - row[x]).slice(0, topK);
+  const max = Math.max(...ids.map((j) => row[j]));
+  const weights = ids.map((j) => Math.exp((row[j] - max) / temperature));
+  let u = random() * weights.reduce((x, y) => x + y, 0);
+  for (let k = 0; k < ids.length; k++) if ((u -= weights[k]) <= 0) return ids[k];
+  return ids[ids.length - 1];
+}
+
+// A tokenizer from the parsed tokenizer.json (and tokenizer_config.json), by the vendored
+// @huggingface/tokenizers, loaded only now (a literal import, which bundlers follow).
+async function makeTokenizer(json, config) {
+  if (json === null || typeof json !== 'object' || Array.isArray(json) || typeof json.model !== 'object') {
+    throw invalid(`tokenizer must be the parsed tokenizer.json object, got ${describe(json)}`);
+  }
+  const { Tokenizer } = await import('./vendor/tokenizers/tokenizers.mjs');
+  try {
+    return new Tokenizer(json, config ?? {});
+  } catch (error) {
+    throw invalid(`tokenizer.json could not be read: ${error.message}`);
+  }
+}

@@ -1,0 +1,87 @@
+// Pretrained decoder-only transformers in Hugging Face's layouts, run on the library's own kernels
+// and MultiHeadAttention: GPT-2 (GPT2LMHeadModel) and the Llama family (LlamaForCausalLM;
+// Qwen2ForCausalLM is Llama with biases on q/k/v). Weights are set by Hugging Face's names.
+//
+//   GPT-2:  x = wte[ids] + wpe[t];  block: x += attn(ln_1(x)); x += mlp(ln_2(x)), mlp = c_proj(gelu_tanh(c_fc));
+//           ln_f; logits = x · wteᵀ (tied). Conv1D weights are (in, out): transposed on load.
+//   Llama:  x = embed_tokens[ids]; block: x += o_proj(attn(rms(x))) with RoPE (rotate_half) and H_kv
+//           heads; x += down(silu(gate(rms(x))) · up(rms(x))); norm; logits = x · lm_headᵀ (or tied).
+// hidden_states follow Hugging Face's output_hidden_states: [0] the embedding output, [i] block i's
+// output, the last one after the final norm.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/multi_head.h"
+#include "core/tensor.h"
+#include "core/trace.h"
+
+namespace attn {
+
+enum class PretrainedArch { kGpt2 = 0, kLlama = 1 };
+
+struct PretrainedConfig {
+  PretrainedArch arch = PretrainedArch::kGpt2;
+  int vocab_size = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0;
+  int max_positions = 0;
+  double norm_eps = 1e-5;     // layer_norm_epsilon (GPT-2) or rms_norm_eps (Llama)
+  double rope_theta = 10000;  // Llama
+  bool qkv_bias = false;      // Qwen2: biases on q_proj, k_proj, v_proj
+  bool tie_embeddings = true;
+  std::vector<double> rope_inv_freq;  // Llama 3 scaled frequencies (head_dim / 2), or empty
+};
+
+struct PretrainedForwardOptions {
+  std::vector<int> attention_layers;  // layers whose (B, H, T, T) weights are returned
+  std::vector<int> trace_layers;      // layers whose attention steps are traced
+  bool hidden_states = false;
+};
+
+struct PretrainedForwardResult {
+  Tensor logits;                      // (B, T, V)
+  std::vector<Tensor> attention;      // one per layer; empty when not requested
+  std::vector<Trace> traces;          // one per layer; empty when not traced
+  std::vector<Tensor> hidden_states;  // layers + 1 of (B, T, hidden), with options.hidden_states
+};
+
+class PretrainedModel {
+ public:
+  // Checks the sizes (INVALID_ARGUMENT / HEADS_DO_NOT_DIVIDE / TOO_LARGE before allocating).
+  static Status create(const PretrainedConfig& config, PretrainedModel& out);
+  const PretrainedConfig& config() const { return config_; }
+
+  // Every tensor the checkpoint must hold: Hugging Face's names (GPT-2 without "transformer.") and shapes.
+  const std::vector<std::pair<std::string, Shape>>& expected_tensors() const { return expected_; }
+  // Sets one tensor (float32, Hugging Face's layout). UNKNOWN_PARAMETER / SHAPE_MISMATCH / NON_FINITE.
+  Status set_tensor(const std::string& name, const Tensor& value);
+  // The names expected_tensors() lists that were never set (empty when the model is complete).
+  std::vector<std::string> missing_tensors() const;
+
+  // ids (B, T) row-major; T ≤ max_positions, ids in [0, vocab). With `caches` (one per layer, from
+  // create_caches) the rows continue the cached sequence: positions from caches[0].length, only the
+  // new rows computed (decoding); without, the whole sequence from position 0.
+  Status forward(int b, int t, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& options,
+                 PretrainedForwardResult& result, std::vector<KvCache>* caches = nullptr);
+  // One KV cache per layer for `batch` sequences of up to max_length tokens (≤ max_positions).
+  Status create_caches(int max_length, int batch, std::vector<KvCache>& caches) const;
+
+ private:
+  struct Layer {
+    MultiHeadAttention attn;
+    Tensor norm1_w, norm1_b, norm2_w, norm2_b;  // LayerNorm (GPT-2: weight and bias) or RMSNorm (weight)
+    Tensor fc1, fc1_b, fc2, fc2_b;              // GPT-2: c_fc (4E, E) and c_proj (E, 4E), transposed
+    Tensor gate, up, down;                      // Llama: (I, E), (I, E), (E, I)
+  };
+  PretrainedConfig config_;
+  std::vector<std::pair<std::string, Shape>> expected_;
+  std::map<std::string, bool> set_;
+  Tensor embed_, positions_, final_w_, final_b_, head_;
+  std::vector<Layer> layers_;
+  Status assign(const std::string& name, const Tensor& value);
+  void norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const;
+  void mlp(const Layer& l, std::int64_t rows, const float* x, float* y) const;
+};
+
+}  // namespace attn

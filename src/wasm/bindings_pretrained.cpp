@@ -1,0 +1,111 @@
+// Bindings of pretrained checkpoints (model/pretrained.h): the model is made from the wrapper's
+// parsed config, its tensors arrive one at a time (so no second copy of the whole file exists in
+// JS), and forward returns logits, attention, traces and hidden states as copies. Conventions of
+// bindings.cpp. The JS side is src/js/pretrained.js.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include "model/pretrained.h"
+#include "wasm/binding_util.h"
+
+namespace {
+
+using namespace attn_js;
+
+std::vector<int> int_list(const val& v) { return emscripten::convertJSArrayToNumberVector<int>(v); }
+
+class PretrainedHandle {
+ public:
+  // c: { arch (0 GPT-2, 1 Llama), vocabSize, hidden, layers, heads, kvHeads, headDim, intermediate,
+  //      maxPositions, normEps, ropeTheta, qkvBias, tieEmbeddings, ropeInvFreq (number[] or null) }
+  val init(val c) {
+    attn::PretrainedConfig p;
+    p.arch = static_cast<attn::PretrainedArch>(c["arch"].as<int>());
+    p.vocab_size = c["vocabSize"].as<int>();
+    p.hidden = c["hidden"].as<int>();
+    p.layers = c["layers"].as<int>();
+    p.heads = c["heads"].as<int>();
+    p.kv_heads = c["kvHeads"].as<int>();
+    p.head_dim = c["headDim"].as<int>();
+    p.intermediate = c["intermediate"].as<int>();
+    p.max_positions = c["maxPositions"].as<int>();
+    p.norm_eps = c["normEps"].as<double>();
+    p.rope_theta = c["ropeTheta"].as<double>();
+    p.qkv_bias = c["qkvBias"].as<bool>();
+    p.tie_embeddings = c["tieEmbeddings"].as<bool>();
+    if (has(c, "ropeInvFreq")) p.rope_inv_freq = emscripten::convertJSArrayToNumberVector<double>(c["ropeInvFreq"]);
+    return status_object(attn::PretrainedModel::create(p, model_));
+  }
+  // [{ name, shape }] of every tensor the checkpoint must hold.
+  val expected() const {
+    val out = val::array();
+    int i = 0;
+    for (const auto& [name, shape] : model_.expected_tensors()) {
+      val e = val::object();
+      e.set("name", name);
+      e.set("shape", shape_array(shape));
+      out.set(i++, e);
+    }
+    return out;
+  }
+  val set_tensor(std::string name, val t) { return status_object(model_.set_tensor(name, tensor_from_js(t))); }
+  val missing() const {
+    val out = val::array();
+    const auto names = model_.missing_tensors();
+    for (std::size_t i = 0; i < names.size(); ++i) out.set(i, names[i]);
+    return out;
+  }
+  // Decoding: caches for `batch` sequences of up to max_length tokens, replacing earlier ones.
+  val create_caches(int max_length, int batch) { return status_object(model_.create_caches(max_length, batch, caches_)); }
+  // The logits (B, T, V) of ids continuing the cached sequences (positions from the caches' length).
+  val forward_cached(val ids, int b, int t) {
+    attn::PretrainedForwardResult r;
+    const attn::Status st = caches_.empty() ? attn::Status::Error(attn::StatusCode::kInvalidArgument, "no caches: call createCaches first")
+                                            : model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), {}, r, &caches_);
+    val out = status_object(st);
+    if (st.ok()) out.set("logits", tensor_object(r.logits));
+    return out;
+  }
+  void drop_caches() { caches_.clear(); }
+  val forward(val ids, int b, int t, val attention_layers, val trace_layers, bool hidden_states) {
+    attn::PretrainedForwardOptions o;
+    o.attention_layers = int_list(attention_layers);
+    o.trace_layers = int_list(trace_layers);
+    o.hidden_states = hidden_states;
+    attn::PretrainedForwardResult r;
+    const attn::Status st =
+        model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), o, r);
+    val out = status_object(st);
+    if (!st.ok()) return out;
+    out.set("logits", tensor_object(r.logits));
+    val attention = val::array(), traces = val::array(), hidden = val::array();
+    for (std::size_t l = 0; l < r.attention.size(); ++l) {
+      attention.set(l, r.attention[l].data.empty() ? val::null() : tensor_object(r.attention[l]));
+      traces.set(l, r.traces[l].steps().empty() ? val::null() : trace_array(r.traces[l]));
+    }
+    for (std::size_t i = 0; i < r.hidden_states.size(); ++i) hidden.set(i, tensor_object(r.hidden_states[i]));
+    out.set("attention", attention);
+    out.set("traces", traces);
+    out.set("hiddenStates", hidden);
+    return out;
+  }
+
+ private:
+  attn::PretrainedModel model_;
+  std::vector<attn::KvCache> caches_;
+};
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attention_pretrained) {
+  emscripten::class_<PretrainedHandle>("PretrainedHandle")
+      .constructor<>()
+      .function("init", &PretrainedHandle::init)
+      .function("expected", &PretrainedHandle::expected)
+      .function("setTensor", &PretrainedHandle::set_tensor)
+      .function("missing", &PretrainedHandle::missing)
+      .function("forward", &PretrainedHandle::forward)
+      .function("createCaches", &PretrainedHandle::create_caches)
+      .function("forwardCached", &PretrainedHandle::forward_cached)
+      .function("dropCaches", &PretrainedHandle::drop_caches);
+}
