@@ -686,8 +686,14 @@ export class PretrainedModel {
    * null) and `trace`; `hiddenStates`: numLayers + 1 tensors (B, T, hidden) in Hugging Face's
    * output_hidden_states order. ids: (T) or (B, T), in [0, vocab), T ≤ the model's positions.
    */
-  forward(ids: IdsLike, options?: { attention?: boolean | number[]; trace?: boolean | { layers: number[] }; hiddenStates?: boolean }): {
-    logits: Tensor; attention: (Tensor | null)[]; trace?: (TraceStep[] | null)[]; hiddenStates?: Tensor[] };
+  forward(ids: IdsLike, options?: { attention?: boolean | number[]; trace?: boolean | { layers: number[] }; hiddenStates?: boolean; logitLens?: boolean }): {
+    logits: Tensor; attention: (Tensor | null)[]; trace?: (TraceStep[] | null)[]; hiddenStates?: Tensor[];
+    /**
+     * With `logitLens`: each residual stream (the embeddings, then every block's output) through the
+     * final norm and the head: `ids` (int32) and `probs`, (numLayers + 1, B, T), the top token and its
+     * probability; the last row is the model's own prediction.
+     */
+    logitLens?: { ids: Tensor; probs: Tensor } };
   /**
    * Only the `maxNewTokens` new ids (B, maxNewTokens), greedy at temperature 0 (default), else sampled
    * over the topK likeliest (0 = all) with a seeded generator; decoded with a KV cache per layer.

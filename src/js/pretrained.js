@@ -141,15 +141,18 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
       const handle = this._live();
       const { attention = true, trace = false, hiddenStates = false, logitLens = false } =
         checkOptions(options, ['attention', 'trace', 'hiddenStates', 'logitLens'], 'forward option');
-      if (logitLens) throw new AttentionError('INVALID_ARGUMENT', 'logitLens is not implemented yet (issue #16)');
       const attentionLayers = layerList(attention, this.numLayers, 'attention');
       const tracedLayers = traceLayers(trace, this.numLayers);
       const batch = idBatch(ids, 'ids');
       checkInputBytes('pretrained forward', [batch.tensor]);
-      const r = check(handle.forward(batch.data, batch.b, batch.t, attentionLayers, tracedLayers, Boolean(hiddenStates)));
+      const r = check(handle.forward(batch.data, batch.b, batch.t, attentionLayers, tracedLayers, Boolean(hiddenStates), Boolean(logitLens)));
       const out = { logits: fromCore(r.logits), attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)) };
       if (trace !== false && trace != null) out.trace = r.traces;
       if (hiddenStates) out.hiddenStates = r.hiddenStates.map(fromCore);
+      if (logitLens) {
+        const { ids: lensIds, probs, shape } = r.logitLens;
+        out.logitLens = { ids: new Tensor(lensIds, shape), probs: new Tensor(probs, shape) };
+      }
       return out;
     }
 

@@ -246,6 +246,20 @@ void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, flo
   kernels::linear_nt(m, e, in, h.data(), in, L.down.data.data(), in, nullptr, y, e);
 }
 
+void PretrainedModel::lens_row(std::int64_t rows, const float* normed, PretrainedForwardResult& r) const {
+  const int v = config_.vocab_size, e = config_.hidden;
+  const Tensor& head = config_.tie_embeddings ? embed_ : head_;
+  std::vector<float> logits(static_cast<std::size_t>(v));  // one position's logits at a time: (V)
+  for (std::int64_t i = 0; i < rows; ++i) {
+    kernels::linear_nt(1, v, e, normed + i * e, e, head.data.data(), e, nullptr, logits.data(), v);
+    const int top = static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    double z = 0;
+    for (float x : logits) z += std::exp(static_cast<double>(x) - logits[top]);
+    r.lens_ids.push_back(top);
+    r.lens_probs.push_back(static_cast<float>(1.0 / z));
+  }
+}
+
 Status PretrainedModel::create_caches(int max_length, int batch, std::vector<KvCache>& caches) const {
   if (max_length > config_.max_positions)
     return Status::Error(StatusCode::kTooLarge, "a cache of " + std::to_string(max_length) + " tokens is above the model's " +
@@ -286,6 +300,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   std::uint64_t need = static_cast<std::uint64_t>(n) * (6 * e + 2 * c.intermediate + c.vocab_size);
   need += static_cast<std::uint64_t>(o.attention_layers.size()) * b * c.heads * t * t;
   if (o.hidden_states) need += static_cast<std::uint64_t>(n) * e * (c.layers + 1);
+  if (o.logit_lens) need += static_cast<std::uint64_t>(n) * 2 * (c.layers + 1) + c.vocab_size;
   const Status mem = check_allocation(need, "the pretrained forward");
   if (!mem.ok()) return Status::Error(StatusCode::kTooLarge, mem.message + " (ask for fewer layers: attention: [layers])");
   // 1. x (N, E) = the token embeddings (+ the learned positions, GPT-2)
@@ -300,7 +315,15 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   auto keep_hidden = [&](const std::vector<float>& v) {
     if (o.hidden_states) result.hidden_states.emplace_back(Shape{b, t, e}, v);
   };
+  const auto lens = [&](const std::vector<float>& stream) {  // the stream through the final norm and the head
+    if (!o.logit_lens) return;
+    norm(final_w_, final_b_, n, stream.data(), h.data());
+    lens_row(n, h.data(), result);
+  };
+  result.lens_ids.clear();
+  result.lens_probs.clear();
   keep_hidden(x);
+  lens(x);
   const auto wants = [](const std::vector<int>& list, int l) { return std::find(list.begin(), list.end(), l) != list.end(); };
   // 2. The blocks: x += attn(norm1(x)); x += mlp(norm2(x))
   for (int l = 0; l < c.layers; ++l) {
@@ -320,7 +343,10 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
     mlp(L, n, h.data(), out.data());
     kernels::add_vec(static_cast<int>(x.size()), x.data(), out.data(), x.data());
-    if (l + 1 < c.layers) keep_hidden(x);
+    if (l + 1 < c.layers) {
+      keep_hidden(x);
+      lens(x);
+    }
   }
   // 3. The final norm; logits (N, V) = x · W_headᵀ (the embedding when tied)
   norm(final_w_, final_b_, n, x.data(), h.data());
@@ -329,6 +355,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   const Tensor& head = c.tie_embeddings ? embed_ : head_;
   kernels::linear_nt(static_cast<int>(n), c.vocab_size, e, h.data(), e, head.data.data(), e, nullptr,
                      result.logits.data.data(), c.vocab_size);
+  if (o.logit_lens) lens_row(n, h.data(), result);  // the last row: the model's own prediction
   ATTN_RETURN_IF_ERROR(check_computed(result.logits.data.data(), result.logits.data.size(), "the pretrained forward: the logits"));
   restore.done = true;
   return Status::Ok();

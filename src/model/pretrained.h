@@ -37,6 +37,9 @@ struct PretrainedForwardOptions {
   std::vector<int> attention_layers;  // layers whose (B, H, T, T) weights are returned
   std::vector<int> trace_layers;      // layers whose attention steps are traced
   bool hidden_states = false;
+  // The logit lens: each residual stream (the embeddings, then every block's output) through the
+  // final norm and the head; its top token and that token's probability per position.
+  bool logit_lens = false;
 };
 
 struct PretrainedForwardResult {
@@ -44,6 +47,8 @@ struct PretrainedForwardResult {
   std::vector<Tensor> attention;      // one per layer; empty when not requested
   std::vector<Trace> traces;          // one per layer; empty when not traced
   std::vector<Tensor> hidden_states;  // layers + 1 of (B, T, hidden), with options.hidden_states
+  std::vector<std::int32_t> lens_ids;  // (layers + 1, B, T) with options.logit_lens; the last row is the model's own
+  std::vector<float> lens_probs;       // (layers + 1, B, T)
 };
 
 class PretrainedModel {
@@ -82,6 +87,8 @@ class PretrainedModel {
   Status assign(const std::string& name, const Tensor& value);
   void norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const;
   void mlp(const Layer& l, std::int64_t rows, const float* x, float* y) const;
+  // Appends to the lens the top token and its probability of each row of `normed` (rows, E).
+  void lens_row(std::int64_t rows, const float* normed, PretrainedForwardResult& r) const;
 };
 
 }  // namespace attn

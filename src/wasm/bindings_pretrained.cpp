@@ -67,8 +67,9 @@ class PretrainedHandle {
     return out;
   }
   void drop_caches() { caches_.clear(); }
-  val forward(val ids, int b, int t, val attention_layers, val trace_layers, bool hidden_states) {
+  val forward(val ids, int b, int t, val attention_layers, val trace_layers, bool hidden_states, bool logit_lens) {
     attn::PretrainedForwardOptions o;
+    o.logit_lens = logit_lens;
     o.attention_layers = int_list(attention_layers);
     o.trace_layers = int_list(trace_layers);
     o.hidden_states = hidden_states;
@@ -87,6 +88,14 @@ class PretrainedHandle {
     out.set("attention", attention);
     out.set("traces", traces);
     out.set("hiddenStates", hidden);
+    if (logit_lens) {
+      const int rows = model_.config().layers + 1;  // the embeddings, every block, the head
+      val lens = val::object();
+      lens.set("ids", val::global("Int32Array").new_(emscripten::typed_memory_view(r.lens_ids.size(), r.lens_ids.data())));
+      lens.set("probs", float_array(r.lens_probs));
+      lens.set("shape", shape_array({rows, b, t}));
+      out.set("logitLens", lens);
+    }
     return out;
   }
 

@@ -113,3 +113,22 @@ TEST_CASE("pretrained decoding with KV caches equals the full forward; a refused
     REQUIRE(m.create_caches(7, 1, caches).code == attn::StatusCode::kTooLarge);  // above max_positions 6
   }
 }
+
+TEST_CASE("pretrained logit lens: one top token per stream and position; the last is the model's own", "[pretrained]") {
+  attn::PretrainedModel m;
+  REQUIRE(attn::PretrainedModel::create(tiny(attn::PretrainedArch::kLlama), m).ok());
+  fill(m, 13);
+  attn::PretrainedForwardOptions o;
+  o.logit_lens = true;
+  attn::PretrainedForwardResult r;
+  REQUIRE(m.forward(1, 4, {2, 7, 1, 8}, o, r).ok());
+  REQUIRE(r.lens_ids.size() == 3 * 4);  // (layers + 1, B, T)
+  for (int t = 0; t < 4; ++t) {
+    const float* row = r.logits.data.data() + t * 11;
+    int top = 0;
+    for (int j = 1; j < 11; ++j)
+      if (row[j] > row[top]) top = j;
+    REQUIRE(r.lens_ids[2 * 4 + t] == top);
+  }
+  for (float p : r.lens_probs) REQUIRE((p > 0.0f && p <= 1.0f));
+}

@@ -88,6 +88,28 @@ describe('the tiny checkpoints against their PyTorch references', () => {
   });
 });
 
+describe('the logit lens', () => {
+  it('(L + 1, B, T) top tokens and probabilities; the last row is the model\'s own argmax; llama\'s last hidden state agrees', async () => {
+    for (const name of ['gpt2-tiny', 'llama-tiny']) {
+      const model = await load(name);
+      const c = json(name, 'expected.json').cases[1];
+      const r = model.forward(ids2d(c.input_ids), { logitLens: true });
+      const [B, T] = c.input_ids.shape, V = r.logits.shape[2], L = model.numLayers;
+      assert.deepEqual(r.logitLens.ids.shape, [L + 1, B, T]);
+      assert.equal(r.logitLens.ids.dtype, 'int32');
+      for (let i = 0; i < B * T; i++) {
+        const row = r.logits.data.subarray(i * V, (i + 1) * V);
+        const top = row.indexOf(Math.max(...row));
+        assert.equal(r.logitLens.ids.data[L * B * T + i], top, `${name} position ${i}`);
+        const z = row.reduce((a, x) => a + Math.exp(x - row[top]), 0);
+        assert.ok(Math.abs(r.logitLens.probs.data[L * B * T + i] - 1 / z) < 1e-5);
+      }
+      assert.ok(r.logitLens.probs.data.every((p) => p > 0 && p <= 1));
+      model.dispose();
+    }
+  });
+});
+
 describe('hostile files and configs: AttentionError, nothing large allocated, the module usable', () => {
   const config = json('gpt2-tiny', 'config.json');
   const good = read('gpt2-tiny', 'model.safetensors');

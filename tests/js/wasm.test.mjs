@@ -19,10 +19,11 @@ const MJS = dist('attention_core.mjs');
  * TinyTransformer, AdamW, the toy tasks and their bindings (training, issue #13) add ~100 KB /
  * ~42 KB, so the limits rose to what training needs, with a little headroom. Today's attention
  * (issue #15: positions, windows, ALiBi, grouped-query heads, RoPE, the KV cache) and pretrained
- * checkpoints (#16) add more: 300 KB / 125 KB.
+ * checkpoints (#16: GPT-2 / Llama / Qwen2 models, their loader and bindings) add ~55 KB / ~25 KB
+ * (the cold parts built -Os): 330 KB / 140 KB.
  */
-const kWasmBytesTarget = 300_000;
-const kWasmGzipBytesTarget = 125_000;
+const kWasmBytesTarget = 330_000;
+const kWasmGzipBytesTarget = 140_000;
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
@@ -53,7 +54,7 @@ describe('dist/attention_core.wasm', () => {
   });
 
   for (const file of [WASM, RELAXED_WASM]) {
-    it(`${file.split('/').pop()}: size and gzip size (limits: < 300 KB, gzip < 125 KB)`, (t) => {
+    it(`${file.split('/').pop()}: size and gzip size (limits: < 330 KB, gzip < 140 KB)`, (t) => {
       const wasm = readFileSync(file);
       const gzip = gzipSync(wasm, { level: constants.Z_BEST_COMPRESSION }).length;
       const mjs = readFileSync(MJS);
