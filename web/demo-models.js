@@ -38,6 +38,7 @@ export function loadedModel(name) { return loaded.get(name) ?? null; }
 
 /** The input a model starts on: the preset's own example, else the first tokens of its vocabulary. */
 export function exampleInput(entry) {
+  if (entry.example) return entry.example;  // an opened checkpoint folder (demo-pretrained.js)
   if (entry.preset?.name === 'reverse') return '3 1 4 1 5 9 | 9 5 1 4 1';
   if (entry.preset?.name === 'copy') return '3 1 4 1 5 9 | 3 1 4 1 5';
   if (entry.preset?.name === 'sort') return '3 1 4 1 5 | 1 1 3 4';
@@ -51,6 +52,7 @@ export function exampleInput(entry) {
  * token), else whitespace-separated vocabulary entries. { tokens, ids, error, truncated }.
  */
 export function tokenizeFor(entry, text) {
+  if (entry.tokenize) return entry.tokenize(text);  // an opened checkpoint folder: its own tokenizer
   const max = entry.model.config.maxLength;
   let parts;
   if (entry.preset?.kind === 'text') {

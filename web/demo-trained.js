@@ -60,9 +60,12 @@ export function clickedMask(toggles, T, causal) {
   return { extra: kept.length ? extra : null, allowed, fixed, toggles: kept };
 }
 
-/** Shows or hides what only one of the two modes has. */
-export function showMode({ $, steps, heatmap, maskEditor }, isTrained) {
+/** Shows or hides what only one of the modes has (an opened folder: web/demo-pretrained.js, no mask editor). */
+export function showMode({ $, steps, heatmap, maskEditor }, isTrained, isFolder = false) {
   for (const id of ['seeded-controls', 'untrained-note']) $(id).hidden = isTrained;
+  for (const id of ['pretrained', 'model-view', 'lens']) $(id).hidden = !isFolder;
+  maskEditor.hidden = isFolder;
+  if (isFolder) for (const id of ['predictions', 'preset-about']) $(id).hidden = true;
   if (isTrained) $('source-block').hidden = true;
   $('pe').closest('section').hidden = isTrained;
   if (!isTrained) {

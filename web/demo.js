@@ -6,6 +6,7 @@ import { attn, clearModelCache, download, modelStateDict, ready, runModel, token
 import { DEMO_DEFAULTS, normalizeState, searchFromState, stateFromSearch } from './demo-state.js';
 import { PRESETS, exampleInput, loadFile, loadPreset, loadedModel, tokenizeFor } from './demo-models.js';
 import { renderTrained, showMode } from './demo-trained.js';
+import { attachFolder, loadedFolder, renderPretrained } from './demo-pretrained.js';
 
 const D_MODELS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512];
 const MAX_HEADS = 16;
@@ -29,7 +30,7 @@ const modelConfig = () => ({ ...state, stateDict });
 let typingBurst = null;     // a timer while the user types: the burst's first change pushes, the rest replace
 
 function writeURL(how) {
-  if (how === 'none') return;
+  if (how === 'none' || state.model === 'folder') return;  // a folder cannot be in a link: the URL keeps the last preset's state
   const url = `${location.pathname}${searchFromState(state)}${location.hash}`;
   if (url === `${location.pathname}${location.search}${location.hash}`) return;
   if (how === 'typing') {
@@ -205,8 +206,9 @@ $('weights-save').addEventListener('click', () => {
 async function ensureTrained() {
   const note = $('model-note');
   try {
-    trained = state.model === 'file' ? loadedModel('file') : PRESETS.includes(state.model) ? await loadPreset(state.model) : null;
-    if (!trained) throw new Error(state.model === 'file' ? 'open the model file again (files are not stored in the link)' : `there is no model “${state.model}”`);
+    trained = state.model === 'folder' ? loadedFolder() : state.model === 'file' ? loadedModel('file')
+      : PRESETS.includes(state.model) ? await loadPreset(state.model) : null;
+    if (!trained) throw new Error(['file', 'folder'].includes(state.model) ? `open the model ${state.model} again (${state.model}s are not stored in the link)` : `there is no model “${state.model}”`);
     note.className = 'note';
     note.textContent = '';
     // A link with a model but no input opens on the model's own example, not the seeded sentence.
@@ -228,7 +230,7 @@ async function ensureTrained() {
 /** The Model control: a preset (its example input), the opened file, or the seeded layer. */
 async function switchModel(name) {
   if (name === 'seeded') return setState({ model: 'seeded', layer: 0, text: DEMO_DEFAULTS.text, step: DEMO_DEFAULTS.step, head: 0, toggles: [] }, 'push');
-  const entry = name === 'file' ? loadedModel('file') : await loadPreset(name).catch(() => null);
+  const entry = name === 'folder' ? loadedFolder() : name === 'file' ? loadedModel('file') : await loadPreset(name).catch(() => null);
   state = normalizeState({ ...state, model: name, layer: 0, head: 0, view: 'all', query: -1, step: 'weights', toggles: [],
     text: entry ? exampleInput(entry) : state.text });
   writeURL('push');
@@ -253,6 +255,14 @@ $('model-file').addEventListener('change', async (e) => {
     note.textContent = `Could not open “${file.name}”: ${err.message}`;
   }
 });
+
+attachFolder($, {
+  async opened() { trained = null; await switchModel('folder'); },
+  getText: () => state.text,
+  append(text) { setState({ text: state.text + text }, 'push'); syncControls(); },
+});
+// A head clicked in the folder's model view opens its layer everywhere (the widget fills the steps view).
+$('model-view').addEventListener('head-select', (e) => setState({ layer: e.detail.layer, head: e.detail.head, step: 'weights' }, 'push'));
 
 // ---- rendering -----------------------------------------------------------------------------
 
@@ -323,10 +333,10 @@ function renderPanel() {
 function render() {
   const t0 = performance.now();
   const isTrained = state.model !== 'seeded';
-  showMode({ $, steps, heatmap, maskEditor }, isTrained);
+  showMode({ $, steps, heatmap, maskEditor }, isTrained, state.model === 'folder');
   if (isTrained) {
     if (!trained || trained.name !== state.model) { ensureTrained(); return; }
-    lastPredictions = renderTrained({ state, trained, $, steps, heatmap, maskEditor, chips });
+    lastPredictions = (trained.kind === 'pretrained' ? renderPretrained : renderTrained)({ state, trained, $, steps, heatmap, maskEditor, chips });
     lastMs = performance.now() - t0;
     $('timing').textContent = `· computed and redrawn in ${lastMs.toFixed(1)} ms`;
     return;
