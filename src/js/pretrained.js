@@ -7,6 +7,7 @@ import { layerList, idBatch, traceLayers } from './model.js';
 import { asBytes, checkEntries, readHeader, readTensor } from './safetensors.js';
 import { Tensor, fromCore } from './tensor.js';
 
+const kMaxHeaderBytes = 100 * 1000 * 1000;  // as safetensors.js: no real header comes near it
 const ARCHITECTURES = { GPT2LMHeadModel: 0, LlamaForCausalLM: 1, Qwen2ForCausalLM: 1 };
 const SUPPORTED = Object.keys(ARCHITECTURES).join(', ');
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
@@ -96,9 +97,10 @@ async function readEntries(files) {
       const view = new DataView(prefix.buffer, prefix.byteOffset, 8);
       const length = view.getUint32(4, true) * 2 ** 32 + view.getUint32(0, true);
       if (8 + length > src.size) throw invalid(`header length ${length} runs past the end of the ${src.size}-byte file`);
-      const headBytes = new Uint8Array(8 + length);
+      if (length > kMaxHeaderBytes) throw invalid(`header length ${length} is over the limit of ${kMaxHeaderBytes} bytes`);
+      const headBytes = new Uint8Array(8 + length);  // checked above: at most the limit, never the whole file
       headBytes.set(prefix);
-      if (length > 0) headBytes.set(await src.read(8, 8 + Math.min(length, 100e6)), 8);
+      if (length > 0) headBytes.set(await src.read(8, 8 + length), 8);
       const { header, dataStart } = readHeader(headBytes);
       for (const e of checkEntries(header, src.size - dataStart)) entries.set(e.name, { ...e, begin: e.begin + dataStart, end: e.end + dataStart, src });
     } catch (error) {
