@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The libFuzzer targets of tests/fuzz (clang-14, -fsanitize=fuzzer,address,undefined), built in
 # build/fuzz and each run from its committed seed corpus (tests/fuzz/corpus/<target>) for the given
-# seconds (default 100: `npm test` runs the three for 5 minutes together).
+# seconds (default 100; `npm test` runs the three for 75 s each).
 #
 #   npm run fuzz              every target 100 s
 #   npm run fuzz -- 3600      every target an hour
@@ -10,7 +10,7 @@
 # New inputs that reach new code go to build/fuzz/found/<target> (the committed corpus is read-only
 # here; add to it with `<binary> -merge=1 tests/fuzz/corpus/<target> build/fuzz/found/<target>`).
 # FUZZ_SEED=<n> (npm test sets 1) makes a run reproducible: a fixed seed, no inputs carried over from
-# earlier runs, and at most FUZZ_RUNS_<target> executions (what this 2-core machine does in 100 s), so
+# earlier runs, and at most RUNS[<target>] executions (what this 2-core machine does in 75 s), so
 # a slower machine runs a prefix of the same sequence and a faster one no further than it.
 # A crash or sanitizer report stops the run and leaves the input in build/fuzz/artifacts/: make it a
 # Catch2 test (tests/cpp/test_regressions.cpp) and add the input to the corpus.
@@ -28,7 +28,7 @@ if [ ! -f build/fuzz/CMakeCache.txt ]; then
 fi
 cmake --build build/fuzz -j"${JOBS:-2}" --target fuzz_all
 mkdir -p build/fuzz/artifacts
-declare -A RUNS=([fuzz_sdpa]=2000000 [fuzz_mha]=1500000 [fuzz_tiny_train]=300000)
+declare -A RUNS=([fuzz_sdpa]=1500000 [fuzz_mha]=1125000 [fuzz_tiny_train]=225000)
 for t in "${TARGETS[@]}"; do
   found="build/fuzz/found/$t"
   extra=()

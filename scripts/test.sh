@@ -29,8 +29,8 @@ configure build/asan cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo 
 cmake --build build/asan -j"$JOBS"
 ctest --test-dir build/asan --output-on-failure -j"$JOBS"
 
-section "libFuzzer: SDPA, MHA and the training step from the committed corpus, 100 s each (ASan + UBSan)"
-FUZZ_SEED=1 bash scripts/fuzz.sh 100
+section "libFuzzer: SDPA, MHA and the training step from the committed corpus, 75 s each (ASan + UBSan)"
+FUZZ_SEED=1 bash scripts/fuzz.sh 75
 
 section "wasm ctest (the same Catch2 suite, SIMD128 kernels, run by Node)"
 configure build/wasm-tests emcmake cmake -S . -B build/wasm-tests -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_MODULE=OFF
