@@ -136,7 +136,6 @@ void attend_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, c
   const KeyRange range = band_keys(p.masks, i0, rows);
   for (int j0 = range.begin; j0 < range.end; j0 += sc.width) {
     const int n = std::min(sc.width, range.end - j0);
-    if (keys_outside_band(p.masks, i0, rows, j0, n)) continue;  // causal or out of the window
     // 1. tile (rows, n) = q_block · k_tileᵀ (times the scale when prescaled)
     kernels::gemm_nt(rows, n, dk, q_tile, ldq_tile, k + static_cast<std::int64_t>(j0) * ldk, ldk, sc.tile,
                      sc.width, false);

@@ -149,15 +149,4 @@ Status set_positions(const PositionOptions& o, bool causal, MaskPlan& plan) {
   return Status::Ok();
 }
 
-bool keys_outside_band(const MaskPlan& plan, int r0, int rows, int j0, int n) {
-  if (j0 + n > plan.real_keys) return false;  // extra keys are never masked
-  const std::int64_t first = plan.position_offset + r0, last = first + rows - 1;
-  if (plan.causal && j0 > last) return true;
-  if (plan.window > 0) {
-    if (j0 + n - 1 <= first - plan.window) return true;
-    if (!plan.causal && j0 >= last + plan.window) return true;
-  }
-  return false;
-}
-
 }  // namespace attn

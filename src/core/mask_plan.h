@@ -61,10 +61,6 @@ struct PositionOptions {
 // contradicts bottom-right, a window < 1, slopes not one per head or not finite.
 Status set_positions(const PositionOptions& o, bool causal, MaskPlan& plan);
 
-// Whether every key of [j0, j0 + n) is masked for every query row of [r0, r0 + rows) by the causal
-// mask or the window alone (then a tile there contributes nothing and is skipped).
-bool keys_outside_band(const MaskPlan& plan, int r0, int rows, int j0, int n);
-
 // Builds the view of a mask of `mask_shape` over (plan.lead..., plan.tq, plan.real_keys).
 // kInvalidMask names `what` and both shapes when the mask does not broadcast.
 Status make_mask_view(const MaskPlan& plan, const Shape& mask_shape, const char* what, MaskView& view);

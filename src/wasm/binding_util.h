@@ -104,6 +104,17 @@ inline attn::PositionOptions read_positions(const val& o) {
   return p;
 }
 
+// { code, message, output, weights?, trace? } of an attention call (SDPA or MHA result types).
+template <class Result>
+val attention_result(const attn::Status& st, const Result& result, bool need_weights, const attn::Trace* trace) {
+  val out = status_object(st);
+  if (!st.ok()) return out;
+  out.set("output", tensor_object(result.output));
+  if (need_weights) out.set("weights", tensor_object(result.weights));
+  if (trace) out.set("trace", trace_array(*trace));
+  return out;
+}
+
 // The masks an SdpaOptions points at; must outlive the call that uses the options.
 struct MaskStorage {
   attn::BoolTensor mask;

@@ -66,12 +66,7 @@ val sdpa_js(val q, val k, val v, val o) {
   attn::SdpaResult result;
   const attn::Status st = attn::scaled_dot_product_attention(
       tensor_from_js(q), tensor_from_js(k), tensor_from_js(v), options, result, tracing ? &trace : nullptr);
-  val out = status_object(st);
-  if (!st.ok()) return out;
-  out.set("output", tensor_object(result.output));
-  if (options.need_weights) out.set("weights", tensor_object(result.weights));
-  if (tracing) out.set("trace", trace_array(trace));
-  return out;
+  return attention_result(st, result, options.need_weights, tracing ? &trace : nullptr);
 }
 
 
@@ -161,12 +156,7 @@ class MhaHandle {
     attn::Trace trace;
     attn::MhaResult result;
     const attn::Status st = mha_.forward_cached(tensor_from_js(x), cache.cache, options, result, tracing ? &trace : nullptr);
-    val out = status_object(st);
-    if (!st.ok()) return out;
-    out.set("output", tensor_object(result.output));
-    if (options.need_weights) out.set("weights", tensor_object(result.weights));
-    if (tracing) out.set("trace", trace_array(trace));
-    return out;
+    return attention_result(st, result, options.need_weights, tracing ? &trace : nullptr);
   }
   int value_head_dim() const { return mha_.value_head_dim(); }
   val parameter_names() const {
@@ -315,12 +305,7 @@ val MhaHandle::forward(val query, val key, val value, val o) {
       saving ? mha_.forward_saving(query_t, k, v, options, result, saved_, tracing ? &trace : nullptr)
              : mha_.forward(query_t, k, v, options, result, tracing ? &trace : nullptr);
   if (saving && !st.ok()) saved_ = attn::MhaSaved{};  // nothing half-kept stays allocated
-  val out = status_object(st);
-  if (!st.ok()) return out;
-  out.set("output", tensor_object(result.output));
-  if (options.need_weights) out.set("weights", tensor_object(result.weights));
-  if (tracing) out.set("trace", trace_array(trace));
-  return out;
+  return attention_result(st, result, options.need_weights, tracing ? &trace : nullptr);
 }
 
 val MhaHandle::backward(val grad_output) const {

@@ -1,6 +1,7 @@
 // Shared set-up for the real-browser tests: the project's static server on a free port, Debian's
 // Chromium through playwright-core (never a downloaded browser), and a page watcher that records
 // console errors, page errors, dialogs and any request that leaves the page's origin.
+import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -160,3 +161,29 @@ export function block(step, head) {
 }
 
 export { dirname, join };
+
+/**
+ * A page at /__<folder>/<name>.html holding `body` and the widgets script, under the CSP, opened and
+ * waited on until `selector` is ready; CSP violations land in window.__csp (see assertCleanPage).
+ */
+export async function openWidgetPage(b, folder, name, body, selector) {
+  const path = `/__${folder}/${name}.html`;
+  await routeHtml(b.context, b.url(path), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title>
+    <style>:root { color-scheme: light dark; } @media (prefers-color-scheme: dark) { body { background: #15171c; color: #e8e8ea; } }</style>
+    <script type="module" src="/web/widgets.js"></script></head><body><main><h1>${name}</h1>\n${body}\n</main></body></html>`);
+  const { page, watch } = await b.newPage();
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`), true);
+  });
+  await page.goto(b.url(path));
+  await widgetsReady(page, selector);
+  return { page, watch };
+}
+
+/** No CSP violation, console error or request outside the origin on a page of openWidgetPage. */
+export async function assertCleanPage(page, watch) {
+  assert.deepEqual(await page.evaluate(() => window.__csp), [], 'no CSP violation');
+  assert.deepEqual(watch.errors, [], 'no console error');
+  assert.deepEqual(watch.offOrigin, [], 'nothing outside the origin');
+}

@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ROOT, SHOTS, join, launch, routeHtml, widgetsReady } from './helpers.mjs';
+import { ROOT, SHOTS, join, launch, assertCleanPage, openWidgetPage } from './helpers.mjs';
 
 // The cached path and the full forward run the same float32 kernels over the same rows; they agree to
 // a few ulps of outputs of order 1 (0 in practice). The brief's bound:
@@ -21,27 +21,8 @@ let b;
 before(async () => { b = await launch({ viewport: { width: 1000, height: 900 } }); });
 after(async () => { await b?.close(); });
 
-/** A page of `body` with the widgets script, under the CSP; CSP violations land in window.__csp. */
-async function open(name, body) {
-  const path = `/__kv/${name}.html`;
-  await routeHtml(b.context, b.url(path), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title>
-    <style>:root { color-scheme: light dark; } @media (prefers-color-scheme: dark) { body { background: #15171c; color: #e8e8ea; } }</style>
-    <script type="module" src="/web/widgets.js"></script></head><body><main><h1>${name}</h1>\n${body}\n</main></body></html>`);
-  const { page, watch } = await b.newPage();
-  await page.addInitScript(() => {
-    window.__csp = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`), true);
-  });
-  await page.goto(b.url(path));
-  await widgetsReady(page, 'kv-cache-stepper');
-  return { page, watch };
-}
-
-async function assertClean(page, watch) {
-  assert.deepEqual(await page.evaluate(() => window.__csp), [], 'no CSP violation');
-  assert.deepEqual(watch.errors, [], 'no console error');
-  assert.deepEqual(watch.offOrigin, [], 'nothing outside the origin');
-}
+const open = (name, body) => openWidgetPage(b, 'kv', name, body, 'kv-cache-stepper');
+const assertClean = assertCleanPage;
 
 /**
  * In the page: steps the widget through every token with step(), recording after each step its length,

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ROOT, SHOTS, join, launch, routeHtml, widgetsReady } from './helpers.mjs';
+import { ROOT, SHOTS, join, launch, assertCleanPage, openWidgetPage } from './helpers.mjs';
 
 // RoPE: rotations are float32 (angles in double), so scores at offsets 0, 100, 1000 and the plain
 // q·k differ by float32 rounding of a handful of products (~1e-6 for |q·k| of a few units).
@@ -23,27 +23,8 @@ let b;
 before(async () => { b = await launch({ viewport: { width: 1000, height: 900 } }); });
 after(async () => { await b?.close(); });
 
-/** A page of `body` with the widgets script, under the CSP; CSP violations land in window.__csp. */
-async function open(name, body, selector = ALL) {
-  const path = `/__modern/${name}.html`;
-  await routeHtml(b.context, b.url(path), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title>
-    <style>:root { color-scheme: light dark; } @media (prefers-color-scheme: dark) { body { background: #15171c; color: #e8e8ea; } }</style>
-    <script type="module" src="/web/widgets.js"></script></head><body><main><h1>${name}</h1>\n${body}\n</main></body></html>`);
-  const { page, watch } = await b.newPage();
-  await page.addInitScript(() => {
-    window.__csp = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`), true);
-  });
-  await page.goto(b.url(path));
-  await widgetsReady(page, selector);
-  return { page, watch };
-}
-
-async function assertClean(page, watch) {
-  assert.deepEqual(await page.evaluate(() => window.__csp), [], 'no CSP violation');
-  assert.deepEqual(watch.errors, [], 'no console error');
-  assert.deepEqual(watch.offOrigin, [], 'nothing outside the origin');
-}
+const open = (name, body, selector = ALL) => openWidgetPage(b, 'modern', name, body, selector);
+const assertClean = assertCleanPage;
 
 for (const [name, html] of Object.entries({
   'rope-explorer': '<rope-explorer></rope-explorer>',

@@ -6,6 +6,7 @@
 
 #include "core/attention_backward.h"
 #include "fixture.h"
+#include "golden_close.h"
 #include "golden_mha.h"
 #include "model/tiny_transformer.h"
 #include "test_helpers.h"
@@ -21,17 +22,7 @@ constexpr double kRelTol = 1e-4;
 constexpr double kNoiseGrad = 1e-6;
 constexpr double kNoiseSteps = 5.0;
 
-void require_fixture_close(const std::vector<float>& got, const attn::Tensor& want, const char* what) {
-  REQUIRE(got.size() == want.data.size());
-  double worst = 0;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(got[i] - want.data[i]) / (kAbsTol + kRelTol * std::fabs(want.data[i]));
-    if (!(err <= worst)) worst = err, at = i;
-  }
-  INFO(what << ": worst error / tolerance " << worst << " at " << at);
-  REQUIRE(worst <= 1.0);
-}
+using golden::require_fixture_close;
 
 std::vector<std::string> family(const std::string& prefix) {
   std::vector<std::string> names;

@@ -11,26 +11,15 @@
 
 #include "core/attention_backward.h"
 #include "fixture.h"
+#include "golden_close.h"
 #include "test_helpers.h"
 
 namespace {
 
-// The fixtures' bound (as test_golden_grad.cpp): 1e-5 absolute + 1e-4 relative.
-constexpr double kAbsTol = 1e-5;
-constexpr double kRelTol = 1e-4;
 // The tiled path against the double reference on long rows (float32 sums over hundreds of keys).
 constexpr double kLongTol = 2e-5;
 
-void require_fixture_close(const std::vector<float>& got, const attn::Tensor& want, const char* what) {
-  REQUIRE(got.size() == want.data.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(got[i] - want.data[i]) / (kAbsTol + kRelTol * std::fabs(want.data[i]));
-    if (!(err <= worst)) worst = err;
-  }
-  INFO(what << ": worst error / tolerance " << worst);
-  REQUIRE(worst <= 1.0);
-}
+using golden::require_fixture_close;
 
 // The fixture's options: causal_mode 0 none, 1 top-left (with position_offset), 2 bottom-right.
 attn::SdpaOptions fixture_options(const Fixture& f) {

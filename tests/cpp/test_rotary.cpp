@@ -11,6 +11,7 @@
 #include "core/memory_limit.h"
 #include "core/rotary.h"
 #include "fixture.h"
+#include "golden_close.h"
 #include "test_helpers.h"
 
 using attn::RotaryOptions;
@@ -28,9 +29,6 @@ constexpr double kRoundTripTol = 2e-6;
 // q(p+δ)·k(p) for p up to 2^31, relative to |q|·|k|: at p ~ 2^31 the double angle itself is only
 // good to ~2^31·2^−53 relative, plus the float rotations.
 constexpr double kRelativePositionTol = 1e-5;
-// The golden fixtures: the bound of test_golden_grad.cpp, 1e-5 absolute + 1e-4 relative.
-constexpr double kAbsTol = 1e-5;
-constexpr double kRelTol = 1e-4;
 
 // The reference: one head x (d) at position p, pairs rotated by the matrix [[c, −s], [s, c]] in double.
 std::vector<double> reference_rotate(const std::vector<double>& x, double p, double base, int dims,
@@ -71,18 +69,7 @@ void require_error(const attn::Status& st, StatusCode code, const std::string& f
   CHECK(st.message.find(fragment) != std::string::npos);
 }
 
-// test_golden_grad.cpp's comparison: every element within 1e-5 + 1e-4·|want|.
-void require_fixture_close(const std::vector<float>& got, const attn::Tensor& want, const char* what) {
-  REQUIRE(got.size() == want.data.size());
-  double worst = 0;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(got[i] - want.data[i]) / (kAbsTol + kRelTol * std::fabs(want.data[i]));
-    if (!(err <= worst)) worst = err, at = i;
-  }
-  INFO(what << ": worst error / tolerance " << worst << " at " << at);
-  REQUIRE(worst <= 1.0);
-}
+using golden::require_fixture_close;
 
 double dot(const std::vector<float>& a, const std::vector<float>& b, double* magnitude) {
   double s = 0, m = 0;
