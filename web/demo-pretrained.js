@@ -6,6 +6,7 @@
 import { attn } from './widgets.js';
 
 const EXAMPLE = 'Hello world! The cat sat on the mat.';
+const kMaxModelBytes = 3 * 2 ** 30;  // of the 4 GiB heap, leaving room for the page's other buffers
 let folder = null;  // the loaded entry (one at a time)
 let opened = 0;     // how many folders were opened: each entry's key
 
@@ -59,12 +60,15 @@ export async function openFolder(fileList, { folderName = '', onProgress } = {})
     size = weights.size;
   }
   let model;
+  // Weights stay in the file's format in the heap (16-bit stays 16-bit): the model needs about its
+  // file's size plus a forward's buffers. The page lets a model use up to 3 GiB of the 4 GiB heap.
+  const memoryLimit = Math.min(kMaxModelBytes, Math.max(attn.memoryLimit(), Math.ceil(size * 1.2) + 256 * 2 ** 20));
   try {
-    model = await attn.loadPretrained({ config, weights, weightsIndex, tokenizer, tokenizerConfig, onProgress });
+    model = await attn.loadPretrained({ config, weights, weightsIndex, tokenizer, tokenizerConfig, onProgress, memoryLimit });
   } catch (error) {
     if (error.code === 'TOO_LARGE') {
-      throw new Error(`the weights (${mb(size)} of safetensors) are too large for the WebAssembly heap: ${error.message}. `
-        + 'In this version 16-bit (F16/BF16) models are widened to float32 in memory, 4 bytes per weight: twice their file size.');
+      throw new Error(`the weights (${mb(size)} of safetensors) are too large for this page, which gives a model at most `
+        + `${mb(kMaxModelBytes)} of the 4 GiB WebAssembly heap: ${error.message}.`);
     }
     throw error;
   }

@@ -103,6 +103,7 @@ const float* encode_positions(const Tensor& query, const Tensor* pe, const Dims&
 
 // C columns [0, out) with row stride ldc (rows, out) = x (rows, in) · Wᵀ + b.
 void linear_into(const float* x, std::int64_t rows, const Linear& l, float* c, int ldc) {
+  if (!l.view.empty()) return l.view.linear(static_cast<int>(rows), x, l.view.cols, l.b.empty() ? nullptr : l.b.data.data(), c, ldc);
   const int out = l.w.dim(0), in = l.w.dim(1);
   kernels::linear_nt_packed(static_cast<int>(rows), out, in, x, in, l.packed.data(),
                             l.b.empty() ? nullptr : l.b.data.data(), c, ldc);
@@ -270,6 +271,9 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
                                        const MhaForwardOptions& options, MhaResult& result, MhaSaved* saved,
                                        Trace* trace) const {
   if (saved) saved->filled = false;  // a failed forward_saving leaves nothing for backward to misuse
+  if (config_.frozen && saved)
+    return Status::Error(StatusCode::kInvalidArgument, "a frozen (inference-only) module has no backward");
+  if (config_.frozen) ATTN_RETURN_IF_ERROR(check_frozen_ready());
   Dims d;
   ATTN_RETURN_IF_ERROR(resolve_dims(query, key, value, config_.embed_dim, kdim_, vdim_, d));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
@@ -291,10 +295,10 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   const float* x = encode_positions(query, options.positional, d, x_buf, trace);
   if (saved) mha_steps::save_inputs(x, key, value, options, d, *saved);
   // 2.–3. q (B, Tq, H·dk), k (B, Tk', H·dk), v (B, Tk', H·dv), read per head as strided views
-  const Weights w{{w_q_, packed_q_, b_q_},
-                  {w_k_, packed_k_, b_k_},
-                  {w_v_, packed_v_, b_v_},
-                  {w_o_, packed_o_, b_o_},
+  const Weights w{{w_q_, packed_q_, b_q_, view_q_},
+                  {w_k_, packed_k_, b_k_, view_k_},
+                  {w_v_, packed_v_, b_v_, view_v_},
+                  {w_o_, packed_o_, b_o_, view_o_},
                   bias_k_,
                   bias_v_,
                   ln_weight_,

@@ -21,6 +21,7 @@
 
 #include "core/attention.h"
 #include "core/rotary.h"
+#include "core/stored_weight.h"
 #include "core/tensor.h"
 #include "core/trace.h"
 
@@ -49,6 +50,10 @@ struct MhaConfig {
   // query row r at positionOffset + r, key row c at c (+ the length already in a KV cache).
   // `offset` must stay 0 (positions come from the forward). Unset = no RoPE.
   std::optional<RotaryOptions> rope;
+  // Inference only, for pretrained checkpoints: q/k/v/out projection weights are not allocated here
+  // but read through views set by set_weight_view (16-bit stays 16-bit, widened inside the GEMM).
+  // forward, forward_cached and traces work; forward_saving and backward are INVALID_ARGUMENT.
+  bool frozen = false;
 };
 
 struct MhaForwardOptions {
@@ -135,6 +140,10 @@ class MultiHeadAttention {
   // whenever the shapes allow. kShapeMismatch / kUnknownParameter / kNonFinite otherwise.
   Status set_parameter(const std::string& name, const Tensor& value);
   Status get_parameter(const std::string& name, Tensor& out) const;
+  // Frozen modules (config.frozen): q_proj_weight, k_proj_weight, v_proj_weight or out_proj.weight as
+  // a view of weights the caller owns and keeps alive (shapes as above, any WeightFormat). A view
+  // with data == nullptr unsets it. INVALID_ARGUMENT on a module that is not frozen.
+  Status set_weight_view(const std::string& name, const WeightView& w);
 
   // key == nullptr: self-attention (key = value = query after positional encoding).
   // value == nullptr: value = key.
@@ -173,6 +182,9 @@ class MultiHeadAttention {
   // w_q_, w_k_, w_v_, w_o_ in the GEMM's packed layout (kernels::pack_weight), refreshed whenever a
   // weight is set: forward's projections skip packing W on every call.
   std::vector<float> packed_q_, packed_k_, packed_v_, packed_o_;
+  // config.frozen: the projections, read in place of w_q_ … w_o_ (which stay empty).
+  WeightView view_q_, view_k_, view_v_, view_o_;
+  Status check_frozen_ready() const;  // every view set
   // Floats the packed copies take, for the memory check before they are allocated.
   std::uint64_t packed_floats() const;
   void pack_weights();

@@ -90,6 +90,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
                                           MhaResult& result, Trace* trace) const {
   const Heads hd = heads_of(config_, head_dim_, value_head_dim_);
   ATTN_RETURN_IF_ERROR(check_cached_call(config_, cache, hd.kqk(), hd.kvo(), options, parameter_version_));
+  if (config_.frozen) ATTN_RETURN_IF_ERROR(check_frozen_ready());
   Dims d;
   ATTN_RETURN_IF_ERROR(resolve_dims(x, nullptr, nullptr, config_.embed_dim, kdim_, vdim_, d));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
@@ -115,7 +116,8 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
                                             attention_scratch_elements(p, options.need_weights, trace != nullptr),
                                         "multi-head attention with a KV cache"));
   ScratchScope scratch;
-  const Weights w{{w_q_, packed_q_, b_q_}, {w_k_, packed_k_, b_k_}, {w_v_, packed_v_, b_v_}, {w_o_, packed_o_, b_o_},
+  const Weights w{{w_q_, packed_q_, b_q_, view_q_}, {w_k_, packed_k_, b_k_, view_k_}, {w_v_, packed_v_, b_v_, view_v_},
+                  {w_o_, packed_o_, b_o_, view_o_},
                   bias_k_, bias_v_, ln_weight_, ln_bias_};
   // 1.–3. the new rows' q, k, v; RoPE at positions cache.length + t; appended after the cached rows
   record(trace, "input", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, x.data.data(), x.data.size());

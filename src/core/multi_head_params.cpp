@@ -98,16 +98,21 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
   // All parameters and their packed copies, counted in 64 bits before anything is allocated.
   const std::uint64_t params = static_cast<std::uint64_t>(qk) * (e + 1) + static_cast<std::uint64_t>(kqk) * (m.kdim_ + 2) +
                                static_cast<std::uint64_t>(kvo) * (m.vdim_ + 2) + static_cast<std::uint64_t>(vo) * e + 3ull * e;
-  ATTN_RETURN_IF_ERROR(check_allocation(params + m.packed_floats(), "multi-head attention parameters"));
+  const std::uint64_t projections = static_cast<std::uint64_t>(qk) * e + static_cast<std::uint64_t>(kqk) * m.kdim_ +
+                                    static_cast<std::uint64_t>(kvo) * m.vdim_ + static_cast<std::uint64_t>(vo) * e;
+  ATTN_RETURN_IF_ERROR(check_allocation(config.frozen ? params - projections : params + m.packed_floats(),
+                                        "multi-head attention parameters"));
   // Initialisation as PyTorch: xavier-uniform projections (over the packed matrix when packed),
   // zero biases, out_proj U(±1/sqrt(in)), bias_k/bias_v xavier-normal; portable RNG.
   const bool packed = m.packed_in_proj();
   const std::uint64_t seed = config.seed;
   const float packed_bound = xavier_bound(e, 2 * qk + vo);
-  m.w_q_ = uniform_tensor({qk, e}, seed, 1, packed ? packed_bound : xavier_bound(e, qk));
-  m.w_k_ = uniform_tensor({kqk, m.kdim_}, seed, 2, packed ? packed_bound : xavier_bound(m.kdim_, kqk));
-  m.w_v_ = uniform_tensor({kvo, m.vdim_}, seed, 3, packed ? packed_bound : xavier_bound(m.vdim_, kvo));
-  m.w_o_ = uniform_tensor({e, vo}, seed, 4, 1.0f / std::sqrt(static_cast<float>(vo)));
+  if (!config.frozen) {  // a frozen module's projections are views set later (set_weight_view)
+    m.w_q_ = uniform_tensor({qk, e}, seed, 1, packed ? packed_bound : xavier_bound(e, qk));
+    m.w_k_ = uniform_tensor({kqk, m.kdim_}, seed, 2, packed ? packed_bound : xavier_bound(m.kdim_, kqk));
+    m.w_v_ = uniform_tensor({kvo, m.vdim_}, seed, 3, packed ? packed_bound : xavier_bound(m.vdim_, kvo));
+    m.w_o_ = uniform_tensor({e, vo}, seed, 4, 1.0f / std::sqrt(static_cast<float>(vo)));
+  }
   if (config.bias) {
     m.b_q_ = Tensor::zeros({qk});
     m.b_k_ = Tensor::zeros({kqk});
@@ -122,7 +127,7 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
     m.ln_weight_ = Tensor({e}, std::vector<float>(e, 1.0f));
     m.ln_bias_ = Tensor::zeros({e});
   }
-  m.pack_weights();
+  if (!config.frozen) m.pack_weights();
   m.parameter_version_ = next_parameter_version();
   out = std::move(m);
   return Status::Ok();
@@ -194,10 +199,35 @@ Status assign_checked(const std::string& name, const Tensor& value, Tensor& targ
   return Status::Ok();
 }
 
+Status frozen_error() {
+  return Status::Error(StatusCode::kInvalidArgument,
+                       "a frozen (inference-only) module's projection weights are views: use set_weight_view");
+}
+
 }  // namespace
 
 Status MultiHeadAttention::get_parameter(const std::string& name, Tensor& out) const {
-  const int rows = w_q_.dim(0) + w_k_.dim(0) + w_v_.dim(0);  // H·dk + H_kv·dk + H_kv·dv
+  const int qk = config_.num_heads * head_dim_, kqk = kv_heads_ * head_dim_, kvo = kv_heads_ * value_head_dim_;
+  const int rows = qk + kqk + kvo;  // H·dk + H_kv·dk + H_kv·dv
+  if (config_.frozen && (name == "in_proj_weight" || name.find("proj_weight") != std::string::npos ||
+                         name == "out_proj.weight")) {
+    const WeightView* views[] = {&view_q_, &view_k_, &view_v_, &view_o_};
+    const char* names[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight"};
+    for (int i = 0; i < 4; ++i)
+      if (name == names[i] || (name == "in_proj_weight" && packed_in_proj() && i < 3)) {
+        if (views[i]->empty()) return Status::Error(StatusCode::kInvalidArgument, std::string(names[i]) + " is not set");
+      }
+    if (name == "in_proj_weight" && packed_in_proj()) {
+      const Tensor q = view_q_.widened(), k = view_k_.widened(), v = view_v_.widened();
+      out = concat_rows({&q, &k, &v}, {rows, config_.embed_dim});
+      return Status::Ok();
+    }
+    for (int i = 0; i < 4; ++i)
+      if (name == names[i]) {
+        out = views[i]->widened();
+        return Status::Ok();
+      }
+  }
   if (name == "in_proj_weight" && packed_in_proj()) {
     out = concat_rows({&w_q_, &w_k_, &w_v_}, {rows, config_.embed_dim});
   } else if (name == "in_proj_bias" && config_.bias) {
@@ -223,6 +253,38 @@ Status MultiHeadAttention::get_parameter(const std::string& name, Tensor& out) c
   return Status::Ok();
 }
 
+Status MultiHeadAttention::set_weight_view(const std::string& name, const WeightView& w) {
+  if (!config_.frozen) return Status::Error(StatusCode::kInvalidArgument, "set_weight_view needs a frozen module");
+  const int e = config_.embed_dim, qk = config_.num_heads * head_dim_, vo = config_.num_heads * value_head_dim_;
+  const struct {
+    const char* name;
+    WeightView* view;
+    int rows, cols;
+  } slots[] = {{"q_proj_weight", &view_q_, qk, e},
+               {"k_proj_weight", &view_k_, kv_heads_ * head_dim_, kdim_},
+               {"v_proj_weight", &view_v_, kv_heads_ * value_head_dim_, vdim_},
+               {"out_proj.weight", &view_o_, e, vo}};
+  for (const auto& s : slots) {
+    if (name != s.name) continue;
+    if (!w.empty() && (w.rows != s.rows || w.cols != s.cols)) {
+      return Status::Error(StatusCode::kShapeMismatch, name + " must have shape " + shape_to_string({s.rows, s.cols}) +
+                                                           ", got " + shape_to_string({w.rows, w.cols}));
+    }
+    *s.view = w;
+    parameter_version_ = next_parameter_version();  // a cache filled with the old weights is stale
+    return Status::Ok();
+  }
+  return Status::Error(StatusCode::kUnknownParameter, "a frozen MultiHeadAttention has no weight view '" + name + "'");
+}
+
+Status MultiHeadAttention::check_frozen_ready() const {
+  const WeightView* views[] = {&view_q_, &view_k_, &view_v_, &view_o_};
+  const char* names[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight"};
+  for (int i = 0; i < 4; ++i)
+    if (views[i]->empty()) return Status::Error(StatusCode::kInvalidArgument, std::string("the frozen module's ") + names[i] + " is not set");
+  return Status::Ok();
+}
+
 Status MultiHeadAttention::set_parameter(const std::string& name, const Tensor& value) {
   Status status = assign_parameter(name, value);
   if (status.ok()) parameter_version_ = next_parameter_version();
@@ -242,7 +304,9 @@ Status MultiHeadAttention::assign_parameter(const std::string& name, const Tenso
     ATTN_RETURN_IF_ERROR(get_parameter(name, current));  // also rejects in_proj_bias without bias
     ATTN_RETURN_IF_ERROR(assign_checked(name, value, current));
     Tensor* parts[3] = {weight ? &w_q_ : &b_q_, weight ? &w_k_ : &b_k_, weight ? &w_v_ : &b_v_};
-    const std::int64_t row = weight ? e : 1, nq = w_q_.dim(0), nk = w_k_.dim(0), nv = w_v_.dim(0);
+    if (weight && config_.frozen) return frozen_error();
+    const std::int64_t row = weight ? e : 1, nq = config_.num_heads * head_dim_, nk = kv_heads_ * head_dim_,
+                       nv = kv_heads_ * value_head_dim_;
     const std::int64_t bounds[4] = {0, nq * row, (nq + nk) * row, (nq + nk + nv) * row};
     for (int i = 0; i < 3; ++i) {
       parts[i]->data.assign(current.data.begin() + bounds[i], current.data.begin() + bounds[i + 1]);
@@ -261,6 +325,7 @@ Status MultiHeadAttention::assign_parameter(const std::string& name, const Tenso
                          "bias_v",          "layer_norm.weight", "layer_norm.bias"};
   for (size_t i = 0; i < std::size(names); ++i) {
     if (name == names[i]) {
+      if (config_.frozen && i < std::size(packed)) return frozen_error();
       Tensor probe;
       ATTN_RETURN_IF_ERROR(get_parameter(name, probe));  // rejects names this config lacks
       ATTN_RETURN_IF_ERROR(assign_checked(name, value, *targets[i]));

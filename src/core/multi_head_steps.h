@@ -52,11 +52,13 @@ struct Projections {
 
 // ---- the forward's stages (multi_head.cpp), shared with the cached forward (multi_head_cache.cpp) ----
 
-// A projection weight W (out, in) as nn.Linear keeps it, W in the GEMM's packed layout, and b (out).
+// A projection weight W (out, in) as nn.Linear keeps it, W in the GEMM's packed layout, and b (out);
+// a frozen module's W is `view` instead (w and packed are then empty).
 struct Linear {
   const Tensor& w;
   const std::vector<float>& packed;
   const Tensor& b;
+  const WeightView& view;
 };
 
 // The parameters forward reads, by reference (the class's private members).

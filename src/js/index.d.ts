@@ -651,7 +651,11 @@ export function evaluate(
   model: TinyTransformer, task: Task, options?: EvaluateOptions,
 ): { loss: number; tokenAccuracy: number; sequenceAccuracy: number };
 
-/** {@link loadPretrained}'s options (issue #16, first slice: F32/F16/BF16 weights widened to float32 in the heap). */
+/**
+ * {@link loadPretrained}'s options. Weights are kept in the file's format in the wasm heap (F16 and
+ * BF16 stay 16-bit and are widened inside the GEMM; norms and biases become float32), so a model
+ * takes about its file's size plus the activations of a call.
+ */
 export interface LoadPretrainedOptions {
   /** The parsed config.json: `architectures[0]` one of GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM. */
   config: Record<string, unknown>;
@@ -667,8 +671,16 @@ export interface LoadPretrainedOptions {
   tokenizer?: Record<string, unknown> | null;
   /** The parsed tokenizer_config.json, when the checkpoint has one (special tokens, clean-up). */
   tokenizerConfig?: Record<string, unknown> | null;
-  /** Called after each tensor with the bytes read so far and the total. */
+  /** Called as the weights are copied (each tensor, in chunks of at most 16 MiB) with the bytes read so far and the total. */
   onProgress?: (bytesDone: number, bytesTotal: number) => void;
+  /**
+   * Bytes this model may use: its weights in the heap (checked from the file headers before the first
+   * tensor is allocated) and each of its calls' buffers (forward, generate). Default: the library's
+   * {@link memoryLimit} at load time (1 GiB unless {@link setMemoryLimit} changed it), which holds
+   * SmolLM2-360M in BF16 (724 MB). A model over it is TOO_LARGE naming this option. The library's
+   * own limit is not changed. The 32-bit heap holds at most 4 GiB.
+   */
+  memoryLimit?: number;
 }
 
 /** A Hugging Face checkpoint on this library's kernels. Call {@link dispose}. */
@@ -681,6 +693,10 @@ export class PretrainedModel {
   /** Query heads. */
   readonly numHeads: number;
   readonly numKVHeads: number;
+  /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */
+  readonly weightBytes: number;
+  /** The byte limit of this model's weights and calls (loadPretrained's `memoryLimit`). */
+  readonly memoryLimit: number;
   /**
    * Logits (B, T, V) and, as {@link TinyTransformer.forward}, `attention` (per layer, (B, H, T, T) or
    * null) and `trace`; `hiddenStates`: numLayers + 1 tensors (B, T, hidden) in Hugging Face's

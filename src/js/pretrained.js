@@ -1,13 +1,16 @@
 // loadPretrained: a Hugging Face checkpoint folder's files (config.json parsed, model.safetensors or
-// its shards) as a model of the core (src/model/pretrained.h): GPT-2, Llama and Qwen2. Tensors go
-// into the wasm heap one at a time, read from the bytes or Blob/File given, widened from F16/BF16.
+// its shards) as a model of the core (src/model/pretrained.h): GPT-2, Llama and Qwen2. Each tensor's
+// bytes go from the bytes or Blob/File given straight into their room in the wasm heap, in chunks,
+// in the file's format (F16/BF16 stay 16-bit; the core widens them inside its GEMM).
 import { AttentionError, check } from './errors.js';
 import { checkOptions, describe } from './options.js';
 import { layerList, idBatch, traceLayers } from './model.js';
-import { asBytes, checkEntries, readHeader, readTensor } from './safetensors.js';
+import { asBytes, checkEntries, readHeader } from './safetensors.js';
 import { Tensor, fromCore } from './tensor.js';
 
 const kMaxHeaderBytes = 100 * 1000 * 1000;  // as safetensors.js: no real header comes near it
+const kChunkBytes = 16 * 1024 * 1024;  // a Blob is read this much at a time: JS never holds a whole large tensor
+const FORMATS = { F32: 0, F16: 1, BF16: 2 };  // the core's WeightFormat
 const ARCHITECTURES = { GPT2LMHeadModel: 0, LlamaForCausalLM: 1, Qwen2ForCausalLM: 1 };
 const SUPPORTED = Object.keys(ARCHITECTURES).join(', ');
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
@@ -127,6 +130,38 @@ function weightFiles(weights, weightsIndex) {
 
 /** loadPretrained and the PretrainedModel class over one wrapper's runtime. */
 export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle }) {
+  // Copies entry e's bytes into the heap at `address`, chunk by chunk (the heap view is re-read for
+  // each chunk: a Blob read awaits, and the heap may grow meanwhile).
+  async function copyIntoHeap(e, address, progress) {
+    for (let at = e.begin; at < e.end; at += kChunkBytes) {
+      const stop = Math.min(e.end, at + kChunkBytes);
+      const bytes = await e.src.read(at, stop);
+      requireCore().HEAPU8.set(bytes, address + (at - e.begin));
+      progress(stop - at);
+    }
+  }
+
+  // Every expected tensor from the entries into the model: shapes checked, the memory reserved first.
+  async function loadTensors(handle, entries, architecture, onProgress) {
+    const expected = handle.expected();
+    const found = expected.map(({ name, shape }) => {
+      const e = entryOf(entries, name, architecture);
+      if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
+      if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
+        throw new AttentionError('SHAPE_MISMATCH', `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`);
+      }
+      return { name, shape, e };
+    });
+    const total = found.reduce((n, { e }) => n + (e.end - e.begin), 0);
+    withLimitHint(() => check(handle.reserve(total)));  // TOO_LARGE before the first tensor is allocated
+    let done = 0;
+    for (const { name, shape, e } of found) {
+      const { address } = check(handle.beginTensor(name, shape, FORMATS[e.dtype]));
+      await copyIntoHeap(e, address, (n) => { done += n; onProgress?.(done, total); });
+      check(handle.endTensor(name));
+    }
+  }
+
   class PretrainedModel extends Handle {
     constructor(handle, config, architecture, core) {
       super(handle);
@@ -136,6 +171,16 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
       this.numHeads = core.heads;
       this.numKVHeads = core.kvHeads;
       this._core = core;
+    }
+
+    /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */
+    get weightBytes() {
+      return this._live().weightBytes();
+    }
+
+    /** The byte limit this model's weights and calls run under (loadPretrained's memoryLimit). */
+    get memoryLimit() {
+      return this._live().memoryLimit();
     }
 
     /** { logits (B, T, V), attention, trace?, hiddenStates? } as TinyTransformer.forward's. */
@@ -223,34 +268,26 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
   /**
    * A Hugging Face checkpoint as a PretrainedModel (dispose it): `config` the parsed config.json,
    * `weights` model.safetensors (ArrayBuffer, Uint8Array, Blob or File) or its shards with
-   * `weightsIndex`; `onProgress(bytesDone, bytesTotal)` after each tensor.
+   * `weightsIndex`; `onProgress(bytesDone, bytesTotal)` after each chunk; `memoryLimit` (bytes,
+   * default the library's memoryLimit()) bounds the weights in the heap and each of the model's calls.
    */
   async function loadPretrained(options = {}) {
-    requireCore();
-    const { config, weights, weightsIndex, tokenizer, tokenizerConfig, onProgress } = checkOptions(options,
-      ['config', 'weights', 'weightsIndex', 'tokenizer', 'tokenizerConfig', 'onProgress'], 'loadPretrained option');
+    const m = requireCore();
+    const { config, weights, weightsIndex, tokenizer, tokenizerConfig, onProgress, memoryLimit = m._memoryLimit() } = checkOptions(options,
+      ['config', 'weights', 'weightsIndex', 'tokenizer', 'tokenizerConfig', 'onProgress', 'memoryLimit'], 'loadPretrained option');
+    if (!Number.isSafeInteger(memoryLimit) || memoryLimit < 1) {
+      throw invalid(`memoryLimit must be a whole number of bytes in [1, 2^53), got ${describe(memoryLimit)}`);
+    }
+    if (onProgress != null && typeof onProgress !== 'function') throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
     const { architecture, core } = coreConfig(config);
     const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
     const files = weightFiles(weights, weightsIndex);
     const entries = await readEntries(files);
-    const handle = newHandle('PretrainedHandle', (h) => h.init(core));
+    const handle = withLimitHint(() => newHandle('PretrainedHandle', (h) => h.init({ ...core, memoryLimit })));
     const model = new PretrainedModel(handle, config, architecture, core);
     model._tokenizer = tok;
     try {
-      const expected = handle.expected();
-      const total = expected.reduce((n, e) => n + (entryOf(entries, e.name, architecture)?.end - entryOf(entries, e.name, architecture)?.begin || 0), 0);
-      let done = 0;
-      for (const { name, shape } of expected) {
-        const e = entryOf(entries, name, architecture);
-        if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
-        if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
-          throw new AttentionError('SHAPE_MISMATCH', `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`);
-        }
-        const bytes = await e.src.read(e.begin, e.end);
-        check(handle.setTensor(name, { data: readTensor(bytes, e.dtype, 0, bytes.length), shape }));
-        done += e.end - e.begin;
-        onProgress?.(done, total);
-      }
+      await loadTensors(handle, entries, architecture, onProgress);
     } catch (error) {
       model.dispose();
       throw error;
@@ -259,6 +296,18 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
   }
 
   return { loadPretrained, PretrainedModel };
+}
+
+// A model's weights are bounded by its own limit: a TOO_LARGE names the option that raises it.
+function withLimitHint(fn) {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof AttentionError && error.code === 'TOO_LARGE') {
+      throw new AttentionError('TOO_LARGE', error.message.replace('(setMemoryLimit raises it)', "(loadPretrained's memoryLimit option raises it)"));
+    }
+    throw error;
+  }
 }
 
 // The file's entry for a core tensor name: GPT-2 names come with or without "transformer.".

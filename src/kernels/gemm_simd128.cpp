@@ -96,6 +96,28 @@ void pack_a_columns(int kc, int rows, const float* src, int ld, float* dst) {
   }
 }
 
+// Eight 16-bit values (u32 lanes of lo/hi) widened to float32. bfloat16 is the top half of a
+// float32. float16: exponent and mantissa shifted into place and scaled by 2^112 (rebiasing 15 →
+// 127; exact, and it normalises subnormals), ±inf/NaN (exponent 31) given exponent 255, then the sign.
+v128_t widen4(v128_t h, HalfFormat format) {
+  if (format == HalfFormat::kBF16) return wasm_i32x4_shl(h, 16);
+  const v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16);
+  const v128_t em = wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x7fff)), 13);
+  const v128_t scaled = wasm_f32x4_mul(em, wasm_f32x4_splat(0x1p112f));
+  const v128_t special = wasm_v128_or(em, wasm_i32x4_splat(0x7f800000));
+  const v128_t is_special = wasm_i32x4_ge(em, wasm_i32x4_splat(0x0f800000));
+  return wasm_v128_or(wasm_v128_bitselect(special, scaled, is_special), sign);
+}
+
+// (rows, kc) of W (16-bit, row stride ldw) widened into the (kNR, kKC) scratch, then packed as a
+// float W panel would be: the micro-kernel never sees 16-bit data and its results match bit for bit.
+alignas(16) thread_local float g_widened[kNR * kKC];  // (rows ≤ kNR, kc ≤ kKC), row stride kKC
+void pack_half_panel(int kc, int rows, const std::uint16_t* W, int ldw, HalfFormat format, float* dst) {
+  for (int r = 0; r < rows; ++r)
+    widen_half_simd128(kc, W + static_cast<std::ptrdiff_t>(r) * ldw, format, g_widened + r * kKC);
+  pack_rows_transposed<kNR>(kc, rows, g_widened, kKC, dst);
+}
+
 // Packs the A block of rows [i0, i0 + mc) and k slice [pc, pc + kc) into kMR-row panels
 // (mc/kMR panels, kc, kMR), reading A as (M, K) or, when A_is_km, as (K, M).
 void pack_a_block(int i0, int mc, int pc, int kc, const float* A, int lda, bool A_is_km, float* dst) {
@@ -167,10 +189,12 @@ void macro_kernel(int mc, int nc, int kc, const float* pa, const float* pb, int 
 // Shared driver: A_is_km selects how A is read (false: (M, K) row-major; true: (K, M), the product
 // is then Aᵀ·B); B_is_nk selects how B is read (false: (K, N) row-major; true: (N, K)); prepacked,
 // when set, is B (N, K) already in pack_weight_simd128's layout (B and ldb are then unused). bias (N),
-// when set, is added to each tile of C as the last K slice stores it.
+// when set, is added to each tile of C as the last K slice stores it. B16, when set, is B (N, K) in
+// 16-bit `format` (row stride ldb), widened as each panel is packed (B is then unused).
 void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
                  bool accumulate, bool A_is_km, bool B_is_nk, const float* bias,
-                 const float* prepacked = nullptr) {
+                 const float* prepacked = nullptr, const std::uint16_t* B16 = nullptr,
+                 HalfFormat format = HalfFormat::kBF16) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {  // empty sum: C = 0 (or unchanged when accumulating)
     if (!accumulate)
@@ -186,7 +210,10 @@ void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, i
       const int b_panel_stride = prepacked ? K * kNR : kc * kNR;
       for (int jr = 0; jr < nc && !prepacked; jr += kNR) {
         const int cols = std::min(kNR, nc - jr);
-        if (B_is_nk)
+        if (B16)
+          pack_half_panel(kc, cols, B16 + static_cast<std::ptrdiff_t>(jc + jr) * ldb + pc, ldb, format,
+                          g_pack_b + jr * kc);
+        else if (B_is_nk)
           pack_rows_transposed<kNR>(kc, cols, B + static_cast<std::ptrdiff_t>(jc + jr) * ldb + pc, ldb,
                                     g_pack_b + jr * kc);
         else
@@ -231,6 +258,30 @@ void linear_nt_simd128(int M, int N, int K, const float* A, int lda, const float
     return;
   }
   gemm_packed(M, N, K, A, lda, W, ldw, C, ldc, false, false, true, bias);
+}
+
+void widen_half_simd128(int n, const std::uint16_t* x, HalfFormat format, float* y) {
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const v128_t h = wasm_v128_load(x + i);
+    wasm_v128_store(y + i, widen4(wasm_u32x4_extend_low_u16x8(h), format));
+    wasm_v128_store(y + i + 4, widen4(wasm_u32x4_extend_high_u16x8(h), format));
+  }
+  if (i < n) {  // the tail through one zero-padded vector: the same arithmetic as the body
+    alignas(16) std::uint16_t in[8] = {};
+    alignas(16) float out[8];
+    std::memcpy(in, x + i, (n - i) * sizeof(std::uint16_t));
+    const v128_t h = wasm_v128_load(in);
+    wasm_v128_store(out, widen4(wasm_u32x4_extend_low_u16x8(h), format));
+    wasm_v128_store(out + 4, widen4(wasm_u32x4_extend_high_u16x8(h), format));
+    std::memcpy(y + i, out, (n - i) * sizeof(float));
+  }
+}
+
+void linear_nt_half_simd128(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
+                            HalfFormat format, const float* bias, float* C, int ldc) {
+  if (K <= 0) return linear_nt_simd128(M, N, K, A, lda, nullptr, 0, bias, C, ldc);  // C = bias
+  gemm_packed(M, N, K, A, lda, nullptr, ldw, C, ldc, false, false, true, bias, nullptr, W, format);
 }
 
 std::int64_t packed_weight_floats_simd128(int N, int K) {

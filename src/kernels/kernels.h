@@ -47,6 +47,18 @@ void pack_weight(int N, int K, const float* W, int ldw, float* packed);
 void linear_nt_packed(int M, int N, int K, const float* A, int lda, const float* packed, const float* bias,
                       float* C, int ldc);
 
+// ---- 16-bit weights (checkpoints stored as float16 or bfloat16) ----------------------------
+// A pretrained model keeps its matrices in the file's 16-bit format (half the bytes of float32) and
+// widens them only inside the GEMM, as each panel of W is packed.
+enum class HalfFormat : int { kF16 = 1, kBF16 = 2 };
+// y (n) = x (n) widened to float32. Exact: every float16 and bfloat16 value (subnormals, ±inf, NaN
+// included) is a float32; a NaN keeps its sign and payload bits.
+void widen_half(int n, const std::uint16_t* x, HalfFormat format, float* y);
+// C (M, N) = A (M, K) · widen(W)ᵀ + bias, W (N, K) 16-bit with row stride ldw; bias (N) may be null.
+// No widened copy of W is made; the result equals linear_nt over widen_half(W), bit for bit.
+void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
+                    HalfFormat format, const float* bias, float* C, int ldc);
+
 // ---- element-wise and row-wise --------------------------------------------------------------
 // C (M, N) += bias (N) broadcast over rows.
 void add_bias_rows(int M, int N, const float* bias, float* C, int ldc);
@@ -106,6 +118,9 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
   void linear_nt_packed_##suffix(int M, int N, int K, const float* A, int lda, const float* packed,      \
                                  const float* bias, float* C, int ldc);                                  \
   void add_bias_rows_##suffix(int M, int N, const float* bias, float* C, int ldc);                       \
+  void widen_half_##suffix(int n, const std::uint16_t* x, HalfFormat format, float* y);                  \
+  void linear_nt_half_##suffix(int M, int N, int K, const float* A, int lda, const std::uint16_t* W,      \
+                               int ldw, HalfFormat format, const float* bias, float* C, int ldc);         \
   void scale_vec_##suffix(int n, const float* x, float scale, float* y);                                 \
   void add_vec_##suffix(int n, const float* a, const float* b, float* y);                                \
   void mask_row_##suffix(int n, const float* x, const float* additive, const std::uint8_t* allowed,      \

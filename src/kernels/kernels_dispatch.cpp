@@ -32,6 +32,15 @@ void linear_nt(int M, int N, int K, const float* A, int lda, const float* W, int
   ATTN_KERNEL(linear_nt)(M, N, K, A, lda, W, ldw, bias, C, ldc);
 }
 
+void widen_half(int n, const std::uint16_t* x, HalfFormat format, float* y) {
+  ATTN_KERNEL(widen_half)(n, x, format, y);
+}
+
+void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
+                    HalfFormat format, const float* bias, float* C, int ldc) {
+  ATTN_KERNEL(linear_nt_half)(M, N, K, A, lda, W, ldw, format, bias, C, ldc);
+}
+
 std::int64_t packed_weight_floats(int N, int K) {
   return ATTN_KERNEL(packed_weight_floats)(N, K);
 }

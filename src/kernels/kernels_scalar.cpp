@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 
 #include "kernels/kernels.h"
@@ -129,6 +130,62 @@ void pack_weight_scalar(int N, int K, const float* W, int ldw, float* packed) {
 void linear_nt_packed_scalar(int M, int N, int K, const float* A, int lda, const float* packed,
                              const float* bias, float* C, int ldc) {
   gemm_nn_scalar(M, N, K, A, lda, packed, N, C, ldc, false);
+  if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
+}
+
+// ---- 16-bit weights ---------------------------------------------------------------------------
+namespace {
+
+float bits_to_float(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// IEEE binary16 → binary32 field by field: rebias the exponent, normalise a subnormal's mantissa
+// (the SIMD128 twin scales by 2^112 instead, an independent route to the same bits).
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  std::uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  if (exponent == 0x1f) return bits_to_float(sign | 0x7f800000u | (mantissa << 13));  // inf, NaN
+  if (exponent == 0) {
+    if (mantissa == 0) return bits_to_float(sign);  // ±0
+    exponent = 1;
+    while (!(mantissa & 0x400u)) {  // subnormal: shift until the implicit bit appears
+      mantissa <<= 1;
+      --exponent;
+    }
+    mantissa &= 0x3ffu;
+  }
+  return bits_to_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+float widen_one(std::uint16_t x, HalfFormat format) {
+  return format == HalfFormat::kBF16 ? bits_to_float(static_cast<std::uint32_t>(x) << 16) : half_to_float(x);
+}
+
+}  // namespace
+
+void widen_half_scalar(int n, const std::uint16_t* x, HalfFormat format, float* y) {
+  for (int i = 0; i < n; ++i) y[i] = widen_one(x[i], format);
+}
+
+// gemm_nt_scalar with the tile of Wᵀ widened as it is built: the same products in the same order.
+void linear_nt_half_scalar(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
+                           HalfFormat format, const float* bias, float* C, int ldc) {
+  constexpr int kTile = 64;
+  float wt[kTile * kTile];  // wt: (kb, nb) tile of widen(W)ᵀ, row stride kTile
+  zero_rows(M, N, C, ldc);
+  for (int j0 = 0; j0 < N; j0 += kTile) {
+    const int nb = std::min(kTile, N - j0);
+    for (int k0 = 0; k0 < K; k0 += kTile) {
+      const int kb = std::min(kTile, K - k0);
+      for (int j = 0; j < nb; ++j)
+        for (int k = 0; k < kb; ++k)
+          wt[k * kTile + j] = widen_one(W[static_cast<std::ptrdiff_t>(j0 + j) * ldw + k0 + k], format);
+      add_product(M, nb, kb, A + k0, lda, 1, wt, kTile, C + j0, ldc);
+    }
+  }
   if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/multi_head.h"
+#include "core/stored_weight.h"
 #include "core/tensor.h"
 #include "core/trace.h"
 
@@ -51,18 +52,35 @@ struct PretrainedForwardResult {
   std::vector<float> lens_probs;       // (layers + 1, B, T)
 };
 
+// Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
+// format (F32, F16 or BF16: a 16-bit file stays 16-bit in memory, widened inside the GEMM); norms and
+// biases are widened to float32. The attention projections are views into those matrices
+// (MultiHeadAttention's frozen mode), so nothing is packed or copied twice.
 class PretrainedModel {
  public:
-  // Checks the sizes (INVALID_ARGUMENT / HEADS_DO_NOT_DIVIDE / TOO_LARGE before allocating).
+  // Checks the sizes (INVALID_ARGUMENT / HEADS_DO_NOT_DIVIDE / TOO_LARGE before allocating; the
+  // weights are counted at 2 bytes per value here, reserve() checks the real total).
   static Status create(const PretrainedConfig& config, PretrainedModel& out);
   const PretrainedConfig& config() const { return config_; }
 
   // Every tensor the checkpoint must hold: Hugging Face's names (GPT-2 without "transformer.") and shapes.
   const std::vector<std::pair<std::string, Shape>>& expected_tensors() const { return expected_; }
-  // Sets one tensor (float32, Hugging Face's layout). UNKNOWN_PARAMETER / SHAPE_MISMATCH / NON_FINITE.
+  // TOO_LARGE when `bytes` (the checkpoint's tensors as stored) pass the memory limit: the caller
+  // knows the total from the file headers and asks before loading the first tensor.
+  Status reserve(std::uint64_t bytes) const;
+  // Loading one tensor in two steps, so its bytes go from the file straight to their final place:
+  // begin_tensor checks the name, the shape and the memory, and returns room for the values
+  // (`format`, little-endian, the file's row-major layout); end_tensor checks them (NON_FINITE) and
+  // puts them in use. A failed end_tensor leaves the tensor as it was before begin_tensor.
+  // UNKNOWN_PARAMETER / SHAPE_MISMATCH / TOO_LARGE / NON_FINITE.
+  Status begin_tensor(const std::string& name, const Shape& shape, WeightFormat format, void*& data);
+  Status end_tensor(const std::string& name);
+  // Both steps from float32 values.
   Status set_tensor(const std::string& name, const Tensor& value);
   // The names expected_tensors() lists that were never set (empty when the model is complete).
   std::vector<std::string> missing_tensors() const;
+  // Bytes the weights take (the stored matrices and the float32 vectors).
+  std::uint64_t weight_bytes() const;
 
   // ids (B, T) row-major; T ≤ max_positions, ids in [0, vocab). With `caches` (one per layer, from
   // create_caches) the rows continue the cached sequence: positions from caches[0].length, only the
@@ -74,17 +92,24 @@ class PretrainedModel {
 
  private:
   struct Layer {
-    MultiHeadAttention attn;
+    MultiHeadAttention attn;                    // frozen: its projections are views into stored_
     Tensor norm1_w, norm1_b, norm2_w, norm2_b;  // LayerNorm (GPT-2: weight and bias) or RMSNorm (weight)
-    Tensor fc1, fc1_b, fc2, fc2_b;              // GPT-2: c_fc (4E, E) and c_proj (E, 4E), transposed
-    Tensor gate, up, down;                      // Llama: (I, E), (I, E), (E, I)
+    WeightView fc1, fc2;                        // GPT-2: c_fc (4E, E) and c_proj (E, 4E), transposed on load
+    Tensor fc1_b, fc2_b;
+    WeightView gate, up, down;                  // Llama: (I, E), (I, E), (E, I)
   };
   PretrainedConfig config_;
   std::vector<std::pair<std::string, Shape>> expected_;
   std::map<std::string, bool> set_;
-  Tensor embed_, positions_, final_w_, final_b_, head_;
+  // Every tensor as loaded (matrices in their format; vectors until they are widened), by name. Views
+  // point into these: map nodes and vector buffers stay in place when the model is moved.
+  std::map<std::string, StoredWeight> stored_, pending_;
+  WeightView embed_, positions_, head_;
+  Tensor final_w_, final_b_;
   std::vector<Layer> layers_;
-  Status assign(const std::string& name, const Tensor& value);
+  Status use(const std::string& name);  // puts stored_[name] in use (views, widened vectors)
+  Status use_layer_matrix(Layer& l, const std::string& rest, const WeightView& w);
+  Status use_layer_vector(Layer& l, const std::string& rest, const Tensor& v);
   void norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const;
   void mlp(const Layer& l, std::int64_t rows, const float* x, float* y) const;
   // Appends to the lens the top token and its probability of each row of `normed` (rows, E).

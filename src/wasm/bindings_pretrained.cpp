@@ -1,10 +1,13 @@
 // Bindings of pretrained checkpoints (model/pretrained.h): the model is made from the wrapper's
-// parsed config, its tensors arrive one at a time (so no second copy of the whole file exists in
-// JS), and forward returns logits, attention, traces and hidden states as copies. Conventions of
-// bindings.cpp. The JS side is src/js/pretrained.js.
+// parsed config; each tensor's room is allocated in its file format (beginTensor returns its address
+// in the heap), the wrapper copies the file's bytes there chunk by chunk and endTensor checks them,
+// so no second copy of a tensor, let alone of the file, is made. forward returns logits, attention,
+// traces and hidden states as copies. Every call runs under the model's own memory limit (given at
+// init). Conventions of bindings.cpp. The JS side is src/js/pretrained.js.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include "core/memory_limit.h"
 #include "model/pretrained.h"
 #include "wasm/binding_util.h"
 
@@ -14,11 +17,26 @@ using namespace attn_js;
 
 std::vector<int> int_list(const val& v) { return emscripten::convertJSArrayToNumberVector<int>(v); }
 
+// The model's memory limit in force for one call, the library's restored after it.
+class LimitScope {
+ public:
+  explicit LimitScope(std::uint64_t limit) : saved_(attn::memory_limit_bytes()) { attn::set_memory_limit_bytes(limit); }
+  ~LimitScope() { attn::set_memory_limit_bytes(saved_); }
+  LimitScope(const LimitScope&) = delete;
+  LimitScope& operator=(const LimitScope&) = delete;
+
+ private:
+  std::uint64_t saved_;
+};
+
 class PretrainedHandle {
  public:
   // c: { arch (0 GPT-2, 1 Llama), vocabSize, hidden, layers, heads, kvHeads, headDim, intermediate,
-  //      maxPositions, normEps, ropeTheta, qkvBias, tieEmbeddings, ropeInvFreq (number[] or null) }
+  //      maxPositions, normEps, ropeTheta, qkvBias, tieEmbeddings, ropeInvFreq (number[] or null),
+  //      memoryLimit (bytes) }
   val init(val c) {
+    limit_ = static_cast<std::uint64_t>(c["memoryLimit"].as<double>());
+    LimitScope scope(limit_);
     attn::PretrainedConfig p;
     p.arch = static_cast<attn::PretrainedArch>(c["arch"].as<int>());
     p.vocab_size = c["vocabSize"].as<int>();
@@ -48,7 +66,28 @@ class PretrainedHandle {
     }
     return out;
   }
-  val set_tensor(std::string name, val t) { return status_object(model_.set_tensor(name, tensor_from_js(t))); }
+  // TOO_LARGE when the checkpoint's `bytes` (its tensors as stored) pass the model's limit.
+  val reserve(double bytes) const {
+    LimitScope scope(limit_);
+    return status_object(model_.reserve(static_cast<std::uint64_t>(bytes)));
+  }
+  // Room for one tensor in `format` (0 F32, 1 F16, 2 BF16): { ok, address } — its byte offset in the
+  // heap, valid until endTensor (the wrapper re-reads HEAPU8 after this call: the heap may have grown).
+  val begin_tensor(std::string name, val shape, int format) {
+    LimitScope scope(limit_);
+    void* data = nullptr;
+    const attn::Status st = model_.begin_tensor(name, int_list(shape), static_cast<attn::WeightFormat>(format), data);
+    val out = status_object(st);
+    if (st.ok()) out.set("address", static_cast<double>(reinterpret_cast<std::uintptr_t>(data)));
+    return out;
+  }
+  val end_tensor(std::string name) { return status_object(model_.end_tensor(name)); }
+  val set_tensor(std::string name, val t) {
+    LimitScope scope(limit_);
+    return status_object(model_.set_tensor(name, tensor_from_js(t)));
+  }
+  double weight_bytes() const { return static_cast<double>(model_.weight_bytes()); }
+  double memory_limit() const { return static_cast<double>(limit_); }
   val missing() const {
     val out = val::array();
     const auto names = model_.missing_tensors();
@@ -56,9 +95,13 @@ class PretrainedHandle {
     return out;
   }
   // Decoding: caches for `batch` sequences of up to max_length tokens, replacing earlier ones.
-  val create_caches(int max_length, int batch) { return status_object(model_.create_caches(max_length, batch, caches_)); }
+  val create_caches(int max_length, int batch) {
+    LimitScope scope(limit_);
+    return status_object(model_.create_caches(max_length, batch, caches_));
+  }
   // The logits (B, T, V) of ids continuing the cached sequences (positions from the caches' length).
   val forward_cached(val ids, int b, int t) {
+    LimitScope scope(limit_);
     attn::PretrainedForwardResult r;
     const attn::Status st = caches_.empty() ? attn::Status::Error(attn::StatusCode::kInvalidArgument, "no caches: call createCaches first")
                                             : model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), {}, r, &caches_);
@@ -68,6 +111,7 @@ class PretrainedHandle {
   }
   void drop_caches() { caches_.clear(); }
   val forward(val ids, int b, int t, val attention_layers, val trace_layers, bool hidden_states, bool logit_lens) {
+    LimitScope scope(limit_);
     attn::PretrainedForwardOptions o;
     o.logit_lens = logit_lens;
     o.attention_layers = int_list(attention_layers);
@@ -102,6 +146,7 @@ class PretrainedHandle {
  private:
   attn::PretrainedModel model_;
   std::vector<attn::KvCache> caches_;
+  std::uint64_t limit_ = attn::kDefaultMemoryLimitBytes;
 };
 
 }  // namespace
@@ -112,6 +157,11 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
       .function("init", &PretrainedHandle::init)
       .function("expected", &PretrainedHandle::expected)
       .function("setTensor", &PretrainedHandle::set_tensor)
+      .function("reserve", &PretrainedHandle::reserve)
+      .function("beginTensor", &PretrainedHandle::begin_tensor)
+      .function("endTensor", &PretrainedHandle::end_tensor)
+      .function("weightBytes", &PretrainedHandle::weight_bytes)
+      .function("memoryLimit", &PretrainedHandle::memory_limit)
       .function("missing", &PretrainedHandle::missing)
       .function("forward", &PretrainedHandle::forward)
       .function("createCaches", &PretrainedHandle::create_caches)

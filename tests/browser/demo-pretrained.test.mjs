@@ -159,7 +159,7 @@ test('clear messages for a bad folder; the presets keep working; dropped files o
   await open(await folderLike('bert-tiny', { config: { architectures: ['BertModel'] } }), /Could not open the folder/);
   assert.match(await note(), /architecture "BertModel" is not supported; supported: GPT2LMHeadModel/);
   await open(await folderLike('huge', { config: { n_embd: 4096, n_head: 32, n_layer: 48, vocab_size: 50257 } }), /too large/);
-  assert.match(await note(), /\(158 kB of safetensors\) are too large for the WebAssembly heap: .*16-bit \(F16\/BF16\) models are widened to float32/);
+  assert.match(await note(), /\(158 kB of safetensors\) are too large for this page, which gives a model at most 3221 MB of the 4 GiB WebAssembly heap: .*memoryLimit option raises it/);
   await open(await folderLike('no-weights', { without: ['model.safetensors'] }), /weights file is missing/);
   await open(await folderLike('no-config', { config: null }), /no config\.json/);
   assert.equal(await page.$eval('#model option[value="folder"]', (o) => o.hidden), true, 'no folder entry after failures');

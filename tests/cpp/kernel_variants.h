@@ -34,6 +34,8 @@ struct Variant {
   decltype(&k::online_softmax_row_scalar) online_softmax_row;
   decltype(&k::gelu_row_scalar) gelu_row;
   decltype(&k::gelu_backward_row_scalar) gelu_backward_row;
+  decltype(&k::widen_half_scalar) widen_half;
+  decltype(&k::linear_nt_half_scalar) linear_nt_half;
 };
 
 // clang-format off
@@ -43,7 +45,8 @@ struct Variant {
           k::add_bias_rows_##sfx, k::scale_vec_##sfx,                                           \
           k::add_vec_##sfx, k::mask_row_##sfx, k::softmax_row_##sfx,                            \
           k::scale_mask_softmax_row_##sfx, k::layer_norm_row_##sfx,                              \
-          k::online_softmax_row_##sfx, k::gelu_row_##sfx, k::gelu_backward_row_##sfx}
+          k::online_softmax_row_##sfx, k::gelu_row_##sfx, k::gelu_backward_row_##sfx,           \
+          k::widen_half_##sfx, k::linear_nt_half_##sfx}
 // clang-format on
 
 #if defined(ATTN_RELAXED_SIMD)

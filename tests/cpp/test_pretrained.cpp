@@ -3,8 +3,12 @@
 // are checked against the PyTorch checkpoints of tests/golden/pretrained from JS
 // (tests/js/pretrained.test.mjs).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
+#include "core/memory_limit.h"
+#include "kernels/kernels.h"
 #include "model/pretrained.h"
 #include "test_helpers.h"
 
@@ -131,4 +135,126 @@ TEST_CASE("pretrained logit lens: one top token per stream and position; the las
     REQUIRE(r.lens_ids[2 * 4 + t] == top);
   }
   for (float p : r.lens_probs) REQUIRE((p > 0.0f && p <= 1.0f));
+}
+
+// ---- 16-bit storage (issue #16): weights stay in the file's format ----------------------------
+
+namespace {
+
+using attn::WeightFormat;
+
+// The 16-bit pattern of v: bfloat16 by truncation; float16 for |v| < 2 by truncation (values below
+// 2^-14 become ±0). Any pattern is a valid weight; the widened float32 is what the reference uses.
+std::uint16_t to_half(float v, WeightFormat f) {
+  std::uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  if (f == WeightFormat::kBF16) return static_cast<std::uint16_t>(b >> 16);
+  const int e = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
+  const std::uint32_t sign = (b >> 16) & 0x8000u;
+  return static_cast<std::uint16_t>(e > 0 ? sign | (static_cast<std::uint32_t>(e) << 10) | ((b & 0x7fffffu) >> 13) : sign);
+}
+
+// Fills `half` with every tensor in format f and `wide` with the same values widened to float32.
+void fill_pair(attn::PretrainedModel& half, attn::PretrainedModel& wide, WeightFormat f, std::uint64_t seed) {
+  std::uint64_t k = 0;
+  for (const auto& [name, shape] : half.expected_tensors()) {
+    attn::Tensor t = testutil::random_tensor(shape, seed + ++k, 0.3f);
+    if (name.find("norm") != std::string::npos || name.find("ln_") != std::string::npos)
+      for (float& v : t.data) v = 1.0f + 0.1f * v;
+    std::vector<std::uint16_t> bits(t.data.size());
+    for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = to_half(t.data[i], f);
+    attn::kernels::widen_half(static_cast<int>(bits.size()), bits.data(),
+                              f == WeightFormat::kF16 ? attn::kernels::HalfFormat::kF16 : attn::kernels::HalfFormat::kBF16,
+                              t.data.data());
+    void* dst = nullptr;
+    REQUIRE(half.begin_tensor(name, shape, f, dst).ok());
+    std::memcpy(dst, bits.data(), bits.size() * 2);
+    REQUIRE(half.end_tensor(name).ok());
+    REQUIRE(wide.set_tensor(name, t).ok());
+  }
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("pretrained 16-bit weights: the forward equals the widened float32 model's bit for bit, in about half the bytes",
+          "[pretrained][half]") {
+  for (const auto arch : {attn::PretrainedArch::kGpt2, attn::PretrainedArch::kLlama})
+    for (const WeightFormat f : {WeightFormat::kF16, WeightFormat::kBF16}) {
+      INFO((arch == attn::PretrainedArch::kGpt2 ? "GPT-2 " : "Llama ") << attn::format_name(f));
+      attn::PretrainedConfig c = tiny(arch);
+      c.qkv_bias = arch == attn::PretrainedArch::kLlama;
+      attn::PretrainedModel half, wide;
+      REQUIRE(attn::PretrainedModel::create(c, half).ok());
+      REQUIRE(attn::PretrainedModel::create(c, wide).ok());
+      fill_pair(half, wide, f, 21);
+      attn::PretrainedForwardOptions o;
+      o.attention_layers = {0, 1};
+      o.trace_layers = {1};
+      o.hidden_states = true;
+      o.logit_lens = true;
+      attn::PretrainedForwardResult a, b;
+      const std::vector<std::int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6};
+      REQUIRE(half.forward(2, 4, ids, o, a).ok());
+      REQUIRE(wide.forward(2, 4, ids, o, b).ok());
+      REQUIRE(same_bits(a.logits.data, b.logits.data));
+      REQUIRE(same_bits(a.attention[1].data, b.attention[1].data));
+      REQUIRE(same_bits(a.hidden_states.back().data, b.hidden_states.back().data));
+      REQUIRE(a.traces[1].steps().size() == b.traces[1].steps().size());
+      REQUIRE(a.lens_ids == b.lens_ids);
+      // Decoding through the caches reads the same 16-bit weights.
+      std::vector<attn::KvCache> caches;
+      REQUIRE(half.create_caches(6, 1, caches).ok());
+      attn::PretrainedForwardResult first, next, full;
+      REQUIRE(half.forward(1, 3, {3, 1, 4}, {}, first, &caches).ok());
+      REQUIRE(half.forward(1, 1, {1}, {}, next, &caches).ok());
+      REQUIRE(wide.forward(1, 4, {3, 1, 4, 1}, {}, full).ok());
+      testutil::require_close(next.logits.data, std::vector<float>(full.logits.data.end() - 11, full.logits.data.end()),
+                              1e-5, "cached step");
+      // Matrices take 2 bytes per value instead of 4; the norms and biases stay float32.
+      REQUIRE(half.weight_bytes() < 0.6 * wide.weight_bytes());
+      REQUIRE(half.weight_bytes() > 0.5 * wide.weight_bytes());
+    }
+}
+
+TEST_CASE("pretrained loading: a non-finite value or a tensor past the memory limit leaves the model as it was",
+          "[pretrained][half]") {
+  attn::PretrainedConfig c = tiny(attn::PretrainedArch::kLlama);
+  attn::PretrainedModel m, wide;
+  REQUIRE(attn::PretrainedModel::create(c, m).ok());
+  REQUIRE(attn::PretrainedModel::create(c, wide).ok());
+  fill_pair(m, wide, WeightFormat::kBF16, 33);
+  attn::PretrainedForwardResult before, after;
+  REQUIRE(m.forward(1, 4, {1, 2, 3, 4}, {}, before).ok());
+  const std::uint64_t bytes = m.weight_bytes();
+  for (const char* name : {"model.layers.1.self_attn.k_proj.weight", "model.layers.0.input_layernorm.weight"}) {
+    const auto& shape = std::find_if(m.expected_tensors().begin(), m.expected_tensors().end(),
+                                     [&](const auto& e) { return e.first == name; })->second;
+    void* dst = nullptr;
+    REQUIRE(m.begin_tensor(name, shape, WeightFormat::kBF16, dst).ok());
+    std::vector<std::uint16_t> bits(static_cast<std::size_t>(attn::shape_numel(shape)), 0x3f80);  // 1.0
+    bits[3] = 0x7f80;                                                                            // +inf
+    std::memcpy(dst, bits.data(), bits.size() * 2);
+    const attn::Status st = m.end_tensor(name);
+    REQUIRE(st.code == attn::StatusCode::kNonFinite);
+    REQUIRE(st.message.find("flat index 3") != std::string::npos);
+    REQUIRE(m.missing_tensors().empty());  // refused: the old values are still in use
+    REQUIRE(m.forward(1, 4, {1, 2, 3, 4}, {}, after).ok());
+    REQUIRE(same_bits(after.logits.data, before.logits.data));
+    REQUIRE(m.end_tensor(name).code == attn::StatusCode::kInvalidArgument);  // nothing begun
+  }
+  REQUIRE(m.weight_bytes() == bytes);
+  // Past the limit: refused before the room is allocated.
+  const std::uint64_t limit = attn::memory_limit_bytes();
+  attn::set_memory_limit_bytes(bytes / 2);
+  void* dst = nullptr;
+  const attn::Status big = m.begin_tensor("model.embed_tokens.weight", {11, 8}, WeightFormat::kF32, dst);
+  const attn::Status reserve = m.reserve(bytes);
+  attn::set_memory_limit_bytes(limit);
+  REQUIRE(big.code == attn::StatusCode::kTooLarge);
+  REQUIRE(reserve.code == attn::StatusCode::kTooLarge);
+  REQUIRE(m.reserve(bytes).ok());
 }

@@ -164,3 +164,46 @@ describe('hostile files and configs: AttentionError, nothing large allocated, th
     model.dispose();
   });
 });
+
+describe('16-bit weights stay 16-bit; the model\'s memoryLimit', () => {
+  it('F16 and BF16 checkpoints take about half the heap bytes of F32', async () => {
+    for (const name of ['gpt2-tiny', 'llama-tiny']) {
+      const f32 = await load(name);
+      for (const dtype of ['f16', 'bf16']) {
+        const half = await load(name, `model.${dtype}.safetensors`);
+        const ratio = half.weightBytes / f32.weightBytes;
+        assert.ok(ratio > 0.5 && ratio < 0.6, `${name} ${dtype}: ${half.weightBytes} / ${f32.weightBytes} bytes`);
+        half.dispose();
+      }
+      f32.dispose();
+    }
+  });
+
+  it('memoryLimit bounds the weights and every call of the model; the library\'s limit is untouched', async () => {
+    const before = memoryStats();
+    const libraryLimit = (await import('../../src/js/index.js')).memoryLimit();
+    await assert.rejects(load('gpt2-tiny', 'model.bf16.safetensors', { memoryLimit: 20_000 }),
+      (e) => e.code === 'TOO_LARGE' && /memoryLimit option raises it/.test(e.message));
+    assert.equal(memoryStats().liveHandles, before.liveHandles);
+    await assert.rejects(load('gpt2-tiny', 'model.safetensors', { memoryLimit: -1 }), (e) => e.code === 'INVALID_ARGUMENT' && /memoryLimit/.test(e.message));
+    const model = await load('gpt2-tiny', 'model.bf16.safetensors', { memoryLimit: 100_000 });
+    assert.equal(model.memoryLimit, 100_000);
+    assert.ok(model.weightBytes < 100_000);
+    model.forward([[1, 2, 3]]);  // a short forward fits
+    assert.throws(() => model.forward([Array(64).fill(1)]), (e) => e.code === 'TOO_LARGE' && /attention: \[layers\]/.test(e.message));
+    assert.equal((await import('../../src/js/index.js')).memoryLimit(), libraryLimit);
+    model.dispose();
+  });
+
+  it('a non-finite 16-bit weight is NON_FINITE naming the tensor; nothing is left behind', async () => {
+    const bytes = Uint8Array.from(read('gpt2-tiny', 'model.bf16.safetensors'));
+    const n = new DataView(bytes.buffer).getUint32(0, true);
+    const entry = JSON.parse(Buffer.from(bytes.subarray(8, 8 + n)).toString('utf8'))['transformer.h.1.mlp.c_fc.weight'];
+    assert.equal(entry.dtype, 'BF16');
+    new DataView(bytes.buffer).setUint16(8 + n + entry.data_offsets[0] + 2 * 5, 0x7fc0, true);  // element 5: NaN
+    const before = memoryStats().liveHandles;
+    await assert.rejects(loadPretrained({ config: json('gpt2-tiny', 'config.json'), weights: bytes }),
+      (e) => e.code === 'NON_FINITE' && /h\.1\.mlp\.c_fc\.weight.*flat index 5/.test(e.message));
+    assert.equal(memoryStats().liveHandles, before);
+  });
+});

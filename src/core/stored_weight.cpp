@@ -1,0 +1,139 @@
+// StoredWeight and WeightView (stored_weight.h): one checkpoint tensor in its own format, and the
+// matrix products that read 16-bit weights through the widening GEMM.
+#include "core/stored_weight.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/memory_limit.h"
+#include "kernels/kernels.h"
+
+namespace attn {
+
+namespace {
+
+kernels::HalfFormat half_format(WeightFormat f) {
+  return f == WeightFormat::kF16 ? kernels::HalfFormat::kF16 : kernels::HalfFormat::kBF16;
+}
+
+// float32 elements (the memory limit's unit) that `bytes` take, rounded up.
+std::uint64_t as_floats(std::uint64_t bytes) { return (bytes + 3) / 4; }
+
+}  // namespace
+
+const char* format_name(WeightFormat f) {
+  return f == WeightFormat::kF32 ? "F32" : f == WeightFormat::kF16 ? "F16" : "BF16";
+}
+
+WeightView WeightView::row_block(int first, int count) const {
+  WeightView v = *this;
+  v.rows = count;
+  v.data = static_cast<const char*>(data) + static_cast<std::ptrdiff_t>(first) * cols * format_bytes(format);
+  return v;
+}
+
+void WeightView::linear(int m, const float* a, int lda, const float* bias, float* c, int ldc) const {
+  if (format == WeightFormat::kF32) {
+    kernels::linear_nt(m, rows, cols, a, lda, static_cast<const float*>(data), cols, bias, c, ldc);
+  } else {
+    kernels::linear_nt_half(m, rows, cols, a, lda, static_cast<const std::uint16_t*>(data), cols,
+                            half_format(format), bias, c, ldc);
+  }
+}
+
+void WeightView::widen_row(int r, float* out) const {
+  const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(r) * cols;
+  if (format == WeightFormat::kF32) {
+    std::memcpy(out, static_cast<const float*>(data) + at, static_cast<std::size_t>(cols) * sizeof(float));
+  } else {
+    kernels::widen_half(cols, static_cast<const std::uint16_t*>(data) + at, half_format(format), out);
+  }
+}
+
+Tensor WeightView::widened() const {
+  Tensor t = Tensor::zeros({rows, cols});
+  for (int r = 0; r < rows; ++r) widen_row(r, t.data.data() + static_cast<std::ptrdiff_t>(r) * cols);
+  return t;
+}
+
+Status StoredWeight::allocate(const Shape& shape, WeightFormat format, const char* what, StoredWeight& out) {
+  std::uint64_t n = 1;
+  for (int d : shape) {
+    if (d < 0) return Status::Error(StatusCode::kInvalidArgument, std::string(what) + ": a negative dimension");
+    n *= static_cast<std::uint64_t>(d);
+    if (n > (1ull << 40)) break;  // far past any limit; keeps the product from overflowing
+  }
+  ATTN_RETURN_IF_ERROR(check_allocation(as_floats(n * format_bytes(format)), what));
+  StoredWeight w;
+  w.shape_ = shape;
+  w.format_ = format;
+  if (format == WeightFormat::kF32) w.f32_.assign(static_cast<std::size_t>(n), 0.0f);
+  else w.half_.assign(static_cast<std::size_t>(n), 0);
+  out = std::move(w);
+  return Status::Ok();
+}
+
+std::int64_t StoredWeight::numel() const { return shape_numel(shape_); }
+
+Status StoredWeight::check_finite(const char* name) const {
+  std::int64_t bad = -1;
+  if (format_ == WeightFormat::kF32) {
+    for (std::size_t i = 0; i < f32_.size() && bad < 0; ++i)
+      if (!std::isfinite(f32_[i])) bad = static_cast<std::int64_t>(i);
+  } else {  // all exponent bits set: inf or NaN (5 bits in float16, 8 in bfloat16)
+    const std::uint16_t exp_mask = format_ == WeightFormat::kF16 ? 0x7c00 : 0x7f80;
+    for (std::size_t i = 0; i < half_.size() && bad < 0; ++i)
+      if ((half_[i] & exp_mask) == exp_mask) bad = static_cast<std::int64_t>(i);
+  }
+  if (bad < 0) return Status::Ok();
+  return Status::Error(StatusCode::kNonFinite, std::string(name) + " holds a non-finite value at flat index " +
+                                                   std::to_string(bad));
+}
+
+namespace {
+
+template <typename T>
+void transpose_into(const std::vector<T>& src, int r, int c, std::vector<T>& dst) {
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < c; ++j)
+      dst[static_cast<std::size_t>(j) * r + i] = src[static_cast<std::size_t>(i) * c + j];
+}
+
+}  // namespace
+
+Status StoredWeight::transpose() {
+  if (shape_.size() != 2) return Status::Error(StatusCode::kInvalidArgument, "only a 2-D weight can be transposed");
+  ATTN_RETURN_IF_ERROR(check_allocation(as_floats(byte_size()), "transposing a weight"));
+  const int r = shape_[0], c = shape_[1];
+  if (format_ == WeightFormat::kF32) {
+    std::vector<float> t(f32_.size());
+    transpose_into(f32_, r, c, t);
+    f32_.swap(t);
+  } else {
+    std::vector<std::uint16_t> t(half_.size());
+    transpose_into(half_, r, c, t);
+    half_.swap(t);
+  }
+  shape_ = {c, r};
+  return Status::Ok();
+}
+
+WeightView StoredWeight::view() const {
+  WeightView v;
+  v.format = format_;
+  v.rows = shape_.empty() ? 1 : shape_[0];
+  v.cols = v.rows == 0 ? 0 : static_cast<int>(numel() / v.rows);
+  v.data = bytes();
+  return v;
+}
+
+Tensor StoredWeight::widened() const {
+  Tensor t = Tensor::zeros(shape_);
+  if (format_ == WeightFormat::kF32) t.data = f32_;
+  else kernels::widen_half(static_cast<int>(half_.size()), half_.data(), half_format(format_), t.data.data());
+  return t;
+}
+
+}  // namespace attn

@@ -1,0 +1,276 @@
+// PretrainedModel (pretrained.h), loading: the tensors a Hugging Face checkpoint holds, checked,
+// stored in their own format and mapped onto the library's MultiHeadAttention (frozen, reading its
+// projections through views) and the model's MLP, embedding and head views.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/memory_limit.h"
+#include "model/pretrained.h"
+
+namespace attn {
+
+namespace {
+
+Status invalid(const std::string& what) { return Status::Error(StatusCode::kInvalidArgument, what); }
+
+constexpr int kMaxSize = 1 << 20;  // any width, vocabulary or length above this is not a real checkpoint
+
+Status check_config(const PretrainedConfig& c) {
+  const struct {
+    const char* name;
+    int value;
+  } sizes[] = {{"vocab_size", c.vocab_size},     {"hidden_size", c.hidden},          {"num_hidden_layers", c.layers},
+               {"num_attention_heads", c.heads}, {"num_key_value_heads", c.kv_heads}, {"head_dim", c.head_dim},
+               {"intermediate_size", c.intermediate}, {"max_position_embeddings", c.max_positions}};
+  for (const auto& s : sizes)
+    if (s.value < 1 || s.value > kMaxSize)
+      return invalid(std::string("config ") + s.name + " must be in [1, " + std::to_string(kMaxSize) + "], got " +
+                     std::to_string(s.value));
+  if (c.layers > 1024) return invalid("config num_hidden_layers must be at most 1024, got " + std::to_string(c.layers));
+  if (c.heads % c.kv_heads != 0) {
+    return Status::Error(StatusCode::kHeadsDoNotDivide, "num_key_value_heads " + std::to_string(c.kv_heads) +
+                                                            " does not divide num_attention_heads " + std::to_string(c.heads));
+  }
+  if (!(c.norm_eps > 0) || !std::isfinite(c.norm_eps)) return invalid("config norm epsilon must be a finite number > 0");
+  if (c.arch == PretrainedArch::kLlama && (c.head_dim % 2 != 0 || !(c.rope_theta > 0)))
+    return invalid("Llama-family models need an even head_dim and rope_theta > 0");
+  if (c.arch == PretrainedArch::kGpt2 && c.head_dim * c.heads != c.hidden)
+    return invalid("GPT-2: n_head must divide n_embd (head size n_embd / n_head)");
+  return Status::Ok();
+}
+
+// Values of every weight (norms and biases included), for the memory check before anything is allocated.
+std::uint64_t weight_values(const PretrainedConfig& c) {
+  const std::uint64_t e = c.hidden, qk = static_cast<std::uint64_t>(c.heads) * c.head_dim,
+                      kv = static_cast<std::uint64_t>(c.kv_heads) * c.head_dim, i = c.intermediate;
+  const std::uint64_t attn = e * qk + 2 * e * kv + qk * e + qk + 2 * kv + e;
+  const std::uint64_t mlp = 3 * e * i + i + e, per_layer = attn + mlp + 4 * e;
+  std::uint64_t n = static_cast<std::uint64_t>(c.vocab_size) * e * (c.tie_embeddings ? 1 : 2) + 2 * e;
+  if (c.arch == PretrainedArch::kGpt2) n += static_cast<std::uint64_t>(c.max_positions) * e;
+  return n + c.layers * per_layer;
+}
+
+std::uint64_t as_floats(std::uint64_t bytes) { return (bytes + 3) / 4; }  // the memory limit's unit
+
+// GPT-2's Conv1D weights are stored (in, out); the model keeps them (out, in) as nn.Linear does.
+bool is_conv1d(const std::string& name) {
+  for (const char* end : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"}) {
+    const std::string e(end);
+    if (name.size() >= e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) return true;
+  }
+  return false;
+}
+
+// GPT-2 checkpoints come with or without the "transformer." prefix.
+std::string canonical(const std::string& given) { return given.rfind("transformer.", 0) == 0 ? given.substr(12) : given; }
+
+// The layer index and the rest of a per-layer name ("h.3.attn.c_attn.weight" → 3, "attn.c_attn.weight").
+bool split_layer(const std::string& name, const std::string& prefix, int& layer, std::string& rest) {
+  if (name.rfind(prefix, 0) != 0) return false;
+  std::size_t i = prefix.size(), j = i;
+  while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+  if (j == i || j - i > 6 || j >= name.size() || name[j] != '.') return false;
+  layer = std::stoi(name.substr(i, j - i));
+  rest = name.substr(j + 1);
+  return true;
+}
+
+}  // namespace
+
+Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& out) {
+  ATTN_RETURN_IF_ERROR(check_config(config));
+  ATTN_RETURN_IF_ERROR(check_allocation(as_floats(2 * weight_values(config)), "the pretrained model's weights"));
+  PretrainedModel m;
+  m.config_ = config;
+  const PretrainedConfig& c = config;
+  const int e = c.hidden, qk = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim, in = c.intermediate;
+  const bool gpt2 = c.arch == PretrainedArch::kGpt2;
+  auto expect = [&](const std::string& name, Shape shape) { m.expected_.emplace_back(name, std::move(shape)); };
+  expect(gpt2 ? "wte.weight" : "model.embed_tokens.weight", {c.vocab_size, e});
+  if (gpt2) expect("wpe.weight", {c.max_positions, e});
+  m.layers_.resize(static_cast<std::size_t>(c.layers));
+  for (int l = 0; l < c.layers; ++l) {
+    const std::string p = (gpt2 ? "h." : "model.layers.") + std::to_string(l) + ".";
+    if (gpt2) {
+      for (const char* n : {"ln_1", "ln_2"}) {
+        expect(p + n + ".weight", {e});
+        expect(p + n + ".bias", {e});
+      }
+      expect(p + "attn.c_attn.weight", {e, 3 * e});
+      expect(p + "attn.c_attn.bias", {3 * e});
+      expect(p + "attn.c_proj.weight", {e, e});
+      expect(p + "attn.c_proj.bias", {e});
+      expect(p + "mlp.c_fc.weight", {e, in});
+      expect(p + "mlp.c_fc.bias", {in});
+      expect(p + "mlp.c_proj.weight", {in, e});
+      expect(p + "mlp.c_proj.bias", {e});
+    } else {
+      expect(p + "input_layernorm.weight", {e});
+      expect(p + "post_attention_layernorm.weight", {e});
+      for (const auto& [n, rows] : {std::pair<const char*, int>{"q_proj", qk}, {"k_proj", kv}, {"v_proj", kv}}) {
+        expect(p + "self_attn." + n + ".weight", {rows, e});
+        if (c.qkv_bias) expect(p + "self_attn." + n + ".bias", {rows});
+      }
+      expect(p + "self_attn.o_proj.weight", {e, qk});
+      expect(p + "mlp.gate_proj.weight", {in, e});
+      expect(p + "mlp.up_proj.weight", {in, e});
+      expect(p + "mlp.down_proj.weight", {e, in});
+    }
+    MhaConfig mc;
+    mc.embed_dim = e;
+    mc.num_heads = c.heads;
+    mc.num_kv_heads = c.kv_heads;
+    mc.head_dim = c.head_dim;
+    mc.frozen = true;  // projections: views into the stored checkpoint matrices
+    mc.bias = gpt2 || c.qkv_bias;  // Qwen2's o_proj has none: its out_proj.bias stays zero
+    if (!gpt2) {
+      RotaryOptions r;
+      r.base = c.rope_theta;
+      r.inv_freq = c.rope_inv_freq;
+      mc.rope = r;
+    }
+    ATTN_RETURN_IF_ERROR(MultiHeadAttention::create(mc, m.layers_[l].attn));
+  }
+  expect(gpt2 ? "ln_f.weight" : "model.norm.weight", {e});
+  if (gpt2) expect("ln_f.bias", {e});
+  if (!c.tie_embeddings) expect("lm_head.weight", {c.vocab_size, e});
+  for (const auto& [name, shape] : m.expected_) m.set_[name] = false;
+  out = std::move(m);
+  return Status::Ok();
+}
+
+std::vector<std::string> PretrainedModel::missing_tensors() const {
+  std::vector<std::string> missing;
+  for (const auto& [name, shape] : expected_)
+    if (!set_.at(name)) missing.push_back(name);
+  return missing;
+}
+
+Status PretrainedModel::reserve(std::uint64_t bytes) const {
+  return check_allocation(as_floats(bytes), "the checkpoint's weights");
+}
+
+std::uint64_t PretrainedModel::weight_bytes() const {
+  std::uint64_t bytes = 0;
+  for (const auto& [name, w] : stored_) bytes += w.byte_size();
+  for (const auto& [name, w] : pending_) bytes += w.byte_size();
+  std::uint64_t vector_floats = final_w_.data.size() + final_b_.data.size();
+  for (const Layer& L : layers_)
+    vector_floats += L.norm1_w.data.size() + L.norm1_b.data.size() + L.norm2_w.data.size() + L.norm2_b.data.size() +
+                     L.fc1_b.data.size() + L.fc2_b.data.size();
+  return bytes + 4 * vector_floats;
+}
+
+Status PretrainedModel::begin_tensor(const std::string& given, const Shape& shape, WeightFormat format, void*& data) {
+  const std::string name = canonical(given);
+  const auto it = std::find_if(expected_.begin(), expected_.end(), [&](const auto& e) { return e.first == name; });
+  if (it == expected_.end())
+    return Status::Error(StatusCode::kUnknownParameter, "this " + std::string(config_.arch == PretrainedArch::kGpt2 ? "GPT-2" : "Llama-family") +
+                                                            " model has no tensor \"" + given + "\"");
+  if (shape != it->second) {
+    return Status::Error(StatusCode::kShapeMismatch, "tensor \"" + given + "\" must have shape " +
+                                                         shape_to_string(it->second) + " for this config, got " +
+                                                         shape_to_string(shape));
+  }
+  pending_.erase(name);
+  const auto old = stored_.find(name);
+  const std::uint64_t replaced = old == stored_.end() ? 0 : old->second.byte_size();
+  const std::uint64_t need = weight_bytes() - replaced + static_cast<std::uint64_t>(shape_numel(shape)) * format_bytes(format);
+  ATTN_RETURN_IF_ERROR(check_allocation(as_floats(need), "the pretrained model's weights"));
+  StoredWeight w;
+  ATTN_RETURN_IF_ERROR(StoredWeight::allocate(shape, format, "a checkpoint tensor", w));
+  data = (pending_[name] = std::move(w)).bytes();
+  return Status::Ok();
+}
+
+Status PretrainedModel::end_tensor(const std::string& given) {
+  const std::string name = canonical(given);
+  const auto it = pending_.find(name);
+  if (it == pending_.end()) return invalid("tensor \"" + given + "\" was not begun (begin_tensor first)");
+  StoredWeight w = std::move(it->second);
+  pending_.erase(it);
+  ATTN_RETURN_IF_ERROR(w.check_finite(given.c_str()));
+  if (config_.arch == PretrainedArch::kGpt2 && is_conv1d(name)) ATTN_RETURN_IF_ERROR(w.transpose());
+  stored_[name] = std::move(w);
+  const Status st = use(name);
+  set_[name] = st.ok();
+  return st;
+}
+
+Status PretrainedModel::set_tensor(const std::string& name, const Tensor& value) {
+  ATTN_RETURN_IF_ERROR(check_well_formed(value, name.c_str()));
+  void* data = nullptr;
+  ATTN_RETURN_IF_ERROR(begin_tensor(name, value.shape, WeightFormat::kF32, data));
+  std::memcpy(data, value.data.data(), value.data.size() * sizeof(float));
+  return end_tensor(name);
+}
+
+// A vector (norm weight or bias) widened into its float32 place; the stored copy is dropped.
+// Matrices stay stored and are read through views.
+Status PretrainedModel::use(const std::string& name) {
+  const StoredWeight& stored = stored_.at(name);
+  const bool gpt2 = config_.arch == PretrainedArch::kGpt2;
+  int l = 0;
+  std::string r;
+  const bool in_layer = split_layer(name, gpt2 ? "h." : "model.layers.", l, r);
+  if (stored.shape().size() == 1) {
+    const Tensor v = stored.widened();
+    stored_.erase(name);
+    if (name == "ln_f.weight" || name == "model.norm.weight") final_w_ = v;
+    else if (name == "ln_f.bias") final_b_ = v;
+    else if (in_layer) return use_layer_vector(layers_[l], r, v);
+    return Status::Ok();
+  }
+  const WeightView w = stored.view();
+  if (name == "wte.weight" || name == "model.embed_tokens.weight") embed_ = w;
+  else if (name == "wpe.weight") positions_ = w;
+  else if (name == "lm_head.weight") head_ = w;
+  else if (in_layer) return use_layer_matrix(layers_[l], r, w);
+  return Status::Ok();
+}
+
+Status PretrainedModel::use_layer_matrix(Layer& L, const std::string& r, const WeightView& w) {
+  MultiHeadAttention& a = L.attn;
+  if (r == "attn.c_attn.weight") {  // (3E, E) after the transpose: [W_q; W_k; W_v]
+    const int e = config_.hidden;
+    ATTN_RETURN_IF_ERROR(a.set_weight_view("q_proj_weight", w.row_block(0, e)));
+    ATTN_RETURN_IF_ERROR(a.set_weight_view("k_proj_weight", w.row_block(e, e)));
+    return a.set_weight_view("v_proj_weight", w.row_block(2 * e, e));
+  }
+  if (r == "attn.c_proj.weight" || r == "self_attn.o_proj.weight") return a.set_weight_view("out_proj.weight", w);
+  if (r == "self_attn.q_proj.weight") return a.set_weight_view("q_proj_weight", w);
+  if (r == "self_attn.k_proj.weight") return a.set_weight_view("k_proj_weight", w);
+  if (r == "self_attn.v_proj.weight") return a.set_weight_view("v_proj_weight", w);
+  if (r == "mlp.c_fc.weight") L.fc1 = w;
+  else if (r == "mlp.c_proj.weight") L.fc2 = w;
+  else if (r == "mlp.gate_proj.weight") L.gate = w;
+  else if (r == "mlp.up_proj.weight") L.up = w;
+  else if (r == "mlp.down_proj.weight") L.down = w;
+  return Status::Ok();
+}
+
+Status PretrainedModel::use_layer_vector(Layer& L, const std::string& r, const Tensor& v) {
+  MultiHeadAttention& a = L.attn;
+  if (r == "ln_1.weight" || r == "input_layernorm.weight") L.norm1_w = v;
+  else if (r == "ln_1.bias") L.norm1_b = v;
+  else if (r == "ln_2.weight" || r == "post_attention_layernorm.weight") L.norm2_w = v;
+  else if (r == "ln_2.bias") L.norm2_b = v;
+  else if (r == "mlp.c_fc.bias") L.fc1_b = v;
+  else if (r == "mlp.c_proj.bias") L.fc2_b = v;
+  else if (r == "attn.c_attn.bias") return a.set_parameter("in_proj_bias", v);
+  else if (r == "attn.c_proj.bias") return a.set_parameter("out_proj.bias", v);
+  else {  // q/k/v biases (Qwen2): their segment of in_proj_bias [b_q; b_k; b_v]
+    Tensor bias;
+    ATTN_RETURN_IF_ERROR(a.get_parameter("in_proj_bias", bias));
+    const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
+    const int at = r == "self_attn.q_proj.bias" ? 0 : r == "self_attn.k_proj.bias" ? qk : qk + kv;
+    std::copy(v.data.begin(), v.data.end(), bias.data.begin() + at);
+    return a.set_parameter("in_proj_bias", bias);
+  }
+  return Status::Ok();
+}
+
+}  // namespace attn
