@@ -92,6 +92,14 @@ void gelu_row(int n, const float* x, float* y, float* cdf);
 // dx may alias dy.
 void gelu_backward_row(int n, const float* x, const float* cdf, const float* dy, float* dx);
 
+// ---- the activations of pretrained MLPs ----------------------------------------------------------
+// Both through the logistic σ(z) = 1/(1 + e^−z), evaluated as 1/(1 + e) for z ≥ 0 and e/(1 + e) for
+// z < 0 with e = e^−|z| ≤ 1: no overflow and no cancellation at either tail. y may alias the inputs.
+// GPT-2's "gelu_new": y = 0.5·x·(1 + tanh(u)) = x·σ(2u), u = √(2/π)·(x + 0.044715·x³).
+void gelu_tanh_row(int n, const float* x, float* y);
+// Llama's SwiGLU gate: y = silu(g)·u = g·σ(g)·u.
+void silu_mul_row(int n, const float* g, const float* u, float* y);
+
 // ---- online softmax (flash-attention tiles) -------------------------------------------------
 // One row segment of a score tile (keys j0 … j0+n) folded into the running softmax state of its
 // query row: z = mask_row(scale_vec(x)) (the same operations), m' = max(*m, max z),
@@ -133,7 +141,9 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
   float online_softmax_row_##suffix(int n, const float* x, float scale, const float* additive,           \
                                     const std::uint8_t* allowed, float* m, float* l, float* p);          \
   void gelu_row_##suffix(int n, const float* x, float* y, float* cdf);                                   \
-  void gelu_backward_row_##suffix(int n, const float* x, const float* cdf, const float* dy, float* dx);
+  void gelu_backward_row_##suffix(int n, const float* x, const float* cdf, const float* dy, float* dx);  \
+  void gelu_tanh_row_##suffix(int n, const float* x, float* y);                                          \
+  void silu_mul_row_##suffix(int n, const float* g, const float* u, float* y);
 
 ATTN_DECLARE_KERNELS(scalar)
 #if defined(__wasm_simd128__)

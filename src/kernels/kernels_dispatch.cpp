@@ -32,6 +32,14 @@ void linear_nt(int M, int N, int K, const float* A, int lda, const float* W, int
   ATTN_KERNEL(linear_nt)(M, N, K, A, lda, W, ldw, bias, C, ldc);
 }
 
+void gelu_tanh_row(int n, const float* x, float* y) {
+  ATTN_KERNEL(gelu_tanh_row)(n, x, y);
+}
+
+void silu_mul_row(int n, const float* g, const float* u, float* y) {
+  ATTN_KERNEL(silu_mul_row)(n, g, u, y);
+}
+
 void widen_half(int n, const std::uint16_t* x, HalfFormat format, float* y) {
   ATTN_KERNEL(widen_half)(n, x, format, y);
 }

@@ -276,6 +276,28 @@ void gelu_row_scalar(int n, const float* x, float* y, float* cdf) {
   }
 }
 
+namespace {
+
+// σ(z) from e = e^−|z| (kernels.h: no overflow, no cancellation).
+float logistic(float z) {
+  const float e = std::exp(-std::fabs(z));
+  return z >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+
+}  // namespace
+
+void gelu_tanh_row_scalar(int n, const float* x, float* y) {
+  for (int i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+    y[i] = v * logistic(2.0f * u);
+  }
+}
+
+void silu_mul_row_scalar(int n, const float* g, const float* u, float* y) {
+  for (int i = 0; i < n; ++i) y[i] = g[i] * logistic(g[i]) * u[i];
+}
+
 void gelu_backward_row_scalar(int n, const float* x, const float* cdf, const float* dy, float* dx) {
   for (int i = 0; i < n; ++i) {
     const float v = x[i];

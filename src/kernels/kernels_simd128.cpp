@@ -344,6 +344,40 @@ void gelu_row_simd128(int n, const float* x, float* y, float* cdf) {
   }
 }
 
+namespace {
+
+// σ(z) per lane from e = e^−|z| ≤ 1 (exp_f32x4's range; kernels.h explains the two forms).
+v128_t logistic_f32x4(v128_t z) {
+  const v128_t e = exp_f32x4(wasm_f32x4_neg(wasm_f32x4_abs(z)));
+  const v128_t inv = wasm_f32x4_div(splat(1.0f), wasm_f32x4_add(splat(1.0f), e));
+  return wasm_v128_bitselect(inv, wasm_f32x4_mul(e, inv), wasm_f32x4_ge(z, splat(0.0f)));
+}
+
+}  // namespace
+
+void gelu_tanh_row_simd128(int n, const float* x, float* y) {
+  for (int i = 0; i < n; i += 4) {
+    const int w = n - i < 4 ? n - i : 4;
+    const v128_t v = w == 4 ? wasm_v128_load(x + i) : load_partial(x + i, w, 0.0f);
+    const v128_t cube = wasm_f32x4_mul(wasm_f32x4_mul(v, v), v);
+    const v128_t u = wasm_f32x4_mul(splat(0.7978845608028654f), mul_add(cube, splat(0.044715f), v));
+    const v128_t out = wasm_f32x4_mul(v, logistic_f32x4(wasm_f32x4_add(u, u)));
+    if (w == 4) wasm_v128_store(y + i, out);
+    else store_partial(y + i, w, out);
+  }
+}
+
+void silu_mul_row_simd128(int n, const float* g, const float* u, float* y) {
+  for (int i = 0; i < n; i += 4) {
+    const int w = n - i < 4 ? n - i : 4;
+    const v128_t gv = w == 4 ? wasm_v128_load(g + i) : load_partial(g + i, w, 0.0f);
+    const v128_t uv = w == 4 ? wasm_v128_load(u + i) : load_partial(u + i, w, 0.0f);
+    const v128_t out = wasm_f32x4_mul(wasm_f32x4_mul(gv, logistic_f32x4(gv)), uv);
+    if (w == 4) wasm_v128_store(y + i, out);
+    else store_partial(y + i, w, out);
+  }
+}
+
 void gelu_backward_row_simd128(int n, const float* x, const float* cdf, const float* dy, float* dx) {
   for (int i = 0; i < n; i += 4) {
     const int w = n - i < 4 ? n - i : 4;

@@ -41,20 +41,14 @@ void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, flo
   std::vector<float> h(static_cast<std::size_t>(rows) * in);  // h: (rows, I)
   if (config_.arch == PretrainedArch::kGpt2) {
     L.fc1.linear(m, x, e, L.fc1_b.data.data(), h.data(), in);
-    for (float& v : h) {  // "gelu_new": 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
-      const double d = v;
-      v = static_cast<float>(0.5 * d * (1.0 + std::tanh(0.7978845608028654 * (d + 0.044715 * d * d * d))));
-    }
+    kernels::gelu_tanh_row(static_cast<int>(h.size()), h.data(), h.data());  // "gelu_new"
     L.fc2.linear(m, h.data(), in, L.fc2_b.data.data(), y, e);
     return;
   }
   std::vector<float> u(h.size());  // u: (rows, I)
   L.gate.linear(m, x, e, nullptr, h.data(), in);
   L.up.linear(m, x, e, nullptr, u.data(), in);
-  for (std::size_t i = 0; i < h.size(); ++i) {
-    const double g = h[i];
-    h[i] = static_cast<float>(g / (1.0 + std::exp(-g))) * u[i];
-  }
+  kernels::silu_mul_row(static_cast<int>(h.size()), h.data(), u.data(), h.data());
   L.down.linear(m, h.data(), in, nullptr, y, e);
 }
 

@@ -36,6 +36,8 @@ struct Variant {
   decltype(&k::gelu_backward_row_scalar) gelu_backward_row;
   decltype(&k::widen_half_scalar) widen_half;
   decltype(&k::linear_nt_half_scalar) linear_nt_half;
+  decltype(&k::gelu_tanh_row_scalar) gelu_tanh_row;
+  decltype(&k::silu_mul_row_scalar) silu_mul_row;
 };
 
 // clang-format off
@@ -46,7 +48,8 @@ struct Variant {
           k::add_vec_##sfx, k::mask_row_##sfx, k::softmax_row_##sfx,                            \
           k::scale_mask_softmax_row_##sfx, k::layer_norm_row_##sfx,                              \
           k::online_softmax_row_##sfx, k::gelu_row_##sfx, k::gelu_backward_row_##sfx,           \
-          k::widen_half_##sfx, k::linear_nt_half_##sfx}
+          k::widen_half_##sfx, k::linear_nt_half_##sfx, k::gelu_tanh_row_##sfx,                  \
+          k::silu_mul_row_##sfx}
 // clang-format on
 
 #if defined(ATTN_RELAXED_SIMD)
