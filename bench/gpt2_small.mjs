@@ -8,7 +8,10 @@
 //   logits against torch's (they must agree: exit 1 otherwise);
 //   generation: our tokens/s with the KV cache (greedy, 16-token prompt); onnxruntime-web's graph has no
 //   cache, so its tokens/s re-runs the whole prefix per token (shown for scale, not as a peer figure);
-//   heap: our wasm heap after loading and after the runs, against the safetensors file's size.
+//   heap: our wasm heap after loading and after the runs, against the safetensors file's size;
+//   ceiling: the forward's multiply-add work over this machine's f32x4 FMA peak (bench/fma_peak.mjs)
+//   is the fastest any wasm engine could run it here; onnxruntime-web's time over that is the
+//   highest ratio reachable on this machine, printed beside the measured one.
 //
 //   node bench/gpt2_small.mjs [--quick] [--runs N]     --quick: T = 32, 3 runs (a smoke check)
 // A full run rewrites the "Pretrained GPT-2-small forward" section of bench/README.md.
@@ -17,6 +20,7 @@ import { existsSync, openAsBlob, readFileSync, statSync, writeFileSync } from 'n
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { measurePeak } from './fma_peak.mjs';
 import { captureMemory, heapBytes, installMemoryProbe } from './wasm_memory.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -128,8 +132,20 @@ async function measure(ours, ortr, ids, expected) {
   return { ours: { ...out.ours, ...ours.stats() }, ort: { ...out.ort, ...ortr.stats() } };
 }
 
-function report(ours, ortr, fileBytes) {
+// Multiply-add FLOPs of one GPT-2 forward of T tokens (both engines compute all of them): per layer
+// the q, k, v, o projections (4·e²), the MLP (2·e·inner), Q·Kᵀ and weights·V over full T×T rows
+// (2·T·e each); then the tied output projection (e·V).
+function forwardFlops(config, tokens) {
+  const e = config.n_embd, inner = config.n_inner ?? 4 * e, L = config.n_layer;
+  const gemm = 2 * tokens * (L * (4 * e * e + 2 * e * inner) + e * config.vocab_size);
+  const attention = L * 2 * 2 * tokens * tokens * e;
+  return { gemm, attention, total: gemm + attention };
+}
+
+function report(ours, ortr, fileBytes, flops, peak) {
   const ratio = ortr.ms / ours.ms;
+  const gf = (ms) => (flops.total / ms / 1e6).toFixed(1);
+  const floorMs = flops.total / (peak.gflops * 1e6);
   const lines = [
     `GPT-2-small-shaped forward, T = ${T}, batch 1, one thread (Node ${process.versions.node}; ours: ${ours.variant}; onnxruntime-web ${ortr.version} wasm EP)`,
     '',
@@ -142,6 +158,10 @@ function report(ours, ortr, fileBytes) {
     `| wasm heap after load / after the runs | ${(ours.heapAfterLoad / MB).toFixed(0)} / ${(ours.heapAfterRuns / MB).toFixed(0)} MB | ${ortr.heap ? (ortr.heap / MB).toFixed(0) + ' MB' : '?'} |`,
     `| weights in the heap / safetensors file | ${(ours.weightBytes / MB).toFixed(0)} / ${(fileBytes / MB).toFixed(0)} MB (heap after the runs = ${(ours.heapAfterRuns / fileBytes).toFixed(2)} × the file) | |`,
     `| load (Blob, tensor by tensor) | ${(ours.loadMs / 1000).toFixed(1)} s | |`,
+    `| multiply-add work of the forward | ${(flops.total / 1e9).toFixed(1)} GFLOP (GEMMs ${(flops.gemm / 1e9).toFixed(1)}, attention ${(flops.attention / 1e9).toFixed(1)}) | the same graph |`,
+    `| achieved | ${gf(ours.ms)} GFLOP/s (${((100 * floorMs) / ours.ms).toFixed(0)}% of the peak) | ${gf(ortr.ms)} GFLOP/s |`,
+    `| this machine's f32x4 FMA peak in V8 (bench/fma_peak.mjs, ${peak.kind}) | ${peak.gflops.toFixed(1)} GFLOP/s | |`,
+    `| forward at that peak (nothing but the FLOPs) → highest reachable ratio | ${floorMs.toFixed(0)} ms → **${(ortr.ms / floorMs).toFixed(2)}×** | |`,
   ];
   return { text: lines.join('\n'), ratio };
 }
@@ -149,7 +169,7 @@ function report(ours, ortr, fileBytes) {
 function updateReadme(table) {
   const file = path.join(here, 'README.md');
   const heading = '## Pretrained GPT-2-small forward (issue #16)';
-  const body = `${heading}\n\n\`npm run bench:gpt2\` (\`node bench/gpt2_small.mjs\`; torch exports the ONNX graph once into\n\`bench/.cache/\`). Measured ${new Date().toISOString().slice(0, 10)} on the project's machine (2 shared cores: ± ~10%).\n\n${table}\n`;
+  const body = `${heading}\n\n\`npm run bench:gpt2\` (\`node bench/gpt2_small.mjs\`; torch exports the ONNX graph once into\n\`bench/.cache/\`). Measured ${new Date().toISOString().slice(0, 10)} on the project's machine (2 shared cores: ± ~10%).\n\n${table}\n\n`;
   const text = readFileSync(file, 'utf8');
   const at = text.indexOf(heading);
   const end = at < 0 ? -1 : text.indexOf('\n## ', at + heading.length);
@@ -167,7 +187,11 @@ const ortC = await prepareOrt();
 const { ours, ort: ortr } = await measure(oursC, ortC, ids, quick ? null : expected);
 oursC.dispose();
 await ortC.dispose();
-const { text, ratio } = report(ours, ortr, statSync(path.join(cache, 'model.safetensors')).size);
+const config = JSON.parse(readFileSync(path.join(cache, 'config.json'), 'utf8'));
+const kind = ours.variant === 'relaxed-simd' ? 'relaxed' : 'simd128';
+const peak = { kind, ...(await measurePeak(kind)) };
+const { text, ratio } = report(ours, ortr, statSync(path.join(cache, 'model.safetensors')).size,
+  forwardFlops(config, T), peak);
 console.log(text);
 if (!quick && (!(ours.diff <= kLogitTol) || !(ortr.diff <= kLogitTol))) {
   console.error(`gpt2_small: the runtimes disagree with torch (tolerance ${kLogitTol})`);

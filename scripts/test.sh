@@ -53,7 +53,8 @@ section "JS API tests on the relaxed-SIMD build (init() picks it when relaxed SI
 node --experimental-wasm-relaxed-simd --test --test-reporter=spec tests/js/api.test.mjs \
   tests/js/golden.test.mjs tests/js/errors.test.mjs tests/js/leak.test.mjs tests/js/wasm.test.mjs \
   tests/js/backward.test.mjs tests/js/model.test.mjs tests/js/trainer.test.mjs \
-  tests/js/safetensors.test.mjs tests/js/mha-backward.test.mjs tests/js/csp.test.mjs
+  tests/js/safetensors.test.mjs tests/js/mha-backward.test.mjs tests/js/csp.test.mjs \
+  tests/js/pretrained.test.mjs
 
 section "browser tests (playwright-core + /usr/bin/chromium)"
 node --test --test-reporter=spec --test-concurrency=1 tests/browser/

@@ -21,6 +21,12 @@ kernels::HalfFormat half_format(WeightFormat f) {
 // float32 elements (the memory limit's unit) that `bytes` take, rounded up.
 std::uint64_t as_floats(std::uint64_t bytes) { return (bytes + 3) / 4; }
 
+// Floats a float32 (r, c) matrix may need: its packed form as (r, c) or, once transposed, as (c, r).
+std::uint64_t packed_room(int r, int c) {
+  return static_cast<std::uint64_t>(
+      std::max(kernels::packed_weight_floats(r, c), kernels::packed_weight_floats(c, r)));
+}
+
 }  // namespace
 
 const char* format_name(WeightFormat f) {
@@ -28,6 +34,8 @@ const char* format_name(WeightFormat f) {
 }
 
 WeightView WeightView::row_block(int first, int count) const {
+  const int p = kernels::packed_weight_panel_rows();
+  if (packed && (first % p != 0 || (count % p != 0 && first + count != rows))) return WeightView{};
   WeightView v = *this;
   v.rows = count;
   v.data = static_cast<const char*>(data) + static_cast<std::ptrdiff_t>(first) * cols * format_bytes(format);
@@ -35,7 +43,9 @@ WeightView WeightView::row_block(int first, int count) const {
 }
 
 void WeightView::linear(int m, const float* a, int lda, const float* bias, float* c, int ldc) const {
-  if (format == WeightFormat::kF32) {
+  if (packed) {
+    kernels::linear_nt_packed(m, rows, cols, a, lda, static_cast<const float*>(data), bias, c, ldc);
+  } else if (format == WeightFormat::kF32) {
     kernels::linear_nt(m, rows, cols, a, lda, static_cast<const float*>(data), cols, bias, c, ldc);
   } else {
     kernels::linear_nt_half(m, rows, cols, a, lda, static_cast<const std::uint16_t*>(data), cols,
@@ -45,7 +55,9 @@ void WeightView::linear(int m, const float* a, int lda, const float* bias, float
 
 void WeightView::widen_row(int r, float* out) const {
   const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(r) * cols;
-  if (format == WeightFormat::kF32) {
+  if (packed) {
+    kernels::packed_weight_row(cols, static_cast<const float*>(data), r, out);
+  } else if (format == WeightFormat::kF32) {
     std::memcpy(out, static_cast<const float*>(data) + at, static_cast<std::size_t>(cols) * sizeof(float));
   } else {
     kernels::widen_half(cols, static_cast<const std::uint16_t*>(data) + at, half_format(format), out);
@@ -65,12 +77,18 @@ Status StoredWeight::allocate(const Shape& shape, WeightFormat format, const cha
     n *= static_cast<std::uint64_t>(d);
     if (n > (1ull << 40)) break;  // far past any limit; keeps the product from overflowing
   }
-  ATTN_RETURN_IF_ERROR(check_allocation(as_floats(n * format_bytes(format)), what));
+  const bool matrix = format == WeightFormat::kF32 && shape.size() == 2 && n <= (1ull << 40);
+  const std::uint64_t room = matrix ? packed_room(shape[0], shape[1]) : 0;
+  ATTN_RETURN_IF_ERROR(check_allocation(matrix ? room : as_floats(n * format_bytes(format)), what));
   StoredWeight w;
   w.shape_ = shape;
   w.format_ = format;
-  if (format == WeightFormat::kF32) w.f32_.assign(static_cast<std::size_t>(n), 0.0f);
-  else w.half_.assign(static_cast<std::size_t>(n), 0);
+  if (format == WeightFormat::kF32) {
+    if (matrix) w.f32_.reserve(static_cast<std::size_t>(room));
+    w.f32_.assign(static_cast<std::size_t>(n), 0.0f);
+  } else {
+    w.half_.assign(static_cast<std::size_t>(n), 0);
+  }
   out = std::move(w);
   return Status::Ok();
 }
@@ -107,8 +125,11 @@ Status StoredWeight::transpose() {
   if (shape_.size() != 2) return Status::Error(StatusCode::kInvalidArgument, "only a 2-D weight can be transposed");
   ATTN_RETURN_IF_ERROR(check_allocation(as_floats(byte_size()), "transposing a weight"));
   const int r = shape_[0], c = shape_[1];
+  if (packed_) return Status::Error(StatusCode::kInvalidArgument, "a packed weight cannot be transposed");
   if (format_ == WeightFormat::kF32) {
-    std::vector<float> t(f32_.size());
+    std::vector<float> t;
+    t.reserve(static_cast<std::size_t>(packed_room(r, c)));  // room to pack the (c, r) result in place
+    t.resize(f32_.size());
     transpose_into(f32_, r, c, t);
     f32_.swap(t);
   } else {
@@ -120,9 +141,20 @@ Status StoredWeight::transpose() {
   return Status::Ok();
 }
 
+void StoredWeight::pack_for_linear() {
+  if (format_ != WeightFormat::kF32 || shape_.size() != 2 || packed_) return;
+  const int r = shape_[0], c = shape_[1];
+  f32_.resize(static_cast<std::size_t>(kernels::packed_weight_floats(r, c)));  // within the reserved capacity
+  kernels::pack_weight_in_place(r, c, f32_.data());
+  packed_ = true;
+}
+
+bool StoredWeight::packable(int block_rows) { return block_rows % kernels::packed_weight_panel_rows() == 0; }
+
 WeightView StoredWeight::view() const {
   WeightView v;
   v.format = format_;
+  v.packed = packed_;
   v.rows = shape_.empty() ? 1 : shape_[0];
   v.cols = v.rows == 0 ? 0 : static_cast<int>(numel() / v.rows);
   v.data = bytes();
@@ -130,6 +162,7 @@ WeightView StoredWeight::view() const {
 }
 
 Tensor StoredWeight::widened() const {
+  if (packed_) return view().widened();
   Tensor t = Tensor::zeros(shape_);
   if (format_ == WeightFormat::kF32) t.data = f32_;
   else kernels::widen_half(static_cast<int>(half_.size()), half_.data(), half_format(format_), t.data.data());

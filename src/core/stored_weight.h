@@ -1,7 +1,8 @@
 // Inference weights kept in their checkpoint's own format: a float16 or bfloat16 matrix stays 16-bit
 // in memory (half the bytes of float32) and is widened only inside the GEMM (kernels::linear_nt_half),
-// panel by panel, so no widened copy of a model ever exists. float32 matrices are kept as they are,
-// once, unpacked (kernels::linear_nt packs them per call).
+// panel by panel, so no widened copy of a model ever exists. float32 matrices are kept once and
+// packed where they lie into the GEMM's layout (pack_for_linear: packing a weight per call was ~9%
+// of a GPT-2-small forward).
 //
 //   StoredWeight  owns one tensor's bytes (any rank) in its format;
 //   WeightView    a non-owning (rows, cols) matrix over stored bytes, e.g. a block of rows of a fused
@@ -26,8 +27,11 @@ struct WeightView {
   WeightFormat format = WeightFormat::kF32;
   int rows = 0, cols = 0;
   const void* data = nullptr;  // rows · cols elements of `format`, row-major, no padding
+  bool packed = false;         // kF32 only: data is in kernels::pack_weight's layout (rows, cols)
   bool empty() const { return data == nullptr; }
-  // Rows [first, first + count) of this matrix.
+  // Rows [first, first + count) of this matrix. Of a packed matrix only a block starting at a
+  // multiple of kernels::packed_weight_panel_rows() and either ending at one or at the last row is a
+  // packed matrix; any other block is empty() (StoredWeight::packable says which blocks will work).
   WeightView row_block(int first, int count) const;
   // C (m, rows) with row stride ldc = A (m, cols) with row stride lda · Wᵀ + bias (rows; may be null).
   void linear(int m, const float* a, int lda, const float* bias, float* c, int ldc) const;
@@ -38,7 +42,8 @@ struct WeightView {
 
 class StoredWeight {
  public:
-  // Room for a tensor of `shape` in `format` (zeroed). TOO_LARGE past the memory limit, before allocating.
+  // Room for a tensor of `shape` in `format` (zeroed). TOO_LARGE past the memory limit, before
+  // allocating. A float32 matrix gets the capacity its packed form needs, in either orientation.
   static Status allocate(const Shape& shape, WeightFormat format, const char* what, StoredWeight& out);
   const Shape& shape() const { return shape_; }
   WeightFormat format() const { return format_; }
@@ -52,12 +57,19 @@ class StoredWeight {
   // A 2-D (r, c) tensor becomes (c, r) (GPT-2's Conv1D weights are stored (in, out)); the temporary
   // is this one tensor's size, TOO_LARGE-checked before it is allocated.
   Status transpose();
+  // A float32 matrix (rows, cols) rewritten into the GEMM's packed layout in place (its capacity was
+  // reserved by allocate/transpose: nothing is reallocated). Read it afterwards through view() only.
+  // Other formats and ranks are left as they are.
+  void pack_for_linear();
+  // Whether row blocks of `block_rows` rows (a fused projection's parts) stay valid once packed.
+  static bool packable(int block_rows);
   WeightView view() const;  // the whole tensor as (dim 0, the product of the rest)
   Tensor widened() const;   // float32, same shape
 
  private:
   Shape shape_;
   WeightFormat format_ = WeightFormat::kF32;
+  bool packed_ = false;              // kF32 matrix in pack_weight's layout
   std::vector<float> f32_;           // format kF32
   std::vector<std::uint16_t> half_;  // format kF16 / kBF16 bit patterns
 };

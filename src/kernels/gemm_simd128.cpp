@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/simd128_mul_add.h"
@@ -21,16 +22,29 @@ namespace {
 // row panels; the micro-kernel then multiplies one A panel by one B panel into a kMR×kNR tile held
 // in registers. Packing turns gemm_nn, gemm_nt and gemm_tn into the same contiguous, zero-padded
 // layout, so a single micro-kernel serves Q·Kᵀ, x·Wᵀ, weights·V and the backward's dyᵀ·x.
-constexpr int kMR = 4;    // micro-tile rows (one splat of A per row and k)
-constexpr int kNR = 8;    // micro-tile columns (two f32x4 of B per k)
-constexpr int kKC = 256;  // K slice: an A panel (4 KB) and a B panel (8 KB) stay in L1
-constexpr int kMC = 128;  // M block: the packed A block (128 KB) stays in L2
-constexpr int kNC = 512;  // N block: the packed B block (512 KB) stays in L2/L3
-static_assert(kMR % 4 == 0 && kNR % 4 == 0, "panels are packed with 4x4 transposes");
+// Micro-tile rows. SIMD128 build: 4 (one load32_splat of A per row and k). Relaxed-SIMD build: 5,
+// the fifth row's splat loaded and the first four shuffled out of one f32x4 load of A (see
+// micro_kernel): 10 accumulators instead of 8 cover the FMA latency on both pipes (V8's own peak
+// loop: 8 accumulators 58.7, 10: 63.8 GFLOP/s), and the GPT-2-small GEMMs at M = 128 went from
+// ~49 to ~53 GFLOP/s. Without FMA each multiply-add needs a temporary register and 5×8 spills
+// (36 against 42 GFLOP/s), so that build keeps 4×8. Each C element still sums its k in the same
+// order: the tile height changes no result.
+#if defined(ATTN_RELAXED_SIMD)
+constexpr int kMR = 5;
+#else
+constexpr int kMR = 4;
+#endif
+constexpr int kNR = 8;         // micro-tile columns (two f32x4 of B per k)
+constexpr int kKC = 256;       // K slice: an A panel (4–5 KB) and a B panel (8 KB) stay in L1
+constexpr int kMC = 32 * kMR;  // M block: the packed A block (128–160 KB) stays in L2
+constexpr int kNC = 512;       // N block: the packed B block (512 KB) stays in L2/L3
+static_assert(kNR % 4 == 0, "B panels are packed with 4x4 transposes");
 static_assert(kMC % kMR == 0 && kNC % kNR == 0, "blocks hold whole panels");
-// Measured in Node 20 on this machine (M=8192, N=K=512): 4×8 ≈ 45 GFLOP/s; 4×12, 5×8, 6×8 spill
-// registers in V8 (≈ 29); unrolling k by 2 or 4 also spills (≈ 32); splatting A from one vector
-// load with shuffles instead of load32_splat: ≈ 37. kKC 128…512 and kMC 64…256 are within 3%.
+// Measured in Node 20 on this machine (M=8192, N=K=512), SIMD128 build: 4×8 ≈ 45 GFLOP/s; 4×12,
+// 5×8, 6×8 spill registers in V8 (≈ 29: V8 moves every load of an iteration ahead of its
+// arithmetic, so all A splats are live at once); unrolling k by 2 or 4 also spills (≈ 32);
+// splatting A from one vector load with shuffles instead of load32_splat: ≈ 37. kKC 128…512 and
+// kMC 64…256 are within 3%.
 
 // Packing scratch, sized by the blocking constants above: fixed, so the GEMM never allocates.
 // (Single-threaded wasm: thread_local costs nothing and keeps a future threaded build safe.)
@@ -49,7 +63,9 @@ void pack_rows_transposed(int kc, int rows, const float* src, int ld, float* dst
   }
   int k = 0;
   for (; k + 4 <= kc; k += 4) {
-    for (int r = 0; r < R; r += 4) {
+    for (int r = R / 4 * 4; r < R; ++r)  // rows past the last group of 4 (R = 5): plain copies
+      for (int kk = k; kk < k + 4; ++kk) dst[kk * R + r] = src[static_cast<std::ptrdiff_t>(r) * ld + kk];
+    for (int r = 0; r + 4 <= R; r += 4) {
       const float* s = src + static_cast<std::ptrdiff_t>(r) * ld + k;
       const v128_t r0 = wasm_v128_load(s), r1 = wasm_v128_load(s + ld);
       const v128_t r2 = wasm_v128_load(s + 2 * ld), r3 = wasm_v128_load(s + 3 * ld);
@@ -84,12 +100,12 @@ void pack_cols(int kc, int cols, const float* src, int ld, float* dst) {
 // dst[k][r] = src[k][r] for r < rows (zero up to kMR), k < kc: a kMR-row panel of Aᵀ when A is
 // stored (K, M) — kMR consecutive columns of A, so one plain 4-float copy per k (gemm_tn).
 void pack_a_columns(int kc, int rows, const float* src, int ld, float* dst) {
-  static_assert(kMR == 4, "a full panel row is one f32x4");
   for (int k = 0; k < kc; ++k) {
     const float* s = src + static_cast<std::ptrdiff_t>(k) * ld;
     float* d = dst + k * kMR;
     if (rows == kMR) {
       wasm_v128_store(d, wasm_v128_load(s));
+      for (int r = 4; r < kMR; ++r) d[r] = s[r];
     } else {
       for (int r = 0; r < kMR; ++r) d[r] = r < rows ? s[r] : 0.f;
     }
@@ -143,9 +159,20 @@ void micro_kernel(int kc, const float* a, const float* b, float* c, int ldc, boo
   for (int k = 0; k < kc; ++k, a += kMR, b += kNR) {
     v128_t bv[kNR / 4];
     for (int q = 0; q < kNR / 4; ++q) bv[q] = wasm_v128_load(b + 4 * q);
-    for (int r = 0; r < kMR; ++r) {
-      const v128_t av = wasm_v128_load32_splat(a + r);
-      for (int q = 0; q < kNR / 4; ++q) acc[r][q] = mul_add(av, bv[q], acc[r][q]);
+    if constexpr (kMR == 5) {
+      // a[0..3] in one register, each shuffled to a splat just before its use: with one
+      // load32_splat per row V8 would hold five splats at once and spill accumulators.
+      const v128_t a4 = wasm_v128_load(a);
+      const v128_t av[5] = {wasm_i32x4_shuffle(a4, a4, 0, 0, 0, 0), wasm_i32x4_shuffle(a4, a4, 1, 1, 1, 1),
+                            wasm_i32x4_shuffle(a4, a4, 2, 2, 2, 2), wasm_i32x4_shuffle(a4, a4, 3, 3, 3, 3),
+                            wasm_v128_load32_splat(a + 4)};
+      for (int r = 0; r < kMR; ++r)
+        for (int q = 0; q < kNR / 4; ++q) acc[r][q] = mul_add(av[r], bv[q], acc[r][q]);
+    } else {
+      for (int r = 0; r < kMR; ++r) {
+        const v128_t av = wasm_v128_load32_splat(a + r);
+        for (int q = 0; q < kNR / 4; ++q) acc[r][q] = mul_add(av, bv[q], acc[r][q]);
+      }
     }
   }
   for (int r = 0; r < kMR; ++r) {
@@ -301,6 +328,26 @@ void linear_nt_packed_simd128(int M, int N, int K, const float* A, int lda, cons
                               const float* bias, float* C, int ldc) {
   if (K <= 0) return linear_nt_simd128(M, N, K, A, lda, packed, K, bias, C, ldc);  // C = bias
   gemm_packed(M, N, K, A, lda, nullptr, 0, C, ldc, false, false, true, bias, packed);
+}
+
+// Panel by panel: panel p (rows 8p … 8p+7) occupies floats [8p·K, 8(p+1)·K) in both
+// layouts, so each is copied out (8·K floats of scratch) and packed back over itself; the last,
+// partial panel's padding rows become zeros.
+void pack_weight_in_place_simd128(int N, int K, float* W) {
+  std::vector<float> panel(static_cast<std::size_t>(kNR) * K);
+  for (int j = 0; j < N; j += kNR) {
+    const int rows = std::min(kNR, N - j);
+    float* at = W + static_cast<std::ptrdiff_t>(j) * K;
+    std::memcpy(panel.data(), at, static_cast<std::size_t>(rows) * K * sizeof(float));
+    pack_rows_transposed<kNR>(K, rows, panel.data(), K, at);
+  }
+}
+
+int packed_weight_panel_rows_simd128() { return kNR; }
+
+void packed_weight_row_simd128(int K, const float* packed, int r, float* out) {
+  const float* panel = packed + static_cast<std::ptrdiff_t>(r / kNR) * kNR * K + r % kNR;
+  for (int k = 0; k < K; ++k) out[k] = panel[static_cast<std::ptrdiff_t>(k) * kNR];
 }
 
 }  // namespace attn::kernels

@@ -46,6 +46,16 @@ void pack_weight(int N, int K, const float* W, int ldw, float* packed);
 // linear_nt with W given by pack_weight(N, K, W, ...): the same result, bit for bit.
 void linear_nt_packed(int M, int N, int K, const float* A, int lda, const float* packed, const float* bias,
                       float* C, int ldc);
+// A checkpoint's float32 matrices are packed where they lie (no second copy of a model): W holds
+// packed_weight_floats(N, K) floats, the first N·K of them W (N, K) row-major (row stride K);
+// afterwards W is pack_weight's layout of that matrix. The layout groups packed_weight_panel_rows()
+// consecutive rows (8 for SIMD128, 1 for the scalar twin, whose packed layout is W itself), so the
+// rows [r0, r0 + n) of a packed matrix with r0 a multiple of it are the packed form of that block,
+// starting at packed + r0·K (a fused q/k/v weight's blocks are each a packed matrix).
+void pack_weight_in_place(int N, int K, float* W);
+int packed_weight_panel_rows();
+// out (K) = row r of the matrix a packed W (rows ≥ r + 1, K columns) holds.
+void packed_weight_row(int K, const float* packed, int r, float* out);
 
 // ---- 16-bit weights (checkpoints stored as float16 or bfloat16) ----------------------------
 // A pretrained model keeps its matrices in the file's 16-bit format (half the bytes of float32) and
@@ -125,6 +135,9 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
   void pack_weight_##suffix(int N, int K, const float* W, int ldw, float* packed);                       \
   void linear_nt_packed_##suffix(int M, int N, int K, const float* A, int lda, const float* packed,      \
                                  const float* bias, float* C, int ldc);                                  \
+  void pack_weight_in_place_##suffix(int N, int K, float* W);                                           \
+  int packed_weight_panel_rows_##suffix();                                                               \
+  void packed_weight_row_##suffix(int K, const float* packed, int r, float* out);                        \
   void add_bias_rows_##suffix(int M, int N, const float* bias, float* C, int ldc);                       \
   void widen_half_##suffix(int n, const std::uint16_t* x, HalfFormat format, float* y);                  \
   void linear_nt_half_##suffix(int M, int N, int K, const float* A, int lda, const std::uint16_t* W,      \

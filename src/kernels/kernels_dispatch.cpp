@@ -62,6 +62,18 @@ void linear_nt_packed(int M, int N, int K, const float* A, int lda, const float*
   ATTN_KERNEL(linear_nt_packed)(M, N, K, A, lda, packed, bias, C, ldc);
 }
 
+void pack_weight_in_place(int N, int K, float* W) {
+  ATTN_KERNEL(pack_weight_in_place)(N, K, W);
+}
+
+int packed_weight_panel_rows() {
+  return ATTN_KERNEL(packed_weight_panel_rows)();
+}
+
+void packed_weight_row(int K, const float* packed, int r, float* out) {
+  ATTN_KERNEL(packed_weight_row)(K, packed, r, out);
+}
+
 void add_bias_rows(int M, int N, const float* bias, float* C, int ldc) {
   ATTN_KERNEL(add_bias_rows)(M, N, bias, C, ldc);
 }

@@ -117,20 +117,29 @@ void linear_nt_scalar(int M, int N, int K, const float* A, int lda, const float*
 
 // The scalar packed weight is Wᵀ (K, N): gemm_nn over it sums each C[i][j] in the same k order,
 // with the same operations, as gemm_nt over W, and skips gemm_nt's per-call tile transposes.
+// The scalar twin's packed layout is W itself, row-major (N, K): its linear_nt reads W as it is
+// (tile-transposing, like gemm_nt_scalar), so packing gains nothing and in-place packing is free.
 std::int64_t packed_weight_floats_scalar(int N, int K) {
   return static_cast<std::int64_t>(N) * K;
 }
 
 void pack_weight_scalar(int N, int K, const float* W, int ldw, float* packed) {
   for (int j = 0; j < N; ++j)
-    for (int k = 0; k < K; ++k)
-      packed[static_cast<std::ptrdiff_t>(k) * N + j] = W[static_cast<std::ptrdiff_t>(j) * ldw + k];
+    std::memcpy(packed + static_cast<std::ptrdiff_t>(j) * K, W + static_cast<std::ptrdiff_t>(j) * ldw,
+                static_cast<std::size_t>(K) * sizeof(float));
 }
 
 void linear_nt_packed_scalar(int M, int N, int K, const float* A, int lda, const float* packed,
                              const float* bias, float* C, int ldc) {
-  gemm_nn_scalar(M, N, K, A, lda, packed, N, C, ldc, false);
-  if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
+  linear_nt_scalar(M, N, K, A, lda, packed, K, bias, C, ldc);
+}
+
+void pack_weight_in_place_scalar(int, int, float*) {}  // already the packed layout
+
+int packed_weight_panel_rows_scalar() { return 1; }
+
+void packed_weight_row_scalar(int K, const float* packed, int r, float* out) {
+  std::memcpy(out, packed + static_cast<std::ptrdiff_t>(r) * K, static_cast<std::size_t>(K) * sizeof(float));
 }
 
 // ---- 16-bit weights ---------------------------------------------------------------------------

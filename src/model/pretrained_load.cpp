@@ -194,6 +194,10 @@ Status PretrainedModel::end_tensor(const std::string& given) {
   pending_.erase(it);
   ATTN_RETURN_IF_ERROR(w.check_finite(given.c_str()));
   if (config_.arch == PretrainedArch::kGpt2 && is_conv1d(name)) ATTN_RETURN_IF_ERROR(w.transpose());
+  // float32 matrices into the GEMM's layout, unless a fused q/k/v would be cut mid-panel.
+  const bool fused = config_.arch == PretrainedArch::kGpt2 && name.size() >= 18 &&
+                     name.compare(name.size() - 18, 18, "attn.c_attn.weight") == 0;
+  if (!fused || StoredWeight::packable(config_.hidden)) w.pack_for_linear();
   stored_[name] = std::move(w);
   const Status st = use(name);
   set_[name] = st.ok();

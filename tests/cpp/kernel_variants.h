@@ -24,6 +24,9 @@ struct Variant {
   decltype(&k::packed_weight_floats_scalar) packed_weight_floats;
   decltype(&k::pack_weight_scalar) pack_weight;
   decltype(&k::linear_nt_packed_scalar) linear_nt_packed;
+  decltype(&k::pack_weight_in_place_scalar) pack_weight_in_place;
+  decltype(&k::packed_weight_panel_rows_scalar) packed_weight_panel_rows;
+  decltype(&k::packed_weight_row_scalar) packed_weight_row;
   decltype(&k::add_bias_rows_scalar) add_bias_rows;
   decltype(&k::scale_vec_scalar) scale_vec;
   decltype(&k::add_vec_scalar) add_vec;
@@ -44,6 +47,8 @@ struct Variant {
 #define ATTN_VARIANT(sfx, label)                                                               \
   Variant{label, k::gemm_nn_##sfx, k::gemm_nt_##sfx, k::gemm_tn_##sfx, k::linear_nt_##sfx,     \
           k::packed_weight_floats_##sfx, k::pack_weight_##sfx, k::linear_nt_packed_##sfx,       \
+          k::pack_weight_in_place_##sfx, k::packed_weight_panel_rows_##sfx,                     \
+          k::packed_weight_row_##sfx,                                                           \
           k::add_bias_rows_##sfx, k::scale_vec_##sfx,                                           \
           k::add_vec_##sfx, k::mask_row_##sfx, k::softmax_row_##sfx,                            \
           k::scale_mask_softmax_row_##sfx, k::layer_norm_row_##sfx,                              \

@@ -191,8 +191,9 @@ TEST_CASE(
   struct Shape {
     int M, N, K;
   };
-  // Single tiles, odd edges, and blocks: K = 300 > one K slice, N = 520 > one N block, M = 131 > one M block.
-  const Shape shapes[] = {{1, 1, 1}, {5, 7, 3}, {16, 64, 64}, {33, 65, 31}, {131, 520, 300}, {3, 4, 0}};
+  // Single tiles, odd edges, and blocks: K = 300 > one K slice, N = 520 > one N block, M = 171 > one M
+  // block (128 rows with 4-row tiles, 160 with the relaxed-SIMD build's 5-row tiles).
+  const Shape shapes[] = {{1, 1, 1}, {5, 7, 3}, {16, 64, 64}, {33, 65, 31}, {171, 520, 300}, {3, 4, 0}};
   for (const auto& v : variants())
     for (const auto& s : shapes)
       for (int with_bias = 0; with_bias < 2; ++with_bias) {
@@ -217,6 +218,44 @@ TEST_CASE(
         if (with_bias) v.add_bias_rows(s.M, s.N, bias.data(), want.data(), ldc);
         CHECK(bits_equal(got, want));  // padding columns untouched too
         CHECK(bits_equal(packed_got, want));
+      }
+}
+
+TEST_CASE("kernels: pack_weight_in_place equals pack_weight; packed_weight_row reads the rows back",
+          "[kernel][gemm]") {
+  // N across one and several panels with every remainder, K from 1 past two SIMD widths; row blocks
+  // starting at a multiple of the panel height are packed matrices of their own.
+  for (const auto& v : variants())
+    for (int N : {1, 2, 7, 8, 9, 15, 16, 17, 24, 41})
+      for (int K : {1, 3, 4, 5, 8, 9, 33, 70}) {
+        INFO(v.name << " N=" << N << " K=" << K);
+        const auto W = random_vec(static_cast<size_t>(N) * K, 50u + N * 7u + K);  // W: (N, K)
+        const auto floats = static_cast<size_t>(v.packed_weight_floats(N, K));
+        std::vector<float> want(floats + 1, 777.f), got(floats + 1, 555.f);  // + a guard float
+        v.pack_weight(N, K, W.data(), K, want.data());
+        std::copy(W.begin(), W.end(), got.begin());
+        v.pack_weight_in_place(N, K, got.data());
+        CHECK(got[floats] == 555.f);
+        got[floats] = 777.f;
+        CHECK(bits_equal(got, want));
+        std::vector<float> row(K);
+        bool rows_ok = true;
+        for (int r = 0; r < N; ++r) {
+          v.packed_weight_row(K, got.data(), r, row.data());
+          rows_ok = rows_ok && std::equal(row.begin(), row.end(), W.begin() + static_cast<std::ptrdiff_t>(r) * K);
+        }
+        CHECK(rows_ok);
+        const int p = v.packed_weight_panel_rows();
+        if (N > p) {  // rows [p, N) as their own packed matrix, read through linear_nt_packed
+          const int M = 3, n = N - p;
+          const auto A = random_vec(static_cast<size_t>(M) * K, 60u);  // A: (M, K)
+          std::vector<float> c_block(static_cast<size_t>(M) * n), c_want(c_block.size());
+          v.linear_nt_packed(M, n, K, A.data(), K, got.data() + static_cast<std::ptrdiff_t>(p) * K, nullptr,
+                             c_block.data(), n);
+          v.linear_nt(M, n, K, A.data(), K, W.data() + static_cast<std::ptrdiff_t>(p) * K, K, nullptr,
+                      c_want.data(), n);
+          CHECK(bits_equal(c_block, c_want));
+        }
       }
 }
 

@@ -182,11 +182,17 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST_CASE("pretrained 16-bit weights: the forward equals the widened float32 model's bit for bit, in about half the bytes",
           "[pretrained][half]") {
+  // hidden 12: GPT-2's fused q/k/v weight splits mid-panel of the SIMD packed layout, so that
+  // float32 matrix stays unpacked while the others are packed in place (hidden 8: all packed).
+  for (const int hidden : {8, 12})
   for (const auto arch : {attn::PretrainedArch::kGpt2, attn::PretrainedArch::kLlama})
     for (const WeightFormat f : {WeightFormat::kF16, WeightFormat::kBF16}) {
-      INFO((arch == attn::PretrainedArch::kGpt2 ? "GPT-2 " : "Llama ") << attn::format_name(f));
+      INFO((arch == attn::PretrainedArch::kGpt2 ? "GPT-2 " : "Llama ") << attn::format_name(f) << " hidden " << hidden);
       attn::PretrainedConfig c = tiny(arch);
       c.qkv_bias = arch == attn::PretrainedArch::kLlama;
+      c.hidden = hidden;
+      c.heads = hidden / c.head_dim;
+      if (arch == attn::PretrainedArch::kGpt2) c.kv_heads = c.heads;
       attn::PretrainedModel half, wide;
       REQUIRE(attn::PretrainedModel::create(c, half).ok());
       REQUIRE(attn::PretrainedModel::create(c, wide).ok());
