@@ -72,6 +72,25 @@ void zero_rows(int M, int N, float* C, int ldc) {
   for (int i = 0; i < M; ++i) fill_zero(N, C + static_cast<std::ptrdiff_t>(i) * ldc);
 }
 
+// C (M, N) += A (M, K) · Bᵀ with B (N, K) read as read_b(j, k) (float32, or widened 16-bit). Bᵀ is
+// built one kTile×kTile tile at a time on the stack and multiplied like gemm_nn: the same k order
+// per C[i][j] as a plain dot product, but a contiguous inner loop (a dot product per entry runs
+// ~8× slower natively: compilers may not reorder its sum into vectors).
+template <typename ReadB>
+void add_product_nt(int M, int N, int K, const float* A, int lda, ReadB read_b, float* C, int ldc) {
+  constexpr int kTile = 64;
+  float bt[kTile * kTile];  // bt: (kb, nb) tile of Bᵀ, row stride kTile
+  for (int j0 = 0; j0 < N; j0 += kTile) {
+    const int nb = std::min(kTile, N - j0);
+    for (int k0 = 0; k0 < K; k0 += kTile) {
+      const int kb = std::min(kTile, K - k0);
+      for (int j = 0; j < nb; ++j)
+        for (int k = 0; k < kb; ++k) bt[k * kTile + j] = read_b(j0 + j, k0 + k);
+      add_product(M, nb, kb, A + k0, lda, 1, bt, kTile, C + j0, ldc);
+    }
+  }
+}
+
 }  // namespace
 
 void gemm_nn_scalar(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
@@ -91,22 +110,8 @@ void gemm_tn_scalar(int M, int N, int K, const float* A, int lda, const float* B
 
 void gemm_nt_scalar(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
                     bool accumulate) {
-  // Bᵀ is built one kTile×kTile tile at a time on the stack and multiplied like gemm_nn: the same
-  // k order per C[i][j] as a plain dot product, but a contiguous inner loop (a dot product per
-  // entry runs ~8× slower natively: compilers may not reorder its sum into vectors).
-  constexpr int kTile = 64;
-  float bt[kTile * kTile];  // bt: (kb, nb) tile of Bᵀ, row stride kTile
   if (!accumulate) zero_rows(M, N, C, ldc);
-  for (int j0 = 0; j0 < N; j0 += kTile) {
-    const int nb = std::min(kTile, N - j0);
-    for (int k0 = 0; k0 < K; k0 += kTile) {
-      const int kb = std::min(kTile, K - k0);
-      for (int j = 0; j < nb; ++j)
-        for (int k = 0; k < kb; ++k)
-          bt[k * kTile + j] = B[static_cast<std::ptrdiff_t>(j0 + j) * ldb + k0 + k];
-      add_product(M, nb, kb, A + k0, lda, 1, bt, kTile, C + j0, ldc);
-    }
-  }
+  add_product_nt(M, N, K, A, lda, [&](int j, int k) { return B[static_cast<std::ptrdiff_t>(j) * ldb + k]; }, C, ldc);
 }
 
 void linear_nt_scalar(int M, int N, int K, const float* A, int lda, const float* W, int ldw,
@@ -115,8 +120,6 @@ void linear_nt_scalar(int M, int N, int K, const float* A, int lda, const float*
   if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
 }
 
-// The scalar packed weight is Wᵀ (K, N): gemm_nn over it sums each C[i][j] in the same k order,
-// with the same operations, as gemm_nt over W, and skips gemm_nt's per-call tile transposes.
 // The scalar twin's packed layout is W itself, row-major (N, K): its linear_nt reads W as it is
 // (tile-transposing, like gemm_nt_scalar), so packing gains nothing and in-place packing is free.
 std::int64_t packed_weight_floats_scalar(int N, int K) {
@@ -182,19 +185,9 @@ void widen_half_scalar(int n, const std::uint16_t* x, HalfFormat format, float* 
 // gemm_nt_scalar with the tile of Wᵀ widened as it is built: the same products in the same order.
 void linear_nt_half_scalar(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
                            HalfFormat format, const float* bias, float* C, int ldc) {
-  constexpr int kTile = 64;
-  float wt[kTile * kTile];  // wt: (kb, nb) tile of widen(W)ᵀ, row stride kTile
   zero_rows(M, N, C, ldc);
-  for (int j0 = 0; j0 < N; j0 += kTile) {
-    const int nb = std::min(kTile, N - j0);
-    for (int k0 = 0; k0 < K; k0 += kTile) {
-      const int kb = std::min(kTile, K - k0);
-      for (int j = 0; j < nb; ++j)
-        for (int k = 0; k < kb; ++k)
-          wt[k * kTile + j] = widen_one(W[static_cast<std::ptrdiff_t>(j0 + j) * ldw + k0 + k], format);
-      add_product(M, nb, kb, A + k0, lda, 1, wt, kTile, C + j0, ldc);
-    }
-  }
+  add_product_nt(M, N, K, A, lda,
+                 [&](int j, int k) { return widen_one(W[static_cast<std::ptrdiff_t>(j) * ldw + k], format); }, C, ldc);
   if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
 }
 
