@@ -35,9 +35,14 @@ constexpr int kMR = 5;
 constexpr int kMR = 4;
 #endif
 constexpr int kNR = 8;         // micro-tile columns (two f32x4 of B per k)
-constexpr int kKC = 256;       // K slice: an A panel (4–5 KB) and a B panel (8 KB) stay in L1
-constexpr int kMC = 32 * kMR;  // M block: the packed A block (128–160 KB) stays in L2
-constexpr int kNC = 512;       // N block: the packed B block (512 KB) stays in L2/L3
+constexpr int kKC = 768;       // K slice: an A panel (12–15 KB) and a B panel (24 KB) stay in L1
+constexpr int kMC = 16 * kMR;  // M block: the packed A block (192–240 KB) stays in L2
+constexpr int kNC = 256;       // N block: the packed B block (768 KB) stays in L2/L3
+// kKC = 768 covers the K of GPT-2-small's projections in one slice: a C tile is stored once instead
+// of once per 256-long slice, and a pre-packed weight's panels are then read as one sequential
+// stream. With GPT-2-small's GEMMs (M = 128, every weight streamed from memory once per forward)
+// 768 / 16·kMR / 256 ran ~7% faster than 256 / 32·kMR / 512 in both builds (Node 20, 2026-11-25;
+// 512 gained nothing: K = 768 still took two slices); the MHA benchmark's shapes moved < 3%.
 static_assert(kNR % 4 == 0, "B panels are packed with 4x4 transposes");
 static_assert(kMC % kMR == 0 && kNC % kNR == 0, "blocks hold whole panels");
 // Measured in Node 20 on this machine (M=8192, N=K=512), SIMD128 build: 4×8 ≈ 45 GFLOP/s; 4×12,
@@ -150,8 +155,9 @@ void pack_a_block(int i0, int mc, int pc, int kc, const float* A, int lda, bool 
 // The kMR×kNR tile C = a_panel (kc, kMR)ᵀ · b_panel (kc, kNR), added to C when `add`, then plus
 // bias (kNR) when set: the same two roundings as a separate add_bias_rows pass, done while the
 // tile is in registers (the separate pass over C cost ~4% of the demo's forward).
-// 8 f32x4 accumulators + 2 B vectors + 1 A splat fit in the 16 xmm registers V8 uses.
-// (With FMA the measured best is still 4×8: 3×12 and 2×16 tie, 5×8, 6×8 and 4×12 spill.)
+// kMR·2 f32x4 accumulators + 2 B vectors + A's splats fit in the 16 xmm registers V8 uses.
+// (With FMA and one load32_splat per row, 5×8, 6×8 and 4×12 spill; 5×8 with A's rows 0–3 shuffled
+// from one load does not: see kMR.)
 void micro_kernel(int kc, const float* a, const float* b, float* c, int ldc, bool add, const float* bias) {
   v128_t acc[kMR][kNR / 4];
   for (auto& row : acc)

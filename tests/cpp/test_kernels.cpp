@@ -122,8 +122,9 @@ TEST_CASE("kernels: gemm crosses the tile and block boundaries on larger odd sha
   struct Shape {
     int M, N, K;
   };
-  // 33x65x31: odd everything; K = 300 > one K slice; N = 520 > one N block; M = 131 > one M block.
-  const Shape shapes[] = {{33, 65, 31}, {100, 37, 300}, {131, 520, 9}, {5, 1030, 260},
+  // 33x65x31: odd everything; K = 800 and 1000 > one K slice (768); N = 520 > two N blocks (256);
+  // M = 131 > one M block (64 rows with 4-row tiles, 80 with 5-row tiles).
+  const Shape shapes[] = {{33, 65, 31}, {100, 37, 800}, {131, 520, 9}, {5, 1030, 260},
                           {1, 1, 1000}, {257, 3, 1},    {1, 64, 64},   {64, 1, 64}};
   for (const auto& v : variants())
     for (const auto& s : shapes)
@@ -168,7 +169,7 @@ TEST_CASE("kernels: gemm_tn equals gemm_nn over an explicit transpose, bit for b
   struct Shape {
     int M, N, K;
   };
-  const Shape shapes[] = {{1, 1, 1}, {5, 7, 3}, {17, 9, 33}, {131, 520, 300}};
+  const Shape shapes[] = {{1, 1, 1}, {5, 7, 3}, {17, 9, 33}, {131, 520, 800}};  // blocks crossed: as below
   for (const auto& v : variants())
     for (const auto& s : shapes)
       for (int acc = 0; acc < 2; ++acc) {
@@ -191,9 +192,9 @@ TEST_CASE(
   struct Shape {
     int M, N, K;
   };
-  // Single tiles, odd edges, and blocks: K = 300 > one K slice, N = 520 > one N block, M = 171 > one M
-  // block (128 rows with 4-row tiles, 160 with the relaxed-SIMD build's 5-row tiles).
-  const Shape shapes[] = {{1, 1, 1}, {5, 7, 3}, {16, 64, 64}, {33, 65, 31}, {171, 520, 300}, {3, 4, 0}};
+  // Single tiles, odd edges, and blocks: K = 800 > one K slice (768), N = 520 > two N blocks (256),
+  // M = 171 > two M blocks (64 rows with 4-row tiles, 80 with the relaxed-SIMD build's 5-row tiles).
+  const Shape shapes[] = {{1, 1, 1}, {5, 7, 3}, {16, 64, 64}, {33, 65, 31}, {171, 520, 800}, {3, 4, 0}};
   for (const auto& v : variants())
     for (const auto& s : shapes)
       for (int with_bias = 0; with_bias < 2; ++with_bias) {

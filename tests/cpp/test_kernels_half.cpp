@@ -171,8 +171,9 @@ TEST_CASE("kernels: linear_nt_half crosses the K slice, N block and M block boun
   struct Shape {
     int M, N, K;
   };
-  // K = 300 > one K slice (256); N = 520 > one N block (512); M = 131 > one M block (128).
-  const Shape shapes[] = {{1, 520, 300}, {131, 9, 33}, {4, 1030, 260}, {2, 3, 700}, {128, 64, 64}};
+  // K = 800 and 1600 > one and two K slices (768); N = 520 > two N blocks (256); M = 131 > one M
+  // block (64 or 80 rows).
+  const Shape shapes[] = {{1, 520, 800}, {131, 9, 33}, {4, 1030, 260}, {2, 3, 1600}, {128, 64, 64}};
   for (const auto& v : variants())
     for (const HalfFormat f : {HalfFormat::kF16, HalfFormat::kBF16})
       for (const auto& s : shapes) {
