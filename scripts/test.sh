@@ -16,7 +16,7 @@ configure() {  # configure <build dir> <cmake command...>; re-runs only when the
     "$@" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
   fi
 }
-section() { printf '\n=== %s ===\n' "$*"; }
+section() { printf '\n=== %s === (%d s into the run)\n' "$*" "$SECONDS"; }
 mkdir -p build
 
 section "native ctest"
@@ -66,3 +66,4 @@ section "a SmolLM2-360M-shaped checkpoint (BF16, 724 MB, random weights written 
 # Issue #16: it loads under the default 1 GiB limit (16-bit weights stay 16-bit) and runs a forward
 # and a generation, from a Blob in Node and from an <input type=file> in Chromium (~35 s).
 node bench/smollm2_shape.mjs --browser
+printf '\n=== all suites passed (%d s) ===\n' "$SECONDS"
