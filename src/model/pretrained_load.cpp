@@ -56,11 +56,13 @@ std::uint64_t weight_values(const PretrainedConfig& c) {
 std::uint64_t as_floats(std::uint64_t bytes) { return (bytes + 3) / 4; }  // the memory limit's unit
 
 // GPT-2's Conv1D weights are stored (in, out); the model keeps them (out, in) as nn.Linear does.
+bool ends_with(const std::string& name, const std::string& end) {
+  return name.size() >= end.size() && name.compare(name.size() - end.size(), end.size(), end) == 0;
+}
+
 bool is_conv1d(const std::string& name) {
-  for (const char* end : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"}) {
-    const std::string e(end);
-    if (name.size() >= e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) return true;
-  }
+  for (const char* end : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"})
+    if (ends_with(name, end)) return true;
   return false;
 }
 
@@ -195,8 +197,7 @@ Status PretrainedModel::end_tensor(const std::string& given) {
   ATTN_RETURN_IF_ERROR(w.check_finite(given.c_str()));
   if (config_.arch == PretrainedArch::kGpt2 && is_conv1d(name)) ATTN_RETURN_IF_ERROR(w.transpose());
   // float32 matrices into the GEMM's layout, unless a fused q/k/v would be cut mid-panel.
-  const bool fused = config_.arch == PretrainedArch::kGpt2 && name.size() >= 18 &&
-                     name.compare(name.size() - 18, 18, "attn.c_attn.weight") == 0;
+  const bool fused = config_.arch == PretrainedArch::kGpt2 && ends_with(name, "attn.c_attn.weight");
   if (!fused || StoredWeight::packable(config_.hidden)) w.pack_for_linear();
   stored_[name] = std::move(w);
   const Status st = use(name);

@@ -184,46 +184,47 @@ TEST_CASE("pretrained 16-bit weights: the forward equals the widened float32 mod
           "[pretrained][half]") {
   // hidden 12: GPT-2's fused q/k/v weight splits mid-panel of the SIMD packed layout, so that
   // float32 matrix stays unpacked while the others are packed in place (hidden 8: all packed).
-  for (const int hidden : {8, 12})
-  for (const auto arch : {attn::PretrainedArch::kGpt2, attn::PretrainedArch::kLlama})
-    for (const WeightFormat f : {WeightFormat::kF16, WeightFormat::kBF16}) {
-      INFO((arch == attn::PretrainedArch::kGpt2 ? "GPT-2 " : "Llama ") << attn::format_name(f) << " hidden " << hidden);
-      attn::PretrainedConfig c = tiny(arch);
-      c.qkv_bias = arch == attn::PretrainedArch::kLlama;
-      c.hidden = hidden;
-      c.heads = hidden / c.head_dim;
-      if (arch == attn::PretrainedArch::kGpt2) c.kv_heads = c.heads;
-      attn::PretrainedModel half, wide;
-      REQUIRE(attn::PretrainedModel::create(c, half).ok());
-      REQUIRE(attn::PretrainedModel::create(c, wide).ok());
-      fill_pair(half, wide, f, 21);
-      attn::PretrainedForwardOptions o;
-      o.attention_layers = {0, 1};
-      o.trace_layers = {1};
-      o.hidden_states = true;
-      o.logit_lens = true;
-      attn::PretrainedForwardResult a, b;
-      const std::vector<std::int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6};
-      REQUIRE(half.forward(2, 4, ids, o, a).ok());
-      REQUIRE(wide.forward(2, 4, ids, o, b).ok());
-      REQUIRE(same_bits(a.logits.data, b.logits.data));
-      REQUIRE(same_bits(a.attention[1].data, b.attention[1].data));
-      REQUIRE(same_bits(a.hidden_states.back().data, b.hidden_states.back().data));
-      REQUIRE(a.traces[1].steps().size() == b.traces[1].steps().size());
-      REQUIRE(a.lens_ids == b.lens_ids);
-      // Decoding through the caches reads the same 16-bit weights.
-      std::vector<attn::KvCache> caches;
-      REQUIRE(half.create_caches(6, 1, caches).ok());
-      attn::PretrainedForwardResult first, next, full;
-      REQUIRE(half.forward(1, 3, {3, 1, 4}, {}, first, &caches).ok());
-      REQUIRE(half.forward(1, 1, {1}, {}, next, &caches).ok());
-      REQUIRE(wide.forward(1, 4, {3, 1, 4, 1}, {}, full).ok());
-      testutil::require_close(next.logits.data, std::vector<float>(full.logits.data.end() - 11, full.logits.data.end()),
-                              1e-5, "cached step");
-      // Matrices take 2 bytes per value instead of 4; the norms and biases stay float32.
-      REQUIRE(half.weight_bytes() < 0.6 * wide.weight_bytes());
-      REQUIRE(half.weight_bytes() > 0.5 * wide.weight_bytes());
-    }
+  for (const int hidden : {8, 12}) {
+    for (const auto arch : {attn::PretrainedArch::kGpt2, attn::PretrainedArch::kLlama})
+      for (const WeightFormat f : {WeightFormat::kF16, WeightFormat::kBF16}) {
+        INFO((arch == attn::PretrainedArch::kGpt2 ? "GPT-2 " : "Llama ") << attn::format_name(f) << " hidden " << hidden);
+        attn::PretrainedConfig c = tiny(arch);
+        c.qkv_bias = arch == attn::PretrainedArch::kLlama;
+        c.hidden = hidden;
+        c.heads = hidden / c.head_dim;
+        if (arch == attn::PretrainedArch::kGpt2) c.kv_heads = c.heads;
+        attn::PretrainedModel half, wide;
+        REQUIRE(attn::PretrainedModel::create(c, half).ok());
+        REQUIRE(attn::PretrainedModel::create(c, wide).ok());
+        fill_pair(half, wide, f, 21);
+        attn::PretrainedForwardOptions o;
+        o.attention_layers = {0, 1};
+        o.trace_layers = {1};
+        o.hidden_states = true;
+        o.logit_lens = true;
+        attn::PretrainedForwardResult a, b;
+        const std::vector<std::int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6};
+        REQUIRE(half.forward(2, 4, ids, o, a).ok());
+        REQUIRE(wide.forward(2, 4, ids, o, b).ok());
+        REQUIRE(same_bits(a.logits.data, b.logits.data));
+        REQUIRE(same_bits(a.attention[1].data, b.attention[1].data));
+        REQUIRE(same_bits(a.hidden_states.back().data, b.hidden_states.back().data));
+        REQUIRE(a.traces[1].steps().size() == b.traces[1].steps().size());
+        REQUIRE(a.lens_ids == b.lens_ids);
+        // Decoding through the caches reads the same 16-bit weights.
+        std::vector<attn::KvCache> caches;
+        REQUIRE(half.create_caches(6, 1, caches).ok());
+        attn::PretrainedForwardResult first, next, full;
+        REQUIRE(half.forward(1, 3, {3, 1, 4}, {}, first, &caches).ok());
+        REQUIRE(half.forward(1, 1, {1}, {}, next, &caches).ok());
+        REQUIRE(wide.forward(1, 4, {3, 1, 4, 1}, {}, full).ok());
+        testutil::require_close(next.logits.data, std::vector<float>(full.logits.data.end() - 11, full.logits.data.end()),
+                                1e-5, "cached step");
+        // Matrices take 2 bytes per value instead of 4; the norms and biases stay float32.
+        REQUIRE(half.weight_bytes() < 0.6 * wide.weight_bytes());
+        REQUIRE(half.weight_bytes() > 0.5 * wide.weight_bytes());
+      }
+  }
 }
 
 TEST_CASE("pretrained loading: a non-finite value or a tensor past the memory limit leaves the model as it was",
