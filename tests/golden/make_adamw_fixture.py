@@ -5,9 +5,9 @@ torch.nn.utils.clip_grad_norm_, which tests/cpp/test_adamw.cpp replays with src/
 Run with Debian's interpreter, which sees python3-torch (1.13):
     /usr/bin/python3 tests/golden/make_adamw_fixture.py
 
-make_fixtures.py deletes every *.txt in fixtures/ before it writes its own, so run this script
-after it. This fixture is not listed in index.txt: that index is make_fixtures.py's, and every
-entry there needs a runner in tests/cpp/test_golden.cpp.
+The fixture scripts run in any order: each deletes only stale files it signed itself (the
+"Written by" header line), and this file is signed by this script. It is not listed in index.txt:
+that index is make_fixtures.py's, and every entry there needs a runner in tests/cpp/test_golden.cpp.
 
 Format: the one of tests/golden/README.md (one tensor per line, '%.9g', scalars with ndim 0).
 Names, for step s in 1..3 and parameter tensor i in 0..2:

@@ -26,6 +26,7 @@ mask conversion and the state-dict mapping before the C++ core ever sees the fil
 import copy
 import math
 import os
+import re
 import zlib
 
 import torch
@@ -747,32 +748,33 @@ def self_check(w):
         assert werr < SELF_CHECK_TOL, "%s: weights differ by %g" % (w.name, werr)
 
 
-def indexed_names(index_file):
-    """The fixture names listed in FIXTURE_DIR/index_file (empty when it does not exist)."""
-    path = os.path.join(FIXTURE_DIR, index_file)
-    if not os.path.exists(path):
-        return set()
+def written_by(path):
+    """The script a fixture file names in its header comment ("# Written by <script> (torch ...)",
+    or an index's "# ... written by <script>, one name per line."), or None."""
     with open(path) as f:
-        return {line.strip() for line in f if line.strip() and not line.startswith("#")}
+        for line in f:
+            if not line.startswith("#"):
+                break
+            m = re.search(r"[Ww]ritten by (tests/golden/[A-Za-z0-9_]+\.py)\b", line)
+            if m:
+                return m.group(1)
+    return None
 
 
-def remove_stale(other_index):
-    """Deletes every *.txt in FIXTURE_DIR except other_index and the fixtures it lists (those
-    belong to the other script, make_grad_fixtures.py / make_fixtures.py), so the directory
-    equals the union of the two indexes."""
-    keep = {name + ".txt" for name in indexed_names(other_index)} | {other_index}
-    # make_modern_fixtures.py's family (its own index) is never this script's to delete.
-    if os.path.exists(os.path.join(FIXTURE_DIR, "index_modern.txt")):
-        keep |= {name + ".txt" for name in indexed_names("index_modern.txt")} | {"index_modern.txt"}
-    for old in os.listdir(FIXTURE_DIR):
-        if old.endswith(".txt") and old not in keep:
-            os.remove(os.path.join(FIXTURE_DIR, old))
+def remove_stale(script, written):
+    """Deletes the *.txt files in FIXTURE_DIR that `script` signed in an earlier run but did not
+    write in this one (`written`: the file names it just wrote, its index included). Files another
+    script signed (make_grad_fixtures.py, make_modern_fixtures.py, make_adamw_fixture.py) or no
+    script signed are never touched, so the fixture scripts give the same files in any order."""
+    for old in sorted(os.listdir(FIXTURE_DIR)):
+        path = os.path.join(FIXTURE_DIR, old)
+        if old.endswith(".txt") and old not in written and written_by(path) == script:
+            os.remove(path)
 
 
 def main():
     torch.set_grad_enabled(False)
     os.makedirs(FIXTURE_DIR, exist_ok=True)
-    remove_stale("index_grad.txt")  # no stale fixtures: the directory equals the indexes
     names, total = [], 0
     for builder in ALL:
         name = builder.__name__
@@ -788,6 +790,8 @@ def main():
     with open(os.path.join(FIXTURE_DIR, "index.txt"), "w") as f:
         f.write("# Golden fixtures written by tests/golden/make_fixtures.py, one name per line.\n")
         f.write("\n".join(names) + "\n")
+    # Only this script's own files that it no longer writes; the other scripts' stay.
+    remove_stale(FixtureWriter.script, {n + ".txt" for n in names} | {"index.txt"})
     print("wrote %d fixtures, %d bytes, to %s" % (len(names), total, FIXTURE_DIR))
 
 

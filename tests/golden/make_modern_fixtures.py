@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_fixtures import FIXTURE_DIR, FixtureWriter, f32, randn, seed_for  # noqa: E402
+from make_fixtures import FIXTURE_DIR, FixtureWriter, f32, randn, remove_stale, seed_for  # noqa: E402
 
 INDEX_FILE = "index_modern.txt"
 PREFIX = "modern_"
@@ -725,14 +725,6 @@ def check(w):
 
 
 # ----------------------------------------------------------------------------------------------
-def remove_stale_modern(names):
-    """Deletes modern_*.txt files this script no longer writes; other families are untouched."""
-    keep = {n + ".txt" for n in names}
-    for old in sorted(os.listdir(FIXTURE_DIR)):
-        if old.startswith(PREFIX) and old.endswith(".txt") and old not in keep:
-            os.remove(os.path.join(FIXTURE_DIR, old))
-
-
 def main():
     os.makedirs(FIXTURE_DIR, exist_ok=True)
     names, total = [], 0
@@ -749,11 +741,12 @@ def main():
         names.append(name)
         total += len(text)
         print("%-40s %7d bytes" % (name, len(text)))
-    remove_stale_modern(names)
     with open(os.path.join(FIXTURE_DIR, INDEX_FILE), "w") as f:
         f.write("# Modern attention fixtures written by tests/golden/make_modern_fixtures.py, "
                 "one name per line.\n")
         f.write("\n".join(names) + "\n")
+    # Only this script's own files that it no longer writes; the other scripts' stay.
+    remove_stale(ModernFixtureWriter.script, {n + ".txt" for n in names} | {INDEX_FILE})
     print("self-checks passed: torch vs numpy <= %.3g (tol %g), finite differences <= %.3g "
           "(tol %g), KV-cache replay (tol %g)"
           % (NUMPY_WORST[0], NUMPY_CHECK_TOL, FD_WORST[0], FD_TOL, CACHE_TOL))
