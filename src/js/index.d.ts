@@ -532,6 +532,12 @@ export class TinyTransformer {
    */
   ablateHeads(heads: ReadonlyArray<readonly [number, number]>): TinyTransformer;
   /**
+   * Head-type scores from this model's own attention on `ids` (a batch of one: (T) or (1, T)), one
+   * forward: { [kind]: Tensor (numLayers, numHeads) }. See {@link HeadScoreKind} for the definitions.
+   * An unknown kind is `INVALID_ARGUMENT` naming it (nothing runs).
+   */
+  headScores(ids: IdsLike, options?: HeadScoresOptions): HeadScores;
+  /**
    * The weights as a safetensors file: F32 little-endian tensors by state-dict name, and
    * `__metadata__` `{ format: 'attention-wasm/tiny-transformer', config: JSON.stringify(config) }`.
    */
@@ -547,6 +553,38 @@ export class TinyTransformer {
   /** Frees the wasm memory; further calls throw `DISPOSED`. Idempotent. */
   dispose(): void;
 }
+
+// ---- interpretability (issue #27; docs/interpretability.md) ---------------------------------------
+
+/**
+ * A head-type score of layer l, head h, from its attention A (T × T, rows = queries) on ids:
+ * - `'previous-token'`: mean over i = 1 … T−1 of A[i, i−1];
+ * - `'duplicate-token'`: mean, over the rows i with some j < i where ids[j] = ids[i], of Σ over those j of A[i, j];
+ * - `'induction'`: mean, over the rows i with some j, 1 ≤ j < i, where ids[j−1] = ids[i], of Σ over those j of A[i, j].
+ * A kind with no qualifying row is NaN for every head (T = 1: every kind).
+ */
+export type HeadScoreKind = 'previous-token' | 'duplicate-token' | 'induction';
+
+export interface HeadScoresOptions {
+  /** The kinds to compute (default all three, in the order above). */
+  kinds?: HeadScoreKind[];
+}
+
+/** One Tensor (numLayers, numHeads) per requested kind. */
+export type HeadScores = Partial<Record<HeadScoreKind, Tensor>>;
+
+export interface AttentionRolloutOptions {
+  /** w in [0, 1] (default 0.5): the identity's share, for the residual stream. */
+  residualWeight?: number;
+}
+
+/**
+ * Attention rollout (Abnar & Zuidema 2020) of one forward's `attention` (batch of one: Tensor
+ * (1, H, T, T) per layer, every layer present): per layer Â = (1 − w)·(mean over heads of A) + w·I,
+ * rows renormalised to sum 1; R_0 = Â_0, R_l = Â_l · R_{l−1}. Returns Tensor (L, T, T), R_l at [l].
+ * A missing layer, another batch size, mismatched T or w outside [0, 1] is `INVALID_ARGUMENT`.
+ */
+export function attentionRollout(attentions: ReadonlyArray<TensorLike | null>, options?: AttentionRolloutOptions): Tensor;
 
 /**
  * The `__metadata__` of a safetensors file (its string values), read from the header alone: a
@@ -710,6 +748,11 @@ export class PretrainedModel {
      * probability; the last row is the model's own prediction.
      */
     logitLens?: { ids: Tensor; probs: Tensor } };
+  /**
+   * Head-type scores from this model's own attention on `ids` (a batch of one), as
+   * {@link TinyTransformer.headScores}: Tensor (numLayers, numHeads) per kind, query heads (grouped-query models too).
+   */
+  headScores(ids: IdsLike, options?: HeadScoresOptions): HeadScores;
   /**
    * Only the `maxNewTokens` new ids (B, maxNewTokens), greedy at temperature 0 (default), else sampled
    * over the topK likeliest (0 = all) with a seeded generator; decoded with a KV cache per layer.

@@ -5,6 +5,7 @@ import { AttentionError, check } from './errors.js';
 import { checkInt, checkOptions, checkSeed, describe } from './options.js';
 import { decodeSafetensors, encodeSafetensors } from './safetensors.js';
 import { Tensor, asBoolTensor, asFloatTensor, asIntTensor, fromCore } from './tensor.js';
+import { modelHeadScores } from './interp.js';
 
 const CONFIG_KEYS = ['vocabSize', 'maxLength', 'dModel', 'numHeads', 'numLayers', 'mlp', 'mlpHidden', 'positional',
   'norm', 'causal', 'seed', 'numKVHeads', 'window'];
@@ -178,6 +179,9 @@ export function tinyTransformerClass({ requireCore, checkInputBytes, Handle, new
       if (trace !== false && trace != null) out.trace = r.traces;
       return out;
     }
+
+    /** { [kind]: Tensor (L, H) } head-type scores from this model's attention on `ids` (a batch of one); see interp.js. */
+    headScores(ids, options = {}) { return modelHeadScores(this, ids, options); }
 
     /** Mean cross-entropy over the positions whose target is not -100. */
     loss(ids, targets) {

@@ -320,3 +320,19 @@ const text: string = pretrained.decode(newIds);
 // @ts-expect-error maxNewTokens is required
 pretrained.generate([1], {});
 pretrained.dispose();
+
+// ---- interpretability (issue #27) ---------------------------------------------------------------
+import { attentionRollout } from 'attention-wasm';
+import type { HeadScoreKind, HeadScoresOptions, HeadScores, AttentionRolloutOptions } from 'attention-wasm';
+const scoreKinds: HeadScoreKind[] = ['previous-token', 'duplicate-token', 'induction'];
+const scoreOptions: HeadScoresOptions = { kinds: scoreKinds };
+const tinyScores: HeadScores = tiny.headScores([1, 2, 1, 2], scoreOptions);
+const inductionScores: Tensor | undefined = tinyScores.induction;
+const pScores: HeadScores = pretrained.headScores(new Int32Array([1, 2, 3]));
+// @ts-expect-error not a kind
+tiny.headScores([1, 2], { kinds: ['copying'] });
+const rolloutOptions: AttentionRolloutOptions = { residualWeight: 0.25 };
+const rolled: Tensor = attentionRollout(tiny.forward([1, 2, 3]).attention, rolloutOptions);
+attentionRollout(pretrained.forward([1, 2]).attention);
+// @ts-expect-error residualWeight is a number
+attentionRollout([], { residualWeight: '0.5' });
