@@ -13,6 +13,7 @@ import { drawBars } from './charts.js';
 import { composeCanvases, jsonText, matricesToLongCSV, matrixToCSV, toNested } from './export.js';
 import { exactNumber, themeOf } from './draw-util.js';
 import { runModel } from './model.js';
+import { heatmapPanel, jsonSafe, svgDocument, svgFigure } from './svg.js';
 
 const TILE_MIN = 210;
 const GAP = 14;
@@ -114,15 +115,19 @@ export class AttentionHeatmap extends ModelElement {
     if (this._select.selectedIndex < 0) this._select.value = 'all';
   }
 
+  // As many tiles per row as fit in W, then balanced (4 heads on a 3-wide row → 2 + 2, not 3 + 1).
+  // Tiles want room for their labels and cells of ≥ 18 px while the sentence is short.
+  static tileLayout(W, n, Tk) {
+    const tileMin = Math.max(TILE_MIN, Math.min(480, 80 + Tk * 18));
+    const fit = n === 1 ? 1 : Math.max(1, Math.min(n, Math.floor((W + GAP) / (tileMin + GAP))));
+    const perRow = Math.ceil(n / Math.ceil(n / fit));
+    return { perRow, tileW: Math.floor((W - GAP * (perRow - 1)) / perRow), colW: (W - GAP * (perRow - 1)) / perRow };
+  }
+
   #drawTiles(s, matrices) {
     const W = this.contentWidth;
     const n = matrices.length;
-    // As many tiles per row as fit, then balanced (4 heads on a 3-wide row → 2 + 2, not 3 + 1).
-    // Tiles want room for their labels and cells of ≥ 18 px while the sentence is short.
-    const tileMin = Math.max(TILE_MIN, Math.min(480, 80 + s.Tk * 18));
-    const fit = n === 1 ? 1 : Math.max(1, Math.min(n, Math.floor((W + GAP) / (tileMin + GAP))));
-    const perRow = Math.ceil(n / Math.ceil(n / fit));
-    const tileW = Math.floor((W - GAP * (perRow - 1)) / perRow);
+    const { perRow, tileW } = AttentionHeatmap.tileLayout(W, n, s.Tk);
     this._grid.style.gridTemplateColumns = `repeat(${perRow}, minmax(0, 1fr))`;
     while (this._views.length > n) this._views.pop().canvas.remove();
     while (this._views.length < n) {
@@ -217,6 +222,43 @@ export class AttentionHeatmap extends ModelElement {
     return jsonText({ kind: 'attention-weights', view: sh.view, queryTokens: sh.queryTokens, keyTokens: sh.keyTokens,
       shape: [sh.matrices.length, sh.matrices[0].rows, sh.matrices[0].cols],
       heads: sh.matrices.map((m) => ({ head: m.head, weights: toNested(m.data, m.rows, m.cols) })) });
+  }
+
+  /**
+   * The heatmap(s) as an SVG document (vector cells, labels, the one shared colour bar; the query
+   * bars are not part of it). Options: width (CSS px, default the widget's), fontSize (px, default
+   * 12). The view's state is in its <metadata>.
+   */
+  toSVG(options = {}) {
+    const sh = this._shown;
+    if (!sh || !this._views.length) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+    const W = Math.max(160, Number(options.width) || this.contentWidth);
+    const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
+    const theme = themeOf(this);
+    const fig = svgFigure(theme, fontSize / 12);
+    const n = sh.matrices.length, Tk = sh.matrices[0].cols;
+    const { perRow, tileW, colW } = AttentionHeatmap.tileLayout(W, n, Tk);
+    let y = 0, width = 0;
+    const panels = [];
+    for (let start = 0; start < n; start += perRow) {
+      let rowH = 0;
+      for (let k = start; k < Math.min(n, start + perRow); k++) {
+        const x = (k - start) * (colW + GAP);
+        const p = heatmapPanel(fig, this._views[k].view, { x, y, width: tileW });
+        panels.push({ head: sh.matrices[k].head, rows: sh.matrices[k].rows, cols: sh.matrices[k].cols, cells: p.cells });
+        rowH = Math.max(rowH, p.h);
+        width = Math.max(width, x + p.w);
+      }
+      y += rowH + (start + perRow < n ? GAP : 0);
+    }
+    const view = sh.view === 'all' ? 'all heads' : sh.view === 'mean' ? 'mean over heads' : `head ${sh.view}`;
+    const c = this._data ? null : this.config;
+    const state = jsonSafe({ widget: 'attention-heatmap', view: sh.view, query: this.query,
+      queryTokens: sh.queryTokens, keyTokens: sh.keyTokens, domain: this._domain,
+      config: c ? { ...c, stateDict: c.stateDict ? '(set from JS, not stored)' : null } : null,
+      options: { width: W, fontSize }, panels, theme: theme.dark ? 'dark' : 'light' });
+    return svgDocument(fig, { width: Math.max(width, 1), height: Math.max(y, 1), state,
+      title: `Attention weights, ${view}: ${sh.matrices[0].rows} query by ${Tk} key tokens` });
   }
 
   pngCanvas() {

@@ -11,6 +11,12 @@ import { AwElement, h } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { attn } from './runtime.js';
 import { jsonText, matricesToLongCSV } from './export.js';
+import { themeOf } from './draw-util.js';
+import { colorBar, heatmapPanel, jsonSafe, paint, svgDocument, svgFigure, xmlText } from './svg.js';
+
+/** The largest model-view SVG toSVG() writes (bytes); over it, it throws and offers one layer. */
+export const SVG_MAX_BYTES = 8 * 1024 * 1024;
+const TILE_GAP = 8;
 
 const CSS = `
   .grid { display: grid; gap: 8px; }
@@ -89,7 +95,7 @@ export class AttentionModelView extends AwElement {
     this.showError('');
     const { numLayers: L, numHeads: H } = m.config, T = ids.length, tokens = this.tokens;
     if (this._tiles.length !== L * H) this.#buildTiles(L, H);
-    const tileW = Math.min(240, Math.max(130, Math.floor(this.contentWidth / Math.min(H, 4)) - 10));
+    const tileW = AttentionModelView.tileWidth(this.contentWidth, H);
     this.shown = { ids, tokens, layers: attention.map((w) => w.data), T, L, H };
     for (const t of this._tiles) {
       t.view.width = tileW;
@@ -98,6 +104,9 @@ export class AttentionModelView extends AwElement {
         values: 'never', maxCell: 14, minRowHeight: 0, legend: false, title: `L${t.layer} · H${t.head}` });
     }
   }
+
+  /** Each tile's CSS width for an available width W and H heads. */
+  static tileWidth(W, H) { return Math.min(240, Math.max(130, Math.floor(W / Math.min(H, 4)) - 10)); }
 
   #buildTiles(L, H) {
     this._tiles = [];
@@ -127,7 +136,88 @@ export class AttentionModelView extends AwElement {
       target.setAttribute('head', String(head));
       target.setAttribute('step', 'weights');
     }
+    this._openedLayer = layer;
     this.emit('head-select', { layer, head });
+  }
+
+  /**
+   * Every layer × head (or one layer: option `layer`) as an SVG document: the tiles as on screen, one
+   * colour bar for all of them (one scale, 0…1). Options: width (CSS px), fontSize (px), layer,
+   * maxBytes (default 8 MB). A figure over maxBytes is not returned: it throws an Error (code
+   * 'SVG_TOO_LARGE') whose message gives its size and offers one layer.
+   */
+  toSVG(options = {}) {
+    const sh = this.shown;
+    if (!sh || this._tiles.length !== sh.L * sh.H) throw new Error('toSVG: nothing is drawn yet (set a model and ids, wait for ready)');
+    const W = Math.max(160, Number(options.width) || this.contentWidth);
+    const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
+    const s = fontSize / 12;
+    let layers = [...Array(sh.L).keys()];
+    if (options.layer !== undefined && options.layer !== null) {
+      const l = Number(options.layer);
+      if (!Number.isInteger(l) || l < 0 || l >= sh.L) throw new RangeError(`toSVG: layer must be an integer in 0…${sh.L - 1}, not ${options.layer}`);
+      layers = [l];
+    }
+    const theme = themeOf(this);
+    const fig = svgFigure(theme, s);
+    const tileW = AttentionModelView.tileWidth(W, sh.H);
+    const panels = [];
+    let y = 0, width = 0;
+    for (const layer of layers) {
+      // The layer's name (12 px, muted, 4 px above), then its tiles wrapped as the flex row wraps them.
+      fig.body.push(`<text x="0" y="${+(y + 4 + 12 * s).toFixed(2)}" font-size="${+(12 * s).toFixed(2)}" ${paint('fill', theme.muted)}>${xmlText(`Layer ${layer}`)}</text>`);
+      y += 4 + Math.ceil(15 * s) + TILE_GAP;
+      let x = 0, rowH = 0;
+      for (let head = 0; head < sh.H; head++) {
+        const { view } = this._tiles[layer * sh.H + head];
+        const w = view.layout(tileW, s).w;
+        if (x > 0 && x + w > W) { y += rowH + TILE_GAP; x = 0; rowH = 0; }
+        const p = heatmapPanel(fig, view, { x, y, width: tileW });
+        panels.push({ layer, head, rows: sh.T, cols: sh.T, cells: p.cells });
+        width = Math.max(width, x + p.w);
+        rowH = Math.max(rowH, p.h);
+        x += p.w + TILE_GAP;
+      }
+      y += rowH + TILE_GAP;
+    }
+    // One colour bar: every tile shares the scale 0…1.
+    const domain = { lo: 0, hi: 1, map: 'viridis' };
+    fig.body.push(colorBar(fig, { x: 8, y: y + 4, w: Math.min(220, Math.max(60, width - 16)), domain }));
+    y += 4 + 10 + 16 * s + 8;
+    const state = jsonSafe({ widget: 'attention-model-view', ids: sh.ids, tokens: sh.tokens, L: sh.L, H: sh.H, T: sh.T,
+      layers, domain, options: { width: W, fontSize, ...(layers.length === 1 && sh.L > 1 ? { layer: layers[0] } : {}) },
+      panels, theme: theme.dark ? 'dark' : 'light' });
+    const svg = svgDocument(fig, { width: Math.max(width, 240), height: y, state,
+      title: `Attention weights of ${layers.length === 1 ? `layer ${layers[0]}` : `all ${sh.L} layers`} × ${sh.H} heads on ${sh.T} tokens` });
+    const max = Number(options.maxBytes) || SVG_MAX_BYTES;
+    const bytes = svg.length > max / 3 ? new TextEncoder().encode(svg).length : svg.length;
+    if (bytes > max) {
+      const mb = (b) => `${(b / 1048576).toFixed(1)} MB`;
+      const e = new Error(`The ${layers.length === 1 ? `layer ${layers[0]}` : 'model view'} as SVG would be ${mb(bytes)}, over the limit of ${mb(max)}: `
+        + (layers.length > 1 ? `export one layer instead, toSVG({ layer: n }) with n in 0…${sh.L - 1}.` : 'use the PNG export.'));
+      e.code = 'SVG_TOO_LARGE';
+      e.bytes = bytes;
+      throw e;
+    }
+    return svg;
+  }
+
+  /** The SVG button: the whole model, or (when that is too large) the layer last opened, and why. */
+  svgForDownload() {
+    try {
+      return { svg: this.toSVG() };
+    } catch (error) {
+      if (error.code !== 'SVG_TOO_LARGE' || this.shown.L < 2) { this.showError(error.message); return { svg: '' }; }
+      const layer = this._openedLayer ?? 0;
+      try {
+        const svg = this.toSVG({ layer });
+        this._readout.textContent = `${error.message.split(':')[0]}: saved layer ${layer} only (click a head to choose its layer).`;
+        return { svg, suffix: `-layer${layer}` };
+      } catch (e2) {
+        this.showError(e2.message);
+        return { svg: '' };
+      }
+    }
   }
 
   getCSV() {

@@ -100,12 +100,13 @@ export class AwElement extends HTMLElement {
 
   // ---- shared UI pieces ----------------------------------------------------------------------
 
-  /** The PNG / CSV / JSON buttons. */
+  /** The PNG / CSV / JSON buttons (and SVG, for widgets that have toSVG()). */
   exportBar() {
     const b = (fmt, label) => h('button', { type: 'button', class: 'export', 'aria-label': `Download ${label}`,
       title: `Download ${label}`, text: fmt.toUpperCase(), onclick: () => this.download(fmt) });
     return h('div', { class: 'exports', role: 'group', 'aria-label': 'Export' },
-      b('png', 'the picture as PNG'), b('csv', 'the matrix as CSV'), b('json', 'the matrix as JSON'));
+      b('png', 'the picture as PNG'), typeof this.toSVG === 'function' ? b('svg', 'the picture as SVG (vector)') : null,
+      b('csv', 'the matrix as CSV'), b('json', 'the matrix as JSON'));
   }
 
   /** Shows (or with '' hides) an error line. */
@@ -147,13 +148,17 @@ export class AwElement extends HTMLElement {
   getPNGDataURL() { return this.pngCanvas().toDataURL('image/png'); }
 
   /**
-   * Downloads 'png' | 'csv' | 'json'. Synchronous on purpose: the file is saved within the click
+   * Downloads 'png' | 'svg' | 'csv' | 'json' ('svg' where the widget has toSVG(); svgForDownload()
+   * may pick a smaller figure). Synchronous on purpose: the file is saved within the click
    * that asked for it, so browsers never treat it as an unrequested (blockable) download.
    */
   download(format) {
     const name = `${slug(this.exportName)}${this.exportSuffix ? `-${slug(this.exportSuffix)}` : ''}`;
     if (format === 'png') download(`${name}.png`, dataUrlToBlob(this.pngCanvas().toDataURL('image/png')));
-    else if (format === 'csv') download(`${name}.csv`, this.getCSV(), 'text/csv');
+    else if (format === 'svg' && typeof this.toSVG === 'function') {
+      const { svg, suffix = '' } = this.svgForDownload ? this.svgForDownload() : { svg: this.toSVG() };
+      if (svg) download(`${name}${suffix}.svg`, svg, 'image/svg+xml');
+    } else if (format === 'csv') download(`${name}.csv`, this.getCSV(), 'text/csv');
     else if (format === 'json') download(`${name}.json`, this.getJSON(), 'application/json');
     else throw new Error(`unknown export format ${format}`);
   }

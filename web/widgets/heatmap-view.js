@@ -206,28 +206,37 @@ export class HeatmapView {
     this.hooks.onHover(this.cell(this.focus.row, this.focus.col), 'keyboard');
   }
 
-  /** Computes gutters and cell sizes for the current width. */
-  #layout(ctx, theme) {
+  /**
+   * Computes gutters and cell sizes for a width (default: the current one) and a font scale s
+   * (1: the 12 px labels of the screen; the SVG export's fontSize option scales the text and the
+   * room kept for it). Uses the canvas's context to measure labels; public for the SVG export.
+   */
+  layout(width = this.width, s = 1) {
+    const ctx = this.canvas.getContext('2d');
+    return this.#layout(ctx, themeOf(this.host), width, s);
+  }
+
+  #layout(ctx, theme, width = this.width, s = 1) {
     const o = this.opts;
-    ctx.font = `12px ${theme.font}`;
+    ctx.font = `${12 * s}px ${theme.font}`;
     const maxLabel = (labels, cap) => (labels ? Math.min(cap, widestLabel(ctx, labels)) : 0);
-    const rowW = o.rowLabels ? Math.ceil(maxLabel(o.rowLabels, 110)) + 10 : 0;
-    const sumW = o.rowSums ? SUM_W : 0;
-    const avail = Math.max(40, this.width - rowW - sumW - 2 * PAD);
+    const rowW = o.rowLabels ? Math.ceil(maxLabel(o.rowLabels, 110 * s)) + 10 : 0;
+    const sumW = o.rowSums ? SUM_W * s : 0;
+    const avail = Math.max(40, width - rowW - sumW - 2 * PAD);
     const cw = Math.max(1, Math.min(o.maxCell, avail / Math.max(1, o.cols)));
     // Rows get at least a label's height while there are few of them; tall matrices are capped at
     // ~720 px so a 512-token heatmap still fits on a screen.
     let ch = Math.min(o.maxCell, o.rowLabels && o.rows <= 64 ? Math.max(cw, o.minRowHeight) : cw);
     if (o.maxRowHeight) ch = Math.min(ch, o.maxRowHeight);
     if (o.rows * ch > 720) ch = Math.max(1, 720 / o.rows);
-    const colLabelW = o.colLabels ? maxLabel(o.colLabels, 90) : 0;
+    const colLabelW = o.colLabels ? maxLabel(o.colLabels, 90 * s) : 0;
     // Short numeric labels (dimension indices) stay horizontal and are thinned instead of angled.
     const numeric = o.colLabels && o.colLabels.every((l) => /^\d+$/.test(l));
     const angled = o.colLabels && !numeric && colLabelW + 4 > cw;
-    const top = (o.title ? 22 : 0) + (o.colLabels ? (angled ? Math.ceil(colLabelW * 0.72) + 14 : 18) : 0);
+    const top = (o.title ? 22 * s : 0) + (o.colLabels ? (angled ? Math.ceil(colLabelW * 0.72) + 14 * s : 18 * s) : 0);
     const x0 = PAD + rowW, y0 = PAD + top;
-    const h = y0 + o.rows * ch + (o.legend ? LEGEND_H + 6 : 0) + PAD;
-    return { x0, y0, cw, ch, rowW, sumW, angled, top, w: Math.ceil(Math.min(this.width, x0 + o.cols * cw + sumW + PAD)), h: Math.ceil(h) };
+    const h = y0 + o.rows * ch + (o.legend ? LEGEND_H * s + 6 : 0) + PAD;
+    return { x0, y0, cw, ch, rowW, sumW, angled, top, w: Math.ceil(Math.min(width, x0 + o.cols * cw + sumW + PAD)), h: Math.ceil(h) };
   }
 
   /** Draws everything. Safe to call often (it is cheap relative to the model). */

@@ -1,0 +1,221 @@
+// SVG export (issue #28): every widget with toSVG() returns a document that parses as XML, refers to
+// nothing outside itself (no link, no <image>, no <foreignObject>, no raster data), draws its cells
+// in the colours the canvas shows (the fill of the path covering each cell centre equals the canvas
+// pixel there within 2/255), and renders in Chromium — loaded as an image — to the same colours at
+// the cell centres. A 64 × 64 heatmap stays under 250 KB; token text is escaped; the state is in
+// <metadata>; a model view over its size limit says so and offers one layer. All under the strict CSP,
+// with no console error and axe-core clean.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { ROOT, assertCleanPage, join, launch, openWidgetPage } from './helpers.mjs';
+
+const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+const TOL = 2;   // of 255
+const SENTENCE = 'The quick brown fox jumps over the lazy dog while the cat sleeps.';
+const EVIL = ['<b>&amp;', '"quoted"', "it's", ']]>', 'a\u0001b', '\uD800', '</svg>', 'x'];
+
+const BODY = `
+  <attention-heatmap id="one" style="display:block;width:480px" text="${SENTENCE}" head="1" mask="causal"></attention-heatmap>
+  <attention-heatmap id="all" text="${SENTENCE}" head="all" heads="4"></attention-heatmap>
+  <attention-heatmap id="small" style="display:block;width:600px" text="Tiny one." head="0"></attention-heatmap>
+  <attention-heatmap id="big"></attention-heatmap>
+  <attention-model-view id="mv" ids="1 2 3 4 5 6 7"></attention-model-view>`;
+
+let b, page, watch;
+before(async () => {
+  b = await launch({ viewport: { width: 1100, height: 900 } });
+  ({ page, watch } = await openWidgetPage(b, 'svg', 'svg-export', BODY, 'attention-heatmap'));
+  await page.evaluate(async (evil) => {
+    // A 64 × 64 heatmap of random-looking weights (rows sum to 1), with hostile token texts.
+    const T = 64, w = new Float32Array(T * T);
+    let seed = 7;
+    const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    for (let r = 0; r < T; r++) {
+      let sum = 0;
+      for (let c = 0; c < T; c++) sum += (w[r * T + c] = rnd() ** 3);
+      for (let c = 0; c < T; c++) w[r * T + c] /= sum;
+    }
+    const tokens = Array.from({ length: T }, (_, i) => evil[i % evil.length] + (i >= evil.length ? i : ''));
+    document.querySelector('#big').data = { weights: w, shape: [T, T], queryTokens: tokens, keyTokens: tokens };
+    const { TinyTransformer } = await import('/src/js/index.js');
+    document.querySelector('#mv').model = new TinyTransformer({ vocabSize: 11, maxLength: 8, dModel: 12, numHeads: 3, numLayers: 2, seed: 3 });
+    await new Promise((r) => setTimeout(r, 200));
+  }, EVIL);
+  await page.waitForFunction(() => document.querySelector('#mv').dataset.ready !== undefined && document.querySelector('#big').shown?.matrices[0].rows === 64);
+});
+after(async () => { await b?.close(); });
+
+/**
+ * In the page: el.toSVG(options), parsed and checked. Returns { size, parseError, external, state,
+ * texts, samples: [{ panel, row, col, canvas: [r,g,b], fill: [r,g,b] | null, image: [r,g,b] }] }.
+ * Canvas pixels are read from each tile's own canvas at its cell centres; `fill` is the fill of the
+ * path rectangle covering the same cell's centre in the SVG (cell area from the <metadata>);
+ * `image` is the SVG drawn by Chromium (data: URL → <img> → canvas) at that point.
+ */
+function inspect(selector, options = {}) {
+  return page.evaluate(async ({ selector, options }) => {
+    const el = document.querySelector(selector);
+    const svg = el.toSVG(options);
+    const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
+    const parseError = doc.getElementsByTagName('parsererror').length > 0;
+    const external = [];
+    for (const n of doc.getElementsByTagName('*')) {
+      if (['image', 'foreignObject', 'script', 'use', 'a', 'style', 'iframe', 'feImage'].includes(n.localName)) external.push(`<${n.localName}>`);
+      for (const a of n.attributes) {
+        if (/(^|:)href$|^src$/i.test(a.name)) external.push(`${n.localName} ${a.name}`);
+        if (/url\(\s*['"]?(?!#)/i.test(a.value)) external.push(`${n.localName} ${a.name}=${a.value}`);
+      }
+    }
+    const body = svg.replace(/xmlns="http:\/\/www\.w3\.org\/2000\/svg"/, '');
+    if (/https?:|data:|@import|@font-face/i.test(body.replace(/<metadata[\s\S]*<\/metadata>/, ''))) external.push('a URL in the text');
+    const state = JSON.parse(doc.querySelector('metadata').textContent);
+    // The cell rectangles: scale(sx sy) groups of paths made of "M/m x y h n v1 h-n z".
+    const rects = [];
+    for (const g of doc.querySelectorAll('g[transform^="scale("]')) {
+      const [sx, sy] = /scale\(([^ ]+) ([^)]+)\)/.exec(g.getAttribute('transform')).slice(1).map(Number);
+      for (const p of g.querySelectorAll('path')) {
+        const fill = p.getAttribute('fill'), re = /([Mm])(-?[\d.]+) (-?[\d.]+)h(\d+)v1h-(\d+)z/g;
+        let m, x = 0, y = 0;
+        while ((m = re.exec(p.getAttribute('d')))) {
+          if (m[1] === 'M') { x = +m[2]; y = +m[3]; } else { x += +m[2]; y += +m[3]; }
+          rects.push({ x0: x * sx, y0: y * sy, x1: (x + +m[4]) * sx, y1: (y + 1) * sy, fill });
+        }
+      }
+    }
+    const hex = (h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16));
+    const fillAt = (x, y) => { const r = rects.find((q) => x >= q.x0 && x < q.x1 && y >= q.y0 && y < q.y1); return r ? hex(r.fill) : null; };
+    // Chromium's own rendering of the SVG, as an image, at the device pixel ratio.
+    const dpr = window.devicePixelRatio || 1;
+    const img = new Image();
+    img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+    await img.decode();
+    const W = +doc.documentElement.getAttribute('width'), H = +doc.documentElement.getAttribute('height');
+    const out = new OffscreenCanvas(Math.round(W * dpr), Math.round(H * dpr));
+    const octx = out.getContext('2d');
+    octx.drawImage(img, 0, 0, out.width, out.height);
+    const tiles = el.localName === 'attention-model-view' ? el._tiles.map((t) => t.view) : el._views.map((v) => v.view);
+    const samples = [];
+    state.panels.forEach((panel, k) => {
+      const view = tiles[k], canvas = view.canvas, ctx = canvas.getContext('2d'), box = canvas.getBoundingClientRect();
+      const d = canvas.width / box.width;
+      for (let r = 0; r < panel.rows; r++) for (let c = 0; c < panel.cols; c++) {
+        const p = view.cellCenter(r, c);
+        const canvasPx = [...ctx.getImageData(Math.floor((p.x - box.left) * d), Math.floor((p.y - box.top) * d), 1, 1).data.slice(0, 3)];
+        const sx = panel.cells.x + ((c + 0.5) * panel.cells.w) / panel.cols, sy = panel.cells.y + ((r + 0.5) * panel.cells.h) / panel.rows;
+        const imagePx = [...octx.getImageData(Math.floor(sx * dpr), Math.floor(sy * dpr), 1, 1).data.slice(0, 3)];
+        samples.push({ panel: k, row: r, col: c, canvas: canvasPx, fill: fillAt(sx, sy), image: imagePx });
+      }
+    });
+    const texts = [...doc.querySelectorAll('text')].map((t) => t.textContent);
+    return { size: new TextEncoder().encode(svg).length, parseError, external, state, texts, samples,
+      paths: doc.querySelectorAll('path[fill^="#"]').length, bg: doc.querySelector('svg > rect').getAttribute('fill'), svgStart: svg.slice(0, 400) };
+  }, { selector, options });
+}
+
+/** Every sample's SVG fill and rendered colour equal the canvas pixel within TOL. */
+function assertColoursMatch(r, label) {
+  assert.ok(r.samples.length > 0, `${label}: cells sampled`);
+  const far = (a, b2) => !b2 || a.some((v, i) => Math.abs(v - b2[i]) > TOL);
+  const badFill = r.samples.filter((s) => far(s.canvas, s.fill));
+  assert.deepEqual(badFill.slice(0, 5), [], `${label}: SVG fill = canvas pixel at cell centres (${badFill.length} of ${r.samples.length} differ)`);
+  const badImage = r.samples.filter((s) => far(s.canvas, s.image));
+  assert.deepEqual(badImage.slice(0, 5), [], `${label}: the SVG rendered by Chromium = canvas at cell centres (${badImage.length} of ${r.samples.length} differ)`);
+}
+
+function assertWellFormed(r, label) {
+  assert.equal(r.parseError, false, `${label}: parses as XML`);
+  assert.deepEqual(r.external, [], `${label}: no external reference, no raster`);
+}
+
+test('<attention-heatmap> one head: valid, self-contained SVG whose cells are the canvas colours', async () => {
+  const r = await inspect('#one');
+  assertWellFormed(r, 'one head');
+  assertColoursMatch(r, 'one head');
+  assert.equal(r.state.widget, 'attention-heatmap');
+  assert.equal(r.state.view, '1');
+  assert.equal(r.state.config.text, 'The quick brown fox jumps over the lazy dog while the cat sleeps.');
+  assert.ok(r.texts.includes('fox'), 'token labels are text');
+  assert.ok(r.texts.includes('0.00') && r.texts.includes('1.00'), 'the colour bar with its values');
+  assert.ok(r.paths <= 256, 'one path per colour level');
+});
+
+test('<attention-heatmap> all heads: one colour scale shown once, every tile matches its canvas', async () => {
+  const r = await inspect('#all');
+  assertWellFormed(r, 'all heads');
+  assert.equal(r.state.panels.length, 4);
+  assertColoursMatch(r, 'all heads');
+  for (const t of ['Head 0', 'Head 1', 'Head 2', 'Head 3']) assert.ok(r.texts.includes(t), t);
+  assert.equal(r.texts.filter((t) => t === '0.50').length, 1, 'one colour bar');
+  // width and fontSize: a narrower figure with larger text is still the same cells.
+  const narrow = await inspect('#all', { width: 500, fontSize: 16 });
+  assertWellFormed(narrow, 'all heads at 500 px');
+  assert.ok(/width="(\d+)"/.exec(narrow.svgStart.slice(narrow.svgStart.indexOf('<svg')))[1] <= 500);
+  assert.deepEqual(narrow.state.options, { width: 500, fontSize: 16 });
+  assert.match(narrow.svgStart, /font-size="16"|<svg/);
+  assert.deepEqual(narrow.samples.map((s) => s.fill), r.samples.map((s) => s.fill), 'same cell colours at another width');
+});
+
+test('<attention-heatmap> numbers inside big cells are text in the SVG', async () => {
+  const r = await inspect('#small');
+  assertWellFormed(r, 'small');
+  const shown = await page.$eval('#small', (el) => Array.from(el.shown.matrices[0].data, (v) => v.toFixed(2)));
+  for (const v of shown) assert.ok(r.texts.includes(v), `value ${v} written`);
+});
+
+test('a 64 × 64 heatmap: ≤ 250 KB, hostile token text escaped, colours match', async () => {
+  const r = await inspect('#big');
+  assertWellFormed(r, '64 × 64');
+  assert.ok(r.size <= 250 * 1024, `64 × 64 SVG is ${r.size} bytes`);
+  assertColoursMatch(r, '64 × 64');
+  assert.ok(r.texts.some((t) => t.startsWith('<b>&amp;')), 'markup in a token stays text');
+  assert.ok(r.texts.some((t) => t.startsWith('a\uFFFDb')), 'a control character becomes U+FFFD');
+  assert.equal(r.state.queryTokens[0], '<b>&amp;', 'state round-trips through <metadata>');
+  console.log(`# 64x64 heatmap SVG: ${r.size} bytes, ${r.paths} colour paths`);
+});
+
+test('<attention-model-view>: layer × head grid, one colour bar, one layer on request, size limit offers one layer', async () => {
+  const r = await inspect('#mv');
+  assertWellFormed(r, 'model view');
+  assert.equal(r.state.panels.length, 6);
+  assertColoursMatch(r, 'model view');
+  assert.ok(r.texts.includes('Layer 0') && r.texts.includes('Layer 1') && r.texts.includes('L1 · H2'));
+  assert.equal(r.texts.filter((t) => t === '0.50').length, 1, 'one colour bar for all tiles');
+  const one = await page.$eval('#mv', (el) => el.toSVG({ layer: 1 }));
+  assert.match(one, /Layer 1/);
+  assert.doesNotMatch(one, />Layer 0</);
+  const tooBig = await page.$eval('#mv', (el) => { try { el.toSVG({ maxBytes: 2000 }); return null; } catch (e) { return { code: e.code, message: e.message }; } });
+  assert.equal(tooBig.code, 'SVG_TOO_LARGE');
+  assert.match(tooBig.message, /over the limit .*one layer.*toSVG\(\{ layer: n \}\)/);
+  const bad = await page.$eval('#mv', (el) => { try { el.toSVG({ layer: 9 }); return null; } catch (e) { return e.message; } });
+  assert.match(bad, /layer must be an integer in 0…1/);
+});
+
+test('the SVG buttons download the same documents; the page stays axe-clean under the CSP', async () => {
+  for (const sel of ['#one', '#mv']) {
+    const button = page.locator(`${sel} .exports button`, { hasText: 'SVG' });
+    await button.scrollIntoViewIfNeeded();
+    const [dl] = await Promise.all([page.waitForEvent('download'), button.click()]);
+    assert.match(dl.suggestedFilename(), /\.svg$/);
+    const text = (await readFile(await dl.path())).toString('utf8');
+    assert.equal(text, await page.$eval(sel, (el) => el.toSVG()), `${sel}: the button saves toSVG()`);
+  }
+  assert.deepEqual(await page.$eval('#one', (el) => [...el.shadowRoot.querySelectorAll('.exports button')].map((x) => x.textContent)), ['PNG', 'SVG', 'CSV', 'JSON']);
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
+  assert.deepEqual(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), []);
+  await assertCleanPage(page, watch);
+});
+
+test('dark theme: the SVG has the page background and the screen colours', async () => {
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.evaluate(() => document.querySelector('#all').refresh());
+  const r = await inspect('#all');
+  assertWellFormed(r, 'dark');
+  assert.equal(r.state.theme, 'dark');
+  assert.equal(r.bg, '#15171c', 'the page background');
+  assertColoursMatch(r, 'dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await assertCleanPage(page, watch);
+});

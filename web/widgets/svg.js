@@ -1,0 +1,288 @@
+// SVG export of the heatmap views: the picture a HeatmapView draws on its canvas, as vector shapes
+// a paper can use (Inkscape, Illustrator, a browser, LaTeX through svg/pdf conversion).
+//
+//   - Cells are shapes, never an embedded raster: the cells of one colour level (one of the colour
+//     map's 256 entries, the same quantisation the canvas uses) are ONE <path> for the whole figure,
+//     runs of equal cells in a row merged into one rectangle, coordinates in cell units under a
+//     scale() so each rectangle costs ~14 bytes (a 64 × 64 heatmap is well under 250 KB).
+//   - Self-contained: system font stacks by name, no <image>, no <foreignObject>, no link; the one
+//     internal reference is the colour bar's gradient (url(#aw-cbar-<map>), the same for every
+//     figure of a map, so several SVGs inlined in one page never disagree).
+//   - Text (token labels are user content) is XML-escaped, and characters XML cannot hold (control
+//     characters, lone surrogates) become U+FFFD.
+//   - The view's state (widget, view, tokens, options) is JSON inside <metadata id="aw-state">.
+import { colormap, inkOn } from './colormap.js';
+import { fitText, formatNumber } from './draw-util.js';
+
+const PAD = 8;          // as heatmap-view.js
+const LEGEND_H = 34;
+const SUM_W = 58;
+
+/** Text as XML character data or attribute value: escaped, and only characters XML 1.0 allows. */
+export function xmlText(value) {
+  let t = String(value);
+  t = typeof t.toWellFormed === 'function' ? t.toWellFormed()
+    : t.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return t.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '\uFFFD')
+    .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/** A coordinate: at most 2 decimals, no "-0". */
+export function num(v) {
+  const r = Math.round(v * 100) / 100;
+  return String(r === 0 ? 0 : r);
+}
+
+let scratch = null;
+/** Any CSS colour as { hex: '#rrggbb', alpha } (the browser's canvas parser normalises it). */
+export function cssHex(color) {
+  scratch ||= new OffscreenCanvas(1, 1).getContext('2d');
+  scratch.fillStyle = '#000';
+  scratch.fillStyle = String(color);
+  const c = scratch.fillStyle;
+  if (c.startsWith('#')) return { hex: c, alpha: 1 };
+  const m = /rgba?\(([^)]+)\)/.exec(c);
+  if (!m) return { hex: '#000000', alpha: 1 };
+  const [r, g, b, a = 1] = m[1].split(/[\s,/]+/).filter(Boolean).map(Number);
+  return { hex: `#${[r, g, b].map((x) => Math.round(x).toString(16).padStart(2, '0')).join('')}`, alpha: a };
+}
+
+/**
+ * A CSS colour as SVG paint attributes that every SVG reader understands: `name="#rrggbb"`, plus
+ * `name-opacity` for translucent colours.
+ */
+export function paint(name, color) {
+  const { hex, alpha } = cssHex(color);
+  return `${name}="${hex}"${alpha < 1 ? ` ${name}-opacity="${+alpha.toFixed(3)}"` : ''}`;
+}
+
+const hex3 = (lut, i) => `#${[lut[i * 3], lut[i * 3 + 1], lut[i * 3 + 2]].map((x) => x.toString(16).padStart(2, '0')).join('')}`;
+
+/**
+ * The cells of a figure: one path per fill colour, rectangles in cell units. Panels of the same cell
+ * size share one scale() group; a panel's origin is its first move (in thousandths of a cell), every
+ * later move is relative (integers within a panel).
+ */
+export class CellPaths {
+  constructor() { this.groups = new Map(); this.count = 0; }
+
+  /** A run of `len` cells of colour `fill` from (row, col) of a panel whose cell (0, 0) is at (ox, oy) px. */
+  add(fill, cw, ch, ox, oy, row, col, len) {
+    const key = `${cw},${ch}`;
+    let g = this.groups.get(key);
+    if (!g) this.groups.set(key, g = { cw, ch, levels: new Map() });
+    let p = g.levels.get(fill);
+    if (!p) g.levels.set(fill, p = { d: [], x: null, y: null });
+    const x = Math.round((ox / cw) * 1000) + col * 1000, y = Math.round((oy / ch) * 1000) + row * 1000;
+    const u = (m) => String(m / 1000);
+    p.d.push(p.x === null ? `M${u(x)} ${u(y)}h${len}v1h-${len}z` : `m${u(x - p.x)} ${u(y - p.y)}h${len}v1h-${len}z`);
+    p.x = x; p.y = y;
+    this.count++;
+  }
+
+  toString() {
+    let out = '';
+    for (const g of this.groups.values()) {
+      out += `<g transform="scale(${+g.cw.toFixed(6)} ${+g.ch.toFixed(6)})" shape-rendering="crispEdges">\n`;
+      const fills = [...g.levels.keys()].sort();
+      for (const f of fills) out += `<path fill="${f}" d="${g.levels.get(f).d.join('')}"/>\n`;
+      out += '</g>\n';
+    }
+    return out;
+  }
+}
+
+/**
+ * What one figure collects while its panels are drawn.
+ * @param {object} theme  themeOf(host)
+ * @param {number} s      font scale (fontSize / 12)
+ */
+export function svgFigure(theme, s = 1) {
+  return { theme, s, cells: new CellPaths(), defs: new Map(), body: [] };
+}
+
+/** The colour bar's gradient (33 stops of the map's table, enough for its piecewise-linear anchors). */
+function gradient(fig, map) {
+  const id = `aw-cbar-${map.replace(/[^a-z0-9-]/gi, '')}`;
+  if (!fig.defs.has(id)) {
+    const lut = colormap(map);
+    let stops = '';
+    for (let j = 0; j <= 32; j++) stops += `<stop offset="${+(j / 32).toFixed(4)}" stop-color="${hex3(lut, Math.round((j * 255) / 32))}"/>`;
+    fig.defs.set(id, `<linearGradient id="${id}" x1="0" y1="0" x2="1" y2="0">${stops}</linearGradient>`);
+  }
+  return id;
+}
+
+/** Text y for a canvas textBaseline, from the alphabetic baseline SVG uses. */
+function baseY(y, size, baseline) {
+  if (baseline === 'middle') return y + 0.35 * size;
+  if (baseline === 'top') return y + 0.8 * size;
+  if (baseline === 'bottom') return y - 0.22 * size;
+  return y;
+}
+
+function text(x, y, str, { size, anchor = 'start', baseline = 'alphabetic', fill, mono, weight, extra = '' }, fig) {
+  const attrs = [`x="${num(x)}"`, `y="${num(baseY(y, size, baseline))}"`, `font-size="${num(size)}"`];
+  if (anchor !== 'start') attrs.push(`text-anchor="${anchor}"`);
+  if (fill) attrs.push(paint('fill', fill));
+  if (mono) attrs.push(`font-family="${xmlText(fig.theme.mono)}"`);
+  if (weight) attrs.push(`font-weight="${weight}"`);
+  return `<text ${attrs.join(' ')}${extra}>${xmlText(str)}</text>`;
+}
+
+/**
+ * The colour bar of a domain at (x, y), `w` wide, with its three values and, if asked, the masked
+ * swatch — as the canvas legend draws it.
+ */
+export function colorBar(fig, { x, y, w, domain, masked = false }) {
+  const { theme, s } = fig;
+  const { lo, hi, map } = domain;
+  const id = gradient(fig, map);
+  const out = [`<rect x="${num(x)}" y="${num(y)}" width="${num(w)}" height="10" fill="url(#${id})"/>`];
+  const decimals = Math.abs(hi - lo) < 0.1 ? 4 : 2;
+  const tick = (t, v, anchor) => text(x + t * w, y + 13, formatNumber(v, decimals), { size: 10 * s, anchor, baseline: 'top', fill: theme.muted, mono: true }, fig);
+  out.push(tick(0, lo, 'start'), tick(0.5, (lo + hi) / 2, 'middle'), tick(1, hi, 'end'));
+  if (masked) {
+    const mx = x + w + 14;
+    out.push(`<rect x="${num(mx)}" y="${num(y)}" width="14" height="10" ${paint('fill', `rgb(${theme.maskedRgb.slice(0, 3).join(',')})`)}/>`,
+      `<path d="M${num(mx + 1)} ${num(y + 9)}L${num(mx + 13)} ${num(y + 1)}" ${paint('stroke', theme.hatch)}/>`,
+      text(mx + 20, y - 1, 'masked (−∞)', { size: 11 * s, baseline: 'top', fill: theme.muted }, fig));
+  }
+  return out.join('\n');
+}
+
+/** Which colour-table level the canvas gives value v (−1: masked), the same arithmetic as HeatmapView. */
+function levelOf(v, lo, k) {
+  if (v >= lo) { const t = ((v - lo) * k + 0.5) | 0; return t > 255 ? 255 : t; }
+  return v > -Infinity ? 0 : -1;
+}
+
+/**
+ * One HeatmapView as a panel of the figure, its top-left corner at (ox, oy): cells, masked hatching,
+ * cell borders, numbers, title, labels, Σ column, the selected row and the legend, laid out as the
+ * canvas does for `width`. Hover and keyboard-focus marks (transient) are left out.
+ * @returns {{ w: number, h: number, geo: object, cells: { x: number, y: number, w: number, h: number } }}
+ *   cells: where the panel's cell area lies in the figure (written into the metadata, so a program
+ *   can find cell (r, c) of a panel at x + (c + ½)·w/cols, y + (r + ½)·h/rows)
+ */
+export function heatmapPanel(fig, view, { x: ox = 0, y: oy = 0, width = view.width, legend } = {}) {
+  const o = view.opts, { theme, s } = fig;
+  const g = view.layout(width, s);
+  const ctx = view.canvas.getContext('2d');
+  const { lo, hi, map } = o.domain, lut = colormap(map);
+  const fills = Array.from({ length: 256 }, (_, i) => hex3(lut, i));
+  const maskedFill = cssHex(`rgb(${theme.maskedRgb.slice(0, 3).join(',')})`).hex;
+  const k = hi > lo ? 255 / (hi - lo) : 0;
+  const X = (px) => ox + px, Y = (py) => oy + py;
+  const out = [];
+  // Cells: runs of one level along each row.
+  const masked = [];
+  for (let r = 0; r < o.rows; r++) {
+    let c = 0;
+    while (c < o.cols) {
+      const lev = levelOf(o.data[r * o.cols + c], lo, k);
+      let e = c + 1;
+      while (e < o.cols && levelOf(o.data[r * o.cols + e], lo, k) === lev) e++;
+      if (lev < 0) for (let i = c; i < e; i++) masked.push(r * o.cols + i);
+      fig.cells.add(lev < 0 ? maskedFill : fills[lev], g.cw, g.ch, X(g.x0), Y(g.y0), r, c, e - c);
+      c = e;
+    }
+  }
+  const showValues = o.values === 'always' || (o.values === 'auto' && g.cw >= 34 && g.ch >= 16);
+  if (g.cw >= 5 && masked.length && !showValues) {
+    let d = '';
+    for (const i of masked) {
+      const x = X(g.x0 + (i % o.cols) * g.cw), y = Y(g.y0 + Math.floor(i / o.cols) * g.ch);
+      d += `M${num(x + 1)} ${num(y + g.ch - 1)}L${num(x + g.cw - 1)} ${num(y + 1)}`;
+    }
+    out.push(`<path fill="none" ${paint('stroke', theme.hatch)} d="${d}"/>`);
+  }
+  if (g.cw >= 8 && g.ch >= 8 && (o.rows > 1 || o.cols > 1)) {
+    let d = '';
+    for (let c = 1; c < o.cols; c++) d += `M${num(X(g.x0 + c * g.cw))} ${num(Y(g.y0))}v${num(o.rows * g.ch)}`;
+    for (let r = 1; r < o.rows; r++) d += `M${num(X(g.x0))} ${num(Y(g.y0 + r * g.ch))}h${num(o.cols * g.cw)}`;
+    if (d) out.push(`<path fill="none" ${paint('stroke', theme.bgSolid)} stroke-width="1" d="${d}"/>`);
+  }
+  if (showValues) {
+    const size = (g.cw >= 44 ? 11 : 10) * s;
+    for (let r = 0; r < o.rows; r++) for (let c = 0; c < o.cols; c++) {
+      const v = o.data[r * o.cols + c];
+      out.push(text(X(g.x0 + (c + 0.5) * g.cw), Y(g.y0 + (r + 0.5) * g.ch), formatNumber(v, o.decimals),
+        { size, anchor: 'middle', baseline: 'middle', fill: Number.isFinite(v) ? inkOn(map, v, lo, hi) : theme.fg, mono: true }, fig));
+    }
+  }
+  // Title and labels, cut to fit as on the canvas.
+  const font = `${12 * s}px ${theme.font}`;
+  if (o.title) {
+    ctx.font = `600 ${12 * s}px ${theme.font}`;
+    out.push(text(X(PAD), Y(PAD), fitText(ctx, o.title, g.w - 2 * PAD), { size: 12 * s, baseline: 'top', fill: theme.fg, weight: 600 }, fig));
+  }
+  ctx.font = font;
+  if (o.rowLabels) {
+    const every = Math.max(1, Math.ceil((14 * s) / g.ch));
+    for (let r = 0; r < o.rows; r += every) {
+      out.push(text(X(g.x0 - 6), Y(g.y0 + (r + 0.5) * g.ch), fitText(ctx, o.rowLabels[r], g.rowW - 10),
+        { size: 12 * s, anchor: 'end', baseline: 'middle', fill: o.selectedRow === r ? theme.accent : theme.fg }, fig));
+    }
+  }
+  if (o.colLabels) {
+    const widest = g.angled ? 13 * s : Math.max(16, ...o.colLabels.slice(0, 600).map((l) => ctx.measureText(l).width + 8));
+    const every = Math.max(1, Math.ceil((g.angled ? 13 * s : Math.min(widest, 80 * s)) / g.cw));
+    for (let c = 0; c < o.cols; c += every) {
+      const x = X(g.x0 + (c + 0.5) * g.cw);
+      if (g.angled) {
+        const y = Y(g.y0 - 5);
+        out.push(`<g transform="translate(${num(x)} ${num(y)}) rotate(-45)">${text(0, 0, fitText(ctx, o.colLabels[c], 90 * s), { size: 12 * s, baseline: 'middle', fill: theme.fg }, fig)}</g>`);
+      } else {
+        out.push(text(x, Y(g.y0 - 4), fitText(ctx, o.colLabels[c], g.cw * every - 2), { size: 12 * s, anchor: 'middle', baseline: 'bottom', fill: theme.fg }, fig));
+      }
+    }
+  }
+  if (o.rowSums) {
+    const x = X(g.x0 + o.cols * g.cw + 8);
+    out.push(text(x, Y(g.y0 - 4), 'Σ row', { size: 11 * s, baseline: 'bottom', fill: theme.muted, mono: true }, fig));
+    if (g.ch >= 10) {
+      for (let r = 0; r < o.rows; r++) {
+        let sum = 0;
+        for (let c = 0; c < o.cols; c++) { const v = o.data[r * o.cols + c]; if (Number.isFinite(v)) sum += v; }
+        out.push(text(x, Y(g.y0 + (r + 0.5) * g.ch), sum.toFixed(3), { size: 11 * s, baseline: 'middle', fill: theme.fg, mono: true }, fig));
+      }
+    }
+  }
+  if (Number.isInteger(o.selectedRow) && o.selectedRow >= 0 && o.selectedRow < o.rows) {
+    out.push(`<rect x="${num(X(g.x0 + 1))}" y="${num(Y(g.y0 + o.selectedRow * g.ch + 1))}" width="${num(o.cols * g.cw - 2)}" height="${num(g.ch - 2)}" fill="none" ${paint('stroke', theme.accent)} stroke-width="2"/>`);
+  }
+  if (legend ?? o.legend) {
+    const x = PAD + Math.max(0, g.rowW - 4), y = g.y0 + o.rows * g.ch + 12;
+    const w = Math.max(60, Math.min(220, g.w - x - PAD - 12));
+    out.push(colorBar(fig, { x: X(x), y: Y(y), w, domain: o.domain, masked: masked.length > 0 }));
+  }
+  fig.body.push(out.join('\n'));
+  const r2 = (v) => Math.round(v * 1000) / 1000;
+  return { w: g.w, h: g.h, geo: g, cells: { x: r2(X(g.x0)), y: r2(Y(g.y0)), w: r2(o.cols * g.cw), h: r2(o.rows * g.ch) } };
+}
+
+/**
+ * The figure as an SVG document.
+ * @param {object} fig  from svgFigure, its panels drawn
+ * @param {{ width: number, height: number, title: string, state: object }} o
+ */
+export function svgDocument(fig, { width, height, title, state }) {
+  const { theme } = fig;
+  const W = Math.ceil(width), H = Math.ceil(height);
+  const head = `<?xml version="1.0" encoding="UTF-8"?>\n`
+    + `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" `
+    + `font-family="${xmlText(theme.font)}" role="img" aria-label="${xmlText(title)}">\n`
+    + `<title>${xmlText(title)}</title>\n`
+    + `<metadata id="aw-state">${xmlText(JSON.stringify(state))}</metadata>\n`
+    + (fig.defs.size ? `<defs>${[...fig.defs.values()].join('')}</defs>\n` : '')
+    + `<rect width="${W}" height="${H}" ${paint('fill', theme.bgSolid)}/>\n`;
+  return `${head}${fig.cells}${fig.body.join('\n')}\n</svg>\n`;
+}
+
+/** The state object written into <metadata>: JSON-safe (typed arrays → arrays, −∞ → null). */
+export function jsonSafe(value) {
+  return JSON.parse(JSON.stringify(value, (k, v) => (ArrayBuffer.isView(v) ? Array.from(v, (x) => (Number.isFinite(x) ? x : null)) : v)));
+}
+
+export { LEGEND_H, SUM_W };
