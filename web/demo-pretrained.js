@@ -336,9 +336,11 @@ export function attachFolder($, hooks) {
     out.textContent = 'Generating…';
     await new Promise((ok) => setTimeout(ok, 0));
     try {
-      const next = folder.model.generate(input.ids, { maxNewTokens: n });
-      const text = folder.hasTokenizer ? folder.model.decode(next.data) : ` ${Array.from(next.data).join(' ')}`;
-      out.textContent = `Generated ${n} tokens (greedy), appended to the input: “${text}”`;
+      // A row that reaches an end-of-sequence id stops there; the rest of the row is GENERATE_PAD (-1).
+      const next = Array.from(folder.model.generate(input.ids, { maxNewTokens: n }).data).filter((id) => id >= 0);
+      const text = folder.hasTokenizer ? folder.model.decode(next) : ` ${next.join(' ')}`;
+      const stopped = next.length < n ? ', stopped at its end-of-sequence token' : '';
+      out.textContent = `Generated ${next.length} tokens (greedy${stopped}), appended to the input: “${text}”`;
       hooks.append(text);
     } catch (error) {
       out.textContent = `Could not generate: ${error.message}`;

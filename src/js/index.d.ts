@@ -695,7 +695,13 @@ export function evaluate(
  * takes about its file's size plus the activations of a call.
  */
 export interface LoadPretrainedOptions {
-  /** The parsed config.json: `architectures[0]` one of GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM. */
+  /**
+   * The parsed config.json: `architectures` one of GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM,
+   * in the transformers 4 layout (`rope_theta`, `rope_scaling`) or the transformers 5 one
+   * (`rope_parameters`; both present must agree). Every key must be one docs/checkpoints.md lists as
+   * implemented, inert, or inert at its default (and hold that default); anything else, an
+   * unimplemented `rope_type`, `quantization_config` and `auto_map` are INVALID_ARGUMENT naming it.
+   */
   config: Record<string, unknown>;
   /** model.safetensors (any view, at any byteOffset; Blob and File are read tensor by tensor), or with `weightsIndex` the shards: `{ fileName: bytes }` or File objects matched by `.name`. */
   weights: ArrayBuffer | ArrayBufferView | Blob | Record<string, ArrayBuffer | ArrayBufferView | Blob> | File[];
@@ -709,6 +715,8 @@ export interface LoadPretrainedOptions {
   tokenizer?: Record<string, unknown> | null;
   /** The parsed tokenizer_config.json, when the checkpoint has one (special tokens, clean-up). */
   tokenizerConfig?: Record<string, unknown> | null;
+  /** The parsed generation_config.json, when the checkpoint has one: its `eos_token_id` is generate's default `stop`. */
+  generationConfig?: Record<string, unknown> | null;
   /** Called as the weights are copied (each tensor, in chunks of at most 16 MiB) with the bytes read so far and the total. */
   onProgress?: (bytesDone: number, bytesTotal: number) => void;
   /**
@@ -731,6 +739,15 @@ export class PretrainedModel {
   /** Query heads. */
   readonly numHeads: number;
   readonly numKVHeads: number;
+  /** Width of one attention head. */
+  readonly headDim: number;
+  /** Width of the residual stream. */
+  readonly hiddenSize: number;
+  readonly vocabSize: number;
+  /** The longest input, prompt plus generated tokens (for rope_type "dynamic": its original_max_position_embeddings). */
+  readonly maxPositions: number;
+  /** generate's default `stop`: the checkpoint's EOS ids (generation_config.json's, else config.json's); may be empty. */
+  readonly stopIds: number[];
   /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */
   readonly weightBytes: number;
   /** The byte limit of this model's weights and calls (loadPretrained's `memoryLimit`). */
@@ -754,10 +771,19 @@ export class PretrainedModel {
    */
   headScores(ids: IdsLike, options?: HeadScoresOptions): HeadScores;
   /**
-   * Only the `maxNewTokens` new ids (B, maxNewTokens), greedy at temperature 0 (default), else sampled
-   * over the topK likeliest (0 = all) with a seeded generator; decoded with a KV cache per layer.
+   * Only the `maxNewTokens` new ids (B, maxNewTokens), int32, greedy at temperature 0 (default), else
+   * sampled: temperature, then the topK likeliest (0 = all), then the smallest set whose probability
+   * reaches topP, from a generator seeded by `seed` (same seed, same ids); ties go to the lower id. A
+   * row that produces one of the `stop` ids keeps it and is padded with {@link GENERATE_PAD} (-1)
+   * after it; generation ends when every row has stopped. Decoded with a KV cache per layer.
    */
-  generate(ids: IdsLike, options: { maxNewTokens: number; temperature?: number; topK?: number; seed?: number }): Tensor;
+  generate(ids: IdsLike, options: GenerateOptions): Tensor;
+  /**
+   * The same tokens one at a time, for a batch of one: `{ id, text }` (text: the token decoded, or
+   * null without a tokenizer), yielding to the page between tokens; ends after a stop id, after
+   * maxNewTokens, or when `signal` aborts. The model's other generation calls wait for it to end.
+   */
+  generateStream(ids: IdsLike, options: GenerateOptions & { signal?: AbortSignal }): AsyncGenerator<{ id: number; text: string | null }, void, undefined>;
   /** Token ids of text, with what the tokenizer's post-processor adds (e.g. a BOS token). Needs a tokenizer. */
   encode(text: string): Int32Array;
   /** The text of ids. Needs a tokenizer. */
@@ -766,6 +792,25 @@ export class PretrainedModel {
   tokenStrings(ids: IdsLike): string[];
   dispose(): void;
 }
+
+/** generate's options; INVALID_ARGUMENT for anything outside the ranges given. */
+export interface GenerateOptions {
+  /** New tokens per row, >= 1. */
+  maxNewTokens: number;
+  /** 0 (default) = greedy; > 0 divides the logits before the softmax. */
+  temperature?: number;
+  /** Keep only the k likeliest ids (0, the default, = all); an integer >= 0. */
+  topK?: number;
+  /** Keep the smallest set of likeliest ids whose probability reaches topP; in (0, 1], default 1. */
+  topP?: number;
+  /** The sampler's seed, an integer in [0, 2^32); default 0. */
+  seed?: number;
+  /** Ids that end a row (kept, then padded with GENERATE_PAD); default the model's `stopIds`; [] = never stop early. */
+  stop?: number | number[];
+}
+
+/** The id generate() writes after a row's stop token: -1, never a token id. */
+export const GENERATE_PAD: -1;
 
 /** Loads a Hugging Face checkpoint (GPT-2, Llama, Qwen2) from its files, offline. */
 export function loadPretrained(options: LoadPretrainedOptions): Promise<PretrainedModel>;

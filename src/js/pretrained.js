@@ -8,74 +8,14 @@ import { layerList, idBatch, traceLayers } from './model.js';
 import { asBytes, checkEntries, readHeader } from './safetensors.js';
 import { Tensor, fromCore } from './tensor.js';
 import { modelHeadScores } from './interp.js';
+import { coreConfig } from './pretrained-config.js';
+import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
+
 
 const kMaxHeaderBytes = 100 * 1000 * 1000;  // as safetensors.js: no real header comes near it
 const kChunkBytes = 16 * 1024 * 1024;  // a Blob is read this much at a time: JS never holds a whole large tensor
 const FORMATS = { F32: 0, F16: 1, BF16: 2 };  // the core's WeightFormat
-const ARCHITECTURES = { GPT2LMHeadModel: 0, LlamaForCausalLM: 1, Qwen2ForCausalLM: 1 };
-const SUPPORTED = Object.keys(ARCHITECTURES).join(', ');
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
-
-function int(config, key, fallback) {
-  const v = config[key] ?? fallback;
-  if (!Number.isSafeInteger(v) || v < 1) throw invalid(`config.json: ${key} must be a positive integer, got ${describe(v)}`);
-  return v;
-}
-function num(config, key, fallback) {
-  const v = config[key] ?? fallback;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw invalid(`config.json: ${key} must be a number > 0, got ${describe(v)}`);
-  return v;
-}
-
-/** Llama 3's scaled RoPE frequencies (transformers' _compute_llama3_parameters), in double. */
-function llama3Frequencies(scaling, theta, headDim) {
-  const factor = num(scaling, 'factor'), low = num(scaling, 'low_freq_factor'), high = num(scaling, 'high_freq_factor');
-  const old = num(scaling, 'original_max_position_embeddings');
-  const lowWavelen = old / low, highWavelen = old / high;
-  return Array.from({ length: headDim / 2 }, (_, i) => {
-    const f = 1 / theta ** ((2 * i) / headDim);
-    const wavelen = (2 * Math.PI) / f;
-    if (wavelen < highWavelen) return f;
-    if (wavelen > lowWavelen) return f / factor;
-    const smooth = (old / wavelen - low) / (high - low);
-    return (1 - smooth) * (f / factor) + smooth * f;
-  });
-}
-
-/** The core's config of a parsed config.json; anything unsupported is INVALID_ARGUMENT naming it. */
-export function coreConfig(config) {
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw invalid(`config must be the parsed config.json object, got ${describe(config)}`);
-  const architecture = Array.isArray(config.architectures) ? config.architectures[0] : undefined;
-  if (!Object.hasOwn(ARCHITECTURES, architecture)) {
-    throw invalid(`config.json: architecture ${describe(architecture)} is not supported; supported: ${SUPPORTED}`);
-  }
-  if (architecture === 'GPT2LMHeadModel') {
-    const act = config.activation_function ?? 'gelu_new';
-    if (act !== 'gelu_new') throw invalid(`config.json: GPT-2 activation_function ${describe(act)} is not supported (only "gelu_new", the tanh GELU)`);
-    const hidden = int(config, 'n_embd'), heads = int(config, 'n_head');
-    return { architecture, core: { arch: 0, vocabSize: int(config, 'vocab_size'), hidden, layers: int(config, 'n_layer'), heads, kvHeads: heads,
-      headDim: Math.floor(hidden / heads), intermediate: int(config, 'n_inner', 4 * hidden), maxPositions: int(config, 'n_positions', 1024),
-      normEps: num(config, 'layer_norm_epsilon', 1e-5), ropeTheta: 10000, qkvBias: false, tieEmbeddings: true } };
-  }
-  const qwen = architecture === 'Qwen2ForCausalLM';
-  if (qwen && config.use_sliding_window === true) throw invalid('config.json: Qwen2 use_sliding_window: true is not supported');
-  const act = config.hidden_act ?? 'silu';
-  if (act !== 'silu') throw invalid(`config.json: hidden_act ${describe(act)} is not supported (only "silu")`);
-  const hidden = int(config, 'hidden_size'), heads = int(config, 'num_attention_heads');
-  const headDim = int(config, 'head_dim', Math.floor(hidden / heads));
-  const ropeTheta = num(config, 'rope_theta', 10000);
-  const core = { arch: 1, vocabSize: int(config, 'vocab_size'), hidden, layers: int(config, 'num_hidden_layers'), heads,
-    kvHeads: int(config, 'num_key_value_heads', heads), headDim, intermediate: int(config, 'intermediate_size'),
-    maxPositions: int(config, 'max_position_embeddings', 2048), normEps: num(config, 'rms_norm_eps', 1e-6), ropeTheta,
-    qkvBias: qwen, tieEmbeddings: config.tie_word_embeddings === true };
-  const scaling = config.rope_scaling;
-  if (scaling != null) {
-    const type = scaling.rope_type ?? scaling.type;
-    if (type !== 'llama3') throw invalid(`config.json: rope_scaling type ${describe(type)} is not supported (only null or "llama3")`);
-    core.ropeInvFreq = llama3Frequencies(scaling, ropeTheta, headDim);
-  }
-  return { architecture, core };
-}
 
 // A file to read ranges of: bytes already in memory, or a Blob/File read slice by slice.
 function source(value, what) {
@@ -164,13 +104,19 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
   }
 
   class PretrainedModel extends Handle {
-    constructor(handle, config, architecture, core) {
+    constructor(handle, config, architecture, core, generationConfig) {
       super(handle);
       this.config = config;
       this.architecture = architecture;
       this.numLayers = core.layers;
       this.numHeads = core.heads;
       this.numKVHeads = core.kvHeads;
+      this.headDim = core.headDim;
+      this.hiddenSize = core.hidden;
+      this.vocabSize = core.vocabSize;
+      this.maxPositions = core.maxPositions;  // the longest input (ids plus generated tokens)
+      /** generate's default stop ids: the checkpoint's EOS ids (generation_config.json, else config.json). */
+      this.stopIds = defaultStopIds(config, generationConfig, core.vocabSize);
       this._core = core;
     }
 
@@ -232,40 +178,52 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
 
     /**
      * The next `maxNewTokens` ids after `ids` (B, T), an int32 Tensor (B, maxNewTokens): greedy at
-     * temperature 0, else sampled from softmax(logits / temperature) over the topK likeliest (all
-     * when unset) with a seeded generator. Decodes with a KV cache per layer (only new rows computed).
+     * temperature 0, else sampled (temperature → topK → topP, seeded). A row that produces a `stop`
+     * id (default: the checkpoint's EOS ids) keeps it and is padded with GENERATE_PAD (-1) after it;
+     * generation ends when every row has stopped. Decodes with a KV cache per layer.
      */
     generate(ids, options = {}) {
-      const handle = this._live();
-      const { maxNewTokens, temperature = 0, topK = 0, seed = 0 } =
-        checkOptions(options, ['maxNewTokens', 'temperature', 'topK', 'seed'], 'generate option');
-      if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) throw invalid(`maxNewTokens must be an integer >= 1, got ${describe(maxNewTokens)}`);
-      if (typeof temperature !== 'number' || !(temperature >= 0) || !Number.isFinite(temperature)) throw invalid(`temperature must be a number >= 0, got ${describe(temperature)}`);
-      if (!Number.isInteger(topK) || topK < 0) throw invalid(`topK must be an integer >= 0, got ${describe(topK)}`);
+      const handle = this._idle();
+      const o = generationOptions(options, { vocab: this.vocabSize, defaultStop: this.stopIds });
       const batch = idBatch(ids, 'ids');
-      const { b, t } = batch;
-      const out = new Int32Array(b * maxNewTokens);
-      const random = mulberry32(seed >>> 0);
-      check(handle.createCaches(t + maxNewTokens, b));
+      const out = new Int32Array(batch.b * o.maxNewTokens).fill(GENERATE_PAD);
+      let step = 0;
+      for (const next of decodeSteps(handle, batch, o)) {
+        next.forEach((id, i) => { out[i * o.maxNewTokens + step] = id; });
+        step++;
+      }
+      return new Tensor(out, [batch.b, o.maxNewTokens]);
+    }
+
+    /**
+     * generate's tokens one at a time for a batch of one: an async iterator of { id, text } (text:
+     * the token's decoded text, or null without a tokenizer) that yields to the page between tokens
+     * and ends after a stop id, after maxNewTokens, or when `signal` aborts.
+     */
+    async *generateStream(ids, options = {}) {
+      const handle = this._idle();
+      const { signal, ...o } = generationOptions(options, { vocab: this.vocabSize, defaultStop: this.stopIds, extra: ['signal'] });
+      if (signal != null && typeof signal.aborted !== 'boolean') throw invalid(`signal must be an AbortSignal, got ${describe(signal)}`);
+      const batch = idBatch(ids, 'ids');
+      if (batch.b !== 1) throw invalid(`generateStream takes a batch of one, got ${batch.b} sequences`);
+      this._streaming = true;
       try {
-        let logits = fromCore(check(handle.forwardCached(batch.data, b, t)).logits);
-        let rows = t;
-        for (let step = 0; step < maxNewTokens; step++) {
-          const next = new Int32Array(b);
-          const V = logits.shape[2];
-          for (let i = 0; i < b; i++) {
-            const row = logits.data.subarray(((i + 1) * rows - 1) * V, (i + 1) * rows * V);
-            next[i] = temperature === 0 ? argmax(row) : sample(row, temperature, topK, random);
-            out[i * maxNewTokens + step] = next[i];
-          }
-          if (step + 1 === maxNewTokens) break;
-          logits = fromCore(check(handle.forwardCached(next, b, 1)).logits);
-          rows = 1;
+        for (const [id] of decodeSteps(handle, batch, o)) {
+          if (signal?.aborted) return;
+          yield { id, text: this._tokenizer ? this._tokenizer.decode([id]) : null };
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          if (signal?.aborted) return;
         }
       } finally {
-        handle.dropCaches();
+        this._streaming = false;
       }
-      return new Tensor(out, [b, maxNewTokens]);
+    }
+
+    // The live handle, when no generation stream holds the model's caches.
+    _idle() {
+      const handle = this._live();
+      if (this._streaming) throw invalid('a generateStream of this model is running: finish or abort it first');
+      return handle;
     }
   }
 
@@ -277,18 +235,22 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
    */
   async function loadPretrained(options = {}) {
     const m = requireCore();
-    const { config, weights, weightsIndex, tokenizer, tokenizerConfig, onProgress, memoryLimit = m._memoryLimit() } = checkOptions(options,
-      ['config', 'weights', 'weightsIndex', 'tokenizer', 'tokenizerConfig', 'onProgress', 'memoryLimit'], 'loadPretrained option');
+    const { config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig, onProgress, memoryLimit = m._memoryLimit() } = checkOptions(options,
+      ['config', 'weights', 'weightsIndex', 'tokenizer', 'tokenizerConfig', 'generationConfig', 'onProgress', 'memoryLimit'], 'loadPretrained option');
+    if (generationConfig != null && (typeof generationConfig !== 'object' || Array.isArray(generationConfig))) {
+      throw invalid(`generationConfig must be the parsed generation_config.json object, got ${describe(generationConfig)}`);
+    }
     if (!Number.isSafeInteger(memoryLimit) || memoryLimit < 1) {
       throw invalid(`memoryLimit must be a whole number of bytes in [1, 2^53), got ${describe(memoryLimit)}`);
     }
     if (onProgress != null && typeof onProgress !== 'function') throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
     const { architecture, core } = coreConfig(config);
+    defaultStopIds(config, generationConfig, core.vocabSize);  // bad EOS ids refused before any weight is read
     const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
     const files = weightFiles(weights, weightsIndex);
     const entries = await readEntries(files);
     const handle = withLimitHint(() => newHandle('PretrainedHandle', (h) => h.init({ ...core, memoryLimit })));
-    const model = new PretrainedModel(handle, config, architecture, core);
+    const model = new PretrainedModel(handle, config, architecture, core, generationConfig);
     model._tokenizer = tok;
     try {
       await loadTensors(handle, entries, architecture, onProgress);
@@ -317,34 +279,6 @@ function withLimitHint(fn) {
 // The file's entry for a core tensor name: GPT-2 names come with or without "transformer.".
 function entryOf(entries, name, architecture) {
   return entries.get(name) ?? (architecture === 'GPT2LMHeadModel' ? entries.get(`transformer.${name}`) : undefined);
-}
-
-function argmax(row) {
-  let best = 0;
-  for (let j = 1; j < row.length; j++) if (row[j] > row[best]) best = j;
-  return best;
-}
-
-// A seeded uniform generator in [0, 1) (mulberry32): the same seed, the same samples everywhere.
-function mulberry32(a) {
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-// One id from softmax(row / temperature) over the topK likeliest (0 = every id).
-function sample(row, temperature, topK, random) {
-  let ids = Array.from(row.keys());
-  if (topK > 0 && topK < ids.length) ids = ids.sort((x, y) => row[y] - row[x]).slice(0, topK);
-  const max = Math.max(...ids.map((j) => row[j]));
-  const weights = ids.map((j) => Math.exp((row[j] - max) / temperature));
-  let u = random() * weights.reduce((x, y) => x + y, 0);
-  for (let k = 0; k < ids.length; k++) if ((u -= weights[k]) <= 0) return ids[k];
-  return ids[ids.length - 1];
 }
 
 // A tokenizer from the parsed tokenizer.json (and tokenizer_config.json), by the vendored

@@ -338,6 +338,8 @@ QWEN2_CONFIG = {
 LLAMA3_CONFIG = dict(LLAMA_CONFIG, rope_theta=500000.0, rope_scaling={
     "factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
     "original_max_position_embeddings": 16, "rope_type": "llama3"})
+# Linear ("position interpolation") RoPE scaling: every frequency divided by the factor.
+LLAMA_LINEAR_CONFIG = dict(LLAMA_CONFIG, rope_theta=10000.0, rope_scaling={"factor": 4.0, "rope_type": "linear"})
 
 
 # ================================================================================================
@@ -396,6 +398,8 @@ def rope_inv_freq(cfg, dtype=torch.float64):
     rs = cfg.get("rope_scaling")
     if rs is None:
         return inv_freq
+    if rs["rope_type"] == "linear":  # _compute_linear_scaling_rope_parameters: inv_freq / factor
+        return inv_freq / rs["factor"]
     assert rs["rope_type"] == "llama3"
     factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
     old_context_len = rs["original_max_position_embeddings"]
@@ -536,7 +540,9 @@ def np_inv_freq(cfg):
     for m in range(d // 2):
         f = cfg["rope_theta"] ** (-(2.0 * m) / d)
         rs = cfg.get("rope_scaling")
-        if rs is not None:
+        if rs is not None and rs["rope_type"] == "linear":
+            f = f / rs["factor"]
+        elif rs is not None:
             wavelen = 2 * math.pi / f
             old = rs["original_max_position_embeddings"]
             if wavelen < old / rs["high_freq_factor"]:
@@ -925,7 +931,8 @@ def main():
     archs = [("gpt2-tiny", GPT2_CONFIG, "gpt2", False),
              ("llama-tiny", LLAMA_CONFIG, "llama", False),
              ("qwen2-tiny", QWEN2_CONFIG, "qwen2", False),
-             ("llama3-scaled-tiny", LLAMA3_CONFIG, "llama", True)]
+             ("llama3-scaled-tiny", LLAMA3_CONFIG, "llama", True),
+             ("llama-linear-tiny", LLAMA_LINEAR_CONFIG, "llama", True)]
     names = {}
     for name, cfg, style, logits_only in archs:
         names[name] = build(name, cfg, style, vocab, merges, logits_only)

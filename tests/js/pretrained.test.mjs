@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { init, loadPretrained, memoryStats, AttentionError } from '../../src/js/index.js';
+import { init, loadPretrained, memoryStats, AttentionError, GENERATE_PAD } from '../../src/js/index.js';
 
 // The issue's bounds.
 const kLogitAbs = 1e-4, kLogitRel = 1e-3;     // logits, hidden states
@@ -29,9 +29,15 @@ async function load(model, weightsFile = 'model.safetensors', extra = {}) {
   return loadPretrained({ config: json(model, 'config.json'), weights: read(model, weightsFile), ...extra });
 }
 
+// A generated row as generate() returns it with `stop`: up to and with the first stop id, then -1.
+const stoppedRow = (row, stop) => {
+  const end = row.findIndex((id) => stop.includes(id));
+  return end < 0 ? row : row.map((id, i) => (i <= end ? id : GENERATE_PAD));
+};
+
 const ids2d = (t) => Array.from({ length: t.shape[0] }, (_, b) => t.data.slice(b * t.shape[1], (b + 1) * t.shape[1]));
 
-const MODELS = ['gpt2-tiny', 'llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny'];
+const MODELS = ['gpt2-tiny', 'llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny', 'llama-linear-tiny'];
 
 describe('the tiny checkpoints against their PyTorch references', () => {
   for (const name of MODELS) {
@@ -50,8 +56,12 @@ describe('the tiny checkpoints against their PyTorch references', () => {
       }
       if (expected.generate) {
         const g = expected.generate;
+        const raw = model.generate(g.input_ids, { maxNewTokens: g.max_new_tokens, stop: [] });
+        assert.deepEqual(Array.from(raw.data), g.new_ids.flat(), 'greedy generation');
+        // By default a row stops at the checkpoint's EOS id (kept), then GENERATE_PAD.
         const out = model.generate(g.input_ids, { maxNewTokens: g.max_new_tokens });
-        assert.deepEqual(Array.from(out.data), g.new_ids.flat(), 'greedy generation');
+        assert.deepEqual(model.stopIds, [json(name, 'config.json').eos_token_id]);
+        assert.deepEqual(Array.from(out.data), g.new_ids.flatMap((row) => stoppedRow(row, model.stopIds)), 'greedy generation, stopping at EOS');
       }
       model.dispose();
     });
@@ -154,7 +164,7 @@ describe('hostile files and configs: AttentionError, nothing large allocated, th
     await expectReject({ config: { ...config, vocab_size: 1e9 }, weights: good }, 'INVALID_ARGUMENT', /vocab_size must be in \[1, 1048576\]/);
     await expectReject({ config: { ...config, n_embd: 65536, n_head: 1 }, weights: good }, 'TOO_LARGE', /pretrained model's weights/);
     const llama = json('llama-tiny', 'config.json');
-    await expectReject({ config: { ...llama, rope_scaling: { rope_type: 'yarn', factor: 4 } }, weights: read('llama-tiny', 'model.safetensors') }, 'INVALID_ARGUMENT', /rope_scaling type "yarn"/);
+    await expectReject({ config: { ...llama, rope_scaling: { rope_type: 'yarn', factor: 4 } }, weights: read('llama-tiny', 'model.safetensors') }, 'INVALID_ARGUMENT', /rope_type "yarn" is not implemented/);
     await expectReject({ config: { ...json('qwen2-tiny', 'config.json'), use_sliding_window: true }, weights: read('qwen2-tiny', 'model.safetensors') }, 'INVALID_ARGUMENT', /use_sliding_window/);
     // The module still works.
     const model = await load('gpt2-tiny');
