@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { init, Tensor, TinyTransformer, memoryStats } from '../../src/js/index.js';
+import { maxAbsDiff } from './close.js';
 
 await init();
 
@@ -14,12 +15,6 @@ const kChanged = 1e-4;
 
 const config = { vocabSize: 7, maxLength: 6, dModel: 8, numHeads: 2, numLayers: 2, seed: 11 };
 const ids = [[1, 4, 2, 6, 0, 3]];
-
-function maxDiff(a, b) {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
-}
 
 // A copy of `model` whose value projection rows of (layer, head) are replaced by other numbers:
 // in_proj_weight stacks q, k, v (3·dModel rows); head h's v rows are 2·dModel + [h·dk, (h+1)·dk).
@@ -43,17 +38,17 @@ describe('TinyTransformer.ablateHeads', () => {
     const before = model.forward(ids).logits.data.slice();
     const ablated = model.ablateHeads([[1, 0]]);
     const base = ablated.forward(ids);
-    assert.ok(maxDiff(base.logits.data, before) > kChanged, 'ablating a head changes the logits');
-    assert.ok(maxDiff(model.forward(ids).logits.data, before) === 0, 'the source model is unchanged');
+    assert.ok(maxAbsDiff(base.logits.data, before) > kChanged, 'ablating a head changes the logits');
+    assert.ok(maxAbsDiff(model.forward(ids).logits.data, before) === 0, 'the source model is unchanged');
 
     // The ablated head's values no longer matter; the other head's still do.
     const ablatedHeadValues = withValuesPerturbed(ablated, 1, 0);
-    assert.ok(maxDiff(ablatedHeadValues.forward(ids).logits.data, base.logits.data) < kSame);
+    assert.ok(maxAbsDiff(ablatedHeadValues.forward(ids).logits.data, base.logits.data) < kSame);
     const otherHeadValues = withValuesPerturbed(ablated, 1, 1);
-    assert.ok(maxDiff(otherHeadValues.forward(ids).logits.data, base.logits.data) > kChanged);
+    assert.ok(maxAbsDiff(otherHeadValues.forward(ids).logits.data, base.logits.data) > kChanged);
     // The ablated head still attends exactly as before.
     const full = model.forward(ids);
-    assert.ok(maxDiff(base.attention[1].data, full.attention[1].data) === 0);
+    assert.ok(maxAbsDiff(base.attention[1].data, full.attention[1].data) === 0);
     for (const m of [model, ablated, ablatedHeadValues, otherHeadValues]) m.dispose();
   });
 
@@ -62,7 +57,7 @@ describe('TinyTransformer.ablateHeads', () => {
     const ablated = model.ablateHeads([[0, 0], [0, 1]]);
     const a = withValuesPerturbed(ablated, 0, 0);
     const b = withValuesPerturbed(a, 0, 1);
-    assert.ok(maxDiff(b.forward(ids).logits.data, ablated.forward(ids).logits.data) < kSame);
+    assert.ok(maxAbsDiff(b.forward(ids).logits.data, ablated.forward(ids).logits.data) < kSame);
     for (const m of [model, ablated, a, b]) m.dispose();
   });
 

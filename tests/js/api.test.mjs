@@ -7,6 +7,7 @@ import {
   sinusoidalEncoding, LearnedPositionalEncoding, seededNormal, memoryStats, memoryLimit,
   setMemoryLimit, kernelVariant, relaxedSimdSupported,
 } from '../../src/js/index.js';
+import { assertClose } from './close.js';
 
 // Named tolerances (absolute), float32 core vs float64 reference.
 const kRefTol = 1e-5;          // one attention / layer-norm pass vs the float64 reference
@@ -16,17 +17,6 @@ const kAvgTol = 1e-6;          // mean of per-head weights vs the averaged weigh
 const kSamePathTol = 1e-6;     // two ways to express the same computation (packed vs split weights, …)
 
 // ---- helpers ------------------------------------------------------------------------------------
-
-// Fails on the first element further than tol from the expectation (NaN is never close).
-function assertClose(actual, expected, tol, what) {
-  assert.equal(actual.length, expected.length, `${what}: length`);
-  for (let i = 0; i < actual.length; i++) {
-    const a = actual[i];
-    const e = expected[i];
-    if (a === e) continue; // also covers equal infinities
-    if (!(Math.abs(a - e) <= tol)) assert.fail(`${what}: element ${i} is ${a}, want ${e} (tolerance ${tol})`);
-  }
-}
 
 const rand = (shape, seed) => seededNormal(shape, seed);
 

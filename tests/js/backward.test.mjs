@@ -8,6 +8,7 @@ import {
   init, Tensor, AttentionError, softmax, scaledDotProductAttention, scaledDotProductAttentionBackward,
   softmaxBackward, layerNormBackward, seededNormal, memoryStats,
 } from '../../src/js/index.js';
+import { assertClose, isClose } from './close.js';
 
 // Named tolerances (absolute), float32 core vs the float64 finite-difference reference (whose own
 // error is ~1e-8 at step 1e-4: O(h²) truncation plus 1e-16/h rounding).
@@ -20,15 +21,6 @@ const kDropoutRatioTol = 1e-5; // dropped ÷ weights vs 0 or 1/(1 − p)
 await init();
 
 // ---- helpers ------------------------------------------------------------------------------------
-
-function assertClose(actual, expected, tol, what) {
-  assert.equal(actual.length, expected.length, `${what}: length`);
-  for (let i = 0; i < actual.length; i++) {
-    if (!(Math.abs(actual[i] - expected[i]) <= tol)) {
-      assert.fail(`${what}: element ${i} is ${actual[i]}, want ${expected[i]} (tolerance ${tol})`);
-    }
-  }
-}
 
 const size = (shape) => shape.reduce((a, b) => a * b, 1);
 
@@ -173,7 +165,7 @@ describe('scaledDotProductAttentionBackward vs float64 finite differences', () =
     for (let e = 0; e < weights.length; e++) {
       if (weights[e] === 0) continue; // masked (causal): no gradient flows either way
       const ratio = dropped[e] / weights[e];
-      assert.ok(Math.abs(ratio) <= kDropoutRatioTol || Math.abs(ratio - 1 / (1 - p)) <= kDropoutRatioTol, `ratio ${ratio} at ${e}`);
+      assert.ok(isClose(ratio, 0, kDropoutRatioTol) || isClose(ratio, 1 / (1 - p), kDropoutRatioTol), `ratio ${ratio} at ${e}`);
       keep[e] = ratio > 0.5 ? 1 / (1 - p) : 0;
       if (keep[e]) kept++; else zeroed++;
     }

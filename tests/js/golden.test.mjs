@@ -7,6 +7,7 @@ import {
   init, Tensor, softmax, layerNorm, scaledDotProductAttention, MultiHeadAttention, memoryStats,
 } from '../../src/js/index.js';
 import { loadFixture, listFixtures } from './fixture.js';
+import { assertClose } from './close.js';
 
 /** Largest allowed |ours − PyTorch| for every output and weight (the issue's acceptance bound). */
 const kGoldenTol = 1e-5;
@@ -18,16 +19,6 @@ const STATE_DICT_NAMES = [
 ];
 
 await init();
-
-function assertClose(actual, expected, tol, what) {
-  assert.equal(actual.length, expected.length, `${what}: length`);
-  for (let i = 0; i < actual.length; i++) {
-    const a = actual[i];
-    const e = expected[i];
-    if (a === e) continue;
-    if (!(Math.abs(a - e) <= tol)) assert.fail(`${what}: element ${i} is ${a}, want ${e} (tolerance ${tol})`);
-  }
-}
 
 /** A float fixture tensor as a Tensor. */
 const floatTensor = (t) => new Tensor(t.data, t.shape);

@@ -9,31 +9,21 @@ import {
 } from '../../src/js/index.js';
 import { referenceMha } from './reference_mha.js';
 import { loadFixture, listFixtures } from './fixture.js';
+import { assertClose, isClose, FIXTURE_TOL } from './close.js';
 
 // Finite differences: step in double, error ~1e-8 (O(h²) truncation + 1e-16/h rounding).
 const kFdStep = 1e-4;
 // |core − reference| ≤ abs + rel·|reference|: float32 gradients are sums of a few dozen products of
 // magnitude ~1 (a few ulps each), as the C++ test (tests/cpp/test_multi_head_backward.cpp) bounds them.
-const kGradAbsTol = 5e-5;
-const kGradRelTol = 1e-4;
+const kGradTol = { abs: 5e-5, rel: 1e-4 };
 const kForwardTol = 1e-5;        // the float32 forward against the float64 reference (checks the reference)
-const kFixtureAbsTol = 1e-5;     // against PyTorch (the issue's bound)
-const kFixtureRelTol = 1e-4;
+const kFixtureTol = FIXTURE_TOL; // against PyTorch (the issue's bound): 1e-5 absolute + 1e-4 relative
 const kStructuralZeroTol = 1e-5; // the key third of in_proj_bias: exactly 0, both sides are rounding noise
 const kDropoutRatioTol = 1e-5;   // trace `dropped` ÷ `weights` vs 0 or 1/(1 − p)
 const kLeakCalls = 1000;
 
 const core = await init();
 after(() => assert.equal(memoryStats().liveHandles, 0, 'every module disposed'));
-
-function assertNear(actual, expected, abs, rel, what) {
-  assert.equal(actual.length, expected.length, `${what}: length`);
-  for (let i = 0; i < actual.length; i++) {
-    if (!(Math.abs(actual[i] - expected[i]) <= abs + rel * Math.abs(expected[i]))) {
-      assert.fail(`${what}: element ${i} is ${actual[i]}, want ${expected[i]} (±${abs} + ${rel}·|want|)`);
-    }
-  }
-}
 
 const f64 = (t) => Float64Array.from(t.data);
 const dot = (a, b) => a.reduce((sum, v, i) => sum + v * b[i], 0);
@@ -74,7 +64,7 @@ function keepFromTrace(trace, p) {
   for (let e = 0; e < weights.length; e++) {
     if (weights[e] === 0) continue; // masked: no gradient flows either way
     const ratio = dropped[e] / weights[e];
-    assert.ok(Math.abs(ratio) <= kDropoutRatioTol || Math.abs(ratio - 1 / (1 - p)) <= kDropoutRatioTol, `ratio ${ratio}`);
+    assert.ok(isClose(ratio, 0, kDropoutRatioTol) || isClose(ratio, 1 / (1 - p), kDropoutRatioTol), `ratio ${ratio}`);
     keep[e] = ratio > 0.5 ? 1 / (1 - p) : 0;
   }
   assert.ok(keep.some((k) => k === 0) && keep.some((k) => k > 0), 'the dropout mask both keeps and drops');
@@ -101,19 +91,19 @@ function checkCase({ config, shapes, options = {}, seed }) {
     if (options.positional) vars.positional = f64(options.positional);
     for (const [name, t] of Object.entries(mha.stateDict())) vars[name] = f64(t);
     const reference = () => referenceMha(mha.config, vars, shapes, refOptions);
-    if (!dropout) assertNear(r.output.data, reference(), kForwardTol, 0, 'forward vs reference');
+    if (!dropout) assertClose(r.output.data, reference(), kForwardTol, 'forward vs reference');
     const loss = () => dot(reference(), g.data);
 
     assert.deepEqual(Object.keys(grads.inputs), Object.keys(inputs), 'input gradients: those passed');
     for (const [name, t] of Object.entries(inputs)) {
       assert.deepEqual(grads.inputs[name].shape, t.shape, `grad ${name} shape`);
-      assertNear(grads.inputs[name].data, finiteDifferences(loss, vars[name]), kGradAbsTol, kGradRelTol, `grad ${name}`);
+      assertClose(grads.inputs[name].data, finiteDifferences(loss, vars[name]), kGradTol, `grad ${name}`);
     }
     const params = mha.stateDict();
     assert.deepEqual(Object.keys(grads.params), Object.keys(params), 'parameter gradients: stateDict() names');
     for (const [name, t] of Object.entries(params)) {
       assert.deepEqual(grads.params[name].shape, t.shape, `grad ${name} shape`);
-      assertNear(grads.params[name].data, finiteDifferences(loss, vars[name]), kGradAbsTol, kGradRelTol, `grad ${name}`);
+      assertClose(grads.params[name].data, finiteDifferences(loss, vars[name]), kGradTol, `grad ${name}`);
     }
     return grads;
   } finally {
@@ -204,7 +194,7 @@ function runGradFixture(f) {
       keyPaddingMask: optional(f, 'key_padding_mask', boolTensor), positional: optional(f, 'positional', floatTensor),
       causal: f.scalar('causal') === 1, needWeights: false, requiresGrad: true,
     });
-    const near = (actual, name) => assertNear(actual, f.get(name).data, kFixtureAbsTol, kFixtureRelTol, `${f.name} ${name}`);
+    const near = (actual, name) => assertClose(actual, f.get(name).data, kFixtureTol, `${f.name} ${name}`);
     near(r.output.data, 'output');
     const { inputs, params } = mha.backward(floatTensor(f.get('grad_output')));
     const present = ['query', 'key', 'value'].filter((name) => f.has(name));
@@ -221,10 +211,10 @@ function runGradFixture(f) {
       const qk = mha.numHeads * mha.headDim;
       const want = f.get('grad.in_proj_bias').data;
       for (const [lo, hi] of [[0, qk], [2 * qk, want.length]]) {
-        assertNear(grad.data.subarray(lo, hi), want.subarray(lo, hi), kFixtureAbsTol, kFixtureRelTol, `${f.name} in_proj_bias`);
+        assertClose(grad.data.subarray(lo, hi), want.subarray(lo, hi), kFixtureTol, `${f.name} in_proj_bias`);
       }
       for (let i = qk; i < 2 * qk; i++) {
-        assert.ok(Math.abs(grad.data[i]) <= kStructuralZeroTol && Math.abs(want[i]) <= kStructuralZeroTol, `key bias ${i}: ${grad.data[i]}`);
+        assert.ok(isClose(grad.data[i], 0, kStructuralZeroTol) && isClose(want[i], 0, kStructuralZeroTol), `key bias ${i}: ${grad.data[i]}`);
       }
     }
     if (f.has('grad_positional')) checkPositionalGradient(f, inputs.query);
@@ -240,7 +230,7 @@ function checkPositionalGradient(f, gradQuery) {
   const want = f.get('grad_positional').data;
   const sum = new Float64Array(want.length); // rows ≥ Tq stay 0, as PyTorch's
   for (let i = 0; i < b * tq * e; i++) sum[i % (tq * e)] += gradQuery.data[i];
-  assertNear(sum, want, kFixtureAbsTol, kFixtureRelTol, `${f.name} grad_positional`);
+  assertClose(sum, want, kFixtureTol, `${f.name} grad_positional`);
 }
 
 describe('MultiHeadAttention.backward vs PyTorch autograd (mha_bwd_* fixtures)', () => {

@@ -8,10 +8,8 @@ import {
   init, Tensor, AttentionError, TinyTransformer, Trainer, MultiHeadAttention, seededNormal, memoryStats,
 } from '../../src/js/index.js';
 import { listFixtures, loadFixture } from './fixture.js';
+import { assertClose, isClose, allowed, FIXTURE_TOL } from './close.js';
 
-// The fixtures' bound (tests/cpp/test_golden_grad.cpp): 1e-5 absolute + 1e-4 relative.
-const kAbsTol = 1e-5;
-const kRelTol = 1e-4;
 // Elements whose first-step gradient is rounding noise around zero: AdamW turns noise into steps
 // of up to lr, so after 3 steps they are held to 5·lr.
 const kNoiseGrad = 1e-6;
@@ -19,13 +17,8 @@ const kNoiseSteps = 5;
 
 await init();
 
-function assertFixtureClose(actual, expected, what) {
-  assert.equal(actual.length, expected.length, `${what}: length`);
-  for (let i = 0; i < actual.length; i++) {
-    const tol = kAbsTol + kRelTol * Math.abs(expected[i]);
-    if (!(Math.abs(actual[i] - expected[i]) <= tol)) assert.fail(`${what}[${i}] = ${actual[i]}, want ${expected[i]} (±${tol})`);
-  }
-}
+// The fixtures' bound (tests/cpp/test_golden_grad.cpp): 1e-5 absolute + 1e-4 relative.
+const assertFixtureClose = (actual, expected, what) => assertClose(actual, expected, FIXTURE_TOL, what);
 
 const POSITIONAL = ['none', 'learned', 'sinusoidal'];
 const NORM = ['none', 'pre', 'post'];
@@ -81,8 +74,8 @@ describe('TinyTransformer against the PyTorch fixtures', () => {
       for (const [p, t] of Object.entries(model.stateDict())) {
         const want = f.get(`after.${p}`).data;
         for (let i = 0; i < want.length; i++) {
-          const tol = noise[p][i] ? kNoiseSteps * lr : kAbsTol + kRelTol * Math.abs(want[i]);
-          if (!(Math.abs(t.data[i] - want[i]) <= tol)) assert.fail(`after.${p}[${i}] = ${t.data[i]}, want ${want[i]} (±${tol})`);
+          const tol = noise[p][i] ? kNoiseSteps * lr : FIXTURE_TOL;
+          if (!isClose(t.data[i], want[i], tol)) assert.fail(`after.${p}[${i}] = ${t.data[i]}, want ${want[i]} (±${allowed(want[i], tol)})`);
         }
       }
       trainer.dispose();

@@ -10,22 +10,15 @@ import {
   applyRotaryBackward, alibiSlopes, MultiHeadAttention, seededNormal, memoryStats,
 } from '../../src/js/index.js';
 import { listFixtures, loadFixture } from './fixture.js';
+import { assertClose, isClose, maxAbsDiff, FIXTURE_TOL } from './close.js';
 
-// The fixtures' bound (tests/cpp/test_golden_grad.cpp): 1e-5 absolute + 1e-4 relative.
-const kAbsTol = 1e-5;
-const kRelTol = 1e-4;
 // MHA with position options against SDPA run on its own projections (same kernels, other order).
 const kMhaVsSdpaTol = 1e-5;
 
 await init();
 
-function assertFixtureClose(actual, expected, what) {
-  assert.equal(actual.length, expected.length, `${what}: length`);
-  for (let i = 0; i < actual.length; i++) {
-    const tol = kAbsTol + kRelTol * Math.abs(expected[i]);
-    if (!(Math.abs(actual[i] - expected[i]) <= tol)) assert.fail(`${what}[${i}] = ${actual[i]}, want ${expected[i]} (±${tol})`);
-  }
-}
+// The fixtures' bound (tests/cpp/test_golden_grad.cpp): 1e-5 absolute + 1e-4 relative.
+const assertFixtureClose = (actual, expected, what) => assertClose(actual, expected, FIXTURE_TOL, what);
 
 const tensor = (t) => new Tensor(t.data, t.shape);
 
@@ -127,7 +120,7 @@ describe('MultiHeadAttention with position options: SDPA on its own projections'
       { causal: true, positionOffset: 3, window: 3 }]) {
       const got = mha.forward(x, mem, mem, { ...o, averageWeights: false });
       const want = scaledDotProductAttention(project(x, 0), project(mem, E), project(mem, 2 * E), o);
-      const diff = Math.max(...got.weights.data.map((v, i) => Math.abs(v - want.weights.data[i])));
+      const diff = maxAbsDiff(got.weights.data, want.weights.data);
       assert.ok(diff < kMhaVsSdpaTol, `${JSON.stringify(o)}: weights differ by ${diff}`);
       mha.forward(x, mem, mem, { ...o, requiresGrad: true });
       const g = mha.backward(seededNormal([1, 5, E], 10));
@@ -199,7 +192,7 @@ describe('MultiHeadAttention numKVHeads, rope and the KV cache: the modern fixtu
         const want = f.get(`grad.${n}`).data, got = g.params[n].data;
         for (let e = 0; e < want.length; e++) {
           if (Math.abs(want[e]) < 1e-6) assert.ok(Math.abs(got[e]) < 1e-5, `${n}[${e}] noise`);
-          else assert.ok(Math.abs(got[e] - want[e]) <= kAbsTol + kRelTol * Math.abs(want[e]), `grad.${n}[${e}] = ${got[e]}, want ${want[e]}`);
+          else assert.ok(isClose(got[e], want[e], FIXTURE_TOL), `grad.${n}[${e}] = ${got[e]}, want ${want[e]}`);
         }
       }
       assert.deepEqual(Object.keys(sd).sort(), Object.keys(g.params).sort());

@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, normalize, extname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { assertClose } from './close.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHROMIUM = '/usr/bin/chromium';
@@ -165,8 +166,7 @@ describe('npm tarball', () => {
       // The page's relaxed-SIMD build and Node's SIMD128 build: the same numbers up to FMA rounding.
       const nodeOutput = await nodeForward();
       const kFmaTolerance = 1e-6;
-      assert.equal(result.output.length, nodeOutput.length);
-      result.output.forEach((v, i) => assert.ok(Math.abs(v - nodeOutput[i]) <= kFmaTolerance, `output[${i}]: ${v} vs ${nodeOutput[i]}`));
+      assertClose(result.output, nodeOutput, kFmaTolerance, 'output, Chromium (relaxed SIMD) vs Node (SIMD128)');
       assert.deepEqual(wasmTypes, [['attention_core_relaxed.wasm', 'application/wasm']],
         'one .wasm fetch (the relaxed-SIMD build), as application/wasm');
       assert.deepEqual(problems, [], 'no console errors or warnings');

@@ -10,6 +10,7 @@ import {
   init, AttentionError, Tensor, scaledDotProductAttention, scaledDotProductAttentionBackward, softmax, layerNorm,
   MultiHeadAttention, memoryStats, seededNormal,
 } from '../../src/js/index.js';
+import { isClose } from './close.js';
 
 await init();
 // The engine keeps one scratch block between calls, grown to the largest a call has needed (capped
@@ -123,7 +124,7 @@ describe('scaledDotProductAttention properties', () => {
       assert.ok(c.wrongK !== 0, 'a k of the wrong width must be refused');
       const want = referenceSdpa(q, k, v, { causal: c.causal, scale: c.scale ?? undefined, mask: c.masked ? mask : null });
       const scaleBig = Math.abs(c.scale ?? 1) > 1e3;  // a huge scale makes softmax ill-conditioned
-      r.output.data.forEach((x, i) => assert.ok(scaleBig ? Number.isFinite(x) : Math.abs(x - want[i]) <= kSdpaTol * 10,
+      r.output.data.forEach((x, i) => assert.ok(scaleBig ? Number.isFinite(x) : isClose(x, want[i], kSdpaTol * 10),
         `output[${i}] = ${x}, want ${want[i]}`));
     }), params);
   });
@@ -159,7 +160,7 @@ describe('softmax and layerNorm properties', () => {
         const z = e.reduce((a, b) => a + b, 0);
         for (let j = 0; j < n; j++) {
           const want = z ? e[j] / z : 0;
-          assert.ok(Math.abs(r.data[i * n + j] - want) <= kSoftmaxTol, `softmax[${i},${j}] = ${r.data[i * n + j]}, want ${want}`);
+          assert.ok(isClose(r.data[i * n + j], want, kSoftmaxTol), `softmax[${i},${j}] = ${r.data[i * n + j]}, want ${want}`);
         }
       }
     }), params);
@@ -178,7 +179,7 @@ describe('softmax and layerNorm properties', () => {
         const variance = row.reduce((a, b) => a + (b - mean) ** 2, 0) / n;
         for (let j = 0; j < n; j++) {
           const want = (row[j] - mean) / Math.sqrt(variance + 1e-5);
-          assert.ok(Math.abs(r.data[i * n + j] - want) <= kLayerNormTol, `layerNorm[${i},${j}] = ${r.data[i * n + j]}, want ${want}`);
+          assert.ok(isClose(r.data[i * n + j], want, kLayerNormTol), `layerNorm[${i},${j}] = ${r.data[i * n + j]}, want ${want}`);
         }
       }
     }), params);
