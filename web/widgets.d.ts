@@ -66,8 +66,27 @@ declare class AwElement extends HTMLElement {
   getCSV(): string;
   /** The matrix shown, as JSON text. */
   getJSON(): string;
-  /** Saves 'png' | 'csv' | 'json' through a download. */
-  download(format: 'png' | 'csv' | 'json'): void;
+  /** Saves 'png' | 'csv' | 'json' (and 'svg' on widgets with toSVG) through a download. */
+  download(format: 'png' | 'csv' | 'json' | 'svg'): void;
+}
+
+/** The sequential colour maps of `palette`; signed views use the blue–orange diverging map. */
+export type Palette = 'viridis' | 'cividis' | 'gray';
+
+/** Options of toSVG(). */
+export interface SVGOptions {
+  /** Figure width in CSS pixels (default: the widget's width). */
+  width?: number;
+  /** Label font size in pixels (default 12); other text scales with it. */
+  fontSize?: number;
+}
+
+/** Options of <attention-model-view>'s toSVG(). */
+export interface ModelViewSVGOptions extends SVGOptions {
+  /** One layer instead of all. */
+  layer?: number;
+  /** The largest figure returned, in bytes (default 8 MB); over it toSVG throws an Error with code 'SVG_TOO_LARGE'. */
+  maxBytes?: number;
 }
 
 declare class ModelElement extends AwElement implements Omit<WidgetConfig, never> {
@@ -131,6 +150,10 @@ export declare class AttentionModelView extends AwElement {
   tokens: string[];
   readonly shown?: { ids: number[]; tokens: string[]; layers: Float32Array[]; T: number; L: number; H: number };
   open(layer: number, head: number): void;
+  /** The colour map of the tiles (attribute `palette`). */
+  palette: Palette;
+  /** Every layer × head (or one layer) as a standalone SVG document; throws (code 'SVG_TOO_LARGE') over maxBytes. */
+  toSVG(options?: ModelViewSVGOptions): string;
 }
 
 /** <attention-heatmap head="all|mean|0…" query="-1">. Events: cell-hover, cell-click { head, row, col, value, query, key }, view-change. */
@@ -142,6 +165,10 @@ export declare class AttentionHeatmap extends ModelElement {
   readonly shown: null | { view: string; queryTokens: string[]; keyTokens: string[];
     matrices: { head: number | 'mean'; rows: number; cols: number; data: Float32Array }[] };
   cellCenter(tile: number, row: number, col: number): { x: number; y: number };
+  /** The colour map of the cells (attribute `palette`). */
+  palette: Palette;
+  /** The heatmap(s) as a standalone vector SVG document; the view's state is in its <metadata>. */
+  toSVG(options?: SVGOptions): string;
 }
 
 /** <positional-encoding-heatmap length="50" d-model="64" base="10000" dims="0,2,8,24">. Events: cell-hover, cell-click. */
@@ -286,7 +313,7 @@ export declare function resultFromTrace(trace: { tokens: string[]; steps: TraceS
 export declare function loadKatex(): Promise<{ renderToString(tex: string, options?: object): string }>;
 export declare function formatNumber(value: number, decimals?: number): string;
 export declare function exactNumber(value: number): string;
-export declare function colormap(name: 'viridis' | 'diverging'): Uint8Array;
+export declare function colormap(name: Palette | 'diverging'): Uint8Array;
 export declare function colorOf(name: 'viridis' | 'diverging', value: number, lo: number, hi: number): string;
 export declare function autoDomain(data: ArrayLike<number>, kind?: 'auto' | 'probability' | 'signed' | 'positive'): { lo: number; hi: number; map: 'viridis' | 'diverging' };
 export declare function matrixToCSV(m: { data: ArrayLike<number>; rows: number; cols: number; rowLabels?: string[]; colLabels?: string[]; corner?: string }): string;

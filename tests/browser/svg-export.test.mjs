@@ -208,6 +208,28 @@ test('the SVG buttons download the same documents; the page stays axe-clean unde
   await assertCleanPage(page, watch);
 });
 
+test('palette: cividis and gray recolour screen and SVG alike; the colour bar follows', async () => {
+  await page.evaluate(() => { document.querySelector('#all').palette = 'cividis'; document.querySelector('#mv').setAttribute('palette', 'gray'); });
+  await page.waitForFunction(() => document.querySelector('#all')._domain?.map === 'cividis');
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(r)));
+  const c = await inspect('#all');
+  assertWellFormed(c, 'cividis');
+  assert.equal(c.state.palette, 'cividis');
+  assertColoursMatch(c, 'cividis');
+  const lut = await page.evaluate(async () => Array.from((await import('/web/widgets/colormap.js')).colormap('cividis')));
+  const inLut = (f) => { for (let i = 0; i < 256; i++) if (lut[3 * i] === f[0] && lut[3 * i + 1] === f[1] && lut[3 * i + 2] === f[2]) return true; return false; };
+  assert.ok(c.samples.every((s) => inLut(s.fill)), 'every cell has a cividis colour');
+  const g = await inspect('#mv');
+  assertColoursMatch(g, 'gray');
+  assert.equal(g.state.palette, 'gray');
+  assert.ok(g.samples.every((s) => s.fill[0] === s.fill[1] && s.fill[1] === s.fill[2]), 'gray cells are grey');
+  const svg = await page.$eval('#mv', (el) => el.toSVG());
+  assert.match(svg, /<linearGradient id="aw-cbar-gray"/);
+  await page.evaluate(() => { document.querySelector('#all').removeAttribute('palette'); document.querySelector('#mv').palette = 'nonsense'; });
+  await page.waitForFunction(() => document.querySelector('#all')._domain?.map === 'viridis');
+  assert.equal(await page.$eval('#mv', (el) => el.palette), 'viridis', 'an unknown palette falls back to viridis');
+});
+
 test('dark theme: the SVG has the page background and the screen colours', async () => {
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.evaluate(() => document.querySelector('#all').refresh());

@@ -13,13 +13,14 @@ import { drawBars } from './charts.js';
 import { composeCanvases, jsonText, matricesToLongCSV, matrixToCSV, toNested } from './export.js';
 import { exactNumber, themeOf } from './draw-util.js';
 import { runModel } from './model.js';
+import { paletteName } from './colormap.js';
 import { heatmapPanel, jsonSafe, svgDocument, svgFigure } from './svg.js';
 
 const TILE_MIN = 210;
 const GAP = 14;
 
 export class AttentionHeatmap extends ModelElement {
-  static get ownAttributes() { return ['head', 'query']; }
+  static get ownAttributes() { return ['head', 'query', 'palette']; }
 
   build() {
     this._select = h('select', { 'aria-label': 'Which head to show', onchange: () => {
@@ -56,6 +57,10 @@ export class AttentionHeatmap extends ModelElement {
   /** The query row shown as bars; -1 (the default) is the last row, the one that sees most under a causal mask. */
   get query() { const q = parseInt(this.getAttribute('query') ?? '-1', 10); return Number.isInteger(q) ? Math.max(-1, q) : -1; }
   set query(v) { this.setAttribute('query', String(v)); }
+
+  /** The colour map of the cells, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'. */
+  get palette() { return paletteName(this.getAttribute('palette')); }
+  set palette(v) { this.setAttribute('palette', String(v)); }
 
   /** Precomputed weights (see the header); null runs the model. */
   get data() { return this._data || null; }
@@ -141,7 +146,7 @@ export class AttentionHeatmap extends ModelElement {
     // One colour scale for all heads, so tiles can be compared.
     let max = 0;
     for (const { data } of matrices) for (let i = 0; i < data.length; i++) if (data[i] > max) max = data[i];
-    const domain = { lo: 0, hi: max > 0.5 ? 1 : Math.max(max, 1e-6), map: 'viridis' };
+    const domain = { lo: 0, hi: max > 0.5 ? 1 : Math.max(max, 1e-6), map: this.palette };
     const q = this.query < 0 ? s.Tq - 1 : Math.min(this.query, s.Tq - 1);
     matrices.forEach((m, k) => {
       const { canvas, view: v } = this._views[k];
@@ -253,7 +258,7 @@ export class AttentionHeatmap extends ModelElement {
     }
     const view = sh.view === 'all' ? 'all heads' : sh.view === 'mean' ? 'mean over heads' : `head ${sh.view}`;
     const c = this._data ? null : this.config;
-    const state = jsonSafe({ widget: 'attention-heatmap', view: sh.view, query: this.query,
+    const state = jsonSafe({ widget: 'attention-heatmap', view: sh.view, query: this.query, palette: this.palette,
       queryTokens: sh.queryTokens, keyTokens: sh.keyTokens, domain: this._domain,
       config: c ? { ...c, stateDict: c.stateDict ? '(set from JS, not stored)' : null } : null,
       options: { width: W, fontSize }, panels, theme: theme.dark ? 'dark' : 'light' });

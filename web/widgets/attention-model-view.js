@@ -12,6 +12,7 @@ import { HeatmapView } from './heatmap-view.js';
 import { attn } from './runtime.js';
 import { jsonText, matricesToLongCSV } from './export.js';
 import { themeOf } from './draw-util.js';
+import { paletteName } from './colormap.js';
 import { colorBar, heatmapPanel, jsonSafe, paint, svgDocument, svgFigure, xmlText } from './svg.js';
 
 /** The largest model-view SVG toSVG() writes (bytes); over it, it throws and offers one layer. */
@@ -24,7 +25,7 @@ const CSS = `
   .layer-name { font-size: 12px; width: 100%; margin-top: 4px; }`;
 
 export class AttentionModelView extends AwElement {
-  static get ownAttributes() { return ['src', 'ids', 'tokens', 'steps']; }
+  static get ownAttributes() { return ['src', 'ids', 'tokens', 'steps', 'palette']; }
 
   build() {
     this._grid = h('div', { class: 'grid' });
@@ -43,6 +44,10 @@ export class AttentionModelView extends AwElement {
   /** The TinyTransformer shown (set one the page holds, or use `src`). */
   get model() { return this._model; }
   set model(m) { this.#setModel(m, false); }
+
+  /** The colour map of the tiles, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'. */
+  get palette() { return paletteName(this.getAttribute('palette')); }
+  set palette(v) { this.setAttribute('palette', String(v)); }
 
   get ids() {
     if (this._ids) return this._ids;
@@ -100,7 +105,7 @@ export class AttentionModelView extends AwElement {
     for (const t of this._tiles) {
       t.view.width = tileW;
       t.view.set({ data: attention[t.layer].data.subarray(t.head * T * T, (t.head + 1) * T * T), rows: T, cols: T,
-        rowLabels: tokens, colLabels: tokens, rowAxis: 'query', colAxis: 'key', domain: { lo: 0, hi: 1, map: 'viridis' },
+        rowLabels: tokens, colLabels: tokens, rowAxis: 'query', colAxis: 'key', domain: { lo: 0, hi: 1, map: this.palette },
         values: 'never', maxCell: 14, minRowHeight: 0, legend: false, title: `L${t.layer} · H${t.head}` });
     }
   }
@@ -181,10 +186,10 @@ export class AttentionModelView extends AwElement {
       y += rowH + TILE_GAP;
     }
     // One colour bar: every tile shares the scale 0…1.
-    const domain = { lo: 0, hi: 1, map: 'viridis' };
+    const domain = { lo: 0, hi: 1, map: this.palette };
     fig.body.push(colorBar(fig, { x: 8, y: y + 4, w: Math.min(220, Math.max(60, width - 16)), domain }));
     y += 4 + 10 + 16 * s + 8;
-    const state = jsonSafe({ widget: 'attention-model-view', ids: sh.ids, tokens: sh.tokens, L: sh.L, H: sh.H, T: sh.T,
+    const state = jsonSafe({ widget: 'attention-model-view', palette: this.palette, ids: sh.ids, tokens: sh.tokens, L: sh.L, H: sh.H, T: sh.T,
       layers, domain, options: { width: W, fontSize, ...(layers.length === 1 && sh.L > 1 ? { layer: layers[0] } : {}) },
       panels, theme: theme.dark ? 'dark' : 'light' });
     const svg = svgDocument(fig, { width: Math.max(width, 240), height: y, state,

@@ -1,10 +1,15 @@
-// Colour maps for the heatmaps, both readable with the common colour-vision deficiencies:
+// Colour maps for the heatmaps, readable with the common colour-vision deficiencies:
 //   viridis  sequential, for weights in [0, 1] (matplotlib's viridis, 9 anchors interpolated)
+//   cividis  sequential, blue – grey – yellow, tuned for red-green deficiencies (6 anchors)
+//   gray     sequential, black – white (prints on any printer)
 //   diverging  blue – near-white – orange (ColorBrewer PuOr-like), for signed values centred at 0
+// The sequential ones are the `palette` choices of <attention-heatmap> and <attention-model-view>.
 // Each map is a 256-entry RGB lookup table so drawing 512×512 cells stays cheap.
 
 const ANCHORS = {
   viridis: ['#440154', '#472d7b', '#3b528b', '#2c728e', '#21918c', '#28ae80', '#5ec962', '#addc30', '#fde725'],
+  cividis: ['#00224e', '#35456c', '#666970', '#948e77', '#c8b866', '#fee838'],
+  gray: ['#000000', '#ffffff'],
   diverging: ['#2d4f8e', '#4f7cba', '#8fb1d9', '#cfdff0', '#f4f1ec', '#f8d4ad', '#eea660', '#cf7130', '#8f3f10'],
 };
 
@@ -28,8 +33,17 @@ function buildLut(anchors) {
 
 const LUTS = Object.fromEntries(Object.entries(ANCHORS).map(([k, v]) => [k, buildLut(v)]));
 
-/** @returns {Uint8Array} the (256, 3) table for `name` ('viridis' | 'diverging') */
+/** @returns {Uint8Array} the (256, 3) table for `name` ('viridis' | 'cividis' | 'gray' | 'diverging'; others: viridis) */
 export function colormap(name) { return LUTS[name] || LUTS.viridis; }
+
+/** The sequential palettes a widget's `palette` attribute accepts. */
+export const PALETTES = Object.freeze(['viridis', 'cividis', 'gray']);
+
+/** A `palette` attribute value as a sequential map name ('viridis' when absent or unknown). */
+export function paletteName(value) {
+  const v = String(value ?? '').trim().toLowerCase();
+  return PALETTES.includes(v) ? v : v === 'grey' ? 'gray' : 'viridis';
+}
 
 /** The LUT index (0…255) of value v in [lo, hi]; values outside are clamped. */
 export function lutIndex(v, lo, hi) {
