@@ -11,7 +11,8 @@ export const DEMO_DEFAULTS = Object.freeze({
   head: 0,          // its head
   view: 'all',      // <attention-heatmap>: 'all' | 'mean' | head index
   query: -1,        // the query row shown as bars (-1: the last)
-  model: 'reverse', // the demo opens on a trained preset; 'seeded' (the config-driven layer) | a preset | 'file'
+  model: 'text',    // the demo opens on the character model, which reads whatever is typed; 'seeded' (the
+                    // config-driven layer) | a preset | 'file' | 'folder'
   layer: 0,         // the layer shown of a trained model
 });
 

@@ -22,6 +22,8 @@ let stateDictName = '';
 let lastMs = 0;
 let trained = null;         // the loaded trained model (demo-models.js entry) while state.model is not 'seeded'
 let lastPredictions = null; // { right, scored } of the last trained render (tests)
+let readableText = '';      // the last input the shown preset read (where the way back returns)
+let wayBack = null;         // { state, label, token } after typing switched to the character model
 
 const modelConfig = () => ({ ...state, stateDict });
 
@@ -135,7 +137,11 @@ function autosize(el) {
   el.style.height = `${Math.min(el.scrollHeight + 2, 12 * 28)}px`;
 }
 for (const id of ['text', 'source']) {
-  $(id).addEventListener('input', (e) => { autosize(e.target); setState({ [id]: e.target.value }, 'typing'); });
+  $(id).addEventListener('input', (e) => {
+    autosize(e.target);
+    if (id === 'text' && switchToText(e.target.value, 'push')) return;
+    setState({ [id]: e.target.value }, 'typing');
+  });
 }
 
 steps.addEventListener('step-change', (e) => setState({ step: e.detail.name, head: e.detail.head }, 'push'));
@@ -150,7 +156,7 @@ $('copy-link').addEventListener('click', async (e) => {
   try { await navigator.clipboard.writeText(location.href); b.textContent = 'Link copied'; } catch { b.textContent = 'Copy the address bar'; }
   setTimeout(() => { b.textContent = 'Copy link'; }, 1600);
 });
-$('reset-all').addEventListener('click', () => { state = normalizeState({}); writeURL('push'); syncControls(); render(); });
+$('reset-all').addEventListener('click', () => { wayBack = null; state = normalizeState({}); writeURL('push'); syncControls(); render(); });
 
 // ---- weights -------------------------------------------------------------------------------
 
@@ -216,6 +222,8 @@ async function ensureTrained() {
       state = normalizeState({ ...state, text: exampleInput(trained) });
       syncControls();
     }
+    // A link whose text its preset cannot read opens on the character model (the link follows).
+    if (switchToText(state.text, 'replace', exampleInput(trained))) return;
   } catch (err) {
     note.className = 'note bad';
     note.textContent = `Could not load the model: ${err.message}. Back to seeded weights.`;
@@ -229,6 +237,7 @@ async function ensureTrained() {
 
 /** The Model control: a preset (its example input), the opened file, or the seeded layer. */
 async function switchModel(name) {
+  wayBack = null;
   if (name === 'seeded') return setState({ model: 'seeded', layer: 0, text: DEMO_DEFAULTS.text, step: DEMO_DEFAULTS.step, head: 0, toggles: [] }, 'push');
   const entry = name === 'folder' ? loadedFolder() : name === 'file' ? loadedModel('file') : await loadPreset(name).catch(() => null);
   state = normalizeState({ ...state, model: name, layer: 0, head: 0, view: 'all', query: -1, step: 'weights', toggles: [],
@@ -263,6 +272,56 @@ attachFolder($, {
 });
 // A head clicked in the folder's model view opens its layer everywhere (the widget fills the steps view).
 $('model-view').addEventListener('head-select', (e) => setState({ layer: e.detail.layer, head: e.detail.head, step: 'weights' }, 'push'));
+
+// ---- typing is never a dead end -------------------------------------------------------------
+
+const TEXT_PRESET = 'text';   // the character model: it reads any text (unknown characters as its unknown token)
+
+/** The Model control's name for a model ("Trained: reverse"). */
+const modelLabel = (name) => $('model').querySelector(`option[value="${name}"]`)?.textContent ?? name;
+
+/**
+ * Text the shown task preset cannot read (a word outside its vocabulary) switches to the character
+ * model, keeping the text; the note above the tokens says so and its button goes back to the preset
+ * and its last readable input. Opened files and folders are never left behind this way. Returns
+ * whether it switched. `how`: the URL record ('push' while typing; 'replace' for a link).
+ */
+function switchToText(text, how, back = readableText) {
+  if (state.model === TEXT_PRESET || !PRESETS.includes(state.model) || trained?.name !== state.model) return false;
+  const words = String(text).trim().split(/\s+/).filter(Boolean);
+  const token = words.find((w) => !trained.index.has(w));
+  if (token === undefined) return false;
+  const reads = (t) => Boolean(String(t).trim()) && !tokenizeFor(trained, t).error;
+  wayBack = { state: { ...state, text: reads(back) ? back : exampleInput(trained) }, label: modelLabel(state.model), vocabulary: trained.index, token };
+  state = normalizeState({ ...state, model: TEXT_PRESET, layer: 0, head: 0, view: 'all', query: -1, step: 'weights', toggles: [], text });
+  writeURL(how);
+  syncControls();
+  ensureTrained();
+  return true;
+}
+
+/** The note after a switch (shown while the character model is): what happened, and the way back. */
+function showSwitchNote() {
+  const shown = Boolean(wayBack) && state.model === TEXT_PRESET;
+  $('switch-note').hidden = !shown;
+  if (!shown) return;
+  // The first word of the text now shown that the preset does not know (the text grows as one types).
+  const token = state.text.trim().split(/\s+/).find((w) => w && !wayBack.vocabulary.has(w)) ?? wayBack.token;
+  const short = (t) => (t.length > 24 ? `${t.slice(0, 23)}…` : t);
+  const name = wayBack.label.replace(/^Trained: /, '');
+  $('switch-text').textContent = `“${short(token)}” is not in the ${name} model’s vocabulary, so the character model reads your text.`;
+  $('switch-back').textContent = `Back to ${name}`;
+}
+
+$('switch-back').addEventListener('click', () => {
+  if (!wayBack) return;
+  state = normalizeState(wayBack.state);
+  wayBack = null;
+  writeURL('push');
+  syncControls();
+  $('text').focus();
+  render();
+});
 
 // ---- rendering -----------------------------------------------------------------------------
 
@@ -334,9 +393,11 @@ function render() {
   const t0 = performance.now();
   const isTrained = state.model !== 'seeded';
   showMode({ $, steps, heatmap, maskEditor }, isTrained, state.model === 'folder');
+  showSwitchNote();
   if (isTrained) {
     if (!trained || trained.name !== state.model) { ensureTrained(); return; }
     lastPredictions = (trained.kind === 'pretrained' ? renderPretrained : renderTrained)({ state, trained, $, steps, heatmap, maskEditor, chips });
+    if (lastPredictions && PRESETS.includes(state.model)) readableText = state.text;
     lastMs = performance.now() - t0;
     $('timing').textContent = `· computed and redrawn in ${lastMs.toFixed(1)} ms`;
     return;

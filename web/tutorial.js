@@ -25,13 +25,59 @@ const vec = (v, d = 2) => `(${Array.from(v, (x) => f(x, d)).join(', ')})`;
 
 // ---- formulas --------------------------------------------------------------------------------
 
+/**
+ * A display formula's top-level pieces, split at each \qquad outside braces, environments and
+ * \left … \right: rendered one by one, they wrap on a narrow screen instead of running off it.
+ */
+function formulaParts(tex) {
+  const parts = [];
+  let depth = 0, start = 0;
+  for (let i = 0; i < tex.length; i++) {
+    const c = tex[i];
+    if (c === '{') depth++;
+    else if (c === '}') depth--;
+    else if (c === '\\') {
+      const name = /^\\([a-zA-Z]+|.?)/.exec(tex.slice(i))[1];
+      if (name === 'begin' || name === 'left') depth++;
+      else if (name === 'end' || name === 'right') depth--;
+      else if (name === 'qquad' && depth === 0) { parts.push(tex.slice(start, i)); start = i + name.length + 1; }
+      i += name.length;
+    }
+  }
+  parts.push(tex.slice(start));
+  return parts.map((p) => p.trim()).filter(Boolean);
+}
+
+/** A formula that still scrolls inside its box (a narrow screen) is a tab stop, so keys can scroll it. */
+function markScrolling() {
+  for (const el of $$('.math.display.rendered')) {
+    if (el.scrollWidth > el.clientWidth + 1) el.tabIndex = 0;
+    else el.removeAttribute('tabindex');
+  }
+}
+
 async function renderMath() {
   const katex = await loadKatex();
   for (const el of $$('.math[data-tex]')) {
     // Our own TeX strings from the page source; KaTeX builds the DOM.
-    katex.render(el.dataset.tex, el, { displayMode: el.classList.contains('display'), throwOnError: false, output: 'htmlAndMathml' });
+    const display = el.classList.contains('display');
+    const parts = display ? formulaParts(el.dataset.tex) : [el.dataset.tex];
+    if (parts.length > 1) {
+      el.replaceChildren(...parts.map((tex) => {
+        const part = document.createElement('span');
+        part.className = 'math-part';
+        katex.render(tex, part, { displayMode: true, throwOnError: false, output: 'htmlAndMathml' });
+        return part;
+      }));
+      el.classList.add('split');
+    } else {
+      katex.render(el.dataset.tex, el, { displayMode: display, throwOnError: false, output: 'htmlAndMathml' });
+    }
     el.classList.add('rendered');
   }
+  markScrolling();
+  let pending = 0;
+  addEventListener('resize', () => { cancelAnimationFrame(pending); pending = requestAnimationFrame(markScrolling); });
 }
 
 // ---- 1. the query explorer -------------------------------------------------------------------

@@ -2,7 +2,8 @@
 // and no request outside its origin; the heatmap it shows (exported as JSON, as a reader would)
 // has the pattern the preset's description claims; predictions are shown and marked; a
 // multi-layer model gets a layer selector that moves every view; a model file exported from the
-// library opens in the demo and gives the same logits; back to seeded weights restores the layer.
+// library opens in the demo and gives the same logits; back to seeded weights restores the layer; text
+// a preset cannot read switches to the character model and back.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { demoReady, launch } from './helpers.mjs';
@@ -70,11 +71,18 @@ test('sort has two layers: the layer selector moves the steps and the heatmap; s
   assert.notDeepEqual(layer0, layer1, 'layer 1 shows other weights');
   const stepsWeights = await page.$eval('attention-steps', (el) => { el.goTo('weights'); return Array.from(el.current.data); });
   assert.deepEqual(stepsWeights, layer1, 'the steps view shows the same layer');
-  // An input outside the vocabulary is explained, not crashed.
+  // An input outside the vocabulary is never a dead end: the character model reads it, a note says
+  // why, and its button goes back to the preset on the input it last read.
   await page.fill('#text', '3 1 x');
-  await page.waitForFunction(() => /not in this model’s vocabulary/.test(document.querySelector('#token-count').textContent));
+  await page.waitForFunction(() => window.attentionDemo.state.model === 'text' && document.querySelector('attention-heatmap').data?.queryTokens.join('') === '3 1 x');
+  assert.equal(await page.textContent('#switch-text'), '“x” is not in the sort model’s vocabulary, so the character model reads your text.');
+  await page.click('#switch-back');
+  await page.waitForFunction(() => window.attentionDemo.state.model === 'sort' && window.attentionDemo.state.layer === 1 && window.attentionDemo.predictionScore?.scored > 0);
+  assert.equal(await page.inputValue('#text'), '3 1 4 1 5 | 1 1 3 4');
+  assert.deepEqual(await weights(), layer1, 'the preset and its layer are back');
   await page.selectOption('#model', 'seeded');
-  await page.waitForFunction(() => !document.querySelector('mask-editor').hidden && new URLSearchParams(location.search).get('model') === 'seeded');
+  await page.waitForFunction(() => !document.querySelector('mask-editor').hidden && new URLSearchParams(location.search).get('model') === 'seeded'
+    && !document.querySelector('#seeded-controls').hidden);  // seeded mode drawn
   assert.ok(await page.isHidden('#predictions'));
   assert.deepEqual(watch.errors, []);
   await page.close();
@@ -98,6 +106,11 @@ test('a model exported by the library opens in the demo with identical logits', 
   const theirs = await page.evaluate((x) => Array.from(window.attentionDemo.trainedLogits(x)), ids);
   assert.deepEqual(theirs, logits, 'bit-identical logits');
   assert.match(await page.textContent('#model-note'), /Opened “exported.safetensors”: 2 layer/);
+  // An opened file is not left behind: an input outside its vocabulary is explained, not crashed.
+  await page.fill('#text', '0 1 x');
+  await page.waitForFunction(() => /“x” is not in this model’s vocabulary/.test(document.querySelector('#token-count').textContent));
+  assert.equal(new URLSearchParams(new URL(page.url()).search).get('model'), 'file');
+  assert.ok(await page.isHidden('#switch-note'));
   assert.deepEqual(watch.errors, []);
   await page.close();
 });

@@ -179,7 +179,7 @@ test('clear messages for a bad folder; the presets keep working; dropped files o
   });
   await page.waitForFunction(() => document.querySelector('#model').value === 'folder', null, { timeout: 20_000 });
   assert.equal(await page.$eval('#model option[value="folder"]', (o) => o.textContent), 'Folder: gpt2 (GPT2LMHeadModel)');
-  assert.equal(new URL(page.url()).searchParams.get('model'), null, 'the link keeps the preset state');
+  assert.equal(new URL(page.url()).searchParams.get('model'), 'reverse', 'the link keeps the preset state');
   await page.selectOption('#model', 'sort');
   await page.waitForFunction(() => new URL(location.href).searchParams.get('model') === 'sort' && window.attentionDemo.predictionScore?.scored > 0);
   assert.ok(await page.isVisible('mask-editor') && await page.isHidden('#lens') && await page.isHidden('attention-model-view'));

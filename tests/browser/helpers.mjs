@@ -19,10 +19,11 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /**
- * Starts the server and a fresh Chromium profile.
+ * Starts the server and a fresh Chromium profile. Other options go to the browser context (a phone:
+ * `{ viewport: { width: 360, height: 800 }, hasTouch: true, isMobile: true }`).
  * @returns {Promise<{ origin: string, url: (p: string) => string, context, newPage: Function, close: Function }>}
  */
-export async function launch({ colorScheme = 'light', viewport = { width: 1280, height: 900 } } = {}) {
+export async function launch({ colorScheme = 'light', viewport = { width: 1280, height: 900 }, ...contextOptions } = {}) {
   const server = await startServer({ port: 0 });
   const profile = await mkdtemp(join(tmpdir(), 'attn-browser-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -31,6 +32,7 @@ export async function launch({ colorScheme = 'light', viewport = { width: 1280, 
     viewport,
     colorScheme,
     acceptDownloads: true,
+    ...contextOptions,
   });
   await mkdir(SHOTS, { recursive: true });
   const origin = server.url.replace(/\/$/, '');

@@ -55,7 +55,7 @@ export class MaskFillCompare extends AwElement {
           h('p', { class: 'muted', text: 'A row with no key left gets weights 0 and an output of 0.' }), this._libCanvas),
         h('div', { class: 'panel' }, h('h3', { text: 'The usual fill: add −1e9 to masked scores' }),
           h('p', { class: 'muted', text: 'A row with no key left gets 1/n on every (masked) key.' }), this._fillCanvas)),
-      h('div', { class: 'scroll' }, this._table), this._readout);
+      h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Comparison table' }, this._table), this._readout);
   }
 
   get scores() { return parseNumberList(this.getAttribute('scores') ?? DEFAULTS.scores, 'scores'); }

@@ -31,6 +31,7 @@ const QE_CSS = `
 .plane { display: flex; flex-direction: column; gap: 4px; }
 .plane h3 { margin: 0; font-size: 12.5px; font-weight: 600; }
 .plane canvas { cursor: crosshair; }
+.plane canvas.drag { touch-action: none; }  /* a finger drags the query instead of scrolling the page */
 .sliders { display: grid; grid-template-columns: auto minmax(120px, 1fr) 5ch; gap: 4px 10px; align-items: center; margin: 10px 0 4px; font-size: 13px; max-width: 520px; }
 .sliders input { accent-color: var(--aw-accent, #d4570b); min-height: 0; padding: 0; border: 0; background: transparent; }
 .sliders output { font-family: var(--aw-mono, ui-monospace, Menlo, monospace); text-align: right; }
@@ -47,7 +48,7 @@ export class QueryExplorer extends AwElement {
   static get ownAttributes() { return ['query', 'keys', 'values', 'labels', 'scaling']; }
 
   build() {
-    this._keyCanvas = h('canvas', { role: 'img', tabindex: '0' });
+    this._keyCanvas = h('canvas', { role: 'img', tabindex: '0', class: 'drag' });
     this._valueCanvas = h('canvas', { role: 'img' });
     this._keyPlane = h('div', { class: 'plane' }, h('h3', { text: 'Query and keys (drag the query)' }), this._keyCanvas);
     this._valuePlane = h('div', { class: 'plane' }, h('h3', { text: 'Values and the output' }), this._valueCanvas);
@@ -58,7 +59,7 @@ export class QueryExplorer extends AwElement {
       h('div', { class: 'bar' }, h('span', { class: 'title', text: 'One query, four keys' }),
         h('button', { type: 'button', text: 'Reset', onclick: () => this.#setQuery(this.#defaultQuery()) }), this.exportBar()),
       ...this.baseParts(), h('div', { class: 'planes' }, this._keyPlane, this._valuePlane), this._sliders,
-      h('div', { class: 'scroll' }, this._table), this._readout);
+      h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Scores and weights table' }, this._table), this._readout);
     this.#wirePlane();
   }
 

@@ -93,7 +93,7 @@ export class VarianceExperiment extends AwElement {
     this._canvas.addEventListener('pointerleave', () => this.showTooltip(0, 0, null));
     this.shadowRoot.append(h('style', { text: VAR_CSS }),
       h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Variance of q · k as d_k grows' }), this._redraw, this.exportBar()),
-      this._note, ...this.baseParts(), this._canvas, h('div', { class: 'scroll' }, this._table), this._caption, this._readout);
+      this._note, ...this.baseParts(), this._canvas, h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Variance table' }, this._table), this._caption, this._readout);
   }
 
   get samples() { const n = parseInt(this.getAttribute('samples') ?? '2000', 10); return Number.isFinite(n) ? Math.min(20000, Math.max(100, n)) : 2000; }
