@@ -538,6 +538,12 @@ export class TinyTransformer {
    */
   headScores(ids: IdsLike, options?: HeadScoresOptions): HeadScores;
   /**
+   * Direct logit attribution (a batch of one): logits[position, token] − logits[position, against]
+   * split into the embedding, each head's output, each MLP's output and constants, through every
+   * LayerNorm frozen at its actual input (pre-, post- or no norm). See {@link LogitAttribution}.
+   */
+  logitAttribution(ids: IdsLike, options: LogitAttributionOptions): LogitAttribution;
+  /**
    * The weights as a safetensors file: F32 little-endian tensors by state-dict name, and
    * `__metadata__` `{ format: 'attention-wasm/tiny-transformer', config: JSON.stringify(config) }`.
    */
@@ -584,6 +590,36 @@ export interface AttentionRolloutOptions {
  * rows renormalised to sum 1; R_0 = Â_0, R_l = Â_l · R_{l−1}. Returns Tensor (L, T, T), R_l at [l].
  * A missing layer, another batch size, mismatched T or w outside [0, 1] is `INVALID_ARGUMENT`.
  */
+export interface LogitAttributionOptions {
+  /** The query position, in [0, T) (default T − 1; no negative indexing). */
+  position?: number;
+  /** The token whose logit is explained, in [0, vocab). */
+  token: number;
+  /** The alternative: explains logits[position, token] − logits[position, against]; must differ from token. */
+  against?: number;
+}
+
+/**
+ * Direct logit attribution. u = W_U[token] − W_U[against] (W_U[token] alone without `against`). With
+ * every norm's scale frozen at its actual input (LayerNorm: c ↦ s·(c − mean c) ⊙ γ, s = 1/√(biased var
+ * + eps), β to `bias`), the logit difference is an affine function of the residual components; each
+ * part is that component carried through every later norm, dotted with u. Computed in double.
+ */
+export interface LogitAttribution {
+  /** (numLayers, numHeads): each query head's output (its z times its columns of the output projection, no bias). */
+  heads: Tensor;
+  /** (numLayers): each MLP's output, its bias included (0 for a model without MLPs). */
+  mlp: Tensor;
+  /** The embedding entering block 0 (token plus learned or sinusoidal positions). */
+  embed: number;
+  /** Constants: attention output biases, norm β's, the output head's bias difference. */
+  bias: number;
+  /** The sum of every part: equals logitDiff within float error. */
+  total: number;
+  /** logits[position, token] − logits[position, against] (or the logit alone) of the real forward. */
+  logitDiff: number;
+}
+
 export function attentionRollout(attentions: ReadonlyArray<TensorLike | null>, options?: AttentionRolloutOptions): Tensor;
 
 /**

@@ -160,3 +160,208 @@ export function attentionRollout(attentions, options = {}) {
   }
   return new Tensor(out, [L, T, T]);
 }
+
+// ---- direct logit attribution ----------------------------------------------------------------------
+// The residual stream at one position is a sum of components (the embedding, each query head's output,
+// each MLP's output) plus constants (biases, norm β's). With every norm's scale frozen at its actual
+// input (LayerNorm s = 1/√(biased var + eps): c ↦ s·(c − mean c) ⊙ γ, β to the constants; RMSNorm:
+// c ↦ s·c ⊙ γ), the logit difference is an affine function of them: each component's attribution is
+// its image through every later norm, dotted with u = W_U[token] − W_U[against]. Everything in double.
+
+const dot = (a, b) => { let s = 0; for (let i = 0; i < a.length; i++) s += a[i] * b[i]; return s; };
+
+// s of a norm spec { kind: 'layer' | 'rms', weight, bias?, eps } at input x.
+function normScale(spec, x) {
+  const n = x.length;
+  if (spec.kind === 'rms') return 1 / Math.sqrt(dot(x, x) / n + spec.eps);
+  let mean = 0;
+  for (let i = 0; i < n; i++) mean += x[i];
+  mean /= n;
+  let v = 0;
+  for (let i = 0; i < n; i++) v += (x[i] - mean) ** 2;
+  return 1 / Math.sqrt(v / n + spec.eps);
+}
+
+// c through the norm frozen at scale s (β added when withBeta: the constants' row).
+function frozenNorm(spec, s, c, withBeta) {
+  const n = c.length, y = new Float64Array(n);
+  let mean = 0;
+  if (spec.kind === 'layer') { for (let i = 0; i < n; i++) mean += c[i]; mean /= n; }
+  for (let i = 0; i < n; i++) y[i] = s * (c[i] - mean) * spec.weight[i] + (withBeta && spec.bias ? spec.bias[i] : 0);
+  return y;
+}
+
+/** The norm itself (not frozen) of x. */
+export function applyNorm(spec, x) {
+  return frozenNorm(spec, normScale(spec, x), x, true);
+}
+
+/**
+ * Walks one position's residual stream through the blocks, keeping every component apart.
+ * plan: { hidden, embed (E), layers: [{ heads: (E)[] per query head, attnBias (E) | null,
+ *   post1: norm | null (after the attention's residual add), mlp: (residual) => (E) | null (it applies
+ *   its own input norm), post2: norm | null }], finalNorm: norm | null, u (E), constant (number: the
+ *   output head's bias difference) }.
+ * Returns { heads: number[][], mlp: number[], embed, bias, total }.
+ */
+export function attributeResidual(plan) {
+  const E = plan.hidden;
+  const comps = [Float64Array.from(plan.embed)];  // [0] embed; then heads and MLPs as they come; bias kept apart
+  let bias = new Float64Array(E);
+  const headIndex = [], mlpIndex = [];
+  const residual = () => {
+    const r = Float64Array.from(bias);
+    for (const c of comps) for (let i = 0; i < E; i++) r[i] += c[i];
+    return r;
+  };
+  const freeze = (spec) => {
+    const s = normScale(spec, residual());
+    for (let k = 0; k < comps.length; k++) comps[k] = frozenNorm(spec, s, comps[k], false);
+    bias = frozenNorm(spec, s, bias, true);
+  };
+  for (const layer of plan.layers) {
+    headIndex.push(layer.heads.map((h) => comps.push(Float64Array.from(h)) - 1));
+    if (layer.attnBias) for (let i = 0; i < E; i++) bias[i] += layer.attnBias[i];
+    if (layer.post1) freeze(layer.post1);
+    mlpIndex.push(layer.mlp ? comps.push(Float64Array.from(layer.mlp(residual()))) - 1 : -1);
+    if (layer.post2) freeze(layer.post2);
+  }
+  if (plan.finalNorm) freeze(plan.finalNorm);
+  const part = (k) => (k < 0 ? 0 : dot(comps[k], plan.u));
+  const out = {
+    heads: headIndex.map((ks) => ks.map(part)),
+    mlp: mlpIndex.map(part),
+    embed: part(0),
+    bias: dot(bias, plan.u) + plan.constant,
+  };
+  out.total = out.embed + out.bias + out.heads.flat().reduce((a, b) => a + b, 0) + out.mlp.reduce((a, b) => a + b, 0);
+  return out;
+}
+
+// out (rows) = W (rows, cols) row-major · x (cols) + b, in double.
+function matVec(w, rows, cols, x, b) {
+  const y = new Float64Array(rows);
+  for (let r = 0; r < rows; r++) {
+    let s = b ? b[r] : 0;
+    const at = r * cols;
+    for (let c = 0; c < cols; c++) s += w[at + c] * x[c];
+    y[r] = s;
+  }
+  return y;
+}
+
+/** Head h's output at one position: W_O[:, h·d:(h+1)·d] · z (no bias); W_O (E, H·d) row-major. */
+export function headOutput(wo, E, inner, z, h) {
+  const d = z.length, y = new Float64Array(E);
+  for (let r = 0; r < E; r++) {
+    let s = 0;
+    const at = r * inner + h * d;
+    for (let k = 0; k < d; k++) s += wo[at + k] * z[k];
+    y[r] = s;
+  }
+  return y;
+}
+
+// erf in double: 2/√π · e^(−x²) · Σ 2ⁿ x^(2n+1) / (1·3·…·(2n+1)) (all terms positive, no cancellation);
+// |x| ≥ 6: ±1 (erfc(6) < 3e-17).
+function erf(x) {
+  const ax = Math.abs(x);
+  if (ax >= 6) return Math.sign(x);
+  let term = ax, sum = ax;
+  for (let n = 1; n < 200; n++) {
+    term *= (2 * ax * ax) / (2 * n + 1);
+    sum += term;
+    if (term < sum * 1e-17) break;
+  }
+  return Math.sign(x) * (2 / Math.sqrt(Math.PI)) * Math.exp(-ax * ax) * sum;
+}
+/** torch's exact GELU, 0.5·x·(1 + erf(x/√2)), in double. */
+export const geluErf = (x) => 0.5 * x * (1 + erf(x / Math.SQRT2));
+/** GPT-2's gelu_new (tanh form), in double. */
+export const geluTanh = (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+
+/** position, token, against of logitAttribution's options, checked against T and the vocabulary. */
+export function attributionOptions(options, T, vocab) {
+  const { position = T - 1, token, against } = checkOptions(options, ['position', 'token', 'against'], 'logitAttribution option');
+  if (!Number.isInteger(position) || position < 0 || position >= T) throw invalid(`logitAttribution: position must be an integer in [0, ${T}), got ${describe(position)}`);
+  if (!Number.isInteger(token) || token < 0 || token >= vocab) throw invalid(`logitAttribution: token must be an integer in [0, ${vocab}), got ${describe(token)}`);
+  if (against !== undefined && (!Number.isInteger(against) || against < 0 || against >= vocab)) {
+    throw invalid(`logitAttribution: against must be an integer in [0, ${vocab}) or left out, got ${describe(against)}`);
+  }
+  if (against === token) throw invalid(`logitAttribution: token and against are both ${token}: there is no difference to explain`);
+  return { position, token, against };
+}
+
+// The result object of a walk: heads (L, H) and mlp (L) as Tensors, logitDiff from the real forward.
+function attributionResult(parts, logitDiff) {
+  const L = parts.heads.length, H = L > 0 ? parts.heads[0].length : 0;
+  return {
+    heads: new Tensor(Float32Array.from(parts.heads.flat()), [L, H]),
+    mlp: new Tensor(Float32Array.from(parts.mlp), [L]),
+    embed: parts.embed, bias: parts.bias, total: parts.total, logitDiff,
+  };
+}
+
+// logits[position, token] − logits[position, against] (or the logit alone) of a (1, T, V) logits Tensor.
+function logitDifference(logits, position, token, against) {
+  const V = logits.shape[2], row = position * V;
+  return logits.data[row + token] - (against === undefined ? 0 : logits.data[row + against]);
+}
+
+// The attention's context (1, H, T, d) of every layer's trace, at `position`: z[l][h] (d).
+function contexts(traces, position) {
+  return traces.map((steps) => {
+    const c = steps.find((s) => s.name === 'context');
+    const [, H, T, d] = c.shape;
+    return Array.from({ length: H }, (_, h) => c.data.subarray((h * T + position) * d, (h * T + position + 1) * d));
+  });
+}
+
+/** TinyTransformer.logitAttribution: the weights from stateDict(), z from the forward's trace. */
+export function tinyLogitAttribution(model, ids, options = {}) {
+  const batch = idBatch(ids, 'ids');
+  if (batch.b !== 1) throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
+  const cfg = model.config;
+  const { position, token, against } = attributionOptions(options, batch.t, cfg.vocabSize);
+  const r = model.forward(batch.tensor, { attention: false, trace: true });
+  const sd = model.stateDict();
+  const w = (name) => sd[name].data;
+  const E = cfg.dModel, H = cfg.numHeads;
+  const ln = (name) => ({ kind: 'layer', weight: w(`${name}.weight`), bias: w(`${name}.bias`), eps: 1e-5 });
+  const embed = Float64Array.from(w('tok_emb.weight').subarray(batch.data[position] * E, (batch.data[position] + 1) * E));
+  if (cfg.positional === 'learned') {
+    const pe = w('pos_emb.weight');
+    for (let i = 0; i < E; i++) embed[i] += pe[position * E + i];
+  } else if (cfg.positional === 'sinusoidal') {
+    for (let pair = 0; 2 * pair < E; pair++) {  // as src/core/positional.cpp: double, rounded to float32
+      const angle = position * 10000 ** ((-2 * pair) / E);
+      embed[2 * pair] += Math.fround(Math.sin(angle));
+      if (2 * pair + 1 < E) embed[2 * pair + 1] += Math.fround(Math.cos(angle));
+    }
+  }
+  const z = contexts(r.trace, position);
+  const layers = z.map((zl, l) => {
+    const p = `blocks.${l}.`;
+    const wo = w(`${p}attn.out_proj.weight`);
+    const mlp = cfg.mlp ? (x) => {
+      const input = cfg.norm === 'pre' ? applyNorm(ln(`${p}ln2`), x) : x;
+      const hid = matVec(w(`${p}mlp.fc1.weight`), cfg.mlpHidden, E, input, w(`${p}mlp.fc1.bias`)).map(geluErf);
+      return matVec(w(`${p}mlp.fc2.weight`), E, cfg.mlpHidden, hid, w(`${p}mlp.fc2.bias`));
+    } : null;
+    return {
+      heads: zl.map((zh, h) => headOutput(wo, E, E, zh, h)),
+      attnBias: w(`${p}attn.out_proj.bias`),
+      post1: cfg.norm === 'post' ? ln(`${p}ln1`) : null,
+      mlp,
+      post2: cfg.norm === 'post' && cfg.mlp ? ln(`${p}ln2`) : null,
+    };
+  });
+  const head = w('head.weight'), hb = w('head.bias');
+  const u = Float64Array.from(head.subarray(token * E, (token + 1) * E));
+  if (against !== undefined) for (let i = 0; i < E; i++) u[i] -= head[against * E + i];
+  const parts = attributeResidual({
+    hidden: E, embed, layers, finalNorm: cfg.norm === 'pre' ? ln('ln_f') : null, u,
+    constant: hb[token] - (against === undefined ? 0 : hb[against]),
+  });
+  return attributionResult(parts, logitDifference(r.logits, position, token, against));
+}

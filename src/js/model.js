@@ -5,7 +5,7 @@ import { AttentionError, check } from './errors.js';
 import { checkInt, checkOptions, checkSeed, describe } from './options.js';
 import { decodeSafetensors, encodeSafetensors } from './safetensors.js';
 import { Tensor, asBoolTensor, asFloatTensor, asIntTensor, fromCore } from './tensor.js';
-import { modelHeadScores } from './interp.js';
+import { modelHeadScores, tinyLogitAttribution } from './interp.js';
 
 const CONFIG_KEYS = ['vocabSize', 'maxLength', 'dModel', 'numHeads', 'numLayers', 'mlp', 'mlpHidden', 'positional',
   'norm', 'causal', 'seed', 'numKVHeads', 'window'];
@@ -182,6 +182,9 @@ export function tinyTransformerClass({ requireCore, checkInputBytes, Handle, new
 
     /** { [kind]: Tensor (L, H) } head-type scores from this model's attention on `ids` (a batch of one); see interp.js. */
     headScores(ids, options = {}) { return modelHeadScores(this, ids, options); }
+
+    /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
+    logitAttribution(ids, options = {}) { return tinyLogitAttribution(this, ids, options); }
 
     /** Mean cross-entropy over the positions whose target is not -100. */
     loss(ids, targets) {

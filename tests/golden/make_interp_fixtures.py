@@ -1,17 +1,21 @@
 #!/usr/bin/python3
-"""Expected head-type scores and attention rollout (issue #27) in float64, from references that share
-nothing with the JS library:
+"""Expected head-type scores, attention rollout and (TinyTransformer) direct logit attribution
+(issue #27) in float64, from references that share nothing with the JS library:
 
-  * tests/golden/pretrained/<name>/expected_interp.json for every tiny checkpoint there: the weights
+  * tests/golden/pretrained/<name>/expected_interp.json for each checkpoint of PRETRAINED_MODELS: the weights
     are read from its model.safetensors (F32) by make_pretrained_fixtures.read_safetensors and run
     through that script's hand-written torch forwards (gpt2_forward / llama_forward) in float64; the
     attention is also recomputed by its independent numpy forwards (np_gpt2 / np_llama) and must agree
     to NUMPY_TOL;
   * tests/golden/interp/tiny_transformer.json: TinyTransformers (pre-norm with learned positions,
-    post-norm with sinusoidal positions) of tests/golden/tiny_transformer.py, their float32 weights
-    (printed with '%.9g', so they round-trip exactly) and, from the same weights in float64, logits and
-    the expectations; the attention comes from nn.MultiheadAttention(need_weights=True,
-    average_attn_weights=False) inside the real module's forward.
+    post-norm with sinusoidal positions, attention-only without norms) of
+    tests/golden/tiny_transformer.py, their float32 weights (printed with '%.9g', so they round-trip
+    exactly) and, from the same weights in float64, logits and the expectations; the attention comes
+    from nn.MultiheadAttention(need_weights=True, average_attn_weights=False) inside the real module's
+    forward. Attribution (tiny_attribution): each head's z recomputed from in_proj (checked against
+    nn.MultiheadAttention's output to 1e-12), the components carried as rows of a matrix through each
+    LayerNorm frozen at the real forward's input, and their total checked against the module's
+    logits to 1e-10.
 
 Run with Debian's interpreter (python3-torch 1.13):
     /usr/bin/python3 tests/golden/make_interp_fixtures.py
@@ -40,7 +44,10 @@ from make_fixtures import seed_for  # noqa: E402
 from tiny_transformer import TinyConfig, TinyTransformer, randomize_tiny_  # noqa: E402
 
 KINDS = ["previous-token", "duplicate-token", "induction"]
+# The checkpoints of tests/golden/pretrained/ (add each new family here once its folder is committed).
+PRETRAINED_MODELS = ["gpt2-tiny", "llama-tiny", "qwen2-tiny", "llama3-scaled-tiny"]
 RESIDUAL_WEIGHTS = [0.5, 0.0, 0.3]
+TINY_RESIDUAL_WEIGHTS = [0.5, 0.3]  # the TinyTransformer file holds its weights too: fewer rollouts
 NUMPY_TOL = 1e-9
 SIG_FMT = "%.7g"
 WEIGHT_FMT = "%.9g"
@@ -60,8 +67,9 @@ TINY_CASES = [
     ("single_t1", [5]),
 ]
 TINY_MODELS = [
-    ("tiny_pre_learned", TinyConfig(8, 16, 12, 3, 2, mlp=True, mlp_hidden=24, positional="learned", norm="pre")),
-    ("tiny_post_sinusoidal", TinyConfig(8, 16, 12, 3, 2, mlp=True, mlp_hidden=24, positional="sinusoidal", norm="post")),
+    ("tiny_pre_learned", TinyConfig(8, 16, 8, 2, 2, mlp=True, mlp_hidden=16, positional="learned", norm="pre")),
+    ("tiny_post_sinusoidal", TinyConfig(8, 16, 8, 2, 2, mlp=True, mlp_hidden=16, positional="sinusoidal", norm="post")),
+    ("tiny_none_attn_only", TinyConfig(8, 16, 12, 3, 2, mlp=False, positional="learned", norm="none")),
 ]
 
 
@@ -127,12 +135,12 @@ def emit(o, indent=0):
     return json.dumps(o, ensure_ascii=False)
 
 
-def expectations(ids, attention):
+def expectations(ids, attention, weights=RESIDUAL_WEIGHTS):
     scores = head_scores(ids, attention)
     for a in attention:  # every attention row of a causal model sums to 1
         assert np.allclose(a.sum(axis=-1), 1.0, atol=1e-12)
     rolls = {}
-    for w in RESIDUAL_WEIGHTS:
+    for w in weights:
         r = rollout(attention, w)
         assert np.allclose(r.sum(axis=-1), 1.0, atol=1e-12)
         rolls[repr(w)] = tjson(r)
@@ -169,6 +177,87 @@ def pretrained(name):
     print("  %s: %d cases, torch vs numpy attention max |diff| %.1e -> %s" % (name, len(cases), worst, os.path.relpath(path)))
 
 
+def frozen(ln, x_row, rows, bias):
+    """rows (C, E) and the constants' row through LayerNorm `ln` frozen at its actual input x_row:
+    c -> s (c - mean c) * gamma; the constants also get beta."""
+    s = 1.0 / torch.sqrt(x_row.var(unbiased=False) + ln.eps)
+    rows = s * (rows - rows.mean(dim=1, keepdim=True)) * ln.weight
+    bias = s * (bias - bias.mean()) * ln.weight + ln.bias
+    return rows, bias
+
+
+def tiny_attribution(model, cfg, ids, position, token, against):
+    """Direct logit attribution of the float64 module at one position: the residual components
+    (embed, every head's z @ its out_proj columns, every MLP output) as rows of a matrix carried
+    through every later LayerNorm frozen at the real forward's input, dotted with
+    u = head.weight[token] - head.weight[against]. Heads are recomputed from in_proj and checked
+    against nn.MultiheadAttention's output; the total against the module's logits."""
+    E, H = cfg.d_model, cfg.num_heads
+    d, T = E // H, len(ids)
+    ids_t = torch.tensor(ids)
+    x = model.tok_emb.weight[ids_t]
+    if cfg.positional == "learned":
+        x = x + model.pos_emb.weight[:T]
+    elif cfg.positional == "sinusoidal":
+        x = x + model.sinusoidal[:T]
+    rows = [x[position]]
+    kinds = [("embed",)]
+    bias = torch.zeros(E, dtype=torch.float64)
+    blocked = torch.ones(T, T, dtype=torch.bool).triu(1) if cfg.causal else None
+    for l, block in enumerate(model.blocks):
+        a_in = block.ln1(x) if cfg.norm == "pre" else x
+        W, b = block.attn.in_proj_weight, block.attn.in_proj_bias
+        q, k, v = ((a_in @ W[i * E:(i + 1) * E].T + b[i * E:(i + 1) * E]).view(T, H, d).transpose(0, 1) for i in range(3))
+        s = q @ k.transpose(1, 2) / math.sqrt(d)
+        if blocked is not None:
+            s = s.masked_fill(blocked, float("-inf"))
+        z = torch.softmax(s, dim=-1) @ v  # (H, T, d)
+        Wo, bo = block.attn.out_proj.weight, block.attn.out_proj.bias
+        attn_out = z.transpose(0, 1).reshape(T, E) @ Wo.T + bo
+        ref = block.attn(a_in, a_in, a_in, attn_mask=blocked, need_weights=False)[0]
+        assert float((attn_out - ref).abs().max()) < 1e-12
+        for h in range(H):
+            rows.append(Wo[:, h * d:(h + 1) * d] @ z[h, position])
+            kinds.append(("head", l, h))
+        bias = bias + bo
+        x = x + attn_out
+        if cfg.norm == "post":
+            R, bias = frozen(block.ln1, x[position], torch.stack(rows), bias)
+            rows = list(R)
+            x = block.ln1(x)
+        if cfg.mlp:
+            m = block.mlp(block.ln2(x) if cfg.norm == "pre" else x)
+            rows.append(m[position])
+            kinds.append(("mlp", l))
+            x = x + m
+            if cfg.norm == "post":
+                R, bias = frozen(block.ln2, x[position], torch.stack(rows), bias)
+                rows = list(R)
+                x = block.ln2(x)
+    if cfg.norm == "pre":
+        R, bias = frozen(model.ln_f, x[position], torch.stack(rows), bias)
+        rows = list(R)
+    Wu, bu = model.head.weight, model.head.bias
+    u = Wu[token] - (Wu[against] if against is not None else 0)
+    parts = [float(r @ u) for r in rows]
+    out = {"heads": np.zeros((cfg.num_layers, H)), "mlp": np.zeros(cfg.num_layers)}
+    for kind, value in zip(kinds, parts):
+        if kind[0] == "embed":
+            out["embed"] = value
+        elif kind[0] == "head":
+            out["heads"][kind[1], kind[2]] = value
+        else:
+            out["mlp"][kind[1]] = value
+    out["bias"] = float(bias @ u) + float(bu[token] - (bu[against] if against is not None else 0))
+    out["total"] = out["embed"] + out["bias"] + float(out["heads"].sum()) + float(out["mlp"].sum())
+    logits = model(ids_t[None])[0]
+    diff = float(logits[position, token] - (logits[position, against] if against is not None else 0))
+    assert abs(out["total"] - diff) < 1e-10, (out["total"], diff)
+    return {"position": position, "token": token, "against": against, "heads": tjson(out["heads"]),
+            "mlp": tjson(out["mlp"]), "embed": num(out["embed"]), "bias": num(out["bias"]),
+            "total": num(out["total"]), "logitDiff": num(diff)}
+
+
 class Recorder:
     """Wraps a Block's self_attention to keep its per-head weights (B, H, T, T)."""
 
@@ -200,7 +289,13 @@ def tiny(name, cfg):
             logits = model(torch.tensor([ids]))
             attention = [r.weights[0].numpy() for r in recorders]
             case = {"name": cname, "input_ids": ids, "logits": tjson(logits[0].numpy())}
-            case.update(expectations(ids, attention))
+            case.update(expectations(ids, attention, TINY_RESIDUAL_WEIGHTS))
+            # attribution: the top token against the runner-up at the last position; the second
+            # likeliest token alone at the middle position
+            last = torch.argsort(logits[0, -1], descending=True)
+            mid = len(ids) // 2
+            case["attribution"] = [tiny_attribution(model, cfg, ids, len(ids) - 1, int(last[0]), int(last[1])),
+                                   tiny_attribution(model, cfg, ids, mid, int(torch.argsort(logits[0, mid], descending=True)[1]), None)]
             cases.append(case)
     conf = {"vocabSize": cfg.vocab_size, "maxLength": cfg.max_length, "dModel": cfg.d_model,
             "numHeads": cfg.num_heads, "numLayers": cfg.num_layers, "mlp": cfg.mlp, "mlpHidden": cfg.hidden(),
@@ -214,9 +309,8 @@ def tiny(name, cfg):
 
 def main():
     torch.set_num_threads(1)
-    for name in sorted(os.listdir(mp.OUT_DIR)):
-        if os.path.exists(os.path.join(mp.OUT_DIR, name, "model.safetensors")):
-            pretrained(name)
+    for name in PRETRAINED_MODELS:
+        pretrained(name)
     out_dir = os.path.join(HERE, "interp")
     os.makedirs(out_dir, exist_ok=True)
     doc = {"source": "tests/golden/make_interp_fixtures.py", "kinds": KINDS,

@@ -49,6 +49,21 @@ function checkCase(model, c, what) {
   assertClose(attentionRollout(attention).data, c.rollout['0.5'].data, `${what} rollout (default w = 0.5)`);
 }
 
+// The issue's bounds for attribution.
+const kAttrAbs = 1e-4, kAttrRel = 1e-3;
+
+function checkAttribution(model, ids, want, what) {
+  const options = { position: want.position, token: want.token };
+  if (want.against !== null) options.against = want.against;
+  const got = model.logitAttribution(ids, options);
+  assert.deepEqual(got.heads.shape, want.heads.shape, `${what}: heads shape`);
+  assertClose(got.heads.data, want.heads.data, `${what} heads`, kAttrAbs, kAttrRel);
+  assertClose(got.mlp.data, want.mlp.data, `${what} mlp`, kAttrAbs, kAttrRel);
+  for (const k of ['embed', 'bias', 'total', 'logitDiff']) assertClose([got[k]], [want[k]], `${what} ${k}`, kAttrAbs, kAttrRel);
+  // total = logitDiff (the sum of the parts against the real forward's logits)
+  assert.ok(Math.abs(got.total - got.logitDiff) <= 1e-5 * Math.max(1, Math.abs(got.logitDiff)), `${what}: total ${got.total} vs logitDiff ${got.logitDiff}`);
+}
+
 const code = (c) => (e) => e instanceof AttentionError && e.code === c;
 const refuses = (fn, pattern, c = 'INVALID_ARGUMENT') =>
   assert.throws(fn, (e) => code(c)(e) && (pattern === undefined || pattern.test(e.message)));
@@ -77,6 +92,7 @@ describe('headScores and attentionRollout against float64 references', () => {
         // the weights arrived: the float64 logits of the same module, within the logit bounds
         assertClose(model.forward(c.input_ids).logits.data, c.logits.data, `${m.name} ${c.name} logits`, 1e-4, 1e-3);
         checkCase(model, c, `${m.name} ${c.name}`);
+        for (const a of c.attribution) checkAttribution(model, c.input_ids, a, `${m.name} ${c.name} attribution at ${a.position}`);
       }
       model.dispose();
     });
@@ -227,6 +243,57 @@ describe('the induction preset', () => {
     assert.ok(mean['previous-token'][1] > 0.6, `${mean['previous-token']}`);
     assert.equal(top(mean.induction), 3, `induction means ${mean.induction}`);
     assert.ok(mean.induction[3] > 0.95, `${mean.induction}`);
+    model.dispose();
+  });
+});
+
+describe('logitAttribution (TinyTransformer)', () => {
+  const ids = [1, 2, 3, 4, 1, 2, 3, 0];
+  it('total = logitDiff for every norm placement, positional encoding, with and without MLPs, GQA', () => {
+    for (const norm of ['pre', 'post', 'none']) {
+      for (const positional of ['learned', 'sinusoidal', 'rope', 'alibi', 'none']) {
+        for (const mlp of [true, false]) {
+          const model = new TinyTransformer({ vocabSize: 9, maxLength: 12, dModel: 12, numHeads: 3, numLayers: 3, norm, positional, mlp, seed: 5, ...(positional === 'rope' ? { dModel: 12, numHeads: 2 } : {}) });
+          // larger weights than the default init, so the logits differ by O(1)
+          const sd = model.stateDict();
+          for (const [n, t] of Object.entries(sd)) if (n.endsWith('weight') && !n.includes('ln')) t.data.forEach((v, i) => { t.data[i] = v * 4; });
+          model.loadStateDict(sd);
+          for (const o of [{ token: 4, against: 7 }, { token: 2, position: 3 }, { token: 0, against: 8, position: 0 }]) {
+            const r = model.logitAttribution(ids, o);
+            assert.deepEqual(r.heads.shape, [3, model.config.numHeads]);
+            assert.deepEqual(r.mlp.shape, [3]);
+            if (!mlp) assert.ok(r.mlp.data.every((v) => v === 0));
+            const what = `${norm}/${positional}/mlp ${mlp} ${JSON.stringify(o)}`;
+            assert.ok(Math.abs(r.total - r.logitDiff) <= 1e-5 * Math.max(1, Math.abs(r.logitDiff)), `${what}: ${r.total} vs ${r.logitDiff}`);
+            const logits = model.forward(ids).logits;
+            const p = o.position ?? ids.length - 1;
+            assert.equal(r.logitDiff, logits.get(0, p, o.token) - (o.against === undefined ? 0 : logits.get(0, p, o.against)));
+          }
+          model.dispose();
+        }
+      }
+    }
+    const gqa = new TinyTransformer({ vocabSize: 9, maxLength: 12, dModel: 16, numHeads: 4, numKVHeads: 2, numLayers: 2, positional: 'rope' });
+    const r = gqa.logitAttribution(ids, { token: 3, against: 5 });
+    assert.deepEqual(r.heads.shape, [2, 4], 'query heads');
+    assert.ok(Math.abs(r.total - r.logitDiff) <= 1e-5);
+    gqa.dispose();
+  });
+
+  it('refuses bad positions, tokens, token === against, unknown options and batches of two; the model stays usable', () => {
+    const model = new TinyTransformer({ vocabSize: 9, maxLength: 12, dModel: 8, numHeads: 2, numLayers: 2 });
+    const before = model.logitAttribution(ids, { token: 3, against: 4 });
+    refuses(() => model.logitAttribution(ids, {}), /token must be an integer in \[0, 9\)/);
+    refuses(() => model.logitAttribution(ids, { token: 9 }), /token/);
+    refuses(() => model.logitAttribution(ids, { token: 1, against: -1 }), /against/);
+    refuses(() => model.logitAttribution(ids, { token: 1, against: 1 }), /both 1/);
+    refuses(() => model.logitAttribution(ids, { token: 1, position: 8 }), /position must be an integer in \[0, 8\)/);
+    refuses(() => model.logitAttribution(ids, { token: 1, position: -1 }), /position/);
+    refuses(() => model.logitAttribution(ids, { token: 1, position: 1.5 }), /position/);
+    refuses(() => model.logitAttribution(ids, { token: 1, pos: 2 }), /'pos'/);
+    refuses(() => model.logitAttribution([ids, ids], { token: 1 }), /batch of one/);
+    const after = model.logitAttribution(ids, { token: 3, against: 4 });
+    assert.deepEqual(after, before);
     model.dispose();
   });
 });

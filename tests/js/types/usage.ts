@@ -323,7 +323,7 @@ pretrained.dispose();
 
 // ---- interpretability (issue #27) ---------------------------------------------------------------
 import { attentionRollout } from 'attention-wasm';
-import type { HeadScoreKind, HeadScoresOptions, HeadScores, AttentionRolloutOptions } from 'attention-wasm';
+import type { HeadScoreKind, HeadScoresOptions, HeadScores, AttentionRolloutOptions, LogitAttribution, LogitAttributionOptions } from 'attention-wasm';
 const scoreKinds: HeadScoreKind[] = ['previous-token', 'duplicate-token', 'induction'];
 const scoreOptions: HeadScoresOptions = { kinds: scoreKinds };
 const tinyScores: HeadScores = tiny.headScores([1, 2, 1, 2], scoreOptions);
@@ -336,3 +336,9 @@ const rolled: Tensor = attentionRollout(tiny.forward([1, 2, 3]).attention, rollo
 attentionRollout(pretrained.forward([1, 2]).attention);
 // @ts-expect-error residualWeight is a number
 attentionRollout([], { residualWeight: '0.5' });
+const attrOptions: LogitAttributionOptions = { token: 3, against: 4, position: 0 };
+const attr: LogitAttribution = tiny.logitAttribution([1, 2, 3], attrOptions);
+const attrHeads: Tensor = attr.heads;
+const attrTotal: number = attr.total + attr.embed + attr.bias + attr.logitDiff;
+// @ts-expect-error token is required
+tiny.logitAttribution([1, 2, 3], { against: 4 });
