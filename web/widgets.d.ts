@@ -112,6 +112,8 @@ export declare class AttentionSteps extends ModelElement {
   prev(): void;
   cellCenter(row: number, col: number): { x: number; y: number };
   explainCell(cell: CellDetail): { main: string; detail: string };
+  /** The shown step's matrix as a standalone vector SVG document. */
+  toSVG(options?: SVGOptions): string;
   /** A trace computed elsewhere (one TinyTransformer layer) instead of the widget's own model; null: back to it. */
   trace: null | { tokens: string[]; steps: TraceStep[]; heads: number; dModel: number; causal?: boolean };
 }
@@ -179,6 +181,8 @@ export declare class PositionalEncodingHeatmap extends AwElement {
   dims: number[];
   readonly shown: null | { length: number; dModel: number; base: number; data: Float32Array; dims: number[] };
   cellCenter(row: number, col: number): { x: number; y: number };
+  /** The heatmap and its curves as a standalone vector SVG document. */
+  toSVG(options?: SVGOptions): string;
 }
 
 /** <mask-editor mask="causal" toggles="2.0" head="mean">. Events: mask-change { mask, toggles, allowed }, cell-hover, cell-click. */

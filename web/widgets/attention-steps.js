@@ -15,6 +15,7 @@ import { resultFromTrace, runModel } from './model.js';
 import { loadKatex, whenReady } from './runtime.js';
 import { shapeSymbols, shapeWords, stepInfo } from './step-info.js';
 import { matrixOf } from './trace-view.js';
+import { heatmapPanel, jsonSafe, svgDocument, svgFigure } from './svg.js';
 
 const STEPS_CSS = `
 .tabs { display: flex; flex-wrap: wrap; gap: 4px; margin: 2px 0 12px; }
@@ -285,6 +286,27 @@ export class AttentionSteps extends ModelElement {
     return jsonText({ kind: 'attention-step', step: c.name, title: c.title, head: c.hasHead ? c.head : null,
       traceShape: c.shape, traceAxes: c.axes, rows: c.rows, cols: c.cols, rowAxis: c.rowAxis, colAxis: c.colAxis,
       rowLabels: c.rowLabels, colLabels: c.colLabels, data: toNested(c.data, c.rows, c.cols) });
+  }
+
+  /**
+   * The shown step's matrix as an SVG document (vector cells, one path per colour level; signed
+   * steps in the diverging map, as on screen; the state in <metadata>). Options: width, fontSize.
+   */
+  toSVG(options = {}) {
+    const c = this._current;
+    if (!c || !this._view.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+    const W = Math.max(160, Number(options.width) || this.contentWidth);
+    const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
+    const theme = themeOf(this);
+    const fig = svgFigure(theme, fontSize / 12);
+    const p = heatmapPanel(fig, this._view, { x: 0, y: 0, width: W });
+    const cfg = this._trace ? null : this.config;
+    const state = jsonSafe({ widget: 'attention-steps', step: c.name, index: c.index, head: c.hasHead ? c.head : null,
+      title: c.title, rowLabels: c.rowLabels, colLabels: c.colLabels, domain: this._view.opts.domain,
+      config: cfg ? { ...cfg, stateDict: cfg.stateDict ? '(set from JS, not stored)' : null } : null,
+      options: { width: W, fontSize }, theme: theme.dark ? 'dark' : 'light', panels: [{ rows: c.rows, cols: c.cols, cells: p.cells }] });
+    return svgDocument(fig, { width: p.w, height: p.h, state,
+      title: `${c.title}${c.hasHead ? `, head ${c.head}` : ''}: ${c.rows} by ${c.cols}` });
   }
 
   pngCanvas() { return composeCanvases([{ canvas: this._canvas, x: 0, y: 0 }], themeOf(this).bgSolid); }

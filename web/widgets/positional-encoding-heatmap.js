@@ -6,7 +6,8 @@
 // The values come from the library's sinusoidalEncoding(length, dModel, { base }).
 import { AwElement, h } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
-import { drawLines } from './charts.js';
+import { SERIES_COLORS, drawLines } from './charts.js';
+import { heatmapPanel, jsonSafe, linesPanel, svgDocument, svgFigure } from './svg.js';
 import { composeCanvases, jsonText, matrixToCSV, toNested } from './export.js';
 import { exactNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
@@ -86,7 +87,8 @@ export class PositionalEncodingHeatmap extends AwElement {
       + 'Arrow keys move between cells; Enter toggles the column’s curve.');
     const series = this.dims.map((d) => ({ label: `dim ${d} (${d % 2 ? 'cos' : 'sin'}, λ ≈ ${wavelength(d, D, base)})`,
       values: Array.from({ length: L }, (_, p) => data[p * D + d]) }));
-    drawLines(this._curves, { host: this, width: Math.min(W, 900), height: 210, series, xLabel: 'position', yRange: [-1, 1] });
+    this._curvesOpts = { width: Math.min(W, 900), height: 210, series, xLabel: 'position', yRange: [-1, 1] };
+    drawLines(this._curves, { host: this, ...this._curvesOpts });
     this._curves.setAttribute('aria-label', `Line chart of dimensions ${this.dims.join(', ') || 'none'} over positions 0 to ${L - 1}.`);
   }
 
@@ -118,6 +120,26 @@ export class PositionalEncodingHeatmap extends AwElement {
     if (!s) return jsonText(null);
     return jsonText({ kind: 'sinusoidal-positional-encoding', base: s.base, length: s.length, dModel: s.dModel,
       data: toNested(s.data, s.length, s.dModel) });
+  }
+
+  /**
+   * The heatmap and the curves as an SVG document (vector cells, one path per colour level; the
+   * state in <metadata>). Options: width (CSS px, default the widget's), fontSize (px, default 12).
+   */
+  toSVG(options = {}) {
+    const sh = this._shown;
+    if (!sh || !this._view.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+    const W = Math.max(160, Number(options.width) || this.contentWidth);
+    const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
+    const theme = themeOf(this);
+    const fig = svgFigure(theme, fontSize / 12);
+    const p = heatmapPanel(fig, this._view, { x: 0, y: 0, width: W });
+    const c = linesPanel(fig, { ...this._curvesOpts, width: Math.min(W, 900) }, { x: 0, y: p.h + 12, colors: SERIES_COLORS });
+    const state = jsonSafe({ widget: 'positional-encoding-heatmap', length: sh.length, dModel: sh.dModel, base: sh.base, dims: sh.dims,
+      domain: this._view.opts.domain, options: { width: W, fontSize }, theme: theme.dark ? 'dark' : 'light',
+      panels: [{ rows: sh.length, cols: sh.dModel, cells: p.cells }] });
+    return svgDocument(fig, { width: Math.max(p.w, c.w), height: p.h + 12 + c.h, state,
+      title: `Sinusoidal positional encoding, base ${sh.base}: ${sh.length} positions by ${sh.dModel} dimensions` });
   }
 
   pngCanvas() {

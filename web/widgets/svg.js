@@ -286,3 +286,47 @@ export function jsonSafe(value) {
 }
 
 export { LEGEND_H, SUM_W };
+
+/**
+ * The line chart of charts.js's drawLines (same options, same layout) as part of a figure, its top
+ * left at (ox, oy): grid, axis values, one polyline per series in the Okabe–Ito colours, legend.
+ * @returns {{ w: number, h: number }}
+ */
+export function linesPanel(fig, o, { x: ox = 0, y: oy = 0, colors } = {}) {
+  const { theme, s } = fig;
+  const height = o.height || 200;
+  const left = 40, right = 12, top = 30, bottom = 30;
+  const plotW = Math.max(60, o.width - left - right), plotH = height - top - bottom;
+  const n = Math.max(2, ...o.series.map((q) => q.values.length));
+  const [y0, y1] = o.yRange || [-1, 1];
+  const X = (i) => ox + left + (i / (n - 1)) * plotW;
+  const Y = (v) => oy + top + (1 - (v - y0) / (y1 - y0)) * plotH;
+  const out = [];
+  const grid = theme.dark ? 'rgba(255,255,255,0.14)' : 'rgba(0,0,0,0.12)';
+  let d = '';
+  for (const v of [y0, (y0 + y1) / 2, y1]) {
+    d += `M${num(ox + left)} ${num(Y(v))}h${num(plotW)}`;
+    out.push(text(ox + left - 6, Y(v), formatNumber(v, 1), { size: 10 * s, anchor: 'end', baseline: 'middle', fill: theme.muted, mono: true }, fig));
+  }
+  out.unshift(`<path fill="none" ${paint('stroke', grid)} d="${d}"/>`);
+  const step = Math.max(1, Math.ceil((n - 1) / 8));
+  for (let i = 0; i < n; i += step) out.push(text(X(i), oy + top + plotH + 5, String(i), { size: 10 * s, anchor: 'middle', baseline: 'top', fill: theme.muted, mono: true }, fig));
+  if (o.xLabel) out.push(text(ox + left + plotW, oy + top + plotH + 17, o.xLabel, { size: 10 * s, anchor: 'end', baseline: 'top', fill: theme.muted, mono: true }, fig));
+  scratch ||= new OffscreenCanvas(1, 1).getContext('2d');
+  scratch.font = `${12 * s}px ${theme.font}`;
+  let lx = ox + left;
+  o.series.forEach((q, k) => {
+    const color = colors[k % colors.length];
+    const pts = [];
+    for (let i = 0; i < q.values.length; i++) if (Number.isFinite(q.values[i])) pts.push(`${num(X(i))},${num(Y(q.values[i]))}`);
+    out.push(`<polyline fill="none" ${paint('stroke', color)} stroke-width="1.8" stroke-linejoin="round" points="${pts.join(' ')}"/>`);
+    const w = scratch.measureText(q.label).width;
+    if (lx - ox + w + 24 < o.width) {
+      out.push(`<rect x="${num(lx)}" y="${num(oy + 11)}" width="14" height="3" ${paint('fill', color)}/>`,
+        text(lx + 18, oy + 12, q.label, { size: 12 * s, baseline: 'middle', fill: theme.fg }, fig));
+      lx += w + 34;
+    }
+  });
+  fig.body.push(out.join('\n'));
+  return { w: o.width, h: height };
+}
