@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { init, loadPretrained, attentionRollout, TinyTransformer, Tensor, AttentionError } from '../../src/js/index.js';
 import { headScoresFromAttention } from '../../src/js/interp.js';
+import { isClose, FIXTURE_TOL } from './close.js';
 
-// The issue's bounds for scores and rollout.
-const kAbs = 1e-5, kRel = 1e-4;
+// The issue's bounds: scores and rollout 1e-5 + 1e-4 (FIXTURE_TOL); attribution 1e-4 + 1e-3.
+const ATTR_TOL = { abs: 1e-4, rel: 1e-3 };
 const KINDS = ['previous-token', 'duplicate-token', 'induction'];
 
 await init();
@@ -18,13 +19,13 @@ const PRETRAINED = new URL('../golden/pretrained/', import.meta.url);
 const json = (url) => JSON.parse(readFileSync(url, 'utf8'));
 const MODELS = ['gpt2-tiny', 'llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny'];
 
-// want: numbers, null = NaN (no qualifying row).
-function assertClose(got, want, what, abs = kAbs, rel = kRel) {
+// close.js's check, but `want` may hold null = NaN (a score with no qualifying row).
+function assertClose(got, want, what, tol = FIXTURE_TOL) {
   assert.equal(got.length, want.length, `${what}: length`);
   for (let i = 0; i < got.length; i++) {
     if (want[i] === null) {
       if (!Number.isNaN(got[i])) assert.fail(`${what}[${i}] = ${got[i]}, want NaN`);
-    } else if (!(Math.abs(got[i] - want[i]) <= abs + rel * Math.abs(want[i]))) {
+    } else if (!isClose(got[i], want[i], tol)) {
       assert.fail(`${what}[${i}] = ${got[i]}, want ${want[i]}`);
     }
   }
@@ -49,17 +50,14 @@ function checkCase(model, c, what) {
   assertClose(attentionRollout(attention).data, c.rollout['0.5'].data, `${what} rollout (default w = 0.5)`);
 }
 
-// The issue's bounds for attribution.
-const kAttrAbs = 1e-4, kAttrRel = 1e-3;
-
 function checkAttribution(model, ids, want, what) {
   const options = { position: want.position, token: want.token };
   if (want.against !== null) options.against = want.against;
   const got = model.logitAttribution(ids, options);
   assert.deepEqual(got.heads.shape, want.heads.shape, `${what}: heads shape`);
-  assertClose(got.heads.data, want.heads.data, `${what} heads`, kAttrAbs, kAttrRel);
-  assertClose(got.mlp.data, want.mlp.data, `${what} mlp`, kAttrAbs, kAttrRel);
-  for (const k of ['embed', 'bias', 'total', 'logitDiff']) assertClose([got[k]], [want[k]], `${what} ${k}`, kAttrAbs, kAttrRel);
+  assertClose(got.heads.data, want.heads.data, `${what} heads`, ATTR_TOL);
+  assertClose(got.mlp.data, want.mlp.data, `${what} mlp`, ATTR_TOL);
+  for (const k of ['embed', 'bias', 'total', 'logitDiff']) assertClose([got[k]], [want[k]], `${what} ${k}`, ATTR_TOL);
   // total = logitDiff (the sum of the parts against the real forward's logits)
   assert.ok(Math.abs(got.total - got.logitDiff) <= 1e-5 * Math.max(1, Math.abs(got.logitDiff)), `${what}: total ${got.total} vs logitDiff ${got.logitDiff}`);
 }
@@ -90,7 +88,7 @@ describe('headScores and attentionRollout against float64 references', () => {
       model.loadStateDict(Object.fromEntries(Object.entries(m.weights).map(([n, t]) => [n, new Tensor(Float32Array.from(t.data), t.shape)])));
       for (const c of m.cases) {
         // the weights arrived: the float64 logits of the same module, within the logit bounds
-        assertClose(model.forward(c.input_ids).logits.data, c.logits.data, `${m.name} ${c.name} logits`, 1e-4, 1e-3);
+        assertClose(model.forward(c.input_ids).logits.data, c.logits.data, `${m.name} ${c.name} logits`, ATTR_TOL);  // the logit bounds
         checkCase(model, c, `${m.name} ${c.name}`);
         for (const a of c.attribution) checkAttribution(model, c.input_ids, a, `${m.name} ${c.name} attribution at ${a.position}`);
       }
@@ -111,11 +109,11 @@ describe('headScores on hand-built attention', () => {
     );
     const s = headScoresFromAttention(ids, [a]);
     // previous-token: rows 1..3, keys i-1: head 0 (0.25 + 0.125 + 0.3) / 3; head 1 (1 + 1 + 1) / 3
-    assertClose(s['previous-token'].data, [(0.25 + 0.125 + 0.3) / 3, 1], 'previous-token', 1e-7, 0);
+    assertClose(s['previous-token'].data, [(0.25 + 0.125 + 0.3) / 3, 1], 'previous-token', 1e-7);
     // duplicate-token: row 2 (key 0), row 3 (key 1): head 0 (0.5 + 0.2) / 2; head 1 (0 + 0) / 2
-    assertClose(s['duplicate-token'].data, [(0.5 + 0.2) / 2, 0], 'duplicate-token', 1e-7, 0);
+    assertClose(s['duplicate-token'].data, [(0.5 + 0.2) / 2, 0], 'duplicate-token', 1e-7);
     // induction: row 2 (ids[0] = 1 → key 1), row 3 (ids[1] = 2 → key 2): head 0 (0.125 + 0.3) / 2; head 1 (1 + 1) / 2
-    assertClose(s.induction.data, [(0.125 + 0.3) / 2, 1], 'induction', 1e-7, 0);
+    assertClose(s.induction.data, [(0.125 + 0.3) / 2, 1], 'induction', 1e-7);
   });
 
   it('several earlier copies are summed in one row; rows without a copy do not count', () => {
@@ -124,9 +122,9 @@ describe('headScores on hand-built attention', () => {
     const s = headScoresFromAttention(ids, [a, a]);
     assert.deepEqual(s['duplicate-token'].shape, [2, 1]);
     // rows 1 (key 0) and 3 (keys 0, 1)
-    assertClose(s['duplicate-token'].data, [(0.4 + 0.3) / 2, (0.4 + 0.3) / 2], 'duplicate-token', 1e-7, 0);
+    assertClose(s['duplicate-token'].data, [(0.4 + 0.3) / 2, (0.4 + 0.3) / 2], 'duplicate-token', 1e-7);
     // induction: row 1 has no j with 1 <= j < 1, row 2 (5) none; row 3 (j = 1, 2: ids[0] = ids[1] = 7) → 0.2 + 0.3
-    assertClose(s.induction.data, [0.2 + 0.3, 0.2 + 0.3], 'induction', 1e-7, 0);
+    assertClose(s.induction.data, [0.2 + 0.3, 0.2 + 0.3], 'induction', 1e-7);
   });
 
   it('no qualifying row is NaN for every head; T = 1 has NaN previous-token scores', () => {
