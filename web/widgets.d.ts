@@ -169,8 +169,8 @@ export declare class AttentionHeatmap extends ModelElement {
   cellCenter(tile: number, row: number, col: number): { x: number; y: number };
   /** The colour map of the cells (attribute `palette`). */
   palette: Palette;
-  /** The heatmap(s) as a standalone vector SVG document; the view's state is in its <metadata>. */
-  toSVG(options?: SVGOptions): string;
+  /** The heatmap(s) as a standalone vector SVG document; the view's state is in its <metadata>. bars: add the query row's bar chart. */
+  toSVG(options?: SVGOptions & { bars?: boolean }): string;
 }
 
 /** <positional-encoding-heatmap length="50" d-model="64" base="10000" dims="0,2,8,24">. Events: cell-hover, cell-click. */

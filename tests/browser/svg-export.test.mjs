@@ -157,9 +157,30 @@ test('<attention-heatmap> all heads: one colour scale shown once, every tile mat
   const narrow = await inspect('#all', { width: 500, fontSize: 16 });
   assertWellFormed(narrow, 'all heads at 500 px');
   assert.ok(/width="(\d+)"/.exec(narrow.svgStart.slice(narrow.svgStart.indexOf('<svg')))[1] <= 500);
-  assert.deepEqual(narrow.state.options, { width: 500, fontSize: 16 });
+  assert.deepEqual(narrow.state.options, { width: 500, fontSize: 16, bars: false });
   assert.match(narrow.svgStart, /font-size="16"|<svg/);
   assert.deepEqual(narrow.samples.map((s) => s.fill), r.samples.map((s) => s.fill), 'same cell colours at another width');
+});
+
+test('<attention-heatmap> bars: true adds the query row’s bar chart, in the colour the screen draws it', async () => {
+  const r = await inspect('#one', { bars: true });
+  assertWellFormed(r, 'with bars');
+  assertColoursMatch(r, 'with bars');
+  const check = await page.$eval('#one', (el) => {
+    const svg = el.toSVG({ bars: true });
+    const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
+    const o = el._barsOpts, n = o.values.length, bw = (o.width - 54) / n, top = 28 + (bw >= 30 ? 12 : 0);
+    let i = 0;
+    for (let k = 1; k < n; k++) if (o.values[k] > o.values[i]) i = k;
+    const c = el._barsCanvas, d = c.width / c.getBoundingClientRect().width;
+    const px = [...c.getContext('2d').getImageData(Math.floor((44 + (i + 0.5) * bw) * d), Math.floor((top + 125) * d), 1, 1).data.slice(0, 3)];
+    const fills = [...doc.querySelectorAll('path:not([fill="none"])')].filter((p) => !p.closest('g[transform^="scale("]')).map((p) => p.getAttribute('fill'));
+    return { px, fills, title: [...doc.querySelectorAll('text')].some((t) => t.textContent.startsWith('Query “')),
+      taller: +doc.documentElement.getAttribute('height') > +new DOMParser().parseFromString(el.toSVG(), 'image/svg+xml').documentElement.getAttribute('height') };
+  });
+  const hex = `#${check.px.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+  assert.ok(check.fills.includes(hex), `the bars' fill ${check.fills} includes the canvas colour ${hex}`);
+  assert.ok(check.title && check.taller, 'the chart and its title are below the heatmap');
 });
 
 test('<attention-heatmap> numbers inside big cells are text in the SVG', async () => {
@@ -178,6 +199,32 @@ test('a 64 × 64 heatmap: ≤ 250 KB, hostile token text escaped, colours match'
   assert.ok(r.texts.some((t) => t.startsWith('a\uFFFDb')), 'a control character becomes U+FFFD');
   assert.equal(r.state.queryTokens[0], '<b>&amp;', 'state round-trips through <metadata>');
   console.log(`# 64x64 heatmap SVG: ${r.size} bytes, ${r.paths} colour paths`);
+});
+
+test('any token text (random UTF-16 code units: controls, lone surrogates, markup) gives a well-formed SVG', async () => {
+  const results = await page.evaluate(async () => {
+    const el = document.createElement('attention-heatmap');
+    document.querySelector('main').append(el);
+    let seed = 11;
+    const rnd = (n) => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) % n);
+    const pick = '<>&"\'\u0000\u0008\u000b\u001f\ud800\udfff\ufffe\uffff]]>-- =+@\n\t\r';
+    const out = [];
+    for (let round = 0; round < 20; round++) {
+      const T = 6;
+      const tokens = Array.from({ length: T }, () => Array.from({ length: 1 + rnd(6) },
+        () => (rnd(2) ? pick[rnd(pick.length)] : String.fromCharCode(rnd(0x10000)))).join(''));
+      el.data = { weights: Array.from({ length: T * T }, () => 1 / T), shape: [T, T], queryTokens: tokens, keyTokens: tokens };
+      await new Promise((r) => setTimeout(r, 0));
+      el.refresh();
+      const svg = el.toSVG();
+      const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
+      const state = JSON.parse(doc.querySelector('metadata')?.textContent ?? 'null');
+      out.push({ ok: !doc.getElementsByTagName('parsererror').length, tokensBack: state?.queryTokens?.length === T });
+    }
+    el.remove();
+    return out;
+  });
+  assert.deepEqual(results.filter((r) => !r.ok || !r.tokensBack), [], 'every document parses and its metadata reads back');
 });
 
 test('<attention-model-view>: layer × head grid, one colour bar, one layer on request, size limit offers one layer', async () => {

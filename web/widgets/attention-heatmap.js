@@ -14,7 +14,7 @@ import { composeCanvases, jsonText, matricesToLongCSV, matrixToCSV, toNested } f
 import { exactNumber, themeOf } from './draw-util.js';
 import { runModel } from './model.js';
 import { paletteName } from './colormap.js';
-import { heatmapPanel, jsonSafe, svgDocument, svgFigure } from './svg.js';
+import { barsPanel, heatmapPanel, jsonSafe, svgDocument, svgFigure } from './svg.js';
 
 const TILE_MIN = 210;
 const GAP = 14;
@@ -171,8 +171,9 @@ export class AttentionHeatmap extends ModelElement {
     const row = m.data.subarray(q * m.cols, (q + 1) * m.cols);
     const headName = m.head === 'mean' ? 'mean over heads' : `head ${m.head}`;
     this._barsCanvas.hidden = false;
-    this._bars = drawBars(this._barsCanvas, { host: this, width: Math.min(this.contentWidth, 900),
-      values: row, labels: sh.keyTokens, maxValue: niceCeil(Math.max(...row)), title: `Query “${sh.queryTokens[q]}” (row ${q}), ${headName}: where its attention goes` });
+    this._barsOpts = { width: Math.min(this.contentWidth, 900), values: row, labels: sh.keyTokens,
+      maxValue: niceCeil(Math.max(...row)), title: `Query “${sh.queryTokens[q]}” (row ${q}), ${headName}: where its attention goes` };
+    this._bars = drawBars(this._barsCanvas, { host: this, ...this._barsOpts });
     this._barsRow = { row, q, head: m.head };
     let sum = 0;
     for (const v of row) sum += v;
@@ -230,9 +231,9 @@ export class AttentionHeatmap extends ModelElement {
   }
 
   /**
-   * The heatmap(s) as an SVG document (vector cells, labels, the one shared colour bar; the query
-   * bars are not part of it). Options: width (CSS px, default the widget's), fontSize (px, default
-   * 12). The view's state is in its <metadata>.
+   * The heatmap(s) as an SVG document (vector cells, labels, the one shared colour bar). Options:
+   * width (CSS px, default the widget's), fontSize (px, default 12), bars (true: the selected query
+   * row's bar chart below, as on screen; default false). The view's state is in its <metadata>.
    */
   toSVG(options = {}) {
     const sh = this._shown;
@@ -256,12 +257,17 @@ export class AttentionHeatmap extends ModelElement {
       }
       y += rowH + (start + perRow < n ? GAP : 0);
     }
+    if (options.bars && this._barsOpts) {
+      const b = barsPanel(fig, { ...this._barsOpts, width: Math.min(W, 900) }, { x: 0, y: y + 12 });
+      y += 12 + b.h;
+      width = Math.max(width, b.w);
+    }
     const view = sh.view === 'all' ? 'all heads' : sh.view === 'mean' ? 'mean over heads' : `head ${sh.view}`;
     const c = this._data ? null : this.config;
     const state = jsonSafe({ widget: 'attention-heatmap', view: sh.view, query: this.query, palette: this.palette,
       queryTokens: sh.queryTokens, keyTokens: sh.keyTokens, domain: this._domain,
       config: c ? { ...c, stateDict: c.stateDict ? '(set from JS, not stored)' : null } : null,
-      options: { width: W, fontSize }, panels, theme: theme.dark ? 'dark' : 'light' });
+      options: { width: W, fontSize, bars: Boolean(options.bars) }, panels, theme: theme.dark ? 'dark' : 'light' });
     return svgDocument(fig, { width: Math.max(width, 1), height: Math.max(y, 1), state,
       title: `Attention weights, ${view}: ${sh.matrices[0].rows} query by ${Tk} key tokens` });
   }

@@ -15,8 +15,6 @@ import { colormap, inkOn } from './colormap.js';
 import { fitText, formatNumber } from './draw-util.js';
 
 const PAD = 8;          // as heatmap-view.js
-const LEGEND_H = 34;
-const SUM_W = 58;
 
 /** Text as XML character data or attribute value: escaped, and only characters XML 1.0 allows. */
 export function xmlText(value) {
@@ -285,7 +283,6 @@ export function jsonSafe(value) {
   return JSON.parse(JSON.stringify(value, (k, v) => (ArrayBuffer.isView(v) ? Array.from(v, (x) => (Number.isFinite(x) ? x : null)) : v)));
 }
 
-export { LEGEND_H, SUM_W };
 
 /**
  * The line chart of charts.js's drawLines (same options, same layout) as part of a figure, its top
@@ -327,6 +324,69 @@ export function linesPanel(fig, o, { x: ox = 0, y: oy = 0, colors } = {}) {
       lx += w + 34;
     }
   });
+  fig.body.push(out.join('\n'));
+  return { w: o.width, h: height };
+}
+
+/**
+ * The bar chart of charts.js's drawBars (same options, same layout) as part of a figure, its top
+ * left at (ox, oy): grid with values, one bar per value, numbers over wide bars, labels under them.
+ * @returns {{ w: number, h: number }}
+ */
+export function barsPanel(fig, o, { x: ox = 0, y: oy = 0 } = {}) {
+  const { theme, s } = fig;
+  scratch ||= new OffscreenCanvas(1, 1).getContext('2d');
+  const ctx = scratch;
+  const n = o.values.length;
+  const left = 44, right = 10;
+  const plotW = Math.max(60, o.width - left - right);
+  const bw = plotW / Math.max(1, n);
+  const top = (o.title ? 28 : 10) + (bw >= 30 ? 12 : 0);
+  const labelled = bw >= 11;
+  ctx.font = `${12 * s}px ${theme.font}`;
+  const longest = labelled ? Math.min(90 * s, Math.max(...o.labels.map((l) => ctx.measureText(l).width))) : 0;
+  const angled = labelled && longest + 4 > bw;
+  const bottom = labelled ? (angled ? Math.ceil(longest * 0.72) + 16 : 22 * s) : 8;
+  const plotH = 130;
+  const height = top + plotH + bottom;
+  const max = o.maxValue ?? Math.max(1e-9, ...Array.from(o.values, (v) => (Number.isFinite(v) ? v : 0)));
+  const out = [];
+  let d = '';
+  for (const f of [0, 0.5, 1]) {
+    const y = oy + top + plotH * (1 - f);
+    d += `M${num(ox + left)} ${num(y)}h${num(plotW)}`;
+    out.push(text(ox + left - 6, y, formatNumber(max * f, 2), { size: 10 * s, anchor: 'end', baseline: 'middle', fill: theme.muted, mono: true }, fig));
+  }
+  out.unshift(`<path fill="none" ${paint('stroke', theme.dark ? 'rgba(255,255,255,0.14)' : 'rgba(0,0,0,0.12)')} d="${d}"/>`);
+  if (o.title) {
+    ctx.font = `600 ${12 * s}px ${theme.font}`;
+    out.push(text(ox + 6, oy + 6, fitText(ctx, o.title, o.width - 12), { size: 12 * s, baseline: 'top', fill: theme.fg, weight: 600 }, fig));
+  }
+  let bars = '';
+  for (let i = 0; i < n; i++) {
+    const v = Number.isFinite(o.values[i]) ? o.values[i] : 0;
+    const bh = (v / max) * plotH;
+    if (bh > 0) bars += `M${num(ox + left + i * bw + (bw > 4 ? 1 : 0))} ${num(oy + top + plotH - bh)}h${num(Math.max(1, bw - (bw > 4 ? 2 : 0)))}v${num(bh)}h${num(-Math.max(1, bw - (bw > 4 ? 2 : 0)))}z`;
+  }
+  if (bars) out.push(`<path ${paint('fill', o.color || theme.accent)} d="${bars}"/>`);
+  if (bw >= 30) {
+    for (let i = 0; i < n; i++) {
+      const v = Number.isFinite(o.values[i]) ? o.values[i] : 0;
+      out.push(text(ox + left + (i + 0.5) * bw, oy + top + plotH - (v / max) * plotH - 2, formatNumber(v, 2), { size: 10 * s, anchor: 'middle', baseline: 'bottom', fill: theme.muted, mono: true }, fig));
+    }
+  }
+  if (labelled) {
+    ctx.font = `${12 * s}px ${theme.font}`;
+    const every = Math.max(1, Math.ceil((angled ? 13 : 26) / bw));
+    for (let i = 0; i < n; i += every) {
+      const x = ox + left + (i + 0.5) * bw;
+      if (angled) {
+        out.push(`<g transform="translate(${num(x)} ${num(oy + top + plotH + 6)}) rotate(45)">${text(0, 0, fitText(ctx, o.labels[i], 90 * s), { size: 12 * s, baseline: 'middle', fill: theme.fg }, fig)}</g>`);
+      } else {
+        out.push(text(x, oy + top + plotH + 5, fitText(ctx, o.labels[i], bw * every - 2), { size: 12 * s, anchor: 'middle', baseline: 'top', fill: theme.fg }, fig));
+      }
+    }
+  }
   fig.body.push(out.join('\n'));
   return { w: o.width, h: height };
 }
