@@ -1,8 +1,9 @@
 // Phones (issue #29): at 360 x 800 with touch, the demo and the tutorial lay out at the screen's
 // width (no sideways scrolling: scrollWidth <= 360) after load and after use; formulas wrap or
-// scroll inside their own box; the query explorer's drag works by touch. And typing is never a dead
-// end: a fresh visit opens on the character model, and a sentence typed on a task preset switches to
-// it with a note whose button goes back to the preset and its input. axe-core stays clean at that size.
+// scroll inside their own box; the query explorer's drag and the mask editor's cells work by touch.
+// And typing is never a dead end: a fresh visit opens on the character model, and a sentence typed
+// on a task preset switches to it with a note whose button goes back to the preset and its input.
+// axe-core stays clean at that size.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -126,6 +127,12 @@ test('demo: a link whose text its preset cannot read opens on the character mode
   await page.type('#text', ' and a much longer sentence that goes on and on');
   await page.waitForTimeout(300);
   await assertFits(page, 'the seeded layer after typing');
+  // A tap on a mask cell masks it (pointer events, not a mouse).
+  await page.locator('mask-editor canvas').first().scrollIntoViewIfNeeded();
+  const cell = await page.$eval('mask-editor', (el) => el.cellCenter('mask', 2, 0));
+  await page.touchscreen.tap(cell.x, cell.y);
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('tg') === '2.0');
+  await assertFits(page, 'the seeded layer after a tap in the mask editor');
   assert.deepEqual(watch.errors, []);
   await page.close();
 });
