@@ -244,6 +244,26 @@ test('<attention-model-view>: layer × head grid, one colour bar, one layer on r
   assert.match(bad, /layer must be an integer in 0…1/);
 });
 
+test('<attention-model-view>: over the limit, the SVG button saves the layer last opened and says so', async () => {
+  const limit = await page.$eval('#mv', (el) => {
+    const all = el.toSVG().length, one = el.toSVG({ layer: 1 }).length;
+    const proto = Object.getPrototypeOf(el).toSVG, max = Math.floor((all + one) / 2);
+    el.toSVG = (o = {}) => proto.call(el, { maxBytes: max, ...o });   // as if the model were large
+    el.open(1, 2);
+    return { all, one, max };
+  });
+  assert.ok(limit.one < limit.max && limit.max < limit.all);
+  const button = page.locator('#mv .exports button', { hasText: 'SVG' });
+  await button.scrollIntoViewIfNeeded();
+  const [dl] = await Promise.all([page.waitForEvent('download'), button.click()]);
+  assert.equal(dl.suggestedFilename(), 'attention-model-view-layer1.svg');
+  const text = (await readFile(await dl.path())).toString('utf8');
+  assert.match(text, />Layer 1</);
+  assert.doesNotMatch(text, />Layer 0</);
+  const readout = await page.$eval('#mv', (el) => { delete el.toSVG; return el.shadowRoot.querySelector('.readout').textContent; });
+  assert.match(readout, /over the limit .*saved layer 1 only/);
+});
+
 test('the SVG buttons download the same documents; the page stays axe-clean under the CSP', async () => {
   for (const sel of ['#one', '#mv', '#steps', '#pe']) {
     const button = page.locator(`${sel} .exports button`, { hasText: 'SVG' });
