@@ -1,0 +1,55 @@
+# Sourced by scripts/build.sh, scripts/test.sh and scripts/test-quick.sh (not run on its own).
+
+export NODE_PATH=/usr/share/nodejs   # Emscripten 3.1.6 finds acorn there (Debian)
+JOBS=${JOBS:-2}
+
+# The two wasm build directories, shared by build.sh (the ES module into dist/) and test.sh (the
+# Catch2 suite compiled to wasm and run by Node): one configuration each, so attn_core is compiled
+# once per kernel flavour and both targets link the same objects.
+WASM_CONFIG=(emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=ON)
+WASM_RELAXED_CONFIG=(emcmake cmake -S . -B build/wasm-relaxed -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=ON
+  -DATTN_RELAXED_SIMD=ON -DATTN_MODULE_NAME=attention_core_relaxed
+  -DATTN_DIST_DIR="$PWD/build/wasm-relaxed/dist")
+NATIVE_CONFIG=(cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release)
+
+# configure <build dir> <cmake command...>: runs the command, quietly unless it fails, when the
+# directory has no CMake cache yet or was configured with other arguments (recorded in
+# <dir>.configure.args), so a changed configuration reaches an existing build directory.
+configure() {
+  local dir=$1; shift
+  local args="$*"
+  mkdir -p build
+  if [ ! -f "$dir/CMakeCache.txt" ] || [ "$(cat "$dir.configure.args" 2>/dev/null)" != "$args" ]; then
+    "$@" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+    printf '%s\n' "$args" > "$dir.configure.args"
+  fi
+}
+
+# section <title>: starts a timed section; the table of section times is printed when the script
+# exits (also on a failure, which names the section it happened in).
+SECTION_TIMES=()
+SECTION_NAME=""
+SECTION_START=0
+end_section() {
+  if [ -n "$SECTION_NAME" ]; then
+    SECTION_TIMES+=("$(printf '%5d s  %s' $((SECONDS - SECTION_START)) "$SECTION_NAME")")
+  fi
+  SECTION_NAME=""
+}
+section() {
+  end_section
+  SECTION_NAME="$*"
+  SECTION_START=$SECONDS
+  printf '\n=== %s === (%d s into the run)\n' "$*" "$SECONDS"
+}
+report_sections() {  # report_sections <exit status>
+  local failed_in=$SECTION_NAME
+  end_section
+  printf '\n=== section times ===\n'
+  [ ${#SECTION_TIMES[@]} -eq 0 ] || printf '%s\n' "${SECTION_TIMES[@]}"
+  if [ "$1" -eq 0 ]; then
+    printf '=== all suites passed (%d s) ===\n' "$SECONDS"
+  else
+    printf '=== FAILED in: %s (exit %d, after %d s) ===\n' "$failed_in" "$1" "$SECONDS"
+  fi
+}
