@@ -143,6 +143,8 @@ export declare class AttentionTrainer extends AwElement {
   ablate(heads: [number, number][]): void;
   exportWeights(): Promise<Uint8Array>;
   logits(ids: number[][]): Promise<{ data: Float32Array; shape: number[] }>;
+  /** The loss and accuracy curves and every head's attention at the last snapshot, as a standalone vector SVG document. */
+  toSVG(options?: SVGOptions): string;
 }
 
 /** <attention-model-view src ids tokens steps>: every layer × head. Events: head-select { layer, head }, model-load { src }. */

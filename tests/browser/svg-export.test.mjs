@@ -23,7 +23,8 @@ const BODY = `
   <attention-heatmap id="big"></attention-heatmap>
   <attention-model-view id="mv" ids="1 2 3 4 5 6 7"></attention-model-view>
   <attention-steps id="steps" style="display:block;width:560px" text="${SENTENCE}" step="masked" mask="causal" head="1"></attention-steps>
-  <positional-encoding-heatmap id="pe" length="24" d-model="16" dims="0,3,9"></positional-encoding-heatmap>`;
+  <positional-encoding-heatmap id="pe" length="24" d-model="16" dims="0,3,9"></positional-encoding-heatmap>
+  <attention-trainer id="tr" task="copy" length="5" layers="2" heads="2" d-model="16"></attention-trainer>`;
 
 let b, page, watch;
 before(async () => {
@@ -97,7 +98,7 @@ function inspect(selector, options = {}) {
     const out = new OffscreenCanvas(Math.round(W * dpr), Math.round(H * dpr));
     const octx = out.getContext('2d');
     octx.drawImage(img, 0, 0, out.width, out.height);
-    const tiles = el.localName === 'attention-model-view' ? el._tiles.map((t) => t.view) : el._views ? el._views.map((v) => v.view) : [el._view];
+    const tiles = el._tiles ? el._tiles.map((t) => t.view) : el._views ? el._views.map((v) => v.view) : [el._view];
     const samples = [];
     state.panels.forEach((panel, k) => {
       const view = tiles[k], canvas = view.canvas, ctx = canvas.getContext('2d'), box = canvas.getBoundingClientRect();
@@ -310,6 +311,25 @@ test('<positional-encoding-heatmap>: the encoding as vector cells and its curves
   const lines = await page.$eval('#pe', (el) => (el.toSVG().match(/<polyline /g) || []).length);
   assert.equal(lines, 3, 'one polyline per curve');
   assert.ok(r.texts.some((t) => t.startsWith('dim 3 (cos')), 'the curves\' legend');
+});
+
+test('<attention-trainer>: loss and accuracy curves as polylines, every head as vector cells, one colour bar', async () => {
+  await page.$eval('#tr', (el) => el.stepOnce(12));
+  await page.waitForFunction(() => { const m = document.querySelector('#tr').snapshot; return m && m.step >= 12 && m.history.length >= 2; }, null, { timeout: 30_000 });
+  await page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+  const r = await inspect('#tr');
+  assertWellFormed(r, 'trainer');
+  const { L, H, history } = await page.$eval('#tr', (el) => ({ L: el.snapshot.attention.length, H: el.snapshot.heads, history: el.snapshot.history.length }));
+  assert.equal(r.state.panels.length, L * H);
+  assertColoursMatch(r, 'trainer');
+  assert.equal(r.state.widget, 'attention-trainer');
+  assert.ok(r.state.step >= 12);
+  const svg = await page.$eval('#tr', (el) => el.toSVG());
+  assert.equal((svg.match(/<polyline /g) || []).length, 3, 'loss, token accuracy, sequence accuracy');
+  assert.match(svg, /stroke-dasharray="5 4"/, 'the sequence accuracy is dashed, as on screen');
+  for (const t of ['Loss', 'Accuracy', 'step', 'tokens', 'sequences', 'Layer 0 · head 1']) assert.ok(r.texts.includes(t), t);
+  assert.equal((svg.match(/fill="url\(#aw-cbar-/g) || []).length, 1, 'one colour bar');
+  assert.ok(history >= 2);
 });
 
 test('palette: cividis and gray recolour screen and SVG alike; the colour bar follows', async () => {

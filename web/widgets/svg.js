@@ -1,8 +1,10 @@
-// SVG export of the heatmap views: the picture a HeatmapView draws on its canvas, as vector shapes
-// a paper can use (Inkscape, Illustrator, a browser, LaTeX through svg/pdf conversion).
+// SVG export of the heatmap views: the picture a HeatmapView draws on its canvas (and the bar and
+// line charts of charts.js beside it), as vector shapes a paper can use (Inkscape, Illustrator, a
+// browser, LaTeX through svg/pdf conversion). Each panel function mirrors its canvas twin's layout.
 //
 //   - Cells are shapes, never an embedded raster: the cells of one colour level (one of the colour
-//     map's 256 entries, the same quantisation the canvas uses) are ONE <path> for the whole figure,
+//     map's 256 entries, the same quantisation the canvas uses) are ONE <path> for the whole figure
+//     (per cell size: the panels of every widget today share theirs),
 //     runs of equal cells in a row merged into one rectangle, coordinates in cell units under a
 //     scale() so each rectangle costs ~14 bytes (a 64 × 64 heatmap is well under 250 KB).
 //   - Self-contained: system font stacks by name, no <image>, no <foreignObject>, no link; the one
@@ -389,4 +391,105 @@ export function barsPanel(fig, o, { x: ox = 0, y: oy = 0 } = {}) {
   }
   fig.body.push(out.join('\n'));
   return { w: o.width, h: height };
+}
+
+// ---- x–y charts (xy-chart.js's drawXY) --------------------------------------------------------
+
+function axisScale(axis, p0, p1) {
+  const f = axis.log ? (v) => Math.log(v) / Math.log(axis.log) : (v) => v;
+  const a = f(axis.min), b = f(axis.max);
+  return (v) => p0 + ((f(v) - a) / (b - a)) * (p1 - p0);
+}
+
+function axisTicks(axis) {
+  if (axis.ticks) return axis.ticks;
+  const out = [];
+  if (axis.log) {
+    for (let e = Math.ceil(Math.log(axis.min) / Math.log(axis.log) - 1e-9); ; e++) {
+      const v = axis.log ** e;
+      if (v > axis.max * (1 + 1e-9)) break;
+      out.push(v);
+    }
+    return out;
+  }
+  const span = axis.max - axis.min;
+  const raw = span / 5, mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((q) => span / q <= 6) || raw;
+  for (let v = Math.ceil(axis.min / step) * step; v <= axis.max + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+  return out;
+}
+
+const axisText = (axis, v) => (axis.format ? axis.format(v) : Number.isInteger(v) ? String(v) : formatNumber(v, v < 1 ? 2 : 1));
+
+/**
+ * An x–y chart with drawXY's options and layout (axes, grid, ticks, labels, title, the vertical
+ * marker, lines / markers / dashed series, the legend) as part of a figure, its top left at (ox, oy).
+ * Points outside the axes are dropped rather than clipped (no clip path, so no id to collide).
+ * @returns {{ w: number, h: number }}
+ */
+export function xyPanel(fig, o, { x: ox = 0, y: oy = 0, colors } = {}) {
+  const { theme, s } = fig;
+  scratch ||= new OffscreenCanvas(1, 1).getContext('2d');
+  const ctx = scratch;
+  const width = o.width, height = o.height || 240;
+  // Legend rows (as legendLayout).
+  ctx.font = `${12 * s}px ${theme.font}`;
+  const items = [];
+  let lx = 48, row = 0;
+  o.series.forEach((q, k) => {
+    if (!q.label) return;
+    const w = ctx.measureText(q.label).width + 21;
+    if (lx > 48 && lx + w > width - 8) { lx = 48; row++; }
+    items.push({ k, x: lx, y: (o.title ? 24 : 8) + 8 + row * 18 });
+    lx += w + 17;
+  });
+  const legendH = items.length ? (row + 1) * 18 + 4 : 0;
+  const top = (o.title ? 24 : 8) + legendH, bottom = o.x.label ? 40 : 26;
+  const g = { left: 48, right: width - 14, top, bottom: height - bottom };
+  const X = axisScale(o.x, g.left, g.right), Y = axisScale(o.y, g.bottom, g.top);
+  const out = [];
+  const grid = theme.dark ? 'rgba(255,255,255,0.13)' : 'rgba(0,0,0,0.11)';
+  let d = '';
+  const tick = { size: 10.5 * s, fill: theme.muted, mono: true };
+  for (const v of axisTicks(o.y)) {
+    const y = Math.round(Y(v)) + 0.5;
+    d += `M${num(ox + g.left)} ${num(oy + y)}H${num(ox + g.right)}`;
+    out.push(text(ox + g.left - 6, oy + y, axisText(o.y, v), { ...tick, anchor: 'end', baseline: 'middle' }, fig));
+  }
+  for (const v of axisTicks(o.x)) {
+    const x = Math.round(X(v)) + 0.5;
+    d += `M${num(ox + x)} ${num(oy + g.top)}V${num(oy + g.bottom)}`;
+    out.push(text(ox + x, oy + g.bottom + 5, axisText(o.x, v), { ...tick, anchor: 'middle', baseline: 'top' }, fig));
+  }
+  out.unshift(`<path fill="none" ${paint('stroke', grid)} d="${d}"/>`);
+  if (o.x.label) out.push(text(ox + (g.left + g.right) / 2, oy + height - 17, o.x.label, { size: 12 * s, anchor: 'middle', baseline: 'top', fill: theme.fg }, fig));
+  if (o.y.label) {
+    out.push(`<g transform="translate(${num(ox + 12)} ${num(oy + (g.top + g.bottom) / 2)}) rotate(-90)">${text(0, 0, o.y.label, { size: 12 * s, anchor: 'middle', baseline: 'middle', fill: theme.fg }, fig)}</g>`);
+  }
+  if (o.title) out.push(text(ox + 6, oy + 5, o.title, { size: 12.5 * s, baseline: 'top', fill: theme.fg, weight: 600 }, fig));
+  if (o.marker && Number.isFinite(o.marker.x)) {
+    const x = Math.round(X(o.marker.x)) + 0.5;
+    out.push(`<path fill="none" ${paint('stroke', theme.accent)} stroke-width="1.5" stroke-dasharray="4 3" d="M${num(ox + x)} ${num(oy + g.top)}V${num(oy + g.bottom)}"/>`);
+    if (o.marker.label) {
+      const flip = x > width - 90;
+      out.push(text(ox + x + (flip ? -4 : 4), oy + g.top + 2, o.marker.label, { size: 11 * s, anchor: flip ? 'end' : 'start', baseline: 'top', fill: theme.accent }, fig));
+    }
+  }
+  const inside = (px, py) => px >= g.left - 5 && px <= g.right + 5 && py >= g.top - 5 && py <= g.bottom + 5;
+  o.series.forEach((q, k) => {
+    const color = q.color || colors[k % colors.length];
+    const pts = q.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y)).map(([x, y]) => [X(x), Y(y)]).filter(([px, py]) => inside(px, py));
+    if (q.line !== false && pts.length > 1) {
+      out.push(`<polyline fill="none" ${paint('stroke', color)} stroke-width="${q.width || 2}" stroke-linejoin="round"${q.dashed ? ' stroke-dasharray="5 4"' : ''} points="${pts.map(([px, py]) => `${num(ox + px)},${num(oy + py)}`).join(' ')}"/>`);
+    }
+    if (q.markers) out.push(`<g ${paint('fill', color)}>${pts.map(([px, py]) => `<circle cx="${num(ox + px)}" cy="${num(oy + py)}" r="3.6"/>`).join('')}</g>`);
+  });
+  for (const { k, x, y } of items) {
+    const q = o.series[k];
+    const color = q.color || colors[k % colors.length];
+    out.push(`<path fill="none" ${paint('stroke', color)} stroke-width="2.2"${q.dashed ? ' stroke-dasharray="4 3"' : ''} d="M${num(ox + x)} ${num(oy + y)}h16"/>`,
+      text(ox + x + 21, oy + y, q.label, { size: 12 * s, baseline: 'middle', fill: theme.fg }, fig));
+  }
+  fig.body.push(out.join('\n'));
+  return { w: width, h: height };
 }
