@@ -202,6 +202,31 @@ void mha_steps::rotate_qk(const RotaryOptions& rope, const Heads& hd, int b, int
   for (int bi = 0; bi < b; ++bi) rotate_rows(k + static_cast<std::int64_t>(bi) * tk_rows * ldk, 1, tk, ldk, hd.hkv, hd.dk, table, inverse);
 }
 
+namespace {
+
+// x (width) in place: each group of `group` features / sqrt(mean(x²) + eps) · w (group), in double.
+void rms_groups(float* x, int width, int group, const float* w, double eps) {
+  for (int g = 0; g < width; g += group) {
+    double ss = 0;
+    for (int i = 0; i < group; ++i) ss += static_cast<double>(x[g + i]) * x[g + i];
+    const double inv = 1.0 / std::sqrt(ss / group + eps);
+    for (int i = 0; i < group; ++i) x[g + i] = static_cast<float>(x[g + i] * inv) * w[i];
+  }
+}
+
+}  // namespace
+
+void MultiHeadAttention::norm_qk(int b, int tq, float* q, int ldq, int tk, int tk_rows, float* k, int ldk) const {
+  const bool per_head = config_.qk_norm == MhaConfig::QkNorm::kPerHead;
+  const int wq = config_.num_heads * head_dim_, wk = kv_heads_ * head_dim_;
+  for (std::int64_t r = 0; r < static_cast<std::int64_t>(b) * tq; ++r)
+    rms_groups(q + r * ldq, wq, per_head ? head_dim_ : wq, q_norm_.data.data(), config_.qk_norm_eps);
+  for (int bi = 0; bi < b; ++bi)
+    for (int t = 0; t < tk; ++t)
+      rms_groups(k + (static_cast<std::int64_t>(bi) * tk_rows + t) * ldk, wk, per_head ? head_dim_ : wk, k_norm_.data.data(),
+                 config_.qk_norm_eps);
+}
+
 Status mha_steps::make_problem(const MhaForwardOptions& options, const Dims& d, const Heads& hd, bool tracing,
                                AttentionProblem& p) {
   p.masks.lead = {d.b, hd.h};
@@ -309,6 +334,12 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   record_heads(trace, "q", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
   record_heads(trace, "k", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dk);
   record_heads(trace, "v", "T_k", "d_v", pr.v, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dv);
+  // 3a. q/k RMSNorm (Qwen3, OLMo 2), after the bias, before RoPE
+  if (config_.qk_norm != MhaConfig::QkNorm::kNone) {
+    norm_qk(d.b, d.tq, pr.q, pr.ldq, d.tk, p.masks.tk, pr.k, pr.ldkv);
+    record_heads(trace, "q_normed", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
+    record_heads(trace, "k_normed", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dk);
+  }
   // 3b. RoPE on q (positions offset + r) and the real keys (positions c), after the bias
   if (config_.rope) {
     mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, pr.q, pr.ldq, d.tk, p.masks.tk, 0,

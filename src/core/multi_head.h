@@ -54,6 +54,13 @@ struct MhaConfig {
   // but read through views set by set_weight_view (16-bit stays 16-bit, widened inside the GEMM).
   // forward, forward_cached and traces work; forward_saving and backward are INVALID_ARGUMENT.
   bool frozen = false;
+  // RMSNorm of q and k after the projections (and their biases), before RoPE, as Qwen3, Gemma 3 and
+  // OLMo 2 do: x / sqrt(mean(x²) + qk_norm_eps) · w over groups of a row's features: each head's
+  // d_k (kPerHead: weights (d_k), shared by the heads) or the whole row (kAllHeads: weights (H·d_k)
+  // for q and (H_kv·d_k) for k). Frozen modules only; the weights are set by set_qk_norm_weight.
+  enum class QkNorm { kNone, kPerHead, kAllHeads };
+  QkNorm qk_norm = QkNorm::kNone;
+  double qk_norm_eps = 1e-6;
 };
 
 struct MhaForwardOptions {
@@ -144,6 +151,9 @@ class MultiHeadAttention {
   // a view of weights the caller owns and keeps alive (shapes as above, any WeightFormat). A view
   // with data == nullptr unsets it. INVALID_ARGUMENT on a module that is not frozen.
   Status set_weight_view(const std::string& name, const WeightView& w);
+  // config.qk_norm: the q (key == false) or k norm's weights, shapes as MhaConfig says.
+  // SHAPE_MISMATCH / NON_FINITE; INVALID_ARGUMENT when the module has no q/k norm.
+  Status set_qk_norm_weight(bool key, const Tensor& w);
 
   // key == nullptr: self-attention (key = value = query after positional encoding).
   // value == nullptr: value = key.
@@ -184,7 +194,11 @@ class MultiHeadAttention {
   std::vector<float> packed_q_, packed_k_, packed_v_, packed_o_;
   // config.frozen: the projections, read in place of w_q_ … w_o_ (which stay empty).
   WeightView view_q_, view_k_, view_v_, view_o_;
-  Status check_frozen_ready() const;  // every view set
+  Tensor q_norm_, k_norm_;            // config.qk_norm's weights
+  Status check_frozen_ready() const;  // every view set (and the q/k norm weights)
+  // config.qk_norm on the b·tq query rows at q (stride ldq) and the tk key rows of each batch at k
+  // (batch bi's first row at bi·tk_rows·ldk), in place.
+  void norm_qk(int b, int tq, float* q, int ldq, int tk, int tk_rows, float* k, int ldk) const;
   // Floats the packed copies take, for the memory check before they are allocated.
   std::uint64_t packed_floats() const;
   void pack_weights();

@@ -123,6 +123,10 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   record(trace, "input", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, x.data.data(), x.data.size());
   const Projections pr = project(w, hd, x.data.data(), x.data.data(), x.data.data(), true, d, scratch);
   record_heads(trace, "q", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
+  if (config_.qk_norm != MhaConfig::QkNorm::kNone) {  // before RoPE, as in forward
+    norm_qk(d.b, d.tq, pr.q, pr.ldq, d.tq, d.tq, pr.k, pr.ldkv);
+    record_heads(trace, "q_normed", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
+  }
   if (config_.rope) {
     rotate_qk(*config_.rope, hd, d.b, d.tq, cache.length, pr.q, pr.ldq, d.tq, d.tq, cache.length, pr.k, pr.ldkv, false);
     record_heads(trace, "q_rotated", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);

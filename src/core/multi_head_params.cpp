@@ -93,6 +93,10 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
   m.vdim_ = config.vdim ? config.vdim : e;
   m.kv_heads_ = config.num_kv_heads ? config.num_kv_heads : h;
   if (config.rope) ATTN_RETURN_IF_ERROR(check_rotary(*config.rope, m.head_dim_));
+  if (config.qk_norm != MhaConfig::QkNorm::kNone && !config.frozen)
+    return Status::Error(StatusCode::kInvalidArgument, "a q/k norm needs a frozen (inference-only) module");
+  if (!(config.qk_norm_eps > 0) || !std::isfinite(config.qk_norm_eps))
+    return Status::Error(StatusCode::kInvalidArgument, "the q/k norm epsilon must be a finite number > 0");
   const int qk = h * m.head_dim_, vo = h * m.value_head_dim_;
   const int kqk = m.kv_heads_ * m.head_dim_, kvo = m.kv_heads_ * m.value_head_dim_;  // key/value widths
   // All parameters and their packed copies, counted in 64 bits before anything is allocated.
@@ -282,6 +286,24 @@ Status MultiHeadAttention::check_frozen_ready() const {
   const char* names[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight"};
   for (int i = 0; i < 4; ++i)
     if (views[i]->empty()) return Status::Error(StatusCode::kInvalidArgument, std::string("the frozen module's ") + names[i] + " is not set");
+  if (config_.qk_norm != MhaConfig::QkNorm::kNone && (q_norm_.data.empty() || k_norm_.data.empty()))
+    return Status::Error(StatusCode::kInvalidArgument, "the frozen module's q/k norm weights are not set");
+  return Status::Ok();
+}
+
+Status MultiHeadAttention::set_qk_norm_weight(bool key, const Tensor& w) {
+  if (config_.qk_norm == MhaConfig::QkNorm::kNone)
+    return Status::Error(StatusCode::kInvalidArgument, "this MultiHeadAttention has no q/k norm");
+  const bool per_head = config_.qk_norm == MhaConfig::QkNorm::kPerHead;
+  const int width = per_head ? head_dim_ : (key ? kv_heads_ : config_.num_heads) * head_dim_;
+  const char* name = key ? "k_norm.weight" : "q_norm.weight";
+  if (w.shape != Shape{width})
+    return Status::Error(StatusCode::kShapeMismatch, std::string(name) + " must have shape " + shape_to_string({width}) +
+                                                         ", got " + shape_to_string(w.shape));
+  ATTN_RETURN_IF_ERROR(check_well_formed(w, name));
+  ATTN_RETURN_IF_ERROR(check_finite(w, name));
+  (key ? k_norm_ : q_norm_) = w;
+  parameter_version_ = next_parameter_version();  // a cache filled with the old norm is stale
   return Status::Ok();
 }
 

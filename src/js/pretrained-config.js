@@ -7,7 +7,7 @@
 // when both appear they must agree.
 //
 // The tables follow transformers 5.17's configuration classes (PreTrainedConfig, GPT2Config,
-// LlamaConfig, Qwen2Config), written by hand from their source: this project's machines have no
+// LlamaConfig, Qwen2Config, Qwen3Config, MistralConfig, SmolLM3Config, Olmo2Config, Phi3Config), written by hand from their source: this project's machines have no
 // `transformers` (docs/checkpoints.md says how the tables were made and what each key does here).
 import { AttentionError } from './errors.js';
 import { describe } from './options.js';
@@ -36,6 +36,10 @@ export const REFUSED = {
   auto_map: 'the checkpoint needs custom modeling code (auto_map), which this library cannot run',
 };
 
+// Qwen2's (and Qwen3's, SmolLM3's) sliding window: it acts only with use_sliding_window true, on the
+// layers layer_types marks "sliding_attention" (by default layer i >= max_window_layers).
+const QWEN_WINDOWS = { use_sliding_window: false, sliding_window: 4096, max_window_layers: 28, layer_types: null };
+
 // Each architecture: its model_type, the keys we implement with transformers' class defaults (used
 // when config.json omits them), the inert keys and the keys inert only at their default.
 export const CONFIG_KEYS = {
@@ -61,10 +65,53 @@ export const CONFIG_KEYS = {
     implemented: { vocab_size: 151936, hidden_size: 4096, intermediate_size: 22016, num_hidden_layers: 32,
       num_attention_heads: 32, num_key_value_heads: 32, hidden_act: 'silu', max_position_embeddings: 32768,
       rms_norm_eps: 1e-6, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null,
-      use_sliding_window: false },
-    // sliding_window, max_window_layers and layer_types only act when use_sliding_window is true
-    // (Qwen2Config sets sliding_window to None otherwise), which qwen2Windows refuses for now.
-    inert: ['attention_dropout', 'sliding_window', 'max_window_layers', 'layer_types'],
+      ...QWEN_WINDOWS },
+    inert: ['attention_dropout'],
+    defaultOnly: {},
+  },
+  Qwen3ForCausalLM: {
+    modelType: 'qwen3',
+    implemented: { vocab_size: 151936, hidden_size: 4096, intermediate_size: 22016, num_hidden_layers: 32,
+      num_attention_heads: 32, num_key_value_heads: 32, head_dim: 128, hidden_act: 'silu', max_position_embeddings: 32768,
+      rms_norm_eps: 1e-6, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null,
+      ...QWEN_WINDOWS },
+    inert: ['attention_dropout'],
+    defaultOnly: { attention_bias: false },
+  },
+  MistralForCausalLM: {
+    modelType: 'mistral',
+    implemented: { vocab_size: 32000, hidden_size: 4096, intermediate_size: 14336, num_hidden_layers: 32,
+      num_attention_heads: 32, num_key_value_heads: 8, head_dim: null, hidden_act: 'silu', max_position_embeddings: 131072,
+      rms_norm_eps: 1e-6, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null,
+      sliding_window: 4096 },
+    inert: ['attention_dropout'],
+    defaultOnly: {},
+  },
+  SmolLM3ForCausalLM: {
+    modelType: 'smollm3',
+    implemented: { vocab_size: 128256, hidden_size: 2048, intermediate_size: 11008, num_hidden_layers: 36,
+      num_attention_heads: 16, num_key_value_heads: 4, hidden_act: 'silu', max_position_embeddings: 32768,
+      rms_norm_eps: 1e-6, tie_word_embeddings: true, rope_parameters: null, rope_theta: 2000000, rope_scaling: null,
+      no_rope_layers: null, no_rope_layer_interval: 4, ...QWEN_WINDOWS, sliding_window: null },
+    inert: ['attention_dropout'],
+    defaultOnly: { attention_bias: false, mlp_bias: false, pretraining_tp: 1 },
+  },
+  Olmo2ForCausalLM: {
+    modelType: 'olmo2',
+    implemented: { vocab_size: 50304, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32,
+      num_attention_heads: 32, num_key_value_heads: null, hidden_act: 'silu', max_position_embeddings: 2048,
+      rms_norm_eps: 1e-5, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null },
+    inert: ['attention_dropout'],
+    defaultOnly: { attention_bias: false },
+  },
+  Phi3ForCausalLM: {
+    modelType: 'phi3',
+    implemented: { vocab_size: 32064, hidden_size: 3072, intermediate_size: 8192, num_hidden_layers: 32,
+      num_attention_heads: 32, num_key_value_heads: null, hidden_act: 'silu', max_position_embeddings: 4096,
+      rms_norm_eps: 1e-5, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null,
+      partial_rotary_factor: 1, sliding_window: null },
+    // original_max_position_embeddings is read only by rope_type longrope, which is refused.
+    inert: ['attention_dropout', 'resid_pdrop', 'embd_pdrop', 'original_max_position_embeddings'],
     defaultOnly: {},
   },
 };
@@ -122,7 +169,8 @@ const ROPE_TYPES = {
 /**
  * The RoPE settings of a config in either layout: { type, theta, params } where params holds the
  * rope_type's own keys. transformers 4: rope_theta + rope_scaling; transformers 5: rope_parameters
- * ({ rope_type, rope_theta, … }). Both present: they must agree.
+ * ({ rope_type, rope_theta, … }). Both present: they must agree. `partial` is a
+ * partial_rotary_factor given among the rope settings (rotaryDimsOf checks it).
  */
 export function ropeSettings(config, architecture) {
   const { rope_parameters: p5, rope_scaling: scaling } = config;
@@ -141,14 +189,13 @@ export function ropeSettings(config, architecture) {
     }
     chosen = from5;
   }
-  const { rope_type: type, rope_theta: theta, ...params } = chosen;
+  const { rope_type: type, rope_theta: theta, partial_rotary_factor: partial, ...params } = chosen;
   if (!Object.hasOwn(ROPE_TYPES, type)) throw invalid(`config.json: rope_type ${describe(type)} is not implemented (implemented: ${Object.keys(ROPE_TYPES).join(', ')})`);
   if (typeof theta !== 'number' || !Number.isFinite(theta) || theta <= 0) throw invalid(`config.json: rope_theta must be a number > 0, got ${describe(theta)}`);
   for (const [key, value] of Object.entries(params)) {
-    if (key === 'partial_rotary_factor' && value === 1) continue;  // the whole head rotates, as without it
     if (!ROPE_TYPES[type].includes(key)) throw invalid(`config.json: rope key "${key}" (${describe(value)}) is not implemented for rope_type "${type}"`);
   }
-  return { type, theta, params };
+  return { type, theta, params, partial };
 }
 
 function withoutType(o) {
@@ -156,14 +203,16 @@ function withoutType(o) {
   return rest;
 }
 // Two rope settings agree when every key either gives is equal (rope_type "default" = no scaling).
+// partial_rotary_factor is compared with the top-level key by rotaryDimsOf instead.
 function sameRope(a, b) {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  keys.delete('partial_rotary_factor');
   return [...keys].every((k) => sameValue(a[k], b[k]));
 }
 
 /**
- * The inverse frequencies (head_dim / 2, double) of a rope setting, or null for the default ones the
- * core computes from theta; and the longest input the setting is exact for.
+ * The inverse frequencies (dims / 2, double; dims = the rotated features) of a rope setting, or null
+ * for the default ones the core computes from theta; and the longest input the setting is exact for.
  */
 export function ropeFrequencies({ type, theta, params }, headDim, maxPositions) {
   const base = () => Array.from({ length: headDim / 2 }, (_, i) => 1 / theta ** ((2 * i) / headDim));
@@ -223,31 +272,94 @@ function gpt2Core(r) {
     normEps: r.num('layer_norm_epsilon'), ropeTheta: 10000, qkvBias: false, tieEmbeddings: true };
 }
 
+// The Llama family's variants (src/model/pretrained.h), by architecture.
+const QK_NORM = { none: 0, perHead: 1, allHeads: 2 };  // MhaConfig::QkNorm
+const VARIANTS = {
+  Qwen2ForCausalLM: { qkvBias: true },
+  Qwen3ForCausalLM: { qkNorm: QK_NORM.perHead },
+  Olmo2ForCausalLM: { qkNorm: QK_NORM.allHeads, postNorms: true },
+  Phi3ForCausalLM: { fusedProjections: true },
+};
+
 function llamaCore(config, architecture, r) {
-  if (architecture === 'Qwen2ForCausalLM') qwen2Windows(config, r);
   const act = r.get('hidden_act');
   if (act !== 'silu') throw invalid(`config.json: hidden_act ${describe(act)} is not supported (only "silu")`);
-  const hidden = r.int('hidden_size'), heads = r.int('num_attention_heads');
+  const hidden = r.int('hidden_size'), heads = r.int('num_attention_heads'), layers = r.int('num_hidden_layers');
   const headDim = r.int('head_dim', r.get('head_dim') ?? Math.floor(hidden / heads));
   const rope = ropeSettings(config, architecture);
-  const { invFreq, maxPositions } = ropeFrequencies(rope, headDim, r.int('max_position_embeddings'));
-  const core = { arch: 1, vocabSize: r.int('vocab_size'), hidden, layers: r.int('num_hidden_layers'), heads,
+  const rotaryDims = rotaryDimsOf(config, architecture, rope.partial, headDim);
+  const { invFreq, maxPositions } = ropeFrequencies(rope, rotaryDims, r.int('max_position_embeddings'));
+  const v = VARIANTS[architecture] ?? {};
+  const core = { arch: 1, vocabSize: r.int('vocab_size'), hidden, layers, heads,
     kvHeads: r.int('num_key_value_heads', r.get('num_key_value_heads') ?? heads), headDim, intermediate: r.int('intermediate_size'),
-    maxPositions, normEps: r.num('rms_norm_eps'), ropeTheta: rope.theta, qkvBias: architecture === 'Qwen2ForCausalLM',
-    tieEmbeddings: r.get('tie_word_embeddings') === true };
+    maxPositions, normEps: r.num('rms_norm_eps'), ropeTheta: rope.theta, qkvBias: Boolean(v.qkvBias),
+    tieEmbeddings: r.get('tie_word_embeddings') === true, qkNorm: v.qkNorm ?? QK_NORM.none, postNorms: Boolean(v.postNorms),
+    fusedProjections: Boolean(v.fusedProjections), rotaryDims: rotaryDims === headDim ? 0 : rotaryDims };
   if (invFreq) core.ropeInvFreq = invFreq;
+  const windows = layerWindows(config, architecture, r, layers);
+  if (windows) core.layerWindow = windows;
+  if (architecture === 'SmolLM3ForCausalLM') core.layerRope = noRopeLayers(config, r, layers);
   return core;
 }
 
-// Qwen2's sliding window acts only with use_sliding_window: true (not implemented yet); then its
-// layer_types, if given, must not ask for sliding layers either (transformers fails on that).
-function qwen2Windows(config, r) {
-  const use = r.get('use_sliding_window');
-  if (use !== false) throw invalid(`config.json: Qwen2 use_sliding_window = ${JSON.stringify(use)} is not implemented (only false)`);
-  const types = config.layer_types;
-  if (types != null && (!Array.isArray(types) || types.some((t) => t !== 'full_attention'))) {
-    throw invalid('config.json: Qwen2 layer_types other than "full_attention" need use_sliding_window: true, which is not implemented');
+// The features RoPE rotates: partial_rotary_factor · head_dim (Phi-3; top level or in the rope
+// settings, which must then agree), else the whole head.
+function rotaryDimsOf(config, architecture, inRope, headDim) {
+  const top = config.partial_rotary_factor;
+  if (top !== undefined && inRope !== undefined && top !== inRope) {
+    throw invalid(`config.json: partial_rotary_factor ${JSON.stringify(top)} disagrees with the rope settings' ${JSON.stringify(inRope)}`);
   }
+  const factor = top ?? inRope ?? 1;
+  if (factor !== 1 && architecture !== 'Phi3ForCausalLM') throw invalid(`config.json: partial_rotary_factor = ${JSON.stringify(factor)} is not implemented for ${architecture} (only 1)`);
+  if (typeof factor !== 'number' || !(factor > 0 && factor <= 1)) throw invalid(`config.json: partial_rotary_factor must be in (0, 1], got ${describe(factor)}`);
+  const dims = Math.floor(headDim * factor);  // transformers: int(head_dim * partial_rotary_factor)
+  if (dims < 2 || dims % 2 !== 0) throw invalid(`config.json: partial_rotary_factor ${factor} gives ${dims} rotated features of ${headDim}; an even number >= 2 is needed`);
+  return dims;
+}
+
+// Each layer's sliding window (0 = full), or null when every layer is full.
+function layerWindows(config, architecture, r, layers) {
+  const window = r.get('sliding_window');
+  const checked = () => {
+    if (!Number.isSafeInteger(window) || window < 1) throw invalid(`config.json: sliding_window must be a positive integer or null, got ${describe(window)}`);
+    return window;
+  };
+  if (architecture === 'MistralForCausalLM' || architecture === 'Phi3ForCausalLM') {
+    return window === null ? null : new Array(layers).fill(checked());
+  }
+  if (!('use_sliding_window' in CONFIG_KEYS[architecture].implemented)) return null;
+  const use = r.get('use_sliding_window'), given = config.layer_types;
+  if (typeof use !== 'boolean') throw invalid(`config.json: use_sliding_window must be true or false, got ${describe(use)}`);
+  if (given != null && (!Array.isArray(given) || given.length !== layers || given.some((t) => t !== 'full_attention' && t !== 'sliding_attention'))) {
+    throw invalid(`config.json: layer_types must list "full_attention" or "sliding_attention" for each of the ${layers} layers, got ${describe(given)}`);
+  }
+  const anySliding = given?.includes('sliding_attention');
+  // Without use_sliding_window (or without a window) transformers sets sliding_window to None:
+  // every layer is full, and sliding layer_types would make it fail.
+  if (!use || window === null) {
+    if (anySliding) throw invalid('config.json: layer_types asks for sliding layers but use_sliding_window is false or sliding_window is null');
+    return null;
+  }
+  if (architecture === 'SmolLM3ForCausalLM') throw invalid('config.json: SmolLM3 use_sliding_window = true is not implemented (only false)');
+  const first = r.get('max_window_layers');  // layers before it stay full; 0 = every layer slides
+  if (given == null && (!Number.isSafeInteger(first) || first < 0)) throw invalid(`config.json: max_window_layers must be an integer >= 0, got ${describe(first)}`);
+  const types = given ?? Array.from({ length: layers }, (_, i) => (i >= first ? 'sliding_attention' : 'full_attention'));
+  const w = checked();
+  return types.map((t) => (t === 'sliding_attention' ? w : 0));
+}
+
+// SmolLM3: no_rope_layers[i] = 1 where layer i uses RoPE; by default every no_rope_layer_interval-th
+// layer has none (SmolLM3Config: int((i + 1) % interval != 0)).
+function noRopeLayers(config, r, layers) {
+  const given = config.no_rope_layers;
+  if (given != null) {
+    if (!Array.isArray(given) || given.length !== layers || given.some((f) => f !== 0 && f !== 1)) {
+      throw invalid(`config.json: no_rope_layers must hold 0 or 1 for each of the ${layers} layers, got ${describe(given)}`);
+    }
+    return given;
+  }
+  const interval = r.int('no_rope_layer_interval');
+  return Array.from({ length: layers }, (_, i) => ((i + 1) % interval !== 0 ? 1 : 0));
 }
 
 /** The core's config of a parsed config.json; anything not implemented is INVALID_ARGUMENT naming it. */

@@ -134,24 +134,34 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   keep_hidden(x);
   lens(x);
   const auto wants = [](const std::vector<int>& list, int l) { return std::find(list.begin(), list.end(), l) != list.end(); };
-  // 2. The blocks: x += attn(norm1(x)); x += mlp(norm2(x))
+  // 2. The blocks: x += attn(norm1(x)); x += mlp(norm2(x))  (post_norms: x += norm1(attn(x)); x += norm2(mlp(x)))
+  const int xs = static_cast<int>(x.size());
   for (int l = 0; l < c.layers; ++l) {
     Layer& L = layers_[l];
-    norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
+    if (!c.post_norms) norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
     MhaForwardOptions mo;
     mo.causal = true;
     mo.need_weights = wants(o.attention_layers, l);
     mo.average_weights = false;
+    if (!c.layer_window.empty() && c.layer_window[l] > 0) mo.positions.window = c.layer_window[l];
     MhaResult r;
-    const Tensor query({b, t, e}, h);
+    const Tensor query({b, t, e}, c.post_norms ? x : h);
     Trace* trace = wants(o.trace_layers, l) ? &result.traces[l] : nullptr;
     ATTN_RETURN_IF_ERROR(caches ? L.attn.forward_cached(query, (*caches)[l], mo, r, trace)
                                 : L.attn.forward(query, nullptr, nullptr, mo, r, trace));
     if (mo.need_weights) result.attention[l] = std::move(r.weights);
-    kernels::add_vec(static_cast<int>(x.size()), x.data(), r.output.data.data(), x.data());
-    norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
-    mlp(L, n, h.data(), out.data());
-    kernels::add_vec(static_cast<int>(x.size()), x.data(), out.data(), x.data());
+    if (c.post_norms) {
+      norm(L.norm1_w, L.norm1_b, n, r.output.data.data(), h.data());
+      kernels::add_vec(xs, x.data(), h.data(), x.data());
+      mlp(L, n, x.data(), out.data());
+      norm(L.norm2_w, L.norm2_b, n, out.data(), h.data());
+      kernels::add_vec(xs, x.data(), h.data(), x.data());
+    } else {
+      kernels::add_vec(xs, x.data(), r.output.data.data(), x.data());
+      norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
+      mlp(L, n, h.data(), out.data());
+      kernels::add_vec(xs, x.data(), out.data(), x.data());
+    }
     if (l + 1 < c.layers) {
       keep_hidden(x);
       lens(x);

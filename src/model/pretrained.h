@@ -6,6 +6,8 @@
 //           ln_f; logits = x · wteᵀ (tied). Conv1D weights are (in, out): transposed on load.
 //   Llama:  x = embed_tokens[ids]; block: x += o_proj(attn(rms(x))) with RoPE (rotate_half) and H_kv
 //           heads; x += down(silu(gate(rms(x))) · up(rms(x))); norm; logits = x · lm_headᵀ (or tied).
+//           Mistral, Qwen3, SmolLM3, OLMo 2 and Phi-3 are Llama with the variants PretrainedConfig lists
+//           (sliding windows, q/k norms, no-RoPE layers, post-norms, fused projections).
 // hidden_states follow Hugging Face's output_hidden_states: [0] the embedding output, [i] block i's
 // output, the last one after the final norm.
 #pragma once
@@ -32,6 +34,13 @@ struct PretrainedConfig {
   bool qkv_bias = false;      // Qwen2: biases on q_proj, k_proj, v_proj
   bool tie_embeddings = true;
   std::vector<double> rope_inv_freq;  // Llama 3 scaled frequencies (head_dim / 2), or empty
+  // Llama-family variants, each named by the architecture that needs it:
+  MhaConfig::QkNorm qk_norm = MhaConfig::QkNorm::kNone;  // Qwen3 (per head), OLMo 2 (over all heads)
+  bool post_norms = false;         // OLMo 2: x += norm(attn(x)); x += norm(mlp(x)) (no pre-norms)
+  bool fused_projections = false;  // Phi-3: self_attn.qkv_proj [q; k; v] and mlp.gate_up_proj [gate; up]
+  int rotary_dims = 0;             // Phi-3: partial_rotary_factor · head_dim features rotated (0 = all)
+  std::vector<int> layer_window;   // per layer: 0 = full, w = the w most recent keys, itself included (Mistral, Qwen2, Phi-3)
+  std::vector<int> layer_rope;     // per layer: 1 = RoPE, 0 = none (SmolLM3's no-RoPE layers); empty = every layer
 };
 
 struct PretrainedForwardOptions {
@@ -93,7 +102,9 @@ class PretrainedModel {
  private:
   struct Layer {
     MultiHeadAttention attn;                    // frozen: its projections are views into stored_
-    Tensor norm1_w, norm1_b, norm2_w, norm2_b;  // LayerNorm (GPT-2: weight and bias) or RMSNorm (weight)
+    // LayerNorm (GPT-2: weight and bias) or RMSNorm (weight); with post_norms (OLMo 2) norm1 follows
+    // the attention and norm2 the MLP.
+    Tensor norm1_w, norm1_b, norm2_w, norm2_b;
     WeightView fc1, fc2;                        // GPT-2: c_fc (4E, E) and c_proj (E, 4E), transposed on load
     Tensor fc1_b, fc2_b;
     WeightView gate, up, down;                  // Llama: (I, E), (I, E), (E, I)

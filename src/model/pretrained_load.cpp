@@ -18,6 +18,10 @@ Status invalid(const std::string& what) { return Status::Error(StatusCode::kInva
 
 constexpr int kMaxSize = 1 << 20;  // any width, vocabulary or length above this is not a real checkpoint
 
+bool ends_with(const std::string& name, const std::string& end) {
+  return name.size() >= end.size() && name.compare(name.size() - end.size(), end.size(), end) == 0;
+}
+
 Status check_config(const PretrainedConfig& c) {
   const struct {
     const char* name;
@@ -39,7 +43,60 @@ Status check_config(const PretrainedConfig& c) {
     return invalid("Llama-family models need an even head_dim and rope_theta > 0");
   if (c.arch == PretrainedArch::kGpt2 && c.head_dim * c.heads != c.hidden)
     return invalid("GPT-2: n_head must divide n_embd (head size n_embd / n_head)");
+  const std::size_t layers = static_cast<std::size_t>(c.layers);
+  if (!c.layer_window.empty() && c.layer_window.size() != layers)
+    return invalid("config: one sliding window per layer is needed, got " + std::to_string(c.layer_window.size()));
+  for (int w : c.layer_window)
+    if (w < 0) return invalid("config sliding_window must be >= 1 (or absent), got " + std::to_string(w));
+  if (!c.layer_rope.empty() && c.layer_rope.size() != layers)
+    return invalid("config: one no-RoPE flag per layer is needed, got " + std::to_string(c.layer_rope.size()));
+  if (c.rotary_dims < 0 || c.rotary_dims > c.head_dim || c.rotary_dims % 2 != 0)
+    return invalid("config: the rotated features (partial_rotary_factor · head_dim) must be even and in [0, head_dim], got " +
+                   std::to_string(c.rotary_dims));
+  const int qk_norm = static_cast<int>(c.qk_norm);
+  if (qk_norm < 0 || qk_norm > 2) return invalid("config: q/k norm kind " + std::to_string(qk_norm) + " does not exist");
+  const bool variant = c.qk_norm != MhaConfig::QkNorm::kNone || c.post_norms || c.fused_projections || c.rotary_dims ||
+                       !c.layer_window.empty() || !c.layer_rope.empty();
+  if (c.arch == PretrainedArch::kGpt2 && variant) return invalid("config: GPT-2 has none of the Llama-family variants");
   return Status::Ok();
+}
+
+// The Llama-family tensors of one layer (prefix "model.layers.<l>."), in the checkpoint's layout.
+void expect_llama_layer(const PretrainedConfig& c, const std::string& p, std::vector<std::pair<std::string, Shape>>& out) {
+  const int e = c.hidden, qk = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim, in = c.intermediate;
+  auto expect = [&](const std::string& name, Shape shape) { out.emplace_back(p + name, std::move(shape)); };
+  expect(c.post_norms ? "post_attention_layernorm.weight" : "input_layernorm.weight", {e});
+  expect(c.post_norms ? "post_feedforward_layernorm.weight" : "post_attention_layernorm.weight", {e});
+  if (c.fused_projections) {
+    expect("self_attn.qkv_proj.weight", {qk + 2 * kv, e});
+  } else {
+    for (const auto& [n, rows] : {std::pair<const char*, int>{"q_proj", qk}, {"k_proj", kv}, {"v_proj", kv}}) {
+      expect(std::string("self_attn.") + n + ".weight", {rows, e});
+      if (c.qkv_bias) expect(std::string("self_attn.") + n + ".bias", {rows});
+    }
+  }
+  if (c.qk_norm != MhaConfig::QkNorm::kNone) {
+    const bool per_head = c.qk_norm == MhaConfig::QkNorm::kPerHead;
+    expect("self_attn.q_norm.weight", {per_head ? c.head_dim : qk});
+    expect("self_attn.k_norm.weight", {per_head ? c.head_dim : kv});
+  }
+  expect("self_attn.o_proj.weight", {e, qk});
+  if (c.fused_projections) {
+    expect("mlp.gate_up_proj.weight", {2 * in, e});
+  } else {
+    expect("mlp.gate_proj.weight", {in, e});
+    expect("mlp.up_proj.weight", {in, e});
+  }
+  expect("mlp.down_proj.weight", {e, in});
+}
+
+// Row blocks of a fused matrix (GPT-2's c_attn, Phi-3's qkv_proj and gate_up_proj), or empty.
+std::vector<int> fused_blocks(const PretrainedConfig& c, const std::string& name) {
+  const int qk = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim;
+  if (c.arch == PretrainedArch::kGpt2 && ends_with(name, "attn.c_attn.weight")) return {c.hidden, c.hidden, c.hidden};
+  if (c.fused_projections && ends_with(name, "self_attn.qkv_proj.weight")) return {qk, kv, kv};
+  if (c.fused_projections && ends_with(name, "mlp.gate_up_proj.weight")) return {c.intermediate, c.intermediate};
+  return {};
 }
 
 // Values of every weight (norms and biases included), for the memory check before anything is allocated.
@@ -56,10 +113,6 @@ std::uint64_t weight_values(const PretrainedConfig& c) {
 std::uint64_t as_floats(std::uint64_t bytes) { return (bytes + 3) / 4; }  // the memory limit's unit
 
 // GPT-2's Conv1D weights are stored (in, out); the model keeps them (out, in) as nn.Linear does.
-bool ends_with(const std::string& name, const std::string& end) {
-  return name.size() >= end.size() && name.compare(name.size() - end.size(), end.size(), end) == 0;
-}
-
 bool is_conv1d(const std::string& name) {
   for (const char* end : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"})
     if (ends_with(name, end)) return true;
@@ -88,7 +141,7 @@ Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& 
   PretrainedModel m;
   m.config_ = config;
   const PretrainedConfig& c = config;
-  const int e = c.hidden, qk = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim, in = c.intermediate;
+  const int e = c.hidden, in = c.intermediate;
   const bool gpt2 = c.arch == PretrainedArch::kGpt2;
   auto expect = [&](const std::string& name, Shape shape) { m.expected_.emplace_back(name, std::move(shape)); };
   expect(gpt2 ? "wte.weight" : "model.embed_tokens.weight", {c.vocab_size, e});
@@ -110,16 +163,7 @@ Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& 
       expect(p + "mlp.c_proj.weight", {in, e});
       expect(p + "mlp.c_proj.bias", {e});
     } else {
-      expect(p + "input_layernorm.weight", {e});
-      expect(p + "post_attention_layernorm.weight", {e});
-      for (const auto& [n, rows] : {std::pair<const char*, int>{"q_proj", qk}, {"k_proj", kv}, {"v_proj", kv}}) {
-        expect(p + "self_attn." + n + ".weight", {rows, e});
-        if (c.qkv_bias) expect(p + "self_attn." + n + ".bias", {rows});
-      }
-      expect(p + "self_attn.o_proj.weight", {e, qk});
-      expect(p + "mlp.gate_proj.weight", {in, e});
-      expect(p + "mlp.up_proj.weight", {in, e});
-      expect(p + "mlp.down_proj.weight", {e, in});
+      expect_llama_layer(c, p, m.expected_);
     }
     MhaConfig mc;
     mc.embed_dim = e;
@@ -128,12 +172,15 @@ Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& 
     mc.head_dim = c.head_dim;
     mc.frozen = true;  // projections: views into the stored checkpoint matrices
     mc.bias = gpt2 || c.qkv_bias;  // Qwen2's o_proj has none: its out_proj.bias stays zero
-    if (!gpt2) {
+    if (!gpt2 && (c.layer_rope.empty() || c.layer_rope[l])) {
       RotaryOptions r;
       r.base = c.rope_theta;
       r.inv_freq = c.rope_inv_freq;
+      r.dims = c.rotary_dims;
       mc.rope = r;
     }
+    mc.qk_norm = c.qk_norm;
+    mc.qk_norm_eps = c.norm_eps;
     ATTN_RETURN_IF_ERROR(MultiHeadAttention::create(mc, m.layers_[l].attn));
   }
   expect(gpt2 ? "ln_f.weight" : "model.norm.weight", {e});
@@ -196,9 +243,9 @@ Status PretrainedModel::end_tensor(const std::string& given) {
   pending_.erase(it);
   ATTN_RETURN_IF_ERROR(w.check_finite(given.c_str()));
   if (config_.arch == PretrainedArch::kGpt2 && is_conv1d(name)) ATTN_RETURN_IF_ERROR(w.transpose());
-  // float32 matrices into the GEMM's layout, unless a fused q/k/v would be cut mid-panel.
-  const bool fused = config_.arch == PretrainedArch::kGpt2 && ends_with(name, "attn.c_attn.weight");
-  if (!fused || StoredWeight::packable(config_.hidden)) w.pack_for_linear();
+  // float32 matrices into the GEMM's layout, unless a fused matrix's blocks would be cut mid-panel.
+  const std::vector<int> blocks = fused_blocks(config_, name);
+  if (std::all_of(blocks.begin(), blocks.end(), StoredWeight::packable)) w.pack_for_linear();
   stored_[name] = std::move(w);
   const Status st = use(name);
   set_[name] = st.ok();
@@ -245,6 +292,17 @@ Status PretrainedModel::use_layer_matrix(Layer& L, const std::string& r, const W
     ATTN_RETURN_IF_ERROR(a.set_weight_view("k_proj_weight", w.row_block(e, e)));
     return a.set_weight_view("v_proj_weight", w.row_block(2 * e, e));
   }
+  if (r == "self_attn.qkv_proj.weight") {  // Phi-3: (H·d + 2·H_kv·d, E) = [W_q; W_k; W_v]
+    const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
+    ATTN_RETURN_IF_ERROR(a.set_weight_view("q_proj_weight", w.row_block(0, qk)));
+    ATTN_RETURN_IF_ERROR(a.set_weight_view("k_proj_weight", w.row_block(qk, kv)));
+    return a.set_weight_view("v_proj_weight", w.row_block(qk + kv, kv));
+  }
+  if (r == "mlp.gate_up_proj.weight") {  // Phi-3: (2I, E) = [W_gate; W_up]
+    L.gate = w.row_block(0, config_.intermediate);
+    L.up = w.row_block(config_.intermediate, config_.intermediate);
+    return Status::Ok();
+  }
   if (r == "attn.c_proj.weight" || r == "self_attn.o_proj.weight") return a.set_weight_view("out_proj.weight", w);
   if (r == "self_attn.q_proj.weight") return a.set_weight_view("q_proj_weight", w);
   if (r == "self_attn.k_proj.weight") return a.set_weight_view("k_proj_weight", w);
@@ -259,9 +317,12 @@ Status PretrainedModel::use_layer_matrix(Layer& L, const std::string& r, const W
 
 Status PretrainedModel::use_layer_vector(Layer& L, const std::string& r, const Tensor& v) {
   MultiHeadAttention& a = L.attn;
-  if (r == "ln_1.weight" || r == "input_layernorm.weight") L.norm1_w = v;
+  const bool post = config_.post_norms;  // OLMo 2: post_attention_layernorm follows the attention
+  if (r == "ln_1.weight" || r == "input_layernorm.weight" || (post && r == "post_attention_layernorm.weight")) L.norm1_w = v;
   else if (r == "ln_1.bias") L.norm1_b = v;
-  else if (r == "ln_2.weight" || r == "post_attention_layernorm.weight") L.norm2_w = v;
+  else if (r == "self_attn.q_norm.weight") return a.set_qk_norm_weight(false, v);
+  else if (r == "self_attn.k_norm.weight") return a.set_qk_norm_weight(true, v);
+  else if (r == "ln_2.weight" || r == "post_attention_layernorm.weight" || r == "post_feedforward_layernorm.weight") L.norm2_w = v;
   else if (r == "ln_2.bias") L.norm2_b = v;
   else if (r == "mlp.c_fc.bias") L.fc1_b = v;
   else if (r == "mlp.c_proj.bias") L.fc2_b = v;

@@ -33,7 +33,8 @@ class PretrainedHandle {
  public:
   // c: { arch (0 GPT-2, 1 Llama), vocabSize, hidden, layers, heads, kvHeads, headDim, intermediate,
   //      maxPositions, normEps, ropeTheta, qkvBias, tieEmbeddings, ropeInvFreq (number[] or null),
-  //      memoryLimit (bytes) }
+  //      memoryLimit (bytes); optional: qkNorm (0 none, 1 per head, 2 all heads), postNorms,
+  //      fusedProjections, rotaryDims, layerWindow (int per layer, 0 = full), layerRope (0/1 per layer) }
   val init(val c) {
     limit_ = static_cast<std::uint64_t>(c["memoryLimit"].as<double>());
     LimitScope scope(limit_);
@@ -52,6 +53,13 @@ class PretrainedHandle {
     p.qkv_bias = c["qkvBias"].as<bool>();
     p.tie_embeddings = c["tieEmbeddings"].as<bool>();
     if (has(c, "ropeInvFreq")) p.rope_inv_freq = emscripten::convertJSArrayToNumberVector<double>(c["ropeInvFreq"]);
+    // Llama-family variants (pretrained.h), each optional.
+    if (has(c, "qkNorm")) p.qk_norm = static_cast<attn::MhaConfig::QkNorm>(c["qkNorm"].as<int>());
+    if (has(c, "postNorms")) p.post_norms = c["postNorms"].as<bool>();
+    if (has(c, "fusedProjections")) p.fused_projections = c["fusedProjections"].as<bool>();
+    if (has(c, "rotaryDims")) p.rotary_dims = c["rotaryDims"].as<int>();
+    if (has(c, "layerWindow")) p.layer_window = emscripten::convertJSArrayToNumberVector<int>(c["layerWindow"]);
+    if (has(c, "layerRope")) p.layer_rope = emscripten::convertJSArrayToNumberVector<int>(c["layerRope"]);
     return status_object(attn::PretrainedModel::create(p, model_));
   }
   // [{ name, shape }] of every tensor the checkpoint must hold.

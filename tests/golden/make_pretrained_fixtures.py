@@ -264,22 +264,35 @@ def llama_tensors(cfg):
     """(HF name, shape, kind) in draw order; nn.Linear weights are (out, in)."""
     E, I = cfg["hidden_size"], cfg["intermediate_size"]
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    d = E // H
-    bias = cfg["model_type"] == "qwen2"
+    d, mt = head_dim(cfg), cfg["model_type"]
+    bias = mt == "qwen2"
     t = [("model.embed_tokens.weight", (VOCAB, E), "embed")]
     for i in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % i
-        t += [(p + "input_layernorm.weight", (E,), "norm"),
-              (p + "self_attn.q_proj.weight", (H * d, E), "qk_linear"),
-              (p + "self_attn.k_proj.weight", (Hkv * d, E), "qk_linear"),
-              (p + "self_attn.v_proj.weight", (Hkv * d, E), "linear")]
+        if mt != "olmo2":  # OLMo 2 has no pre-norms
+            t += [(p + "input_layernorm.weight", (E,), "norm")]
+        if mt == "phi3":  # Phi3Attention.qkv_proj: [q; k; v] rows
+            t += [(p + "self_attn.qkv_proj.weight", ((H + 2 * Hkv) * d, E), "qk_linear")]
+        else:
+            t += [(p + "self_attn.q_proj.weight", (H * d, E), "qk_linear"),
+                  (p + "self_attn.k_proj.weight", (Hkv * d, E), "qk_linear"),
+                  (p + "self_attn.v_proj.weight", (Hkv * d, E), "linear")]
         if bias:
             t += [(p + "self_attn.q_proj.bias", (H * d,), "bias"), (p + "self_attn.k_proj.bias", (Hkv * d,), "bias"),
                   (p + "self_attn.v_proj.bias", (Hkv * d,), "bias")]
+        if mt == "qwen3":  # Qwen3RMSNorm(head_dim) on each head
+            t += [(p + "self_attn.q_norm.weight", (d,), "norm"), (p + "self_attn.k_norm.weight", (d,), "norm")]
+        if mt == "olmo2":  # Olmo2RMSNorm over all heads
+            t += [(p + "self_attn.q_norm.weight", (H * d,), "norm"), (p + "self_attn.k_norm.weight", (Hkv * d,), "norm")]
         t += [(p + "self_attn.o_proj.weight", (E, H * d), "linear"),
-              (p + "post_attention_layernorm.weight", (E,), "norm"),
-              (p + "mlp.gate_proj.weight", (I, E), "linear"), (p + "mlp.up_proj.weight", (I, E), "linear"),
-              (p + "mlp.down_proj.weight", (E, I), "linear")]
+              (p + "post_attention_layernorm.weight", (E,), "norm")]
+        if mt == "olmo2":
+            t += [(p + "post_feedforward_layernorm.weight", (E,), "norm")]
+        if mt == "phi3":  # Phi3MLP.gate_up_proj: [gate; up] rows
+            t += [(p + "mlp.gate_up_proj.weight", (2 * I, E), "linear")]
+        else:
+            t += [(p + "mlp.gate_proj.weight", (I, E), "linear"), (p + "mlp.up_proj.weight", (I, E), "linear")]
+        t += [(p + "mlp.down_proj.weight", (E, I), "linear")]
     t += [("model.norm.weight", (E,), "norm")]
     if not cfg["tie_word_embeddings"]:
         t += [("lm_head.weight", (VOCAB, E), "head")]
@@ -341,6 +354,97 @@ LLAMA3_CONFIG = dict(LLAMA_CONFIG, rope_theta=500000.0, rope_scaling={
 # Linear ("position interpolation") RoPE scaling: every frequency divided by the factor.
 LLAMA_LINEAR_CONFIG = dict(LLAMA_CONFIG, rope_theta=10000.0, rope_scaling={"factor": 4.0, "rope_type": "linear"})
 
+# Issue #25's families (transformers 5's modeling files; the Llama forward below takes each variant).
+# Windows of 3 and 5 keys, so the 7-token inputs cross them.
+QWEN3_CONFIG = {
+    "architectures": ["Qwen3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 94, "eos_token_id": 95, "head_dim": 16, "hidden_act": "silu", "hidden_size": HIDDEN,
+    "initializer_range": 0.02, "intermediate_size": 64, "max_position_embeddings": MAX_POS,
+    "max_window_layers": LAYERS, "model_type": "qwen3", "num_attention_heads": HEADS,
+    "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_scaling": None,
+    "rope_theta": 1000000.0, "sliding_window": None, "tie_word_embeddings": True, "torch_dtype": "float32",
+    "use_cache": True, "use_sliding_window": False, "vocab_size": VOCAB,
+}
+MISTRAL_CONFIG = {
+    "architectures": ["MistralForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 94, "eos_token_id": 95,
+    "head_dim": HIDDEN // HEADS, "hidden_act": "silu", "hidden_size": HIDDEN, "initializer_range": 0.02,
+    "intermediate_size": 64, "max_position_embeddings": MAX_POS, "model_type": "mistral",
+    "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "rms_norm_eps": 1e-05,
+    "rope_scaling": None, "rope_theta": 1000000.0, "sliding_window": 3, "tie_word_embeddings": False,
+    "torch_dtype": "float32", "use_cache": True, "vocab_size": VOCAB,
+}
+# Qwen2 with its sliding window on: layer 0 full (max_window_layers 1), layer 1 the 3 latest keys.
+QWEN2_SLIDING_CONFIG = dict(QWEN2_CONFIG, use_sliding_window=True, sliding_window=3, max_window_layers=1)
+SMOLLM3_CONFIG = {
+    "architectures": ["SmolLM3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 94, "eos_token_id": 95, "hidden_act": "silu", "hidden_size": HIDDEN, "initializer_range": 0.02,
+    "intermediate_size": 64, "layer_types": ["full_attention"] * LAYERS, "max_position_embeddings": MAX_POS,
+    "max_window_layers": LAYERS, "mlp_bias": False, "model_type": "smollm3", "no_rope_layer_interval": 2,
+    "no_rope_layers": [1, 0], "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 2000000.0,
+    "sliding_window": None, "tie_word_embeddings": True, "torch_dtype": "float32", "use_cache": True,
+    "use_sliding_window": False, "vocab_size": VOCAB,
+}
+OLMO2_CONFIG = {
+    "architectures": ["Olmo2ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": None,
+    "eos_token_id": 95, "hidden_act": "silu", "hidden_size": HIDDEN, "initializer_range": 0.02,
+    "intermediate_size": 64, "max_position_embeddings": MAX_POS, "model_type": "olmo2",
+    "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "pad_token_id": 1,
+    "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 500000.0, "tie_word_embeddings": False,
+    "torch_dtype": "float32", "use_cache": True, "vocab_size": VOCAB,
+}
+PHI3_CONFIG = {
+    "architectures": ["Phi3ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 94, "embd_pdrop": 0.0,
+    "eos_token_id": 95, "hidden_act": "silu", "hidden_size": HIDDEN, "initializer_range": 0.02,
+    "intermediate_size": 64, "max_position_embeddings": MAX_POS, "model_type": "phi3",
+    "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2,
+    "original_max_position_embeddings": MAX_POS, "pad_token_id": 95, "partial_rotary_factor": 0.5,
+    "resid_pdrop": 0.0, "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 10000.0,
+    "sliding_window": 5, "tie_word_embeddings": False, "torch_dtype": "float32", "use_cache": True,
+    "vocab_size": VOCAB,
+}
+
+
+def head_dim(cfg):
+    return cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+
+
+def rotary_dim(cfg):
+    """Phi-3: int(head_dim * partial_rotary_factor) features rotate; the others pass through."""
+    return int(head_dim(cfg) * cfg.get("partial_rotary_factor", 1.0))
+
+
+def layer_windows(cfg):
+    """Each layer's sliding window (None = full), as the configs' __post_init__ and layer_types say."""
+    L, mt = cfg["num_hidden_layers"], cfg["model_type"]
+    if mt in ("mistral", "phi3"):
+        return [cfg.get("sliding_window")] * L
+    if mt in ("qwen2", "qwen3", "smollm3") and cfg.get("use_sliding_window") and cfg.get("sliding_window"):
+        types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
+                                           for i in range(L)]
+        return [cfg["sliding_window"] if t == "sliding_attention" else None for t in types]
+    return [None] * L
+
+
+def rope_layers(cfg):
+    """SmolLM3Attention.use_rope = config.no_rope_layers[layer_idx]; RoPE everywhere otherwise."""
+    return cfg.get("no_rope_layers") or [1] * cfg["num_hidden_layers"]
+
+
+def as_transformers5(cfg):
+    """The same config as transformers 5 writes it: rope_theta / rope_scaling (and Phi-3's
+    partial_rotary_factor) move into rope_parameters."""
+    out = {k: v for k, v in cfg.items() if k not in ("rope_theta", "rope_scaling", "partial_rotary_factor")}
+    rp = {"rope_type": "default"}
+    rp.update(cfg.get("rope_scaling") or {})
+    rp["rope_theta"] = cfg["rope_theta"]
+    if "partial_rotary_factor" in cfg:
+        rp["partial_rotary_factor"] = cfg["partial_rotary_factor"]
+    out["rope_parameters"] = rp
+    out["transformers_version"] = "5.17.0"
+    out["dtype"] = out.pop("torch_dtype")
+    return out
+
 
 # ================================================================================================
 # Reference forwards in torch, shaped like Hugging Face transformers' eager code
@@ -392,7 +496,7 @@ def rope_inv_freq(cfg, dtype=torch.float64):
     """transformers/modeling_rope_utils.py: _compute_default_rope_parameters
     (inv_freq = 1 / base^(arange(0, dim, 2) / dim); attention_factor 1.0) and, for rope_type
     'llama3', _compute_llama3_parameters. transformers evaluates this in float32; here float64."""
-    d = cfg["hidden_size"] // cfg["num_attention_heads"]
+    d = rotary_dim(cfg)  # the rotated features (head_dim unless Phi-3's partial_rotary_factor)
     base = cfg["rope_theta"]
     inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.int64).to(dtype) / d))
     rs = cfg.get("rope_scaling")
@@ -434,46 +538,71 @@ def rms_norm(x, weight, eps):
 
 def llama_forward(w, ids, cfg):
     """transformers/models/llama/modeling_llama.py LlamaForCausalLM (eager attention, no cache);
-    Qwen2ForCausalLM (models/qwen2/modeling_qwen2.py) is the same plus q/k/v biases
-    (use_sliding_window false)."""
+    Qwen2ForCausalLM (models/qwen2/modeling_qwen2.py) is the same plus q/k/v biases, and the
+    issue-#25 families differ only where marked: Qwen3 (per-head q_norm/k_norm before RoPE),
+    Mistral / Qwen2 sliding / Phi-3 (sliding_window_overlay: key j visible from query i iff
+    i - w < j <= i), SmolLM3 (no RoPE where no_rope_layers[i] == 0), OLMo 2 (q_norm/k_norm over all
+    heads; post_attention_layernorm / post_feedforward_layernorm on each sub-layer's output, no
+    pre-norms), Phi-3 (fused qkv_proj / gate_up_proj, RoPE on the first rotary_dim features)."""
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    d, eps = E // H, cfg["rms_norm_eps"]
+    d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
     dtype = w["model.embed_tokens.weight"].dtype
     # LlamaRotaryEmbedding: freqs = position_ids x inv_freq; emb = cat(freqs, freqs); cos, sin
     inv_freq = rope_inv_freq(cfg).to(dtype)
     freqs = torch.arange(T, dtype=dtype)[:, None] * inv_freq[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()  # (T, d), broadcast over (B, H)
-    # causal mask: 0 where j <= i, finfo.min above the diagonal (added to the scores)
-    mask = torch.triu(torch.full((T, T), torch.finfo(dtype).min, dtype=dtype), diagonal=1)
+    cos, sin = emb.cos(), emb.sin()  # (T, rd), broadcast over (B, H)
     h = w["model.embed_tokens.weight"][ids]
     hidden, attn = [], []
+    i_idx, j_idx = torch.arange(T)[:, None], torch.arange(T)[None, :]
 
     def lin(x, name):
         y = x @ w[name + ".weight"].T
         return y + w[name + ".bias"] if name + ".bias" in w else y
 
-    for i in range(cfg["num_hidden_layers"]):
+    def rope(x):
+        # apply_rotary_pos_emb (Phi-3: on x[..., :rotary_dim], the rest passes): x * cos + rotate_half(x) * sin
+        x_rot, x_pass = x[..., :rd], x[..., rd:]
+        return torch.cat((x_rot * cos + rotate_half(x_rot) * sin, x_pass), dim=-1)
+
+    for i, window in enumerate(layer_windows(cfg)):
         p = "model.layers.%d." % i
         hidden.append(h)
-        x = rms_norm(h, w[p + "input_layernorm.weight"], eps)
-        q = lin(x, p + "self_attn.q_proj").view(B, T, H, d).transpose(1, 2)
-        k = lin(x, p + "self_attn.k_proj").view(B, T, Hkv, d).transpose(1, 2)
-        v = lin(x, p + "self_attn.v_proj").view(B, T, Hkv, d).transpose(1, 2)
-        # apply_rotary_pos_emb: q * cos + rotate_half(q) * sin
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        x = h if mt == "olmo2" else rms_norm(h, w[p + "input_layernorm.weight"], eps)
+        if mt == "phi3":
+            qkv = x @ w[p + "self_attn.qkv_proj.weight"].T
+            q, k, v = qkv[..., :H * d], qkv[..., H * d:(H + Hkv) * d], qkv[..., (H + Hkv) * d:]
+        else:
+            q, k, v = lin(x, p + "self_attn.q_proj"), lin(x, p + "self_attn.k_proj"), lin(x, p + "self_attn.v_proj")
+        if mt == "olmo2":  # Olmo2Attention: q_norm(q_proj(x)) over the whole projection
+            q, k = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps), rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q, k, v = (t.view(B, T, n, d).transpose(1, 2) for t, n in ((q, H), (k, Hkv), (v, Hkv)))
+        if mt == "qwen3":  # Qwen3Attention: q_norm(q_proj(x).view(..., head_dim)) per head
+            q, k = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps), rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        if rope_layers(cfg)[i]:
+            q, k = rope(q), rope(k)
         k, v = repeat_kv(k, H // Hkv), repeat_kv(v, H // Hkv)
+        # causal (and sliding) mask: 0 where visible, finfo.min elsewhere (added to the scores)
+        visible = (j_idx <= i_idx) & ((i_idx - j_idx < window) if window else True)
+        mask = torch.where(visible, torch.zeros((), dtype=dtype), torch.tensor(torch.finfo(dtype).min, dtype=dtype))
         s = (q @ k.transpose(2, 3)) * (d ** -0.5) + mask
         a = torch.softmax(s, dim=-1)
         attn.append(a)
-        o = (a @ v).transpose(1, 2).reshape(B, T, H * d)
-        h = h + lin(o, p + "self_attn.o_proj")
-        x = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps)
-        # LlamaMLP: down(silu(gate(x)) * up(x))
-        m = torch.nn.functional.silu(lin(x, p + "mlp.gate_proj")) * lin(x, p + "mlp.up_proj")
-        h = h + lin(m, p + "mlp.down_proj")
+        o = lin((a @ v).transpose(1, 2).reshape(B, T, H * d), p + "self_attn.o_proj")
+        if mt == "olmo2":
+            h = h + rms_norm(o, w[p + "post_attention_layernorm.weight"], eps)
+            x = h
+        else:
+            h = h + o
+            x = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps)
+        # LlamaMLP: down(silu(gate(x)) * up(x)); Phi3MLP: gate, up = gate_up_proj(x).chunk(2)
+        if mt == "phi3":
+            gate, up = (x @ w[p + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
+        else:
+            gate, up = lin(x, p + "mlp.gate_proj"), lin(x, p + "mlp.up_proj")
+        m = lin(torch.nn.functional.silu(gate) * up, p + "mlp.down_proj")
+        h = h + (rms_norm(m, w[p + "post_feedforward_layernorm.weight"], eps) if mt == "olmo2" else m)
     h = rms_norm(h, w["model.norm.weight"], eps)
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
@@ -535,7 +664,7 @@ def np_gpt2(w, ids, cfg):
 
 def np_inv_freq(cfg):
     """The llama3 rule written per frequency with if/else (transformers' rule, other form)."""
-    d = cfg["hidden_size"] // cfg["num_attention_heads"]
+    d = rotary_dim(cfg)
     out = []
     for m in range(d // 2):
         f = cfg["rope_theta"] ** (-(2.0 * m) / d)
@@ -557,8 +686,9 @@ def np_inv_freq(cfg):
 
 
 def np_llama(w, ids, cfg):
+    """The Llama family per head and per query row, with each variant written out separately."""
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    d, eps = E // H, cfg["rms_norm_eps"]
+    d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
     inv = np_inv_freq(cfg)
 
@@ -566,44 +696,74 @@ def np_llama(w, ids, cfg):
         return x / np.sqrt((x * x).sum(-1, keepdims=True) / x.shape[-1] + eps) * g
 
     def rope(vec, pos):
-        """Rotate the pairs (m, m + d/2) by angle pos * inv[m]."""
+        """Rotate the pairs (m, m + rd/2) by angle pos * inv[m]; features from rd on pass."""
         out = vec.copy()
-        for m in range(d // 2):
+        for m in range(rd // 2):
             c, s = math.cos(pos * inv[m]), math.sin(pos * inv[m])
-            a, b = vec[m], vec[m + d // 2]
-            out[m], out[m + d // 2] = a * c - b * s, b * c + a * s
+            a, b = vec[m], vec[m + rd // 2]
+            out[m], out[m + rd // 2] = a * c - b * s, b * c + a * s
         return out
 
+    def weight(name, rows):
+        if mt == "phi3" and name.endswith(("q_proj", "k_proj", "v_proj")):  # rows of the fused qkv_proj
+            first = {"q_proj": 0, "k_proj": H * d, "v_proj": (H + Hkv) * d}[name.rsplit(".", 1)[1]]
+            Wf = w[name.rsplit(".", 1)[0] + ".qkv_proj.weight"]
+            return Wf[first + rows.start:first + rows.stop], None
+        return w[name + ".weight"][rows], (w[name + ".bias"][rows] if name + ".bias" in w else None)
+
     def proj(x, name, rows):
-        W = w[name + ".weight"][rows]
+        W, bias = weight(name, rows)
         y = x @ W.T
-        return y + w[name + ".bias"][rows] if name + ".bias" in w else y
+        return y if bias is None else y + bias
 
     h = np.stack([[w["model.embed_tokens.weight"][ids[b, t]] for t in range(T)] for b in range(B)])
     hidden, attn = [], []
+    windows, ropes = layer_windows(cfg), rope_layers(cfg)
     for li in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % li
         hidden.append(h)
-        x = rms(h, w[p + "input_layernorm.weight"])
+        x = h if mt == "olmo2" else rms(h, w[p + "input_layernorm.weight"])
         ctx = np.zeros((B, T, H * d))
         A = np.zeros((B, H, T, T))
         for b in range(B):
+            if mt == "olmo2":  # the whole projections normed first, then cut into heads
+                qa = rms(proj(x[b], p + "self_attn.q_proj", slice(0, H * d)), w[p + "self_attn.q_norm.weight"])
+                ka = rms(proj(x[b], p + "self_attn.k_proj", slice(0, Hkv * d)), w[p + "self_attn.k_norm.weight"])
             for hh in range(H):
                 g = hh // (H // Hkv)  # kv head of query head hh
-                q = proj(x[b], p + "self_attn.q_proj", slice(hh * d, (hh + 1) * d))
-                k = proj(x[b], p + "self_attn.k_proj", slice(g * d, (g + 1) * d))
+                if mt == "olmo2":
+                    q, k = qa[:, hh * d:(hh + 1) * d], ka[:, g * d:(g + 1) * d]
+                else:
+                    q = proj(x[b], p + "self_attn.q_proj", slice(hh * d, (hh + 1) * d))
+                    k = proj(x[b], p + "self_attn.k_proj", slice(g * d, (g + 1) * d))
                 v = proj(x[b], p + "self_attn.v_proj", slice(g * d, (g + 1) * d))
-                q = np.stack([rope(q[t], t) for t in range(T)])
-                k = np.stack([rope(k[t], t) for t in range(T)])
+                if mt == "qwen3":
+                    q, k = rms(q, w[p + "self_attn.q_norm.weight"]), rms(k, w[p + "self_attn.k_norm.weight"])
+                if ropes[li]:
+                    q = np.stack([rope(q[t], t) for t in range(T)])
+                    k = np.stack([rope(k[t], t) for t in range(T)])
                 for i in range(T):
-                    A[b, hh, i] = np_softmax_causal(np.array([q[i] @ k[j] for j in range(T)]) / math.sqrt(d), i)
+                    row = np.array([q[i] @ k[j] for j in range(T)]) / math.sqrt(d)
+                    lo = 0 if not windows[li] else max(0, i - windows[li] + 1)  # keys lo..i
+                    row[:lo] = -np.inf
+                    A[b, hh, i] = np_softmax_causal(row, i)
                     ctx[b, i, hh * d:(hh + 1) * d] = A[b, hh, i] @ v
         attn.append(A)
-        h = h + ctx @ w[p + "self_attn.o_proj.weight"].T
-        x = rms(h, w[p + "post_attention_layernorm.weight"])
-        gate = x @ w[p + "mlp.gate_proj.weight"].T
-        up = x @ w[p + "mlp.up_proj.weight"].T
-        h = h + (gate / (1.0 + np.exp(-gate)) * up) @ w[p + "mlp.down_proj.weight"].T
+        o = ctx @ w[p + "self_attn.o_proj.weight"].T
+        if mt == "olmo2":
+            h = h + rms(o, w[p + "post_attention_layernorm.weight"])
+            x = h
+        else:
+            h = h + o
+            x = rms(h, w[p + "post_attention_layernorm.weight"])
+        if mt == "phi3":
+            Wgu = w[p + "mlp.gate_up_proj.weight"]
+            I = Wgu.shape[0] // 2
+            gate, up = x @ Wgu[:I].T, x @ Wgu[I:].T
+        else:
+            gate, up = x @ w[p + "mlp.gate_proj.weight"].T, x @ w[p + "mlp.up_proj.weight"].T
+        m = (gate / (1.0 + np.exp(-gate)) * up) @ w[p + "mlp.down_proj.weight"].T
+        h = h + (rms(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" else m)
     h = rms(h, w["model.norm.weight"])
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
@@ -830,6 +990,8 @@ def build(name, cfg, tok_style, vocab, merges, logits_only=False):
     TOKENIZER_CHECKS.append((folder, tok_cases))
 
     write(os.path.join(folder, "config.json"), json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    if not is_gpt2:  # the same model as transformers 5 saves it (tests: both layouts, same outputs)
+        write(os.path.join(folder, "config.transformers5.json"), json.dumps(as_transformers5(cfg), indent=2, sort_keys=True) + "\n")
 
     # --- expected.json
     exp = {
@@ -932,7 +1094,13 @@ def main():
              ("llama-tiny", LLAMA_CONFIG, "llama", False),
              ("qwen2-tiny", QWEN2_CONFIG, "qwen2", False),
              ("llama3-scaled-tiny", LLAMA3_CONFIG, "llama", True),
-             ("llama-linear-tiny", LLAMA_LINEAR_CONFIG, "llama", True)]
+             ("llama-linear-tiny", LLAMA_LINEAR_CONFIG, "llama", True),
+             ("qwen3-tiny", QWEN3_CONFIG, "qwen2", False),
+             ("mistral-tiny", MISTRAL_CONFIG, "llama", False),
+             ("qwen2-sliding-tiny", QWEN2_SLIDING_CONFIG, "qwen2", False),
+             ("smollm3-tiny", SMOLLM3_CONFIG, "llama", False),
+             ("olmo2-tiny", OLMO2_CONFIG, "llama", False),
+             ("phi3-tiny", PHI3_CONFIG, "llama", False)]
     names = {}
     for name, cfg, style, logits_only in archs:
         names[name] = build(name, cfg, style, vocab, merges, logits_only)

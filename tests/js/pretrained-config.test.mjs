@@ -20,10 +20,14 @@ const load = (name, config = json(name, 'config.json'), extra = {}) =>
 
 // The transformers-5 form of a transformers-4 config.json: rope_theta and rope_scaling move into
 // rope_parameters (as PreTrainedConfig.to_dict writes it in 5.x).
-function asTransformers5(config) {
-  const { rope_theta: theta, rope_scaling: scaling, ...rest } = config;
+// (`like`: a transformers-5 file whose key order and dtype key to copy, for comparisons.)
+function asTransformers5(config, like = null) {
+  const { rope_theta: theta, rope_scaling: scaling, partial_rotary_factor: partial, torch_dtype: dtype, ...rest } = config;
   const { type, rope_type: ropeType = type ?? 'default', ...params } = scaling ?? {};
-  return { ...rest, transformers_version: '5.17.0', rope_parameters: { rope_type: ropeType, ...params, rope_theta: theta } };
+  const out = { ...rest, transformers_version: '5.17.0', rope_parameters: { rope_type: ropeType, ...params, rope_theta: theta } };
+  if (partial !== undefined) out.rope_parameters.partial_rotary_factor = partial;
+  if (dtype !== undefined) out[like ? 'dtype' : 'torch_dtype'] = dtype;
+  return out;
 }
 
 async function rejects(config, name, pattern) {
@@ -36,13 +40,16 @@ async function rejects(config, name, pattern) {
 }
 
 const IDS = [[5, 17, 42, 88, 3, 61, 29], [95, 0, 33, 71, 12, 8, 8]];
-const LLAMA_FAMILY = ['llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny', 'llama-linear-tiny'];
+const LLAMA_FAMILY = ['llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny', 'llama-linear-tiny', 'qwen3-tiny', 'mistral-tiny',
+  'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny'];
 
 describe('both config layouts', () => {
   for (const name of LLAMA_FAMILY) {
     it(`${name}: transformers 4 and 5 layouts (and both at once) give identical logits and attention`, async () => {
-      const v4 = json(name, 'config.json'), v5 = asTransformers5(v4);
+      // config.transformers5.json: the fixture script's transformers-5 form of the same model.
+      const v4 = json(name, 'config.json'), v5 = json(name, 'config.transformers5.json');
       assert.ok(!('rope_theta' in v5) && v5.rope_parameters.rope_theta === v4.rope_theta);
+      assert.deepEqual(v5, asTransformers5(v4, v5));
       const outs = [];
       for (const config of [v4, v5, { ...v4, ...v5 }]) {
         const m = await load(name, config);
@@ -98,12 +105,13 @@ describe('keys outside the table are refused, naming the key and value', () => {
     ['rope_type yarn (4.x)', 'llama-tiny', { ...llama, rope_scaling: { rope_type: 'yarn', factor: 4 } }, /rope_type "yarn" is not implemented/],
     ['rope_type longrope (5.x)', 'llama-tiny', { ...asTransformers5(llama), rope_parameters: { rope_type: 'longrope', rope_theta: 1e4 } }, /rope_type "longrope"/],
     ['an unknown rope key', 'llama-tiny', { ...llama, rope_scaling: { rope_type: 'linear', factor: 2, attention_factor: 1.5 } }, /rope key "attention_factor"/],
-    ['partial_rotary_factor 0.5', 'llama-tiny', asTransformers5({ ...llama, rope_scaling: { rope_type: 'default', partial_rotary_factor: 0.5 } }), /rope key "partial_rotary_factor"/],
+    ['partial_rotary_factor 0.5', 'llama-tiny', asTransformers5({ ...llama, rope_scaling: { rope_type: 'default', partial_rotary_factor: 0.5 } }), /partial_rotary_factor = 0.5 is not implemented for LlamaForCausalLM/],
     ['rope per layer type', 'llama-tiny', { ...asTransformers5(llama), rope_parameters: { full_attention: { rope_type: 'default', rope_theta: 1e4 } } }, /per layer type/],
     ['an unknown architecture', 'llama-tiny', { ...llama, architectures: ['MambaForCausalLM'] }, /architecture "MambaForCausalLM" is not supported/],
     ['model_type disagreeing', 'llama-tiny', { ...llama, model_type: 'mistral' }, /model_type "mistral" does not match architecture LlamaForCausalLM/],
     ['Qwen2 sliding layers', 'qwen2-tiny', { ...qwen, layer_types: ['sliding_attention', 'full_attention'] }, /layer_types/],
-    ['Qwen2 use_sliding_window', 'qwen2-tiny', { ...qwen, use_sliding_window: true }, /use_sliding_window = true is not implemented/],
+    ['Qwen2 layer_types of the wrong length', 'qwen2-tiny', { ...qwen, use_sliding_window: true, layer_types: ['sliding_attention'] }, /layer_types must list/],
+    ['a negative sliding_window', 'qwen2-tiny', { ...qwen, use_sliding_window: true, sliding_window: -4, max_window_layers: 0 }, /sliding_window must be a positive integer/],
   ];
   for (const [what, name, config, pattern] of cases) it(what, () => rejects(config, name, pattern));
 

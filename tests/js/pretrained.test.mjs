@@ -37,7 +37,8 @@ const stoppedRow = (row, stop) => {
 
 const ids2d = (t) => Array.from({ length: t.shape[0] }, (_, b) => t.data.slice(b * t.shape[1], (b + 1) * t.shape[1]));
 
-const MODELS = ['gpt2-tiny', 'llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny', 'llama-linear-tiny'];
+const MODELS = ['gpt2-tiny', 'llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny', 'llama-linear-tiny',
+  'qwen3-tiny', 'mistral-tiny', 'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny'];
 
 describe('the tiny checkpoints against their PyTorch references', () => {
   for (const name of MODELS) {
@@ -165,7 +166,7 @@ describe('hostile files and configs: AttentionError, nothing large allocated, th
     await expectReject({ config: { ...config, n_embd: 65536, n_head: 1 }, weights: good }, 'TOO_LARGE', /pretrained model's weights/);
     const llama = json('llama-tiny', 'config.json');
     await expectReject({ config: { ...llama, rope_scaling: { rope_type: 'yarn', factor: 4 } }, weights: read('llama-tiny', 'model.safetensors') }, 'INVALID_ARGUMENT', /rope_type "yarn" is not implemented/);
-    await expectReject({ config: { ...json('qwen2-tiny', 'config.json'), use_sliding_window: true }, weights: read('qwen2-tiny', 'model.safetensors') }, 'INVALID_ARGUMENT', /use_sliding_window/);
+    await expectReject({ config: { ...json('qwen2-tiny', 'config.json'), use_sliding_window: 'yes' }, weights: read('qwen2-tiny', 'model.safetensors') }, 'INVALID_ARGUMENT', /use_sliding_window must be true or false/);
     // The module still works.
     const model = await load('gpt2-tiny');
     assert.throws(() => model.forward([[1, 96]]), (e) => e.code === 'INVALID_ARGUMENT' && /token id 96/.test(e.message));
