@@ -241,6 +241,8 @@ export declare class AlibiBias extends AwElement {
   bias(head: number): Float32Array | null;
   /** Softmax weights of a head, (T, T) row-major. */
   weights(head: number): Float32Array | null;
+  /** The shown head's bias and weights as a standalone vector SVG document, laid out as on screen. */
+  toSVG(): string;
 }
 
 /** <gqa-heads heads="8" kv-heads="2" length="10" seed="1">: grouped-query attention (SDPA enableGQA, causal). Events: cell-hover { head, kvHead, row, col, value }. */
@@ -254,6 +256,8 @@ export declare class GqaHeads extends AwElement {
   readonly shown: null | { H: number; Hkv: number; T: number; seed: number; groups: number[][]; weights: Float32Array };
   /** A query head's weights, (T, T) row-major. */
   weights(head: number): Float32Array | null;
+  /** Every query head's weights as a standalone vector SVG document, laid out as on screen. */
+  toSVG(): string;
 }
 
 /**

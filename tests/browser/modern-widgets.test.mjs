@@ -42,6 +42,7 @@ for (const [name, html] of Object.entries({
         unnamed: [...root.querySelectorAll('select, input, button')].filter((x) => !x.getAttribute('aria-label') && !x.closest('label') && !x.textContent.trim()).length,
         live: !!root.querySelector('[aria-live]'),
         exports: [...root.querySelectorAll('.exports button')].map((x) => x.textContent),
+        svg: typeof el.toSVG === 'function',
         error: root.querySelector('.error').hidden,
         csv: el.getCSV().split('\n').length, json: JSON.parse(el.getJSON()).kind,
       };
@@ -56,7 +57,7 @@ for (const [name, html] of Object.entries({
     else assert.ok(a.grids >= 2, 'heatmaps are grids (HeatmapView)');
     assert.equal(a.unnamed, 0);
     assert.ok(a.live);
-    assert.deepEqual(a.exports, ['PNG', 'CSV', 'JSON']);
+    assert.deepEqual(a.exports, a.svg ? ['PNG', 'SVG', 'CSV', 'JSON'] : ['PNG', 'CSV', 'JSON'], 'an SVG button where there is toSVG()');
     assert.equal(a.error, true, 'no error shown');
     assert.ok(a.csv > 10 && typeof a.json === 'string');
     await page.locator(name).screenshot({ path: join(SHOTS, `${name}.png`) });

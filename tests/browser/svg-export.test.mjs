@@ -24,6 +24,9 @@ const BODY = `
   <attention-model-view id="mv" ids="1 2 3 4 5 6 7"></attention-model-view>
   <attention-steps id="steps" style="display:block;width:560px" text="${SENTENCE}" step="masked" mask="causal" head="1"></attention-steps>
   <positional-encoding-heatmap id="pe" length="24" d-model="16" dims="0,3,9"></positional-encoding-heatmap>
+  <section><h2>ALiBi and GQA</h2>
+  <alibi-bias id="alibi" heads="4" length="20" seed="3"></alibi-bias>
+  <gqa-heads id="gqa" heads="4" kv-heads="2" length="8" seed="5"></gqa-heads></section>
   <attention-trainer id="tr" task="copy" length="5" layers="2" heads="2" d-model="16"></attention-trainer>`;
 
 let b, page, watch;
@@ -98,7 +101,8 @@ function inspect(selector, options = {}) {
     const out = new OffscreenCanvas(Math.round(W * dpr), Math.round(H * dpr));
     const octx = out.getContext('2d');
     octx.drawImage(img, 0, 0, out.width, out.height);
-    const tiles = el._tiles ? el._tiles.map((t) => t.view) : el._views ? el._views.map((v) => v.view) : [el._view];
+    const tiles = el._tiles ? el._tiles.map((t) => t.view) : el._views ? el._views.map((v) => v.view)
+      : el._biasView ? [el._biasView, el._weightView] : [el._view];
     const samples = [];
     state.panels.forEach((panel, k) => {
       const view = tiles[k], canvas = view.canvas, ctx = canvas.getContext('2d'), box = canvas.getBoundingClientRect();
@@ -266,7 +270,7 @@ test('<attention-model-view>: over the limit, the SVG button saves the layer las
 });
 
 test('the SVG buttons download the same documents; the page stays axe-clean under the CSP', async () => {
-  for (const sel of ['#one', '#mv', '#steps', '#pe']) {
+  for (const sel of ['#one', '#mv', '#steps', '#pe', '#alibi', '#gqa']) {
     const button = page.locator(`${sel} .exports button`, { hasText: 'SVG' });
     await button.scrollIntoViewIfNeeded();
     const [dl] = await Promise.all([page.waitForEvent('download'), button.click()]);
@@ -330,6 +334,20 @@ test('<attention-trainer>: loss and accuracy curves as polylines, every head as 
   for (const t of ['Loss', 'Accuracy', 'step', 'tokens', 'sequences', 'Layer 0 · head 1']) assert.ok(r.texts.includes(t), t);
   assert.equal((svg.match(/fill="url\(#aw-cbar-/g) || []).length, 1, 'one colour bar');
   assert.ok(history >= 2);
+});
+
+test('<alibi-bias> and <gqa-heads>: their heatmaps as vector cells, laid out as on screen', async () => {
+  await page.waitForFunction(() => ['#alibi', '#gqa'].every((s) => document.querySelector(s).dataset.ready !== undefined));
+  const a = await inspect('#alibi');
+  assertWellFormed(a, 'alibi');
+  assert.equal(a.state.widget, 'alibi-bias');
+  assert.equal(a.state.panels.length, 2);
+  assertColoursMatch(a, 'alibi');
+  assert.ok(a.texts.includes('Σ row'), 'the weights keep their Σ column');
+  const g = await inspect('#gqa');
+  assertWellFormed(g, 'gqa');
+  assert.deepEqual([g.state.heads, g.state.kvHeads, g.state.panels.length], [4, 2, 4]);
+  assertColoursMatch(g, 'gqa');
 });
 
 test('palette: cividis and gray recolour screen and SVG alike; the colour bar follows', async () => {

@@ -493,3 +493,26 @@ export function xyPanel(fig, o, { x: ox = 0, y: oy = 0, colors } = {}) {
   fig.body.push(out.join('\n'));
   return { w: width, h: height };
 }
+
+/**
+ * A figure of HeatmapViews placed where they are on screen (relative to the first one), for the
+ * widgets whose panels the page lays out (flex/grid): the picture their PNG export composes.
+ * @param {object} theme  themeOf(host)
+ * @param {object[]} views  HeatmapViews, drawn
+ * @param {{ title: string, state: object }} o  `state` gains `panels` (each one's cell area)
+ */
+export function screenLayoutSVG(theme, views, { title, state }) {
+  const fig = svgFigure(theme, 1);
+  const origin = views[0].canvas.getBoundingClientRect();
+  const panels = [];
+  let width = 1, height = 1;
+  for (const v of views) {
+    const r = v.canvas.getBoundingClientRect();
+    const x = r.left - origin.left, y = r.top - origin.top;
+    const p = heatmapPanel(fig, v, { x, y, width: v.width });
+    panels.push({ title: v.opts.title || '', rows: v.opts.rows, cols: v.opts.cols, cells: p.cells });
+    width = Math.max(width, x + p.w);
+    height = Math.max(height, y + p.h);
+  }
+  return svgDocument(fig, { width, height, title, state: jsonSafe({ ...state, panels, theme: theme.dark ? 'dark' : 'light' }) });
+}
