@@ -8,10 +8,16 @@ set(ATTN_DIST_DIR "${CMAKE_SOURCE_DIR}/dist" CACHE PATH "where the module is wri
 # Every binding file (bindings.cpp, bindings_backward.cpp, ...): each holds its own
 # EMSCRIPTEN_BINDINGS block. Cold code (conversions and messages), so built for size like the
 # other cold files (see CMakeLists.txt).
+# The bindings are the top layer (see the layer libraries in CMakeLists.txt): they see every layer.
+# An OBJECT library, so that every file's EMSCRIPTEN_BINDINGS registration reaches the link (a
+# static library would drop the files nothing references).
 file(GLOB ATTN_BINDING_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/wasm/*.cpp)
 set_source_files_properties(${ATTN_BINDING_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)
-add_executable(attention_module ${ATTN_BINDING_SOURCES})
-target_link_libraries(attention_module PRIVATE attn_core)
+add_library(attn_bindings OBJECT ${ATTN_BINDING_SOURCES})
+attn_layer(attn_bindings wasm)
+target_link_libraries(attn_bindings PUBLIC attn_train)
+add_executable(attention_module)
+target_link_libraries(attention_module PRIVATE attn_bindings)
 set_target_properties(attention_module PROPERTIES
   OUTPUT_NAME ${ATTN_MODULE_NAME}
   SUFFIX ".mjs"

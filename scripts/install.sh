@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 # llvm-14: llvm-objdump checks the relaxed-SIMD opcode patch (scripts/patch-relaxed-simd.mjs)
 # clang-14 + libclang-rt-14-dev: the libFuzzer targets (scripts/fuzz.sh)
+# libeigen3-dev: the double-precision references of the Catch2 suite (tests/cpp/reference.cpp), not src/
 packages=(cmake make g++ emscripten binaryen llvm-14 libeigen3-dev catch2 chromium clang-format clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

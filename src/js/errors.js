@@ -1,17 +1,8 @@
 // AttentionError: every failure of the library, with a stable string `.code`.
+import { STATUS_CODE } from './constants.js';
 
-/** Status codes of the C++ core (attn::StatusCode), by number. */
-const CORE_CODES = [
-  'OK',
-  'INVALID_ARGUMENT',
-  'SHAPE_MISMATCH',
-  'HEADS_DO_NOT_DIVIDE',
-  'EMPTY_INPUT',
-  'NON_FINITE',
-  'TOO_LARGE',
-  'INVALID_MASK',
-  'UNKNOWN_PARAMETER',
-];
+/** Status codes of the C++ core (attn::StatusCode, generated into constants.js), by number. */
+const CORE_CODES = Object.fromEntries(Object.entries(STATUS_CODE).map(([name, code]) => [code, name]));
 
 export class AttentionError extends Error {
   /**

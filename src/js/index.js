@@ -5,6 +5,7 @@
 // takes a lean path: inputs go into buffers the handle keeps in the wasm heap (grown when needed,
 // freed by dispose()), and one number-only call runs it; the results are still copies.
 import { AttentionError, check } from './errors.js';
+import { FAST_FLAG, FAST_IO } from './constants.js';
 import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
 import { relaxedSimdSupported } from './relaxed-simd.js';
 import { backwardApi } from './backward.js';
@@ -338,19 +339,22 @@ export class MultiHeadAttention extends Handle {
     const m = requireCore();
     const tensors = [q, k, v];
     const { causal = false, scale, needWeights = true, averageWeights = true } = options;
-    let flags = (k ? 1 : 0) | (v ? 2 : 0) | (causal ? 4 : 0) | (needWeights ? 8 : 0) | (averageWeights ? 16 : 0);
-    if (scale != null) flags |= 32;
+    const F = FAST_FLAG;  // wasm/fast_path.h, through constants.js
+    let flags = (k ? F.KEY : 0) | (v ? F.VALUE : 0) | (causal ? F.CAUSAL : 0) | (needWeights ? F.NEED_WEIGHTS : 0) |
+      (averageWeights ? F.AVERAGE_WEIGHTS : 0);
+    if (scale != null) flags |= F.SCALE;
     const scaleValue = scale == null ? 0 : checkNumber(scale, 'scale');  // checked before any buffer grows
     // 1. Size the input buffers first: that may grow the heap and detach older views.
     const sizesBefore = this._inputs ? this._inputs.map(([n]) => n) : [-1, -1, -1];
     const ptrs = tensors.map((t, slot) => (t ? this._input(handle, slot, t.data.length) : 0));
-    // 2. Shapes into the io block, data into the buffers.
+    // 2. Shapes into the io block (FAST_IO: rank, d0, d1, d2 per input), data into the buffers.
     const io = this._io(handle, m);
     for (let slot = 0; slot < 3; slot++) {
       const t = tensors[slot];
       if (!t) continue;
-      io[4 * slot] = t.shape.length;
-      for (let a = 0; a < t.shape.length; a++) io[4 * slot + 1 + a] = t.shape[a];
+      const at = FAST_IO.INPUT_STRIDE * slot;
+      io[at] = t.shape.length;
+      for (let a = 0; a < t.shape.length; a++) io[at + 1 + a] = t.shape[a];
       m.HEAPF32.set(t.data, ptrs[slot] / 4);
     }
     // 3. Run; 4. copy the results out (the heap may have grown again: fresh views).
@@ -361,10 +365,13 @@ export class MultiHeadAttention extends Handle {
       sizesBefore.forEach((n, slot) => this._input(handle, slot, Math.max(n, 0)));
       check({ code, message: handle.lastMessage() });
     }
-    const out = this._io(handle, m).subarray(12, 22);
+    const ioOut = this._io(handle, m), I = FAST_IO;
     const read = (ptr, length) => m.HEAPF32.slice(ptr >>> 2, (ptr >>> 2) + length);
-    const result = { output: new Tensor(read(out[1], out[2]), [...q.shape]) };
-    if (needWeights) result.weights = new Tensor(read(out[3], out[4]), Array.from(out.subarray(6, 6 + out[5])));
+    const result = { output: new Tensor(read(ioOut[I.OUT_OUTPUT_PTR], ioOut[I.OUT_OUTPUT_LENGTH]), [...q.shape]) };
+    if (needWeights) {
+      const dims = ioOut.subarray(I.OUT_WEIGHTS_DIMS, I.OUT_WEIGHTS_DIMS + ioOut[I.OUT_WEIGHTS_RANK]);
+      result.weights = new Tensor(read(ioOut[I.OUT_WEIGHTS_PTR], ioOut[I.OUT_WEIGHTS_LENGTH]), Array.from(dims));
+    }
     return result;
   }
 
@@ -372,7 +379,7 @@ export class MultiHeadAttention extends Handle {
   _io(handle, m) {
     if (!this._ioView || this._ioView.buffer !== m.HEAPU8.buffer) {
       this._ioPtr ??= handle.ioPtr();
-      this._ioView = new Int32Array(m.HEAPU8.buffer, this._ioPtr, 24);
+      this._ioView = new Int32Array(m.HEAPU8.buffer, this._ioPtr, FAST_IO.SIZE);
     }
     return this._ioView;
   }

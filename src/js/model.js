@@ -2,6 +2,7 @@
 // loss, every gradient, weights by state-dict name, safetensors files) over one wrapper's runtime.
 // Token ids cross into wasm as one Int32Array plus (B, T): no per-token conversion.
 import { AttentionError, check } from './errors.js';
+import { NORM_KIND, POSITIONAL_KIND } from './constants.js';
 import { checkInt, checkOptions, checkSeed, describe } from './options.js';
 import { decodeSafetensors, encodeSafetensors } from './safetensors.js';
 import { Tensor, asBoolTensor, asFloatTensor, asIntTensor, fromCore } from './tensor.js';
@@ -13,9 +14,9 @@ const CONFIG_HINTS = {
   n_embd: 'dModel', n_head: 'numHeads', n_layer: 'numLayers', block_size: 'maxLength', n_positions: 'maxLength',
   dropout: 'nothing: TinyTransformer has no dropout',
 };
-// The core's enums (attn::PositionalKind, attn::NormKind), by the names the config uses.
-const POSITIONAL = { none: 0, learned: 1, sinusoidal: 2, rope: 3, alibi: 4 };
-const NORM = { none: 0, pre: 1, post: 2 };
+// The core's enums (attn::PositionalKind, attn::NormKind; constants.js), by the names the config uses.
+const POSITIONAL = POSITIONAL_KIND;
+const NORM = NORM_KIND;
 
 function checkChoice(value, choices, what) {
   if (typeof value !== 'string' || !Object.hasOwn(choices, value)) {

@@ -3,6 +3,7 @@
 // bytes go from the bytes or Blob/File given straight into their room in the wasm heap, in chunks,
 // in the file's format (F16/BF16 stay 16-bit; the core widens them inside its GEMM).
 import { AttentionError, check } from './errors.js';
+import { WEIGHT_FORMAT } from './constants.js';
 import { checkOptions, describe } from './options.js';
 import { layerList, idBatch, traceLayers } from './model.js';
 import { asBytes, checkEntries, readHeader } from './safetensors.js';
@@ -14,7 +15,7 @@ import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './
 
 const kMaxHeaderBytes = 100 * 1000 * 1000;  // as safetensors.js: no real header comes near it
 const kChunkBytes = 16 * 1024 * 1024;  // a Blob is read this much at a time: JS never holds a whole large tensor
-const FORMATS = { F32: 0, F16: 1, BF16: 2 };  // the core's WeightFormat
+const FORMATS = WEIGHT_FORMAT;  // the core's WeightFormat (constants.js, generated from the C++ enum)
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
 // A file to read ranges of: bytes already in memory, or a Blob/File read slice by slice.

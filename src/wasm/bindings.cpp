@@ -32,6 +32,7 @@
 #include "core/softmax.h"
 #include "kernels/kernels.h"
 #include "wasm/binding_util.h"
+#include "wasm/fast_path.h"
 
 using emscripten::val;
 
@@ -213,18 +214,17 @@ class MhaHandle {
   }
 
  private:
-  // io_ layout (int32): in [0, 12): rank, d0, d1, d2 of query, key, value;
-  // out [12, 21): code, output ptr, output length, weights ptr, weights length, weights rank, dims.
-  static constexpr int kIoOut = 12;
+  // io_ layout (int32): wasm/fast_path.h FastIo (in [0, 12): rank, d0, d1, d2 of query, key, value;
+  // out [12, 22): code, output ptr, output length, weights ptr, weights length, weights rank, 4 dims).
   attn::MultiHeadAttention mha_;
-  std::int32_t io_[24] = {};
+  std::int32_t io_[fast_io(FastIo::kSize)] = {};
   attn::Tensor inputs_[3];  // query, key, value: (rank ≤ 3) row-major
   attn::MhaResult result_;  // output (B, Tq, E), weights; kept so the wrapper can copy them out
   attn::MhaSaved saved_;    // of the latest requiresGrad forward (empty otherwise)
   std::string message_;     // of the last failed forward_fast
 };
 
-// flags: 1 key, 2 value, 4 causal, 8 needWeights, 16 averageWeights, 32 scale given.
+// flags: wasm/fast_path.h FastFlag (key, value, causal, needWeights, averageWeights, scale given).
 // A result buffer put back to its capacity at the start of a refused call (its contents do not
 // matter then): malloc's bytes in use are as before the call.
 static void restore_capacity(std::vector<float>& v, std::size_t capacity) {
@@ -240,18 +240,21 @@ int MhaHandle::forward_fast(int flags, float scale) {
   // The first call allocates the shape vectors: a refusal then gives them back.
   const bool shapes_unallocated = inputs_[0].shape.capacity() == 0 && result_.output.shape.capacity() == 0 &&
                                   result_.weights.shape.capacity() == 0;
+  constexpr int stride = fast_io(FastIo::kInputStride);
   for (int t = 0; t < 3; ++t) {  // 1. shapes from io_
-    const int rank = io_[4 * t] < 0 ? 0 : (io_[4 * t] > 3 ? 3 : io_[4 * t]);
-    inputs_[t].shape.assign(io_ + 4 * t + 1, io_ + 4 * t + 1 + rank);
+    const std::int32_t* in = io_ + stride * t;
+    const int rank = in[0] < 0 ? 0 : (in[0] > 3 ? 3 : in[0]);
+    inputs_[t].shape.assign(in + 1, in + 1 + rank);
   }
   attn::MhaForwardOptions options;  // 2. options
-  options.causal = flags & 4;
-  options.need_weights = flags & 8;
-  options.average_weights = flags & 16;
-  if (flags & 32) options.scale = scale;
-  const attn::Status st = mha_.forward(inputs_[0], (flags & 1) ? &inputs_[1] : nullptr,
-                                       (flags & 2) ? &inputs_[2] : nullptr, options, result_);
-  std::int32_t* out = io_ + kIoOut;  // 3. where the results are
+  options.causal = fast_flag(flags, FastFlag::kCausal);
+  options.need_weights = fast_flag(flags, FastFlag::kNeedWeights);
+  options.average_weights = fast_flag(flags, FastFlag::kAverageWeights);
+  if (fast_flag(flags, FastFlag::kScale)) options.scale = scale;
+  const attn::Status st =
+      mha_.forward(inputs_[0], fast_flag(flags, FastFlag::kKey) ? &inputs_[1] : nullptr,
+                   fast_flag(flags, FastFlag::kValue) ? &inputs_[2] : nullptr, options, result_);
+  std::int32_t* out = io_ + fast_io(FastIo::kOut);  // 3. where the results are (out[i] = io_[kOut + i])
   out[0] = static_cast<std::int32_t>(st.code);
   if (!st.ok()) {
     message_ = st.message;
@@ -267,13 +270,14 @@ int MhaHandle::forward_fast(int flags, float scale) {
   const auto address = [](const std::vector<float>& v) {
     return static_cast<std::int32_t>(reinterpret_cast<std::uintptr_t>(v.data()));
   };
-  out[1] = address(result_.output.data);
-  out[2] = static_cast<std::int32_t>(result_.output.data.size());
-  out[3] = address(result_.weights.data);
-  out[4] = static_cast<std::int32_t>(result_.weights.data.size());
-  out[5] = static_cast<std::int32_t>(result_.weights.shape.size());
-  for (std::size_t a = 0; a < result_.weights.shape.size() && a < 4; ++a)
-    out[6 + a] = result_.weights.shape[a];
+  io_[fast_io(FastIo::kOutOutputPtr)] = address(result_.output.data);
+  io_[fast_io(FastIo::kOutOutputLength)] = static_cast<std::int32_t>(result_.output.data.size());
+  io_[fast_io(FastIo::kOutWeightsPtr)] = address(result_.weights.data);
+  io_[fast_io(FastIo::kOutWeightsLength)] = static_cast<std::int32_t>(result_.weights.data.size());
+  io_[fast_io(FastIo::kOutWeightsRank)] = static_cast<std::int32_t>(result_.weights.shape.size());
+  constexpr std::size_t max_dims = fast_io(FastIo::kOutEnd) - fast_io(FastIo::kOutWeightsDims);
+  for (std::size_t a = 0; a < result_.weights.shape.size() && a < max_dims; ++a)
+    io_[fast_io(FastIo::kOutWeightsDims) + a] = result_.weights.shape[a];
   return out[0];
 }
 

@@ -1,6 +1,7 @@
 // Double-precision forwards of the row ops and small layers, written as scalar losses
 // L = Σ upstream ⊙ forward(params) so that central finite differences of L give the gradients the
-// backward functions must return. Header-only, plain loops, independent of the library.
+// backward functions must return. Independent of the library; the layer losses are Eigen
+// expressions in reference.cpp, the rest plain loops here.
 //
 //   ref_ops::central_diff(p, f, h)      g (p.size()) = (f(p + h·e_i) − f(p − h·e_i)) / 2h
 //   ref_ops::softmax_loss(x, dy, n)     Σ dy ⊙ softmax(x) per row of width n (-inf allowed in x)
@@ -50,41 +51,15 @@ inline double softmax_loss(const Vec& x, const Vec& dy, int n) {
   return loss;
 }
 
-inline double layer_norm_loss(const Vec& x, const Vec& gamma, const Vec& beta, const Vec& dy, int n,
-                              double eps) {
-  double loss = 0.0;
-  for (size_t r = 0; r < x.size() / n; ++r) {
-    const double* row = x.data() + r * n;  // row: (n)
-    double mean = 0.0, var = 0.0;
-    for (int j = 0; j < n; ++j) mean += row[j];
-    mean /= n;
-    for (int j = 0; j < n; ++j) var += (row[j] - mean) * (row[j] - mean);
-    const double rstd = 1.0 / std::sqrt(var / n + eps);
-    for (int j = 0; j < n; ++j) {
-      double y = (row[j] - mean) * rstd;
-      if (!gamma.empty()) y *= gamma[j];
-      if (!beta.empty()) y += beta[j];
-      loss += dy[r * n + j] * y;
-    }
-  }
-  return loss;
-}
+// Σ dy ⊙ LayerNorm(x) over rows of width n; gamma / beta empty = 1 / 0.
+double layer_norm_loss(const Vec& x, const Vec& gamma, const Vec& beta, const Vec& dy, int n, double eps);
 
 inline double gelu(double x) {
   return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
 }
 
-inline double linear_loss(const Vec& x, const Vec& w, const Vec& b, const Vec& dy, int rows, int in,
-                          int out) {
-  double loss = 0.0;
-  for (int r = 0; r < rows; ++r)
-    for (int o = 0; o < out; ++o) {
-      double y = b[o];
-      for (int k = 0; k < in; ++k) y += x[r * in + k] * w[o * in + k];
-      loss += dy[r * out + o] * y;
-    }
-  return loss;
-}
+// Σ dy ⊙ (x·Wᵀ + b): x (rows, in), W (out, in), b (out), dy (rows, out).
+double linear_loss(const Vec& x, const Vec& w, const Vec& b, const Vec& dy, int rows, int in, int out);
 
 inline double embedding_loss(const Vec& table, const std::vector<std::int32_t>& ids, const Vec& dout, int d) {
   double loss = 0.0;

@@ -1,5 +1,5 @@
-// A naive double-precision multi-head attention (plain loops over the reference SDPA), written from
-// the PyTorch documentation, independent of the core's implementation. Header-only, for tests.
+// A double-precision multi-head attention over the reference SDPA, written from the PyTorch
+// documentation, independent of the core's implementation. For tests; linear is Eigen (reference.cpp).
 #pragma once
 #include <cmath>
 #include <vector>
@@ -13,18 +13,9 @@ struct MhaWeights {  // PyTorch layouts, as float vectors; empty biases mean "no
   std::vector<float> wq, wk, wv, bq, bk, bv, wo, bo;  // w*: (out, in)
 };
 
-// y (rows, out) = x (rows, in) · Wᵀ + b in double.
-inline std::vector<double> linear(const std::vector<double>& x, int rows, int in, const std::vector<float>& w,
-                                  const std::vector<float>& b, int out) {
-  std::vector<double> y(static_cast<size_t>(rows) * out);
-  for (int r = 0; r < rows; ++r)
-    for (int o = 0; o < out; ++o) {
-      double s = b.empty() ? 0.0 : b[o];
-      for (int i = 0; i < in; ++i) s += x[r * in + i] * double(w[o * in + i]);
-      y[r * out + o] = s;
-    }
-  return y;
-}
+// y (rows, out) = x (rows, in) · Wᵀ + b in double; W (out, in); b (out) or empty = no bias.
+std::vector<double> linear(const std::vector<double>& x, int rows, int in, const std::vector<float>& w,
+                           const std::vector<float>& b, int out);
 
 // query (B, Tq, E), key (B, Tk, kdim), value (B, Tk, vdim); allowed (B·H, Tq, Tk) or null.
 // Returns output (B, Tq, E) and per-head weights (B, H, Tq, Tk).

@@ -2,8 +2,9 @@
 // bias_k/bias_v, zero attention, masks as callbacks, causal, positional, dropout replayed from the
 // portable RNG, residual, LayerNorm), with every input and parameter in double, so that central
 // finite differences (finite_diff.h) of sum(output ⊙ g) give the reference gradients for
-// MultiHeadAttention::backward. Written from PyTorch's documentation; plain loops, no core code
-// except attn::uniform01 (the dropout draw the core documents). Header-only, for tests.
+// MultiHeadAttention::backward. Written from PyTorch's documentation; plain loops (the projections
+// are Eigen: linear_rows in reference.cpp), no core code except attn::uniform01 (the dropout draw
+// the core documents). For tests.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -46,19 +47,9 @@ struct MhaFullOptions {
 };
 
 // y (rows, out) = x (rows, in) · W[row0 : row0 + out]ᵀ + b[row0 : row0 + out] (b may be null).
-inline std::vector<double> linear_rows(const std::vector<double>& x, int rows, int in,
-                                       const std::vector<double>& w, const std::vector<double>* b, int row0,
-                                       int out) {
-  std::vector<double> y(static_cast<std::size_t>(rows) * out);
-  for (int r = 0; r < rows; ++r)
-    for (int o = 0; o < out; ++o) {
-      double s = b ? (*b)[row0 + o] : 0.0;
-      for (int i = 0; i < in; ++i)
-        s += x[static_cast<std::size_t>(r) * in + i] * w[static_cast<std::size_t>(row0 + o) * in + i];
-      y[static_cast<std::size_t>(r) * out + o] = s;
-    }
-  return y;
-}
+// Eigen, in reference.cpp.
+std::vector<double> linear_rows(const std::vector<double>& x, int rows, int in, const std::vector<double>& w,
+                                const std::vector<double>* b, int row0, int out);
 
 inline const std::vector<double>* find_param(const MhaParams& p, const char* name) {
   auto it = p.find(name);
