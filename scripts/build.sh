@@ -12,6 +12,7 @@ source scripts/common.sh   # NODE_PATH, JOBS, configure, the shared build config
 
 mkdir -p build
 node scripts/vendor.mjs   # KaTeX from node_modules into web/vendor/katex (offline pages)
+node scripts/gen-constants.mjs   # src/js/constants.js from the C++ enums (docs/architecture.md)
 configure build/wasm "${WASM_CONFIG[@]}"
 cmake --build build/wasm -j"$JOBS" --target attention_module
 
