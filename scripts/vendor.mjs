@@ -86,6 +86,7 @@ async function main() {
   await copyFile(join(src, 'LICENSE'), join(out, 'LICENSE'));
   console.log(`vendor: KaTeX ${version} -> web/vendor/katex (${fonts.length} fonts)`);
   await vendorTokenizers();
+  await vendorJinja();
 }
 
 // @huggingface/tokenizers (Apache-2.0; pinned in package.json): its ES module build, imported by
@@ -100,6 +101,20 @@ async function vendorTokenizers() {
     `// @huggingface/tokenizers ${version} (Apache-2.0, see LICENSE), copied by scripts/vendor.mjs\n${js}\n`);
   await copyFile(join(from, 'LICENSE'), join(to, 'LICENSE'));
   console.log(`vendor: @huggingface/tokenizers ${version} -> src/js/vendor/tokenizers`);
+}
+
+// @huggingface/jinja (MIT; pinned in package.json): the template engine transformers.js uses, for
+// chat templates; imported by src/js/chat-template.js through a relative path, only when a model
+// has a chat template.
+async function vendorJinja() {
+  const from = join(root, 'node_modules', '@huggingface', 'jinja');
+  const to = join(root, 'src', 'js', 'vendor', 'jinja');
+  const version = JSON.parse(await readFile(join(from, 'package.json'), 'utf8')).version;
+  await mkdir(to, { recursive: true });
+  const js = await readFile(join(from, 'dist', 'index.js'), 'utf8');
+  await writeIfChanged(join(to, 'jinja.mjs'), `// @huggingface/jinja ${version} (MIT, see LICENSE), copied by scripts/vendor.mjs\n${js}\n`);
+  await copyFile(join(from, 'LICENSE'), join(to, 'LICENSE'));
+  console.log(`vendor: @huggingface/jinja ${version} -> src/js/vendor/jinja`);
 }
 
 main().catch((e) => { console.error(`vendor: ${e.message}`); process.exit(1); });

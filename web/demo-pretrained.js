@@ -42,6 +42,8 @@ export async function openFolder(fileList, { folderName = '', onProgress } = {})
   const config = await readJSON(byName.get('config.json'));
   const tokenizer = byName.has('tokenizer.json') ? await readJSON(byName.get('tokenizer.json')) : null;
   const tokenizerConfig = byName.has('tokenizer_config.json') ? await readJSON(byName.get('tokenizer_config.json')) : null;
+  const generationConfig = byName.has('generation_config.json') ? await readJSON(byName.get('generation_config.json')) : null;
+  const chatTemplate = byName.has('chat_template.jinja') ? await byName.get('chat_template.jinja').text() : null;
   const shards = [...byName.values()].filter((f) => f.name.endsWith('.safetensors'));
   let weights, weightsIndex = null, size;
   if (byName.has('model.safetensors.index.json')) {
@@ -53,6 +55,11 @@ export async function openFolder(fileList, { folderName = '', onProgress } = {})
     size = weights.reduce((n, f) => n + f.size, 0);
   } else {
     weights = byName.get('model.safetensors') ?? (shards.length === 1 ? shards[0] : null);
+    const other = [...byName.keys()].find((n) => /^pytorch_model.*\.bin$|\.gguf$/i.test(n));
+    if (!weights && other) {
+      throw new Error(/\.gguf$/i.test(other) ? `${other} is a GGUF file (llama.cpp), which this page does not read: open the Hugging Face checkpoint with model.safetensors.`
+        : `${other} holds PyTorch pickled weights, which this page does not read: convert them to safetensors (save_pretrained with safe_serialization=True).`);
+    }
     if (!weights) {
       throw new Error(`the weights file is missing: the folder has no model.safetensors (nor model.safetensors.index.json with its shards)${
         shards.length ? `; it has ${shards.map((f) => f.name).join(', ')}: rename the one to open model.safetensors` : ''}.`);
@@ -64,7 +71,7 @@ export async function openFolder(fileList, { folderName = '', onProgress } = {})
   // file's size plus a forward's buffers. The page lets a model use up to 3 GiB of the 4 GiB heap.
   const memoryLimit = Math.min(kMaxModelBytes, Math.max(attn.memoryLimit(), Math.ceil(size * 1.2) + 256 * 2 ** 20));
   try {
-    model = await attn.loadPretrained({ config, weights, weightsIndex, tokenizer, tokenizerConfig, onProgress, memoryLimit });
+    model = await attn.loadPretrained({ config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig, chatTemplate, onProgress, memoryLimit });
   } catch (error) {
     if (error.code === 'TOO_LARGE') {
       throw new Error(`the weights (${mb(size)} of safetensors) are too large for this page, which gives a model at most `
@@ -80,10 +87,7 @@ export async function openFolder(fileList, { folderName = '', onProgress } = {})
 }
 
 function makeEntry(model, folderName, hasTokenizer) {
-  const c = model.config;
-  const maxPositions = c.n_positions ?? c.max_position_embeddings ?? 2048;
-  const H = model.numHeads, hidden = c.n_embd ?? c.hidden_size;
-  const dModel = H * (c.head_dim ?? Math.floor(hidden / H));
+  const { maxPositions } = model, H = model.numHeads, dModel = H * model.headDim;
   const memo = new Map();  // a few forwards, keyed by ids and options (the model view asks for the same)
   const forward = (ids, options) => {
     const key = `${Array.from(ids.flat ? ids.flat() : ids).join(',')}|${JSON.stringify(options)}`;
@@ -102,11 +106,12 @@ function makeEntry(model, folderName, hasTokenizer) {
     /** { tokens, ids, error, truncated } of the text (token ids typed with spaces when there is no tokenizer). */
     tokenize(text) {
       let ids;
-      if (hasTokenizer) ids = Array.from(model.encode(String(text)));
+      // A chat template's text already holds its special tokens (BOS included): none are added.
+      if (hasTokenizer) ids = Array.from(model.encode(String(text), { addSpecialTokens: text !== entry.chatText }));
       else {
         ids = String(text).trim().split(/[\s,]+/).filter(Boolean).map(Number);
-        const bad = ids.find((i) => !Number.isInteger(i) || i < 0 || i >= c.vocab_size);
-        if (bad !== undefined) return { tokens: [], ids: [], error: `This folder has no tokenizer.json: type token ids (0 … ${c.vocab_size - 1}) separated by spaces.` };
+        const bad = ids.find((i) => !Number.isInteger(i) || i < 0 || i >= model.vocabSize);
+        if (bad !== undefined) return { tokens: [], ids: [], error: `This folder has no tokenizer.json: type token ids (0 … ${model.vocabSize - 1}) separated by spaces.` };
       }
       if (!ids.length) return { tokens: [], ids: [], error: 'There are no tokens: type some.' };
       const truncated = ids.length > maxPositions;
@@ -134,6 +139,7 @@ export function renderPretrained({ state, trained: entry, $, steps, heatmap, chi
     + `${input.truncated ? ` (the first ${entry.maxPositions}: the model's longest input)` : ''} · ${entry.label.slice(8)}`;
   $('token-count').className = input.error ? 'bad' : '';
   for (const id of ['pretrained', 'model-view', 'lens']) $(id).hidden = Boolean(input.error);
+  $('chat').hidden = !entry.hasTokenizer || entry.model.chatTemplateNames.length === 0;
   if (input.error) return null;
   const { ids } = input, T = ids.length;
   const r = entry.forward([ids], { attention: true, trace: { layers: [layer] } });
@@ -270,7 +276,7 @@ async function droppedFiles(dataTransfer) {
 
 /**
  * Wires the folder input, drag and drop onto the page, the progress bar and the Generate button.
- * hooks: opened(entry) after a load, getText(), append(text).
+ * hooks: opened(entry) after a load, getText(), setText(text).
  */
 export function attachFolder($, hooks) {
   const note = $('model-note'), progress = $('folder-progress'), progressText = $('folder-progress-text');
@@ -326,26 +332,58 @@ export function attachFolder($, hooks) {
     const { files, folderName } = await droppedFiles(e.dataTransfer);
     open(files, folderName);
   });
-  $('generate').addEventListener('click', async (e) => {
-    const button = e.currentTarget, out = $('generate-note');
+  $('generate').addEventListener('click', () => generate($, hooks));
+  $('generate-stop').addEventListener('click', () => generation?.abort());
+  $('chat').addEventListener('submit', (e) => {
+    e.preventDefault();
     if (!folder) return;
-    const input = folder.tokenize(hooks.getText());
-    const n = Math.min(20, folder.maxPositions - input.ids.length);
-    if (input.error || n < 1) { out.textContent = input.error || `The input already fills the model's ${folder.maxPositions} positions.`; return; }
-    button.disabled = true;
-    out.textContent = 'Generating…';
-    await new Promise((ok) => setTimeout(ok, 0));
+    const system = $('chat-system').value.trim(), content = $('chat-message').value;
+    const messages = [...(system ? [{ role: 'system', content: system }] : []), { role: 'user', content }];
     try {
-      // A row that reaches an end-of-sequence id stops there; the rest of the row is GENERATE_PAD (-1).
-      const next = Array.from(folder.model.generate(input.ids, { maxNewTokens: n }).data).filter((id) => id >= 0);
-      const text = folder.hasTokenizer ? folder.model.decode(next) : ` ${next.join(' ')}`;
-      const stopped = next.length < n ? ', stopped at its end-of-sequence token' : '';
-      out.textContent = `Generated ${next.length} tokens (greedy${stopped}), appended to the input: “${text}”`;
-      hooks.append(text);
+      const text = folder.model.applyChatTemplate(messages, { addGenerationPrompt: true, tokenize: false });
+      folder.chatText = text;
+      $('chat-note').textContent = 'The chat template’s text is the input now: its special tokens are the chips marked by brackets. Generate answers it.';
+      hooks.setText(text);
     } catch (error) {
-      out.textContent = `Could not generate: ${error.message}`;
-    } finally {
-      button.disabled = false;
+      $('chat-note').textContent = `Could not apply the chat template: ${error.message}`;
     }
   });
+}
+
+let generation = null;  // the running generation's AbortController
+
+// Up to 20 greedy tokens after the input, shown as they come (generateStream yields to the page
+// between tokens); Stop ends it. The tokens are appended to the input at the end.
+async function generate($, hooks) {
+  const button = $('generate'), stop = $('generate-stop'), out = $('generate-note');
+  if (!folder || generation) return;
+  const input = folder.tokenize(hooks.getText());
+  const n = Math.min(20, folder.maxPositions - input.ids.length);
+  if (input.error || n < 1) { out.textContent = input.error || `The input already fills the model's ${folder.maxPositions} positions.`; return; }
+  const entry = folder, ids = [];
+  generation = new AbortController();
+  button.disabled = true;
+  stop.hidden = false;
+  out.textContent = 'Generating…';
+  let text = '';
+  try {
+    for await (const token of entry.model.generateStream(input.ids, { maxNewTokens: n, signal: generation.signal })) {
+      ids.push(token.id);
+      text = entry.hasTokenizer ? entry.model.decode(ids) : ` ${ids.join(' ')}`;
+      out.textContent = `Generating (${ids.length} of ${n}): “${text}”`;
+    }
+    const why = generation.signal.aborted ? ', stopped by you' : ids.length < n ? ', stopped at its end-of-sequence token' : '';
+    out.textContent = `Generated ${ids.length} tokens (greedy${why}), appended to the input: “${text}”`;
+    if (ids.length && folder === entry) {
+      const chat = hooks.getText() === entry.chatText;
+      hooks.setText(hooks.getText() + text);
+      if (chat) entry.chatText = hooks.getText();  // still the template's text: no special tokens added
+    }
+  } catch (error) {
+    out.textContent = `Could not generate: ${error.message}`;
+  } finally {
+    generation = null;
+    button.disabled = false;
+    stop.hidden = true;
+  }
 }

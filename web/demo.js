@@ -268,7 +268,7 @@ $('model-file').addEventListener('change', async (e) => {
 attachFolder($, {
   async opened() { trained = null; await switchModel('folder'); },
   getText: () => state.text,
-  append(text) { setState({ text: state.text + text }, 'push'); syncControls(); },
+  setText(text) { setState({ text }, 'push'); syncControls(); },
 });
 // A head clicked in the folder's model view opens its layer everywhere (the widget fills the steps view).
 $('model-view').addEventListener('head-select', (e) => setState({ layer: e.detail.layer, head: e.detail.head, step: 'weights' }, 'push'));

@@ -753,6 +753,11 @@ export interface LoadPretrainedOptions {
   tokenizerConfig?: Record<string, unknown> | null;
   /** The parsed generation_config.json, when the checkpoint has one: its `eos_token_id` is generate's default `stop`. */
   generationConfig?: Record<string, unknown> | null;
+  /**
+   * The text of chat_template.jinja, when the checkpoint has one (transformers 5 saves the template
+   * there): it is the "default" template, over tokenizer_config.json's `chat_template`.
+   */
+  chatTemplate?: string | null;
   /** Called as the weights are copied (each tensor, in chunks of at most 16 MiB) with the bytes read so far and the total. */
   onProgress?: (bytesDone: number, bytesTotal: number) => void;
   /**
@@ -820,8 +825,20 @@ export class PretrainedModel {
    * maxNewTokens, or when `signal` aborts. The model's other generation calls wait for it to end.
    */
   generateStream(ids: IdsLike, options: GenerateOptions & { signal?: AbortSignal }): AsyncGenerator<{ id: number; text: string | null }, void, undefined>;
-  /** Token ids of text, with what the tokenizer's post-processor adds (e.g. a BOS token). Needs a tokenizer. */
-  encode(text: string): Int32Array;
+  /** Token ids of text, with what the tokenizer's post-processor adds (e.g. a BOS token) unless `addSpecialTokens` is false. Needs a tokenizer. */
+  encode(text: string, options?: { addSpecialTokens?: boolean }): Int32Array;
+  /**
+   * A chat as the model's chat template writes it, as transformers' apply_chat_template does
+   * (rendered by the vendored @huggingface/jinja): the ids of the text, tokenized without adding
+   * special tokens again (the template writes BOS itself), or the text with `tokenize: false`.
+   * `template` picks one of a list of named templates (default "default"); `date` is what
+   * `strftime_now` formats (default now). A template that loops, recurses or writes more than
+   * 2^20 characters is TOO_LARGE; one that fails or calls raise_exception is INVALID_ARGUMENT.
+   */
+  applyChatTemplate(messages: ReadonlyArray<{ role: string; content: string }>, options?: { addGenerationPrompt?: boolean; tokenize?: true; template?: string; date?: Date }): Int32Array;
+  applyChatTemplate(messages: ReadonlyArray<{ role: string; content: string }>, options: { addGenerationPrompt?: boolean; tokenize: false; template?: string; date?: Date }): string;
+  /** The names of this model's chat templates (empty when it has none). */
+  readonly chatTemplateNames: string[];
   /** The text of ids. Needs a tokenizer. */
   decode(ids: IdsLike): string;
   /** Each token's own decoded text (GPT-2's "Ġ" as a space). Needs a tokenizer. */

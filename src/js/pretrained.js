@@ -11,6 +11,7 @@ import { Tensor, fromCore } from './tensor.js';
 import { modelHeadScores } from './interp.js';
 import { coreConfig } from './pretrained-config.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
+import { chatTemplates, loadJinja, renderChatTemplate } from './chat-template.js';
 
 
 const kMaxHeaderBytes = 100 * 1000 * 1000;  // as safetensors.js: no real header comes near it
@@ -39,6 +40,7 @@ async function readEntries(files) {
     try {
       if (src.size < 8) throw invalid(`the file has ${src.size} bytes, fewer than the 8 of the header length`);
       const prefix = await src.read(0, 8);
+      if (src.size > 8 && (await src.read(8, 9))[0] !== 0x7b) refuseOtherFormats(prefix);  // a header starts with '{'
       const view = new DataView(prefix.buffer, prefix.byteOffset, 8);
       const length = view.getUint32(4, true) * 2 ** 32 + view.getUint32(0, true);
       if (8 + length > src.size) throw invalid(`header length ${length} runs past the end of the ${src.size}-byte file`);
@@ -54,6 +56,15 @@ async function readEntries(files) {
     }
   }
   return entries;
+}
+
+// Weights in a format we do not read, told by their first bytes, named with what to do instead.
+function refuseOtherFormats(prefix) {
+  const magic = String.fromCharCode(...prefix.subarray(0, 4));
+  if (magic === 'GGUF') throw invalid('this is a GGUF file (llama.cpp), which is not read: load the model.safetensors of the Hugging Face checkpoint');
+  if (magic === 'PK\x03\x04' || prefix[0] === 0x80) {
+    throw invalid('this looks like a PyTorch pytorch_model.bin (zip or pickle), which is not read: convert it to safetensors (save_pretrained(..., safe_serialization=True))');
+  }
 }
 
 // [fileName, source] of the weights: one file, or the shards an index names.
@@ -154,10 +165,11 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
     /** { [kind]: Tensor (L, H) } head-type scores from this model's attention on `ids` (a batch of one); see interp.js. */
     headScores(ids, options = {}) { return modelHeadScores(this, ids, options); }
 
-    /** Token ids of `text` (Int32Array), with what the tokenizer's post-processor adds (e.g. a BOS token). */
-    encode(text) {
+    /** Token ids of `text` (Int32Array), with what the tokenizer's post-processor adds (e.g. a BOS token) unless addSpecialTokens is false. */
+    encode(text, options = {}) {
+      const { addSpecialTokens = true } = checkOptions(options, ['addSpecialTokens'], 'encode option');
       if (typeof text !== 'string') throw invalid(`encode needs a string, got ${describe(text)}`);
-      return Int32Array.from(this._tok().encode(text).ids);
+      return Int32Array.from(this._tok().encode(text, { add_special_tokens: Boolean(addSpecialTokens) }).ids);
     }
 
     /** The text of `ids` (special tokens included, as the tokenizer's decoder writes them). */
@@ -169,6 +181,32 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
     tokenStrings(ids) {
       const tok = this._tok();
       return Array.from(idBatch(ids, 'ids').data, (id) => tok.decode([id]));
+    }
+
+    /**
+     * A chat as the model's chat template writes it (transformers' apply_chat_template): token ids
+     * (Int32Array, the text tokenized without adding special tokens again: the template writes
+     * them), or the text with `tokenize: false`. `template` names one of a list of templates.
+     */
+    applyChatTemplate(messages, options = {}) {
+      const { addGenerationPrompt = false, tokenize = true, template = 'default', date = new Date() } =
+        checkOptions(options, ['addGenerationPrompt', 'tokenize', 'template', 'date'], 'applyChatTemplate option');
+      this._live();
+      if (!(date instanceof Date) || Number.isNaN(date.getTime())) throw invalid(`date must be a valid Date, got ${describe(date)}`);
+      const source = this._chat.templates.get(template);
+      if (source === undefined) {
+        const names = [...this._chat.templates.keys()];
+        throw invalid(names.length ? `no chat template named ${describe(template)}; this model has: ${names.join(', ')}`
+          : 'this model has no chat template (tokenizer_config.json chat_template, or loadPretrained({ chatTemplate }))');
+      }
+      const text = renderChatTemplate(this._chat.engine, source, { messages, addGenerationPrompt: Boolean(addGenerationPrompt),
+        tokenizerConfig: this._chat.tokenizerConfig, date });
+      return tokenize ? this.encode(text, { addSpecialTokens: false }) : text;
+    }
+
+    /** The names of the chat templates this model has ("default" first when there is one). */
+    get chatTemplateNames() {
+      return [...this._chat.templates.keys()];
     }
 
     _tok() {
@@ -236,8 +274,8 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
    */
   async function loadPretrained(options = {}) {
     const m = requireCore();
-    const { config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig, onProgress, memoryLimit = m._memoryLimit() } = checkOptions(options,
-      ['config', 'weights', 'weightsIndex', 'tokenizer', 'tokenizerConfig', 'generationConfig', 'onProgress', 'memoryLimit'], 'loadPretrained option');
+    const { config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig, chatTemplate, onProgress, memoryLimit = m._memoryLimit() } = checkOptions(options,
+      ['config', 'weights', 'weightsIndex', 'tokenizer', 'tokenizerConfig', 'generationConfig', 'chatTemplate', 'onProgress', 'memoryLimit'], 'loadPretrained option');
     if (generationConfig != null && (typeof generationConfig !== 'object' || Array.isArray(generationConfig))) {
       throw invalid(`generationConfig must be the parsed generation_config.json object, got ${describe(generationConfig)}`);
     }
@@ -248,11 +286,14 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
     const { architecture, core } = coreConfig(config);
     defaultStopIds(config, generationConfig, core.vocabSize);  // bad EOS ids refused before any weight is read
     const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
+    const templates = chatTemplates(tokenizerConfig, chatTemplate);
+    const chat = { templates, tokenizerConfig, engine: templates.size ? await loadJinja() : null };
     const files = weightFiles(weights, weightsIndex);
     const entries = await readEntries(files);
     const handle = withLimitHint(() => newHandle('PretrainedHandle', (h) => h.init({ ...core, memoryLimit })));
     const model = new PretrainedModel(handle, config, architecture, core, generationConfig);
     model._tokenizer = tok;
+    model._chat = chat;
     try {
       await loadTensors(handle, entries, architecture, onProgress);
     } catch (error) {

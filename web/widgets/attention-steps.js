@@ -21,6 +21,7 @@ const STEPS_CSS = `
 .tabs { display: flex; flex-wrap: wrap; gap: 4px; margin: 2px 0 12px; }
 .tabs button { font-size: 12.5px; padding: 2px 9px; min-height: 26px; border-radius: 999px; font-variant-numeric: tabular-nums; }
 .tabs button .n { opacity: 0.8; margin-right: 4px; font-size: 11px; } /* 0.6 fell below 4.5:1 contrast */
+.tabs button[aria-selected="true"] .n { opacity: 1; } /* on the accent, 0.8 falls below 4.5:1 */
 .formula { overflow-x: auto; overflow-y: hidden; padding: 2px 0; font-size: 15px; min-height: 2.6em; }
 .formula .katex-display { margin: 0.35em 0 0.5em; }
 .shape { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: baseline; margin-bottom: 4px; font-size: 13px; }

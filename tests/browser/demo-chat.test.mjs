@@ -1,0 +1,101 @@
+// The demo on issue #25's checkpoints, in Chromium under the strict CSP: every new family's committed
+// tiny folder opens through the folder input (its architecture in the Model control, its layers × heads
+// in the model view, the top 10 next tokens); a folder with chat_template.jinja gets the Chat form,
+// whose templated text (special tokens included, none added again) becomes the input; generation
+// streams its tokens and Stop ends it; a folder holding only pytorch_model.bin or a GGUF file is
+// named; no console error, axe clean.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { ROOT, demoReady, join, launch } from './helpers.mjs';
+
+const GOLDEN = join(ROOT, 'tests', 'golden', 'pretrained');
+const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+const FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors'];
+
+let b, tmp;
+before(async () => { b = await launch(); tmp = await mkdtemp(join(tmpdir(), 'attn-chat-')); });
+after(async () => { await b?.close(); await rm(tmp, { recursive: true, force: true }); });
+
+async function copyFolder(from, name, extra = {}) {
+  const dir = join(tmp, name);
+  await mkdir(dir, { recursive: true });
+  for (const f of FILES) await copyFile(join(GOLDEN, from, f), join(dir, f));
+  for (const [f, text] of Object.entries(extra)) await writeFile(join(dir, f), text);
+  return dir;
+}
+
+async function openFolder(page, dir) {
+  await page.setInputFiles('#model-folder', dir);
+  await page.waitForFunction(() => /Opened|Could not open/.test(document.querySelector('#model-note').textContent), null, { timeout: 20_000 });
+  return page.textContent('#model-note');
+}
+
+test('every new family opens in the demo: model view, next tokens', async () => {
+  const { page, watch } = await b.newPage();
+  await page.goto(b.url('/'));
+  await demoReady(page);
+  const families = { 'qwen3-tiny': 'Qwen3ForCausalLM', 'mistral-tiny': 'MistralForCausalLM', 'qwen2-sliding-tiny': 'Qwen2ForCausalLM',
+    'smollm3-tiny': 'SmolLM3ForCausalLM', 'olmo2-tiny': 'Olmo2ForCausalLM', 'phi3-tiny': 'Phi3ForCausalLM' };
+  for (const [name, arch] of Object.entries(families)) {
+    assert.match(await openFolder(page, await copyFolder(name, name)), /Opened .*2 layers, 4 heads/, name);
+    assert.match(await page.$eval('#model option[value="folder"]', (o) => o.textContent), new RegExp(`\\(${arch}\\)`));
+    await page.waitForFunction(() => document.querySelectorAll('#next-table tbody tr').length === 10, null, { timeout: 20_000 });
+    assert.equal(await page.$eval('attention-model-view', (el) => el._tiles.length), 8, `${name}: 2 layers × 4 heads`);
+  }
+  assert.deepEqual(watch.errors, []);
+  await page.close();
+});
+
+test('chat template, streamed generation with Stop, and files we do not read', async () => {
+  const { page, watch } = await b.newPage();
+  await page.goto(b.url('/'));
+  await demoReady(page);
+  // qwen3-tiny's own special token stands in for ChatML's markers (the tiny vocabulary has no others).
+  const template = "{% for m in messages %}<|endoftext|>{{ m.role }}: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}<|endoftext|>assistant:{% endif %}";
+  const dir = await copyFolder('qwen3-tiny', 'qwen3-chat', { 'chat_template.jinja': template, 'generation_config.json': JSON.stringify({ eos_token_id: [95] }) });
+  assert.match(await openFolder(page, dir), /Opened/);
+  await page.waitForSelector('#chat:not([hidden])');
+  await page.fill('#chat-system', 'Be kind.');
+  await page.fill('#chat-message', 'cat sat');
+  await page.click('#chat button[type=submit]');
+  const want = '<|endoftext|>system: Be kind.\n<|endoftext|>user: cat sat\n<|endoftext|>assistant:';
+  await page.waitForFunction((t) => document.querySelector('#text').value === t, want);
+  await page.waitForFunction(() => document.querySelectorAll('#next-table tbody tr').length === 10);
+  const ids = await page.$eval('attention-model-view', (el) => Array.from(el.shown.ids));
+  assert.equal(ids.filter((id) => id === 94).length, 3, 'each <|endoftext|> is one token, none added');
+  assert.equal(ids[0], 94);
+
+  // Generate, then Stop before the 20 tokens are done (the stream gives the page a turn per token).
+  const before = await page.inputValue('#text');
+  await page.evaluate(() => { document.querySelector('#generate').click(); setTimeout(() => document.querySelector('#generate-stop').click(), 0); });
+  await page.waitForFunction(() => /Generated \d+ tokens/.test(document.querySelector('#generate-note').textContent), null, { timeout: 20_000 });
+  const note = await page.textContent('#generate-note');
+  const n = Number(note.match(/Generated (\d+) tokens/)[1]);
+  assert.ok(n >= 1 && n < 20, note);
+  assert.match(note, /stopped by you/);
+  assert.ok((await page.inputValue('#text')).startsWith(before));
+  assert.equal(await page.$eval('#generate-stop', (s) => s.hidden), true);
+  // Without Stop it runs on (up to 20 tokens or the end-of-sequence id 95 of generation_config.json).
+  await page.click('#generate');
+  await page.waitForFunction(() => /Generated \d+ tokens \(greedy(, stopped at its end-of-sequence token)?\)/.test(document.querySelector('#generate-note').textContent), null, { timeout: 20_000 });
+
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
+  assert.deepEqual(violations.flatMap((v) => v.nodes.map((x) => `${v.id}: ${x.target.join(' ')}`)), []);
+
+  const bin = join(tmp, 'bin-only');
+  await mkdir(bin, { recursive: true });
+  await copyFile(join(GOLDEN, 'llama-tiny', 'config.json'), join(bin, 'config.json'));
+  await writeFile(join(bin, 'pytorch_model.bin'), 'PK\u0003\u0004');
+  assert.match(await openFolder(page, bin), /pytorch_model\.bin holds PyTorch pickled weights.*convert them to safetensors/);
+  const gguf = join(tmp, 'gguf-only');
+  await mkdir(gguf, { recursive: true });
+  await copyFile(join(GOLDEN, 'llama-tiny', 'config.json'), join(gguf, 'config.json'));
+  await writeFile(join(gguf, 'model-q4.gguf'), 'GGUF');
+  assert.match(await openFolder(page, gguf), /model-q4\.gguf is a GGUF file/);
+  assert.deepEqual(watch.errors, []);
+  await page.close();
+});
