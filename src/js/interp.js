@@ -1,10 +1,10 @@
 // Interpretability over a model's own attention (issue #27): head-type scores and attention rollout.
 // Pure functions of a forward's output (ids and the per-layer attention Tensors (1, H, T, T)); the
 // model classes call them with one-line methods. Sums run in double; results are float32 Tensors.
-import { AttentionError } from './errors.js';
+import { AttentionError, check } from './errors.js';
 import { checkOptions, describe } from './options.js';
 import { idBatch } from './model.js';
-import { Tensor, asFloatTensor } from './tensor.js';
+import { Tensor, asFloatTensor, fromCore } from './tensor.js';
 
 /** The head-score kinds headScores knows, in its default order. */
 export const HEAD_SCORE_KINDS = Object.freeze(['previous-token', 'duplicate-token', 'induction']);
@@ -364,4 +364,280 @@ export function tinyLogitAttribution(model, ids, options = {}) {
     constant: hb[token] - (against === undefined ? 0 : hb[against]),
   });
   return attributionResult(parts, logitDifference(r.logits, position, token, against));
+}
+
+/** A branch's parts through one norm frozen at the branch's total (OLMo 2's post-norms: x += norm(Σ parts)). */
+export function normBranch(spec, parts) {
+  const E = parts[0].length, sum = new Float64Array(E);
+  for (const p of parts) for (let i = 0; i < E; i++) sum[i] += p[i];
+  const s = normScale(spec, sum);
+  return parts.map((p) => frozenNorm(spec, s, p, false));
+}
+
+// Every layer index 0 … L − 1.
+const allLayers = (L) => Array.from({ length: L }, (_, l) => l);
+
+// The blank options of a handle's interpForward.
+const interpRun = (o) => ({
+  traceLayers: [], hiddenStates: false, mlpOutputs: false, startLayer: 0, startResidual: null,
+  deltaLayer: -1, attnDelta: null, logitsRow: -1, ...o,
+});
+
+// The names of a pretrained checkpoint's weights that attribution and patching read.
+function pretrainedNames(core) {
+  const gpt2 = core.arch === 0;
+  const p = (l) => (gpt2 ? `h.${l}.` : `model.layers.${l}.`);
+  return {
+    gpt2,
+    outProj: (l) => `${p(l)}${gpt2 ? 'attn.c_proj.weight' : 'self_attn.o_proj.weight'}`,
+    outBias: (l) => (gpt2 ? `${p(l)}attn.c_proj.bias` : null),
+    // OLMo 2's post-norms: after the attention, after the MLP
+    post1: (l) => `${p(l)}post_attention_layernorm.weight`,
+    post2: (l) => `${p(l)}post_feedforward_layernorm.weight`,
+    unembed: core.tieEmbeddings ? (gpt2 ? 'wte.weight' : 'model.embed_tokens.weight') : 'lm_head.weight',
+    finalNorm: gpt2 ? 'ln_f' : 'model.norm',
+  };
+}
+
+/**
+ * PretrainedModel.logitAttribution: one forward (traces for every head's z, the embedding output, every
+ * MLP's output, the logits at `position`), the output projections, final norm and unembedding rows read
+ * from the checkpoint; the walk is attributeResidual's.
+ */
+export function pretrainedLogitAttribution(model, ids, options = {}) {
+  const batch = idBatch(ids, 'ids');
+  if (batch.b !== 1) throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
+  const core = model._core;
+  const { position, token, against } = attributionOptions(options, batch.t, core.vocabSize);
+  const handle = model._live();
+  const L = core.layers, E = core.hidden, H = core.heads;
+  const names = pretrainedNames(core);
+  const rows = (name, first = 0, count = 1) => check(handle.readRows(name, first, count)).data;
+  const r = check(handle.interpForward(batch.data, 1, batch.t, interpRun({
+    traceLayers: allLayers(L), hiddenStates: true, mlpOutputs: true, logitsRow: position,
+  })));
+  const at = (t) => t.data.subarray(position * E, (position + 1) * E);
+  const z = contexts(r.traces, position);
+  const rms = (name) => ({ kind: 'rms', weight: rows(name), eps: core.normEps });
+  const layers = z.map((zl, l) => {
+    const wo = rows(names.outProj(l), 0, E);
+    let heads = zl.map((zh, h) => headOutput(wo, E, H * core.headDim, zh, h));
+    let mlpOut = Float64Array.from(at(r.mlpOutputs[l]));
+    if (core.postNorms) {  // OLMo 2: x += norm1(attn(x)); x += norm2(mlp(x)): each branch frozen at its own total
+      heads = normBranch(rms(names.post1(l)), heads);
+      mlpOut = applyNorm(rms(names.post2(l)), mlpOut);
+    }
+    const bias = names.outBias(l);
+    return { heads, attnBias: bias ? rows(bias) : null, post1: null, mlp: () => mlpOut, post2: null };
+  });
+  const finalNorm = names.gpt2
+    ? { kind: 'layer', weight: rows('ln_f.weight'), bias: rows('ln_f.bias'), eps: core.normEps }
+    : rms('model.norm.weight');
+  const u = Float64Array.from(rows(names.unembed, token));
+  if (against !== undefined) {
+    const v = rows(names.unembed, against);
+    for (let i = 0; i < E; i++) u[i] -= v[i];
+  }
+  const parts = attributeResidual({
+    hidden: E, embed: at(r.hiddenStates[0]), layers, finalNorm, u, constant: 0,
+  });
+  const logits = fromCore(r.logits);  // (1, 1, V): the row at position
+  return attributionResult(parts, logitDifference(logits, 0, token, against));
+}
+
+// ---- activation patching ---------------------------------------------------------------------------
+// A corrupted run with one activation taken from the clean run: a head's z (at every position, or at
+// one) or the residual stream entering a block at one position. Each patched run restarts at the
+// patched block from the corrupted run's residual stream there (the blocks before it are not run
+// again); a head's z enters as W_O[:, head] · (z_clean − z_corrupted) added to that layer's attention
+// output. Causal models run only the rows up to `position` and read the logits of `position` only.
+
+/** The components patch knows. */
+export const PATCH_COMPONENTS = Object.freeze(['head', 'head-position', 'residual']);
+const PATCH_METRICS = Object.freeze(['logit-diff', 'probability']);
+
+// clean/corrupted as lists of Int32Array, all of one length: ids (T), (1, T), a (B, T) batch (B pairs)
+// or an array of ids.
+function patchRuns(value, what) {
+  const list = Array.isArray(value) && value.length > 0 && typeof value[0] !== 'number' ? value : [value];
+  const out = [];
+  for (const [i, v] of list.entries()) {
+    const b = idBatch(v, list.length > 1 ? `${what}[${i}]` : what);
+    for (let k = 0; k < b.b; k++) out.push(Int32Array.from(b.data.subarray(k * b.t, (k + 1) * b.t)));
+  }
+  return out;
+}
+
+/** patch's options checked (nothing runs before): the pairs, the component, the metric. */
+function patchOptions(options, vocab) {
+  const o = checkOptions(options, ['clean', 'corrupted', 'position', 'token', 'against', 'component', 'metric', 'onProgress', 'signal'], 'patch option');
+  if (o.clean == null || o.corrupted == null) throw invalid('patch needs clean and corrupted ids');
+  const clean = patchRuns(o.clean, 'clean'), corrupted = patchRuns(o.corrupted, 'corrupted');
+  if (clean.length !== corrupted.length) throw invalid(`patch: ${clean.length} clean runs but ${corrupted.length} corrupted ones`);
+  const T = clean[0].length;
+  for (const ids of [...clean, ...corrupted]) {
+    if (ids.length !== T) throw invalid(`patch: clean and corrupted ids must all have one length, got ${T} and ${ids.length}`);
+  }
+  if (T === 0) throw invalid('patch: the ids are empty');
+  const component = o.component ?? 'head';
+  if (!PATCH_COMPONENTS.includes(component)) throw invalid(`patch: component must be one of ${PATCH_COMPONENTS.map((c) => `'${c}'`).join(', ')}, got ${describe(component)}`);
+  const metric = o.metric ?? 'logit-diff';
+  if (!PATCH_METRICS.includes(metric)) throw invalid(`patch: metric must be 'logit-diff' or 'probability', got ${describe(metric)}`);
+  if (o.onProgress != null && typeof o.onProgress !== 'function') throw invalid(`patch: onProgress must be a function, got ${describe(o.onProgress)}`);
+  if (o.signal != null && typeof o.signal.aborted !== 'boolean') throw invalid(`patch: signal must be an AbortSignal, got ${describe(o.signal)}`);
+  let picked;
+  try {
+    picked = attributionOptions({ position: o.position, token: o.token, against: o.against }, T, vocab);
+  } catch (error) {
+    throw invalid(error.message.replace('logitAttribution', 'patch'));
+  }
+  for (const ids of [...clean, ...corrupted]) {
+    for (const id of ids) if (id < 0 || id >= vocab) throw invalid(`patch: token id ${id} is outside [0, ${vocab})`);
+  }
+  return { clean, corrupted, T, component, metric, onProgress: o.onProgress, signal: o.signal, ...picked };
+}
+
+function softmaxAt(row, token) {
+  let max = -Infinity;
+  for (const v of row) if (v > max) max = v;
+  let z = 0;
+  for (const v of row) z += Math.exp(v - max);
+  return Math.exp(row[token] - max) / z;
+}
+
+const abortReason = (signal) => signal.reason ?? Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
+
+/**
+ * model.patch over an adapter: { L, H, E, d (head dim), vocab, causal, baseline(ids, position) →
+ * { resid: [L] Float32Array (T·E) entering each block, z: [L] (H, T, d), row: logits at position (V) },
+ * run(ids (b·T), b, T, startLayer, residual (b·T·E), deltaLayer, delta | null, position) → b rows (V),
+ * outProj(l) → W_O (E, H·d) }.
+ */
+export async function runPatch(adapter, options) {
+  const o = patchOptions(options, adapter.vocab);
+  const { L, H, E, d } = adapter;
+  const { T, component, position, token, against, signal, onProgress } = o;
+  if (signal?.aborted) throw abortReason(signal);
+  const rows = adapter.causal ? position + 1 : T;  // later rows cannot reach `position`
+  const metric = (row) => (o.metric === 'probability' ? softmaxAt(row, token)
+    : row[token] - (against === undefined ? 0 : row[against]));
+  const shape = component === 'head' ? [L, H] : component === 'head-position' ? [L, H, T] : [L, T];
+  const sums = new Float64Array(shape.reduce((a, b) => a * b, 1));
+  // Baselines first: a pair with nothing to explain is refused before any patched run.
+  const bases = o.clean.map((clean, i) => {
+    const c = adapter.baseline(clean.subarray(0, rows), position);
+    const x = adapter.baseline(o.corrupted[i].subarray(0, rows), position);
+    const mc = metric(c.row), mx = metric(x.row);
+    if (!(Math.abs(mc - mx) >= 1e-6 * Math.max(1, Math.abs(mc)))) {
+      throw invalid(`patch: the clean and corrupted runs${o.clean.length > 1 ? ` of pair ${i}` : ''} give the same ${o.metric === 'probability' ? 'probability' : 'logit difference'} (${mc} and ${mx}): nothing to explain`);
+    }
+    return { c, x, mc, mx, ids: o.corrupted[i].subarray(0, rows) };
+  });
+  // The jobs: one batch of patched runs each; `entries` says where each run's ratio goes.
+  const jobs = [];
+  for (const base of bases) {
+    for (let l = 0; l < L; l++) {
+      if (component === 'head') jobs.push({ base, l, heads: allLayers(H).map((h) => ({ h, t: -1, entry: l * H + h })) });
+      else if (component === 'head-position') {
+        for (let h = 0; h < H; h++) jobs.push({ base, l, heads: allLayers(rows).map((t) => ({ h, t, entry: (l * H + h) * T + t })) });
+      } else jobs.push({ base, l, positions: allLayers(rows).map((t) => ({ t, entry: l * T + t })) });
+    }
+  }
+  const total = jobs.reduce((n, j) => n + (j.heads ?? j.positions).length, 0);
+  const outProj = new Map();
+  let done = 0;
+  for (const job of jobs) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (signal?.aborted) throw abortReason(signal);
+    const { base, l } = job;
+    const runs = job.heads ?? job.positions;
+    const b = runs.length, n = rows * E;
+    const residual = new Float32Array(b * n);
+    for (let k = 0; k < b; k++) residual.set(base.x.resid[l], k * n);
+    let delta = null;
+    if (job.heads) {
+      if (!outProj.has(l)) outProj.set(l, adapter.outProj(l));
+      const wo = outProj.get(l), inner = H * d, zc = base.c.z[l], zx = base.x.z[l];
+      delta = new Float32Array(b * n);
+      const dz = new Float64Array(d);
+      runs.forEach(({ h, t: only }, k) => {
+        for (let t = only < 0 ? 0 : only; t < (only < 0 ? rows : only + 1); t++) {
+          const at = (h * rows + t) * d;
+          for (let j = 0; j < d; j++) dz[j] = zc[at + j] - zx[at + j];
+          const out = k * n + t * E;
+          for (let r = 0; r < E; r++) {
+            let s = 0;
+            const w = r * inner + h * d;
+            for (let j = 0; j < d; j++) s += wo[w + j] * dz[j];
+            delta[out + r] = s;
+          }
+        }
+      });
+    } else {
+      const clean = base.c.resid[l];
+      runs.forEach(({ t }, k) => residual.set(clean.subarray(t * E, (t + 1) * E), k * n + t * E));
+    }
+    const ids = new Int32Array(b * rows);
+    for (let k = 0; k < b; k++) ids.set(base.ids, k * rows);
+    const logits = adapter.run(ids, b, rows, l, residual, job.heads ? l : -1, delta, position);
+    const V = logits.length / b;
+    runs.forEach(({ entry }, k) => {
+      sums[entry] += (metric(logits.subarray(k * V, (k + 1) * V)) - base.mx) / (base.mc - base.mx);
+    });
+    done += b;
+    onProgress?.(done, total);
+  }
+  const P = bases.length;
+  const one = P === 1;
+  return {
+    result: new Tensor(Float32Array.from(sums, (v) => v / P), shape),
+    cleanDiff: one ? bases[0].mc : bases.map((x) => x.mc),
+    corruptedDiff: one ? bases[0].mx : bases.map((x) => x.mx),
+  };
+}
+
+// The z of every head of every layer from a run's traces: (H, T, d) each (a batch of one).
+const traceContexts = (traces) => traces.map((steps) => steps.find((s) => s.name === 'context').data);
+
+/** model.patch for a PretrainedModel: its interpForward and the output projections as stored. */
+export function pretrainedPatch(model, options) {
+  const handle = model._live();
+  const core = model._core;
+  const names = pretrainedNames(core);
+  const L = core.layers, E = core.hidden;
+  return runPatch({
+    L, H: core.heads, E, d: core.headDim, vocab: core.vocabSize, causal: true,
+    baseline(ids, position) {
+      const r = check(handle.interpForward(ids, 1, ids.length, interpRun({ traceLayers: allLayers(L), hiddenStates: true, logitsRow: position })));
+      return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z: traceContexts(r.traces), row: r.logits.data };
+    },
+    run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
+      return check(handle.interpForward(ids, b, t, interpRun({ startLayer, startResidual: residual, deltaLayer, attnDelta: delta, logitsRow: position }))).logits.data;
+    },
+    outProj: (l) => check(handle.readRows(names.outProj(l), 0, E)).data,
+  }, options);
+}
+
+/** model.patch for a TinyTransformer: its interpForward, out_proj from stateDict(). */
+export function tinyPatch(model, options) {
+  const handle = model._live();
+  const cfg = model.config;
+  const L = cfg.numLayers, E = cfg.dModel, H = cfg.numHeads;
+  const rowAt = (logits, b, t, position) => {
+    const V = cfg.vocabSize, out = new Float32Array(b * V);
+    for (let k = 0; k < b; k++) out.set(logits.subarray((k * t + position) * V, (k * t + position + 1) * V), k * V);
+    return out;
+  };
+  return runPatch({
+    L, H, E, d: E / H, vocab: cfg.vocabSize, causal: cfg.causal,
+    baseline(ids, position) {
+      const r = check(handle.interpForward(ids, 1, ids.length, interpRun({ traceLayers: allLayers(L), hiddenStates: true })));
+      return { resid: r.hiddenStates.map((t) => t.data), z: traceContexts(r.traces), row: rowAt(r.logits.data, 1, ids.length, position) };
+    },
+    run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
+      const r = check(handle.interpForward(ids, b, t, interpRun({ startLayer, startResidual: residual, deltaLayer, attnDelta: delta })));
+      return rowAt(r.logits.data, b, t, position);
+    },
+    outProj: (l) => model.stateDict()[`blocks.${l}.attn.out_proj.weight`].data,
+  }, options);
 }

@@ -6,7 +6,7 @@ import { NORM_KIND, POSITIONAL_KIND } from './constants.js';
 import { checkInt, checkOptions, checkSeed, describe } from './options.js';
 import { decodeSafetensors, encodeSafetensors } from './safetensors.js';
 import { Tensor, asBoolTensor, asFloatTensor, asIntTensor, fromCore } from './tensor.js';
-import { modelHeadScores, tinyLogitAttribution } from './interp.js';
+import { modelHeadScores, tinyLogitAttribution, tinyPatch } from './interp.js';
 
 const CONFIG_KEYS = ['vocabSize', 'maxLength', 'dModel', 'numHeads', 'numLayers', 'mlp', 'mlpHidden', 'positional',
   'norm', 'causal', 'seed', 'numKVHeads', 'window'];
@@ -186,6 +186,9 @@ export function tinyTransformerClass({ requireCore, checkInputBytes, Handle, new
 
     /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
     logitAttribution(ids, options = {}) { return tinyLogitAttribution(this, ids, options); }
+
+    /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */
+    patch(options = {}) { return tinyPatch(this, options); }
 
     /** Mean cross-entropy over the positions whose target is not -100. */
     loss(ids, targets) {

@@ -8,7 +8,7 @@ import { checkOptions, describe } from './options.js';
 import { layerList, idBatch, traceLayers } from './model.js';
 import { asBytes, checkEntries, readHeader } from './safetensors.js';
 import { Tensor, fromCore } from './tensor.js';
-import { modelHeadScores } from './interp.js';
+import { modelHeadScores, pretrainedLogitAttribution, pretrainedPatch } from './interp.js';
 import { coreConfig } from './pretrained-config.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
 import { chatTemplates, loadJinja, renderChatTemplate } from './chat-template.js';
@@ -164,6 +164,12 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
 
     /** { [kind]: Tensor (L, H) } head-type scores from this model's attention on `ids` (a batch of one); see interp.js. */
     headScores(ids, options = {}) { return modelHeadScores(this, ids, options); }
+
+    /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
+    logitAttribution(ids, options = {}) { return pretrainedLogitAttribution(this, ids, options); }
+
+    /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */
+    patch(options = {}) { return pretrainedPatch(this, options); }
 
     /** Token ids of `text` (Int32Array), with what the tokenizer's post-processor adds (e.g. a BOS token) unless addSpecialTokens is false. */
     encode(text, options = {}) {

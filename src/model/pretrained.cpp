@@ -103,6 +103,18 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
       return invalid("token id " + std::to_string(id) + " is outside [0, " + std::to_string(c.vocab_size) + ")");
   const std::int64_t n = static_cast<std::int64_t>(b) * t;
   const int e = c.hidden;
+  const bool from_residual = !o.start_residual.empty();
+  const std::size_t rows_e = static_cast<std::size_t>(n) * e;
+  if (from_residual || o.start_layer != 0 || o.delta_layer >= 0 || o.mlp_outputs || o.logits_row >= 0) {
+    if (caches) return invalid("the interpretability options run without KV caches");
+    if (o.start_layer < 0 || o.start_layer >= c.layers || (o.start_layer > 0 && !from_residual))
+      return invalid("start_layer must be in [0, layers) and needs start_residual");
+    if (from_residual && o.start_residual.size() != rows_e) return invalid("start_residual must be (B, T, hidden)");
+    if (from_residual && (o.logit_lens || o.hidden_states)) return invalid("a run from start_residual has no hidden states or logit lens");
+    if (o.delta_layer >= c.layers || (o.delta_layer >= 0 && (o.delta_layer < o.start_layer || o.attn_delta.size() != rows_e)))
+      return invalid("attn_delta must be (B, T, hidden) for a layer in [start_layer, layers)");
+    if (o.logits_row >= t) return invalid("logits_row must be in [0, T)");
+  }
   std::uint64_t need = static_cast<std::uint64_t>(n) * (6 * e + 2 * c.intermediate + c.vocab_size);
   need += static_cast<std::uint64_t>(o.attention_layers.size()) * b * c.heads * t * t;
   if (o.hidden_states) need += static_cast<std::uint64_t>(n) * e * (c.layers + 1);
@@ -112,7 +124,8 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   // 1. x (N, E) = the token embeddings (+ the learned positions, GPT-2)
   std::vector<float> x(static_cast<std::size_t>(n) * e), h(x.size()), out(x.size());
   std::vector<float> position(static_cast<std::size_t>(e));  // one row of wpe: (E)
-  for (std::int64_t r = 0; r < n; ++r) {
+  if (from_residual) x = o.start_residual;
+  for (std::int64_t r = 0; r < n && !from_residual; ++r) {
     embed_.widen_row(ids[static_cast<std::size_t>(r)], x.data() + r * e);
     if (c.arch != PretrainedArch::kGpt2) continue;
     positions_.widen_row(static_cast<int>(p0 + r % t), position.data());
@@ -122,7 +135,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   result.traces.assign(static_cast<std::size_t>(c.layers), Trace());
   result.hidden_states.clear();
   auto keep_hidden = [&](const std::vector<float>& v) {
-    if (o.hidden_states) result.hidden_states.emplace_back(Shape{b, t, e}, v);
+    if (o.hidden_states && !from_residual) result.hidden_states.emplace_back(Shape{b, t, e}, v);
   };
   const auto lens = [&](const std::vector<float>& stream) {  // the stream through the final norm and the head
     if (!o.logit_lens) return;
@@ -131,12 +144,15 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   };
   result.lens_ids.clear();
   result.lens_probs.clear();
-  keep_hidden(x);
-  lens(x);
+  result.mlp_outputs.clear();
+  if (!from_residual) {
+    keep_hidden(x);
+    lens(x);
+  }
   const auto wants = [](const std::vector<int>& list, int l) { return std::find(list.begin(), list.end(), l) != list.end(); };
   // 2. The blocks: x += attn(norm1(x)); x += mlp(norm2(x))  (post_norms: x += norm1(attn(x)); x += norm2(mlp(x)))
   const int xs = static_cast<int>(x.size());
-  for (int l = 0; l < c.layers; ++l) {
+  for (int l = o.start_layer; l < c.layers; ++l) {
     Layer& L = layers_[l];
     if (!c.post_norms) norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
     MhaForwardOptions mo;
@@ -150,19 +166,25 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     ATTN_RETURN_IF_ERROR(caches ? L.attn.forward_cached(query, (*caches)[l], mo, r, trace)
                                 : L.attn.forward(query, nullptr, nullptr, mo, r, trace));
     if (mo.need_weights) result.attention[l] = std::move(r.weights);
+    if (l == o.delta_layer) kernels::add_vec(xs, r.output.data.data(), o.attn_delta.data(), r.output.data.data());
+    const auto keep_mlp = [&] {
+      if (o.mlp_outputs) result.mlp_outputs.emplace_back(Shape{b, t, e}, out);
+    };
     if (c.post_norms) {
       norm(L.norm1_w, L.norm1_b, n, r.output.data.data(), h.data());
       kernels::add_vec(xs, x.data(), h.data(), x.data());
       mlp(L, n, x.data(), out.data());
+      keep_mlp();
       norm(L.norm2_w, L.norm2_b, n, out.data(), h.data());
       kernels::add_vec(xs, x.data(), h.data(), x.data());
     } else {
       kernels::add_vec(xs, x.data(), r.output.data.data(), x.data());
       norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
       mlp(L, n, h.data(), out.data());
+      keep_mlp();
       kernels::add_vec(xs, x.data(), out.data(), x.data());
     }
-    if (l + 1 < c.layers) {
+    if (l + 1 < c.layers && !from_residual) {
       keep_hidden(x);
       lens(x);
     }
@@ -170,8 +192,17 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   // 3. The final norm; logits (N, V) = x · W_headᵀ (the embedding when tied)
   norm(final_w_, final_b_, n, x.data(), h.data());
   keep_hidden(h);
-  result.logits = Tensor({b, t, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(n) * c.vocab_size));
-  (c.tie_embeddings ? embed_ : head_).linear(static_cast<int>(n), h.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
+  const WeightView& head = c.tie_embeddings ? embed_ : head_;
+  if (o.logits_row >= 0) {  // one position per sequence: (B, 1, V)
+    std::vector<float> picked(static_cast<std::size_t>(b) * e);
+    for (int i = 0; i < b; ++i)
+      std::copy_n(h.data() + (static_cast<std::size_t>(i) * t + o.logits_row) * e, e, picked.data() + static_cast<std::size_t>(i) * e);
+    result.logits = Tensor({b, 1, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(b) * c.vocab_size));
+    head.linear(b, picked.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
+  } else {
+    result.logits = Tensor({b, t, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(n) * c.vocab_size));
+    head.linear(static_cast<int>(n), h.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
+  }
   if (o.logit_lens) lens_row(n, h.data(), result);  // the last row: the model's own prediction
   ATTN_RETURN_IF_ERROR(check_computed(result.logits.data.data(), result.logits.data.size(), "the pretrained forward: the logits"));
   restore.done = true;

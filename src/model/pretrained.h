@@ -50,6 +50,18 @@ struct PretrainedForwardOptions {
   // The logit lens: each residual stream (the embeddings, then every block's output) through the
   // final norm and the head; its top token and that token's probability per position.
   bool logit_lens = false;
+  // Interpretability (issue #27; no caches). mlp_outputs: each block's MLP output (B, T, E), before
+  // OLMo 2's post-norm. start_residual (B, T, E), when not empty: the residual stream entering block
+  // start_layer (hidden state start_layer), the blocks before it and the embeddings not run.
+  // attn_delta (B, T, E), when delta_layer >= 0: added to that layer's attention output (after the
+  // output projection, before the residual add or OLMo 2's post-norm): a head's z patched is
+  // W_O[:, head] · Δz there. logits_row >= 0: the logits of that position only, (B, 1, V).
+  bool mlp_outputs = false;
+  int start_layer = 0;
+  std::vector<float> start_residual;
+  int delta_layer = -1;
+  std::vector<float> attn_delta;
+  int logits_row = -1;
 };
 
 struct PretrainedForwardResult {
@@ -59,6 +71,7 @@ struct PretrainedForwardResult {
   std::vector<Tensor> hidden_states;  // layers + 1 of (B, T, hidden), with options.hidden_states
   std::vector<std::int32_t> lens_ids;  // (layers + 1, B, T) with options.logit_lens; the last row is the model's own
   std::vector<float> lens_probs;       // (layers + 1, B, T)
+  std::vector<Tensor> mlp_outputs;     // layers of (B, T, E) with options.mlp_outputs
 };
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
@@ -96,6 +109,11 @@ class PretrainedModel {
   // new rows computed (decoding); without, the whole sequence from position 0.
   Status forward(int b, int t, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& options,
                  PretrainedForwardResult& result, std::vector<KvCache>* caches = nullptr);
+  // `count` rows from row `first` of a weight, float32, row-major, by Hugging Face's name (GPT-2
+  // without "transformer."): matrices as the model keeps them, (out, in) as nn.Linear (GPT-2's Conv1D
+  // weights transposed); a vector (norm weight, bias) is one row. INVALID_ARGUMENT for an unknown or
+  // unset name or rows out of range.
+  Status read_rows(const std::string& name, int first, int count, std::vector<float>& out) const;
   // One KV cache per layer for `batch` sequences of up to max_length tokens (≤ max_positions).
   Status create_caches(int max_length, int batch, std::vector<KvCache>& caches) const;
 

@@ -340,3 +340,54 @@ Status PretrainedModel::use_layer_vector(Layer& L, const std::string& r, const T
 }
 
 }  // namespace attn
+
+namespace attn {
+
+Status PretrainedModel::read_rows(const std::string& given, int first, int count, std::vector<float>& out) const {
+  const std::string name = canonical(given);
+  const auto known = set_.find(name);
+  if (known == set_.end()) return invalid("this model has no tensor \"" + given + "\"");
+  if (!known->second) return invalid("tensor \"" + given + "\" was never set");
+  const Shape* shape = nullptr;
+  for (const auto& [n, s] : expected_)
+    if (n == name) shape = &s;
+  const bool matrix = shape->size() == 2;
+  const int rows = matrix ? static_cast<int>((*shape)[0]) : 1;
+  const int cols = matrix ? static_cast<int>((*shape)[1]) : static_cast<int>((*shape)[0]);
+  if (first < 0 || count < 0 || first > rows || count > rows - first)
+    return invalid("rows [" + std::to_string(first) + ", " + std::to_string(first + count) + ") are outside tensor \"" + given +
+                   "\"'s " + std::to_string(rows) + " rows");
+  if (matrix) {
+    const WeightView w = stored_.at(name).view();  // GPT-2's Conv1D weights already transposed: (out, in)
+    out.assign(static_cast<std::size_t>(count) * w.cols, 0.0f);
+    for (int r = 0; r < count; ++r) w.widen_row(first + r, out.data() + static_cast<std::size_t>(r) * w.cols);
+    return Status::Ok();
+  }
+  // A vector: widened into its place by use().
+  Tensor v;
+  const bool gpt2 = config_.arch == PretrainedArch::kGpt2;
+  const bool post = config_.post_norms;
+  int l = 0;
+  std::string r;
+  if (name == "ln_f.weight" || name == "model.norm.weight") v = final_w_;
+  else if (name == "ln_f.bias") v = final_b_;
+  else if (split_layer(name, gpt2 ? "h." : "model.layers.", l, r)) {
+    const Layer& L = layers_[static_cast<std::size_t>(l)];
+    if (r == "ln_1.weight" || r == "input_layernorm.weight" || (post && r == "post_attention_layernorm.weight")) v = L.norm1_w;
+    else if (r == "ln_1.bias") v = L.norm1_b;
+    else if (r == "ln_2.weight" || r == "post_attention_layernorm.weight" || r == "post_feedforward_layernorm.weight") v = L.norm2_w;
+    else if (r == "ln_2.bias") v = L.norm2_b;
+    else if (r == "mlp.c_fc.bias") v = L.fc1_b;
+    else if (r == "mlp.c_proj.bias") v = L.fc2_b;
+    else if (r == "attn.c_proj.bias") ATTN_RETURN_IF_ERROR(L.attn.get_parameter("out_proj.bias", v));
+    else if (r == "attn.c_attn.bias") ATTN_RETURN_IF_ERROR(L.attn.get_parameter("in_proj_bias", v));
+    else return invalid("tensor \"" + given + "\" cannot be read back");
+  } else {
+    return invalid("tensor \"" + given + "\" cannot be read back");
+  }
+  if (static_cast<int>(v.data.size()) != cols) return invalid("tensor \"" + given + "\" cannot be read back");
+  out = v.data;
+  return Status::Ok();
+}
+
+}  // namespace attn

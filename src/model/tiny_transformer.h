@@ -70,12 +70,23 @@ struct TinyForwardOptions {
   // applied in every layer on top of the model's causal mask (it can only take keys away). For
   // exploring a trained model ("what if this token could not see that one"); training never uses it.
   const BoolTensor* mask = nullptr;
+  // Interpretability (issue #27). hidden_states: the stream entering each block, L of (B, T, d).
+  // start_residual (B, T, d), when not empty: the stream entering block start_layer, the embeddings
+  // and earlier blocks not run. attn_delta (B, T, d), when delta_layer >= 0: added to that layer's
+  // attention output (after out_proj, before the residual add / post LayerNorm): a head's z patched
+  // is W_O[:, head] · Δz there.
+  bool hidden_states = false;
+  int start_layer = 0;
+  std::vector<float> start_residual;
+  int delta_layer = -1;
+  std::vector<float> attn_delta;
 };
 
 struct TinyForwardResult {
   Tensor logits;                  // (B, T, V)
   std::vector<Tensor> attention;  // one per layer; empty Tensor for layers not requested
   std::vector<Trace> traces;      // one per layer; empty for layers not traced
+  std::vector<Tensor> hidden_states;  // with options.hidden_states: L of (B, T, d)
 };
 
 class TinyTransformer {

@@ -142,6 +142,8 @@ struct TinyPass {
       Trace* trace = o && wants(o->trace_layers) ? &result->traces[l] : nullptr;
       ATTN_RETURN_IF_ERROR(m.attn_[l].forward(query, nullptr, nullptr, options, r, trace));
       if (options.need_weights) result->attention[l] = std::move(r.weights);
+      if (o && o->delta_layer == l)
+        kernels::add_vec(static_cast<int>(r.output.data.size()), r.output.data.data(), o->attn_delta.data(), r.output.data.data());
     }
     out.swap(r.output.data);
     return Status::Ok();
@@ -167,9 +169,23 @@ struct TinyPass {
   // 1.–4. embeddings, layers, ln_f, head → logits (N, V)
   Status forward(std::vector<float>& logits, const TinyForwardOptions* o, TinyForwardResult* result) {
     m.sync_attention();
-    embed();
-    for (int l = 0; l < c.num_layers; ++l) {
+    const bool from_residual = o && !o->start_residual.empty();
+    if (o) {
+      const std::size_t rows_d = static_cast<std::size_t>(n) * d;
+      if (o->start_layer < 0 || o->start_layer >= c.num_layers || (o->start_layer > 0 && !from_residual))
+        return Status::Error(StatusCode::kInvalidArgument, "start_layer must be in [0, layers) and needs start_residual");
+      if (from_residual && o->start_residual.size() != rows_d)
+        return Status::Error(StatusCode::kInvalidArgument, "start_residual must be (B, T, d_model)");
+      if (o->delta_layer >= c.num_layers ||
+          (o->delta_layer >= 0 && (o->delta_layer < o->start_layer || o->attn_delta.size() != rows_d)))
+        return Status::Error(StatusCode::kInvalidArgument, "attn_delta must be (B, T, d_model) for a layer in [start_layer, layers)");
+    }
+    if (from_residual) x = o->start_residual;
+    else embed();
+    if (result) result->hidden_states.clear();
+    for (int l = o ? o->start_layer : 0; l < c.num_layers; ++l) {
       LayerState& L = layers[l];
+      if (o && o->hidden_states) result->hidden_states.emplace_back(Shape{ids.b, ids.t, d}, x);
       const bool norm = c.norm != NormKind::kNone;
       L.attn.ln = norm ? m.index_of(block(l) + "ln1.weight") : -1;
       ATTN_RETURN_IF_ERROR(unit_forward(L.attn, [&](std::vector<float>& u, std::vector<float>& out) {

@@ -117,6 +117,31 @@ class TinyModelHandle {
     return out;
   }
 
+  // Interpretability (#27): o: { traceLayers (int[]), hiddenStates, startLayer, startResidual
+  // (Float32Array (B, T, d) or null), deltaLayer (-1 none), attnDelta (Float32Array or null) } →
+  // { ok, logits, traces, hiddenStates } (TinyForwardOptions' patching options).
+  val interp_forward(val ids, int b, int t, val o) {
+    attn::TinyForwardOptions options;
+    options.trace_layers = ints_from_js(o["traceLayers"]);
+    options.hidden_states = o["hiddenStates"].as<bool>();
+    options.start_layer = o["startLayer"].as<int>();
+    if (!o["startResidual"].isNull()) options.start_residual = emscripten::convertJSArrayToNumberVector<float>(o["startResidual"]);
+    options.delta_layer = o["deltaLayer"].as<int>();
+    if (!o["attnDelta"].isNull()) options.attn_delta = emscripten::convertJSArrayToNumberVector<float>(o["attnDelta"]);
+    attn::TinyForwardResult r;
+    const attn::Status st = model_->forward(id_batch(ids, b, t), options, r);
+    val out = status_object(st);
+    if (!st.ok()) return out;
+    out.set("logits", tensor_object(r.logits));
+    val traces = val::array(), hidden = val::array();
+    for (std::size_t l = 0; l < r.traces.size(); ++l)
+      traces.set(l, r.traces[l].steps().empty() ? val::null() : trace_array(r.traces[l]));
+    for (std::size_t i = 0; i < r.hidden_states.size(); ++i) hidden.set(i, tensor_object(r.hidden_states[i]));
+    out.set("traces", traces);
+    out.set("hiddenStates", hidden);
+    return out;
+  }
+
   val loss(val ids, val targets, int b, int t) {
     float loss = 0.0f;
     const attn::Status st = model_->loss(id_batch(ids, b, t), id_batch(targets, b, t), loss);
@@ -240,6 +265,7 @@ EMSCRIPTEN_BINDINGS(attention_model) {
       .function("parameters", &TinyModelHandle::parameters)
       .function("setParameters", &TinyModelHandle::set_parameters)
       .function("forward", &TinyModelHandle::forward)
+      .function("interpForward", &TinyModelHandle::interp_forward)
       .function("loss", &TinyModelHandle::loss)
       .function("gradients", &TinyModelHandle::gradients);
   emscripten::class_<TrainerHandle>("TrainerHandle")

@@ -150,6 +150,44 @@ class PretrainedHandle {
     }
     return out;
   }
+  // Interpretability (#27): a forward without caches under PretrainedForwardOptions' patching options.
+  // o: { traceLayers (int[]), hiddenStates, mlpOutputs, startLayer, startResidual (Float32Array (B, T, E)
+  // or null), deltaLayer (-1 none), attnDelta (Float32Array or null), logitsRow (-1 all) } →
+  // { ok, logits, traces, hiddenStates, mlpOutputs }.
+  val interp_forward(val ids, int b, int t, val o) {
+    LimitScope scope(limit_);
+    attn::PretrainedForwardOptions p;
+    p.trace_layers = int_list(o["traceLayers"]);
+    p.hidden_states = o["hiddenStates"].as<bool>();
+    p.mlp_outputs = o["mlpOutputs"].as<bool>();
+    p.start_layer = o["startLayer"].as<int>();
+    if (!o["startResidual"].isNull()) p.start_residual = emscripten::convertJSArrayToNumberVector<float>(o["startResidual"]);
+    p.delta_layer = o["deltaLayer"].as<int>();
+    if (!o["attnDelta"].isNull()) p.attn_delta = emscripten::convertJSArrayToNumberVector<float>(o["attnDelta"]);
+    p.logits_row = o["logitsRow"].as<int>();
+    attn::PretrainedForwardResult r;
+    const attn::Status st = model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), p, r);
+    val out = status_object(st);
+    if (!st.ok()) return out;
+    out.set("logits", tensor_object(r.logits));
+    val traces = val::array(), hidden = val::array(), mlp = val::array();
+    for (std::size_t l = 0; l < r.traces.size(); ++l)
+      traces.set(l, r.traces[l].steps().empty() ? val::null() : trace_array(r.traces[l]));
+    for (std::size_t i = 0; i < r.hidden_states.size(); ++i) hidden.set(i, tensor_object(r.hidden_states[i]));
+    for (std::size_t i = 0; i < r.mlp_outputs.size(); ++i) mlp.set(i, tensor_object(r.mlp_outputs[i]));
+    out.set("traces", traces);
+    out.set("hiddenStates", hidden);
+    out.set("mlpOutputs", mlp);
+    return out;
+  }
+  // { ok, data: Float32Array (count · cols) } of a weight's rows (PretrainedModel::read_rows).
+  val read_rows(std::string name, int first, int count) const {
+    std::vector<float> rows;
+    const attn::Status st = model_.read_rows(name, first, count, rows);
+    val out = status_object(st);
+    if (st.ok()) out.set("data", float_array(rows));
+    return out;
+  }
 
  private:
   attn::PretrainedModel model_;
@@ -172,6 +210,8 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
       .function("memoryLimit", &PretrainedHandle::memory_limit)
       .function("missing", &PretrainedHandle::missing)
       .function("forward", &PretrainedHandle::forward)
+      .function("interpForward", &PretrainedHandle::interp_forward)
+      .function("readRows", &PretrainedHandle::read_rows)
       .function("createCaches", &PretrainedHandle::create_caches)
       .function("forwardCached", &PretrainedHandle::forward_cached)
       .function("dropCaches", &PretrainedHandle::drop_caches);

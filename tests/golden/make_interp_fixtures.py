@@ -258,6 +258,153 @@ def tiny_attribution(model, cfg, ids, position, token, against):
             "total": num(out["total"]), "logitDiff": num(diff)}
 
 
+# ---- activation patching (issue #27) ---------------------------------------------------------------
+# (clean, corrupted, position): the corrupted ids differ from the clean ones in one token k; the second
+# case leaves one position after `position` (whose patches must change nothing in a causal model).
+PATCH_CASES = [
+    ("k5_last", 5, None),
+    ("k4_pos6", 4, 6),
+]
+# The checkpoints whose patching references are written (expected_patch.json): every family.
+PATCH_MODELS = ["gpt2-tiny", "llama-tiny", "qwen2-tiny", "llama3-scaled-tiny", "llama-linear-tiny", "qwen3-tiny",
+                "mistral-tiny", "qwen2-sliding-tiny", "smollm3-tiny", "olmo2-tiny", "phi3-tiny"]
+
+
+def patch_reference(run, L, H, clean, corrupted, position):
+    """The patched logit differences of every component, each from a full float64 forward of the
+    corrupted ids with one activation replaced by the clean run's: run(ids, hooks) -> logits (1, T, V)
+    of the reference forward, hooks = {"resid": f(layer, h (1, T, E)), "z": f(layer, z (1, H, T, d))}.
+    token = the clean run's top token at `position`, against = the corrupted run's (its runner-up when
+    they agree). Positions after `position` are patched too (they must give the corrupted value)."""
+    T = len(clean)
+    kept = {"resid": {}, "z": {}}
+
+    def keep(kind):
+        def f(i, x):
+            kept[kind][i] = x.clone()
+            return x
+        return f
+
+    with torch.no_grad():
+        lc = run(clean, {"resid": keep("resid"), "z": keep("z")})[0, position]
+        lx = run(corrupted, None)[0, position]
+        token = int(lc.argmax())
+        order = torch.argsort(lx, descending=True)
+        against = int(order[0]) if int(order[0]) != token else int(order[1])
+
+        def ld(logits):
+            return float(logits[0, position, token] - logits[0, position, against])
+
+        def prob(logits):
+            return float(torch.softmax(logits[0, position], dim=-1)[token])
+
+        def replace(kind, layer, index):
+            def f(i, x):
+                if i != layer:
+                    return x
+                x = x.clone()
+                x[index] = kept[kind][layer][index]
+                return x
+            return f
+
+        head = np.zeros((L, H))
+        head_prob = np.zeros((L, H))
+        head_pos = np.zeros((L, H, T))
+        resid = np.zeros((L, T))
+        for l in range(L):
+            for h in range(H):
+                logits = run(corrupted, {"z": replace("z", l, (0, h))})
+                head[l, h], head_prob[l, h] = ld(logits), prob(logits)
+                for t in range(T):
+                    head_pos[l, h, t] = ld(run(corrupted, {"z": replace("z", l, (0, h, t))}))
+            for t in range(T):
+                resid[l, t] = ld(run(corrupted, {"resid": replace("resid", l, (0, t))}))
+        clean_ld, corrupted_ld = ld(lc[None, None].expand(1, position + 1, -1)), ld(lx[None, None].expand(1, position + 1, -1))
+        assert abs(clean_ld - corrupted_ld) > 1e-3, (clean_ld, corrupted_ld)
+        # invariants of the references themselves: block 0's residual at k gives the clean run, every
+        # other position of block 0 and every position after `position` the corrupted one
+        k = [i for i in range(T) if clean[i] != corrupted[i]][0]
+        assert abs(resid[0, k] - clean_ld) < 1e-9 and np.abs(np.delete(resid[0], k) - corrupted_ld).max() < 1e-9
+        assert np.abs(resid[:, position + 1:] - corrupted_ld).max(initial=0) < 1e-9
+        assert np.abs(head_pos[:, :, position + 1:] - corrupted_ld).max(initial=0) < 1e-9
+        return {"position": position, "token": token, "against": against,
+                "cleanDiff": num(clean_ld), "corruptedDiff": num(corrupted_ld),
+                "cleanProbability": num(prob(run(clean, None))), "corruptedProbability": num(prob(run(corrupted, None))),
+                "patched": {"head": tjson(head), "head-position": tjson(head_pos), "residual": tjson(resid)},
+                "patchedProbability": {"head": tjson(head_prob)}}
+
+
+def patch_cases(run, L, H, clean, vocab):
+    cases = []
+    for cname, k, position in PATCH_CASES:
+        corrupted = list(clean)
+        corrupted[k] = (clean[k] + 1 + vocab // 2) % vocab
+        pos = len(clean) - 1 if position is None else position
+        case = {"name": cname, "clean": clean, "corrupted": corrupted}
+        case.update(patch_reference(run, L, H, clean, corrupted, pos))
+        cases.append(case)
+    return cases
+
+
+def pretrained_patching(name):
+    folder = os.path.join(mp.OUT_DIR, name)
+    cfg = json.load(open(os.path.join(folder, "config.json")))
+    tensors, _ = mp.read_safetensors(open(os.path.join(folder, "model.safetensors"), "rb").read())
+    is_gpt2 = cfg["model_type"] == "gpt2"
+    strip = (lambda n: n[len("transformer."):] if n.startswith("transformer.") else n)
+    w64 = {strip(n): torch.from_numpy(arr.astype(np.float64)) for n, (dt, _, arr) in tensors.items() if dt == "F32"}
+    forward = mp.gpt2_forward if is_gpt2 else mp.llama_forward
+    L = cfg["n_layer"] if is_gpt2 else cfg["num_hidden_layers"]
+    H = cfg["n_head"] if is_gpt2 else cfg["num_attention_heads"]
+    V = cfg["vocab_size"]
+    clean = [7, 52, 19, 83, 40, 11, 66, 90]
+    plain = forward(w64, torch.tensor([clean]), cfg)["logits"]
+    # the hooks change nothing when they return their input
+    same = forward(w64, torch.tensor([clean]), cfg, {"resid": lambda i, h: h, "z": lambda i, z: z})["logits"]
+    assert torch.equal(plain, same)
+    cases = patch_cases(lambda ids, hooks: forward(w64, torch.tensor([ids]), cfg, hooks)["logits"], L, H, clean, V)
+    doc = {"source": "tests/golden/make_interp_fixtures.py", "model": name, "cases": cases}
+    path = os.path.join(folder, "expected_patch.json")
+    mp.write(path, emit(doc) + "\n")
+    print("  %s: %d patching cases -> %s" % (name, len(cases), os.path.relpath(path)))
+
+
+def tiny_hooked(model, cfg, ids, hooks):
+    """The float64 module's logits (1, T, V) with its attention recomputed from in_proj (each head's
+    z (1, H, T, d) through hooks["z"]) and hooks["resid"] on the stream entering each block (a
+    forward pre-hook)."""
+    hooks = hooks or {}
+    E, H = cfg.d_model, cfg.num_heads
+    d = E // H
+    saved, handles = [], []
+    for l, block in enumerate(model.blocks):
+        def attention(hh, blocked, l=l, block=block):
+            B, T = hh.shape[:2]
+            W, b = block.attn.in_proj_weight, block.attn.in_proj_bias
+            q, k, v = ((hh @ W[i * E:(i + 1) * E].T + b[i * E:(i + 1) * E]).view(B, T, H, d).transpose(1, 2) for i in range(3))
+            s = q @ k.transpose(-1, -2) / math.sqrt(d)
+            if blocked is not None:
+                s = s.masked_fill(blocked, float("-inf"))
+            z = torch.softmax(s, dim=-1) @ v
+            if "z" in hooks:
+                z = hooks["z"](l, z)
+            return z.transpose(1, 2).reshape(B, T, E) @ block.attn.out_proj.weight.T + block.attn.out_proj.bias
+        saved.append(block.__dict__.get("self_attention"))
+        block.self_attention = attention
+        if "resid" in hooks:
+            handles.append(block.register_forward_pre_hook(lambda mod, args, l=l: (hooks["resid"](l, args[0]), args[1])))
+    try:
+        return model(torch.tensor([ids]))
+    finally:
+        for handle in handles:
+            handle.remove()
+        for block, s in zip(model.blocks, saved):
+            if s is None:
+                del block.self_attention
+            else:
+                block.self_attention = s
+
+
 class Recorder:
     """Wraps a Block's self_attention to keep its per-head weights (B, H, T, T)."""
 
@@ -297,6 +444,10 @@ def tiny(name, cfg):
             case["attribution"] = [tiny_attribution(model, cfg, ids, len(ids) - 1, int(last[0]), int(last[1])),
                                    tiny_attribution(model, cfg, ids, mid, int(torch.argsort(logits[0, mid], descending=True)[1]), None)]
             cases.append(case)
+        clean = [1, 4, 6, 2, 7, 0, 1, 4]
+        plain = model(torch.tensor([clean]))
+        assert float((tiny_hooked(model, cfg, clean, None) - plain).abs().max()) < 1e-12
+        patching = patch_cases(lambda ids, hooks: tiny_hooked(model, cfg, ids, hooks), cfg.num_layers, cfg.num_heads, clean, cfg.vocab_size)
     conf = {"vocabSize": cfg.vocab_size, "maxLength": cfg.max_length, "dModel": cfg.d_model,
             "numHeads": cfg.num_heads, "numLayers": cfg.num_layers, "mlp": cfg.mlp, "mlpHidden": cfg.hidden(),
             "positional": cfg.positional, "norm": cfg.norm, "causal": cfg.causal}
@@ -304,13 +455,15 @@ def tiny(name, cfg):
     for n, t in sd32.items():  # '%.9g' round-trips float32
         back = np.array(weights[n]["data"], dtype=np.float32).reshape(t.shape)
         assert np.array_equal(back, t.numpy()), n
-    return {"name": name, "config": conf, "weights": weights, "cases": cases}
+    return {"name": name, "config": conf, "weights": weights, "cases": cases, "patching": patching}
 
 
 def main():
     torch.set_num_threads(1)
     for name in PRETRAINED_MODELS:
         pretrained(name)
+    for name in PATCH_MODELS:
+        pretrained_patching(name)
     out_dir = os.path.join(HERE, "interp")
     os.makedirs(out_dir, exist_ok=True)
     doc = {"source": "tests/golden/make_interp_fixtures.py", "kinds": KINDS,

@@ -455,9 +455,12 @@ def gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
 
 
-def gpt2_forward(w, ids, cfg):
+def gpt2_forward(w, ids, cfg, hooks=None):
     """transformers/models/gpt2/modeling_gpt2.py, GPT2LMHeadModel in eval mode (dropout off),
-    no cache, no attention_mask. w: names without the 'transformer.' prefix."""
+    no cache, no attention_mask. w: names without the 'transformer.' prefix. hooks (activation
+    patching, make_interp_fixtures.py): {"resid": f(i, h) -> h on the stream entering block i,
+    "z": f(i, z) -> z on the heads' z (B, H, T, d) before the output projection}."""
+    hooks = hooks or {}
     E, H, eps = cfg["n_embd"], cfg["n_head"], cfg["layer_norm_epsilon"]
     d = E // H
     B, T = ids.shape
@@ -467,6 +470,8 @@ def gpt2_forward(w, ids, cfg):
     causal = torch.tril(torch.ones(T, T, dtype=torch.bool))  # the attn.bias buffer's [:T, :T]
     for i in range(cfg["n_layer"]):
         p = "h.%d." % i
+        if "resid" in hooks:
+            h = hooks["resid"](i, h)
         hidden.append(h)                      # all_hidden_states += (hidden_states,) before the block
         # GPT2Block: residual + attn(ln_1(x)); residual + mlp(ln_2(x))
         x = torch.nn.functional.layer_norm(h, (E,), w[p + "ln_1.weight"], w[p + "ln_1.bias"], eps)
@@ -480,7 +485,8 @@ def gpt2_forward(w, ids, cfg):
         s = torch.where(causal, s, torch.tensor(torch.finfo(s.dtype).min, dtype=s.dtype))
         a = torch.softmax(s, dim=-1)
         attn.append(a)
-        o = (a @ v).permute(0, 2, 1, 3).reshape(B, T, E)  # _merge_heads
+        z = hooks["z"](i, a @ v) if "z" in hooks else a @ v
+        o = z.permute(0, 2, 1, 3).reshape(B, T, E)  # _merge_heads
         o = o @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
         h = h + o
         x = torch.nn.functional.layer_norm(h, (E,), w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
@@ -536,14 +542,16 @@ def rms_norm(x, weight, eps):
     return weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 
 
-def llama_forward(w, ids, cfg):
+def llama_forward(w, ids, cfg, hooks=None):
     """transformers/models/llama/modeling_llama.py LlamaForCausalLM (eager attention, no cache);
     Qwen2ForCausalLM (models/qwen2/modeling_qwen2.py) is the same plus q/k/v biases, and the
     issue-#25 families differ only where marked: Qwen3 (per-head q_norm/k_norm before RoPE),
     Mistral / Qwen2 sliding / Phi-3 (sliding_window_overlay: key j visible from query i iff
     i - w < j <= i), SmolLM3 (no RoPE where no_rope_layers[i] == 0), OLMo 2 (q_norm/k_norm over all
     heads; post_attention_layernorm / post_feedforward_layernorm on each sub-layer's output, no
-    pre-norms), Phi-3 (fused qkv_proj / gate_up_proj, RoPE on the first rotary_dim features)."""
+    pre-norms), Phi-3 (fused qkv_proj / gate_up_proj, RoPE on the first rotary_dim features).
+    hooks: as gpt2_forward's."""
+    hooks = hooks or {}
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
@@ -568,6 +576,8 @@ def llama_forward(w, ids, cfg):
 
     for i, window in enumerate(layer_windows(cfg)):
         p = "model.layers.%d." % i
+        if "resid" in hooks:
+            h = hooks["resid"](i, h)
         hidden.append(h)
         x = h if mt == "olmo2" else rms_norm(h, w[p + "input_layernorm.weight"], eps)
         if mt == "phi3":
@@ -589,7 +599,8 @@ def llama_forward(w, ids, cfg):
         s = (q @ k.transpose(2, 3)) * (d ** -0.5) + mask
         a = torch.softmax(s, dim=-1)
         attn.append(a)
-        o = lin((a @ v).transpose(1, 2).reshape(B, T, H * d), p + "self_attn.o_proj")
+        z = hooks["z"](i, a @ v) if "z" in hooks else a @ v
+        o = lin(z.transpose(1, 2).reshape(B, T, H * d), p + "self_attn.o_proj")
         if mt == "olmo2":
             h = h + rms_norm(o, w[p + "post_attention_layernorm.weight"], eps)
             x = h

@@ -295,3 +295,156 @@ describe('logitAttribution (TinyTransformer)', () => {
     model.dispose();
   });
 });
+
+// ---- PretrainedModel.logitAttribution and activation patching ----------------------------------------
+const CHECKPOINTS = ['gpt2-tiny', 'llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny', 'llama-linear-tiny', 'qwen3-tiny',
+  'mistral-tiny', 'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny'];
+const loadCheckpoint = (name) => {
+  const dir = new URL(`${name}/`, PRETRAINED);
+  return loadPretrained({ config: json(new URL('config.json', dir)), weights: readFileSync(new URL('model.safetensors', dir)) });
+};
+
+describe('logitAttribution (PretrainedModel): total = logitDiff for every architecture', () => {
+  for (const name of CHECKPOINTS) {
+    it(name, async () => {
+      const model = await loadCheckpoint(name);
+      const ids = [7, 52, 19, 83, 40, 11, 66, 90, 7, 52];
+      const logits = model.forward(ids, { attention: false }).logits;
+      for (const o of [{ token: 24, against: 95 }, { token: 3, position: 4 }, { token: 0, against: 1, position: 0 }]) {
+        const r = model.logitAttribution(ids, o);
+        assert.deepEqual(r.heads.shape, [model.numLayers, model.numHeads]);
+        assert.deepEqual(r.mlp.shape, [model.numLayers]);
+        const p = o.position ?? ids.length - 1;
+        const want = logits.get(0, p, o.token) - (o.against === undefined ? 0 : logits.get(0, p, o.against));
+        assert.ok(Math.abs(r.logitDiff - want) <= 1e-5 * Math.max(1, Math.abs(want)), `${name} ${JSON.stringify(o)}: logitDiff ${r.logitDiff} vs the forward's ${want}`);
+        // total is the sum of the parts (heads and mlp are float32: their rounding)
+        const parts = [r.embed, r.bias, ...r.heads.data, ...r.mlp.data];
+        const sum = parts.reduce((a, b) => a + b, 0), scale = parts.reduce((a, b) => a + Math.abs(b), 0);
+        assert.ok(Math.abs(sum - r.total) <= 1e-6 * Math.max(1, scale), `${name}: total ${r.total} is the sum of the parts ${sum}`);
+        assert.ok(Math.abs(r.total - r.logitDiff) <= 1e-5 * Math.max(1, Math.abs(r.logitDiff)), `${name} ${JSON.stringify(o)}: total ${r.total} vs logitDiff ${r.logitDiff}`);
+      }
+      refuses(() => model.logitAttribution(ids, { token: 1, against: 1 }), /both 1/);
+      refuses(() => model.logitAttribution(ids, { token: model.vocabSize }), /token/);
+      refuses(() => model.logitAttribution([ids, ids], { token: 1 }), /batch of one/);
+      model.dispose();
+    });
+  }
+});
+
+// LD_patched = corruptedDiff + ratio · (cleanDiff − corruptedDiff), each against the float64 reference.
+function checkPatched(got, want, c, what) {
+  const span = c.cleanDiff - c.corruptedDiff;
+  assertClose(Array.from(got.result.data, (r) => c.corruptedDiff + r * span), want.data, what, ATTR_TOL);
+}
+
+async function checkPatchCases(model, cases, what) {
+  for (const c of cases) {
+    const base = { clean: c.clean, corrupted: c.corrupted, position: c.position, token: c.token, against: c.against };
+    for (const component of ['head', 'head-position', 'residual']) {
+      const got = await model.patch({ ...base, component });
+      assert.deepEqual(got.result.shape, c.patched[component].shape, `${what} ${c.name} ${component} shape`);
+      assertClose([got.cleanDiff, got.corruptedDiff], [c.cleanDiff, c.corruptedDiff], `${what} ${c.name} LDs`, ATTR_TOL);
+      checkPatched(got, c.patched[component], got, `${what} ${c.name} ${component}`);
+      // positions after `position` never matter: exactly 0
+      const T = c.clean.length;
+      if (component !== 'head') {
+        for (let i = 0; i < got.result.data.length; i++) if (i % T > c.position) assert.equal(got.result.data[i], 0, `${what} ${c.name} ${component}[${i}]`);
+      }
+      if (component === 'residual') {  // block 0: exactly 1 at the token that differs, 0 elsewhere
+        const k = c.clean.findIndex((id, i) => id !== c.corrupted[i]);
+        for (let t = 0; t < T; t++) assert.equal(got.result.data[t], t === k ? 1 : 0, `${what} ${c.name} residual[0, ${t}]`);
+      }
+    }
+    const prob = await model.patch({ ...base, metric: 'probability' });
+    assertClose([prob.cleanDiff, prob.corruptedDiff], [c.cleanProbability, c.corruptedProbability], `${what} ${c.name} probabilities`, ATTR_TOL);
+    checkPatched(prob, c.patchedProbability.head, prob, `${what} ${c.name} head (probability)`);
+  }
+}
+
+describe('patch against float64 references (torch hooks: head z patched, residual patched)', () => {
+  for (const name of CHECKPOINTS) {
+    it(name, async () => {
+      const model = await loadCheckpoint(name);
+      await checkPatchCases(model, json(new URL(`${name}/expected_patch.json`, PRETRAINED)).cases, name);
+      model.dispose();
+    });
+  }
+  const tiny = json(new URL('../golden/interp/tiny_transformer.json', import.meta.url));
+  for (const m of tiny.models) {
+    it(`TinyTransformer ${m.name}`, async () => {
+      const model = new TinyTransformer(m.config);
+      model.loadStateDict(Object.fromEntries(Object.entries(m.weights).map(([n, t]) => [n, new Tensor(Float32Array.from(t.data), t.shape)])));
+      await checkPatchCases(model, m.patching, m.name);
+      model.dispose();
+    });
+  }
+});
+
+describe('patch: lists of pairs, progress, abort, refusals', () => {
+  const clean = [7, 52, 19, 83, 40, 11, 66, 90], corrupted = [7, 52, 19, 83, 40, 60, 66, 90];
+  const clean2 = [9, 52, 19, 83, 40, 11, 66, 90], corrupted2 = [9, 52, 19, 83, 40, 12, 66, 90];
+  const o = { token: 24, against: 95 };
+
+  it('a list of pairs averages each entry; cleanDiff and corruptedDiff are then per pair', async () => {
+    const model = await loadCheckpoint('gpt2-tiny');
+    for (const component of ['head', 'head-position', 'residual']) {
+      const a = await model.patch({ clean, corrupted, component, ...o });
+      const b = await model.patch({ clean: clean2, corrupted: corrupted2, component, ...o });
+      const both = await model.patch({ clean: [clean, clean2], corrupted: [corrupted, corrupted2], component, ...o });
+      assert.deepEqual(both.cleanDiff, [a.cleanDiff, b.cleanDiff]);
+      assert.deepEqual(both.corruptedDiff, [a.corruptedDiff, b.corruptedDiff]);
+      assertClose(both.result.data, Array.from(a.result.data, (v, i) => (v + b.result.data[i]) / 2), `${component} mean`, 1e-6);
+      // a (B, T) batch is a list of B pairs
+      const batch = await model.patch({ clean: new Tensor(Int32Array.from([...clean, ...clean2]), [2, 8]), corrupted: [corrupted, corrupted2], component, ...o });
+      assert.deepEqual(batch.result.data, both.result.data);
+    }
+    model.dispose();
+  });
+
+  it('onProgress counts every patched run; an aborted signal rejects with its reason and the model stays usable', async () => {
+    for (const make of [() => loadCheckpoint('llama-tiny'), () => new TinyTransformer({ vocabSize: 9, maxLength: 12, dModel: 8, numHeads: 2, numLayers: 2, seed: 3 })]) {
+      const model = await make();
+      const V = model.vocabSize ?? model.config.vocabSize;
+      const c = clean.map((id) => id % V), x = corrupted.map((id) => id % V);
+      const opts = { clean: c, corrupted: x, token: 1, against: 2, component: 'head-position' };
+      const calls = [];
+      const before = await model.patch({ ...opts, onProgress: (done, total) => calls.push([done, total]) });
+      const L = model.numLayers ?? model.config.numLayers, H = model.numHeads ?? model.config.numHeads;
+      assert.deepEqual(calls.at(-1), [L * H * 8, L * H * 8]);
+      assert.ok(calls.every(([d], i) => i === 0 || d > calls[i - 1][0]));
+      const ac = new AbortController();
+      const reason = new Error('stop here');
+      await assert.rejects(model.patch({ ...opts, signal: ac.signal, onProgress: (done) => { if (done >= 8) ac.abort(reason); } }), (e) => e === reason);
+      const pre = new AbortController();
+      pre.abort();
+      await assert.rejects(model.patch({ ...opts, signal: pre.signal }), (e) => e.name === 'AbortError');
+      const after = await model.patch(opts);
+      assert.deepEqual(after.result.data, before.result.data);
+      model.dispose();
+    }
+  });
+
+  it('refuses ids of different lengths, runs with nothing to explain, bad options; nothing runs and the model stays usable', async () => {
+    const model = await loadCheckpoint('qwen2-tiny');
+    const before = await model.patch({ clean, corrupted, ...o, component: 'residual' });
+    const rejects = (opts, pattern) => assert.rejects(model.patch(opts), (e) => code('INVALID_ARGUMENT')(e) && pattern.test(e.message));
+    await rejects({ clean, corrupted: corrupted.slice(1), ...o }, /one length/);
+    await rejects({ clean: [clean, clean2], corrupted: [corrupted], ...o }, /2 clean runs but 1/);
+    await rejects({ clean, corrupted: clean, ...o }, /nothing to explain/);
+    await rejects({ clean, corrupted, token: 3, against: 3 }, /both 3/);
+    await rejects({ clean, corrupted, token: model.vocabSize }, /token/);
+    await rejects({ clean, corrupted, ...o, position: 8 }, /position must be an integer in \[0, 8\)/);
+    await rejects({ clean, corrupted, ...o, position: -1 }, /position/);
+    await rejects({ clean, corrupted, ...o, component: 'mlp' }, /component/);
+    await rejects({ clean, corrupted, ...o, metric: 'kl' }, /metric/);
+    await rejects({ clean, corrupted, ...o, layer: 1 }, /'layer'/);
+    await rejects({ clean, corrupted, ...o, onProgress: 3 }, /onProgress/);
+    await rejects({ clean, corrupted, ...o, signal: {} }, /signal/);
+    await rejects({ clean }, /clean and corrupted/);
+    // a position before the differing token: nothing to explain
+    await rejects({ clean, corrupted, ...o, position: 3 }, /nothing to explain/);
+    const after = await model.patch({ clean, corrupted, ...o, component: 'residual' });
+    assert.deepEqual(after.result.data, before.result.data);
+    model.dispose();
+  });
+});
