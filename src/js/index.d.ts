@@ -511,6 +511,21 @@ export class TinyTransformer {
   readonly config: Readonly<Required<TinyTransformerConfig>>;
   /** Σ numel of the parameters. */
   readonly parameterCount: number;
+  /** The same names as {@link PretrainedModel}'s (config.numLayers …, read from the config). */
+  readonly numLayers: number;
+  readonly numHeads: number;
+  readonly numKVHeads: number;
+  /** dModel / numHeads. */
+  readonly headDim: number;
+  /** = dModel. */
+  readonly hiddenSize: number;
+  readonly vocabSize: number;
+  /** = maxLength: the longest input. */
+  readonly maxPositions: number;
+  /** Alias of hiddenSize (config.dModel). */
+  readonly dModel: number;
+  /** Alias of maxPositions (config.maxLength). */
+  readonly maxLength: number;
   forward(ids: IdsLike, options?: TinyForwardOptions): TinyForwardResult;
   /** Mean cross-entropy over positions whose target is not −100 (PyTorch's ignore_index). */
   loss(ids: IdsLike, targets: IdsLike): number;

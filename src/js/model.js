@@ -158,6 +158,17 @@ export function tinyTransformerClass({ requireCore, checkInputBytes, Handle, new
     /** Σ numel of the parameters. */
     get parameterCount() { return this._parameterCount; }
 
+    // The names PretrainedModel uses (a page asks either model the same way); dModel and maxLength stay.
+    get numLayers() { return this.config.numLayers; }
+    get numHeads() { return this.config.numHeads; }
+    get numKVHeads() { return this.config.numKVHeads; }
+    get headDim() { return this.config.dModel / this.config.numHeads; }
+    get hiddenSize() { return this.config.dModel; }
+    get vocabSize() { return this.config.vocabSize; }
+    get maxPositions() { return this.config.maxLength; }
+    get dModel() { return this.config.dModel; }
+    get maxLength() { return this.config.maxLength; }
+
     /**
      * { logits (B, T, V), attention: (Tensor (B, H, T, T) | null)[], trace?: (TraceStep[] | null)[] }.
      * `mask` (boolean, true = may attend; (T, T) or per head (B·H, T, T)) is applied in every layer on

@@ -179,6 +179,15 @@ describe('forward options', () => {
 });
 
 describe('parameters and config', () => {
+  it('the shape names PretrainedModel has (numLayers … maxPositions), dModel and maxLength as aliases', () => {
+    const model = new TinyTransformer({ vocabSize: 7, maxLength: 5, dModel: 12, numHeads: 4, numKVHeads: 2, numLayers: 3 });
+    const names = ['numLayers', 'numHeads', 'numKVHeads', 'headDim', 'hiddenSize', 'vocabSize', 'maxPositions', 'dModel', 'maxLength'];
+    assert.deepEqual(Object.fromEntries(names.map((n) => [n, model[n]])),
+      { numLayers: 3, numHeads: 4, numKVHeads: 2, headDim: 3, hiddenSize: 12, vocabSize: 7, maxPositions: 5, dModel: 12, maxLength: 5 });
+    assert.throws(() => { 'use strict'; model.numLayers = 9; }, TypeError, 'read-only');
+    model.dispose();
+  });
+
   it('config has every default; parameterCount is Σ numel; stateDict round-trips exactly', () => {
     const model = new TinyTransformer({ vocabSize: 5, maxLength: 4, dModel: 8, numHeads: 2 });
     assert.deepEqual(model.config, {
