@@ -36,7 +36,7 @@ const MIME = {
 
 /**
  * The Content-Security-Policy sent with every response: the strict policy the library and its pages
- * must run under (README, "Content-Security-Policy"). WebAssembly compilation needs
+ * must run under (docs/security.md, "Content-Security-Policy"). WebAssembly compilation needs
  * 'wasm-unsafe-eval'; no string evaluation ('unsafe-eval') and no inline script. Inline styles stay
  * allowed (KaTeX and the widgets set style attributes). No worker exists yet; one would add
  * `worker-src 'self' blob:`.

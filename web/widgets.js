@@ -1,12 +1,6 @@
 // attention-wasm widgets: one <script type="module" src=".../web/widgets.js"> and a tag is all a page
-// needs. Every widget on a page shares this one import of the library and one wasm instance.
-//
-//   <attention-steps>               the step-by-step walkthrough of one multi-head attention pass
-//   <attention-heatmap>             attention weights: one head, the mean, or all heads
-//   <positional-encoding-heatmap>   the sinusoidal encoding, positions × dimensions, with curves
-//   <mask-editor>                   padding / causal / custom masks and the renormalised softmax
-//   <attention-trainer>             trains a TinyTransformer in a Web Worker and shows its heads form
-//   <attention-model-view>          every layer × head of a TinyTransformer; click one for its steps
+// needs. Every widget on a page shares this one import of the library and one wasm instance. The
+// elements are the ELEMENTS table below (docs/widgets.md has each one's attributes and events).
 //
 // The module also exports the helpers the demo and tutorial pages build on.
 import * as attn from '../src/js/index.js';
@@ -18,13 +12,32 @@ import { MaskEditor } from './widgets/mask-editor.js';
 import { AttentionTrainer } from './widgets/attention-trainer.js';
 import { AttentionModelView } from './widgets/attention-model-view.js';
 
-const ELEMENTS = {
+import { QueryExplorer } from './widgets/query-explorer.js';
+import { VarianceExperiment } from './widgets/variance-experiment.js';
+import { SoftmaxPlayground } from './widgets/softmax-playground.js';
+import { MaskFillCompare } from './widgets/mask-fill-compare.js';
+import { RopeExplorer } from './widgets/rope-explorer.js';
+import { AlibiBias } from './widgets/alibi-bias.js';
+import { GqaHeads } from './widgets/gqa-heads.js';
+import { KvCacheStepper } from './widgets/kv-cache-stepper.js';
+
+// Every element, registered here and only here (a widget file defines its class, never its tag).
+// README.md and docs/widgets.md list exactly these names (tests/js/docs.test.mjs).
+export const ELEMENTS = {
   'attention-steps': AttentionSteps,
   'attention-heatmap': AttentionHeatmap,
   'positional-encoding-heatmap': PositionalEncodingHeatmap,
   'mask-editor': MaskEditor,
   'attention-trainer': AttentionTrainer,
   'attention-model-view': AttentionModelView,
+  'query-explorer': QueryExplorer,
+  'variance-experiment': VarianceExperiment,
+  'softmax-playground': SoftmaxPlayground,
+  'mask-fill-compare': MaskFillCompare,
+  'rope-explorer': RopeExplorer,
+  'alibi-bias': AlibiBias,
+  'gqa-heads': GqaHeads,
+  'kv-cache-stepper': KvCacheStepper,
 };
 for (const [name, cls] of Object.entries(ELEMENTS)) {
   if (!customElements.get(name)) customElements.define(name, cls);
@@ -45,22 +58,23 @@ export { matrixToCSV, download } from './widgets/export.js';
 export { formatNumber, exactNumber } from './widgets/draw-util.js';
 export { loadKatex } from './widgets/runtime.js';
 
-// The tutorial's widgets (web/tutorial.html); each file registers its own element.
+// The tutorial's widgets (web/tutorial.html).
 //   <query-explorer>        one query against a few keys: drag it and watch the weights move
 //   <variance-experiment>   Var(q·k) against d_k, with and without the 1/√d_k scaling
 //   <softmax-playground>    softmax of editable logits, and how it saturates as they grow
 //   <mask-fill-compare>     a fully masked row: −∞ (this library: zeros) versus a −1e9 fill (uniform)
-export { QueryExplorer } from './widgets/query-explorer.js';
-export { VarianceExperiment, measureDotProductVariance } from './widgets/variance-experiment.js';
-export { SoftmaxPlayground } from './widgets/softmax-playground.js';
-export { MaskFillCompare } from './widgets/mask-fill-compare.js';
+export { QueryExplorer };
+export { VarianceExperiment };
+export { measureDotProductVariance } from './widgets/variance-experiment.js';
+export { SoftmaxPlayground };
+export { MaskFillCompare };
 
-// Attention in today's models (issue #15); each file registers its own element.
+// Attention in today's models (issue #15).
 //   <rope-explorer>   rotary embeddings: a pair rotating with position, q·k against the relative offset
 //   <alibi-bias>      ALiBi: each head's linear distance bias and the weights it gives
 //   <gqa-heads>       grouped-query attention: which query heads share a key/value head, their weights
 //   <kv-cache-stepper> decoding one token at a time with a real KV cache, checked against a full forward
-export { RopeExplorer } from './widgets/rope-explorer.js';
-export { AlibiBias } from './widgets/alibi-bias.js';
-export { GqaHeads } from './widgets/gqa-heads.js';
-export { KvCacheStepper } from './widgets/kv-cache-stepper.js';
+export { RopeExplorer };
+export { AlibiBias };
+export { GqaHeads };
+export { KvCacheStepper };

@@ -1,5 +1,5 @@
 // The package as a bundled app uses it: `npm pack`, installed into a temp app (tests/bundler/app),
-// built with Vite (the current major, Rolldown inside) and with esbuild (the README's recipe: copy
+// built with Vite (the current major, Rolldown inside) and with esbuild (docs/bundlers.md's recipe: copy
 // the two .wasm files and KaTeX's fonts, pass `wasmBaseUrl`), each output served alone under the
 // strict Content-Security-Policy and loaded in Chromium: init() picks a build (and the SIMD128 one
 // when asked), a forward matches a float64 reference, the widgets draw (KaTeX formula included; under
@@ -135,7 +135,7 @@ describe('Vite 8 (Rolldown)', () => {
   it('runs the SIMD128 build when asked (the file Safari and older Firefox load)', async () => checkApp(await loadApp(out, 'simd128'), /simd128/));
 });
 
-describe('esbuild (README recipe: copy the .wasm files and fonts, init({ wasmBaseUrl }))', () => {
+describe('esbuild (docs/bundlers.md recipe: copy the .wasm files and fonts, init({ wasmBaseUrl }))', () => {
   let out;
   before(async () => {
     out = join(app, 'dist-esbuild');
@@ -145,7 +145,7 @@ describe('esbuild (README recipe: copy the .wasm files and fonts, init({ wasmBas
     for (const f of ['attention_core.wasm', 'attention_core_relaxed.wasm']) cpSync(join(pkg, 'dist', f), join(out, f));
     cpSync(join(pkg, 'web', 'vendor', 'katex', 'fonts'), join(out, 'fonts'), { recursive: true });
     mkdirSync(out, { recursive: true });
-    // esbuild does not bundle Web Workers (new Worker(new URL(…))): the trainer is left out (README).
+    // esbuild does not bundle Web Workers (new Worker(new URL(…))): the trainer is left out (docs/bundlers.md).
     writeFileSync(join(out, 'index.html'), readFileSync(join(app, 'index.html'), 'utf8').replace('./main.js', './main-esbuild.js')
       .replace(/\s*<attention-trainer[^>]*><\/attention-trainer>/, ''));
   });

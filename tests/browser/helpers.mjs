@@ -12,7 +12,7 @@ import { CSP, startServer } from '../../scripts/serve.mjs';
 export { CSP };
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** Screenshots land here (the README points at this folder). */
+/** Screenshots land here (docs/demo.md points at this folder). */
 export const SHOTS = join(ROOT, 'test-results', 'screenshots');
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',

@@ -16,7 +16,7 @@ const RELAXED_WASM = dist('attention_core_relaxed.wasm');
 const MJS = dist('attention_core.mjs');
 
 /**
- * Size limits (README reports the real numbers). Attention alone fit 150 KB / 60 KB; the gradients,
+ * Size limits (docs/performance.md and README report the real numbers). Attention alone fit 150 KB / 60 KB; the gradients,
  * TinyTransformer, AdamW, the toy tasks and their bindings (training, issue #13) add ~100 KB /
  * ~42 KB, so the limits rose to what training needs, with a little headroom. Today's attention
  * (issue #15: positions, windows, ALiBi, grouped-query heads, RoPE, the KV cache) and pretrained

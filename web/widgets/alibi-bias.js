@@ -197,4 +197,3 @@ function slopeText(m) {
 
 function toSubscript(n) { return String(n).replace(/\d/g, (d) => '₀₁₂₃₄₅₆₇₈₉'[d]); }
 
-if (!customElements.get('alibi-bias')) customElements.define('alibi-bias', AlibiBias);

@@ -190,4 +190,3 @@ export class GqaHeads extends AwElement {
   }
 }
 
-if (!customElements.get('gqa-heads')) customElements.define('gqa-heads', GqaHeads);

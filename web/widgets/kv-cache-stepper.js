@@ -367,4 +367,3 @@ export class KvCacheStepper extends AwElement {
   }
 }
 
-if (!customElements.get('kv-cache-stepper')) customElements.define('kv-cache-stepper', KvCacheStepper);

@@ -213,4 +213,3 @@ export class MaskFillCompare extends AwElement {
   }
 }
 
-if (!customElements.get('mask-fill-compare')) customElements.define('mask-fill-compare', MaskFillCompare);

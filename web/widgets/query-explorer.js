@@ -307,4 +307,3 @@ export class QueryExplorer extends AwElement {
   }
 }
 
-if (!customElements.get('query-explorer')) customElements.define('query-explorer', QueryExplorer);

@@ -307,4 +307,3 @@ function arrow(ctx, [x0, y0], [x1, y1], color, width, dashed) {
   ctx.closePath(); ctx.fill();
 }
 
-if (!customElements.get('rope-explorer')) customElements.define('rope-explorer', RopeExplorer);

@@ -188,4 +188,3 @@ function toSubscript(n) {
   return String(n).replace(/\d/g, (d) => '₀₁₂₃₄₅₆₇₈₉'[d]);
 }
 
-if (!customElements.get('softmax-playground')) customElements.define('softmax-playground', SoftmaxPlayground);

@@ -203,4 +203,3 @@ export class VarianceExperiment extends AwElement {
   pngCanvas() { return composeCanvases([{ canvas: this._canvas, x: 0, y: 0 }], themeOf(this).bgSolid); }
 }
 
-if (!customElements.get('variance-experiment')) customElements.define('variance-experiment', VarianceExperiment);
