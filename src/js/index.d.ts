@@ -559,6 +559,13 @@ export class TinyTransformer {
    */
   logitAttribution(ids: IdsLike, options: LogitAttributionOptions): LogitAttribution;
   /**
+   * Activation patching: the corrupted run with one activation (a head's z, or the residual stream
+   * entering a block at one position) taken from the clean run, for every such activation. See
+   * {@link PatchOptions} and {@link PatchResult}. Rejects with `signal.reason` when aborted (the model
+   * stays usable); bad options are `INVALID_ARGUMENT` before anything runs.
+   */
+  patch(options: PatchOptions): Promise<PatchResult>;
+  /**
    * The weights as a safetensors file: F32 little-endian tensors by state-dict name, and
    * `__metadata__` `{ format: 'attention-wasm/tiny-transformer', config: JSON.stringify(config) }`.
    */
@@ -633,6 +640,51 @@ export interface LogitAttribution {
   total: number;
   /** logits[position, token] − logits[position, against] (or the logit alone) of the real forward. */
   logitDiff: number;
+}
+
+/** What {@link PatchOptions.component} patches; the unit is the query head. */
+export type PatchComponent = 'head' | 'head-position' | 'residual';
+
+export interface PatchOptions {
+  /**
+   * The clean ids: (T), (1, T), a (B, T) batch or an array of ids (B pairs); every run of one length.
+   * With several pairs each entry of `result` is the mean over the pairs.
+   */
+  clean: IdsLike | IdsLike[];
+  /** The corrupted ids, as many runs as `clean`, of the same length. */
+  corrupted: IdsLike | IdsLike[];
+  /** The query position, in [0, T) (default T − 1). */
+  position?: number;
+  /** The token whose logit (or probability) is measured, in [0, vocab). */
+  token: number;
+  /** The alternative: LD = logits[position, token] − logits[position, against]; without it, the logit alone. */
+  against?: number;
+  /**
+   * `'head'` (default): result (numLayers, numHeads), head h's z (before the output projection) at every position;
+   * `'head-position'`: (numLayers, numHeads, T), at position t only;
+   * `'residual'`: (numLayers, T), the residual stream entering block l (hidden state l) at position t.
+   */
+  component?: PatchComponent;
+  /** `'logit-diff'` (default) or `'probability'`: softmax(logits[position])[token] instead of LD. */
+  metric?: 'logit-diff' | 'probability';
+  /** Called after each batch of patched runs with (runs done, runs in all). */
+  onProgress?: (done: number, total: number) => void;
+  /** Aborting rejects the promise with `signal.reason` (an `AbortError` by default) between batches. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Each entry of `result` is (M_patched − M_corrupted) / (M_clean − M_corrupted), M the metric at
+ * `position` (1: the activation carries the whole difference; 0: nothing). A pair whose clean and
+ * corrupted M differ by less than 1e-6·max(1, |M_clean|) is `INVALID_ARGUMENT` (nothing to explain).
+ * In causal models positions after `position` are not run: their entries are 0.
+ */
+export interface PatchResult {
+  result: Tensor;
+  /** M of the clean run (one number; an array of one per pair when a list of pairs was given). */
+  cleanDiff: number | number[];
+  /** M of the corrupted run (likewise). */
+  corruptedDiff: number | number[];
 }
 
 export function attentionRollout(attentions: ReadonlyArray<TensorLike | null>, options?: AttentionRolloutOptions): Tensor;
@@ -826,6 +878,14 @@ export class PretrainedModel {
    * {@link TinyTransformer.headScores}: Tensor (numLayers, numHeads) per kind, query heads (grouped-query models too).
    */
   headScores(ids: IdsLike, options?: HeadScoresOptions): HeadScores;
+  /**
+   * Direct logit attribution (a batch of one), as {@link TinyTransformer.logitAttribution}, for every
+   * supported architecture: LayerNorm (GPT-2) or RMSNorm frozen at its actual input, OLMo 2's
+   * post-norms frozen at their branch's output. See {@link LogitAttribution}.
+   */
+  logitAttribution(ids: IdsLike, options: LogitAttributionOptions): LogitAttribution;
+  /** Activation patching, as {@link TinyTransformer.patch}. */
+  patch(options: PatchOptions): Promise<PatchResult>;
   /**
    * Only the `maxNewTokens` new ids (B, maxNewTokens), int32, greedy at temperature 0 (default), else
    * sampled: temperature, then the topK likeliest (0 = all), then the smallest set whose probability

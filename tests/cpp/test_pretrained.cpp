@@ -265,3 +265,91 @@ TEST_CASE("pretrained loading: a non-finite value or a tensor past the memory li
   REQUIRE(reserve.code == attn::StatusCode::kTooLarge);
   REQUIRE(m.reserve(bytes).ok());
 }
+
+TEST_CASE("pretrained interpretability options: a run from a hidden state, attn_delta, logits_row, read_rows", "[pretrained][interp]") {
+  for (const bool post : {false, true}) {
+    for (const auto arch : {attn::PretrainedArch::kGpt2, attn::PretrainedArch::kLlama}) {
+      if (post && arch == attn::PretrainedArch::kGpt2) continue;
+      attn::PretrainedConfig c = tiny(arch);
+      c.post_norms = post;  // OLMo 2's placement
+      attn::PretrainedModel m;
+      REQUIRE(attn::PretrainedModel::create(c, m).ok());
+      fill(m, 9);
+      const std::vector<std::int32_t> ids = {1, 2, 3, 4, 5, 6, 7, 8};
+      attn::PretrainedForwardOptions o;
+      o.hidden_states = true;
+      o.mlp_outputs = true;
+      attn::PretrainedForwardResult full;
+      REQUIRE(m.forward(2, 4, ids, o, full).ok());
+      REQUIRE(full.mlp_outputs.size() == 2);
+      REQUIRE(full.mlp_outputs[1].shape == attn::Shape{2, 4, 8});
+      for (int l = 0; l < c.layers; ++l) {
+        // the stream entering block l given back: the same logits, bit for bit; a zero delta changes nothing
+        attn::PretrainedForwardOptions from;
+        from.start_layer = l;
+        from.start_residual = full.hidden_states[l].data;
+        from.delta_layer = l;
+        from.attn_delta.assign(64, 0.0f);
+        attn::PretrainedForwardResult r;
+        REQUIRE(m.forward(2, 4, ids, from, r).ok());
+        REQUIRE(r.logits.data == full.logits.data);
+        from.logits_row = 2;  // one position's logits: (B, 1, V), the same values
+        REQUIRE(m.forward(2, 4, ids, from, r).ok());
+        REQUIRE(r.logits.shape == attn::Shape{2, 1, 11});
+        for (int b = 0; b < 2; ++b)
+          for (int v = 0; v < 11; ++v) REQUIRE(r.logits.data[b * 11 + v] == full.logits.data[(b * 4 + 2) * 11 + v]);
+        // a delta at one row changes only that row and the rows after it
+        from.logits_row = -1;
+        from.attn_delta[(0 * 4 + 1) * 8 + 3] = 0.5f;
+        REQUIRE(m.forward(2, 4, ids, from, r).ok());
+        for (int v = 0; v < 11; ++v) REQUIRE(r.logits.data[v] == full.logits.data[v]);
+        REQUIRE(r.logits.data[11] != full.logits.data[11]);
+        for (int i = 44; i < 88; ++i) REQUIRE(r.logits.data[i] == full.logits.data[i]);  // the other sequence
+      }
+      // refusals
+      attn::PretrainedForwardResult r;
+      attn::PretrainedForwardOptions bad;
+      bad.start_layer = 1;  // without start_residual
+      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
+      bad.start_residual.assign(63, 0.0f);
+      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
+      bad.start_residual.assign(64, 0.0f);
+      bad.start_layer = 2;
+      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
+      bad.start_layer = 1;
+      bad.delta_layer = 0;  // before start_layer
+      bad.attn_delta.assign(64, 0.0f);
+      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
+      bad.delta_layer = -1;
+      bad.logits_row = 4;
+      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
+      bad.logits_row = -1;
+      bad.hidden_states = true;
+      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
+      std::vector<attn::KvCache> caches;
+      REQUIRE(m.create_caches(6, 2, caches).ok());
+      attn::PretrainedForwardOptions lens;
+      lens.logits_row = 0;
+      REQUIRE(m.forward(2, 4, ids, lens, r, &caches).code == attn::StatusCode::kInvalidArgument);
+    }
+  }
+  // read_rows: rows as the model keeps them (GPT-2's Conv1D transposed), vectors as one row
+  attn::PretrainedModel m;
+  REQUIRE(attn::PretrainedModel::create(tiny(attn::PretrainedArch::kGpt2), m).ok());
+  fill(m, 3);
+  const attn::Tensor proj = testutil::random_tensor({8, 8}, 77, 0.3f);  // (in, out) as the file stores it
+  REQUIRE(m.set_tensor("h.1.attn.c_proj.weight", proj).ok());
+  std::vector<float> rows;
+  REQUIRE(m.read_rows("h.1.attn.c_proj.weight", 2, 3, rows).ok());
+  REQUIRE(rows.size() == 24);
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 8; ++k) REQUIRE(rows[r * 8 + k] == proj.data[k * 8 + (2 + r)]);
+  const attn::Tensor bias = testutil::random_tensor({8}, 78, 0.3f);
+  REQUIRE(m.set_tensor("ln_f.bias", bias).ok());
+  REQUIRE(m.read_rows("transformer.ln_f.bias", 0, 1, rows).ok());
+  REQUIRE(rows == bias.data);
+  REQUIRE(m.read_rows("wte.weight", 10, 1, rows).ok());
+  REQUIRE(rows.size() == 8);
+  REQUIRE(m.read_rows("wte.weight", 10, 2, rows).code == attn::StatusCode::kInvalidArgument);
+  REQUIRE(m.read_rows("h.7.attn.c_proj.weight", 0, 1, rows).code == attn::StatusCode::kInvalidArgument);
+}

@@ -342,3 +342,14 @@ const attrHeads: Tensor = attr.heads;
 const attrTotal: number = attr.total + attr.embed + attr.bias + attr.logitDiff;
 // @ts-expect-error token is required
 tiny.logitAttribution([1, 2, 3], { against: 4 });
+const pAttr: LogitAttribution = pretrained.logitAttribution([1, 2, 3], { token: 3 });
+import type { PatchOptions, PatchResult, PatchComponent } from 'attention-wasm';
+const patchComponent: PatchComponent = 'head-position';
+const patchOptions: PatchOptions = {
+  clean: [1, 2, 3], corrupted: [1, 4, 3], token: 5, against: 6, position: 2, component: patchComponent,
+  metric: 'probability', onProgress: (done: number, total: number) => void (done / total), signal: new AbortController().signal,
+};
+const patched: Promise<PatchResult> = tiny.patch(patchOptions);
+void pretrained.patch({ clean: [[1, 2], [3, 4]], corrupted: [[1, 5], [3, 6]], token: 1 }).then((r: PatchResult) => r.result.shape);
+// @ts-expect-error not a component
+tiny.patch({ clean: [1], corrupted: [2], token: 1, component: 'mlp' });
