@@ -8,7 +8,7 @@
 // Properties: heads, length, causal, seed, head (the head shown), slopes (Float32Array),
 //             bias(head) and weights(head) → Float32Array (T·T, row-major: query i, key j), shown.
 // Events: cell-hover { head, row, col, bias, weight }; ready.
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { composeCanvases, jsonText, toNested } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
@@ -75,6 +75,9 @@ export class AlibiBias extends AwElement {
   /** The head shown (0 … heads − 1). */
   get head() { return Math.min(this._head, this.heads - 1); }
   set head(v) { this._head = Math.max(0, Math.floor(Number(v) || 0)); this.schedule(); }
+  /** The state: attributes (heads, length, causal, seed) and the head shown. */
+  extraState() { return { head: this._head }; }
+  applyExtraState(s) { this._head = Math.max(0, Math.floor(Number(s.head) || 0)); }
   /** alibiSlopes(heads), as used. */
   get slopes() { return this._shown ? this._shown.slopes.slice() : null; }
   get shown() { return this._shown || null; }
@@ -166,9 +169,9 @@ export class AlibiBias extends AwElement {
     const s = this._shown;
     if (!s) return jsonText(null);
     const n = s.T * s.T;
-    return jsonText({ kind: 'alibi', heads: s.H, length: s.T, causal: s.causal, seed: s.seed, slopes: Array.from(s.slopes),
+    return jsonText(withState(this, { kind: 'alibi', heads: s.H, length: s.T, causal: s.causal, seed: s.seed, slopes: Array.from(s.slopes),
       bias: Array.from({ length: s.H }, (_, hd) => toNested(s.bias.subarray(hd * n, (hd + 1) * n), s.T, s.T)),
-      weights: Array.from({ length: s.H }, (_, hd) => toNested(s.weights.subarray(hd * n, (hd + 1) * n), s.T, s.T)) });
+      weights: Array.from({ length: s.H }, (_, hd) => toNested(s.weights.subarray(hd * n, (hd + 1) * n), s.T, s.T)) }));
   }
 
   /**
@@ -180,7 +183,7 @@ export class AlibiBias extends AwElement {
     if (!s || !this._biasView.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     return screenLayoutSVG(themeOf(this), [this._biasView, this._weightView], {
       title: `ALiBi: ${this._biasView.opts.title}; ${this._weightView.opts.title}`,
-      state: { widget: 'alibi-bias', heads: s.H, length: s.T, causal: s.causal, seed: s.seed, slopes: s.slopes, head: this.head } });
+      state: { widget: 'alibi-bias', heads: s.H, length: s.T, causal: s.causal, seed: s.seed, slopes: s.slopes, head: this.head, widgetState: this.state } });
   }
 
   pngCanvas() {

@@ -7,7 +7,7 @@
 //   query="<row>"  the query row shown as bars (default: the last row)
 // Property `data` shows precomputed weights instead of running the model:
 //   el.data = { weights: flat or nested numbers, shape: [H, Tq, Tk] | [Tq, Tk], queryTokens, keyTokens }
-import { ModelElement, h } from './base-element.js';
+import { ModelElement, h, numbersFromState, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { drawBars } from './charts.js';
 import { composeCanvases, jsonText, matricesToLongCSV, matrixToCSV, toNested } from './export.js';
@@ -65,6 +65,22 @@ export class AttentionHeatmap extends ModelElement {
   /** Precomputed weights (see the header); null runs the model. */
   get data() { return this._data || null; }
   set data(d) { this._data = d ? normalizeData(d) : null; this.schedule(); }
+
+  /**
+   * The state: the attributes (head, query, palette, the model's), the config, which tile's query
+   * row is shown as bars, and precomputed `data` when set (weights flat, shape [H, Tq, Tk], tokens).
+   */
+  extraState() {
+    const d = this._data;
+    return { ...super.extraState(), barsTile: this._barsTile ?? 0,
+      data: d ? { weights: d.flat, shape: [d.H, d.Tq, d.Tk], queryTokens: d.queryTokens, keyTokens: d.keyTokens } : null };
+  }
+
+  applyExtraState(s) {
+    super.applyExtraState(s);
+    this._barsTile = Number.isInteger(s.barsTile) ? s.barsTile : 0;
+    this._data = s.data ? normalizeData({ ...s.data, weights: numbersFromState(s.data.weights) }) : null;
+  }
 
   /** The last model result (or null with external data). */
   get result() { return this._result || null; }
@@ -225,9 +241,9 @@ export class AttentionHeatmap extends ModelElement {
   getJSON() {
     const sh = this._shown;
     if (!sh) return jsonText(null);
-    return jsonText({ kind: 'attention-weights', view: sh.view, queryTokens: sh.queryTokens, keyTokens: sh.keyTokens,
+    return jsonText(withState(this, { kind: 'attention-weights', view: sh.view, queryTokens: sh.queryTokens, keyTokens: sh.keyTokens,
       shape: [sh.matrices.length, sh.matrices[0].rows, sh.matrices[0].cols],
-      heads: sh.matrices.map((m) => ({ head: m.head, weights: toNested(m.data, m.rows, m.cols) })) });
+      heads: sh.matrices.map((m) => ({ head: m.head, weights: toNested(m.data, m.rows, m.cols) })) }));
   }
 
   /**
@@ -267,7 +283,7 @@ export class AttentionHeatmap extends ModelElement {
     const state = jsonSafe({ widget: 'attention-heatmap', view: sh.view, query: this.query, palette: this.palette,
       queryTokens: sh.queryTokens, keyTokens: sh.keyTokens, domain: this._domain,
       config: c ? { ...c, stateDict: c.stateDict ? '(set from JS, not stored)' : null } : null,
-      options: { width: W, fontSize, bars: Boolean(options.bars) }, panels, theme: theme.dark ? 'dark' : 'light' });
+      options: { width: W, fontSize, bars: Boolean(options.bars) }, panels, theme: theme.dark ? 'dark' : 'light', widgetState: this.state });
     return svgDocument(fig, { width: Math.max(width, 1), height: Math.max(y, 1), state,
       title: `Attention weights, ${view}: ${sh.matrices[0].rows} query by ${Tk} key tokens` });
   }
@@ -306,5 +322,5 @@ function normalizeData(d) {
   const mean = new Float32Array(size);
   for (const m of perHead) for (let i = 0; i < size; i++) mean[i] += m[i] / H;
   const labels = (l, n, p) => (Array.isArray(l) ? l.map(String) : Array.from({ length: n }, (_, i) => `${p}${i}`));
-  return { H, Tq, Tk, perHead, mean, queryTokens: labels(d.queryTokens, Tq, 'q'), keyTokens: labels(d.keyTokens, Tk, 'k') };
+  return { H, Tq, Tk, flat, perHead, mean, queryTokens: labels(d.queryTokens, Tq, 'q'), keyTokens: labels(d.keyTokens, Tk, 'k') };
 }

@@ -7,7 +7,7 @@
 // The sequence: `ids` (attribute "3 1 4 1 5" or property array) and optional `tokens` (their texts;
 // default the ids). `steps`: the id of an <attention-steps> on the page to open heads in.
 // Events: head-select { layer, head }.
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { attn } from './runtime.js';
 import { jsonText, matricesToLongCSV } from './export.js';
@@ -62,6 +62,23 @@ export class AttentionModelView extends AwElement {
     return text ? text.trim().split(/\s+/) : this.ids?.map(String) ?? [];
   }
   set tokens(v) { this._tokens = v ? Array.from(v, String) : null; this.schedule(); }
+
+  /**
+   * The state: attributes (src, ids, tokens, steps, palette), ids/tokens set as properties, the
+   * model's reference (`{ src }` when loaded from `src`; `{ config, source: 'set from JS' }` for a
+   * model the page set: setting the state keeps the target's own model) and the layer last opened.
+   */
+  extraState() {
+    const m = this._model;
+    return { ids: this._ids ?? null, tokens: this._tokens ?? null, openedLayer: this._openedLayer ?? null,
+      model: this.getAttribute('src') ? { src: this.getAttribute('src') } : m ? { config: { ...m.config }, source: 'set from JS' } : null };
+  }
+
+  applyExtraState(s) {
+    this._ids = Array.isArray(s.ids) ? s.ids.map(Number) : null;
+    this._tokens = Array.isArray(s.tokens) ? s.tokens.map(String) : null;
+    this._openedLayer = Number.isInteger(s.openedLayer) ? s.openedLayer : undefined;
+  }
 
   attributeChangedCallback(name, old, value) {
     if (name === 'src' && value && value !== old) this.#load(value);
@@ -191,7 +208,7 @@ export class AttentionModelView extends AwElement {
     y += 4 + 10 + 16 * s + 8;
     const state = jsonSafe({ widget: 'attention-model-view', palette: this.palette, ids: sh.ids, tokens: sh.tokens, L: sh.L, H: sh.H, T: sh.T,
       layers, domain, options: { width: W, fontSize, ...(layers.length === 1 && sh.L > 1 ? { layer: layers[0] } : {}) },
-      panels, theme: theme.dark ? 'dark' : 'light' });
+      panels, theme: theme.dark ? 'dark' : 'light', widgetState: this.state });
     const svg = svgDocument(fig, { width: Math.max(width, 240), height: y, state,
       title: `Attention weights of ${layers.length === 1 ? `layer ${layers[0]}` : `all ${sh.L} layers`} × ${sh.H} heads on ${sh.T} tokens` });
     const max = Number(options.maxBytes) || SVG_MAX_BYTES;
@@ -232,6 +249,6 @@ export class AttentionModelView extends AwElement {
       key: `layer ${l} head ${hd}`, data: data.subarray(hd * s.T * s.T, (hd + 1) * s.T * s.T), rows: s.T, cols: s.T,
       rowLabels: s.tokens, colLabels: s.tokens }))), 'layer_head');
   }
-  getJSON() { return jsonText(this.shown ? { tokens: this.shown.tokens, layers: this.shown.layers.map((d) => Array.from(d)) } : {}); }
+  getJSON() { return jsonText(withState(this, this.shown ? { tokens: this.shown.tokens, layers: this.shown.layers.map((d) => Array.from(d)) } : {})); }
   pngCanvas() { return this._tiles[0]?.view.canvas ?? h('canvas'); }
 }

@@ -6,7 +6,7 @@
 // Attributes: every model config attribute, plus step="<index or trace name>", head="<index>".
 // Properties/methods: steps (names), step, head, current (what is shown), next(), prev(), goTo(x).
 // Events: step-change { index, name, head }, cell-hover / cell-click { step, head, row, col, value, … }.
-import { ModelElement, h } from './base-element.js';
+import { ModelElement, h, numbersFromState, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { autoDomain } from './colormap.js';
 import { composeCanvases, jsonText, matrixToCSV, toNested } from './export.js';
@@ -32,6 +32,9 @@ const STEPS_CSS = `
 .nav button { min-width: 8em; }
 .matrix { min-height: 60px; }
 `;
+
+/** The largest trace (numbers over all its steps) that el.state stores whole. */
+const TRACE_STATE_MAX = 200_000;
 
 // Optional steps and where to go when a config does not have them (dropout off, no positions, …).
 const STEP_FALLBACK = { dropped: 'weights', positional: 'input', x: 'positional', normalized: 'residual', residual: 'output' };
@@ -96,8 +99,35 @@ export class AttentionSteps extends ModelElement {
    * Shows a trace computed elsewhere instead of running the model: { tokens, steps, heads, dModel,
    * causal } (a TinyTransformer layer: <attention-model-view> sets it). null goes back to the config.
    */
-  set trace(t) { this._trace = t ? resultFromTrace(t) : null; this.schedule(); }
+  set trace(t) { this._traceIn = t || null; this._trace = t ? resultFromTrace(t) : null; this.schedule(); }
   get trace() { return this._trace; }
+
+  /**
+   * The state: attributes (step, head, the model's), the config, and a trace set from JS: its
+   * tokens, heads, dModel, causal and — up to TRACE_STATE_MAX numbers — its steps (larger traces
+   * are referenced only: `steps: null`; the <attention-model-view>'s state reproduces them).
+   */
+  extraState() {
+    const t = this._traceIn;
+    if (!t) return { ...super.extraState(), trace: null };
+    const size = t.steps.reduce((n, s) => n + s.data.length, 0);
+    return { ...super.extraState(), trace: { tokens: Array.from(t.tokens, String), heads: t.heads, dModel: t.dModel, causal: t.causal ?? true,
+      steps: size <= TRACE_STATE_MAX ? t.steps.map((s) => ({ name: s.name, shape: Array.from(s.shape), axes: Array.from(s.axes || []), data: s.data })) : null } };
+  }
+
+  /** The state for an SVG's metadata: a trace's numbers are left out (the figure has them). */
+  svgState() {
+    const st = this.state;
+    return st.trace ? { ...st, trace: { ...st.trace, steps: null } } : st;
+  }
+
+  applyExtraState(s) {
+    super.applyExtraState(s);
+    const t = s.trace;
+    if (!t) { this.trace = null; return; }
+    if (!Array.isArray(t.steps)) return;  // referenced only: keep the target's own trace
+    this.trace = { ...t, steps: t.steps.map((st) => ({ ...st, data: numbersFromState(st.data) })) };
+  }
 
   /** The model result shown (see model.js runModel). */
   get result() { return this._result || null; }
@@ -284,9 +314,9 @@ export class AttentionSteps extends ModelElement {
   getJSON() {
     const c = this._current;
     if (!c) return jsonText(null);
-    return jsonText({ kind: 'attention-step', step: c.name, title: c.title, head: c.hasHead ? c.head : null,
+    return jsonText(withState(this, { kind: 'attention-step', step: c.name, title: c.title, head: c.hasHead ? c.head : null,
       traceShape: c.shape, traceAxes: c.axes, rows: c.rows, cols: c.cols, rowAxis: c.rowAxis, colAxis: c.colAxis,
-      rowLabels: c.rowLabels, colLabels: c.colLabels, data: toNested(c.data, c.rows, c.cols) });
+      rowLabels: c.rowLabels, colLabels: c.colLabels, data: toNested(c.data, c.rows, c.cols) }));
   }
 
   /**
@@ -305,7 +335,8 @@ export class AttentionSteps extends ModelElement {
     const state = jsonSafe({ widget: 'attention-steps', step: c.name, index: c.index, head: c.hasHead ? c.head : null,
       title: c.title, rowLabels: c.rowLabels, colLabels: c.colLabels, domain: this._view.opts.domain,
       config: cfg ? { ...cfg, stateDict: cfg.stateDict ? '(set from JS, not stored)' : null } : null,
-      options: { width: W, fontSize }, theme: theme.dark ? 'dark' : 'light', panels: [{ rows: c.rows, cols: c.cols, cells: p.cells }] });
+      options: { width: W, fontSize }, theme: theme.dark ? 'dark' : 'light', panels: [{ rows: c.rows, cols: c.cols, cells: p.cells }],
+      widgetState: this.svgState() });
     return svgDocument(fig, { width: p.w, height: p.h, state,
       title: `${c.title}${c.hasHead ? `, head ${c.head}` : ''}: ${c.rows} by ${c.cols}` });
   }

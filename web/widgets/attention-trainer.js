@@ -7,7 +7,7 @@
 // Attributes (the initial settings; the form changes them): task (copy | reverse | sort | induction,
 // default reverse), length (6), layers (2), d-model (32), heads (4), mlp (on), positional
 // (learned | sinusoidal | rope | alibi | none), lr (0.01), batch (32), seed (1), autostart (train on load).
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { drawXY } from './xy-chart.js';
 import { jsonText } from './export.js';
@@ -92,6 +92,30 @@ export class AttentionTrainer extends AwElement {
     super.disconnectedCallback();
     this._worker?.terminate();
     this._worker = null;
+  }
+
+  /**
+   * The state: attributes, the effective settings, the ablated heads and the step of the last
+   * snapshot. Setting it re-initialises the worker with those settings (seeded) and trains that many
+   * steps, then ablates: the same weights, so the same heads; the curves hold the points of this run.
+   */
+  extraState() {
+    return { settings: this.settings, ablated: this._ablated ?? [], step: this.snapshot?.step ?? 0 };
+  }
+
+  applyExtraState(s) {
+    if (s.settings && typeof s.settings === 'object') {
+      const { task, length, layers, dModel, heads, positional, lr, mlp, batch, seed } = s.settings;
+      this._overrides = Object.fromEntries(Object.entries({ task, length, layers, dModel, heads, positional, lr, mlp, batch, seed })
+        .filter(([, v]) => v !== undefined));
+    }
+    this._ablated = Array.isArray(s.ablated) ? s.ablated : [];
+    if (!this._worker) return;
+    this.#syncForm();
+    this.#post('pause');
+    this.#post({ type: 'init', config: this.settings });
+    if (s.step > 0) this.#post({ type: 'step', n: Math.floor(s.step) });
+    if (this._ablated.length) this.#post({ type: 'ablate', heads: this._ablated });
   }
 
   train() { this.#post('train'); }
@@ -223,7 +247,7 @@ export class AttentionTrainer extends AwElement {
   }
 
   getCSV() { return ['step,loss,token_accuracy,sequence_accuracy', ...(this.snapshot?.history ?? []).map((p) => `${p.step},${p.loss},${p.tokenAccuracy},${p.sequenceAccuracy}`)].join('\n'); }
-  getJSON() { return jsonText({ settings: this.settings, history: this.snapshot?.history ?? [] }); }
+  getJSON() { return jsonText(withState(this, { settings: this.settings, history: this.snapshot?.history ?? [] })); }
   pngCanvas() { return this._lossCanvas; }
 
   /**
@@ -272,7 +296,7 @@ export class AttentionTrainer extends AwElement {
     y += 4 + 10 + 16 * (fontSize / 12) + 8;
     const state = jsonSafe({ widget: 'attention-trainer', settings: this.settings, step: m.step, loss: m.loss,
       tokenAccuracy: m.tokenAccuracy, sequenceAccuracy: m.sequenceAccuracy, ablated: this._ablated ?? [], probe: m.probe,
-      domain, options: { width: W, fontSize }, panels, theme: theme.dark ? 'dark' : 'light' });
+      domain, options: { width: W, fontSize }, panels, theme: theme.dark ? 'dark' : 'light', widgetState: this.state });
     return svgDocument(fig, { width: Math.max(width, 1), height: y, state,
       title: `Training at step ${m.step}: loss, accuracy and the attention of ${L} layers × ${H} heads` });
   }

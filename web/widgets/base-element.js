@@ -139,6 +139,42 @@ export class AwElement extends HTMLElement {
     return [this._errorEl, this._tooltip];
   }
 
+  // ---- state (issue #28) ---------------------------------------------------------------------
+
+  /**
+   * What the picture depends on, as a plain JSON-able object: { widget, version, attributes, ... }.
+   * `attributes`: the observed attributes present (as text); subclasses add what lives in
+   * properties (extraState()). Setting a state taken from another instance (same data) redraws the
+   * same picture: observed attributes not in it are removed, the others set, then applyExtraState().
+   */
+  get state() {
+    const attributes = {};
+    for (const name of this.constructor.observedAttributes) {
+      if (name !== 'style' && this.hasAttribute(name)) attributes[name] = this.getAttribute(name);
+    }
+    return stateJSON({ widget: this.localName, version: STATE_VERSION, attributes, ...this.extraState() });
+  }
+
+  set state(s) {
+    if (!s || typeof s !== 'object') throw new TypeError('state must be an object (from el.state)');
+    if (s.widget && s.widget !== this.localName) throw new Error(`state is of <${s.widget}>, not <${this.localName}>`);
+    const attrs = s.attributes && typeof s.attributes === 'object' ? s.attributes : {};
+    for (const name of this.constructor.observedAttributes) {
+      if (name === 'style') continue;
+      if (Object.prototype.hasOwnProperty.call(attrs, name) && attrs[name] !== null) {
+        if (this.getAttribute(name) !== String(attrs[name])) this.setAttribute(name, String(attrs[name]));
+      } else if (this.hasAttribute(name)) this.removeAttribute(name);
+    }
+    this.applyExtraState(s);
+    this.schedule();
+  }
+
+  /** The part of the state kept in properties rather than attributes (subclasses). */
+  extraState() { return {}; }
+
+  /** Applies extraState()'s part of a state (subclasses). */
+  applyExtraState() {}
+
   // ---- exports -------------------------------------------------------------------------------
 
   /** @returns {Promise<Blob>} what the widget draws, as a PNG */
@@ -162,6 +198,35 @@ export class AwElement extends HTMLElement {
     else if (format === 'json') download(`${name}.json`, this.getJSON(), 'application/json');
     else throw new Error(`unknown export format ${format}`);
   }
+}
+
+/** The version of the state objects' shape. */
+export const STATE_VERSION = 1;
+
+/**
+ * A state made JSON-able: typed arrays → arrays, and non-finite numbers (−∞ of masked cells) as
+ * the strings '-Infinity' / 'Infinity' / 'NaN' so a round trip keeps every bit (numbersFromState).
+ */
+export function stateJSON(value) {
+  const num = (x) => (Number.isFinite(x) ? x : String(x));
+  return JSON.parse(JSON.stringify(value, (k, v) => {
+    if (ArrayBuffer.isView(v)) return Array.from(v, num);
+    if (Array.isArray(v)) return v.map((x) => (typeof x === 'number' ? num(x) : x));
+    return typeof v === 'number' ? num(v) : v;
+  }));
+}
+
+/** Numbers written by stateJSON back to a Float32Array. */
+export function numbersFromState(list) {
+  return Float32Array.from(list ?? [], (x) => Number(x));
+}
+
+/** A getJSON() object with the widget's state added (the JSON export carries what reproduces it). */
+export function withState(el, obj) {
+  if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return obj;
+  let state;
+  try { state = el.state; } catch (e) { state = { error: e.message }; }
+  return { ...obj, state };
 }
 
 /** data: URL → Blob, synchronously. */
@@ -190,6 +255,24 @@ export class ModelElement extends AwElement {
 
   /** Changes some config keys, keeping the others. */
   setConfig(partial) { this._props = { ...this._props, ...partial }; this.schedule(); }
+
+  /**
+   * The state adds the whole effective config (`config`: every key of WidgetConfig; a stateDict set
+   * from JS is not stored: `stateDict: 'set from JS'` says one was in use, and setting the state
+   * keeps the target's own).
+   */
+  extraState() {
+    const c = this.config;
+    return { config: { ...c, stateDict: null }, ...(c.stateDict ? { stateDict: 'set from JS' } : {}) };
+  }
+
+  applyExtraState(s) {
+    if (!s.config || typeof s.config !== 'object') return;
+    const keep = s.stateDict && this._props.stateDict ? { stateDict: this._props.stateDict } : {};
+    const c = { ...s.config };
+    delete c.stateDict;
+    this._props = { ...c, ...keep };
+  }
 }
 
 // One JS property per config key: el.text, el.dModel, el.heads, el.mask, el.toggles, el.stateDict …

@@ -10,7 +10,7 @@
 // Properties: heads, kvHeads, length, seed, groups (number[][]: the query heads of each key/value
 //             head; null while an error is shown), weights(head) → Float32Array (T·T), shown.
 // Events: cell-hover { head, kvHead, row, col, value }; ready.
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { SERIES_COLORS } from './charts.js';
 import { composeCanvases, jsonText, matricesToLongCSV, toNested } from './export.js';
@@ -169,8 +169,8 @@ export class GqaHeads extends AwElement {
     const s = this._shown;
     if (!s) return jsonText(null);
     const n = s.T * s.T;
-    return jsonText({ kind: 'grouped-query-attention', heads: s.H, kvHeads: s.Hkv, length: s.T, seed: s.seed, causal: true, groups: s.groups,
-      weights: Array.from({ length: s.H }, (_, hd) => toNested(s.weights.subarray(hd * n, (hd + 1) * n), s.T, s.T)) });
+    return jsonText(withState(this, { kind: 'grouped-query-attention', heads: s.H, kvHeads: s.Hkv, length: s.T, seed: s.seed, causal: true, groups: s.groups,
+      weights: Array.from({ length: s.H }, (_, hd) => toNested(s.weights.subarray(hd * n, (hd + 1) * n), s.T, s.T)) }));
   }
 
   /** Every query head's weights as an SVG document (vector cells; the state in <metadata>), laid out as on screen. */
@@ -179,7 +179,7 @@ export class GqaHeads extends AwElement {
     if (!s || !this._views.length) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     return screenLayoutSVG(themeOf(this), this._views.map((v) => v.view), {
       title: `Grouped-query attention: ${s.H} query heads sharing ${s.Hkv} key/value heads, ${s.T} tokens`,
-      state: { widget: 'gqa-heads', heads: s.H, kvHeads: s.Hkv, length: s.T, seed: s.seed, groups: s.groups } });
+      state: { widget: 'gqa-heads', heads: s.H, kvHeads: s.Hkv, length: s.T, seed: s.seed, groups: s.groups, widgetState: this.state } });
   }
 
   pngCanvas() {

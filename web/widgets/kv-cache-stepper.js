@@ -21,7 +21,7 @@
 // Events: kv-step { length, position, maxDifference } after each step and reset (position −1); ready.
 // The module and the cache are disposed in disconnectedCallback (reconnecting starts again from an
 // empty cache).
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { composeCanvases, jsonText, toNested } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
@@ -132,6 +132,15 @@ export class KvCacheStepper extends AwElement {
   /** The key/value head whose keys are shown. */
   get kvHead() { return this._state ? Math.min(this._kvHead, this._state.Hkv - 1) : this._kvHead; }
   set kvHead(v) { this._kvHead = Math.max(0, Math.floor(Number(v) || 0)); if (this._state) this.#draw(); }
+  /** The state: attributes (embed-dim, heads, kv-heads, rope, length, seed), tokens stepped so far, the key/value head shown. */
+  extraState() { return { stepped: this.length, kvHead: this._kvHead }; }
+  applyExtraState(s) {
+    this._kvHead = Math.max(0, Math.floor(Number(s.kvHead) || 0));
+    const n = Math.max(0, Math.floor(Number(s.stepped) || 0));
+    // After the attribute changes (which rebuild the module on the next render): empty cache, n steps.
+    this.prepare().then(() => queueMicrotask(() => { this.#stop(); this.reset(); for (let i = 0; i < n; i++) if (!this.step()) break; this.refresh(); }));
+  }
+
   /** Max |stepped − full| over every row so far (0 before the first step). */
   get maxDifference() { return this._steps.reduce((m, st) => Math.max(m, st.diff), 0); }
   get shown() {
@@ -354,10 +363,10 @@ export class KvCacheStepper extends AwElement {
     const s = this._state;
     if (!s) return jsonText(null);
     const t = this.length;
-    return jsonText({ kind: 'kv-cache', embedDim: s.E, heads: s.H, kvHeads: s.Hkv, headDim: s.dk, rope: s.rope, sequenceLength: s.T, seed: s.seed,
+    return jsonText(withState(this, { kind: 'kv-cache', embedDim: s.E, heads: s.H, kvHeads: s.Hkv, headDim: s.dk, rope: s.rope, sequenceLength: s.T, seed: s.seed,
       length: t, x: toNested(s.x, s.T, s.E), outputs: toNested(this.outputs, t, s.E), fullOutput: toNested(this.fullOutput(), t, s.E),
       maxDifference: this.maxDifference, kvHead: this.kvHead,
-      keys: t ? toNested(this.#headKeys(this.kvHead), t, s.dk) : [], weights: t ? toNested(this._steps.at(-1).weights, s.H, t) : [] });
+      keys: t ? toNested(this.#headKeys(this.kvHead), t, s.dk) : [], weights: t ? toNested(this._steps.at(-1).weights, s.H, t) : [] }));
   }
 
   pngCanvas() {

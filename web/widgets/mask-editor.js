@@ -11,7 +11,7 @@
 //               a click cannot unmask it), toggles: [[i, j], …] (the clicked cells), tokens, summary }
 // Then the mask-type buttons are hidden; a click emits mask-change { mask: 'custom', toggles } and the
 // page recomputes and sets `data` again.
-import { ModelElement, h } from './base-element.js';
+import { ModelElement, h, numbersFromState, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { composeCanvases, jsonText, toNested } from './export.js';
 import { exactNumber, themeOf } from './draw-util.js';
@@ -79,6 +79,17 @@ export class MaskEditor extends ModelElement {
 
   get data() { return this._data || null; }
   set data(d) { this._data = d ? checkData(d) : null; this.schedule(); }
+
+  /** The state: attributes (head, the model's), the config (mask, toggles, …) and `data` when set from JS. */
+  extraState() {
+    const d = this._data;
+    return { ...super.extraState(), data: d ? { ...d, weights: d.weights, allowed: Array.from(d.allowed), fixed: d.fixed ? Array.from(d.fixed) : null } : null };
+  }
+
+  applyExtraState(s) {
+    super.applyExtraState(s);
+    this._data = s.data ? checkData({ ...s.data, weights: numbersFromState(s.data.weights) }) : null;
+  }
 
   /** Centre of a cell: which = 'mask' | 'weights'. */
   cellCenter(which, row, col) { return (which === 'mask' ? this._maskView : this._weightView).cellCenter(row, col); }
@@ -201,9 +212,9 @@ export class MaskEditor extends ModelElement {
   getJSON() {
     const s = this._shown;
     if (!s) return jsonText(null);
-    return jsonText({ kind: 'attention-mask', mode: s.mode, toggles: s.toggles, head: s.head, queryTokens: s.queryTokens, keyTokens: s.keyTokens,
+    return jsonText(withState(this, { kind: 'attention-mask', mode: s.mode, toggles: s.toggles, head: s.head, queryTokens: s.queryTokens, keyTokens: s.keyTokens,
       mayAttend: Array.from({ length: s.rows }, (_, i) => Array.from(s.allowed.subarray(i * s.cols, (i + 1) * s.cols))),
-      weights: toNested(s.weights, s.rows, s.cols) });
+      weights: toNested(s.weights, s.rows, s.cols) }));
   }
 
   pngCanvas() {

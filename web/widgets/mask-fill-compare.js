@@ -11,7 +11,7 @@
 // Properties: scores, masked (number[]), labels, values, result { booleanWeights, fillWeights,
 //             booleanOutput, fillOutput }, toggle(index), maskAll(), unmaskAll().
 // Events: masked-change { masked, result } after every user change; ready.
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { drawBars } from './charts.js';
 import { composeCanvases, jsonText } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
@@ -205,7 +205,7 @@ export class MaskFillCompare extends AwElement {
     return lines.join('\n') + '\n';
   }
 
-  getJSON() { return jsonText(this._shown ? { kind: 'mask-fill-compare', labels: this._shown.labels, values: this._shown.V, ...this._shown.result } : null); }
+  getJSON() { return jsonText(withState(this, this._shown ? { kind: 'mask-fill-compare', labels: this._shown.labels, values: this._shown.V, ...this._shown.result } : null)); }
 
   pngCanvas() {
     const a = this._libCanvas.getBoundingClientRect(), b = this._fillCanvas.getBoundingClientRect();

@@ -4,7 +4,7 @@
 // Attributes: length (positions, default 50), d-model (default 64), base (default 10000),
 //             dims (comma-separated dimensions to draw as curves, default "0,2,8,24").
 // The values come from the library's sinusoidalEncoding(length, dModel, { base }).
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { SERIES_COLORS, drawLines } from './charts.js';
 import { heatmapPanel, jsonSafe, linesPanel, svgDocument, svgFigure } from './svg.js';
@@ -118,8 +118,8 @@ export class PositionalEncodingHeatmap extends AwElement {
   getJSON() {
     const s = this._shown;
     if (!s) return jsonText(null);
-    return jsonText({ kind: 'sinusoidal-positional-encoding', base: s.base, length: s.length, dModel: s.dModel,
-      data: toNested(s.data, s.length, s.dModel) });
+    return jsonText(withState(this, { kind: 'sinusoidal-positional-encoding', base: s.base, length: s.length, dModel: s.dModel,
+      data: toNested(s.data, s.length, s.dModel) }));
   }
 
   /**
@@ -137,7 +137,7 @@ export class PositionalEncodingHeatmap extends AwElement {
     const c = linesPanel(fig, { ...this._curvesOpts, width: Math.min(W, 900) }, { x: 0, y: p.h + 12, colors: SERIES_COLORS });
     const state = jsonSafe({ widget: 'positional-encoding-heatmap', length: sh.length, dModel: sh.dModel, base: sh.base, dims: sh.dims,
       domain: this._view.opts.domain, options: { width: W, fontSize }, theme: theme.dark ? 'dark' : 'light',
-      panels: [{ rows: sh.length, cols: sh.dModel, cells: p.cells }] });
+      panels: [{ rows: sh.length, cols: sh.dModel, cells: p.cells }], widgetState: this.state });
     return svgDocument(fig, { width: Math.max(p.w, c.w), height: p.h + 12 + c.h, state,
       title: `Sinusoidal positional encoding, base ${sh.base}: ${sh.length} positions by ${sh.dModel} dimensions` });
   }

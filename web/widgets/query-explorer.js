@@ -9,7 +9,7 @@
 // Properties: query (number[]), keys, values (number[][]), labels, scaling,
 //             result { scores, scaled, weights, output } (plain arrays of what is shown).
 // Events: query-change { query, scores, weights, output } after every user change; ready.
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { SERIES_COLORS } from './charts.js';
 import { composeCanvases, jsonText } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
@@ -291,7 +291,7 @@ export class QueryExplorer extends AwElement {
 
   getJSON() {
     const s = this._shown;
-    return jsonText(s ? { kind: 'query-explorer', query: s.q, keys: s.K, values: s.V, labels: s.labels, scale: s.scale, ...s.result } : null);
+    return jsonText(withState(this, s ? { kind: 'query-explorer', query: s.q, keys: s.K, values: s.V, labels: s.labels, scale: s.scale, ...s.result } : null));
   }
 
   pngCanvas() {

@@ -12,7 +12,7 @@
 // Properties: d, base, rotaryStyle, offset, seed, pair, position, q, k, deltas, shown;
 //             scores(offset) → Float32Array of the totals over δ; pairAngle(pair, position) → radians.
 // Events: ready.
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { SERIES_COLORS } from './charts.js';
 import { chartTable } from './a11y.js';
 import { composeCanvases, jsonText } from './export.js';
@@ -93,6 +93,13 @@ export class RopeExplorer extends AwElement {
   /** The frequency pair drawn in the plane (0 … d/2 − 1). */
   get pair() { return Math.min(this._pair, Math.floor(this.d / 2) - 1); }
   set pair(v) { this._pair = Math.max(0, Math.floor(Number(v) || 0)); this.schedule(); }
+  /** The state: attributes (d, base, rotary-style, offset, seed), the pair and q's position in the plane. */
+  extraState() { return { rotaryStyle: this.rotaryStyle, pair: this._pair, position: this._position }; }
+  applyExtraState(s) {
+    if (s.rotaryStyle && s.rotaryStyle !== this.rotaryStyle) this.setAttribute('rotary-style', String(s.rotaryStyle));  // (from a legacy style="…")
+    this._pair = Math.max(0, Math.floor(Number(s.pair) || 0)); this._position = Math.min(MAX_POS, Math.max(0, Math.round(Number(s.position ?? 8) || 0)));
+  }
+
   /** q's position in the plane (0 … 256). */
   get position() { return this._position; }
   set position(v) { this._position = Math.min(MAX_POS, Math.max(0, Math.round(Number(v) || 0))); if (this._shown) this.#drawPlane(); }
@@ -284,9 +291,9 @@ export class RopeExplorer extends AwElement {
 
   getJSON() {
     const s = this._shown;
-    return jsonText(s ? { kind: 'rope', d: s.d, base: s.base, style: s.style, offset: s.offset, seed: s.seed, q: Array.from(s.q), k: Array.from(s.k),
+    return jsonText(withState(this, s ? { kind: 'rope', d: s.d, base: s.base, style: s.style, offset: s.offset, seed: s.seed, q: Array.from(s.q), k: Array.from(s.k),
       deltas: this.deltas, pairs: s.scores.pairs.map((c) => Array.from(c)), total: Array.from(s.scores.total),
-      offsets: Object.fromEntries(COMPARE.map((o, i) => [o, Array.from(s.compare[i])])), maxDifference: s.maxDiff } : null);
+      offsets: Object.fromEntries(COMPARE.map((o, i) => [o, Array.from(s.compare[i])])), maxDifference: s.maxDiff } : null));
   }
 
   pngCanvas() {

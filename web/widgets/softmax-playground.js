@@ -5,7 +5,7 @@
 //             labels="a,b,c,d" (optional names of the entries), decimals="4" (rounding shown).
 // Properties: logits (number[]), scale, labels, probabilities (Float32Array, what is shown), shown.
 // Events: softmax-change { logits, scale, probabilities: number[] } after every user change; ready.
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { drawBars } from './charts.js';
 import { composeCanvases, jsonText } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
@@ -175,7 +175,7 @@ export class SoftmaxPlayground extends AwElement {
 
   getJSON() {
     const s = this._shown;
-    return jsonText(s ? { kind: 'softmax', logits: s.logits, scale: s.scale, labels: s.labels, probabilities: Array.from(s.probabilities) } : null);
+    return jsonText(withState(this, s ? { kind: 'softmax', logits: s.logits, scale: s.scale, labels: s.labels, probabilities: Array.from(s.probabilities) } : null));
   }
 
   pngCanvas() {

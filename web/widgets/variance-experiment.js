@@ -10,7 +10,7 @@
 //             topUnscaled, topScaled }]), samples, dims, seed, keys; redraw() draws new samples (seed + 1).
 // Data attributes written after each run: data-dk, data-unscaled, data-scaled, data-samples, data-seed.
 // Events: experiment-change { results } after each run; ready.
-import { AwElement, h } from './base-element.js';
+import { AwElement, h, withState } from './base-element.js';
 import { composeCanvases, jsonText } from './export.js';
 import { formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
@@ -198,7 +198,7 @@ export class VarianceExperiment extends AwElement {
       ...rs.map((r) => [r.dk, r.samples, r.unscaled, r.scaled, r.meanUnscaled, r.meanScaled, r.topUnscaled, r.topScaled].join(','))].join('\n') + '\n';
   }
 
-  getJSON() { return jsonText(this._results ? { kind: 'dot-product-variance', seed: this.seed, keys: this.keys, results: this._results } : null); }
+  getJSON() { return jsonText(withState(this, this._results ? { kind: 'dot-product-variance', seed: this.seed, keys: this.keys, results: this._results } : null)); }
 
   pngCanvas() { return composeCanvases([{ canvas: this._canvas, x: 0, y: 0 }], themeOf(this).bgSolid); }
 }
