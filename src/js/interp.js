@@ -550,7 +550,27 @@ export async function runPatch(adapter, options) {
     await new Promise((resolve) => setTimeout(resolve, 0));
     if (signal?.aborted) throw abortReason(signal);
     const { base, l } = job;
-    const runs = job.heads ?? job.positions;
+    // A patch that changes nothing (the clean activation equals the corrupted one, e.g. at the rows
+    // before the changed token of a causal model) is the corrupted run itself: its entry is 0, not run.
+    const all = job.heads ?? job.positions;
+    const differs = job.heads
+      ? ({ h, t: only }) => {
+        const zc = base.c.z[l], zx = base.x.z[l];
+        const from = (h * rows + (only < 0 ? 0 : only)) * d, to = (h * rows + (only < 0 ? rows : only + 1)) * d;
+        for (let i = from; i < to; i++) if (zc[i] !== zx[i]) return true;
+        return false;
+      }
+      : ({ t }) => {
+        const rc = base.c.resid[l], rx = base.x.resid[l];
+        for (let i = t * E; i < (t + 1) * E; i++) if (rc[i] !== rx[i]) return true;
+        return false;
+      };
+    const runs = all.filter(differs);
+    done += all.length - runs.length;
+    if (runs.length === 0) {
+      onProgress?.(done, total);
+      continue;
+    }
     const b = runs.length, n = rows * E;
     const residual = new Float32Array(b * n);
     for (let k = 0; k < b; k++) residual.set(base.x.resid[l], k * n);

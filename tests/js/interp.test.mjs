@@ -4,7 +4,7 @@
 // and refused options that leave the model usable.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { init, loadPretrained, attentionRollout, TinyTransformer, Tensor, AttentionError } from '../../src/js/index.js';
 import { headScoresFromAttention } from '../../src/js/interp.js';
 import { isClose, FIXTURE_TOL } from './close.js';
@@ -305,7 +305,8 @@ const loadCheckpoint = (name) => {
 };
 
 describe('logitAttribution (PretrainedModel): total = logitDiff for every architecture', () => {
-  for (const name of CHECKPOINTS) {
+  // every checkpoint folder, so a family added there is covered at once
+  for (const name of readdirSync(PRETRAINED).filter((n) => existsSync(new URL(`${n}/model.safetensors`, PRETRAINED))).sort()) {
     it(name, async () => {
       const model = await loadCheckpoint(name);
       const ids = [7, 52, 19, 83, 40, 11, 66, 90, 7, 52];
@@ -420,6 +421,29 @@ describe('patch: lists of pairs, progress, abort, refusals', () => {
       await assert.rejects(model.patch({ ...opts, signal: pre.signal }), (e) => e.name === 'AbortError');
       const after = await model.patch(opts);
       assert.deepEqual(after.result.data, before.result.data);
+      model.dispose();
+    }
+  });
+
+  it('TinyTransformers that are not causal, or have grouped-query heads: every row runs; residual at block 0 is 1 at the changed token', async () => {
+    for (const extra of [{ causal: false }, { numKVHeads: 1, positional: 'rope' }]) {
+      const model = new TinyTransformer({ vocabSize: 9, maxLength: 12, dModel: 8, numHeads: 2, numLayers: 2, seed: 11, ...extra });
+      const sd = model.stateDict();  // larger weights: the logits differ by O(1)
+      for (const [n, t] of Object.entries(sd)) if (n.endsWith('weight') && !n.includes('ln')) t.data.forEach((v, i) => { t.data[i] = v * 4; });
+      model.loadStateDict(sd);
+      const c = [1, 2, 3, 4, 5, 6], x = [1, 2, 7, 4, 5, 6];
+      for (const position of [5, 3]) {
+        const r = await model.patch({ clean: c, corrupted: x, token: 1, against: 2, position, component: 'residual' });
+        for (let t = 0; t < 6; t++) assert.equal(r.result.data[t], t === 2 ? 1 : 0, `${JSON.stringify(extra)} residual[0, ${t}]`);
+        const h = await model.patch({ clean: c, corrupted: x, token: 1, against: 2, position, component: 'head-position' });
+        assert.deepEqual(h.result.shape, [2, 2, 6]);
+        // causal: positions after `position` are not run, their entries are 0
+        for (let hd = 0; hd < 2; hd++) for (let t = 0; t < 6; t++) if (extra.causal !== false && t > position) assert.equal(h.result.data[hd * 6 + t], 0);
+      }
+      if (extra.causal === false) {  // later positions matter without a causal mask: some entry after position 1 is not 0
+        const r = await model.patch({ clean: c, corrupted: x, token: 1, against: 2, position: 1, component: 'residual' });
+        assert.ok(Array.from(r.result.data).some((v, i) => i % 6 > 1 && v !== 0));
+      }
       model.dispose();
     }
   });
