@@ -57,6 +57,9 @@ export { colormap, colorOf, autoDomain } from './widgets/colormap.js';
 export { matrixToCSV, download } from './widgets/export.js';
 export { formatNumber, exactNumber } from './widgets/draw-util.js';
 export { loadKatex } from './widgets/runtime.js';
+// Figures (issue #28): a standalone HTML snapshot of views, and printing them as vectors.
+export { snapshotHTML, downloadSnapshot, figureSVG, sha256Base64, SNAPSHOT_CSS } from './widgets/snapshot.js';
+export { preparePrint, restorePrint } from './widgets/print.js';
 
 // The tutorial's widgets (web/tutorial.html).
 //   <query-explorer>        one query against a few keys: drag it and watch the weights move

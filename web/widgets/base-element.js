@@ -8,6 +8,7 @@ import { whenReady, isReady } from './runtime.js';
 import { canvasToBlob, download, slug } from './export.js';
 import { CONFIG_ATTRIBUTES, DEFAULT_CONFIG, configFromAttributes, normalizeConfig } from './model.js';
 import { BASE_CSS } from './styles.js';
+import { track, untrack } from './print.js';
 
 let sheet = null;
 function sharedSheet() {
@@ -52,6 +53,7 @@ export class AwElement extends HTMLElement {
   connectedCallback() {
     if (!this._built) { this._built = true; this.build(); }
     this._resize.observe(this);
+    track(this);
     if (!this._preparing) {
       this._preparing = this.prepare().then(() => { this._prepared = true; this.schedule(); },
         (e) => this.showError(`Could not load the widget: ${e.message}`));
@@ -61,7 +63,7 @@ export class AwElement extends HTMLElement {
   /** What must load before the first render: the wasm module (subclasses may add to it). */
   prepare() { return whenReady(); }
 
-  disconnectedCallback() { this._resize.disconnect(); }
+  disconnectedCallback() { this._resize.disconnect(); untrack(this); }
 
   attributeChangedCallback() { this.schedule(); }
 

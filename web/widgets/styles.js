@@ -70,4 +70,14 @@ label.inline { display: inline-flex; align-items: center; gap: 6px; font-size: 1
 .seg { display: inline-flex; border-radius: 7px; overflow: hidden; border: 1px solid color-mix(in srgb, currentColor 22%, transparent); }
 .seg button { border: 0; border-radius: 0; min-height: 26px; }
 .seg button + button { border-left: 1px solid color-mix(in srgb, currentColor 22%, transparent); }
+/* Print (print.js swaps canvases for their SVG on beforeprint): the views, not the controls. */
+.aw-print-figure { display: block; margin: 4px 0; }
+.aw-print-figure svg { display: block; max-width: 100%; height: auto; }
+[data-aw-print-hidden] { display: none !important; }
+@media print {
+  :host { break-inside: avoid; }
+  .exports, .tooltip, .readout, .tabs, .nav, button, select, input, textarea, form,
+  label:has(> select), label:has(> input) { display: none !important; }
+  .scroll { overflow: visible; }
+}
 `;
