@@ -15,7 +15,12 @@
     forward. Attribution (tiny_attribution): each head's z recomputed from in_proj (checked against
     nn.MultiheadAttention's output to 1e-12), the components carried as rows of a matrix through each
     LayerNorm frozen at the real forward's input, and their total checked against the module's
-    logits to 1e-10.
+    logits to 1e-10. Their `patching` cases: patch_reference below (TinyTransformers through
+    tiny_hooked: attention recomputed from in_proj, z and the stream entering each block hooked);
+  * tests/golden/pretrained/<name>/expected_patch.json for each checkpoint of PATCH_MODELS: activation
+    patching (every patched logit difference of 'head', 'head-position' and 'residual', from full
+    float64 forwards of the corrupted ids with one activation replaced through the forwards' hooks)
+    and direct logit attribution (pretrained_attribution, checked against the forward's logits).
 
 Run with Debian's interpreter (python3-torch 1.13):
     /usr/bin/python3 tests/golden/make_interp_fixtures.py
@@ -363,10 +368,121 @@ def pretrained_patching(name):
     same = forward(w64, torch.tensor([clean]), cfg, {"resid": lambda i, h: h, "z": lambda i, z: z})["logits"]
     assert torch.equal(plain, same)
     cases = patch_cases(lambda ids, hooks: forward(w64, torch.tensor([ids]), cfg, hooks)["logits"], L, H, clean, V)
-    doc = {"source": "tests/golden/make_interp_fixtures.py", "model": name, "cases": cases}
+    # attribution: the top token against the runner-up at the last position; the second likeliest
+    # token alone at position 3
+    ids = clean + [7, 52]
+    logits = forward(w64, torch.tensor([ids]), cfg)["logits"][0]
+    last = torch.argsort(logits[-1], descending=True)
+    attribution = [pretrained_attribution(w64, cfg, forward, ids, len(ids) - 1, int(last[0]), int(last[1])),
+                   pretrained_attribution(w64, cfg, forward, ids, 3, int(torch.argsort(logits[3], descending=True)[1]), None)]
+    doc = {"source": "tests/golden/make_interp_fixtures.py", "model": name, "cases": cases, "attribution": attribution}
     path = os.path.join(folder, "expected_patch.json")
     mp.write(path, emit(doc) + "\n")
     print("  %s: %d patching cases -> %s" % (name, len(cases), os.path.relpath(path)))
+
+
+def pretrained_attribution(w, cfg, forward, ids, position, token, against):
+    """Direct logit attribution of a checkpoint's float64 reference forward at one position. Each
+    head's z comes from the forward (hooks["z"]) and is multiplied by its rows (GPT-2's Conv1D
+    c_proj, (in, out)) or columns (o_proj, (out, in)) of the output projection; the MLP outputs are
+    recomputed here from the forward's own stream, block by block (GPT-2: c_proj(gelu_new(c_fc(ln_2 x)));
+    Llama family: down(silu(gate) * up) of the RMS-normed stream, Phi-3's fused gate_up_proj; OLMo 2:
+    no pre-norm, each branch RMS-normed), and the stream rebuilt from the parts must equal the
+    forward's hidden states (1e-12). Components frozen through OLMo 2's branch norms and the final norm
+    at their actual inputs, dotted with u = W_U[token] - W_U[against]; their total must equal the
+    forward's logit difference to 1e-10."""
+    gpt2, mt = cfg["model_type"] == "gpt2", cfg["model_type"]
+    L = cfg["n_layer"] if gpt2 else cfg["num_hidden_layers"]
+    H = cfg["n_head"] if gpt2 else cfg["num_attention_heads"]
+    E = cfg["n_embd"] if gpt2 else cfg["hidden_size"]
+    d = E // H if gpt2 else mp.head_dim(cfg)
+    eps = cfg["layer_norm_epsilon"] if gpt2 else cfg["rms_norm_eps"]
+    zs = {}
+
+    def keep(i, z):
+        zs[i] = z
+        return z
+
+    ref = forward(w, torch.tensor([ids]), cfg, {"z": keep})
+    hidden, logits = ref["hidden_states"], ref["logits"][0]
+    x = hidden[0][0]  # (T, E)
+    rows, kinds = [x[position]], [("embed",)]
+    bias = torch.zeros(E, dtype=torch.float64)
+    for l in range(L):
+        p = ("h.%d." if gpt2 else "model.layers.%d.") % l
+        z = zs[l][0]  # (H, T, d)
+        if gpt2:
+            Wo = w[p + "attn.c_proj.weight"]  # (in, out)
+            heads = [z[h] @ Wo[h * d:(h + 1) * d, :] for h in range(H)]
+            bo = w[p + "attn.c_proj.bias"]
+        else:
+            Wo = w[p + "self_attn.o_proj.weight"]  # (out, in)
+            heads = [z[h] @ Wo[:, h * d:(h + 1) * d].T for h in range(H)]
+            bo = w.get(p + "self_attn.o_proj.bias", torch.zeros(E, dtype=torch.float64))
+        attn_out = sum(heads) + bo
+        if mt == "olmo2":  # x += rms(attn(x)): every head's output frozen at the branch's scale
+            g = w[p + "post_attention_layernorm.weight"]
+            s = torch.rsqrt(attn_out[position].pow(2).mean() + eps)
+            parts = [s * hh[position] * g for hh in heads]
+            branch = mp.rms_norm(attn_out, g, eps)
+        else:
+            parts = [hh[position] for hh in heads]
+            bias = bias + bo
+            branch = attn_out
+        for h in range(H):
+            rows.append(parts[h])
+            kinds.append(("head", l, h))
+        x = x + branch
+        if gpt2:
+            u = torch.nn.functional.layer_norm(x, (E,), w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
+            m = mp.gelu_new(u @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]) @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+        else:
+            u = x if mt == "olmo2" else mp.rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+            if mt == "phi3":
+                gate, up = (u @ w[p + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
+            else:
+                gate, up = u @ w[p + "mlp.gate_proj.weight"].T, u @ w[p + "mlp.up_proj.weight"].T
+            m = (torch.nn.functional.silu(gate) * up) @ w[p + "mlp.down_proj.weight"].T
+            if mt == "olmo2":
+                m = mp.rms_norm(m, w[p + "post_feedforward_layernorm.weight"], eps)
+        rows.append(m[position])
+        kinds.append(("mlp", l))
+        x = x + m
+        if l + 1 < L:
+            assert float((x - hidden[l + 1][0]).abs().max()) < 1e-12, (l, "the rebuilt stream")
+    # the final norm frozen at its input x[position]
+    xr = x[position]
+    R = torch.stack(rows)
+    if gpt2:
+        g, beta = w["ln_f.weight"], w["ln_f.bias"]
+        s = 1.0 / torch.sqrt(xr.var(unbiased=False) + eps)
+        R = s * (R - R.mean(dim=1, keepdim=True)) * g
+        bias = s * (bias - bias.mean()) * g + beta
+        final = torch.nn.functional.layer_norm(x, (E,), g, beta, eps)
+    else:
+        g = w["model.norm.weight"]
+        s = torch.rsqrt(xr.pow(2).mean() + eps)
+        R, bias = s * R * g, s * bias * g
+        final = mp.rms_norm(x, g, eps)
+    assert float((final - hidden[-1][0]).abs().max()) < 1e-12, "the final norm"
+    Wu = w["wte.weight"] if gpt2 else (w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"])
+    u = Wu[token] - (Wu[against] if against is not None else 0)
+    out = {"heads": np.zeros((L, H)), "mlp": np.zeros(L)}
+    for kind, r in zip(kinds, R):
+        v = float(r @ u)
+        if kind[0] == "embed":
+            out["embed"] = v
+        elif kind[0] == "head":
+            out["heads"][kind[1], kind[2]] = v
+        else:
+            out["mlp"][kind[1]] = v
+    out["bias"] = float(bias @ u)
+    out["total"] = out["embed"] + out["bias"] + float(out["heads"].sum()) + float(out["mlp"].sum())
+    diff = float(logits[position, token] - (logits[position, against] if against is not None else 0))
+    assert abs(out["total"] - diff) < 1e-10, (out["total"], diff)
+    return {"position": position, "token": token, "against": against, "heads": tjson(out["heads"]),
+            "mlp": tjson(out["mlp"]), "embed": num(out["embed"]), "bias": num(out["bias"]),
+            "total": num(out["total"]), "logitDiff": num(diff)}
 
 
 def tiny_hooked(model, cfg, ids, hooks):

@@ -362,6 +362,19 @@ async function checkPatchCases(model, cases, what) {
   }
 }
 
+describe('logitAttribution (PretrainedModel) against float64 references', () => {
+  for (const name of CHECKPOINTS) {
+    it(name, async () => {
+      const model = await loadCheckpoint(name);
+      const ids = [7, 52, 19, 83, 40, 11, 66, 90, 7, 52];
+      for (const want of json(new URL(`${name}/expected_patch.json`, PRETRAINED)).attribution) {
+        checkAttribution(model, ids, want, `${name} attribution at ${want.position}`);
+      }
+      model.dispose();
+    });
+  }
+});
+
 describe('patch against float64 references (torch hooks: head z patched, residual patched)', () => {
   for (const name of CHECKPOINTS) {
     it(name, async () => {
