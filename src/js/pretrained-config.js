@@ -1,121 +1,17 @@
 // config.json → the core's PretrainedConfig, under the rule "no silent wrong answers": every key of a
-// supported architecture's config is listed below as implemented (it changes what we compute), inert
-// (it cannot change the forward) or inert only at its default; any other key, a default-only key at
-// another value, a rope_type we do not implement, quantization_config, auto_map and any unknown
-// architecture is INVALID_ARGUMENT naming the key and the value. Both config layouts are read:
-// transformers 4 (rope_theta, rope_scaling at the top level) and transformers 5 (rope_parameters);
-// when both appear they must agree.
-//
-// The tables follow transformers 5.17's configuration classes (PreTrainedConfig, GPT2Config,
-// LlamaConfig, Qwen2Config, Qwen3Config, MistralConfig, SmolLM3Config, Olmo2Config, Phi3Config), written by hand from their source: this project's machines have no
-// `transformers` (docs/checkpoints.md says how the tables were made and what each key does here).
+// supported architecture's config must be in its table (pretrained-keys.js) as implemented, inert or
+// inert only at its default; any other key, a default-only key at another value, a rope_type we do
+// not implement, quantization_config, auto_map and any unknown architecture is INVALID_ARGUMENT
+// naming the key and the value. Both config layouts are read: transformers 4 (rope_theta,
+// rope_scaling at the top level) and transformers 5 (rope_parameters); when both appear they must agree.
 import { AttentionError } from './errors.js';
 import { describe } from './options.js';
+import { PRETRAINED_ARCH } from './constants.js';
+import { ARCHITECTURES, CONFIG_KEYS, DEFAULT_ONLY_COMMON, INERT_COMMON, REFUSED } from './pretrained-keys.js';
+
+export { ARCHITECTURES, CONFIG_KEYS, DEFAULT_ONLY_COMMON, INERT_COMMON, REFUSED };
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
-
-// PreTrainedConfig's own attributes and the generation/serving bookkeeping configs carry: none can
-// change a forward pass (dropouts are off at inference, token ids only name tokens).
-export const INERT_COMMON = [
-  '_name_or_path', '_commit_hash', '_attn_implementation', '_attn_implementation_autoset', 'architectures',
-  'model_type', 'transformers_version', 'dtype', 'torch_dtype', 'use_bfloat16', 'use_cache', 'initializer_range',
-  'return_dict', 'output_hidden_states', 'output_attentions', 'torchscript', 'tf_legacy_loss', 'pruned_heads',
-  'chunk_size_feed_forward', 'is_decoder', 'id2label', 'label2id', 'num_labels', 'problem_type', 'finetuning_task',
-  'tokenizer_class', 'prefix', 'task_specific_params', 'bos_token_id', 'eos_token_id', 'pad_token_id',
-  'sep_token_id', 'decoder_start_token_id', 'max_length', 'min_length', 'do_sample', 'early_stopping', 'num_beams',
-  'num_beam_groups', 'diversity_penalty', 'temperature', 'top_k', 'top_p', 'typical_p', 'repetition_penalty',
-  'length_penalty', 'no_repeat_ngram_size', 'encoder_no_repeat_ngram_size', 'bad_words_ids',
-  'num_return_sequences', 'output_scores', 'return_dict_in_generate', 'forced_bos_token_id',
-  'forced_eos_token_id', 'remove_invalid_values', 'exponential_decay_length_penalty', 'suppress_tokens',
-  'begin_suppress_tokens',
-];
-export const DEFAULT_ONLY_COMMON = { is_encoder_decoder: false, add_cross_attention: false, tie_encoder_decoder: false, cross_attention_hidden_size: null };
-// Keys that can never be read as a plain forward: refused whatever their value.
-export const REFUSED = {
-  quantization_config: 'quantized checkpoints are not supported (load an F32, F16 or BF16 checkpoint)',
-  auto_map: 'the checkpoint needs custom modeling code (auto_map), which this library cannot run',
-};
-
-// Qwen2's (and Qwen3's, SmolLM3's) sliding window: it acts only with use_sliding_window true, on the
-// layers layer_types marks "sliding_attention" (by default layer i >= max_window_layers).
-const QWEN_WINDOWS = { use_sliding_window: false, sliding_window: 4096, max_window_layers: 28, layer_types: null };
-
-// Each architecture: its model_type, the keys we implement with transformers' class defaults (used
-// when config.json omits them), the inert keys and the keys inert only at their default.
-export const CONFIG_KEYS = {
-  GPT2LMHeadModel: {
-    modelType: 'gpt2',
-    implemented: { vocab_size: 50257, n_positions: 1024, n_embd: 768, n_layer: 12, n_head: 12, n_inner: null,
-      activation_function: 'gelu_new', layer_norm_epsilon: 1e-5 },
-    inert: ['resid_pdrop', 'embd_pdrop', 'attn_pdrop', 'summary_type', 'summary_use_proj', 'summary_activation',
-      'summary_proj_to_labels', 'summary_first_dropout', 'n_ctx', 'reorder_and_upcast_attn'],
-    defaultOnly: { scale_attn_weights: true, scale_attn_by_inverse_layer_idx: false, tie_word_embeddings: true },
-  },
-  LlamaForCausalLM: {
-    modelType: 'llama',
-    implemented: { vocab_size: 32000, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32,
-      num_attention_heads: 32, num_key_value_heads: null, hidden_act: 'silu', max_position_embeddings: 2048,
-      rms_norm_eps: 1e-6, tie_word_embeddings: false, head_dim: null, rope_parameters: null, rope_theta: 10000,
-      rope_scaling: null },
-    inert: ['attention_dropout'],
-    defaultOnly: { attention_bias: false, mlp_bias: false, pretraining_tp: 1 },
-  },
-  Qwen2ForCausalLM: {
-    modelType: 'qwen2',
-    implemented: { vocab_size: 151936, hidden_size: 4096, intermediate_size: 22016, num_hidden_layers: 32,
-      num_attention_heads: 32, num_key_value_heads: 32, hidden_act: 'silu', max_position_embeddings: 32768,
-      rms_norm_eps: 1e-6, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null,
-      ...QWEN_WINDOWS },
-    inert: ['attention_dropout'],
-    defaultOnly: {},
-  },
-  Qwen3ForCausalLM: {
-    modelType: 'qwen3',
-    implemented: { vocab_size: 151936, hidden_size: 4096, intermediate_size: 22016, num_hidden_layers: 32,
-      num_attention_heads: 32, num_key_value_heads: 32, head_dim: 128, hidden_act: 'silu', max_position_embeddings: 32768,
-      rms_norm_eps: 1e-6, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null,
-      ...QWEN_WINDOWS },
-    inert: ['attention_dropout'],
-    defaultOnly: { attention_bias: false },
-  },
-  MistralForCausalLM: {
-    modelType: 'mistral',
-    implemented: { vocab_size: 32000, hidden_size: 4096, intermediate_size: 14336, num_hidden_layers: 32,
-      num_attention_heads: 32, num_key_value_heads: 8, head_dim: null, hidden_act: 'silu', max_position_embeddings: 131072,
-      rms_norm_eps: 1e-6, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null,
-      sliding_window: 4096 },
-    inert: ['attention_dropout'],
-    defaultOnly: {},
-  },
-  SmolLM3ForCausalLM: {
-    modelType: 'smollm3',
-    implemented: { vocab_size: 128256, hidden_size: 2048, intermediate_size: 11008, num_hidden_layers: 36,
-      num_attention_heads: 16, num_key_value_heads: 4, hidden_act: 'silu', max_position_embeddings: 32768,
-      rms_norm_eps: 1e-6, tie_word_embeddings: true, rope_parameters: null, rope_theta: 2000000, rope_scaling: null,
-      no_rope_layers: null, no_rope_layer_interval: 4, ...QWEN_WINDOWS, sliding_window: null },
-    inert: ['attention_dropout'],
-    defaultOnly: { attention_bias: false, mlp_bias: false, pretraining_tp: 1 },
-  },
-  Olmo2ForCausalLM: {
-    modelType: 'olmo2',
-    implemented: { vocab_size: 50304, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32,
-      num_attention_heads: 32, num_key_value_heads: null, hidden_act: 'silu', max_position_embeddings: 2048,
-      rms_norm_eps: 1e-5, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null },
-    inert: ['attention_dropout'],
-    defaultOnly: { attention_bias: false },
-  },
-  Phi3ForCausalLM: {
-    modelType: 'phi3',
-    implemented: { vocab_size: 32064, hidden_size: 3072, intermediate_size: 8192, num_hidden_layers: 32,
-      num_attention_heads: 32, num_key_value_heads: null, hidden_act: 'silu', max_position_embeddings: 4096,
-      rms_norm_eps: 1e-5, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null,
-      partial_rotary_factor: 1, sliding_window: null },
-    // original_max_position_embeddings is read only by rope_type longrope, which is refused.
-    inert: ['attention_dropout', 'resid_pdrop', 'embd_pdrop', 'original_max_position_embeddings'],
-    defaultOnly: {},
-  },
-};
-export const ARCHITECTURES = Object.keys(CONFIG_KEYS);
 
 const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -267,7 +163,7 @@ function gpt2Core(r) {
   const act = r.get('activation_function');
   if (act !== 'gelu_new') throw invalid(`config.json: GPT-2 activation_function ${describe(act)} is not supported (only "gelu_new", the tanh GELU)`);
   const hidden = r.int('n_embd'), heads = r.int('n_head');
-  return { arch: 0, vocabSize: r.int('vocab_size'), hidden, layers: r.int('n_layer'), heads, kvHeads: heads,
+  return { arch: PRETRAINED_ARCH.GPT2, vocabSize: r.int('vocab_size'), hidden, layers: r.int('n_layer'), heads, kvHeads: heads,
     headDim: Math.floor(hidden / heads), intermediate: r.int('n_inner', r.get('n_inner') ?? 4 * hidden), maxPositions: r.int('n_positions'),
     normEps: r.num('layer_norm_epsilon'), ropeTheta: 10000, qkvBias: false, tieEmbeddings: true };
 }
@@ -277,11 +173,12 @@ const QK_NORM = { none: 0, perHead: 1, allHeads: 2 };  // MhaConfig::QkNorm
 const VARIANTS = {
   Qwen2ForCausalLM: { qkvBias: true },
   Qwen3ForCausalLM: { qkNorm: QK_NORM.perHead },
-  Olmo2ForCausalLM: { qkNorm: QK_NORM.allHeads, postNorms: true },
+  Olmo2ForCausalLM: { qkNorm: QK_NORM.allHeads, preNorms: false, postNorms: true },
   Phi3ForCausalLM: { fusedProjections: true },
 };
 
 function llamaCore(config, architecture, r) {
+  if (architecture === 'Gemma3ForCausalLM') return gemma3Core(config, r);
   const act = r.get('hidden_act');
   if (act !== 'silu') throw invalid(`config.json: hidden_act ${describe(act)} is not supported (only "silu")`);
   const hidden = r.int('hidden_size'), heads = r.int('num_attention_heads'), layers = r.int('num_hidden_layers');
@@ -290,16 +187,78 @@ function llamaCore(config, architecture, r) {
   const rotaryDims = rotaryDimsOf(config, architecture, rope.partial, headDim);
   const { invFreq, maxPositions } = ropeFrequencies(rope, rotaryDims, r.int('max_position_embeddings'));
   const v = VARIANTS[architecture] ?? {};
-  const core = { arch: 1, vocabSize: r.int('vocab_size'), hidden, layers, heads,
+  const core = { arch: PRETRAINED_ARCH.LLAMA, vocabSize: r.int('vocab_size'), hidden, layers, heads,
     kvHeads: r.int('num_key_value_heads', r.get('num_key_value_heads') ?? heads), headDim, intermediate: r.int('intermediate_size'),
     maxPositions, normEps: r.num('rms_norm_eps'), ropeTheta: rope.theta, qkvBias: Boolean(v.qkvBias),
-    tieEmbeddings: r.get('tie_word_embeddings') === true, qkNorm: v.qkNorm ?? QK_NORM.none, postNorms: Boolean(v.postNorms),
+    tieEmbeddings: r.get('tie_word_embeddings') === true, qkNorm: v.qkNorm ?? QK_NORM.none, preNorms: v.preNorms ?? true, postNorms: Boolean(v.postNorms),
     fusedProjections: Boolean(v.fusedProjections), rotaryDims: rotaryDims === headDim ? 0 : rotaryDims };
   if (invFreq) core.ropeInvFreq = invFreq;
   const windows = layerWindows(config, architecture, r, layers);
   if (windows) core.layerWindow = windows;
   if (architecture === 'SmolLM3ForCausalLM') core.layerRope = noRopeLayers(config, r, layers);
   return core;
+}
+
+// Gemma 3 (transformers' Gemma3TextModel): embeddings × √hidden_size, RMSNorm with (1 + w), a norm
+// before and after both the attention and the MLP, GeGLU (gelu_pytorch_tanh), per-head q/k norms,
+// scores scaled by query_pre_attn_scalar^−1/2, sliding layers by layer_types (or every layer but each
+// sliding_window_pattern-th), and one RoPE per layer type: the full layers' rope_theta (+ scaling),
+// the sliding layers' rope_local_base_freq, unscaled.
+function gemma3Core(config, r) {
+  const act = r.get('hidden_activation');
+  if (act !== 'gelu_pytorch_tanh') throw invalid(`config.json: hidden_activation ${describe(act)} is not supported (only "gelu_pytorch_tanh")`);
+  const hidden = r.int('hidden_size'), heads = r.int('num_attention_heads'), layers = r.int('num_hidden_layers');
+  const headDim = r.int('head_dim');
+  const { full, sliding } = gemmaRopes(config);
+  const { invFreq, maxPositions } = ropeFrequencies(full, headDim, r.int('max_position_embeddings'));
+  const core = { arch: PRETRAINED_ARCH.LLAMA, vocabSize: r.int('vocab_size'), hidden, layers, heads,
+    kvHeads: r.int('num_key_value_heads'), headDim, intermediate: r.int('intermediate_size'), maxPositions,
+    normEps: r.num('rms_norm_eps'), ropeTheta: full.theta, qkvBias: false, tieEmbeddings: r.get('tie_word_embeddings') === true,
+    qkNorm: QK_NORM.perHead, preNorms: true, postNorms: true, fusedProjections: false, rotaryDims: 0,
+    normWeightOffset: 1, embedScale: Math.fround(Math.sqrt(hidden)), attentionScale: r.num('query_pre_attn_scalar') ** -0.5,
+    geluMlp: true, localRopeTheta: sliding.theta, layerWindow: gemmaWindows(config, r, layers) };
+  if (invFreq) core.ropeInvFreq = invFreq;
+  return core;
+}
+
+// Gemma 3's two RoPEs, from either layout: transformers 4 (rope_theta + rope_scaling for the full
+// layers, rope_local_base_freq for the sliding ones) or 5 (rope_parameters keyed by layer type).
+function gemmaRopes(config) {
+  const p5 = config.rope_parameters;
+  const v4 = { full: ropeSettings({ rope_theta: config.rope_theta ?? 1e6, rope_scaling: config.rope_scaling }, 'Gemma3ForCausalLM'),
+    sliding: ropeSettings({ rope_theta: config.rope_local_base_freq ?? 1e4 }, 'Gemma3ForCausalLM') };
+  let chosen = v4;
+  if (p5 != null) {
+    if (typeof p5 !== 'object' || Array.isArray(p5)) throw invalid(`config.json: rope_parameters must be an object, got ${describe(p5)}`);
+    const extra = Object.keys(p5).filter((k) => k !== 'full_attention' && k !== 'sliding_attention');
+    if (extra.length || !p5.full_attention || !p5.sliding_attention) {
+      throw invalid(`config.json: Gemma 3's rope_parameters must hold exactly "full_attention" and "sliding_attention", got ${Object.keys(p5).join(', ') || 'none'}`);
+    }
+    const v5 = { full: ropeSettings({ rope_parameters: p5.full_attention }, 'Gemma3ForCausalLM'),
+      sliding: ropeSettings({ rope_parameters: p5.sliding_attention }, 'Gemma3ForCausalLM') };
+    const given4 = config.rope_theta !== undefined || config.rope_scaling != null || config.rope_local_base_freq !== undefined;
+    const same = (a, b) => a.type === b.type && a.theta === b.theta && sameRope(a.params, b.params) && a.partial === b.partial;
+    if (given4 && !(same(v4.full, v5.full) && same(v4.sliding, v5.sliding))) {
+      throw invalid('config.json: rope_parameters disagrees with rope_theta / rope_scaling / rope_local_base_freq');
+    }
+    chosen = v5;
+  }
+  if (chosen.sliding.type !== 'default') throw invalid(`config.json: a scaled RoPE (${chosen.sliding.type}) on Gemma 3's sliding layers is not implemented`);
+  if (chosen.full.partial !== undefined || chosen.sliding.partial !== undefined) throw invalid('config.json: partial_rotary_factor is not implemented for Gemma 3');
+  return chosen;
+}
+
+// Each Gemma 3 layer's window (0 = full): layer_types, else sliding but every pattern-th layer.
+function gemmaWindows(config, r, layers) {
+  const window = r.int('sliding_window');
+  const pattern = config.sliding_window_pattern ?? config._sliding_window_pattern ?? 6;
+  if (!Number.isSafeInteger(pattern) || pattern < 1) throw invalid(`config.json: sliding_window_pattern must be a positive integer, got ${describe(pattern)}`);
+  const given = config.layer_types;
+  if (given != null && (!Array.isArray(given) || given.length !== layers || given.some((t) => t !== 'full_attention' && t !== 'sliding_attention'))) {
+    throw invalid(`config.json: layer_types must list "full_attention" or "sliding_attention" for each of the ${layers} layers, got ${describe(given)}`);
+  }
+  const types = given ?? Array.from({ length: layers }, (_, i) => ((i + 1) % pattern !== 0 ? 'sliding_attention' : 'full_attention'));
+  return types.map((t) => (t === 'sliding_attention' ? window : 0));
 }
 
 // The features RoPE rotates: partial_rotary_factor · head_dim (Phi-3; top level or in the rope

@@ -48,7 +48,12 @@ void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, flo
   std::vector<float> u(h.size());  // u: (rows, I)
   L.gate.linear(m, x, e, nullptr, h.data(), in);
   L.up.linear(m, x, e, nullptr, u.data(), in);
-  kernels::silu_mul_row(static_cast<int>(h.size()), h.data(), u.data(), h.data());
+  if (config_.gelu_mlp) {  // Gemma 3's GeGLU: gelu_pytorch_tanh(gate) · up
+    kernels::gelu_tanh_row(static_cast<int>(h.size()), h.data(), h.data());
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] *= u[i];
+  } else {
+    kernels::silu_mul_row(static_cast<int>(h.size()), h.data(), u.data(), h.data());
+  }
   L.down.linear(m, h.data(), in, nullptr, y, e);
 }
 
@@ -127,6 +132,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   if (from_residual) x = o.start_residual;
   for (std::int64_t r = 0; r < n && !from_residual; ++r) {
     embed_.widen_row(ids[static_cast<std::size_t>(r)], x.data() + r * e);
+    if (c.embed_scale != 1) kernels::scale_vec(e, x.data() + r * e, c.embed_scale, x.data() + r * e);  // Gemma 3: × √hidden
     if (c.arch != PretrainedArch::kGpt2) continue;
     positions_.widen_row(static_cast<int>(p0 + r % t), position.data());
     kernels::add_vec(e, x.data() + r * e, position.data(), x.data() + r * e);
@@ -150,40 +156,46 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     lens(x);
   }
   const auto wants = [](const std::vector<int>& list, int l) { return std::find(list.begin(), list.end(), l) != list.end(); };
-  // 2. The blocks: x += attn(norm1(x)); x += mlp(norm2(x))  (post_norms: x += norm1(attn(x)); x += norm2(mlp(x)))
+  // 2. The blocks: x += post_attn(attn(norm1(x))); x += post_ff(mlp(norm2(x))), each norm where the
+  //    architecture has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma 3: both)
   const int xs = static_cast<int>(x.size());
+  const Tensor none;
   for (int l = o.start_layer; l < c.layers; ++l) {
     Layer& L = layers_[l];
-    if (!c.post_norms) norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
+    if (c.pre_norms) norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
     MhaForwardOptions mo;
     mo.causal = true;
     mo.need_weights = wants(o.attention_layers, l);
     mo.average_weights = false;
     if (!c.layer_window.empty() && c.layer_window[l] > 0) mo.positions.window = c.layer_window[l];
+    if (c.attention_scale > 0) mo.scale = static_cast<float>(c.attention_scale);
     MhaResult r;
-    const Tensor query({b, t, e}, c.post_norms ? x : h);
+    const Tensor query({b, t, e}, c.pre_norms ? h : x);
     Trace* trace = wants(o.trace_layers, l) ? &result.traces[l] : nullptr;
     ATTN_RETURN_IF_ERROR(caches ? L.attn.forward_cached(query, (*caches)[l], mo, r, trace)
                                 : L.attn.forward(query, nullptr, nullptr, mo, r, trace));
     if (mo.need_weights) result.attention[l] = std::move(r.weights);
+    // A patched head's z enters the attention output before any post-norm (interp: patch).
     if (l == o.delta_layer) kernels::add_vec(xs, r.output.data.data(), o.attn_delta.data(), r.output.data.data());
-    const auto keep_mlp = [&] {
-      if (o.mlp_outputs) result.mlp_outputs.emplace_back(Shape{b, t, e}, out);
-    };
+    const float* attn_out = r.output.data.data();
     if (c.post_norms) {
-      norm(L.norm1_w, L.norm1_b, n, r.output.data.data(), h.data());
-      kernels::add_vec(xs, x.data(), h.data(), x.data());
-      mlp(L, n, x.data(), out.data());
-      keep_mlp();
-      norm(L.norm2_w, L.norm2_b, n, out.data(), h.data());
-      kernels::add_vec(xs, x.data(), h.data(), x.data());
-    } else {
-      kernels::add_vec(xs, x.data(), r.output.data.data(), x.data());
-      norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
-      mlp(L, n, h.data(), out.data());
-      keep_mlp();
-      kernels::add_vec(xs, x.data(), out.data(), x.data());
+      norm(L.post_attn_w, none, n, attn_out, h.data());
+      attn_out = h.data();
     }
+    kernels::add_vec(xs, x.data(), attn_out, x.data());
+    const float* mlp_in = x.data();
+    if (c.pre_norms) {
+      norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
+      mlp_in = h.data();
+    }
+    mlp(L, n, mlp_in, out.data());
+    if (o.mlp_outputs) result.mlp_outputs.emplace_back(Shape{b, t, e}, out);
+    const float* mlp_out = out.data();
+    if (c.post_norms) {
+      norm(L.post_ff_w, none, n, out.data(), h.data());
+      mlp_out = h.data();
+    }
+    kernels::add_vec(xs, x.data(), mlp_out, x.data());
     if (l + 1 < c.layers && !from_residual) {
       keep_hidden(x);
       lens(x);

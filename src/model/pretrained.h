@@ -6,8 +6,8 @@
 //           ln_f; logits = x · wteᵀ (tied). Conv1D weights are (in, out): transposed on load.
 //   Llama:  x = embed_tokens[ids]; block: x += o_proj(attn(rms(x))) with RoPE (rotate_half) and H_kv
 //           heads; x += down(silu(gate(rms(x))) · up(rms(x))); norm; logits = x · lm_headᵀ (or tied).
-//           Mistral, Qwen3, SmolLM3, OLMo 2 and Phi-3 are Llama with the variants PretrainedConfig lists
-//           (sliding windows, q/k norms, no-RoPE layers, post-norms, fused projections).
+//           Mistral, Qwen3, SmolLM3, OLMo 2, Phi-3 and Gemma 3 are Llama with the variants PretrainedConfig
+//           lists (sliding windows, q/k norms, no-RoPE layers, post-norms, fused projections, GeGLU, …).
 // hidden_states follow Hugging Face's output_hidden_states: [0] the embedding output, [i] block i's
 // output, the last one after the final norm.
 #pragma once
@@ -36,7 +36,13 @@ struct PretrainedConfig {
   std::vector<double> rope_inv_freq;  // Llama 3 scaled frequencies (head_dim / 2), or empty
   // Llama-family variants, each named by the architecture that needs it:
   MhaConfig::QkNorm qk_norm = MhaConfig::QkNorm::kNone;  // Qwen3 (per head), OLMo 2 (over all heads)
-  bool post_norms = false;         // OLMo 2: x += norm(attn(x)); x += norm(mlp(x)) (no pre-norms)
+  bool pre_norms = true;           // a norm before the attention and before the MLP (all but OLMo 2)
+  bool post_norms = false;         // OLMo 2, Gemma 3: a norm on the attention's and the MLP's output, before the residual add
+  float norm_weight_offset = 0;    // Gemma 3: RMSNorm scales by (1 + w) (the 1 is added to every norm weight at load)
+  float embed_scale = 1;           // Gemma 3: the token embeddings × √hidden_size (a float32 constant)
+  double attention_scale = 0;      // Gemma 3: query_pre_attn_scalar^−1/2; 0 = head_dim^−1/2
+  bool gelu_mlp = false;           // Gemma 3: down(gelu_tanh(gate(x)) · up(x)) (GeGLU) instead of SwiGLU
+  double local_rope_theta = 0;     // Gemma 3: the sliding layers' RoPE base (default frequencies); 0 = every layer's is rope_theta
   bool fused_projections = false;  // Phi-3: self_attn.qkv_proj [q; k; v] and mlp.gate_up_proj [gate; up]
   int rotary_dims = 0;             // Phi-3: partial_rotary_factor · head_dim features rotated (0 = all)
   std::vector<int> layer_window;   // per layer: 0 = full, w = the w most recent keys, itself included (Mistral, Qwen2, Phi-3)
@@ -120,9 +126,9 @@ class PretrainedModel {
  private:
   struct Layer {
     MultiHeadAttention attn;                    // frozen: its projections are views into stored_
-    // LayerNorm (GPT-2: weight and bias) or RMSNorm (weight); with post_norms (OLMo 2) norm1 follows
-    // the attention and norm2 the MLP.
-    Tensor norm1_w, norm1_b, norm2_w, norm2_b;
+    // LayerNorm (GPT-2: weight and bias) or RMSNorm (weight) before the attention (norm1) and the MLP
+    // (norm2); post_attn_w / post_ff_w on their outputs (post_norms: OLMo 2, Gemma 3).
+    Tensor norm1_w, norm1_b, norm2_w, norm2_b, post_attn_w, post_ff_w;
     WeightView fc1, fc2;                        // GPT-2: c_fc (4E, E) and c_proj (E, 4E), transposed on load
     Tensor fc1_b, fc2_b;
     WeightView gate, up, down;                  // Llama: (I, E), (I, E), (E, I)
@@ -139,6 +145,8 @@ class PretrainedModel {
   Status use(const std::string& name);  // puts stored_[name] in use (views, widened vectors)
   Status use_layer_matrix(Layer& l, const std::string& rest, const WeightView& w);
   Status use_layer_vector(Layer& l, const std::string& rest, const Tensor& v);
+  // The slot of a layer's norm vector by the rest of its name ("input_layernorm.weight"), or nullptr.
+  const Tensor* layer_norm_slot(const Layer& l, const std::string& rest) const;
   void norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const;
   void mlp(const Layer& l, std::int64_t rows, const float* x, float* y) const;
   // Appends to the lens the top token and its probability of each row of `normed` (rows, E).

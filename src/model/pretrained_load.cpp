@@ -55,8 +55,13 @@ Status check_config(const PretrainedConfig& c) {
                    std::to_string(c.rotary_dims));
   const int qk_norm = static_cast<int>(c.qk_norm);
   if (qk_norm < 0 || qk_norm > 2) return invalid("config: q/k norm kind " + std::to_string(qk_norm) + " does not exist");
-  const bool variant = c.qk_norm != MhaConfig::QkNorm::kNone || c.post_norms || c.fused_projections || c.rotary_dims ||
-                       !c.layer_window.empty() || !c.layer_rope.empty();
+  if (!c.pre_norms && !c.post_norms) return invalid("config: a block needs its pre-norms or its post-norms");
+  if (!(c.embed_scale > 0) || !std::isfinite(c.embed_scale) || !(c.attention_scale >= 0) || !std::isfinite(c.attention_scale) ||
+      !(c.local_rope_theta >= 0) || !std::isfinite(c.local_rope_theta) || !std::isfinite(c.norm_weight_offset))
+    return invalid("config: embedding scale, attention scale, local RoPE base and norm offset must be finite (scales > 0)");
+  const bool variant = c.qk_norm != MhaConfig::QkNorm::kNone || c.post_norms || !c.pre_norms || c.fused_projections ||
+                       c.rotary_dims || !c.layer_window.empty() || !c.layer_rope.empty() || c.norm_weight_offset != 0 ||
+                       c.embed_scale != 1 || c.attention_scale != 0 || c.gelu_mlp || c.local_rope_theta != 0;
   if (c.arch == PretrainedArch::kGpt2 && variant) return invalid("config: GPT-2 has none of the Llama-family variants");
   return Status::Ok();
 }
@@ -65,8 +70,12 @@ Status check_config(const PretrainedConfig& c) {
 void expect_llama_layer(const PretrainedConfig& c, const std::string& p, std::vector<std::pair<std::string, Shape>>& out) {
   const int e = c.hidden, qk = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim, in = c.intermediate;
   auto expect = [&](const std::string& name, Shape shape) { out.emplace_back(p + name, std::move(shape)); };
-  expect(c.post_norms ? "post_attention_layernorm.weight" : "input_layernorm.weight", {e});
-  expect(c.post_norms ? "post_feedforward_layernorm.weight" : "post_attention_layernorm.weight", {e});
+  // Llama: input_ (pre-attention) and post_attention_ (pre-MLP!); OLMo 2: post_attention_ and
+  // post_feedforward_ (outputs); Gemma 3 all four, its pre-MLP norm named pre_feedforward_.
+  if (c.pre_norms) expect("input_layernorm.weight", {e});
+  if (c.post_norms) expect("post_attention_layernorm.weight", {e});
+  if (c.pre_norms) expect(c.post_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight", {e});
+  if (c.post_norms) expect("post_feedforward_layernorm.weight", {e});
   if (c.fused_projections) {
     expect("self_attn.qkv_proj.weight", {qk + 2 * kv, e});
   } else {
@@ -174,8 +183,9 @@ Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& 
     mc.bias = gpt2 || c.qkv_bias;  // Qwen2's o_proj has none: its out_proj.bias stays zero
     if (!gpt2 && (c.layer_rope.empty() || c.layer_rope[l])) {
       RotaryOptions r;
-      r.base = c.rope_theta;
-      r.inv_freq = c.rope_inv_freq;
+      const bool local = c.local_rope_theta > 0 && !c.layer_window.empty() && c.layer_window[l] > 0;
+      r.base = local ? c.local_rope_theta : c.rope_theta;  // Gemma 3's sliding layers: their own base, unscaled
+      if (!local) r.inv_freq = c.rope_inv_freq;
       r.dims = c.rotary_dims;
       mc.rope = r;
     }
@@ -209,6 +219,7 @@ std::uint64_t PretrainedModel::weight_bytes() const {
   std::uint64_t vector_floats = final_w_.data.size() + final_b_.data.size();
   for (const Layer& L : layers_)
     vector_floats += L.norm1_w.data.size() + L.norm1_b.data.size() + L.norm2_w.data.size() + L.norm2_b.data.size() +
+                     L.post_attn_w.data.size() + L.post_ff_w.data.size() +
                      L.fc1_b.data.size() + L.fc2_b.data.size();
   return bytes + 4 * vector_floats;
 }
@@ -269,7 +280,9 @@ Status PretrainedModel::use(const std::string& name) {
   std::string r;
   const bool in_layer = split_layer(name, gpt2 ? "h." : "model.layers.", l, r);
   if (stored.shape().size() == 1) {
-    const Tensor v = stored.widened();
+    Tensor v = stored.widened();
+    if (config_.norm_weight_offset != 0 && ends_with(name, "norm.weight"))  // Gemma 3: (1 + w), as its RMSNorm computes it in float32
+      for (float& w : v.data) w += config_.norm_weight_offset;
     stored_.erase(name);
     if (name == "ln_f.weight" || name == "model.norm.weight") final_w_ = v;
     else if (name == "ln_f.bias") final_b_ = v;
@@ -315,15 +328,22 @@ Status PretrainedModel::use_layer_matrix(Layer& L, const std::string& r, const W
   return Status::Ok();
 }
 
+const Tensor* PretrainedModel::layer_norm_slot(const Layer& L, const std::string& r) const {
+  if (r == "ln_1.weight" || r == "input_layernorm.weight") return &L.norm1_w;
+  if (r == "ln_1.bias") return &L.norm1_b;
+  if (r == "ln_2.weight" || r == "pre_feedforward_layernorm.weight") return &L.norm2_w;
+  if (r == "ln_2.bias") return &L.norm2_b;
+  // Llama's post_attention_layernorm is the norm before its MLP; with post-norms it is the attention's output norm.
+  if (r == "post_attention_layernorm.weight") return config_.post_norms ? &L.post_attn_w : &L.norm2_w;
+  if (r == "post_feedforward_layernorm.weight") return &L.post_ff_w;
+  return nullptr;
+}
+
 Status PretrainedModel::use_layer_vector(Layer& L, const std::string& r, const Tensor& v) {
   MultiHeadAttention& a = L.attn;
-  const bool post = config_.post_norms;  // OLMo 2: post_attention_layernorm follows the attention
-  if (r == "ln_1.weight" || r == "input_layernorm.weight" || (post && r == "post_attention_layernorm.weight")) L.norm1_w = v;
-  else if (r == "ln_1.bias") L.norm1_b = v;
+  if (const Tensor* slot = layer_norm_slot(L, r)) *const_cast<Tensor*>(slot) = v;  // L is ours to change here
   else if (r == "self_attn.q_norm.weight") return a.set_qk_norm_weight(false, v);
   else if (r == "self_attn.k_norm.weight") return a.set_qk_norm_weight(true, v);
-  else if (r == "ln_2.weight" || r == "post_attention_layernorm.weight" || r == "post_feedforward_layernorm.weight") L.norm2_w = v;
-  else if (r == "ln_2.bias") L.norm2_b = v;
   else if (r == "mlp.c_fc.bias") L.fc1_b = v;
   else if (r == "mlp.c_proj.bias") L.fc2_b = v;
   else if (r == "attn.c_attn.bias") return a.set_parameter("in_proj_bias", v);
@@ -366,17 +386,13 @@ Status PretrainedModel::read_rows(const std::string& given, int first, int count
   // A vector: widened into its place by use().
   Tensor v;
   const bool gpt2 = config_.arch == PretrainedArch::kGpt2;
-  const bool post = config_.post_norms;
   int l = 0;
   std::string r;
   if (name == "ln_f.weight" || name == "model.norm.weight") v = final_w_;
   else if (name == "ln_f.bias") v = final_b_;
   else if (split_layer(name, gpt2 ? "h." : "model.layers.", l, r)) {
     const Layer& L = layers_[static_cast<std::size_t>(l)];
-    if (r == "ln_1.weight" || r == "input_layernorm.weight" || (post && r == "post_attention_layernorm.weight")) v = L.norm1_w;
-    else if (r == "ln_1.bias") v = L.norm1_b;
-    else if (r == "ln_2.weight" || r == "post_attention_layernorm.weight" || r == "post_feedforward_layernorm.weight") v = L.norm2_w;
-    else if (r == "ln_2.bias") v = L.norm2_b;
+    if (const Tensor* slot = layer_norm_slot(L, r)) v = *slot;
     else if (r == "mlp.c_fc.bias") v = L.fc1_b;
     else if (r == "mlp.c_proj.bias") v = L.fc2_b;
     else if (r == "attn.c_proj.bias") ATTN_RETURN_IF_ERROR(L.attn.get_parameter("out_proj.bias", v));

@@ -33,7 +33,8 @@ class PretrainedHandle {
  public:
   // c: { arch (0 GPT-2, 1 Llama), vocabSize, hidden, layers, heads, kvHeads, headDim, intermediate,
   //      maxPositions, normEps, ropeTheta, qkvBias, tieEmbeddings, ropeInvFreq (number[] or null),
-  //      memoryLimit (bytes); optional: qkNorm (0 none, 1 per head, 2 all heads), postNorms,
+  //      memoryLimit (bytes); optional: qkNorm (0 none, 1 per head, 2 all heads), preNorms, postNorms,
+  //      normWeightOffset, embedScale, attentionScale, geluMlp, localRopeTheta,
   //      fusedProjections, rotaryDims, layerWindow (int per layer, 0 = full), layerRope (0/1 per layer) }
   val init(val c) {
     limit_ = static_cast<std::uint64_t>(c["memoryLimit"].as<double>());
@@ -56,6 +57,12 @@ class PretrainedHandle {
     // Llama-family variants (pretrained.h), each optional.
     if (has(c, "qkNorm")) p.qk_norm = static_cast<attn::MhaConfig::QkNorm>(c["qkNorm"].as<int>());
     if (has(c, "postNorms")) p.post_norms = c["postNorms"].as<bool>();
+    if (has(c, "preNorms")) p.pre_norms = c["preNorms"].as<bool>();
+    if (has(c, "normWeightOffset")) p.norm_weight_offset = c["normWeightOffset"].as<float>();
+    if (has(c, "embedScale")) p.embed_scale = c["embedScale"].as<float>();
+    if (has(c, "attentionScale")) p.attention_scale = c["attentionScale"].as<double>();
+    if (has(c, "geluMlp")) p.gelu_mlp = c["geluMlp"].as<bool>();
+    if (has(c, "localRopeTheta")) p.local_rope_theta = c["localRopeTheta"].as<double>();
     if (has(c, "fusedProjections")) p.fused_projections = c["fusedProjections"].as<bool>();
     if (has(c, "rotaryDims")) p.rotary_dims = c["rotaryDims"].as<int>();
     if (has(c, "layerWindow")) p.layer_window = emscripten::convertJSArrayToNumberVector<int>(c["layerWindow"]);

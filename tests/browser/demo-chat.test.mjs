@@ -38,7 +38,7 @@ test('every new family opens in the demo: model view, next tokens', async () => 
   await page.goto(b.url('/'));
   await demoReady(page);
   const families = { 'qwen3-tiny': 'Qwen3ForCausalLM', 'mistral-tiny': 'MistralForCausalLM', 'qwen2-sliding-tiny': 'Qwen2ForCausalLM',
-    'smollm3-tiny': 'SmolLM3ForCausalLM', 'olmo2-tiny': 'Olmo2ForCausalLM', 'phi3-tiny': 'Phi3ForCausalLM' };
+    'smollm3-tiny': 'SmolLM3ForCausalLM', 'olmo2-tiny': 'Olmo2ForCausalLM', 'phi3-tiny': 'Phi3ForCausalLM', 'gemma3-tiny': 'Gemma3ForCausalLM' };
   for (const [name, arch] of Object.entries(families)) {
     assert.match(await openFolder(page, await copyFolder(name, name)), /Opened .*2 layers, 4 heads/, name);
     assert.match(await page.$eval('#model option[value="folder"]', (o) => o.textContent), new RegExp(`\\(${arch}\\)`));

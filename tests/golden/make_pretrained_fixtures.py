@@ -269,8 +269,9 @@ def llama_tensors(cfg):
     t = [("model.embed_tokens.weight", (VOCAB, E), "embed")]
     for i in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % i
+        norm = "gemma_norm" if mt == "gemma3_text" else "norm"  # Gemma scales by (1 + w)
         if mt != "olmo2":  # OLMo 2 has no pre-norms
-            t += [(p + "input_layernorm.weight", (E,), "norm")]
+            t += [(p + "input_layernorm.weight", (E,), norm)]
         if mt == "phi3":  # Phi3Attention.qkv_proj: [q; k; v] rows
             t += [(p + "self_attn.qkv_proj.weight", ((H + 2 * Hkv) * d, E), "qk_linear")]
         else:
@@ -280,20 +281,22 @@ def llama_tensors(cfg):
         if bias:
             t += [(p + "self_attn.q_proj.bias", (H * d,), "bias"), (p + "self_attn.k_proj.bias", (Hkv * d,), "bias"),
                   (p + "self_attn.v_proj.bias", (Hkv * d,), "bias")]
-        if mt == "qwen3":  # Qwen3RMSNorm(head_dim) on each head
-            t += [(p + "self_attn.q_norm.weight", (d,), "norm"), (p + "self_attn.k_norm.weight", (d,), "norm")]
+        if mt in ("qwen3", "gemma3_text"):  # Qwen3RMSNorm / Gemma3RMSNorm(head_dim) on each head
+            t += [(p + "self_attn.q_norm.weight", (d,), norm), (p + "self_attn.k_norm.weight", (d,), norm)]
         if mt == "olmo2":  # Olmo2RMSNorm over all heads
             t += [(p + "self_attn.q_norm.weight", (H * d,), "norm"), (p + "self_attn.k_norm.weight", (Hkv * d,), "norm")]
         t += [(p + "self_attn.o_proj.weight", (E, H * d), "linear"),
-              (p + "post_attention_layernorm.weight", (E,), "norm")]
-        if mt == "olmo2":
-            t += [(p + "post_feedforward_layernorm.weight", (E,), "norm")]
+              (p + "post_attention_layernorm.weight", (E,), norm)]
+        if mt == "gemma3_text":
+            t += [(p + "pre_feedforward_layernorm.weight", (E,), norm)]
+        if mt in ("olmo2", "gemma3_text"):
+            t += [(p + "post_feedforward_layernorm.weight", (E,), norm)]
         if mt == "phi3":  # Phi3MLP.gate_up_proj: [gate; up] rows
             t += [(p + "mlp.gate_up_proj.weight", (2 * I, E), "linear")]
         else:
             t += [(p + "mlp.gate_proj.weight", (I, E), "linear"), (p + "mlp.up_proj.weight", (I, E), "linear")]
         t += [(p + "mlp.down_proj.weight", (E, I), "linear")]
-    t += [("model.norm.weight", (E,), "norm")]
+    t += [("model.norm.weight", (E,), "gemma_norm" if mt == "gemma3_text" else "norm")]
     if not cfg["tie_word_embeddings"]:
         t += [("lm_head.weight", (VOCAB, E), "head")]
     return t
@@ -310,6 +313,8 @@ def draw(shape, kind):
         return r * 0.5
     if kind == "norm":
         return 1.0 + 0.2 * r
+    if kind == "gemma_norm":  # Gemma's RMSNorm multiplies by (1 + w): the same spread around 1
+        return 0.2 * r
     if kind == "bias":
         return 0.2 * r
     if kind in ("qk_conv", "qk_linear"):
@@ -404,6 +409,32 @@ PHI3_CONFIG = {
     "vocab_size": VOCAB,
 }
 
+# Gemma 3 (text): sandwich norms with (1 + w), GeGLU, scaled embeddings, per-head q/k norms,
+# query_pre_attn_scalar, layer 0 sliding (3 keys, local RoPE base) and layer 1 full (linear-scaled RoPE).
+GEMMA3_CONFIG = {
+    "architectures": ["Gemma3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "attn_logit_softcapping": None, "bos_token_id": 94, "cache_implementation": "hybrid", "eos_token_id": 95,
+    "final_logit_softcapping": None, "head_dim": 16, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": HIDDEN,
+    "initializer_range": 0.02, "intermediate_size": 64, "max_position_embeddings": MAX_POS, "model_type": "gemma3_text",
+    "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "pad_token_id": 0,
+    "query_pre_attn_scalar": 24, "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000.0,
+    "rope_scaling": {"factor": 2.0, "rope_type": "linear"}, "rope_theta": 1000000.0, "sliding_window": 3,
+    "sliding_window_pattern": 2, "tie_word_embeddings": True, "torch_dtype": "float32", "use_cache": True,
+    "vocab_size": VOCAB,
+}
+
+
+def is_local_gemma_layer(cfg, i):
+    """Gemma3TextConfig: layer i slides unless (i + 1) % sliding_window_pattern == 0."""
+    return cfg["model_type"] == "gemma3_text" and (i + 1) % cfg["sliding_window_pattern"] != 0
+
+
+def layer_rope_cfg(cfg, i):
+    """The RoPE settings of layer i: Gemma 3's sliding layers use rope_local_base_freq, unscaled."""
+    if is_local_gemma_layer(cfg, i):
+        return dict(cfg, rope_theta=cfg["rope_local_base_freq"], rope_scaling=None)
+    return cfg
+
 
 def head_dim(cfg):
     return cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
@@ -419,6 +450,8 @@ def layer_windows(cfg):
     L, mt = cfg["num_hidden_layers"], cfg["model_type"]
     if mt in ("mistral", "phi3"):
         return [cfg.get("sliding_window")] * L
+    if mt == "gemma3_text":
+        return [cfg["sliding_window"] if is_local_gemma_layer(cfg, i) else None for i in range(L)]
     if mt in ("qwen2", "qwen3", "smollm3") and cfg.get("use_sliding_window") and cfg.get("sliding_window"):
         types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
                                            for i in range(L)]
@@ -434,12 +467,14 @@ def rope_layers(cfg):
 def as_transformers5(cfg):
     """The same config as transformers 5 writes it: rope_theta / rope_scaling (and Phi-3's
     partial_rotary_factor) move into rope_parameters."""
-    out = {k: v for k, v in cfg.items() if k not in ("rope_theta", "rope_scaling", "partial_rotary_factor")}
+    out = {k: v for k, v in cfg.items() if k not in ("rope_theta", "rope_scaling", "partial_rotary_factor", "rope_local_base_freq")}
     rp = {"rope_type": "default"}
     rp.update(cfg.get("rope_scaling") or {})
     rp["rope_theta"] = cfg["rope_theta"]
     if "partial_rotary_factor" in cfg:
         rp["partial_rotary_factor"] = cfg["partial_rotary_factor"]
+    if cfg["model_type"] == "gemma3_text":  # one entry per layer type
+        rp = {"full_attention": rp, "sliding_attention": {"rope_type": "default", "rope_theta": cfg["rope_local_base_freq"]}}
     out["rope_parameters"] = rp
     out["transformers_version"] = "5.17.0"
     out["dtype"] = out.pop("torch_dtype")
@@ -549,28 +584,37 @@ def llama_forward(w, ids, cfg, hooks=None):
     Mistral / Qwen2 sliding / Phi-3 (sliding_window_overlay: key j visible from query i iff
     i - w < j <= i), SmolLM3 (no RoPE where no_rope_layers[i] == 0), OLMo 2 (q_norm/k_norm over all
     heads; post_attention_layernorm / post_feedforward_layernorm on each sub-layer's output, no
-    pre-norms), Phi-3 (fused qkv_proj / gate_up_proj, RoPE on the first rotary_dim features).
-    hooks: as gpt2_forward's."""
+    pre-norms), Phi-3 (fused qkv_proj / gate_up_proj, RoPE on the first rotary_dim features),
+    Gemma 3 (models/gemma3/modeling_gemma3.py: embeddings x sqrt(hidden), RMSNorm with (1 + w)
+    before and after attention and MLP, per-head q/k norms, query_pre_attn_scalar, GeGLU, sliding
+    layers with their own RoPE base). hooks: as gpt2_forward's."""
     hooks = hooks or {}
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
     dtype = w["model.embed_tokens.weight"].dtype
-    # LlamaRotaryEmbedding: freqs = position_ids x inv_freq; emb = cat(freqs, freqs); cos, sin
-    inv_freq = rope_inv_freq(cfg).to(dtype)
-    freqs = torch.arange(T, dtype=dtype)[:, None] * inv_freq[None, :]
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()  # (T, rd), broadcast over (B, H)
+    gemma = mt == "gemma3_text"
     h = w["model.embed_tokens.weight"][ids]
+    if gemma:  # Gemma3TextScaledWordEmbedding: × sqrt(hidden_size), a float32 constant
+        h = h * torch.tensor(E ** 0.5, dtype=torch.float32).to(dtype)
     hidden, attn = [], []
     i_idx, j_idx = torch.arange(T)[:, None], torch.arange(T)[None, :]
+
+    def norm(x, weight):  # Gemma3RMSNorm scales by (1 + w)
+        return rms_norm(x, 1.0 + weight if gemma else weight, eps)
 
     def lin(x, name):
         y = x @ w[name + ".weight"].T
         return y + w[name + ".bias"] if name + ".bias" in w else y
 
-    def rope(x):
-        # apply_rotary_pos_emb (Phi-3: on x[..., :rotary_dim], the rest passes): x * cos + rotate_half(x) * sin
+    def rope(x, layer):
+        # LlamaRotaryEmbedding: freqs = position_ids x inv_freq; emb = cat(freqs, freqs); cos, sin
+        # (Gemma 3: each layer type its own); apply_rotary_pos_emb (Phi-3: on x[..., :rotary_dim],
+        # the rest passes): x * cos + rotate_half(x) * sin
+        inv_freq = rope_inv_freq(layer_rope_cfg(cfg, layer)).to(dtype)
+        freqs = torch.arange(T, dtype=dtype)[:, None] * inv_freq[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()  # (T, rd), broadcast over (B, H)
         x_rot, x_pass = x[..., :rd], x[..., rd:]
         return torch.cat((x_rot * cos + rotate_half(x_rot) * sin, x_pass), dim=-1)
 
@@ -579,7 +623,7 @@ def llama_forward(w, ids, cfg, hooks=None):
         if "resid" in hooks:
             h = hooks["resid"](i, h)
         hidden.append(h)
-        x = h if mt == "olmo2" else rms_norm(h, w[p + "input_layernorm.weight"], eps)
+        x = h if mt == "olmo2" else norm(h, w[p + "input_layernorm.weight"])
         if mt == "phi3":
             qkv = x @ w[p + "self_attn.qkv_proj.weight"].T
             q, k, v = qkv[..., :H * d], qkv[..., H * d:(H + Hkv) * d], qkv[..., (H + Hkv) * d:]
@@ -588,15 +632,16 @@ def llama_forward(w, ids, cfg, hooks=None):
         if mt == "olmo2":  # Olmo2Attention: q_norm(q_proj(x)) over the whole projection
             q, k = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps), rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q, k, v = (t.view(B, T, n, d).transpose(1, 2) for t, n in ((q, H), (k, Hkv), (v, Hkv)))
-        if mt == "qwen3":  # Qwen3Attention: q_norm(q_proj(x).view(..., head_dim)) per head
-            q, k = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps), rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        if mt in ("qwen3", "gemma3_text"):  # Qwen3Attention / Gemma3Attention: q_norm(q_proj(x).view(..., head_dim))
+            q, k = norm(q, w[p + "self_attn.q_norm.weight"]), norm(k, w[p + "self_attn.k_norm.weight"])
         if rope_layers(cfg)[i]:
-            q, k = rope(q), rope(k)
+            q, k = rope(q, i), rope(k, i)
         k, v = repeat_kv(k, H // Hkv), repeat_kv(v, H // Hkv)
         # causal (and sliding) mask: 0 where visible, finfo.min elsewhere (added to the scores)
         visible = (j_idx <= i_idx) & ((i_idx - j_idx < window) if window else True)
         mask = torch.where(visible, torch.zeros((), dtype=dtype), torch.tensor(torch.finfo(dtype).min, dtype=dtype))
-        s = (q @ k.transpose(2, 3)) * (d ** -0.5) + mask
+        scaling = cfg["query_pre_attn_scalar"] ** -0.5 if gemma else d ** -0.5
+        s = (q @ k.transpose(2, 3)) * scaling + mask
         a = torch.softmax(s, dim=-1)
         attn.append(a)
         z = hooks["z"](i, a @ v) if "z" in hooks else a @ v
@@ -604,6 +649,9 @@ def llama_forward(w, ids, cfg, hooks=None):
         if mt == "olmo2":
             h = h + rms_norm(o, w[p + "post_attention_layernorm.weight"], eps)
             x = h
+        elif gemma:  # Gemma3DecoderLayer: post_attention_layernorm, then pre_feedforward_layernorm
+            h = h + norm(o, w[p + "post_attention_layernorm.weight"])
+            x = norm(h, w[p + "pre_feedforward_layernorm.weight"])
         else:
             h = h + o
             x = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps)
@@ -612,9 +660,10 @@ def llama_forward(w, ids, cfg, hooks=None):
             gate, up = (x @ w[p + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
         else:
             gate, up = lin(x, p + "mlp.gate_proj"), lin(x, p + "mlp.up_proj")
-        m = lin(torch.nn.functional.silu(gate) * up, p + "mlp.down_proj")
-        h = h + (rms_norm(m, w[p + "post_feedforward_layernorm.weight"], eps) if mt == "olmo2" else m)
-    h = rms_norm(h, w["model.norm.weight"], eps)
+        act = torch.nn.functional.gelu(gate, approximate="tanh") if gemma else torch.nn.functional.silu(gate)
+        m = lin(act * up, p + "mlp.down_proj")
+        h = h + (norm(m, w[p + "post_feedforward_layernorm.weight"]) if mt in ("olmo2", "gemma3_text") else m)
+    h = norm(h, w["model.norm.weight"])
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
     return {"logits": h @ head.T, "attention": attn, "hidden_states": hidden}
@@ -701,13 +750,14 @@ def np_llama(w, ids, cfg):
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
-    inv = np_inv_freq(cfg)
+    gemma = mt == "gemma3_text"
 
-    def rms(x, g):
-        return x / np.sqrt((x * x).sum(-1, keepdims=True) / x.shape[-1] + eps) * g
+    def rms(x, g):  # Gemma: the weight enters as (1 + g)
+        return x / np.sqrt((x * x).sum(-1, keepdims=True) / x.shape[-1] + eps) * ((1.0 + g) if gemma else g)
 
-    def rope(vec, pos):
+    def rope(vec, pos, layer):
         """Rotate the pairs (m, m + rd/2) by angle pos * inv[m]; features from rd on pass."""
+        inv = np_inv_freq(layer_rope_cfg(cfg, layer))
         out = vec.copy()
         for m in range(rd // 2):
             c, s = math.cos(pos * inv[m]), math.sin(pos * inv[m])
@@ -728,6 +778,8 @@ def np_llama(w, ids, cfg):
         return y if bias is None else y + bias
 
     h = np.stack([[w["model.embed_tokens.weight"][ids[b, t]] for t in range(T)] for b in range(B)])
+    if gemma:
+        h = h * float(np.float32(math.sqrt(E)))
     hidden, attn = [], []
     windows, ropes = layer_windows(cfg), rope_layers(cfg)
     for li in range(cfg["num_hidden_layers"]):
@@ -748,13 +800,13 @@ def np_llama(w, ids, cfg):
                     q = proj(x[b], p + "self_attn.q_proj", slice(hh * d, (hh + 1) * d))
                     k = proj(x[b], p + "self_attn.k_proj", slice(g * d, (g + 1) * d))
                 v = proj(x[b], p + "self_attn.v_proj", slice(g * d, (g + 1) * d))
-                if mt == "qwen3":
+                if mt in ("qwen3", "gemma3_text"):
                     q, k = rms(q, w[p + "self_attn.q_norm.weight"]), rms(k, w[p + "self_attn.k_norm.weight"])
                 if ropes[li]:
-                    q = np.stack([rope(q[t], t) for t in range(T)])
-                    k = np.stack([rope(k[t], t) for t in range(T)])
+                    q = np.stack([rope(q[t], t, li) for t in range(T)])
+                    k = np.stack([rope(k[t], t, li) for t in range(T)])
                 for i in range(T):
-                    row = np.array([q[i] @ k[j] for j in range(T)]) / math.sqrt(d)
+                    row = np.array([q[i] @ k[j] for j in range(T)]) / math.sqrt(cfg["query_pre_attn_scalar"] if gemma else d)
                     lo = 0 if not windows[li] else max(0, i - windows[li] + 1)  # keys lo..i
                     row[:lo] = -np.inf
                     A[b, hh, i] = np_softmax_causal(row, i)
@@ -764,6 +816,9 @@ def np_llama(w, ids, cfg):
         if mt == "olmo2":
             h = h + rms(o, w[p + "post_attention_layernorm.weight"])
             x = h
+        elif gemma:
+            h = h + rms(o, w[p + "post_attention_layernorm.weight"])
+            x = rms(h, w[p + "pre_feedforward_layernorm.weight"])
         else:
             h = h + o
             x = rms(h, w[p + "post_attention_layernorm.weight"])
@@ -773,8 +828,12 @@ def np_llama(w, ids, cfg):
             gate, up = x @ Wgu[:I].T, x @ Wgu[I:].T
         else:
             gate, up = x @ w[p + "mlp.gate_proj.weight"].T, x @ w[p + "mlp.up_proj.weight"].T
-        m = (gate / (1.0 + np.exp(-gate)) * up) @ w[p + "mlp.down_proj.weight"].T
-        h = h + (rms(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" else m)
+        if gemma:  # gelu, tanh form: 0.5·g·(1 + tanh(√(2/π)·(g + 0.044715·g³)))
+            act = 0.5 * gate * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (gate + 0.044715 * gate ** 3)))
+        else:
+            act = gate / (1.0 + np.exp(-gate))
+        m = (act * up) @ w[p + "mlp.down_proj.weight"].T
+        h = h + (rms(m, w[p + "post_feedforward_layernorm.weight"]) if mt in ("olmo2", "gemma3_text") else m)
     h = rms(h, w["model.norm.weight"])
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
@@ -1111,7 +1170,8 @@ def main():
              ("qwen2-sliding-tiny", QWEN2_SLIDING_CONFIG, "qwen2", False),
              ("smollm3-tiny", SMOLLM3_CONFIG, "llama", False),
              ("olmo2-tiny", OLMO2_CONFIG, "llama", False),
-             ("phi3-tiny", PHI3_CONFIG, "llama", False)]
+             ("phi3-tiny", PHI3_CONFIG, "llama", False),
+             ("gemma3-tiny", GEMMA3_CONFIG, "llama", False)]
     names = {}
     for name, cfg, style, logits_only in archs:
         names[name] = build(name, cfg, style, vocab, merges, logits_only)

@@ -41,15 +41,21 @@ async function rejects(config, name, pattern) {
 
 const IDS = [[5, 17, 42, 88, 3, 61, 29], [95, 0, 33, 71, 12, 8, 8]];
 const LLAMA_FAMILY = ['llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny', 'llama-linear-tiny', 'qwen3-tiny', 'mistral-tiny',
-  'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny'];
+  'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny', 'gemma3-tiny'];
 
 describe('both config layouts', () => {
   for (const name of LLAMA_FAMILY) {
     it(`${name}: transformers 4 and 5 layouts (and both at once) give identical logits and attention`, async () => {
       // config.transformers5.json: the fixture script's transformers-5 form of the same model.
       const v4 = json(name, 'config.json'), v5 = json(name, 'config.transformers5.json');
-      assert.ok(!('rope_theta' in v5) && v5.rope_parameters.rope_theta === v4.rope_theta);
-      assert.deepEqual(v5, asTransformers5(v4, v5));
+      assert.ok(!('rope_theta' in v5));
+      if (v4.model_type === 'gemma3_text') {  // one RoPE per layer type
+        assert.equal(v5.rope_parameters.full_attention.rope_theta, v4.rope_theta);
+        assert.equal(v5.rope_parameters.sliding_attention.rope_theta, v4.rope_local_base_freq);
+      } else {
+        assert.equal(v5.rope_parameters.rope_theta, v4.rope_theta);
+        assert.deepEqual(v5, asTransformers5(v4, v5));
+      }
       const outs = [];
       for (const config of [v4, v5, { ...v4, ...v5 }]) {
         const m = await load(name, config);
@@ -93,6 +99,7 @@ describe('both config layouts', () => {
 
 describe('keys outside the table are refused, naming the key and value', () => {
   const llama = json('llama-tiny', 'config.json'), qwen = json('qwen2-tiny', 'config.json'), gpt2 = json('gpt2-tiny', 'config.json');
+  const gemma = json('gemma3-tiny', 'config.json');
   const cases = [
     ['an unknown key', 'llama-tiny', { ...llama, attn_logit_softcapping: 50 }, /key "attn_logit_softcapping" \(50\) is not implemented for LlamaForCausalLM/],
     ['attention_bias: true', 'llama-tiny', { ...llama, attention_bias: true }, /attention_bias = true is not implemented.*only false/],
@@ -110,6 +117,14 @@ describe('keys outside the table are refused, naming the key and value', () => {
     ['an unknown architecture', 'llama-tiny', { ...llama, architectures: ['MambaForCausalLM'] }, /architecture "MambaForCausalLM" is not supported/],
     ['model_type disagreeing', 'llama-tiny', { ...llama, model_type: 'mistral' }, /model_type "mistral" does not match architecture LlamaForCausalLM/],
     ['Qwen2 sliding layers', 'qwen2-tiny', { ...qwen, layer_types: ['sliding_attention', 'full_attention'] }, /layer_types/],
+    ['Gemma 2-style attention soft-capping', 'gemma3-tiny', { ...gemma, attn_logit_softcapping: 50 }, /attn_logit_softcapping = 50 is not implemented for Gemma3ForCausalLM \(only null\)/],
+    ['Gemma final-logit soft-capping', 'gemma3-tiny', { ...gemma, final_logit_softcapping: 30 }, /final_logit_softcapping = 30/],
+    ['Gemma bidirectional attention', 'gemma3-tiny', { ...gemma, use_bidirectional_attention: true }, /use_bidirectional_attention = true/],
+    ['Gemma layer_types too short', 'gemma3-tiny', { ...gemma, layer_types: ['sliding_attention'] }, /layer_types must list/],
+    ['Gemma rope layouts disagreeing', 'gemma3-tiny', { ...gemma, rope_parameters: { full_attention: { rope_type: 'default', rope_theta: 1e6 }, sliding_attention: { rope_type: 'default', rope_theta: 1e4 } } }, /disagrees/],
+    ['Gemma scaled local RoPE', 'gemma3-tiny', { ...json('gemma3-tiny', 'config.transformers5.json'), rope_parameters: { full_attention: { rope_type: 'default', rope_theta: 1e6 }, sliding_attention: { rope_type: 'linear', factor: 2, rope_theta: 1e4 } } }, /sliding layers is not implemented/],
+    ['Gemma rope_parameters without a layer type', 'gemma3-tiny', { ...json('gemma3-tiny', 'config.transformers5.json'), rope_parameters: { rope_type: 'default', rope_theta: 1e6 } }, /exactly "full_attention" and "sliding_attention"/],
+    ['Gemma hidden_activation', 'gemma3-tiny', { ...gemma, hidden_activation: 'gelu' }, /hidden_activation "gelu" is not supported/],
     ['Qwen2 layer_types of the wrong length', 'qwen2-tiny', { ...qwen, use_sliding_window: true, layer_types: ['sliding_attention'] }, /layer_types must list/],
     ['a negative sliding_window', 'qwen2-tiny', { ...qwen, use_sliding_window: true, sliding_window: -4, max_window_layers: 0 }, /sliding_window must be a positive integer/],
   ];
