@@ -243,6 +243,30 @@ describe('the induction preset', () => {
     assert.ok(mean.induction[3] > 0.95, `${mean.induction}`);
     model.dispose();
   });
+
+  it("patching: layer 1's heads carry the copied token, layer 0's do not (8 pairs, one list)", async () => {
+    const model = TinyTransformer.fromSafetensors(readFileSync(new URL('../../web/presets/induction.safetensors', import.meta.url)));
+    let a = 7;
+    const rand = () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32; };
+    // 8 distinct symbols repeated: at position 12 (the second copy's 5th) the model predicts the
+    // first copy's 6th, symbol 0; the corrupted run has symbol 1 (not in the segment) there instead
+    const clean = [], corrupted = [];
+    for (let s = 0; s < 8; s++) {
+      const seg = Array.from({ length: 14 }, (_, i) => i + 2).sort(() => rand() - 0.5).slice(0, 7);
+      seg.splice(5, 0, 0);
+      const c = [...seg, ...seg], x = c.slice();
+      x[5] = 1;
+      clean.push(c);
+      corrupted.push(x);
+    }
+    const r = await model.patch({ clean, corrupted, position: 12, token: 0, against: 1, component: 'head' });
+    const [h00, h01, h10, h11] = r.result.data;
+    assert.ok(Math.abs(h00) < 0.05 && Math.abs(h01) < 0.05, `layer 0: ${h00}, ${h01}`);
+    assert.ok(h10 > 0.2 && h11 > 0.2 && h10 + h11 > 0.7, `layer 1: ${h10}, ${h11}`);
+    const res = await model.patch({ clean, corrupted, position: 12, token: 0, against: 1, component: 'residual' });
+    for (let t = 0; t < 16; t++) assert.equal(res.result.data[t], t === 5 ? 1 : 0, `residual[0, ${t}]`);
+    model.dispose();
+  });
 });
 
 describe('logitAttribution (TinyTransformer)', () => {
