@@ -1,129 +1,181 @@
-// The demo's trained models: the presets of web/presets/ (docs/presets.md) and any TinyTransformer
-// safetensors file the reader opens (a trainer export). Loads them once, reads the input through the
-// model's own vocabulary, runs the model (attention of every layer, the chosen layer traced) and
-// ranks its next-token predictions. Token text only ever goes through textContent.
-import { attn } from './widgets.js';
+// The demo's model sources (issue #29): one interface for every model the page shows — the seeded
+// layer its settings define, the trained presets of web/presets/ (docs/presets.md), a TinyTransformer
+// .safetensors file the reader opens, and a checkpoint folder (web/demo-pretrained.js: it lives in a
+// worker). demo.js asks a source what it needs, never which kind it is. Every method returns a promise,
+// so a source may live in a worker. Token text only ever goes through textContent.
+//
+// A source:
+//   name      the Model control's value and the state's `model` ('seeded', 'reverse', 'file', 'folder' …)
+//   label     the Model control's text ("Trained: reverse")
+//   ref       how it goes in a link: the ?model= value, or null when it cannot be in one (the link then
+//             keeps the last state that can); a link to a source that is not open says `reopen`
+//   example   the input it opens on;  firstStep: the step the steps view opens on
+//   info      the library's names: { numLayers, numHeads, numKVHeads, headDim, hiddenSize, vocabSize,
+//             maxPositions, causal, architecture }
+//   views     which views apply: { settings (the side panel defines it; the widgets compute it),
+//             maskEditor, predictions: 'positions' | 'next', modelView, lens, generate, chat }
+//   preset    a preset's description (title, summary, heads) or null
+//   words     a word vocabulary (Set) when text with another word goes to the character model, else null
+//   tokenize(text)                 → { tokens, ids, error, truncated }
+//   forward(ids, { layer, mask, rows, attention }) → { logits (rows × vocabSize; rows: 'all' | 'last'),
+//                                    vocabSize, attention: Float32Array (H, T, T) per layer, trace: the layer's steps }
+//   strings(ids)                   → the token texts of ids
+//   scored(ids)                    → [from, to): the positions whose next token is predictable
+//   logitLens(ids)?  generate(text, { maxNewTokens, signal })? (async iterator of { id, text })
+//   chat(messages)?  dispose()
+import { attn, runModel, tokenizeWithInfo, MAX_TOKENS } from './widgets.js';
 
 export const PRESETS = ['reverse', 'copy', 'sort', 'induction', 'text'];
-const loaded = new Map();  // name → entry
+/** What a link names when the source it names was opened from this device (it is not in the link). */
+const REOPEN = { file: 'open the model file again (files are not stored in the link)',
+  folder: 'open the model folder again (folders are not stored in the link)' };
 
-/** { name, model, preset | null, vocab: string[], index: Map<string, id> } for a file's bytes. */
-function entryOf(name, bytes) {
-  const meta = attn.readSafetensorsMetadata(bytes);
-  const preset = meta.preset ? JSON.parse(meta.preset) : null;
-  const model = attn.TinyTransformer.fromSafetensors(bytes);
-  const vocab = preset?.tokens ?? Array.from({ length: model.config.vocabSize }, (_, i) => String(i));
-  return { name, model, preset, vocab, index: new Map(vocab.map((t, i) => [t, i])) };
+const open = new Map();  // name → source: presets once loaded, the opened file and folder
+
+/** Makes `source` the one named source.name (disposing the one it replaces). */
+export function register(source) {
+  const old = open.get(source.name);
+  if (old && old !== source) old.dispose();
+  open.set(source.name, source);
+  return source;
 }
 
-/** A preset by name (fetched from this origin once). */
-export async function loadPreset(name) {
-  if (!loaded.has(name)) {
+/** The source named `name` (a preset is fetched from this origin once). Throws what to do when it is not open. */
+export async function sourceFor(name) {
+  if (open.has(name)) return open.get(name);
+  if (PRESETS.includes(name)) {
     const response = await fetch(new URL(`./presets/${name}.safetensors`, import.meta.url));
     if (!response.ok) throw new Error(`the preset “${name}” could not be fetched (${response.status})`);
-    loaded.set(name, entryOf(name, new Uint8Array(await response.arrayBuffer())));
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    return open.get(name) ?? register(tinySource(name, bytes, { ref: name }));
   }
-  return loaded.get(name);
+  throw new Error(REOPEN[name] ?? `there is no model “${name}”`);
 }
 
-/** A model file the reader opened: replaces any earlier one (named "file"). */
-export function loadFile(bytes) {
-  loaded.get('file')?.model.dispose();
-  const entry = entryOf('file', bytes);
-  loaded.set('file', entry);
-  return entry;
+/** The source loaded under `name`, or null (no loading). */
+export const loadedSource = (name) => open.get(name) ?? null;
+
+/** Whether the state's model goes into the link (a source not loaded yet: a preset name, it does). */
+export const inLink = (name) => !open.has(name) || open.get(name).ref !== null;
+
+/** A TinyTransformer file the reader opened: replaces any earlier one (named "file"; the link says so). */
+export function openFile(bytes, fileName) {
+  return register(tinySource('file', bytes, { ref: 'file', label: 'Opened file', fileName }));
 }
 
-export function loadedModel(name) { return loaded.get(name) ?? null; }
+// ---- softmax and top-k: the one place the demo turns logits into probabilities --------------
 
-/** The input a model starts on: the preset's own example, else the first tokens of its vocabulary. */
-export function exampleInput(entry) {
-  if (entry.example) return entry.example;  // an opened checkpoint folder (demo-pretrained.js)
-  if (entry.preset?.name === 'reverse') return '3 1 4 1 5 9 | 9 5 1 4 1';
-  if (entry.preset?.name === 'copy') return '3 1 4 1 5 9 | 3 1 4 1 5';
-  if (entry.preset?.name === 'sort') return '3 1 4 1 5 | 1 1 3 4';
-  if (entry.preset?.name === 'induction') return '3 9 12 5 1 7 14 3 9 12 5 1 7 14 2 8 0 11';
-  if (entry.preset?.kind === 'text') return 'The weights of a head sum to one.';
-  return entry.vocab.slice(0, Math.min(6, entry.model.config.maxLength)).join(' ');
-}
-
-/**
- * The input as the model's tokens: characters for a text model (unknown ones read as its unknown
- * token), else whitespace-separated vocabulary entries. { tokens, ids, error, truncated }.
- */
-export function tokenizeFor(entry, text) {
-  if (entry.tokenize) return entry.tokenize(text);  // an opened checkpoint folder: its own tokenizer
-  const max = entry.model.config.maxLength;
-  let parts;
-  if (entry.preset?.kind === 'text') {
-    parts = [...String(text)].map((c) => (entry.index.has(c) ? c : entry.preset.unknownToken));
-  } else {
-    parts = String(text).trim().split(/\s+/).filter(Boolean);
-    const bad = parts.find((p) => !entry.index.has(p));
-    if (bad !== undefined) {
-      const shown = entry.vocab.length > 12 ? `${entry.vocab.slice(0, 12).join(' ')} …` : entry.vocab.join(' ');
-      return { tokens: [], ids: [], error: `“${bad}” is not in this model’s vocabulary (${shown}).` };
-    }
+/** The k likeliest entries of a logits row: [{ id, p }], most likely first (softmax in double). */
+export function topK(row, k) {
+  let max = -Infinity;
+  for (const x of row) if (x > max) max = x;
+  let z = 0;
+  const best = [];  // sorted ids, at most k
+  for (let id = 0; id < row.length; id++) {
+    z += Math.exp(row[id] - max);
+    if (best.length === k && row[id] <= row[best[k - 1]]) continue;
+    let at = best.length;
+    while (at > 0 && row[best[at - 1]] < row[id]) at--;
+    best.splice(at, 0, id);
+    if (best.length > k) best.pop();
   }
-  const truncated = parts.length > max;
-  parts = parts.slice(0, max);
-  if (!parts.length) return { tokens: [], ids: [], error: 'There are no tokens: type some.' };
-  return { tokens: parts, ids: parts.map((p) => entry.index.get(p)), error: '', truncated };
-}
-
-/** Logits, every layer's attention (H, T, T) and the chosen layer's trace. */
-export function runModel(entry, ids, layer, mask = null) {
-  const T = ids.length;
-  const r = entry.model.forward([ids], { attention: true, trace: { layers: [layer] }, mask: mask && { data: mask, shape: [T, T] } });
-  return { logits: r.logits.data, attention: r.attention.map((w) => w.data), trace: r.trace[layer] };
+  return best.map((id) => ({ id, p: Math.exp(row[id] - max) / z }));
 }
 
 /**
  * Per position: the 3 likeliest next tokens with probabilities, and whether the actual next one is
- * first. In a task preset the inputs are random, so only answer positions (t ≥ L) are scored.
+ * first (null where it is not predictable: outside source.scored(ids)).
  */
-export function predictions(entry, ids, logits) {
-  const V = entry.model.config.vocabSize;
-  // Induction data: only the repeat (positions n … 2n − 2, n where the first symbol recurs) is predictable.
-  let scoredFrom = entry.preset?.kind === 'task' ? entry.preset.task.length : 0, scoredTo = ids.length;
-  if (entry.preset?.kind === 'repeat') {
-    const n = ids.indexOf(ids[0], 1);
-    [scoredFrom, scoredTo] = n > 0 ? [n, 2 * n - 1] : [ids.length, ids.length];
-  }
-  return ids.map((_, t) => {
-    const row = logits.subarray(t * V, (t + 1) * V);
-    const max = Math.max(...row);
-    const e = Array.from(row, (x) => Math.exp(x - max));
-    const z = e.reduce((a, b) => a + b, 0);
-    const top = e.map((p, id) => ({ id, p: p / z })).sort((a, b) => b.p - a.p).slice(0, 3)
-      .map(({ id, p }) => ({ token: entry.vocab[id], p }));
-    const next = t + 1 < ids.length ? entry.vocab[ids[t + 1]] : null;
-    return { top, next, correct: next === null || t < scoredFrom || t >= scoredTo ? null : top[0].token === next };
+export async function positionPredictions(source, ids, logits, vocabSize) {
+  const tops = ids.map((_, t) => topK(logits.subarray(t * vocabSize, (t + 1) * vocabSize), 3));
+  const [from, to] = await source.scored(ids);
+  const [texts, topTexts] = await Promise.all([source.strings(ids), source.strings(tops.flat().map((x) => x.id))]);
+  return tops.map((top, t) => {
+    const shown = top.map(({ p }, k) => ({ token: topTexts[t * 3 + k], p }));
+    const next = t + 1 < ids.length ? texts[t + 1] : null;
+    return { top: shown, next, correct: next === null || t < from || t >= to ? null : shown[0].token === next };
   });
 }
 
-const shownToken = (t) => (t === ' ' ? '␣' : t === '\n' ? '↵' : t);
+// ---- the sources ----------------------------------------------------------------------------
 
-/** The predictions as a table: position, token, top 3 (probabilities), the actual next token ✓/✗. */
-export function renderPredictions(table, tokens, preds) {
-  const cell = (tag, text, cls) => { const c = document.createElement(tag); c.textContent = text; if (cls) c.className = cls; return c; };
-  const head = document.createElement('tr');
-  for (const h of ['#', 'token', '1st', '2nd', '3rd', 'actual next']) head.append(cell('th', h));
-  head.querySelectorAll('th').forEach((th) => th.setAttribute('scope', 'col'));
-  const rows = preds.map((p, t) => {
-    const tr = document.createElement('tr');
-    tr.append(cell('td', String(t)), cell('td', shownToken(tokens[t]), 'tok'));
-    for (const { token, p: prob } of p.top) tr.append(cell('td', `${shownToken(token)}  ${(100 * prob).toFixed(1)}%`, 'tok'));
-    if (p.next === null) tr.append(cell('td', '—'));
-    else if (p.correct === null) tr.append(cell('td', `${shownToken(p.next)} (not predictable)`, 'muted'));
-    else tr.append(cell('td', `${shownToken(p.next)} ${p.correct ? '✓ right' : '✗ wrong'}`, p.correct ? 'ok' : 'bad'));
-    return tr;
-  });
-  const thead = document.createElement('thead');
-  thead.append(head);
-  const tbody = document.createElement('tbody');
-  tbody.append(...rows);
-  table.replaceChildren(thead, tbody);
-  const scored = preds.filter((p) => p.correct !== null);
-  return { right: scored.filter((p) => p.correct).length, scored: scored.length };
+const seededViews = Object.freeze({ settings: true, maskEditor: true, predictions: null, modelView: false, lens: false, generate: false, chat: false });
+const tinyViews = Object.freeze({ settings: false, maskEditor: true, predictions: 'positions', modelView: false, lens: false, generate: false, chat: false });
+
+/** The seeded layer of the side panel's settings: `config()` is the current one (the widgets compute it). */
+export function seededSource(config, { example }) {
+  return {
+    name: 'seeded', label: 'Seeded (untrained)', ref: 'seeded', example, firstStep: 'scores', views: seededViews, preset: null, words: null,
+    get info() {
+      const c = config();
+      return { numLayers: 1, numHeads: c.heads, numKVHeads: c.kvHeads || c.heads, headDim: c.dModel / c.heads, hiddenSize: c.dModel,
+        vocabSize: null, maxPositions: MAX_TOKENS, causal: c.mask === 'causal', architecture: 'seeded attention layer' };
+    },
+    async tokenize(text) {
+      const { tokens, truncated } = tokenizeWithInfo(text);
+      return { tokens, ids: tokens.map((_, i) => i), error: tokens.length ? '' : 'There are no tokens: type some.', truncated };
+    },
+    async forward() {
+      const r = runModel(config());
+      if (!r.ok) throw new Error(r.error.message);
+      return { logits: null, vocabSize: null, attention: [r.byName.weights.data], trace: r.steps };
+    },
+    async strings(ids) { return Array.from(ids, String); },
+    async scored() { return [0, 0]; },
+    dispose() {},
+  };
+}
+
+const EXAMPLES = { reverse: '3 1 4 1 5 9 | 9 5 1 4 1', copy: '3 1 4 1 5 9 | 3 1 4 1 5', sort: '3 1 4 1 5 | 1 1 3 4',
+  induction: '3 9 12 5 1 7 14 3 9 12 5 1 7 14 2 8 0 11' };
+
+/** A TinyTransformer (a preset or a trainer export) from its safetensors bytes, held in this page. */
+function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '' }) {
+  const meta = attn.readSafetensorsMetadata(bytes);
+  const preset = meta.preset ? JSON.parse(meta.preset) : null;
+  const model = attn.TinyTransformer.fromSafetensors(bytes);
+  const vocab = preset?.tokens ?? Array.from({ length: model.vocabSize }, (_, i) => String(i));
+  const index = new Map(vocab.map((t, i) => [t, i]));
+  const isText = preset?.kind === 'text';
+  const example = EXAMPLES[preset?.name] ?? (isText ? 'The weights of a head sum to one.' : vocab.slice(0, Math.min(6, model.maxPositions)).join(' '));
+  return {
+    name, label, ref, fileName, example, firstStep: 'weights', views: tinyViews, preset,
+    words: preset && !isText ? index : null,
+    info: { numLayers: model.numLayers, numHeads: model.numHeads, numKVHeads: model.numKVHeads, headDim: model.headDim, hiddenSize: model.hiddenSize,
+      vocabSize: model.vocabSize, maxPositions: model.maxPositions, causal: model.config.causal, architecture: 'TinyTransformer' },
+    /** Characters for a text model (unknown ones read as its unknown token), else whitespace-separated vocabulary entries. */
+    async tokenize(text) {
+      let parts;
+      if (isText) parts = [...String(text)].map((c) => (index.has(c) ? c : preset.unknownToken));
+      else {
+        parts = String(text).trim().split(/\s+/).filter(Boolean);
+        const bad = parts.find((p) => !index.has(p));
+        if (bad !== undefined) {
+          const shown = vocab.length > 12 ? `${vocab.slice(0, 12).join(' ')} …` : vocab.join(' ');
+          return { tokens: [], ids: [], error: `“${bad}” is not in this model’s vocabulary (${shown}).` };
+        }
+      }
+      const truncated = parts.length > model.maxPositions;
+      parts = parts.slice(0, model.maxPositions);
+      if (!parts.length) return { tokens: [], ids: [], error: 'There are no tokens: type some.' };
+      return { tokens: parts, ids: parts.map((p) => index.get(p)), error: '', truncated };
+    },
+    /** `mask` (T × T, 1 = may attend) is applied in every layer on top of the model's causal mask. */
+    async forward(ids, { layer = null, mask = null, rows = 'all', attention = true } = {}) {
+      const T = ids.length, V = model.vocabSize;
+      const r = model.forward([ids], { attention, trace: layer === null ? false : { layers: [layer] }, mask: mask && { data: mask, shape: [T, T] } });
+      return { logits: rows === 'last' ? r.logits.data.slice((T - 1) * V) : r.logits.data, vocabSize: V,
+        attention: r.attention.map((w) => w.data), trace: layer === null ? null : r.trace[layer] };
+    },
+    async strings(ids) { return Array.from(ids, (id) => vocab[id]); },
+    /** Task inputs are random: only answers (t ≥ L) are predictable; induction data only in its repeat. */
+    async scored(ids) {
+      if (preset?.kind === 'repeat') {
+        const n = ids.indexOf(ids[0], 1);
+        return n > 0 ? [n, 2 * n - 1] : [ids.length, ids.length];
+      }
+      return [preset?.kind === 'task' ? preset.task.length : 0, ids.length];
+    },
+    dispose() { model.dispose(); },
+  };
 }

@@ -4,9 +4,9 @@
 import { attn, clearModelCache, download, modelStateDict, ready, runModel, tokenizeWithInfo, tokensOf, validHeadCounts,
   PAD_TOKEN } from './widgets.js';
 import { DEMO_DEFAULTS, normalizeState, searchFromState, stateFromSearch } from './demo-state.js';
-import { PRESETS, exampleInput, loadFile, loadPreset, loadedModel, tokenizeFor } from './demo-models.js';
-import { renderTrained, showMode } from './demo-trained.js';
-import { attachFolder, loadedFolder, renderPretrained } from './demo-pretrained.js';
+import { inLink, loadedSource, openFile, register, seededSource, sourceFor } from './demo-models.js';
+import { renderModel, showMode } from './demo-trained.js';
+import { attachFolder } from './demo-pretrained.js';
 
 const D_MODELS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512];
 const MAX_HEADS = 16;
@@ -20,19 +20,22 @@ let state = stateFromSearch(location.search);
 let stateDict = null;       // loaded PyTorch weights (too big for the URL)
 let stateDictName = '';
 let lastMs = 0;
-let trained = null;         // the loaded trained model (demo-models.js entry) while state.model is not 'seeded'
-let lastPredictions = null; // { right, scored } of the last trained render (tests)
+let lastPredictions = null; // what the last model render predicted: { right, scored } or the top 10 (tests)
 let readableText = '';      // the last input the shown preset read (where the way back returns)
 let wayBack = null;         // { state, label, token } after typing switched to the character model
 
 const modelConfig = () => ({ ...state, stateDict });
+// The model shown: a source (web/demo-models.js) — the page asks it, never which kind it is. Null while
+// the one state.model names loads.
+const seeded = register(seededSource(modelConfig, { example: DEMO_DEFAULTS.text }));
+let source = null;
 
 // ---- URL -----------------------------------------------------------------------------------
 
 let typingBurst = null;     // a timer while the user types: the burst's first change pushes, the rest replace
 
 function writeURL(how) {
-  if (how === 'none' || state.model === 'folder') return;  // a folder cannot be in a link: the URL keeps the last preset's state
+  if (how === 'none' || !inLink(state.model)) return;  // a source with no ref (a folder): the URL keeps the last state that has one
   const url = `${location.pathname}${searchFromState(state)}${location.hash}`;
   if (url === `${location.pathname}${location.search}${location.hash}`) return;
   if (how === 'typing') {
@@ -148,7 +151,7 @@ steps.addEventListener('step-change', (e) => setState({ step: e.detail.name, hea
 heatmap.addEventListener('view-change', (e) => setState({ view: String(e.detail.head) }, 'push'));
 heatmap.addEventListener('cell-click', (e) => setState({ query: e.detail.row }, 'push'));
 // A trained model keeps its own (causal) mask: there the editor's clicks only add masked cells.
-maskEditor.addEventListener('mask-change', (e) => setState(state.model === 'seeded' ? { mask: e.detail.mask, toggles: e.detail.toggles }
+maskEditor.addEventListener('mask-change', (e) => setState(source?.views.settings ? { mask: e.detail.mask, toggles: e.detail.toggles }
   : { toggles: e.detail.toggles }, 'push'));
 
 $('copy-link').addEventListener('click', async (e) => {
@@ -206,45 +209,47 @@ $('weights-save').addEventListener('click', () => {
   download(`attention-weights-d${state.dModel}-h${state.heads}${stateDict ? '-loaded' : `-seed${state.seed}`}.json`, JSON.stringify(sd), 'application/json');
 });
 
-// ---- trained models --------------------------------------------------------------------------
+// ---- model sources ---------------------------------------------------------------------------
 
-/** Loads the model state.model names (if it is not loaded yet), then renders. */
-async function ensureTrained() {
+/** Makes the source state.model names the shown one (loading a preset once), then renders. */
+async function ensureSource() {
   const note = $('model-note');
+  const name = state.model;
   try {
-    trained = state.model === 'folder' ? loadedFolder() : state.model === 'file' ? loadedModel('file')
-      : PRESETS.includes(state.model) ? await loadPreset(state.model) : null;
-    if (!trained) throw new Error(['file', 'folder'].includes(state.model) ? `open the model ${state.model} again (${state.model}s are not stored in the link)` : `there is no model “${state.model}”`);
+    const s = await sourceFor(name);
+    if (state.model !== name) return;  // another model was chosen meanwhile
+    source = s;
     note.className = 'note';
     note.textContent = '';
     // A link with a model but no input opens on the model's own example, not the seeded sentence.
-    if (state.text === DEMO_DEFAULTS.text && tokenizeFor(trained, state.text).error) {
-      state = normalizeState({ ...state, text: exampleInput(trained) });
+    if (state.text === DEMO_DEFAULTS.text && (await s.tokenize(state.text)).error) {
+      state = normalizeState({ ...state, text: s.example });
       syncControls();
     }
     // A link whose text its preset cannot read opens on the character model (the link follows).
-    if (switchToText(state.text, 'replace', exampleInput(trained))) return;
+    if (switchToText(state.text, 'replace', s.example)) return;
   } catch (err) {
+    if (state.model !== name) return;
     note.className = 'note bad';
     note.textContent = `Could not load the model: ${err.message}. Back to seeded weights.`;
-    state = normalizeState({ ...state, model: 'seeded' });
+    state = normalizeState({ ...state, model: seeded.name });
+    source = seeded;
     writeURL('replace');
-    trained = null;
     syncControls();
   }
   render();
 }
 
-/** The Model control: a preset (its example input), the opened file, or the seeded layer. */
+/** The Model control: a preset, the opened file or folder, or the seeded layer, on its own example input. */
 async function switchModel(name) {
   wayBack = null;
-  if (name === 'seeded') return setState({ model: 'seeded', layer: 0, text: DEMO_DEFAULTS.text, step: DEMO_DEFAULTS.step, head: 0, toggles: [] }, 'push');
-  const entry = name === 'folder' ? loadedFolder() : name === 'file' ? loadedModel('file') : await loadPreset(name).catch(() => null);
-  state = normalizeState({ ...state, model: name, layer: 0, head: 0, view: 'all', query: -1, step: 'weights', toggles: [],
-    text: entry ? exampleInput(entry) : state.text });
+  const s = await sourceFor(name).catch(() => null);
+  state = normalizeState({ ...state, model: name, layer: 0, head: 0, view: 'all', query: -1, step: s?.firstStep ?? 'weights', toggles: [],
+    text: s ? s.example : state.text });
+  source = null;
   writeURL('push');
   syncControls();
-  await ensureTrained();
+  await ensureSource();
 }
 
 $('model-file').addEventListener('change', async (e) => {
@@ -253,12 +258,13 @@ $('model-file').addEventListener('change', async (e) => {
   if (!file) return;
   const note = $('model-note');
   try {
-    const entry = loadFile(new Uint8Array(await file.arrayBuffer()));
+    const s = openFile(new Uint8Array(await file.arrayBuffer()), file.name);
     $('model').querySelector('option[value="file"]').hidden = false;
+    const said = `Opened “${file.name}”: ${s.info.numLayers} layer(s), ${s.info.numHeads} head(s), vocabulary of ${s.info.vocabSize}.`;
     note.className = 'note';
-    note.textContent = `Opened “${file.name}”: ${entry.model.config.numLayers} layer(s), ${entry.model.config.numHeads} head(s), vocabulary of ${entry.vocab.length}.`;
-    await switchModel('file');
-    note.textContent = `Opened “${file.name}”: ${entry.model.config.numLayers} layer(s), ${entry.model.config.numHeads} head(s), vocabulary of ${entry.vocab.length}.`;
+    note.textContent = said;
+    await switchModel(s.name);
+    note.textContent = said;
   } catch (err) {
     note.className = 'note bad';
     note.textContent = `Could not open “${file.name}”: ${err.message}`;
@@ -266,37 +272,39 @@ $('model-file').addEventListener('change', async (e) => {
 });
 
 attachFolder($, {
-  async opened() { trained = null; await switchModel('folder'); },
+  async opened(s) { register(s); await switchModel(s.name); },
+  source: () => source,
   getText: () => state.text,
   setText(text) { setState({ text }, 'push'); syncControls(); },
 });
-// A head clicked in the folder's model view opens its layer everywhere (the widget fills the steps view).
+// A head clicked in the model view opens its layer everywhere (the steps view on that head).
 $('model-view').addEventListener('head-select', (e) => setState({ layer: e.detail.layer, head: e.detail.head, step: 'weights' }, 'push'));
 
 // ---- typing is never a dead end -------------------------------------------------------------
 
 const TEXT_PRESET = 'text';   // the character model: it reads any text (unknown characters as its unknown token)
 
-/** The Model control's name for a model ("Trained: reverse"). */
-const modelLabel = (name) => $('model').querySelector(`option[value="${name}"]`)?.textContent ?? name;
+/** The first word of `text` outside `words`, or undefined. */
+const unknownWord = (text, words) => String(text).trim().split(/\s+/).find((w) => w && !words.has(w));
 
 /**
- * Text the shown task preset cannot read (a word outside its vocabulary) switches to the character
- * model, keeping the text; the note above the tokens says so and its button goes back to the preset
- * and its last readable input. Opened files and folders are never left behind this way. Returns
- * whether it switched. `how`: the URL record ('push' while typing; 'replace' for a link).
+ * Text the shown source hands over (a task preset's `words`: a word outside its vocabulary) switches to
+ * the character model, keeping the text; the note above the tokens says so and its button goes back to
+ * the preset and its last readable input. Opened files and folders hand nothing over. Returns whether it
+ * switched. `how`: the URL record ('push' while typing; 'replace' for a link).
  */
 function switchToText(text, how, back = readableText) {
-  if (state.model === TEXT_PRESET || !PRESETS.includes(state.model) || trained?.name !== state.model) return false;
-  const words = String(text).trim().split(/\s+/).filter(Boolean);
-  const token = words.find((w) => !trained.index.has(w));
+  const words = source?.name === state.model ? source.words : null;
+  if (!words) return false;
+  const token = unknownWord(text, words);
   if (token === undefined) return false;
-  const reads = (t) => Boolean(String(t).trim()) && !tokenizeFor(trained, t).error;
-  wayBack = { state: { ...state, text: reads(back) ? back : exampleInput(trained) }, label: modelLabel(state.model), vocabulary: trained.index, token };
+  const reads = (t) => Boolean(String(t).trim()) && unknownWord(t, words) === undefined;
+  wayBack = { state: { ...state, text: reads(back) ? back : source.example }, label: source.label, vocabulary: words, token };
   state = normalizeState({ ...state, model: TEXT_PRESET, layer: 0, head: 0, view: 'all', query: -1, step: 'weights', toggles: [], text });
+  source = null;
   writeURL(how);
   syncControls();
-  ensureTrained();
+  ensureSource();
   return true;
 }
 
@@ -306,7 +314,7 @@ function showSwitchNote() {
   $('switch-note').hidden = !shown;
   if (!shown) return;
   // The first word of the text now shown that the preset does not know (the text grows as one types).
-  const token = state.text.trim().split(/\s+/).find((w) => w && !wayBack.vocabulary.has(w)) ?? wayBack.token;
+  const token = unknownWord(state.text, wayBack.vocabulary) ?? wayBack.token;
   const short = (t) => (t.length > 24 ? `${t.slice(0, 23)}…` : t);
   const name = wayBack.label.replace(/^Trained: /, '');
   $('switch-text').textContent = `“${short(token)}” is not in the ${name} model’s vocabulary, so the character model reads your text.`;
@@ -388,18 +396,33 @@ function renderPanel() {
   $('embed-code').textContent = embedSnippet(c);
 }
 
-/** Renders everything now (synchronously): the model runs once (cached) and each widget redraws. */
+let renderSeq = 0;           // each render's number: a model render that finishes after a newer one is dropped
+
+/**
+ * Renders everything: a source the settings define synchronously (the model runs once, cached, and each
+ * widget redraws); any other source by asking it (asynchronously) and drawing what it answers.
+ */
 function render() {
+  const seq = ++renderSeq;
+  if (!source || source.name !== state.model) { ensureSource(); return; }
   const t0 = performance.now();
-  const isTrained = state.model !== 'seeded';
-  showMode({ $, steps, heatmap, maskEditor }, isTrained, state.model === 'folder');
+  showMode({ $, steps, heatmap, maskEditor }, source);
   showSwitchNote();
-  if (isTrained) {
-    if (!trained || trained.name !== state.model) { ensureTrained(); return; }
-    lastPredictions = (trained.kind === 'pretrained' ? renderPretrained : renderTrained)({ state, trained, $, steps, heatmap, maskEditor, chips });
-    if (lastPredictions && PRESETS.includes(state.model)) readableText = state.text;
-    lastMs = performance.now() - t0;
-    $('timing').textContent = `· computed and redrawn in ${lastMs.toFixed(1)} ms`;
+  if (!source.views.settings) {
+    const shown = source, text = state.text;
+    renderModel({ state, source, $, steps, heatmap, maskEditor, chips, current: () => seq === renderSeq && source === shown })
+      .then((result) => {
+        if (result === undefined) return;
+        lastPredictions = result;
+        if (result && shown.words) readableText = text;
+        lastMs = performance.now() - t0;
+        $('timing').textContent = `· computed and redrawn in ${lastMs.toFixed(1)} ms`;
+      })
+      .catch((error) => {
+        if (seq !== renderSeq) return;
+        $('token-count').className = 'bad';
+        $('token-count').textContent = `The model could not run: ${error.message}`;
+      });
     return;
   }
   const cfg = modelConfig();
@@ -444,8 +467,10 @@ fillSelects();
 syncControls();
 await ready;
 $('kernel').textContent = `kernels: ${attn.kernelVariant()}`;
-if (state.model !== 'seeded') await ensureTrained();  // loads the preset, then renders
-else render();
+// A source open from the start (the seeded layer) renders now, before the widgets draw on their own
+// defaults; a preset loads first.
+source = loadedSource(state.model);
+if (source) render(); else await ensureSource();
 // Widgets that were still loading (KaTeX) render themselves when ready; re-render once they are.
 await Promise.all([...modelWidgets, pe].map((w) => (w.dataset.ready !== undefined ? null : new Promise((ok) => w.addEventListener('ready', ok, { once: true })))));
 // One more full pass, warm and uncached, so the timing shown first is a steady-state one.
@@ -467,8 +492,8 @@ window.attentionDemo = {
     return { median: times[n >> 1], min: times[0], max: times[n - 1], n };
   },
   get stateDictName() { return stateDictName; },
-  /** The trained model shown (null in seeded mode), its logits on `ids`, and the last predictions' score. */
-  get trainedModel() { return trained?.model ?? null; },
-  trainedLogits(ids) { return trained.model.forward([ids], { attention: false }).logits.data; },
+  /** The model source shown (web/demo-models.js), its logits on `ids` (a promise), and the last predictions' score. */
+  get source() { return source; },
+  async trainedLogits(ids) { return (await source.forward(ids, { attention: false })).logits; },
   get predictionScore() { return lastPredictions; },
 };

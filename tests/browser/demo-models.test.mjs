@@ -103,7 +103,7 @@ test('a model exported by the library opens in the demo with identical logits', 
   await page.setInputFiles('#model-file', { name: 'exported.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
   await page.waitForFunction(() => new URLSearchParams(location.search).get('model') === 'file', null, { timeout: 20_000 });
   await scoreOf(page);
-  const theirs = await page.evaluate((x) => Array.from(window.attentionDemo.trainedLogits(x)), ids);
+  const theirs = await page.evaluate(async (x) => Array.from(await window.attentionDemo.trainedLogits(x)), ids);
   assert.deepEqual(theirs, logits, 'bit-identical logits');
   assert.match(await page.textContent('#model-note'), /Opened “exported.safetensors”: 2 layer/);
   // An opened file is not left behind: an input outside its vocabulary is explained, not crashed.

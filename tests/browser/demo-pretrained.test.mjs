@@ -3,7 +3,8 @@
 // as a reader picks it) loads with no console error and no request outside the origin, and stays out
 // of the link; its tokens, the model view (2 layers × 4 heads), the steps view and the heatmap of
 // layer 1 (against the torch reference in expected.json, and against loadPretrained run in the page on
-// the fetched files), the next-token top 10, the logit lens and greedy generation; axe finds no
+// the fetched files), the next-token top 10, the logit lens and greedy generation; the model is held by
+// the model worker (the page's own wasm instance gets no handle); axe finds no
 // violation with the folder loaded. A folder with an unsupported architecture, one too large for the
 // heap, one without config.json and one without weights each get their message, and the presets
 // still work afterwards; a folder's files dropped on the page open it too.
@@ -64,9 +65,12 @@ test('the gpt2-tiny folder opens: tokens, model view, steps, heatmap = the torch
   await page.goto(b.url('/'));
   await demoReady(page);
   const urlBefore = page.url();
+  const pageHandles = () => page.evaluate(async () => (await import('/src/js/index.js')).memoryStats().liveHandles);
+  const handlesBefore = await pageHandles();
   await page.setInputFiles('#model-folder', FOLDER);
   await page.waitForFunction(() => document.querySelector('#model').value === 'folder' && document.querySelector('attention-model-view').dataset.ready !== undefined,
     null, { timeout: 20_000 });
+  assert.equal(await pageHandles(), handlesBefore, 'the folder\'s model lives in the model worker, not in the page\'s wasm instance');
   assert.equal(await page.$eval('#model option[value="folder"]', (o) => o.textContent), 'Folder: gpt2-tiny (GPT2LMHeadModel)');
   assert.match(await page.textContent('#model-note'), /Opened gpt2-tiny \(GPT2LMHeadModel\): 2 layers, 4 heads/);
   assert.equal(page.url(), urlBefore, 'a folder is not written into the link');

@@ -1,0 +1,173 @@
+// The model worker of the demo (issue #29): an opened checkpoint folder's PretrainedModel lives here,
+// in this worker's own wasm instance, so its weights are held once and the page never waits on a load,
+// a forward or a generation. web/demo-pretrained.js is its async proxy (the folder's model source).
+//
+// Requests: { id, type, ...args } with type open | tokenize | forward | strings | logitLens | generate |
+//   chat; answered by { id, value } or { id, error: { code, message } }. While a request runs it may send
+//   { id, progress: [done, total] } (open) or { id, token: { id, text, of } } (generate: text is everything
+//   generated so far, decoded; of the number asked). { type: 'abort', of: id } ends a running generation
+//   after its current token; { type: 'dispose', key } frees a model.
+import { init, loadPretrained, memoryLimit } from '../../src/js/index.js';
+
+const kMaxModelBytes = 3 * 2 ** 30;  // of the 4 GiB heap, leaving room for the forwards' buffers
+const models = new Map();   // key → { model, hasTokenizer }
+const streams = new Map();  // request id → AbortController of a running generation
+let opened = 0;
+
+const mb = (bytes) => (bytes < 1e6 ? `${Math.round(bytes / 1e3)} kB` : `${(bytes / 1e6).toFixed(bytes < 1e8 ? 1 : 0)} MB`);
+
+/** An error whose message is meant for the reader as it is (no "Could not …" prefix). */
+const said = (message) => Object.assign(new Error(message), { code: 'INPUT' });
+
+async function readJSON(file) {
+  try {
+    return JSON.parse(await file.text());
+  } catch (error) {
+    throw new Error(`${file.name} is not valid JSON (${error.message}).`);
+  }
+}
+
+function modelOf(key) {
+  const m = models.get(key);
+  if (!m) throw new Error('this folder was closed: open it again');
+  return m;
+}
+
+/**
+ * Loads a checkpoint folder from its files ([name, File], one per name: config.json, tokenizer.json,
+ * tokenizer_config.json, generation_config.json, chat_template.jinja, model.safetensors or the shards
+ * with model.safetensors.index.json). Resolves to the model's description; the page frees the model
+ * it replaces (dispose) once this one is shown.
+ */
+async function open({ files, folderName }, id) {
+  const byName = new Map(files);
+  if (!byName.has('config.json')) {
+    throw new Error(`the folder has no config.json (found ${byName.size ? [...byName.keys()].slice(0, 6).join(', ') : 'no files'}). `
+      + 'Open the folder of a Hugging Face checkpoint: config.json, tokenizer.json and model.safetensors.');
+  }
+  const json = (name) => (byName.has(name) ? readJSON(byName.get(name)) : null);
+  const config = await json('config.json');
+  const tokenizer = await json('tokenizer.json');
+  const tokenizerConfig = await json('tokenizer_config.json');
+  const generationConfig = await json('generation_config.json');
+  const chatTemplate = byName.has('chat_template.jinja') ? await byName.get('chat_template.jinja').text() : null;
+  const shards = [...byName.values()].filter((f) => f.name.endsWith('.safetensors'));
+  let weights, weightsIndex = null, size;
+  if (byName.has('model.safetensors.index.json')) {
+    weightsIndex = await json('model.safetensors.index.json');
+    const named = new Set(Object.values(weightsIndex?.weight_map ?? {}));
+    const missing = [...named].filter((n) => !byName.has(n));
+    if (missing.length) throw new Error(`a weights file is missing: model.safetensors.index.json names ${missing.join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not in the folder.`);
+    weights = shards.filter((f) => named.has(f.name));
+    size = weights.reduce((n, f) => n + f.size, 0);
+  } else {
+    weights = byName.get('model.safetensors') ?? (shards.length === 1 ? shards[0] : null);
+    const other = [...byName.keys()].find((n) => /^pytorch_model.*\.bin$|\.gguf$/i.test(n));
+    if (!weights && other) {
+      throw new Error(/\.gguf$/i.test(other) ? `${other} is a GGUF file (llama.cpp), which this page does not read: open the Hugging Face checkpoint with model.safetensors.`
+        : `${other} holds PyTorch pickled weights, which this page does not read: convert them to safetensors (save_pretrained with safe_serialization=True).`);
+    }
+    if (!weights) {
+      throw new Error(`the weights file is missing: the folder has no model.safetensors (nor model.safetensors.index.json with its shards)${
+        shards.length ? `; it has ${shards.map((f) => f.name).join(', ')}: rename the one to open model.safetensors` : ''}.`);
+    }
+    size = weights.size;
+  }
+  // Weights stay in the file's format in the heap (16-bit stays 16-bit): the model needs about its
+  // file's size plus a forward's buffers. A model may use up to 3 GiB of the 4 GiB heap.
+  const limit = Math.min(kMaxModelBytes, Math.max(memoryLimit(), Math.ceil(size * 1.2) + 256 * 2 ** 20));
+  let model;
+  try {
+    model = await loadPretrained({ config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig, chatTemplate, memoryLimit: limit,
+      onProgress: (done, total) => postMessage({ id, progress: [done, total] }) });
+  } catch (error) {
+    if (error.code === 'TOO_LARGE') {
+      throw new Error(`the weights (${mb(size)} of safetensors) are too large for this page, which gives a model at most `
+        + `${mb(kMaxModelBytes)} of the 4 GiB WebAssembly heap: ${error.message}.`);
+    }
+    throw error;
+  }
+  const key = ++opened;
+  models.set(key, { model, hasTokenizer: Boolean(tokenizer) });
+  const name = String(folderName || config._name_or_path || config.model_type || 'model').split('/').pop();
+  return { key, folderName: name, architecture: model.architecture, hasTokenizer: Boolean(tokenizer), chatTemplateNames: model.chatTemplateNames,
+    numLayers: model.numLayers, numHeads: model.numHeads, numKVHeads: model.numKVHeads, headDim: model.headDim, hiddenSize: model.hiddenSize,
+    vocabSize: model.vocabSize, maxPositions: model.maxPositions };
+}
+
+/** { tokens, ids, error, truncated } of the text (token ids typed with spaces when there is no tokenizer). */
+function tokenize({ key, text, addSpecialTokens = true }) {
+  const { model, hasTokenizer } = modelOf(key);
+  let ids;
+  if (hasTokenizer) ids = Array.from(model.encode(String(text), { addSpecialTokens }));
+  else {
+    ids = String(text).trim().split(/[\s,]+/).filter(Boolean).map(Number);
+    const bad = ids.find((i) => !Number.isInteger(i) || i < 0 || i >= model.vocabSize);
+    if (bad !== undefined) return { tokens: [], ids: [], error: `This folder has no tokenizer.json: type token ids (0 … ${model.vocabSize - 1}) separated by spaces.` };
+  }
+  if (!ids.length) return { tokens: [], ids: [], error: 'There are no tokens: type some.' };
+  const truncated = ids.length > model.maxPositions;
+  ids = ids.slice(0, model.maxPositions);
+  return { ids, tokens: strings({ key, ids }), error: '', truncated };
+}
+
+function strings({ key, ids }) {
+  const { model, hasTokenizer } = modelOf(key);
+  return hasTokenizer ? model.tokenStrings(ids) : Array.from(ids, String);
+}
+
+/** Logits (every row, or the last: rows 'last'), every layer's attention (H, T, T) and `layer`'s trace. */
+function forward({ key, ids, layer = null, rows = 'all', attention = true }) {
+  const { model } = modelOf(key);
+  const r = model.forward([ids], { attention, trace: layer === null ? false : { layers: [layer] } });
+  const V = model.vocabSize, T = ids.length;
+  return { logits: rows === 'last' ? r.logits.data.slice((T - 1) * V) : r.logits.data, vocabSize: V,
+    attention: r.attention.map((w) => w.data), trace: layer === null ? null : r.trace[layer] };
+}
+
+function logitLens({ key, ids }) {
+  const { logitLens: lens } = modelOf(key).model.forward([ids], { attention: false, logitLens: true });
+  return { ids: lens.ids.data, probs: lens.probs.data, strings: strings({ key, ids: lens.ids.data }) };
+}
+
+/** Up to maxNewTokens greedy tokens after the text, each sent as it comes; ends at EOS, the limit or an abort. */
+async function generate({ key, text, addSpecialTokens, maxNewTokens }, id) {
+  const { model, hasTokenizer } = modelOf(key);
+  const input = tokenize({ key, text, addSpecialTokens });
+  if (input.error) throw said(input.error);
+  const n = Math.min(maxNewTokens, model.maxPositions - input.ids.length);
+  if (n < 1) throw said(`The input already fills the model's ${model.maxPositions} positions.`);
+  const controller = new AbortController();
+  streams.set(id, controller);
+  const ids = [];
+  try {
+    for await (const token of model.generateStream(input.ids, { maxNewTokens: n, signal: controller.signal })) {
+      ids.push(token.id);
+      postMessage({ id, token: { id: token.id, text: hasTokenizer ? model.decode(ids) : ` ${ids.join(' ')}`, of: n } });
+    }
+  } finally {
+    streams.delete(id);
+  }
+  return { count: ids.length, of: n, aborted: controller.signal.aborted };
+}
+
+function chat({ key, messages }) {
+  return modelOf(key).model.applyChatTemplate(messages, { addGenerationPrompt: true, tokenize: false });
+}
+
+const handlers = { open, tokenize, strings, forward, logitLens, generate, chat };
+
+const ready = init();
+addEventListener('message', async (e) => {
+  const msg = e.data;
+  if (msg.type === 'abort') { streams.get(msg.of)?.abort(); return; }
+  if (msg.type === 'dispose') { models.get(msg.key)?.model.dispose(); models.delete(msg.key); return; }
+  try {
+    await ready;
+    const handler = handlers[msg.type];
+    if (!handler) throw new Error(`unknown request "${msg.type}"`);
+    postMessage({ id: msg.id, value: await handler(msg, msg.id) });
+  } catch (error) {
+    postMessage({ id: msg.id, error: { code: error.code ?? 'ERROR', message: error.message ?? String(error) } });
+  }
+});
