@@ -120,9 +120,12 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
       return invalid("attn_delta must be (B, T, hidden) for a layer in [start_layer, layers)");
     if (o.logits_row >= t) return invalid("logits_row must be in [0, T)");
   }
-  std::uint64_t need = static_cast<std::uint64_t>(n) * (6 * e + 2 * c.intermediate + c.vocab_size);
+  const std::int64_t logit_rows = o.logits_row >= 0 ? b : n;  // logits_row: one position per sequence
+  std::uint64_t need = static_cast<std::uint64_t>(n) * (6 * e + 2 * c.intermediate) +
+                       static_cast<std::uint64_t>(logit_rows) * c.vocab_size;
   need += static_cast<std::uint64_t>(o.attention_layers.size()) * b * c.heads * t * t;
   if (o.hidden_states) need += static_cast<std::uint64_t>(n) * e * (c.layers + 1);
+  if (o.mlp_outputs) need += static_cast<std::uint64_t>(n) * e * c.layers;
   if (o.logit_lens) need += static_cast<std::uint64_t>(n) * 2 * (c.layers + 1) + c.vocab_size;
   const Status mem = check_allocation(need, "the pretrained forward");
   if (!mem.ok()) return Status::Error(StatusCode::kTooLarge, mem.message + " (ask for fewer layers: attention: [layers])");
