@@ -23,6 +23,8 @@
 //   scored(ids)                    → [from, to): the positions whose next token is predictable
 //   logitLens(ids)?  generate(text, { maxNewTokens, signal })? (async iterator of { id, text })
 //   chat(messages)?  dispose()
+//   for the interpretability views (src/js/interp.js; tensors as { data, shape }): headScores(ids, options),
+//   logitAttribution(ids, options), patch(options, { signal, onProgress }) (abortable: long work)
 import { attn, runModel, tokenizeWithInfo, MAX_TOKENS } from './widgets.js';
 
 export const PRESETS = ['reverse', 'copy', 'sort', 'induction', 'text'];
@@ -99,6 +101,8 @@ export async function positionPredictions(source, ids, logits, vocabSize) {
 
 // ---- the sources ----------------------------------------------------------------------------
 
+const plain = (t) => ({ data: t.data, shape: Array.from(t.shape) });
+
 const seededViews = Object.freeze({ settings: true, maskEditor: true, predictions: null, modelView: false, lens: false, generate: false, chat: false });
 const tinyViews = Object.freeze({ settings: false, maskEditor: true, predictions: 'positions', modelView: false, lens: false, generate: false, chat: false });
 
@@ -168,6 +172,17 @@ function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '
         attention: r.attention.map((w) => w.data), trace: layer === null ? null : r.trace[layer] };
     },
     async strings(ids) { return Array.from(ids, (id) => vocab[id]); },
+    async headScores(ids, options = {}) {
+      return Object.fromEntries(Object.entries(model.headScores(ids, options)).map(([kind, t]) => [kind, plain(t)]));
+    },
+    async logitAttribution(ids, options = {}) {
+      const r = model.logitAttribution(ids, options);
+      return { ...r, heads: plain(r.heads), mlp: plain(r.mlp) };
+    },
+    async patch(options, { signal, onProgress } = {}) {
+      const r = await model.patch({ ...options, ...(signal && { signal }), ...(onProgress && { onProgress }) });
+      return { ...r, result: plain(r.result) };
+    },
     /** Task inputs are random: only answers (t ≥ L) are predictable; induction data only in its repeat. */
     async scored(ids) {
       if (preset?.kind === 'repeat') {

@@ -31,7 +31,7 @@ function modelWorker() {
     else if (token) p.token?.(token);
     else {
       pending.delete(id);
-      if (error) p.reject(Object.assign(new Error(error.message), { code: error.code }));
+      if (error) p.reject(Object.assign(new Error(error.message), { name: error.name, code: error.code }));
       else p.resolve(value);
     }
   });
@@ -102,6 +102,15 @@ function folderSource(info) {
           wake = null;
         }
       }());
+    },
+    headScores(ids, options = {}) { return request('headScores', { key, ids: Array.from(ids), options }); },
+    logitAttribution(ids, options = {}) { return request('logitAttribution', { key, ids: Array.from(ids), options }); },
+    /** Activation patching in the worker: `signal` aborting rejects it (AbortError) at its next batch. */
+    patch(options, { signal, onProgress } = {}) {
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      const p = request('patch', { key, options }, { progress: onProgress });
+      signal?.addEventListener('abort', () => worker?.postMessage({ type: 'abort', of: p.id }), { once: true });
+      return p;
     },
     async chat(messages) {
       const text = await request('chat', { key, messages });

@@ -4,7 +4,9 @@
 // of the link; its tokens, the model view (2 layers × 4 heads), the steps view and the heatmap of
 // layer 1 (against the torch reference in expected.json, and against loadPretrained run in the page on
 // the fetched files), the next-token top 10, the logit lens and greedy generation; the model is held by
-// the model worker (the page's own wasm instance gets no handle); axe finds no
+// the model worker (the page's own wasm instance gets no handle), and its source answers the
+// interpretability calls (head scores, logit attribution, abortable patching) as the library does in the
+// page, as a preset's source does; axe finds no
 // violation with the folder loaded. A folder with an unsupported architecture, one too large for the
 // heap, one without config.json and one without weights each get their message, and the presets
 // still work afterwards; a folder's files dropped on the page open it too.
@@ -148,6 +150,67 @@ test('the gpt2-tiny folder opens: tokens, model view, steps, heatmap = the torch
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
   assert.ok(watch.requests.every((u) => !u.includes('/tests/golden/') || u.includes('gpt2-tiny/')), 'only the reference fetched the fixtures');
+  await page.close();
+});
+
+test('the model-source interface for the interpretability views: the worker answers as the library does in the page, a patch can be aborted', async () => {
+  const { page, watch } = await b.newPage();
+  await page.goto(b.url('/?model=reverse'));
+  await demoReady(page);
+  // The same calls on a source and on the library in the page: { data, shape } tensors, equal numbers.
+  const compare = () => page.evaluate(async () => {
+    const attn = await import('/src/js/index.js');
+    const source = window.attentionDemo.source;
+    const ids = (await source.tokenize(source.example)).ids;
+    const T = ids.length, token = ids[T - 1], against = ids[0] === token ? ids[1] : ids[0];
+    const corrupted = ids.map((x, i) => (i < T - 1 ? (x + 1) % source.info.vocabSize : x));
+    let model;
+    if (source.name === 'folder') {
+      const get = async (f) => (await fetch(`/tests/golden/pretrained/gpt2-tiny/${f}`));
+      model = await attn.loadPretrained({ config: await (await get('config.json')).json(), weights: new Uint8Array(await (await get('model.safetensors')).arrayBuffer()),
+        tokenizer: await (await get('tokenizer.json')).json(), tokenizerConfig: await (await get('tokenizer_config.json')).json() });
+    } else model = attn.TinyTransformer.fromSafetensors(new Uint8Array(await (await fetch(`/web/presets/${source.name}.safetensors`)).arrayBuffer()));
+    const plain = (t) => ({ data: Array.from(t.data), shape: Array.from(t.shape) });
+    const asArrays = (t) => ({ data: Array.from(t.data), shape: t.shape });
+    const options = { clean: ids, corrupted, token, against };
+    const progress = [];
+    const [scores, dla, patched] = await Promise.all([source.headScores(ids), source.logitAttribution(ids, { token, against }),
+      source.patch(options, { onProgress: (done, total) => progress.push([done, total]) })]);
+    const want = { scores: Object.fromEntries(Object.entries(model.headScores(ids)).map(([k, t]) => [k, plain(t)])),
+      dla: model.logitAttribution(ids, { token, against }), patched: await model.patch(options) };
+    const out = {
+      scores: [Object.fromEntries(Object.entries(scores).map(([k, t]) => [k, asArrays(t)])), want.scores],
+      dla: [[asArrays(dla.heads), asArrays(dla.mlp), dla.total, dla.logitDiff], [plain(want.dla.heads), plain(want.dla.mlp), want.dla.total, want.dla.logitDiff]],
+      patch: [[asArrays(patched.result), patched.cleanDiff, patched.corruptedDiff], [plain(want.patched.result), want.patched.cleanDiff, want.patched.corruptedDiff]],
+      progress: progress.length > 0 && progress.at(-1)[0] === progress.at(-1)[1],
+    };
+    // Aborted before it starts, and while it runs: AbortError, and the source still answers.
+    const aborted = async (when) => {
+      const controller = new AbortController();
+      if (when === 'before') controller.abort();
+      const p = source.patch({ ...options, component: 'head-position' }, { signal: controller.signal });
+      if (when === 'during') controller.abort();
+      return p.then(() => 'finished', (e) => e.name);
+    };
+    out.aborted = [await aborted('before'), await aborted('during')];
+    out.after = (await source.logitAttribution(ids, { token, against })).total === dla.total;
+    model.dispose();
+    return out;
+  });
+  for (const where of ['preset', 'folder']) {
+    if (where === 'folder') {
+      await page.setInputFiles('#model-folder', FOLDER);
+      await page.waitForFunction(() => window.attentionDemo.source?.name === 'folder', null, { timeout: 20_000 });
+    }
+    const r = await compare();
+    assert.deepEqual(r.scores[0], r.scores[1], `${where}: head scores`);
+    assert.deepEqual(r.dla[0], r.dla[1], `${where}: logit attribution`);
+    assert.deepEqual(r.patch[0], r.patch[1], `${where}: activation patching`);
+    assert.ok(r.progress, `${where}: patching reports its progress`);
+    assert.deepEqual(r.aborted, ['AbortError', 'AbortError'], `${where}: an aborted patch rejects`);
+    assert.ok(r.after, `${where}: the source answers after an abort`);
+  }
+  assert.deepEqual(watch.errors, []);
   await page.close();
 });
 

@@ -3,15 +3,17 @@
 // a forward or a generation. web/demo-pretrained.js is its async proxy (the folder's model source).
 //
 // Requests: { id, type, ...args } with type open | tokenize | forward | strings | logitLens | generate |
-//   chat; answered by { id, value } or { id, error: { code, message } }. While a request runs it may send
-//   { id, progress: [done, total] } (open) or { id, token: { id, text, of } } (generate: text is everything
-//   generated so far, decoded; of the number asked). { type: 'abort', of: id } ends a running generation
-//   after its current token; { type: 'dispose', key } frees a model.
+//   chat | headScores | logitAttribution | patch; answered by { id, value } or { id, error: { name, code,
+//   message } }. While a request runs it may send { id, progress: [done, total] } (open, patch) or
+//   { id, token: { id, text, of } } (generate: text is everything generated so far, decoded; of the number
+//   asked). { type: 'abort', of: id } ends a running generation after its current token, or rejects a
+//   running patch (AbortError) at its next batch; { type: 'dispose', key } frees a model. Tensors come back
+//   as { data, shape }.
 import { init, loadPretrained, memoryLimit } from '../../src/js/index.js';
 
 const kMaxModelBytes = 3 * 2 ** 30;  // of the 4 GiB heap, leaving room for the forwards' buffers
 const models = new Map();   // key → { model, hasTokenizer }
-const streams = new Map();  // request id → AbortController of a running generation
+const running = new Map();  // request id → AbortController of a running generation or patch
 let opened = 0;
 
 const mb = (bytes) => (bytes < 1e6 ? `${Math.round(bytes / 1e3)} kB` : `${(bytes / 1e6).toFixed(bytes < 1e8 ? 1 : 0)} MB`);
@@ -138,7 +140,7 @@ async function generate({ key, text, addSpecialTokens, maxNewTokens }, id) {
   const n = Math.min(maxNewTokens, model.maxPositions - input.ids.length);
   if (n < 1) throw said(`The input already fills the model's ${model.maxPositions} positions.`);
   const controller = new AbortController();
-  streams.set(id, controller);
+  running.set(id, controller);
   const ids = [];
   try {
     for await (const token of model.generateStream(input.ids, { maxNewTokens: n, signal: controller.signal })) {
@@ -146,21 +148,47 @@ async function generate({ key, text, addSpecialTokens, maxNewTokens }, id) {
       postMessage({ id, token: { id: token.id, text: hasTokenizer ? model.decode(ids) : ` ${ids.join(' ')}`, of: n } });
     }
   } finally {
-    streams.delete(id);
+    running.delete(id);
   }
   return { count: ids.length, of: n, aborted: controller.signal.aborted };
+}
+
+// ---- interpretability (src/js/interp.js through the model's methods) ----
+
+const plain = (t) => ({ data: t.data, shape: Array.from(t.shape) });
+
+function headScores({ key, ids, options = {} }) {
+  return Object.fromEntries(Object.entries(modelOf(key).model.headScores(ids, options)).map(([kind, t]) => [kind, plain(t)]));
+}
+
+function logitAttribution({ key, ids, options }) {
+  const r = modelOf(key).model.logitAttribution(ids, options);
+  return { ...r, heads: plain(r.heads), mlp: plain(r.mlp) };
+}
+
+/** Activation patching (model.patch's options less onProgress and signal): progress sent, abortable. */
+async function patch({ key, options }, id) {
+  const { model } = modelOf(key);
+  const controller = new AbortController();
+  running.set(id, controller);
+  try {
+    const r = await model.patch({ ...options, signal: controller.signal, onProgress: (done, total) => postMessage({ id, progress: [done, total] }) });
+    return { ...r, result: plain(r.result) };
+  } finally {
+    running.delete(id);
+  }
 }
 
 function chat({ key, messages }) {
   return modelOf(key).model.applyChatTemplate(messages, { addGenerationPrompt: true, tokenize: false });
 }
 
-const handlers = { open, tokenize, strings, forward, logitLens, generate, chat };
+const handlers = { open, tokenize, strings, forward, logitLens, generate, chat, headScores, logitAttribution, patch };
 
 const ready = init();
 addEventListener('message', async (e) => {
   const msg = e.data;
-  if (msg.type === 'abort') { streams.get(msg.of)?.abort(); return; }
+  if (msg.type === 'abort') { running.get(msg.of)?.abort(); return; }
   if (msg.type === 'dispose') { models.get(msg.key)?.model.dispose(); models.delete(msg.key); return; }
   try {
     await ready;
@@ -168,6 +196,6 @@ addEventListener('message', async (e) => {
     if (!handler) throw new Error(`unknown request "${msg.type}"`);
     postMessage({ id: msg.id, value: await handler(msg, msg.id) });
   } catch (error) {
-    postMessage({ id: msg.id, error: { code: error.code ?? 'ERROR', message: error.message ?? String(error) } });
+    postMessage({ id: msg.id, error: { name: error.name ?? 'Error', code: error.code ?? 'ERROR', message: error.message ?? String(error) } });
   }
 });
