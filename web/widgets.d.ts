@@ -55,8 +55,53 @@ export type ModelResult =
 
 export interface CellDetail { row: number; col: number; value: number; rowLabel: string; colLabel: string }
 
-/** What every widget shares: exports and a synchronous refresh. Events: 'ready'. */
+/**
+ * el.state: what a widget's picture depends on, JSON-able (see docs/widgets.md, "State"). Setting it
+ * on another instance with the same data redraws the same picture. Numbers JSON cannot hold are the
+ * strings '-Infinity' | 'Infinity' | 'NaN'.
+ */
+export interface WidgetState {
+  /** The tag name; a state of another widget is refused. */
+  widget: string;
+  version: 1;
+  /** The observed attributes present, as text (setting the state removes the others). */
+  attributes: Record<string, string>;
+  [key: string]: unknown;
+}
+/** A number of a state's data: finite, or '-Infinity' | 'Infinity' | 'NaN'. */
+export type StateNumber = number | '-Infinity' | 'Infinity' | 'NaN';
+/** The state of the model-driven widgets: the whole effective config (a stateDict is not stored). */
+export interface ModelWidgetState extends WidgetState {
+  config: Omit<WidgetConfig, 'stateDict'> & { stateDict: null };
+  /** Present when a stateDict set from JS was in use (setting the state keeps the target's own). */
+  stateDict?: 'set from JS';
+}
+export interface HeatmapState extends ModelWidgetState {
+  /** The tile whose query row is drawn as bars. */
+  barsTile: number;
+  data: null | { weights: StateNumber[]; shape: [number, number, number]; queryTokens: string[]; keyTokens: string[] };
+}
+export interface StepsState extends ModelWidgetState {
+  /** A trace set from JS; steps null over 200 000 numbers (setting the state then keeps the target's trace). */
+  trace: null | { tokens: string[]; heads: number; dModel: number; causal: boolean;
+    steps: null | { name: string; shape: number[]; axes: string[]; data: StateNumber[] }[] };
+}
+export interface MaskEditorState extends ModelWidgetState { data: null | Record<string, unknown> }
+export interface ModelViewState extends WidgetState {
+  ids: number[] | null;
+  tokens: string[] | null;
+  openedLayer: number | null;
+  /** { src } for a model loaded from `src`; a model the page set is referenced by its config (set it on the target too). */
+  model: null | { src: string } | { config: Record<string, unknown>; source: 'set from JS' };
+}
+export interface AlibiState extends WidgetState { head: number }
+export interface RopeState extends WidgetState { rotaryStyle: 'half' | 'interleaved'; pair: number; position: number }
+export interface KvCacheState extends WidgetState { stepped: number; kvHead: number }
+
+/** What every widget shares: exports, its state and a synchronous refresh. Events: 'ready'. */
 declare class AwElement extends HTMLElement {
+  /** What the picture depends on (see WidgetState); set it to redraw the same picture. */
+  state: WidgetState;
   /** Renders now if the wasm module is ready; true when it rendered. */
   refresh(): boolean;
   /** The picture as PNG. */
@@ -70,8 +115,10 @@ declare class AwElement extends HTMLElement {
   download(format: 'png' | 'csv' | 'json' | 'svg'): void;
 }
 
-/** The sequential colour maps of `palette`; signed views use the blue–orange diverging map. */
+/** The sequential colour maps of `palette`. */
 export type Palette = 'viridis' | 'cividis' | 'gray';
+/** The diverging colour maps of signed views' `diverging` attribute ('blue-orange' is the map 'diverging'). */
+export type DivergingPalette = 'blue-orange' | 'red-blue';
 
 /** Options of toSVG(). */
 export interface SVGOptions {
@@ -102,6 +149,11 @@ declare class ModelElement extends AwElement implements Omit<WidgetConfig, never
 
 /** <attention-steps step="scores" head="0">. Events: step-change { index, name, head }, cell-hover, cell-click. */
 export declare class AttentionSteps extends ModelElement {
+  state: StepsState;
+  /** The probability steps' colour map (attribute `palette`). */
+  palette: Palette;
+  /** The signed steps' colour map (attribute `diverging`). */
+  diverging: DivergingPalette;
   readonly steps: string[];
   step: number;
   head: number;
@@ -133,7 +185,11 @@ export interface TrainerSnapshot {
 }
 
 /** <attention-trainer>: trains in a Web Worker. Events: snapshot { step, loss, tokenAccuracy, sequenceAccuracy, running, ablation }. */
+export interface TrainerState extends WidgetState { settings: TrainerSettings; ablated: [number, number][]; step: number }
+
 export declare class AttentionTrainer extends AwElement {
+  /** Setting it re-initialises the worker with the settings and trains `step` steps (seeded: the same heads). */
+  state: TrainerState;
   readonly settings: TrainerSettings;
   readonly snapshot: TrainerSnapshot | null;
   train(): void;
@@ -149,6 +205,7 @@ export declare class AttentionTrainer extends AwElement {
 
 /** <attention-model-view src ids tokens steps>: every layer × head. Events: head-select { layer, head }, model-load { src }. */
 export declare class AttentionModelView extends AwElement {
+  state: ModelViewState;
   model: Attn.TinyTransformer | null;
   ids: number[] | null;
   tokens: string[];
@@ -156,12 +213,15 @@ export declare class AttentionModelView extends AwElement {
   open(layer: number, head: number): void;
   /** The colour map of the tiles (attribute `palette`). */
   palette: Palette;
+  /** 'heads' (default) or 'rollout': one tile per layer, the attention rollout through it (attribute `mode`). */
+  mode: 'heads' | 'rollout';
   /** Every layer × head (or one layer) as a standalone SVG document; throws (code 'SVG_TOO_LARGE') over maxBytes. */
   toSVG(options?: ModelViewSVGOptions): string;
 }
 
 /** <attention-heatmap head="all|mean|0…" query="-1">. Events: cell-hover, cell-click { head, row, col, value, query, key }, view-change. */
 export declare class AttentionHeatmap extends ModelElement {
+  state: HeatmapState;
   head: 'all' | 'mean' | number;
   query: number;
   /** Precomputed weights instead of the model: shape (H, Tq, Tk) or (Tq, Tk), flat or nested. */
@@ -181,6 +241,8 @@ export declare class PositionalEncodingHeatmap extends AwElement {
   dModel: number;
   base: number;
   dims: number[];
+  /** The cells' colour map (attribute `diverging`). */
+  diverging: DivergingPalette;
   readonly shown: null | { length: number; dModel: number; base: number; data: Float32Array; dims: number[] };
   cellCenter(row: number, col: number): { x: number; y: number };
   /** The heatmap and its curves as a standalone vector SVG document. */
@@ -189,6 +251,7 @@ export declare class PositionalEncodingHeatmap extends AwElement {
 
 /** <mask-editor mask="causal" toggles="2.0" head="mean">. Events: mask-change { mask, toggles, allowed }, cell-hover, cell-click. */
 export declare class MaskEditor extends ModelElement {
+  state: MaskEditorState;
   head: 'mean' | number;
   readonly allowed: null | { rows: number; cols: number; data: Uint8Array };
   readonly weights: null | { head: 'mean' | number; rows: number; cols: number; data: Float32Array };
@@ -203,6 +266,7 @@ export declare class MaskEditor extends ModelElement {
  * offset + max(δ, 0) and the key at offset + max(−δ, 0). Events: ready.
  */
 export declare class RopeExplorer extends AwElement {
+  state: RopeState;
   /** Head size (even). */
   d: number;
   base: number;
@@ -228,6 +292,7 @@ export declare class RopeExplorer extends AwElement {
 
 /** <alibi-bias heads="8" length="12" causal seed="1">: ALiBi through SDPA's alibi: true. Events: cell-hover { head, row, col, bias, weight }. */
 export declare class AlibiBias extends AwElement {
+  state: AlibiState;
   heads: number;
   length: number;
   causal: boolean;
@@ -266,6 +331,8 @@ export declare class GqaHeads extends AwElement {
  * Events: kv-step { length, position, maxDifference } (position −1 after reset()).
  */
 export declare class KvCacheStepper extends AwElement {
+  /** Setting it empties the cache and feeds `stepped` tokens again. */
+  state: KvCacheState;
   embedDim: number;
   heads: number;
   kvHeads: number;
@@ -323,12 +390,41 @@ export declare function resultFromTrace(trace: { tokens: string[]; steps: TraceS
 export declare function loadKatex(): Promise<{ renderToString(tex: string, options?: object): string }>;
 export declare function formatNumber(value: number, decimals?: number): string;
 export declare function exactNumber(value: number): string;
-export declare function colormap(name: Palette | 'diverging'): Uint8Array;
-export declare function colorOf(name: 'viridis' | 'diverging', value: number, lo: number, hi: number): string;
+export declare function colormap(name: Palette | DivergingPalette | 'diverging'): Uint8Array;
+export declare function colorOf(name: Palette | DivergingPalette | 'diverging', value: number, lo: number, hi: number): string;
 export declare function autoDomain(data: ArrayLike<number>, kind?: 'auto' | 'probability' | 'signed' | 'positive'): { lo: number; hi: number; map: 'viridis' | 'diverging' };
 export declare function matrixToCSV(m: { data: ArrayLike<number>; rows: number; cols: number; rowLabels?: string[]; colLabels?: string[]; corner?: string }): string;
 export declare function download(filename: string, content: string | Blob, mime?: string): void;
 export declare const SERIES_COLORS: string[];
+
+/** Options of snapshotHTML(). */
+export interface SnapshotOptions {
+  /** The page's <title> and heading (default 'Attention views'). */
+  title?: string;
+  /** A paragraph under the heading. */
+  description?: string;
+  /** Add each view's data table (its CSV; default true). */
+  tables?: boolean;
+  /** Rows per table (default 500). */
+  maxRows?: number;
+}
+/**
+ * One standalone HTML document of views: each as inline SVG (toSVG()) and its data table. No script,
+ * no URL; a <meta> policy default-src 'none' plus its one <style>'s hash.
+ */
+export declare function snapshotHTML(elements: Iterable<Element>, options?: SnapshotOptions): string;
+/** Saves snapshotHTML(elements, options) as options.filename (default: the title's slug + .html); returns the HTML. */
+export declare function downloadSnapshot(elements: Iterable<Element>, options?: SnapshotOptions & { filename?: string }): string;
+/** The SVG a snapshot or print uses for a widget; null without toSVG() or before it draws. note: why it is partial. */
+export declare function figureSVG(el: Element): { svg: string; note: string } | null;
+/** SHA-256 of a string's UTF-8 bytes, base64 (a CSP hash source). */
+export declare function sha256Base64(text: string): string;
+/** The stylesheet of every snapshot (its hash is in the snapshot's policy). */
+export declare const SNAPSHOT_CSS: string;
+/** What beforeprint does: every connected widget with toSVG() shows its SVG instead of its canvases. Returns how many. */
+export declare function preparePrint(): number;
+/** What afterprint does: undoes preparePrint(). */
+export declare function restorePrint(): void;
 export declare function drawBars(canvas: HTMLCanvasElement, options: { host: Element; width: number; values: ArrayLike<number>; labels: string[];
   title?: string; color?: string; maxValue?: number }): { barAt(clientX: number): number };
 export declare function drawLines(canvas: HTMLCanvasElement, options: { host: Element; width: number; height?: number;
@@ -348,6 +444,76 @@ export declare class HeatmapView {
   cellCenter(row: number, col: number): { x: number; y: number };
 }
 
+/** The model input of the interpretability widgets (issue #27): `src` (attribute) or a model set from JS. */
+export interface InterpModelInput {
+  /** A TinyTransformer or PretrainedModel the page holds (never disposed by the widget); or use `src`. */
+  model: Attn.TinyTransformer | Attn.PretrainedModel | null;
+  /** The names of the vocabulary's ids (a preset's own when loaded by `src`). */
+  vocab: string[] | null;
+}
+
+export type HeadScoreKind = 'previous-token' | 'duplicate-token' | 'induction';
+
+/** <head-scores>: model.headScores(ids) as one layer × head grid per kind. Events: head-select, cell-hover, model-load. */
+export declare class HeadScores extends AwElement implements InterpModelInput {
+  model: Attn.TinyTransformer | Attn.PretrainedModel | null;
+  vocab: string[] | null;
+  ids: number[] | null;
+  tokens: string[];
+  kinds: HeadScoreKind[];
+  readonly shown: { ids: number[]; tokens: string[]; L: number; H: number; kinds: HeadScoreKind[]; scores: Partial<Record<HeadScoreKind, Float32Array>> } | null;
+  /** Emits head-select { layer, head, kind, score }. */
+  select(layer: number, head: number, kind?: HeadScoreKind): void;
+  toSVG(): string;
+}
+
+export interface AttributionComponent { name: string; kind: 'embed' | 'head' | 'mlp' | 'bias'; layer?: number; head?: number; value: number }
+
+/** <logit-attribution>: model.logitAttribution as sorted bars and a table. Events: head-select, model-load. */
+export declare class LogitAttribution extends AwElement implements InterpModelInput {
+  model: Attn.TinyTransformer | Attn.PretrainedModel | null;
+  vocab: string[] | null;
+  ids: number[] | null;
+  tokens: string[];
+  /** undefined: the default (the last position; the top prediction; the runner-up). against null: none. */
+  position: number | undefined;
+  token: number | undefined;
+  against: number | null | undefined;
+  limit: number;
+  readonly shown: { ids: number[]; position: number; token: number; against: number | null; L: number; H: number;
+    components: AttributionComponent[]; total: number; logitDiff: number; heads: Float32Array; mlp: Float32Array; embed: number; bias: number } | null;
+  /** Emits head-select { layer, head, value }. */
+  select(layer: number, head: number): void;
+  toSVG(): string;
+}
+
+export interface PatchingPlan { clean: number[]; corrupted: number[]; position: number; token: number; against: number; component: 'head' | 'residual' }
+
+/**
+ * <patching-view>: activation patching with Run, a progress bar and Cancel. A `src` model is patched
+ * in a Web Worker; a `model` set from JS in the page (yielding between layers).
+ * Events: head-select, cell-select, patch-done, patch-cancel, model-load.
+ */
+export declare class PatchingView extends AwElement implements InterpModelInput {
+  model: Attn.TinyTransformer | Attn.PretrainedModel | null;
+  vocab: string[] | null;
+  clean: number[] | null;
+  corrupted: number[] | null;
+  position: number | undefined;
+  token: number | undefined;
+  against: number | undefined;
+  component: 'head' | 'residual';
+  autorun: boolean;
+  readonly running: boolean;
+  readonly shown: (PatchingPlan & { L: number; cols: number; result: Float32Array; cleanDiff: number; corruptedDiff: number; where: 'worker' | 'page' }) | null;
+  /** The inputs a run would use (defaults filled in); throws with a readable message when incomplete. */
+  plan(): PatchingPlan;
+  /** Resolves to the result, or null when cancelled or refused. */
+  run(): Promise<{ result: Float32Array; cleanDiff: number; corruptedDiff: number } | null>;
+  cancel(): void;
+  toSVG(): string;
+}
+
 declare global {
   interface HTMLElementTagNameMap {
     'attention-steps': AttentionSteps;
@@ -360,5 +526,8 @@ declare global {
     'alibi-bias': AlibiBias;
     'gqa-heads': GqaHeads;
     'kv-cache-stepper': KvCacheStepper;
+    'head-scores': HeadScores;
+    'logit-attribution': LogitAttribution;
+    'patching-view': PatchingView;
   }
 }

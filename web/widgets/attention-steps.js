@@ -8,7 +8,7 @@
 // Events: step-change { index, name, head }, cell-hover / cell-click { step, head, row, col, value, … }.
 import { ModelElement, h, numbersFromState, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
-import { autoDomain } from './colormap.js';
+import { autoDomain, divergingName, paletteName } from './colormap.js';
 import { composeCanvases, jsonText, matrixToCSV, toNested } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { resultFromTrace, runModel } from './model.js';
@@ -44,7 +44,14 @@ const AXIS_WORDS = { T_q: 'query', T_k: 'key', T: 'token', d_model: 'feature', d
 const axisName = (axis, fallback) => (axis ? AXIS_WORDS[axis] ?? axis : fallback);
 
 export class AttentionSteps extends ModelElement {
-  static get ownAttributes() { return ['step', 'head']; }
+  static get ownAttributes() { return ['step', 'head', 'palette', 'diverging']; }
+
+  /** The map of the probability steps (weights): 'viridis' (default) | 'cividis' | 'gray'. */
+  get palette() { return paletteName(this.getAttribute('palette')); }
+  set palette(v) { this.setAttribute('palette', String(v)); }
+  /** The map of the signed steps (scores, q, k, v, …): 'blue-orange' (default) | 'red-blue'. */
+  get diverging() { return divergingName(this.getAttribute('diverging')) === 'red-blue' ? 'red-blue' : 'blue-orange'; }
+  set diverging(v) { this.setAttribute('diverging', String(v)); }
 
   prepare() {
     return Promise.all([whenReady(), loadKatex().then((k) => { this._katex = k; this._katexStyle.textContent = k.katexCss; })]);
@@ -185,6 +192,7 @@ export class AttentionSteps extends ModelElement {
     this.dataset.step = stepData.name;
     this.#renderChrome(r, i, info, m);
     const domain = info.kind === 'probability' ? { lo: 0, hi: 1, map: 'viridis' } : autoDomain(m.data, info.kind);
+    domain.map = domain.map === 'diverging' ? divergingName(this.getAttribute('diverging')) : paletteName(this.getAttribute('palette'));
     this._view.width = this.contentWidth;
     this._view.set({ data: m.data, rows: m.rows, cols: m.cols, rowLabels: m.rowLabels, colLabels: m.colLabels,
       domain, decimals: 2, rowSums: stepData.name === 'weights' || stepData.name === 'dropped', maxCell: 46,

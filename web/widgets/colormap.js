@@ -3,6 +3,7 @@
 //   cividis  sequential, blue – grey – yellow, tuned for red-green deficiencies (6 anchors)
 //   gray     sequential, black – white (prints on any printer)
 //   diverging  blue – near-white – orange (ColorBrewer PuOr-like), for signed values centred at 0
+//   red-blue   blue – white – red (ColorBrewer RdBu, negative blue), the other diverging choice
 // The sequential ones are the `palette` choices of <attention-heatmap> and <attention-model-view>.
 // Each map is a 256-entry RGB lookup table so drawing 512×512 cells stays cheap.
 
@@ -11,6 +12,7 @@ const ANCHORS = {
   cividis: ['#00224e', '#35456c', '#666970', '#948e77', '#c8b866', '#fee838'],
   gray: ['#000000', '#ffffff'],
   diverging: ['#2d4f8e', '#4f7cba', '#8fb1d9', '#cfdff0', '#f4f1ec', '#f8d4ad', '#eea660', '#cf7130', '#8f3f10'],
+  'red-blue': ['#2166ac', '#4393c3', '#92c5de', '#d1e5f0', '#f7f7f7', '#fddbc7', '#f4a582', '#d6604d', '#b2182b'],
 };
 
 function hexToRgb(hex) {
@@ -32,8 +34,9 @@ function buildLut(anchors) {
 }
 
 const LUTS = Object.fromEntries(Object.entries(ANCHORS).map(([k, v]) => [k, buildLut(v)]));
+LUTS['blue-orange'] = LUTS.diverging;
 
-/** @returns {Uint8Array} the (256, 3) table for `name` ('viridis' | 'cividis' | 'gray' | 'diverging'; others: viridis) */
+/** @returns {Uint8Array} the (256, 3) table for `name` ('viridis' | 'cividis' | 'gray' | 'diverging' (= 'blue-orange') | 'red-blue'; others: viridis) */
 export function colormap(name) { return LUTS[name] || LUTS.viridis; }
 
 /** The sequential palettes a widget's `palette` attribute accepts. */
@@ -43,6 +46,15 @@ export const PALETTES = Object.freeze(['viridis', 'cividis', 'gray']);
 export function paletteName(value) {
   const v = String(value ?? '').trim().toLowerCase();
   return PALETTES.includes(v) ? v : v === 'grey' ? 'gray' : 'viridis';
+}
+
+/** The diverging palettes a signed view's `diverging` attribute accepts ('blue-orange' is the map 'diverging'). */
+export const DIVERGING_PALETTES = Object.freeze(['blue-orange', 'red-blue']);
+
+/** A `diverging` attribute value as a map name: 'red-blue', or 'diverging' (blue–orange, the default). */
+export function divergingName(value) {
+  const v = String(value ?? '').trim().toLowerCase();
+  return v === 'red-blue' || v === 'rdbu' ? 'red-blue' : 'diverging';
 }
 
 /** The LUT index (0…255) of value v in [lo, hi]; values outside are clamped. */

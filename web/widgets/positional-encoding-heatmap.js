@@ -11,6 +11,7 @@ import { heatmapPanel, jsonSafe, linesPanel, svgDocument, svgFigure } from './sv
 import { composeCanvases, jsonText, matrixToCSV, toNested } from './export.js';
 import { exactNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
+import { divergingName } from './colormap.js';
 
 const PE_CSS = `
 .controls { display: inline-flex; align-items: center; gap: 6px; }
@@ -24,7 +25,11 @@ const intAttr = (el, name, def, lo, hi) => {
 };
 
 export class PositionalEncodingHeatmap extends AwElement {
-  static get ownAttributes() { return ['length', 'd-model', 'base', 'dims']; }
+  static get ownAttributes() { return ['length', 'd-model', 'base', 'dims', 'diverging']; }
+
+  /** The map of the encoding (values in −1…1): 'blue-orange' (default) | 'red-blue'. */
+  get diverging() { return divergingName(this.getAttribute('diverging')) === 'red-blue' ? 'red-blue' : 'blue-orange'; }
+  set diverging(v) { this.setAttribute('diverging', String(v)); }
 
   build() {
     this._base = h('input', { type: 'number', min: '2', step: 'any', 'aria-label': 'Base of the sinusoidal encoding',
@@ -81,7 +86,7 @@ export class PositionalEncodingHeatmap extends AwElement {
     const W = this.contentWidth;
     this._view.width = W;
     this._view.set({ data, rows: L, cols: D, rowLabels: Array.from({ length: L }, (_, i) => String(i)),
-      colLabels: Array.from({ length: D }, (_, i) => String(i)), domain: { lo: -1, hi: 1, map: 'diverging' },
+      colLabels: Array.from({ length: D }, (_, i) => String(i)), domain: { lo: -1, hi: 1, map: divergingName(this.getAttribute('diverging')) },
       values: 'never', maxCell: 40, minRowHeight: 0, maxRowHeight: 14, rowAxis: 'position', colAxis: 'dimension' });
     this._canvas.setAttribute('aria-label', `Heatmap of the sinusoidal positional encoding with base ${base}: ${L} positions by ${D} dimensions, values from −1 to 1. `
       + 'Arrow keys move between cells; Enter toggles the column’s curve.');
