@@ -423,7 +423,7 @@ export function pretrainedLogitAttribution(model, ids, options = {}) {
     const wo = rows(names.outProj(l), 0, E);
     let heads = zl.map((zh, h) => headOutput(wo, E, H * core.headDim, zh, h));
     let mlpOut = Float64Array.from(at(r.mlpOutputs[l]));
-    if (core.postNorms) {  // OLMo 2: x += norm1(attn(x)); x += norm2(mlp(x)): each branch frozen at its own total
+    if (core.postNorms) {  // OLMo 2, Gemma 3: x += norm(attn(x)); x += norm(mlp(x)): each branch frozen at its own total
       heads = normBranch(rms(names.post1(l)), heads);
       mlpOut = applyNorm(rms(names.post2(l)), mlpOut);
     }

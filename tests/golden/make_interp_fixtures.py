@@ -272,7 +272,7 @@ PATCH_CASES = [
 ]
 # The checkpoints whose patching references are written (expected_patch.json): every family.
 PATCH_MODELS = ["gpt2-tiny", "llama-tiny", "qwen2-tiny", "llama3-scaled-tiny", "llama-linear-tiny", "qwen3-tiny",
-                "mistral-tiny", "qwen2-sliding-tiny", "smollm3-tiny", "olmo2-tiny", "phi3-tiny"]
+                "mistral-tiny", "qwen2-sliding-tiny", "smollm3-tiny", "olmo2-tiny", "phi3-tiny", "gemma3-tiny"]
 
 
 def patch_reference(run, L, H, clean, corrupted, position):
@@ -387,7 +387,7 @@ def pretrained_attribution(w, cfg, forward, ids, position, token, against):
     c_proj, (in, out)) or columns (o_proj, (out, in)) of the output projection; the MLP outputs are
     recomputed here from the forward's own stream, block by block (GPT-2: c_proj(gelu_new(c_fc(ln_2 x)));
     Llama family: down(silu(gate) * up) of the RMS-normed stream, Phi-3's fused gate_up_proj; OLMo 2:
-    no pre-norm, each branch RMS-normed), and the stream rebuilt from the parts must equal the
+    no pre-norm, each branch RMS-normed; Gemma 3: GeGLU, both norms, (1 + w)), and the stream rebuilt from the parts must equal the
     forward's hidden states (1e-12). Components frozen through OLMo 2's branch norms and the final norm
     at their actual inputs, dotted with u = W_U[token] - W_U[against]; their total must equal the
     forward's logit difference to 1e-10."""
@@ -397,6 +397,12 @@ def pretrained_attribution(w, cfg, forward, ids, position, token, against):
     E = cfg["n_embd"] if gpt2 else cfg["hidden_size"]
     d = E // H if gpt2 else mp.head_dim(cfg)
     eps = cfg["layer_norm_epsilon"] if gpt2 else cfg["rms_norm_eps"]
+    gemma = mt == "gemma3_text"
+    post = mt in ("olmo2", "gemma3_text")  # a norm on each branch's output
+
+    def gamma(name):  # Gemma's RMSNorm scales by (1 + w)
+        return 1.0 + w[name] if gemma else w[name]
+
     zs = {}
 
     def keep(i, z):
@@ -420,8 +426,8 @@ def pretrained_attribution(w, cfg, forward, ids, position, token, against):
             heads = [z[h] @ Wo[:, h * d:(h + 1) * d].T for h in range(H)]
             bo = w.get(p + "self_attn.o_proj.bias", torch.zeros(E, dtype=torch.float64))
         attn_out = sum(heads) + bo
-        if mt == "olmo2":  # x += rms(attn(x)): every head's output frozen at the branch's scale
-            g = w[p + "post_attention_layernorm.weight"]
+        if post:  # x += rms(attn(x)): every head's output frozen at the branch's scale
+            g = gamma(p + "post_attention_layernorm.weight")
             s = torch.rsqrt(attn_out[position].pow(2).mean() + eps)
             parts = [s * hh[position] * g for hh in heads]
             branch = mp.rms_norm(attn_out, g, eps)
@@ -437,14 +443,16 @@ def pretrained_attribution(w, cfg, forward, ids, position, token, against):
             u = torch.nn.functional.layer_norm(x, (E,), w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
             m = mp.gelu_new(u @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]) @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
         else:
-            u = x if mt == "olmo2" else mp.rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+            u = (x if mt == "olmo2" else mp.rms_norm(x, gamma(p + "pre_feedforward_layernorm.weight"), eps) if gemma
+                 else mp.rms_norm(x, w[p + "post_attention_layernorm.weight"], eps))
             if mt == "phi3":
                 gate, up = (u @ w[p + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
             else:
                 gate, up = u @ w[p + "mlp.gate_proj.weight"].T, u @ w[p + "mlp.up_proj.weight"].T
-            m = (torch.nn.functional.silu(gate) * up) @ w[p + "mlp.down_proj.weight"].T
-            if mt == "olmo2":
-                m = mp.rms_norm(m, w[p + "post_feedforward_layernorm.weight"], eps)
+            act = torch.nn.functional.gelu(gate, approximate="tanh") if gemma else torch.nn.functional.silu(gate)
+            m = (act * up) @ w[p + "mlp.down_proj.weight"].T
+            if post:
+                m = mp.rms_norm(m, gamma(p + "post_feedforward_layernorm.weight"), eps)
         rows.append(m[position])
         kinds.append(("mlp", l))
         x = x + m
@@ -460,7 +468,7 @@ def pretrained_attribution(w, cfg, forward, ids, position, token, against):
         bias = s * (bias - bias.mean()) * g + beta
         final = torch.nn.functional.layer_norm(x, (E,), g, beta, eps)
     else:
-        g = w["model.norm.weight"]
+        g = gamma("model.norm.weight")
         s = torch.rsqrt(xr.pow(2).mean() + eps)
         R, bias = s * R * g, s * bias * g
         final = mp.rms_norm(x, g, eps)

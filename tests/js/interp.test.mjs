@@ -322,7 +322,7 @@ describe('logitAttribution (TinyTransformer)', () => {
 
 // ---- PretrainedModel.logitAttribution and activation patching ----------------------------------------
 const CHECKPOINTS = ['gpt2-tiny', 'llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny', 'llama-linear-tiny', 'qwen3-tiny',
-  'mistral-tiny', 'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny'];
+  'mistral-tiny', 'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny', 'gemma3-tiny'];
 const loadCheckpoint = (name) => {
   const dir = new URL(`${name}/`, PRETRAINED);
   return loadPretrained({ config: json(new URL('config.json', dir)), weights: readFileSync(new URL('model.safetensors', dir)) });
