@@ -6,15 +6,13 @@ import { AttentionError, check } from './errors.js';
 import { WEIGHT_FORMAT } from './constants.js';
 import { checkOptions, describe } from './options.js';
 import { layerList, idBatch, traceLayers } from './model.js';
-import { asBytes, checkEntries, readHeader } from './safetensors.js';
+import { asBytes, checkEntries, headerLength, readHeader } from './safetensors.js';
 import { Tensor, fromCore } from './tensor.js';
 import { modelHeadScores, pretrainedLogitAttribution, pretrainedPatch } from './interp.js';
 import { coreConfig } from './pretrained-config.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
 import { chatTemplates, loadJinja, renderChatTemplate } from './chat-template.js';
 
-
-const kMaxHeaderBytes = 100 * 1000 * 1000;  // as safetensors.js: no real header comes near it
 const kChunkBytes = 16 * 1024 * 1024;  // a Blob is read this much at a time: JS never holds a whole large tensor
 const FORMATS = WEIGHT_FORMAT;  // the core's WeightFormat (constants.js, generated from the C++ enum)
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
@@ -38,14 +36,10 @@ async function readEntries(files) {
   const entries = new Map();
   for (const [fileName, src] of files) {
     try {
-      if (src.size < 8) throw invalid(`the file has ${src.size} bytes, fewer than the 8 of the header length`);
-      const prefix = await src.read(0, 8);
+      const prefix = await src.read(0, Math.min(8, src.size));
       if (src.size > 8 && (await src.read(8, 9))[0] !== 0x7b) refuseOtherFormats(prefix);  // a header starts with '{'
-      const view = new DataView(prefix.buffer, prefix.byteOffset, 8);
-      const length = view.getUint32(4, true) * 2 ** 32 + view.getUint32(0, true);
-      if (8 + length > src.size) throw invalid(`header length ${length} runs past the end of the ${src.size}-byte file`);
-      if (length > kMaxHeaderBytes) throw invalid(`header length ${length} is over the limit of ${kMaxHeaderBytes} bytes`);
-      const headBytes = new Uint8Array(8 + length);  // checked above: at most the limit, never the whole file
+      const length = headerLength(prefix, src.size);
+      const headBytes = new Uint8Array(8 + length);  // checked: at most the limit, never the whole file
       headBytes.set(prefix);
       if (length > 0) headBytes.set(await src.read(8, 8 + length), 8);
       const { header, dataStart } = readHeader(headBytes);

@@ -83,13 +83,23 @@ export function asBytes(bytes) {
   throw new AttentionError('INVALID_ARGUMENT', `safetensors bytes must be an ArrayBuffer or a Uint8Array, got ${describe(bytes)}`);
 }
 
-// The header object and where the data starts, after checking the length prefix and the JSON.
-export function readHeader(u8) {
-  if (u8.length < 8) fail(`the file has ${u8.length} bytes, fewer than the 8 of the header length`);
-  const view = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+/**
+ * The header's byte length from a file's first 8 bytes (`prefix`), checked — in this order, for
+ * every reader (bytes here, Blobs in pretrained.js) — against the limit and the file's size, so no
+ * buffer of a hostile length is ever allocated.
+ */
+export function headerLength(prefix, fileSize) {
+  if (fileSize < 8 || prefix.length < 8) fail(`the file has ${fileSize} bytes, fewer than the 8 of the header length`);
+  const view = new DataView(prefix.buffer, prefix.byteOffset, 8);
   const length = view.getUint32(4, true) * 2 ** 32 + view.getUint32(0, true);
   if (length > kMaxHeaderBytes) fail(`header length ${length} is over the limit of ${kMaxHeaderBytes} bytes`);
-  if (8 + length > u8.length) fail(`header length ${length} runs past the end of the ${u8.length}-byte file`);
+  if (8 + length > fileSize) fail(`header length ${length} runs past the end of the ${fileSize}-byte file`);
+  return length;
+}
+
+// The header object and where the data starts, after checking the length prefix and the JSON.
+export function readHeader(u8) {
+  const length = headerLength(u8, u8.length);
   let header;
   try {
     header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(u8.subarray(8, 8 + length)));
