@@ -413,11 +413,11 @@ export function pretrainedLogitAttribution(model, ids, options = {}) {
   const L = core.layers, E = core.hidden, H = core.heads;
   const names = pretrainedNames(core);
   const rows = (name, first = 0, count = 1) => check(handle.readRows(name, first, count)).data;
-  const r = check(handle.interpForward(batch.data, 1, batch.t, interpRun({
-    traceLayers: allLayers(L), hiddenStates: true, mlpOutputs: true, logitsRow: position,
-  })));
+  const T = batch.t, d = core.headDim;
+  const { first: r, z: zAll } = tracedForward((layers, first) => check(handle.interpForward(batch.data, 1, T,
+    interpRun({ traceLayers: layers, hiddenStates: first, mlpOutputs: first, logitsRow: position }))), L, H, T);
   const at = (t) => t.data.subarray(position * E, (position + 1) * E);
-  const z = contexts(r.traces, position);
+  const z = zAll.map((zl) => allLayers(H).map((h) => zl.subarray((h * T + position) * d, (h * T + position + 1) * d)));
   const rms = (name) => ({ kind: 'rms', weight: rows(name), eps: core.normEps });
   const layers = z.map((zl, l) => {
     const wo = rows(names.outProj(l), 0, E);
@@ -616,8 +616,31 @@ export async function runPatch(adapter, options) {
   };
 }
 
-// The z of every head of every layer from a run's traces: (H, T, d) each (a batch of one).
-const traceContexts = (traces) => traces.map((steps) => steps.find((s) => s.name === 'context').data);
+// Bytes of traced (T, T) steps held at once: a trace keeps scores, scaled, masked and weights, each
+// (H, T, T) float32, per layer (and the binding copies them once more).
+let traceBudgetBytes = 64 * 1024 * 1024;
+/** Tests only: sets the trace budget (bytes), returns the previous one. */
+export function _setTraceBudget(bytes) { const old = traceBudgetBytes; traceBudgetBytes = bytes; return old; }
+
+/**
+ * Every layer's z, (H, T, d) float32 each, of one run (a batch of one): run(layers, first) is a
+ * forward tracing `layers` (first: the call whose other outputs the caller keeps). Short inputs trace
+ * every layer in one forward; long ones a few layers per forward, so the traces' (T, T) steps stay
+ * under the trace budget. Returns { first (that call's result, traces dropped), z }.
+ */
+function tracedForward(run, L, H, T) {
+  const per = Math.max(1, Math.floor(traceBudgetBytes / (2 * 4 * 4 * H * T * T)));
+  const z = new Array(L);
+  let first = null;
+  for (let l0 = 0; l0 < L; l0 += per) {
+    const layers = allLayers(Math.min(per, L - l0)).map((i) => l0 + i);
+    const r = run(layers, first === null);
+    for (const l of layers) z[l] = r.traces[l].find((s) => s.name === 'context').data;
+    r.traces = null;
+    if (first === null) first = r;
+  }
+  return { first, z };
+}
 
 /** model.patch for a PretrainedModel: its interpForward and the output projections as stored. */
 export function pretrainedPatch(model, options) {
@@ -628,8 +651,9 @@ export function pretrainedPatch(model, options) {
   return runPatch({
     L, H: core.heads, E, d: core.headDim, vocab: core.vocabSize, causal: true,
     baseline(ids, position) {
-      const r = check(handle.interpForward(ids, 1, ids.length, interpRun({ traceLayers: allLayers(L), hiddenStates: true, logitsRow: position })));
-      return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z: traceContexts(r.traces), row: r.logits.data };
+      const { first: r, z } = tracedForward((layers, first) => check(handle.interpForward(ids, 1, ids.length,
+        interpRun({ traceLayers: layers, hiddenStates: first, logitsRow: position }))), L, core.heads, ids.length);
+      return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z, row: r.logits.data };
     },
     run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
       return check(handle.interpForward(ids, b, t, interpRun({ startLayer, startResidual: residual, deltaLayer, attnDelta: delta, logitsRow: position }))).logits.data;
@@ -651,8 +675,9 @@ export function tinyPatch(model, options) {
   return runPatch({
     L, H, E, d: E / H, vocab: cfg.vocabSize, causal: cfg.causal,
     baseline(ids, position) {
-      const r = check(handle.interpForward(ids, 1, ids.length, interpRun({ traceLayers: allLayers(L), hiddenStates: true })));
-      return { resid: r.hiddenStates.map((t) => t.data), z: traceContexts(r.traces), row: rowAt(r.logits.data, 1, ids.length, position) };
+      const { first: r, z } = tracedForward((layers, first) => check(handle.interpForward(ids, 1, ids.length,
+        interpRun({ traceLayers: layers, hiddenStates: first }))), L, H, ids.length);
+      return { resid: r.hiddenStates.map((t) => t.data), z, row: rowAt(r.logits.data, 1, ids.length, position) };
     },
     run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
       const r = check(handle.interpForward(ids, b, t, interpRun({ startLayer, startResidual: residual, deltaLayer, attnDelta: delta })));

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { init, loadPretrained, attentionRollout, TinyTransformer, Tensor, AttentionError } from '../../src/js/index.js';
-import { headScoresFromAttention } from '../../src/js/interp.js';
+import { headScoresFromAttention, _setTraceBudget } from '../../src/js/interp.js';
 import { isClose, FIXTURE_TOL } from './close.js';
 
 // The bounds: scores and rollout 1e-5 + 1e-4 (FIXTURE_TOL); attribution 1e-4 + 1e-3.
@@ -480,6 +480,26 @@ describe('patch: lists of pairs, progress, abort, refusals', () => {
       if (extra.causal === false) {  // later positions matter without a causal mask: some entry after position 1 is not 0
         const r = await model.patch({ clean: c, corrupted: x, token: 1, against: 2, position: 1, component: 'residual' });
         assert.ok(Array.from(r.result.data).some((v, i) => i % 6 > 1 && v !== 0));
+      }
+      model.dispose();
+    }
+  });
+
+  it('long inputs trace a few layers per forward: the same results as one traced forward', async () => {
+    for (const make of [() => loadCheckpoint('qwen3-tiny'), () => new TinyTransformer({ vocabSize: 9, maxLength: 12, dModel: 8, numHeads: 2, numLayers: 3, seed: 4 })]) {
+      const model = await make();
+      const V = model.vocabSize;
+      const c = clean.map((id) => id % V), x = corrupted.map((id) => id % V);
+      const opts = { clean: c, corrupted: x, token: 1, against: 2 };
+      const want = [await model.patch({ ...opts, component: 'head' }), await model.patch({ ...opts, component: 'residual' })];
+      const attribution = model instanceof TinyTransformer ? null : model.logitAttribution(c, { token: 1, against: 2 });
+      const old = _setTraceBudget(1);  // one layer per traced forward
+      try {
+        assert.deepEqual(await model.patch({ ...opts, component: 'head' }), want[0]);
+        assert.deepEqual(await model.patch({ ...opts, component: 'residual' }), want[1]);
+        if (attribution) assert.deepEqual(model.logitAttribution(c, { token: 1, against: 2 }), attribution);
+      } finally {
+        _setTraceBudget(old);
       }
       model.dispose();
     }
