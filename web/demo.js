@@ -1,6 +1,7 @@
 // The demo page: the controls, the URL, and the four widgets — no second implementation of anything
 // the widgets do. One state object drives everything; it lives in the URL (replaceState while typing,
-// pushState on discrete changes; the back button restores the previous state).
+// pushState on discrete changes; the back button restores the previous state). The model shown is a
+// model source (web/demo-models.js): this file asks it what to show, never which kind of model it is.
 import { attn, clearModelCache, download, modelStateDict, ready, runModel, tokenizeWithInfo, tokensOf, validHeadCounts,
   PAD_TOKEN } from './widgets.js';
 import { DEMO_DEFAULTS, normalizeState, searchFromState, stateFromSearch } from './demo-state.js';
@@ -259,7 +260,7 @@ $('model-file').addEventListener('change', async (e) => {
   const note = $('model-note');
   try {
     const s = openFile(new Uint8Array(await file.arrayBuffer()), file.name);
-    $('model').querySelector('option[value="file"]').hidden = false;
+    Object.assign($('model').querySelector(`option[value="${s.name}"]`), { hidden: false, textContent: s.label });
     const said = `Opened “${file.name}”: ${s.info.numLayers} layer(s), ${s.info.numHeads} head(s), vocabulary of ${s.info.vocabSize}.`;
     note.className = 'note';
     note.textContent = said;
