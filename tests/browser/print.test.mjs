@@ -4,7 +4,7 @@
 // A PDF of the page is printed without error. All under the strict CSP, with no console error.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SHOTS, assertCleanPage, join, launch, openWidgetPage } from './helpers.mjs';
+import { SHOTS, assertCleanPage, demoReady, join, launch, openWidgetPage } from './helpers.mjs';
 
 const BODY = `
   <attention-heatmap id="hm" text="Printed as vectors." head="all" heads="2"></attention-heatmap>
@@ -90,4 +90,30 @@ test('print media alone (no beforeprint) hides the controls too', async () => {
   });
   assert.deepEqual(preparePrint, [4, 4], 'preparePrint() swaps the four widgets with toSVG');
   assert.equal(restorePrint, 0);
+});
+
+test('the demo and the tutorial print as one column of views: no settings, contents or controls', async () => {
+  for (const [path, ready, hidden] of [
+    ['/', () => document.documentElement.dataset.ready !== undefined, ['aside.controls', 'nav.links']],
+    ['/tutorial.html', () => document.documentElement.dataset.tutorialReady !== undefined, ['nav.toc', 'nav.top-links']],
+  ]) {
+    const p = await b.newPage();
+    await p.page.goto(b.url(path));
+    await p.page.waitForFunction(ready, null, { timeout: 30_000 });
+    if (path === '/') await demoReady(p.page);
+    await p.page.emulateMedia({ media: 'print' });
+    await p.page.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
+    const r = await p.page.evaluate((hidden) => ({
+      hidden: hidden.map((s) => [s, getComputedStyle(document.querySelector(s)).display]),
+      figures: [...document.querySelectorAll('[data-aw-printing]')].length,
+      buttons: [...document.querySelectorAll('button')].filter((x) => x.getBoundingClientRect().width > 0).length,
+    }), hidden);
+    for (const [s, display] of r.hidden) assert.equal(display, 'none', `${path}: ${s} hidden in print`);
+    assert.ok(r.figures >= 1, `${path}: ${r.figures} widgets print as SVG`);
+    assert.equal(r.buttons, 0, `${path}: no page button shown`);
+    await p.page.evaluate(() => window.dispatchEvent(new Event('afterprint')));
+    assert.equal(await p.page.evaluate(() => document.querySelectorAll('[data-aw-printing]').length), 0);
+    assert.deepEqual(p.watch.errors, [], `${path}: no console error`);
+    await p.page.close();
+  }
 });
