@@ -213,6 +213,8 @@ export declare class AttentionModelView extends AwElement {
   open(layer: number, head: number): void;
   /** The colour map of the tiles (attribute `palette`). */
   palette: Palette;
+  /** 'heads' (default) or 'rollout': one tile per layer, the attention rollout through it (attribute `mode`). */
+  mode: 'heads' | 'rollout';
   /** Every layer × head (or one layer) as a standalone SVG document; throws (code 'SVG_TOO_LARGE') over maxBytes. */
   toSVG(options?: ModelViewSVGOptions): string;
 }
@@ -442,6 +444,76 @@ export declare class HeatmapView {
   cellCenter(row: number, col: number): { x: number; y: number };
 }
 
+/** The model input of the interpretability widgets (issue #27): `src` (attribute) or a model set from JS. */
+export interface InterpModelInput {
+  /** A TinyTransformer or PretrainedModel the page holds (never disposed by the widget); or use `src`. */
+  model: Attn.TinyTransformer | Attn.PretrainedModel | null;
+  /** The names of the vocabulary's ids (a preset's own when loaded by `src`). */
+  vocab: string[] | null;
+}
+
+export type HeadScoreKind = 'previous-token' | 'duplicate-token' | 'induction';
+
+/** <head-scores>: model.headScores(ids) as one layer × head grid per kind. Events: head-select, cell-hover, model-load. */
+export declare class HeadScores extends AwElement implements InterpModelInput {
+  model: Attn.TinyTransformer | Attn.PretrainedModel | null;
+  vocab: string[] | null;
+  ids: number[] | null;
+  tokens: string[];
+  kinds: HeadScoreKind[];
+  readonly shown: { ids: number[]; tokens: string[]; L: number; H: number; kinds: HeadScoreKind[]; scores: Partial<Record<HeadScoreKind, Float32Array>> } | null;
+  /** Emits head-select { layer, head, kind, score }. */
+  select(layer: number, head: number, kind?: HeadScoreKind): void;
+  toSVG(): string;
+}
+
+export interface AttributionComponent { name: string; kind: 'embed' | 'head' | 'mlp' | 'bias'; layer?: number; head?: number; value: number }
+
+/** <logit-attribution>: model.logitAttribution as sorted bars and a table. Events: head-select, model-load. */
+export declare class LogitAttribution extends AwElement implements InterpModelInput {
+  model: Attn.TinyTransformer | Attn.PretrainedModel | null;
+  vocab: string[] | null;
+  ids: number[] | null;
+  tokens: string[];
+  /** undefined: the default (the last position; the top prediction; the runner-up). against null: none. */
+  position: number | undefined;
+  token: number | undefined;
+  against: number | null | undefined;
+  limit: number;
+  readonly shown: { ids: number[]; position: number; token: number; against: number | null; L: number; H: number;
+    components: AttributionComponent[]; total: number; logitDiff: number; heads: Float32Array; mlp: Float32Array; embed: number; bias: number } | null;
+  /** Emits head-select { layer, head, value }. */
+  select(layer: number, head: number): void;
+  toSVG(): string;
+}
+
+export interface PatchingPlan { clean: number[]; corrupted: number[]; position: number; token: number; against: number; component: 'head' | 'residual' }
+
+/**
+ * <patching-view>: activation patching with Run, a progress bar and Cancel. A `src` model is patched
+ * in a Web Worker; a `model` set from JS in the page (yielding between layers).
+ * Events: head-select, cell-select, patch-done, patch-cancel, model-load.
+ */
+export declare class PatchingView extends AwElement implements InterpModelInput {
+  model: Attn.TinyTransformer | Attn.PretrainedModel | null;
+  vocab: string[] | null;
+  clean: number[] | null;
+  corrupted: number[] | null;
+  position: number | undefined;
+  token: number | undefined;
+  against: number | undefined;
+  component: 'head' | 'residual';
+  autorun: boolean;
+  readonly running: boolean;
+  readonly shown: (PatchingPlan & { L: number; cols: number; result: Float32Array; cleanDiff: number; corruptedDiff: number; where: 'worker' | 'page' }) | null;
+  /** The inputs a run would use (defaults filled in); throws with a readable message when incomplete. */
+  plan(): PatchingPlan;
+  /** Resolves to the result, or null when cancelled or refused. */
+  run(): Promise<{ result: Float32Array; cleanDiff: number; corruptedDiff: number } | null>;
+  cancel(): void;
+  toSVG(): string;
+}
+
 declare global {
   interface HTMLElementTagNameMap {
     'attention-steps': AttentionSteps;
@@ -454,5 +526,8 @@ declare global {
     'alibi-bias': AlibiBias;
     'gqa-heads': GqaHeads;
     'kv-cache-stepper': KvCacheStepper;
+    'head-scores': HeadScores;
+    'logit-attribution': LogitAttribution;
+    'patching-view': PatchingView;
   }
 }

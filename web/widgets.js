@@ -20,6 +20,9 @@ import { RopeExplorer } from './widgets/rope-explorer.js';
 import { AlibiBias } from './widgets/alibi-bias.js';
 import { GqaHeads } from './widgets/gqa-heads.js';
 import { KvCacheStepper } from './widgets/kv-cache-stepper.js';
+import { HeadScores } from './widgets/head-scores.js';
+import { LogitAttribution } from './widgets/logit-attribution.js';
+import { PatchingView } from './widgets/patching-view.js';
 
 // Every element, registered here and only here (a widget file defines its class, never its tag).
 // README.md and docs/widgets.md list exactly these names (tests/js/docs.test.mjs).
@@ -38,6 +41,9 @@ export const ELEMENTS = {
   'alibi-bias': AlibiBias,
   'gqa-heads': GqaHeads,
   'kv-cache-stepper': KvCacheStepper,
+  'head-scores': HeadScores,
+  'logit-attribution': LogitAttribution,
+  'patching-view': PatchingView,
 };
 for (const [name, cls] of Object.entries(ELEMENTS)) {
   if (!customElements.get(name)) customElements.define(name, cls);
@@ -81,3 +87,9 @@ export { RopeExplorer };
 export { AlibiBias };
 export { GqaHeads };
 export { KvCacheStepper };
+
+// Why a model predicts what it does (issue #27).
+//   <head-scores>        previous-token, duplicate-token and induction scores of every layer × head
+//   <logit-attribution>  each component's share of a logit difference, sorted, with a data table
+//   <patching-view>      activation patching: which heads (or residual positions) carry the answer
+export { HeadScores, LogitAttribution, PatchingView };

@@ -6,7 +6,9 @@
 // it) or the `src` attribute (a safetensors file: TinyTransformer.toSafetensors() or a preset).
 // The sequence: `ids` (attribute "3 1 4 1 5" or property array) and optional `tokens` (their texts;
 // default the ids). `steps`: the id of an <attention-steps> on the page to open heads in.
-// Events: head-select { layer, head }.
+// `mode="rollout"`: one tile per layer instead, the attention rollout through layers 0 … l
+// (attentionRollout of the forward's attention, residual weight 0.5; issue #27).
+// Events: head-select { layer, head } (heads mode).
 import { AwElement, h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { attn } from './runtime.js';
@@ -25,7 +27,7 @@ const CSS = `
   .layer-name { font-size: 12px; width: 100%; margin-top: 4px; }`;
 
 export class AttentionModelView extends AwElement {
-  static get ownAttributes() { return ['src', 'ids', 'tokens', 'steps', 'palette']; }
+  static get ownAttributes() { return ['src', 'ids', 'tokens', 'steps', 'palette', 'mode']; }
 
   build() {
     this._grid = h('div', { class: 'grid' });
@@ -48,6 +50,10 @@ export class AttentionModelView extends AwElement {
   /** The colour map of the tiles, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'. */
   get palette() { return paletteName(this.getAttribute('palette')); }
   set palette(v) { this.setAttribute('palette', String(v)); }
+
+  /** 'heads' (default: every layer × head) or 'rollout' (one tile per layer: the attention rollout through it). */
+  get mode() { return this.getAttribute('mode') === 'rollout' ? 'rollout' : 'heads'; }
+  set mode(v) { this.setAttribute('mode', String(v)); }
 
   get ids() {
     if (this._ids) return this._ids;
@@ -115,30 +121,36 @@ export class AttentionModelView extends AwElement {
       return;
     }
     this.showError('');
-    const { numLayers: L, numHeads: H } = m.config, T = ids.length, tokens = this.tokens;
-    if (this._tiles.length !== L * H) this.#buildTiles(L, H);
+    const rollout = this.mode === 'rollout';
+    const { numLayers: L } = m.config, H = rollout ? 1 : m.config.numHeads, T = ids.length, tokens = this.tokens;
+    // Rollout: (L, T, T), layer l's tile the flow through layers 0 … l.
+    const layers = rollout ? (() => { const R = attn.attentionRollout(attention).data; return Array.from({ length: L }, (_, l) => R.slice(l * T * T, (l + 1) * T * T)); })()
+      : attention.map((w) => w.data);
+    if (this._tiles.length !== L * H || this._rollout !== rollout) this.#buildTiles(L, H, rollout);
     const tileW = AttentionModelView.tileWidth(this.contentWidth, H);
-    this.shown = { ids, tokens, layers: attention.map((w) => w.data), T, L, H };
+    this.shown = { ids, tokens, layers, T, L, H, mode: rollout ? 'rollout' : 'heads' };
     for (const t of this._tiles) {
       t.view.width = tileW;
-      t.view.set({ data: attention[t.layer].data.subarray(t.head * T * T, (t.head + 1) * T * T), rows: T, cols: T,
-        rowLabels: tokens, colLabels: tokens, rowAxis: 'query', colAxis: 'key', domain: { lo: 0, hi: 1, map: this.palette },
-        values: 'never', maxCell: 14, minRowHeight: 0, legend: false, title: `L${t.layer} · H${t.head}` });
+      t.view.set({ data: layers[t.layer].subarray(t.head * T * T, (t.head + 1) * T * T), rows: T, cols: T,
+        rowLabels: tokens, colLabels: tokens, rowAxis: 'query', colAxis: rollout ? 'input' : 'key', domain: { lo: 0, hi: 1, map: this.palette },
+        values: 'never', maxCell: 14, minRowHeight: 0, legend: false, title: rollout ? `Rollout to L${t.layer}` : `L${t.layer} · H${t.head}` });
     }
   }
 
   /** Each tile's CSS width for an available width W and H heads. */
   static tileWidth(W, H) { return Math.min(240, Math.max(130, Math.floor(W / Math.min(H, 4)) - 10)); }
 
-  #buildTiles(L, H) {
+  #buildTiles(L, H, rollout = false) {
     this._tiles = [];
+    this._rollout = rollout;
     const rows = [];
     for (let layer = 0; layer < L; layer++) {
       const row = h('div', { class: 'layer', role: 'group', 'aria-label': `Layer ${layer}` },
         h('div', { class: 'layer-name muted', text: `Layer ${layer}` }));
       for (let head = 0; head < H; head++) {
-        const canvas = h('canvas', { 'aria-label': `Layer ${layer}, head ${head}: attention weights. Enter opens it step by step.` });
-        const view = new HeatmapView(canvas, { host: this, onClick: () => this.open(layer, head) });
+        const canvas = h('canvas', { 'aria-label': rollout ? `Attention rollout through layers 0 to ${layer}: how much each input can reach each position.`
+          : `Layer ${layer}, head ${head}: attention weights. Enter opens it step by step.` });
+        const view = new HeatmapView(canvas, { host: this, onClick: () => { if (!rollout) this.open(layer, head); } });
         row.append(canvas);
         this._tiles.push({ layer, head, view });
       }

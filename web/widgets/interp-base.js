@@ -1,0 +1,189 @@
+// What the interpretability widgets (issue #27: <head-scores>, <logit-attribution>, <patching-view>)
+// share: the model, taken the ways <attention-model-view> takes it —
+//   `src`    a safetensors file of a TinyTransformer (a preset in web/presets/, or a trainer export);
+//            the widget loads it and disposes it when replaced. A preset's metadata names its tokens.
+//   `model`  (property) any model the page holds with the library's interpretability API: a
+//            TinyTransformer or a PretrainedModel (the widget never disposes it).
+// — the sequence (`ids`: attribute "3 1 4 1 5" or property array), the token texts (`tokens`:
+// space-separated, or the property; default: the vocabulary's names, else the ids) and the
+// vocabulary's names (`vocab` property: string[] by id; from a preset's metadata when loaded by src).
+import { AwElement } from './base-element.js';
+import { attn } from './runtime.js';
+
+/** "3 1 4, 1" → [3, 1, 4, 1]; null when empty. */
+export function parseIds(text) {
+  if (text === null || text === undefined) return null;
+  const parts = String(text).trim().split(/[\s,]+/).filter(Boolean);
+  return parts.length ? parts.map(Number) : null;
+}
+
+/** The model's layers, heads and vocabulary size (TinyTransformer and PretrainedModel share these names). */
+export function modelShape(m) {
+  const c = m.config ?? {};
+  return { L: m.numLayers ?? c.numLayers, H: m.numHeads ?? c.numHeads, V: m.vocabSize ?? c.vocabSize };
+}
+
+/** The logits row of `position` of a forward on `ids` (Float32Array, V). */
+export function logitsAt(m, ids, position) {
+  const out = m.forward([ids], { attention: false });
+  const logits = out.logits ?? out;
+  const V = logits.shape.at(-1), T = logits.shape.at(-2);
+  const p = Math.min(position, T - 1);
+  return Float32Array.from(logits.data.subarray(p * V, (p + 1) * V));
+}
+
+/** Ids of a logits row, best first (the first `k`). */
+export function topIds(row, k = 2) {
+  const order = Array.from(row.keys()).sort((a, b) => row[b] - row[a]);
+  return order.slice(0, k);
+}
+
+export class InterpElement extends AwElement {
+  constructor() {
+    super();
+    this._model = null;
+    this._ownModel = null;   // loaded from src: ours to dispose
+    this._bytes = null;      // the file src loaded (a worker opens its own copy)
+    this._vocab = null;
+  }
+
+  /** The model shown: a TinyTransformer or PretrainedModel the page holds (or use `src`). */
+  get model() { return this._model; }
+  set model(m) { this._bytes = null; this._presetVocab = null; this.setModel(m, false); }
+
+  /** The ids (T) analysed. */
+  get ids() { return this._ids ?? parseIds(this.getAttribute('ids')); }
+  set ids(v) { this._ids = v ? Array.from(v, Number) : null; this.schedule(); }
+
+  /** Names of the vocabulary's ids (string[]; a preset's `tokens` when loaded by src). */
+  get vocab() { return this._vocab ?? this._presetVocab ?? null; }
+  set vocab(v) { this._vocab = v ? Array.from(v, String) : null; this.schedule(); }
+
+  /** The texts of `ids` (attribute or property; default: their vocabulary names, else the ids). */
+  get tokens() {
+    if (this._tokens) return this._tokens;
+    const text = this.getAttribute('tokens');
+    if (text) return text.trim().split(/\s+/);
+    return (this.ids ?? []).map((id) => this.tokenName(id));
+  }
+  set tokens(v) { this._tokens = v ? Array.from(v, String) : null; this.schedule(); }
+
+  /** An id's name in the vocabulary (the id itself when there is none). */
+  tokenName(id) {
+    const v = this.vocab;
+    return v && v[id] !== undefined ? v[id] : String(id);
+  }
+
+  /** The model's reference for the state: { src } or { config, source: 'set from JS' }. */
+  modelState() {
+    const m = this._model;
+    return this.getAttribute('src') ? { src: this.getAttribute('src') }
+      : m ? { config: { ...(m.config ?? {}) }, source: 'set from JS' } : null;
+  }
+
+  attributeChangedCallback(name, old, value) {
+    if (name === 'src' && value && value !== old) this.#load(value);
+    super.attributeChangedCallback();
+  }
+
+  disconnectedCallback() {
+    super.disconnectedCallback();
+    this.onDisconnect?.();
+  }
+
+  async #load(src) {
+    const url = new URL(src, document.baseURI).href;
+    this._loading = url;
+    try {
+      await this.prepare();
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      if (this._loading !== url) return;  // another src since
+      let vocab = null;
+      try {
+        const preset = JSON.parse(attn.readSafetensorsMetadata(bytes).preset ?? 'null');
+        if (Array.isArray(preset?.tokens)) vocab = preset.tokens.map(String);
+      } catch { /* no preset description: names are the ids */ }
+      const m = attn.TinyTransformer.fromSafetensors(bytes);
+      this._bytes = bytes;
+      this._presetVocab = vocab;
+      this.setModel(m, true);
+      this.emit('model-load', { src });
+    } catch (error) {
+      this.showError(`Could not load the model “${src}”: ${error.message}`);
+    }
+  }
+
+  /** Sets the model (own: loaded here, disposed when replaced) and redraws. */
+  setModel(m, own) {
+    if (this._ownModel && this._ownModel !== m) this._ownModel.dispose();
+    this._ownModel = own ? m : null;
+    this._model = m;
+    this.modelChanged?.();
+    this.schedule();
+  }
+}
+
+/**
+ * A labelled token chooser: a <select> of the vocabulary (V ≤ 512; option `none` adds "none"), or
+ * a number input for larger vocabularies. `get()` → id | null (none) | undefined (empty: default);
+ * `set(v)` shows a value; `fill(V, nameOf)` (re)builds the options.
+ */
+export function tokenPicker(labelText, { none = false, onchange } = {}) {
+  const wrap = document.createElement('label');
+  wrap.className = 'inline';
+  const span = document.createElement('span');
+  span.textContent = labelText;
+  let control = null, V = -1;
+  const picker = {
+    label: wrap,
+    fill(vocabSize, nameOf) {
+      const small = vocabSize <= 512;
+      const key = `${vocabSize}|${small ? Array.from({ length: vocabSize }, (_, i) => nameOf(i)).join('\u0000') : ''}`;
+      if (control && V === key) return;
+      V = key;
+      const old = control ? picker.get() : undefined;
+      if (small) {
+        control = document.createElement('select');
+        const opts = [];
+        const auto = document.createElement('option');
+        auto.value = '';
+        auto.textContent = 'default';
+        opts.push(auto);
+        if (none) { const o = document.createElement('option'); o.value = 'none'; o.textContent = 'none'; opts.push(o); }
+        for (let i = 0; i < vocabSize; i++) {
+          const o = document.createElement('option');
+          o.value = String(i);
+          o.textContent = nameOf(i) === String(i) ? String(i) : `${nameOf(i)} (${i})`;
+          opts.push(o);
+        }
+        control.append(...opts);
+      } else {
+        control = document.createElement('input');
+        control.type = 'number';
+        control.min = '0';
+        control.max = String(vocabSize - 1);
+        control.placeholder = none ? 'default / none' : 'default';
+        control.size = 7;
+      }
+      control.addEventListener('change', () => onchange?.(picker.get()));
+      wrap.replaceChildren(span, control);
+      picker.set(old);
+    },
+    get() {
+      if (!control) return undefined;
+      const v = control.value.trim();
+      if (v === '') return undefined;
+      if (v === 'none') return null;
+      const n = Number(v);
+      return Number.isInteger(n) ? n : undefined;
+    },
+    set(v) {
+      if (!control) return;
+      control.value = v === null ? (none ? 'none' : '') : v === undefined ? '' : String(v);
+    },
+  };
+  wrap.append(span);
+  return picker;
+}
