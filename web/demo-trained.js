@@ -128,7 +128,8 @@ function showModelView(view, source, ids, tokens, attention) {
   if (view.dataset.sig === sig) return;
   view.dataset.sig = sig;
   const { numLayers, numHeads, headDim, causal } = source.info;
-  view.model = { config: { numLayers, numHeads, dModel: numHeads * headDim, causal }, forward: () => ({ attention: attention.map((data) => ({ data })) }) };
+  const shape = [1, numHeads, ids.length, ids.length];  // as the library's forward gives it (a batch of one)
+  view.model = { config: { numLayers, numHeads, dModel: numHeads * headDim, causal }, forward: () => ({ attention: attention.map((data) => ({ data, shape })) }) };
   view.ids = ids;
   view.tokens = tokens;
 }
