@@ -2,8 +2,8 @@
 // `npm run bench:shapes [-- qwen3-0.6b gemma3-270m gemma3-1b olmo2-1b]`: issue #25's memory claims. For each family the docs'
 // checkpoint table lists, a checkpoint of the released model's exact shape (config.json as published,
 // BF16, seeded random weights; written under bench/.cache/ at run time, never committed) is loaded in
-// Node from a Blob under the memoryLimit the table states, then a forward of 8 ids (logits finite,
-// layer 0's attention rows sum to 1) and a generation of 4 tokens run. Prints file size, heap, times;
+// Node from a Blob under the memoryLimit the table states, then checked as the SmolLM2 check is
+// (bench/smollm2_check.mjs: a forward of 8 ids, logits finite, attention rows sum to 1; 8 tokens). Prints file size, heap, times;
 // exit 1 on any failure. Families whose released sizes do not fit the 4 GiB heap (SmolLM3-3B,
 // Phi-3-mini, Mistral-7B) are proven by their tiny fixtures instead.
 import { openAsBlob } from 'node:fs';
@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { writeShapedCheckpoint } from './shaped_checkpoint.mjs';
+import { checkModel, describe } from './smollm2_check.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const common = { hidden_act: 'silu', rms_norm_eps: 1e-6, use_cache: true, torch_dtype: 'bfloat16', rope_scaling: null };
@@ -38,35 +39,14 @@ export const SHAPES = {
     num_attention_heads: 4, num_key_value_heads: 1, head_dim: 256, max_position_embeddings: 32768, sliding_window: 512,
     sliding_window_pattern: 6 } },
 };
-const IDS = [1, 504, 2342, 314, 260, 3436, 30, 99];
 
 async function run(attn, name, { memoryLimit, config }) {
   const t0 = performance.now();
   const { file, size, written } = writeShapedCheckpoint(path.join(here, '.cache', `${name}-shaped`), config);
   if (written) console.log(`${name}: wrote ${file} (${(size / 1e6).toFixed(0)} MB) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  const l0 = performance.now();
-  const model = await attn.loadPretrained({ config, weights: await openAsBlob(file), memoryLimit });
-  const loadSeconds = (performance.now() - l0) / 1000, heapAfterLoad = attn.memoryStats().heapBytes;
-  const f0 = performance.now();
-  const r = model.forward(IDS, { attention: [0] });
-  const forwardMs = performance.now() - f0;
-  const problems = [];
-  if (!r.logits.data.every(Number.isFinite)) problems.push('non-finite logits');
-  const a = r.attention[0], T = IDS.length;
-  for (let row = 0; row < a.data.length / T; row++) {
-    const s = a.data.subarray(row * T, (row + 1) * T).reduce((x, y) => x + y, 0);
-    if (Math.abs(s - 1) > 1e-5) { problems.push(`attention row ${row} sums to ${s}`); break; }
-  }
-  const g0 = performance.now();
-  const next = model.generate(IDS, { maxNewTokens: 4, stop: [] });
-  const tokensPerSecond = 4 / ((performance.now() - g0) / 1000);
-  if (!next.data.every((id) => id >= 0 && id < config.vocab_size)) problems.push('generated ids out of range');
-  const mb = (b) => `${(b / 1e6).toFixed(0)} MB`;
-  console.log(`${name} (${attn.kernelVariant()}, 1 thread): file ${mb(size)}, memoryLimit ${memoryLimit.toExponential(1)}: load ${loadSeconds.toFixed(1)} s, `
-    + `forward of ${T} ids ${forwardMs.toFixed(0)} ms, generation ${tokensPerSecond.toFixed(1)} tokens/s; weights ${mb(model.weightBytes)}, `
-    + `heap ${mb(heapAfterLoad)} after load, ${mb(attn.memoryStats().heapBytes)} after the runs`);
-  model.dispose();
-  return problems.map((p) => `${name}: ${p}`);
+  const r = await checkModel(attn, await openAsBlob(file), size, { config, memoryLimit });
+  console.log(describe(`${name}, memoryLimit ${memoryLimit.toExponential(1)}, 1 thread`, r));
+  return r.problems.map((p) => `${name}: ${p}`);
 }
 
 async function main() {

@@ -11,10 +11,15 @@ export const CONFIG = {
   hidden_act: 'silu', torch_dtype: 'bfloat16', rope_scaling: null,
 };
 
-/** Loads the checkpoint (weights: a Blob or File) with the given library and checks a forward and a generation. */
-export async function checkModel(attn, weights, fileBytes) {
+/**
+ * Loads the checkpoint (weights: a Blob or File) with the given library and checks a forward (logits
+ * finite and of their shape, layer 0's attention rows summing to 1) and a generation of 8 tokens.
+ * `config`/`memoryLimit`: another checkpoint's (bench/checkpoint_shapes.mjs); ids must be in its vocabulary.
+ */
+export async function checkModel(attn, weights, fileBytes, { config = CONFIG, memoryLimit } = {}) {
+  const CONFIG = config;  // the checks below read the config given
   const t0 = performance.now();
-  const model = await attn.loadPretrained({ config: CONFIG, weights });
+  const model = await attn.loadPretrained({ config, weights, ...(memoryLimit ? { memoryLimit } : {}) });
   const loadSeconds = (performance.now() - t0) / 1000;
   const heapAfterLoad = attn.memoryStats().heapBytes;
   const f0 = performance.now();
@@ -29,7 +34,7 @@ export async function checkModel(attn, weights, fileBytes) {
     if (Math.abs(s - 1) > 1e-5) { problems.push(`attention row ${row} sums to ${s}`); break; }
   }
   const g0 = performance.now();
-  const next = model.generate(IDS, { maxNewTokens: 8 });
+  const next = model.generate(IDS, { maxNewTokens: 8, stop: [] });
   const tokensPerSecond = 8 / ((performance.now() - g0) / 1000);
   if (!next.data.every((id) => id >= 0 && id < CONFIG.vocab_size)) problems.push('generated ids out of range');
   const result = { loadSeconds, forwardMs, tokensPerSecond, heapAfterLoad, heapAfterRuns: attn.memoryStats().heapBytes,
