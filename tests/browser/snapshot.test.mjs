@@ -127,3 +127,20 @@ test('served under default-src \'none\' it renders: style applied, SVG colours =
   await snap.page.close();
   await assertCleanPage(page, watch);
 });
+
+test('with JavaScript off the snapshot shows every view', async () => {
+  const url = b.url('/__snapshot/nojs.html');
+  await b.context.route(url, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }));
+  const { page: p, watch: w } = await b.newPage();
+  const cdp = await b.context.newCDPSession(p);
+  await cdp.send('Emulation.setScriptExecutionDisabled', { value: true });
+  await p.goto(url);
+  // Still drawn: four figures of real size, five tables, the heading.
+  const boxes = await p.locator('figure svg').evaluateAll((els) => els.map((e) => { const r = e.getBoundingClientRect(); return [Math.round(r.width), Math.round(r.height)]; }));
+  assert.equal(boxes.length, 4);
+  for (const [wd, ht] of boxes) assert.ok(wd > 100 && ht > 50, `figure ${wd}×${ht}`);
+  assert.equal(await p.locator('table').count(), 5);
+  assert.equal(await p.locator('h1').textContent(), 'Snapshot <test> & co');
+  assert.deepEqual(w.errors, []);
+  await p.close();
+});

@@ -159,6 +159,14 @@ test('the JSON export carries the state; a state of another widget is refused', 
   assert.deepEqual(detail.dataShape, [2, 5, 5]);
   assert.equal(detail.barsTile, 1);
   assert.ok(detail.masked, 'masked cells kept as "-Infinity"');
+  // After a state, a model widget still follows its attributes (only JS-only keys became properties).
+  const text = await page.evaluate(async () => {
+    const el = document.querySelector('#b-mask-editor');
+    el.setAttribute('text', 'attributes still drive it');
+    await new Promise((r) => setTimeout(r, 50));
+    return el.config.text;
+  });
+  assert.equal(text, 'attributes still drive it');
 });
 
 test('the trainer: the state re-trains to the same step with the same settings and heads', async () => {

@@ -270,10 +270,14 @@ export class ModelElement extends AwElement {
 
   applyExtraState(s) {
     if (!s.config || typeof s.config !== 'object') return;
-    const keep = s.stateDict && this._props.stateDict ? { stateDict: this._props.stateDict } : {};
-    const c = { ...s.config };
-    delete c.stateDict;
-    this._props = { ...c, ...keep };
+    // Only what the (just set) attributes do not already say becomes a JS-set key (tokens, a config
+    // given as properties), so the element stays driven by its attributes where it can be.
+    const fromAttributes = normalizeConfig(configFromAttributes(this));
+    const props = s.stateDict && this._props.stateDict ? { stateDict: this._props.stateDict } : {};
+    for (const [k, v] of Object.entries(s.config)) {
+      if (k !== 'stateDict' && k in DEFAULT_CONFIG && JSON.stringify(fromAttributes[k]) !== JSON.stringify(v)) props[k] = v;
+    }
+    this._props = props;
   }
 }
 
