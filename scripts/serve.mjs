@@ -38,8 +38,8 @@ const MIME = {
  * The Content-Security-Policy sent with every response: the strict policy the library and its pages
  * must run under (docs/security.md, "Content-Security-Policy"). WebAssembly compilation needs
  * 'wasm-unsafe-eval'; no string evaluation ('unsafe-eval') and no inline script. Inline styles stay
- * allowed (KaTeX and the widgets set style attributes). No worker exists yet; one would add
- * `worker-src 'self' blob:`.
+ * allowed (KaTeX and the widgets set style attributes). The pages' workers (the trainer, the demo's
+ * model worker) are same-origin module files, which `default-src 'self'` already allows.
  */
 export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
 
