@@ -39,7 +39,7 @@ const MIME = {
  * must run under (docs/security.md, "Content-Security-Policy"). WebAssembly compilation needs
  * 'wasm-unsafe-eval'; no string evaluation ('unsafe-eval') and no inline script. Inline styles stay
  * allowed (KaTeX and the widgets set style attributes). The pages' workers (the trainer, the demo's
- * model worker) are same-origin module files, which `default-src 'self'` already allows.
+ * model worker) are same-origin module files, which `script-src 'self'` already allows (worker-src falls back to it).
  */
 export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
 
