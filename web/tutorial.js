@@ -269,6 +269,40 @@ follow($('#kv-widget'), ['kv-step'], (el) => {
       + `${el.maxDifference.toExponential(1)}): the cache changes the cost, not the result.`);
 });
 
+// ---- section 9: finding the heads that matter ---------------------------------------------------
+
+const best = (data, H) => { let i = 0; for (let k = 1; k < data.length; k++) if (data[k] > data[i]) i = k; return { layer: Math.floor(i / H), head: i % H, value: data[i] }; };
+const headName = ({ layer, head }) => `layer ${layer} head ${head}`;
+
+follow($('#interp-scores'), [], (el) => {
+  const s = el.shown;
+  if (!s) return;
+  const pt = best(s.scores['previous-token'], s.H), ind = best(s.scores.induction, s.H);
+  bind('interp-scores', `Highest previous-token score: ${headName(pt)} (${f(pt.value, 2)}). Highest induction score: ${headName(ind)} (${f(ind.value, 3)}).`);
+});
+
+follow($('#interp-patch'), ['patch-done'], (el) => {
+  const s = el.shown;
+  if (!s || s.component !== 'head') return;
+  const H = s.cols, parts = Array.from(s.result, (v, i) => `${headName({ layer: Math.floor(i / H), head: i % H })} ${f(v, 2)}`);
+  bind('interp-patch', `Restored by each head alone: ${parts.join(', ')}. Clean run ${f(s.cleanDiff, 1)}, corrupted ${f(s.corruptedDiff, 1)}.`);
+});
+
+follow($('#interp-attr'), [], (el) => {
+  const s = el.shown;
+  if (!s) return;
+  const heads = s.components.filter((c) => c.kind === 'head');
+  bind('interp-attr', `Of the logit difference ${f(s.logitDiff, 2)} (“${el.tokenName(s.token)}” against “${el.tokenName(s.against)}”): `
+    + `${heads.map((c) => `${headName(c)} ${f(c.value, 2)}`).join(', ')}; the embedding ${f(s.embed, 2)}, the biases ${f(s.bias, 2)}.`);
+});
+
+// A head selected in any of the three opens in the model view's steps view.
+for (const id of ['interp-scores', 'interp-patch', 'interp-attr']) {
+  $(`#${id}`)?.addEventListener('head-select', (e) => $('#interp-view')?.open(e.detail.layer, e.detail.head));
+}
+const interpView = $('#interp-view');
+interpView?.addEventListener('model-load', () => interpView.open(1, 1));
+
 // ---- 7. copy buttons -------------------------------------------------------------------------
 
 for (const button of $$('.code-box .copy')) {

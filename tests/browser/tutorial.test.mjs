@@ -1,6 +1,6 @@
 // The tutorial page (web/tutorial.html) in a real browser: it loads offline with no console error,
 // every widget on it draws, the numbers the prose promises are the numbers shown, the snippets of
-// section 9 (Embed) work pasted alone into an empty page, and the attribute reference covers every attribute.
+// section 10 (Embed) work pasted alone into an empty page, and the attribute reference covers every attribute.
 // Screenshots: test-results/screenshots/tutorial.png (light) and tutorial-dark.png.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,7 +19,8 @@ const kSigmas = 5;
 const kScaleRatioTol = 1e-4;
 const ALL_WIDGETS = ['query-explorer', 'variance-experiment', 'softmax-playground', 'mask-fill-compare',
   'attention-steps', 'attention-heatmap', 'mask-editor', 'positional-encoding-heatmap', 'attention-trainer',
-  'attention-model-view', 'rope-explorer', 'alibi-bias', 'gqa-heads', 'kv-cache-stepper'];
+  'attention-model-view', 'rope-explorer', 'alibi-bias', 'gqa-heads', 'kv-cache-stepper', 'head-scores', 'logit-attribution',
+  'patching-view'];
 
 let env, page, w, badResponses;
 
@@ -243,13 +244,13 @@ test('positional encoding: repeated words are identical without it and distinct 
   assert.deepEqual(bases, [10000, 1000]);
 });
 
-test('section 8, today\'s models: numbered before Embed (9, last); RoPE\'s offsets agree; stepping the KV cache matches the full forward and the prose follows', async () => {
+test('section 8, today\'s models: numbered before Embed (10, last); RoPE\'s offsets agree; stepping the KV cache matches the full forward and the prose follows', async () => {
   const toc = await page.evaluate(() => ({
     sections: [...document.querySelectorAll('main section > h2')].map((h) => [h.querySelector('.num').textContent, h.parentElement.id]),
     links: [...document.querySelectorAll('.toc a')].map((a) => a.getAttribute('href')),
   }));
-  assert.deepEqual(toc.sections.slice(-3), [['7', 'learn'], ['8', 'modern'], ['9', 'embed']]);
-  assert.deepEqual(toc.sections.map(([n]) => n), ['1', '2', '3', '4', '5', '6', '7', '8', '9'], 'sections numbered in order');
+  assert.deepEqual(toc.sections.slice(-4), [['7', 'learn'], ['8', 'modern'], ['9', 'matter'], ['10', 'embed']]);
+  assert.deepEqual(toc.sections.map(([n]) => n), ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'], 'sections numbered in order');
   assert.deepEqual(toc.links, toc.sections.map(([, id]) => `#${id}`), 'the contents list every section in order');
   const rope = await page.evaluate(() => document.querySelector('#rope-widget').shown.maxDiff);
   assert.ok(rope <= 1e-4, `RoPE: offsets 0, 100, 1000 agree (${rope})`);
@@ -293,7 +294,44 @@ test('the attribute reference (page and docs/widgets.md) covers every attribute 
   }
 });
 
-test('each snippet of section 9 (Embed), pasted alone into an empty page with the script tag, renders', async () => {
+test('section 9, finding the heads that matter: the scores find the preset\'s heads, patching and attribution confirm them, the prose follows, a selected head opens step by step', async () => {
+  await page.waitForFunction(() => document.querySelector('#interp-patch').shown && document.querySelector('#interp-steps').trace, null, { timeout: 20_000 });
+  const r = await page.evaluate(() => {
+    const scores = document.querySelector('#interp-scores').shown, patch = document.querySelector('#interp-patch').shown;
+    const attr = document.querySelector('#interp-attr').shown;
+    const argmax = (d) => Array.from(d).indexOf(Math.max(...d));
+    return {
+      previous: argmax(scores.scores['previous-token']), induction: Array.from(scores.scores.induction),
+      patch: Array.from(patch.result), where: patch.where,
+      topHead: attr.components.find((c) => c.kind === 'head'), total: attr.total, logitDiff: attr.logitDiff,
+      prose: ['interp-scores', 'interp-patch', 'interp-attr'].map((n) => document.querySelector(`[data-bind="${n}"]`).textContent),
+    };
+  });
+  // docs/presets.md: the previous-token head is layer 0 head 1, the induction head layer 1 head 1 (H = 2).
+  assert.equal(r.previous, 1, 'previous-token: layer 0 head 1');
+  assert.ok(r.induction[3] > 0.9 && r.induction[3] >= Math.max(...r.induction) - 1e-3, `induction: layer 1 head 1 (${r.induction})`);
+  assert.equal(r.where, 'worker', 'the preset is patched in a worker');
+  assert.ok(r.patch[1] > 0.9, `patching layer 0 head 1 restores the answer (${r.patch})`);
+  assert.ok(r.patch[2] > 0.5 && r.patch[3] > 0.5, 'so do the layer-1 heads');
+  assert.ok(Math.abs(r.patch[0]) < 0.05, 'layer 0 head 0 does not');
+  assert.equal(r.topHead.layer, 1, 'a layer-1 head writes the most');
+  assert.ok(Math.abs(r.total - r.logitDiff) <= 1e-4, 'the parts add up');
+  assert.match(r.prose[0], /^Highest previous-token score: layer 0 head 1 \(0\.\d\d\)\. Highest induction score: layer 1 head [01] \(/);
+  assert.match(r.prose[1], /^Restored by each head alone: layer 0 head 0 −?0\.\d\d, layer 0 head 1 1\.00,/);
+  assert.match(r.prose[2], /^Of the logit difference \d+\.\d\d \(“7” against “\d+”\): layer 1 head/);
+  // A click on layer 0 head 1 in the patching grid opens that layer in the steps view, head 1.
+  const p = await page.locator('#interp-patch').evaluate((el) => { el._view.canvas.scrollIntoView({ block: 'center', behavior: 'instant' }); return el._view.cellCenter(0, 1); });
+  await page.mouse.click(p.x, p.y);
+  const opened = await page.evaluate(() => {
+    const steps = document.querySelector('#interp-steps'), view = document.querySelector('#interp-view');
+    const { layers, T } = view.shown;
+    const w = steps.current;
+    return { head: steps.getAttribute('head'), step: w.name, same: Array.from(w.data).every((v, i) => v === layers[0][T * T + i]) };
+  });
+  assert.deepEqual(opened, { head: '1', step: 'weights', same: true }, 'layer 0, head 1 opened step by step');
+});
+
+test('each snippet of section 10 (Embed), pasted alone into an empty page with the script tag, renders', async () => {
   const { snippets, scriptTag } = await page.evaluate(() => ({
     snippets: [...document.querySelectorAll('code[data-snippet]')].map((c) => ({ name: c.dataset.snippet, html: c.textContent })),
     scriptTag: document.querySelector('code[data-script-tag]').textContent,

@@ -70,7 +70,22 @@ export class PatchingView extends InterpElement {
     this._runId = 0;
   }
 
-  refresh() { return this._model ? super.refresh() : false; }
+  /**
+   * Renders once there is a model. With autorun, `ready` waits for the first result (or for the
+   * reason there is none), so "ready" means the grid is drawn.
+   */
+  refresh() {
+    if (!this._model) return false;
+    if (this.autorun && !this._readyFired && !this._shown) { this._readyFired = true; this._heldReady = true; }
+    return super.refresh();
+  }
+
+  #releaseReady() {
+    if (!this._heldReady) return;
+    this._heldReady = false;
+    this.dataset.ready = '';
+    this.emit('ready', {});
+  }
 
   #setAttr(name, v) {
     if (v === undefined || v === null) this.removeAttribute(name);
@@ -152,6 +167,7 @@ export class PatchingView extends InterpElement {
     } catch (error) {
       this._summary.textContent = error.message;
       this._runButton.disabled = true;
+      this.#releaseReady();
       return;
     }
     this._runButton.disabled = this.running;
@@ -179,6 +195,7 @@ export class PatchingView extends InterpElement {
       p = this.plan();
     } catch (error) {
       this.showError(error.message);
+      this.#releaseReady();
       return null;
     }
     this.showError('');
@@ -213,16 +230,17 @@ export class PatchingView extends InterpElement {
       this.#finish();
       this._status.textContent = `Done: ${r.result.data.length} entries in ${Math.round(ms)} ms (${where === 'worker' ? 'in a worker' : 'in the page'}).`;
       this.#draw();
+      this.#releaseReady();
       this.emit('patch-done', { component: p.component, where, ms });
       return { result: r.result.data, cleanDiff: r.cleanDiff, corruptedDiff: r.corruptedDiff };
     } catch (error) {
-      if (this._active?.runId !== runId && error?.name === 'AbortError') return null;
-      if (error?.name === 'AbortError') return null;
+      if (error?.name === 'AbortError') { this.#releaseReady(); return null; }
       if (this._active?.runId === runId) {
         this.#finish();
         this._status.textContent = '';
         this.showError(`${error.code ?? 'ERROR'}: ${error.message}`);
       }
+      this.#releaseReady();
       return null;
     }
   }
