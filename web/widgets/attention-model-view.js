@@ -77,7 +77,7 @@ export class AttentionModelView extends AwElement {
   extraState() {
     const m = this._model;
     return { ids: this._ids ?? null, tokens: this._tokens ?? null, openedLayer: this._openedLayer ?? null,
-      model: this.getAttribute('src') ? { src: this.getAttribute('src') } : m ? { config: { ...m.config }, source: 'set from JS' } : null };
+      model: this.getAttribute('src') ? { src: this.getAttribute('src') } : m ? { config: plainConfig(m.config), source: 'set from JS' } : null };
   }
 
   applyExtraState(s) {
@@ -263,4 +263,13 @@ export class AttentionModelView extends AwElement {
   }
   getJSON() { return jsonText(withState(this, this.shown ? { tokens: this.shown.tokens, layers: this.shown.layers.map((d) => Array.from(d)) } : {})); }
   pngCanvas() { return this._tiles[0]?.view.canvas ?? h('canvas'); }
+}
+
+/** A model's config as plain JSON (null when it holds something JSON cannot: a BigInt, a cycle). */
+function plainConfig(c) {
+  try {
+    return JSON.parse(JSON.stringify(c ?? null, (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v)));
+  } catch {
+    return null;
+  }
 }
