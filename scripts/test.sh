@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every suite, in the order a failure is cheapest to read: native Catch2 (ctest), the same
-# suite under ASan + UBSan, the committed fuzz corpora replayed under ASan + UBSan, the same Catch2
+# Runs every suite, in the order a failure is cheapest to read: native Catch2 (ctest), the thread
+# pool under ThreadSanitizer, the same suite under ASan + UBSan, the committed fuzz corpora replayed under ASan + UBSan, the same Catch2
 # suite compiled to wasm and run by Node (ctest), once with the SIMD128 kernels and once with the
 # relaxed-SIMD build, the JS API tests (node --test; all of tests/js again on the relaxed-SIMD
 # build), the real-browser tests (playwright-core + Debian Chromium), and a benchmark smoke run.
@@ -21,6 +21,9 @@ section "native ctest"
 configure build/native "${NATIVE_CONFIG[@]}"
 cmake --build build/native -j"$JOBS"
 ctest --test-dir build/native --output-on-failure -j"$JOBS"
+
+section "thread pool + parallel GEMMs under ThreadSanitizer (tests/cpp/tsan_pool.cpp, seconds)"
+bash scripts/tsan-pool.sh
 
 section "native ctest under AddressSanitizer + UndefinedBehaviorSanitizer"
 configure build/asan cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTN_SANITIZE=ON

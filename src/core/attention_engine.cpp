@@ -1,11 +1,13 @@
 #include "core/attention_engine.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 
 #include "core/rng.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 
 namespace attn {
 
@@ -202,7 +204,6 @@ struct FullBuffers {
   float* block_scores = nullptr;                                // (rows, Tk) when not tracing
   float* block_dropped = nullptr;                               // (rows, Tk) when not tracing, with dropout
   float* kept_weights = nullptr;  // (S, Tq, Tk) weights kept outside the trace, or null
-  MaskRow mask_row{};
 };
 
 Steps block_steps(FullBuffers& b, bool tracing, std::int64_t at) {
@@ -217,14 +218,14 @@ Steps block_steps(FullBuffers& b, bool tracing, std::int64_t at) {
 
 // Steps 1.–7. for query rows [i0, i0 + rows) of slice s.
 void full_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, const Steps& st,
-                const FullBuffers& b, bool tracing, float* context, int ldo, const AttentionOutputs& out) {
+                const MaskRow& mr, bool tracing, float* context, int ldo, const AttentionOutputs& out) {
   const int tk = p.masks.tk;
   const int ldq = p.row_stride(p.ldq, p.dk), ldk = p.k_stride(), ldv = p.v_stride();
   // 1. scores (rows, Tk) = q rows (rows, dk) · k_sᵀ
   kernels::gemm_nt(rows, tk, p.dk, p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq, ldq, p.k_slice(s), ldk,
                    st.scores, tk, false);
   // 2.–4. scale, mask, softmax
-  softmax_rows(p, s, i0, rows, st, tracing, b.mask_row);
+  softmax_rows(p, s, i0, rows, st, tracing, mr);
   // 5. dropout on the weights
   const bool dropout = p.dropout.p > 0.0f;
   if (dropout) apply_dropout(p, s, i0, rows, st.weights, st.dropped);
@@ -290,24 +291,53 @@ void run_attention_full(const AttentionProblem& p, bool need_weights, float* con
     for (auto* v : {&b.scores, &b.scaled, &b.masked, &b.weights}) v->resize(all);
     if (dropout) b.dropped.resize(all);
   } else {
-    b.block_scores = scratch.floats(static_cast<std::size_t>(block) * tk);
-    if (dropout) b.block_dropped = scratch.floats(static_cast<std::size_t>(block) * tk);
     if (need_weights && out.weights_out && !out.average_heads) b.kept_weights = out.weights_out;
     if (need_weights && !out.weights_out) {
       out.weights.resize(all);
       b.kept_weights = out.weights.data();
     }
   }
-  b.mask_row =
-      MaskRow{scratch.bytes(static_cast<std::size_t>(tk)), scratch.floats(static_cast<std::size_t>(tk))};
-  // 2. Every block of every slice.
-  for (std::int64_t s = 0; s < slices; ++s) {
-    for (int i0 = 0; i0 < tq; i0 += block) {
-      const int rows = std::min(block, tq - i0);
-      const Steps st = block_steps(b, tracing, s * per_slice + static_cast<std::int64_t>(i0) * tk);
-      full_block(p, s, i0, rows, st, b, tracing, context, ldo, out);
-    }
+  // 2. Every block of every slice, split over the thread pool (kernels/parallel.h). A unit is one
+  //    block of query rows of one slice; with the head average, one block of rows of one batch item
+  //    over all its heads in head order (the average adds the heads one after another). Each unit
+  //    is run by one thread, the same way at any thread count: the same bits. Each part's buffers
+  //    are taken here, on the calling thread, before the parallel section (workers never allocate).
+  const int blocks = (tq + block - 1) / block;
+  const bool by_batch = out.weights_out && out.average_heads;
+  const int heads_per_unit = by_batch ? p.heads : 1;
+  const std::int64_t units = slices / heads_per_unit * blocks;
+  const std::int64_t unit_work = static_cast<std::int64_t>(std::min(block, tq)) * tk * (p.dk + p.dv) * heads_per_unit;
+  const std::int64_t min_units = kernels::min_items_for(unit_work);
+  const int parts = kernels::parallel_parts(units, min_units);
+  struct PartBuffers {
+    float* scores;
+    float* dropped;
+    MaskRow mask_row;
+  };
+  std::array<PartBuffers, kernels::kMaxThreads> part_buffers{};
+  for (int t = 0; t < parts; ++t) {
+    PartBuffers& pb = part_buffers[static_cast<std::size_t>(t)];
+    pb.scores = tracing ? nullptr : scratch.floats(static_cast<std::size_t>(block) * tk);
+    pb.dropped = !tracing && dropout ? scratch.floats(static_cast<std::size_t>(block) * tk) : nullptr;
+    pb.mask_row =
+        MaskRow{scratch.bytes(static_cast<std::size_t>(tk)), scratch.floats(static_cast<std::size_t>(tk))};
   }
+  kernels::parallel_for_parts(units, parts, [&](int part, std::int64_t u0, std::int64_t u1) {
+    const PartBuffers& mine = part_buffers[static_cast<std::size_t>(part)];
+    FullBuffers local;  // not tracing: this part's block buffers
+    local.block_scores = mine.scores;
+    local.block_dropped = mine.dropped;
+    local.kept_weights = b.kept_weights;
+    FullBuffers& buffers = tracing ? b : local;  // tracing: disjoint ranges of the whole-call buffers
+    for (std::int64_t u = u0; u < u1; ++u) {
+      const int i0 = static_cast<int>(u % blocks) * block, rows = std::min(block, tq - i0);
+      const std::int64_t first = u / blocks * heads_per_unit;
+      for (std::int64_t s = first; s < first + heads_per_unit; ++s) {
+        const Steps st = block_steps(buffers, tracing, s * per_slice + static_cast<std::int64_t>(i0) * tk);
+        full_block(p, s, i0, rows, st, mine.mask_row, tracing, context, ldo, out);
+      }
+    }
+  });
   // 3. The trace, and the weights out of it.
   if (tracing) {
     record_full_trace(trace, p, b, need_weights, out);

@@ -4,6 +4,7 @@
 // Memory: one (block, tile) score tile plus m and l — never (Tq, Tk). Gives the same output as the
 // full path up to float summation order.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include "core/attention_engine.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 
 namespace attn {
 
@@ -161,29 +163,43 @@ void run_attention_tiled(const AttentionProblem& p, float* context, int ldo) {
   // spans window + r − 1 keys), so fewer tiles are computed only to be masked.
   const bool narrow = p.masks.window > 0 && p.masks.window < p.masks.tk;
   const int tq = p.masks.tq, block = std::min(narrow ? kFlashWindowBlock : kFlashQueryBlock, tq);
-  TileScratch sc;
-  sc.width = std::min(kFlashKeyTile, p.masks.tk);
-  sc.q_scaled = scratch.floats(static_cast<std::size_t>(block) * p.dk);
-  sc.tile = scratch.floats(static_cast<std::size_t>(block) * sc.width);
-  sc.m = scratch.floats(static_cast<std::size_t>(block));
-  sc.l = scratch.floats(static_cast<std::size_t>(block));
-  sc.allowed = scratch.bytes(static_cast<std::size_t>(sc.width));
-  sc.additive = scratch.floats(static_cast<std::size_t>(sc.width));
   const bool strided = p.k_stride() != p.dk || p.v_stride() != p.dv;
   const bool copy_kv = strided && tq > block;  // several blocks read each slice's keys and values
-  sc.k_copy = copy_kv ? scratch.floats(static_cast<std::size_t>(p.masks.tk) * p.dk) : nullptr;
-  sc.v_copy = copy_kv ? scratch.floats(static_cast<std::size_t>(p.masks.tk) * p.dv) : nullptr;
   const std::int64_t slices = p.masks.slices();
-  KeyValues kv{};
-  for (std::int64_t s = 0; s < slices; ++s) {
-    float* out = context + (s / p.heads) * tq * static_cast<std::int64_t>(ldo) + (s % p.heads) * p.dv;
-    // Query heads of one group read the same keys and values: copy them once per group.
-    if (s == 0 || p.kv_index(s) != p.kv_index(s - 1)) kv = slice_kv(p, s, sc);
-    for (int i0 = 0; i0 < tq; i0 += block) {
-      attend_block(p, s, i0, std::min(block, tq - i0), sc, kv, out + static_cast<std::int64_t>(i0) * ldo,
-                   ldo);
-    }
+  // Units: one block of query rows of one slice, split over the thread pool (kernels/parallel.h);
+  // each unit is run by one thread the same way at any thread count: the same bits. Each part has
+  // its own scratch, allocated here on the calling thread.
+  const int blocks = (tq + block - 1) / block;
+  const std::int64_t units = slices * blocks;
+  const std::int64_t unit_work = static_cast<std::int64_t>(block) * p.masks.tk * (p.dk + p.dv);
+  const int parts = kernels::parallel_parts(units, kernels::min_items_for(unit_work));
+  std::array<TileScratch, kernels::kMaxThreads> part_scratch{};
+  for (int t = 0; t < parts; ++t) {
+    TileScratch& sc = part_scratch[static_cast<std::size_t>(t)];
+    sc.width = std::min(kFlashKeyTile, p.masks.tk);
+    sc.q_scaled = scratch.floats(static_cast<std::size_t>(block) * p.dk);
+    sc.tile = scratch.floats(static_cast<std::size_t>(block) * sc.width);
+    sc.m = scratch.floats(static_cast<std::size_t>(block));
+    sc.l = scratch.floats(static_cast<std::size_t>(block));
+    sc.allowed = scratch.bytes(static_cast<std::size_t>(sc.width));
+    sc.additive = scratch.floats(static_cast<std::size_t>(sc.width));
+    sc.k_copy = copy_kv ? scratch.floats(static_cast<std::size_t>(p.masks.tk) * p.dk) : nullptr;
+    sc.v_copy = copy_kv ? scratch.floats(static_cast<std::size_t>(p.masks.tk) * p.dv) : nullptr;
   }
+  kernels::parallel_for_parts(units, parts, [&](int part, std::int64_t u0, std::int64_t u1) {
+    const TileScratch& sc = part_scratch[static_cast<std::size_t>(part)];
+    KeyValues kv{};
+    std::int64_t kv_of = -1;  // the slice whose keys and values kv holds
+    for (std::int64_t u = u0; u < u1; ++u) {
+      const std::int64_t s = u / blocks;
+      const int i0 = static_cast<int>(u % blocks) * block;
+      float* out = context + (s / p.heads) * tq * static_cast<std::int64_t>(ldo) + (s % p.heads) * p.dv;
+      // Query heads of one group read the same keys and values: copy them once per group.
+      if (kv_of < 0 || p.kv_index(s) != p.kv_index(kv_of)) kv = slice_kv(p, s, sc);
+      kv_of = s;
+      attend_block(p, s, i0, std::min(block, tq - i0), sc, kv, out + static_cast<std::int64_t>(i0) * ldo, ldo);
+    }
+  });
 }
 
 }  // namespace attn

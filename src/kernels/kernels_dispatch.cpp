@@ -2,7 +2,16 @@
 // compiler targets WebAssembly SIMD128 (-msimd128), the scalar twins otherwise (native builds,
 // and the scalar wasm build the benchmark compares against). Plain forwarding calls: no function
 // pointers, so the optimiser can inline them away.
+//
+// The matrix products split their output over the thread pool (parallel.h): blocks of rows of C,
+// or, when C has too few rows, blocks of 8 columns (a whole number of the SIMD128 GEMM's packed
+// panels). Each element of C is computed by one thread with the same k order as on one thread, so
+// the result is bit-identical at every thread count (tests/cpp/test_parallel.cpp).
 #include "kernels/kernels.h"
+
+#include <algorithm>
+
+#include "kernels/parallel.h"
 
 #if defined(__wasm_simd128__)
 #define ATTN_KERNEL(name) name##_simd128
@@ -12,24 +21,69 @@
 
 namespace attn::kernels {
 
+namespace {
+
+constexpr int kColumnBlock = 8;  // columns per unit of a column split (a multiple of every panel width)
+constexpr int kMinRowsPerPart = 4;  // fewer rows per thread than this: split the columns instead
+
+// Calls product(i0, rows, j0, cols) over disjoint blocks of C (M, N) that cover it, in parallel
+// when the product (M·N·K multiply-adds) is big enough; on the calling thread otherwise.
+template <class F>
+void split_product(int M, int N, int K, F&& product) {
+  const std::int64_t row_work = static_cast<std::int64_t>(N) * std::max(K, 1);
+  const std::int64_t total = row_work * M;
+  if (M <= 0 || N <= 0 || thread_count() == 1 || total < 2 * kMinParallelWork) {
+    product(0, M, 0, N);
+    return;
+  }
+  const std::int64_t min_rows = std::max<std::int64_t>(min_items_for(row_work), kMinRowsPerPart);
+  if (parallel_parts(M, min_rows) > 1) {
+    parallel_for(M, min_rows, [&](std::int64_t b, std::int64_t e) {
+      product(static_cast<int>(b), static_cast<int>(e - b), 0, N);
+    });
+    return;
+  }
+  const std::int64_t units = (N + kColumnBlock - 1) / kColumnBlock;
+  const std::int64_t unit_work = static_cast<std::int64_t>(kColumnBlock) * M * std::max(K, 1);
+  parallel_for(units, min_items_for(unit_work), [&](std::int64_t b, std::int64_t e) {
+    const int j0 = static_cast<int>(b) * kColumnBlock;
+    product(0, M, j0, std::min(N, static_cast<int>(e) * kColumnBlock) - j0);
+  });
+}
+
+inline std::ptrdiff_t at(int row, int ld, int col) { return static_cast<std::ptrdiff_t>(row) * ld + col; }
+
+}  // namespace
+
 void gemm_nn(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
              bool accumulate) {
-  ATTN_KERNEL(gemm_nn)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+  split_product(M, N, K, [&](int i0, int m, int j0, int n) {
+    ATTN_KERNEL(gemm_nn)(m, n, K, A + at(i0, lda, 0), lda, B + j0, ldb, C + at(i0, ldc, j0), ldc, accumulate);
+  });
 }
 
 void gemm_nt(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
              bool accumulate) {
-  ATTN_KERNEL(gemm_nt)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+  split_product(M, N, K, [&](int i0, int m, int j0, int n) {
+    ATTN_KERNEL(gemm_nt)(m, n, K, A + at(i0, lda, 0), lda, B + at(j0, ldb, 0), ldb, C + at(i0, ldc, j0), ldc,
+                         accumulate);
+  });
 }
 
 void gemm_tn(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
              bool accumulate) {
-  ATTN_KERNEL(gemm_tn)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+  // A is stored (K, M): rows [i0, i0 + m) of C read columns [i0, i0 + m) of A.
+  split_product(M, N, K, [&](int i0, int m, int j0, int n) {
+    ATTN_KERNEL(gemm_tn)(m, n, K, A + i0, lda, B + j0, ldb, C + at(i0, ldc, j0), ldc, accumulate);
+  });
 }
 
 void linear_nt(int M, int N, int K, const float* A, int lda, const float* W, int ldw, const float* bias,
                float* C, int ldc) {
-  ATTN_KERNEL(linear_nt)(M, N, K, A, lda, W, ldw, bias, C, ldc);
+  split_product(M, N, K, [&](int i0, int m, int j0, int n) {
+    ATTN_KERNEL(linear_nt)(m, n, K, A + at(i0, lda, 0), lda, W + at(j0, ldw, 0), ldw, bias ? bias + j0 : nullptr,
+                           C + at(i0, ldc, j0), ldc);
+  });
 }
 
 void gelu_tanh_row(int n, const float* x, float* y) {
@@ -46,7 +100,10 @@ void widen_half(int n, const std::uint16_t* x, HalfFormat format, float* y) {
 
 void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
                     HalfFormat format, const float* bias, float* C, int ldc) {
-  ATTN_KERNEL(linear_nt_half)(M, N, K, A, lda, W, ldw, format, bias, C, ldc);
+  split_product(M, N, K, [&](int i0, int m, int j0, int n) {
+    ATTN_KERNEL(linear_nt_half)(m, n, K, A + at(i0, lda, 0), lda, W + at(j0, ldw, 0), ldw, format,
+                                bias ? bias + j0 : nullptr, C + at(i0, ldc, j0), ldc);
+  });
 }
 
 std::int64_t packed_weight_floats(int N, int K) {
@@ -59,7 +116,12 @@ void pack_weight(int N, int K, const float* W, int ldw, float* packed) {
 
 void linear_nt_packed(int M, int N, int K, const float* A, int lda, const float* packed, const float* bias,
                       float* C, int ldc) {
-  ATTN_KERNEL(linear_nt_packed)(M, N, K, A, lda, packed, bias, C, ldc);
+  // Columns [j0, j0 + n) of a packed W with j0 a multiple of its panel rows (kColumnBlock is) are
+  // the packed form of that block, at packed + j0·K (kernels.h, pack_weight_in_place).
+  split_product(M, N, K, [&](int i0, int m, int j0, int n) {
+    ATTN_KERNEL(linear_nt_packed)(m, n, K, A + at(i0, lda, 0), lda, packed + at(j0, K, 0),
+                                  bias ? bias + j0 : nullptr, C + at(i0, ldc, j0), ldc);
+  });
 }
 
 void pack_weight_in_place(int N, int K, float* W) {

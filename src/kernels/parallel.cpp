@@ -1,0 +1,209 @@
+// The thread pool behind parallel_for (parallel.h, docs/threads.md).
+//
+// Workers sleep on a condition variable between jobs. The calling thread publishes a job, runs part
+// 0 itself and then waits for the others by spinning on an atomic counter, never on a mutex or a
+// join: in a browser the calling thread is the page's main thread, where Emscripten turns a blocking
+// wait into a busy-wait plus the console warning "Blocking on the main thread is very dangerous".
+#include "kernels/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+
+#if ATTN_HAVE_THREADS
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+#endif
+
+namespace attn::kernels {
+
+namespace {
+
+#if ATTN_HAVE_THREADS
+
+void run_part(RangeFn fn, void* ctx, std::int64_t n, int parts, int t) {
+  const std::int64_t begin = n * t / parts, end = n * (t + 1) / parts;
+  if (begin < end) fn(ctx, t, begin, end);
+}
+
+thread_local bool t_in_parallel = false;  // this thread runs a part of a parallel_for now
+
+struct InParallel {  // marks the current thread as inside a part (nested loops run inline)
+  bool saved;
+  InParallel() : saved(t_in_parallel) { t_in_parallel = true; }
+  ~InParallel() { t_in_parallel = saved; }
+  InParallel(const InParallel&) = delete;
+  InParallel& operator=(const InParallel&) = delete;
+};
+
+class Pool {
+ public:
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  int active() const { return active_.load(std::memory_order_relaxed); }
+  void set_active(int n) { active_.store(n, std::memory_order_relaxed); }
+
+  void grow(int threads) {
+    std::lock_guard<std::mutex> busy(dispatch_);  // no job in flight while the pool grows
+    while (size() < threads) {
+      const int index = size();
+      workers_.emplace_back([this, index] { work(index); });
+    }
+  }
+
+  // false when another thread is dispatching: the caller then runs the loop itself.
+  bool run(RangeFn fn, void* ctx, std::int64_t n, int parts) {
+    std::unique_lock<std::mutex> busy(dispatch_, std::try_to_lock);
+    if (!busy.owns_lock()) return false;
+    pending_.store(parts - 1, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      job_ = Job{fn, ctx, n, parts};
+      error_ = nullptr;
+      ++generation_;
+    }
+    cv_.notify_all();
+    {
+      InParallel mark;
+      try {
+        run_part(fn, ctx, n, parts, 0);
+      } catch (...) {
+        record_error(std::current_exception());
+      }
+    }
+    // Wait for parts 1 … parts − 1 on the atomic (see the file comment).
+    for (unsigned spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+#if !defined(__EMSCRIPTEN__)
+      if (spins > 64) std::this_thread::yield();
+#endif
+    }
+    std::exception_ptr error;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      error = error_;
+      error_ = nullptr;
+    }
+    if (error) std::rethrow_exception(error);
+    return true;
+  }
+
+ private:
+  struct Job {
+    RangeFn fn = nullptr;
+    void* ctx = nullptr;
+    std::int64_t n = 0;
+    int parts = 0;
+  };
+
+  void record_error(std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (!error_) error_ = e;
+  }
+
+  void work(int index) {
+    t_in_parallel = true;  // a worker never dispatches: its nested loops run inline
+    std::uint64_t seen = 0;
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        job = job_;
+      }
+      if (index >= job.parts) continue;  // not needed for this job
+      try {
+        run_part(job.fn, job.ctx, job.n, job.parts, index);
+      } catch (...) {
+        record_error(std::current_exception());
+      }
+      pending_.fetch_sub(1, std::memory_order_release);
+    }
+  }
+
+  std::mutex dispatch_;  // held by the thread whose job is in flight
+  std::mutex m_;         // guards job_, generation_, stop_, error_
+  std::condition_variable cv_;
+  Job job_;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::atomic<int> pending_{0};
+  std::atomic<int> active_{1};
+  std::vector<std::thread> workers_;
+};
+
+Pool& pool() {
+  static Pool p;
+  return p;
+}
+
+#endif  // ATTN_HAVE_THREADS
+
+}  // namespace
+
+bool threads_supported() { return ATTN_HAVE_THREADS != 0; }
+
+int start_thread_pool(int threads) {
+#if ATTN_HAVE_THREADS
+  threads = std::clamp(threads, 1, kMaxThreads);
+  pool().grow(threads);
+  pool().set_active(pool().size());
+  return pool().size();
+#else
+  (void)threads;
+  return 1;
+#endif
+}
+
+int thread_pool_size() {
+#if ATTN_HAVE_THREADS
+  return pool().size();
+#else
+  return 1;
+#endif
+}
+
+#if ATTN_HAVE_THREADS
+int thread_count() { return pool().active(); }
+#endif
+
+bool set_thread_count(int n) {
+  if (n < 1 || n > thread_pool_size()) return false;
+#if ATTN_HAVE_THREADS
+  pool().set_active(n);
+#endif
+  return true;
+}
+
+#if ATTN_HAVE_THREADS
+int parallel_parts(std::int64_t n, std::int64_t min_per_part) {
+  if (t_in_parallel || n <= 0) return 1;
+  const std::int64_t by_size = n / std::max<std::int64_t>(min_per_part, 1);
+  return static_cast<int>(std::clamp<std::int64_t>(by_size, 1, thread_count()));
+}
+#endif
+
+#if ATTN_HAVE_THREADS
+void parallel_parts_raw(std::int64_t n, int parts, RangeFn fn, void* ctx) {
+  if (n <= 0) return;
+  parts = static_cast<int>(std::clamp<std::int64_t>(std::min<std::int64_t>(parts, n), 1, thread_count()));
+  if (parts > 1 && !t_in_parallel && pool().run(fn, ctx, n, parts)) return;
+  // One part (loops inside it may still split), nested, or the pool busy with another caller's
+  // job: every part here, in order.
+  for (int t = 0; t < parts; ++t) run_part(fn, ctx, n, parts, t);
+}
+#endif
+
+}  // namespace attn::kernels
