@@ -492,7 +492,7 @@ export interface PatchingPlan { clean: number[]; corrupted: number[]; position: 
 /**
  * <patching-view>: activation patching with Run, a progress bar and Cancel. A `src` model is patched
  * in a Web Worker; a `model` set from JS in the page (yielding between layers).
- * Events: head-select, cell-select, patch-done, patch-cancel, model-load.
+ * Events: head-select, cell-select, patch-progress, patch-done, patch-cancel, model-load.
  */
 export declare class PatchingView extends AwElement implements InterpModelInput {
   model: Attn.TinyTransformer | Attn.PretrainedModel | null;

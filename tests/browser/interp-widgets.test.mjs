@@ -164,6 +164,67 @@ test('a model set as a property: patched in the page, residual component, same n
   await page.close();
 });
 
+test('a PretrainedModel (tiny GPT-2) as the model property: scores, attribution and patching equal the library\'s', async () => {
+  const { page, watch } = await openWidgetPage(b, 'interp', 'pretrained', `<head-scores src="${SRC}" ids="3 1 4"></head-scores>
+    <head-scores id="p-scores"></head-scores><logit-attribution id="p-attr"></logit-attribution><patching-view id="p-patch"></patching-view>`, 'head-scores[src]');
+  const r = await page.evaluate(async () => {
+    const attn = await import('/src/js/index.js');
+    const dir = '/tests/golden/pretrained/gpt2-tiny/';
+    const model = await attn.loadPretrained({ config: await (await fetch(`${dir}config.json`)).json(),
+      weights: new Uint8Array(await (await fetch(`${dir}model.safetensors`)).arrayBuffer()) });
+    const ids = [5, 17, 3, 9, 5, 17, 3], corrupted = [5, 17, 3, 9, 8, 17, 3];
+    const scores = document.querySelector('#p-scores'), attr = document.querySelector('#p-attr'), patch = document.querySelector('#p-patch');
+    for (const el of [scores, attr]) { el.model = model; el.ids = ids; }
+    patch.model = model;
+    patch.clean = ids;
+    patch.corrupted = corrupted;
+    await new Promise((ok) => requestAnimationFrame(ok));
+    const out = await patch.run();
+    const plan = patch.plan();
+    const ref = { scores: model.headScores(ids), attr: model.logitAttribution(ids, { token: attr.shown.token, against: attr.shown.against }),
+      patch: await model.patch({ clean: ids, corrupted, token: plan.token, against: plan.against }) };
+    const res = {
+      shape: [scores.shown.L, scores.shown.H],
+      scores: Math.max(...scores.shown.kinds.flatMap((k) => Array.from(scores.shown.scores[k], (v, i) => Math.abs(v - ref.scores[k].data[i])).filter(Number.isFinite))),
+      attr: Math.max(...Array.from(attr.shown.heads, (v, i) => Math.abs(v - ref.attr.heads.data[i])), Math.abs(attr.shown.total - ref.attr.total)),
+      mlpBars: attr.shown.components.filter((c) => c.kind === 'mlp').length,
+      patch: Math.max(...Array.from(out.result, (v, i) => Math.abs(v - ref.patch.result.data[i]))), where: patch.shown.where,
+      errors: [scores, attr, patch].map((el) => el.shadowRoot.querySelector('.error').hidden),
+    };
+    for (const el of [scores, attr, patch]) el.model = null;
+    model.dispose();
+    return res;
+  });
+  assert.ok(r.shape[0] >= 2 && r.shape[1] >= 2, `${r.shape}`);
+  assert.ok(r.scores <= kSameTol && r.attr <= kSameTol && r.patch <= kSameTol, JSON.stringify(r));
+  assert.equal(r.mlpBars, r.shape[0], 'one MLP component per layer');
+  assert.equal(r.where, 'page');
+  assert.deepEqual(r.errors, [true, true, true], 'no error shown');
+  await assertCleanPage(page, watch);
+  await page.close();
+});
+
+test('the export buttons save what each widget shows (PNG, SVG, CSV, JSON)', async () => {
+  for (const name of ['head-scores', 'logit-attribution', 'patching-view']) {
+    // A page per widget (Chromium holds back a page's downloads after the first ten).
+    const { page, watch } = await openAll(`exports-${name}`);
+    const expected = await page.$eval(name, (el) => ({ csv: el.getCSV(), json: JSON.parse(el.getJSON()) }));
+    for (const format of ['png', 'svg', 'csv', 'json']) {
+      const button = page.locator(`${name} .exports button`, { hasText: format.toUpperCase() });
+      await button.scrollIntoViewIfNeeded();
+      const [dl] = await Promise.all([page.waitForEvent('download'), button.click()]);
+      const bytes = readFileSync(await dl.path());
+      assert.equal(dl.suggestedFilename(), `${name}.${format}`);
+      if (format === 'png') assert.deepEqual([...bytes.subarray(1, 4)], [80, 78, 71], `${name}: a PNG`);
+      if (format === 'svg') assert.match(bytes.toString('utf8'), /<svg[\s\S]*<\/svg>/);
+      if (format === 'csv') assert.equal(bytes.toString('utf8'), expected.csv);
+      if (format === 'json') assert.deepEqual(JSON.parse(bytes.toString('utf8')).state, expected.json.state);
+    }
+    await assertCleanPage(page, watch);
+    await page.close();
+  }
+});
+
 test('keyboard and pointer: arrows move over heads, Enter and clicks emit head-select', async () => {
   const { page, watch } = await openAll('keys');
   await page.evaluate(() => {
@@ -232,6 +293,16 @@ test('Cancel stops a patch run (worker and page), the widget stays usable and th
     pending = el.run();
     el.cancel();
     results.page = { value: await pending, running: el.running };
+    // Midway: Cancel at the first progress report (after layer 0's batch): layer 1's never runs.
+    el.component = 'residual';
+    await new Promise((ok) => requestAnimationFrame(ok));
+    const seen = [];
+    const onProgress = (e) => { seen.push([e.detail.done, e.detail.total]); if (seen.length === 1) el.shadowRoot.querySelector('.cancel-button').click(); };
+    el.addEventListener('patch-progress', onProgress);
+    results.midway = { value: await el.run(), seen, bar: [el.shadowRoot.querySelector('progress').value, el.shadowRoot.querySelector('progress').max] };
+    el.removeEventListener('patch-progress', onProgress);
+    el.component = 'head';
+    await new Promise((ok) => requestAnimationFrame(ok));
     const out = await el.run();
     results.pageAgain = { where: el.shown.where, result: Array.from(out.result), before, cancelled: cancelled.length };
     return results;
@@ -245,7 +316,10 @@ test('Cancel stops a patch run (worker and page), the widget stays usable and th
   assert.deepEqual([r.page.value, r.page.running], [null, false]);
   assert.equal(r.pageAgain.where, 'page');
   assert.ok(maxDiff(r.pageAgain.result, r.pageAgain.before) <= kSameTol, 'the next run in the page gives the worker\'s first result');
-  assert.equal(r.pageAgain.cancelled, 2, 'patch-cancel fired for each cancel');
+  assert.equal(r.pageAgain.cancelled, 3, 'patch-cancel fired for each cancel');
+  assert.equal(r.midway.value, null);
+  assert.equal(r.midway.seen.length, 1, `no progress after the cancel: ${JSON.stringify(r.midway.seen)}`);
+  assert.ok(r.midway.seen[0][0] < r.midway.seen[0][1] && r.midway.bar[0] < r.midway.bar[1], 'stopped part-way');
   await assertCleanPage(page, watch);
   await page.close();
 });

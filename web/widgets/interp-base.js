@@ -77,8 +77,11 @@ export class InterpElement extends AwElement {
   /** The model's reference for the state: { src } or { config, source: 'set from JS' }. */
   modelState() {
     const m = this._model;
-    return this.getAttribute('src') ? { src: this.getAttribute('src') }
-      : m ? { config: { ...(m.config ?? {}) }, source: 'set from JS' } : null;
+    if (this.getAttribute('src')) return { src: this.getAttribute('src') };
+    if (!m) return null;
+    let config = null;  // plain JSON, or null when the config holds what JSON cannot (a BigInt, a cycle)
+    try { config = JSON.parse(JSON.stringify(m.config ?? null, (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v))); } catch { /* null */ }
+    return { config, source: 'set from JS' };
   }
 
   attributeChangedCallback(name, old, value) {

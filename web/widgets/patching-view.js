@@ -18,7 +18,7 @@
 // Properties: the same, model, vocab, running, shown ({ component, clean, corrupted, position, token,
 // against, L, cols, result: Float32Array, cleanDiff, corruptedDiff, where }), run(), cancel().
 // Events: head-select { layer, head, value } ('head'), cell-select { layer, position, value }
-// ('residual'), patch-done { component, where, ms }, patch-cancel, model-load, ready.
+// ('residual'), patch-progress { done, total }, patch-done { component, where, ms }, patch-cancel, model-load, ready.
 import { h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { jsonText, toNested } from './export.js';
@@ -213,6 +213,7 @@ export class PatchingView extends InterpElement {
       this._progress.max = total;
       this._progress.value = done;
       this._status.textContent = `${done} of ${total} patched runs`;
+      this.emit('patch-progress', { done, total });
     };
     const options = { clean: p.clean, corrupted: p.corrupted, position: p.position, token: p.token, against: p.against, component: p.component };
     const where = this._bytes && typeof Worker === 'function' ? 'worker' : 'page';
