@@ -225,6 +225,28 @@ test('the export buttons save what each widget shows (PNG, SVG, CSV, JSON)', asy
   }
 });
 
+test('printing swaps each widget\'s pictures for its SVG figure, and back', async () => {
+  const { page, watch } = await openAll('print');
+  const r = await page.evaluate(async () => {
+    const { preparePrint, restorePrint } = await import('/web/widgets.js');
+    const names = ['head-scores', 'logit-attribution', 'patching-view', 'attention-model-view'];
+    const n = preparePrint();
+    const during = names.map((t) => { const root = document.querySelector(t).shadowRoot;
+      return [t, root.querySelectorAll('.aw-print-figure svg').length, root.querySelectorAll('canvas:not([data-aw-print-hidden])').length - root.querySelectorAll('[data-aw-print-hidden] canvas').length]; });
+    restorePrint();
+    const after = names.map((t) => document.querySelector(t).shadowRoot.querySelectorAll('.aw-print-figure').length);
+    return { n, during, after };
+  });
+  assert.equal(r.n, 4);
+  for (const [t, figures, visibleCanvases] of r.during) {
+    assert.equal(figures, 1, `${t}: one figure`);
+    assert.equal(visibleCanvases, 0, `${t}: no canvas left to print`);
+  }
+  assert.deepEqual(r.after, [0, 0, 0, 0]);
+  await assertCleanPage(page, watch);
+  await page.close();
+});
+
 test('keyboard and pointer: arrows move over heads, Enter and clicks emit head-select', async () => {
   const { page, watch } = await openAll('keys');
   await page.evaluate(() => {

@@ -158,6 +158,9 @@ export class HeadScores extends InterpElement {
       state: { widget: 'head-scores', ids: s.ids, kinds: s.kinds, scores: s.scores, widgetState: this.state } });
   }
 
+  /** What printing replaces with the SVG figure (print.js): the grids. */
+  printParts() { return [this._maps]; }
+
   pngCanvas() {
     const canvases = this.#views().map((v) => v.canvas);
     if (!canvases.length) return composeCanvases([], themeOf(this).bgSolid);
