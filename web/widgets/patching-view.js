@@ -126,7 +126,7 @@ export class PatchingView extends InterpElement {
 
   extraState() { return { model: this.modelState() }; }
 
-  modelChanged() { this._workerReady = null; this._shown = null; this._lastAuto = null; }
+  modelChanged() { this.cancel(); this._workerReady = null; this._shown = null; this._lastAuto = null; }
 
   onDisconnect() { this.cancel(); this._worker?.terminate(); this._worker = null; this._workerReady = null; }
 
