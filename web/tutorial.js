@@ -296,10 +296,8 @@ follow($('#interp-attr'), [], (el) => {
     + `${heads.map((c) => `${headName(c)} ${f(c.value, 2)}`).join(', ')}; the embedding ${f(s.embed, 2)}, the biases ${f(s.bias, 2)}.`);
 });
 
-// A head selected in any of the three opens in the model view's steps view.
-for (const id of ['interp-scores', 'interp-patch', 'interp-attr']) {
-  $(`#${id}`)?.addEventListener('head-select', (e) => $('#interp-view')?.open(e.detail.layer, e.detail.head));
-}
+// The induction head opens step by step once the model view has its model (a head selected in any of
+// the section's widgets opens there too: their steps attribute).
 const interpView = $('#interp-view');
 interpView?.addEventListener('model-load', () => interpView.open(1, 1));
 

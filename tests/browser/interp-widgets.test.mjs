@@ -286,6 +286,36 @@ test('keyboard and pointer: arrows move over heads, Enter and clicks emit head-s
   await page.close();
 });
 
+test('steps="id": a selected head opens step by step in that <attention-steps>, the model\'s own weights', async () => {
+  const ids = CLEAN.join(' ');
+  const { page, watch } = await openWidgetPage(b, 'interp', 'steps', `
+    <head-scores src="${SRC}" ids="${ids}" steps="s1"></head-scores>
+    <logit-attribution src="${SRC}" ids="${ids}" steps="s1"></logit-attribution>
+    <patching-view src="${SRC}" clean="${ids}" corrupted="${CORRUPTED.join(' ')}" autorun steps="s1"></patching-view>
+    <attention-steps id="s1" text="${ids}" d-model="32" heads="2"></attention-steps>`, 'head-scores, logit-attribution, patching-view, attention-steps');
+  await reference(page);
+  const r = await page.evaluate(async () => {
+    const { model } = window.__ref;
+    const steps = document.querySelector('#s1');
+    const T = 13, attention = model.forward([[5, 12, 3, 9, 14, 0, 7, 11, 2, 3, 9, 14, 0]], { attention: true }).attention;
+    const shown = async () => { await new Promise((ok) => requestAnimationFrame(ok)); const c = steps.current; return { step: c.name, head: c.head, data: Array.from(c.data) }; };
+    const expect = (l, h) => Array.from(attention[l].data.subarray(h * T * T, (h + 1) * T * T));
+    const out = [];
+    document.querySelector('head-scores').select(0, 1, 'previous-token');
+    out.push([await shown(), expect(0, 1)]);
+    document.querySelector('logit-attribution').select(1, 0);
+    out.push([await shown(), expect(1, 0)]);
+    const pv = document.querySelector('patching-view');
+    pv._view.canvas.dispatchEvent(new MouseEvent('click', { clientX: pv._view.cellCenter(1, 1).x, clientY: pv._view.cellCenter(1, 1).y, bubbles: true }));
+    out.push([await shown(), expect(1, 1)]);
+    return out.map(([s, e]) => ({ step: s.step, head: s.head, diff: Math.max(...s.data.map((v, i) => Math.abs(v - e[i]))) }));
+  });
+  assert.deepEqual(r.map((x) => [x.step, x.head]), [['weights', 1], ['weights', 0], ['weights', 1]]);
+  for (const x of r) assert.ok(x.diff <= kSameTol, `the steps view shows the head's weights (${x.diff})`);
+  await assertCleanPage(page, watch);
+  await page.close();
+});
+
 test('Cancel stops a patch run (worker and page), the widget stays usable and the next run gives the result', async () => {
   const { page, watch } = await openAll('cancel');
   await reference(page);

@@ -5,6 +5,7 @@
 // The model: `src` (a TinyTransformer safetensors file: a preset) or the `model` property (a
 // TinyTransformer or PretrainedModel the page holds). The sequence: `ids`, optional `tokens`.
 // `kinds`: which scores, comma- or space-separated (default all three). One forward runs, in the page.
+// `steps`: the id of an <attention-steps> to open a selected head in (TinyTransformer models).
 // Properties: model, ids, tokens, vocab, kinds, shown ({ ids, L, H, kinds, scores: { kind: Float32Array (L·H) } }).
 // Events: head-select, cell-hover { kind, layer, head, score }, model-load, ready.
 import { h, withState } from './base-element.js';
@@ -28,7 +29,7 @@ const MEANING = {
 };
 
 export class HeadScores extends InterpElement {
-  static get ownAttributes() { return ['src', 'ids', 'tokens', 'kinds']; }
+  static get ownAttributes() { return ['src', 'ids', 'tokens', 'kinds', 'steps']; }
 
   build() {
     this._summary = h('p', { class: 'muted small', 'aria-live': 'polite' });
@@ -129,7 +130,8 @@ export class HeadScores extends InterpElement {
   select(layer, head, kind = this.kinds[0]) {
     const s = this._shown;
     const score = s?.scores[kind] ? s.scores[kind][layer * s.H + head] : NaN;
-    this._readout.textContent = `Selected layer ${layer}, head ${head} (${kind} ${formatNumber(score, 4)}).`;
+    const opened = s ? this.openInSteps(layer, head, s.ids) : false;
+    this._readout.textContent = `Selected layer ${layer}, head ${head} (${kind} ${formatNumber(score, 4)})${opened ? ': opened step by step.' : '.'}`;
     this.emit('head-select', { layer, head, kind, score });
   }
 

@@ -118,6 +118,29 @@ export class InterpElement extends AwElement {
     }
   }
 
+  /**
+   * Opens (layer, head) of the model on `ids` in the <attention-steps> whose id the `steps` attribute
+   * names (a TinyTransformer: its layer's trace, step "weights", that head), as <attention-model-view>
+   * does. Returns whether it did.
+   */
+  openInSteps(layer, head, ids) {
+    const m = this._model, id = this.getAttribute('steps');
+    const target = id && document.getElementById(id);
+    const c = m?.config;
+    if (!target || !ids?.length || !c?.dModel || typeof m.forward !== 'function') return false;
+    try {
+      const { trace } = m.forward([ids], { attention: false, trace: { layers: [layer] } });
+      const tokens = ids.map((t) => this.tokenName(t));
+      target.trace = { tokens, steps: trace[layer], heads: c.numHeads, dModel: c.dModel, causal: c.causal };
+      target.setAttribute('head', String(head));
+      target.setAttribute('step', 'weights');
+      return true;
+    } catch (error) {
+      this.showError(`${error.code ?? 'ERROR'}: ${error.message}`);
+      return false;
+    }
+  }
+
   /** Sets the model (own: loaded here, disposed when replaced) and redraws. */
   setModel(m, own) {
     if (this._ownModel && this._ownModel !== m) this._ownModel.dispose();

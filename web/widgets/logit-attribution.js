@@ -10,7 +10,8 @@
 // TinyTransformer or PretrainedModel). The sequence: `ids`, optional `tokens`.
 // `position` (default the last), `token` (default the model's top prediction there), `against`
 // (default its runner-up; `none`: attribute the logit of `token` alone), `limit` (bars drawn, default 12;
-// the table lists all). One forward runs, in the page.
+// the table lists all), `steps` (the id of an <attention-steps> to open a selected head in). One
+// forward runs, in the page.
 // Properties: model, ids, tokens, vocab, shown ({ position, token, against, components: [{ name, kind,
 // layer, head, value }] sorted, total, logitDiff, heads: Float32Array (L·H), mlp, embed, bias }).
 // Events: head-select, model-load, ready.
@@ -36,7 +37,7 @@ const CSS = `
 const barColor = (v) => colorOf('diverging', v >= 0 ? 0.78 : -0.78, -1, 1);
 
 export class LogitAttribution extends InterpElement {
-  static get ownAttributes() { return ['src', 'ids', 'tokens', 'position', 'token', 'against', 'limit']; }
+  static get ownAttributes() { return ['src', 'ids', 'tokens', 'position', 'token', 'against', 'limit', 'steps']; }
 
   build() {
     this._token = tokenPicker('Token', { onchange: (v) => this.#setAttr('token', v) });
@@ -209,7 +210,8 @@ export class LogitAttribution extends InterpElement {
   select(layer, head) {
     const s = this._shown;
     const value = s ? s.heads[layer * s.H + head] : NaN;
-    this._readout.textContent = `Selected layer ${layer}, head ${head}: it writes ${formatNumber(value, 4)}.`;
+    const opened = s ? this.openInSteps(layer, head, s.ids) : false;
+    this._readout.textContent = `Selected layer ${layer}, head ${head}: it writes ${formatNumber(value, 4)}${opened ? '; opened step by step' : ''}.`;
     this.emit('head-select', { layer, head, value });
   }
 

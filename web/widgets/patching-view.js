@@ -14,7 +14,8 @@
 // Attributes: src; clean, corrupted (ids, space-separated; vocabulary names work too); position
 // (default the last); token (default the clean run's top prediction), against (default the corrupted
 // run's top prediction, or its runner-up when that is `token`); component (`head`: layer × head,
-// default; `residual`: layer × position); autorun (run whenever the inputs change).
+// default; `residual`: layer × position); autorun (run whenever the inputs change); steps (the id
+// of an <attention-steps> to open a selected head in, on the clean input).
 // Properties: the same, model, vocab, running, shown ({ component, clean, corrupted, position, token,
 // against, L, cols, result: Float32Array, cleanDiff, corruptedDiff, where }), run(), cancel().
 // Events: head-select { layer, head, value } ('head'), cell-select { layer, position, value }
@@ -36,7 +37,7 @@ const CSS = `
   progress { width: 160px; max-width: 100%; height: 14px; }`;
 
 export class PatchingView extends InterpElement {
-  static get ownAttributes() { return ['src', 'clean', 'corrupted', 'position', 'token', 'against', 'component', 'autorun']; }
+  static get ownAttributes() { return ['src', 'clean', 'corrupted', 'position', 'token', 'against', 'component', 'autorun', 'steps']; }
 
   build() {
     const field = (name, label) => {
@@ -335,7 +336,8 @@ export class PatchingView extends InterpElement {
   #select(cell) {
     const s = this._shown;
     if (s.component === 'head') {
-      this._readout.textContent = `Selected layer ${cell.row}, head ${cell.col} (restores ${formatNumber(cell.value, 4)}).`;
+      const opened = this.openInSteps(cell.row, cell.col, s.clean);
+      this._readout.textContent = `Selected layer ${cell.row}, head ${cell.col} (restores ${formatNumber(cell.value, 4)})${opened ? ': opened step by step on the clean input.' : '.'}`;
       this.emit('head-select', { layer: cell.row, head: cell.col, value: cell.value });
     } else {
       this._readout.textContent = `Selected layer ${cell.row}, position ${cell.col} (restores ${formatNumber(cell.value, 4)}).`;
