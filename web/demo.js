@@ -2,7 +2,7 @@
 // the widgets do. One state object drives everything; it lives in the URL (replaceState while typing,
 // pushState on discrete changes; the back button restores the previous state). The model shown is a
 // model source (web/demo-models.js): this file asks it what to show, never which kind of model it is.
-import { attn, clearModelCache, download, modelStateDict, ready, runModel, tokenizeWithInfo, tokensOf, validHeadCounts,
+import { attn, clearModelCache, download, downloadSnapshot, modelStateDict, ready, runModel, tokenizeWithInfo, tokensOf, validHeadCounts,
   PAD_TOKEN } from './widgets.js';
 import { DEMO_DEFAULTS, normalizeState, searchFromState, stateFromSearch } from './demo-state.js';
 import { inLink, loadedSource, openFile, register, seededSource, sourceFor } from './demo-models.js';
@@ -159,6 +159,13 @@ $('copy-link').addEventListener('click', async (e) => {
   const b = e.currentTarget;
   try { await navigator.clipboard.writeText(location.href); b.textContent = 'Link copied'; } catch { b.textContent = 'Copy the address bar'; }
   setTimeout(() => { b.textContent = 'Copy link'; }, 1600);
+});
+// Save as HTML (#28): the views on screen, as inline SVG plus their data tables, in one file that
+// needs no script, no wasm and no network (snapshotHTML).
+$('save-html').addEventListener('click', () => {
+  const views = [...document.querySelectorAll('#steps, #heatmap, #model-view')].filter((el) => !el.hidden && el.offsetParent !== null);
+  const link = inLink(state.model) ? location.href : 'an opened model, which a link cannot hold';
+  downloadSnapshot(views, { title: `attention-wasm: ${source?.label ?? 'demo'}`, description: `Input: “${state.text}”. Model: ${source?.label ?? ''}. Link: ${link}` });
 });
 $('reset-all').addEventListener('click', () => { wayBack = null; state = normalizeState({}); writeURL('push'); syncControls(); render(); });
 
