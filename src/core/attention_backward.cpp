@@ -3,11 +3,13 @@
 #include "core/attention_backward.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "core/memory_limit.h"
 #include "core/softmax_backward.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 
 namespace attn {
 
@@ -96,19 +98,34 @@ void run_attention_backward(const AttentionProblem& p, const float* d_context, i
   const int tq = p.masks.tq, tk = p.masks.tk, block = backward_block_rows(tq, tk);
   ScratchScope scratch;
   const std::size_t block_floats = static_cast<std::size_t>(block) * tk;
-  BlockBuffers b{scratch.floats(block_floats), p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
-                 scratch.floats(block_floats), scratch.bytes(static_cast<std::size_t>(tk)),
-                 scratch.floats(static_cast<std::size_t>(tk))};
   // dK and dV first zeroed for every key/value slice: the query heads of a group add into the same one.
   for (std::int64_t s = 0; s < p.masks.slices(); ++s) {
     zero_rows(g.dk + p.kv_offset(s, p.dk, g.lddk, tk), tk, p.dk, g.lddk);
     zero_rows(g.dv + p.kv_offset(s, p.dv, g.lddv, tk), tk, p.dv, g.lddv);
   }
-  for (std::int64_t s = 0; s < p.masks.slices(); ++s) {
-    for (int i0 = 0; i0 < tq; i0 += block) {
-      backward_block(p, s, i0, std::min(block, tq - i0), d_context, ldo, g, b);
-    }
+  // Units: one key/value slice = the run of kv_group consecutive query slices that read it (and add
+  // into its dK, dV), all their blocks in order — the serial loop's order for that slice's sums —
+  // split over the thread pool (kernels/parallel.h): the same bits at any thread count. Each part's
+  // buffers are taken here, on the calling thread.
+  const int group = p.kv_group;
+  const std::int64_t units = p.masks.slices() / group;
+  const std::int64_t unit_work = static_cast<std::int64_t>(group) * tq * tk * 2 * (p.dk + p.dv);
+  const int parts = kernels::parallel_parts(units, kernels::min_items_for(unit_work));
+  std::array<BlockBuffers, kernels::kMaxThreads> part_buffers;  // [0, parts) used
+  for (int t = 0; t < parts; ++t) {
+    part_buffers[static_cast<std::size_t>(t)] =
+        BlockBuffers{scratch.floats(block_floats), p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
+                     scratch.floats(block_floats), scratch.bytes(static_cast<std::size_t>(tk)),
+                     scratch.floats(static_cast<std::size_t>(tk))};
   }
+  kernels::parallel_for_parts(units, parts, [&](int part, std::int64_t u0, std::int64_t u1) {
+    const BlockBuffers& b = part_buffers[static_cast<std::size_t>(part)];
+    for (std::int64_t s = u0 * group; s < u1 * group; ++s) {
+      for (int i0 = 0; i0 < tq; i0 += block) {
+        backward_block(p, s, i0, std::min(block, tq - i0), d_context, ldo, g, b);
+      }
+    }
+  });
 }
 
 Status scaled_dot_product_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,

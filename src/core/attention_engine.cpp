@@ -314,7 +314,7 @@ void run_attention_full(const AttentionProblem& p, bool need_weights, float* con
     float* dropped;
     MaskRow mask_row;
   };
-  std::array<PartBuffers, kernels::kMaxThreads> part_buffers{};
+  std::array<PartBuffers, kernels::kMaxThreads> part_buffers;  // [0, parts) used
   for (int t = 0; t < parts; ++t) {
     PartBuffers& pb = part_buffers[static_cast<std::size_t>(t)];
     pb.scores = tracing ? nullptr : scratch.floats(static_cast<std::size_t>(block) * tk);

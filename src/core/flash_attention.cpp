@@ -173,7 +173,7 @@ void run_attention_tiled(const AttentionProblem& p, float* context, int ldo) {
   const std::int64_t units = slices * blocks;
   const std::int64_t unit_work = static_cast<std::int64_t>(block) * p.masks.tk * (p.dk + p.dv);
   const int parts = kernels::parallel_parts(units, kernels::min_items_for(unit_work));
-  std::array<TileScratch, kernels::kMaxThreads> part_scratch{};
+  std::array<TileScratch, kernels::kMaxThreads> part_scratch;  // [0, parts) used
   for (int t = 0; t < parts; ++t) {
     TileScratch& sc = part_scratch[static_cast<std::size_t>(t)];
     sc.width = std::min(kFlashKeyTile, p.masks.tk);

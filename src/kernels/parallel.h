@@ -27,8 +27,8 @@
 
 namespace attn::kernels {
 
-// The most threads a pool may hold (the calling thread included).
-constexpr int kMaxThreads = 64;
+// The most threads a pool may hold (the calling thread included); 1 without threads.
+constexpr int kMaxThreads = ATTN_HAVE_THREADS ? 64 : 1;
 
 // Grows the pool to `threads` threads in all (the caller counts as one; threads − 1 workers wait),
 // clamped to [1, kMaxThreads], and makes them all in use (thread_count() == the pool size).

@@ -257,12 +257,15 @@ TEST_CASE("parallel attention: the same bits at every thread count", "[parallel]
       });
     }
   }
-  SECTION("SDPA backward") {
-    const attn::Tensor q = random_tensor({2, 2, 80, 16}, 31), kk = random_tensor({2, 2, 80, 16}, 32),
-                       v = random_tensor({2, 2, 80, 16}, 33), g = random_tensor({2, 2, 80, 16}, 34);
+  SECTION("SDPA backward, grouped-query heads, dropout") {
+    // 6 query heads reading 2 key/value heads: dK, dV sum over the 3 heads of each group.
+    const attn::Tensor q = random_tensor({2, 6, 80, 16}, 31), kk = random_tensor({2, 2, 80, 16}, 32),
+                       v = random_tensor({2, 2, 80, 16}, 33), g = random_tensor({2, 6, 80, 16}, 34);
     require_same_at_every_count("sdpa backward", [&] {
       attn::SdpaOptions o;
       o.causal = true;
+      o.enable_gqa = true;
+      o.dropout = {0.1f, 3};
       attn::SdpaGrads grads;
       REQUIRE(attn::scaled_dot_product_attention_backward(q, kk, v, g, o, grads).ok());
       std::vector<float> all = grads.q.data;
