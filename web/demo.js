@@ -8,6 +8,7 @@ import { DEMO_DEFAULTS, normalizeState, searchFromState, stateFromSearch } from 
 import { inLink, loadedSource, openFile, register, seededSource, sourceFor } from './demo-models.js';
 import { renderModel, showMode } from './demo-trained.js';
 import { attachFolder } from './demo-pretrained.js';
+import { attachWhy, showWhy } from './demo-why.js';
 
 const D_MODELS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512];
 const MAX_HEADS = 16;
@@ -287,6 +288,12 @@ attachFolder($, {
 });
 // A head clicked in the model view opens its layer everywhere (the steps view on that head).
 $('model-view').addEventListener('head-select', (e) => setState({ layer: e.detail.layer, head: e.detail.head, step: 'weights' }, 'push'));
+// "Why this prediction?" (#27): asks the shown source; a head named there opens in the steps view.
+attachWhy($, {
+  getContext: () => ({ source, text: state.text }),
+  openHead: (layer, head) => { setState({ layer, head, step: 'weights' }, 'push'); steps.scrollIntoView({ block: 'nearest' }); },
+  setText: (text) => { setState({ text }, 'push'); syncControls(); },
+});
 
 // ---- typing is never a dead end -------------------------------------------------------------
 
@@ -415,6 +422,7 @@ function render() {
   if (!source || source.name !== state.model) { ensureSource(); return; }
   const t0 = performance.now();
   showMode({ $, steps, heatmap, maskEditor }, source);
+  showWhy($, source);
   showSwitchNote();
   if (!source.views.settings) {
     const shown = source, text = state.text;
