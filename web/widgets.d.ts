@@ -258,6 +258,8 @@ export declare class MaskEditor extends ModelElement {
   setMode(mode: MaskMode): void;
   toggle(row: number, col: number): void;
   cellCenter(which: 'mask' | 'weights', row: number, col: number): { x: number; y: number };
+  /** The mask (with its key) and the weights as an SVG document, laid out as on screen. */
+  toSVG(): string;
 }
 
 /**
@@ -288,6 +290,8 @@ export declare class RopeExplorer extends AwElement {
   scores(offset?: number): Float32Array | null;
   /** Angle (radians, atan2) of q's pair `pair` after rotation to `position`. */
   pairAngle(pair: number, position: number): number | null;
+  /** The plane and both charts as an SVG document, laid out as on screen. */
+  toSVG(): string;
 }
 
 /** <alibi-bias heads="8" length="12" causal seed="1">: ALiBi through SDPA's alibi: true. Events: cell-hover { head, row, col, bias, weight }. */
@@ -364,6 +368,8 @@ export declare class KvCacheStepper extends AwElement {
   reset(): void;
   /** One full causal forward over the first `length` tokens: its output, (length, E) row-major. */
   fullOutput(): Float32Array;
+  /** x, the cached keys and the weights as an SVG document, laid out as on screen. */
+  toSVG(): string;
 }
 
 export declare const MAX_TOKENS: 512;

@@ -27,6 +27,7 @@ import { composeCanvases, jsonText, toNested } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { parseBool } from './model.js';
 import { attn, isReady } from './runtime.js';
+import { canvasLayoutSVG, heatmapPart } from './svg.js';
 
 const RUN_DELAY_MS = 140;  // between the steps of Run all (0 with prefers-reduced-motion)
 
@@ -368,6 +369,25 @@ export class KvCacheStepper extends AwElement {
       maxDifference: this.maxDifference, kvHead: this.kvHead,
       keys: t ? toNested(this.#headKeys(this.kvHead), t, s.dk) : [], weights: t ? toNested(this._steps.at(-1).weights, s.H, t) : [] }));
   }
+
+  /**
+   * x, the shown head's cached keys and the new query's weights as an SVG document, laid out as on
+   * screen (vector cells, one path per colour level; the state in <metadata>).
+   */
+  toSVG() {
+    const s = this._state;
+    if (!s || !this._xView.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+    const t = this.length;
+    const parts = [heatmapPart(this._xView, 'The input sequence x')];
+    if (t) parts.push(heatmapPart(this._keysView, 'The cached keys'), heatmapPart(this._wView, 'The new query’s weights over every cached key'));
+    return canvasLayoutSVG(this, themeOf(this), parts, {
+      title: `KV cache after ${t} of ${s.T} tokens: ${s.H} query heads over ${s.Hkv} key/value heads, d_k = ${s.dk}${s.rope ? ', RoPE' : ''}`,
+      state: { widget: 'kv-cache-stepper', embedDim: s.E, heads: s.H, kvHeads: s.Hkv, rope: s.rope, sequenceLength: s.T, seed: s.seed, length: t,
+        kvHead: this.kvHead, maxDifference: this.maxDifference, widgetState: this.state } });
+  }
+
+  /** What printing replaces with the SVG figure (print.js): the panels. */
+  printParts() { return [this._xCanvas.closest('.panels'), this._cachePanels]; }
 
   pngCanvas() {
     const canvases = [this._xCanvas, ...(this.length ? [this._keysCanvas, this._wCanvas] : [])];

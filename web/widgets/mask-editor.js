@@ -18,6 +18,7 @@ import { exactNumber, themeOf } from './draw-util.js';
 import { colorOf } from './colormap.js';
 import { formatToggles, runModel } from './model.js';
 import { matrixOf } from './trace-view.js';
+import { canvasLayoutSVG, heatmapPart, num, paint, svgText } from './svg.js';
 
 const MODES = [['none', 'None'], ['causal', 'Causal'], ['padding', 'Padding'], ['custom', 'Custom']];
 const ALLOWED_DOMAIN = { lo: 0, hi: 1.6, map: 'viridis' };  // "may attend" = 1 draws as a calm teal
@@ -216,6 +217,33 @@ export class MaskEditor extends ModelElement {
       mayAttend: Array.from({ length: s.rows }, (_, i) => Array.from(s.allowed.subarray(i * s.cols, (i + 1) * s.cols))),
       weights: toNested(s.weights, s.rows, s.cols) }));
   }
+
+  /**
+   * The mask and the weights as an SVG document, laid out as on screen with their headings and the
+   * mask's key (vector cells, one path per colour level; the state in <metadata>).
+   */
+  toSVG() {
+    const s = this._shown;
+    if (!s || !this._maskView.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+    const mask = heatmapPart(this._maskView, 'Mask M — rows: queries, columns: keys');
+    const draw = mask.draw;
+    mask.draw = (fig, x, y) => {
+      const p = draw(fig, x, y), theme = fig.theme, ly = y + p.h + 6;
+      fig.body.push(`<rect x="${num(x)}" y="${num(ly)}" width="12" height="12" ${paint('fill', colorOf('viridis', 1, ALLOWED_DOMAIN.lo, ALLOWED_DOMAIN.hi))}/>`,
+        svgText(fig, x + 17, ly + 6, 'may attend (1)', { baseline: 'middle', fill: theme.muted }),
+        `<rect x="${num(x + 120)}" y="${num(ly)}" width="12" height="12" ${paint('fill', `rgb(${theme.maskedRgb.slice(0, 3).join(',')})`)}/>`
+        + `<path d="M${num(x + 121)} ${num(ly + 11)}L${num(x + 131)} ${num(ly + 1)}" ${paint('stroke', theme.hatch)}/>`,
+        svgText(fig, x + 137, ly + 6, 'masked (0 → score −∞)', { baseline: 'middle', fill: theme.muted }));
+      return { ...p, h: p.h + 24 };
+    };
+    const masked = s.allowed.reduce((n, v) => n + (v ? 0 : 1), 0);
+    return canvasLayoutSVG(this, themeOf(this), [mask, heatmapPart(this._weightView, `Softmax weights after masking (${s.head === 'mean' ? 'mean of heads' : `head ${s.head}`})`)], {
+      title: `Attention mask (${s.mode}, ${masked} of ${s.rows * s.cols} cells masked) and the softmax weights after masking`,
+      state: { widget: 'mask-editor', mode: s.mode, toggles: s.toggles, head: s.head, queryTokens: s.queryTokens, keyTokens: s.keyTokens, widgetState: this.state } });
+  }
+
+  /** What printing replaces with the SVG figure (print.js): the two panels. */
+  printParts() { return [this._maskCanvas.closest('.panels')]; }
 
   pngCanvas() {
     const a = this._maskCanvas.getBoundingClientRect(), b = this._weightCanvas.getBoundingClientRect();

@@ -17,6 +17,7 @@ import { composeCanvases, jsonText } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
 import { pairColors, parseNumberList, parseVectors } from './xy-chart.js';
+import { barsPart, canvasLayoutSVG } from './svg.js';
 
 const FILL = -1e9;
 const DEFAULTS = { scores: '2,0.5,-1,1.2', masked: '3', labels: 'the,cat,sat,<pad>', values: '1,0; 0,1; 1,1; -1,2' };
@@ -158,8 +159,10 @@ export class MaskFillCompare extends AwElement {
     this._table.style.setProperty('--lib', colors.b);
     this._table.style.setProperty('--fill', colors.a);
     const marked = labels.map((l, j) => (result.masked.includes(j) ? `${l} ✕` : l));
-    drawBars(this._libCanvas, { host: this, width: half, values: result.booleanWeights, labels: marked, maxValue: 1, color: colors.b });
-    drawBars(this._fillCanvas, { host: this, width: half, values: result.fillWeights, labels: marked, maxValue: 1, color: colors.a });
+    this._libOpts = { host: this, width: half, values: result.booleanWeights, labels: marked, maxValue: 1, color: colors.b };
+    this._fillOpts = { host: this, width: half, values: result.fillWeights, labels: marked, maxValue: 1, color: colors.a };
+    drawBars(this._libCanvas, this._libOpts);
+    drawBars(this._fillCanvas, this._fillOpts);
     const say = (w) => w.map((x, j) => `${labels[j]} ${x.toFixed(4)}`).join(', ');
     this._libCanvas.setAttribute('aria-label', `Weights with the boolean mask: ${say(result.booleanWeights)}.`);
     this._fillCanvas.setAttribute('aria-label', `Weights with the −1e9 fill: ${say(result.fillWeights)}.`);
@@ -206,6 +209,20 @@ export class MaskFillCompare extends AwElement {
   }
 
   getJSON() { return jsonText(withState(this, this._shown ? { kind: 'mask-fill-compare', labels: this._shown.labels, values: this._shown.V, ...this._shown.result } : null)); }
+
+  /** The two weight charts as an SVG document, laid out as on screen with their headings (vector bars; the state in <metadata>). */
+  toSVG() {
+    const s = this._shown;
+    if (!s || !this._libOpts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+    const n = s.labels.length, m = s.result.masked.length;
+    return canvasLayoutSVG(this, themeOf(this), [barsPart(this._libCanvas, this._libOpts, 'This library: boolean mask, scores → −∞'),
+      barsPart(this._fillCanvas, this._fillOpts, 'The usual fill: add −1e9 to masked scores')], {
+      title: `Masking ${m} of ${n} keys: weights with −∞ (this library) and with a −1e9 fill`,
+      state: { widget: 'mask-fill-compare', labels: s.labels, values: s.V, ...s.result, widgetState: this.state } });
+  }
+
+  /** What printing replaces with the SVG figure (print.js): the two panels. */
+  printParts() { return [this._libCanvas.closest('.panels')]; }
 
   pngCanvas() {
     const a = this._libCanvas.getBoundingClientRect(), b = this._fillCanvas.getBoundingClientRect();

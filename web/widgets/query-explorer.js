@@ -16,6 +16,7 @@ import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { parseBool } from './model.js';
 import { attn } from './runtime.js';
 import { parseNumberList, parseVectors, prepareCanvas } from './xy-chart.js';
+import { canvasLayoutSVG, num, paint, svgArrow, svgText } from './svg.js';
 
 const DEFAULTS = {
   query: '1.5,0.5',
@@ -293,6 +294,76 @@ export class QueryExplorer extends AwElement {
     const s = this._shown;
     return jsonText(withState(this, s ? { kind: 'query-explorer', query: s.q, keys: s.K, values: s.V, labels: s.labels, scale: s.scale, ...s.result } : null));
   }
+
+  /** The two planes as an SVG document, laid out as on screen (vector arrows and points; the numbers and the state in <metadata>). */
+  toSVG() {
+    const s = this._shown;
+    if (!s) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+    const size = this.#planeSize(), parts = [];
+    if (s.d === 2) parts.push({ canvas: this._keyCanvas, heading: 'Query and keys', draw: (fig, x, y) => this.#keysSVG(fig, x, y, size) });
+    if (s.dv === 2) parts.push({ canvas: this._valueCanvas, heading: 'Values and the output', draw: (fig, x, y) => this.#valuesSVG(fig, x, y, size) });
+    if (!parts.length) throw new Error('toSVG: the planes are drawn only for vectors of 2 components');
+    return canvasLayoutSVG(this, themeOf(this), parts, {
+      title: `One query against ${s.K.length} keys: weights ${s.result.weights.map((w) => formatNumber(w, 2)).join(', ')}`,
+      state: { widget: 'query-explorer', query: s.q, keys: s.K, values: s.V, labels: s.labels, scale: s.scale, ...s.result, widgetState: this.state } });
+  }
+
+  /** #axes as SVG: grid, axes; returns the value → figure mapping. */
+  #axesSVG(out, theme, x0, y0, size, lo, hi) {
+    const pad = 14;
+    const P = (x, y) => [x0 + pad + ((x - lo) / (hi - lo)) * (size - 2 * pad), y0 + size - pad - ((y - lo) / (hi - lo)) * (size - 2 * pad)];
+    let d = '';
+    for (let v = Math.ceil(lo); v <= hi; v++) {
+      const [xa, ya] = P(v, lo), [xb, yb] = P(lo, v);
+      d += `M${num(xa)} ${num(ya)}V${num(y0 + pad)}M${num(xb)} ${num(yb)}H${num(x0 + size - pad)}`;
+    }
+    out.push(`<path fill="none" ${paint('stroke', theme.dark ? 'rgba(255,255,255,0.10)' : 'rgba(0,0,0,0.08)')} d="${d}"/>`);
+    if (lo <= 0 && hi >= 0) {
+      const [ox, oy] = P(0, 0);
+      out.push(`<path fill="none" ${paint('stroke', theme.dark ? 'rgba(255,255,255,0.35)' : 'rgba(0,0,0,0.35)')} d="M${num(x0 + pad)} ${num(oy)}H${num(x0 + size - pad)}M${num(ox)} ${num(y0 + pad)}V${num(y0 + size - pad)}"/>`);
+    }
+    return P;
+  }
+
+  #keysSVG(fig, x0, y0, size) {
+    const s = this._shown, theme = themeOf(this), out = [];
+    const P = this.#axesSVG(out, theme, x0, y0, size, -RANGE, RANGE);
+    const [ox, oy] = P(0, 0);
+    const label = (t, [x, y], color) => svgText(fig, x, y, t, { anchor: 'middle', baseline: 'middle', fill: color, weight: 600, halo: theme.bgSolid });
+    s.K.forEach((k, j) => {
+      const w = s.result.weights[j], color = SERIES_COLORS[j % SERIES_COLORS.length];
+      const [tx, ty] = P(k[0], k[1]);
+      out.push(svgArrow(ox, oy, tx, ty, color, 1.2 + 5 * w, { headBase: 6 }));
+      const len = Math.hypot(k[0], k[1]) || 1;
+      out.push(label(`${s.labels[j]} ${formatNumber(w, 2)}`, P(k[0] + (k[0] / len) * 0.45, k[1] + (k[1] / len) * 0.45), color));
+    });
+    const [qx, qy] = P(s.q[0], s.q[1]);
+    out.push(svgArrow(ox, oy, qx, qy, theme.fg, 2.6, { headBase: 6 }), `<circle cx="${num(qx)}" cy="${num(qy)}" r="6" ${paint('fill', theme.accent)}/>`,
+      label('q', [qx + 12, qy - 12], theme.fg));
+    fig.body.push(out.join('\n'));
+    return { w: size, h: size, panel: { kind: 'plane' } };
+  }
+
+  #valuesSVG(fig, x0, y0, size) {
+    const s = this._shown, theme = themeOf(this), out = [];
+    const all = [...s.V.flat(), ...s.result.output, 0];
+    const lo = Math.floor(Math.min(...all) - 0.5), hi = Math.ceil(Math.max(...all) + 0.5);
+    const P = this.#axesSVG(out, theme, x0, y0, size, Math.min(lo, -0.5), Math.max(hi, lo + 2));
+    const [ox, oy] = P(s.result.output[0], s.result.output[1]);
+    const label = (t, [x, y], color) => svgText(fig, x, y, t, { anchor: 'middle', baseline: 'middle', fill: color, weight: 600, halo: theme.bgSolid });
+    s.V.forEach((v, j) => {
+      const [px, py] = P(v[0], v[1]), color = SERIES_COLORS[j % SERIES_COLORS.length], w = s.result.weights[j];
+      out.push(`<path fill="none" ${paint('stroke', color)} stroke-opacity="${+(0.35 + 0.65 * w).toFixed(3)}" stroke-width="${num(1 + 3 * w)}" stroke-linecap="round" d="M${num(ox)} ${num(oy)}L${num(px)} ${num(py)}"/>`,
+        `<circle cx="${num(px)}" cy="${num(py)}" r="${num(3 + 9 * Math.sqrt(w))}" ${paint('fill', color)}/>`, label(`v(${s.labels[j]})`, [px, py - 18], color));
+    });
+    out.push(`<path ${paint('fill', theme.accent)} ${paint('stroke', theme.fg)} stroke-width="2" d="M${num(ox)} ${num(oy - 8)}L${num(ox + 8)} ${num(oy)}L${num(ox)} ${num(oy + 8)}L${num(ox - 8)} ${num(oy)}z"/>`,
+      label('output', [ox, oy + 19], theme.fg));
+    fig.body.push(out.join('\n'));
+    return { w: size, h: size, panel: { kind: 'plane' } };
+  }
+
+  /** What printing replaces with the SVG figure (print.js): the planes. */
+  printParts() { return [this._keyPlane.parentElement]; }
 
   pngCanvas() {
     const items = [];

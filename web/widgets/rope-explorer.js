@@ -19,6 +19,7 @@ import { composeCanvases, jsonText } from './export.js';
 import { formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
 import { drawXY, pairColors, prepareCanvas } from './xy-chart.js';
+import { canvasLayoutSVG, num, paint, svgArrow, svgText, xyPart } from './svg.js';
 
 const SPAN = 32;                 // δ = −32 … 32
 const MAX_POS = 256;             // the position slider's range
@@ -258,7 +259,7 @@ export class RopeExplorer extends AwElement {
     const series = [
       ...picked.map((p, i) => ({ label: `pair ${p}`, color: SERIES_COLORS[i % 6], width: p === this.pair ? 2.6 : 1.3, points: deltas.map((x, t) => [x, pairs[p][t]]) })),
       { label: 'total q·k', color: themeOf(this).fg, width: 2.8, points: deltas.map((x, t) => [x, total[t]]) }];
-    drawXY(this._lines, { host: this, width, height: 300, series, title: `q·k against the relative offset δ = i − j (earlier position ${s.offset})`,
+    drawXY(this._lines, this._linesOpts = { host: this, width, height: 300, series, title: `q·k against the relative offset δ = i − j (earlier position ${s.offset})`,
       x: { min: -SPAN, max: SPAN, ticks: [-32, -24, -16, -8, 0, 8, 16, 24, 32], label: 'δ = i − j (query position − key position)' },
       y: { min: -m * 1.08 || -1, max: m * 1.08 || 1, label: 'contribution to q·k' }, marker: { x: 0, label: 'δ = 0' } });
     this._lines.setAttribute('aria-label', `Line chart of q·k against δ from −32 to 32: ${picked.length} frequency pairs${picked.length < P ? ` of ${P}` : ''} and their total. `
@@ -271,7 +272,7 @@ export class RopeExplorer extends AwElement {
     let m = 0;
     for (const t of s.compare) for (const v of t) m = Math.max(m, Math.abs(v));
     const looks = [{ color: c.fg, width: 4 }, { color: SERIES_COLORS[5], dashed: true, width: 2 }, { color: SERIES_COLORS[4], line: false, markers: true }];
-    drawXY(this._compare, { host: this, width, height: this._planeSize || 280, title: 'total q·k at absolute offsets 0, 100, 1000',
+    drawXY(this._compare, this._compareOpts = { host: this, width, height: this._planeSize || 280, title: 'total q·k at absolute offsets 0, 100, 1000',
       series: s.compare.map((t, i) => ({ label: `offset ${COMPARE[i]}`, ...looks[i], points: deltas.map((x, j) => [x, t[j]]) })),
       x: { min: -SPAN, max: SPAN, ticks: [-32, -16, 0, 16, 32], label: 'δ = i − j' }, y: { min: -m * 1.08 || -1, max: m * 1.08 || 1 } });
     this._compare.setAttribute('aria-label', `Line chart: the total q·k against δ with the earlier position at 0, 100 and 1000. The three curves coincide: `
@@ -295,6 +296,49 @@ export class RopeExplorer extends AwElement {
       deltas: this.deltas, pairs: s.scores.pairs.map((c) => Array.from(c)), total: Array.from(s.scores.total),
       offsets: Object.fromEntries(COMPARE.map((o, i) => [o, Array.from(s.compare[i])])), maxDifference: s.maxDiff } : null));
   }
+
+  /**
+   * The plane, the comparison and the per-pair chart as an SVG document, laid out as on screen (vector
+   * arrows, trail and polylines; the scores and the state in <metadata>).
+   */
+  toSVG() {
+    const s = this._shown;
+    if (!s || !this._linesOpts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+    return canvasLayoutSVG(this, themeOf(this), [{ canvas: this._plane, draw: (fig, x, y) => this.#planeSVG(fig, x, y) },
+      xyPart(this._compare, this._compareOpts, SERIES_COLORS), xyPart(this._lines, this._linesOpts, SERIES_COLORS)], {
+      title: `RoPE, d = ${s.d}, base ${s.base}, ${s.style} pairing: pair ${this.pair} at position ${this.position}, and q·k against the relative offset`,
+      state: { widget: 'rope-explorer', d: s.d, base: s.base, style: s.style, seed: s.seed, offset: s.offset, pair: this.pair, position: this.position,
+        deltas: this.deltas, total: s.scores.total, maxDifference: s.maxDiff, widgetState: this.state } });
+  }
+
+  /** The plane of #drawPlane as SVG shapes at (x0, y0) of the figure. */
+  #planeSVG(fig, x0, y0) {
+    const s = this._shown, size = this._planeSize || 280, theme = themeOf(this);
+    const d = s.d, p = this.pair, pos = this.position, [a, b] = this.#pairDims(p, d);
+    const rq = Math.hypot(s.q[a], s.q[b]), rk = Math.hypot(s.k[a], s.k[b]);
+    const R = Math.max(rq, rk, 1e-3) * 1.18, pad = 16, c = size / 2;
+    const P = (x, y) => [x0 + c + (x / R) * (c - pad), y0 + c - (y / R) * (c - pad)];
+    const axis = theme.dark ? 'rgba(255,255,255,0.3)' : 'rgba(0,0,0,0.3)';
+    const out = [`<path fill="none" ${paint('stroke', axis)} d="M${num(x0 + pad)} ${num(y0 + c)}H${num(x0 + size - pad)}M${num(x0 + c)} ${num(y0 + pad)}V${num(y0 + size - pad)}"/>`,
+      `<circle cx="${num(x0 + c)}" cy="${num(y0 + c)}" r="${num((rq / R) * (c - pad))}" fill="none" ${paint('stroke', axis)} stroke-dasharray="3 4"/>`];
+    const { b: qc, a: kc } = pairColors(this);
+    let trail = '';
+    for (let t = 0; t < pos; t++) {
+      const [x, y] = P(s.plane[t * d + a], s.plane[t * d + b]);
+      trail += `<circle cx="${num(x)}" cy="${num(y)}" r="2.4" fill-opacity="${+(0.12 + 0.45 * ((t + 1) / (pos + 1))).toFixed(3)}"/>`;
+    }
+    if (trail) out.push(`<g ${paint('fill', qc)}>${trail}</g>`);
+    const [kx, ky] = P(s.kPlane[a], s.kPlane[b]), [qx, qy] = P(s.plane[pos * d + a], s.plane[pos * d + b]);
+    out.push(svgArrow(x0 + c, y0 + c, kx, ky, kc, 2, { dashed: true }), svgArrow(x0 + c, y0 + c, qx, qy, qc, 2.6),
+      svgText(fig, x0 + 6, y0 + 4, `pair ${p} (dims ${a}, ${b}) · q at position ${pos}`, { baseline: 'top', fill: theme.fg, weight: 600 }),
+      svgText(fig, x0 + 6, y0 + size - 4, 'q (solid)', { baseline: 'bottom', fill: qc }),
+      svgText(fig, x0 + 76, y0 + size - 4, 'k at position 0 (dashed)', { baseline: 'bottom', fill: kc }));
+    fig.body.push(out.join('\n'));
+    return { w: size, h: size, panel: { kind: 'plane' } };
+  }
+
+  /** What printing replaces with the SVG figure (print.js): the plane, the charts. */
+  printParts() { return [this._plane.parentElement, this._lines]; }
 
   pngCanvas() {
     const o = this._plane.getBoundingClientRect(), at = (cv) => { const r = cv.getBoundingClientRect(); return { canvas: cv, x: r.left - o.left, y: r.top - o.top }; };

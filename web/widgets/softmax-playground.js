@@ -6,11 +6,12 @@
 // Properties: logits (number[]), scale, labels, probabilities (Float32Array, what is shown), shown.
 // Events: softmax-change { logits, scale, probabilities: number[] } after every user change; ready.
 import { AwElement, h, withState } from './base-element.js';
-import { drawBars } from './charts.js';
+import { SERIES_COLORS, drawBars } from './charts.js';
 import { composeCanvases, jsonText } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
 import { drawXY, parseNumberList } from './xy-chart.js';
+import { barsPart, canvasLayoutSVG, xyPart } from './svg.js';
 
 const MAX_SCALE = 10;
 const CURVE_STEPS = 100;  // scales 0, 0.1, …, 10 for the saturation curves
@@ -137,17 +138,19 @@ export class SoftmaxPlayground extends AwElement {
   #renderCharts(logits, labels, probabilities, curves, scale) {
     const W = this.contentWidth, n = logits.length;
     const half = W >= 640 ? Math.floor((W - 18) / 2) : W;
-    this._barsApi = drawBars(this._bars, { host: this, width: half, values: probabilities, maxValue: 1,
-      labels: labels.map((l, j) => `${l} = ${formatNumber(logits[j] * scale, 2)}`), title: `softmax of the logits × ${scale.toFixed(2)}` });
+    this._barsOpts = { host: this, width: half, values: probabilities, maxValue: 1,
+      labels: labels.map((l, j) => `${l} = ${formatNumber(logits[j] * scale, 2)}`), title: `softmax of the logits × ${scale.toFixed(2)}` };
+    this._barsApi = drawBars(this._bars, this._barsOpts);
     // One curve per distinct logit value (equal logits have equal weights).
     const groups = new Map();
     logits.forEach((x, j) => { if (!groups.has(x)) groups.set(x, []); groups.get(x).push(j); });
     const series = [...groups.entries()].sort((a, b) => b[0] - a[0]).map(([x, idx]) => ({
       label: `logit ${formatNumber(x, 2)}${idx.length > 1 ? ` (×${idx.length})` : ''}`, markers: false,
       points: Array.from({ length: CURVE_STEPS + 1 }, (_, s) => [s * MAX_SCALE / CURVE_STEPS, curves[s * n + idx[0]]]) }));
-    drawXY(this._curves, { host: this, width: half, height: 218, series, title: 'weight of each logit as the scale grows',
+    this._curvesOpts = { host: this, width: half, height: 218, series, title: 'weight of each logit as the scale grows',
       x: { min: 0, max: MAX_SCALE, label: 'scale (the logits are multiplied by it)' }, y: { min: 0, max: 1, ticks: [0, 0.25, 0.5, 0.75, 1] },
-      marker: { x: scale, label: `×${scale.toFixed(2)}` } });
+      marker: { x: scale, label: `×${scale.toFixed(2)}` } };
+    drawXY(this._curves, this._curvesOpts);
     const top = Math.max(...probabilities);
     this._bars.setAttribute('aria-label', `Bar chart of softmax over ${n} logits multiplied by ${scale.toFixed(2)}; the largest weight is ${top.toFixed(4)}.`);
     this._curves.setAttribute('aria-label', `Line chart: the weight of each distinct logit as the scale goes from 0 to ${MAX_SCALE}. At 0 every weight is 1/${n}; as it grows the largest logit's weight approaches 1.`);
@@ -177,6 +180,18 @@ export class SoftmaxPlayground extends AwElement {
     const s = this._shown;
     return jsonText(withState(this, s ? { kind: 'softmax', logits: s.logits, scale: s.scale, labels: s.labels, probabilities: Array.from(s.probabilities) } : null));
   }
+
+  /** The bars and the curves as an SVG document, laid out as on screen (vector bars and polylines; the state in <metadata>). */
+  toSVG() {
+    const s = this._shown;
+    if (!s || !this._barsOpts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+    return canvasLayoutSVG(this, themeOf(this), [barsPart(this._bars, this._barsOpts), xyPart(this._curves, this._curvesOpts, SERIES_COLORS)], {
+      title: `Softmax of ${s.logits.length} logits multiplied by ${s.scale.toFixed(2)}, and each weight as the scale grows`,
+      state: { widget: 'softmax-playground', logits: s.logits, scale: s.scale, labels: s.labels, probabilities: s.probabilities, widgetState: this.state } });
+  }
+
+  /** What printing replaces with the SVG figure (print.js): the two charts. */
+  printParts() { return [this._bars.parentElement]; }
 
   pngCanvas() {
     const a = this._bars.getBoundingClientRect(), b = this._curves.getBoundingClientRect();

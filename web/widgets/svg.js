@@ -365,11 +365,17 @@ export function barsPanel(fig, o, { x: ox = 0, y: oy = 0 } = {}) {
     out.push(text(ox + 6, oy + 6, fitText(ctx, o.title, o.width - 12), { size: 12 * s, baseline: 'top', fill: theme.fg, weight: 600 }, fig));
   }
   let bars = '';
+  const rects = [];
   for (let i = 0; i < n; i++) {
     const v = Number.isFinite(o.values[i]) ? o.values[i] : 0;
     const bh = (v / max) * plotH;
-    if (bh > 0) bars += `M${num(ox + left + i * bw + (bw > 4 ? 1 : 0))} ${num(oy + top + plotH - bh)}h${num(Math.max(1, bw - (bw > 4 ? 2 : 0)))}v${num(bh)}h${num(-Math.max(1, bw - (bw > 4 ? 2 : 0)))}z`;
+    const bx = ox + left + i * bw + (bw > 4 ? 1 : 0), bwid = Math.max(1, bw - (bw > 4 ? 2 : 0));
+    if (bh > 0) {
+      bars += `M${num(bx)} ${num(oy + top + plotH - bh)}h${num(bwid)}v${num(bh)}h${num(-bwid)}z`;
+      rects.push({ x: +num(bx), y: +num(oy + top + plotH - bh), w: +num(bwid), h: +num(bh) });
+    }
   }
+  const fill = cssHex(o.color || theme.accent).hex;
   if (bars) out.push(`<path ${paint('fill', o.color || theme.accent)} d="${bars}"/>`);
   if (bw >= 30) {
     for (let i = 0; i < n; i++) {
@@ -390,7 +396,7 @@ export function barsPanel(fig, o, { x: ox = 0, y: oy = 0 } = {}) {
     }
   }
   fig.body.push(out.join('\n'));
-  return { w: o.width, h: height };
+  return { w: o.width, h: height, bars: rects, fill };
 }
 
 // ---- x–y charts (xy-chart.js's drawXY) --------------------------------------------------------
@@ -515,4 +521,81 @@ export function screenLayoutSVG(theme, views, { title, state }) {
     height = Math.max(height, y + p.h);
   }
   return svgDocument(fig, { width, height, title, state: jsonSafe({ ...state, panels, theme: theme.dark ? 'dark' : 'light' }) });
+}
+
+// ---- figures laid out as on screen: canvases of any kind ---------------------------------------
+
+/** A text element (the canvas's fillText, textBaseline and textAlign as SVG): for widgets' own drawings. */
+export function svgText(fig, x, y, str, { size = 12, anchor = 'start', baseline = 'alphabetic', fill, mono, weight, halo } = {}) {
+  const extra = halo ? ` ${paint('stroke', halo)} stroke-width="3" stroke-linejoin="round" paint-order="stroke"` : '';
+  return text(x, y, str, { size, anchor, baseline, fill, mono, weight, extra }, fig);
+}
+
+/**
+ * An arrow from (x0, y0) to (x1, y1) as the widgets' canvas arrow() draws it: a round-capped shaft
+ * stopping short of the tip, and a filled head.
+ */
+export function svgArrow(x0, y0, x1, y1, color, width, { dashed = false, headBase = 7 } = {}) {
+  const a = Math.atan2(y1 - y0, x1 - x0), head = headBase + width * 1.5;
+  const ex = x1 - Math.cos(a) * head * 0.6, ey = y1 - Math.sin(a) * head * 0.6;
+  const p = (t) => `${num(x1 - head * Math.cos(a + t))} ${num(y1 - head * Math.sin(a + t))}`;
+  return `<path fill="none" ${paint('stroke', color)} stroke-width="${num(width)}" stroke-linecap="round"${dashed ? ' stroke-dasharray="5 4"' : ''} d="M${num(x0)} ${num(y0)}L${num(ex)} ${num(ey)}"/>`
+    + `<path ${paint('fill', color)} d="M${num(x1)} ${num(y1)}L${p(-0.42)}L${p(0.42)}z"/>`;
+}
+
+/**
+ * A figure of a widget's canvases placed where they are on screen (relative to the first one shown),
+ * each drawn by its part's `draw(fig, x, y)` (a panel function of this file, or the widget's own
+ * shapes pushed to fig.body), which returns its size and, for the metadata, a description of what it
+ * drew (`panel`: kind, cells or bars in figure coordinates). A part's `heading` is written above it.
+ * Canvases hidden (or not laid out) are left out. `state` gains `panels` (each with the index of its
+ * canvas among the widget's canvases, `canvas`, and its origin in the figure, x and y) and `theme`.
+ * @param {Element} host  the widget (its shadow root's canvases number the panels)
+ * @param {object} theme  themeOf(host)
+ * @param {{ canvas: HTMLCanvasElement, heading?: string, draw: (fig, x, y) => ({ w?: number, h?: number, panel?: object } | void) }[]} parts
+ * @param {{ title: string, state: object }} o
+ */
+export function canvasLayoutSVG(host, theme, parts, { title, state }) {
+  const fig = svgFigure(theme, 1);
+  const shown = parts.filter((p) => p.canvas && p.canvas.getClientRects().length > 0 && p.canvas.getBoundingClientRect().width > 0);
+  if (!shown.length) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+  const all = [...host.shadowRoot.querySelectorAll('canvas')];
+  const head = shown.some((p) => p.heading) ? 22 : 0;
+  const origin = shown[0].canvas.getBoundingClientRect();
+  let left = Infinity;
+  for (const p of shown) left = Math.min(left, p.canvas.getBoundingClientRect().left - origin.left);
+  const panels = [];
+  let width = 1, height = 1;
+  for (const p of shown) {
+    const r = p.canvas.getBoundingClientRect();
+    const x = Math.round((r.left - origin.left - left) * 100) / 100, y = Math.round((r.top - origin.top + head) * 100) / 100;
+    if (p.heading) fig.body.push(svgText(fig, x, y - 8, p.heading, { size: 13, fill: theme.fg, weight: 650 }));
+    const out = p.draw(fig, x, y) || {};
+    const w = out.w ?? r.width, h = out.h ?? r.height;
+    panels.push({ canvas: all.indexOf(p.canvas), x, y, w: Math.round(w * 100) / 100, h: Math.round(h * 100) / 100, ...(out.panel || {}) });
+    width = Math.max(width, x + w);
+    height = Math.max(height, y + h);
+  }
+  return svgDocument(fig, { width, height, title, state: jsonSafe({ ...state, panels, theme: theme.dark ? 'dark' : 'light' }) });
+}
+
+/** A HeatmapView drawn by heatmapPanel as a part of canvasLayoutSVG (its cells in the metadata). */
+export function heatmapPart(view, heading) {
+  return { canvas: view.canvas, heading, draw: (fig, x, y) => {
+    const p = heatmapPanel(fig, view, { x, y, width: view.width });
+    return { w: p.w, h: p.h, panel: { kind: 'heatmap', rows: view.opts.rows, cols: view.opts.cols, cells: p.cells } };
+  } };
+}
+
+/** drawBars' options drawn by barsPanel as a part of canvasLayoutSVG (its bars in the metadata). */
+export function barsPart(canvas, opts, heading) {
+  return { canvas, heading, draw: (fig, x, y) => {
+    const p = barsPanel(fig, opts, { x, y });
+    return { w: p.w, h: p.h, panel: { kind: 'bars', bars: p.bars, fill: p.fill } };
+  } };
+}
+
+/** drawXY's options drawn by xyPanel as a part of canvasLayoutSVG. */
+export function xyPart(canvas, opts, colors, heading) {
+  return { canvas, heading, draw: (fig, x, y) => ({ ...xyPanel(fig, opts, { x, y, colors }), panel: { kind: 'chart' } }) };
 }

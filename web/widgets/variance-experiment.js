@@ -15,6 +15,8 @@ import { composeCanvases, jsonText } from './export.js';
 import { formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
 import { drawXY, pairColors, parseNumberList } from './xy-chart.js';
+import { SERIES_COLORS } from './charts.js';
+import { canvasLayoutSVG, xyPart } from './svg.js';
 
 const DEFAULT_DIMS = [4, 8, 16, 32, 64, 128, 256];
 
@@ -147,7 +149,7 @@ export class VarianceExperiment extends AwElement {
     this._table.style.setProperty('--unscaled', colors.a);
     this._table.style.setProperty('--scaled', colors.b);
     const yAxis = { min: 0.25, max: yMax, log: 2, label: 'variance (log scale)', format: (v) => (v < 1 ? `1/${1 / v}` : String(v)) };
-    this._chart = drawXY(this._canvas, { host: this, width: Math.min(this.contentWidth, 900), height: 300, x: xAxis, y: yAxis,
+    this._chart = drawXY(this._canvas, this._chartOpts = { host: this, width: Math.min(this.contentWidth, 900), height: 300, x: xAxis, y: yAxis,
       series: [
         { label: 'Var(q·k), unscaled', color: colors.a, markers: true, points: rs.map((r) => [r.dk, r.unscaled]) },
         { label: 'Var(q·k / √d_k), scaled', color: colors.b, markers: true, points: rs.map((r) => [r.dk, r.scaled]) },
@@ -199,6 +201,15 @@ export class VarianceExperiment extends AwElement {
   }
 
   getJSON() { return jsonText(withState(this, this._results ? { kind: 'dot-product-variance', seed: this.seed, keys: this.keys, results: this._results } : null)); }
+
+  /** The chart as an SVG document (vector lines and markers; the measured values and the state in <metadata>). */
+  toSVG() {
+    const rs = this._results;
+    if (!rs || !this._chartOpts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
+    return canvasLayoutSVG(this, themeOf(this), [xyPart(this._canvas, this._chartOpts, SERIES_COLORS)], {
+      title: `Variance of q·k and q·k/√d_k against d_k (${this.samples} samples per d_k, seed ${this.seed})`,
+      state: { widget: 'variance-experiment', seed: this.seed, samples: this.samples, keys: this.keys, results: rs, widgetState: this.state } });
+  }
 
   pngCanvas() { return composeCanvases([{ canvas: this._canvas, x: 0, y: 0 }], themeOf(this).bgSolid); }
 }
