@@ -139,7 +139,14 @@ void softmax_rows(const AttentionProblem& p, std::int64_t slice, int i0, int row
     // Without masks there is no mask row to fill.
     if (masked) p.masks.fill_row(slice, i0 + r, 0, tk, mr.allowed, mr.additive);
     const std::int64_t row = static_cast<std::int64_t>(r) * tk;
-    if (tracing) {
+    if (p.softcap > 0) {  // Gemma 2: scale, cap, mask, softmax (the trace's "scaled" holds the capped scores)
+      float* capped = tracing ? st.scaled + row : st.weights + row;
+      std::copy(st.scores + row, st.scores + row + tk, capped);
+      softcap_row(tk, capped, p.scale, p.softcap);
+      float* masked_out = tracing ? st.masked + row : st.weights + row;
+      kernels::mask_row(tk, capped, additive_ptr, allowed_ptr, masked_out);
+      kernels::softmax_row(tk, masked_out, st.weights + row);
+    } else if (tracing) {
       kernels::scale_vec(tk, st.scores + row, p.scale, st.scaled + row);
       kernels::mask_row(tk, st.scaled + row, additive_ptr, allowed_ptr, st.masked + row);
       kernels::softmax_row(tk, st.masked + row, st.weights + row);

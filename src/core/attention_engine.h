@@ -8,6 +8,7 @@
 // Operands may be strided views into bigger buffers (MHA reads q/k/v straight from its projection
 // buffers and writes the context straight into the concat layout, so no head split/merge copies).
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <memory>
@@ -39,6 +40,9 @@ struct AttentionProblem {
   int heads = 1;
   int ldq = 0, ldk = 0, ldv = 0;
   float scale = 1.0f;
+  // Gemma 2's attention-logit soft-capping: the scaled scores s become softcap · tanh(s / softcap)
+  // before the masks (softcap_row); 0 = none. Set by MultiHeadAttention for frozen (inference) modules.
+  float softcap = 0.0f;
   DropoutOptions dropout;
   std::vector<std::string> lead_axes;  // trace axis names of the lead axes, e.g. {"B", "H"}
   // Grouped-query attention: kv_group query heads share one key/value head. The query heads are the
@@ -150,5 +154,11 @@ class ScratchScope {
   std::size_t owned_floats_ = 0;                 // total size of owned_
   std::vector<std::unique_ptr<float[]>> owned_;  // buffers that did not fit the cached block
 };
+
+// x (n) in place: each score times `scale`, then capped smoothly to (−cap, cap) as cap · tanh(x / cap)
+// (in double, as transformers' float32 division, tanh and product round once each in float32).
+inline void softcap_row(int n, float* x, float scale, float cap) {
+  for (int j = 0; j < n; ++j) x[j] = static_cast<float>(cap * std::tanh(static_cast<double>(x[j] * scale) / cap));
+}
 
 }  // namespace attn

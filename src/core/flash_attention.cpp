@@ -86,8 +86,9 @@ void softmax_tile(const AttentionProblem& p, std::int64_t s, int i0, int rows, i
   for (int r = 0; r < rows; ++r) {
     float* row = sc.tile + static_cast<std::int64_t>(r) * sc.width;
     if (masked) p.masks.fill_row(s, i0 + r, j0, n, sc.allowed, sc.additive);
-    const float factor =
-        kernels::online_softmax_row(n, row, scale, additive, allowed, &sc.m[r], &sc.l[r], row);
+    if (p.softcap > 0) softcap_row(n, row, scale, p.softcap);  // Gemma 2: the capped scores, scale already in
+    const float factor = kernels::online_softmax_row(n, row, p.softcap > 0 ? 1.0f : scale, additive, allowed,
+                                                     &sc.m[r], &sc.l[r], row);
     // Still no finite score although this segment allowed a key: q·k·scale overflowed to −∞. l = −1
     // marks it; the first finite score of a later segment clears it (l = −1 · 0 + Σ p), since
     // those keys' weights are then 0 exactly as in float64.

@@ -241,6 +241,9 @@ Status mha_steps::make_problem(const MhaForwardOptions& options, const Dims& d, 
   p.kv_group = hd.h / hd.hkv;
   p.group_axis = hd.h;
   p.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(hd.dk));
+  if (!(options.softcap >= 0) || !std::isfinite(options.softcap))
+    return Status::Error(StatusCode::kInvalidArgument, "softcap must be a finite number >= 0 (0 = none)");
+  p.softcap = options.softcap;
   p.dropout = options.dropout;
   if (tracing) p.lead_axes = {"B", "H"};  // only the trace names axes
   return Status::Ok();
@@ -299,6 +302,8 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   if (config_.frozen && saved)
     return Status::Error(StatusCode::kInvalidArgument, "a frozen (inference-only) module has no backward");
   if (config_.frozen) ATTN_RETURN_IF_ERROR(check_frozen_ready());
+  if (saved && options.softcap != 0)
+    return Status::Error(StatusCode::kInvalidArgument, "softcap is inference-only: there is no backward through it");
   Dims d;
   ATTN_RETURN_IF_ERROR(resolve_dims(query, key, value, config_.embed_dim, kdim_, vdim_, d));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));

@@ -75,6 +75,9 @@ struct MhaForwardOptions {
   bool average_weights = true;
   DropoutOptions dropout;
   std::optional<float> scale;  // unset = 1/sqrt(head_dim)
+  // Attention-logit soft-capping (Gemma 2): scaled scores → softcap · tanh(s / softcap) before the
+  // masks; 0 = none. Inference only: forward_saving refuses it.
+  float softcap = 0.0f;
   // Positional encoding (T ≥ Tq, E) added to the query before the projections (trace "positional",
   // "x"). In self-attention (key == nullptr) keys and values use the encoded x too; in
   // cross-attention the memory (key/value) is taken as already encoded, as in a Transformer decoder.

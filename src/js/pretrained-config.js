@@ -178,7 +178,7 @@ const VARIANTS = {
 };
 
 function llamaCore(config, architecture, r) {
-  if (architecture === 'Gemma3ForCausalLM') return gemma3Core(config, r);
+  if (architecture === 'Gemma3ForCausalLM' || architecture === 'Gemma2ForCausalLM') return gemmaCore(config, architecture, r);
   const act = r.get('hidden_act');
   if (act !== 'silu') throw invalid(`config.json: hidden_act ${describe(act)} is not supported (only "silu")`);
   const hidden = r.int('hidden_size'), heads = r.int('num_attention_heads'), layers = r.int('num_hidden_layers');
@@ -199,24 +199,28 @@ function llamaCore(config, architecture, r) {
   return core;
 }
 
-// Gemma 3 (transformers' Gemma3TextModel): embeddings × √hidden_size, RMSNorm with (1 + w), a norm
-// before and after both the attention and the MLP, GeGLU (gelu_pytorch_tanh), per-head q/k norms,
-// scores scaled by query_pre_attn_scalar^−1/2, sliding layers by layer_types (or every layer but each
-// sliding_window_pattern-th), and one RoPE per layer type: the full layers' rope_theta (+ scaling),
-// the sliding layers' rope_local_base_freq, unscaled.
-function gemma3Core(config, r) {
+// Gemma 2 and 3 (transformers' Gemma2Model, Gemma3TextModel): embeddings × √hidden_size, RMSNorm with
+// (1 + w), a norm before and after both the attention and the MLP, GeGLU (gelu_pytorch_tanh), scores
+// scaled by query_pre_attn_scalar^−1/2, sliding layers by layer_types (Gemma 2: every other layer;
+// Gemma 3: all but each sliding_window_pattern-th). Gemma 2: attention-logit and final-logit
+// soft-capping, one RoPE. Gemma 3: per-head q/k norms and one RoPE per layer type (the full layers'
+// rope_theta + scaling, the sliding layers' rope_local_base_freq, unscaled).
+function gemmaCore(config, architecture, r) {
+  const gemma2 = architecture === 'Gemma2ForCausalLM';
   const act = r.get('hidden_activation');
   if (act !== 'gelu_pytorch_tanh') throw invalid(`config.json: hidden_activation ${describe(act)} is not supported (only "gelu_pytorch_tanh")`);
   const hidden = r.int('hidden_size'), heads = r.int('num_attention_heads'), layers = r.int('num_hidden_layers');
   const headDim = r.int('head_dim');
-  const { full, sliding } = gemmaRopes(config);
+  const { full, sliding } = gemma2 ? { full: ropeSettings(config, architecture), sliding: null } : gemmaRopes(config);
+  if (full.partial !== undefined) throw invalid(`config.json: partial_rotary_factor is not implemented for ${architecture}`);
   const { invFreq, maxPositions } = ropeFrequencies(full, headDim, r.int('max_position_embeddings'));
   const core = { arch: PRETRAINED_ARCH.LLAMA, vocabSize: r.int('vocab_size'), hidden, layers, heads,
     kvHeads: r.int('num_key_value_heads'), headDim, intermediate: r.int('intermediate_size'), maxPositions,
     normEps: r.num('rms_norm_eps'), ropeTheta: full.theta, qkvBias: false, tieEmbeddings: r.get('tie_word_embeddings') === true,
-    qkNorm: QK_NORM.perHead, preNorms: true, postNorms: true, fusedProjections: false, rotaryDims: 0,
+    qkNorm: gemma2 ? QK_NORM.none : QK_NORM.perHead, preNorms: true, postNorms: true, fusedProjections: false, rotaryDims: 0,
     normWeightOffset: 1, embedScale: Math.fround(Math.sqrt(hidden)), attentionScale: r.num('query_pre_attn_scalar') ** -0.5,
-    geluMlp: true, localRopeTheta: sliding.theta, layerWindow: gemmaWindows(config, r, layers) };
+    geluMlp: true, localRopeTheta: sliding?.theta ?? 0, layerWindow: gemmaWindows(config, r, layers, gemma2 ? 2 : 6),
+    attnSoftcap: gemma2 ? softcap(r, 'attn_logit_softcapping') : 0, finalSoftcap: gemma2 ? softcap(r, 'final_logit_softcapping') : 0 };
   if (invFreq) core.ropeInvFreq = invFreq;
   return core;
 }
@@ -248,10 +252,18 @@ function gemmaRopes(config) {
   return chosen;
 }
 
-// Each Gemma 3 layer's window (0 = full): layer_types, else sliding but every pattern-th layer.
-function gemmaWindows(config, r, layers) {
+// A soft-capping value: a number > 0, or null (none).
+function softcap(r, key) {
+  const v = r.get(key);
+  if (v === null) return 0;
+  return r.num(key);
+}
+
+// Each Gemma layer's window (0 = full): layer_types, else sliding but every pattern-th layer (Gemma 2:
+// every other one; Gemma 3: sliding_window_pattern, 6 by default).
+function gemmaWindows(config, r, layers, defaultPattern) {
   const window = r.int('sliding_window');
-  const pattern = config.sliding_window_pattern ?? config._sliding_window_pattern ?? 6;
+  const pattern = config.sliding_window_pattern ?? config._sliding_window_pattern ?? defaultPattern;
   if (!Number.isSafeInteger(pattern) || pattern < 1) throw invalid(`config.json: sliding_window_pattern must be a positive integer, got ${describe(pattern)}`);
   const given = config.layer_types;
   if (given != null && (!Array.isArray(given) || given.length !== layers || given.some((t) => t !== 'full_attention' && t !== 'sliding_attention'))) {

@@ -3,7 +3,7 @@
 // default, used when config.json omits the key), inert (cannot change the forward), or inert only at
 // its default; pretrained-config.js refuses every other key. Written by hand from transformers
 // 5.17's configuration classes (PreTrainedConfig, GPT2Config, LlamaConfig, Qwen2Config, Qwen3Config,
-// MistralConfig, SmolLM3Config, Olmo2Config, Phi3Config, Gemma3TextConfig): this project's machines
+// MistralConfig, SmolLM3Config, Olmo2Config, Phi3Config, Gemma2Config, Gemma3TextConfig): this project's machines
 // have no `transformers`. scripts/config-keys-doc.mjs renders them into docs/checkpoints.md.
 
 // PreTrainedConfig's own attributes and the generation/serving bookkeeping configs carry: none can
@@ -95,6 +95,17 @@ export const CONFIG_KEYS = {
       rms_norm_eps: 1e-5, tie_word_embeddings: false, rope_parameters: null, rope_theta: 10000, rope_scaling: null },
     inert: ['attention_dropout'],
     defaultOnly: { attention_bias: false },
+  },
+  Gemma2ForCausalLM: {
+    modelType: 'gemma2',
+    implemented: { vocab_size: 256000, hidden_size: 2304, intermediate_size: 9216, num_hidden_layers: 26,
+      num_attention_heads: 8, num_key_value_heads: 4, head_dim: 256, hidden_activation: 'gelu_pytorch_tanh',
+      max_position_embeddings: 8192, rms_norm_eps: 1e-6, tie_word_embeddings: true, rope_parameters: null,
+      rope_theta: 10000, rope_scaling: null, query_pre_attn_scalar: 256, sliding_window: 4096, layer_types: null,
+      attn_logit_softcapping: 50, final_logit_softcapping: 30 },
+    // Gemma2MLP reads hidden_activation; the checkpoints also carry an unused hidden_act.
+    inert: ['attention_dropout', 'cache_implementation', 'hidden_act'],
+    defaultOnly: { attention_bias: false, use_bidirectional_attention: false },
   },
   Gemma3ForCausalLM: {
     modelType: 'gemma3_text',

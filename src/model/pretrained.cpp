@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/attention_engine.h"
 #include "core/memory_limit.h"
 #include "kernels/kernels.h"
 
@@ -63,6 +64,7 @@ void PretrainedModel::lens_row(std::int64_t rows, const float* normed, Pretraine
   std::vector<float> logits(static_cast<std::size_t>(v));  // one position's logits at a time: (V)
   for (std::int64_t i = 0; i < rows; ++i) {
     head.linear(1, normed + i * e, e, nullptr, logits.data(), v);
+    if (config_.final_softcap > 0) softcap_row(v, logits.data(), 1.0f, config_.final_softcap);  // Gemma 2
     const int top = static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     double z = 0;
     for (float x : logits) z += std::exp(static_cast<double>(x) - logits[top]);
@@ -172,6 +174,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     mo.average_weights = false;
     if (!c.layer_window.empty() && c.layer_window[l] > 0) mo.positions.window = c.layer_window[l];
     if (c.attention_scale > 0) mo.scale = static_cast<float>(c.attention_scale);
+    mo.softcap = c.attn_softcap;
     MhaResult r;
     const Tensor query({b, t, e}, c.pre_norms ? h : x);
     Trace* trace = wants(o.trace_layers, l) ? &result.traces[l] : nullptr;
@@ -218,6 +221,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     result.logits = Tensor({b, t, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(n) * c.vocab_size));
     head.linear(static_cast<int>(n), h.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
   }
+  if (c.final_softcap > 0) softcap_row(static_cast<int>(result.logits.data.size()), result.logits.data.data(), 1.0f, c.final_softcap);
   if (o.logit_lens) lens_row(n, h.data(), result);  // the last row: the model's own prediction
   ATTN_RETURN_IF_ERROR(check_computed(result.logits.data.data(), result.logits.data.size(), "the pretrained forward: the logits"));
   restore.done = true;

@@ -43,6 +43,8 @@ struct PretrainedConfig {
   double attention_scale = 0;      // Gemma 3: query_pre_attn_scalar^−1/2; 0 = head_dim^−1/2
   bool gelu_mlp = false;           // Gemma 3: down(gelu_tanh(gate(x)) · up(x)) (GeGLU) instead of SwiGLU
   double local_rope_theta = 0;     // Gemma 3: the sliding layers' RoPE base (default frequencies); 0 = every layer's is rope_theta
+  float attn_softcap = 0;          // Gemma 2: scaled scores → c · tanh(s / c) before the mask; 0 = none
+  float final_softcap = 0;         // Gemma 2: logits → c · tanh(logits / c); 0 = none
   bool fused_projections = false;  // Phi-3: self_attn.qkv_proj [q; k; v] and mlp.gate_up_proj [gate; up]
   int rotary_dims = 0;             // Phi-3: partial_rotary_factor · head_dim features rotated (0 = all)
   std::vector<int> layer_window;   // per layer: 0 = full, w = the w most recent keys, itself included (Mistral, Qwen2, Phi-3)

@@ -57,11 +57,13 @@ Status check_config(const PretrainedConfig& c) {
   if (qk_norm < 0 || qk_norm > 2) return invalid("config: q/k norm kind " + std::to_string(qk_norm) + " does not exist");
   if (!c.pre_norms && !c.post_norms) return invalid("config: a block needs its pre-norms or its post-norms");
   if (!(c.embed_scale > 0) || !std::isfinite(c.embed_scale) || !(c.attention_scale >= 0) || !std::isfinite(c.attention_scale) ||
-      !(c.local_rope_theta >= 0) || !std::isfinite(c.local_rope_theta) || !std::isfinite(c.norm_weight_offset))
+      !(c.local_rope_theta >= 0) || !std::isfinite(c.local_rope_theta) || !std::isfinite(c.norm_weight_offset) ||
+      !(c.attn_softcap >= 0) || !std::isfinite(c.attn_softcap) || !(c.final_softcap >= 0) || !std::isfinite(c.final_softcap))
     return invalid("config: embedding scale, attention scale, local RoPE base and norm offset must be finite (scales > 0)");
   const bool variant = c.qk_norm != MhaConfig::QkNorm::kNone || c.post_norms || !c.pre_norms || c.fused_projections ||
                        c.rotary_dims || !c.layer_window.empty() || !c.layer_rope.empty() || c.norm_weight_offset != 0 ||
-                       c.embed_scale != 1 || c.attention_scale != 0 || c.gelu_mlp || c.local_rope_theta != 0;
+                       c.embed_scale != 1 || c.attention_scale != 0 || c.gelu_mlp || c.local_rope_theta != 0 ||
+                       c.attn_softcap != 0 || c.final_softcap != 0;
   if (c.arch == PretrainedArch::kGpt2 && variant) return invalid("config: GPT-2 has none of the Llama-family variants");
   return Status::Ok();
 }

@@ -63,6 +63,8 @@ class PretrainedHandle {
     if (has(c, "attentionScale")) p.attention_scale = c["attentionScale"].as<double>();
     if (has(c, "geluMlp")) p.gelu_mlp = c["geluMlp"].as<bool>();
     if (has(c, "localRopeTheta")) p.local_rope_theta = c["localRopeTheta"].as<double>();
+    if (has(c, "attnSoftcap")) p.attn_softcap = c["attnSoftcap"].as<float>();
+    if (has(c, "finalSoftcap")) p.final_softcap = c["finalSoftcap"].as<float>();
     if (has(c, "fusedProjections")) p.fused_projections = c["fusedProjections"].as<bool>();
     if (has(c, "rotaryDims")) p.rotary_dims = c["rotaryDims"].as<int>();
     if (has(c, "layerWindow")) p.layer_window = emscripten::convertJSArrayToNumberVector<int>(c["layerWindow"]);

@@ -38,7 +38,7 @@ test('every new family opens in the demo: model view, next tokens', async () => 
   await page.goto(b.url('/'));
   await demoReady(page);
   const families = { 'qwen3-tiny': 'Qwen3ForCausalLM', 'mistral-tiny': 'MistralForCausalLM', 'qwen2-sliding-tiny': 'Qwen2ForCausalLM',
-    'smollm3-tiny': 'SmolLM3ForCausalLM', 'olmo2-tiny': 'Olmo2ForCausalLM', 'phi3-tiny': 'Phi3ForCausalLM', 'gemma3-tiny': 'Gemma3ForCausalLM' };
+    'smollm3-tiny': 'SmolLM3ForCausalLM', 'olmo2-tiny': 'Olmo2ForCausalLM', 'phi3-tiny': 'Phi3ForCausalLM', 'gemma3-tiny': 'Gemma3ForCausalLM', 'gemma2-tiny': 'Gemma2ForCausalLM' };
   for (const [name, arch] of Object.entries(families)) {
     assert.match(await openFolder(page, await copyFolder(name, name)), /Opened .*2 layers, 4 heads/, name);
     assert.match(await page.$eval('#model option[value="folder"]', (o) => o.textContent), new RegExp(`\\(${arch}\\)`));
@@ -64,6 +64,8 @@ test('chat template, streamed generation with Stop, and files we do not read', a
   const want = '<|endoftext|>system: Be kind.\n<|endoftext|>user: cat sat\n<|endoftext|>assistant:';
   await page.waitForFunction((t) => document.querySelector('#text').value === t, want);
   await page.waitForFunction(() => document.querySelectorAll('#next-table tbody tr').length === 10);
+  // The model view redraws once the templated text's forward is back (the previous text's may show first).
+  await page.waitForFunction(() => Array.from(document.querySelector('attention-model-view').shown?.ids ?? []).includes(94), null, { timeout: 20_000 });
   const ids = await page.$eval('attention-model-view', (el) => Array.from(el.shown.ids));
   assert.equal(ids.filter((id) => id === 94).length, 3, 'each <|endoftext|> is one token, none added');
   assert.equal(ids[0], 94);

@@ -269,7 +269,7 @@ def llama_tensors(cfg):
     t = [("model.embed_tokens.weight", (VOCAB, E), "embed")]
     for i in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % i
-        norm = "gemma_norm" if mt == "gemma3_text" else "norm"  # Gemma scales by (1 + w)
+        norm = "gemma_norm" if is_gemma(cfg) else "norm"  # Gemma scales by (1 + w)
         if mt != "olmo2":  # OLMo 2 has no pre-norms
             t += [(p + "input_layernorm.weight", (E,), norm)]
         if mt == "phi3":  # Phi3Attention.qkv_proj: [q; k; v] rows
@@ -287,16 +287,16 @@ def llama_tensors(cfg):
             t += [(p + "self_attn.q_norm.weight", (H * d,), "norm"), (p + "self_attn.k_norm.weight", (Hkv * d,), "norm")]
         t += [(p + "self_attn.o_proj.weight", (E, H * d), "linear"),
               (p + "post_attention_layernorm.weight", (E,), norm)]
-        if mt == "gemma3_text":
+        if is_gemma(cfg):
             t += [(p + "pre_feedforward_layernorm.weight", (E,), norm)]
-        if mt in ("olmo2", "gemma3_text"):
+        if mt == "olmo2" or is_gemma(cfg):
             t += [(p + "post_feedforward_layernorm.weight", (E,), norm)]
         if mt == "phi3":  # Phi3MLP.gate_up_proj: [gate; up] rows
             t += [(p + "mlp.gate_up_proj.weight", (2 * I, E), "linear")]
         else:
             t += [(p + "mlp.gate_proj.weight", (I, E), "linear"), (p + "mlp.up_proj.weight", (I, E), "linear")]
         t += [(p + "mlp.down_proj.weight", (E, I), "linear")]
-    t += [("model.norm.weight", (E,), "gemma_norm" if mt == "gemma3_text" else "norm")]
+    t += [("model.norm.weight", (E,), "gemma_norm" if is_gemma(cfg) else "norm")]
     if not cfg["tie_word_embeddings"]:
         t += [("lm_head.weight", (VOCAB, E), "head")]
     return t
@@ -424,14 +424,32 @@ GEMMA3_CONFIG = {
 }
 
 
+# Gemma 2: attention-logit and final-logit soft-capping, no q/k norms, one RoPE, every other layer sliding.
+GEMMA2_CONFIG = {
+    "architectures": ["Gemma2ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "attn_logit_softcapping": 5.0, "bos_token_id": 94, "cache_implementation": "hybrid", "eos_token_id": 95,
+    "final_logit_softcapping": 3.0, "head_dim": 8, "hidden_act": "gelu_pytorch_tanh",
+    "hidden_activation": "gelu_pytorch_tanh", "hidden_size": HIDDEN, "initializer_range": 0.02,
+    "intermediate_size": 64, "max_position_embeddings": MAX_POS, "model_type": "gemma2",
+    "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "pad_token_id": 0,
+    "query_pre_attn_scalar": 8, "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 10000.0,
+    "sliding_window": 3, "tie_word_embeddings": True, "torch_dtype": "float32", "use_cache": True,
+    "vocab_size": VOCAB,
+}
+
+
+def is_gemma(cfg):
+    return cfg["model_type"] in ("gemma2", "gemma3_text")
+
+
 def is_local_gemma_layer(cfg, i):
-    """Gemma3TextConfig: layer i slides unless (i + 1) % sliding_window_pattern == 0."""
-    return cfg["model_type"] == "gemma3_text" and (i + 1) % cfg["sliding_window_pattern"] != 0
+    """Gemma2Config / Gemma3TextConfig: layer i slides unless (i + 1) % pattern == 0 (Gemma 2: 2)."""
+    return is_gemma(cfg) and (i + 1) % cfg.get("sliding_window_pattern", 2) != 0
 
 
 def layer_rope_cfg(cfg, i):
     """The RoPE settings of layer i: Gemma 3's sliding layers use rope_local_base_freq, unscaled."""
-    if is_local_gemma_layer(cfg, i):
+    if cfg["model_type"] == "gemma3_text" and is_local_gemma_layer(cfg, i):
         return dict(cfg, rope_theta=cfg["rope_local_base_freq"], rope_scaling=None)
     return cfg
 
@@ -450,7 +468,7 @@ def layer_windows(cfg):
     L, mt = cfg["num_hidden_layers"], cfg["model_type"]
     if mt in ("mistral", "phi3"):
         return [cfg.get("sliding_window")] * L
-    if mt == "gemma3_text":
+    if is_gemma(cfg):
         return [cfg["sliding_window"] if is_local_gemma_layer(cfg, i) else None for i in range(L)]
     if mt in ("qwen2", "qwen3", "smollm3") and cfg.get("use_sliding_window") and cfg.get("sliding_window"):
         types = cfg.get("layer_types") or ["sliding_attention" if i >= cfg["max_window_layers"] else "full_attention"
@@ -593,7 +611,7 @@ def llama_forward(w, ids, cfg, hooks=None):
     d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
     dtype = w["model.embed_tokens.weight"].dtype
-    gemma = mt == "gemma3_text"
+    gemma = is_gemma(cfg)
     h = w["model.embed_tokens.weight"][ids]
     if gemma:  # Gemma3TextScaledWordEmbedding: × sqrt(hidden_size), a float32 constant
         h = h * torch.tensor(E ** 0.5, dtype=torch.float32).to(dtype)
@@ -641,7 +659,10 @@ def llama_forward(w, ids, cfg, hooks=None):
         visible = (j_idx <= i_idx) & ((i_idx - j_idx < window) if window else True)
         mask = torch.where(visible, torch.zeros((), dtype=dtype), torch.tensor(torch.finfo(dtype).min, dtype=dtype))
         scaling = cfg["query_pre_attn_scalar"] ** -0.5 if gemma else d ** -0.5
-        s = (q @ k.transpose(2, 3)) * scaling + mask
+        s = (q @ k.transpose(2, 3)) * scaling
+        if cfg.get("attn_logit_softcapping"):  # Gemma 2: s / c, tanh, * c, before the mask
+            s = torch.tanh(s / cfg["attn_logit_softcapping"]) * cfg["attn_logit_softcapping"]
+        s = s + mask
         a = torch.softmax(s, dim=-1)
         attn.append(a)
         z = hooks["z"](i, a @ v) if "z" in hooks else a @ v
@@ -649,7 +670,7 @@ def llama_forward(w, ids, cfg, hooks=None):
         if mt == "olmo2":
             h = h + rms_norm(o, w[p + "post_attention_layernorm.weight"], eps)
             x = h
-        elif gemma:  # Gemma3DecoderLayer: post_attention_layernorm, then pre_feedforward_layernorm
+        elif gemma:  # Gemma2/3DecoderLayer: post_attention_layernorm, then pre_feedforward_layernorm
             h = h + norm(o, w[p + "post_attention_layernorm.weight"])
             x = norm(h, w[p + "pre_feedforward_layernorm.weight"])
         else:
@@ -662,11 +683,14 @@ def llama_forward(w, ids, cfg, hooks=None):
             gate, up = lin(x, p + "mlp.gate_proj"), lin(x, p + "mlp.up_proj")
         act = torch.nn.functional.gelu(gate, approximate="tanh") if gemma else torch.nn.functional.silu(gate)
         m = lin(act * up, p + "mlp.down_proj")
-        h = h + (norm(m, w[p + "post_feedforward_layernorm.weight"]) if mt in ("olmo2", "gemma3_text") else m)
+        h = h + (norm(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" or gemma else m)
     h = norm(h, w["model.norm.weight"])
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
-    return {"logits": h @ head.T, "attention": attn, "hidden_states": hidden}
+    logits = h @ head.T
+    if cfg.get("final_logit_softcapping"):  # Gemma2ForCausalLM: logits / c, tanh, * c
+        logits = torch.tanh(logits / cfg["final_logit_softcapping"]) * cfg["final_logit_softcapping"]
+    return {"logits": logits, "attention": attn, "hidden_states": hidden}
 
 
 # ================================================================================================
@@ -750,7 +774,7 @@ def np_llama(w, ids, cfg):
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
-    gemma = mt == "gemma3_text"
+    gemma = is_gemma(cfg)
 
     def rms(x, g):  # Gemma: the weight enters as (1 + g)
         return x / np.sqrt((x * x).sum(-1, keepdims=True) / x.shape[-1] + eps) * ((1.0 + g) if gemma else g)
@@ -807,6 +831,9 @@ def np_llama(w, ids, cfg):
                     k = np.stack([rope(k[t], t, li) for t in range(T)])
                 for i in range(T):
                     row = np.array([q[i] @ k[j] for j in range(T)]) / math.sqrt(cfg["query_pre_attn_scalar"] if gemma else d)
+                    cap = cfg.get("attn_logit_softcapping")
+                    if cap:
+                        row = cap * np.tanh(row / cap)
                     lo = 0 if not windows[li] else max(0, i - windows[li] + 1)  # keys lo..i
                     row[:lo] = -np.inf
                     A[b, hh, i] = np_softmax_causal(row, i)
@@ -833,11 +860,13 @@ def np_llama(w, ids, cfg):
         else:
             act = gate / (1.0 + np.exp(-gate))
         m = (act * up) @ w[p + "mlp.down_proj.weight"].T
-        h = h + (rms(m, w[p + "post_feedforward_layernorm.weight"]) if mt in ("olmo2", "gemma3_text") else m)
+        h = h + (rms(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" or gemma else m)
     h = rms(h, w["model.norm.weight"])
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
-    return {"logits": h @ head.T, "attention": attn, "hidden_states": hidden}
+    logits = h @ head.T
+    cap = cfg.get("final_logit_softcapping")
+    return {"logits": cap * np.tanh(logits / cap) if cap else logits, "attention": attn, "hidden_states": hidden}
 
 
 # ================================================================================================
@@ -1171,7 +1200,8 @@ def main():
              ("smollm3-tiny", SMOLLM3_CONFIG, "llama", False),
              ("olmo2-tiny", OLMO2_CONFIG, "llama", False),
              ("phi3-tiny", PHI3_CONFIG, "llama", False),
-             ("gemma3-tiny", GEMMA3_CONFIG, "llama", False)]
+             ("gemma3-tiny", GEMMA3_CONFIG, "llama", False),
+             ("gemma2-tiny", GEMMA2_CONFIG, "llama", False)]
     names = {}
     for name, cfg, style, logits_only in archs:
         names[name] = build(name, cfg, style, vocab, merges, logits_only)

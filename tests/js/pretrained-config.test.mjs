@@ -41,7 +41,7 @@ async function rejects(config, name, pattern) {
 
 const IDS = [[5, 17, 42, 88, 3, 61, 29], [95, 0, 33, 71, 12, 8, 8]];
 const LLAMA_FAMILY = ['llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny', 'llama-linear-tiny', 'qwen3-tiny', 'mistral-tiny',
-  'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny', 'gemma3-tiny'];
+  'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny', 'gemma3-tiny', 'gemma2-tiny'];
 
 describe('both config layouts', () => {
   for (const name of LLAMA_FAMILY) {
@@ -129,6 +129,14 @@ describe('keys outside the table are refused, naming the key and value', () => {
     ['a negative sliding_window', 'qwen2-tiny', { ...qwen, use_sliding_window: true, sliding_window: -4, max_window_layers: 0 }, /sliding_window must be a positive integer/],
   ];
   for (const [what, name, config, pattern] of cases) it(what, () => rejects(config, name, pattern));
+
+  it('Gemma 2: attribution and patching, which need the logits before final soft-capping, are refused', async () => {
+    const m = await load('gemma2-tiny');
+    assert.throws(() => m.logitAttribution([5, 17, 42], { token: 1, against: 2 }), /before final soft-capping.*Gemma2ForCausalLM/);
+    await assert.rejects(m.patch({ clean: [5, 17, 42], corrupted: [5, 17, 43], token: 1, against: 2 }), /before final soft-capping/);
+    assert.equal(m.forward([[5, 17, 42]]).logits.shape[2], 96, 'the model still runs');
+    m.dispose();
+  });
 
   it('inert keys load, whatever their value; the module stays usable', async () => {
     const m = await load('llama-tiny', { ...llama, attention_dropout: 0.3, initializer_range: 1, use_cache: false, _name_or_path: 'x', transformers_version: '5.17.0', dtype: 'bfloat16' });

@@ -38,7 +38,7 @@ const stoppedRow = (row, stop) => {
 const ids2d = (t) => Array.from({ length: t.shape[0] }, (_, b) => t.data.slice(b * t.shape[1], (b + 1) * t.shape[1]));
 
 const MODELS = ['gpt2-tiny', 'llama-tiny', 'qwen2-tiny', 'llama3-scaled-tiny', 'llama-linear-tiny',
-  'qwen3-tiny', 'mistral-tiny', 'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny', 'gemma3-tiny'];
+  'qwen3-tiny', 'mistral-tiny', 'qwen2-sliding-tiny', 'smollm3-tiny', 'olmo2-tiny', 'phi3-tiny', 'gemma3-tiny', 'gemma2-tiny'];
 
 describe('the tiny checkpoints against their PyTorch references', () => {
   for (const name of MODELS) {
