@@ -63,7 +63,7 @@ function folderSource(info) {
     views: { settings: false, maskEditor: false, predictions: 'next', modelView: true, lens: true, generate: true,
       chat: info.hasTokenizer && info.chatTemplateNames.length > 0 },
     info: { numLayers: info.numLayers, numHeads: info.numHeads, numKVHeads: info.numKVHeads, headDim: info.headDim, hiddenSize: info.hiddenSize,
-      vocabSize: info.vocabSize, maxPositions: info.maxPositions, causal: true, architecture: info.architecture },
+      vocabSize: info.vocabSize, maxPositions: info.maxPositions, causal: true, architecture: info.architecture, layers: info.layers },
     /** The chat template's last text: it holds its special tokens, so none are added when it is read. */
     chatText: null,
     async tokenize(text) {

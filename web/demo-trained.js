@@ -17,6 +17,22 @@ export function fillLayers($, L, layer) {
   $('layer-row').hidden = L < 2;
 }
 
+/**
+ * What is particular to the shown layer of a checkpoint (model.layers): its window, its RoPE (or none),
+ * q/k norms, soft-capping — the steps view's numbers follow them (issue #25).
+ */
+export function showLayerNote($, info, layer) {
+  const note = $('layer-note');
+  note.hidden = !info;
+  if (!info) return;
+  const parts = [info.window > 0 ? `a sliding window: each query sees its ${info.window} latest keys, itself included`
+    : 'full causal attention'];
+  parts.push(info.rope ? `RoPE with base ${info.ropeTheta}${info.ropeScaled ? ', scaled frequencies' : ''}` : 'no RoPE in this layer');
+  if (info.qkNorm) parts.push('q and k RMS-normalised first (the q-norm and k-norm steps)');
+  if (info.softcap > 0) parts.push(`scores soft-capped at ${info.softcap}·tanh(s / ${info.softcap}) (shown in the scaled step)`);
+  note.textContent = `Layer ${layer}: ${parts.join('; ')}.`;
+}
+
 /** Shows what the source's views include and hides the rest. */
 export function showMode({ $, steps, heatmap, maskEditor }, { views, preset }) {
   const isModel = !views.settings;
@@ -31,6 +47,7 @@ export function showMode({ $, steps, heatmap, maskEditor }, { views, preset }) {
   $('pe').closest('section').hidden = isModel;
   if (!isModel) {
     $('layer-row').hidden = true;
+    $('layer-note').hidden = true;
     if (steps.trace) steps.trace = null;
     if (heatmap.data) heatmap.data = null;
     if (maskEditor.data) maskEditor.data = null;
@@ -68,6 +85,7 @@ export async function renderModel({ state, source, $, steps, heatmap, maskEditor
 
   // Everything is in hand: draw it all at once.
   fillLayers($, L, layer);
+  showLayerNote($, source.info.layers?.[layer], layer);
   showPreset($, source.preset);
   showInput($, chips, source, input);
   steps.trace = { tokens, steps: r.trace, heads: H, dModel: H * headDim, causal };

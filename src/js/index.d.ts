@@ -854,6 +854,14 @@ export class PretrainedModel {
   readonly vocabSize: number;
   /** The longest input, prompt plus generated tokens (for rope_type "dynamic": its original_max_position_embeddings). */
   readonly maxPositions: number;
+  /**
+   * What differs between layers, one entry per layer: `window` (the keys a query sees, itself
+   * included; 0 = all earlier ones), `rope` (whether q and k are rotated: SmolLM3 has layers without),
+   * `ropeTheta` (its base: Gemma 3's sliding layers have their own; null without RoPE), `ropeScaled`
+   * (scaled frequencies: llama3, linear), `qkNorm` (q and k RMS-normalised), `softcap` (scores
+   * soft-capped at c·tanh(s/c); 0 = none).
+   */
+  readonly layers: ReadonlyArray<{ window: number; rope: boolean; ropeTheta: number | null; ropeScaled: boolean; qkNorm: boolean; softcap: number }>;
   /** generate's default `stop`: the checkpoint's EOS ids (generation_config.json's, else config.json's); may be empty. */
   readonly stopIds: number[];
   /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */

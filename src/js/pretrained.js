@@ -3,7 +3,7 @@
 // bytes go from the bytes or Blob/File given straight into their room in the wasm heap, in chunks,
 // in the file's format (F16/BF16 stay 16-bit; the core widens them inside its GEMM).
 import { AttentionError, check } from './errors.js';
-import { WEIGHT_FORMAT } from './constants.js';
+import { WEIGHT_FORMAT, PRETRAINED_ARCH } from './constants.js';
 import { checkOptions, describe } from './options.js';
 import { layerList, idBatch, traceLayers } from './model.js';
 import { asBytes, checkEntries, headerLength, readHeader } from './safetensors.js';
@@ -121,6 +121,8 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
       this.hiddenSize = core.hidden;
       this.vocabSize = core.vocabSize;
       this.maxPositions = core.maxPositions;  // the longest input (ids plus generated tokens)
+      /** What differs between layers, one entry per layer: { window (0 = full), rope, ropeTheta, qkNorm, softcap }. */
+      this.layers = Object.freeze(Array.from({ length: core.layers }, (_, l) => layerSummary(core, l)));
       /** generate's default stop ids: the checkpoint's EOS ids (generation_config.json, else config.json). */
       this.stopIds = defaultStopIds(config, generationConfig, core.vocabSize);
       this._core = core;
@@ -304,6 +306,16 @@ export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle 
   }
 
   return { loadPretrained, PretrainedModel };
+}
+
+// Layer l's attention as the core runs it (src/model/pretrained.h): its window, whether and with
+// which base it rotates q and k, its q/k norm and score soft-capping.
+function layerSummary(core, l) {
+  const window = core.layerWindow?.[l] ?? 0;
+  const rope = core.arch !== PRETRAINED_ARCH.GPT2 && (core.layerRope ? core.layerRope[l] === 1 : true);
+  const local = rope && window > 0 && core.localRopeTheta > 0;
+  return Object.freeze({ window, rope, ropeTheta: rope ? (local ? core.localRopeTheta : core.ropeTheta) : null,
+    ropeScaled: rope && !local && Boolean(core.ropeInvFreq), qkNorm: Boolean(core.qkNorm), softcap: core.attnSoftcap ?? 0 });
 }
 
 // A model's weights are bounded by its own limit: a TOO_LARGE names the option that raises it.

@@ -44,6 +44,16 @@ test('every new family opens in the demo: model view, next tokens', async () => 
     assert.match(await page.$eval('#model option[value="folder"]', (o) => o.textContent), new RegExp(`\\(${arch}\\)`));
     await page.waitForFunction(() => document.querySelectorAll('#next-table tbody tr').length === 10, null, { timeout: 20_000 });
     assert.equal(await page.$eval('attention-model-view', (el) => el._tiles.length), 8, `${name}: 2 layers × 4 heads`);
+    if (name === 'gemma3-tiny') {  // what differs between its layers, shown with the layer (model.layers)
+      await page.waitForFunction(() => /^Layer 0: a sliding window: each query sees its 3 latest keys.*RoPE with base 10000;.*q and k RMS-normalised/.test(document.querySelector('#layer-note').textContent));
+      await page.selectOption('#layer', '1');
+      await page.waitForFunction(() => /^Layer 1: full causal attention; RoPE with base 1000000, scaled frequencies/.test(document.querySelector('#layer-note').textContent));
+    }
+    if (name === 'smollm3-tiny') {
+      await page.selectOption('#layer', '1');
+      await page.waitForFunction(() => /no RoPE in this layer/.test(document.querySelector('#layer-note').textContent));
+    }
+    if (name === 'gemma2-tiny') await page.waitForFunction(() => /soft-capped at 5/.test(document.querySelector('#layer-note').textContent));
   }
   assert.deepEqual(watch.errors, []);
   await page.close();

@@ -148,6 +148,16 @@ describe('keys outside the table are refused, naming the key and value', () => {
     assert.equal(docSection(readFileSync(DOC, 'utf8')), renderKeyTables());
   });
 
+  it('model.layers says what differs between layers', async () => {
+    const gemma = await load('gemma3-tiny'), smol = await load('smollm3-tiny'), gpt2 = await load('gpt2-tiny'), gemma2 = await load('gemma2-tiny');
+    assert.deepEqual(gemma.layers.map((l) => [l.window, l.rope, l.ropeTheta, l.ropeScaled, l.qkNorm, l.softcap]),
+      [[3, true, 10000, false, true, 0], [0, true, 1000000, true, true, 0]]);
+    assert.deepEqual(smol.layers.map((l) => [l.rope, l.ropeTheta]), [[true, 2000000], [false, null]]);
+    assert.deepEqual(gpt2.layers.map((l) => [l.window, l.rope]), [[0, false], [0, false]]);
+    assert.deepEqual(gemma2.layers.map((l) => [l.window, l.softcap]), [[3, 5], [0, 5]]);
+    for (const m of [gemma, smol, gpt2, gemma2]) m.dispose();
+  });
+
   it('the tables are exported and every key is in exactly one class', () => {
     for (const [arch, t] of Object.entries(PRETRAINED_CONFIG_KEYS)) {
       const all = [...Object.keys(t.implemented), ...t.inert, ...Object.keys(t.defaultOnly)];

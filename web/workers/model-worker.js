@@ -94,7 +94,7 @@ async function open({ files, folderName }, id) {
   const name = String(folderName || config._name_or_path || config.model_type || 'model').split('/').pop();
   return { key, folderName: name, architecture: model.architecture, hasTokenizer: Boolean(tokenizer), chatTemplateNames: model.chatTemplateNames,
     numLayers: model.numLayers, numHeads: model.numHeads, numKVHeads: model.numKVHeads, headDim: model.headDim, hiddenSize: model.hiddenSize,
-    vocabSize: model.vocabSize, maxPositions: model.maxPositions };
+    vocabSize: model.vocabSize, maxPositions: model.maxPositions, layers: model.layers };
 }
 
 /** { tokens, ids, error, truncated } of the text (token ids typed with spaces when there is no tokenizer). */
