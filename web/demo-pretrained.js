@@ -166,6 +166,8 @@ export function attachFolder($, hooks) {
         if (percent !== shownPercent) { shownPercent = percent; progressText.textContent = `Loading weights: ${percent} %`; }
       } });
       const source = folderSource(info);
+      // The files the model was read from (a figure of it names them: a folder is not in a link).
+      source.files = [...byName.keys()].filter((n) => /^(config|tokenizer|tokenizer_config|generation_config)\.json$|^chat_template\.jinja$|\.safetensors(\.index\.json)?$/.test(n)).sort();
       const option = $('model').querySelector('option[value="folder"]');
       option.textContent = source.label;
       option.hidden = false;

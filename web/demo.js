@@ -9,6 +9,7 @@ import { inLink, loadedSource, openFile, register, seededSource, sourceFor } fro
 import { renderModel, showMode } from './demo-trained.js';
 import { attachFolder } from './demo-pretrained.js';
 import { attachWhy, showWhy } from './demo-why.js';
+import { figureState, planFigure, readFigureFile } from './demo-figure.js';
 
 const D_MODELS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512];
 const MAX_HEADS = 16;
@@ -167,6 +168,49 @@ $('save-html').addEventListener('click', () => {
   const views = [...document.querySelectorAll('#steps, #heatmap, #model-view')].filter((el) => !el.hidden && el.offsetParent !== null);
   const link = inLink(state.model) ? location.href : 'an opened model, which a link cannot hold';
   downloadSnapshot(views, { title: `attention-wasm: ${source?.label ?? 'demo'}`, description: `Input: “${state.text}”. Model: ${source?.label ?? ''}. Link: ${link}` });
+});
+// Open a figure (#28): a view's JSON export or SVG figure sets the demo's state (see demo-figure.js).
+$('figure-file').addEventListener('change', async (e) => {
+  const file = e.target.files[0];
+  e.target.value = '';
+  if (!file) return;
+  const note = $('figure-note'), root = document.documentElement;
+  note.className = 'note';
+  note.textContent = '';
+  delete root.dataset.figure;
+  try {
+    const ws = figureState(await readFigureFile(file));
+    const plan = planFigure(ws, { loadedSource, stateDictName });
+    if (plan.need) {
+      note.className = 'note bad';
+      note.textContent = plan.need;
+      root.dataset.figure = 'needs-files';
+      return;
+    }
+    wayBack = null;
+    if (!plan.weights && stateDict && plan.demoState.model === seeded.name) {  // the figure was drawn with seeded weights
+      stateDict = null;
+      stateDictName = '';
+      $('weights-reset').hidden = true;
+      $('weights-note').textContent = 'Back to seeded weights: the figure was drawn with them.';
+    }
+    const drawn = whenDrawn();
+    state = plan.demoState;
+    writeURL('push');
+    syncControls();
+    render();
+    await drawn;
+    // The figure's own view gets its state too: what the demo's state does not hold (the tile whose
+    // query row is shown as bars, a palette) comes back; the rest is what the demo just drew.
+    const el = plan.view ? $(plan.view) : null;
+    if (el && el.localName === ws.widget && el.localName !== 'attention-model-view') { el.state = ws; el.refresh(); }
+    note.textContent = `Opened “${file.name}”: a <${ws.widget}> figure of ${plan.note}, on “${state.text}”.`;
+    root.dataset.figure = 'opened';
+  } catch (err) {
+    note.className = 'note bad';
+    note.textContent = `Could not open “${file.name}” as a figure: ${err.message}`;
+    root.dataset.figure = 'error';
+  }
 });
 $('reset-all').addEventListener('click', () => { wayBack = null; state = normalizeState({}); writeURL('push'); syncControls(); render(); });
 
@@ -413,6 +457,25 @@ function renderPanel() {
 
 let renderSeq = 0;           // each render's number: a model render that finishes after a newer one is dropped
 
+// Promises of the next render that draws (a render dropped for a newer one does not count).
+let drawnWaiters = [];
+const whenDrawn = () => new Promise((resolve) => drawnWaiters.push(resolve));
+function settleDrawn() { const w = drawnWaiters; drawnWaiters = []; for (const resolve of w) resolve(); }
+
+/**
+ * What a figure of a view says it shows (el.context, carried in its state and so in its JSON and SVG
+ * exports): the demo's state as the link's query string, the model (for an opened file or folder, what
+ * to open again) and loaded weights. "Open a figure…" reads it back.
+ */
+function figureContext(view) {
+  const s = source && source.name === state.model ? source : null;
+  const model = s ? { name: s.name, label: s.label, ref: s.ref ?? null } : { name: state.model };
+  if (s?.fileName) model.fileName = s.fileName;
+  if (s?.folderName) Object.assign(model, { folderName: s.folderName, files: s.files ?? [] });
+  return { page: 'attention-wasm demo', view, search: searchFromState(state), model,
+    ...(stateDict && state.model === seeded.name ? { weights: stateDictName || 'loaded weights' } : {}) };
+}
+
 /**
  * Renders everything: a source the settings define synchronously (the model runs once, cached, and each
  * widget redraws); any other source by asking it (asynchronously) and drawing what it answers.
@@ -424,6 +487,7 @@ function render() {
   showMode({ $, steps, heatmap, maskEditor }, source);
   showWhy($, source);
   showSwitchNote();
+  for (const el of [steps, heatmap, maskEditor, pe, $('model-view')]) el.context = figureContext(el.id);
   if (!source.views.settings) {
     const shown = source, text = state.text;
     renderModel({ state, source, $, steps, heatmap, maskEditor, chips, current: () => seq === renderSeq && source === shown })
@@ -433,9 +497,11 @@ function render() {
         if (result && shown.words) readableText = text;
         lastMs = performance.now() - t0;
         $('timing').textContent = `· computed and redrawn in ${lastMs.toFixed(1)} ms`;
+        settleDrawn();
       })
       .catch((error) => {
         if (seq !== renderSeq) return;
+        settleDrawn();
         $('token-count').className = 'bad';
         $('token-count').textContent = `The model could not run: ${error.message}`;
       });
@@ -454,6 +520,7 @@ function render() {
   renderPanel();
   lastMs = performance.now() - t0;
   $('timing').textContent = `· recomputed and redrawn in ${lastMs.toFixed(1)} ms`;
+  settleDrawn();
 }
 
 /** Text for a double-quoted HTML attribute in the copy-paste snippet. */

@@ -66,6 +66,8 @@ export interface WidgetState {
   version: 1;
   /** The observed attributes present, as text (setting the state removes the others). */
   attributes: Record<string, string>;
+  /** el.context, when the page set one. */
+  context?: Record<string, unknown>;
   [key: string]: unknown;
 }
 /** A number of a state's data: finite, or '-Infinity' | 'Infinity' | 'NaN'. */
@@ -102,6 +104,8 @@ export interface KvCacheState extends WidgetState { stepped: number; kvHead: num
 declare class AwElement extends HTMLElement {
   /** What the picture depends on (see WidgetState); set it to redraw the same picture. */
   state: WidgetState;
+  /** What the page says the picture is of (JSON-able, or null): carried in the state as `context`; it does not change the picture. */
+  context: Record<string, unknown> | null;
   /** Renders now if the wasm module is ready; true when it rendered. */
   refresh(): boolean;
   /** The picture as PNG. */

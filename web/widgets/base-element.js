@@ -154,7 +154,8 @@ export class AwElement extends HTMLElement {
     for (const name of this.constructor.observedAttributes) {
       if (name !== 'style' && this.hasAttribute(name)) attributes[name] = this.getAttribute(name);
     }
-    return stateJSON({ widget: this.localName, version: STATE_VERSION, attributes, ...this.extraState() });
+    return stateJSON({ widget: this.localName, version: STATE_VERSION, attributes, ...this.extraState(),
+      ...(this._context ? { context: this._context } : {}) });
   }
 
   set state(s) {
@@ -168,8 +169,18 @@ export class AwElement extends HTMLElement {
       } else if (this.hasAttribute(name)) this.removeAttribute(name);
     }
     this.applyExtraState(s);
+    this._context = s.context && typeof s.context === 'object' ? s.context : null;
     this.schedule();
   }
+
+  /**
+   * What the page says the picture is of, in its own words (a model reference, the page's own state):
+   * a JSON-able object or null. It does not change the picture; el.state carries it as `context`, so
+   * the JSON export and the SVG's <metadata> tell a page where the figure came from (the demo opens
+   * its figures by it).
+   */
+  get context() { return this._context ?? null; }
+  set context(c) { this._context = c && typeof c === 'object' ? JSON.parse(JSON.stringify(c)) : null; }
 
   /** The part of the state kept in properties rather than attributes (subclasses). */
   extraState() { return {}; }
