@@ -199,3 +199,21 @@ test('the SVG buttons save toSVG(); dark theme has the page background and the s
   await page.emulateMedia({ colorScheme: 'light' });
   await assertCleanPage(page, watch);
 });
+
+test('<query-explorer> with 3-component vectors draws no plane: toSVG says so, the SVG button shows it as the error line', async () => {
+  const r = await page.evaluate(async () => {
+    const el = document.querySelector('#query');
+    el.setAttribute('query', '1,0,0.5');
+    el.setAttribute('keys', '1,0,0; 0,1,0; 0,0,1; 1,1,1');
+    el.setAttribute('values', '1,2,3; 3,2,1; 0,1,0; 1,0,1');
+    await new Promise((res) => setTimeout(res, 50));
+    let message = null;
+    try { el.toSVG(); } catch (e) { message = e.message; }
+    el.download('svg');
+    const err = el.shadowRoot.querySelector('.error');
+    return { message, shown: !err.hidden, text: err.textContent };
+  });
+  assert.match(r.message, /planes are drawn only for vectors of 2 components/);
+  assert.ok(r.shown && r.text === r.message, 'the error line says why no SVG was saved');
+  await assertCleanPage(page, watch);
+});

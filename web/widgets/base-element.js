@@ -205,7 +205,9 @@ export class AwElement extends HTMLElement {
     const name = `${slug(this.exportName)}${this.exportSuffix ? `-${slug(this.exportSuffix)}` : ''}`;
     if (format === 'png') download(`${name}.png`, dataUrlToBlob(this.pngCanvas().toDataURL('image/png')));
     else if (format === 'svg' && typeof this.toSVG === 'function') {
-      const { svg, suffix = '' } = this.svgForDownload ? this.svgForDownload() : { svg: this.toSVG() };
+      let out;
+      try { out = this.svgForDownload ? this.svgForDownload() : { svg: this.toSVG() }; } catch (e) { this.showError(e.message); return; }
+      const { svg, suffix = '' } = out;
       if (svg) download(`${name}${suffix}.svg`, svg, 'image/svg+xml');
     } else if (format === 'csv') download(`${name}.csv`, this.getCSV(), 'text/csv');
     else if (format === 'json') download(`${name}.json`, this.getJSON(), 'application/json');
