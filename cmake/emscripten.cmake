@@ -22,13 +22,29 @@ set_target_properties(attention_module PROPERTIES
   OUTPUT_NAME ${ATTN_MODULE_NAME}
   SUFFIX ".mjs"
   RUNTIME_OUTPUT_DIRECTORY ${ATTN_DIST_DIR})
+# -DATTN_THREADS=ON (docs/threads.md; not built by scripts/build.sh yet): Emscripten pthreads. The
+# glue's Node branch runs the pool on worker_threads (so ENVIRONMENT includes node, and
+# node_threads_shim.js gives it require/__dirname); the pool's workers are created before the module
+# resolves (a page's main thread cannot wait for a worker to start), Module.attnThreads of them (1 by
+# default); the emitted <name>.worker.js is a classic script, read as CommonJS through a package.json
+# beside it (the package is "type": "module").
+set(ATTN_ENVIRONMENT web,worker)
+set(ATTN_THREAD_LINK_OPTIONS "")
+if(ATTN_THREADS)
+  set(ATTN_ENVIRONMENT web,worker,node)
+  # SHELL: keeps the pair together (CMake de-duplicates link options, and --extern-pre-js comes twice).
+  set(ATTN_THREAD_LINK_OPTIONS "-sPTHREAD_POOL_SIZE=Module.attnThreads||1"
+      "SHELL:--extern-pre-js ${CMAKE_SOURCE_DIR}/src/wasm/node_threads_shim.js")
+  file(WRITE ${ATTN_DIST_DIR}/package.json "{\"type\": \"commonjs\"}\n")
+endif()
 target_link_options(attention_module PRIVATE
+  ${ATTN_THREAD_LINK_OPTIONS}
   --bind
   -O3
   -sMODULARIZE=1
   -sEXPORT_ES6=1
   -sEXPORT_NAME=createAttentionModule
-  -sENVIRONMENT=web,worker
+  -sENVIRONMENT=${ATTN_ENVIRONMENT}
   -sALLOW_MEMORY_GROWTH=1
   -sMAXIMUM_MEMORY=4GB
   -sINITIAL_MEMORY=16MB

@@ -7,6 +7,7 @@
 #include "kernels/parallel.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 
 #if ATTN_HAVE_THREADS
@@ -50,7 +51,17 @@ class Pool {
   }
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
+  std::uint64_t jobs() const { return jobs_.load(std::memory_order_relaxed); }
   int active() const { return active_.load(std::memory_order_relaxed); }
+  // 1 + the workers 1 … k − 1 that have all entered their loop: only those get parts. Under
+  // Emscripten a thread created at run time starts only after its Web Worker has loaded the module,
+  // which needs the page's event loop; giving a part to a worker that has not started would leave
+  // the caller spinning forever (docs/threads.md).
+  int ready() const {
+    int n = 1;
+    while (n < size() && started_[static_cast<std::size_t>(n)].load(std::memory_order_acquire)) ++n;
+    return n;
+  }
   void set_active(int n) { active_.store(n, std::memory_order_relaxed); }
 
   void grow(int threads) {
@@ -65,6 +76,7 @@ class Pool {
   bool run(RangeFn fn, void* ctx, std::int64_t n, int parts) {
     std::unique_lock<std::mutex> busy(dispatch_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
+    jobs_.fetch_add(1, std::memory_order_relaxed);
     pending_.store(parts - 1, std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lock(m_);
@@ -112,6 +124,7 @@ class Pool {
 
   void work(int index) {
     t_in_parallel = true;  // a worker never dispatches: its nested loops run inline
+    started_[static_cast<std::size_t>(index)].store(true, std::memory_order_release);
     std::uint64_t seen = 0;
     for (;;) {
       Job job;
@@ -140,7 +153,9 @@ class Pool {
   bool stop_ = false;
   std::exception_ptr error_;
   std::atomic<int> pending_{0};
+  std::atomic<std::uint64_t> jobs_{0};
   std::atomic<int> active_{1};
+  std::array<std::atomic<bool>, kMaxThreads> started_{};  // [i]: worker i has entered its loop
   std::vector<std::thread> workers_;
 };
 
@@ -155,11 +170,24 @@ Pool& pool() {
 
 bool threads_supported() { return ATTN_HAVE_THREADS != 0; }
 
+std::uint64_t pool_jobs() {
+#if ATTN_HAVE_THREADS
+  return pool().jobs();
+#else
+  return 0;
+#endif
+}
+
 int start_thread_pool(int threads) {
 #if ATTN_HAVE_THREADS
   threads = std::clamp(threads, 1, kMaxThreads);
   pool().grow(threads);
   pool().set_active(pool().size());
+#if !defined(__EMSCRIPTEN__)
+  // Natively the workers start at once: wait for them, so a native program's pool is all there.
+  // (Under Emscripten this thread may be the one whose event loop the workers need to start.)
+  while (pool().ready() < pool().size()) std::this_thread::yield();
+#endif
   return pool().size();
 #else
   (void)threads;
@@ -177,6 +205,7 @@ int thread_pool_size() {
 
 #if ATTN_HAVE_THREADS
 int thread_count() { return pool().active(); }
+int thread_pool_ready() { return pool().ready(); }
 #endif
 
 bool set_thread_count(int n) {
@@ -191,14 +220,15 @@ bool set_thread_count(int n) {
 int parallel_parts(std::int64_t n, std::int64_t min_per_part) {
   if (t_in_parallel || n <= 0) return 1;
   const std::int64_t by_size = n / std::max<std::int64_t>(min_per_part, 1);
-  return static_cast<int>(std::clamp<std::int64_t>(by_size, 1, thread_count()));
+  return static_cast<int>(std::clamp<std::int64_t>(by_size, 1, std::min(thread_count(), pool().ready())));
 }
 #endif
 
 #if ATTN_HAVE_THREADS
 void parallel_parts_raw(std::int64_t n, int parts, RangeFn fn, void* ctx) {
   if (n <= 0) return;
-  parts = static_cast<int>(std::clamp<std::int64_t>(std::min<std::int64_t>(parts, n), 1, thread_count()));
+  parts = static_cast<int>(std::clamp<std::int64_t>(std::min<std::int64_t>(parts, n), 1,
+                                                    std::min(thread_count(), pool().ready())));
   if (parts > 1 && !t_in_parallel && pool().run(fn, ctx, n, parts)) return;
   // One part (loops inside it may still split), nested, or the pool busy with another caller's
   // job: every part here, in order.

@@ -32,11 +32,21 @@ constexpr int kMaxThreads = ATTN_HAVE_THREADS ? 64 : 1;
 
 // Grows the pool to `threads` threads in all (the caller counts as one; threads − 1 workers wait),
 // clamped to [1, kMaxThreads], and makes them all in use (thread_count() == the pool size).
-// A pool never shrinks. Returns the pool size: 1 in a build without threads. Not thread-safe:
-// call it from the thread that owns the library (the module's init, a test's setup).
+// A pool never shrinks. Returns the pool size: 1 in a build without threads. Natively it returns
+// once every worker runs; under Emscripten see thread_pool_ready(). Not thread-safe: call it from
+// the thread that owns the library (the module's init, a test's setup).
 int start_thread_pool(int threads);
 // Threads the pool holds, the calling thread included (1 before start_thread_pool).
 int thread_pool_size();
+// Threads of the pool that are running (1 + the workers that have started, counted in order):
+// parallel_for uses at most this many. Natively every worker starts at once; under Emscripten a
+// worker created at run time starts only after its Web Worker loaded the module, which needs the
+// JS event loop — so a caller (init) waits, yielding, until this equals thread_pool_size().
+#if ATTN_HAVE_THREADS
+int thread_pool_ready();
+#else
+inline int thread_pool_ready() { return 1; }
+#endif
 // Threads a parallel_for uses now: 1 … thread_pool_size().
 #if ATTN_HAVE_THREADS
 int thread_count();
@@ -47,10 +57,15 @@ inline int thread_count() { return 1; }  // known at compile time: the single-th
 bool set_thread_count(int n);
 // Whether the threads are really concurrent (native, or wasm built with pthreads).
 bool threads_supported();
+// Jobs handed to the pool's workers so far (a loop run wholly on the calling thread is not one):
+// lets tests check that small work never wakes a worker.
+std::uint64_t pool_jobs();
 
-// Work (multiply-adds, or a comparable count) below which a loop is not worth splitting: waking a
-// worker costs a few microseconds, so small calls stay on the calling thread.
-constexpr std::int64_t kMinParallelWork = std::int64_t{1} << 16;
+// Work (multiply-adds, or a comparable count) each part must have for a loop to be split: waking a
+// worker costs microseconds to tens of microseconds (more in browsers), so small calls — the demo
+// shape's (B1 T16 D64 h4) products and attention — stay on the calling thread. Not tuned on a quiet
+// machine yet (docs/threads.md).
+constexpr std::int64_t kMinParallelWork = std::int64_t{1} << 18;
 
 using RangeFn = void (*)(void* ctx, int part, std::int64_t begin, std::int64_t end);
 // Runs fn(ctx, t, begin_t, end_t) for t in [0, parts): part t = [n·t/parts, n·(t+1)/parts), each on

@@ -26,6 +26,9 @@ namespace k = attn::kernels;
 // 2-core machine: the partition, not the speed, is under test).
 std::vector<int> thread_counts() {
   const int pool = k::start_thread_pool(4);
+  // Under Emscripten the workers start asynchronously (preallocated here: PTHREAD_POOL_SIZE=4).
+  for (int spins = 0; k::thread_pool_ready() < pool && spins < 10'000'000; ++spins) std::this_thread::yield();
+  REQUIRE(k::thread_pool_ready() == pool);
   std::vector<int> out;
   for (int n = 1; n <= pool; ++n) out.push_back(n);
   return out;
@@ -46,7 +49,9 @@ void require_same_at_every_count(const char* what, F&& f) {
   for (int n : counts) {
     REQUIRE(k::set_thread_count(n));
     INFO(what << " at " << n << " threads");
+    const std::uint64_t jobs = k::pool_jobs();
     REQUIRE(same_bits(f(), one));
+    if (n > 1) REQUIRE(k::pool_jobs() > jobs);  // the case really was split
   }
   REQUIRE(k::set_thread_count(k::thread_pool_size()));
 }
@@ -96,6 +101,27 @@ TEST_CASE("parallel_for: small loops and nested loops stay on one thread", "[par
   REQUIRE(inner_parts.load() == k::parallel_parts(8, 1));
 }
 
+TEST_CASE("thread pool: the demo shape never wakes a worker; a large product does", "[parallel]") {
+  thread_counts();  // all 4 threads in use
+  attn::MhaConfig c;
+  c.embed_dim = 64;
+  c.num_heads = 4;
+  attn::MultiHeadAttention demo;
+  REQUIRE(attn::MultiHeadAttention::create(c, demo).ok());
+  const attn::Tensor x = testutil::random_tensor({1, 16, 64}, 61);
+  const std::uint64_t before = k::pool_jobs();
+  attn::MhaResult r;
+  attn::MhaSaved saved;
+  REQUIRE(demo.forward_saving(x, nullptr, nullptr, attn::MhaForwardOptions{}, r, saved).ok());
+  attn::MhaGrads grads;
+  REQUIRE(demo.backward(saved, x, grads).ok());
+  REQUIRE(k::pool_jobs() == before);
+  const std::vector<float> A = randoms(256 * 256, 62);
+  std::vector<float> C(A.size());
+  k::gemm_nn(256, 256, 256, A.data(), 256, A.data(), 256, C.data(), 256, false);
+  REQUIRE(k::pool_jobs() == before + (k::threads_supported() ? 1 : 0));
+}
+
 TEST_CASE("thread pool: size, thread count and refused counts", "[parallel]") {
   const int pool = k::start_thread_pool(4);
   REQUIRE(pool == (k::threads_supported() ? 4 : 1));
@@ -133,7 +159,7 @@ TEST_CASE("parallel GEMMs: the same bits at every thread count", "[parallel]") {
   struct Dims {
     int m, n, k;
   };
-  for (Dims d : {Dims{67, 133, 97}, Dims{3, 517, 300}, Dims{1, 1029, 160}, Dims{130, 9, 260}}) {
+  for (Dims d : {Dims{67, 133, 97}, Dims{3, 1029, 600}, Dims{1, 2051, 320}, Dims{300, 9, 260}}) {
     INFO("M " << d.m << " N " << d.n << " K " << d.k);
     const std::vector<float> A = randoms(static_cast<std::size_t>(d.m) * d.k, 1);   // (M, K)
     const std::vector<float> At = randoms(static_cast<std::size_t>(d.k) * d.m, 2);  // (K, M)

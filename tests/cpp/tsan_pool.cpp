@@ -61,7 +61,7 @@ void gemms(int threads, const std::vector<std::vector<float>>& want, bool record
     int m, n, k;
   };
   got.clear();
-  for (Dims d : {Dims{67, 133, 97}, Dims{3, 517, 300}}) {
+  for (Dims d : {Dims{67, 133, 97}, Dims{3, 1029, 600}}) {
     const auto A = values(static_cast<std::size_t>(d.m) * d.k, 1), B = values(static_cast<std::size_t>(d.k) * d.n, 2);
     const auto W = values(static_cast<std::size_t>(d.n) * d.k, 3), bias = values(static_cast<std::size_t>(d.n), 4);
     std::vector<float> packed(static_cast<std::size_t>(k::packed_weight_floats(d.n, d.k)));
