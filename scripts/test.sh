@@ -26,7 +26,10 @@ section "thread pool + parallel GEMMs under ThreadSanitizer (tests/cpp/tsan_pool
 bash scripts/tsan-pool.sh
 
 section "native ctest under AddressSanitizer + UndefinedBehaviorSanitizer"
-configure build/asan cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTN_SANITIZE=ON
+# -O1 -g1 (ASan's recommended level, line tables for the reports): the same checks, the build in
+# ~75 s instead of ~180 s at -O2 -g on the 2-core machine.
+configure build/asan cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DATTN_SANITIZE=ON
 cmake --build build/asan -j"$JOBS"
 ctest --test-dir build/asan --output-on-failure -j"$JOBS"
 
