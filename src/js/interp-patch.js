@@ -1,0 +1,230 @@
+// Activation patching (issue #27) on both model classes: runPatch's loop over patched runs, and
+// each model class's adapter.
+import { AttentionError, check } from './errors.js';
+import { checkOptions, describe } from './options.js';
+import { idBatch } from './model.js';
+import { Tensor } from './tensor.js';
+import { allLayers, attributionOptions, interpRun, pretrainedNames, refuseCappedLogits, tracedForward } from './interp-attribution.js';
+
+const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
+
+// ---- activation patching ---------------------------------------------------------------------------
+// A corrupted run with one activation taken from the clean run: a head's z (at every position, or at
+// one) or the residual stream entering a block at one position. Each patched run restarts at the
+// patched block from the corrupted run's residual stream there (the blocks before it are not run
+// again); a head's z enters as W_O[:, head] · (z_clean − z_corrupted) added to that layer's attention
+// output. Causal models run only the rows up to `position` and read the logits of `position` only.
+
+/** The components patch knows. */
+export const PATCH_COMPONENTS = Object.freeze(['head', 'head-position', 'residual']);
+const PATCH_METRICS = Object.freeze(['logit-diff', 'probability']);
+
+// clean/corrupted as lists of Int32Array, all of one length: ids (T), (1, T), a (B, T) batch (B pairs)
+// or an array of ids.
+function patchRuns(value, what) {
+  const list = Array.isArray(value) && value.length > 0 && typeof value[0] !== 'number' ? value : [value];
+  const out = [];
+  for (const [i, v] of list.entries()) {
+    const b = idBatch(v, list.length > 1 ? `${what}[${i}]` : what);
+    for (let k = 0; k < b.b; k++) out.push(Int32Array.from(b.data.subarray(k * b.t, (k + 1) * b.t)));
+  }
+  return out;
+}
+
+/** patch's options checked (nothing runs before): the pairs, the component, the metric. */
+function patchOptions(options, vocab) {
+  const o = checkOptions(options, ['clean', 'corrupted', 'position', 'token', 'against', 'component', 'metric', 'onProgress', 'signal'], 'patch option');
+  if (o.clean == null || o.corrupted == null) throw invalid('patch needs clean and corrupted ids');
+  const clean = patchRuns(o.clean, 'clean'), corrupted = patchRuns(o.corrupted, 'corrupted');
+  if (clean.length !== corrupted.length) throw invalid(`patch: ${clean.length} clean runs but ${corrupted.length} corrupted ones`);
+  const T = clean[0].length;
+  for (const ids of [...clean, ...corrupted]) {
+    if (ids.length !== T) throw invalid(`patch: clean and corrupted ids must all have one length, got ${T} and ${ids.length}`);
+  }
+  if (T === 0) throw invalid('patch: the ids are empty');
+  const component = o.component ?? 'head';
+  if (!PATCH_COMPONENTS.includes(component)) throw invalid(`patch: component must be one of ${PATCH_COMPONENTS.map((c) => `'${c}'`).join(', ')}, got ${describe(component)}`);
+  const metric = o.metric ?? 'logit-diff';
+  if (!PATCH_METRICS.includes(metric)) throw invalid(`patch: metric must be 'logit-diff' or 'probability', got ${describe(metric)}`);
+  if (o.onProgress != null && typeof o.onProgress !== 'function') throw invalid(`patch: onProgress must be a function, got ${describe(o.onProgress)}`);
+  if (o.signal != null && typeof o.signal.aborted !== 'boolean') throw invalid(`patch: signal must be an AbortSignal, got ${describe(o.signal)}`);
+  let picked;
+  try {
+    picked = attributionOptions({ position: o.position, token: o.token, against: o.against }, T, vocab);
+  } catch (error) {
+    throw invalid(error.message.replace('logitAttribution', 'patch'));
+  }
+  for (const ids of [...clean, ...corrupted]) {
+    for (const id of ids) if (id < 0 || id >= vocab) throw invalid(`patch: token id ${id} is outside [0, ${vocab})`);
+  }
+  return { clean, corrupted, T, component, metric, onProgress: o.onProgress, signal: o.signal, ...picked };
+}
+
+function softmaxAt(row, token) {
+  let max = -Infinity;
+  for (const v of row) if (v > max) max = v;
+  let z = 0;
+  for (const v of row) z += Math.exp(v - max);
+  return Math.exp(row[token] - max) / z;
+}
+
+const abortReason = (signal) => signal.reason ?? Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
+
+/**
+ * model.patch over an adapter: { L, H, E, d (head dim), vocab, causal, baseline(ids, position) →
+ * { resid: [L] Float32Array (T·E) entering each block, z: [L] (H, T, d), row: logits at position (V) },
+ * run(ids (b·T), b, T, startLayer, residual (b·T·E), deltaLayer, delta | null, position) → b rows (V),
+ * outProj(l) → W_O (E, H·d) }.
+ */
+export async function runPatch(adapter, options) {
+  const o = patchOptions(options, adapter.vocab);
+  const { L, H, E, d } = adapter;
+  const { T, component, position, token, against, signal, onProgress } = o;
+  if (signal?.aborted) throw abortReason(signal);
+  const rows = adapter.causal ? position + 1 : T;  // later rows cannot reach `position`
+  const metric = (row) => (o.metric === 'probability' ? softmaxAt(row, token)
+    : row[token] - (against === undefined ? 0 : row[against]));
+  const shape = component === 'head' ? [L, H] : component === 'head-position' ? [L, H, T] : [L, T];
+  const sums = new Float64Array(shape.reduce((a, b) => a * b, 1));
+  // Baselines first: a pair with nothing to explain is refused before any patched run.
+  const bases = o.clean.map((clean, i) => {
+    const c = adapter.baseline(clean.subarray(0, rows), position);
+    const x = adapter.baseline(o.corrupted[i].subarray(0, rows), position);
+    const mc = metric(c.row), mx = metric(x.row);
+    if (!(Math.abs(mc - mx) >= 1e-6 * Math.max(1, Math.abs(mc)))) {
+      throw invalid(`patch: the clean and corrupted runs${o.clean.length > 1 ? ` of pair ${i}` : ''} give the same ${o.metric === 'probability' ? 'probability' : 'logit difference'} (${mc} and ${mx}): nothing to explain`);
+    }
+    return { c, x, mc, mx, ids: o.corrupted[i].subarray(0, rows) };
+  });
+  // The jobs: one batch of patched runs each; `entries` says where each run's ratio goes.
+  const jobs = [];
+  for (const base of bases) {
+    for (let l = 0; l < L; l++) {
+      if (component === 'head') jobs.push({ base, l, heads: allLayers(H).map((h) => ({ h, t: -1, entry: l * H + h })) });
+      else if (component === 'head-position') {
+        for (let h = 0; h < H; h++) jobs.push({ base, l, heads: allLayers(rows).map((t) => ({ h, t, entry: (l * H + h) * T + t })) });
+      } else jobs.push({ base, l, positions: allLayers(rows).map((t) => ({ t, entry: l * T + t })) });
+    }
+  }
+  const total = jobs.reduce((n, j) => n + (j.heads ?? j.positions).length, 0);
+  const outProj = new Map();
+  let done = 0;
+  for (const job of jobs) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (signal?.aborted) throw abortReason(signal);
+    const { base, l } = job;
+    // A patch that changes nothing (the clean activation equals the corrupted one, e.g. at the rows
+    // before the changed token of a causal model) is the corrupted run itself: its entry is 0, not run.
+    const all = job.heads ?? job.positions;
+    const differs = job.heads
+      ? ({ h, t: only }) => {
+        const zc = base.c.z[l], zx = base.x.z[l];
+        const from = (h * rows + (only < 0 ? 0 : only)) * d, to = (h * rows + (only < 0 ? rows : only + 1)) * d;
+        for (let i = from; i < to; i++) if (zc[i] !== zx[i]) return true;
+        return false;
+      }
+      : ({ t }) => {
+        const rc = base.c.resid[l], rx = base.x.resid[l];
+        for (let i = t * E; i < (t + 1) * E; i++) if (rc[i] !== rx[i]) return true;
+        return false;
+      };
+    const runs = all.filter(differs);
+    done += all.length - runs.length;
+    if (runs.length === 0) {
+      onProgress?.(done, total);
+      continue;
+    }
+    const b = runs.length, n = rows * E;
+    const residual = new Float32Array(b * n);
+    for (let k = 0; k < b; k++) residual.set(base.x.resid[l], k * n);
+    let delta = null;
+    if (job.heads) {
+      if (!outProj.has(l)) outProj.set(l, adapter.outProj(l));
+      const wo = outProj.get(l), inner = H * d, zc = base.c.z[l], zx = base.x.z[l];
+      delta = new Float32Array(b * n);
+      const dz = new Float64Array(d);
+      runs.forEach(({ h, t: only }, k) => {
+        for (let t = only < 0 ? 0 : only; t < (only < 0 ? rows : only + 1); t++) {
+          const at = (h * rows + t) * d;
+          for (let j = 0; j < d; j++) dz[j] = zc[at + j] - zx[at + j];
+          const out = k * n + t * E;
+          for (let r = 0; r < E; r++) {
+            let s = 0;
+            const w = r * inner + h * d;
+            for (let j = 0; j < d; j++) s += wo[w + j] * dz[j];
+            delta[out + r] = s;
+          }
+        }
+      });
+    } else {
+      const clean = base.c.resid[l];
+      runs.forEach(({ t }, k) => residual.set(clean.subarray(t * E, (t + 1) * E), k * n + t * E));
+    }
+    const ids = new Int32Array(b * rows);
+    for (let k = 0; k < b; k++) ids.set(base.ids, k * rows);
+    const logits = adapter.run(ids, b, rows, l, residual, job.heads ? l : -1, delta, position);
+    const V = logits.length / b;
+    runs.forEach(({ entry }, k) => {
+      sums[entry] += (metric(logits.subarray(k * V, (k + 1) * V)) - base.mx) / (base.mc - base.mx);
+    });
+    done += b;
+    onProgress?.(done, total);
+  }
+  const P = bases.length;
+  const one = P === 1;
+  return {
+    result: new Tensor(Float32Array.from(sums, (v) => v / P), shape),
+    cleanDiff: one ? bases[0].mc : bases.map((x) => x.mc),
+    corruptedDiff: one ? bases[0].mx : bases.map((x) => x.mx),
+  };
+}
+
+/** model.patch for a PretrainedModel: its interpForward and the output projections as stored. */
+export function pretrainedPatch(model, options) {
+  try {
+    refuseCappedLogits(model, 'patch');
+  } catch (error) {
+    return Promise.reject(error);  // patch reports every failure through its promise
+  }
+  const handle = model._live();
+  const core = model._core;
+  const names = pretrainedNames(core);
+  const L = core.layers, E = core.hidden;
+  return runPatch({
+    L, H: core.heads, E, d: core.headDim, vocab: core.vocabSize, causal: true,
+    baseline(ids, position) {
+      const { first: r, z } = tracedForward((layers, first) => check(handle.interpForward(ids, 1, ids.length,
+        interpRun({ traceLayers: layers, hiddenStates: first, logitsRow: position }))), L, core.heads, ids.length);
+      return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z, row: r.logits.data };
+    },
+    run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
+      return check(handle.interpForward(ids, b, t, interpRun({ startLayer, startResidual: residual, deltaLayer, attnDelta: delta, logitsRow: position }))).logits.data;
+    },
+    outProj: (l) => check(handle.readRows(names.outProj(l), 0, E)).data,
+  }, options);
+}
+
+/** model.patch for a TinyTransformer: its interpForward, out_proj from stateDict(). */
+export function tinyPatch(model, options) {
+  const handle = model._live();
+  const cfg = model.config;
+  const L = cfg.numLayers, E = cfg.dModel, H = cfg.numHeads;
+  const rowAt = (logits, b, t, position) => {
+    const V = cfg.vocabSize, out = new Float32Array(b * V);
+    for (let k = 0; k < b; k++) out.set(logits.subarray((k * t + position) * V, (k * t + position + 1) * V), k * V);
+    return out;
+  };
+  return runPatch({
+    L, H, E, d: E / H, vocab: cfg.vocabSize, causal: cfg.causal,
+    baseline(ids, position) {
+      const { first: r, z } = tracedForward((layers, first) => check(handle.interpForward(ids, 1, ids.length,
+        interpRun({ traceLayers: layers, hiddenStates: first }))), L, H, ids.length);
+      return { resid: r.hiddenStates.map((t) => t.data), z, row: rowAt(r.logits.data, 1, ids.length, position) };
+    },
+    run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
+      const r = check(handle.interpForward(ids, b, t, interpRun({ startLayer, startResidual: residual, deltaLayer, attnDelta: delta })));
+      return rowAt(r.logits.data, b, t, position);
+    },
+    outProj: (l) => model.stateDict()[`blocks.${l}.attn.out_proj.weight`].data,
+  }, options);
+}
