@@ -54,15 +54,6 @@ export class HeadScores extends InterpElement {
 
   get shown() { return this._shown ?? null; }
 
-  extraState() {
-    return { ids: this._ids ?? null, tokens: this._tokens ?? null, model: this.modelState() };
-  }
-
-  applyExtraState(s) {
-    this._ids = Array.isArray(s.ids) ? s.ids.map(Number) : null;
-    this._tokens = Array.isArray(s.tokens) ? s.tokens.map(String) : null;
-  }
-
   render() {
     const m = this._model, ids = this.ids, kinds = this.kinds;
     let scores;

@@ -74,6 +74,16 @@ export class InterpElement extends AwElement {
     return v && v[id] !== undefined ? v[id] : String(id);
   }
 
+  /** The state's own part: the ids and tokens set as properties, and the model reference. */
+  extraState() {
+    return { ids: this._ids ?? null, tokens: this._tokens ?? null, model: this.modelState() };
+  }
+
+  applyExtraState(s) {
+    this._ids = Array.isArray(s.ids) ? s.ids.map(Number) : null;
+    this._tokens = Array.isArray(s.tokens) ? s.tokens.map(String) : null;
+  }
+
   /** The model's reference for the state: { src } or { config, source: 'set from JS' }. */
   modelState() {
     const m = this._model;

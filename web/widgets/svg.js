@@ -15,6 +15,7 @@
 //   - The view's state (widget, view, tokens, options) is JSON inside <metadata id="aw-state">.
 import { colormap, inkOn } from './colormap.js';
 import { fitText, formatNumber } from './draw-util.js';
+import { scaleOf, tickText, ticksOf } from './xy-chart.js';
 
 const PAD = 8;          // as heatmap-view.js
 
@@ -401,31 +402,7 @@ export function barsPanel(fig, o, { x: ox = 0, y: oy = 0 } = {}) {
 
 // ---- x–y charts (xy-chart.js's drawXY) --------------------------------------------------------
 
-function axisScale(axis, p0, p1) {
-  const f = axis.log ? (v) => Math.log(v) / Math.log(axis.log) : (v) => v;
-  const a = f(axis.min), b = f(axis.max);
-  return (v) => p0 + ((f(v) - a) / (b - a)) * (p1 - p0);
-}
-
-function axisTicks(axis) {
-  if (axis.ticks) return axis.ticks;
-  const out = [];
-  if (axis.log) {
-    for (let e = Math.ceil(Math.log(axis.min) / Math.log(axis.log) - 1e-9); ; e++) {
-      const v = axis.log ** e;
-      if (v > axis.max * (1 + 1e-9)) break;
-      out.push(v);
-    }
-    return out;
-  }
-  const span = axis.max - axis.min;
-  const raw = span / 5, mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((q) => span / q <= 6) || raw;
-  for (let v = Math.ceil(axis.min / step) * step; v <= axis.max + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
-  return out;
-}
-
-const axisText = (axis, v) => (axis.format ? axis.format(v) : Number.isInteger(v) ? String(v) : formatNumber(v, v < 1 ? 2 : 1));
+// Axis scales, ticks and tick labels: xy-chart.js's own, so the figure's axes are the canvas's.
 
 /**
  * An x–y chart with drawXY's options and layout (axes, grid, ticks, labels, title, the vertical
@@ -452,20 +429,20 @@ export function xyPanel(fig, o, { x: ox = 0, y: oy = 0, colors } = {}) {
   const legendH = items.length ? (row + 1) * 18 + 4 : 0;
   const top = (o.title ? 24 : 8) + legendH, bottom = o.x.label ? 40 : 26;
   const g = { left: 48, right: width - 14, top, bottom: height - bottom };
-  const X = axisScale(o.x, g.left, g.right), Y = axisScale(o.y, g.bottom, g.top);
+  const X = scaleOf(o.x, g.left, g.right), Y = scaleOf(o.y, g.bottom, g.top);
   const out = [];
   const grid = theme.dark ? 'rgba(255,255,255,0.13)' : 'rgba(0,0,0,0.11)';
   let d = '';
   const tick = { size: 10.5 * s, fill: theme.muted, mono: true };
-  for (const v of axisTicks(o.y)) {
+  for (const v of ticksOf(o.y)) {
     const y = Math.round(Y(v)) + 0.5;
     d += `M${num(ox + g.left)} ${num(oy + y)}H${num(ox + g.right)}`;
-    out.push(text(ox + g.left - 6, oy + y, axisText(o.y, v), { ...tick, anchor: 'end', baseline: 'middle' }, fig));
+    out.push(text(ox + g.left - 6, oy + y, tickText(o.y, v), { ...tick, anchor: 'end', baseline: 'middle' }, fig));
   }
-  for (const v of axisTicks(o.x)) {
+  for (const v of ticksOf(o.x)) {
     const x = Math.round(X(v)) + 0.5;
     d += `M${num(ox + x)} ${num(oy + g.top)}V${num(oy + g.bottom)}`;
-    out.push(text(ox + x, oy + g.bottom + 5, axisText(o.x, v), { ...tick, anchor: 'middle', baseline: 'top' }, fig));
+    out.push(text(ox + x, oy + g.bottom + 5, tickText(o.x, v), { ...tick, anchor: 'middle', baseline: 'top' }, fig));
   }
   out.unshift(`<path fill="none" ${paint('stroke', grid)} d="${d}"/>`);
   if (o.x.label) out.push(text(ox + (g.left + g.right) / 2, oy + height - 17, o.x.label, { size: 12 * s, anchor: 'middle', baseline: 'top', fill: theme.fg }, fig));

@@ -21,14 +21,14 @@ export function pairColors(host) {
 export { prepareCanvas };
 
 /** A mapping value → pixel along one axis (log axes take the base-`log` logarithm first). */
-function scaleOf(axis, p0, p1) {
+export function scaleOf(axis, p0, p1) {
   const f = axis.log ? (v) => Math.log(v) / Math.log(axis.log) : (v) => v;
   const a = f(axis.min), b = f(axis.max);
   return (v) => p0 + ((f(v) - a) / (b - a)) * (p1 - p0);
 }
 
 /** Tick values: the axis's own list, else powers of the log base, else ~5 round numbers. */
-function ticksOf(axis) {
+export function ticksOf(axis) {
   if (axis.ticks) return axis.ticks;
   if (axis.log) {
     const out = [];
@@ -47,7 +47,7 @@ function ticksOf(axis) {
   return out;
 }
 
-const tickText = (axis, v) => (axis.format ? axis.format(v) : Number.isInteger(v) ? String(v) : formatNumber(v, v < 1 ? 2 : 1));
+export const tickText = (axis, v) => (axis.format ? axis.format(v) : Number.isInteger(v) ? String(v) : formatNumber(v, v < 1 ? 2 : 1));
 
 /**
  * @param {HTMLCanvasElement} canvas
