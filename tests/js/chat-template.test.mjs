@@ -93,20 +93,20 @@ describe('chat templates', () => {
     none.dispose();
   });
 
-  it('templates that loop, nest loops, recurse or do not parse are refused quickly; the module stays usable', async () => {
+  it('templates that loop, nest loops, grow, recurse or do not parse are refused by the render'''s bounds; the module stays usable', async () => {
     const hostile = [
-      ['{% for i in range(1000000000) %}x{% endfor %}', 'TOO_LARGE'],
-      ['{% for i in range(90000) %}{% for j in range(90000) %}x{% endfor %}{% endfor %}', 'TOO_LARGE'],
-      ["{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s }}", 'TOO_LARGE'],
+      ['{% for i in range(1000000000) %}x{% endfor %}', 'TOO_LARGE', /range\(1000000000\), over 100000 elements/],
+      ['{% for i in range(90000) %}{% for j in range(90000) %}x{% endfor %}{% endfor %}', 'TOO_LARGE', /ran past its bound/],
+      ["{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s }}", 'TOO_LARGE', /grew too deep|ran past its bound|characters/],
       // The engine does not let a macro call itself: refused as a failed template, not a hang.
-      ['{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}', 'INVALID_ARGUMENT'],
-      ['{% for i in range(3 %}', 'INVALID_ARGUMENT'],
+      ['{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}', 'INVALID_ARGUMENT', /not a function/],
+      ['{% for i in range(3 %}', 'INVALID_ARGUMENT', /does not parse/],
     ];
-    for (const [template, code] of hostile) {
-      const t0 = Date.now();
+    // Each is stopped by the render's own bound (steps, time, range size, string growth): the error
+    // says which, so the test needs no clock of its own.
+    for (const [template, code, why] of hostile) {
       const m = await model('llama-tiny', json('llama-tiny', 'tokenizer.json'), { ...json('llama-tiny', 'tokenizer_config.json'), chat_template: template });
-      assert.throws(() => m.applyChatTemplate([{ role: 'user', content: 'x' }]), (e) => e.code === code, template);
-      assert.ok(Date.now() - t0 < 10000, `${template} took ${Date.now() - t0} ms`);
+      assert.throws(() => m.applyChatTemplate([{ role: 'user', content: 'x' }]), (e) => e.code === code && why.test(e.message), template);
       assert.equal(m.forward([[1, 2, 3]]).logits.shape[2], 96, 'the model still runs');
       m.dispose();
     }
