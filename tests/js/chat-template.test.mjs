@@ -93,7 +93,7 @@ describe('chat templates', () => {
     none.dispose();
   });
 
-  it('templates that loop, nest loops, grow, recurse or do not parse are refused by the render'''s bounds; the module stays usable', async () => {
+  it('templates that loop, nest loops, grow, recurse or do not parse are refused by the render bounds; the module stays usable', async () => {
     const hostile = [
       ['{% for i in range(1000000000) %}x{% endfor %}', 'TOO_LARGE', /range\(1000000000\), over 100000 elements/],
       ['{% for i in range(90000) %}{% for j in range(90000) %}x{% endfor %}{% endfor %}', 'TOO_LARGE', /ran past its bound/],
