@@ -3,7 +3,9 @@
 # dist/attention_core_relaxed.wasm (the same with relaxed-SIMD fused multiply-add, loaded by init()
 # where the engine supports it; it shares the SIMD128 build's glue), so that `import 'attention-wasm'`
 # resolves from the project root. With --bench, also the scalar wasm variant (dist-scalar/) and the
-# native benchmark binary; with --threads, also the threaded module (build/wasm-threads/dist/).
+# native benchmark binary. Always also the threaded modules (docs/threads.md): dist/threads/
+# attention_core_threads{,_relaxed}.{mjs,wasm,worker.js} and a CommonJS package.json for the classic
+# worker scripts; init() loads them where threads can run.
 # build/wasm and build/wasm-relaxed also configure the Catch2 suite: scripts/test.sh builds its
 # wasm test binaries there, from the same attn_core objects (only the module is built here).
 set -euo pipefail
@@ -33,13 +35,8 @@ if [ "${1:-}" = "--bench" ]; then
   configure build/native "${NATIVE_CONFIG[@]}"
   cmake --build build/native -j"$JOBS" --target native_bench
 fi
-if [ "${1:-}" = "--threads" ]; then
-  # The threaded SIMD128 module (Emscripten pthreads; docs/threads.md), not loaded by init() yet:
-  # build/wasm-threads/dist/attention_core_threads.{mjs,wasm,worker.js} + a CommonJS package.json.
-  # A full second compile of every layer (minutes), so only on request.
-  configure build/wasm-threads emcmake cmake -S . -B build/wasm-threads -DCMAKE_BUILD_TYPE=Release \
-    -DATTN_BUILD_TESTS=ON -DATTN_THREADS=ON -DATTN_MODULE_NAME=attention_core_threads \
-    -DATTN_DIST_DIR="$PWD/build/wasm-threads/dist"
-  cmake --build build/wasm-threads -j"$JOBS" --target attention_module
-fi
+configure build/wasm-threads "${WASM_THREADS_CONFIG[@]}"
+cmake --build build/wasm-threads -j"$JOBS" --target attention_module
+configure build/wasm-threads-relaxed "${WASM_THREADS_RELAXED_CONFIG[@]}"
+cmake --build build/wasm-threads-relaxed -j"$JOBS" --target attention_module
 echo "build: done in ${SECONDS} s"

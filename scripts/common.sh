@@ -10,6 +10,16 @@ WASM_CONFIG=(emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DATTN_
 WASM_RELAXED_CONFIG=(emcmake cmake -S . -B build/wasm-relaxed -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=ON
   -DATTN_RELAXED_SIMD=ON -DATTN_MODULE_NAME=attention_core_relaxed
   -DATTN_DIST_DIR="$PWD/build/wasm-relaxed/dist")
+# The threaded modules (Emscripten pthreads, docs/threads.md), both into dist/threads/ (glue, worker
+# script, .wasm, and the {"type": "commonjs"} package.json the classic worker scripts need). Unlike the
+# single-thread pair, each has its own glue: a threaded glue holds a data address of its binary
+# (__emscripten_allow_main_runtime_queued_calls), which differs between the two.
+# build/wasm-threads also builds the Catch2 suite with real threads (scripts/test.sh runs it).
+WASM_THREADS_CONFIG=(emcmake cmake -S . -B build/wasm-threads -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=ON
+  -DATTN_THREADS=ON -DATTN_MODULE_NAME=attention_core_threads -DATTN_DIST_DIR="$PWD/dist/threads")
+WASM_THREADS_RELAXED_CONFIG=(emcmake cmake -S . -B build/wasm-threads-relaxed -DCMAKE_BUILD_TYPE=Release
+  -DATTN_BUILD_TESTS=OFF -DATTN_THREADS=ON -DATTN_RELAXED_SIMD=ON -DATTN_MODULE_NAME=attention_core_threads_relaxed
+  -DATTN_DIST_DIR="$PWD/dist/threads")
 NATIVE_CONFIG=(cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release)
 
 # configure <build dir> <cmake command...>: runs the command, quietly unless it fails, when the

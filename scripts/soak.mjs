@@ -7,9 +7,10 @@
 //
 //   npm run soak                         10^5 calls (a few minutes)
 //   node scripts/soak.mjs --calls 10000  the version npm test runs
+//   --threads N                          init({ threads: N }) (default 2: the threaded build, issue #26)
 import {
   init, Tensor, AttentionError, scaledDotProductAttention, scaledDotProductAttentionBackward, softmax, layerNorm,
-  MultiHeadAttention, TinyTransformer, Trainer, createTask, seededNormal, memoryStats,
+  MultiHeadAttention, TinyTransformer, Trainer, createTask, seededNormal, memoryStats, threadCount,
 } from '../src/js/index.js';
 
 const args = process.argv.slice(2);
@@ -19,7 +20,8 @@ if (!Number.isInteger(calls) || calls < 120) throw new Error('--calls needs an i
 // between calls (a saved forward, the trainer's buffers) is then the same at each one.
 const every = 12 * Math.max(1, Math.floor(calls / 120));
 
-const core = await init();
+const threads = args.includes('--threads') ? Number(args[args.indexOf('--threads') + 1]) : 2;
+const core = await init({ threads });
 const x = seededNormal([2, 6, 16], 1);
 const kv = seededNormal([2, 7, 16], 2);
 const nan = new Tensor(Float32Array.from(x.data, (v, i) => (i === 5 ? NaN : v)), x.shape);
@@ -79,4 +81,4 @@ if (grew.length) {
   console.error(`soak: not flat after the warm-up:\n  ${[...new Set(grew)].join('\n  ')}`);
   process.exit(1);
 }
-console.log(`soak: ${calls} calls, heap, bytes in use, handles and emval flat after the warm-up`);
+console.log(`soak: ${calls} calls on ${threadCount()} thread(s), heap, bytes in use, handles and emval flat after the warm-up`);

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs every suite, in the order a failure is cheapest to read: native Catch2 (ctest), the thread
-# pool under ThreadSanitizer, the same suite under ASan + UBSan, the committed fuzz corpora replayed under ASan + UBSan, the same Catch2
-# suite compiled to wasm and run by Node (ctest), once with the SIMD128 kernels and once with the
-# relaxed-SIMD build, the JS API tests (node --test; all of tests/js again on the relaxed-SIMD
-# build), the real-browser tests (playwright-core + Debian Chromium), and a benchmark smoke run.
-# Node 20 runs relaxed SIMD only with --experimental-wasm-relaxed-simd. Prints each section's time
-# at the end (docs/testing.md; `npm run test:quick` is the inner loop).
+# pool under ThreadSanitizer, the same suite under ASan + UBSan, the committed fuzz corpora replayed
+# under ASan + UBSan, the same Catch2 suite compiled to wasm and run by Node (ctest), once with the
+# SIMD128 kernels, once with the relaxed-SIMD build and once with real threads (Emscripten
+# pthreads), the JS API tests (node --test, on the threaded build init() loads in Node; all of
+# tests/js again on the relaxed-SIMD build), the real-browser tests (playwright-core + Debian
+# Chromium), and a benchmark smoke run. Node 20 runs relaxed SIMD only with
+# --experimental-wasm-relaxed-simd. Prints each section's time at the end (docs/testing.md;
+# `npm run test:quick` is the inner loop).
 # Expects scripts/install.sh and scripts/build.sh to have run (npm test does both first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +50,12 @@ configure build/wasm-relaxed "${WASM_RELAXED_CONFIG[@]}"
 cmake --build build/wasm-relaxed -j"$JOBS" --target attn_tests
 ctest --test-dir build/wasm-relaxed --output-on-failure -j"$JOBS"
 
-section "JS API tests (node --test)"
+section "wasm ctest with real threads (Emscripten pthreads: the [parallel] cases start a pool of 4, every later case runs on it)"
+configure build/wasm-threads "${WASM_THREADS_CONFIG[@]}"
+cmake --build build/wasm-threads -j"$JOBS" --target attn_tests
+ctest --test-dir build/wasm-threads --output-on-failure -j"$JOBS"
+
+section "JS API tests (node --test; init() loads the threaded build: Node runs threads)"
 node --test --test-reporter=spec tests/js/
 
 section "soak: 10^4 mixed calls, heap / bytes in use / handles flat (npm run soak makes 10^5)"

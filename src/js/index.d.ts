@@ -98,7 +98,19 @@ export interface InitOptions {
    */
   variant?: 'auto' | 'relaxed-simd' | 'simd128';
   /**
-   * The folder (URL) holding both `attention_core.wasm` and `attention_core_relaxed.wasm`, for
+   * Threads the kernels may use (docs/threads.md): `'auto'` (default) = min(hardware threads, 8)
+   * (`os.availableParallelism()` in Node, `navigator.hardwareConcurrency` in browsers), or a whole
+   * number in [1, 64]. More than one loads the threaded build (`dist/threads/`) where threads can
+   * run: Node ≥ 20.16, and pages or workers that are `crossOriginIsolated`. Elsewhere, and when
+   * the pool does not start within 15 s, the single-thread build loads and everything runs the
+   * same on one thread (one console warning when a count was asked for or the pool failed).
+   * Results are bit-identical at every thread count. Only `'auto'` or 1 with `wasmUrl`,
+   * `wasmBinary` or `moduleUrl`.
+   */
+  threads?: 'auto' | number;
+  /**
+   * The folder (URL) holding `attention_core.wasm`, `attention_core_relaxed.wasm` and the
+   * `threads/` folder of the threaded builds, for
    * bundlers that do not copy `new URL(…, import.meta.url)` assets (esbuild); the build is still
    * chosen by `variant`. Not combinable with `wasmUrl`, `wasmBinary` or `moduleUrl`.
    */
@@ -422,6 +434,15 @@ export function setMemoryLimit(bytes: number): void;
 export function memoryLimit(): number;
 /** The kernels the loaded build runs: `'relaxed-simd'`, `'simd128'` or `'scalar'`. */
 export function kernelVariant(): 'relaxed-simd' | 'simd128' | 'scalar';
+
+/** Threads the kernels use now: 1 … the pool {@link init} started (1 with the single-thread build). */
+export function threadCount(): number;
+/**
+ * Uses `n` threads from now on (results do not change, only the speed).
+ * @param n a whole number in [1, pool size] (the pool {@link init} started; 1 with the single-thread
+ *   build); anything else throws `INVALID_ARGUMENT`.
+ */
+export function setThreadCount(n: number): void;
 
 /** Whether this engine runs WebAssembly relaxed SIMD (then `init()` loads the relaxed-SIMD build). */
 export function relaxedSimdSupported(): boolean;

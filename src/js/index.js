@@ -13,6 +13,7 @@ import { positionsApi, rotaryOptions } from './positions.js';
 import { pretrainedApi } from './pretrained.js';
 import { tinyTransformerClass } from './model.js';
 import { trainApi } from './train.js';
+import { startThreaded, threadsApi, resolveThreads, whyNoThreads } from './threads.js';
 import { gradRecord, mhaBackward } from './mha-backward.js';
 import { SDPA_OPTIONS, commonOptions, createRuntime, layerNormOptions } from './runtime.js';
 import { Tensor, asFloatTensor, asBoolTensor, fromCore, shapeSize } from './tensor.js';
@@ -32,18 +33,33 @@ export const { loadPretrained, PretrainedModel } = pretrainedApi(runtime);
 // The model and training API (model.js, train.js) over the same runtime.
 export const TinyTransformer = tinyTransformerClass(runtime);
 export const { Trainer, createTask, evaluate } = trainApi(runtime, TinyTransformer);
+export const { threadCount, setThreadCount } = threadsApi(runtime);
 
 const VARIANTS = ['auto', 'relaxed-simd', 'simd128'];
 
-// The two builds' .wasm files. They share one Emscripten glue (scripts/build.sh checks that the glues
-// are identical but for the file name), so only the binary differs. Each URL is its own literal
-// `new URL('…', import.meta.url)`: bundlers (Vite, webpack, Rollup) follow only literal URLs, and
-// emit exactly the files named so.
-const WASM_FILES = { 'relaxed-simd': 'attention_core_relaxed.wasm', simd128: 'attention_core.wasm' };
+// The builds' .wasm files: single-thread and threaded (dist/threads/), each SIMD128 and relaxed SIMD.
+// The single-thread pair shares one Emscripten glue (scripts/build.sh checks that the glues are
+// identical but for the file name); each threaded binary has its own glue and worker script. Each
+// URL is its own literal `new URL('…', import.meta.url)` and each glue its own literal import():
+// bundlers (Vite, webpack, Rollup) follow only literals, and emit exactly the files named so.
+const WASM_FILES = {
+  'relaxed-simd': 'attention_core_relaxed.wasm', simd128: 'attention_core.wasm',
+  'threads-relaxed-simd': 'threads/attention_core_threads_relaxed.wasm', 'threads-simd128': 'threads/attention_core_threads.wasm',
+};
 function packagedWasmUrl(build) {
-  return build === 'relaxed-simd'
-    ? new URL('../../dist/attention_core_relaxed.wasm', import.meta.url)
-    : new URL('../../dist/attention_core.wasm', import.meta.url);
+  switch (build) {
+    case 'relaxed-simd': return new URL('../../dist/attention_core_relaxed.wasm', import.meta.url);
+    case 'threads-relaxed-simd': return new URL('../../dist/threads/attention_core_threads_relaxed.wasm', import.meta.url);
+    case 'threads-simd128': return new URL('../../dist/threads/attention_core_threads.wasm', import.meta.url);
+    default: return new URL('../../dist/attention_core.wasm', import.meta.url);
+  }
+}
+function packagedGlue(build) {
+  switch (build) {
+    case 'threads-relaxed-simd': return import('../../dist/threads/attention_core_threads_relaxed.mjs');
+    case 'threads-simd128': return import('../../dist/threads/attention_core_threads.mjs');
+    default: return import('../../dist/attention_core.mjs');
+  }
 }
 
 // A directory URL (ending in '/') from wasmBaseUrl.
@@ -58,8 +74,8 @@ function baseUrl(value) {
   return url;
 }
 
-// The build init() loads, and the URL of its .wasm (null: the caller's glue finds its own).
-function chooseWasm(options) {
+// The kernels init() loads ('relaxed-simd' or 'simd128'), or null for the caller's own build.
+function chooseKernels(options) {
   const variant = options.variant ?? 'auto';
   if (!VARIANTS.includes(variant)) {
     throw new AttentionError('INVALID_ARGUMENT', `variant must be one of ${VARIANTS.join(', ')}; got ${describe(variant)}`);
@@ -68,41 +84,70 @@ function chooseWasm(options) {
     if (variant !== 'auto' || options.wasmBaseUrl != null) {
       throw new AttentionError('INVALID_ARGUMENT', 'variant and wasmBaseUrl cannot be combined with wasmUrl, wasmBinary or moduleUrl');
     }
-    return options.wasmUrl ?? null; // the caller's own build
+    if (options.threads != null && options.threads !== 'auto' && options.threads !== 1) {
+      throw new AttentionError('INVALID_ARGUMENT', 'threads cannot be combined with wasmUrl, wasmBinary or moduleUrl (your own build runs on one thread)');
+    }
+    return null;
   }
   const supported = relaxedSimdSupported();
   if (variant === 'relaxed-simd' && !supported) {
     throw new AttentionError('INVALID_ARGUMENT', 'variant "relaxed-simd": this engine has no WebAssembly relaxed SIMD');
   }
-  const build = variant === 'relaxed-simd' || (variant === 'auto' && supported) ? 'relaxed-simd' : 'simd128';
+  return variant === 'relaxed-simd' || (variant === 'auto' && supported) ? 'relaxed-simd' : 'simd128';
+}
+
+function wasmUrlOf(build, options) {
   if (options.wasmBaseUrl != null) return new URL(WASM_FILES[build], baseUrl(options.wasmBaseUrl));
   return packagedWasmUrl(build);
+}
+
+// The single-thread module: the packaged build of `kernels`, or the caller's own build.
+async function loadSingleThread(kernels, options) {
+  // moduleUrl (the caller's own glue) is a runtime URL: no literal for bundlers to follow.
+  const { default: createAttentionModule } = kernels
+    ? await packagedGlue(kernels)
+    : await import(/* @vite-ignore */ /* webpackIgnore: true */ options.moduleUrl.toString());
+  const wasmUrl = kernels ? wasmUrlOf(kernels, options) : options.wasmUrl;
+  const settings = {};
+  if (options.wasmBinary) settings.wasmBinary = options.wasmBinary;
+  if (wasmUrl) settings.locateFile = () => wasmUrl.toString();
+  return createAttentionModule(settings);
 }
 
 /**
  * Loads and instantiates the wasm module once; later calls return the same promise.
  * `variant`: 'auto' (default: the relaxed-SIMD build where the engine supports it, else SIMD128),
- * 'relaxed-simd' or 'simd128'. `wasmBaseUrl`: the directory holding both .wasm files, for bundlers
- * that do not copy `new URL(…, import.meta.url)` assets (esbuild); the build is still chosen here.
- * @param {{ variant?: 'auto'|'relaxed-simd'|'simd128', wasmBaseUrl?: string|URL, wasmUrl?: string|URL,
- *           wasmBinary?: ArrayBuffer|Uint8Array, moduleUrl?: string|URL }} [options]
+ * 'relaxed-simd' or 'simd128'. `threads`: 'auto' (default: min(hardware threads, 8)) or a count ≥ 1;
+ * more than one loads the threaded build where threads can run (Node; browsers when
+ * crossOriginIsolated), else the single-thread build (with one console warning when a count was
+ * asked for, or when the pool does not start). `wasmBaseUrl`: the directory holding the .wasm files
+ * (and threads/), for bundlers that do not copy `new URL(…, import.meta.url)` assets (esbuild).
+ * @param {{ variant?: 'auto'|'relaxed-simd'|'simd128', threads?: 'auto'|number, wasmBaseUrl?: string|URL,
+ *           wasmUrl?: string|URL, wasmBinary?: ArrayBuffer|Uint8Array, moduleUrl?: string|URL }} [options]
  */
 export function init(options = {}) {
+  let kernels, threads;
   try {
-    options = checkOptions(options, ['variant', 'wasmBaseUrl', 'wasmUrl', 'wasmBinary', 'moduleUrl'], 'init option');
+    options = checkOptions(options, ['variant', 'threads', 'wasmBaseUrl', 'wasmUrl', 'wasmBinary', 'moduleUrl'], 'init option');
+    threads = resolveThreads(options.threads ?? 'auto');
+    kernels = chooseKernels(options);
   } catch (error) {
     return Promise.reject(error); // init reports every failure through its promise
   }
   return runtime.load(async () => {
-    const wasmUrl = chooseWasm(options);
-    // A literal import, so bundlers include the glue; moduleUrl (the caller's own glue) is a runtime URL.
-    const { default: createAttentionModule } = options.moduleUrl
-      ? await import(/* @vite-ignore */ /* webpackIgnore: true */ options.moduleUrl.toString())
-      : await import('../../dist/attention_core.mjs');
-    const settings = {};
-    if (options.wasmBinary) settings.wasmBinary = options.wasmBinary;
-    if (wasmUrl) settings.locateFile = () => wasmUrl.toString();
-    return createAttentionModule(settings);
+    const why = kernels && threads > 1 ? whyNoThreads() : 'one thread';
+    if (why === null) {
+      const build = `threads-${kernels}`;
+      try {
+        const { default: createModule } = await packagedGlue(build);
+        return await startThreaded(createModule, wasmUrlOf(build, options), threads);
+      } catch (error) {
+        console.warn(`attention-wasm: the threaded build did not start (${error?.message ?? error}); running on one thread`);
+      }
+    } else if (kernels && threads > 1 && options.threads != null && options.threads !== 'auto') {
+      console.warn(`attention-wasm: threads: ${threads} asked for, but ${why}; running on one thread`);
+    }
+    return loadSingleThread(kernels, options);
   });
 }
 

@@ -385,7 +385,7 @@ SMOLLM3_CONFIG = {
     "bos_token_id": 94, "eos_token_id": 95, "hidden_act": "silu", "hidden_size": HIDDEN, "initializer_range": 0.02,
     "intermediate_size": 64, "layer_types": ["full_attention"] * LAYERS, "max_position_embeddings": MAX_POS,
     "max_window_layers": LAYERS, "mlp_bias": False, "model_type": "smollm3", "no_rope_layer_interval": 2,
-    "no_rope_layers": [1, 0], "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2,
+    "no_rope_layers": [1, 0], "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "pad_token_id": 0,
     "pretraining_tp": 1, "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 2000000.0,
     "sliding_window": None, "tie_word_embeddings": True, "torch_dtype": "float32", "use_cache": True,
     "use_sliding_window": False, "vocab_size": VOCAB,

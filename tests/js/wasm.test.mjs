@@ -25,6 +25,14 @@ const MJS = dist('attention_core.mjs');
  */
 const kWasmBytesTarget = 330_000;
 const kWasmGzipBytesTarget = 140_000;
+/**
+ * The threaded builds (issue #26, dist/threads/) carry Emscripten's pthreads runtime, thread-local
+ * storage and the pool's bindings (+~24 KB / +~10 KB gzip over the single-thread builds): their own
+ * limits, 360 KB / 150 KB.
+ */
+const kThreadedWasmBytesTarget = 360_000;
+const kThreadedWasmGzipBytesTarget = 150_000;
+const THREADED = ['attention_core_threads.wasm', 'attention_core_threads_relaxed.wasm'].map((f) => dist(`threads/${f}`));
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
@@ -126,5 +134,32 @@ describe('dist/attention_core_relaxed.wasm (relaxed SIMD)', () => {
     assert.equal(fresh.kernelVariant(), 'simd128');
     const y = fresh.softmax(new fresh.Tensor(new Float32Array([0, Math.log(3)]), [2]));
     assert.ok(Math.abs(y.data[1] - 0.75) < 1e-6);
+  });
+});
+
+describe('dist/threads/ (the threaded builds)', () => {
+  for (const file of THREADED) {
+    it(`${file.split('/').pop()}: size and gzip size (limits: < 360 KB, gzip < 150 KB)`, (t) => {
+      const wasm = readFileSync(file);
+      const gzip = gzipSync(wasm, { level: constants.Z_BEST_COMPRESSION }).length;
+      t.diagnostic(`${file.split('/').pop()} ${wasm.length} bytes (${kib(wasm.length)}), gzip ${gzip} bytes (${kib(gzip)})`);
+      assert.ok(wasm.length < kThreadedWasmBytesTarget, `.wasm is ${wasm.length} bytes, target < ${kThreadedWasmBytesTarget}`);
+      assert.ok(gzip < kThreadedWasmGzipBytesTarget, `gzip .wasm is ${gzip} bytes, target < ${kThreadedWasmGzipBytesTarget}`);
+    });
+  }
+
+  it('the relaxed one uses f32x4.relaxed_madd (no prototype opcode), the SIMD128 one validates everywhere', () => {
+    const relaxed = readFileSync(THREADED[1]);
+    assert.ok(count(relaxed, [0xfd, 0x85, 0x02]) >= 8);
+    assert.equal(count(relaxed, [0xfd, 0xaf, 0x01]), 0);
+    assert.ok(WebAssembly.validate(readFileSync(THREADED[0])));
+  });
+
+  it('each has its glue and worker script, and the worker scripts are read as CommonJS', () => {
+    for (const name of ['attention_core_threads', 'attention_core_threads_relaxed']) {
+      assert.ok(existsSync(dist(`threads/${name}.mjs`)), `${name}.mjs`);
+      assert.ok(existsSync(dist(`threads/${name}.worker.js`)), `${name}.worker.js`);
+    }
+    assert.deepEqual(JSON.parse(readFileSync(dist('threads/package.json'), 'utf8')), { type: 'commonjs' });
   });
 });
