@@ -85,9 +85,12 @@ def main(out):
     ids = torch.tensor(bench_ids(), dtype=torch.int64)
     with torch.no_grad():
         logits = model(ids)
+        # torch >= 2.5 defaults to (or offers) the dynamo exporter, which needs onnxscript: keep the
+        # TorchScript exporter that Debian's torch 1.13 uses, so both give the same kind of graph.
+        legacy = {"dynamo": False} if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 5) else {}
         torch.onnx.export(model, (ids,), os.path.join(out, "gpt2.onnx"), input_names=["input_ids"],
                           output_names=["logits"], dynamic_axes={"input_ids": {1: "T"}, "logits": {1: "T"}},
-                          opset_version=14, do_constant_folding=True)
+                          opset_version=14, do_constant_folding=True, **legacy)
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump({"ids": bench_ids(), "last_logits": np.asarray(logits[0, -1]).astype(float).tolist()}, f)
     with open(os.path.join(out, "version.txt"), "w") as f:

@@ -13,8 +13,11 @@
 //   is the fastest any wasm engine could run it here; onnxruntime-web's time over that is the
 //   highest ratio reachable on this machine, printed beside the measured one.
 //
-//   node bench/gpt2_small.mjs [--quick] [--runs N]     --quick: T = 32, 3 runs (a smoke check)
-// A full run rewrites the "Pretrained GPT-2-small forward" section of bench/README.md.
+//   node bench/gpt2_small.mjs [--quick] [--runs N] [--threads N]
+//   --quick: T = 32, 3 runs (a smoke check); --threads N: both runtimes on N threads (ours:
+//   init({ threads: N }); onnxruntime-web: numThreads N), default 1 (issue #26's tables)
+// A full one-thread run rewrites the "Pretrained GPT-2-small forward" section of bench/README.md.
+// ATTN_BENCH_PYTHON: the Python with torch that exports the checkpoint (default /usr/bin/python3).
 import { spawnSync } from 'node:child_process';
 import { existsSync, openAsBlob, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -34,6 +37,7 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const runs = Number(args[args.indexOf('--runs') + 1]) || (quick ? 3 : 9);
 const T = quick ? 32 : 128;
+const threads = Number(args[args.indexOf('--threads') + 1]) || 1;
 
 // Node 20 runs relaxed SIMD only behind a flag: re-run with it so our fastest build is measured.
 const attn = await import('../src/js/index.js');
@@ -47,7 +51,8 @@ function ensureCheckpoint() {
   const version = path.join(cache, 'version.txt');
   if (existsSync(version) && readFileSync(version, 'utf8').trim() === kGeneratorVersion) return;
   console.log('gpt2_small: writing the checkpoint and its ONNX export (torch, once; ~1 min)…');
-  const r = spawnSync('/usr/bin/python3', [path.join(here, 'gpt2_export.py'), cache], { stdio: 'inherit' });
+  const python = process.env.ATTN_BENCH_PYTHON ?? '/usr/bin/python3';
+  const r = spawnSync(python, [path.join(here, 'gpt2_export.py'), cache], { stdio: 'inherit' });
   if (r.status !== 0) {
     console.error('gpt2_small: bench/gpt2_export.py failed: it needs Debian\'s python3-torch (apt-get install python3-torch)');
     process.exit(1);
@@ -60,7 +65,8 @@ const V = 50257;
 
 // Each contender: { forward() → logits, generate(prompt, n) → tokens/s, stats(), dispose() }.
 async function prepareOurs() {
-  await attn.init();
+  await attn.init({ threads });
+  if (attn.threadCount() !== threads) throw new Error(`init({ threads: ${threads} }) runs ${attn.threadCount()}`);
   const config = JSON.parse(readFileSync(path.join(cache, 'config.json'), 'utf8'));
   const t0 = performance.now();
   const model = await attn.loadPretrained({ config, weights: await openAsBlob(path.join(cache, 'model.safetensors')) });
@@ -81,12 +87,12 @@ async function prepareOurs() {
 
 async function prepareOrt() {
   const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = threads;
   ort.env.wasm.proxy = false;
   ort.env.logLevel = 'error';
   ort.env.wasm.wasmPaths = path.join(root, 'node_modules/onnxruntime-web/dist') + path.sep;
   const session = await captureMemory('ort', () => ort.InferenceSession.create(path.join(cache, 'gpt2.onnx'), {
-    executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1 }));
+    executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1 }));
   const forward = async (tokens) => {
     const input = new ort.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
     const result = await session.run({ input_ids: input });
@@ -147,7 +153,7 @@ function report(ours, ortr, fileBytes, flops, peak) {
   const gf = (ms) => (flops.total / ms / 1e6).toFixed(1);
   const floorMs = flops.total / (peak.gflops * 1e6);
   const lines = [
-    `GPT-2-small-shaped forward, T = ${T}, batch 1, one thread (Node ${process.versions.node}; ours: ${ours.variant}; onnxruntime-web ${ortr.version} wasm EP)`,
+    `GPT-2-small-shaped forward, T = ${T}, batch 1, ${threads === 1 ? 'one thread' : `${threads} threads (both)`} (Node ${process.versions.node}; ours: ${ours.variant}; onnxruntime-web ${ortr.version} wasm EP)`,
     '',
     '| | ours | onnxruntime-web |',
     '|---|---|---|',
@@ -197,5 +203,5 @@ if (!quick && (!(ours.diff <= kLogitTol) || !(ortr.diff <= kLogitTol))) {
   console.error(`gpt2_small: the runtimes disagree with torch (tolerance ${kLogitTol})`);
   process.exit(1);
 }
-if (!quick) updateReadme(text);
+if (!quick && threads === 1) updateReadme(text);
 console.log(ratio >= 1.5 ? 'target met (≥ 1.5×)' : 'target NOT met (< 1.5×)');

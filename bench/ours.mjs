@@ -88,7 +88,7 @@ function wrapperContender({ name, group, note, instance, initOptions, kernels, n
 
 const simdBuild = {
   instance: 'simd',
-  initOptions: { variant: 'simd128' },
+  initOptions: { variant: 'simd128', threads: 1 },  // the one-thread table (threads: bench/threads.mjs)
   kernels: 'simd128',
   available: () => existsSync(simdModule),
   missingNote: 'dist/attention_core.mjs is missing: run `npm run build`',
@@ -116,7 +116,7 @@ export const oursRelaxed = wrapperContender({
   note: 'dist/attention_core_relaxed.wasm: the SIMD128 build with f32x4.relaxed_madd in the GEMM ' +
     '(what init() loads where relaxed SIMD is on), needWeights: false',
   instance: 'relaxed',
-  initOptions: { variant: 'relaxed-simd' },
+  initOptions: { variant: 'relaxed-simd', threads: 1 },
   kernels: 'relaxed-simd',
   needWeights: false,
   available: () => existsSync(relaxedWasm) && relaxedSimdSupported(),

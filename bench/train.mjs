@@ -50,7 +50,7 @@ const BUILDS = [
 
 // The wrapper instance of a build, or { missing } when the training API is not in it yet.
 async function oursApi(build) {
-  const api = await loadWrapper(build.instance, { variant: build.variant });
+  const api = await loadWrapper(build.instance, { variant: build.variant, threads: 1 });  // one thread (threads: bench/threads.mjs)
   if (api.kernelVariant() !== build.variant) throw new Error(`${build.name}: the module runs '${api.kernelVariant()}' kernels`);
   const absent = ['TinyTransformer', 'Trainer', 'createTask', 'evaluate'].filter((n) => typeof api[n] !== 'function');
   return absent.length ? { missing: `src/js/index.js exports no ${absent.join(', ')} yet (the JS training API)` } : { api };

@@ -53,6 +53,8 @@ def staged_folder(folder, config_name, weights_name):
 
 
 def check_cases(model, expected):
+    # attention[i] of a case is layer expected["attention_layers"][i] (the 16-bit files keep layer 0).
+    layers = expected.get("attention_layers")
     worst = {"logits": 0.0, "attention": None, "hidden_states": None}  # None: not in the fixture
     for case in expected["cases"]:
         ids = torch.tensor(case["input_ids"]["data"]).reshape(case["input_ids"]["shape"])
@@ -63,6 +65,8 @@ def check_cases(model, expected):
         for key, got_all in (("attention", out.attentions), ("hidden_states", out.hidden_states)):
             if key not in case:
                 continue
+            if key == "attention" and layers is not None:
+                got_all = [got_all[layer] for layer in layers]
             if len(got_all) != len(case[key]):
                 raise AssertionError(f"{len(got_all)} {key}, fixture has {len(case[key])}")
             for got, want in zip(got_all, case[key]):
