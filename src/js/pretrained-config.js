@@ -23,7 +23,9 @@ function checkKeys(config, architecture) {
     if (Object.hasOwn(t.implemented, key) || t.inert.includes(key) || INERT_COMMON.includes(key)) continue;
     const defaults = Object.hasOwn(t.defaultOnly, key) ? t.defaultOnly : Object.hasOwn(DEFAULT_ONLY_COMMON, key) ? DEFAULT_ONLY_COMMON : null;
     if (!defaults) throw invalid(`config.json: key "${key}" (${describe(value)}) is not implemented for ${architecture}`);
-    if (!sameValue(value, defaults[key])) {
+    // null for a default of false is false, as in transformers (Python's None is falsy): Gemma 2's
+    // config class writes use_bidirectional_attention: null.
+    if (!sameValue(value, defaults[key]) && !(defaults[key] === false && value === null)) {
       throw invalid(`config.json: ${key} = ${JSON.stringify(value)} is not implemented for ${architecture} (only ${JSON.stringify(defaults[key])})`);
     }
   }
