@@ -50,7 +50,7 @@ configure build/wasm-relaxed "${WASM_RELAXED_CONFIG[@]}"
 cmake --build build/wasm-relaxed -j"$JOBS" --target attn_tests
 ctest --test-dir build/wasm-relaxed --output-on-failure -j"$JOBS"
 
-section "wasm ctest with real threads (Emscripten pthreads: the [parallel] cases start a pool of 4, every later case runs on it)"
+section "wasm ctest with real threads (Emscripten pthreads: every case on a pool of 4, tests/cpp/test_threads_everywhere.cpp)"
 configure build/wasm-threads "${WASM_THREADS_CONFIG[@]}"
 cmake --build build/wasm-threads -j"$JOBS" --target attn_tests
 ctest --test-dir build/wasm-threads --output-on-failure -j"$JOBS"

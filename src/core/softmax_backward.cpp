@@ -3,9 +3,11 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/memory_limit.h"
 #include "kernels/layer_norm_stats.h"
+#include "kernels/parallel.h"
 
 namespace attn {
 
@@ -56,10 +58,10 @@ Status check_layer_norm_params(const LayerNormOptions& options, int n) {
 
 // One row of the LayerNorm backward. Pass 1 takes mean(g) and mean(g·xhat) with g = dy·γ and adds the
 // parameter gradients; pass 2 writes dx = rstd·(g − mean(g) − xhat·mean(g·xhat)).
-void layer_norm_backward_row(int n, const float* x, const float* gamma, float eps, const float* dy, float* dx,
-                             bool accumulate_dx, float* dgamma, float* dbeta) {
-  // The scalar forward's own statistics (kernels/layer_norm_stats.h), so x̂ here is its x̂.
-  const kernels::LayerNormRowStats s = kernels::layer_norm_row_stats(n, x, eps);
+// dx of one row from its statistics s (the scalar forward's own, kernels/layer_norm_stats.h, so x̂
+// here is its x̂). dγ and dβ are summed over the rows apart (layer_norm_backward_rows).
+void layer_norm_dx_row(int n, const float* x, const kernels::LayerNormRowStats& s, const float* gamma,
+                       const float* dy, float* dx, bool accumulate_dx) {
   float sum_g = 0.0f;
   float sum_g_xhat = 0.0f;
   for (int j = 0; j < n; ++j) {
@@ -67,8 +69,6 @@ void layer_norm_backward_row(int n, const float* x, const float* gamma, float ep
     const float g = gamma ? dy[j] * gamma[j] : dy[j];
     sum_g += g;
     sum_g_xhat += g * xhat;
-    if (dgamma) dgamma[j] += dy[j] * xhat;
-    if (dbeta) dbeta[j] += dy[j];
   }
   const float mean_g = sum_g / static_cast<float>(n);
   const float mean_g_xhat = sum_g_xhat / static_cast<float>(n);
@@ -125,11 +125,31 @@ Status layer_norm_backward(const Tensor& x, const Tensor& grad_y, const LayerNor
 
 void layer_norm_backward_rows(std::int64_t rows, int n, const float* x, const float* gamma, float eps,
                               const float* dy, float* dx, bool accumulate_dx, float* dgamma, float* dbeta) {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t offset = r * n;
-    layer_norm_backward_row(n, x + offset, gamma, eps, dy + offset, dx + offset, accumulate_dx, dgamma,
-                            dbeta);
-  }
+  // Two parallel passes (docs/threads.md), each output element computed by one thread in the serial
+  // order: 1. the row statistics and dx, split over rows; 2. dγ and dβ, split over columns, each
+  // column summed over the rows in row order. The statistics are kept between the passes (allocated
+  // here, on the calling thread: workers never allocate).
+  std::vector<kernels::LayerNormRowStats> stats(static_cast<std::size_t>(rows));  // (rows)
+  kernels::parallel_items(rows, 8 * static_cast<std::int64_t>(n), [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t offset = r * n;
+      stats[static_cast<std::size_t>(r)] = kernels::layer_norm_row_stats(n, x + offset, eps);
+      layer_norm_dx_row(n, x + offset, stats[static_cast<std::size_t>(r)], gamma, dy + offset, dx + offset,
+                        accumulate_dx);
+    }
+  });
+  if (!dgamma && !dbeta) return;
+  kernels::parallel_items(n, 4 * rows, [&](std::int64_t j0, std::int64_t j1) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * n;    // xr: (n) row r
+      const float* dyr = dy + r * n;  // dyr: (n) row r
+      const kernels::LayerNormRowStats& s = stats[static_cast<std::size_t>(r)];
+      for (std::int64_t j = j0; j < j1; ++j) {
+        if (dgamma) dgamma[j] += dyr[j] * kernels::layer_norm_normalised(xr[j], s);
+        if (dbeta) dbeta[j] += dyr[j];
+      }
+    }
+  });
 }
 
 }  // namespace attn

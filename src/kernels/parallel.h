@@ -111,4 +111,12 @@ inline std::int64_t min_items_for(std::int64_t work_per_item) {
   return (kMinParallelWork + work_per_item - 1) / work_per_item;
 }
 
+// f(begin, end) over [0, n) items of `work_per_item` each (elementwise ops, rows of a norm): split
+// only where every part gets kMinParallelWork. For loops whose every output element depends on its
+// own item alone, so the bits do not depend on the split.
+template <class F>
+void parallel_items(std::int64_t n, std::int64_t work_per_item, F&& f) {
+  parallel_for(n, min_items_for(work_per_item), f);
+}
+
 }  // namespace attn::kernels

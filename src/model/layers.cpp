@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 
 namespace attn {
 
@@ -60,31 +61,40 @@ double log_sum_exp(int V, const float* row) {
 
 }  // namespace
 
-// The GELU kernels take an int count: long rows go through them in chunks.
+// The GELU kernels take an int count: long rows go through them in chunks. Each element's value
+// depends on that element alone (the SIMD kernels compute a partial vector lane by lane the same
+// way), so the parallel split (docs/threads.md) does not change a bit.
 constexpr std::int64_t kGeluChunk = std::int64_t{1} << 20;
+constexpr std::int64_t kGeluWork = 24;  // ~multiply-adds per element (Φ's exp polynomial)
 
 void gelu_forward(std::int64_t n, const float* x, float* y, float* cdf) {
-  for (std::int64_t i = 0; i < n; i += kGeluChunk) {
-    const int m = static_cast<int>(std::min(kGeluChunk, n - i));
-    kernels::gelu_row(m, x + i, y + i, cdf ? cdf + i : nullptr);
-  }
+  kernels::parallel_items(n, kGeluWork, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; i += kGeluChunk) {
+      const int m = static_cast<int>(std::min(kGeluChunk, end - i));
+      kernels::gelu_row(m, x + i, y + i, cdf ? cdf + i : nullptr);
+    }
+  });
 }
 
 void gelu_backward(std::int64_t n, const float* x, const float* dy, float* dx) {
-  constexpr int kBlock = 256;  // Φ(x) of one block at a time, on the stack
-  float y[kBlock], cdf[kBlock];
-  for (std::int64_t i = 0; i < n; i += kBlock) {
-    const int m = static_cast<int>(std::min<std::int64_t>(kBlock, n - i));
-    kernels::gelu_row(m, x + i, y, cdf);
-    kernels::gelu_backward_row(m, x + i, cdf, dy + i, dx + i);
-  }
+  kernels::parallel_items(n, 2 * kGeluWork, [&](std::int64_t begin, std::int64_t end) {
+    constexpr int kBlock = 256;  // Φ(x) of one block at a time, on this thread's stack
+    float y[kBlock], cdf[kBlock];
+    for (std::int64_t i = begin; i < end; i += kBlock) {
+      const int m = static_cast<int>(std::min<std::int64_t>(kBlock, end - i));
+      kernels::gelu_row(m, x + i, y, cdf);
+      kernels::gelu_backward_row(m, x + i, cdf, dy + i, dx + i);
+    }
+  });
 }
 
 void gelu_backward_from_cdf(std::int64_t n, const float* x, const float* cdf, const float* dy, float* dx) {
-  for (std::int64_t i = 0; i < n; i += kGeluChunk) {
-    const int m = static_cast<int>(std::min(kGeluChunk, n - i));
-    kernels::gelu_backward_row(m, x + i, cdf + i, dy + i, dx + i);
-  }
+  kernels::parallel_items(n, kGeluWork, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; i += kGeluChunk) {
+      const int m = static_cast<int>(std::min(kGeluChunk, end - i));
+      kernels::gelu_backward_row(m, x + i, cdf + i, dy + i, dx + i);
+    }
+  });
 }
 
 void linear_backward(int rows, int in, int out, const float* x, int ldx, const float* w, const float* dy,
@@ -94,12 +104,15 @@ void linear_backward(int rows, int in, int out, const float* x, int ldx, const f
   if (dx) kernels::gemm_nn(rows, in, out, dy, lddy, w, in, dx, lddx, accumulate_dx);
   // 2. dw (out, in) += dyᵀ (out, rows) · x (rows, in): gemm_tn reads dy (rows, out) as stored.
   if (dw) kernels::gemm_tn(out, in, rows, dy, lddy, x, ldx, dw, in, true);
-  // 3. db (out) += column sums of dy.
+  // 3. db (out) += column sums of dy, each column summed over the rows in order (split over columns:
+  // the same additions in the same order at any thread count).
   if (db) {
-    for (int r = 0; r < rows; ++r) {
-      const float* dy_row = dy + static_cast<std::ptrdiff_t>(r) * lddy;  // dy_row: (out)
-      for (int o = 0; o < out; ++o) db[o] += dy_row[o];
-    }
+    kernels::parallel_items(out, rows, [&](std::int64_t o0, std::int64_t o1) {
+      for (int r = 0; r < rows; ++r) {
+        const float* dy_row = dy + static_cast<std::ptrdiff_t>(r) * lddy;  // dy_row: (out)
+        for (std::int64_t o = o0; o < o1; ++o) db[o] += dy_row[o];
+      }
+    });
   }
 }
 

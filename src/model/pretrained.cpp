@@ -10,6 +10,7 @@
 #include "core/attention_engine.h"
 #include "core/memory_limit.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 
 namespace attn {
 
@@ -20,21 +21,37 @@ Status invalid(const std::string& what) { return Status::Error(StatusCode::kInva
 }  // namespace
 
 // y (rows, E) = LayerNorm (GPT-2, weight and bias) or RMSNorm (Llama: x / rms(x) · w, in double).
+// Rows in parallel (each row is its own: docs/threads.md).
 void PretrainedModel::norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const {
   const int e = config_.hidden;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * e;
-    float* yr = y + r * e;
-    if (config_.arch == PretrainedArch::kGpt2) {
-      kernels::layer_norm_row(e, xr, w.data.data(), b.data.data(), static_cast<float>(config_.norm_eps), yr);
-      continue;
+  kernels::parallel_items(rows, 4 * e, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * e;
+      float* yr = y + r * e;
+      if (config_.arch == PretrainedArch::kGpt2) {
+        kernels::layer_norm_row(e, xr, w.data.data(), b.data.data(), static_cast<float>(config_.norm_eps), yr);
+        continue;
+      }
+      double ss = 0;
+      for (int i = 0; i < e; ++i) ss += static_cast<double>(xr[i]) * xr[i];
+      const double inv = 1.0 / std::sqrt(ss / e + config_.norm_eps);
+      for (int i = 0; i < e; ++i) yr[i] = static_cast<float>(xr[i] * inv) * w.data[i];
     }
-    double ss = 0;
-    for (int i = 0; i < e; ++i) ss += static_cast<double>(xr[i]) * xr[i];
-    const double inv = 1.0 / std::sqrt(ss / e + config_.norm_eps);
-    for (int i = 0; i < e; ++i) yr[i] = static_cast<float>(xr[i] * inv) * w.data[i];
-  }
+  });
 }
+
+namespace {
+
+// Elementwise activations over n values in parallel (each value is its own: docs/threads.md).
+constexpr std::int64_t kActivationWork = 24;  // ~multiply-adds per value (exp/tanh polynomials)
+
+void gelu_tanh_parallel(std::int64_t n, float* h) {
+  kernels::parallel_items(n, kActivationWork, [&](std::int64_t i0, std::int64_t i1) {
+    kernels::gelu_tanh_row(static_cast<int>(i1 - i0), h + i0, h + i0);
+  });
+}
+
+}  // namespace
 
 // y (rows, E) = GPT-2: c_proj(gelu_tanh(c_fc(x)));  Llama: down(silu(gate(x)) · up(x)).
 void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, float* y) const {
@@ -42,7 +59,7 @@ void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, flo
   std::vector<float> h(static_cast<std::size_t>(rows) * in);  // h: (rows, I)
   if (config_.arch == PretrainedArch::kGpt2) {
     L.fc1.linear(m, x, e, L.fc1_b.data.data(), h.data(), in);
-    kernels::gelu_tanh_row(static_cast<int>(h.size()), h.data(), h.data());  // "gelu_new"
+    gelu_tanh_parallel(static_cast<std::int64_t>(h.size()), h.data());  // "gelu_new"
     L.fc2.linear(m, h.data(), in, L.fc2_b.data.data(), y, e);
     return;
   }
@@ -50,10 +67,12 @@ void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, flo
   L.gate.linear(m, x, e, nullptr, h.data(), in);
   L.up.linear(m, x, e, nullptr, u.data(), in);
   if (config_.gelu_mlp) {  // Gemma 3's GeGLU: gelu_pytorch_tanh(gate) · up
-    kernels::gelu_tanh_row(static_cast<int>(h.size()), h.data(), h.data());
+    gelu_tanh_parallel(static_cast<std::int64_t>(h.size()), h.data());
     for (std::size_t i = 0; i < h.size(); ++i) h[i] *= u[i];
   } else {
-    kernels::silu_mul_row(static_cast<int>(h.size()), h.data(), u.data(), h.data());
+    kernels::parallel_items(static_cast<std::int64_t>(h.size()), kActivationWork, [&](std::int64_t i0, std::int64_t i1) {
+      kernels::silu_mul_row(static_cast<int>(i1 - i0), h.data() + i0, u.data() + i0, h.data() + i0);
+    });
   }
   L.down.linear(m, h.data(), in, nullptr, y, e);
 }

@@ -10,6 +10,7 @@
 #include "core/memory_limit.h"
 #include "core/softmax_backward.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 #include "model/layers.h"
 #include "model/tiny_transformer.h"
 
@@ -80,8 +81,9 @@ struct TinyPass {
   void layer_norm(int ln, const float* in, float* out) const {
     const float* w = m.params_[ln].data.data();
     const float* b = m.params_[ln + 1].data.data();
-    for (std::int64_t r = 0; r < n; ++r)
-      kernels::layer_norm_row(d, in + r * d, w, b, kLayerNormEps, out + r * d);
+    kernels::parallel_items(n, 8 * d, [&](std::int64_t r0, std::int64_t r1) {  // rows are independent
+      for (std::int64_t r = r0; r < r1; ++r) kernels::layer_norm_row(d, in + r * d, w, b, kLayerNormEps, out + r * d);
+    });
   }
 
   // 1. x (N, d) = tok_emb[ids] (+ pos_emb[t] or the sinusoidal table)

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/parallel.h"
+
 namespace attn {
 
 namespace {
@@ -52,17 +54,20 @@ StepConstants step_constants(const AdamWOptions& o, std::int64_t step) {
 // torch's _single_tensor_adamw for one tensor, one line per tensor op, each rounded to float32.
 // (torch's vectorised add_(grad, alpha=...) may fuse into an FMA on AVX2; we never fuse, so that
 // native and wasm agree: the two can differ in the last bit of exp_avg.)
+// Elements in parallel (each is its own: docs/threads.md).
 void adamw_update(const AdamWParam& p, const StepConstants& c) {
-  for (std::int64_t i = 0; i < p.n; ++i) {
-    const float g = p.grad[i];
-    const float value = p.value[i] * c.decay;                               // param.mul_(1 - lr*wd)
-    const float m = p.exp_avg[i] * c.beta1 + c.one_minus_beta1 * g;         // exp_avg.mul_.add_
-    const float v = p.exp_avg_sq[i] * c.beta2 + c.one_minus_beta2 * g * g;  // .mul_.addcmul_
-    const float denom = std::sqrt(v) / c.bias_correction2_sqrt + c.eps;     // (sqrt / bc2).add_(eps)
-    p.value[i] = value + c.neg_step_size * m / denom;                       // addcdiv_(value=-step)
-    p.exp_avg[i] = m;
-    p.exp_avg_sq[i] = v;
-  }
+  kernels::parallel_items(p.n, 16, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const float g = p.grad[i];
+      const float value = p.value[i] * c.decay;                               // param.mul_(1 - lr*wd)
+      const float m = p.exp_avg[i] * c.beta1 + c.one_minus_beta1 * g;         // exp_avg.mul_.add_
+      const float v = p.exp_avg_sq[i] * c.beta2 + c.one_minus_beta2 * g * g;  // .mul_.addcmul_
+      const float denom = std::sqrt(v) / c.bias_correction2_sqrt + c.eps;     // (sqrt / bc2).add_(eps)
+      p.value[i] = value + c.neg_step_size * m / denom;                       // addcdiv_(value=-step)
+      p.exp_avg[i] = m;
+      p.exp_avg_sq[i] = v;
+    }
+  });
 }
 
 }  // namespace
