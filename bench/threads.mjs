@@ -109,7 +109,14 @@ async function timeInterleaved(contenders) {
     k.calls = await callsPerSample(k.c);
     k.ms = [];
   }
-  for (let r = 0; r < rounds; r++) for (const k of contenders) k.ms.push(await sample(k.c, k.calls, k.before));
+  // The order rotates each round: a contender's sample is not always the one right after the same
+  // other one (onnxruntime-web's workers keep spinning for a while after its calls).
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < contenders.length; i++) {
+      const k = contenders[(r + i) % contenders.length];
+      k.ms.push(await sample(k.c, k.calls, k.before));
+    }
+  }
   return contenders.map((k) => ({ name: k.name, threads: k.threads, ms: median(k.ms), calls: k.calls }));
 }
 

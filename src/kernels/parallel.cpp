@@ -1,9 +1,10 @@
 // The thread pool behind parallel_for (parallel.h, docs/threads.md).
 //
-// Workers sleep on a condition variable between jobs. The calling thread publishes a job, runs part
-// 0 itself and then waits for the others by spinning on an atomic counter, never on a mutex or a
-// join: in a browser the calling thread is the page's main thread, where Emscripten turns a blocking
-// wait into a busy-wait plus the console warning "Blocking on the main thread is very dangerous".
+// The calling thread publishes a job with one atomic store (no lock: it may be a browser's main
+// thread), runs part 0 itself and then waits for the others by spinning on an atomic counter, never
+// on a mutex or a join: on a page's main thread Emscripten turns a blocking wait into a busy-wait
+// plus the console warning "Blocking on the main thread is very dangerous". Workers poll for the
+// next job for a few tens of microseconds after each part, then sleep on a condition variable.
 #include "kernels/parallel.h"
 
 #include <algorithm>
@@ -39,12 +40,24 @@ struct InParallel {  // marks the current thread as inside a part (nested loops 
   InParallel& operator=(const InParallel&) = delete;
 };
 
+// How long a worker keeps polling for the next job before it sleeps on the condition variable:
+// jobs come in bursts (a forward is dozens of parallel products and row loops microseconds apart),
+// and waking a sleeping thread costs tens of microseconds (a futex, Atomics.wait/notify in
+// browsers), so a worker that just finished a part polls for a few tens of microseconds first.
+constexpr int kSpinPolls = 1 << 14;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 class Pool {
  public:
   ~Pool() {
+    stop_.store(true);
     {
       std::lock_guard<std::mutex> lock(m_);
-      stop_ = true;
     }
     cv_.notify_all();
     for (auto& w : workers_) w.join();
@@ -78,13 +91,13 @@ class Pool {
     if (!busy.owns_lock()) return false;
     jobs_.fetch_add(1, std::memory_order_relaxed);
     pending_.store(parts - 1, std::memory_order_relaxed);
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      job_ = Job{fn, ctx, n, parts};
-      error_ = nullptr;
-      ++generation_;
-    }
-    cv_.notify_all();
+    // Publish: the job's fields, then the generation (job number and part count in one word) with
+    // release order. No worker reads the fields of the previous job any more: its participants
+    // have all counted pending_ down, and the others read only the generation word.
+    job_ = Job{fn, ctx, n};
+    published_ = ((published_ >> 8) + 1) << 8 | static_cast<std::uint64_t>(parts);
+    generation_.store(published_, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_sleepers();
     {
       InParallel mark;
       try {
@@ -101,7 +114,7 @@ class Pool {
     }
     std::exception_ptr error;
     {
-      std::lock_guard<std::mutex> lock(m_);
+      std::lock_guard<std::mutex> lock(error_m_);  // uncontended: every part has finished
       error = error_;
       error_ = nullptr;
     }
@@ -114,12 +127,37 @@ class Pool {
     RangeFn fn = nullptr;
     void* ctx = nullptr;
     std::int64_t n = 0;
-    int parts = 0;
   };
 
+  // The sleepers wait on cv_ under m_; taking m_ (which a worker holds only for a moment, between
+  // counting itself a sleeper and waiting) before notifying means none misses the new generation.
+  // try_lock in a loop, not lock: a contended lock on a browser's main thread would enter
+  // Emscripten's blocking wait (and its console warning).
+  void wake_sleepers() {
+    while (!m_.try_lock()) cpu_relax();
+    m_.unlock();
+    cv_.notify_all();
+  }
+
   void record_error(std::exception_ptr e) {
-    std::lock_guard<std::mutex> lock(m_);
+    std::lock_guard<std::mutex> lock(error_m_);
     if (!error_) error_ = e;
+  }
+
+  // The next generation after `seen`: polled for a while, then slept for.
+  std::uint64_t next_generation(std::uint64_t seen) {
+    for (int i = 0; i < kSpinPolls; ++i) {
+      const std::uint64_t g = generation_.load(std::memory_order_acquire);
+      if (g != seen || stop_.load(std::memory_order_relaxed)) return g;
+      cpu_relax();
+    }
+    std::unique_lock<std::mutex> lock(m_);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    // seq_cst on both sides: either this load sees the new generation, or the dispatcher sees this
+    // sleeper and notifies after taking m_ (which this thread releases only inside wait).
+    cv_.wait(lock, [&] { return stop_.load() || generation_.load(std::memory_order_seq_cst) != seen; });
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    return generation_.load(std::memory_order_acquire);
   }
 
   void work(int index) {
@@ -127,17 +165,14 @@ class Pool {
     started_[static_cast<std::size_t>(index)].store(true, std::memory_order_release);
     std::uint64_t seen = 0;
     for (;;) {
-      Job job;
-      {
-        std::unique_lock<std::mutex> lock(m_);
-        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-        job = job_;
-      }
-      if (index >= job.parts) continue;  // not needed for this job
+      const std::uint64_t g = next_generation(seen);
+      if (stop_.load()) return;
+      seen = g;
+      const int parts = static_cast<int>(g & 0xff);
+      if (index >= parts) continue;  // not needed for this job (and its fields are not ours to read)
+      const Job job = job_;
       try {
-        run_part(job.fn, job.ctx, job.n, job.parts, index);
+        run_part(job.fn, job.ctx, job.n, parts, index);
       } catch (...) {
         record_error(std::current_exception());
       }
@@ -146,11 +181,14 @@ class Pool {
   }
 
   std::mutex dispatch_;  // held by the thread whose job is in flight
-  std::mutex m_;         // guards job_, generation_, stop_, error_
+  std::mutex m_;         // the sleepers' mutex (cv_)
   std::condition_variable cv_;
-  Job job_;
-  std::uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::mutex error_m_;          // guards error_
+  Job job_;                     // written by the dispatcher before it publishes generation_
+  std::uint64_t published_ = 0;  // the dispatcher's copy of generation_
+  std::atomic<std::uint64_t> generation_{0};  // (job number << 8) | parts
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stop_{false};
   std::exception_ptr error_;
   std::atomic<int> pending_{0};
   std::atomic<std::uint64_t> jobs_{0};
