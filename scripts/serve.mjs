@@ -2,7 +2,12 @@
 // A small static server for the demo, the tutorial and the browser tests (no dependencies).
 //
 //   node scripts/serve.mjs            serves the project root on http://127.0.0.1:8080 (PORT changes it)
+//   node scripts/serve.mjs --no-isolation   the same without COOP/COEP (pages then run on one thread)
 //   import { startServer } from './scripts/serve.mjs'; const { url, close } = await startServer({ port: 0 });
+//
+// Every response carries the strict CSP below and, unless isolation is off, the two headers that make
+// a page cross-origin isolated (ISOLATION_HEADERS): only there do browsers give pages
+// SharedArrayBuffer, which the threaded build needs (docs/threads.md).
 //
 // `/` is web/index.html and `/tutorial.html` is web/tutorial.html; every other path is a file under the
 // root, so pages import `/src/js/index.js` and `/dist/attention_core.wasm` directly. Paths that leave
@@ -43,6 +48,16 @@ const MIME = {
  */
 export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
 
+/**
+ * Cross-origin isolation: COOP same-origin + COEP require-corp. Everything the pages load is
+ * same-origin, so require-corp blocks nothing of ours (docs/threads.md has the `credentialless`
+ * alternative for pages that embed third-party images).
+ */
+export const ISOLATION_HEADERS = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
+
 // Friendly routes onto files below web/.
 const ROUTES = { '/': 'web/index.html', '/index.html': 'web/index.html',
   '/tutorial.html': 'web/tutorial.html', '/favicon.ico': 'web/favicon.svg' };
@@ -60,13 +75,14 @@ export function resolvePath(root, urlPath, routes = ROUTES) {
   return file;
 }
 
-function send(res, status, text) {
+function sendPlain(res, status, text, extra) {
   res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text),
-    'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff' });
+    'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', ...extra });
   res.end(text);
 }
 
-async function handle(root, routes, req, res) {
+async function handle(root, routes, extra, req, res) {
+  const send = (r, status, text) => sendPlain(r, status, text, extra);
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n');
   const { pathname } = new URL(req.url, 'http://localhost');
   let file = resolvePath(root, pathname, routes);
@@ -83,6 +99,7 @@ async function handle(root, routes, req, res) {
     'Cache-Control': 'no-cache',
     'X-Content-Type-Options': 'nosniff',
     'Content-Security-Policy': CSP,
+    ...extra,
   });
   if (req.method === 'HEAD') return res.end();
   createReadStream(file).on('error', () => res.destroy()).pipe(res);
@@ -92,12 +109,14 @@ async function handle(root, routes, req, res) {
  * Starts the server. port 0 picks a free port. Resolves to { url, port, close() }.
  * `routes` maps request paths onto files under `root` (default: the demo's and tutorial's); `{}`
  * serves `root` as it is (a bundled app's output, in the bundler test).
- * @param {{ port?: number, host?: string, root?: string, routes?: Record<string, string> }} [options]
+ * `isolation` (default true) sends ISOLATION_HEADERS with every response.
+ * @param {{ port?: number, host?: string, root?: string, routes?: Record<string, string>, isolation?: boolean }} [options]
  */
-export function startServer({ port = 8080, host = '127.0.0.1', root = projectRoot, routes = ROUTES } = {}) {
+export function startServer({ port = 8080, host = '127.0.0.1', root = projectRoot, routes = ROUTES, isolation = true } = {}) {
   const base = resolve(root);
+  const extra = isolation ? ISOLATION_HEADERS : {};
   const server = createServer((req, res) => {
-    handle(base, routes, req, res).catch((e) => { if (!res.headersSent) send(res, 500, `${e.message}\n`); else res.destroy(); });
+    handle(base, routes, extra, req, res).catch((e) => { if (!res.headersSent) sendPlain(res, 500, `${e.message}\n`, extra); else res.destroy(); });
   });
   return new Promise((ok, fail) => {
     server.once('error', fail);
@@ -115,9 +134,12 @@ export function startServer({ port = 8080, host = '127.0.0.1', root = projectRoo
 // Run directly: `node scripts/serve.mjs`.
 if (import.meta.url === pathToFileURL(process.argv[1] || '').href) {
   const port = Number(process.env.PORT ?? 8080);
-  startServer({ port, host: process.env.HOST || '127.0.0.1' }).then(({ url }) => {
+  const isolation = !process.argv.includes('--no-isolation');
+  startServer({ port, host: process.env.HOST || '127.0.0.1', isolation }).then(({ url }) => {
     console.log(`attention-wasm demo:      ${url}`);
     console.log(`attention-wasm tutorial:  ${url}tutorial.html`);
+    console.log(isolation ? 'Cross-origin isolated (COOP/COEP): the pages run threaded.'
+      : 'Without COOP/COEP (--no-isolation): the pages run on one thread.');
     console.log('Ctrl+C to stop.');
   }, (e) => {
     console.error(`serve: cannot listen on port ${port}: ${e.message}`);

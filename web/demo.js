@@ -496,7 +496,7 @@ function render() {
         lastPredictions = result;
         if (result && shown.words) readableText = text;
         lastMs = performance.now() - t0;
-        $('timing').textContent = `· computed and redrawn in ${lastMs.toFixed(1)} ms`;
+        $('timing').textContent = `· computed and redrawn in ${lastMs.toFixed(1)} ms${onThreads()}`;
         settleDrawn();
       })
       .catch((error) => {
@@ -519,8 +519,15 @@ function render() {
   pe.refresh();
   renderPanel();
   lastMs = performance.now() - t0;
-  $('timing').textContent = `· recomputed and redrawn in ${lastMs.toFixed(1)} ms`;
+  $('timing').textContent = `· recomputed and redrawn in ${lastMs.toFixed(1)} ms${onThreads()}`;
   settleDrawn();
+}
+
+// " on 8 threads": what the page's module uses (docs/threads.md; the model worker's module starts
+// the same count, both from init's 'auto'). One thread where the page is not cross-origin isolated.
+function onThreads() {
+  const n = attn.threadCount();
+  return ` on ${n} thread${n === 1 ? '' : 's'}`;
 }
 
 /** Text for a double-quoted HTML attribute in the copy-paste snippet. */

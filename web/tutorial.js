@@ -374,5 +374,12 @@ async function showTextModel() {
 
 await renderMath();
 await ready;
+// How many threads the page's module runs (docs/threads.md): more than one only where the page is
+// cross-origin isolated (served with COOP/COEP).
+{
+  const n = attn.threadCount();
+  bind('runtime-threads', n > 1 ? `${n} threads (the page is cross-origin isolated)`
+    : 'one thread (threads need a cross-origin-isolated page: docs/threads.md)');
+}
 await showTextModel();
 document.documentElement.dataset.tutorialReady = '';

@@ -183,6 +183,8 @@ export interface TrainerSettings {
 /** One snapshot of the training worker. */
 export interface TrainerSnapshot {
   step: number; running: boolean; loss: number; tokenAccuracy: number; sequenceAccuracy: number; stepsPerSecond: number;
+  /** Threads the worker's module trains on (more than one where the page is cross-origin isolated). */
+  threads: number;
   ablation: null | { heads: [number, number][]; loss: number; tokenAccuracy: number; sequenceAccuracy: number };
   history: { step: number; loss: number; tokenAccuracy: number; sequenceAccuracy: number }[];
   probe: { tokens: string[]; T: number }; heads: number; attention: Float32Array[];

@@ -140,7 +140,8 @@ export function init(options = {}) {
       const build = `threads-${kernels}`;
       try {
         const { default: createModule } = await packagedGlue(build);
-        return await startThreaded(createModule, wasmUrlOf(build, options), threads);
+        const workerBase = options.wasmBaseUrl != null ? new URL('threads/', baseUrl(options.wasmBaseUrl)) : null;
+        return await startThreaded(createModule, wasmUrlOf(build, options), threads, { workerBase });
       } catch (error) {
         console.warn(`attention-wasm: the threaded build did not start (${error?.message ?? error}); running on one thread`);
       }

@@ -67,10 +67,13 @@ function unrefWorkers(m) {
  * Instantiates a threaded glue (`createModule`) with the .wasm at `wasmUrl` and starts a pool of
  * `threads` (the caller and threads − 1 workers, preallocated: a page's main thread cannot wait for
  * a worker to start). The .wasm is handed over through instantiateWasm, with its compiled module (the
- * glue posts it to every worker); locateFile would also answer the worker script's path. Rejects when
- * the module or the pool does not start within `timeoutMs` (the caller falls back to one thread).
+ * glue posts it to every worker); locateFile would also answer the worker script's path. With
+ * `workerBase` (init's wasmBaseUrl + 'threads/', for bundlers that copy dist/threads/ themselves) the
+ * pool's worker script is taken from there; without it the glue finds it through its own
+ * `new URL('….worker.js', import.meta.url)`, which Vite follows. Rejects when the module or the pool
+ * does not start within `timeoutMs` (the caller falls back to one thread).
  */
-export async function startThreaded(createModule, wasmUrl, threads, timeoutMs = POOL_START_TIMEOUT_MS) {
+export async function startThreaded(createModule, wasmUrl, threads, { workerBase = null, timeoutMs = POOL_START_TIMEOUT_MS } = {}) {
   let failInstantiate;
   const instantiateFailed = new Promise((_, reject) => { failInstantiate = reject; });
   const settings = {
@@ -81,6 +84,8 @@ export async function startThreaded(createModule, wasmUrl, threads, timeoutMs = 
       return {};
     },
   };
+  // A URL object, not a string: Node's Worker takes file: URLs only as URL objects.
+  if (workerBase) settings.locateFile = (path) => new URL(path, workerBase);
   const timeout = rejectAfter(timeoutMs, 'starting the threaded module');
   try {
     const m = await Promise.race([createModule(settings), instantiateFailed, timeout.promise]);

@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { build as viteBuild } from 'vite';
 import * as esbuild from 'esbuild';
@@ -64,9 +65,12 @@ function referenceCausalSelfAttention(q, t, d) {
   return out;
 }
 
-/** Serves `dir` alone under the strict policy, opens `?variant=…`, and returns what the page saw. */
-async function loadApp(dir, variant, withTrainer = false) {
-  const server = await startServer({ port: 0, root: dir, routes: {} });
+/**
+ * Serves `dir` alone under the strict policy (and cross-origin isolated unless isolation is false),
+ * opens `?variant=…`, and returns what the page saw.
+ */
+async function loadApp(dir, variant, withTrainer = false, isolation = true) {
+  const server = await startServer({ port: 0, root: dir, routes: {}, isolation });
   const page = await browser.newPage();
   const seen = { errors: [], failed: [], csp: [], requests: [], header: null };
   page.on('console', (m) => { if (m.type() === 'error') seen.errors.push(m.text()); });
@@ -99,6 +103,31 @@ async function loadApp(dir, variant, withTrainer = false) {
   return seen;
 }
 
+// The page's larger forward (tests/bundler/app/app.js: SDPA of seededNormal([4, 8, 128, 32], 2),
+// causal) computed here by the package in Node, single-thread SIMD128 build: the bits every build
+// of the SIMD128 kernels must give, at any thread count.
+let nodeHash = null;
+async function nodeBigHash() {
+  if (nodeHash !== null) return nodeHash;
+  const lib = await import(`${pathToFileURL(join(app, 'node_modules', 'attention-wasm', 'src', 'js', 'index.js')).href}?instance=bundler-node`);
+  await lib.init({ variant: 'simd128', threads: 1 });
+  const big = lib.seededNormal([4, 8, 128, 32], 2);
+  const data = lib.scaledDotProductAttention(big, big, big, { causal: true }).output.data;
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  let h = 0x811c9dc5;
+  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  nodeHash = h;
+  return h;
+}
+
+// Threads where the page is cross-origin isolated (min(hardware threads, 8), init's 'auto'); one
+// where it is not. The SIMD128 build's bits are Node's either way.
+async function checkThreads(seen, isolated) {
+  assert.equal(seen.result.isolated, isolated, 'crossOriginIsolated');
+  assert.equal(seen.result.threads, isolated ? Math.min(seen.result.hardware, 8) : 1, 'threadCount()');
+  if (seen.result.kernel === 'simd128') assert.equal(seen.result.bigHash, await nodeBigHash(), 'the same bits as Node');
+}
+
 function checkApp(seen, wantKernel) {
   assert.equal(seen.header, CSP, 'the page was served under the strict policy');
   assert.deepEqual(seen.failed, [], "no failed request (a missing .wasm or font would show here)");
@@ -127,12 +156,22 @@ describe('Vite 8 (Rolldown)', () => {
     await viteBuild({ root: app, logLevel: 'error', configFile: false, build: { outDir: out, emptyOutDir: true } });
   });
   it('emits both .wasm files and no stray asset', () => checkOutputFiles(out));
-  it('runs under the strict policy, relaxed-SIMD build picked by init(); the trainer\'s worker runs', async () => {
+  it('runs under the strict policy, relaxed-SIMD build picked by init(), threaded; the trainer\'s worker runs', async () => {
     const seen = await loadApp(out, 'auto', true);
     checkApp(seen, /relaxed/);
+    await checkThreads(seen, true);
     assert.equal(seen.trainerStep, 0, 'the worker sent its first snapshot');
   });
-  it('runs the SIMD128 build when asked (the file Safari and older Firefox load)', async () => checkApp(await loadApp(out, 'simd128'), /simd128/));
+  it('runs the SIMD128 build when asked (the file Safari and older Firefox load), threaded, Node\'s bits', async () => {
+    const seen = await loadApp(out, 'simd128');
+    checkApp(seen, /simd128/);
+    await checkThreads(seen, true);
+  });
+  it('without COOP/COEP: the single-thread build, no warning, the same bits', async () => {
+    const seen = await loadApp(out, 'simd128', false, false);
+    checkApp(seen, /simd128/);
+    await checkThreads(seen, false);
+  });
 });
 
 describe('esbuild (docs/bundlers.md recipe: copy the .wasm files and fonts, init({ wasmBaseUrl }))', () => {
@@ -143,6 +182,7 @@ describe('esbuild (docs/bundlers.md recipe: copy the .wasm files and fonts, init
       outdir: out, platform: 'browser', logLevel: 'error' });
     const pkg = join(app, 'node_modules', 'attention-wasm');
     for (const f of ['attention_core.wasm', 'attention_core_relaxed.wasm']) cpSync(join(pkg, 'dist', f), join(out, f));
+    cpSync(join(pkg, 'dist', 'threads'), join(out, 'threads'), { recursive: true });  // the threaded builds, whole
     cpSync(join(pkg, 'web', 'vendor', 'katex', 'fonts'), join(out, 'fonts'), { recursive: true });
     mkdirSync(out, { recursive: true });
     // esbuild does not bundle Web Workers (new Worker(new URL(…))): the trainer is left out (docs/bundlers.md).
@@ -150,6 +190,14 @@ describe('esbuild (docs/bundlers.md recipe: copy the .wasm files and fonts, init
       .replace(/\s*<attention-trainer[^>]*><\/attention-trainer>/, ''));
   });
   it('the output holds both .wasm files and no stray asset', () => checkOutputFiles(out));
-  it('runs under the strict policy, relaxed-SIMD build picked by init()', async () => checkApp(await loadApp(out, 'auto'), /relaxed/));
-  it('runs the SIMD128 build when asked', async () => checkApp(await loadApp(out, 'simd128'), /simd128/));
+  it('runs under the strict policy, relaxed-SIMD build picked by init(), threaded', async () => {
+    const seen = await loadApp(out, 'auto');
+    checkApp(seen, /relaxed/);
+    await checkThreads(seen, true);
+  });
+  it('runs the SIMD128 build when asked, threaded, Node\'s bits', async () => {
+    const seen = await loadApp(out, 'simd128');
+    checkApp(seen, /simd128/);
+    await checkThreads(seen, true);
+  });
 });

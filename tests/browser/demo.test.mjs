@@ -43,9 +43,12 @@ test('the demo loads, shows tokens as chips, and makes no request outside its or
   await page.screenshot({ path: join(SHOTS, 'demo-dark.png') });
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
-  // Chromium has relaxed SIMD (since 114): init() loads that build, and the page says so.
-  assert.ok(watch.requests.some((u) => u.endsWith('/dist/attention_core_relaxed.wasm')), 'the wasm module came from the origin');
+  // Chromium has relaxed SIMD (since 114) and the test server sends COOP/COEP: init() loads the
+  // threaded relaxed-SIMD build, and the page says so (kernels, and the threads in its timing line).
+  assert.ok(watch.requests.some((u) => u.endsWith('/dist/threads/attention_core_threads_relaxed.wasm')), 'the wasm module came from the origin');
   assert.equal(await page.locator('#kernel').textContent(), 'kernels: relaxed-simd');
+  const threads = await page.evaluate(() => Math.min(navigator.hardwareConcurrency, 8));
+  assert.match(await page.textContent('#timing'), new RegExp(` in [0-9.]+ ms on ${threads} thread${threads === 1 ? '' : 's'}$`));
   await page.close();
 });
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { CSP, startServer } from '../../scripts/serve.mjs';
+import { CSP, ISOLATION_HEADERS, startServer } from '../../scripts/serve.mjs';
 
 export { CSP };
 
@@ -72,11 +72,11 @@ export function watch(page, origin) {
 
 /**
  * Serves `html` at `path` on the test origin (a page that exists only for this test), with the same
- * strict Content-Security-Policy as the server's own pages.
+ * strict Content-Security-Policy and cross-origin isolation (COOP/COEP) as the server's own pages.
  */
 export async function routeHtml(context, url, html) {
   await context.route(url, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8',
-    headers: { 'Content-Security-Policy': CSP }, body: html }));
+    headers: { 'Content-Security-Policy': CSP, ...ISOLATION_HEADERS }, body: html }));
 }
 
 /** Waits until every widget on the page has rendered once (data-ready on the host). */

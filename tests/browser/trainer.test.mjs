@@ -47,6 +47,11 @@ test('the trainer learns reverse in its worker: ≥ 95% within the budget, no lo
   const { page, watch } = await pageWith('trainer', '<attention-trainer task="reverse" length="6"></attention-trainer>');
   await waitFor(page, () => document.querySelector('attention-trainer').snapshot);
   assert.equal((await snapshot(page)).step, 0);
+  // The worker's module runs threaded in this cross-origin-isolated page (docs/threads.md) and the
+  // widget says on how many threads.
+  const threads = await page.evaluate(() => Math.min(navigator.hardwareConcurrency, 8));
+  assert.equal(await page.$eval('attention-trainer', (el) => el.snapshot.threads), threads);
+  assert.match(await page.$eval('attention-trainer', (el) => el.shadowRoot.textContent), new RegExp(`· ${threads} threads?`));
   await page.evaluate(() => { window.__longTasks.length = 0; });
   const t0 = Date.now();
   await page.click('attention-trainer >> text=Train');

@@ -66,8 +66,12 @@ test('the tutorial loads with no console error, no failed request and nothing ou
   assert.deepEqual(w.offOrigin, []);
   assert.deepEqual(w.dialogs, []);
   assert.deepEqual(badResponses, []);
-  // Chromium has relaxed SIMD (since 114): init() loads that build.
-  assert.ok(w.requests.some((u) => u.endsWith('/dist/attention_core_relaxed.wasm')), 'the wasm module is loaded from the same origin');
+  // Chromium has relaxed SIMD (since 114) and the test server sends COOP/COEP: init() loads the
+  // threaded relaxed-SIMD build, and the page says how many threads it runs.
+  assert.ok(w.requests.some((u) => u.endsWith('/dist/threads/attention_core_threads_relaxed.wasm')), 'the wasm module is loaded from the same origin');
+  const threads = await page.evaluate(() => Math.min(navigator.hardwareConcurrency, 8));
+  assert.equal(await page.textContent('[data-bind="runtime-threads"]'),
+    threads > 1 ? `${threads} threads (the page is cross-origin isolated)` : 'one thread (threads need a cross-origin-isolated page: docs/threads.md)');
   // Every formula was typeset by the vendored KaTeX, without a parse error.
   const math = await page.evaluate(() => ({
     all: document.querySelectorAll('.math[data-tex]').length,

@@ -168,7 +168,7 @@ describe('bit-identical at 1 and 2 threads and to the single-thread build (and r
 describe('a pool that cannot start', () => {
   it('startThreaded rejects after its timeout when the module never starts (never a hang)', async () => {
     const never = () => new Promise(() => {});
-    await assert.rejects(startThreaded(never, new URL('file:///nonexistent.wasm'), 2, 50), /did not finish within 50 ms/);
+    await assert.rejects(startThreaded(never, new URL('file:///nonexistent.wasm'), 2, { timeoutMs: 50 }), /did not finish within 50 ms/);
   });
 
   it('init falls back to the single-thread build with one console warning (Node without worker permission)', () => {

@@ -179,7 +179,8 @@ export class AttentionTrainer extends AwElement {
     if (!m) return;
     const pct = (x) => `${(100 * x).toFixed(1)}%`;
     this._status.textContent = `step ${m.step} · loss ${m.loss.toFixed(3)} · accuracy ${pct(m.tokenAccuracy)} of tokens, `
-      + `${pct(m.sequenceAccuracy)} of whole sequences · ${m.running ? `${Math.round(m.stepsPerSecond)} steps/s` : 'paused'}`;
+      + `${pct(m.sequenceAccuracy)} of whole sequences · ${m.running ? `${Math.round(m.stepsPerSecond)} steps/s` : 'paused'}`
+      + ` · ${m.threads} thread${m.threads === 1 ? '' : 's'}`;
     this._buttons.train.disabled = m.running;
     this._buttons.pause.disabled = !m.running;
     this._ablation.textContent = m.ablation

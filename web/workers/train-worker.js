@@ -6,7 +6,7 @@
 // Commands (postMessage): { type: 'init', config } | 'train' | 'pause' | { type: 'step', n } |
 //   'reset' | { type: 'ablate', heads: [[layer, head], …] } | 'export'
 // Replies: { type: 'snapshot', … } | { type: 'exported', bytes } (transferred) | { type: 'error', code, message }
-import { init, createTask, evaluate, TinyTransformer, Trainer } from '../../src/js/index.js';
+import { init, createTask, evaluate, threadCount, TinyTransformer, Trainer } from '../../src/js/index.js';
 
 const CHUNK_MS = 60;          // train this long between looks at the message queue
 const SNAPSHOT_MS = 100;      // at most this often while training
@@ -57,7 +57,7 @@ function snapshot(extra = {}) {
   const { attention } = model.forward([probe.ids], { attention: true });
   const layers = attention.map((w) => w.data);  // each (1, H, T, T)
   postMessage({ type: 'snapshot', step, running, loss: r.loss, tokenAccuracy: r.tokenAccuracy,
-    sequenceAccuracy: r.sequenceAccuracy, stepsPerSecond: rate.perSecond, ablation, history: history.slice(),
+    sequenceAccuracy: r.sequenceAccuracy, stepsPerSecond: rate.perSecond, threads: threadCount(), ablation, history: history.slice(),
     probe: { tokens: probe.tokens, T: probe.ids.length }, heads: config.heads, attention: layers, ...extra },
   layers.map((l) => l.buffer));
   lastSnapshot = performance.now();

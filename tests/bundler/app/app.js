@@ -2,7 +2,15 @@
 // runs a forward, then loads the widgets (after init, so they share its module). The page reports
 // into #result as JSON for tests/browser/bundler.test.mjs. `wasmBaseUrl` is set by the esbuild
 // entry only (esbuild does not copy `new URL(…, import.meta.url)` assets; see README, Bundlers).
-import { init, kernelVariant, scaledDotProductAttention, seededNormal } from 'attention-wasm';
+import { init, kernelVariant, scaledDotProductAttention, seededNormal, threadCount } from 'attention-wasm';
+
+// FNV-1a over the bytes of a Float32Array: the bits of a larger result, compared with Node's.
+function fnv1a(data) {
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  let h = 0x811c9dc5;
+  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  return h;
+}
 
 export async function run(initOptions = {}) {
   const out = document.getElementById('result');
@@ -11,9 +19,13 @@ export async function run(initOptions = {}) {
     await init({ ...initOptions, variant });
     const q = seededNormal([1, 5, 8], 1);
     const { output, weights } = scaledDotProductAttention(q, q, q, { causal: true });
+    // Large enough to be split over the pool where the page runs threaded.
+    const big = seededNormal([4, 8, 128, 32], 2);
+    const bigHash = fnv1a(scaledDotProductAttention(big, big, big, { causal: true }).output.data);
     await import('attention-wasm/widgets');
     out.textContent = JSON.stringify({
       ok: true, kernel: kernelVariant(), q: Array.from(q.data), output: Array.from(output.data), weights: Array.from(weights.data),
+      threads: threadCount(), isolated: globalThis.crossOriginIsolated === true, hardware: navigator.hardwareConcurrency, bigHash,
     });
   } catch (error) {
     out.textContent = JSON.stringify({ ok: false, error: String(error) });
