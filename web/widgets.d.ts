@@ -259,13 +259,15 @@ export declare class PositionalEncodingHeatmap extends AwElement {
 export declare class MaskEditor extends ModelElement {
   state: MaskEditorState;
   head: 'mean' | number;
+  /** The colour map of both panels (attribute `palette`). */
+  palette: Palette;
   readonly allowed: null | { rows: number; cols: number; data: Uint8Array };
   readonly weights: null | { head: 'mean' | number; rows: number; cols: number; data: Float32Array };
   setMode(mode: MaskMode): void;
   toggle(row: number, col: number): void;
   cellCenter(which: 'mask' | 'weights', row: number, col: number): { x: number; y: number };
   /** The mask (with its key) and the weights as an SVG document, laid out as on screen. */
-  toSVG(): string;
+  toSVG(options?: SVGOptions): string;
 }
 
 /**
@@ -297,7 +299,7 @@ export declare class RopeExplorer extends AwElement {
   /** Angle (radians, atan2) of q's pair `pair` after rotation to `position`. */
   pairAngle(pair: number, position: number): number | null;
   /** The plane and both charts as an SVG document, laid out as on screen. */
-  toSVG(): string;
+  toSVG(options?: SVGOptions): string;
 }
 
 /** <alibi-bias heads="8" length="12" causal seed="1">: ALiBi through SDPA's alibi: true. Events: cell-hover { head, row, col, bias, weight }. */
@@ -317,7 +319,7 @@ export declare class AlibiBias extends AwElement {
   /** Softmax weights of a head, (T, T) row-major. */
   weights(head: number): Float32Array | null;
   /** The shown head's bias and weights as a standalone vector SVG document, laid out as on screen. */
-  toSVG(): string;
+  toSVG(options?: SVGOptions): string;
 }
 
 /** <gqa-heads heads="8" kv-heads="2" length="10" seed="1">: grouped-query attention (SDPA enableGQA, causal). Events: cell-hover { head, kvHead, row, col, value }. */
@@ -332,7 +334,7 @@ export declare class GqaHeads extends AwElement {
   /** A query head's weights, (T, T) row-major. */
   weights(head: number): Float32Array | null;
   /** Every query head's weights as a standalone vector SVG document, laid out as on screen. */
-  toSVG(): string;
+  toSVG(options?: SVGOptions): string;
 }
 
 /**
@@ -343,6 +345,10 @@ export declare class GqaHeads extends AwElement {
 export declare class KvCacheStepper extends AwElement {
   /** Setting it empties the cache and feeds `stepped` tokens again. */
   state: KvCacheState;
+  /** The new query's weights' colour map (attribute `palette`). */
+  palette: Palette;
+  /** The colour map of x and the cached keys (attribute `diverging`). */
+  diverging: DivergingPalette;
   embedDim: number;
   heads: number;
   kvHeads: number;
@@ -375,7 +381,7 @@ export declare class KvCacheStepper extends AwElement {
   /** One full causal forward over the first `length` tokens: its output, (length, E) row-major. */
   fullOutput(): Float32Array;
   /** x, the cached keys and the weights as an SVG document, laid out as on screen. */
-  toSVG(): string;
+  toSVG(options?: SVGOptions): string;
 }
 
 export declare const MAX_TOKENS: 512;
@@ -476,7 +482,7 @@ export declare class HeadScores extends AwElement implements InterpModelInput {
   readonly shown: { ids: number[]; tokens: string[]; L: number; H: number; kinds: HeadScoreKind[]; scores: Partial<Record<HeadScoreKind, Float32Array>> } | null;
   /** Emits head-select { layer, head, kind, score }. */
   select(layer: number, head: number, kind?: HeadScoreKind): void;
-  toSVG(): string;
+  toSVG(options?: SVGOptions): string;
 }
 
 export interface AttributionComponent { name: string; kind: 'embed' | 'head' | 'mlp' | 'bias'; layer?: number; head?: number; value: number }
@@ -523,7 +529,7 @@ export declare class PatchingView extends AwElement implements InterpModelInput 
   /** Resolves to the result, or null when cancelled or refused. */
   run(): Promise<{ result: Float32Array; cleanDiff: number; corruptedDiff: number } | null>;
   cancel(): void;
-  toSVG(): string;
+  toSVG(options?: SVGOptions): string;
 }
 
 declare global {

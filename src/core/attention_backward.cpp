@@ -85,7 +85,8 @@ void backward_block(const AttentionProblem& p, std::int64_t s, int i0, int rows,
 
 std::uint64_t attention_backward_scratch_elements(const AttentionProblem& p) {
   const std::uint64_t block = backward_block_rows(p.masks.tq, p.masks.tk);
-  return 3 * block * static_cast<std::uint64_t>(p.masks.tk) + 2 * static_cast<std::uint64_t>(p.masks.tk);
+  const std::uint64_t parts = static_cast<std::uint64_t>(kernels::thread_count());  // each has its buffers
+  return parts * (3 * block * static_cast<std::uint64_t>(p.masks.tk) + 2 * static_cast<std::uint64_t>(p.masks.tk));
 }
 
 void run_attention_backward(const AttentionProblem& p, const float* d_context, int ldo,

@@ -32,13 +32,15 @@ std::uint64_t attention_scratch_elements(const AttentionProblem& p, bool need_we
   const std::uint64_t s = static_cast<std::uint64_t>(p.masks.slices());
   const std::uint64_t scores = static_cast<std::uint64_t>(p.masks.tq) * p.masks.tk;  // one slice
   std::uint64_t n = s * p.masks.tq * static_cast<std::uint64_t>(p.dv);               // context
+  // Each part of the parallel loop has its own block scratch: at most thread_count() parts.
+  const std::uint64_t parts = static_cast<std::uint64_t>(kernels::thread_count());
   if (uses_tiled_path(p, need_weights, tracing) && p.masks.tk > kFlashKeyTile) {
     // q_scaled, tile, m, l (per block row); the mask row segment; a slice's keys and values
-    return n + static_cast<std::uint64_t>(kFlashQueryBlock) * (p.dk + kFlashKeyTile + 2) + 2 * kFlashKeyTile +
-           static_cast<std::uint64_t>(p.masks.tk) * (p.dk + p.dv);
+    return n + parts * (static_cast<std::uint64_t>(kFlashQueryBlock) * (p.dk + kFlashKeyTile + 2) +
+                        2 * kFlashKeyTile + static_cast<std::uint64_t>(p.masks.tk) * (p.dk + p.dv));
   }
   const std::uint64_t rows = full_block_rows(p.masks.tq, p.masks.tk);
-  n += 2 * rows * p.masks.tk + 2 * p.masks.tk;   // block scratch: scores, dropped; mask row
+  n += parts * (2 * rows * p.masks.tk + 2 * p.masks.tk);  // block scratch: scores, dropped; mask row
   if (need_weights || tracing) n += s * scores;  // weights of every slice
   if (tracing) n += 4 * s * scores + n;          // scores, scaled, masked, dropped + copies
   if (tracing && !p.masks.alibi.empty()) n += s * scores;  // the ALiBi bias step

@@ -11,12 +11,14 @@ const BODY = `
   <attention-steps id="rb" style="display:block;width:560px" text="signed scores in red and blue" step="scores" diverging="red-blue"></attention-steps>
   <attention-steps id="bo" style="display:block;width:560px" text="signed scores in red and blue" step="scores"></attention-steps>
   <attention-steps id="gw" style="display:block;width:560px" text="signed scores in red and blue" step="weights" palette="gray" diverging="nonsense"></attention-steps>
-  <positional-encoding-heatmap id="pe" length="10" d-model="8" diverging="red-blue"></positional-encoding-heatmap>`;
+  <positional-encoding-heatmap id="pe" length="10" d-model="8" diverging="red-blue"></positional-encoding-heatmap>
+  <mask-editor id="me" style="display:block;width:700px" text="a small mask in cividis" mask="causal" palette="cividis"></mask-editor>
+  <kv-cache-stepper id="kv" style="display:block;width:700px" length="6" palette="gray" diverging="red-blue"></kv-cache-stepper>`;
 
 let b, page, watch;
 before(async () => {
   b = await launch({ viewport: { width: 1000, height: 900 } });
-  ({ page, watch } = await openWidgetPage(b, 'div', 'diverging', BODY, 'attention-steps, positional-encoding-heatmap'));
+  ({ page, watch } = await openWidgetPage(b, 'div', 'diverging', BODY, 'attention-steps, positional-encoding-heatmap, mask-editor, kv-cache-stepper'));
 });
 after(async () => { await b?.close(); });
 
@@ -73,5 +75,41 @@ test('the default stays blue–orange; palette colours the probability steps; un
   await page.$eval('#gw', (el) => { el.step = 'scores'; });
   await page.waitForTimeout(100);
   assert.equal((await sample('gw')).map, 'diverging', 'an unknown diverging name: blue–orange');
+  await assertCleanPage(page, watch);
+});
+
+test('palette on <mask-editor> (both panels) and palette + diverging on <kv-cache-stepper>, canvas, SVG and state', async () => {
+  const r = await page.evaluate(async () => {
+    const { colormap } = await import('/web/widgets.js');
+    // The canvas pixel at a cell's centre against the map's colour of its value, and the SVG's fill.
+    const probe = (el, view, row, col) => {
+      const o = view.opts, lut = colormap(o.domain.map), v = o.data[row * o.cols + col];
+      const lev = Math.min(255, Math.max(0, ((v - o.domain.lo) * (255 / (o.domain.hi - o.domain.lo)) + 0.5) | 0));
+      const c = view.cellCenter(row, col), r = view.canvas.getBoundingClientRect(), sx = view.canvas.width / r.width;
+      const cw = view.cellCenter(row, col + 1).x - c.x;  // off the centre, clear of a value printed there
+      const px = Array.from(view.canvas.getContext('2d').getImageData(Math.floor((c.x - 0.4 * cw - r.left) * sx), Math.floor((c.y - r.top) * sx), 1, 1).data.slice(0, 3));
+      const want = [lut[lev * 3], lut[lev * 3 + 1], lut[lev * 3 + 2]];
+      const hex = `#${want.map((k) => k.toString(16).padStart(2, '0')).join('')}`;
+      const svg = new DOMParser().parseFromString(el.toSVG(), 'image/svg+xml');
+      return { map: o.domain.map, px, want, inSvg: svg.querySelector(`path[fill="${hex}"]`) !== null };
+    };
+    const me = document.querySelector('#me'), kv = document.querySelector('#kv');
+    kv._stepBtn.click();  // Step: one token into the cache
+    for (let i = 0; i < 100 && !kv._wView.opts; i++) await new Promise((ok) => setTimeout(ok, 20));
+    return {
+      mask: probe(me, me._maskView, 1, 0), weights: probe(me, me._weightView, 2, 1),
+      x: probe(kv, kv._xView, 0, 0), kvWeights: probe(kv, kv._wView, 0, 0),
+      meState: me.state.attributes.palette, kvState: [kv.state.attributes.palette, kv.state.attributes.diverging],
+      props: [me.palette, kv.palette, kv.diverging],
+    };
+  });
+  assert.deepEqual([r.mask.map, r.weights.map, r.x.map, r.kvWeights.map], ['cividis', 'cividis', 'red-blue', 'gray']);
+  for (const [name, c] of Object.entries({ mask: r.mask, weights: r.weights, x: r.x, kvWeights: r.kvWeights })) {
+    assert.ok(c.px.every((v, k) => Math.abs(v - c.want[k]) <= 2), `${name}: canvas ${c.px}, map ${c.want}`);
+    assert.ok(c.inSvg, `${name}: the SVG has a path of that colour`);
+  }
+  assert.equal(r.meState, 'cividis');
+  assert.deepEqual(r.kvState, ['gray', 'red-blue']);
+  assert.deepEqual(r.props, ['cividis', 'gray', 'red-blue']);
   await assertCleanPage(page, watch);
 });

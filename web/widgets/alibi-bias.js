@@ -14,7 +14,7 @@ import { composeCanvases, jsonText, toNested } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { parseBool } from './model.js';
 import { attn } from './runtime.js';
-import { screenLayoutSVG } from './svg.js';
+import { screenLayoutSVG } from './svg-layout.js';
 
 const DK = 8;
 
@@ -178,11 +178,11 @@ export class AlibiBias extends AwElement {
    * The shown head's bias and weights as an SVG document (vector cells, labels, legends; the state
    * in <metadata>), laid out as on screen.
    */
-  toSVG() {
+  toSVG(options = {}) {
     const s = this._shown;
     if (!s || !this._biasView.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     return screenLayoutSVG(themeOf(this), [this._biasView, this._weightView], {
-      title: `ALiBi: ${this._biasView.opts.title}; ${this._weightView.opts.title}`,
+      width: options.width, fontSize: options.fontSize, title: `ALiBi: ${this._biasView.opts.title}; ${this._weightView.opts.title}`,
       state: { widget: 'alibi-bias', heads: s.H, length: s.T, causal: s.causal, seed: s.seed, slopes: s.slopes, head: this.head, widgetState: this.state } });
   }
 

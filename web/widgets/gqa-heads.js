@@ -16,7 +16,7 @@ import { SERIES_COLORS } from './charts.js';
 import { composeCanvases, jsonText, matricesToLongCSV, toNested } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
-import { screenLayoutSVG } from './svg.js';
+import { screenLayoutSVG } from './svg-layout.js';
 
 const DK = 8;
 
@@ -174,11 +174,11 @@ export class GqaHeads extends AwElement {
   }
 
   /** Every query head's weights as an SVG document (vector cells; the state in <metadata>), laid out as on screen. */
-  toSVG() {
+  toSVG(options = {}) {
     const s = this._shown;
     if (!s || !this._views.length) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     return screenLayoutSVG(themeOf(this), this._views.map((v) => v.view), {
-      title: `Grouped-query attention: ${s.H} query heads sharing ${s.Hkv} key/value heads, ${s.T} tokens`,
+      width: options.width, fontSize: options.fontSize, title: `Grouped-query attention: ${s.H} query heads sharing ${s.Hkv} key/value heads, ${s.T} tokens`,
       state: { widget: 'gqa-heads', heads: s.H, kvHeads: s.Hkv, length: s.T, seed: s.seed, groups: s.groups, widgetState: this.state } });
   }
 

@@ -12,7 +12,7 @@ import { h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { composeCanvases, jsonText, toNested } from './export.js';
 import { formatNumber, themeOf } from './draw-util.js';
-import { screenLayoutSVG } from './svg.js';
+import { screenLayoutSVG } from './svg-layout.js';
 import { InterpElement, modelShape } from './interp-base.js';
 
 export const HEAD_SCORE_KINDS = Object.freeze(['previous-token', 'duplicate-token', 'induction']);
@@ -144,10 +144,10 @@ export class HeadScores extends InterpElement {
   #views() { return this._shown ? this._shown.kinds.map((k) => this._panels.get(k)).filter((p) => !p.canvas.hidden).map((p) => p.view) : []; }
 
   /** The grids as an SVG document (vector cells, laid out as on screen; the scores and state in <metadata>). */
-  toSVG() {
+  toSVG(options = {}) {
     const s = this._shown, views = this.#views();
     if (!s || !views.length) throw new Error('toSVG: nothing is drawn yet (set a model and ids, wait for ready)');
-    return screenLayoutSVG(themeOf(this), views, { title: `Head-type scores: ${s.L} layers × ${s.H} heads on ${s.ids.length} tokens`,
+    return screenLayoutSVG(themeOf(this), views, { width: options.width, fontSize: options.fontSize, title: `Head-type scores: ${s.L} layers × ${s.H} heads on ${s.ids.length} tokens`,
       state: { widget: 'head-scores', ids: s.ids, kinds: s.kinds, scores: s.scores, widgetState: this.state } });
   }
 

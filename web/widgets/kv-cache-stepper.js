@@ -27,7 +27,8 @@ import { composeCanvases, jsonText, toNested } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { parseBool } from './model.js';
 import { attn, isReady } from './runtime.js';
-import { canvasLayoutSVG, heatmapPart } from './svg.js';
+import { canvasLayoutSVG, heatmapPart } from './svg-layout.js';
+import { divergingName, paletteName } from './colormap.js';
 
 const RUN_DELAY_MS = 140;  // between the steps of Run all (0 with prefers-reduced-motion)
 
@@ -49,7 +50,14 @@ const intAttr = (el, name, def, lo, hi) => {
 };
 
 export class KvCacheStepper extends AwElement {
-  static get ownAttributes() { return ['embed-dim', 'heads', 'kv-heads', 'rope', 'length', 'seed']; }
+  static get ownAttributes() { return ['embed-dim', 'heads', 'kv-heads', 'rope', 'length', 'seed', 'palette', 'diverging']; }
+
+  /** The weights' colour map, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'. */
+  get palette() { return paletteName(this.getAttribute('palette')); }
+  set palette(v) { this.setAttribute('palette', String(v)); }
+  /** The signed views' (x, the cached keys) map: 'blue-orange' (default) | 'red-blue'. */
+  get diverging() { return divergingName(this.getAttribute('diverging')) === 'red-blue' ? 'red-blue' : 'blue-orange'; }
+  set diverging(v) { this.setAttribute('diverging', String(v)); }
 
   constructor() {
     super();
@@ -286,7 +294,7 @@ export class KvCacheStepper extends AwElement {
     for (const v of s.x) mx = Math.max(mx, Math.abs(v));
     this._xView.width = Math.min(W, 520);
     this._xView.set({ data: s.x, rows: s.T, cols: s.E, rowLabels: tokenLabels, colLabels: dims, rowAxis: 'token', colAxis: 'feature',
-      domain: { lo: -mx, hi: mx, map: 'diverging' }, values: 'never', maxCell: 22, minRowHeight: 0, legend: false,
+      domain: { lo: -mx, hi: mx, map: divergingName(this.getAttribute('diverging')) }, values: 'never', maxCell: 22, minRowHeight: 0, legend: false,
       selectedRow: t < s.T ? t : undefined, title: t < s.T ? `x (${s.T} × ${s.E}): token ${t} is next` : `x (${s.T} × ${s.E}): every token fed` });
     this._xCanvas.setAttribute('aria-label', `Heatmap of the input sequence x: ${s.T} tokens by ${s.E} features. `
       + (t < s.T ? `Token ${t} is fed next.` : 'Every token has been fed.') + ' Arrow keys move between cells.');
@@ -307,7 +315,7 @@ export class KvCacheStepper extends AwElement {
       + `${s.rope ? 'rotated to their positions (RoPE), ' : ''}one row per position so far; the new row ${pos} is outlined. The values are cached the same way.`;
     this._keysView.width = Math.min(W, 260);
     this._keysView.set({ data: keys, rows: t, cols: s.dk, rowLabels: posLabels, colLabels: Array.from({ length: s.dk }, (_, i) => String(i)),
-      rowAxis: 'position', colAxis: 'feature', domain: { lo: -km || -1, hi: km || 1, map: 'diverging' }, values: 'never', maxCell: 26,
+      rowAxis: 'position', colAxis: 'feature', domain: { lo: -km || -1, hi: km || 1, map: divergingName(this.getAttribute('diverging')) }, values: 'never', maxCell: 26,
       minRowHeight: 0, legend: false, selectedRow: pos, title: `cached k, K/V head ${g}` });
     this._keysCanvas.setAttribute('aria-label', `Heatmap of the keys cached for key/value head ${g}: ${t} positions by ${s.dk} features; `
       + `position ${pos} was just added. Arrow keys move between cells.`);
@@ -317,7 +325,7 @@ export class KvCacheStepper extends AwElement {
       + 'because every cached key is at or before the new token. Each row sums to 1.';
     this._wView.width = Math.min(W, 520);
     this._wView.set({ data: st.weights, rows: s.H, cols: t, rowLabels: headLabels, colLabels: posLabels.map((l) => l.slice(4)),
-      rowAxis: 'query head', colAxis: 'key', domain: { lo: 0, hi: 1, map: 'viridis' }, values: 'never', maxCell: 30, minRowHeight: 0,
+      rowAxis: 'query head', colAxis: 'key', domain: { lo: 0, hi: 1, map: this.palette }, values: 'never', maxCell: 30, minRowHeight: 0,
       legend: true, title: `new query ${pos}` });
     this._wCanvas.setAttribute('aria-label', `Heatmap of the attention weights of the new query (position ${pos}) over the ${t} cached keys, `
       + `one row per query head (${s.H}). Arrow keys move between cells.`);
@@ -374,14 +382,14 @@ export class KvCacheStepper extends AwElement {
    * x, the shown head's cached keys and the new query's weights as an SVG document, laid out as on
    * screen (vector cells, one path per colour level; the state in <metadata>).
    */
-  toSVG() {
+  toSVG(options = {}) {
     const s = this._state;
     if (!s || !this._xView.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     const t = this.length;
     const parts = [heatmapPart(this._xView, 'The input sequence x')];
     if (t) parts.push(heatmapPart(this._keysView, 'The cached keys'), heatmapPart(this._wView, 'The new query’s weights over every cached key'));
     return canvasLayoutSVG(this, themeOf(this), parts, {
-      title: `KV cache after ${t} of ${s.T} tokens: ${s.H} query heads over ${s.Hkv} key/value heads, d_k = ${s.dk}${s.rope ? ', RoPE' : ''}`,
+      width: options.width, fontSize: options.fontSize, title: `KV cache after ${t} of ${s.T} tokens: ${s.H} query heads over ${s.Hkv} key/value heads, d_k = ${s.dk}${s.rope ? ', RoPE' : ''}`,
       state: { widget: 'kv-cache-stepper', embedDim: s.E, heads: s.H, kvHeads: s.Hkv, rope: s.rope, sequenceLength: s.T, seed: s.seed, length: t,
         kvHead: this.kvHead, maxDifference: this.maxDifference, widgetState: this.state } });
   }

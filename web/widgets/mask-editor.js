@@ -15,10 +15,11 @@ import { ModelElement, h, numbersFromState, withState } from './base-element.js'
 import { HeatmapView } from './heatmap-view.js';
 import { composeCanvases, jsonText, toNested } from './export.js';
 import { exactNumber, themeOf } from './draw-util.js';
-import { colorOf } from './colormap.js';
+import { colorOf, paletteName } from './colormap.js';
 import { formatToggles, runModel } from './model.js';
 import { matrixOf } from './trace-view.js';
-import { canvasLayoutSVG, heatmapPart, num, paint, svgText } from './svg.js';
+import { num, paint, svgText } from './svg.js';
+import { canvasLayoutSVG, heatmapPart } from './svg-layout.js';
 
 const MODES = [['none', 'None'], ['causal', 'Causal'], ['padding', 'Padding'], ['custom', 'Custom']];
 const ALLOWED_DOMAIN = { lo: 0, hi: 1.6, map: 'viridis' };  // "may attend" = 1 draws as a calm teal
@@ -31,7 +32,11 @@ const MASK_CSS = `
 `;
 
 export class MaskEditor extends ModelElement {
-  static get ownAttributes() { return ['head']; }
+  static get ownAttributes() { return ['head', 'palette']; }
+
+  /** The colour map of both panels, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'. */
+  get palette() { return paletteName(this.getAttribute('palette')); }
+  set palette(v) { this.setAttribute('palette', String(v)); }
 
   build() {
     this._modeButtons = MODES.map(([mode, label]) => h('button', { type: 'button', 'data-mode': mode, 'aria-pressed': 'false',
@@ -174,9 +179,9 @@ export class MaskEditor extends ModelElement {
     const panelW = W >= 640 ? Math.floor((W - 22) / 2) : W;
     const common = { rows: Tq, cols: Tk, rowLabels: r.queryTokens, colLabels: r.keyTokens, maxCell: 34, rowAxis: 'query', colAxis: 'key' };
     this._maskView.width = panelW;
-    this._maskView.set({ ...common, data: maskData, domain: ALLOWED_DOMAIN, decimals: 0, legend: false });
+    this._maskView.set({ ...common, data: maskData, domain: { ...ALLOWED_DOMAIN, map: this.palette }, decimals: 0, legend: false });
     this._weightView.width = panelW;
-    this._weightView.set({ ...common, data: weights, domain: { lo: 0, hi: 1, map: 'viridis' }, decimals: 2, rowSums: true, values: Tk <= 14 ? 'auto' : 'never' });
+    this._weightView.set({ ...common, data: weights, domain: { lo: 0, hi: 1, map: this.palette }, decimals: 2, rowSums: true, values: Tk <= 14 ? 'auto' : 'never' });
     const aria = `${Tq} query tokens (rows) by ${Tk} key tokens (columns). Arrow keys move between cells; Enter flips a cell between masked and allowed.`;
     this._maskCanvas.setAttribute('aria-label', `Attention mask, ${masked} cells masked: ${aria}`);
     this._weightCanvas.setAttribute('aria-label', `Softmax weights after masking (${head === 'mean' ? 'mean of heads' : `head ${head}`}): ${aria}`);
@@ -222,7 +227,7 @@ export class MaskEditor extends ModelElement {
    * The mask and the weights as an SVG document, laid out as on screen with their headings and the
    * mask's key (vector cells, one path per colour level; the state in <metadata>).
    */
-  toSVG() {
+  toSVG(options = {}) {
     const s = this._shown;
     if (!s || !this._maskView.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     const mask = heatmapPart(this._maskView, 'Mask M — rows: queries, columns: keys');
@@ -238,7 +243,7 @@ export class MaskEditor extends ModelElement {
     };
     const masked = s.allowed.reduce((n, v) => n + (v ? 0 : 1), 0);
     return canvasLayoutSVG(this, themeOf(this), [mask, heatmapPart(this._weightView, `Softmax weights after masking (${s.head === 'mean' ? 'mean of heads' : `head ${s.head}`})`)], {
-      title: `Attention mask (${s.mode}, ${masked} of ${s.rows * s.cols} cells masked) and the softmax weights after masking`,
+      width: options.width, fontSize: options.fontSize, title: `Attention mask (${s.mode}, ${masked} of ${s.rows * s.cols} cells masked) and the softmax weights after masking`,
       state: { widget: 'mask-editor', mode: s.mode, toggles: s.toggles, head: s.head, queryTokens: s.queryTokens, keyTokens: s.keyTokens, widgetState: this.state } });
   }
 

@@ -17,7 +17,7 @@ import { composeCanvases, jsonText } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
 import { pairColors, parseNumberList, parseVectors } from './xy-chart.js';
-import { barsPart, canvasLayoutSVG } from './svg.js';
+import { barsPart, canvasLayoutSVG } from './svg-layout.js';
 
 const FILL = -1e9;
 const DEFAULTS = { scores: '2,0.5,-1,1.2', masked: '3', labels: 'the,cat,sat,<pad>', values: '1,0; 0,1; 1,1; -1,2' };
@@ -211,13 +211,13 @@ export class MaskFillCompare extends AwElement {
   getJSON() { return jsonText(withState(this, this._shown ? { kind: 'mask-fill-compare', labels: this._shown.labels, values: this._shown.V, ...this._shown.result } : null)); }
 
   /** The two weight charts as an SVG document, laid out as on screen with their headings (vector bars; the state in <metadata>). */
-  toSVG() {
+  toSVG(options = {}) {
     const s = this._shown;
     if (!s || !this._libOpts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     const n = s.labels.length, m = s.result.masked.length;
     return canvasLayoutSVG(this, themeOf(this), [barsPart(this._libCanvas, this._libOpts, 'This library: boolean mask, scores → −∞'),
       barsPart(this._fillCanvas, this._fillOpts, 'The usual fill: add −1e9 to masked scores')], {
-      title: `Masking ${m} of ${n} keys: weights with −∞ (this library) and with a −1e9 fill`,
+      width: options.width, fontSize: options.fontSize, title: `Masking ${m} of ${n} keys: weights with −∞ (this library) and with a −1e9 fill`,
       state: { widget: 'mask-fill-compare', labels: s.labels, values: s.V, ...s.result, widgetState: this.state } });
   }
 

@@ -24,7 +24,7 @@ import { h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { jsonText, toNested } from './export.js';
 import { formatNumber, themeOf } from './draw-util.js';
-import { screenLayoutSVG } from './svg.js';
+import { screenLayoutSVG } from './svg-layout.js';
 import { InterpElement, logitsAt, modelShape, tokenPicker, topIds } from './interp-base.js';
 
 const COMPONENTS = ['head', 'residual'];
@@ -363,10 +363,10 @@ export class PatchingView extends InterpElement {
   }
 
   /** The result grid as an SVG document (vector cells; the inputs and state in <metadata>). */
-  toSVG() {
+  toSVG(options = {}) {
     const s = this._shown;
     if (!s) throw new Error('toSVG: nothing is drawn yet (press Run first)');
-    return screenLayoutSVG(themeOf(this), [this._view], { title: `Activation patching (${s.component}): ${s.L} layers × ${s.cols}`,
+    return screenLayoutSVG(themeOf(this), [this._view], { width: options.width, fontSize: options.fontSize, title: `Activation patching (${s.component}): ${s.L} layers × ${s.cols}`,
       state: { widget: 'patching-view', component: s.component, clean: s.clean, corrupted: s.corrupted, position: s.position, token: s.token,
         against: s.against, cleanDiff: s.cleanDiff, corruptedDiff: s.corruptedDiff, result: s.result, widgetState: this.state } });
   }

@@ -16,7 +16,8 @@ import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { parseBool } from './model.js';
 import { attn } from './runtime.js';
 import { parseNumberList, parseVectors, prepareCanvas } from './xy-chart.js';
-import { canvasLayoutSVG, num, paint, svgArrow, svgText } from './svg.js';
+import { num, paint, svgArrow, svgText } from './svg.js';
+import { canvasLayoutSVG } from './svg-layout.js';
 
 const DEFAULTS = {
   query: '1.5,0.5',
@@ -296,7 +297,7 @@ export class QueryExplorer extends AwElement {
   }
 
   /** The two planes as an SVG document, laid out as on screen (vector arrows and points; the numbers and the state in <metadata>). */
-  toSVG() {
+  toSVG(options = {}) {
     const s = this._shown;
     if (!s) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     const size = this.#planeSize(), parts = [];
@@ -304,7 +305,7 @@ export class QueryExplorer extends AwElement {
     if (s.dv === 2) parts.push({ canvas: this._valueCanvas, heading: 'Values and the output', draw: (fig, x, y) => this.#valuesSVG(fig, x, y, size) });
     if (!parts.length) throw new Error('toSVG: the planes are drawn only for vectors of 2 components');
     return canvasLayoutSVG(this, themeOf(this), parts, {
-      title: `One query against ${s.K.length} keys: weights ${s.result.weights.map((w) => formatNumber(w, 2)).join(', ')}`,
+      width: options.width, fontSize: options.fontSize, title: `One query against ${s.K.length} keys: weights ${s.result.weights.map((w) => formatNumber(w, 2)).join(', ')}`,
       state: { widget: 'query-explorer', query: s.q, keys: s.K, values: s.V, labels: s.labels, scale: s.scale, ...s.result, widgetState: this.state } });
   }
 

@@ -19,7 +19,8 @@ import { composeCanvases, jsonText } from './export.js';
 import { formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
 import { drawXY, pairColors, prepareCanvas } from './xy-chart.js';
-import { canvasLayoutSVG, num, paint, svgArrow, svgText, xyPart } from './svg.js';
+import { num, paint, svgArrow, svgText } from './svg.js';
+import { canvasLayoutSVG, xyPart } from './svg-layout.js';
 
 const SPAN = 32;                 // δ = −32 … 32
 const MAX_POS = 256;             // the position slider's range
@@ -301,12 +302,12 @@ export class RopeExplorer extends AwElement {
    * The plane, the comparison and the per-pair chart as an SVG document, laid out as on screen (vector
    * arrows, trail and polylines; the scores and the state in <metadata>).
    */
-  toSVG() {
+  toSVG(options = {}) {
     const s = this._shown;
     if (!s || !this._linesOpts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     return canvasLayoutSVG(this, themeOf(this), [{ canvas: this._plane, draw: (fig, x, y) => this.#planeSVG(fig, x, y) },
       xyPart(this._compare, this._compareOpts, SERIES_COLORS), xyPart(this._lines, this._linesOpts, SERIES_COLORS)], {
-      title: `RoPE, d = ${s.d}, base ${s.base}, ${s.style} pairing: pair ${this.pair} at position ${this.position}, and q·k against the relative offset`,
+      width: options.width, fontSize: options.fontSize, title: `RoPE, d = ${s.d}, base ${s.base}, ${s.style} pairing: pair ${this.pair} at position ${this.position}, and q·k against the relative offset`,
       state: { widget: 'rope-explorer', d: s.d, base: s.base, style: s.style, seed: s.seed, offset: s.offset, pair: this.pair, position: this.position,
         deltas: this.deltas, total: s.scores.total, maxDifference: s.maxDiff, widgetState: this.state } });
   }

@@ -11,7 +11,7 @@ import { composeCanvases, jsonText } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
 import { drawXY, parseNumberList } from './xy-chart.js';
-import { barsPart, canvasLayoutSVG, xyPart } from './svg.js';
+import { barsPart, canvasLayoutSVG, xyPart } from './svg-layout.js';
 
 const MAX_SCALE = 10;
 const CURVE_STEPS = 100;  // scales 0, 0.1, …, 10 for the saturation curves
@@ -182,11 +182,11 @@ export class SoftmaxPlayground extends AwElement {
   }
 
   /** The bars and the curves as an SVG document, laid out as on screen (vector bars and polylines; the state in <metadata>). */
-  toSVG() {
+  toSVG(options = {}) {
     const s = this._shown;
     if (!s || !this._barsOpts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     return canvasLayoutSVG(this, themeOf(this), [barsPart(this._bars, this._barsOpts), xyPart(this._curves, this._curvesOpts, SERIES_COLORS)], {
-      title: `Softmax of ${s.logits.length} logits multiplied by ${s.scale.toFixed(2)}, and each weight as the scale grows`,
+      width: options.width, fontSize: options.fontSize, title: `Softmax of ${s.logits.length} logits multiplied by ${s.scale.toFixed(2)}, and each weight as the scale grows`,
       state: { widget: 'softmax-playground', logits: s.logits, scale: s.scale, labels: s.labels, probabilities: s.probabilities, widgetState: this.state } });
   }
 

@@ -266,13 +266,15 @@ export function heatmapPanel(fig, view, { x: ox = 0, y: oy = 0, width = view.wid
 /**
  * The figure as an SVG document.
  * @param {object} fig  from svgFigure, its panels drawn
- * @param {{ width: number, height: number, title: string, state: object }} o
+ * @param {{ width: number, height: number, title: string, state: object, outWidth?: number }} o
  */
-export function svgDocument(fig, { width, height, title, state }) {
+export function svgDocument(fig, { width, height, title, state, outWidth }) {
   const { theme } = fig;
   const W = Math.ceil(width), H = Math.ceil(height);
+  // outWidth: the document's width, the drawing scaled to it as vectors (the viewBox keeps the layout).
+  const k = outWidth > 0 ? outWidth / W : 1;
   const head = `<?xml version="1.0" encoding="UTF-8"?>\n`
-    + `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" `
+    + `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${num(W * k)}" height="${num(H * k)}" viewBox="0 0 ${W} ${H}" `
     + `font-family="${xmlText(theme.font)}" role="img" aria-label="${xmlText(title)}">\n`
     + `<title>${xmlText(title)}</title>\n`
     + `<metadata id="aw-state">${xmlText(JSON.stringify(state))}</metadata>\n`
@@ -477,33 +479,8 @@ export function xyPanel(fig, o, { x: ox = 0, y: oy = 0, colors } = {}) {
   return { w: width, h: height };
 }
 
-/**
- * A figure of HeatmapViews placed where they are on screen (relative to the first one), for the
- * widgets whose panels the page lays out (flex/grid): the picture their PNG export composes.
- * @param {object} theme  themeOf(host)
- * @param {object[]} views  HeatmapViews, drawn
- * @param {{ title: string, state: object }} o  `state` gains `panels` (each one's cell area)
- */
-export function screenLayoutSVG(theme, views, { title, state }) {
-  const fig = svgFigure(theme, 1);
-  const origin = views[0].canvas.getBoundingClientRect();
-  const panels = [];
-  let width = 1, height = 1;
-  for (const v of views) {
-    const r = v.canvas.getBoundingClientRect();
-    const x = r.left - origin.left, y = r.top - origin.top;
-    const p = heatmapPanel(fig, v, { x, y, width: v.width });
-    panels.push({ title: v.opts.title || '', rows: v.opts.rows, cols: v.opts.cols, cells: p.cells });
-    width = Math.max(width, x + p.w);
-    height = Math.max(height, y + p.h);
-  }
-  return svgDocument(fig, { width, height, title, state: jsonSafe({ ...state, panels, theme: theme.dark ? 'dark' : 'light' }) });
-}
-
-// ---- figures laid out as on screen: canvases of any kind ---------------------------------------
-
-/** A text element (the canvas's fillText, textBaseline and textAlign as SVG): for widgets' own drawings. */
-export function svgText(fig, x, y, str, { size = 12, anchor = 'start', baseline = 'alphabetic', fill, mono, weight, halo } = {}) {
+/** A text element (the canvas's fillText, textBaseline and textAlign as SVG): for widgets' own drawings (12 px × the figure's font scale unless a size is given). */
+export function svgText(fig, x, y, str, { size = 12 * fig.s, anchor = 'start', baseline = 'alphabetic', fill, mono, weight, halo } = {}) {
   const extra = halo ? ` ${paint('stroke', halo)} stroke-width="3" stroke-linejoin="round" paint-order="stroke"` : '';
   return text(x, y, str, { size, anchor, baseline, fill, mono, weight, extra }, fig);
 }
@@ -520,59 +497,3 @@ export function svgArrow(x0, y0, x1, y1, color, width, { dashed = false, headBas
     + `<path ${paint('fill', color)} d="M${num(x1)} ${num(y1)}L${p(-0.42)}L${p(0.42)}z"/>`;
 }
 
-/**
- * A figure of a widget's canvases placed where they are on screen (relative to the first one shown),
- * each drawn by its part's `draw(fig, x, y)` (a panel function of this file, or the widget's own
- * shapes pushed to fig.body), which returns its size and, for the metadata, a description of what it
- * drew (`panel`: kind, cells or bars in figure coordinates). A part's `heading` is written above it.
- * Canvases hidden (or not laid out) are left out. `state` gains `panels` (each with the index of its
- * canvas among the widget's canvases, `canvas`, and its origin in the figure, x and y) and `theme`.
- * @param {Element} host  the widget (its shadow root's canvases number the panels)
- * @param {object} theme  themeOf(host)
- * @param {{ canvas: HTMLCanvasElement, heading?: string, draw: (fig, x, y) => ({ w?: number, h?: number, panel?: object } | void) }[]} parts
- * @param {{ title: string, state: object }} o
- */
-export function canvasLayoutSVG(host, theme, parts, { title, state }) {
-  const fig = svgFigure(theme, 1);
-  const shown = parts.filter((p) => p.canvas && p.canvas.getClientRects().length > 0 && p.canvas.getBoundingClientRect().width > 0);
-  if (!shown.length) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
-  const all = [...host.shadowRoot.querySelectorAll('canvas')];
-  const head = shown.some((p) => p.heading) ? 22 : 0;
-  const origin = shown[0].canvas.getBoundingClientRect();
-  let left = Infinity;
-  for (const p of shown) left = Math.min(left, p.canvas.getBoundingClientRect().left - origin.left);
-  const panels = [];
-  let width = 1, height = 1;
-  for (const p of shown) {
-    const r = p.canvas.getBoundingClientRect();
-    const x = Math.round((r.left - origin.left - left) * 100) / 100, y = Math.round((r.top - origin.top + head) * 100) / 100;
-    if (p.heading) fig.body.push(svgText(fig, x, y - 8, p.heading, { size: 13, fill: theme.fg, weight: 650 }));
-    const out = p.draw(fig, x, y) || {};
-    const w = out.w ?? r.width, h = out.h ?? r.height;
-    panels.push({ canvas: all.indexOf(p.canvas), x, y, w: Math.round(w * 100) / 100, h: Math.round(h * 100) / 100, ...(out.panel || {}) });
-    width = Math.max(width, x + w);
-    height = Math.max(height, y + h);
-  }
-  return svgDocument(fig, { width, height, title, state: jsonSafe({ ...state, panels, theme: theme.dark ? 'dark' : 'light' }) });
-}
-
-/** A HeatmapView drawn by heatmapPanel as a part of canvasLayoutSVG (its cells in the metadata). */
-export function heatmapPart(view, heading) {
-  return { canvas: view.canvas, heading, draw: (fig, x, y) => {
-    const p = heatmapPanel(fig, view, { x, y, width: view.width });
-    return { w: p.w, h: p.h, panel: { kind: 'heatmap', rows: view.opts.rows, cols: view.opts.cols, cells: p.cells } };
-  } };
-}
-
-/** drawBars' options drawn by barsPanel as a part of canvasLayoutSVG (its bars in the metadata). */
-export function barsPart(canvas, opts, heading) {
-  return { canvas, heading, draw: (fig, x, y) => {
-    const p = barsPanel(fig, opts, { x, y });
-    return { w: p.w, h: p.h, panel: { kind: 'bars', bars: p.bars, fill: p.fill } };
-  } };
-}
-
-/** drawXY's options drawn by xyPanel as a part of canvasLayoutSVG. */
-export function xyPart(canvas, opts, colors, heading) {
-  return { canvas, heading, draw: (fig, x, y) => ({ ...xyPanel(fig, opts, { x, y, colors }), panel: { kind: 'chart' } }) };
-}

@@ -16,7 +16,7 @@ import { formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
 import { drawXY, pairColors, parseNumberList } from './xy-chart.js';
 import { SERIES_COLORS } from './charts.js';
-import { canvasLayoutSVG, xyPart } from './svg.js';
+import { canvasLayoutSVG, xyPart } from './svg-layout.js';
 
 const DEFAULT_DIMS = [4, 8, 16, 32, 64, 128, 256];
 
@@ -203,11 +203,11 @@ export class VarianceExperiment extends AwElement {
   getJSON() { return jsonText(withState(this, this._results ? { kind: 'dot-product-variance', seed: this.seed, keys: this.keys, results: this._results } : null)); }
 
   /** The chart as an SVG document (vector lines and markers; the measured values and the state in <metadata>). */
-  toSVG() {
+  toSVG(options = {}) {
     const rs = this._results;
     if (!rs || !this._chartOpts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     return canvasLayoutSVG(this, themeOf(this), [xyPart(this._canvas, this._chartOpts, SERIES_COLORS)], {
-      title: `Variance of q·k and q·k/√d_k against d_k (${this.samples} samples per d_k, seed ${this.seed})`,
+      width: options.width, fontSize: options.fontSize, title: `Variance of q·k and q·k/√d_k against d_k (${this.samples} samples per d_k, seed ${this.seed})`,
       state: { widget: 'variance-experiment', seed: this.seed, samples: this.samples, keys: this.keys, results: rs, widgetState: this.state } });
   }
 
