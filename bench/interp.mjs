@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Issue #27's interpretability timings on a GPT-2-small-shaped checkpoint (12 layers, 768 wide,
 // 12 heads, vocab 50257, n_positions 1024; seeded random BF16 weights written by shaped_checkpoint.mjs
-// under bench/.cache/gpt2-small-bf16/ at run time, never committed), in Node, on one thread (the
-// library runs single-threaded in this build: every line says so).
+// under bench/.cache/gpt2-small-bf16/ at run time, never committed), in Node, on one thread
+// (init({ threads: 1 }): the issue's targets are for one thread; every line says how many ran).
 //
 //   forward            one forward of T = 16 ids (every layer's attention), the unit of the rest
 //   headScores         the three kinds (one forward with attention)
@@ -20,7 +20,7 @@ import { writeShapedCheckpoint } from './shaped_checkpoint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const all = process.argv.includes('--all');
-const THREADS = 1;
+const THREADS = 1;  // init({ threads }) below; each line prints threadCount()
 
 const E = 768, L = 12, V = 50257, P = 1024;
 const config = {
@@ -44,8 +44,8 @@ tensors.sort((a, b) => (a[0] < b[0] ? -1 : 1));
 
 const dir = path.join(here, '.cache', 'gpt2-small-bf16');
 writeShapedCheckpoint(dir, config, tensors);
-const { init, loadPretrained, kernelVariant } = await import('../src/js/index.js');
-await init();
+const { init, loadPretrained, kernelVariant, threadCount } = await import('../src/js/index.js');
+await init({ threads: THREADS });
 const model = await loadPretrained({ config, weights: await openAsBlob(path.join(dir, 'model.safetensors')), memoryLimit: 2e9 });
 
 const clean = [464, 3290, 318, 257, 1402, 286, 262, 1578, 764, 383, 3290, 318, 257, 1402, 286, 262];
@@ -70,7 +70,7 @@ const median = async (fn, runs = 3) => {
   for (let i = 0; i < runs; i++) ms.push((await time(fn))[0]);
   return ms.sort((a, b) => a.wall - b.wall)[Math.floor(runs / 2)];
 };
-const line = (what, t, extra = '') => console.log(`${what.padEnd(34)} ${(t.wall / 1000).toFixed(3).padStart(8)} s wall, ${(t.cpu / 1000).toFixed(3).padStart(8)} s CPU  (${THREADS} thread, ${kernelVariant()}${extra})`);
+const line = (what, t, extra = '') => console.log(`${what.padEnd(34)} ${(t.wall / 1000).toFixed(3).padStart(8)} s wall, ${(t.cpu / 1000).toFixed(3).padStart(8)} s CPU  (${threadCount()} thread(s), ${kernelVariant()}${extra})`);
 
 console.log(`GPT-2-small-shaped (12 x 12 heads, 768 wide, vocab ${V}, BF16), T = ${T}, Node ${process.version}`);
 line('forward (attention, T = 16)', await median(() => model.forward(clean)));
