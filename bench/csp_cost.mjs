@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { init, MultiHeadAttention, seededNormal } from '../src/js/index.js';
 
-await init();
+await init({ threads: 1 });  // one thread: the cost of the CSP-safe glue alone
 const rounds = Number(process.argv[2] ?? 5);
 const mha = new MultiHeadAttention({ embedDim: 64, numHeads: 4, seed: 7 });
 const x = seededNormal([1, 16, 64], 1);

@@ -14,7 +14,7 @@ const variant = 'simd128';
 
 async function load(dir) {
   const lib = await import(pathToFileURL(resolve(dir, 'src/js/index.js')).href + '?bench');
-  await lib.init({ variant });
+  await lib.init({ variant, threads: 1 });  // one thread: the cost of the exact LayerNorm alone
   const x = lib.seededNormal([1, 16, 64], 1);
   const mhaLn = new lib.MultiHeadAttention({ embedDim: 64, numHeads: 4, seed: 2, layerNorm: true, residual: true });
   const mha = new lib.MultiHeadAttention({ embedDim: 64, numHeads: 4, seed: 2 });

@@ -31,7 +31,7 @@ if (!relaxedSimdSupported() && !process.env.ATTN_BENCH_RELAXED_RERUN) {
 }
 
 const api = await import('../src/js/index.js');
-await api.init();
+await api.init({ threads: 1 });  // one thread, as the peers (threads: bench/threads.mjs)
 const { Tensor, MultiHeadAttention, scaledDotProductAttention, kernelVariant } = api;
 
 function arg(name, fallback) {
