@@ -10,6 +10,33 @@ const mib = (bytes) => Math.round((bytes / (1024 * 1024)) * 100) / 100;
 const kMaxInputBytes = 2 ** 31;
 
 /**
+ * Base of the objects that own a C++ handle. `rt` is the wrapper copy (createRuntime) the object
+ * belongs to: it counts its live handles (memoryStats) and gives the object its module
+ * (`this._rt.requireCore()`), so the classes can live at module level while each copy of index.js
+ * (`?instance=`) exports its own subclasses.
+ */
+export class Handle {
+  constructor(rt, handle) {
+    this._rt = rt;
+    this._handle = handle;
+    rt.handleOpened();
+  }
+
+  _live() {
+    if (!this._handle) throw new AttentionError('DISPOSED', `this ${this.constructor.name} was disposed`);
+    return this._handle;
+  }
+
+  /** Frees the wasm memory of this object; calling it twice is harmless. */
+  dispose() {
+    if (!this._handle) return;
+    this._handle.delete();
+    this._handle = null;
+    this._rt.handleClosed();
+  }
+}
+
+/**
  * The state of one copy of the wrapper: its wasm module, loaded once, and the memory limit it
  * enforces. Each copy of index.js makes its own (Node caches modules by URL, query included, so
  * `index.js?instance=x` is a second, independent wrapper: the benchmarks and tests rely on that)
@@ -27,28 +54,6 @@ export function createRuntime() {
     return core;
   }
 
-  // Base of the objects that own a C++ handle (one class per wrapper copy, counting into its own
-  // liveHandles).
-  class Handle {
-    constructor(handle) {
-      this._handle = handle;
-      liveHandles++;
-    }
-
-    _live() {
-      if (!this._handle) throw new AttentionError('DISPOSED', `this ${this.constructor.name} was disposed`);
-      return this._handle;
-    }
-
-    /** Frees the wasm memory of this object; calling it twice is harmless. */
-    dispose() {
-      if (!this._handle) return;
-      this._handle.delete();
-      this._handle = null;
-      liveHandles--;
-    }
-  }
-
   // A new C++ handle of `className`, initialised by `initialise(handle)` (a status object); on an
   // error it is deleted before the AttentionError is thrown, so a failed constructor leaks nothing.
   function newHandle(className, initialise) {
@@ -62,7 +67,7 @@ export function createRuntime() {
     return handle;
   }
 
-  return {
+  const rt = {
     /** The module `load()` instantiates, loaded once; a failed load may be retried. */
     load(load) {
       modulePromise ??= load().then(
@@ -76,10 +81,11 @@ export function createRuntime() {
     },
 
     requireCore,
-    Handle,
     newHandle,
     /** Handles created and not yet disposed. */
     liveHandles: () => liveHandles,
+    handleOpened() { liveHandles++; },
+    handleClosed() { liveHandles--; },
 
     /** Re-reads the core's memory limit (after setMemoryLimit). */
     refreshMemoryLimit() {
@@ -100,6 +106,11 @@ export function createRuntime() {
       if (over) throw new AttentionError('TOO_LARGE', `${what} inputs would need ${mib(bytes)} MiB, over ${over}`);
     },
   };
+  // The Handle of this copy, for the classes that take the runtime from their closure.
+  rt.Handle = class extends Handle {
+    constructor(handle) { super(rt, handle); }
+  };
+  return rt;
 }
 
 /** The option keys of scaledDotProductAttention (and of its backward). */
