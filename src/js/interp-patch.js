@@ -70,33 +70,22 @@ function softmaxAt(row, token) {
 
 const abortReason = (signal) => signal.reason ?? Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
 
-/**
- * model.patch over an adapter: { L, H, E, d (head dim), vocab, causal, baseline(ids, position) →
- * { resid: [L] Float32Array (T·E) entering each block, z: [L] (H, T, d), row: logits at position (V) },
- * run(ids (b·T), b, T, startLayer, residual (b·T·E), deltaLayer, delta | null, position) → b rows (V),
- * outProj(l) → W_O (E, H·d) }.
- */
-export async function runPatch(adapter, options) {
-  const o = patchOptions(options, adapter.vocab);
-  const { L, H, E, d } = adapter;
-  const { T, component, position, token, against, signal, onProgress } = o;
-  if (signal?.aborted) throw abortReason(signal);
-  const rows = adapter.causal ? position + 1 : T;  // later rows cannot reach `position`
-  const metric = (row) => (o.metric === 'probability' ? softmaxAt(row, token)
-    : row[token] - (against === undefined ? 0 : row[against]));
-  const shape = component === 'head' ? [L, H] : component === 'head-position' ? [L, H, T] : [L, T];
-  const sums = new Float64Array(shape.reduce((a, b) => a * b, 1));
-  // Baselines first: a pair with nothing to explain is refused before any patched run.
-  const bases = o.clean.map((clean, i) => {
-    const c = adapter.baseline(clean.subarray(0, rows), position);
-    const x = adapter.baseline(o.corrupted[i].subarray(0, rows), position);
+// The clean and corrupted baselines of every pair; a pair with nothing to explain is refused before
+// any patched run.
+function baselines(adapter, o, rows, metric) {
+  return o.clean.map((clean, i) => {
+    const c = adapter.baseline(clean.subarray(0, rows), o.position);
+    const x = adapter.baseline(o.corrupted[i].subarray(0, rows), o.position);
     const mc = metric(c.row), mx = metric(x.row);
     if (!(Math.abs(mc - mx) >= 1e-6 * Math.max(1, Math.abs(mc)))) {
       throw invalid(`patch: the clean and corrupted runs${o.clean.length > 1 ? ` of pair ${i}` : ''} give the same ${o.metric === 'probability' ? 'probability' : 'logit difference'} (${mc} and ${mx}): nothing to explain`);
     }
     return { c, x, mc, mx, ids: o.corrupted[i].subarray(0, rows) };
   });
-  // The jobs: one batch of patched runs each; `entries` says where each run's ratio goes.
+}
+
+// The jobs: one batch of patched runs each (a layer of a pair); `entry` says where each run's ratio goes.
+function patchJobs(bases, { L, H }, component, rows, T) {
   const jobs = [];
   for (const base of bases) {
     for (let l = 0; l < L; l++) {
@@ -106,68 +95,105 @@ export async function runPatch(adapter, options) {
       } else jobs.push({ base, l, positions: allLayers(rows).map((t) => ({ t, entry: l * T + t })) });
     }
   }
+  return jobs;
+}
+
+// Whether a job's patch changes anything: the clean activation differs from the corrupted one. One
+// that does not (the rows before the changed token of a causal model) is the corrupted run itself:
+// its entry is 0 and it is not run.
+function patchDiffers(job, { E, d }, rows) {
+  const { base, l } = job;
+  if (job.heads) {
+    const zc = base.c.z[l], zx = base.x.z[l];
+    return ({ h, t: only }) => {
+      const from = (h * rows + (only < 0 ? 0 : only)) * d, to = (h * rows + (only < 0 ? rows : only + 1)) * d;
+      for (let i = from; i < to; i++) if (zc[i] !== zx[i]) return true;
+      return false;
+    };
+  }
+  const rc = base.c.resid[l], rx = base.x.resid[l];
+  return ({ t }) => {
+    for (let i = t * E; i < (t + 1) * E; i++) if (rc[i] !== rx[i]) return true;
+    return false;
+  };
+}
+
+// Each head run's change to the attention output, (b, rows, E): (z_clean − z_corrupted) of the head's
+// rows (or its one row) through its slice of W_O (E, H·d), in double.
+function headDeltas(runs, job, wo, { H, E, d }, rows) {
+  const { base, l } = job;
+  const n = rows * E, inner = H * d, zc = base.c.z[l], zx = base.x.z[l];
+  const delta = new Float32Array(runs.length * n);
+  const dz = new Float64Array(d);
+  runs.forEach(({ h, t: only }, k) => {
+    for (let t = only < 0 ? 0 : only; t < (only < 0 ? rows : only + 1); t++) {
+      const at = (h * rows + t) * d;
+      for (let j = 0; j < d; j++) dz[j] = zc[at + j] - zx[at + j];
+      const out = k * n + t * E;
+      for (let r = 0; r < E; r++) {
+        let s = 0;
+        const w = r * inner + h * d;
+        for (let j = 0; j < d; j++) s += wo[w + j] * dz[j];
+        delta[out + r] = s;
+      }
+    }
+  });
+  return delta;
+}
+
+// The patched runs of one job as one batch; adds each run's normalised metric into `sums`.
+function runJob(adapter, job, runs, outProj, ctx) {
+  const { base, l } = job;
+  const { E } = adapter, { rows, position, metric, sums } = ctx;
+  const b = runs.length, n = rows * E;
+  const residual = new Float32Array(b * n);
+  for (let k = 0; k < b; k++) residual.set(base.x.resid[l], k * n);
+  let delta = null;
+  if (job.heads) {
+    if (!outProj.has(l)) outProj.set(l, adapter.outProj(l));
+    delta = headDeltas(runs, job, outProj.get(l), adapter, rows);
+  } else {
+    const clean = base.c.resid[l];
+    runs.forEach(({ t }, k) => residual.set(clean.subarray(t * E, (t + 1) * E), k * n + t * E));
+  }
+  const ids = new Int32Array(b * rows);
+  for (let k = 0; k < b; k++) ids.set(base.ids, k * rows);
+  const logits = adapter.run(ids, b, rows, l, residual, job.heads ? l : -1, delta, position);
+  const V = logits.length / b;
+  runs.forEach(({ entry }, k) => {
+    sums[entry] += (metric(logits.subarray(k * V, (k + 1) * V)) - base.mx) / (base.mc - base.mx);
+  });
+}
+
+/**
+ * model.patch over an adapter: { L, H, E, d (head dim), vocab, causal, baseline(ids, position) →
+ * { resid: [L] Float32Array (T·E) entering each block, z: [L] (H, T, d), row: logits at position (V) },
+ * run(ids (b·T), b, T, startLayer, residual (b·T·E), deltaLayer, delta | null, position) → b rows (V),
+ * outProj(l) → W_O (E, H·d) }.
+ */
+export async function runPatch(adapter, options) {
+  const o = patchOptions(options, adapter.vocab);
+  const { L, H } = adapter;
+  const { T, component, position, token, against, signal, onProgress } = o;
+  if (signal?.aborted) throw abortReason(signal);
+  const rows = adapter.causal ? position + 1 : T;  // later rows cannot reach `position`
+  const metric = (row) => (o.metric === 'probability' ? softmaxAt(row, token)
+    : row[token] - (against === undefined ? 0 : row[against]));
+  const shape = component === 'head' ? [L, H] : component === 'head-position' ? [L, H, T] : [L, T];
+  const sums = new Float64Array(shape.reduce((a, b) => a * b, 1));
+  const bases = baselines(adapter, o, rows, metric);
+  const jobs = patchJobs(bases, adapter, component, rows, T);
   const total = jobs.reduce((n, j) => n + (j.heads ?? j.positions).length, 0);
   const outProj = new Map();
   let done = 0;
   for (const job of jobs) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await new Promise((resolve) => setTimeout(resolve, 0));  // the page (and an abort) get a turn
     if (signal?.aborted) throw abortReason(signal);
-    const { base, l } = job;
-    // A patch that changes nothing (the clean activation equals the corrupted one, e.g. at the rows
-    // before the changed token of a causal model) is the corrupted run itself: its entry is 0, not run.
     const all = job.heads ?? job.positions;
-    const differs = job.heads
-      ? ({ h, t: only }) => {
-        const zc = base.c.z[l], zx = base.x.z[l];
-        const from = (h * rows + (only < 0 ? 0 : only)) * d, to = (h * rows + (only < 0 ? rows : only + 1)) * d;
-        for (let i = from; i < to; i++) if (zc[i] !== zx[i]) return true;
-        return false;
-      }
-      : ({ t }) => {
-        const rc = base.c.resid[l], rx = base.x.resid[l];
-        for (let i = t * E; i < (t + 1) * E; i++) if (rc[i] !== rx[i]) return true;
-        return false;
-      };
-    const runs = all.filter(differs);
+    const runs = all.filter(patchDiffers(job, adapter, rows));
     done += all.length - runs.length;
-    if (runs.length === 0) {
-      onProgress?.(done, total);
-      continue;
-    }
-    const b = runs.length, n = rows * E;
-    const residual = new Float32Array(b * n);
-    for (let k = 0; k < b; k++) residual.set(base.x.resid[l], k * n);
-    let delta = null;
-    if (job.heads) {
-      if (!outProj.has(l)) outProj.set(l, adapter.outProj(l));
-      const wo = outProj.get(l), inner = H * d, zc = base.c.z[l], zx = base.x.z[l];
-      delta = new Float32Array(b * n);
-      const dz = new Float64Array(d);
-      runs.forEach(({ h, t: only }, k) => {
-        for (let t = only < 0 ? 0 : only; t < (only < 0 ? rows : only + 1); t++) {
-          const at = (h * rows + t) * d;
-          for (let j = 0; j < d; j++) dz[j] = zc[at + j] - zx[at + j];
-          const out = k * n + t * E;
-          for (let r = 0; r < E; r++) {
-            let s = 0;
-            const w = r * inner + h * d;
-            for (let j = 0; j < d; j++) s += wo[w + j] * dz[j];
-            delta[out + r] = s;
-          }
-        }
-      });
-    } else {
-      const clean = base.c.resid[l];
-      runs.forEach(({ t }, k) => residual.set(clean.subarray(t * E, (t + 1) * E), k * n + t * E));
-    }
-    const ids = new Int32Array(b * rows);
-    for (let k = 0; k < b; k++) ids.set(base.ids, k * rows);
-    const logits = adapter.run(ids, b, rows, l, residual, job.heads ? l : -1, delta, position);
-    const V = logits.length / b;
-    runs.forEach(({ entry }, k) => {
-      sums[entry] += (metric(logits.subarray(k * V, (k + 1) * V)) - base.mx) / (base.mc - base.mx);
-    });
-    done += b;
+    if (runs.length > 0) runJob(adapter, job, runs, outProj, { rows, position, metric, sums });
+    done += runs.length;
     onProgress?.(done, total);
   }
   const P = bases.length;

@@ -7,6 +7,7 @@ import { WEIGHT_FORMAT, PRETRAINED_ARCH } from './constants.js';
 import { checkOptions, describe } from './options.js';
 import { layerList, idBatch, traceLayers } from './model.js';
 import { asBytes, checkEntries, headerLength, readHeader } from './safetensors.js';
+import { Handle } from './runtime.js';
 import { Tensor, fromCore } from './tensor.js';
 import { modelHeadScores, pretrainedLogitAttribution, pretrainedPatch } from './interp.js';
 import { coreConfig } from './pretrained-config.js';
@@ -75,237 +76,243 @@ function weightFiles(weights, weightsIndex) {
   });
 }
 
-/** loadPretrained and the PretrainedModel class over one wrapper's runtime. */
-export function pretrainedApi({ requireCore, checkInputBytes, Handle, newHandle }) {
-  // Copies entry e's bytes into the heap at `address`, chunk by chunk (the heap view is re-read for
-  // each chunk: a Blob read awaits, and the heap may grow meanwhile).
-  async function copyIntoHeap(e, address, progress) {
-    for (let at = e.begin; at < e.end; at += kChunkBytes) {
-      const stop = Math.min(e.end, at + kChunkBytes);
-      const bytes = await e.src.read(at, stop);
-      requireCore().HEAPU8.set(bytes, address + (at - e.begin));
-      progress(stop - at);
+// The functions and the class below take the wrapper copy `rt` (runtime.js); pretrainedApi(rt) binds
+// them to one copy of index.js.
+// Copies entry e's bytes into the heap at `address`, chunk by chunk (the heap view is re-read for
+// each chunk: a Blob read awaits, and the heap may grow meanwhile).
+async function copyIntoHeap(rt, e, address, progress) {
+  for (let at = e.begin; at < e.end; at += kChunkBytes) {
+    const stop = Math.min(e.end, at + kChunkBytes);
+    const bytes = await e.src.read(at, stop);
+    rt.requireCore().HEAPU8.set(bytes, address + (at - e.begin));
+    progress(stop - at);
+  }
+}
+
+// Every expected tensor from the entries into the model: shapes checked, the memory reserved first.
+async function loadTensors(rt, handle, entries, architecture, onProgress) {
+  const expected = handle.expected();
+  const found = expected.map(({ name, shape }) => {
+    const e = entryOf(entries, name, architecture);
+    if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
+    if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
+      throw new AttentionError('SHAPE_MISMATCH', `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`);
     }
+    return { name, shape, e };
+  });
+  const total = found.reduce((n, { e }) => n + (e.end - e.begin), 0);
+  withLimitHint(() => check(handle.reserve(total)));  // TOO_LARGE before the first tensor is allocated
+  let done = 0;
+  for (const { name, shape, e } of found) {
+    const { address } = check(handle.beginTensor(name, shape, FORMATS[e.dtype]));
+    await copyIntoHeap(rt, e, address, (n) => { done += n; onProgress?.(done, total); });
+    check(handle.endTensor(name));
+  }
+}
+
+class PretrainedModelBase extends Handle {
+  constructor(rt, handle, config, architecture, core, generationConfig) {
+    super(rt, handle);
+    this.config = config;
+    this.architecture = architecture;
+    this.numLayers = core.layers;
+    this.numHeads = core.heads;
+    this.numKVHeads = core.kvHeads;
+    this.headDim = core.headDim;
+    this.hiddenSize = core.hidden;
+    this.vocabSize = core.vocabSize;
+    this.maxPositions = core.maxPositions;  // the longest input (ids plus generated tokens)
+    /** What differs between layers, one entry per layer: { window (0 = full), rope, ropeTheta, qkNorm, softcap }. */
+    this.layers = Object.freeze(Array.from({ length: core.layers }, (_, l) => layerSummary(core, l)));
+    /** generate's default stop ids: the checkpoint's EOS ids (generation_config.json, else config.json). */
+    this.stopIds = defaultStopIds(config, generationConfig, core.vocabSize);
+    this._core = core;
   }
 
-  // Every expected tensor from the entries into the model: shapes checked, the memory reserved first.
-  async function loadTensors(handle, entries, architecture, onProgress) {
-    const expected = handle.expected();
-    const found = expected.map(({ name, shape }) => {
-      const e = entryOf(entries, name, architecture);
-      if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
-      if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
-        throw new AttentionError('SHAPE_MISMATCH', `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`);
-      }
-      return { name, shape, e };
-    });
-    const total = found.reduce((n, { e }) => n + (e.end - e.begin), 0);
-    withLimitHint(() => check(handle.reserve(total)));  // TOO_LARGE before the first tensor is allocated
-    let done = 0;
-    for (const { name, shape, e } of found) {
-      const { address } = check(handle.beginTensor(name, shape, FORMATS[e.dtype]));
-      await copyIntoHeap(e, address, (n) => { done += n; onProgress?.(done, total); });
-      check(handle.endTensor(name));
-    }
+  /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */
+  get weightBytes() {
+    return this._live().weightBytes();
   }
 
-  class PretrainedModel extends Handle {
-    constructor(handle, config, architecture, core, generationConfig) {
-      super(handle);
-      this.config = config;
-      this.architecture = architecture;
-      this.numLayers = core.layers;
-      this.numHeads = core.heads;
-      this.numKVHeads = core.kvHeads;
-      this.headDim = core.headDim;
-      this.hiddenSize = core.hidden;
-      this.vocabSize = core.vocabSize;
-      this.maxPositions = core.maxPositions;  // the longest input (ids plus generated tokens)
-      /** What differs between layers, one entry per layer: { window (0 = full), rope, ropeTheta, qkNorm, softcap }. */
-      this.layers = Object.freeze(Array.from({ length: core.layers }, (_, l) => layerSummary(core, l)));
-      /** generate's default stop ids: the checkpoint's EOS ids (generation_config.json, else config.json). */
-      this.stopIds = defaultStopIds(config, generationConfig, core.vocabSize);
-      this._core = core;
+  /** The byte limit this model's weights and calls run under (loadPretrained's memoryLimit). */
+  get memoryLimit() {
+    return this._live().memoryLimit();
+  }
+
+  /** { logits (B, T, V), attention, trace?, hiddenStates? } as TinyTransformer.forward's. */
+  forward(ids, options = {}) {
+    const handle = this._live();
+    const { attention = true, trace = false, hiddenStates = false, logitLens = false } =
+      checkOptions(options, ['attention', 'trace', 'hiddenStates', 'logitLens'], 'forward option');
+    const attentionLayers = layerList(attention, this.numLayers, 'attention');
+    const tracedLayers = traceLayers(trace, this.numLayers);
+    const batch = idBatch(ids, 'ids');
+    this._rt.checkInputBytes('pretrained forward', [batch.tensor]);
+    const r = check(handle.forward(batch.data, batch.b, batch.t, attentionLayers, tracedLayers, Boolean(hiddenStates), Boolean(logitLens)));
+    const out = { logits: fromCore(r.logits), attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)) };
+    if (trace !== false && trace != null) out.trace = r.traces;
+    if (hiddenStates) out.hiddenStates = r.hiddenStates.map(fromCore);
+    if (logitLens) {
+      const { ids: lensIds, probs, shape } = r.logitLens;
+      out.logitLens = { ids: new Tensor(lensIds, shape), probs: new Tensor(probs, shape) };
     }
+    return out;
+  }
 
-    /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */
-    get weightBytes() {
-      return this._live().weightBytes();
-    }
+  /** { [kind]: Tensor (L, H) } head-type scores from this model's attention on `ids` (a batch of one); see interp.js. */
+  headScores(ids, options = {}) { return modelHeadScores(this, ids, options); }
 
-    /** The byte limit this model's weights and calls run under (loadPretrained's memoryLimit). */
-    get memoryLimit() {
-      return this._live().memoryLimit();
-    }
+  /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
+  logitAttribution(ids, options = {}) { return pretrainedLogitAttribution(this, ids, options); }
 
-    /** { logits (B, T, V), attention, trace?, hiddenStates? } as TinyTransformer.forward's. */
-    forward(ids, options = {}) {
-      const handle = this._live();
-      const { attention = true, trace = false, hiddenStates = false, logitLens = false } =
-        checkOptions(options, ['attention', 'trace', 'hiddenStates', 'logitLens'], 'forward option');
-      const attentionLayers = layerList(attention, this.numLayers, 'attention');
-      const tracedLayers = traceLayers(trace, this.numLayers);
-      const batch = idBatch(ids, 'ids');
-      checkInputBytes('pretrained forward', [batch.tensor]);
-      const r = check(handle.forward(batch.data, batch.b, batch.t, attentionLayers, tracedLayers, Boolean(hiddenStates), Boolean(logitLens)));
-      const out = { logits: fromCore(r.logits), attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)) };
-      if (trace !== false && trace != null) out.trace = r.traces;
-      if (hiddenStates) out.hiddenStates = r.hiddenStates.map(fromCore);
-      if (logitLens) {
-        const { ids: lensIds, probs, shape } = r.logitLens;
-        out.logitLens = { ids: new Tensor(lensIds, shape), probs: new Tensor(probs, shape) };
-      }
-      return out;
-    }
+  /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */
+  patch(options = {}) { return pretrainedPatch(this, options); }
 
-    /** { [kind]: Tensor (L, H) } head-type scores from this model's attention on `ids` (a batch of one); see interp.js. */
-    headScores(ids, options = {}) { return modelHeadScores(this, ids, options); }
+  /** Token ids of `text` (Int32Array), with what the tokenizer's post-processor adds (e.g. a BOS token) unless addSpecialTokens is false. */
+  encode(text, options = {}) {
+    const { addSpecialTokens = true } = checkOptions(options, ['addSpecialTokens'], 'encode option');
+    if (typeof text !== 'string') throw invalid(`encode needs a string, got ${describe(text)}`);
+    return Int32Array.from(this._tok().encode(text, { add_special_tokens: Boolean(addSpecialTokens) }).ids);
+  }
 
-    /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
-    logitAttribution(ids, options = {}) { return pretrainedLogitAttribution(this, ids, options); }
+  /** The text of `ids` (special tokens included, as the tokenizer's decoder writes them). */
+  decode(ids) {
+    return this._tok().decode(Array.from(idBatch(ids, 'ids').data));
+  }
 
-    /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */
-    patch(options = {}) { return pretrainedPatch(this, options); }
-
-    /** Token ids of `text` (Int32Array), with what the tokenizer's post-processor adds (e.g. a BOS token) unless addSpecialTokens is false. */
-    encode(text, options = {}) {
-      const { addSpecialTokens = true } = checkOptions(options, ['addSpecialTokens'], 'encode option');
-      if (typeof text !== 'string') throw invalid(`encode needs a string, got ${describe(text)}`);
-      return Int32Array.from(this._tok().encode(text, { add_special_tokens: Boolean(addSpecialTokens) }).ids);
-    }
-
-    /** The text of `ids` (special tokens included, as the tokenizer's decoder writes them). */
-    decode(ids) {
-      return this._tok().decode(Array.from(idBatch(ids, 'ids').data));
-    }
-
-    /** The display form of each token: its own decoded text (GPT-2's byte-level "Ġ" shown as a space). */
-    tokenStrings(ids) {
-      const tok = this._tok();
-      return Array.from(idBatch(ids, 'ids').data, (id) => tok.decode([id]));
-    }
-
-    /**
-     * A chat as the model's chat template writes it (transformers' apply_chat_template): token ids
-     * (Int32Array, the text tokenized without adding special tokens again: the template writes
-     * them), or the text with `tokenize: false`. `template` names one of a list of templates.
-     */
-    applyChatTemplate(messages, options = {}) {
-      const { addGenerationPrompt = false, tokenize = true, template = 'default', date = new Date() } =
-        checkOptions(options, ['addGenerationPrompt', 'tokenize', 'template', 'date'], 'applyChatTemplate option');
-      this._live();
-      if (!(date instanceof Date) || Number.isNaN(date.getTime())) throw invalid(`date must be a valid Date, got ${describe(date)}`);
-      const source = this._chat.templates.get(template);
-      if (source === undefined) {
-        const names = [...this._chat.templates.keys()];
-        throw invalid(names.length ? `no chat template named ${describe(template)}; this model has: ${names.join(', ')}`
-          : 'this model has no chat template (tokenizer_config.json chat_template, or loadPretrained({ chatTemplate }))');
-      }
-      const text = renderChatTemplate(this._chat.engine, source, { messages, addGenerationPrompt: Boolean(addGenerationPrompt),
-        tokenizerConfig: this._chat.tokenizerConfig, date });
-      return tokenize ? this.encode(text, { addSpecialTokens: false }) : text;
-    }
-
-    /** The names of the chat templates this model has ("default" first when there is one). */
-    get chatTemplateNames() {
-      return [...this._chat.templates.keys()];
-    }
-
-    _tok() {
-      this._live();
-      if (!this._tokenizer) throw invalid('this model was loaded without a tokenizer: pass loadPretrained({ tokenizer }) (the parsed tokenizer.json)');
-      return this._tokenizer;
-    }
-
-    /**
-     * The next `maxNewTokens` ids after `ids` (B, T), an int32 Tensor (B, maxNewTokens): greedy at
-     * temperature 0, else sampled (temperature → topK → topP, seeded). A row that produces a `stop`
-     * id (default: the checkpoint's EOS ids) keeps it and is padded with GENERATE_PAD (-1) after it;
-     * generation ends when every row has stopped. Decodes with a KV cache per layer.
-     */
-    generate(ids, options = {}) {
-      const handle = this._idle();
-      const o = generationOptions(options, { vocab: this.vocabSize, defaultStop: this.stopIds });
-      const batch = idBatch(ids, 'ids');
-      const out = new Int32Array(batch.b * o.maxNewTokens).fill(GENERATE_PAD);
-      let step = 0;
-      for (const next of decodeSteps(handle, batch, o)) {
-        next.forEach((id, i) => { out[i * o.maxNewTokens + step] = id; });
-        step++;
-      }
-      return new Tensor(out, [batch.b, o.maxNewTokens]);
-    }
-
-    /**
-     * generate's tokens one at a time for a batch of one: an async iterator of { id, text } (text:
-     * the token's decoded text, or null without a tokenizer) that yields to the page between tokens
-     * and ends after a stop id, after maxNewTokens, or when `signal` aborts.
-     */
-    async *generateStream(ids, options = {}) {
-      const handle = this._idle();
-      const { signal, ...o } = generationOptions(options, { vocab: this.vocabSize, defaultStop: this.stopIds, extra: ['signal'] });
-      if (signal != null && typeof signal.aborted !== 'boolean') throw invalid(`signal must be an AbortSignal, got ${describe(signal)}`);
-      const batch = idBatch(ids, 'ids');
-      if (batch.b !== 1) throw invalid(`generateStream takes a batch of one, got ${batch.b} sequences`);
-      this._streaming = true;
-      try {
-        for (const [id] of decodeSteps(handle, batch, o)) {
-          if (signal?.aborted) return;
-          yield { id, text: this._tokenizer ? this._tokenizer.decode([id]) : null };
-          await new Promise((resolve) => setTimeout(resolve, 0));
-          if (signal?.aborted) return;
-        }
-      } finally {
-        this._streaming = false;
-      }
-    }
-
-    // The live handle, when no generation stream holds the model's caches.
-    _idle() {
-      const handle = this._live();
-      if (this._streaming) throw invalid('a generateStream of this model is running: finish or abort it first');
-      return handle;
-    }
+  /** The display form of each token: its own decoded text (GPT-2's byte-level "Ġ" shown as a space). */
+  tokenStrings(ids) {
+    const tok = this._tok();
+    return Array.from(idBatch(ids, 'ids').data, (id) => tok.decode([id]));
   }
 
   /**
-   * A Hugging Face checkpoint as a PretrainedModel (dispose it): `config` the parsed config.json,
-   * `weights` model.safetensors (ArrayBuffer, Uint8Array, Blob or File) or its shards with
-   * `weightsIndex`; `onProgress(bytesDone, bytesTotal)` after each chunk; `memoryLimit` (bytes,
-   * default the library's memoryLimit()) bounds the weights in the heap and each of the model's calls.
+   * A chat as the model's chat template writes it (transformers' apply_chat_template): token ids
+   * (Int32Array, the text tokenized without adding special tokens again: the template writes
+   * them), or the text with `tokenize: false`. `template` names one of a list of templates.
    */
-  async function loadPretrained(options = {}) {
-    const m = requireCore();
-    const { config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig, chatTemplate, onProgress, memoryLimit = m._memoryLimit() } = checkOptions(options,
-      ['config', 'weights', 'weightsIndex', 'tokenizer', 'tokenizerConfig', 'generationConfig', 'chatTemplate', 'onProgress', 'memoryLimit'], 'loadPretrained option');
-    if (generationConfig != null && (typeof generationConfig !== 'object' || Array.isArray(generationConfig))) {
-      throw invalid(`generationConfig must be the parsed generation_config.json object, got ${describe(generationConfig)}`);
+  applyChatTemplate(messages, options = {}) {
+    const { addGenerationPrompt = false, tokenize = true, template = 'default', date = new Date() } =
+      checkOptions(options, ['addGenerationPrompt', 'tokenize', 'template', 'date'], 'applyChatTemplate option');
+    this._live();
+    if (!(date instanceof Date) || Number.isNaN(date.getTime())) throw invalid(`date must be a valid Date, got ${describe(date)}`);
+    const source = this._chat.templates.get(template);
+    if (source === undefined) {
+      const names = [...this._chat.templates.keys()];
+      throw invalid(names.length ? `no chat template named ${describe(template)}; this model has: ${names.join(', ')}`
+        : 'this model has no chat template (tokenizer_config.json chat_template, or loadPretrained({ chatTemplate }))');
     }
-    if (!Number.isSafeInteger(memoryLimit) || memoryLimit < 1) {
-      throw invalid(`memoryLimit must be a whole number of bytes in [1, 2^53), got ${describe(memoryLimit)}`);
-    }
-    if (onProgress != null && typeof onProgress !== 'function') throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
-    const { architecture, core } = coreConfig(config);
-    defaultStopIds(config, generationConfig, core.vocabSize);  // bad EOS ids refused before any weight is read
-    const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
-    const templates = chatTemplates(tokenizerConfig, chatTemplate);
-    const chat = { templates, tokenizerConfig, engine: templates.size ? await loadJinja() : null };
-    const files = weightFiles(weights, weightsIndex);
-    const entries = await readEntries(files);
-    const handle = withLimitHint(() => newHandle('PretrainedHandle', (h) => h.init({ ...core, memoryLimit })));
-    const model = new PretrainedModel(handle, config, architecture, core, generationConfig);
-    model._tokenizer = tok;
-    model._chat = chat;
-    try {
-      await loadTensors(handle, entries, architecture, onProgress);
-    } catch (error) {
-      model.dispose();
-      throw error;
-    }
-    return model;
+    const text = renderChatTemplate(this._chat.engine, source, { messages, addGenerationPrompt: Boolean(addGenerationPrompt),
+      tokenizerConfig: this._chat.tokenizerConfig, date });
+    return tokenize ? this.encode(text, { addSpecialTokens: false }) : text;
   }
 
-  return { loadPretrained, PretrainedModel };
+  /** The names of the chat templates this model has ("default" first when there is one). */
+  get chatTemplateNames() {
+    return [...this._chat.templates.keys()];
+  }
+
+  _tok() {
+    this._live();
+    if (!this._tokenizer) throw invalid('this model was loaded without a tokenizer: pass loadPretrained({ tokenizer }) (the parsed tokenizer.json)');
+    return this._tokenizer;
+  }
+
+  /**
+   * The next `maxNewTokens` ids after `ids` (B, T), an int32 Tensor (B, maxNewTokens): greedy at
+   * temperature 0, else sampled (temperature → topK → topP, seeded). A row that produces a `stop`
+   * id (default: the checkpoint's EOS ids) keeps it and is padded with GENERATE_PAD (-1) after it;
+   * generation ends when every row has stopped. Decodes with a KV cache per layer.
+   */
+  generate(ids, options = {}) {
+    const handle = this._idle();
+    const o = generationOptions(options, { vocab: this.vocabSize, defaultStop: this.stopIds });
+    const batch = idBatch(ids, 'ids');
+    const out = new Int32Array(batch.b * o.maxNewTokens).fill(GENERATE_PAD);
+    let step = 0;
+    for (const next of decodeSteps(handle, batch, o)) {
+      next.forEach((id, i) => { out[i * o.maxNewTokens + step] = id; });
+      step++;
+    }
+    return new Tensor(out, [batch.b, o.maxNewTokens]);
+  }
+
+  /**
+   * generate's tokens one at a time for a batch of one: an async iterator of { id, text } (text:
+   * the token's decoded text, or null without a tokenizer) that yields to the page between tokens
+   * and ends after a stop id, after maxNewTokens, or when `signal` aborts.
+   */
+  async *generateStream(ids, options = {}) {
+    const handle = this._idle();
+    const { signal, ...o } = generationOptions(options, { vocab: this.vocabSize, defaultStop: this.stopIds, extra: ['signal'] });
+    if (signal != null && typeof signal.aborted !== 'boolean') throw invalid(`signal must be an AbortSignal, got ${describe(signal)}`);
+    const batch = idBatch(ids, 'ids');
+    if (batch.b !== 1) throw invalid(`generateStream takes a batch of one, got ${batch.b} sequences`);
+    this._streaming = true;
+    try {
+      for (const [id] of decodeSteps(handle, batch, o)) {
+        if (signal?.aborted) return;
+        yield { id, text: this._tokenizer ? this._tokenizer.decode([id]) : null };
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        if (signal?.aborted) return;
+      }
+    } finally {
+      this._streaming = false;
+    }
+  }
+
+  // The live handle, when no generation stream holds the model's caches.
+  _idle() {
+    const handle = this._live();
+    if (this._streaming) throw invalid('a generateStream of this model is running: finish or abort it first');
+    return handle;
+  }
+}
+
+/**
+ * A Hugging Face checkpoint as a PretrainedModel (dispose it): `config` the parsed config.json,
+ * `weights` model.safetensors (ArrayBuffer, Uint8Array, Blob or File) or its shards with
+ * `weightsIndex`; `onProgress(bytesDone, bytesTotal)` after each chunk; `memoryLimit` (bytes,
+ * default the library's memoryLimit()) bounds the weights in the heap and each of the model's calls.
+ */
+async function loadPretrained(rt, options = {}) {
+  const m = rt.requireCore();
+  const { config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig, chatTemplate, onProgress, memoryLimit = m._memoryLimit() } = checkOptions(options,
+    ['config', 'weights', 'weightsIndex', 'tokenizer', 'tokenizerConfig', 'generationConfig', 'chatTemplate', 'onProgress', 'memoryLimit'], 'loadPretrained option');
+  if (generationConfig != null && (typeof generationConfig !== 'object' || Array.isArray(generationConfig))) {
+    throw invalid(`generationConfig must be the parsed generation_config.json object, got ${describe(generationConfig)}`);
+  }
+  if (!Number.isSafeInteger(memoryLimit) || memoryLimit < 1) {
+    throw invalid(`memoryLimit must be a whole number of bytes in [1, 2^53), got ${describe(memoryLimit)}`);
+  }
+  if (onProgress != null && typeof onProgress !== 'function') throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
+  const { architecture, core } = coreConfig(config);
+  defaultStopIds(config, generationConfig, core.vocabSize);  // bad EOS ids refused before any weight is read
+  const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
+  const templates = chatTemplates(tokenizerConfig, chatTemplate);
+  const chat = { templates, tokenizerConfig, engine: templates.size ? await loadJinja() : null };
+  const files = weightFiles(weights, weightsIndex);
+  const entries = await readEntries(files);
+  const handle = withLimitHint(() => rt.newHandle('PretrainedHandle', (h) => h.init({ ...core, memoryLimit })));
+  const model = new rt.PretrainedModel(handle, config, architecture, core, generationConfig);
+  model._tokenizer = tok;
+  model._chat = chat;
+  try {
+    await loadTensors(rt, handle, entries, architecture, onProgress);
+  } catch (error) {
+    model.dispose();
+    throw error;
+  }
+  return model;
+}
+
+/** loadPretrained and the PretrainedModel class of one wrapper copy. */
+export function pretrainedApi(rt) {
+  class PretrainedModel extends PretrainedModelBase {
+    constructor(handle, config, architecture, core, generationConfig) { super(rt, handle, config, architecture, core, generationConfig); }
+  }
+  rt.PretrainedModel = PretrainedModel;  // what loadPretrained makes
+  return { loadPretrained: (options = {}) => loadPretrained(rt, options), PretrainedModel };
 }
 
 // Layer l's attention as the core runs it (src/model/pretrained.h): its window, whether and with

@@ -9,6 +9,17 @@ import { asBoolTensor, asFloatTensor } from './tensor.js';
 const mib = (bytes) => Math.round((bytes / (1024 * 1024)) * 100) / 100;
 const kMaxInputBytes = 2 ** 31;
 
+// TOO_LARGE when `tensors` (some may be null) hold more bytes than `limit` or than one call's
+// inputs may take in 32-bit WebAssembly.
+function checkInputSize(limit, what, tensors) {
+  let bytes = 0;
+  for (const t of tensors) if (t) bytes += t.data.byteLength;
+  let over = null;
+  if (bytes > limit) over = `the memory limit of ${mib(limit)} MiB (setMemoryLimit raises it)`;
+  else if (bytes > kMaxInputBytes) over = `the ${mib(kMaxInputBytes)} MiB one call's inputs may take in 32-bit WebAssembly`;
+  if (over) throw new AttentionError('TOO_LARGE', `${what} inputs would need ${mib(bytes)} MiB, over ${over}`);
+}
+
 /**
  * Base of the objects that own a C++ handle. `rt` is the wrapper copy (createRuntime) the object
  * belongs to: it counts its live handles (memoryStats) and gives the object its module
@@ -98,12 +109,7 @@ export function createRuntime() {
     // (Embind's copy miscounts past it).
     checkInputBytes(what, tensors) {
       memoryLimitBytes ??= requireCore()._memoryLimit();
-      let bytes = 0;
-      for (const t of tensors) if (t) bytes += t.data.byteLength;
-      let over = null;
-      if (bytes > memoryLimitBytes) over = `the memory limit of ${mib(memoryLimitBytes)} MiB (setMemoryLimit raises it)`;
-      else if (bytes > kMaxInputBytes) over = `the ${mib(kMaxInputBytes)} MiB one call's inputs may take in 32-bit WebAssembly`;
-      if (over) throw new AttentionError('TOO_LARGE', `${what} inputs would need ${mib(bytes)} MiB, over ${over}`);
+      checkInputSize(memoryLimitBytes, what, tensors);
     },
   };
   // The Handle of this copy, for the classes that take the runtime from their closure.

@@ -3,6 +3,7 @@
 import { AttentionError, check } from './errors.js';
 import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
 import { byName, idBatch, targetBatch, tensorsByName } from './model.js';
+import { Handle } from './runtime.js';
 import { Tensor } from './tensor.js';
 
 const TRAINER_OPTIONS = ['lr', 'betas', 'eps', 'weightDecay', 'clipGradNorm'];
@@ -39,113 +40,126 @@ function trainerOptions(options) {
   };
 }
 
-/** Trainer, createTask and evaluate over one wrapper's runtime, for its TinyTransformer class. */
-export function trainApi({ requireCore, checkInputBytes, Handle, newHandle }, TinyTransformer) {
-  function liveModel(model, what) {
-    if (!(model instanceof TinyTransformer)) {
-      throw new AttentionError('INVALID_ARGUMENT', `${what} must be a TinyTransformer, got ${describe(model)}`);
-    }
-    return model._live();
+// The classes and functions below take the wrapper copy `rt` (runtime.js); trainApi(rt) binds them.
+function liveModel(rt, model, what) {
+  if (!(model instanceof rt.TinyTransformer)) {
+    throw new AttentionError('INVALID_ARGUMENT', `${what} must be a TinyTransformer, got ${describe(model)}`);
+  }
+  return model._live();
+}
+
+class TrainerBase extends Handle {
+  /** @param {TinyTransformer} model @param {object} [options] see index.d.ts (TrainerOptions) */
+  constructor(rt, model, options = {}) {
+    const modelHandle = liveModel(rt, model, 'Trainer model');
+    const o = trainerOptions(options);
+    // The C++ trainer shares the model's C++ object (a shared_ptr in the binding).
+    super(rt, rt.newHandle('TrainerHandle', (h) => h.init(modelHandle, o)));
+    this.model = model;
   }
 
-  class Trainer extends Handle {
-    /** @param {TinyTransformer} model @param {object} [options] see index.d.ts (TrainerOptions) */
-    constructor(model, options = {}) {
-      const modelHandle = liveModel(model, 'Trainer model');
-      const o = trainerOptions(options);
-      // The C++ trainer shares the model's C++ object (a shared_ptr in the binding).
-      super(newHandle('TrainerHandle', (h) => h.init(modelHandle, o)));
-      this.model = model;
-    }
-
-    // This trainer's handle, after checking that its model was not disposed.
-    _liveWithModel() {
-      const handle = this._live();
-      if (!this.model._handle) throw new AttentionError('DISPOSED', 'the TinyTransformer of this Trainer was disposed');
-      return handle;
-    }
-
-    /** One step (forward, backward, clipping, AdamW update) in one wasm call: { loss, gradNorm }. */
-    step(ids, targets) {
-      const handle = this._liveWithModel();
-      const i = idBatch(ids, 'ids');
-      const t = targetBatch(i, targets);
-      checkInputBytes('Trainer step', [i.tensor, t.tensor]);
-      const r = check(handle.step(i.data, t.data, i.b, i.t));
-      return { loss: r.loss, gradNorm: r.gradNorm };
-    }
-
-    /** Steps taken (failed steps do not count). */
-    get steps() {
-      return this._live().steps();
-    }
-
-    setLearningRate(lr) {
-      const handle = this._live();
-      check(handle.setLearningRate(adamOption(lr, 'lr', finiteAtLeastZero, 'finite and >= 0')));
-    }
-
-    /** { step, exp_avg, exp_avg_sq } with the moments by parameter name (PyTorch's names), copies. */
-    stateDict() {
-      const handle = this._liveWithModel();
-      const names = this.model._names;
-      return { step: handle.steps(), exp_avg: byName(names, handle.expAvg()), exp_avg_sq: byName(names, handle.expAvgSq()) };
-    }
-
-    /** Restores stateDict()'s output (strict: every parameter's moments); nothing changes on an error. */
-    loadStateDict(state) {
-      const handle = this._liveWithModel();
-      const { step, exp_avg: avg, exp_avg_sq: avgSq } = checkOptions(state, ['step', 'exp_avg', 'exp_avg_sq'], 'trainer state key');
-      for (const [key, value] of [['step', step], ['exp_avg', avg], ['exp_avg_sq', avgSq]]) {
-        if (value === undefined) throw new AttentionError('INVALID_ARGUMENT', `trainer state needs ${key}`);
-      }
-      checkSeed(step, 'trainer state step');
-      const names = this.model._names;
-      const m = tensorsByName(avg, names, 'exp_avg');
-      const v = tensorsByName(avgSq, names, 'exp_avg_sq');
-      checkInputBytes('Trainer loadStateDict', [...m, ...v]);
-      check(handle.setState(step, m, v));
-      return this;
-    }
+  // This trainer's handle, after checking that its model was not disposed.
+  _liveWithModel() {
+    const handle = this._live();
+    if (!this.model._handle) throw new AttentionError('DISPOSED', 'the TinyTransformer of this Trainer was disposed');
+    return handle;
   }
 
-  class Task extends Handle {
-    constructor(name, options) {
-      if (typeof name !== 'string') throw new AttentionError('INVALID_ARGUMENT', `task name must be a string, got ${describe(name)}`);
-      const { length, numSymbols = 10, seed = 0 } = checkOptions(options, ['length', 'numSymbols', 'seed'], 'createTask option');
-      if (length === undefined) throw new AttentionError('INVALID_ARGUMENT', 'createTask needs a length');
-      const args = [checkInt(length, 'length'), checkInt(numSymbols, 'numSymbols'), checkSeed(seed, 'seed')];
-      super(newHandle('TaskHandle', (h) => h.init(name, ...args)));
-      this.name = name;
-      this.vocabSize = this._handle.vocabSize();
-      this.sequenceLength = this._handle.sequenceLength();
-      this.tokenNames = Object.freeze(this._handle.tokenNames());
+  /** One step (forward, backward, clipping, AdamW update) in one wasm call: { loss, gradNorm }. */
+  step(ids, targets) {
+    const handle = this._liveWithModel();
+    const i = idBatch(ids, 'ids');
+    const t = targetBatch(i, targets);
+    this._rt.checkInputBytes('Trainer step', [i.tensor, t.tensor]);
+    const r = check(handle.step(i.data, t.data, i.b, i.t));
+    return { loss: r.loss, gradNorm: r.gradNorm };
+  }
+
+  /** Steps taken (failed steps do not count). */
+  get steps() {
+    return this._live().steps();
+  }
+
+  setLearningRate(lr) {
+    const handle = this._live();
+    check(handle.setLearningRate(adamOption(lr, 'lr', finiteAtLeastZero, 'finite and >= 0')));
+  }
+
+  /** { step, exp_avg, exp_avg_sq } with the moments by parameter name (PyTorch's names), copies. */
+  stateDict() {
+    const handle = this._liveWithModel();
+    const names = this.model._names;
+    return { step: handle.steps(), exp_avg: byName(names, handle.expAvg()), exp_avg_sq: byName(names, handle.expAvgSq()) };
+  }
+
+  /** Restores stateDict()'s output (strict: every parameter's moments); nothing changes on an error. */
+  loadStateDict(state) {
+    const handle = this._liveWithModel();
+    const { step, exp_avg: avg, exp_avg_sq: avgSq } = checkOptions(state, ['step', 'exp_avg', 'exp_avg_sq'], 'trainer state key');
+    for (const [key, value] of [['step', step], ['exp_avg', avg], ['exp_avg_sq', avgSq]]) {
+      if (value === undefined) throw new AttentionError('INVALID_ARGUMENT', `trainer state needs ${key}`);
     }
+    checkSeed(step, 'trainer state step');
+    const names = this.model._names;
+    const m = tensorsByName(avg, names, 'exp_avg');
+    const v = tensorsByName(avgSq, names, 'exp_avg_sq');
+    this._rt.checkInputBytes('Trainer loadStateDict', [...m, ...v]);
+    check(handle.setState(step, m, v));
+    return this;
+  }
+}
 
-    /** The next n sequences of the task's seeded stream: { ids, targets }, (n, T) int32 Tensors. */
-    batch(n) {
-      const handle = this._live();
-      const r = check(handle.batch(checkInt(n, 'n')));
-      const shape = [n, this.sequenceLength];
-      return { ids: new Tensor(r.ids, shape), targets: new Tensor(r.targets, shape) };
-    }
+class TaskBase extends Handle {
+  constructor(rt, name, options) {
+    if (typeof name !== 'string') throw new AttentionError('INVALID_ARGUMENT', `task name must be a string, got ${describe(name)}`);
+    const { length, numSymbols = 10, seed = 0 } = checkOptions(options, ['length', 'numSymbols', 'seed'], 'createTask option');
+    if (length === undefined) throw new AttentionError('INVALID_ARGUMENT', 'createTask needs a length');
+    const args = [checkInt(length, 'length'), checkInt(numSymbols, 'numSymbols'), checkSeed(seed, 'seed')];
+    super(rt, rt.newHandle('TaskHandle', (h) => h.init(name, ...args)));
+    this.name = name;
+    this.vocabSize = this._handle.vocabSize();
+    this.sequenceLength = this._handle.sequenceLength();
+    this.tokenNames = Object.freeze(this._handle.tokenNames());
   }
 
-  /** A seeded toy task: 'copy', 'reverse', 'sort' or 'induction' (src/train/tasks.h has the formats). */
-  function createTask(name, options = {}) {
-    requireCore();
-    return new Task(name, options);
+  /** The next n sequences of the task's seeded stream: { ids, targets }, (n, T) int32 Tensors. */
+  batch(n) {
+    const handle = this._live();
+    const r = check(handle.batch(checkInt(n, 'n')));
+    const shape = [n, this.sequenceLength];
+    return { ids: new Tensor(r.ids, shape), targets: new Tensor(r.targets, shape) };
   }
+}
 
-  /** Teacher-forced loss and greedy accuracy on batches 0 … batches−1 of the task's evaluation stream `seed`. */
-  function evaluate(model, task, options = {}) {
-    const modelHandle = liveModel(model, 'evaluate model');
-    if (!(task instanceof Task)) throw new AttentionError('INVALID_ARGUMENT', `evaluate task must come from createTask, got ${describe(task)}`);
-    const { batches = 8, seed = 0, batchSize = 32 } = checkOptions(options, ['batches', 'seed', 'batchSize'], 'evaluate option');
-    const r = check(requireCore()._evaluate(modelHandle, task._live(), checkInt(batches, 'batches'),
-      checkInt(batchSize, 'batchSize'), checkSeed(seed, 'seed')));
-    return { loss: r.loss, tokenAccuracy: r.tokenAccuracy, sequenceAccuracy: r.sequenceAccuracy };
+/** A seeded toy task: 'copy', 'reverse', 'sort' or 'induction' (src/train/tasks.h has the formats). */
+function createTask(rt, name, options = {}) {
+  rt.requireCore();
+  return new rt.Task(name, options);
+}
+
+/** Teacher-forced loss and greedy accuracy on batches 0 … batches−1 of the task's evaluation stream `seed`. */
+function evaluate(rt, model, task, options = {}) {
+  const modelHandle = liveModel(rt, model, 'evaluate model');
+  if (!(task instanceof rt.Task)) throw new AttentionError('INVALID_ARGUMENT', `evaluate task must come from createTask, got ${describe(task)}`);
+  const { batches = 8, seed = 0, batchSize = 32 } = checkOptions(options, ['batches', 'seed', 'batchSize'], 'evaluate option');
+  const r = check(rt.requireCore()._evaluate(modelHandle, task._live(), checkInt(batches, 'batches'),
+    checkInt(batchSize, 'batchSize'), checkSeed(seed, 'seed')));
+  return { loss: r.loss, tokenAccuracy: r.tokenAccuracy, sequenceAccuracy: r.sequenceAccuracy };
+}
+
+/** Trainer, createTask and evaluate of one wrapper copy, for its TinyTransformer class. */
+export function trainApi(rt, TinyTransformer) {
+  rt.TinyTransformer = TinyTransformer;  // what liveModel accepts
+  class Trainer extends TrainerBase {
+    constructor(model, options = {}) { super(rt, model, options); }
   }
-
-  return { Trainer, createTask, evaluate };
+  class Task extends TaskBase {
+    constructor(name, options) { super(rt, name, options); }
+  }
+  rt.Task = Task;  // what createTask makes and evaluate accepts
+  return {
+    Trainer,
+    createTask: (name, options = {}) => createTask(rt, name, options),
+    evaluate: (model, task, options = {}) => evaluate(rt, model, task, options),
+  };
 }
