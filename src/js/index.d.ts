@@ -659,7 +659,10 @@ export interface LogitAttribution {
   bias: number;
   /** The sum of every part: equals logitDiff within float error. */
   total: number;
-  /** logits[position, token] − logits[position, against] (or the logit alone) of the real forward. */
+  /**
+   * logits[position, token] − logits[position, against] (or the logit alone) of the real forward,
+   * before any final soft-capping (Gemma 2's forward returns c·tanh(logits / c); this is the logits').
+   */
   logitDiff: number;
 }
 

@@ -251,16 +251,7 @@ export function pretrainedNames(core) {
  * MLP's output, the logits at `position`), the output projections, final norm and unembedding rows read
  * from the checkpoint; the walk is attributeResidual's.
  */
-// Attribution and patching read the logits before any final soft-capping (issue #27); the forward gives
-// them capped, so a model with final_logit_softcapping (Gemma 2) is refused rather than answered wrong.
-export function refuseCappedLogits(model, what) {
-  if (model._core.finalSoftcap > 0) {
-    throw invalid(`${what} needs the logits before final soft-capping, which ${model.architecture} applies (final_logit_softcapping): not implemented`);
-  }
-}
-
 export function pretrainedLogitAttribution(model, ids, options = {}) {
-  refuseCappedLogits(model, 'logitAttribution');
   const batch = idBatch(ids, 'ids');
   if (batch.b !== 1) throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
   const core = model._core;

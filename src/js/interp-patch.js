@@ -4,7 +4,7 @@ import { AttentionError, check } from './errors.js';
 import { checkOptions, describe } from './options.js';
 import { idBatch } from './model.js';
 import { Tensor } from './tensor.js';
-import { allLayers, attributionOptions, interpRun, pretrainedNames, refuseCappedLogits, tracedForward } from './interp-attribution.js';
+import { allLayers, attributionOptions, interpRun, pretrainedNames, tracedForward } from './interp-attribution.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
@@ -207,11 +207,6 @@ export async function runPatch(adapter, options) {
 
 /** model.patch for a PretrainedModel: its interpForward and the output projections as stored. */
 export function pretrainedPatch(model, options) {
-  try {
-    refuseCappedLogits(model, 'patch');
-  } catch (error) {
-    return Promise.reject(error);  // patch reports every failure through its promise
-  }
   const handle = model._live();
   const core = model._core;
   const names = pretrainedNames(core);

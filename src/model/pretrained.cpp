@@ -240,7 +240,8 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     result.logits = Tensor({b, t, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(n) * c.vocab_size));
     head.linear(static_cast<int>(n), h.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
   }
-  if (c.final_softcap > 0) softcap_row(static_cast<int>(result.logits.data.size()), result.logits.data.data(), 1.0f, c.final_softcap);
+  if (c.final_softcap > 0 && !o.pre_cap_logits)
+    softcap_row(static_cast<int>(result.logits.data.size()), result.logits.data.data(), 1.0f, c.final_softcap);
   if (o.logit_lens) lens_row(n, h.data(), result);  // the last row: the model's own prediction
   ATTN_RETURN_IF_ERROR(check_computed(result.logits.data.data(), result.logits.data.size(), "the pretrained forward: the logits"));
   restore.done = true;

@@ -70,6 +70,9 @@ struct PretrainedForwardOptions {
   int delta_layer = -1;
   std::vector<float> attn_delta;
   int logits_row = -1;
+  // The logits before the final soft-capping (Gemma 2's final_logit_softcapping): what attribution
+  // and patching explain (issue #27: the same pre-cap logits everywhere).
+  bool pre_cap_logits = false;
 };
 
 struct PretrainedForwardResult {

@@ -174,6 +174,7 @@ class PretrainedHandle {
     p.delta_layer = o["deltaLayer"].as<int>();
     if (!o["attnDelta"].isNull()) p.attn_delta = emscripten::convertJSArrayToNumberVector<float>(o["attnDelta"]);
     p.logits_row = o["logitsRow"].as<int>();
+    p.pre_cap_logits = true;  // attribution and patching explain the logits before final soft-capping
     attn::PretrainedForwardResult r;
     const attn::Status st = model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), p, r);
     val out = status_object(st);

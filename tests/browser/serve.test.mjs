@@ -30,7 +30,7 @@ test('routes and MIME types', async () => {
     ['/', 'text/html; charset=utf-8', /<title>attention-wasm/],
     ['/index.html', 'text/html; charset=utf-8', /attention-steps/],
     ['/web/widgets.js', 'text/javascript; charset=utf-8', /customElements\.define/],
-    ['/src/js/index.js', 'text/javascript; charset=utf-8', /export function init/],
+    ['/src/js/index.js', 'text/javascript; charset=utf-8', /export const \{ init \} = loaderApi/],
     ['/dist/attention_core.mjs', 'text/javascript; charset=utf-8', null],
     ['/dist/attention_core.wasm', 'application/wasm', null],
     ['/dist/attention_core_relaxed.wasm', 'application/wasm', null],

@@ -272,7 +272,7 @@ PATCH_CASES = [
 ]
 # The checkpoints whose patching references are written (expected_patch.json): every family.
 PATCH_MODELS = ["gpt2-tiny", "llama-tiny", "qwen2-tiny", "llama3-scaled-tiny", "llama-linear-tiny", "qwen3-tiny",
-                "mistral-tiny", "qwen2-sliding-tiny", "smollm3-tiny", "olmo2-tiny", "phi3-tiny", "gemma3-tiny"]
+                "mistral-tiny", "qwen2-sliding-tiny", "smollm3-tiny", "olmo2-tiny", "phi3-tiny", "gemma3-tiny", "gemma2-tiny"]
 
 
 def patch_reference(run, L, H, clean, corrupted, position):
@@ -353,7 +353,9 @@ def patch_cases(run, L, H, clean, vocab):
 
 def pretrained_patching(name):
     folder = os.path.join(mp.OUT_DIR, name)
-    cfg = json.load(open(os.path.join(folder, "config.json")))
+    # Attribution and patching explain the logits before any final soft-capping (Gemma 2): the
+    # reference forward runs without it.
+    cfg = dict(json.load(open(os.path.join(folder, "config.json"))), final_logit_softcapping=None)
     tensors, _ = mp.read_safetensors(open(os.path.join(folder, "model.safetensors"), "rb").read())
     is_gpt2 = cfg["model_type"] == "gpt2"
     strip = (lambda n: n[len("transformer."):] if n.startswith("transformer.") else n)
@@ -397,8 +399,8 @@ def pretrained_attribution(w, cfg, forward, ids, position, token, against):
     E = cfg["n_embd"] if gpt2 else cfg["hidden_size"]
     d = E // H if gpt2 else mp.head_dim(cfg)
     eps = cfg["layer_norm_epsilon"] if gpt2 else cfg["rms_norm_eps"]
-    gemma = mt == "gemma3_text"
-    post = mt in ("olmo2", "gemma3_text")  # a norm on each branch's output
+    gemma = mt in ("gemma3_text", "gemma2")
+    post = mt in ("olmo2", "gemma3_text", "gemma2")  # a norm on each branch's output
 
     def gamma(name):  # Gemma's RMSNorm scales by (1 + w)
         return 1.0 + w[name] if gemma else w[name]
