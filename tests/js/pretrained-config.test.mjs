@@ -131,11 +131,16 @@ describe('keys outside the table are refused, naming the key and value', () => {
   ];
   for (const [what, name, config, pattern] of cases) it(what, () => rejects(config, name, pattern));
 
-  it('Gemma 2: attribution and patching, which need the logits before final soft-capping, are refused', async () => {
+  it('Gemma 2: attribution explains the logits before final soft-capping (the forward\'s are capped)', async () => {
     const m = await load('gemma2-tiny');
-    assert.throws(() => m.logitAttribution([5, 17, 42], { token: 1, against: 2 }), /before final soft-capping.*Gemma2ForCausalLM/);
-    await assert.rejects(m.patch({ clean: [5, 17, 42], corrupted: [5, 17, 43], token: 1, against: 2 }), /before final soft-capping/);
-    assert.equal(m.forward([[5, 17, 42]]).logits.shape[2], 96, 'the model still runs');
+    const cap = m.config.final_logit_softcapping, ids = [5, 17, 42];
+    const capped = m.forward([ids]).logits;
+    for (const token of [1, 2, 60]) {
+      const pre = m.logitAttribution(ids, { token }).logitDiff;  // without `against`: the logit itself
+      const want = capped.get(0, 2, token);
+      assert.ok(Math.abs(cap * Math.tanh(pre / cap) - want) <= 1e-5, `cap·tanh(${pre} / cap) vs the forward's ${want}`);
+      assert.ok(Math.abs(pre) >= Math.abs(want) - 1e-6, 'the pre-cap logit is at least as large');
+    }
     m.dispose();
   });
 
