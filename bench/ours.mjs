@@ -31,7 +31,8 @@ export async function loadWrapper(instance, initOptions) {
   return api;
 }
 
-function stateDict(p) {
+/** The MHA problem p's weights as MultiHeadAttention's state dict (shared with bench/threads.mjs). */
+export function stateDict(p) {
   const { E, weights: w } = p;
   return {
     in_proj_weight: { shape: [3 * E, E], data: w.inProjWeight },

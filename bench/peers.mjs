@@ -107,30 +107,34 @@ async function loadOrt() {
   ort.env.wasm.wasmPaths = path.join(root, 'node_modules/onnxruntime-web/dist') + path.sep;
 }
 
+/**
+ * An onnxruntime-web session of the MHA graph `makeModel` builds for problem p, on `threads` intra-op
+ * threads (env.wasm.numThreads must allow them): { run() → y (a JS-owned Float32Array), dispose() }.
+ * Shared with bench/threads.mjs.
+ */
+export async function ortMhaSession(ortModule, p, makeModel, threads = 1) {
+  const { B, T, E, H } = p;
+  const session = await ortModule.InferenceSession.create(makeModel(E, H, p.weights), {
+    executionProviders: ['wasm'],
+    graphOptimizationLevel: 'all',
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+  });
+  return {
+    async run() {
+      const result = await session.run({ x: new ortModule.Tensor('float32', p.x, [B, T, E]) });
+      const out = result.y.data; // already a JS-owned Float32Array
+      for (const t of Object.values(result)) t.dispose?.();
+      return out;
+    },
+    dispose: () => session.release(),
+  };
+}
+
 function ortPrepare(makeModel) {
   return async (p) => {
-    const { B, T, E, H } = p;
-    const model = makeModel(E, H, p.weights);
-    const session = await captureMemory('ort', () =>
-      ort.InferenceSession.create(model, {
-        executionProviders: ['wasm'],
-        graphOptimizationLevel: 'all',
-        intraOpNumThreads: 1,
-        interOpNumThreads: 1,
-      }),
-    );
-    return {
-      async run() {
-        const result = await session.run({ x: new ort.Tensor('float32', p.x, [B, T, E]) });
-        const out = result.y.data; // already a JS-owned Float32Array
-        for (const t of Object.values(result)) t.dispose?.();
-        return out;
-      },
-      heapBytes: () => heapBytes('ort'),
-      async dispose() {
-        await session.release();
-      },
-    };
+    const s = await captureMemory('ort', () => ortMhaSession(ort, p, makeModel, 1));
+    return { ...s, heapBytes: () => heapBytes('ort') };
   };
 }
 

@@ -21,7 +21,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { median } from './harness.mjs';
 import { makeProblem } from './naive.mjs';
+import { stateDict } from './ours.mjs';
+import { ortMhaSession } from './peers.mjs';
 import { fusedMhaModel, plainMhaModel } from './onnx_graph.mjs';
 import { OPTIMIZER, initialWeights, kBatch, kSeqLen, makeBatches, modelConfig } from './train_setup.mjs';
 
@@ -40,33 +43,14 @@ const SHAPES = [
 ];
 const QUICK_SHAPES = [SHAPES[0], { id: 'tutorial', label: 'MHA B8 T64 D512 h8 (quick)', B: 8, T: 64, E: 512, H: 8 }];
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 // ---- child: one thread count ----------------------------------------------------------------------
 
 async function oursMha(api, p) {
   const mha = new api.MultiHeadAttention({ embedDim: p.E, numHeads: p.H });
-  const w = p.weights;
-  mha.loadStateDict({
-    in_proj_weight: { shape: [3 * p.E, p.E], data: w.inProjWeight }, in_proj_bias: { shape: [3 * p.E], data: w.inProjBias },
-    'out_proj.weight': { shape: [p.E, p.E], data: w.outProjWeight }, 'out_proj.bias': { shape: [p.E], data: w.outProjBias },
-  });
+  mha.loadStateDict(stateDict(p));
   const x = new api.Tensor(p.x, [p.B, p.T, p.E]);
   return { run: async () => mha.forward(x, null, null, { needWeights: false }).output.data, dispose: () => mha.dispose() };
-}
-
-async function ortMha(ort, n, p, makeModel) {
-  const session = await ort.InferenceSession.create(makeModel(p.E, p.H, p.weights), {
-    executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: n, interOpNumThreads: 1 });
-  return {
-    async run() {
-      const result = await session.run({ x: new ort.Tensor('float32', p.x, [p.B, p.T, p.E]) });
-      const y = result.y.data;
-      for (const t of Object.values(result)) t.dispose?.();
-      return y;
-    },
-    dispose: () => session.release(),
-  };
 }
 
 function oursTrain(api) {
@@ -135,8 +119,8 @@ async function child(n) {
   for (const shape of quick ? QUICK_SHAPES : SHAPES) {
     const p = makeProblem(shape);
     const ours = await oursMha(api, p);
-    const plain = await ortMha(ort, n, p, plainMhaModel);
-    const fused = await ortMha(ort, n, p, fusedMhaModel);
+    const plain = await ortMhaSession(ort, p, plainMhaModel, n);
+    const fused = await ortMhaSession(ort, p, fusedMhaModel, n);
     const contenders = [{ name: 'ours', threads: n, c: ours, before: atN }];
     if (n > 1) contenders.push({ name: 'ours', threads: 1, c: ours, before: at1 });
     contenders.push({ name: 'ort plain', threads: n, c: plain }, { name: 'ort fused', threads: n, c: fused });

@@ -95,7 +95,7 @@ async function loadSingleThread(kernels, options) {
  * @param {{ variant?: 'auto'|'relaxed-simd'|'simd128', threads?: 'auto'|number, wasmBaseUrl?: string|URL,
  *           wasmUrl?: string|URL, wasmBinary?: ArrayBuffer|Uint8Array, moduleUrl?: string|URL }} [options]
  */
-function init(runtime, options) {
+function init(runtime, options = {}) {
   let kernels, threads;
   try {
     options = checkOptions(options, ['variant', 'threads', 'wasmBaseUrl', 'wasmUrl', 'wasmBinary', 'moduleUrl'], 'init option');
@@ -124,5 +124,5 @@ function init(runtime, options) {
 
 /** init() of one wrapper copy. */
 export function loaderApi(runtime) {
-  return { init: (options = {}) => init(runtime, options) };
+  return { init: (...args) => init(runtime, ...args) };
 }

@@ -74,17 +74,10 @@ function memoryStats(rt) {
   return { heapBytes: m.HEAPU8.length, heapUsedBytes: m._heapUsedBytes(), liveHandles: rt.liveHandles() };
 }
 
-/** The functions above, bound to one wrapper copy. */
+const OPS = { softmax, layerNorm, scaledDotProductAttention, sinusoidalEncoding, seededNormal, setMemoryLimit,
+  memoryLimit, kernelVariant, memoryStats };
+
+/** The functions above, bound to one wrapper copy (each default stays in its function). */
 export function opsApi(rt) {
-  return {
-    softmax: (x) => softmax(rt, x),
-    layerNorm: (x, options = {}) => layerNorm(rt, x, options),
-    scaledDotProductAttention: (q, k, v, options = {}) => scaledDotProductAttention(rt, q, k, v, options),
-    sinusoidalEncoding: (length, dModel, options = {}) => sinusoidalEncoding(rt, length, dModel, options),
-    seededNormal: (shape, seed = 0) => seededNormal(rt, shape, seed),
-    setMemoryLimit: (bytes) => setMemoryLimit(rt, bytes),
-    memoryLimit: () => memoryLimit(rt),
-    kernelVariant: () => kernelVariant(rt),
-    memoryStats: () => memoryStats(rt),
-  };
+  return Object.fromEntries(Object.entries(OPS).map(([name, f]) => [name, (...args) => f(rt, ...args)]));
 }

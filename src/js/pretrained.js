@@ -312,7 +312,7 @@ export function pretrainedApi(rt) {
     constructor(handle, config, architecture, core, generationConfig) { super(rt, handle, config, architecture, core, generationConfig); }
   }
   rt.PretrainedModel = PretrainedModel;  // what loadPretrained makes
-  return { loadPretrained: (options = {}) => loadPretrained(rt, options), PretrainedModel };
+  return { loadPretrained: (...args) => loadPretrained(rt, ...args), PretrainedModel };
 }
 
 // Layer l's attention as the core runs it (src/model/pretrained.h): its window, whether and with

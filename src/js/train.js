@@ -159,7 +159,7 @@ export function trainApi(rt, TinyTransformer) {
   rt.Task = Task;  // what createTask makes and evaluate accepts
   return {
     Trainer,
-    createTask: (name, options = {}) => createTask(rt, name, options),
-    evaluate: (model, task, options = {}) => evaluate(rt, model, task, options),
+    createTask: (...args) => createTask(rt, ...args),
+    evaluate: (...args) => evaluate(rt, ...args),
   };
 }

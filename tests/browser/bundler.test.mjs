@@ -17,6 +17,7 @@ import { chromium } from 'playwright-core';
 import { build as viteBuild } from 'vite';
 import * as esbuild from 'esbuild';
 import { ROOT } from './helpers.mjs';
+import { fnv1a } from '../bundler/app/fnv1a.js';
 import { CSP, startServer } from '../../scripts/serve.mjs';
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -112,12 +113,8 @@ async function nodeBigHash() {
   const lib = await import(`${pathToFileURL(join(app, 'node_modules', 'attention-wasm', 'src', 'js', 'index.js')).href}?instance=bundler-node`);
   await lib.init({ variant: 'simd128', threads: 1 });
   const big = lib.seededNormal([4, 8, 128, 32], 2);
-  const data = lib.scaledDotProductAttention(big, big, big, { causal: true }).output.data;
-  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  let h = 0x811c9dc5;
-  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  nodeHash = h;
-  return h;
+  nodeHash = fnv1a(lib.scaledDotProductAttention(big, big, big, { causal: true }).output.data);
+  return nodeHash;
 }
 
 // Threads where the page is cross-origin isolated (min(hardware threads, 8), init's 'auto'); one

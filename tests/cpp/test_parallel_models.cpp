@@ -10,41 +10,14 @@
 #include "kernels/parallel.h"
 #include "model/layers.h"
 #include "model/tiny_transformer.h"
+#include "parallel_check.h"
 #include "test_helpers.h"
 #include "train/tasks.h"
 #include "train/trainer.h"
 
-namespace {
-
 namespace k = attn::kernels;
-
-// f() at 1 … 4 threads (where the build has threads) gives one thread's bits, and at more than one
-// thread the pool really ran a job.
-template <class F>
-void require_same_at_every_count(const char* what, F&& f) {
-  const int pool = k::start_thread_pool(4);
-  for (int spins = 0; k::thread_pool_ready() < pool && spins < 10'000'000; ++spins) std::this_thread::yield();
-  REQUIRE(k::thread_pool_ready() == pool);
-  REQUIRE(k::set_thread_count(1));
-  const std::vector<float> one = f();
-  REQUIRE(!one.empty());
-  for (int n = 2; n <= pool; ++n) {
-    REQUIRE(k::set_thread_count(n));
-    INFO(what << " at " << n << " threads");
-    const std::uint64_t jobs = k::pool_jobs();
-    const std::vector<float> many = f();
-    REQUIRE(many.size() == one.size());
-    REQUIRE(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
-    REQUIRE(k::pool_jobs() > jobs);
-  }
-  REQUIRE(k::set_thread_count(pool));
-}
-
-std::vector<float> randoms(std::size_t n, std::uint64_t seed) {
-  return testutil::random_tensor({static_cast<int>(n)}, seed).data;
-}
-
-}  // namespace
+using testutil::randoms;
+using testutil::require_same_at_every_count;
 
 TEST_CASE("parallel GELU forward and backward: the same bits at every thread count", "[parallel]") {
   if (!k::threads_supported()) return;

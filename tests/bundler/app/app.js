@@ -3,14 +3,7 @@
 // into #result as JSON for tests/browser/bundler.test.mjs. `wasmBaseUrl` is set by the esbuild
 // entry only (esbuild does not copy `new URL(…, import.meta.url)` assets; see README, Bundlers).
 import { init, kernelVariant, scaledDotProductAttention, seededNormal, threadCount } from 'attention-wasm';
-
-// FNV-1a over the bytes of a Float32Array: the bits of a larger result, compared with Node's.
-function fnv1a(data) {
-  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  let h = 0x811c9dc5;
-  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  return h;
-}
+import { fnv1a } from './fnv1a.js';  // the bits of a larger result, compared with Node's
 
 export async function run(initOptions = {}) {
   const out = document.getElementById('result');
