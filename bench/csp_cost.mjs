@@ -8,11 +8,14 @@
 import { performance } from 'node:perf_hooks';
 import { init, MultiHeadAttention, seededNormal } from '../src/js/index.js';
 
-await init({ threads: 1 });  // one thread: the cost of the CSP-safe glue alone
+await init({ threads: 1 }); // one thread: the cost of the CSP-safe glue alone
 const rounds = Number(process.argv[2] ?? 5);
 const mha = new MultiHeadAttention({ embedDim: 64, numHeads: 4, seed: 7 });
 const x = seededNormal([1, 16, 64], 1);
-const median = (a) => { const s = [...a].sort((p, q) => p - q); return s[s.length >> 1]; };
+const median = (a) => {
+  const s = [...a].sort((p, q) => p - q);
+  return s[s.length >> 1];
+};
 
 function measure(opts) {
   for (let i = 0; i < 500; i++) mha.forward(x, null, null, opts);
@@ -32,6 +35,8 @@ for (let r = 0; r < rounds; r++) {
 }
 for (const [k, v] of Object.entries(out)) {
   const s = [...v].sort((p, q) => p - q);
-  console.log(`${k.padEnd(6)} µs/call: median ${median(v).toFixed(2)}  (rounds: ${v.map((t) => t.toFixed(2)).join(', ')}; min ${s[0].toFixed(2)}, max ${s.at(-1).toFixed(2)})`);
+  console.log(
+    `${k.padEnd(6)} µs/call: median ${median(v).toFixed(2)}  (rounds: ${v.map((t) => t.toFixed(2)).join(', ')}; min ${s[0].toFixed(2)}, max ${s.at(-1).toFixed(2)})`,
+  );
 }
 mha.dispose();

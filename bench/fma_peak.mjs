@@ -11,8 +11,16 @@ const kUnroll = 4;
 const kFlopsPerIteration = kAccumulators * kUnroll * 4 * 2; // lanes × (multiply + add)
 
 const OP = {
-  localGet: 0x20, localSet: 0x21, localTee: 0x22, i32Const: 0x41, i32Sub: 0x6b, brIf: 0x0d,
-  block: 0x02, loop: 0x03, end: 0x0b, void: 0x40,
+  localGet: 0x20,
+  localSet: 0x21,
+  localTee: 0x22,
+  i32Const: 0x41,
+  i32Sub: 0x6b,
+  brIf: 0x0d,
+  block: 0x02,
+  loop: 0x03,
+  end: 0x0b,
+  void: 0x40,
 };
 const SIMD = {
   splat: [0xfd, 0x13], // f32x4.splat
@@ -50,7 +58,8 @@ export function peakModuleBytes(kind) {
   for (let u = 0; u < kUnroll; u++) {
     for (let i = 0; i < kAccumulators; i++) {
       const acc = 2 + i;
-      if (kind === 'relaxed') body.push(OP.localGet, acc, OP.localGet, a, OP.localGet, b, ...SIMD.relaxedMadd);
+      if (kind === 'relaxed')
+        body.push(OP.localGet, acc, OP.localGet, a, OP.localGet, b, ...SIMD.relaxedMadd);
       else body.push(OP.localGet, acc, OP.localGet, a, ...SIMD.mul, OP.localGet, b, ...SIMD.add);
       body.push(OP.localSet, acc);
     }
@@ -63,7 +72,14 @@ export function peakModuleBytes(kind) {
   const func = [...locals, ...body];
   const name = [...'run'].map((c) => c.charCodeAt(0));
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
     ...section(1, vector([[0x60, 2, 0x7f, 0x7d, 1, 0x7d]])), // type 0: (i32, f32) → f32
     ...section(3, vector([[0]])), // function 0 has type 0
     ...section(7, vector([[...leb(name.length), ...name, 0x00, 0]])), // export "run" = func 0
@@ -82,7 +98,7 @@ export async function measurePeak(kind, { warmupMs = 300, callMs = 40, trials = 
   const { instance } = await WebAssembly.instantiate(bytes);
   const run = instance.exports.run;
   let n = 1000;
-  for (const t0 = performance.now(); performance.now() - t0 < warmupMs; ) run(n, 0.999);
+  for (const t0 = performance.now(); performance.now() - t0 < warmupMs;) run(n, 0.999);
   // Size one call to ~callMs from a timed probe.
   const p0 = performance.now();
   run(n * 10, 0.999);

@@ -29,8 +29,8 @@ import { captureMemory, heapBytes, installMemoryProbe } from './wasm_memory.mjs'
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
 const cache = path.join(here, '.cache', 'gpt2-small');
-const kGeneratorVersion = '1';  // bench/gpt2_export.py's GENERATOR_VERSION
-const kLogitTol = 2e-3;         // |logit − torch's| (float32 over 12 layers; a wrong layer is ≳ 0.1)
+const kGeneratorVersion = '1'; // bench/gpt2_export.py's GENERATOR_VERSION
+const kLogitTol = 2e-3; // |logit − torch's| (float32 over 12 layers; a wrong layer is ≳ 0.1)
 const MB = 1e6;
 
 const args = process.argv.slice(2);
@@ -43,7 +43,12 @@ const threads = Number(args[args.indexOf('--threads') + 1]) || 1;
 const attn = await import('../src/js/index.js');
 if (!attn.relaxedSimdSupported() && !process.env.ATTN_BENCH_RELAXED_RERUN) {
   const argv = ['--experimental-wasm-relaxed-simd', ...process.execArgv, ...process.argv.slice(1)];
-  process.exit(spawnSync(process.execPath, argv, { stdio: 'inherit', env: { ...process.env, ATTN_BENCH_RELAXED_RERUN: '1' } }).status ?? 1);
+  process.exit(
+    spawnSync(process.execPath, argv, {
+      stdio: 'inherit',
+      env: { ...process.env, ATTN_BENCH_RELAXED_RERUN: '1' },
+    }).status ?? 1,
+  );
 }
 installMemoryProbe();
 
@@ -54,7 +59,9 @@ function ensureCheckpoint() {
   const python = process.env.ATTN_BENCH_PYTHON ?? '/usr/bin/python3';
   const r = spawnSync(python, [path.join(here, 'gpt2_export.py'), cache], { stdio: 'inherit' });
   if (r.status !== 0) {
-    console.error('gpt2_small: bench/gpt2_export.py failed: it needs Debian\'s python3-torch (apt-get install python3-torch)');
+    console.error(
+      "gpt2_small: bench/gpt2_export.py failed: it needs Debian's python3-torch (apt-get install python3-torch)",
+    );
     process.exit(1);
   }
 }
@@ -66,10 +73,14 @@ const V = 50257;
 // Each contender: { forward() → logits, generate(prompt, n) → tokens/s, stats(), dispose() }.
 async function prepareOurs() {
   await attn.init({ threads });
-  if (attn.threadCount() !== threads) throw new Error(`init({ threads: ${threads} }) runs ${attn.threadCount()}`);
+  if (attn.threadCount() !== threads)
+    throw new Error(`init({ threads: ${threads} }) runs ${attn.threadCount()}`);
   const config = JSON.parse(readFileSync(path.join(cache, 'config.json'), 'utf8'));
   const t0 = performance.now();
-  const model = await attn.loadPretrained({ config, weights: await openAsBlob(path.join(cache, 'model.safetensors')) });
+  const model = await attn.loadPretrained({
+    config,
+    weights: await openAsBlob(path.join(cache, 'model.safetensors')),
+  });
   const loadMs = performance.now() - t0;
   const heapAfterLoad = attn.memoryStats().heapBytes;
   return {
@@ -79,8 +90,13 @@ async function prepareOurs() {
       model.generate([prompt], { maxNewTokens: n });
       return n / ((performance.now() - g0) / 1000);
     },
-    stats: () => ({ loadMs, heapAfterLoad, heapAfterRuns: attn.memoryStats().heapBytes, weightBytes: model.weightBytes,
-      variant: attn.kernelVariant() }),
+    stats: () => ({
+      loadMs,
+      heapAfterLoad,
+      heapAfterRuns: attn.memoryStats().heapBytes,
+      weightBytes: model.weightBytes,
+      variant: attn.kernelVariant(),
+    }),
     dispose: () => model.dispose(),
   };
 }
@@ -91,8 +107,14 @@ async function prepareOrt() {
   ort.env.wasm.proxy = false;
   ort.env.logLevel = 'error';
   ort.env.wasm.wasmPaths = path.join(root, 'node_modules/onnxruntime-web/dist') + path.sep;
-  const session = await captureMemory('ort', () => ort.InferenceSession.create(path.join(cache, 'gpt2.onnx'), {
-    executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1 }));
+  const session = await captureMemory('ort', () =>
+    ort.InferenceSession.create(path.join(cache, 'gpt2.onnx'), {
+      executionProviders: ['wasm'],
+      graphOptimizationLevel: 'all',
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+    }),
+  );
   const forward = async (tokens) => {
     const input = new ort.Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
     const result = await session.run({ input_ids: input });
@@ -102,7 +124,8 @@ async function prepareOrt() {
   };
   return {
     forward,
-    async generate(prompt, n) {  // no cache in the exported graph: every token re-runs the prefix
+    async generate(prompt, n) {
+      // no cache in the exported graph: every token re-runs the prefix
       const tokens = [...prompt];
       const g0 = performance.now();
       for (let i = 0; i < n; i++) {
@@ -125,7 +148,10 @@ async function measure(ours, ortr, ids, expected) {
   await ours.forward(ids);
   await ortr.forward(ids);
   for (let i = 0; i < runs; i++) {
-    for (const [who, c] of [['ours', ours], ['ort', ortr]]) {
+    for (const [who, c] of [
+      ['ours', ours],
+      ['ort', ortr],
+    ]) {
       const t0 = performance.now();
       await c.forward(ids);
       out[who].ms.push(performance.now() - t0);
@@ -142,7 +168,9 @@ async function measure(ours, ortr, ids, expected) {
 // the q, k, v, o projections (4·e²), the MLP (2·e·inner), Q·Kᵀ and weights·V over full T×T rows
 // (2·T·e each); then the tied output projection (e·V).
 function forwardFlops(config, tokens) {
-  const e = config.n_embd, inner = config.n_inner ?? 4 * e, L = config.n_layer;
+  const e = config.n_embd,
+    inner = config.n_inner ?? 4 * e,
+    L = config.n_layer;
   const gemm = 2 * tokens * (L * (4 * e * e + 2 * e * inner) + e * config.vocab_size);
   const attention = L * 2 * 2 * tokens * tokens * e;
   return { gemm, attention, total: gemm + attention };
@@ -179,7 +207,8 @@ function updateReadme(table) {
   const text = readFileSync(file, 'utf8');
   const at = text.indexOf(heading);
   const end = at < 0 ? -1 : text.indexOf('\n## ', at + heading.length);
-  const next = at < 0 ? `${text.trimEnd()}\n\n${body}` : text.slice(0, at) + body + (end < 0 ? '' : text.slice(end + 1));
+  const next =
+    at < 0 ? `${text.trimEnd()}\n\n${body}` : text.slice(0, at) + body + (end < 0 ? '' : text.slice(end + 1));
   writeFileSync(file, next);
 }
 
@@ -196,8 +225,13 @@ await ortC.dispose();
 const config = JSON.parse(readFileSync(path.join(cache, 'config.json'), 'utf8'));
 const kind = ours.variant === 'relaxed-simd' ? 'relaxed' : 'simd128';
 const peak = { kind, ...(await measurePeak(kind)) };
-const { text, ratio } = report(ours, ortr, statSync(path.join(cache, 'model.safetensors')).size,
-  forwardFlops(config, T), peak);
+const { text, ratio } = report(
+  ours,
+  ortr,
+  statSync(path.join(cache, 'model.safetensors')).size,
+  forwardFlops(config, T),
+  peak,
+);
 console.log(text);
 if (!quick && (!(ours.diff <= kLogitTol) || !(ortr.diff <= kLogitTol))) {
   console.error(`gpt2_small: the runtimes disagree with torch (tolerance ${kLogitTol})`);

@@ -17,7 +17,10 @@ export async function measure(run, { budgetMs, minRuns = kMinRuns, fixedRuns = 0
   let output = null;
   let warmup = 0;
   const warmupMs = Math.max(0.1 * budgetMs, kMinWarmupMs);
-  for (let spent = 0, last = 0; !fixedRuns && (warmup === 0 || (spent < warmupMs && last < 0.05 * budgetMs)); ) {
+  for (
+    let spent = 0, last = 0;
+    !fixedRuns && (warmup === 0 || (spent < warmupMs && last < 0.05 * budgetMs));
+  ) {
     const t0 = performance.now();
     output = await run();
     last = performance.now() - t0;
@@ -26,7 +29,7 @@ export async function measure(run, { budgetMs, minRuns = kMinRuns, fixedRuns = 0
   }
   const times = []; // (runs) milliseconds
   const want = fixedRuns || kMaxRuns;
-  for (let spent = 0; times.length < want && (fixedRuns || spent < budgetMs || times.length < minRuns); ) {
+  for (let spent = 0; times.length < want && (fixedRuns || spent < budgetMs || times.length < minRuns);) {
     const t0 = performance.now();
     output = await run();
     const dt = performance.now() - t0;

@@ -20,25 +20,61 @@ import { writeShapedCheckpoint } from './shaped_checkpoint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const all = process.argv.includes('--all');
-const THREADS = 1;  // init({ threads }) below; each line prints threadCount()
+const THREADS = 1; // init({ threads }) below; each line prints threadCount()
 
-const E = 768, L = 12, V = 50257, P = 1024;
+const E = 768,
+  L = 12,
+  V = 50257,
+  P = 1024;
 const config = {
-  activation_function: 'gelu_new', architectures: ['GPT2LMHeadModel'], attn_pdrop: 0.1, bos_token_id: 50256,
-  embd_pdrop: 0.1, eos_token_id: 50256, initializer_range: 0.02, layer_norm_epsilon: 1e-5, model_type: 'gpt2',
-  n_ctx: P, n_embd: E, n_head: 12, n_inner: null, n_layer: L, n_positions: P, reorder_and_upcast_attn: false,
-  resid_pdrop: 0.1, scale_attn_by_inverse_layer_idx: false, scale_attn_weights: true, tie_word_embeddings: true,
-  torch_dtype: 'bfloat16', use_cache: true, vocab_size: V,
+  activation_function: 'gelu_new',
+  architectures: ['GPT2LMHeadModel'],
+  attn_pdrop: 0.1,
+  bos_token_id: 50256,
+  embd_pdrop: 0.1,
+  eos_token_id: 50256,
+  initializer_range: 0.02,
+  layer_norm_epsilon: 1e-5,
+  model_type: 'gpt2',
+  n_ctx: P,
+  n_embd: E,
+  n_head: 12,
+  n_inner: null,
+  n_layer: L,
+  n_positions: P,
+  reorder_and_upcast_attn: false,
+  resid_pdrop: 0.1,
+  scale_attn_by_inverse_layer_idx: false,
+  scale_attn_weights: true,
+  tie_word_embeddings: true,
+  torch_dtype: 'bfloat16',
+  use_cache: true,
+  vocab_size: V,
 };
 // GPT-2's tensors, names sorted as safetensors writers do (the writer sets only '*norm.weight' to 1:
 // GPT-2's ln weights stay random, which changes no timing).
-const tensors = [['wte.weight', [V, E]], ['wpe.weight', [P, E]], ['ln_f.weight', [E]], ['ln_f.bias', [E]]];
+const tensors = [
+  ['wte.weight', [V, E]],
+  ['wpe.weight', [P, E]],
+  ['ln_f.weight', [E]],
+  ['ln_f.bias', [E]],
+];
 for (let l = 0; l < L; l++) {
   const p = `h.${l}.`;
-  tensors.push([`${p}ln_1.weight`, [E]], [`${p}ln_1.bias`, [E]], [`${p}ln_2.weight`, [E]], [`${p}ln_2.bias`, [E]],
-    [`${p}attn.c_attn.weight`, [E, 3 * E]], [`${p}attn.c_attn.bias`, [3 * E]], [`${p}attn.c_proj.weight`, [E, E]],
-    [`${p}attn.c_proj.bias`, [E]], [`${p}mlp.c_fc.weight`, [E, 4 * E]], [`${p}mlp.c_fc.bias`, [4 * E]],
-    [`${p}mlp.c_proj.weight`, [4 * E, E]], [`${p}mlp.c_proj.bias`, [E]]);
+  tensors.push(
+    [`${p}ln_1.weight`, [E]],
+    [`${p}ln_1.bias`, [E]],
+    [`${p}ln_2.weight`, [E]],
+    [`${p}ln_2.bias`, [E]],
+    [`${p}attn.c_attn.weight`, [E, 3 * E]],
+    [`${p}attn.c_attn.bias`, [3 * E]],
+    [`${p}attn.c_proj.weight`, [E, E]],
+    [`${p}attn.c_proj.bias`, [E]],
+    [`${p}mlp.c_fc.weight`, [E, 4 * E]],
+    [`${p}mlp.c_fc.bias`, [4 * E]],
+    [`${p}mlp.c_proj.weight`, [4 * E, E]],
+    [`${p}mlp.c_proj.bias`, [E]],
+  );
 }
 tensors.sort((a, b) => (a[0] < b[0] ? -1 : 1));
 
@@ -46,7 +82,11 @@ const dir = path.join(here, '.cache', 'gpt2-small-bf16');
 writeShapedCheckpoint(dir, config, tensors);
 const { init, loadPretrained, kernelVariant, threadCount } = await import('../src/js/index.js');
 await init({ threads: THREADS });
-const model = await loadPretrained({ config, weights: await openAsBlob(path.join(dir, 'model.safetensors')), memoryLimit: 2e9 });
+const model = await loadPretrained({
+  config,
+  weights: await openAsBlob(path.join(dir, 'model.safetensors')),
+  memoryLimit: 2e9,
+});
 
 const clean = [464, 3290, 318, 257, 1402, 286, 262, 1578, 764, 383, 3290, 318, 257, 1402, 286, 262];
 const corrupted = clean.slice();
@@ -55,12 +95,14 @@ const T = clean.length;
 const { logits } = model.forward(clean, { attention: false });
 const row = logits.data.subarray((T - 1) * V, T * V);
 const order = Array.from(row.keys()).sort((a, b) => row[b] - row[a]);
-const token = order[0], against = order[1];
+const token = order[0],
+  against = order[1];
 
 // Wall-clock and this process's CPU time (user + system): on a shared machine the wall time also
 // counts the time other processes held the core; the CPU time is what the work itself took.
 const time = async (fn) => {
-  const t0 = performance.now(), c0 = process.cpuUsage();
+  const t0 = performance.now(),
+    c0 = process.cpuUsage();
   const r = await fn();
   const c = process.cpuUsage(c0);
   return [{ wall: performance.now() - t0, cpu: (c.user + c.system) / 1000 }, r];
@@ -70,18 +112,29 @@ const median = async (fn, runs = 3) => {
   for (let i = 0; i < runs; i++) ms.push((await time(fn))[0]);
   return ms.sort((a, b) => a.wall - b.wall)[Math.floor(runs / 2)];
 };
-const line = (what, t, extra = '') => console.log(`${what.padEnd(34)} ${(t.wall / 1000).toFixed(3).padStart(8)} s wall, ${(t.cpu / 1000).toFixed(3).padStart(8)} s CPU  (${threadCount()} thread(s), ${kernelVariant()}${extra})`);
+const line = (what, t, extra = '') =>
+  console.log(
+    `${what.padEnd(34)} ${(t.wall / 1000).toFixed(3).padStart(8)} s wall, ${(t.cpu / 1000).toFixed(3).padStart(8)} s CPU  (${threadCount()} thread(s), ${kernelVariant()}${extra})`,
+  );
 
-console.log(`GPT-2-small-shaped (12 x 12 heads, 768 wide, vocab ${V}, BF16), T = ${T}, Node ${process.version}`);
+console.log(
+  `GPT-2-small-shaped (12 x 12 heads, 768 wide, vocab ${V}, BF16), T = ${T}, Node ${process.version}`,
+);
 line('forward (attention, T = 16)', await median(() => model.forward(clean)));
 line('headScores (3 kinds)', await median(() => model.headScores(clean)));
 line('logitAttribution', await median(() => model.logitAttribution(clean, { token, against })));
 const [head, h] = await time(() => model.patch({ clean, corrupted, token, against, component: 'head' }));
-line("patch 'head' (144 heads)", head, `, target 10 s; LD clean ${h.cleanDiff.toFixed(4)}, corrupted ${h.corruptedDiff.toFixed(4)}`);
+line(
+  "patch 'head' (144 heads)",
+  head,
+  `, target 10 s; LD clean ${h.cleanDiff.toFixed(4)}, corrupted ${h.corruptedDiff.toFixed(4)}`,
+);
 const [res] = await time(() => model.patch({ clean, corrupted, token, against, component: 'residual' }));
 line("patch 'residual' (12 x 16)", res, ', target 10 s');
 if (all) {
-  const [hp] = await time(() => model.patch({ clean, corrupted, token, against, component: 'head-position' }));
+  const [hp] = await time(() =>
+    model.patch({ clean, corrupted, token, against, component: 'head-position' }),
+  );
   line("patch 'head-position' (144 x 16)", hp, ', target 90 s');
 }
 model.dispose();

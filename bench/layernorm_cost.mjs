@@ -14,12 +14,21 @@ const variant = 'simd128';
 
 async function load(dir) {
   const lib = await import(pathToFileURL(resolve(dir, 'src/js/index.js')).href + '?bench');
-  await lib.init({ variant, threads: 1 });  // one thread: the cost of the exact LayerNorm alone
+  await lib.init({ variant, threads: 1 }); // one thread: the cost of the exact LayerNorm alone
   const x = lib.seededNormal([1, 16, 64], 1);
-  const mhaLn = new lib.MultiHeadAttention({ embedDim: 64, numHeads: 4, seed: 2, layerNorm: true, residual: true });
+  const mhaLn = new lib.MultiHeadAttention({
+    embedDim: 64,
+    numHeads: 4,
+    seed: 2,
+    layerNorm: true,
+    residual: true,
+  });
   const mha = new lib.MultiHeadAttention({ embedDim: 64, numHeads: 4, seed: 2 });
   const small = lib.seededNormal([16, 64], 3);
-  const big = new lib.Tensor(lib.seededNormal([512, 512], 4).data.map((v) => v + 1e4), [512, 512]);
+  const big = new lib.Tensor(
+    lib.seededNormal([512, 512], 4).data.map((v) => v + 1e4),
+    [512, 512],
+  );
   return {
     'MHA forward, demo shape, + residual + LayerNorm': () => mhaLn.forward(x),
     'MHA forward, demo shape': () => mha.forward(x),
@@ -44,10 +53,17 @@ const here = await load(resolve(new URL('..', import.meta.url).pathname));
 const before = beforeDir ? await load(beforeDir) : null;
 console.log(`build ${variant}; median µs per call${before ? ' (before → now, ratio)' : ''}`);
 for (const name of Object.keys(here)) {
-  for (let w = 0; w < 50; w++) { here[name](); before?.[name](); }  // warm-up
+  for (let w = 0; w < 50; w++) {
+    here[name]();
+    before?.[name]();
+  } // warm-up
   const rounds = [];
-  for (let r = 0; r < 5; r++) rounds.push([time(here[name]), before ? time(before[name]) : null]);  // interleaved
+  for (let r = 0; r < 5; r++) rounds.push([time(here[name]), before ? time(before[name]) : null]); // interleaved
   const med = (k) => rounds.map((x) => x[k]).sort((a, b) => a - b)[2];
   const now = med(0);
-  console.log(before ? `${name}: ${med(1).toFixed(2)} → ${now.toFixed(2)} µs (${(now / med(1)).toFixed(3)}×)` : `${name}: ${now.toFixed(2)} µs`);
+  console.log(
+    before
+      ? `${name}: ${med(1).toFixed(2)} → ${now.toFixed(2)} µs (${(now / med(1)).toFixed(3)}×)`
+      : `${name}: ${now.toFixed(2)} µs`,
+  );
 }

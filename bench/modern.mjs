@@ -31,7 +31,7 @@ if (!relaxedSimdSupported() && !process.env.ATTN_BENCH_RELAXED_RERUN) {
 }
 
 const api = await import('../src/js/index.js');
-await api.init({ threads: 1 });  // one thread, as the peers (threads: bench/threads.mjs)
+await api.init({ threads: 1 }); // one thread, as the peers (threads: bench/threads.mjs)
 const { Tensor, MultiHeadAttention, scaledDotProductAttention, kernelVariant } = api;
 
 function arg(name, fallback) {
@@ -52,8 +52,14 @@ function uniform(n, rand) {
   return a;
 }
 
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' / ');
-console.log(`bench/modern.mjs: Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores, one used), ${os.platform()} ${os.arch()}`);
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ');
+console.log(
+  `bench/modern.mjs: Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores, one used), ${os.platform()} ${os.arch()}`,
+);
 console.log(`kernel variant: ${kernelVariant()} (relaxed SIMD in this engine: ${relaxedSimdSupported()})`);
 console.log(`load average (1/5/15 min) at start: ${load()}`);
 
@@ -132,7 +138,8 @@ async function slidingWindow(T, { target }) {
   const tq = new Tensor(q, shape);
   const tk = new Tensor(k, shape);
   const tv = new Tensor(v, shape);
-  const run = (options) => async () => scaledDotProductAttention(tq, tk, tv, { causal: true, needWeights: false, ...options }).output.data;
+  const run = (options) => async () =>
+    scaledDotProductAttention(tq, tk, tv, { causal: true, needWeights: false, ...options }).output.data;
 
   const { a: win, b: full } = await interleaved(run({ window: W }), run({}));
   const ratio = full.medianMs / win.medianMs;
@@ -142,20 +149,31 @@ async function slidingWindow(T, { target }) {
   const errFull = maxDiffOnRows(full.output, q, k, v, d, checkRows, Infinity);
   const okWin = errWin < kTol;
   const okFull = errFull < kTol;
-  if (!okWin) failures.push(`T=${T}: window ${W} output differs from the float64 reference by ${formatErr(errWin)}`);
-  if (!okFull) failures.push(`T=${T}: full causal output differs from the float64 reference by ${formatErr(errFull)}`);
+  if (!okWin)
+    failures.push(`T=${T}: window ${W} output differs from the float64 reference by ${formatErr(errWin)}`);
+  if (!okFull)
+    failures.push(`T=${T}: full causal output differs from the float64 reference by ${formatErr(errFull)}`);
   const met = target == null ? null : ratio >= target;
 
   console.log(`\nsliding window, T=${T}, d=${d}, 1 head, causal, needWeights false:`);
-  console.log(`  window ${W}: ${formatMs(win.medianMs)} (median of N=${win.runs}, interleaved with the full causal calls)`);
+  console.log(
+    `  window ${W}: ${formatMs(win.medianMs)} (median of N=${win.runs}, interleaved with the full causal calls)`,
+  );
   console.log(`  full causal: ${formatMs(full.medianMs)} (median of N=${full.runs})`);
-  console.log(`  full / window: ${formatRatio(ratio)}${target == null ? ' (no target: context)' : `, target ≥ ${target}×: ${met ? 'met' : 'MISSED'}`}`);
-  console.log(`  rows ${checkRows.join(', ')} vs float64 JS reference: window max |Δ| = ${formatErr(errWin)} ${okWin ? 'ok' : 'FAIL'}, full causal max |Δ| = ${formatErr(errFull)} ${okFull ? 'ok' : 'FAIL'}`);
+  console.log(
+    `  full / window: ${formatRatio(ratio)}${target == null ? ' (no target: context)' : `, target ≥ ${target}×: ${met ? 'met' : 'MISSED'}`}`,
+  );
+  console.log(
+    `  rows ${checkRows.join(', ')} vs float64 JS reference: window max |Δ| = ${formatErr(errWin)} ${okWin ? 'ok' : 'FAIL'}, full causal max |Δ| = ${formatErr(errFull)} ${okFull ? 'ok' : 'FAIL'}`,
+  );
   rows.push({
     what: `sliding window, T=${T} (SDPA, d=64, 1 head)`,
     fast: `window 512: ${formatMs(win.medianMs)}`,
     slow: `full causal: ${formatMs(full.medianMs)}`,
-    ratio, target, met, check: `${formatErr(Math.max(errWin, errFull))} ${okWin && okFull ? 'ok' : 'FAIL'}`,
+    ratio,
+    target,
+    met,
+    check: `${formatErr(Math.max(errWin, errFull))} ${okWin && okFull ? 'ok' : 'FAIL'}`,
   });
 }
 
@@ -199,7 +217,8 @@ async function kvDecoding() {
   }
   const finalLength = cache.length;
   cache.dispose();
-  if (finalLength !== total) failures.push(`KV cache: length ${finalLength} after decoding, expected ${total}`);
+  if (finalLength !== total)
+    failures.push(`KV cache: length ${finalLength} after decoding, expected ${total}`);
   const stepMs = median(stepTimes);
 
   // Recomputing: one forward of the whole (1, 2048, 512) sequence without a cache.
@@ -217,22 +236,39 @@ async function kvDecoding() {
   const errPrev = maxDiff(decoded[0], full.output.subarray((T - 2) * E, (T - 1) * E));
   mha.dispose();
   const ok = err < kTol && errLast < kTol && errPrev > kTol;
-  if (!(errPrev > kTol)) failures.push(`KV cache: the decoded token equals the full forward's row ${T - 2} too (max |Δ| ${formatErr(errPrev)}): the check compares nothing`);
-  if (!ok) failures.push(`KV cache: decoded output differs from the full forward (first step ${formatErr(err)}, last ${formatErr(errLast)})`);
+  if (!(errPrev > kTol))
+    failures.push(
+      `KV cache: the decoded token equals the full forward's row ${T - 2} too (max |Δ| ${formatErr(errPrev)}): the check compares nothing`,
+    );
+  if (!ok)
+    failures.push(
+      `KV cache: decoded output differs from the full forward (first step ${formatErr(err)}, last ${formatErr(errLast)})`,
+    );
   const target = 50;
   const met = ratio >= target;
 
-  console.log(`\nKV-cache decoding, MultiHeadAttention embedDim ${E}, 8 heads, 2 KV heads, rope, causal, needWeights false:`);
+  console.log(
+    `\nKV-cache decoding, MultiHeadAttention embedDim ${E}, 8 heads, 2 KV heads, rope, causal, needWeights false:`,
+  );
   console.log(`  prefill of ${prefill} tokens in one cached forward: ${formatMs(prefillMs)}`);
-  console.log(`  decode one token: ${formatMs(stepMs)} (median of ${steps} steps at cache lengths ${prefill + 1}…${total}; min ${formatMs(Math.min(...stepTimes))}, max ${formatMs(Math.max(...stepTimes))})`);
-  console.log(`  full forward of (1, ${T}, ${E}) without a cache: ${formatMs(full.medianMs)} (median of N=${full.runs}, ${full.warmup} warm-up)`);
+  console.log(
+    `  decode one token: ${formatMs(stepMs)} (median of ${steps} steps at cache lengths ${prefill + 1}…${total}; min ${formatMs(Math.min(...stepTimes))}, max ${formatMs(Math.max(...stepTimes))})`,
+  );
+  console.log(
+    `  full forward of (1, ${T}, ${E}) without a cache: ${formatMs(full.medianMs)} (median of N=${full.runs}, ${full.warmup} warm-up)`,
+  );
   console.log(`  full / decode step: ${formatRatio(ratio)}, target ≥ ${target}×: ${met ? 'met' : 'MISSED'}`);
-  console.log(`  decoded token at position ${T - 1} vs the full forward's last row: max |Δ| = ${formatErr(err)}; at position ${total - 1} vs a full forward of ${total} tokens: ${formatErr(errLast)} ${ok ? 'ok' : 'FAIL'} (vs the row before: ${formatErr(errPrev)}, as it should differ)`);
+  console.log(
+    `  decoded token at position ${T - 1} vs the full forward's last row: max |Δ| = ${formatErr(err)}; at position ${total - 1} vs a full forward of ${total} tokens: ${formatErr(errLast)} ${ok ? 'ok' : 'FAIL'} (vs the row before: ${formatErr(errPrev)}, as it should differ)`,
+  );
   rows.push({
     what: `KV-cache decoding, T=${T} (MHA E=512, 8/2 heads, rope)`,
     fast: `1 token with cache: ${formatMs(stepMs)}`,
     slow: `full forward (1, ${T}, ${E}): ${formatMs(full.medianMs)}`,
-    ratio, target, met, check: `${formatErr(Math.max(err, errLast))} ${ok ? 'ok' : 'FAIL'}`,
+    ratio,
+    target,
+    met,
+    check: `${formatErr(Math.max(err, errLast))} ${ok ? 'ok' : 'FAIL'}`,
   });
 }
 

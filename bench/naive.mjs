@@ -118,7 +118,10 @@ export function naiveMha(p, batches = p.B) {
 function linearRow64(xRow, K, W, wOff, b, bOff, N, out, outOff) {
   for (let n = 0; n < N; n++) {
     const w = wOff + n * K;
-    let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    let s0 = 0,
+      s1 = 0,
+      s2 = 0,
+      s3 = 0;
     let k = 0;
     for (; k + 3 < K; k += 4) {
       s0 += xRow[k] * W[w + k];
@@ -155,11 +158,23 @@ export function referenceRows(p, rows) {
     // 2. queries of the selected rows only, (R, E)
     const R = members.length;
     const q = new Float64Array(R * E);
-    members.forEach((r, i) => linearRow64(xRow(b, rows[r][1]), E, w.inProjWeight, 0, w.inProjBias, 0, E, q, i * E));
+    members.forEach((r, i) =>
+      linearRow64(xRow(b, rows[r][1]), E, w.inProjWeight, 0, w.inProjBias, 0, E, q, i * E),
+    );
     // 3. attention, concat (R, E); 4. output projection
     const concat = attendRows64(p, q, R, k, v);
     for (let i = 0; i < R; i++) {
-      linearRow64(concat.subarray(i * E, (i + 1) * E), E, w.outProjWeight, 0, w.outProjBias, 0, E, out, members[i] * E);
+      linearRow64(
+        concat.subarray(i * E, (i + 1) * E),
+        E,
+        w.outProjWeight,
+        0,
+        w.outProjBias,
+        0,
+        E,
+        out,
+        members[i] * E,
+      );
     }
   }
   return out;
@@ -228,7 +243,8 @@ export function sampleRows({ B, T }, maxRows) {
   const batches = [...new Set([0, B >> 1, B - 1])];
   const perBatch = Math.ceil(maxRows / batches.length);
   for (const b of batches) {
-    for (let i = 0; i < perBatch && i < T; i++) rows.push([b, Math.floor((i * (T - 1)) / Math.max(1, perBatch - 1))]);
+    for (let i = 0; i < perBatch && i < T; i++)
+      rows.push([b, Math.floor((i * (T - 1)) / Math.max(1, perBatch - 1))]);
   }
   return rows;
 }

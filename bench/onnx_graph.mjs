@@ -227,9 +227,14 @@ export function plainMhaModel(E, H, weights) {
   const w = graphWeights(E, weights);
   const f = (name, dims, float32) => ({ name, dims, float32 });
   const initializers = [
-    f('WqT', [E, E], w.wqT), f('WkT', [E, E], w.wkT), f('WvT', [E, E], w.wvT),
-    f('bq', [E], w.bq), f('bk', [E], w.bk), f('bv', [E], w.bv),
-    f('WoT', [E, E], w.woT), f('bo', [E], w.bo),
+    f('WqT', [E, E], w.wqT),
+    f('WkT', [E, E], w.wkT),
+    f('WvT', [E, E], w.wvT),
+    f('bq', [E], w.bq),
+    f('bk', [E], w.bk),
+    f('bv', [E], w.bv),
+    f('WoT', [E, E], w.woT),
+    f('bo', [E], w.bo),
     f('scale', [], Float32Array.of(1 / Math.sqrt(dk))),
     { name: 'heads_shape', dims: [4], int64: [0, 0, H, dk] }, // 0 = copy B, T from the input
     { name: 'merged_shape', dims: [3], int64: [0, 0, E] },
@@ -268,7 +273,14 @@ export function fusedMhaModel(E, H, weights) {
     { name: 'bo', dims: [E], float32: w.bo },
   ];
   const nodes = [
-    { op: 'Attention', domain: 'com.microsoft', inputs: ['x', 'Wqkv', 'bqkv'], outputs: ['concat'], name: 'attention', attrs: { num_heads: H } },
+    {
+      op: 'Attention',
+      domain: 'com.microsoft',
+      inputs: ['x', 'Wqkv', 'bqkv'],
+      outputs: ['concat'],
+      name: 'attention',
+      attrs: { num_heads: H },
+    },
     { op: 'MatMul', inputs: ['concat', 'WoT'], outputs: ['out_mm'], name: 'out_mm' },
     { op: 'Add', inputs: ['out_mm', 'bo'], outputs: ['y'], name: 'y' },
   ];
@@ -277,6 +289,9 @@ export function fusedMhaModel(E, H, weights) {
     nodes,
     initializers,
     ...IO(E),
-    opsets: [['', 17], ['com.microsoft', 1]],
+    opsets: [
+      ['', 17],
+      ['com.microsoft', 1],
+    ],
   });
 }

@@ -15,7 +15,8 @@ const { relaxedSimdSupported } = await import(wrapperUrl.href);
 export const simdModule = path.join(root, 'dist/attention_core.mjs');
 export const relaxedWasm = path.join(root, 'dist/attention_core_relaxed.wasm');
 // ATTN_BENCH_SCALAR_MODULE: another scalar build's .mjs (e.g. one built outside the tree).
-export const scalarModule = process.env.ATTN_BENCH_SCALAR_MODULE ?? path.join(root, 'dist-scalar/attention_core.mjs');
+export const scalarModule =
+  process.env.ATTN_BENCH_SCALAR_MODULE ?? path.join(root, 'dist-scalar/attention_core.mjs');
 
 /**
  * A separate instance of the wrapper (and so of the wasm module). Node caches ES modules by URL,
@@ -46,7 +47,17 @@ export function stateDict(p) {
  * Contender over a wrapper instance. Each timed call: wrap x (B, T, E) in a Tensor, forward
  * (copies x into the heap, computes, copies y (and the weights) out), return y's Float32Array.
  */
-function wrapperContender({ name, group, note, instance, initOptions, kernels, needWeights, available, missingNote }) {
+function wrapperContender({
+  name,
+  group,
+  note,
+  instance,
+  initOptions,
+  kernels,
+  needWeights,
+  available,
+  missingNote,
+}) {
   let api = null;
   return {
     name,
@@ -58,7 +69,8 @@ function wrapperContender({ name, group, note, instance, initOptions, kernels, n
     async load() {
       api ??= await loadWrapper(instance, initOptions);
       const variant = api.kernelVariant();
-      if (variant !== kernels) throw new Error(`${name}: the module reports kernels '${variant}', expected '${kernels}'`);
+      if (variant !== kernels)
+        throw new Error(`${name}: the module reports kernels '${variant}', expected '${kernels}'`);
     },
     /**
      * freshInstance: a new wasm instance for this shape, so its heap size is this shape's peak
@@ -69,7 +81,9 @@ function wrapperContender({ name, group, note, instance, initOptions, kernels, n
       const a = freshInstance ? await loadWrapper(`${instance}-${freshInstance}`, initOptions) : api;
       if (warmWith) {
         const warm = new a.MultiHeadAttention({ embedDim: warmWith.E, numHeads: warmWith.H });
-        warm.forward(new a.Tensor(warmWith.x, [warmWith.B, warmWith.T, warmWith.E]), null, null, { needWeights });
+        warm.forward(new a.Tensor(warmWith.x, [warmWith.B, warmWith.T, warmWith.E]), null, null, {
+          needWeights,
+        });
         warm.dispose();
       }
       const mha = new a.MultiHeadAttention({ embedDim: p.E, numHeads: p.H });
@@ -89,7 +103,7 @@ function wrapperContender({ name, group, note, instance, initOptions, kernels, n
 
 const simdBuild = {
   instance: 'simd',
-  initOptions: { variant: 'simd128', threads: 1 },  // the one-thread table (threads: bench/threads.mjs)
+  initOptions: { variant: 'simd128', threads: 1 }, // the one-thread table (threads: bench/threads.mjs)
   kernels: 'simd128',
   available: () => existsSync(simdModule),
   missingNote: 'dist/attention_core.mjs is missing: run `npm run build`',
@@ -114,7 +128,8 @@ export const oursSimdWeights = wrapperContender({
 export const oursRelaxed = wrapperContender({
   name: 'ours: wasm relaxed SIMD (FMA)',
   group: 'ours-relaxed',
-  note: 'dist/attention_core_relaxed.wasm: the SIMD128 build with f32x4.relaxed_madd in the GEMM ' +
+  note:
+    'dist/attention_core_relaxed.wasm: the SIMD128 build with f32x4.relaxed_madd in the GEMM ' +
     '(what init() loads where relaxed SIMD is on), needWeights: false',
   instance: 'relaxed',
   initOptions: { variant: 'relaxed-simd', threads: 1 },
@@ -135,7 +150,8 @@ export const oursScalar = wrapperContender({
   kernels: 'scalar',
   needWeights: false,
   available: () => existsSync(scalarModule),
-  missingNote: 'dist-scalar/attention_core.mjs is missing: `npm run bench` builds it (scripts/build.sh --bench)',
+  missingNote:
+    'dist-scalar/attention_core.mjs is missing: `npm run bench` builds it (scripts/build.sh --bench)',
 });
 
 // ---- native ---------------------------------------------------------------------------------------
@@ -156,21 +172,43 @@ function findNativeBinary({ allowCompile }) {
   if (built) return built;
   if (!existsSync(nativeLib)) return null;
   const source = path.join(root, 'bench/native_bench.cpp');
-  const fresh = existsSync(nativeFallback) &&
+  const fresh =
+    existsSync(nativeFallback) &&
     statSync(nativeFallback).mtimeMs > Math.max(statSync(source).mtimeMs, statSync(nativeLib).mtimeMs);
   if (fresh) return nativeFallback;
   if (!allowCompile) return null;
   mkdirSync(path.dirname(nativeFallback), { recursive: true });
   console.log('  (compiling bench/native_bench.cpp against build/native/libattn_core.a)');
-  execFileSync('g++', ['-std=c++17', '-O3', '-DNDEBUG', '-ffp-contract=off', `-I${path.join(root, 'src')}`,
-    '-isystem', '/usr/include/eigen3', source, nativeLib, '-o', nativeFallback], { stdio: 'inherit' });
+  execFileSync(
+    'g++',
+    [
+      '-std=c++17',
+      '-O3',
+      '-DNDEBUG',
+      '-ffp-contract=off',
+      `-I${path.join(root, 'src')}`,
+      '-isystem',
+      '/usr/include/eigen3',
+      source,
+      nativeLib,
+      '-o',
+      nativeFallback,
+    ],
+    { stdio: 'inherit' },
+  );
   return nativeFallback;
 }
 
 /** Problem file for native_bench: int32 B, T, E, H then the float32 arrays (see native_bench.cpp). */
 function writeProblem(file, p) {
-  const parts = [Int32Array.of(p.B, p.T, p.E, p.H), p.x, p.weights.inProjWeight, p.weights.inProjBias,
-    p.weights.outProjWeight, p.weights.outProjBias];
+  const parts = [
+    Int32Array.of(p.B, p.T, p.E, p.H),
+    p.x,
+    p.weights.inProjWeight,
+    p.weights.inProjBias,
+    p.weights.outProjWeight,
+    p.weights.outProjBias,
+  ];
   writeFileSync(file, Buffer.concat(parts.map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength))));
 }
 
@@ -183,7 +221,8 @@ export function nativeContender({ allowCompile }) {
     needWeights: false,
     external: true, // times itself; run.mjs takes its numbers instead of timing run()
     available: () => (binary ??= findNativeBinary({ allowCompile })) !== null,
-    missingNote: 'no native_bench binary (build/native/native_bench) and no build/native/libattn_core.a: ' +
+    missingNote:
+      'no native_bench binary (build/native/native_bench) and no build/native/libattn_core.a: ' +
       '`npm run bench` builds it (scripts/build.sh --bench)',
     async load() {},
     /** Runs the binary (its own warm-up/N policy, or fixedRuns); returns the timing and output. */
@@ -191,15 +230,30 @@ export function nativeContender({ allowCompile }) {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'attn-bench-'));
       try {
         writeProblem(path.join(dir, 'problem.bin'), p);
-        const line = execFileSync(binary, [path.join(dir, 'problem.bin'), path.join(dir, 'y.bin'),
-          String(budgetMs), '0', ...(fixedRuns ? [String(fixedRuns)] : [])], { encoding: 'utf8', maxBuffer: 1 << 20 }).trim();
+        const line = execFileSync(
+          binary,
+          [
+            path.join(dir, 'problem.bin'),
+            path.join(dir, 'y.bin'),
+            String(budgetMs),
+            '0',
+            ...(fixedRuns ? [String(fixedRuns)] : []),
+          ],
+          { encoding: 'utf8', maxBuffer: 1 << 20 },
+        ).trim();
         const r = JSON.parse(line);
         const bytes = readFileSync(path.join(dir, 'y.bin'));
         const output = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-        return { medianMs: r.median_ms, runs: r.runs, output: output.slice(), variant: r.variant,
-          memory: r.peak_heap_delta_bytes >= 0
-            ? { kind: 'malloc', bytes: r.peak_heap_delta_bytes }
-            : { kind: 'rss', bytes: r.peak_rss_delta_bytes } };
+        return {
+          medianMs: r.median_ms,
+          runs: r.runs,
+          output: output.slice(),
+          variant: r.variant,
+          memory:
+            r.peak_heap_delta_bytes >= 0
+              ? { kind: 'malloc', bytes: r.peak_heap_delta_bytes }
+              : { kind: 'rss', bytes: r.peak_rss_delta_bytes },
+        };
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

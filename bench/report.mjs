@@ -36,7 +36,10 @@ export function shapeSection(s) {
     '',
     `${(s.flops / 1e9).toFixed(s.flops < 1e9 ? 4 : 2)} GFLOP per forward; error reference: ${s.refNote}.`,
     '',
-    table(['contender', 'time (median)', 'GFLOP/s', 'peak memory', 'max abs err', 'ours (SIMD128) is faster by'], rows),
+    table(
+      ['contender', 'time (median)', 'GFLOP/s', 'peak memory', 'max abs err', 'ours (SIMD128) is faster by'],
+      rows,
+    ),
     '',
     ...notes,
     ...(s.extraNotes ?? []).map((n) => `- ${n}`),
@@ -60,7 +63,10 @@ export function bestOrt(s) {
   return candidates.sort((a, b) => a.medianMs - b.medianMs)[0] ?? null;
 }
 
-const BUILDS = [['ours', 'SIMD128'], ['ours-relaxed', 'relaxed SIMD']];
+const BUILDS = [
+  ['ours', 'SIMD128'],
+  ['ours-relaxed', 'relaxed SIMD'],
+];
 
 export function summarySection(sections) {
   const rows = sections.map((s) => {
@@ -79,8 +85,21 @@ export function summarySection(sections) {
       ratio(builds[0], scalar),
     ];
   });
-  return table(['shape', 'ours SIMD128', 'ours relaxed SIMD', 'onnxruntime-web (best)', 'tfjs-wasm',
-    'SIMD128 vs ORT-web', 'relaxed vs ORT-web', 'SIMD128 vs tfjs', 'relaxed vs tfjs', 'SIMD128 vs scalar'], rows);
+  return table(
+    [
+      'shape',
+      'ours SIMD128',
+      'ours relaxed SIMD',
+      'onnxruntime-web (best)',
+      'tfjs-wasm',
+      'SIMD128 vs ORT-web',
+      'relaxed vs ORT-web',
+      'SIMD128 vs tfjs',
+      'relaxed vs tfjs',
+      'SIMD128 vs scalar',
+    ],
+    rows,
+  );
 }
 
 // One target against one of our builds: [measured text, met].
@@ -112,20 +131,22 @@ export function targetsSection(sections) {
 
 export function fullReport({ header, sections, extra = [], notes }) {
   // A run of the training section alone (--sections train) has no MHA tables.
-  const mha = !sections.length ? [] : [
-    '## Summary (all ratios from this one run; > 1× means ours is faster)',
-    '',
-    summarySection(sections),
-    '',
-    '## Targets (issue 4)',
-    '',
-    targetsSection(sections),
-    '',
-    '## Per shape',
-    '',
-    sections.map(shapeSection).join('\n\n'),
-    '',
-  ];
+  const mha = !sections.length
+    ? []
+    : [
+        '## Summary (all ratios from this one run; > 1× means ours is faster)',
+        '',
+        summarySection(sections),
+        '',
+        '## Targets (issue 4)',
+        '',
+        targetsSection(sections),
+        '',
+        '## Per shape',
+        '',
+        sections.map(shapeSection).join('\n\n'),
+        '',
+      ];
   return [
     '# attention-wasm benchmark results',
     '',

@@ -52,12 +52,22 @@ const MiB = 1 << 20;
 
 const SHAPES = [
   {
-    id: 'demo', short: 'demo', B: 1, T: 16, E: 64, H: 4,
+    id: 'demo',
+    short: 'demo',
+    B: 1,
+    T: 16,
+    E: 64,
+    H: 4,
     label: 'B=1, T=16, D=64, H=4 (demo; per call incl. JS↔wasm copies)',
     targets: [{ kind: 'ratio', vs: 'ort', min: 3, label: '≥ 3× onnxruntime-web per call' }],
   },
   {
-    id: 'tutorial', short: 'tutorial', B: 128, T: 64, E: 512, H: 8,
+    id: 'tutorial',
+    short: 'tutorial',
+    B: 128,
+    T: 64,
+    E: 512,
+    H: 8,
     label: 'B=128, T=64, D=512, H=8 (tutorial)',
     naive: { batches: 8 }, // 8 of 128 batch items, scaled ×16: the full run would take ~20 s
     targets: [
@@ -67,13 +77,23 @@ const SHAPES = [
     ],
   },
   {
-    id: 't2048', short: 'T=2048', B: 1, T: 2048, E: 256, H: 4,
+    id: 't2048',
+    short: 'T=2048',
+    B: 1,
+    T: 2048,
+    E: 256,
+    H: 4,
     label: 'B=1, T=2048, D=256, H=4',
     naive: { once: true }, // ~6 s per call: one call, no warm-up
     targets: [{ kind: 'ratio', vs: 'ort', min: 1.7, label: '≥ 1.7× onnxruntime-web' }],
   },
   {
-    id: 't16k', short: 'T=16384', B: 1, T: 16384, E: 256, H: 4,
+    id: 't16k',
+    short: 'T=16384',
+    B: 1,
+    T: 16384,
+    E: 256,
+    H: 4,
     label: 'B=1, T=16384, D=256, H=4 (fast path, needWeights false)',
     fastPathOnly: true,
     fixedRuns: 1, // ~10 s per call; the code is warmed on a T = 512 problem first
@@ -88,7 +108,15 @@ const SHAPES = [
 const SMOKE_SHAPES = [
   { id: 'smoke-a', short: 'smoke a', B: 2, T: 5, E: 12, H: 3, label: 'smoke: B=2, T=5, D=12, H=3' },
   { id: 'smoke-b', short: 'smoke b', B: 1, T: 33, E: 20, H: 5, label: 'smoke: B=1, T=33, D=20, H=5 (odd T)' },
-  { id: 'smoke-c', short: 'smoke c', B: 3, T: 1, E: 8, H: 8, label: 'smoke: B=3, T=1, D=8, H=8 (head width 1)' },
+  {
+    id: 'smoke-c',
+    short: 'smoke c',
+    B: 3,
+    T: 1,
+    E: 8,
+    H: 8,
+    label: 'smoke: B=3, T=1, D=8, H=8 (head width 1)',
+  },
 ];
 
 // ---- command line ---------------------------------------------------------------------------------
@@ -128,7 +156,8 @@ function contenders({ smoke }) {
 // Why a contender does not run the T = 16 384 shape.
 function fastPathReason(key, shape) {
   const scoresBytes = shape.H * shape.T * shape.T * 4;
-  if (key === 'ours-weights') return `n/a: returning the weights needs (T, T) floats (${(shape.T * shape.T * 4 / 2 ** 30).toFixed(0)} GiB averaged)`;
+  if (key === 'ours-weights')
+    return `n/a: returning the weights needs (T, T) floats (${((shape.T * shape.T * 4) / 2 ** 30).toFixed(0)} GiB averaged)`;
   return `n/a: materialises H·T² scores = ${(scoresBytes / 2 ** 30).toFixed(0)} GiB, beyond the 4 GiB wasm32 heap`;
 }
 
@@ -158,12 +187,17 @@ const FAST_PATH_GROUPS = new Set(['ours', 'ours-relaxed', 'ours-scalar', 'native
 
 async function runOne(c, key, shape, p, { budgetMs, rates }) {
   if (key === 'naive') return runNaive(shape, p, budgetMs);
-  if (shape.fastPathOnly && !FAST_PATH_GROUPS.has(key)) return { status: 'n/a', note: fastPathReason(key, shape) };
+  if (shape.fastPathOnly && !FAST_PATH_GROUPS.has(key))
+    return { status: 'n/a', note: fastPathReason(key, shape) };
   if (!c.available()) return { status: 'skipped', missing: true, note: c.missingNote };
   const predictedMs = rates[key] ? mhaFlops(shape) / (rates[key] * 1e6) : 0;
   if (shape.maxCallMs && predictedMs > shape.maxCallMs) {
-    return { status: 'skipped', note: `skipped: ~${formatMs(predictedMs)} per call predicted from its ` +
-      `${rates[key].toFixed(1)} GFLOP/s on the previous shape (limit ${formatMs(shape.maxCallMs)})` };
+    return {
+      status: 'skipped',
+      note:
+        `skipped: ~${formatMs(predictedMs)} per call predicted from its ` +
+        `${rates[key].toFixed(1)} GFLOP/s on the previous shape (limit ${formatMs(shape.maxCallMs)})`,
+    };
   }
   await c.load();
   if (c.external) {
@@ -190,7 +224,9 @@ async function benchShape(shape, list, { budgetMs, log, rates }) {
   const ref = referenceRows(p, rows);
   const all = rows.length === shape.B * shape.T;
   const refNote = `float64 JS (naive.mjs referenceRows) on ${all ? 'all' : 'a sample of'} ${rows.length} output rows`;
-  log(`\n${shape.label}: ${(flops / 1e9).toFixed(3)} GFLOP; reference ${rows.length} rows in ${formatMs(performance.now() - t0)}`);
+  log(
+    `\n${shape.label}: ${(flops / 1e9).toFixed(3)} GFLOP; reference ${rows.length} rows in ${formatMs(performance.now() - t0)}`,
+  );
 
   const results = [];
   const byGroup = {};
@@ -214,7 +250,9 @@ async function benchShape(shape, list, { budgetMs, log, rates }) {
     }
     results.push(r);
     byGroup[key] = r;
-    log(`  ${c.name.padEnd(44)} ${r.status === 'ok' ? `${formatMs(r.medianMs).padStart(9)}  N=${String(r.runs).padEnd(4)} err ${formatErr(r.err)}${r.errOk ? '' : '  ✗ DISAGREES'}` : r.note}`);
+    log(
+      `  ${c.name.padEnd(44)} ${r.status === 'ok' ? `${formatMs(r.medianMs).padStart(9)}  N=${String(r.runs).padEnd(4)} err ${formatErr(r.err)}${r.errOk ? '' : '  ✗ DISAGREES'}` : r.note}`,
+    );
   }
   const extraNotes = crossCheck(byGroup, shape);
   for (const r of results) delete r.output; // free the big outputs before the next shape
@@ -227,13 +265,19 @@ function crossCheck(byGroup, shape) {
   const b = byGroup.native;
   if (b?.status !== 'ok' || shape.B * shape.T <= 192) return [];
   const notes = [];
-  for (const [group, label] of [['ours', 'wasm SIMD128'], ['ours-relaxed', 'wasm relaxed SIMD']]) {
+  for (const [group, label] of [
+    ['ours', 'wasm SIMD128'],
+    ['ours-relaxed', 'wasm relaxed SIMD'],
+  ]) {
     const a = byGroup[group];
     if (a?.status !== 'ok') continue;
     let d = a.output.length === b.output.length ? 0 : NaN;
-    for (let i = 0; i < a.output.length && !Number.isNaN(d); i++) d = Math.max(d, Math.abs(a.output[i] - b.output[i]));
+    for (let i = 0; i < a.output.length && !Number.isNaN(d); i++)
+      d = Math.max(d, Math.abs(a.output[i] - b.output[i]));
     const agree = d <= kAgreeTol;
-    notes.push(`${label} vs native over all ${shape.B * shape.T} rows: max |Δ| = ${formatErr(d)}${agree ? '' : ' ✗ DISAGREES'}`);
+    notes.push(
+      `${label} vs native over all ${shape.B * shape.T} rows: max |Δ| = ${formatErr(d)}${agree ? '' : ' ✗ DISAGREES'}`,
+    );
   }
   return notes;
 }
@@ -248,7 +292,7 @@ function environment(loadBefore) {
       `${cpu} (${os.cpus().length} cores, one used), ${os.platform()} ${os.arch()}.`,
     relaxedSimdSupported()
       ? `Relaxed SIMD is on in this process${process.execArgv.includes('--experimental-wasm-relaxed-simd') ? ' (--experimental-wasm-relaxed-simd)' : ''}: ` +
-        'it only changes our relaxed-SIMD row; the peers\' binaries validate without it, so they do not use it.'
+        "it only changes our relaxed-SIMD row; the peers' binaries validate without it, so they do not use it."
       : 'Relaxed SIMD is off in this process: no relaxed-SIMD row.',
     `Peers: onnxruntime-web ${peers.ortVersion()} (wasm EP, numThreads 1, SIMD binary), ` +
       `@tensorflow/tfjs-backend-wasm ${peers.tfjsVersion()} (SIMD binary, setThreadsCount(1)).`,
@@ -262,10 +306,14 @@ function environment(loadBefore) {
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const log = (line) => console.log(line);
-  const mhaShapes = args.smoke ? SMOKE_SHAPES : SHAPES.filter((s) => !args.shapes || args.shapes.includes(s.id));
+  const mhaShapes = args.smoke
+    ? SMOKE_SHAPES
+    : SHAPES.filter((s) => !args.shapes || args.shapes.includes(s.id));
   const shapes = args.sections.includes('mha') ? mhaShapes : [];
   const budgetMs = args.smoke ? 20 : args.budgetMs;
-  const list = contenders({ smoke: args.smoke }).filter((c) => !args.contenders || args.contenders.includes(c.group));
+  const list = contenders({ smoke: args.smoke }).filter(
+    (c) => !args.contenders || args.contenders.includes(c.group),
+  );
   const partial = Boolean(args.shapes || args.contenders || args.sections.length < 2);
   const started = performance.now();
   const loadBefore = os.loadavg();
@@ -278,25 +326,35 @@ async function main() {
   for (const s of sections) {
     for (const r of s.results) {
       if (r.status === 'error') problems.push(`${s.shape.short} / ${r.name}: ${r.note}`);
-      if (r.status === 'ok' && !r.errOk) problems.push(`${s.shape.short} / ${r.name}: max abs err ${formatErr(r.err)} > ${kAgreeTol}`);
+      if (r.status === 'ok' && !r.errOk)
+        problems.push(`${s.shape.short} / ${r.name}: max abs err ${formatErr(r.err)} > ${kAgreeTol}`);
     }
     for (const n of s.extraNotes) if (n.includes('DISAGREES')) problems.push(`${s.shape.short}: ${n}`);
-    if (list.includes(ours.oursSimd) && s.byGroup.ours?.status !== 'ok') problems.push(`${s.shape.short}: this project's SIMD build did not run (${s.byGroup.ours?.note})`);
+    if (list.includes(ours.oursSimd) && s.byGroup.ours?.status !== 'ok')
+      problems.push(`${s.shape.short}: this project's SIMD build did not run (${s.byGroup.ours?.note})`);
   }
   // The training step (train.mjs): its own contenders, checks and tables.
   const train = args.sections.includes('train')
     ? await runTrainSection({ smoke: args.smoke, budgetMs, log, contenders: args.contenders })
     : null;
   if (train) problems.push(...train.problems.map((p) => `training step / ${p}`));
-  const skipped = sections.flatMap((s) => s.results.filter((r) => r.missing).map((r) => `${r.name} skipped: ${r.note}`));
+  const skipped = sections.flatMap((s) =>
+    s.results.filter((r) => r.missing).map((r) => `${r.name} skipped: ${r.note}`),
+  );
   if (train) skipped.push(...train.notes);
   for (const note of new Set(skipped)) log(`NOTE: ${note}`);
 
   if (args.smoke) {
-    log(`\nsmoke: ${sections.length} shapes${train ? ' and the training step (d = 64, 2 steps each)' : ''} in ${formatMs(performance.now() - started)}`);
+    log(
+      `\nsmoke: ${sections.length} shapes${train ? ' and the training step (d = 64, 2 steps each)' : ''} in ${formatMs(performance.now() - started)}`,
+    );
   } else {
-    const report = fullReport({ header: environment(loadBefore), sections, extra: train ? [train.markdown] : [],
-      notes: [...new Set(skipped)] });
+    const report = fullReport({
+      header: environment(loadBefore),
+      sections,
+      extra: train ? [train.markdown] : [],
+      notes: [...new Set(skipped)],
+    });
     log(`\n${report}`);
     if (!partial) {
       writeFileSync(path.join(here, 'results.md'), report);

@@ -1,7 +1,16 @@
 // Checkpoints of a real model's shape with seeded random BF16 weights, written at run time (no model
 // hub is reachable; never committed; cached under bench/.cache/): the SmolLM2-360M check of
 // `npm test` and `npm run bench:shapes` load them to prove a family fits its stated memoryLimit.
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -10,21 +19,45 @@ import path from 'node:path';
  * and Gemma 3 (four norms per block, per-head q/k norms).
  */
 export function llamaFamilyTensors(c) {
-  const E = c.hidden_size, I = c.intermediate_size, H = c.num_attention_heads, d = c.head_dim ?? E / H;
-  const qk = H * d, kv = c.num_key_value_heads * d, type = c.model_type;
-  const list = [['model.embed_tokens.weight', [c.vocab_size, E]], ['model.norm.weight', [E]]];
+  const E = c.hidden_size,
+    I = c.intermediate_size,
+    H = c.num_attention_heads,
+    d = c.head_dim ?? E / H;
+  const qk = H * d,
+    kv = c.num_key_value_heads * d,
+    type = c.model_type;
+  const list = [
+    ['model.embed_tokens.weight', [c.vocab_size, E]],
+    ['model.norm.weight', [E]],
+  ];
   if (!c.tie_word_embeddings) list.push(['lm_head.weight', [c.vocab_size, E]]);
   for (let l = 0; l < c.num_hidden_layers; l++) {
     const p = `model.layers.${l}.`;
-    const norms = type === 'olmo2' ? ['post_attention_layernorm', 'post_feedforward_layernorm']
-      : type === 'gemma3_text' ? ['input_layernorm', 'post_attention_layernorm', 'pre_feedforward_layernorm', 'post_feedforward_layernorm']
-        : ['input_layernorm', 'post_attention_layernorm'];
+    const norms =
+      type === 'olmo2'
+        ? ['post_attention_layernorm', 'post_feedforward_layernorm']
+        : type === 'gemma3_text'
+          ? [
+              'input_layernorm',
+              'post_attention_layernorm',
+              'pre_feedforward_layernorm',
+              'post_feedforward_layernorm',
+            ]
+          : ['input_layernorm', 'post_attention_layernorm'];
     for (const n of norms) list.push([`${p}${n}.weight`, [E]]);
-    list.push([`${p}self_attn.q_proj.weight`, [qk, E]], [`${p}self_attn.k_proj.weight`, [kv, E]],
-      [`${p}self_attn.v_proj.weight`, [kv, E]], [`${p}self_attn.o_proj.weight`, [E, qk]],
-      [`${p}mlp.gate_proj.weight`, [I, E]], [`${p}mlp.up_proj.weight`, [I, E]], [`${p}mlp.down_proj.weight`, [E, I]]);
-    if (type === 'qwen3' || type === 'gemma3_text') list.push([`${p}self_attn.q_norm.weight`, [d]], [`${p}self_attn.k_norm.weight`, [d]]);
-    if (type === 'olmo2') list.push([`${p}self_attn.q_norm.weight`, [qk]], [`${p}self_attn.k_norm.weight`, [kv]]);
+    list.push(
+      [`${p}self_attn.q_proj.weight`, [qk, E]],
+      [`${p}self_attn.k_proj.weight`, [kv, E]],
+      [`${p}self_attn.v_proj.weight`, [kv, E]],
+      [`${p}self_attn.o_proj.weight`, [E, qk]],
+      [`${p}mlp.gate_proj.weight`, [I, E]],
+      [`${p}mlp.up_proj.weight`, [I, E]],
+      [`${p}mlp.down_proj.weight`, [E, I]],
+    );
+    if (type === 'qwen3' || type === 'gemma3_text')
+      list.push([`${p}self_attn.q_norm.weight`, [d]], [`${p}self_attn.k_norm.weight`, [d]]);
+    if (type === 'olmo2')
+      list.push([`${p}self_attn.q_norm.weight`, [qk]], [`${p}self_attn.k_norm.weight`, [kv]]);
   }
   return list.sort((a, b) => (a[0] < b[0] ? -1 : 1));
 }
@@ -65,9 +98,11 @@ export function writeShapedCheckpoint(dir, config, tensors = llamaFamilyTensors(
   const fd = openSync(file, 'w');
   writeSync(fd, head);
   let seed = seed0;
-  const normValue = config.model_type === 'gemma3_text' ? 0 : 1;  // Gemma's RMSNorm scales by (1 + w)
-  const count = 8 << 20;  // values per chunk (16 MiB of BF16)
-  const values = new Float32Array(count), bits = new Uint32Array(values.buffer), out = new Uint16Array(count);
+  const normValue = config.model_type === 'gemma3_text' ? 0 : 1; // Gemma's RMSNorm scales by (1 + w)
+  const count = 8 << 20; // values per chunk (16 MiB of BF16)
+  const values = new Float32Array(count),
+    bits = new Uint32Array(values.buffer),
+    out = new Uint16Array(count);
   for (const [name, shape] of tensors) {
     let left = shape.reduce((a, b) => a * b, 1);
     const norm = name.endsWith('norm.weight');
@@ -77,7 +112,7 @@ export function writeShapedCheckpoint(dir, config, tensors = llamaFamilyTensors(
         seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
         values[i] = norm ? normValue : ((seed >>> 8) / 16777216 - 0.5) * 0.0693;
       }
-      for (let i = 0; i < n; i++) out[i] = bits[i] >>> 16;  // BF16: the top half (little-endian host)
+      for (let i = 0; i < n; i++) out[i] = bits[i] >>> 16; // BF16: the top half (little-endian host)
       writeSync(fd, out, 0, 2 * n);
       left -= n;
     }

@@ -33,11 +33,14 @@ try {
   const pageUrl = browser.url('/bench/smollm2_check.html');
   await routeHtml(browser.context, pageUrl, PAGE);
   await browser.context.route(browser.url('/bench/smollm2_page.js'), (route) =>
-    route.fulfill({ status: 200, contentType: 'text/javascript; charset=utf-8', body: SCRIPT }));
+    route.fulfill({ status: 200, contentType: 'text/javascript; charset=utf-8', body: SCRIPT }),
+  );
   const { page, watch } = await browser.newPage();
   await page.goto(pageUrl);
   await page.setInputFiles('#weights', file);
-  await page.waitForFunction(() => document.getElementById('result').textContent !== '', null, { timeout: 300_000 });
+  await page.waitForFunction(() => document.getElementById('result').textContent !== '', null, {
+    timeout: 300_000,
+  });
   const r = JSON.parse(await page.textContent('#result'));
   if (r.problems.length) {
     console.error(`smollm2: Chromium: ${r.problems.join('; ')}`);
@@ -46,7 +49,9 @@ try {
     console.log(describe('Chromium', r));
   }
   if (watch.errors.length || watch.offOrigin.length) {
-    console.error(`smollm2: Chromium: console errors ${JSON.stringify(watch.errors)}, off-origin requests ${JSON.stringify(watch.offOrigin)}`);
+    console.error(
+      `smollm2: Chromium: console errors ${JSON.stringify(watch.errors)}, off-origin requests ${JSON.stringify(watch.offOrigin)}`,
+    );
     failed = true;
   }
 } finally {

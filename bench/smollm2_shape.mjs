@@ -27,7 +27,10 @@ export function writeSmolLM2Shaped(dir = SMOLLM2_DIR) {
 async function main() {
   const t0 = performance.now();
   const { file, size, written } = writeSmolLM2Shaped();
-  if (written) console.log(`smollm2: wrote ${file} (${(size / 1e6).toFixed(0)} MB) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  if (written)
+    console.log(
+      `smollm2: wrote ${file} (${(size / 1e6).toFixed(0)} MB) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
   const attn = await import('../src/js/index.js');
   await attn.init();
   const r = await checkModel(attn, await openAsBlob(file), size);

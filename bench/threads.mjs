@@ -34,15 +34,17 @@ const args = process.argv.slice(2);
 const arg = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const quick = args.includes('--quick');
 const rounds = Number(arg('--rounds', quick ? 3 : 7));
-const kSampleMs = quick ? 20 : 150;  // one sample: calls repeated until this long (tiny shapes)
+const kSampleMs = quick ? 20 : 150; // one sample: calls repeated until this long (tiny shapes)
 
 const SHAPES = [
   { id: 'demo', label: 'MHA demo B1 T16 D64 h4', B: 1, T: 16, E: 64, H: 4 },
   { id: 'tutorial', label: 'MHA tutorial B128 T64 D512 h8', B: 128, T: 64, E: 512, H: 8 },
   { id: 't2048', label: 'MHA T=2048 B1 D256 h4', B: 1, T: 2048, E: 256, H: 4 },
 ];
-const QUICK_SHAPES = [SHAPES[0], { id: 'tutorial', label: 'MHA B8 T64 D512 h8 (quick)', B: 8, T: 64, E: 512, H: 8 }];
-
+const QUICK_SHAPES = [
+  SHAPES[0],
+  { id: 'tutorial', label: 'MHA B8 T64 D512 h8 (quick)', B: 8, T: 64, E: 512, H: 8 },
+];
 
 // ---- child: one thread count ----------------------------------------------------------------------
 
@@ -50,23 +52,38 @@ async function oursMha(api, p) {
   const mha = new api.MultiHeadAttention({ embedDim: p.E, numHeads: p.H });
   mha.loadStateDict(stateDict(p));
   const x = new api.Tensor(p.x, [p.B, p.T, p.E]);
-  return { run: async () => mha.forward(x, null, null, { needWeights: false }).output.data, dispose: () => mha.dispose() };
+  return {
+    run: async () => mha.forward(x, null, null, { needWeights: false }).output.data,
+    dispose: () => mha.dispose(),
+  };
 }
 
 function oursTrain(api) {
   const config = modelConfig(128);
-  const model = new api.TinyTransformer({ ...config, mlp: true, positional: 'learned', norm: 'pre', causal: true, seed: 1 });
+  const model = new api.TinyTransformer({
+    ...config,
+    mlp: true,
+    positional: 'learned',
+    norm: 'pre',
+    causal: true,
+    seed: 1,
+  });
   model.loadStateDict(initialWeights(config, 7));
   const trainer = new api.Trainer(model, OPTIMIZER);
-  const batches = makeBatches(11).map(({ ids, targets }) =>
-    ({ ids: new api.Tensor(ids, [kBatch, kSeqLen]), targets: new api.Tensor(targets, [kBatch, kSeqLen]) }));
+  const batches = makeBatches(11).map(({ ids, targets }) => ({
+    ids: new api.Tensor(ids, [kBatch, kSeqLen]),
+    targets: new api.Tensor(targets, [kBatch, kSeqLen]),
+  }));
   let s = 0;
   return {
     run: async () => {
       const { ids, targets } = batches[s++ % batches.length];
       return trainer.step(ids, targets).loss;
     },
-    dispose: () => { trainer.dispose(); model.dispose(); },
+    dispose: () => {
+      trainer.dispose();
+      model.dispose();
+    },
   };
 }
 
@@ -89,7 +106,7 @@ async function sample(c, calls, beforeRun) {
 async function timeInterleaved(contenders) {
   for (const k of contenders) {
     k.before?.();
-    await k.c.run();  // warm-up (compile, tier-up, buffers)
+    await k.c.run(); // warm-up (compile, tier-up, buffers)
     k.calls = await callsPerSample(k.c);
     k.ms = [];
   }
@@ -130,7 +147,11 @@ async function child(n) {
   const train = oursTrain(api);
   const trainContenders = [{ name: 'ours', threads: n, c: train, before: atN }];
   if (n > 1) trainContenders.push({ name: 'ours', threads: 1, c: train, before: at1 });
-  rows.push({ row: 'train128', label: 'training step D128 (B32 T16, 2 layers)', results: await timeInterleaved(trainContenders) });
+  rows.push({
+    row: 'train128',
+    label: 'training step D128 (B32 T16, 2 layers)',
+    results: await timeInterleaved(trainContenders),
+  });
   train.dispose();
   return { threads: n, kernels: api.kernelVariant(), ort: ort.env.versions?.web ?? '?', rows };
 }
@@ -143,15 +164,25 @@ function defaultCounts() {
 }
 
 function table(run) {
-  const lines = [`### ${run.threads} thread(s) — ours (${run.kernels}) vs onnxruntime-web ${run.ort} (numThreads ${run.threads})`, '',
-    '| row | ours, n threads | ours, 1 thread | onnxruntime-web (best of plain / fused) | ours n vs ours 1 | ours vs ort |', '|---|---|---|---|---|---|'];
+  const lines = [
+    `### ${run.threads} thread(s) — ours (${run.kernels}) vs onnxruntime-web ${run.ort} (numThreads ${run.threads})`,
+    '',
+    '| row | ours, n threads | ours, 1 thread | onnxruntime-web (best of plain / fused) | ours n vs ours 1 | ours vs ort |',
+    '|---|---|---|---|---|---|',
+  ];
   for (const r of run.rows) {
     const get = (name, threads) => r.results.find((x) => x.name === name && x.threads === threads)?.ms;
-    const oursN = get('ours', run.threads), ours1 = run.threads === 1 ? oursN : get('ours', 1);
-    const ortBest = Math.min(get('ort plain', run.threads) ?? Infinity, get('ort fused', run.threads) ?? Infinity);
+    const oursN = get('ours', run.threads),
+      ours1 = run.threads === 1 ? oursN : get('ours', 1);
+    const ortBest = Math.min(
+      get('ort plain', run.threads) ?? Infinity,
+      get('ort fused', run.threads) ?? Infinity,
+    );
     const fmt = (ms) => (Number.isFinite(ms) ? `${ms.toFixed(ms < 1 ? 3 : 1)} ms` : '—');
-    lines.push(`| ${r.label} | ${fmt(oursN)} | ${fmt(ours1)} | ${fmt(ortBest)} | ${(ours1 / oursN).toFixed(2)}× | ` +
-      `${Number.isFinite(ortBest) ? `${(ortBest / oursN).toFixed(2)}×` : 'no peer'} |`);
+    lines.push(
+      `| ${r.label} | ${fmt(oursN)} | ${fmt(ours1)} | ${fmt(ortBest)} | ${(ours1 / oursN).toFixed(2)}× | ` +
+        `${Number.isFinite(ortBest) ? `${(ortBest / oursN).toFixed(2)}×` : 'no peer'} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -165,18 +196,37 @@ async function main() {
   const runs = [];
   for (const n of counts) {
     const flags = ['--experimental-wasm-relaxed-simd'];
-    const r = spawnSync(process.execPath, [...flags, fileURLToPath(import.meta.url), '--child', String(n), '--rounds', String(rounds),
-      ...(quick ? ['--quick'] : [])], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const r = spawnSync(
+      process.execPath,
+      [
+        ...flags,
+        fileURLToPath(import.meta.url),
+        '--child',
+        String(n),
+        '--rounds',
+        String(rounds),
+        ...(quick ? ['--quick'] : []),
+      ],
+      { encoding: 'utf8', maxBuffer: 1 << 24 },
+    );
     if (r.status !== 0) {
       console.error(`threads: the ${n}-thread run failed:\n${r.stderr}`);
       process.exit(1);
     }
     const run = JSON.parse(r.stdout.trim().split('\n').pop());
     runs.push(run);
-    for (const row of run.rows) for (const x of row.results) console.log(`threads=${x.threads} ${row.row} ${x.name}: ${x.ms.toFixed(3)} ms (median of ${rounds}, ${x.calls} call(s) per sample)`);
+    for (const row of run.rows)
+      for (const x of row.results)
+        console.log(
+          `threads=${x.threads} ${row.row} ${x.name}: ${x.ms.toFixed(3)} ms (median of ${rounds}, ${x.calls} call(s) per sample)`,
+        );
   }
   const machine = `${os.cpus()[0]?.model ?? '?'}, ${os.availableParallelism()} hardware threads, Node ${process.versions.node}`;
-  const text = [`Machine: ${machine}; medians of ${rounds} interleaved rounds per count.`, '', ...runs.map(table).flatMap((t) => [t, ''])].join('\n');
+  const text = [
+    `Machine: ${machine}; medians of ${rounds} interleaved rounds per count.`,
+    '',
+    ...runs.map(table).flatMap((t) => [t, '']),
+  ].join('\n');
   console.log(`\n${text}`);
   const out = arg('--out', null);
   if (out) writeFileSync(out, `${text}\n`);

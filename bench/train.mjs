@@ -20,7 +20,15 @@ import { registerTfjsGradients } from './tfjs_gradients.mjs';
 import { createTfjsTrainer } from './train_tfjs.mjs';
 import { trainReport } from './train_report.mjs';
 import {
-  OPTIMIZER, initialWeights, kBatch, kSeqLen, makeBatches, modelConfig, parameterCount, stepFlops, writeTorchInput,
+  OPTIMIZER,
+  initialWeights,
+  kBatch,
+  kSeqLen,
+  makeBatches,
+  modelConfig,
+  parameterCount,
+  stepFlops,
+  writeTorchInput,
 } from './train_setup.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,14 +43,26 @@ export const SIZES = [64, 128];
 
 // The reverse-to-99% run (the issue's convergence target).
 const REVERSE = {
-  dModel: 32, numHeads: 4, numLayers: 2, batch: 32, evalEvery: 25, target: 0.99,
+  dModel: 32,
+  numHeads: 4,
+  numLayers: 2,
+  batch: 32,
+  evalEvery: 25,
+  target: 0.99,
   optimizer: { lr: 1e-2, clipGradNorm: 1, weightDecay: 0 },
   evaluate: { batches: 8, seed: 4242 },
-  seeds: [1, 2, 3], maxSteps: 3000, maxMs: 30_000,
+  seeds: [1, 2, 3],
+  maxSteps: 3000,
+  maxMs: 30_000,
 };
 
 const BUILDS = [
-  { group: 'ours-relaxed', name: 'ours: wasm relaxed SIMD (FMA)', instance: 'relaxed', variant: 'relaxed-simd' },
+  {
+    group: 'ours-relaxed',
+    name: 'ours: wasm relaxed SIMD (FMA)',
+    instance: 'relaxed',
+    variant: 'relaxed-simd',
+  },
   { group: 'ours', name: 'ours: wasm SIMD128', instance: 'simd', variant: 'simd128' },
 ];
 
@@ -50,16 +70,30 @@ const BUILDS = [
 
 // The wrapper instance of a build, or { missing } when the training API is not in it yet.
 async function oursApi(build) {
-  const api = await loadWrapper(build.instance, { variant: build.variant, threads: 1 });  // one thread (threads: bench/threads.mjs)
-  if (api.kernelVariant() !== build.variant) throw new Error(`${build.name}: the module runs '${api.kernelVariant()}' kernels`);
-  const absent = ['TinyTransformer', 'Trainer', 'createTask', 'evaluate'].filter((n) => typeof api[n] !== 'function');
-  return absent.length ? { missing: `src/js/index.js exports no ${absent.join(', ')} yet (the JS training API)` } : { api };
+  const api = await loadWrapper(build.instance, { variant: build.variant, threads: 1 }); // one thread (threads: bench/threads.mjs)
+  if (api.kernelVariant() !== build.variant)
+    throw new Error(`${build.name}: the module runs '${api.kernelVariant()}' kernels`);
+  const absent = ['TinyTransformer', 'Trainer', 'createTask', 'evaluate'].filter(
+    (n) => typeof api[n] !== 'function',
+  );
+  return absent.length
+    ? { missing: `src/js/index.js exports no ${absent.join(', ')} yet (the JS training API)` }
+    : { api };
 }
 
 function oursTrainer(api, config, weights) {
   const { vocabSize, maxLength, dModel, numHeads, numLayers } = config;
-  const model = new api.TinyTransformer({ vocabSize, maxLength, dModel, numHeads, numLayers, mlp: true,
-    positional: 'learned', norm: 'pre', seed: 1 });
+  const model = new api.TinyTransformer({
+    vocabSize,
+    maxLength,
+    dModel,
+    numHeads,
+    numLayers,
+    mlp: true,
+    positional: 'learned',
+    norm: 'pre',
+    seed: 1,
+  });
   let trainer = null;
   try {
     model.loadStateDict(weights);
@@ -70,7 +104,10 @@ function oursTrainer(api, config, weights) {
   }
   return {
     step(batch) {
-      return trainer.step(new api.Tensor(batch.ids, [kBatch, kSeqLen]), new api.Tensor(batch.targets, [kBatch, kSeqLen]));
+      return trainer.step(
+        new api.Tensor(batch.ids, [kBatch, kSeqLen]),
+        new api.Tensor(batch.targets, [kBatch, kSeqLen]),
+      );
     },
     dispose() {
       trainer.dispose();
@@ -109,11 +146,20 @@ function runTorch(config, weights, batches, budgetMs) {
   try {
     const input = path.join(dir, 'input.bin');
     writeTorchInput(input, { config, weights, batches, budgetMs, fixedRuns: 0 });
-    const out = execFileSync(kPython, [path.join(here, 'train_torch.py'), input],
-      { encoding: 'utf8', timeout: 20 * budgetMs + 120_000, env: { ...process.env, OMP_NUM_THREADS: '1' } });
+    const out = execFileSync(kPython, [path.join(here, 'train_torch.py'), input], {
+      encoding: 'utf8',
+      timeout: 20 * budgetMs + 120_000,
+      env: { ...process.env, OMP_NUM_THREADS: '1' },
+    });
     const r = JSON.parse(out.trim().split('\n').pop());
-    return { status: 'ok', medianMs: r.median_ms, runs: r.runs, losses: r.losses, norms: r.grad_norms,
-      note: `torch ${r.torch}, ${r.threads} thread, BLAS ${r.blas}` };
+    return {
+      status: 'ok',
+      medianMs: r.median_ms,
+      runs: r.runs,
+      losses: r.losses,
+      norms: r.grad_norms,
+      note: `torch ${r.torch}, ${r.threads} thread, BLAS ${r.blas}`,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -129,7 +175,12 @@ async function runContender(key, ctx) {
   }
   if (key === 'torch') {
     if (smoke) return { status: 'skipped', note: 'skipped in --smoke mode' };
-    if (!torchAvailable()) return { status: 'skipped', missing: true, note: `${kPython} cannot import torch (apt-get install python3-torch)` };
+    if (!torchAvailable())
+      return {
+        status: 'skipped',
+        missing: true,
+        note: `${kPython} cannot import torch (apt-get install python3-torch)`,
+      };
     return runTorch(config, weights, batches, budgetMs);
   }
   const build = BUILDS.find((b) => b.group === key);
@@ -146,19 +197,27 @@ const CONTENDERS = [
 
 // Steps 1 and 2 of every contender against the reference (PyTorch when it ran, else tfjs).
 function agreement(results) {
-  const ref = results.find((r) => r.key === 'torch' && r.status === 'ok') ?? results.find((r) => r.key === 'tfjs' && r.status === 'ok');
+  const ref =
+    results.find((r) => r.key === 'torch' && r.status === 'ok') ??
+    results.find((r) => r.key === 'tfjs' && r.status === 'ok');
   const notes = [];
   if (!ref) return { notes: ['no reference ran: losses not compared'], problems: [] };
   const problems = [];
   const rel = (a, b) => Math.abs(a - b) / Math.max(Math.abs(b), 1e-30);
   for (const r of results) {
     if (r.status !== 'ok' || r === ref) continue;
-    const pairs = [['loss 1', r.losses[0], ref.losses[0]], ['norm 1', r.norms[0], ref.norms[0]], ['loss 2', r.losses[1], ref.losses[1]]];
+    const pairs = [
+      ['loss 1', r.losses[0], ref.losses[0]],
+      ['norm 1', r.norms[0], ref.norms[0]],
+      ['loss 2', r.losses[1], ref.losses[1]],
+    ];
     const worst = Math.max(...pairs.map(([, a, b]) => rel(a, b)));
     r.agree = { worst, ok: worst <= kAgreeRel, ref: ref.name };
     if (!(worst <= kAgreeRel)) {
-      problems.push(`${r.name}: steps 1–2 differ from ${ref.name} by ${worst.toExponential(1)} relative (> ${kAgreeRel}): ` +
-        pairs.map(([n, a, b]) => `${n} ${a} vs ${b}`).join(', '));
+      problems.push(
+        `${r.name}: steps 1–2 differ from ${ref.name} by ${worst.toExponential(1)} relative (> ${kAgreeRel}): ` +
+          pairs.map(([n, a, b]) => `${n} ${a} vs ${b}`).join(', '),
+      );
     }
   }
   notes.push(`steps 1–2 (loss, gradient norm) compared with ${ref.name}; tolerance ${kAgreeRel} relative`);
@@ -169,7 +228,9 @@ async function benchSize(dModel, { smoke, budgetMs, log, contenders }) {
   const config = modelConfig(dModel);
   const weights = initialWeights(config, 1000 + dModel);
   const batches = makeBatches(7);
-  log(`\ntraining step, d = ${dModel}: ${parameterCount(config)} parameters, ${(stepFlops(config) / 1e9).toFixed(3)} GFLOP per step (6·P·B·T)`);
+  log(
+    `\ntraining step, d = ${dModel}: ${parameterCount(config)} parameters, ${(stepFlops(config) / 1e9).toFixed(3)} GFLOP per step (6·P·B·T)`,
+  );
   const results = [];
   for (const c of CONTENDERS.filter((x) => !contenders || contenders.includes(x.key))) {
     let r;
@@ -181,14 +242,25 @@ async function benchSize(dModel, { smoke, budgetMs, log, contenders }) {
     Object.assign(r, { key: c.key, name: c.name });
     if (r.status === 'ok') {
       r.gflops = stepFlops(config) / r.medianMs / 1e6;
-      if (![...r.losses, ...r.norms].every(Number.isFinite)) Object.assign(r, { status: 'error', note: 'ERROR: a non-finite loss or norm' });
+      if (![...r.losses, ...r.norms].every(Number.isFinite))
+        Object.assign(r, { status: 'error', note: 'ERROR: a non-finite loss or norm' });
     }
     results.push(r);
-    log(`  ${c.name.padEnd(48)} ${r.status === 'ok' ? `${formatMs(r.medianMs).padStart(9)}  N=${String(r.runs).padEnd(4)} loss ${r.losses[0].toFixed(5)} → ${r.losses[1].toFixed(5)}` : r.note}`);
+    log(
+      `  ${c.name.padEnd(48)} ${r.status === 'ok' ? `${formatMs(r.medianMs).padStart(9)}  N=${String(r.runs).padEnd(4)} loss ${r.losses[0].toFixed(5)} → ${r.losses[1].toFixed(5)}` : r.note}`,
+    );
   }
   const { notes, problems } = agreement(results);
   for (const r of results) if (r.status === 'error') problems.push(`${r.name}: ${r.note}`);
-  return { dModel, config, params: parameterCount(config), flops: stepFlops(config), results, notes, problems };
+  return {
+    dModel,
+    config,
+    params: parameterCount(config),
+    flops: stepFlops(config),
+    results,
+    notes,
+    problems,
+  };
 }
 
 // ---- reverse to 99% -------------------------------------------------------------------------------
@@ -198,8 +270,17 @@ async function benchSize(dModel, { smoke, budgetMs, log, contenders }) {
 function reverseRun(api, seed) {
   const R = REVERSE;
   const task = api.createTask('reverse', { length: 8, seed });
-  const model = new api.TinyTransformer({ vocabSize: task.vocabSize, maxLength: task.sequenceLength, dModel: R.dModel,
-    numHeads: R.numHeads, numLayers: R.numLayers, mlp: true, positional: 'learned', norm: 'pre', seed });
+  const model = new api.TinyTransformer({
+    vocabSize: task.vocabSize,
+    maxLength: task.sequenceLength,
+    dModel: R.dModel,
+    numHeads: R.numHeads,
+    numLayers: R.numLayers,
+    mlp: true,
+    positional: 'learned',
+    norm: 'pre',
+    seed,
+  });
   const trainer = new api.Trainer(model, R.optimizer);
   try {
     let steps = 0;
@@ -214,9 +295,24 @@ function reverseRun(api, seed) {
       steps++;
       if (steps % R.evalEvery) continue;
       accuracy = api.evaluate(model, task, R.evaluate).sequenceAccuracy;
-      if (accuracy >= R.target) return { seed, reached: true, steps, seconds: (performance.now() - t0) / 1e3, stepSeconds: stepMs / 1e3, accuracy };
+      if (accuracy >= R.target)
+        return {
+          seed,
+          reached: true,
+          steps,
+          seconds: (performance.now() - t0) / 1e3,
+          stepSeconds: stepMs / 1e3,
+          accuracy,
+        };
     }
-    return { seed, reached: false, steps, seconds: (performance.now() - t0) / 1e3, stepSeconds: stepMs / 1e3, accuracy };
+    return {
+      seed,
+      reached: false,
+      steps,
+      seconds: (performance.now() - t0) / 1e3,
+      stepSeconds: stepMs / 1e3,
+      accuracy,
+    };
   } finally {
     trainer.dispose();
     model.dispose();
@@ -229,9 +325,13 @@ async function reverseToTarget({ log }) {
   if (missing) return { status: 'skipped', note: missing };
   const runs = REVERSE.seeds.map((seed) => reverseRun(api, seed));
   for (const r of runs) {
-    log(`  reverse (seed ${r.seed}): ${r.reached ? `99% after ${r.steps} steps, ${r.seconds.toFixed(2)} s` : `not reached in ${r.steps} steps (${(100 * r.accuracy).toFixed(1)}%)`}`);
+    log(
+      `  reverse (seed ${r.seed}): ${r.reached ? `99% after ${r.steps} steps, ${r.seconds.toFixed(2)} s` : `not reached in ${r.steps} steps (${(100 * r.accuracy).toFixed(1)}%)`}`,
+    );
   }
-  const sorted = [...runs].sort((a, b) => (a.reached === b.reached ? a.seconds - b.seconds : a.reached ? -1 : 1));
+  const sorted = [...runs].sort((a, b) =>
+    a.reached === b.reached ? a.seconds - b.seconds : a.reached ? -1 : 1,
+  );
   return { status: 'ok', runs, median: sorted[Math.floor(sorted.length / 2)], config: REVERSE };
 }
 
@@ -246,7 +346,9 @@ async function measurePeaks(smoke, before, log) {
     peak[kind] = before?.[kind] && (!m || before[kind].gflops > m.gflops) ? before[kind] : m;
   }
   const show = (m) => (m ? `${m.gflops.toFixed(1)} GFLOP/s` : 'n/a (no relaxed SIMD)');
-  log(`  f32x4 peak${before ? ' (best of two)' : ''}: relaxed_madd ${show(peak.relaxed)}, mul+add ${show(peak.simd128)}`);
+  log(
+    `  f32x4 peak${before ? ' (best of two)' : ''}: relaxed_madd ${show(peak.relaxed)}, mul+add ${show(peak.simd128)}`,
+  );
   return peak;
 }
 
@@ -254,14 +356,25 @@ async function measurePeaks(smoke, before, log) {
  * Runs the section; returns { markdown, problems, notes }. smoke: d = 64 only, 2 steps per
  * contender, no torch, no reverse run, a short peak measurement.
  */
-export async function runTrainSection({ smoke = false, budgetMs = 1500, log = console.log, contenders = null } = {}) {
+export async function runTrainSection({
+  smoke = false,
+  budgetMs = 1500,
+  log = console.log,
+  contenders = null,
+} = {}) {
   log('\n=== training step ===');
   const peak = await measurePeaks(smoke, null, log);
   const sizes = [];
   for (const d of smoke ? [64] : SIZES) sizes.push(await benchSize(d, { smoke, budgetMs, log, contenders }));
   if (!smoke) Object.assign(peak, await measurePeaks(smoke, peak, log)); // again: the better of two, as load varies
-  const reverse = smoke ? { status: 'skipped', note: 'skipped in --smoke mode' } : await reverseToTarget({ log });
+  const reverse = smoke
+    ? { status: 'skipped', note: 'skipped in --smoke mode' }
+    : await reverseToTarget({ log });
   const problems = sizes.flatMap((s) => s.problems);
-  const notes = [...new Set(sizes.flatMap((s) => s.results.filter((r) => r.missing).map((r) => `${r.name} skipped: ${r.note}`)))];
+  const notes = [
+    ...new Set(
+      sizes.flatMap((s) => s.results.filter((r) => r.missing).map((r) => `${r.name} skipped: ${r.note}`)),
+    ),
+  ];
   return { markdown: trainReport({ peak, sizes, reverse, smoke }), problems, notes };
 }

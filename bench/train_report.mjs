@@ -14,7 +14,8 @@ const pct = (x) => (x == null ? '–' : `${(100 * x).toFixed(0)}%`);
 function sizeRows(size, peak) {
   const tfjs = byKey(size, 'tfjs');
   return size.results.map((r) => {
-    if (r.status !== 'ok') return [`${size.dModel}`, r.name, r.status === 'error' ? 'ERROR' : r.status, '–', '–', '–', '–', '–'];
+    if (r.status !== 'ok')
+      return [`${size.dModel}`, r.name, r.status === 'error' ? 'ERROR' : r.status, '–', '–', '–', '–', '–'];
     const agree = r.agree ? `${r.agree.worst.toExponential(1)}${r.agree.ok ? '' : ' ✗'}` : 'reference';
     return [
       `${size.dModel}`,
@@ -36,18 +37,29 @@ function targets({ sizes, peak, reverse }) {
     const ours = byKey(s, 'ours-relaxed');
     const tfjs = byKey(s, 'tfjs');
     const ratio = ours && tfjs ? tfjs.medianMs / ours.medianMs : null;
-    rows.push([`≥ 10× tfjs-backend-wasm steps/s, d = ${s.dModel}`, formatRatio(ratio), ratio == null ? '–' : ratio >= 10 ? '✓ met' : '✗ missed']);
+    rows.push([
+      `≥ 10× tfjs-backend-wasm steps/s, d = ${s.dModel}`,
+      formatRatio(ratio),
+      ratio == null ? '–' : ratio >= 10 ? '✓ met' : '✗ missed',
+    ]);
   }
   const big = sizes.find((s) => s.dModel === 128);
   if (big) {
     const ours = byKey(big, 'ours-relaxed');
     const share = ours && peak ? ours.gflops / peak.gflops : null;
-    rows.push(['≥ 50% of the measured FMA peak over the whole step, d = 128', pct(share), share == null ? '–' : share >= 0.5 ? '✓ met' : '✗ missed']);
+    rows.push([
+      '≥ 50% of the measured FMA peak over the whole step, d = 128',
+      pct(share),
+      share == null ? '–' : share >= 0.5 ? '✓ met' : '✗ missed',
+    ]);
   }
   if (reverse.status === 'ok') {
     const m = reverse.median;
-    rows.push(['reverse to 99% sequence accuracy within 2 s (Node)', m.reached ? `${m.seconds.toFixed(2)} s` : 'not reached',
-      m.reached && m.seconds <= 2 ? '✓ met' : '✗ missed']);
+    rows.push([
+      'reverse to 99% sequence accuracy within 2 s (Node)',
+      m.reached ? `${m.seconds.toFixed(2)} s` : 'not reached',
+      m.reached && m.seconds <= 2 ? '✓ met' : '✗ missed',
+    ]);
   } else {
     rows.push(['reverse to 99% sequence accuracy within 2 s (Node)', '–', reverse.note]);
   }
@@ -57,7 +69,10 @@ function targets({ sizes, peak, reverse }) {
 function reverseLines(reverse) {
   if (reverse.status !== 'ok') return [`Reverse to 99%: ${reverse.note}.`];
   const c = reverse.config;
-  const each = reverse.runs.map((r) => `seed ${r.seed}: ${r.reached ? `${r.seconds.toFixed(2)} s, ${r.steps} steps (steps alone ${r.stepSeconds.toFixed(2)} s)` : `not reached in ${r.steps} steps / ${r.seconds.toFixed(1)} s (${(100 * r.accuracy).toFixed(1)}%)`}`);
+  const each = reverse.runs.map(
+    (r) =>
+      `seed ${r.seed}: ${r.reached ? `${r.seconds.toFixed(2)} s, ${r.steps} steps (steps alone ${r.stepSeconds.toFixed(2)} s)` : `not reached in ${r.steps} steps / ${r.seconds.toFixed(1)} s (${(100 * r.accuracy).toFixed(1)}%)`}`,
+  );
   return [
     `**reverse: seconds of training in Node to reach 99% sequence accuracy** (ours, relaxed SIMD; d ${c.dModel}, ` +
       `${c.numHeads} heads, ${c.numLayers} layers, batch ${c.batch}, lr ${c.optimizer.lr}, clipGradNorm ${c.optimizer.clipGradNorm}, ` +
@@ -84,12 +99,26 @@ export function trainReport({ peak, sizes, reverse, smoke }) {
       (smoke ? ' Smoke run: 2 steps per contender, no warm-up.' : ''),
     '',
     `GFLOP/s = 6 · parameters · tokens (${kBatch * kSeqLen}) per step / median step time: ` +
-      sizes.map((s) => `d = ${s.dModel}: ${s.params} parameters, ${(s.flops / 1e9).toFixed(3)} GFLOP`).join('; ') + '.',
+      sizes
+        .map((s) => `d = ${s.dModel}: ${s.params} parameters, ${(s.flops / 1e9).toFixed(3)} GFLOP`)
+        .join('; ') +
+      '.',
     `Peak of this machine (fma_peak.mjs, 12 independent chains; the better of a measurement before and after the contenders): f32x4.relaxed_madd ${p ? `**${p.gflops.toFixed(1)} GFLOP/s**` : 'n/a (relaxed SIMD off)'}, ` +
       `f32x4.mul + f32x4.add ${peak.simd128.gflops.toFixed(1)} GFLOP/s. "% of FMA peak" = GFLOP/s / the relaxed_madd peak.`,
     '',
-    table(['d', 'contender', 'time per step (median)', 'steps/s', 'GFLOP/s', 'faster than tfjs by', '% of FMA peak',
-      'steps 1–2 vs reference (max rel. diff)'], rows),
+    table(
+      [
+        'd',
+        'contender',
+        'time per step (median)',
+        'steps/s',
+        'GFLOP/s',
+        'faster than tfjs by',
+        '% of FMA peak',
+        'steps 1–2 vs reference (max rel. diff)',
+      ],
+      rows,
+    ),
     '',
     ...notes,
     '',

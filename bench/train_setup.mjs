@@ -24,19 +24,33 @@ export function modelConfig(dModel) {
 /** [name, shape] in TinyTransformer's parameter order (its state-dict names). */
 export function parameterShapes(c) {
   const d = c.dModel;
-  const list = [['tok_emb.weight', [c.vocabSize, d]], ['pos_emb.weight', [c.maxLength, d]]];
+  const list = [
+    ['tok_emb.weight', [c.vocabSize, d]],
+    ['pos_emb.weight', [c.maxLength, d]],
+  ];
   for (let i = 0; i < c.numLayers; i++) {
     const p = `blocks.${i}.`;
     list.push(
-      [`${p}ln1.weight`, [d]], [`${p}ln1.bias`, [d]],
-      [`${p}attn.in_proj_weight`, [3 * d, d]], [`${p}attn.in_proj_bias`, [3 * d]],
-      [`${p}attn.out_proj.weight`, [d, d]], [`${p}attn.out_proj.bias`, [d]],
-      [`${p}ln2.weight`, [d]], [`${p}ln2.bias`, [d]],
-      [`${p}mlp.fc1.weight`, [c.mlpHidden, d]], [`${p}mlp.fc1.bias`, [c.mlpHidden]],
-      [`${p}mlp.fc2.weight`, [d, c.mlpHidden]], [`${p}mlp.fc2.bias`, [d]],
+      [`${p}ln1.weight`, [d]],
+      [`${p}ln1.bias`, [d]],
+      [`${p}attn.in_proj_weight`, [3 * d, d]],
+      [`${p}attn.in_proj_bias`, [3 * d]],
+      [`${p}attn.out_proj.weight`, [d, d]],
+      [`${p}attn.out_proj.bias`, [d]],
+      [`${p}ln2.weight`, [d]],
+      [`${p}ln2.bias`, [d]],
+      [`${p}mlp.fc1.weight`, [c.mlpHidden, d]],
+      [`${p}mlp.fc1.bias`, [c.mlpHidden]],
+      [`${p}mlp.fc2.weight`, [d, c.mlpHidden]],
+      [`${p}mlp.fc2.bias`, [d]],
     );
   }
-  list.push(['ln_f.weight', [d]], ['ln_f.bias', [d]], ['head.weight', [c.vocabSize, d]], ['head.bias', [c.vocabSize]]);
+  list.push(
+    ['ln_f.weight', [d]],
+    ['ln_f.bias', [d]],
+    ['head.weight', [c.vocabSize, d]],
+    ['head.bias', [c.vocabSize]],
+  );
   return list;
 }
 
@@ -48,7 +62,6 @@ export function parameterCount(c) {
 export function stepFlops(c) {
   return 6 * parameterCount(c) * kBatch * kSeqLen;
 }
-
 
 function normal(rand) {
   const u = 1 - rand(); // (0, 1]: log is finite
@@ -66,7 +79,8 @@ export function initialWeights(c, seed) {
   for (const [name, shape] of parameterShapes(c)) {
     const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
     const leaf = name.split('.').slice(-1)[0];
-    if (/(^|\.)ln(\d+|_f)\.weight$/.test(name)) data.fill(1); // LayerNorm gains
+    if (/(^|\.)ln(\d+|_f)\.weight$/.test(name))
+      data.fill(1); // LayerNorm gains
     else if (leaf === 'weight' || leaf === 'in_proj_weight') {
       const residual = name.endsWith('out_proj.weight') || name.endsWith('fc2.weight');
       const std = name === 'pos_emb.weight' ? 0.01 : residual ? 0.02 / Math.sqrt(2 * c.numLayers) : 0.02;
@@ -122,9 +136,14 @@ export function writeTorchInput(file, { config, weights, batches, budgetMs, fixe
     add(`batch.${i}.ids`, 'int32', [kBatch, kSeqLen], b.ids);
     add(`batch.${i}.targets`, 'int32', [kBatch, kSeqLen], b.targets);
   });
-  const header = Buffer.from(JSON.stringify({
-    config, optimizer: OPTIMIZER, steps: { budget_ms: budgetMs, fixed_runs: fixedRuns }, tensors,
-  }));
+  const header = Buffer.from(
+    JSON.stringify({
+      config,
+      optimizer: OPTIMIZER,
+      steps: { budget_ms: budgetMs, fixed_runs: fixedRuns },
+      tensors,
+    }),
+  );
   const length = Buffer.alloc(8);
   length.writeBigUInt64LE(BigInt(header.length));
   writeFileSync(file, Buffer.concat([length, header, ...parts]));

@@ -26,7 +26,9 @@ export function createTfjsTrainer(tf, config, weights, optimizer) {
   const p = {};
   for (const [name, shape] of parameterShapes(config)) {
     const t = isLinearWeight(name) ? [shape[1], shape[0]] : shape;
-    const data = isLinearWeight(name) ? transpose(weights[name].data, shape[0], shape[1]) : weights[name].data;
+    const data = isLinearWeight(name)
+      ? transpose(weights[name].data, shape[0], shape[1])
+      : weights[name].data;
     p[name] = tf.tidy(() => tf.variable(tf.tensor(data, t)));
   }
   const names = Object.keys(p);
@@ -61,7 +63,10 @@ export function createTfjsTrainer(tf, config, weights, optimizer) {
   // Mean cross-entropy over the scored targets: targetWeights is one-hot / (number scored).
   function loss(oneHotIds, targetWeights) {
     const tok = tf.matMul(oneHotIds, p['tok_emb.weight']); // (B·T, d)
-    const pos = p['pos_emb.weight'].shape[0] === T ? p['pos_emb.weight'] : tf.slice(p['pos_emb.weight'], [0, 0], [T, d]);
+    const pos =
+      p['pos_emb.weight'].shape[0] === T
+        ? p['pos_emb.weight']
+        : tf.slice(p['pos_emb.weight'], [0, 0], [T, d]);
     let x = tf.reshape(tf.add(tf.reshape(tok, [B, T, d]), pos), [B * T, d]);
     for (let i = 0; i < L; i++) {
       const b = `blocks.${i}`;
@@ -76,7 +81,13 @@ export function createTfjsTrainer(tf, config, weights, optimizer) {
   // p −= lr/bc1 · m / (√v / √bc2 + eps). Returns the (unclipped) norm as a scalar tensor.
   function adamw(byVariable) {
     const grads = Object.fromEntries(names.map((n) => [n, byVariable[p[n].name]])); // keyed by variable name
-    const { lr, betas: [b1, b2], eps, weightDecay, clipGradNorm } = optimizer;
+    const {
+      lr,
+      betas: [b1, b2],
+      eps,
+      weightDecay,
+      clipGradNorm,
+    } = optimizer;
     steps++;
     const bc1 = 1 - b1 ** steps;
     const bc2 = 1 - b2 ** steps;
@@ -118,7 +129,11 @@ export function createTfjsTrainer(tf, config, weights, optimizer) {
 
 // Linear weights are (out, in) in the state dict and (in, out) here.
 function isLinearWeight(name) {
-  return name !== 'tok_emb.weight' && name !== 'pos_emb.weight' && /(in_proj_weight|proj\.weight|fc\d\.weight|head\.weight)$/.test(name);
+  return (
+    name !== 'tok_emb.weight' &&
+    name !== 'pos_emb.weight' &&
+    /(in_proj_weight|proj\.weight|fc\d\.weight|head\.weight)$/.test(name)
+  );
 }
 
 function transpose(data, rows, cols) {

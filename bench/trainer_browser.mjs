@@ -7,27 +7,41 @@ import { launch, routeHtml } from '../tests/browser/helpers.mjs';
 
 const runs = Number(process.argv[2] ?? 5);
 const b = await launch();
-const times = [], steps = [];
+const times = [],
+  steps = [];
 for (let r = 0; r < runs; r++) {
   const url = b.url(`/__bench/trainer-${r}.html`);
-  await routeHtml(b.context, url, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bench</title>
-    <script type="module" src="/web/widgets.js"></script></head><body><attention-trainer task="reverse" length="8" seed="${r + 1}"></attention-trainer></body></html>`);
+  await routeHtml(
+    b.context,
+    url,
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bench</title>
+    <script type="module" src="/web/widgets.js"></script></head><body><attention-trainer task="reverse" length="8" seed="${r + 1}"></attention-trainer></body></html>`,
+  );
   const { page } = await b.newPage();
   await page.goto(url);
-  await page.waitForFunction(() => document.querySelector('attention-trainer').snapshot, null, { timeout: 30_000 });
-  const result = await page.evaluate(() => new Promise((resolve) => {
-    const el = document.querySelector('attention-trainer');
-    const t0 = performance.now();
-    el.addEventListener('snapshot', (e) => {
-      if (e.detail.sequenceAccuracy >= 0.99) resolve({ ms: performance.now() - t0, step: e.detail.step });
-    });
-    el.shadowRoot.querySelector('button').click();  // Train
-  }));
+  await page.waitForFunction(() => document.querySelector('attention-trainer').snapshot, null, {
+    timeout: 30_000,
+  });
+  const result = await page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        const el = document.querySelector('attention-trainer');
+        const t0 = performance.now();
+        el.addEventListener('snapshot', (e) => {
+          if (e.detail.sequenceAccuracy >= 0.99) resolve({ ms: performance.now() - t0, step: e.detail.step });
+        });
+        el.shadowRoot.querySelector('button').click(); // Train
+      }),
+  );
   times.push(result.ms);
   steps.push(result.step);
-  console.log(`run ${r + 1}: 99% of sequences at step ${result.step} after ${(result.ms / 1000).toFixed(2)} s`);
+  console.log(
+    `run ${r + 1}: 99% of sequences at step ${result.step} after ${(result.ms / 1000).toFixed(2)} s`,
+  );
   await page.close();
 }
 await b.close();
 times.sort((a, c) => a - c);
-console.log(`median ${(times[times.length >> 1] / 1000).toFixed(2)} s over ${runs} seeds (target ≤ 3 s); steps ${steps.join(', ')}`);
+console.log(
+  `median ${(times[times.length >> 1] / 1000).toFixed(2)} s over ${runs} seeds (target ≤ 3 s); steps ${steps.join(', ')}`,
+);

@@ -37,12 +37,13 @@ export function checkFile(layer, text) {
       if (layer !== 'wasm') report(`${layer} includes Emscripten (only src/wasm may)`);
       return;
     }
-    if (bracket === '<') return;  // the standard library
+    if (bracket === '<') return; // the standard library
     const target = path.split('/')[0];
     if (!path.includes('/') || !Object.hasOwn(ALLOWED, target)) {
       return report('a project include must name its layer (kernels/, core/, model/, train/ or wasm/)');
     }
-    if (!ALLOWED[layer].includes(target)) report(`${layer} includes ${target} (allowed: ${ALLOWED[layer].join(', ')})`);
+    if (!ALLOWED[layer].includes(target))
+      report(`${layer} includes ${target} (allowed: ${ALLOWED[layer].join(', ')})`);
   });
   return problems;
 }
@@ -66,7 +67,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const problems = checkTree(join(dirname(fileURLToPath(import.meta.url)), '..'));
   for (const p of problems) console.error(p);
   if (problems.length) {
-    console.error(`check-layers: ${problems.length} include(s) against the layer direction (docs/architecture.md)`);
+    console.error(
+      `check-layers: ${problems.length} include(s) against the layer direction (docs/architecture.md)`,
+    );
     process.exit(1);
   }
   console.log('check-layers: every include in src/ follows kernels ← core ← model ← train ← wasm');

@@ -17,21 +17,34 @@ export function renderKeyTables() {
   for (const [arch, t] of Object.entries(CONFIG_KEYS)) {
     out.push(`#### ${arch} (\`model_type: "${t.modelType}"\`)`, '');
     out.push('| key | class | default when absent / the only value accepted |', '|---|---|---|');
-    for (const [k, v] of Object.entries(t.implemented)) out.push(`| ${code(k)} | implemented | ${value(v)} |`);
+    for (const [k, v] of Object.entries(t.implemented))
+      out.push(`| ${code(k)} | implemented | ${value(v)} |`);
     for (const k of t.inert) out.push(`| ${code(k)} | inert | |`);
-    for (const [k, v] of Object.entries(t.defaultOnly)) out.push(`| ${code(k)} | inert only at its default | ${value(v)} |`);
+    for (const [k, v] of Object.entries(t.defaultOnly))
+      out.push(`| ${code(k)} | inert only at its default | ${value(v)} |`);
     out.push('');
   }
   out.push('#### Every architecture', '');
   out.push(`Inert (cannot change the forward): ${INERT_COMMON.map(code).join(', ')}.`, '');
-  out.push(`Inert only at their default: ${Object.entries(DEFAULT_ONLY_COMMON).map(([k, v]) => `${code(k)} = ${value(v)}`).join(', ')}.`, '');
-  out.push(`Always refused: ${Object.entries(REFUSED).map(([k, why]) => `${code(k)} (${why})`).join('; ')}.`, '');
+  out.push(
+    `Inert only at their default: ${Object.entries(DEFAULT_ONLY_COMMON)
+      .map(([k, v]) => `${code(k)} = ${value(v)}`)
+      .join(', ')}.`,
+    '',
+  );
+  out.push(
+    `Always refused: ${Object.entries(REFUSED)
+      .map(([k, why]) => `${code(k)} (${why})`)
+      .join('; ')}.`,
+    '',
+  );
   out.push(END);
   return out.join('\n');
 }
 
 export function docSection(text) {
-  const a = text.indexOf(BEGIN), b = text.indexOf(END);
+  const a = text.indexOf(BEGIN),
+    b = text.indexOf(END);
   if (a < 0 || b < a) throw new Error('docs/checkpoints.md has no config-keys markers');
   return text.slice(a, b + END.length);
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Formats the C++ sources with clang-format (.clang-format at the root). `--check` only reports.
+# Formats every JS/TS file with prettier (.prettierrc.json) and every C++ file with clang-format
+# (.clang-format), then checks the rest of the house style (scripts/check-style.mjs). `--check` only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=$(git ls-files 'src/*.cpp' 'src/*.h' 'tests/cpp/*.cpp' 'tests/cpp/*.h' 'bench/*.cpp')
 if [ "${1:-}" = "--check" ]; then
-  clang-format --dry-run --Werror $files
+  node scripts/check-style.mjs
 else
-  clang-format -i $files
+  node scripts/check-style.mjs --fix
 fi

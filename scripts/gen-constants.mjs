@@ -21,20 +21,55 @@ const OUTPUT = 'src/js/constants.js';
 
 // [JS name, header, C++ enum (namespace-qualified for the comment), name style, what it is for]
 const ENUMS = [
-  ['STATUS_CODE', 'src/core/status.h', 'attn::StatusCode', 'upper',
-    'Status codes of every binding result; the names are AttentionError.code (and attn::status_code_name).'],
-  ['POSITIONAL_KIND', 'src/model/tiny_transformer.h', 'attn::PositionalKind', 'lower',
-    "TinyTransformer's positional encodings, by the names its config uses."],
-  ['NORM_KIND', 'src/model/tiny_transformer.h', 'attn::NormKind', 'lower',
-    "TinyTransformer's LayerNorm placements, by the names its config uses."],
-  ['WEIGHT_FORMAT', 'src/core/stored_weight.h', 'attn::WeightFormat', 'upper',
-    'Checkpoint weight formats, by their safetensors dtype names.'],
-  ['PRETRAINED_ARCH', 'src/model/pretrained.h', 'attn::PretrainedArch', 'upper',
-    'The core model family a pretrained architecture is built on (PretrainedConfig.arch).'],
-  ['FAST_FLAG', 'src/wasm/fast_path.h', 'attn_js::FastFlag', 'upper',
-    "Bits of MhaHandle.forwardFast's flags (the lean forward path)."],
-  ['FAST_IO', 'src/wasm/fast_path.h', 'attn_js::FastIo', 'upper',
-    "Int32 slots of MhaHandle's io block (ioPtr) on the lean forward path."],
+  [
+    'STATUS_CODE',
+    'src/core/status.h',
+    'attn::StatusCode',
+    'upper',
+    'Status codes of every binding result; the names are AttentionError.code (and attn::status_code_name).',
+  ],
+  [
+    'POSITIONAL_KIND',
+    'src/model/tiny_transformer.h',
+    'attn::PositionalKind',
+    'lower',
+    "TinyTransformer's positional encodings, by the names its config uses.",
+  ],
+  [
+    'NORM_KIND',
+    'src/model/tiny_transformer.h',
+    'attn::NormKind',
+    'lower',
+    "TinyTransformer's LayerNorm placements, by the names its config uses.",
+  ],
+  [
+    'WEIGHT_FORMAT',
+    'src/core/stored_weight.h',
+    'attn::WeightFormat',
+    'upper',
+    'Checkpoint weight formats, by their safetensors dtype names.',
+  ],
+  [
+    'PRETRAINED_ARCH',
+    'src/model/pretrained.h',
+    'attn::PretrainedArch',
+    'upper',
+    'The core model family a pretrained architecture is built on (PretrainedConfig.arch).',
+  ],
+  [
+    'FAST_FLAG',
+    'src/wasm/fast_path.h',
+    'attn_js::FastFlag',
+    'upper',
+    "Bits of MhaHandle.forwardFast's flags (the lean forward path).",
+  ],
+  [
+    'FAST_IO',
+    'src/wasm/fast_path.h',
+    'attn_js::FastIo',
+    'upper',
+    "Int32 slots of MhaHandle's io block (ioPtr) on the lean forward path.",
+  ],
 ];
 
 const snake = (name) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2');
@@ -46,7 +81,10 @@ export function parseEnum(text, qualified, style) {
   const found = [...code.matchAll(new RegExp(`enum\\s+class\\s+${name}\\b[^{;]*\\{([^}]*)\\}`, 'g'))];
   if (found.length !== 1) throw new Error(`${qualified}: expected one definition, found ${found.length}`);
   const entries = {};
-  for (const item of found[0][1].split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of found[0][1]
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^k([A-Z0-9]\w*)\s*=\s*(-?\d+)$/.exec(item);
     if (!m) throw new Error(`${qualified}: "${item}" is not "kName = <integer>"`);
     const key = style === 'lower' ? snake(m[1]).toLowerCase() : snake(m[1]).toUpperCase();
@@ -65,8 +103,16 @@ export function generate() {
   ];
   for (const [jsName, header, qualified, style, doc] of ENUMS) {
     const entries = parseEnum(readFileSync(join(root, header), 'utf8'), qualified, style);
-    const body = Object.entries(entries).map(([k, v]) => `  ${/^[A-Za-z_]\w*$/.test(k) ? k : JSON.stringify(k)}: ${v},`);
-    lines.push('', `/** ${doc} ${qualified} (${header}). */`, `export const ${jsName} = Object.freeze({`, ...body, '});');
+    const body = Object.entries(entries).map(
+      ([k, v]) => `  ${/^[A-Za-z_]\w*$/.test(k) ? k : JSON.stringify(k)}: ${v},`,
+    );
+    lines.push(
+      '',
+      `/** ${doc} ${qualified} (${header}). */`,
+      `export const ${jsName} = Object.freeze({`,
+      ...body,
+      '});',
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -75,10 +121,16 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const path = join(root, OUTPUT);
   const text = generate();
   let current = null;
-  try { current = readFileSync(path, 'utf8'); } catch { /* not written yet */ }
+  try {
+    current = readFileSync(path, 'utf8');
+  } catch {
+    /* not written yet */
+  }
   if (process.argv.includes('--check')) {
     if (current !== text) {
-      console.error(`${OUTPUT} is not what the C++ headers give: run \`node scripts/gen-constants.mjs\` and commit it`);
+      console.error(
+        `${OUTPUT} is not what the C++ headers give: run \`node scripts/gen-constants.mjs\` and commit it`,
+      );
       process.exit(1);
     }
     console.log(`${OUTPUT} matches the C++ headers`);

@@ -29,7 +29,9 @@ function fail(message) {
 }
 
 function readU32Leb(bytes, at) {
-  let value = 0, shift = 0, byte;
+  let value = 0,
+    shift = 0,
+    byte;
   do {
     byte = bytes[at++];
     value += (byte & 0x7f) * 2 ** shift;
@@ -40,7 +42,8 @@ function readU32Leb(bytes, at) {
 
 // [start, end) of the code section's payload.
 function codeSection(bytes) {
-  if (bytes[0] !== 0 || bytes[1] !== 0x61 || bytes[2] !== 0x73 || bytes[3] !== 0x6d) fail('not a wasm module');
+  if (bytes[0] !== 0 || bytes[1] !== 0x61 || bytes[2] !== 0x73 || bytes[3] !== 0x6d)
+    fail('not a wasm module');
   let at = 8;
   while (at < bytes.length) {
     const id = bytes[at];
@@ -59,7 +62,7 @@ function objdump() {
       return tool;
     } catch {}
   }
-  fail('llvm-objdump (LLVM 14, a dependency of Debian\'s emscripten package) was not found');
+  fail("llvm-objdump (LLVM 14, a dependency of Debian's emscripten package) was not found");
 }
 
 // The prototype relaxed instructions llvm-objdump decodes: mnemonic → offsets in the code section
@@ -67,13 +70,15 @@ function objdump() {
 function decodedRelaxed(file) {
   const text = execFileSync(objdump(), ['-d', file], { encoding: 'utf8', maxBuffer: 1 << 28 });
   const found = {};
-  const line = /^\s*([0-9a-f]+):[0-9a-f ]*\t((?:f32x4|f64x2|i8x16|i16x8|i32x4|i64x2)\.(?:fma|fms|relaxed_\w+|laneselect|dot_i8x16\w*))\b/gm;
+  const line =
+    /^\s*([0-9a-f]+):[0-9a-f ]*\t((?:f32x4|f64x2|i8x16|i16x8|i32x4|i64x2)\.(?:fma|fms|relaxed_\w+|laneselect|dot_i8x16\w*))\b/gm;
   for (const m of text.matchAll(line)) (found[m[2]] ??= []).push(parseInt(m[1], 16));
   return found;
 }
 
 function validateWithRelaxedSimd(file) {
-  const check = `const ok = WebAssembly.validate(require('fs').readFileSync(${JSON.stringify(file)}));` +
+  const check =
+    `const ok = WebAssembly.validate(require('fs').readFileSync(${JSON.stringify(file)}));` +
     'process.exit(ok ? 0 : 3)';
   try {
     execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '-e', check], { stdio: 'inherit' });
@@ -90,13 +95,18 @@ const decoded = decodedRelaxed(file);
 const fmas = decoded['f32x4.fma'] ?? [];
 const others = Object.keys(decoded).filter((k) => k !== 'f32x4.fma');
 if (others.length) fail(`${file}: unexpected relaxed instructions ${others.join(', ')}`);
-if (fmas.length === 0) fail(`${file}: no f32x4.fma to patch (built without -mrelaxed-simd, or patched already?)`);
+if (fmas.length === 0)
+  fail(`${file}: no f32x4.fma to patch (built without -mrelaxed-simd, or patched already?)`);
 for (const offset of fmas) {
   const at = start + offset;
   if (at + PROTOTYPE_FMA.length > end || !PROTOTYPE_FMA.every((b, k) => bytes[at + k] === b)) {
-    fail(`${file}: llvm-objdump puts an f32x4.fma at code offset 0x${offset.toString(16)}, but its bytes are not fd af 01`);
+    fail(
+      `${file}: llvm-objdump puts an f32x4.fma at code offset 0x${offset.toString(16)}, but its bytes are not fd af 01`,
+    );
   }
-  RELAXED_MADD.forEach((b, k) => { bytes[at + k] = b; });
+  RELAXED_MADD.forEach((b, k) => {
+    bytes[at + k] = b;
+  });
 }
 writeFileSync(file, bytes);
 validateWithRelaxedSimd(file);

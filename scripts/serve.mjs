@@ -46,7 +46,8 @@ const MIME = {
  * allowed (KaTeX and the widgets set style attributes). The pages' workers (the trainer, the demo's
  * model worker) are same-origin module files, which `script-src 'self'` already allows (worker-src falls back to it).
  */
-export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
+export const CSP =
+  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
 
 /**
  * Cross-origin isolation: COOP same-origin + COEP require-corp. Everything the pages load is
@@ -59,13 +60,21 @@ export const ISOLATION_HEADERS = {
 };
 
 // Friendly routes onto files below web/.
-const ROUTES = { '/': 'web/index.html', '/index.html': 'web/index.html',
-  '/tutorial.html': 'web/tutorial.html', '/favicon.ico': 'web/favicon.svg' };
+const ROUTES = {
+  '/': 'web/index.html',
+  '/index.html': 'web/index.html',
+  '/tutorial.html': 'web/tutorial.html',
+  '/favicon.ico': 'web/favicon.svg',
+};
 
 /** Maps a request path to a file inside `root`, or null when it is not allowed. */
 export function resolvePath(root, urlPath, routes = ROUTES) {
   let path;
-  try { path = decodeURIComponent(urlPath); } catch { return null; }
+  try {
+    path = decodeURIComponent(urlPath);
+  } catch {
+    return null;
+  }
   if (path.includes('\0') || path.includes('\\')) return null;
   if (Object.hasOwn(routes, path)) path = `/${routes[path]}`;
   // Refuse dot segments outright ('..' traversal, '.git', '.env'): nothing we serve starts with '.'.
@@ -76,8 +85,13 @@ export function resolvePath(root, urlPath, routes = ROUTES) {
 }
 
 function sendPlain(res, status, text, extra) {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text),
-    'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', ...extra });
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+    'Content-Security-Policy': CSP,
+    'X-Content-Type-Options': 'nosniff',
+    ...extra,
+  });
   res.end(text);
 }
 
@@ -102,7 +116,9 @@ async function handle(root, routes, extra, req, res) {
     ...extra,
   });
   if (req.method === 'HEAD') return res.end();
-  createReadStream(file).on('error', () => res.destroy()).pipe(res);
+  createReadStream(file)
+    .on('error', () => res.destroy())
+    .pipe(res);
 }
 
 /**
@@ -112,11 +128,20 @@ async function handle(root, routes, extra, req, res) {
  * `isolation` (default true) sends ISOLATION_HEADERS with every response.
  * @param {{ port?: number, host?: string, root?: string, routes?: Record<string, string>, isolation?: boolean }} [options]
  */
-export function startServer({ port = 8080, host = '127.0.0.1', root = projectRoot, routes = ROUTES, isolation = true } = {}) {
+export function startServer({
+  port = 8080,
+  host = '127.0.0.1',
+  root = projectRoot,
+  routes = ROUTES,
+  isolation = true,
+} = {}) {
   const base = resolve(root);
   const extra = isolation ? ISOLATION_HEADERS : {};
   const server = createServer((req, res) => {
-    handle(base, routes, extra, req, res).catch((e) => { if (!res.headersSent) sendPlain(res, 500, `${e.message}\n`, extra); else res.destroy(); });
+    handle(base, routes, extra, req, res).catch((e) => {
+      if (!res.headersSent) sendPlain(res, 500, `${e.message}\n`, extra);
+      else res.destroy();
+    });
   });
   return new Promise((ok, fail) => {
     server.once('error', fail);
@@ -125,7 +150,11 @@ export function startServer({ port = 8080, host = '127.0.0.1', root = projectRoo
       ok({
         url: `http://${host}:${actual}/`,
         port: actual,
-        close: () => new Promise((done) => { server.closeAllConnections?.(); server.close(() => done()); }),
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections?.();
+            server.close(() => done());
+          }),
       });
     });
   });
@@ -135,14 +164,20 @@ export function startServer({ port = 8080, host = '127.0.0.1', root = projectRoo
 if (import.meta.url === pathToFileURL(process.argv[1] || '').href) {
   const port = Number(process.env.PORT ?? 8080);
   const isolation = !process.argv.includes('--no-isolation');
-  startServer({ port, host: process.env.HOST || '127.0.0.1', isolation }).then(({ url }) => {
-    console.log(`attention-wasm demo:      ${url}`);
-    console.log(`attention-wasm tutorial:  ${url}tutorial.html`);
-    console.log(isolation ? 'Cross-origin isolated (COOP/COEP): the pages run threaded.'
-      : 'Without COOP/COEP (--no-isolation): the pages run on one thread.');
-    console.log('Ctrl+C to stop.');
-  }, (e) => {
-    console.error(`serve: cannot listen on port ${port}: ${e.message}`);
-    process.exit(1);
-  });
+  startServer({ port, host: process.env.HOST || '127.0.0.1', isolation }).then(
+    ({ url }) => {
+      console.log(`attention-wasm demo:      ${url}`);
+      console.log(`attention-wasm tutorial:  ${url}tutorial.html`);
+      console.log(
+        isolation
+          ? 'Cross-origin isolated (COOP/COEP): the pages run threaded.'
+          : 'Without COOP/COEP (--no-isolation): the pages run on one thread.',
+      );
+      console.log('Ctrl+C to stop.');
+    },
+    (e) => {
+      console.error(`serve: cannot listen on port ${port}: ${e.message}`);
+      process.exit(1);
+    },
+  );
 }

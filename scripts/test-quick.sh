@@ -20,6 +20,9 @@ if [ -n "$newer" ]; then
        "module (\`npm run build\` rebuilds it)"
 fi
 
+section "style: prettier, clang-format, file and function sizes (scripts/check-style.mjs)"
+node scripts/check-style.mjs
+
 section "native build (incremental)"
 configure build/native "${NATIVE_CONFIG[@]}"
 cmake --build build/native -j"$JOBS"

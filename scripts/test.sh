@@ -15,7 +15,8 @@ source scripts/common.sh   # NODE_PATH, JOBS, configure, section, the shared bui
 trap 'report_sections $?' EXIT
 mkdir -p build
 
-section "layers and shared constants (src/ include direction; src/js/constants.js = the C++ enums)"
+section "style, layers and shared constants (formatters, sizes, src/ include direction, constants = the C++ enums)"
+node scripts/check-style.mjs
 node scripts/check-layers.mjs
 node scripts/gen-constants.mjs --check
 

@@ -17,14 +17,20 @@ if (typeof window === 'undefined') {
   self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
   self.addEventListener('fetch', (event) => {
     const request = event.request;
-    if (request.cache === 'only-if-cached' && request.mode !== 'same-origin') return;  // a Chromium quirk
-    event.respondWith(fetch(request).then((response) => {
-      if (response.status === 0) return response;  // opaque: its headers cannot be changed
-      const headers = new Headers(response.headers);
-      headers.set('Cross-Origin-Opener-Policy', 'same-origin');
-      headers.set('Cross-Origin-Embedder-Policy', 'require-corp');
-      return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-    }));
+    if (request.cache === 'only-if-cached' && request.mode !== 'same-origin') return; // a Chromium quirk
+    event.respondWith(
+      fetch(request).then((response) => {
+        if (response.status === 0) return response; // opaque: its headers cannot be changed
+        const headers = new Headers(response.headers);
+        headers.set('Cross-Origin-Opener-Policy', 'same-origin');
+        headers.set('Cross-Origin-Embedder-Policy', 'require-corp');
+        return new Response(response.body, {
+          status: response.status,
+          statusText: response.statusText,
+          headers,
+        });
+      }),
+    );
   });
 } else if (!window.crossOriginIsolated && window.isSecureContext && navigator.serviceWorker) {
   // Reload at most once per tab, so a browser that will not isolate the page never loops.
@@ -34,6 +40,11 @@ if (typeof window === 'undefined') {
     sessionStorage.setItem(KEY, '1');
     location.reload();
   });
-  navigator.serviceWorker.register(document.currentScript.src)
-    .catch((error) => console.warn(`attention-wasm: coi-serviceworker not registered (${error.message}); running on one thread`));
+  navigator.serviceWorker
+    .register(document.currentScript.src)
+    .catch((error) =>
+      console.warn(
+        `attention-wasm: coi-serviceworker not registered (${error.message}); running on one thread`,
+      ),
+    );
 }

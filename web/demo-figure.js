@@ -9,7 +9,13 @@
 import { normalizeState, stateFromSearch } from './demo-state.js';
 
 /** The demo's views whose figures it opens, by widget. */
-const DEMO_WIDGETS = ['attention-heatmap', 'attention-steps', 'mask-editor', 'positional-encoding-heatmap', 'attention-model-view'];
+const DEMO_WIDGETS = [
+  'attention-heatmap',
+  'attention-steps',
+  'mask-editor',
+  'positional-encoding-heatmap',
+  'attention-model-view',
+];
 const MAX_BYTES = 64 * 2 ** 20;
 
 /**
@@ -17,12 +23,23 @@ const MAX_BYTES = 64 * 2 ** 20;
  * SVG figure's <metadata> `widgetState`. Throws a readable Error otherwise.
  */
 export function figureState(text) {
-  const t = String(text).replace(/^\uFEFF/, '').trim();
+  const t = String(text)
+    .replace(/^\uFEFF/, '')
+    .trim();
   let s = null;
   if (t.startsWith('{')) {
     let obj;
-    try { obj = JSON.parse(t); } catch (e) { throw new Error(`it is not valid JSON (${e.message})`); }
-    s = obj && typeof obj.state === 'object' && obj.state ? obj.state : obj && typeof obj.widget === 'string' ? obj : null;
+    try {
+      obj = JSON.parse(t);
+    } catch (e) {
+      throw new Error(`it is not valid JSON (${e.message})`);
+    }
+    s =
+      obj && typeof obj.state === 'object' && obj.state
+        ? obj.state
+        : obj && typeof obj.widget === 'string'
+          ? obj
+          : null;
     if (!s) throw new Error('this JSON holds no widget state: export one with a view’s JSON button');
   } else if (t.startsWith('<')) {
     const doc = new DOMParser().parseFromString(t, 'image/svg+xml');
@@ -30,8 +47,17 @@ export function figureState(text) {
     const meta = doc.querySelector('metadata');
     if (!meta) throw new Error('this SVG has no <metadata>: save a figure with a view’s SVG button');
     let m;
-    try { m = JSON.parse(meta.textContent); } catch { throw new Error('its <metadata> is not JSON'); }
-    s = m && typeof m.widgetState === 'object' && m.widgetState ? m.widgetState : m && typeof m.version === 'number' ? m : null;
+    try {
+      m = JSON.parse(meta.textContent);
+    } catch {
+      throw new Error('its <metadata> is not JSON');
+    }
+    s =
+      m && typeof m.widgetState === 'object' && m.widgetState
+        ? m.widgetState
+        : m && typeof m.version === 'number'
+          ? m
+          : null;
     if (!s) throw new Error('its <metadata> holds no widget state');
   } else throw new Error('expected a view’s JSON export or SVG figure');
   if (typeof s.widget !== 'string') throw new Error('the state names no widget');
@@ -41,12 +67,18 @@ export function figureState(text) {
 /** What must be opened before a figure of an opened file or folder can be redrawn. */
 function needs(model, name) {
   if (name === 'folder' || model.files) {
-    const files = model.files?.length ? model.files.join(', ') : 'config.json, tokenizer.json and model.safetensors (or its shards)';
-    return `This figure shows the model folder “${model.folderName || model.label || 'folder'}”, which is read on the device where it was opened and is not in `
-      + `the figure or a link. Open that folder again (Open a model folder…: ${files}), then open the figure again.`;
+    const files = model.files?.length
+      ? model.files.join(', ')
+      : 'config.json, tokenizer.json and model.safetensors (or its shards)';
+    return (
+      `This figure shows the model folder “${model.folderName || model.label || 'folder'}”, which is read on the device where it was opened and is not in ` +
+      `the figure or a link. Open that folder again (Open a model folder…: ${files}), then open the figure again.`
+    );
   }
-  return `This figure shows the model file “${model.fileName || 'model.safetensors'}”, which is not in the figure or a link. `
-    + 'Open that file again (Open a model (.safetensors)…), then open the figure again.';
+  return (
+    `This figure shows the model file “${model.fileName || 'model.safetensors'}”, which is not in the figure or a link. ` +
+    'Open that file again (Open a model (.safetensors)…), then open the figure again.'
+  );
 }
 
 /**
@@ -57,7 +89,8 @@ function needs(model, name) {
  * `open`: { loadedSource(name), stateDictName }.
  */
 export function planFigure(ws, { loadedSource, stateDictName }) {
-  const tag = ws.widget, c = ws.context;
+  const tag = ws.widget,
+    c = ws.context;
   if (c && typeof c === 'object' && typeof c.search === 'string') {
     const demoState = stateFromSearch(c.search);
     const model = c.model && typeof c.model === 'object' ? c.model : { name: demoState.model };
@@ -67,29 +100,47 @@ export function planFigure(ws, { loadedSource, stateDictName }) {
       if (!same) return { need: needs(model, demoState.model) };
     }
     if (c.weights && c.weights !== stateDictName) {
-      return { need: `This figure shows the seeded layer with the weights loaded from “${c.weights}”, which are not in the figure or a link. `
-        + 'Load them again (Load weights (JSON)…), then open the figure again.' };
+      return {
+        need:
+          `This figure shows the seeded layer with the weights loaded from “${c.weights}”, which are not in the figure or a link. ` +
+          'Load them again (Load weights (JSON)…), then open the figure again.',
+      };
     }
-    return { demoState, view: DEMO_WIDGETS.includes(tag) && typeof c.view === 'string' ? c.view : null, note: model.label || demoState.model,
-      weights: c.weights ?? null };
+    return {
+      demoState,
+      view: DEMO_WIDGETS.includes(tag) && typeof c.view === 'string' ? c.view : null,
+      note: model.label || demoState.model,
+      weights: c.weights ?? null,
+    };
   }
   // A figure from a page of its own: the demo can show it when it is the seeded layer of its settings.
   if (!['attention-heatmap', 'attention-steps', 'mask-editor'].includes(tag)) {
-    return { need: `This is a figure of <${tag}>, which the demo does not show. Set it as el.state on a <${tag}> in a page to redraw it.` };
+    return {
+      need: `This is a figure of <${tag}>, which the demo does not show. Set it as el.state on a <${tag}> in a page to redraw it.`,
+    };
   }
   if (ws.data || ws.trace || !ws.config || typeof ws.config !== 'object') {
-    return { need: `This <${tag}> figure holds precomputed weights but not the model that made them, so the demo cannot redraw it. `
-      + `Set it as el.state on a <${tag}> in a page.` };
+    return {
+      need:
+        `This <${tag}> figure holds precomputed weights but not the model that made them, so the demo cannot redraw it. ` +
+        `Set it as el.state on a <${tag}> in a page.`,
+    };
   }
   const a = ws.attributes && typeof ws.attributes === 'object' ? ws.attributes : {};
   const patch = { ...ws.config, model: 'seeded' };
   if (tag === 'attention-heatmap') Object.assign(patch, { view: a.head ?? 'all', query: a.query ?? -1 });
   if (tag === 'attention-steps') Object.assign(patch, { step: a.step ?? 'scores', head: a.head ?? 0 });
-  return { demoState: normalizeState(patch), view: null, note: 'the seeded layer with the figure’s settings', weights: null };
+  return {
+    demoState: normalizeState(patch),
+    view: null,
+    note: 'the seeded layer with the figure’s settings',
+    weights: null,
+  };
 }
 
 /** Reads a chosen file as text (at most 64 MB). */
 export async function readFigureFile(file) {
-  if (file.size > MAX_BYTES) throw new Error(`it is ${(file.size / 2 ** 20).toFixed(0)} MB: a figure is smaller than 64 MB`);
+  if (file.size > MAX_BYTES)
+    throw new Error(`it is ${(file.size / 2 ** 20).toFixed(0)} MB: a figure is smaller than 64 MB`);
   return file.text();
 }

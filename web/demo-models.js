@@ -29,10 +29,12 @@ import { attn, runModel, tokenizeWithInfo, MAX_TOKENS } from './widgets.js';
 
 export const PRESETS = ['reverse', 'copy', 'sort', 'induction', 'text'];
 /** What a link names when the source it names was opened from this device (it is not in the link). */
-const REOPEN = { file: 'open the model file again (files are not stored in the link)',
-  folder: 'open the model folder again (folders are not stored in the link)' };
+const REOPEN = {
+  file: 'open the model file again (files are not stored in the link)',
+  folder: 'open the model folder again (folders are not stored in the link)',
+};
 
-const open = new Map();  // name → source: presets once loaded, the opened file and folder
+const open = new Map(); // name → source: presets once loaded, the opened file and folder
 
 /** Makes `source` the one named source.name (disposing the one it replaces). */
 export function register(source) {
@@ -72,7 +74,7 @@ export function topK(row, k) {
   let max = -Infinity;
   for (const x of row) if (x > max) max = x;
   let z = 0;
-  const best = [];  // sorted ids, at most k
+  const best = []; // sorted ids, at most k
   for (let id = 0; id < row.length; id++) {
     z += Math.exp(row[id] - max);
     if (best.length === k && row[id] <= row[best[k - 1]]) continue;
@@ -91,11 +93,18 @@ export function topK(row, k) {
 export async function positionPredictions(source, ids, logits, vocabSize) {
   const tops = ids.map((_, t) => topK(logits.subarray(t * vocabSize, (t + 1) * vocabSize), 3));
   const [from, to] = await source.scored(ids);
-  const [texts, topTexts] = await Promise.all([source.strings(ids), source.strings(tops.flat().map((x) => x.id))]);
+  const [texts, topTexts] = await Promise.all([
+    source.strings(ids),
+    source.strings(tops.flat().map((x) => x.id)),
+  ]);
   return tops.map((top, t) => {
     const shown = top.map(({ p }, k) => ({ token: topTexts[t * 3 + k], p }));
     const next = t + 1 < ids.length ? texts[t + 1] : null;
-    return { top: shown, next, correct: next === null || t < from || t >= to ? null : shown[0].token === next };
+    return {
+      top: shown,
+      next,
+      correct: next === null || t < from || t >= to ? null : shown[0].token === next,
+    };
   });
 }
 
@@ -103,35 +112,80 @@ export async function positionPredictions(source, ids, logits, vocabSize) {
 
 const plain = (t) => ({ data: t.data, shape: Array.from(t.shape) });
 
-const seededViews = Object.freeze({ settings: true, maskEditor: true, predictions: null, modelView: false, lens: false, generate: false, chat: false });
-const tinyViews = Object.freeze({ settings: false, maskEditor: true, predictions: 'positions', modelView: false, lens: false, generate: false, chat: false });
+const seededViews = Object.freeze({
+  settings: true,
+  maskEditor: true,
+  predictions: null,
+  modelView: false,
+  lens: false,
+  generate: false,
+  chat: false,
+});
+const tinyViews = Object.freeze({
+  settings: false,
+  maskEditor: true,
+  predictions: 'positions',
+  modelView: false,
+  lens: false,
+  generate: false,
+  chat: false,
+});
 
 /** The seeded layer of the side panel's settings: `config()` is the current one (the widgets compute it). */
 export function seededSource(config, { example }) {
   return {
-    name: 'seeded', label: 'Seeded (untrained)', ref: 'seeded', example, firstStep: 'scores', views: seededViews, preset: null, words: null,
+    name: 'seeded',
+    label: 'Seeded (untrained)',
+    ref: 'seeded',
+    example,
+    firstStep: 'scores',
+    views: seededViews,
+    preset: null,
+    words: null,
     get info() {
       const c = config();
-      return { numLayers: 1, numHeads: c.heads, numKVHeads: c.kvHeads || c.heads, headDim: c.dModel / c.heads, hiddenSize: c.dModel,
-        vocabSize: null, maxPositions: MAX_TOKENS, causal: c.mask === 'causal', architecture: 'seeded attention layer' };
+      return {
+        numLayers: 1,
+        numHeads: c.heads,
+        numKVHeads: c.kvHeads || c.heads,
+        headDim: c.dModel / c.heads,
+        hiddenSize: c.dModel,
+        vocabSize: null,
+        maxPositions: MAX_TOKENS,
+        causal: c.mask === 'causal',
+        architecture: 'seeded attention layer',
+      };
     },
     async tokenize(text) {
       const { tokens, truncated } = tokenizeWithInfo(text);
-      return { tokens, ids: tokens.map((_, i) => i), error: tokens.length ? '' : 'There are no tokens: type some.', truncated };
+      return {
+        tokens,
+        ids: tokens.map((_, i) => i),
+        error: tokens.length ? '' : 'There are no tokens: type some.',
+        truncated,
+      };
     },
     async forward() {
       const r = runModel(config());
       if (!r.ok) throw new Error(r.error.message);
       return { logits: null, vocabSize: null, attention: [r.byName.weights.data], trace: r.steps };
     },
-    async strings(ids) { return Array.from(ids, String); },
-    async scored() { return [0, 0]; },
+    async strings(ids) {
+      return Array.from(ids, String);
+    },
+    async scored() {
+      return [0, 0];
+    },
     dispose() {},
   };
 }
 
-const EXAMPLES = { reverse: '3 1 4 1 5 9 | 9 5 1 4 1', copy: '3 1 4 1 5 9 | 3 1 4 1 5', sort: '3 1 4 1 5 | 1 1 3 4',
-  induction: '3 9 12 5 1 7 14 3 9 12 5 1 7 14 2 8 0 11' };
+const EXAMPLES = {
+  reverse: '3 1 4 1 5 9 | 9 5 1 4 1',
+  copy: '3 1 4 1 5 9 | 3 1 4 1 5',
+  sort: '3 1 4 1 5 | 1 1 3 4',
+  induction: '3 9 12 5 1 7 14 3 9 12 5 1 7 14 2 8 0 11',
+};
 
 /** A TinyTransformer (a preset or a trainer export) from its safetensors bytes, held in this page. */
 function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '' }) {
@@ -141,12 +195,32 @@ function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '
   const vocab = preset?.tokens ?? Array.from({ length: model.vocabSize }, (_, i) => String(i));
   const index = new Map(vocab.map((t, i) => [t, i]));
   const isText = preset?.kind === 'text';
-  const example = EXAMPLES[preset?.name] ?? (isText ? 'The weights of a head sum to one.' : vocab.slice(0, Math.min(6, model.maxPositions)).join(' '));
+  const example =
+    EXAMPLES[preset?.name] ??
+    (isText
+      ? 'The weights of a head sum to one.'
+      : vocab.slice(0, Math.min(6, model.maxPositions)).join(' '));
   return {
-    name, label, ref, fileName, example, firstStep: 'weights', views: tinyViews, preset,
+    name,
+    label,
+    ref,
+    fileName,
+    example,
+    firstStep: 'weights',
+    views: tinyViews,
+    preset,
     words: preset && !isText ? index : null,
-    info: { numLayers: model.numLayers, numHeads: model.numHeads, numKVHeads: model.numKVHeads, headDim: model.headDim, hiddenSize: model.hiddenSize,
-      vocabSize: model.vocabSize, maxPositions: model.maxPositions, causal: model.config.causal, architecture: 'TinyTransformer' },
+    info: {
+      numLayers: model.numLayers,
+      numHeads: model.numHeads,
+      numKVHeads: model.numKVHeads,
+      headDim: model.headDim,
+      hiddenSize: model.hiddenSize,
+      vocabSize: model.vocabSize,
+      maxPositions: model.maxPositions,
+      causal: model.config.causal,
+      architecture: 'TinyTransformer',
+    },
     /** Characters for a text model (unknown ones read as its unknown token), else whitespace-separated vocabulary entries. */
     async tokenize(text) {
       let parts;
@@ -166,21 +240,38 @@ function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '
     },
     /** `mask` (T × T, 1 = may attend) is applied in every layer on top of the model's causal mask. */
     async forward(ids, { layer = null, mask = null, rows = 'all', attention = true } = {}) {
-      const T = ids.length, V = model.vocabSize;
-      const r = model.forward([ids], { attention, trace: layer === null ? false : { layers: [layer] }, mask: mask && { data: mask, shape: [T, T] } });
-      return { logits: rows === 'last' ? r.logits.data.slice((T - 1) * V) : r.logits.data, vocabSize: V,
-        attention: r.attention.map((w) => w.data), trace: layer === null ? null : r.trace[layer] };
+      const T = ids.length,
+        V = model.vocabSize;
+      const r = model.forward([ids], {
+        attention,
+        trace: layer === null ? false : { layers: [layer] },
+        mask: mask && { data: mask, shape: [T, T] },
+      });
+      return {
+        logits: rows === 'last' ? r.logits.data.slice((T - 1) * V) : r.logits.data,
+        vocabSize: V,
+        attention: r.attention.map((w) => w.data),
+        trace: layer === null ? null : r.trace[layer],
+      };
     },
-    async strings(ids) { return Array.from(ids, (id) => vocab[id]); },
+    async strings(ids) {
+      return Array.from(ids, (id) => vocab[id]);
+    },
     async headScores(ids, options = {}) {
-      return Object.fromEntries(Object.entries(model.headScores(ids, options)).map(([kind, t]) => [kind, plain(t)]));
+      return Object.fromEntries(
+        Object.entries(model.headScores(ids, options)).map(([kind, t]) => [kind, plain(t)]),
+      );
     },
     async logitAttribution(ids, options = {}) {
       const r = model.logitAttribution(ids, options);
       return { ...r, heads: plain(r.heads), mlp: plain(r.mlp) };
     },
     async patch(options, { signal, onProgress } = {}) {
-      const r = await model.patch({ ...options, ...(signal && { signal }), ...(onProgress && { onProgress }) });
+      const r = await model.patch({
+        ...options,
+        ...(signal && { signal }),
+        ...(onProgress && { onProgress }),
+      });
       return { ...r, result: plain(r.result) };
     },
     /** Task inputs are random: only answers (t ≥ L) are predictable; induction data only in its repeat. */
@@ -191,6 +282,8 @@ function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '
       }
       return [preset?.kind === 'task' ? preset.task.length : 0, ids.length];
     },
-    dispose() { model.dispose(); },
+    dispose() {
+      model.dispose();
+    },
   };
 }

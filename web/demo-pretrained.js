@@ -12,7 +12,7 @@ const depth = (f) => (f.webkitRelativePath || f.relativePath || f.name).split('/
 // ---- the worker and its proxy ----------------------------------------------------------------
 
 let worker = null;
-const pending = new Map();  // request id → { resolve, reject, progress?, token? }
+const pending = new Map(); // request id → { resolve, reject, progress?, token? }
 let lastId = 0;
 
 function failAll(message) {
@@ -47,23 +47,51 @@ function modelWorker() {
 /** Sends a request; resolves to its answer. `on`: { progress(done, total), token(t) } while it runs. */
 function request(type, args, on = {}) {
   const id = ++lastId;
-  return Object.assign(new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject, ...on });
-    modelWorker().postMessage({ id, type, ...args });
-  }), { id });
+  return Object.assign(
+    new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject, ...on });
+      modelWorker().postMessage({ id, type, ...args });
+    }),
+    { id },
+  );
 }
 
 /** The model source of an opened folder (info: the worker's description of its model). */
 function folderSource(info) {
   const { key } = info;
-  const memo = new Map();  // a few forwards, by ids and options (a layer switch back is instant)
+  const memo = new Map(); // a few forwards, by ids and options (a layer switch back is instant)
   const source = {
-    name: 'folder', label: `Folder: ${info.folderName} (${info.architecture})`, ref: null, key, folderName: info.folderName,
-    hasTokenizer: info.hasTokenizer, example: EXAMPLE, firstStep: 'weights', preset: null, words: null,
-    views: { settings: false, maskEditor: false, predictions: 'next', modelView: true, lens: true, generate: true,
-      chat: info.hasTokenizer && info.chatTemplateNames.length > 0 },
-    info: { numLayers: info.numLayers, numHeads: info.numHeads, numKVHeads: info.numKVHeads, headDim: info.headDim, hiddenSize: info.hiddenSize,
-      vocabSize: info.vocabSize, maxPositions: info.maxPositions, causal: true, architecture: info.architecture, layers: info.layers },
+    name: 'folder',
+    label: `Folder: ${info.folderName} (${info.architecture})`,
+    ref: null,
+    key,
+    folderName: info.folderName,
+    hasTokenizer: info.hasTokenizer,
+    example: EXAMPLE,
+    firstStep: 'weights',
+    preset: null,
+    words: null,
+    views: {
+      settings: false,
+      maskEditor: false,
+      predictions: 'next',
+      modelView: true,
+      lens: true,
+      generate: true,
+      chat: info.hasTokenizer && info.chatTemplateNames.length > 0,
+    },
+    info: {
+      numLayers: info.numLayers,
+      numHeads: info.numHeads,
+      numKVHeads: info.numKVHeads,
+      headDim: info.headDim,
+      hiddenSize: info.hiddenSize,
+      vocabSize: info.vocabSize,
+      maxPositions: info.maxPositions,
+      causal: true,
+      architecture: info.architecture,
+      layers: info.layers,
+    },
     /** The chat template's last text: it holds its special tokens, so none are added when it is read. */
     chatText: null,
     async tokenize(text) {
@@ -80,36 +108,76 @@ function folderSource(info) {
       }
       return memo.get(k);
     },
-    strings(ids) { return request('strings', { key, ids: Array.from(ids) }); },
-    async scored(ids) { return [0, ids.length]; },
-    logitLens(ids) { return request('logitLens', { key, ids: Array.from(ids) }); },
+    strings(ids) {
+      return request('strings', { key, ids: Array.from(ids) });
+    },
+    async scored(ids) {
+      return [0, ids.length];
+    },
+    logitLens(ids) {
+      return request('logitLens', { key, ids: Array.from(ids) });
+    },
     /**
      * Greedy tokens after `text`, as an async iterator of { id, text (all so far), of }; the request is
      * sent now, and `signal` aborting ends it after the token being computed.
      */
     generate(text, { maxNewTokens, signal }) {
       const queue = [];
-      let end = null, wake = null;
-      const p = request('generate', { key, text, addSpecialTokens: text !== source.chatText, maxNewTokens },
-        { token: (t) => { queue.push(t); wake?.(); } });
-      p.then((v) => { end = { v }; wake?.(); }, (e) => { end = { e }; wake?.(); });
-      signal?.addEventListener('abort', () => worker?.postMessage({ type: 'abort', of: p.id }), { once: true });
+      let end = null,
+        wake = null;
+      const p = request(
+        'generate',
+        { key, text, addSpecialTokens: text !== source.chatText, maxNewTokens },
+        {
+          token: (t) => {
+            queue.push(t);
+            wake?.();
+          },
+        },
+      );
+      p.then(
+        (v) => {
+          end = { v };
+          wake?.();
+        },
+        (e) => {
+          end = { e };
+          wake?.();
+        },
+      );
+      signal?.addEventListener('abort', () => worker?.postMessage({ type: 'abort', of: p.id }), {
+        once: true,
+      });
       return (async function* tokens() {
         for (;;) {
-          if (queue.length) { yield queue.shift(); continue; }
-          if (end) { if (end.e) throw end.e; return end.v; }
-          await new Promise((resolve) => { wake = resolve; });
+          if (queue.length) {
+            yield queue.shift();
+            continue;
+          }
+          if (end) {
+            if (end.e) throw end.e;
+            return end.v;
+          }
+          await new Promise((resolve) => {
+            wake = resolve;
+          });
           wake = null;
         }
-      }());
+      })();
     },
-    headScores(ids, options = {}) { return request('headScores', { key, ids: Array.from(ids), options }); },
-    logitAttribution(ids, options = {}) { return request('logitAttribution', { key, ids: Array.from(ids), options }); },
+    headScores(ids, options = {}) {
+      return request('headScores', { key, ids: Array.from(ids), options });
+    },
+    logitAttribution(ids, options = {}) {
+      return request('logitAttribution', { key, ids: Array.from(ids), options });
+    },
     /** Activation patching in the worker: `signal` aborting rejects it (AbortError) at its next batch. */
     patch(options, { signal, onProgress } = {}) {
       if (signal?.aborted) return Promise.reject(signal.reason);
       const p = request('patch', { key, options }, { progress: onProgress });
-      signal?.addEventListener('abort', () => worker?.postMessage({ type: 'abort', of: p.id }), { once: true });
+      signal?.addEventListener('abort', () => worker?.postMessage({ type: 'abort', of: p.id }), {
+        once: true,
+      });
       return p;
     },
     async chat(messages) {
@@ -117,7 +185,10 @@ function folderSource(info) {
       source.chatText = text;
       return text;
     },
-    dispose() { memo.clear(); worker?.postMessage({ type: 'dispose', key }); },
+    dispose() {
+      memo.clear();
+      worker?.postMessage({ type: 'dispose', key });
+    },
   };
   return source;
 }
@@ -126,14 +197,20 @@ function folderSource(info) {
 
 /** Every file of dropped items: folders read one level deep (plus their subfolders' files). */
 async function droppedFiles(dataTransfer) {
-  const entries = [...(dataTransfer.items ?? [])].map((i) => (i.kind === 'file' ? i.webkitGetAsEntry?.() : null)).filter(Boolean);
+  const entries = [...(dataTransfer.items ?? [])]
+    .map((i) => (i.kind === 'file' ? i.webkitGetAsEntry?.() : null))
+    .filter(Boolean);
   if (!entries.length) return { files: [...dataTransfer.files], folderName: '' };
   const read = async (entry, level) => {
     if (entry.isFile) return [await new Promise((ok, no) => entry.file(ok, no))];
     if (!entry.isDirectory || level > 2) return [];
-    const reader = entry.createReader(), all = [];
-    for (let batch; (batch = await new Promise((ok, no) => reader.readEntries(ok, no))).length;) all.push(...batch);
-    return (await Promise.all(all.map((e) => read(e, level + 1)))).flat().map((f) => Object.assign(f, { relativePath: `${entry.name}/${f.relativePath ?? f.name}` }));
+    const reader = entry.createReader(),
+      all = [];
+    for (let batch; (batch = await new Promise((ok, no) => reader.readEntries(ok, no))).length;)
+      all.push(...batch);
+    return (await Promise.all(all.map((e) => read(e, level + 1))))
+      .flat()
+      .map((f) => Object.assign(f, { relativePath: `${entry.name}/${f.relativePath ?? f.name}` }));
   };
   const files = (await Promise.all(entries.map((e) => read(e, 1)))).flat();
   return { files, folderName: entries.length === 1 && entries[0].isDirectory ? entries[0].name : '' };
@@ -144,7 +221,9 @@ async function droppedFiles(dataTransfer) {
  * form. hooks: opened(source) after a load, source() the source shown, getText(), setText(text).
  */
 export function attachFolder($, hooks) {
-  const note = $('model-note'), progress = $('folder-progress'), progressText = $('folder-progress-text');
+  const note = $('model-note'),
+    progress = $('folder-progress'),
+    progressText = $('folder-progress-text');
   let busy = false;
   async function open(fileList, folderName) {
     if (busy || !fileList.length) return;
@@ -158,22 +237,40 @@ export function attachFolder($, hooks) {
     try {
       // One file per name, the shallowest (a folder's own files before its subfolders').
       const byName = new Map();
-      for (const f of [...fileList].sort((a, b) => depth(a) - depth(b))) if (!byName.has(f.name)) byName.set(f.name, f);
-      const name = folderName || (byName.get('config.json')?.webkitRelativePath || '').split('/').slice(-2, -1)[0] || '';
-      const info = await request('open', { files: [...byName], folderName: name }, { progress: (done, total) => {
-        progress.value = total ? (100 * done) / total : 100;
-        const percent = Math.floor(progress.value);
-        if (percent !== shownPercent) { shownPercent = percent; progressText.textContent = `Loading weights: ${percent} %`; }
-      } });
+      for (const f of [...fileList].sort((a, b) => depth(a) - depth(b)))
+        if (!byName.has(f.name)) byName.set(f.name, f);
+      const name =
+        folderName || (byName.get('config.json')?.webkitRelativePath || '').split('/').slice(-2, -1)[0] || '';
+      const info = await request(
+        'open',
+        { files: [...byName], folderName: name },
+        {
+          progress: (done, total) => {
+            progress.value = total ? (100 * done) / total : 100;
+            const percent = Math.floor(progress.value);
+            if (percent !== shownPercent) {
+              shownPercent = percent;
+              progressText.textContent = `Loading weights: ${percent} %`;
+            }
+          },
+        },
+      );
       const source = folderSource(info);
       // The files the model was read from (a figure of it names them: a folder is not in a link).
-      source.files = [...byName.keys()].filter((n) => /^(config|tokenizer|tokenizer_config|generation_config)\.json$|^chat_template\.jinja$|\.safetensors(\.index\.json)?$/.test(n)).sort();
+      source.files = [...byName.keys()]
+        .filter((n) =>
+          /^(config|tokenizer|tokenizer_config|generation_config)\.json$|^chat_template\.jinja$|\.safetensors(\.index\.json)?$/.test(
+            n,
+          ),
+        )
+        .sort();
       const option = $('model').querySelector('option[value="folder"]');
       option.textContent = source.label;
       option.hidden = false;
       await hooks.opened(source);
-      note.textContent = `Opened ${info.folderName} (${info.architecture}): ${info.numLayers} layers, ${info.numHeads} heads`
-        + `${info.hasTokenizer ? '' : ' (no tokenizer.json: type token ids)'}. A folder cannot be in a link: Copy link shares the last preset.`;
+      note.textContent =
+        `Opened ${info.folderName} (${info.architecture}): ${info.numLayers} layers, ${info.numHeads} heads` +
+        `${info.hasTokenizer ? '' : ' (no tokenizer.json: type token ids)'}. A folder cannot be in a link: Copy link shares the last preset.`;
     } catch (error) {
       note.className = 'note bad';
       note.textContent = `Could not open the folder: ${error.message}`;
@@ -210,11 +307,13 @@ export function attachFolder($, hooks) {
     e.preventDefault();
     const source = hooks.source();
     if (!source?.views.chat) return;
-    const system = $('chat-system').value.trim(), content = $('chat-message').value;
+    const system = $('chat-system').value.trim(),
+      content = $('chat-message').value;
     const messages = [...(system ? [{ role: 'system', content: system }] : []), { role: 'user', content }];
     try {
       const text = await source.chat(messages);
-      $('chat-note').textContent = 'The chat template’s text is the input now: its special tokens are the chips marked by brackets. Generate answers it.';
+      $('chat-note').textContent =
+        'The chat template’s text is the input now: its special tokens are the chips marked by brackets. Generate answers it.';
       hooks.setText(text);
     } catch (error) {
       $('chat-note').textContent = `Could not apply the chat template: ${error.message}`;
@@ -222,13 +321,15 @@ export function attachFolder($, hooks) {
   });
 }
 
-let generation = null;  // the running generation's AbortController
+let generation = null; // the running generation's AbortController
 
 // Up to 20 greedy tokens after the input, shown as they come; Stop ends the worker's stream. The
 // tokens are appended to the input at the end. The request goes out in the click itself, so a Stop
 // right after still lets the first token through.
 async function generate($, hooks) {
-  const button = $('generate'), stop = $('generate-stop'), out = $('generate-note');
+  const button = $('generate'),
+    stop = $('generate-stop'),
+    out = $('generate-note');
   const source = hooks.source();
   if (!source?.views.generate || generation) return;
   generation = new AbortController();
@@ -237,19 +338,25 @@ async function generate($, hooks) {
   button.disabled = true;
   stop.hidden = false;
   out.textContent = 'Generating…';
-  let text = '', count = 0, of = 20;
+  let text = '',
+    count = 0,
+    of = 20;
   try {
     for await (const token of tokens) {
       count++;
       ({ text, of } = token);
       out.textContent = `Generating (${count} of ${of}): “${text}”`;
     }
-    const why = signal.aborted ? ', stopped by you' : count < of ? ', stopped at its end-of-sequence token' : '';
+    const why = signal.aborted
+      ? ', stopped by you'
+      : count < of
+        ? ', stopped at its end-of-sequence token'
+        : '';
     out.textContent = `Generated ${count} tokens (greedy${why}), appended to the input: “${text}”`;
     if (count && hooks.source() === source) {
       const chat = hooks.getText() === source.chatText;
       hooks.setText(hooks.getText() + text);
-      if (chat) source.chatText = hooks.getText();  // still the template's text: no special tokens added
+      if (chat) source.chatText = hooks.getText(); // still the template's text: no special tokens added
     }
   } catch (error) {
     out.textContent = error.code === 'INPUT' ? error.message : `Could not generate: ${error.message}`;

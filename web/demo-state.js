@@ -7,23 +7,41 @@ export const DEMO_DEFAULTS = Object.freeze({
   ...DEFAULT_CONFIG,
   text: 'The animal did not cross the street because it was too tired.',
   source: 'L’animal n’a pas traversé la rue car il était trop fatigué.',
-  step: 'scores',   // the step <attention-steps> shows
-  head: 0,          // its head
-  view: 'all',      // <attention-heatmap>: 'all' | 'mean' | head index
-  query: -1,        // the query row shown as bars (-1: the last)
-  model: 'text',    // the demo opens on the character model, which reads whatever is typed; 'seeded' (the
-                    // config-driven layer) | a preset | 'file' | 'folder'
-  layer: 0,         // the layer shown of a trained model
+  step: 'scores', // the step <attention-steps> shows
+  head: 0, // its head
+  view: 'all', // <attention-heatmap>: 'all' | 'mean' | head index
+  query: -1, // the query row shown as bars (-1: the last)
+  model: 'text', // the demo opens on the character model, which reads whatever is typed; 'seeded' (the
+  // config-driven layer) | a preset | 'file' | 'folder'
+  layer: 0, // the layer shown of a trained model
 });
 
 // state key → [URL parameter, kind]
 const PARAMS = {
-  text: ['t', 'str'], source: ['s', 'str'], cross: ['x', 'bool'], dModel: ['d', 'int'], heads: ['h', 'int'], kvHeads: ['kv', 'int'],
-  seed: ['seed', 'int'], positional: ['pe', 'str'], base: ['base', 'num'], mask: ['m', 'str'], pad: ['pad', 'int'],
-  toggles: ['tg', 'toggles'], scaling: ['sc', 'bool'], temperature: ['tau', 'num'], dropout: ['p', 'num'],
-  dropoutSeed: ['ps', 'int'], residual: ['res', 'bool'], layerNorm: ['ln', 'bool'],
-  step: ['step', 'str'], head: ['head', 'int'], view: ['view', 'str'], query: ['q', 'int'],
-  model: ['model', 'str'], layer: ['layer', 'int'],
+  text: ['t', 'str'],
+  source: ['s', 'str'],
+  cross: ['x', 'bool'],
+  dModel: ['d', 'int'],
+  heads: ['h', 'int'],
+  kvHeads: ['kv', 'int'],
+  seed: ['seed', 'int'],
+  positional: ['pe', 'str'],
+  base: ['base', 'num'],
+  mask: ['m', 'str'],
+  pad: ['pad', 'int'],
+  toggles: ['tg', 'toggles'],
+  scaling: ['sc', 'bool'],
+  temperature: ['tau', 'num'],
+  dropout: ['p', 'num'],
+  dropoutSeed: ['ps', 'int'],
+  residual: ['res', 'bool'],
+  layerNorm: ['ln', 'bool'],
+  step: ['step', 'str'],
+  head: ['head', 'int'],
+  view: ['view', 'str'],
+  query: ['q', 'int'],
+  model: ['model', 'str'],
+  layer: ['layer', 'int'],
 };
 
 /** Normalizes a demo state (model keys through the widgets' normalizeConfig). */
@@ -32,11 +50,26 @@ export function normalizeState(s) {
   const model = normalizeConfig(merged);
   const head = Math.max(0, Math.min(63, Math.round(Number(merged.head)) || 0));
   const query = Math.max(-1, Math.min(1023, Math.round(Number(merged.query)) || 0));
-  const view = ['all', 'mean'].includes(merged.view) ? merged.view : String(Math.max(0, parseInt(merged.view, 10) || 0));
+  const view = ['all', 'mean'].includes(merged.view)
+    ? merged.view
+    : String(Math.max(0, parseInt(merged.view, 10) || 0));
   const step = /^[a-z_]{1,24}$/.test(String(merged.step)) ? String(merged.step) : DEMO_DEFAULTS.step;
-  const modelName = /^(seeded|file|[a-z]{1,24})$/.test(String(merged.model)) ? String(merged.model) : 'seeded';
+  const modelName = /^(seeded|file|[a-z]{1,24})$/.test(String(merged.model))
+    ? String(merged.model)
+    : 'seeded';
   const layer = Math.max(0, Math.min(63, Math.round(Number(merged.layer)) || 0));
-  return { ...model, tokens: null, sourceTokens: null, stateDict: null, step, head, view, query, model: modelName, layer };
+  return {
+    ...model,
+    tokens: null,
+    sourceTokens: null,
+    stateDict: null,
+    step,
+    head,
+    view,
+    query,
+    model: modelName,
+    layer,
+  };
 }
 
 /** The state encoded by a query string ("?t=…"). Unknown parameters are ignored. */
@@ -59,8 +92,12 @@ export function searchFromState(state) {
   const s = normalizeState(state);
   const q = new URLSearchParams();
   for (const [key, [param, kind]] of Object.entries(PARAMS)) {
-    const v = s[key], d = DEMO_DEFAULTS[key];
-    if (kind === 'toggles') { if (v.length) q.set(param, formatToggles(v)); continue; }
+    const v = s[key],
+      d = DEMO_DEFAULTS[key];
+    if (kind === 'toggles') {
+      if (v.length) q.set(param, formatToggles(v));
+      continue;
+    }
     if (v === d) continue;
     q.set(param, kind === 'bool' ? (v ? '1' : '0') : String(v));
   }

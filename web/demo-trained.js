@@ -12,7 +12,8 @@ export const visible = (s) => String(s).replace(/ /g, '␣').replace(/\n/g, '↵
 /** The layer selector: one option per layer, hidden for a one-layer model. */
 export function fillLayers($, L, layer) {
   const select = $('layer');
-  if (select.childElementCount !== L) select.replaceChildren(...Array.from({ length: L }, (_, i) => new Option(`Layer ${i}`, String(i))));
+  if (select.childElementCount !== L)
+    select.replaceChildren(...Array.from({ length: L }, (_, i) => new Option(`Layer ${i}`, String(i))));
   select.value = String(layer);
   $('layer-row').hidden = L < 2;
 }
@@ -25,11 +26,19 @@ export function showLayerNote($, info, layer) {
   const note = $('layer-note');
   note.hidden = !info;
   if (!info) return;
-  const parts = [info.window > 0 ? `a sliding window: each query sees its ${info.window} latest keys, itself included`
-    : 'full causal attention'];
-  parts.push(info.rope ? `RoPE with base ${info.ropeTheta}${info.ropeScaled ? ', scaled frequencies' : ''}` : 'no RoPE in this layer');
+  const parts = [
+    info.window > 0
+      ? `a sliding window: each query sees its ${info.window} latest keys, itself included`
+      : 'full causal attention',
+  ];
+  parts.push(
+    info.rope
+      ? `RoPE with base ${info.ropeTheta}${info.ropeScaled ? ', scaled frequencies' : ''}`
+      : 'no RoPE in this layer',
+  );
   if (info.qkNorm) parts.push('q and k RMS-normalised first (the q-norm and k-norm steps)');
-  if (info.softcap > 0) parts.push(`scores soft-capped at ${info.softcap}·tanh(s / ${info.softcap}) (shown in the scaled step)`);
+  if (info.softcap > 0)
+    parts.push(`scores soft-capped at ${info.softcap}·tanh(s / ${info.softcap}) (shown in the scaled step)`);
   note.textContent = `Layer ${layer}: ${parts.join('; ')}.`;
 }
 
@@ -71,11 +80,17 @@ export async function renderModel({ state, source, $, steps, heatmap, maskEditor
     for (const id of ['predictions', 'pretrained', 'model-view', 'lens']) $(id).hidden = true;
     return null;
   }
-  const { ids, tokens } = input, T = ids.length;
+  const { ids, tokens } = input,
+    T = ids.length;
   const mask = views.maskEditor ? clickedMask(state.toggles, T, causal) : null;
-  const r = await source.forward(ids, { layer, mask: mask?.extra ?? null, rows: views.predictions === 'positions' ? 'all' : 'last' });
+  const r = await source.forward(ids, {
+    layer,
+    mask: mask?.extra ?? null,
+    rows: views.predictions === 'positions' ? 'all' : 'last',
+  });
   let result = null;
-  if (views.predictions === 'positions') result = await positionPredictions(source, ids, r.logits, r.vocabSize);
+  if (views.predictions === 'positions')
+    result = await positionPredictions(source, ids, r.logits, r.vocabSize);
   else if (views.predictions === 'next') {
     const top = topK(r.logits.subarray(r.logits.length - r.vocabSize), 10);
     const strings = await source.strings(top.map((t) => t.id));
@@ -96,31 +111,45 @@ export async function renderModel({ state, source, $, steps, heatmap, maskEditor
   heatmap.setAttribute('query', String(state.query));
   if (views.maskEditor) {
     maskEditor.setAttribute('head', state.view === 'all' ? 'mean' : state.view);
-    maskEditor.data = { weights: r.attention[layer], heads: H, allowed: mask.allowed, fixed: mask.fixed, toggles: mask.toggles, tokens,
-      summary: `Layer ${layer} of the trained model${causal ? ' (causal: a query sees only keys up to itself)' : ''}; clicks mask cells in every layer.` };
+    maskEditor.data = {
+      weights: r.attention[layer],
+      heads: H,
+      allowed: mask.allowed,
+      fixed: mask.fixed,
+      toggles: mask.toggles,
+      tokens,
+      summary: `Layer ${layer} of the trained model${causal ? ' (causal: a query sees only keys up to itself)' : ''}; clicks mask cells in every layer.`,
+    };
   }
   if (views.predictions === 'positions') {
     $('predictions').hidden = false;
     result = renderPredictions($('predictions-table'), tokens, result);
-    $('predictions-summary').textContent = `Layer ${layer} of ${L} shown above. The model's most likely next token is right at `
-      + `${result.right} of ${result.scored} positions (✓/✗ compare it with the token that actually comes next).`;
+    $('predictions-summary').textContent =
+      `Layer ${layer} of ${L} shown above. The model's most likely next token is right at ` +
+      `${result.right} of ${result.scored} positions (✓/✗ compare it with the token that actually comes next).`;
   } else if (views.predictions === 'next') {
     $('pretrained').hidden = false;
     renderTop($('next-table'), result);
-    $('next-summary').textContent = `After “${tokens[T - 1]}” (position ${T - 1}): the 10 likeliest next tokens hold `
-      + `${(100 * result.reduce((s, t) => s + t.p, 0)).toFixed(1)}% of the probability. Layer ${layer} of ${L} is shown below.`;
+    $('next-summary').textContent =
+      `After “${tokens[T - 1]}” (position ${T - 1}): the 10 likeliest next tokens hold ` +
+      `${(100 * result.reduce((s, t) => s + t.p, 0)).toFixed(1)}% of the probability. Layer ${layer} of ${L} is shown below.`;
   }
   $('chat').hidden = !views.chat;
   if (views.modelView) showModelView($('model-view'), source, ids, tokens, r.attention);
-  if (views.lens) { $('lens').hidden = false; scheduleLens(source, ids, tokens, $); }
+  if (views.lens) {
+    $('lens').hidden = false;
+    scheduleLens(source, ids, tokens, $);
+  }
   return result;
 }
 
 function showInput($, chips, source, input) {
   chips($('chips'), input.tokens);
   const n = input.tokens.length;
-  $('token-count').textContent = input.error || `${n} token${n === 1 ? '' : 's'}`
-    + `${input.truncated ? ` (the first ${source.info.maxPositions}: the model's longest input)` : ''}`;
+  $('token-count').textContent =
+    input.error ||
+    `${n} token${n === 1 ? '' : 's'}` +
+      `${input.truncated ? ` (the first ${source.info.maxPositions}: the model's longest input)` : ''}`;
   $('token-count').className = input.error ? 'bad' : '';
 }
 
@@ -129,11 +158,13 @@ function showPreset($, p) {
   if (!p) return;
   $('preset-title').textContent = p.title;
   $('preset-summary').textContent = p.summary;
-  $('preset-heads').replaceChildren(...p.heads.map((h) => {
-    const li = document.createElement('li');
-    li.textContent = `Layer ${h.layer}, head ${h.head}: ${h.explanation}`;
-    return li;
-  }));
+  $('preset-heads').replaceChildren(
+    ...p.heads.map((h) => {
+      const li = document.createElement('li');
+      li.textContent = `Layer ${h.layer}, head ${h.head}: ${h.explanation}`;
+      return li;
+    }),
+  );
 }
 
 /**
@@ -146,8 +177,11 @@ function showModelView(view, source, ids, tokens, attention) {
   if (view.dataset.sig === sig) return;
   view.dataset.sig = sig;
   const { numLayers, numHeads, headDim, causal } = source.info;
-  const shape = [1, numHeads, ids.length, ids.length];  // as the library's forward gives it (a batch of one)
-  view.model = { config: { numLayers, numHeads, dModel: numHeads * headDim, causal }, forward: () => ({ attention: attention.map((data) => ({ data, shape })) }) };
+  const shape = [1, numHeads, ids.length, ids.length]; // as the library's forward gives it (a batch of one)
+  view.model = {
+    config: { numLayers, numHeads, dModel: numHeads * headDim, causal },
+    forward: () => ({ attention: attention.map((data) => ({ data, shape })) }),
+  };
   view.ids = ids;
   view.tokens = tokens;
 }
@@ -158,7 +192,8 @@ function showModelView(view, source, ids, tokens, attention) {
  * cannot unmask it). Toggles outside the input or on a fixed cell are dropped.
  */
 export function clickedMask(toggles, T, causal) {
-  const fixed = new Uint8Array(T * T), extra = new Uint8Array(T * T).fill(1);
+  const fixed = new Uint8Array(T * T),
+    extra = new Uint8Array(T * T).fill(1);
   if (causal) for (let i = 0; i < T; i++) fixed.fill(1, i * T + i + 1, (i + 1) * T);
   const kept = toggles.filter(([i, j]) => i < T && j < T && !fixed[i * T + j]);
   for (const [i, j] of kept) extra[i * T + j] = 0;
@@ -175,8 +210,13 @@ function cell(tag, text, cls) {
 
 function table(el, caption, headers, rows) {
   const head = document.createElement('tr');
-  for (const h of headers) { const th = cell('th', h); th.scope = 'col'; head.append(th); }
-  const thead = document.createElement('thead'), tbody = document.createElement('tbody');
+  for (const h of headers) {
+    const th = cell('th', h);
+    th.scope = 'col';
+    head.append(th);
+  }
+  const thead = document.createElement('thead'),
+    tbody = document.createElement('tbody');
   thead.append(head);
   tbody.append(...rows);
   el.replaceChildren(...(caption ? [cell('caption', caption, 'visually-hidden')] : []), thead, tbody);
@@ -184,35 +224,55 @@ function table(el, caption, headers, rows) {
 
 /** The predictions as a table: position, token, top 3 (probabilities), the actual next token ✓/✗. */
 function renderPredictions(el, tokens, preds) {
-  table(el, '', ['#', 'token', '1st', '2nd', '3rd', 'actual next'], preds.map((p, t) => {
-    const tr = document.createElement('tr');
-    tr.append(cell('td', String(t)), cell('td', visible(tokens[t]), 'tok'));
-    for (const { token, p: prob } of p.top) tr.append(cell('td', `${visible(token)}  ${(100 * prob).toFixed(1)}%`, 'tok'));
-    if (p.next === null) tr.append(cell('td', '—'));
-    else if (p.correct === null) tr.append(cell('td', `${visible(p.next)} (not predictable)`, 'muted'));
-    else tr.append(cell('td', `${visible(p.next)} ${p.correct ? '✓ right' : '✗ wrong'}`, p.correct ? 'ok' : 'bad'));
-    return tr;
-  }));
+  table(
+    el,
+    '',
+    ['#', 'token', '1st', '2nd', '3rd', 'actual next'],
+    preds.map((p, t) => {
+      const tr = document.createElement('tr');
+      tr.append(cell('td', String(t)), cell('td', visible(tokens[t]), 'tok'));
+      for (const { token, p: prob } of p.top)
+        tr.append(cell('td', `${visible(token)}  ${(100 * prob).toFixed(1)}%`, 'tok'));
+      if (p.next === null) tr.append(cell('td', '—'));
+      else if (p.correct === null) tr.append(cell('td', `${visible(p.next)} (not predictable)`, 'muted'));
+      else
+        tr.append(
+          cell('td', `${visible(p.next)} ${p.correct ? '✓ right' : '✗ wrong'}`, p.correct ? 'ok' : 'bad'),
+        );
+      return tr;
+    }),
+  );
   const scored = preds.filter((p) => p.correct !== null);
   return { right: scored.filter((p) => p.correct).length, scored: scored.length };
 }
 
 /** The 10 likeliest next tokens, most likely first, with a bar for each probability. */
 function renderTop(el, top) {
-  table(el, 'The ten likeliest next tokens, most likely first', ['#', 'next token', 'id', 'probability'], top.map((t, k) => {
-    const tr = document.createElement('tr');
-    const bar = cell('span', '', 'bar');
-    bar.style.width = `${Math.max(1, Math.round(120 * t.p))}px`;
-    const prob = cell('td', `${(100 * t.p).toFixed(2)}%`, 'prob');
-    prob.prepend(bar);
-    tr.append(cell('td', String(k + 1)), cell('td', visible(t.token), 'tok'), cell('td', String(t.id), 'muted'), prob);
-    return tr;
-  }));
+  table(
+    el,
+    'The ten likeliest next tokens, most likely first',
+    ['#', 'next token', 'id', 'probability'],
+    top.map((t, k) => {
+      const tr = document.createElement('tr');
+      const bar = cell('span', '', 'bar');
+      bar.style.width = `${Math.max(1, Math.round(120 * t.p))}px`;
+      const prob = cell('td', `${(100 * t.p).toFixed(2)}%`, 'prob');
+      prob.prepend(bar);
+      tr.append(
+        cell('td', String(k + 1)),
+        cell('td', visible(t.token), 'tok'),
+        cell('td', String(t.id), 'muted'),
+        prob,
+      );
+      return tr;
+    }),
+  );
 }
 
 // ---- the logit lens: asked a moment after the input settles (L + 1 passes through the head) ----
 
-let lensTimer = 0, lensKey = '';
+let lensTimer = 0,
+  lensKey = '';
 
 function scheduleLens(source, ids, tokens, $) {
   const key = `${source.label}|${source.key ?? ''}|${ids}`;
@@ -221,7 +281,8 @@ function scheduleLens(source, ids, tokens, $) {
   clearTimeout(lensTimer);
   $('lens').dataset.state = 'pending';
   lensTimer = setTimeout(async () => {
-    const el = $('lens-table'), note = $('lens-note');
+    const el = $('lens-table'),
+      note = $('lens-note');
     let lens;
     try {
       lens = await source.logitLens(ids);
@@ -234,7 +295,8 @@ function scheduleLens(source, ids, tokens, $) {
     }
     if (lensKey !== key) return;
     renderLens(el, source.info.numLayers, tokens, lens);
-    note.textContent = 'Each layer\'s residual stream put through the final norm and the output head; the last row is the model\'s own prediction. Darker = more probable.';
+    note.textContent =
+      "Each layer's residual stream put through the final norm and the output head; the last row is the model's own prediction. Darker = more probable.";
     $('lens').dataset.state = 'ready';
   }, 150);
 }
@@ -243,7 +305,12 @@ function renderLens(el, L, tokens, { probs, strings }) {
   const T = tokens.length;
   const head = document.createElement('tr');
   head.append(cell('td', ''));
-  tokens.forEach((t, i) => { const th = cell('th', t, 'tok'); th.scope = 'col'; th.title = `position ${i}`; head.append(th); });
+  tokens.forEach((t, i) => {
+    const th = cell('th', t, 'tok');
+    th.scope = 'col';
+    th.title = `position ${i}`;
+    head.append(th);
+  });
   const rows = Array.from({ length: L + 1 }, (_, l) => {
     const tr = document.createElement('tr');
     const th = cell('th', l === 0 ? 'Embeddings' : l === L ? `Layer ${l} (output)` : `Layer ${l}`);
@@ -259,9 +326,14 @@ function renderLens(el, L, tokens, { probs, strings }) {
     }
     return tr;
   });
-  const caption = cell('caption', 'Logit lens: rows are layers (the embeddings, then after each block), columns are positions; '
-    + 'each cell is the likeliest next token read from that layer, shaded by its probability.', 'visually-hidden');
-  const thead = document.createElement('thead'), tbody = document.createElement('tbody');
+  const caption = cell(
+    'caption',
+    'Logit lens: rows are layers (the embeddings, then after each block), columns are positions; ' +
+      'each cell is the likeliest next token read from that layer, shaded by its probability.',
+    'visually-hidden',
+  );
+  const thead = document.createElement('thead'),
+    tbody = document.createElement('tbody');
   thead.append(head);
   tbody.append(...rows);
   el.replaceChildren(caption, thead, tbody);

@@ -7,9 +7,15 @@
 import { topK } from './demo-models.js';
 
 // IOI (Wang et al. 2022): the indirect object is the answer; swapping the names corrupts it.
-export const IOI = { clean: 'When Mary and John went to the store, John gave a drink to',
-  corrupted: 'When Mary and John went to the store, Mary gave a drink to' };
-const KIND_NAMES = { 'previous-token': 'Previous-token', 'duplicate-token': 'Duplicate-token', induction: 'Induction' };
+export const IOI = {
+  clean: 'When Mary and John went to the store, John gave a drink to',
+  corrupted: 'When Mary and John went to the store, Mary gave a drink to',
+};
+const KIND_NAMES = {
+  'previous-token': 'Previous-token',
+  'duplicate-token': 'Duplicate-token',
+  induction: 'Induction',
+};
 
 const cell = (tag, text, cls) => {
   const c = document.createElement(tag);
@@ -23,14 +29,20 @@ function table(caption, head, rows) {
   const t = document.createElement('table');
   t.append(cell('caption', caption));
   const tr = document.createElement('tr');
-  for (const h of head) { const th = cell('th', h); th.scope = 'col'; tr.append(th); }
-  const thead = document.createElement('thead'), tbody = document.createElement('tbody');
+  for (const h of head) {
+    const th = cell('th', h);
+    th.scope = 'col';
+    tr.append(th);
+  }
+  const thead = document.createElement('thead'),
+    tbody = document.createElement('tbody');
   thead.append(tr);
   for (const r of rows) {
     const row = document.createElement('tr');
     r.cells.forEach((text, i) => {
       if (i === 0 && r.onSelect) {
-        const td = document.createElement('td'), b = cell('button', text, 'link-button');
+        const td = document.createElement('td'),
+          b = cell('button', text, 'link-button');
         b.type = 'button';
         b.addEventListener('click', r.onSelect);
         td.append(b);
@@ -47,7 +59,9 @@ function table(caption, head, rows) {
 function topHeads(t, count, by = (v) => v) {
   const H = t.shape[1];
   return Array.from(t.data, (value, i) => ({ layer: Math.floor(i / H), head: i % H, value }))
-    .filter((e) => !Number.isNaN(e.value)).sort((a, b) => by(b.value) - by(a.value)).slice(0, count);
+    .filter((e) => !Number.isNaN(e.value))
+    .sort((a, b) => by(b.value) - by(a.value))
+    .slice(0, count);
 }
 
 const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(3));
@@ -57,32 +71,63 @@ const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(3));
  * opens a head in the steps view; `setText(text)` makes a text the input.
  */
 export function attachWhy($, { getContext, openHead, setText }) {
-  let running = null;  // the patch run's AbortController
-  const headRow = (layer, head, cells) => ({ cells: [`L${layer} H${head}`, ...cells], onSelect: () => openHead(layer, head) });
+  let running = null; // the patch run's AbortController
+  const headRow = (layer, head, cells) => ({
+    cells: [`L${layer} H${head}`, ...cells],
+    onSelect: () => openHead(layer, head),
+  });
 
   async function explain() {
     const { source, text } = getContext();
-    const out = $('why-results'), note = $('why-note');
+    const out = $('why-results'),
+      note = $('why-note');
     out.replaceChildren();
     note.textContent = 'Computing…';
     try {
       const input = await source.tokenize(text);
-      if (input.error) { note.textContent = input.error; return; }
-      const { ids } = input, T = ids.length;
+      if (input.error) {
+        note.textContent = input.error;
+        return;
+      }
+      const { ids } = input,
+        T = ids.length;
       const r = await source.forward(ids, { layer: 0, rows: 'last' });
       const [top, second] = topK(r.logits.subarray(r.logits.length - r.vocabSize), 2);
       const [tokenText, againstText] = await source.strings([top.id, second.id]);
       const scores = await source.headScores(ids);
-      const parts = await source.logitAttribution(ids, { position: T - 1, token: top.id, against: second.id });
-      const scoreTables = Object.entries(scores).map(([kind, t]) => table(`${KIND_NAMES[kind]} heads (top 3 of ${t.data.length})`,
-        ['head', 'score'], topHeads(t, 3).map((e) => headRow(e.layer, e.head, [fmt(e.value)]))));
-      const components = [['embeddings', parts.embed], ['constants (biases, norms)', parts.bias],
-        ...Array.from(parts.mlp.data, (v, l) => [`MLP of layer ${l}`, v])];
+      const parts = await source.logitAttribution(ids, {
+        position: T - 1,
+        token: top.id,
+        against: second.id,
+      });
+      const scoreTables = Object.entries(scores).map(([kind, t]) =>
+        table(
+          `${KIND_NAMES[kind]} heads (top 3 of ${t.data.length})`,
+          ['head', 'score'],
+          topHeads(t, 3).map((e) => headRow(e.layer, e.head, [fmt(e.value)])),
+        ),
+      );
+      const components = [
+        ['embeddings', parts.embed],
+        ['constants (biases, norms)', parts.bias],
+        ...Array.from(parts.mlp.data, (v, l) => [`MLP of layer ${l}`, v]),
+      ];
       const heads = topHeads(parts.heads, 8, Math.abs);
-      const rows = [...heads.map((e) => headRow(e.layer, e.head, [fmt(e.value)])),
-        ...components.sort((a, b) => Math.abs(b[1]) - Math.abs(a[1])).slice(0, 4).map(([name, v]) => ({ cells: [name, fmt(v)] }))];
-      out.append(...scoreTables, table(`Who writes “${tokenText}” over “${againstText}” at the last position (logit difference ${fmt(parts.logitDiff)}; the parts sum to ${fmt(parts.total)})`,
-        ['part', 'contribution'], rows));
+      const rows = [
+        ...heads.map((e) => headRow(e.layer, e.head, [fmt(e.value)])),
+        ...components
+          .sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]))
+          .slice(0, 4)
+          .map(([name, v]) => ({ cells: [name, fmt(v)] })),
+      ];
+      out.append(
+        ...scoreTables,
+        table(
+          `Who writes “${tokenText}” over “${againstText}” at the last position (logit difference ${fmt(parts.logitDiff)}; the parts sum to ${fmt(parts.total)})`,
+          ['part', 'contribution'],
+          rows,
+        ),
+      );
       note.textContent = `Next token “${tokenText}” over “${againstText}”. A head's name opens it step by step above.`;
       if (!$('why-corrupted').value) $('why-corrupted').value = text;
     } catch (error) {
@@ -92,11 +137,19 @@ export function attachWhy($, { getContext, openHead, setText }) {
 
   async function patch() {
     const { source, text } = getContext();
-    const out = $('why-patch-results'), note = $('why-patch-note'), progress = $('why-progress');
+    const out = $('why-patch-results'),
+      note = $('why-patch-note'),
+      progress = $('why-progress');
     out.replaceChildren();
     try {
-      const [clean, corrupted] = await Promise.all([source.tokenize(text), source.tokenize($('why-corrupted').value)]);
-      if (clean.error || corrupted.error) { note.textContent = clean.error || corrupted.error; return; }
+      const [clean, corrupted] = await Promise.all([
+        source.tokenize(text),
+        source.tokenize($('why-corrupted').value),
+      ]);
+      if (clean.error || corrupted.error) {
+        note.textContent = clean.error || corrupted.error;
+        return;
+      }
       if (clean.ids.length !== corrupted.ids.length) {
         note.textContent = `The corrupted input has ${corrupted.ids.length} tokens and the input ${clean.ids.length}: patching needs the same length.`;
         return;
@@ -107,11 +160,23 @@ export function attachWhy($, { getContext, openHead, setText }) {
       $('why-cancel').hidden = false;
       progress.hidden = false;
       note.textContent = 'Patching every head…';
-      const result = await source.patch({ clean: clean.ids, corrupted: corrupted.ids, token: top.id, against: second.id, component: 'head' },
-        { signal: running.signal, onProgress: (done, total) => { progress.value = total ? done / total : 0; } });
+      const result = await source.patch(
+        { clean: clean.ids, corrupted: corrupted.ids, token: top.id, against: second.id, component: 'head' },
+        {
+          signal: running.signal,
+          onProgress: (done, total) => {
+            progress.value = total ? done / total : 0;
+          },
+        },
+      );
       const best = topHeads(result.result, 6, Math.abs);
-      out.append(table('Heads whose clean output restores the answer (1 = all of it)', ['head', 'restored'],
-        best.map((e) => headRow(e.layer, e.head, [fmt(e.value)]))));
+      out.append(
+        table(
+          'Heads whose clean output restores the answer (1 = all of it)',
+          ['head', 'restored'],
+          best.map((e) => headRow(e.layer, e.head, [fmt(e.value)])),
+        ),
+      );
       note.textContent = `Clean logit difference ${fmt(result.cleanDiff)}, corrupted ${fmt(result.corruptedDiff)}.`;
     } catch (error) {
       note.textContent = error.name === 'AbortError' ? 'Cancelled.' : `Could not patch: ${error.message}`;
@@ -123,9 +188,14 @@ export function attachWhy($, { getContext, openHead, setText }) {
   }
 
   $('why-explain').addEventListener('click', explain);
-  $('why-patch').addEventListener('click', () => { if (!running) patch(); });
+  $('why-patch').addEventListener('click', () => {
+    if (!running) patch();
+  });
   $('why-cancel').addEventListener('click', () => running?.abort());
-  $('why-ioi').addEventListener('click', () => { setText(IOI.clean); $('why-corrupted').value = IOI.corrupted; });
+  $('why-ioi').addEventListener('click', () => {
+    setText(IOI.clean);
+    $('why-corrupted').value = IOI.corrupted;
+  });
 }
 
 /** Shows the section for a source that answers the interpretability calls; the IOI button for GPT-2. */

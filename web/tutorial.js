@@ -15,7 +15,9 @@ function bind(name, text) {
 /** Calls fn(el) once the widget has drawn and again after each of `events`. */
 function follow(el, events, fn) {
   if (!el) return;
-  const run = () => { if (el.isConnected) fn(el); };
+  const run = () => {
+    if (el.isConnected) fn(el);
+  };
   for (const e of ['ready', ...events]) el.addEventListener(e, run);
   if (el.hasAttribute('data-ready')) run();
 }
@@ -31,7 +33,8 @@ const vec = (v, d = 2) => `(${Array.from(v, (x) => f(x, d)).join(', ')})`;
  */
 function formulaParts(tex) {
   const parts = [];
-  let depth = 0, start = 0;
+  let depth = 0,
+    start = 0;
   for (let i = 0; i < tex.length; i++) {
     const c = tex[i];
     if (c === '{') depth++;
@@ -40,7 +43,10 @@ function formulaParts(tex) {
       const name = /^\\([a-zA-Z]+|.?)/.exec(tex.slice(i))[1];
       if (name === 'begin' || name === 'left') depth++;
       else if (name === 'end' || name === 'right') depth--;
-      else if (name === 'qquad' && depth === 0) { parts.push(tex.slice(start, i)); start = i + name.length + 1; }
+      else if (name === 'qquad' && depth === 0) {
+        parts.push(tex.slice(start, i));
+        start = i + name.length + 1;
+      }
       i += name.length;
     }
   }
@@ -63,21 +69,41 @@ async function renderMath() {
     const display = el.classList.contains('display');
     const parts = display ? formulaParts(el.dataset.tex) : [el.dataset.tex];
     if (parts.length > 1) {
-      el.replaceChildren(...parts.map((tex) => {
-        const part = document.createElement('span');
-        part.className = 'math-part';
-        katex.render(tex, part, { displayMode: true, throwOnError: false, output: 'htmlAndMathml' });
-        return part;
-      }));
+      el.replaceChildren(
+        ...parts.map((tex) => {
+          const part = document.createElement('span');
+          part.className = 'math-part';
+          katex.render(tex, part, { displayMode: true, throwOnError: false, output: 'htmlAndMathml' });
+          return part;
+        }),
+      );
       el.classList.add('split');
     } else {
-      katex.render(el.dataset.tex, el, { displayMode: display, throwOnError: false, output: 'htmlAndMathml' });
+      katex.render(el.dataset.tex, el, {
+        displayMode: display,
+        throwOnError: false,
+        output: 'htmlAndMathml',
+      });
     }
     el.classList.add('rendered');
   }
+  // A formula's width is final only once the math fonts have loaded (on a slow machine or phone that is
+  // after this first pass) and changes with the screen: re-check when the fonts are ready and whenever a
+  // formula's box or its rendered content changes size, not only on window resizes.
   markScrolling();
   let pending = 0;
-  addEventListener('resize', () => { cancelAnimationFrame(pending); pending = requestAnimationFrame(markScrolling); });
+  const recheck = () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(markScrolling);
+  };
+  const observer = new ResizeObserver(recheck);
+  for (const el of $$('.math.display.rendered')) {
+    observer.observe(el);
+    for (const child of el.children) observer.observe(child);
+  }
+  document.fonts.addEventListener('loadingdone', recheck);
+  await document.fonts.ready;
+  markScrolling();
 }
 
 // ---- 1. the query explorer -------------------------------------------------------------------
@@ -109,9 +135,16 @@ follow($('#softmax'), ['softmax-change'], (el) => {
   const top = Math.max(...p);
   bind('sm-scale', f(el.scale, 2));
   bind('sm-top', f(top, 4));
-  bind('sm-verdict', el.scale === 0 ? 'Every logit is multiplied by 0, so the weights are uniform.'
-    : top > 0.999 ? 'That is saturated: to four decimals, one entry has everything.'
-      : top > 0.9 ? 'Most of the weight already sits on one entry.' : 'The weight is still shared.');
+  bind(
+    'sm-verdict',
+    el.scale === 0
+      ? 'Every logit is multiplied by 0, so the weights are uniform.'
+      : top > 0.999
+        ? 'That is saturated: to four decimals, one entry has everything.'
+        : top > 0.9
+          ? 'Most of the weight already sits on one entry.'
+          : 'The weight is still shared.',
+  );
 });
 
 // ---- 3. the fully masked row -----------------------------------------------------------------
@@ -119,27 +152,41 @@ follow($('#softmax'), ['softmax-change'], (el) => {
 follow($('#fill'), ['masked-change'], (el) => {
   const r = el.result;
   if (!r) return;
-  const n = r.scores.length, m = r.masked.length;
-  bind('fill-summary', m === n
-    ? `All ${n} keys are masked. This library returns weights ${vec(r.booleanWeights, 0)} and output ${vec(r.booleanOutput, 0)}; `
-      + `the −1e9 fill returns ${vec(r.fillWeights, 2)} and output ${vec(r.fillOutput, 2)} — the average of every value.`
-    : `${m} of ${n} keys masked: both rules give ${vec(r.booleanWeights, 3)}.`);
+  const n = r.scores.length,
+    m = r.masked.length;
+  bind(
+    'fill-summary',
+    m === n
+      ? `All ${n} keys are masked. This library returns weights ${vec(r.booleanWeights, 0)} and output ${vec(r.booleanOutput, 0)}; ` +
+          `the −1e9 fill returns ${vec(r.fillWeights, 2)} and output ${vec(r.fillOutput, 2)} — the average of every value.`
+      : `${m} of ${n} keys masked: both rules give ${vec(r.booleanWeights, 3)}.`,
+  );
 });
 
 // ---- 4. multi-head: presets and shapes -------------------------------------------------------
 
 const PRESETS = { small: { dModel: 16, heads: 4 }, paper: { dModel: 512, heads: 8 } };
-const steps = $('#steps'), headsMap = $('#heads');
+const steps = $('#steps'),
+  headsMap = $('#heads');
 
 /** Rows of the shape table: [trace steps it stands for, operation, axes, sizes, note] for a model result. */
 function shapeRows(r) {
-  const T = r.Tq, D = r.config.dModel, H = r.heads, dk = r.dk;
+  const T = r.Tq,
+    D = r.config.dModel,
+    H = r.heads,
+    dk = r.dk;
   const traced = (name) => r.byName[name]?.shape;
   const first = r.byName.x ? 'x' : 'input';
   return [
     [['input', 'positional', 'x'], 'Input X: token embeddings (+ positions)', ['B', 'T', 'D'], traced(first)],
     [[], 'Project: Q = X·W_Q (and K, V)', ['B', 'T', 'D'], [1, T, D], 'part of q, k, v'],
-    [[], 'Split the last axis into heads (reshape)', ['B', 'T', 'H', 'd_k'], [1, T, H, dk], 'a reshape: same numbers'],
+    [
+      [],
+      'Split the last axis into heads (reshape)',
+      ['B', 'T', 'H', 'd_k'],
+      [1, T, H, dk],
+      'a reshape: same numbers',
+    ],
     [['q', 'k', 'v'], 'Move the head axis forward (transpose)', ['B', 'H', 'T', 'd_k'], traced('q')],
     [['scores'], 'Scores Q_h·K_hᵀ, every head at once', ['B', 'H', 'T_q', 'T_k'], traced('scores')],
     [['scaled', 'masked'], 'Divide by √d_k (and mask)', ['B', 'H', 'T_q', 'T_k'], traced('scaled')],
@@ -154,44 +201,80 @@ function shapeRows(r) {
 function renderShapes() {
   const r = runModel(steps.config);
   const tbody = $('#shape-table tbody');
-  if (!r.ok) { bind('mh-config', r.error.message); tbody.replaceChildren(); return; }
+  if (!r.ok) {
+    bind('mh-config', r.error.message);
+    tbody.replaceChildren();
+    return;
+  }
   const c = r.config;
-  bind('mh-config', `B = 1 sentence, T = ${r.Tq} tokens, D = ${c.dModel}, H = ${r.heads} heads, d_k = ${c.dModel} / ${r.heads} = ${r.dk}`);
-  tbody.replaceChildren(...shapeRows(r).map(([names, op, axes, sizes, note]) => {
-    const tr = document.createElement('tr');
-    tr.dataset.steps = names.join(' ');
-    if (!names.length) tr.classList.add('derived');
-    const shown = names.filter((n) => r.byName[n]);
-    const cells = [op, `(${axes.join(', ')})`, sizes ? `(${sizes.join(', ')})` : '—', shown.length ? shown.join(', ') : (note || '—')];
-    for (const text of cells) { const td = document.createElement('td'); td.textContent = text; tr.append(td); }
-    if (names.length) {
-      tr.tabIndex = 0;
-      tr.title = 'Show this step below';
-      const go = () => { const name = names.find((n) => r.byName[n]); if (name) steps.goTo(name); };
-      tr.addEventListener('click', go);
-      tr.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); go(); } });
-    }
-    return tr;
-  }));
+  bind(
+    'mh-config',
+    `B = 1 sentence, T = ${r.Tq} tokens, D = ${c.dModel}, H = ${r.heads} heads, d_k = ${c.dModel} / ${r.heads} = ${r.dk}`,
+  );
+  tbody.replaceChildren(
+    ...shapeRows(r).map(([names, op, axes, sizes, note]) => {
+      const tr = document.createElement('tr');
+      tr.dataset.steps = names.join(' ');
+      if (!names.length) tr.classList.add('derived');
+      const shown = names.filter((n) => r.byName[n]);
+      const cells = [
+        op,
+        `(${axes.join(', ')})`,
+        sizes ? `(${sizes.join(', ')})` : '—',
+        shown.length ? shown.join(', ') : note || '—',
+      ];
+      for (const text of cells) {
+        const td = document.createElement('td');
+        td.textContent = text;
+        tr.append(td);
+      }
+      if (names.length) {
+        tr.tabIndex = 0;
+        tr.title = 'Show this step below';
+        const go = () => {
+          const name = names.find((n) => r.byName[n]);
+          if (name) steps.goTo(name);
+        };
+        tr.addEventListener('click', go);
+        tr.addEventListener('keydown', (e) => {
+          if (e.key === 'Enter' || e.key === ' ') {
+            e.preventDefault();
+            go();
+          }
+        });
+      }
+      return tr;
+    }),
+  );
   const D = c.dModel;
-  bind('mh-params', `with D = ${D}, 4 × ${D}² = ${(4 * D * D).toLocaleString('en')} weights (plus ${4 * D} biases) whether H is 1 or ${r.heads}`);
+  bind(
+    'mh-params',
+    `with D = ${D}, 4 × ${D}² = ${(4 * D * D).toLocaleString('en')} weights (plus ${4 * D} biases) whether H is 1 or ${r.heads}`,
+  );
   highlightStep();
 }
 
 function highlightStep() {
   const name = steps.current?.name;
-  for (const tr of $$('#shape-table tbody tr')) tr.classList.toggle('current', !!name && tr.dataset.steps.split(' ').includes(name));
+  for (const tr of $$('#shape-table tbody tr'))
+    tr.classList.toggle('current', !!name && tr.dataset.steps.split(' ').includes(name));
 }
 
 function applyPreset(key) {
   const p = PRESETS[key];
-  for (const el of [steps, headsMap]) { el.setAttribute('d-model', String(p.dModel)); el.setAttribute('heads', String(p.heads)); }
+  for (const el of [steps, headsMap]) {
+    el.setAttribute('d-model', String(p.dModel));
+    el.setAttribute('heads', String(p.heads));
+  }
   for (const b of $$('[data-preset]')) b.setAttribute('aria-pressed', String(b.dataset.preset === key));
   renderShapes();
 }
 
 for (const b of $$('[data-preset]')) b.addEventListener('click', () => applyPreset(b.dataset.preset));
-follow(steps, ['step-change'], () => { if (!$('#shape-table tbody').children.length) renderShapes(); else highlightStep(); });
+follow(steps, ['step-change'], () => {
+  if (!$('#shape-table tbody').children.length) renderShapes();
+  else highlightStep();
+});
 
 // ---- 5. self and cross -----------------------------------------------------------------------
 
@@ -229,17 +312,23 @@ function repeatSpread(el, word) {
   if (!r.ok) return null;
   const rows = r.queryTokens.map((t, i) => (t === word ? i : -1)).filter((i) => i >= 0);
   let spread = 0;
-  for (const a of rows) for (const b of rows) for (let j = 0; j < r.Tk; j++) {
-    spread = Math.max(spread, Math.abs(r.meanWeights[a * r.Tk + j] - r.meanWeights[b * r.Tk + j]));
-  }
+  for (const a of rows)
+    for (const b of rows)
+      for (let j = 0; j < r.Tk; j++) {
+        spread = Math.max(spread, Math.abs(r.meanWeights[a * r.Tk + j] - r.meanWeights[b * r.Tk + j]));
+      }
   return { count: rows.length, spread };
 }
 
 function updateRepeat() {
-  const without = repeatSpread($('#no-pe'), 'the'), withPe = repeatSpread($('#with-pe'), 'the');
+  const without = repeatSpread($('#no-pe'), 'the'),
+    withPe = repeatSpread($('#with-pe'), 'the');
   if (!without || !withPe) return;
-  bind('pe-repeat', `The word “the” appears ${without.count} times. Without positional encoding its ${without.count} rows of weights differ by at most `
-    + `${f(without.spread, 4)}: they are identical. With it, they differ by up to ${f(withPe.spread, 4)}.`);
+  bind(
+    'pe-repeat',
+    `The word “the” appears ${without.count} times. Without positional encoding its ${without.count} rows of weights differ by at most ` +
+      `${f(without.spread, 4)}: they are identical. With it, they differ by up to ${f(withPe.spread, 4)}.`,
+  );
 }
 follow($('#no-pe'), [], updateRepeat);
 follow($('#with-pe'), [], updateRepeat);
@@ -250,50 +339,77 @@ follow($('#with-pe'), [], updateRepeat);
 function followData(el, attributes, fn) {
   if (!el) return;
   follow(el, [], fn);
-  new MutationObserver(() => { if (el.hasAttribute('data-ready')) fn(el); }).observe(el, { attributes: true, attributeFilter: attributes });
+  new MutationObserver(() => {
+    if (el.hasAttribute('data-ready')) fn(el);
+  }).observe(el, { attributes: true, attributeFilter: attributes });
 }
 
 followData($('#rope-widget'), ['data-max-difference'], (el) => {
   const s = el.shown;
   if (!s) return;
-  bind('rope-diff', `With q and k as drawn, moving both positions by 100 or by 1000 changes q·k by at most ${s.maxDiff.toExponential(1)} `
-    + `over every offset from −32 to 32: float32 rounding, not position.`);
+  bind(
+    'rope-diff',
+    `With q and k as drawn, moving both positions by 100 or by 1000 changes q·k by at most ${s.maxDiff.toExponential(1)} ` +
+      `over every offset from −32 to 32: float32 rounding, not position.`,
+  );
 });
 
 follow($('#kv-widget'), ['kv-step'], (el) => {
-  const t = el.length, s = el.shown;
+  const t = el.length,
+    s = el.shown;
   if (!s) return;
-  bind('kv-check', t === 0
-    ? `The cache is empty. Each Step feeds one of the ${s.sequenceLength} tokens; the output rows it produces are compared with one full forward over the prefix.`
-    : `${t} of ${s.sequenceLength} tokens cached. Every stepped output row so far equals the full forward’s row (max |difference| `
-      + `${el.maxDifference.toExponential(1)}): the cache changes the cost, not the result.`);
+  bind(
+    'kv-check',
+    t === 0
+      ? `The cache is empty. Each Step feeds one of the ${s.sequenceLength} tokens; the output rows it produces are compared with one full forward over the prefix.`
+      : `${t} of ${s.sequenceLength} tokens cached. Every stepped output row so far equals the full forward’s row (max |difference| ` +
+          `${el.maxDifference.toExponential(1)}): the cache changes the cost, not the result.`,
+  );
 });
 
 // ---- section 9: finding the heads that matter ---------------------------------------------------
 
-const best = (data, H) => { let i = 0; for (let k = 1; k < data.length; k++) if (data[k] > data[i]) i = k; return { layer: Math.floor(i / H), head: i % H, value: data[i] }; };
+const best = (data, H) => {
+  let i = 0;
+  for (let k = 1; k < data.length; k++) if (data[k] > data[i]) i = k;
+  return { layer: Math.floor(i / H), head: i % H, value: data[i] };
+};
 const headName = ({ layer, head }) => `layer ${layer} head ${head}`;
 
 follow($('#interp-scores'), [], (el) => {
   const s = el.shown;
   if (!s) return;
-  const pt = best(s.scores['previous-token'], s.H), ind = best(s.scores.induction, s.H);
-  bind('interp-scores', `Highest previous-token score: ${headName(pt)} (${f(pt.value, 2)}). Highest induction score: ${headName(ind)} (${f(ind.value, 3)}).`);
+  const pt = best(s.scores['previous-token'], s.H),
+    ind = best(s.scores.induction, s.H);
+  bind(
+    'interp-scores',
+    `Highest previous-token score: ${headName(pt)} (${f(pt.value, 2)}). Highest induction score: ${headName(ind)} (${f(ind.value, 3)}).`,
+  );
 });
 
 follow($('#interp-patch'), ['patch-done'], (el) => {
   const s = el.shown;
   if (!s || s.component !== 'head') return;
-  const H = s.cols, parts = Array.from(s.result, (v, i) => `${headName({ layer: Math.floor(i / H), head: i % H })} ${f(v, 2)}`);
-  bind('interp-patch', `Restored by each head alone: ${parts.join(', ')}. Clean run ${f(s.cleanDiff, 1)}, corrupted ${f(s.corruptedDiff, 1)}.`);
+  const H = s.cols,
+    parts = Array.from(
+      s.result,
+      (v, i) => `${headName({ layer: Math.floor(i / H), head: i % H })} ${f(v, 2)}`,
+    );
+  bind(
+    'interp-patch',
+    `Restored by each head alone: ${parts.join(', ')}. Clean run ${f(s.cleanDiff, 1)}, corrupted ${f(s.corruptedDiff, 1)}.`,
+  );
 });
 
 follow($('#interp-attr'), [], (el) => {
   const s = el.shown;
   if (!s) return;
   const heads = s.components.filter((c) => c.kind === 'head');
-  bind('interp-attr', `Of the logit difference ${f(s.logitDiff, 2)} (“${el.tokenName(s.token)}” against “${el.tokenName(s.against)}”): `
-    + `${heads.map((c) => `${headName(c)} ${f(c.value, 2)}`).join(', ')}; the embedding ${f(s.embed, 2)}, the biases ${f(s.bias, 2)}.`);
+  bind(
+    'interp-attr',
+    `Of the logit difference ${f(s.logitDiff, 2)} (“${el.tokenName(s.token)}” against “${el.tokenName(s.against)}”): ` +
+      `${heads.map((c) => `${headName(c)} ${f(c.value, 2)}`).join(', ')}; the embedding ${f(s.embed, 2)}, the biases ${f(s.bias, 2)}.`,
+  );
 });
 
 // The induction head opens step by step once the model view has its model (a head selected in any of
@@ -318,7 +434,10 @@ for (const button of $$('.code-box .copy')) {
       button.textContent = 'Selected';
     }
     button.dataset.done = '';
-    setTimeout(() => { button.textContent = 'Copy'; delete button.dataset.done; }, 1600);
+    setTimeout(() => {
+      button.textContent = 'Copy';
+      delete button.dataset.done;
+    }, 1600);
   });
 }
 
@@ -326,12 +445,18 @@ for (const button of $$('.code-box .copy')) {
 
 const tocLinks = new Map($$('.toc a').map((a) => [a.getAttribute('href').slice(1), a]));
 const visible = new Set();
-const spy = new IntersectionObserver((entries) => {
-  for (const e of entries) (e.isIntersecting ? visible.add(e.target.id) : visible.delete(e.target.id));
-  const first = [...tocLinks.keys()].find((id) => visible.has(id));
-  for (const [id, a] of tocLinks) a.setAttribute('aria-current', String(id === first));
-}, { rootMargin: '-20% 0px -60% 0px' });
-for (const id of tocLinks.keys()) { const s = document.getElementById(id); if (s) spy.observe(s); }
+const spy = new IntersectionObserver(
+  (entries) => {
+    for (const e of entries) e.isIntersecting ? visible.add(e.target.id) : visible.delete(e.target.id);
+    const first = [...tocLinks.keys()].find((id) => visible.has(id));
+    for (const [id, a] of tocLinks) a.setAttribute('aria-current', String(id === first));
+  },
+  { rootMargin: '-20% 0px -60% 0px' },
+);
+for (const id of tocLinks.keys()) {
+  const s = document.getElementById(id);
+  if (s) spy.observe(s);
+}
 
 const THEMES = ['auto', 'light', 'dark'];
 const toggle = $('#theme-toggle');
@@ -339,15 +464,29 @@ function redrawWidgets() {
   for (const el of $$('*')) if (el.localName.includes('-') && typeof el.refresh === 'function') el.refresh();
 }
 function setTheme(theme) {
-  if (theme === 'auto') delete document.documentElement.dataset.theme; else document.documentElement.dataset.theme = theme;
+  if (theme === 'auto') delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = theme;
   toggle.textContent = `Theme: ${theme}`;
-  toggle.setAttribute('aria-label', `Theme: ${theme}${theme === 'auto' ? ' (follows the system)' : ''}. Press to change the colour theme.`);
-  try { localStorage.setItem('attention-wasm-tutorial-theme', theme); } catch { /* storage may be off */ }
-  redrawWidgets();  // canvases read their colours when they draw
+  toggle.setAttribute(
+    'aria-label',
+    `Theme: ${theme}${theme === 'auto' ? ' (follows the system)' : ''}. Press to change the colour theme.`,
+  );
+  try {
+    localStorage.setItem('attention-wasm-tutorial-theme', theme);
+  } catch {
+    /* storage may be off */
+  }
+  redrawWidgets(); // canvases read their colours when they draw
 }
-toggle.addEventListener('click', () => setTheme(THEMES[(THEMES.indexOf(toggle.textContent.replace('Theme: ', '')) + 1) % THEMES.length]));
+toggle.addEventListener('click', () =>
+  setTheme(THEMES[(THEMES.indexOf(toggle.textContent.replace('Theme: ', '')) + 1) % THEMES.length]),
+);
 let saved = 'auto';
-try { saved = localStorage.getItem('attention-wasm-tutorial-theme') || 'auto'; } catch { /* ignore */ }
+try {
+  saved = localStorage.getItem('attention-wasm-tutorial-theme') || 'auto';
+} catch {
+  /* ignore */
+}
 if (THEMES.includes(saved) && saved !== 'auto') setTheme(saved);
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawWidgets);
 
@@ -378,8 +517,12 @@ await ready;
 // cross-origin isolated (served with COOP/COEP).
 {
   const n = attn.threadCount();
-  bind('runtime-threads', n > 1 ? `${n} threads (the page is cross-origin isolated)`
-    : 'one thread (threads need a cross-origin-isolated page: docs/threads.md)');
+  bind(
+    'runtime-threads',
+    n > 1
+      ? `${n} threads (the page is cross-origin isolated)`
+      : 'one thread (threads need a cross-origin-isolated page: docs/threads.md)',
+  );
 }
 await showTextModel();
 document.documentElement.dataset.tutorialReady = '';

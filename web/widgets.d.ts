@@ -45,15 +45,44 @@ export interface WidgetConfig {
   stateDict: Record<string, unknown> | null;
 }
 
-export interface TraceStep { name: string; shape: number[]; axes: string[]; data: Float32Array }
+export interface TraceStep {
+  name: string;
+  shape: number[];
+  axes: string[];
+  data: Float32Array;
+}
 
 export type ModelResult =
-  | { ok: true; config: WidgetConfig; queryTokens: string[]; keyTokens: string[]; realKeys: number; Tq: number; Tk: number;
-      heads: number; dk: number; steps: TraceStep[]; byName: Record<string, TraceStep>; meanWeights: Float32Array;
-      /** (Tq, Tk), 1 = may attend. */ mask: Uint8Array }
-  | { ok: false; config: WidgetConfig; queryTokens: string[]; keyTokens: string[]; error: { code: string; message: string } };
+  | {
+      ok: true;
+      config: WidgetConfig;
+      queryTokens: string[];
+      keyTokens: string[];
+      realKeys: number;
+      Tq: number;
+      Tk: number;
+      heads: number;
+      dk: number;
+      steps: TraceStep[];
+      byName: Record<string, TraceStep>;
+      meanWeights: Float32Array;
+      /** (Tq, Tk), 1 = may attend. */ mask: Uint8Array;
+    }
+  | {
+      ok: false;
+      config: WidgetConfig;
+      queryTokens: string[];
+      keyTokens: string[];
+      error: { code: string; message: string };
+    };
 
-export interface CellDetail { row: number; col: number; value: number; rowLabel: string; colLabel: string }
+export interface CellDetail {
+  row: number;
+  col: number;
+  value: number;
+  rowLabel: string;
+  colLabel: string;
+}
 
 /**
  * el.state: what a widget's picture depends on, JSON-able (see docs/widgets.md, "State"). Setting it
@@ -81,14 +110,26 @@ export interface ModelWidgetState extends WidgetState {
 export interface HeatmapState extends ModelWidgetState {
   /** The tile whose query row is drawn as bars. */
   barsTile: number;
-  data: null | { weights: StateNumber[]; shape: [number, number, number]; queryTokens: string[]; keyTokens: string[] };
+  data: null | {
+    weights: StateNumber[];
+    shape: [number, number, number];
+    queryTokens: string[];
+    keyTokens: string[];
+  };
 }
 export interface StepsState extends ModelWidgetState {
   /** A trace set from JS; steps null over 200 000 numbers (setting the state then keeps the target's trace). */
-  trace: null | { tokens: string[]; heads: number; dModel: number; causal: boolean;
-    steps: null | { name: string; shape: number[]; axes: string[]; data: StateNumber[] }[] };
+  trace: null | {
+    tokens: string[];
+    heads: number;
+    dModel: number;
+    causal: boolean;
+    steps: null | { name: string; shape: number[]; axes: string[]; data: StateNumber[] }[];
+  };
 }
-export interface MaskEditorState extends ModelWidgetState { data: null | Record<string, unknown> }
+export interface MaskEditorState extends ModelWidgetState {
+  data: null | Record<string, unknown>;
+}
 export interface ModelViewState extends WidgetState {
   ids: number[] | null;
   tokens: string[] | null;
@@ -96,9 +137,18 @@ export interface ModelViewState extends WidgetState {
   /** { src } for a model loaded from `src`; a model the page set is referenced by its config (set it on the target too). */
   model: null | { src: string } | { config: Record<string, unknown>; source: 'set from JS' };
 }
-export interface AlibiState extends WidgetState { head: number }
-export interface RopeState extends WidgetState { rotaryStyle: 'half' | 'interleaved'; pair: number; position: number }
-export interface KvCacheState extends WidgetState { stepped: number; kvHead: number }
+export interface AlibiState extends WidgetState {
+  head: number;
+}
+export interface RopeState extends WidgetState {
+  rotaryStyle: 'half' | 'interleaved';
+  pair: number;
+  position: number;
+}
+export interface KvCacheState extends WidgetState {
+  stepped: number;
+  kvHead: number;
+}
 
 /** What every widget shares: exports, its state and a synchronous refresh. Events: 'ready'. */
 declare class AwElement extends HTMLElement {
@@ -144,10 +194,26 @@ declare class ModelElement extends AwElement implements Omit<WidgetConfig, never
   /** The effective config (defaults ← attributes ← properties). Setting it replaces the JS-set keys. */
   config: WidgetConfig;
   setConfig(partial: Partial<WidgetConfig>): void;
-  text: string; source: string; cross: boolean; tokens: string[] | null; sourceTokens: string[] | null;
-  dModel: number; heads: number; seed: number; positional: PositionalKind; base: number; mask: MaskMode; pad: number;
-  toggles: [number, number][]; scaling: boolean; temperature: number; dropout: number; dropoutSeed: number;
-  residual: boolean; layerNorm: boolean; stateDict: Record<string, unknown> | null;
+  text: string;
+  source: string;
+  cross: boolean;
+  tokens: string[] | null;
+  sourceTokens: string[] | null;
+  dModel: number;
+  heads: number;
+  seed: number;
+  positional: PositionalKind;
+  base: number;
+  mask: MaskMode;
+  pad: number;
+  toggles: [number, number][];
+  scaling: boolean;
+  temperature: number;
+  dropout: number;
+  dropoutSeed: number;
+  residual: boolean;
+  layerNorm: boolean;
+  stateDict: Record<string, unknown> | null;
   readonly result: ModelResult | null;
 }
 
@@ -161,8 +227,22 @@ export declare class AttentionSteps extends ModelElement {
   readonly steps: string[];
   step: number;
   head: number;
-  readonly current: null | { index: number; name: string; title: string; head: number; hasHead: boolean; shape: number[]; axes: string[];
-    rows: number; cols: number; data: Float32Array; rowLabels: string[]; colLabels: string[]; rowAxis: string; colAxis: string };
+  readonly current: null | {
+    index: number;
+    name: string;
+    title: string;
+    head: number;
+    hasHead: boolean;
+    shape: number[];
+    axes: string[];
+    rows: number;
+    cols: number;
+    data: Float32Array;
+    rowLabels: string[];
+    colLabels: string[];
+    rowAxis: string;
+    colAxis: string;
+  };
   goTo(step: number | string): void;
   next(): void;
   prev(): void;
@@ -176,22 +256,47 @@ export declare class AttentionSteps extends ModelElement {
 
 /** What <attention-trainer> trains with (attributes, then its form). */
 export interface TrainerSettings {
-  task: 'copy' | 'reverse' | 'sort' | 'induction'; length: number; layers: number; dModel: number; heads: number;
-  mlp: boolean; positional: 'learned' | 'sinusoidal' | 'none'; lr: number; batch: number; seed: number; numSymbols: number;
+  task: 'copy' | 'reverse' | 'sort' | 'induction';
+  length: number;
+  layers: number;
+  dModel: number;
+  heads: number;
+  mlp: boolean;
+  positional: 'learned' | 'sinusoidal' | 'none';
+  lr: number;
+  batch: number;
+  seed: number;
+  numSymbols: number;
 }
 
 /** One snapshot of the training worker. */
 export interface TrainerSnapshot {
-  step: number; running: boolean; loss: number; tokenAccuracy: number; sequenceAccuracy: number; stepsPerSecond: number;
+  step: number;
+  running: boolean;
+  loss: number;
+  tokenAccuracy: number;
+  sequenceAccuracy: number;
+  stepsPerSecond: number;
   /** Threads the worker's module trains on (more than one where the page is cross-origin isolated). */
   threads: number;
-  ablation: null | { heads: [number, number][]; loss: number; tokenAccuracy: number; sequenceAccuracy: number };
+  ablation: null | {
+    heads: [number, number][];
+    loss: number;
+    tokenAccuracy: number;
+    sequenceAccuracy: number;
+  };
   history: { step: number; loss: number; tokenAccuracy: number; sequenceAccuracy: number }[];
-  probe: { tokens: string[]; T: number }; heads: number; attention: Float32Array[];
+  probe: { tokens: string[]; T: number };
+  heads: number;
+  attention: Float32Array[];
 }
 
 /** <attention-trainer>: trains in a Web Worker. Events: snapshot { step, loss, tokenAccuracy, sequenceAccuracy, running, ablation }. */
-export interface TrainerState extends WidgetState { settings: TrainerSettings; ablated: [number, number][]; step: number }
+export interface TrainerState extends WidgetState {
+  settings: TrainerSettings;
+  ablated: [number, number][];
+  step: number;
+}
 
 export declare class AttentionTrainer extends AwElement {
   /** Setting it re-initialises the worker with the settings and trains `step` steps (seeded: the same heads). */
@@ -215,7 +320,14 @@ export declare class AttentionModelView extends AwElement {
   model: Attn.TinyTransformer | null;
   ids: number[] | null;
   tokens: string[];
-  readonly shown?: { ids: number[]; tokens: string[]; layers: Float32Array[]; T: number; L: number; H: number };
+  readonly shown?: {
+    ids: number[];
+    tokens: string[];
+    layers: Float32Array[];
+    T: number;
+    L: number;
+    H: number;
+  };
   open(layer: number, head: number): void;
   /** The colour map of the tiles (attribute `palette`). */
   palette: Palette;
@@ -231,9 +343,18 @@ export declare class AttentionHeatmap extends ModelElement {
   head: 'all' | 'mean' | number;
   query: number;
   /** Precomputed weights instead of the model: shape (H, Tq, Tk) or (Tq, Tk), flat or nested. */
-  data: null | { weights: ArrayLike<number> | number[][] | number[][][]; shape?: number[]; queryTokens?: string[]; keyTokens?: string[] };
-  readonly shown: null | { view: string; queryTokens: string[]; keyTokens: string[];
-    matrices: { head: number | 'mean'; rows: number; cols: number; data: Float32Array }[] };
+  data: null | {
+    weights: ArrayLike<number> | number[][] | number[][][];
+    shape?: number[];
+    queryTokens?: string[];
+    keyTokens?: string[];
+  };
+  readonly shown: null | {
+    view: string;
+    queryTokens: string[];
+    keyTokens: string[];
+    matrices: { head: number | 'mean'; rows: number; cols: number; data: Float32Array }[];
+  };
   cellCenter(tile: number, row: number, col: number): { x: number; y: number };
   /** The colour map of the cells (attribute `palette`). */
   palette: Palette;
@@ -292,8 +413,18 @@ export declare class RopeExplorer extends AwElement {
   readonly k: Float32Array | null;
   /** −32 … 32. */
   readonly deltas: number[];
-  readonly shown: null | { d: number; base: number; style: 'half' | 'interleaved'; seed: number; offset: number; q: Float32Array; k: Float32Array;
-    scores: { total: Float32Array; pairs: Float64Array[] }; compare: Float32Array[]; maxDiff: number };
+  readonly shown: null | {
+    d: number;
+    base: number;
+    style: 'half' | 'interleaved';
+    seed: number;
+    offset: number;
+    q: Float32Array;
+    k: Float32Array;
+    scores: { total: Float32Array; pairs: Float64Array[] };
+    compare: Float32Array[];
+    maxDiff: number;
+  };
   /** Total q·k over `deltas` with the earlier position at `offset` (default: the attribute). */
   scores(offset?: number): Float32Array | null;
   /** Angle (radians, atan2) of q's pair `pair` after rotation to `position`. */
@@ -313,7 +444,15 @@ export declare class AlibiBias extends AwElement {
   head: number;
   /** alibiSlopes(heads). */
   readonly slopes: Float32Array | null;
-  readonly shown: null | { H: number; T: number; causal: boolean; seed: number; slopes: Float32Array; bias: Float32Array; weights: Float32Array };
+  readonly shown: null | {
+    H: number;
+    T: number;
+    causal: boolean;
+    seed: number;
+    slopes: Float32Array;
+    bias: Float32Array;
+    weights: Float32Array;
+  };
   /** −m_h·(i − j) (causal) or −m_h·|i − j|, (T, T) row-major; the causal mask is separate. */
   bias(head: number): Float32Array | null;
   /** Softmax weights of a head, (T, T) row-major. */
@@ -330,7 +469,14 @@ export declare class GqaHeads extends AwElement {
   seed: number;
   /** Query heads per key/value head ([[0, 1, 2, 3], [4, 5, 6, 7]] for 8 / 2); null while an error is shown. */
   readonly groups: number[][] | null;
-  readonly shown: null | { H: number; Hkv: number; T: number; seed: number; groups: number[][]; weights: Float32Array };
+  readonly shown: null | {
+    H: number;
+    Hkv: number;
+    T: number;
+    seed: number;
+    groups: number[][];
+    weights: Float32Array;
+  };
   /** A query head's weights, (T, T) row-major. */
   weights(head: number): Float32Array | null;
   /** Every query head's weights as a standalone vector SVG document, laid out as on screen. */
@@ -370,8 +516,18 @@ export declare class KvCacheStepper extends AwElement {
   kvHead: number;
   /** Max |stepped − full forward| over every row so far. */
   readonly maxDifference: number;
-  readonly shown: null | { embedDim: number; heads: number; kvHeads: number; headDim: number; rope: boolean; sequenceLength: number;
-    seed: number; length: number; kvHead: number; maxDifference: number };
+  readonly shown: null | {
+    embedDim: number;
+    heads: number;
+    kvHeads: number;
+    headDim: number;
+    rope: boolean;
+    sequenceLength: number;
+    seed: number;
+    length: number;
+    kvHead: number;
+    maxDifference: number;
+  };
   /** Feeds the next token; null when x is used up (or the config is invalid). */
   step(): { position: number; output: Float32Array; weights: Float32Array } | null;
   /** Steps until x is used up (one step every ~140 ms; at once with prefers-reduced-motion). */
@@ -388,7 +544,10 @@ export declare const MAX_TOKENS: 512;
 export declare const PAD_TOKEN: '<pad>';
 export declare const DEFAULT_CONFIG: Readonly<WidgetConfig>;
 export declare function tokenize(text: string, max?: number): string[];
-export declare function tokenizeWithInfo(text: string, max?: number): { tokens: string[]; truncated: boolean };
+export declare function tokenizeWithInfo(
+  text: string,
+  max?: number,
+): { tokens: string[]; truncated: boolean };
 /** FNV-1a (32-bit) over the token's UTF-8 bytes, then the seed's 4 little-endian bytes. */
 export declare function tokenSeed(token: string, seed: number): number;
 export declare function tokenVector(token: string, dModel: number, seed: number): Float32Array;
@@ -397,21 +556,53 @@ export declare function normalizeConfig(partial?: Partial<WidgetConfig>): Widget
 /** Runs (or reuses) the forward pass with trace; never throws (errors come back as ok: false). */
 export declare function runModel(config: Partial<WidgetConfig>, options?: { fresh?: boolean }): ModelResult;
 export declare function clearModelCache(): void;
-export declare function modelStateDict(config: Partial<WidgetConfig>): Record<string, { shape: number[]; data: number[] }>;
+export declare function modelStateDict(
+  config: Partial<WidgetConfig>,
+): Record<string, { shape: number[]; data: number[] }>;
 export declare function validHeadCounts(dModel: number, max?: number): number[];
-export declare function tokensOf(config: WidgetConfig): { queryTokens: string[]; keyTokens: string[]; realKeys: number };
-export declare function maskMatrix(config: WidgetConfig, Tq: number, Tk: number, realKeys: number): Uint8Array;
+export declare function tokensOf(config: WidgetConfig): {
+  queryTokens: string[];
+  keyTokens: string[];
+  realKeys: number;
+};
+export declare function maskMatrix(
+  config: WidgetConfig,
+  Tq: number,
+  Tk: number,
+  realKeys: number,
+): Uint8Array;
 export declare function parseBool(value: unknown, fallback: boolean): boolean;
 export declare function parseToggles(value: string | [number, number][]): [number, number][];
 export declare function formatToggles(toggles: [number, number][]): string;
-export declare function resultFromTrace(trace: { tokens: string[]; steps: TraceStep[]; heads: number; dModel: number; causal?: boolean }): ModelResult;
+export declare function resultFromTrace(trace: {
+  tokens: string[];
+  steps: TraceStep[];
+  heads: number;
+  dModel: number;
+  causal?: boolean;
+}): ModelResult;
 export declare function loadKatex(): Promise<{ renderToString(tex: string, options?: object): string }>;
 export declare function formatNumber(value: number, decimals?: number): string;
 export declare function exactNumber(value: number): string;
 export declare function colormap(name: Palette | DivergingPalette | 'diverging'): Uint8Array;
-export declare function colorOf(name: Palette | DivergingPalette | 'diverging', value: number, lo: number, hi: number): string;
-export declare function autoDomain(data: ArrayLike<number>, kind?: 'auto' | 'probability' | 'signed' | 'positive'): { lo: number; hi: number; map: 'viridis' | 'diverging' };
-export declare function matrixToCSV(m: { data: ArrayLike<number>; rows: number; cols: number; rowLabels?: string[]; colLabels?: string[]; corner?: string }): string;
+export declare function colorOf(
+  name: Palette | DivergingPalette | 'diverging',
+  value: number,
+  lo: number,
+  hi: number,
+): string;
+export declare function autoDomain(
+  data: ArrayLike<number>,
+  kind?: 'auto' | 'probability' | 'signed' | 'positive',
+): { lo: number; hi: number; map: 'viridis' | 'diverging' };
+export declare function matrixToCSV(m: {
+  data: ArrayLike<number>;
+  rows: number;
+  cols: number;
+  rowLabels?: string[];
+  colLabels?: string[];
+  corner?: string;
+}): string;
 export declare function download(filename: string, content: string | Blob, mime?: string): void;
 export declare const SERIES_COLORS: string[];
 
@@ -432,7 +623,10 @@ export interface SnapshotOptions {
  */
 export declare function snapshotHTML(elements: Iterable<Element>, options?: SnapshotOptions): string;
 /** Saves snapshotHTML(elements, options) as options.filename (default: the title's slug + .html); returns the HTML. */
-export declare function downloadSnapshot(elements: Iterable<Element>, options?: SnapshotOptions & { filename?: string }): string;
+export declare function downloadSnapshot(
+  elements: Iterable<Element>,
+  options?: SnapshotOptions & { filename?: string },
+): string;
 /** The SVG a snapshot or print uses for a widget; null without toSVG() or before it draws. note: why it is partial. */
 export declare function figureSVG(el: Element): { svg: string; note: string } | null;
 /** SHA-256 of a string's UTF-8 bytes, base64 (a CSP hash source). */
@@ -443,18 +637,57 @@ export declare const SNAPSHOT_CSS: string;
 export declare function preparePrint(): number;
 /** What afterprint does: undoes preparePrint(). */
 export declare function restorePrint(): void;
-export declare function drawBars(canvas: HTMLCanvasElement, options: { host: Element; width: number; values: ArrayLike<number>; labels: string[];
-  title?: string; color?: string; maxValue?: number }): { barAt(clientX: number): number };
-export declare function drawLines(canvas: HTMLCanvasElement, options: { host: Element; width: number; height?: number;
-  series: { label: string; values: ArrayLike<number> }[]; xLabel?: string; yRange?: [number, number] }): void;
+export declare function drawBars(
+  canvas: HTMLCanvasElement,
+  options: {
+    host: Element;
+    width: number;
+    values: ArrayLike<number>;
+    labels: string[];
+    title?: string;
+    color?: string;
+    maxValue?: number;
+  },
+): { barAt(clientX: number): number };
+export declare function drawLines(
+  canvas: HTMLCanvasElement,
+  options: {
+    host: Element;
+    width: number;
+    height?: number;
+    series: { label: string; values: ArrayLike<number> }[];
+    xLabel?: string;
+    yRange?: [number, number];
+  },
+): void;
 /** The canvas matrix renderer every widget uses (labels, legend, keyboard, hit testing). */
 export declare class HeatmapView {
-  constructor(canvas: HTMLCanvasElement, hooks: { host: Element; onHover?: (cell: CellDetail | null, via: 'pointer' | 'keyboard') => void;
-    onClick?: (cell: CellDetail, via: 'pointer' | 'keyboard') => void });
+  constructor(
+    canvas: HTMLCanvasElement,
+    hooks: {
+      host: Element;
+      onHover?: (cell: CellDetail | null, via: 'pointer' | 'keyboard') => void;
+      onClick?: (cell: CellDetail, via: 'pointer' | 'keyboard') => void;
+    },
+  );
   width: number;
-  set(options: { data: ArrayLike<number>; rows: number; cols: number; rowLabels?: string[]; colLabels?: string[];
-    domain: { lo: number; hi: number; map: 'viridis' | 'diverging' }; decimals?: number; values?: 'auto' | 'always' | 'never';
-    rowSums?: boolean; maxCell?: number; minRowHeight?: number; maxRowHeight?: number; selectedRow?: number; title?: string; legend?: boolean }): void;
+  set(options: {
+    data: ArrayLike<number>;
+    rows: number;
+    cols: number;
+    rowLabels?: string[];
+    colLabels?: string[];
+    domain: { lo: number; hi: number; map: 'viridis' | 'diverging' };
+    decimals?: number;
+    values?: 'auto' | 'always' | 'never';
+    rowSums?: boolean;
+    maxCell?: number;
+    minRowHeight?: number;
+    maxRowHeight?: number;
+    selectedRow?: number;
+    title?: string;
+    legend?: boolean;
+  }): void;
   resize(width: number): void;
   draw(): void;
   cell(row: number, col: number): CellDetail;
@@ -479,13 +712,26 @@ export declare class HeadScores extends AwElement implements InterpModelInput {
   ids: number[] | null;
   tokens: string[];
   kinds: HeadScoreKind[];
-  readonly shown: { ids: number[]; tokens: string[]; L: number; H: number; kinds: HeadScoreKind[]; scores: Partial<Record<HeadScoreKind, Float32Array>> } | null;
+  readonly shown: {
+    ids: number[];
+    tokens: string[];
+    L: number;
+    H: number;
+    kinds: HeadScoreKind[];
+    scores: Partial<Record<HeadScoreKind, Float32Array>>;
+  } | null;
   /** Emits head-select { layer, head, kind, score }. */
   select(layer: number, head: number, kind?: HeadScoreKind): void;
   toSVG(options?: SVGOptions): string;
 }
 
-export interface AttributionComponent { name: string; kind: 'embed' | 'head' | 'mlp' | 'bias'; layer?: number; head?: number; value: number }
+export interface AttributionComponent {
+  name: string;
+  kind: 'embed' | 'head' | 'mlp' | 'bias';
+  layer?: number;
+  head?: number;
+  value: number;
+}
 
 /** <logit-attribution>: model.logitAttribution as sorted bars and a table. Events: head-select, model-load. */
 export declare class LogitAttribution extends AwElement implements InterpModelInput {
@@ -498,14 +744,34 @@ export declare class LogitAttribution extends AwElement implements InterpModelIn
   token: number | undefined;
   against: number | null | undefined;
   limit: number;
-  readonly shown: { ids: number[]; position: number; token: number; against: number | null; L: number; H: number;
-    components: AttributionComponent[]; total: number; logitDiff: number; heads: Float32Array; mlp: Float32Array; embed: number; bias: number } | null;
+  readonly shown: {
+    ids: number[];
+    position: number;
+    token: number;
+    against: number | null;
+    L: number;
+    H: number;
+    components: AttributionComponent[];
+    total: number;
+    logitDiff: number;
+    heads: Float32Array;
+    mlp: Float32Array;
+    embed: number;
+    bias: number;
+  } | null;
   /** Emits head-select { layer, head, value }. */
   select(layer: number, head: number): void;
   toSVG(): string;
 }
 
-export interface PatchingPlan { clean: number[]; corrupted: number[]; position: number; token: number; against: number; component: 'head' | 'residual' }
+export interface PatchingPlan {
+  clean: number[];
+  corrupted: number[];
+  position: number;
+  token: number;
+  against: number;
+  component: 'head' | 'residual';
+}
 
 /**
  * <patching-view>: activation patching with Run, a progress bar and Cancel. A `src` model is patched
@@ -523,7 +789,16 @@ export declare class PatchingView extends AwElement implements InterpModelInput 
   component: 'head' | 'residual';
   autorun: boolean;
   readonly running: boolean;
-  readonly shown: (PatchingPlan & { L: number; cols: number; result: Float32Array; cleanDiff: number; corruptedDiff: number; where: 'worker' | 'page' }) | null;
+  readonly shown:
+    | (PatchingPlan & {
+        L: number;
+        cols: number;
+        result: Float32Array;
+        cleanDiff: number;
+        corruptedDiff: number;
+        where: 'worker' | 'page';
+      })
+    | null;
   /** The inputs a run would use (defaults filled in); throws with a readable message when incomplete. */
   plan(): PatchingPlan;
   /** Resolves to the result, or null when cancelled or refused. */

@@ -52,11 +52,33 @@ for (const [name, cls] of Object.entries(ELEMENTS)) {
 // Start loading the wasm module right away (once), rather than when the first widget connects.
 const ready = whenReady();
 
-export { attn, ready, AttentionSteps, AttentionHeatmap, PositionalEncodingHeatmap, MaskEditor, AttentionTrainer, AttentionModelView };
+export {
+  attn,
+  ready,
+  AttentionSteps,
+  AttentionHeatmap,
+  PositionalEncodingHeatmap,
+  MaskEditor,
+  AttentionTrainer,
+  AttentionModelView,
+};
 export { tokenize, tokenizeWithInfo, MAX_TOKENS } from './widgets/tokenizer.js';
 export { tokenSeed, tokenVector, embedTokens } from './widgets/embedding.js';
-export { DEFAULT_CONFIG, normalizeConfig, runModel, clearModelCache, validHeadCounts, tokensOf, maskMatrix,
-  parseBool, parseToggles, formatToggles, modelStateDict, resultFromTrace, PAD_TOKEN } from './widgets/model.js';
+export {
+  DEFAULT_CONFIG,
+  normalizeConfig,
+  runModel,
+  clearModelCache,
+  validHeadCounts,
+  tokensOf,
+  maskMatrix,
+  parseBool,
+  parseToggles,
+  formatToggles,
+  modelStateDict,
+  resultFromTrace,
+  PAD_TOKEN,
+} from './widgets/model.js';
 export { HeatmapView } from './widgets/heatmap-view.js';
 export { drawBars, drawLines, SERIES_COLORS } from './widgets/charts.js';
 export { colormap, colorOf, autoDomain } from './widgets/colormap.js';

@@ -18,14 +18,16 @@ Status check_kv_heads(const Tensor& q, const Tensor& k, const Tensor& v, bool en
   const std::string shapes =
       "q " + shape_to_string(q.shape) + ", k " + shape_to_string(k.shape) + ", v " + shape_to_string(v.shape);
   if (!enable_gqa || k.shape[a] != v.shape[a] || k.shape[a] < 1) {
-    return Status::Error(StatusCode::kShapeMismatch,
-                         "q, k and v must share their leading axes (grouped-query attention, k and v with fewer "
-                         "heads on axis −3 than q, needs enableGQA: true); got " + shapes);
+    return Status::Error(
+        StatusCode::kShapeMismatch,
+        "q, k and v must share their leading axes (grouped-query attention, k and v with fewer "
+        "heads on axis −3 than q, needs enableGQA: true); got " +
+            shapes);
   }
   if (q.shape[a] % k.shape[a] != 0) {
-    return Status::Error(StatusCode::kHeadsDoNotDivide, "grouped-query attention: k and v's " +
-                                                            std::to_string(k.shape[a]) + " heads must divide q's " +
-                                                            std::to_string(q.shape[a]) + "; got " + shapes);
+    return Status::Error(StatusCode::kHeadsDoNotDivide,
+                         "grouped-query attention: k and v's " + std::to_string(k.shape[a]) +
+                             " heads must divide q's " + std::to_string(q.shape[a]) + "; got " + shapes);
   }
   kv_group = static_cast<int>(q.shape[a] / k.shape[a]);
   return Status::Ok();

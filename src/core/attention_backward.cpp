@@ -86,7 +86,8 @@ void backward_block(const AttentionProblem& p, std::int64_t s, int i0, int rows,
 std::uint64_t attention_backward_scratch_elements(const AttentionProblem& p) {
   const std::uint64_t block = backward_block_rows(p.masks.tq, p.masks.tk);
   const std::uint64_t parts = static_cast<std::uint64_t>(kernels::thread_count());  // each has its buffers
-  return parts * (3 * block * static_cast<std::uint64_t>(p.masks.tk) + 2 * static_cast<std::uint64_t>(p.masks.tk));
+  return parts *
+         (3 * block * static_cast<std::uint64_t>(p.masks.tk) + 2 * static_cast<std::uint64_t>(p.masks.tk));
 }
 
 void run_attention_backward(const AttentionProblem& p, const float* d_context, int ldo,
@@ -114,10 +115,10 @@ void run_attention_backward(const AttentionProblem& p, const float* d_context, i
   const int parts = kernels::parallel_parts(units, kernels::min_items_for(unit_work));
   std::array<BlockBuffers, kernels::kMaxThreads> part_buffers;  // [0, parts) used
   for (int t = 0; t < parts; ++t) {
-    part_buffers[static_cast<std::size_t>(t)] =
-        BlockBuffers{scratch.floats(block_floats), p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
-                     scratch.floats(block_floats), scratch.bytes(static_cast<std::size_t>(tk)),
-                     scratch.floats(static_cast<std::size_t>(tk))};
+    part_buffers[static_cast<std::size_t>(t)] = BlockBuffers{
+        scratch.floats(block_floats), p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
+        scratch.floats(block_floats), scratch.bytes(static_cast<std::size_t>(tk)),
+        scratch.floats(static_cast<std::size_t>(tk))};
   }
   kernels::parallel_for_parts(units, parts, [&](int part, std::int64_t u0, std::int64_t u1) {
     const BlockBuffers& b = part_buffers[static_cast<std::size_t>(part)];

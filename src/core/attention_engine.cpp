@@ -40,9 +40,9 @@ std::uint64_t attention_scratch_elements(const AttentionProblem& p, bool need_we
                         2 * kFlashKeyTile + static_cast<std::uint64_t>(p.masks.tk) * (p.dk + p.dv));
   }
   const std::uint64_t rows = full_block_rows(p.masks.tq, p.masks.tk);
-  n += parts * (2 * rows * p.masks.tk + 2 * p.masks.tk);  // block scratch: scores, dropped; mask row
-  if (need_weights || tracing) n += s * scores;  // weights of every slice
-  if (tracing) n += 4 * s * scores + n;          // scores, scaled, masked, dropped + copies
+  n += parts * (2 * rows * p.masks.tk + 2 * p.masks.tk);   // block scratch: scores, dropped; mask row
+  if (need_weights || tracing) n += s * scores;            // weights of every slice
+  if (tracing) n += 4 * s * scores + n;                    // scores, scaled, masked, dropped + copies
   if (tracing && !p.masks.alibi.empty()) n += s * scores;  // the ALiBi bias step
   return n;
 }
@@ -251,7 +251,8 @@ std::vector<float> alibi_bias(const AttentionProblem& p) {
   const int tq = p.masks.tq, tk = p.masks.tk;
   std::vector<float> bias(static_cast<std::size_t>(p.masks.slices()) * tq * tk, 0.0f);
   for (std::int64_t s = 0; s < p.masks.slices(); ++s)
-    for (int i = 0; i < tq; ++i) p.masks.add_alibi(s, i, 0, p.masks.real_keys, bias.data() + (s * tq + i) * tk);
+    for (int i = 0; i < tq; ++i)
+      p.masks.add_alibi(s, i, 0, p.masks.real_keys, bias.data() + (s * tq + i) * tk);
   return bias;
 }
 
@@ -315,7 +316,8 @@ void run_attention_full(const AttentionProblem& p, bool need_weights, float* con
   const bool by_batch = out.weights_out && out.average_heads;
   const int heads_per_unit = by_batch ? p.heads : 1;
   const std::int64_t units = slices / heads_per_unit * blocks;
-  const std::int64_t unit_work = static_cast<std::int64_t>(std::min(block, tq)) * tk * (p.dk + p.dv) * heads_per_unit;
+  const std::int64_t unit_work =
+      static_cast<std::int64_t>(std::min(block, tq)) * tk * (p.dk + p.dv) * heads_per_unit;
   const std::int64_t min_units = kernels::min_items_for(unit_work);
   const int parts = kernels::parallel_parts(units, min_units);
   struct PartBuffers {

@@ -158,7 +158,8 @@ class ScratchScope {
 // x (n) in place: each score times `scale`, then capped smoothly to (−cap, cap) as cap · tanh(x / cap)
 // (in double, as transformers' float32 division, tanh and product round once each in float32).
 inline void softcap_row(int n, float* x, float scale, float cap) {
-  for (int j = 0; j < n; ++j) x[j] = static_cast<float>(cap * std::tanh(static_cast<double>(x[j] * scale) / cap));
+  for (int j = 0; j < n; ++j)
+    x[j] = static_cast<float>(cap * std::tanh(static_cast<double>(x[j] * scale) / cap));
 }
 
 }  // namespace attn

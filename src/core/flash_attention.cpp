@@ -69,8 +69,10 @@ KeyRange band_keys(const MaskPlan& m, int i0, int rows) {
   const std::int64_t first = m.position_offset + i0, last = first + rows - 1;
   std::int64_t begin = 0, end = m.real_keys;
   if (m.window > 0) begin = std::max<std::int64_t>(0, first - m.window + 1);
-  if (m.causal) end = std::min<std::int64_t>(end, last + 1);
-  else if (m.window > 0) end = std::min<std::int64_t>(end, last + m.window);
+  if (m.causal)
+    end = std::min<std::int64_t>(end, last + 1);
+  else if (m.window > 0)
+    end = std::min<std::int64_t>(end, last + m.window);
   if (m.real_keys < m.tk) end = m.tk;
   if (end < begin) end = begin;
   return KeyRange{static_cast<int>(begin), static_cast<int>(end)};
@@ -198,7 +200,8 @@ void run_attention_tiled(const AttentionProblem& p, float* context, int ldo) {
       // Query heads of one group read the same keys and values: copy them once per group.
       if (kv_of < 0 || p.kv_index(s) != p.kv_index(kv_of)) kv = slice_kv(p, s, sc);
       kv_of = s;
-      attend_block(p, s, i0, std::min(block, tq - i0), sc, kv, out + static_cast<std::int64_t>(i0) * ldo, ldo);
+      attend_block(p, s, i0, std::min(block, tq - i0), sc, kv, out + static_cast<std::int64_t>(i0) * ldo,
+                   ldo);
     }
   });
 }

@@ -1,11 +1,11 @@
 #include "core/mask_plan.h"
 
-#include "core/rotary.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
+
+#include "core/rotary.h"
 
 namespace attn {
 
@@ -97,12 +97,13 @@ void MaskPlan::fill_row(std::int64_t slice, int row, int col0, int n, std::uint8
 void MaskPlan::mask_band(int row, int col0, int end, std::uint8_t* allowed) const {
   const std::int64_t i = position_offset + row;
   auto clear = [&](std::int64_t from, std::int64_t to) {  // keys [from, to) ∩ [col0, end)
-    for (std::int64_t j = std::max<std::int64_t>(from, col0); j < std::min<std::int64_t>(to, end); ++j) allowed[j - col0] = 0;
+    for (std::int64_t j = std::max<std::int64_t>(from, col0); j < std::min<std::int64_t>(to, end); ++j)
+      allowed[j - col0] = 0;
   };
-  if (causal) clear(i + 1, end);                      // j > i
+  if (causal) clear(i + 1, end);  // j > i
   if (window > 0) {
-    clear(col0, i - window + 1);                      // i − j >= window
-    if (!causal) clear(i + window, end);              // j − i >= window
+    clear(col0, i - window + 1);          // i − j >= window
+    if (!causal) clear(i + window, end);  // j − i >= window
   }
 }
 
@@ -120,12 +121,14 @@ Status set_positions(const PositionOptions& o, bool causal, MaskPlan& plan) {
   auto invalid = [](const std::string& what) { return Status::Error(StatusCode::kInvalidArgument, what); };
   if (o.bottom_right && !causal) return invalid("a bottom-right alignment needs causal attention");
   const std::int64_t aligned = static_cast<std::int64_t>(plan.real_keys) - plan.tq;
-  if (o.offset && *o.offset < 0) return invalid("positionOffset must be >= 0, got " + std::to_string(*o.offset));
+  if (o.offset && *o.offset < 0)
+    return invalid("positionOffset must be >= 0, got " + std::to_string(*o.offset));
   if (o.offset && o.bottom_right && *o.offset != aligned) {
     return invalid("causal 'bottom-right' places query row 0 at Tk − Tq = " + std::to_string(aligned) +
                    "; positionOffset " + std::to_string(*o.offset) + " contradicts it");
   }
-  if (o.window && *o.window < 1) return invalid("window must be an integer >= 1, got " + std::to_string(*o.window));
+  if (o.window && *o.window < 1)
+    return invalid("window must be an integer >= 1, got " + std::to_string(*o.window));
   std::vector<float> paper;
   if (o.alibi_paper) {
     if (plan.lead.empty()) return invalid("alibi needs a head axis: give q as (..., H, T, d)");

@@ -20,16 +20,16 @@ struct MaskView {
 };
 
 struct MaskPlan {
-  Shape lead;           // leading axes, e.g. (B, H); the number of slices is their product
-  int tq = 0;           // queries per slice
-  int tk = 0;           // keys per slice, including extra keys (bias_k, zero attention)
-  int real_keys = 0;    // masks and causal cover keys [0, real_keys); extra keys are never masked
+  Shape lead;         // leading axes, e.g. (B, H); the number of slices is their product
+  int tq = 0;         // queries per slice
+  int tk = 0;         // keys per slice, including extra keys (bias_k, zero attention)
+  int real_keys = 0;  // masks and causal cover keys [0, real_keys); extra keys are never masked
   // Positions: query row r is at i = position_offset + r, key column c at j = c (a KV cache's keys
   // included). Causal, the window and ALiBi are functions of (i, j), never materialised.
-  bool causal = false;             // key j allowed for query i iff j <= i
+  bool causal = false;  // key j allowed for query i iff j <= i
   std::int64_t position_offset = 0;
-  int window = 0;                  // > 0: allowed iff 0 <= i − j < window (causal), |i − j| < window (not)
-  std::vector<float> alibi;        // per head of the innermost lead axis: −m·(i − j) causal, −m·|i − j| not
+  int window = 0;            // > 0: allowed iff 0 <= i − j < window (causal), |i − j| < window (not)
+  std::vector<float> alibi;  // per head of the innermost lead axis: −m·(i − j) causal, −m·|i − j| not
   std::vector<MaskView> bool_views;
   std::vector<MaskView> additive_views;
 
@@ -49,11 +49,11 @@ struct MaskPlan {
 
 // Where the queries sit and what they may see, beyond the mask tensors (attention.h documents them).
 struct PositionOptions {
-  bool bottom_right = false;            // causal aligned so that the last query sees the last key
-  std::optional<std::int64_t> offset;   // position of query row 0; default 0, or Tk − Tq bottom-right
-  std::optional<int> window;            // sliding window, >= 1
-  std::vector<float> alibi_slopes;      // one per head (the innermost lead axis); empty = no ALiBi
-  bool alibi_paper = false;             // ALiBi with the paper's slopes for the head count (rotary.h)
+  bool bottom_right = false;           // causal aligned so that the last query sees the last key
+  std::optional<std::int64_t> offset;  // position of query row 0; default 0, or Tk − Tq bottom-right
+  std::optional<int> window;           // sliding window, >= 1
+  std::vector<float> alibi_slopes;     // one per head (the innermost lead axis); empty = no ALiBi
+  bool alibi_paper = false;            // ALiBi with the paper's slopes for the head count (rotary.h)
 };
 
 // Checks `o` against plan (tq, real_keys, lead set) and sets causal, position_offset, window and

@@ -103,7 +103,9 @@ const float* encode_positions(const Tensor& query, const Tensor* pe, const Dims&
 
 // C columns [0, out) with row stride ldc (rows, out) = x (rows, in) · Wᵀ + b.
 void linear_into(const float* x, std::int64_t rows, const Linear& l, float* c, int ldc) {
-  if (!l.view.empty()) return l.view.linear(static_cast<int>(rows), x, l.view.cols, l.b.empty() ? nullptr : l.b.data.data(), c, ldc);
+  if (!l.view.empty())
+    return l.view.linear(static_cast<int>(rows), x, l.view.cols, l.b.empty() ? nullptr : l.b.data.data(), c,
+                         ldc);
   const int out = l.w.dim(0), in = l.w.dim(1);
   kernels::linear_nt_packed(static_cast<int>(rows), out, in, x, in, l.packed.data(),
                             l.b.empty() ? nullptr : l.b.data.data(), c, ldc);
@@ -192,14 +194,16 @@ void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* con
 
 }  // namespace mha_steps
 
-void mha_steps::rotate_qk(const RotaryOptions& rope, const Heads& hd, int b, int tq, std::int64_t q_first, float* q,
-                          int ldq, int tk, int tk_rows, std::int64_t k_first, float* k, int ldk, bool inverse) {
+void mha_steps::rotate_qk(const RotaryOptions& rope, const Heads& hd, int b, int tq, std::int64_t q_first,
+                          float* q, int ldq, int tk, int tk_rows, std::int64_t k_first, float* k, int ldk,
+                          bool inverse) {
   RotaryTable table;
   make_rotary_table(rope, hd.dk, q_first, tq, table);
   rotate_rows(q, b, tq, ldq, hd.h, hd.dk, table, inverse);
   make_rotary_table(rope, hd.dk, k_first, tk, table);
   // Each batch's keys start every tk_rows rows (Tk' with the extra keys, which are not rotated).
-  for (int bi = 0; bi < b; ++bi) rotate_rows(k + static_cast<std::int64_t>(bi) * tk_rows * ldk, 1, tk, ldk, hd.hkv, hd.dk, table, inverse);
+  for (int bi = 0; bi < b; ++bi)
+    rotate_rows(k + static_cast<std::int64_t>(bi) * tk_rows * ldk, 1, tk, ldk, hd.hkv, hd.dk, table, inverse);
 }
 
 namespace {
@@ -216,15 +220,16 @@ void rms_groups(float* x, int width, int group, const float* w, double eps) {
 
 }  // namespace
 
-void MultiHeadAttention::norm_qk(int b, int tq, float* q, int ldq, int tk, int tk_rows, float* k, int ldk) const {
+void MultiHeadAttention::norm_qk(int b, int tq, float* q, int ldq, int tk, int tk_rows, float* k,
+                                 int ldk) const {
   const bool per_head = config_.qk_norm == MhaConfig::QkNorm::kPerHead;
   const int wq = config_.num_heads * head_dim_, wk = kv_heads_ * head_dim_;
   for (std::int64_t r = 0; r < static_cast<std::int64_t>(b) * tq; ++r)
     rms_groups(q + r * ldq, wq, per_head ? head_dim_ : wq, q_norm_.data.data(), config_.qk_norm_eps);
   for (int bi = 0; bi < b; ++bi)
     for (int t = 0; t < tk; ++t)
-      rms_groups(k + (static_cast<std::int64_t>(bi) * tk_rows + t) * ldk, wk, per_head ? head_dim_ : wk, k_norm_.data.data(),
-                 config_.qk_norm_eps);
+      rms_groups(k + (static_cast<std::int64_t>(bi) * tk_rows + t) * ldk, wk, per_head ? head_dim_ : wk,
+                 k_norm_.data.data(), config_.qk_norm_eps);
 }
 
 Status mha_steps::make_problem(const MhaForwardOptions& options, const Dims& d, const Heads& hd, bool tracing,
@@ -303,7 +308,8 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
     return Status::Error(StatusCode::kInvalidArgument, "a frozen (inference-only) module has no backward");
   if (config_.frozen) ATTN_RETURN_IF_ERROR(check_frozen_ready());
   if (saved && options.softcap != 0)
-    return Status::Error(StatusCode::kInvalidArgument, "softcap is inference-only: there is no backward through it");
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "softcap is inference-only: there is no backward through it");
   Dims d;
   ATTN_RETURN_IF_ERROR(resolve_dims(query, key, value, config_.embed_dim, kdim_, vdim_, d));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
@@ -347,8 +353,8 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   }
   // 3b. RoPE on q (positions offset + r) and the real keys (positions c), after the bias
   if (config_.rope) {
-    mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, pr.q, pr.ldq, d.tk, p.masks.tk, 0,
-                         pr.k, pr.ldkv, false);
+    mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, pr.q, pr.ldq, d.tk,
+                         p.masks.tk, 0, pr.k, pr.ldkv, false);
     record_heads(trace, "q_rotated", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
     record_heads(trace, "k_rotated", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dk);
   }

@@ -133,7 +133,7 @@ std::uint64_t saved_elements(const Dims& d, const Heads& hd, const MhaConfig& c,
   const std::uint64_t rows_kp = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
   std::uint64_t n = rows_q * d.e * (c.layer_norm ? 2 : 1);                           // x, [pre_norm]
   n += (key ? rows_k * kdim : 0) + (key && value ? rows_k * vdim : 0);               // key, value
-  n += rows_q * hd.h * (hd.dk + hd.dv) + rows_kp * (hd.kqk() + hd.kvo());           // q, context; k, v
+  n += rows_q * hd.h * (hd.dk + hd.dv) + rows_kp * (hd.kqk() + hd.kvo());            // q, context; k, v
   if (options.mask) n += static_cast<std::uint64_t>(options.mask->numel()) / 4 + 1;  // bytes, as floats
   if (options.key_padding_mask) n += static_cast<std::uint64_t>(options.key_padding_mask->numel()) / 4 + 1;
   if (options.additive_mask) n += static_cast<std::uint64_t>(options.additive_mask->numel());
@@ -323,8 +323,8 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
   run_attention_backward(p, d_context, vo, t);
   // 3b. RoPE: the gradients of the unrotated q and k are the rotated ones rotated back
   if (config_.rope) {
-    mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, t.dq, qk, d.tk, d.tk + hd.extra, 0,
-                         t.dk, kqk, true);
+    mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, t.dq, qk, d.tk,
+                         d.tk + hd.extra, 0, t.dk, kqk, true);
   }
   // 3. extra keys: bias_k / bias_v gradients; dk → (B·Tk, H_kv·dk), dv → (B·Tk, H_kv·dv)
   extra_keys_backward(t.dk, hd, d.b, d.tk, kqk, g.bias_k);

@@ -15,26 +15,35 @@ using namespace mha_steps;
 
 namespace {
 
-Status invalid(const std::string& what) { return Status::Error(StatusCode::kInvalidArgument, what); }
+Status invalid(const std::string& what) {
+  return Status::Error(StatusCode::kInvalidArgument, what);
+}
 
 // What a cached forward cannot do, and a cache that does not fit this call.
 Status check_cached_call(const MhaConfig& c, const KvCache& cache, int key_width, int value_width,
                          const MhaForwardOptions& o, std::uint64_t version) {
   if (cache.key_width != key_width || cache.value_width != value_width || cache.k.empty()) {
-    return invalid("this KV cache was made by another MultiHeadAttention (or is disposed): use this module's createCache");
+    return invalid(
+        "this KV cache was made by another MultiHeadAttention (or is disposed): use this module's "
+        "createCache");
   }
   if (o.mask || o.additive_mask || o.key_padding_mask) {
-    return invalid("masks and keyPaddingMask are not supported with a KV cache (causal, window and alibi are)");
+    return invalid(
+        "masks and keyPaddingMask are not supported with a KV cache (causal, window and alibi are)");
   }
-  if (o.positional) return invalid("a positional table is not supported with a KV cache: use the rope config");
+  if (o.positional)
+    return invalid("a positional table is not supported with a KV cache: use the rope config");
   if (o.dropout.p > 0.0f) return invalid("dropout is not supported with a KV cache (decoding is inference)");
-  if (c.add_bias_kv || c.add_zero_attn) return invalid("addBiasKV and addZeroAttn are not supported with a KV cache");
+  if (c.add_bias_kv || c.add_zero_attn)
+    return invalid("addBiasKV and addZeroAttn are not supported with a KV cache");
   if (cache.length > 0 && cache.parameter_version != version) {
-    return invalid("the weights changed after this KV cache was filled: reset() it and feed the sequence again");
+    return invalid(
+        "the weights changed after this KV cache was filled: reset() it and feed the sequence again");
   }
   if (o.positions.offset && *o.positions.offset != cache.length) {
-    return invalid("with a KV cache the queries sit at positions from cache.length = " + std::to_string(cache.length) +
-                   "; positionOffset " + std::to_string(*o.positions.offset) + " contradicts it");
+    return invalid(
+        "with a KV cache the queries sit at positions from cache.length = " + std::to_string(cache.length) +
+        "; positionOffset " + std::to_string(*o.positions.offset) + " contradicts it");
   }
   return Status::Ok();
 }
@@ -51,8 +60,8 @@ void append(const Projections& pr, const Dims& d, KvCache& cache) {
 }
 
 // The trace step (B, H_kv, Tk, d) of the first tk rows of a cache buffer (max_length rows per batch).
-void record_cache(Trace* trace, const char* name, const char* d_axis, const float* src, const KvCache& cache, int heads,
-                  int dh, int tk) {
+void record_cache(Trace* trace, const char* name, const char* d_axis, const float* src, const KvCache& cache,
+                  int heads, int dh, int tk) {
   if (!trace) return;
   std::vector<float> out(static_cast<std::size_t>(cache.batch) * heads * tk * dh);  // (B, H_kv, Tk, d)
   const int width = heads * dh;
@@ -60,7 +69,8 @@ void record_cache(Trace* trace, const char* name, const char* d_axis, const floa
     for (int h = 0; h < heads; ++h)
       for (int t = 0; t < tk; ++t) {
         const float* from = src + (static_cast<std::int64_t>(bi) * cache.max_length + t) * width + h * dh;
-        std::memcpy(out.data() + ((static_cast<std::size_t>(bi) * heads + h) * tk + t) * dh, from, sizeof(float) * dh);
+        std::memcpy(out.data() + ((static_cast<std::size_t>(bi) * heads + h) * tk + t) * dh, from,
+                    sizeof(float) * dh);
       }
   trace->record(name, {"B", "H_kv", "T_k", d_axis}, Tensor({cache.batch, heads, tk, dh}, std::move(out)));
 }
@@ -69,8 +79,8 @@ void record_cache(Trace* trace, const char* name, const char* d_axis, const floa
 
 Status MultiHeadAttention::create_cache(int max_length, int batch, KvCache& out) const {
   if (max_length < 1 || batch < 1) {
-    return invalid("a KV cache needs maxLength >= 1 and batch >= 1, got " + std::to_string(max_length) + " and " +
-                   std::to_string(batch));
+    return invalid("a KV cache needs maxLength >= 1 and batch >= 1, got " + std::to_string(max_length) +
+                   " and " + std::to_string(batch));
   }
   const int kw = kv_heads_ * head_dim_, vw = kv_heads_ * value_head_dim_;
   const std::uint64_t rows = static_cast<std::uint64_t>(max_length) * batch;
@@ -96,12 +106,14 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
   if (d.b != cache.batch) {
     return Status::Error(StatusCode::kShapeMismatch, "the KV cache holds " + std::to_string(cache.batch) +
-                                                         " sequences but x has a batch of " + std::to_string(d.b));
+                                                         " sequences but x has a batch of " +
+                                                         std::to_string(d.b));
   }
   if (cache.length + static_cast<std::int64_t>(d.tq) > cache.max_length) {
-    return Status::Error(StatusCode::kTooLarge, "the KV cache holds maxLength = " + std::to_string(cache.max_length) +
-                                                    " tokens: " + std::to_string(cache.length) + " cached + " +
-                                                    std::to_string(d.tq) + " new do not fit (the cache is unchanged)");
+    return Status::Error(StatusCode::kTooLarge,
+                         "the KV cache holds maxLength = " + std::to_string(cache.max_length) +
+                             " tokens: " + std::to_string(cache.length) + " cached + " +
+                             std::to_string(d.tq) + " new do not fit (the cache is unchanged)");
   }
   // 0. The problem over every cached key: query row r at cache.length + r, key c at c.
   MhaForwardOptions o = options;
@@ -112,13 +124,19 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   AttentionProblem p;
   ATTN_RETURN_IF_ERROR(make_problem(o, all, hd, trace != nullptr, p));
   const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq;
-  ATTN_RETURN_IF_ERROR(check_allocation(rows_q * (hd.h * (hd.dk + hd.dv) + hd.kqk() + hd.kvo() + d.e) * (trace ? 2 : 1) +
-                                            attention_scratch_elements(p, options.need_weights, trace != nullptr),
-                                        "multi-head attention with a KV cache"));
+  ATTN_RETURN_IF_ERROR(
+      check_allocation(rows_q * (hd.h * (hd.dk + hd.dv) + hd.kqk() + hd.kvo() + d.e) * (trace ? 2 : 1) +
+                           attention_scratch_elements(p, options.need_weights, trace != nullptr),
+                       "multi-head attention with a KV cache"));
   ScratchScope scratch;
-  const Weights w{{w_q_, packed_q_, b_q_, view_q_}, {w_k_, packed_k_, b_k_, view_k_}, {w_v_, packed_v_, b_v_, view_v_},
+  const Weights w{{w_q_, packed_q_, b_q_, view_q_},
+                  {w_k_, packed_k_, b_k_, view_k_},
+                  {w_v_, packed_v_, b_v_, view_v_},
                   {w_o_, packed_o_, b_o_, view_o_},
-                  bias_k_, bias_v_, ln_weight_, ln_bias_};
+                  bias_k_,
+                  bias_v_,
+                  ln_weight_,
+                  ln_bias_};
   // 1.–3. the new rows' q, k, v; RoPE at positions cache.length + t; appended after the cached rows
   record(trace, "input", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, x.data.data(), x.data.size());
   const Projections pr = project(w, hd, x.data.data(), x.data.data(), x.data.data(), true, d, scratch);
@@ -128,11 +146,13 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
     record_heads(trace, "q_normed", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
   }
   if (config_.rope) {
-    rotate_qk(*config_.rope, hd, d.b, d.tq, cache.length, pr.q, pr.ldq, d.tq, d.tq, cache.length, pr.k, pr.ldkv, false);
+    rotate_qk(*config_.rope, hd, d.b, d.tq, cache.length, pr.q, pr.ldq, d.tq, d.tq, cache.length, pr.k,
+              pr.ldkv, false);
     record_heads(trace, "q_rotated", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
   }
   append(pr, d, cache);  // rows past cache.length: invisible until length moves on success
-  record_cache(trace, config_.rope ? "k_rotated" : "k", "d_k", cache.k.data(), cache, hd.hkv, hd.dk, cache.length + d.tq);
+  record_cache(trace, config_.rope ? "k_rotated" : "k", "d_k", cache.k.data(), cache, hd.hkv, hd.dk,
+               cache.length + d.tq);
   record_cache(trace, "v", "d_v", cache.v.data(), cache, hd.hkv, hd.dv, cache.length + d.tq);
   // 4. attention over the cache: k and v rows of H_kv·d floats, max_length rows per batch
   p.q = pr.q;
@@ -152,7 +172,8 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
     result.output.shape.assign({d.b, d.tq, d.e});
   else
     result.output.shape.assign({d.tq, d.e});
-  output_stage(w, config_, hd.h * hd.dv, att.context_out, x.data.data(), d, result.output.data, nullptr, trace);
+  output_stage(w, config_, hd.h * hd.dv, att.context_out, x.data.data(), d, result.output.data, nullptr,
+               trace);
   ATTN_RETURN_IF_ERROR(check_computed(result.output.data.data(), result.output.data.size(),
                                       "multi-head attention with a KV cache: the output"));
   if (options.need_weights)

@@ -39,14 +39,17 @@ Status check_config(const MhaConfig& c) {
     }
   }
   const int kv = c.num_kv_heads ? c.num_kv_heads : c.num_heads;
-  if (kv <= 0) return Status::Error(StatusCode::kInvalidArgument, "numKVHeads must be >= 1, got " + std::to_string(kv));
+  if (kv <= 0)
+    return Status::Error(StatusCode::kInvalidArgument, "numKVHeads must be >= 1, got " + std::to_string(kv));
   if (c.num_heads % kv != 0) {
-    return Status::Error(StatusCode::kHeadsDoNotDivide, "numKVHeads " + std::to_string(kv) + " does not divide numHeads " +
-                                                            std::to_string(c.num_heads));
+    return Status::Error(
+        StatusCode::kHeadsDoNotDivide,
+        "numKVHeads " + std::to_string(kv) + " does not divide numHeads " + std::to_string(c.num_heads));
   }
   if (c.rope && c.rope->offset != 0) {
-    return Status::Error(StatusCode::kInvalidArgument,
-                         "rope has no offset of its own: positions come from the forward's positionOffset (or the KV cache)");
+    return Status::Error(
+        StatusCode::kInvalidArgument,
+        "rope has no offset of its own: positions come from the forward's positionOffset (or the KV cache)");
   }
   if (!(c.layer_norm_eps > 0.0f)) {
     return Status::Error(StatusCode::kInvalidArgument,
@@ -100,10 +103,12 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
   const int qk = h * m.head_dim_, vo = h * m.value_head_dim_;
   const int kqk = m.kv_heads_ * m.head_dim_, kvo = m.kv_heads_ * m.value_head_dim_;  // key/value widths
   // All parameters and their packed copies, counted in 64 bits before anything is allocated.
-  const std::uint64_t params = static_cast<std::uint64_t>(qk) * (e + 1) + static_cast<std::uint64_t>(kqk) * (m.kdim_ + 2) +
-                               static_cast<std::uint64_t>(kvo) * (m.vdim_ + 2) + static_cast<std::uint64_t>(vo) * e + 3ull * e;
-  const std::uint64_t projections = static_cast<std::uint64_t>(qk) * e + static_cast<std::uint64_t>(kqk) * m.kdim_ +
-                                    static_cast<std::uint64_t>(kvo) * m.vdim_ + static_cast<std::uint64_t>(vo) * e;
+  const std::uint64_t params =
+      static_cast<std::uint64_t>(qk) * (e + 1) + static_cast<std::uint64_t>(kqk) * (m.kdim_ + 2) +
+      static_cast<std::uint64_t>(kvo) * (m.vdim_ + 2) + static_cast<std::uint64_t>(vo) * e + 3ull * e;
+  const std::uint64_t projections =
+      static_cast<std::uint64_t>(qk) * e + static_cast<std::uint64_t>(kqk) * m.kdim_ +
+      static_cast<std::uint64_t>(kvo) * m.vdim_ + static_cast<std::uint64_t>(vo) * e;
   ATTN_RETURN_IF_ERROR(check_allocation(config.frozen ? params - projections : params + m.packed_floats(),
                                         "multi-head attention parameters"));
   // Initialisation as PyTorch: xavier-uniform projections (over the packed matrix when packed),
@@ -139,7 +144,8 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
 
 std::uint64_t MultiHeadAttention::packed_floats() const {
   const int e = config_.embed_dim, qk = config_.num_heads * head_dim_,
-            vo = config_.num_heads * value_head_dim_, kqk = kv_heads_ * head_dim_, kvo = kv_heads_ * value_head_dim_;
+            vo = config_.num_heads * value_head_dim_, kqk = kv_heads_ * head_dim_,
+            kvo = kv_heads_ * value_head_dim_;
   return static_cast<std::uint64_t>(
       kernels::packed_weight_floats(qk, e) + kernels::packed_weight_floats(kqk, kdim_) +
       kernels::packed_weight_floats(kvo, vdim_) + kernels::packed_weight_floats(e, vo));
@@ -204,14 +210,16 @@ Status assign_checked(const std::string& name, const Tensor& value, Tensor& targ
 }
 
 Status frozen_error() {
-  return Status::Error(StatusCode::kInvalidArgument,
-                       "a frozen (inference-only) module's projection weights are views: use set_weight_view");
+  return Status::Error(
+      StatusCode::kInvalidArgument,
+      "a frozen (inference-only) module's projection weights are views: use set_weight_view");
 }
 
 }  // namespace
 
 Status MultiHeadAttention::get_parameter(const std::string& name, Tensor& out) const {
-  const int qk = config_.num_heads * head_dim_, kqk = kv_heads_ * head_dim_, kvo = kv_heads_ * value_head_dim_;
+  const int qk = config_.num_heads * head_dim_, kqk = kv_heads_ * head_dim_,
+            kvo = kv_heads_ * value_head_dim_;
   const int rows = qk + kqk + kvo;  // H·dk + H_kv·dk + H_kv·dv
   if (config_.frozen && (name == "in_proj_weight" || name.find("proj_weight") != std::string::npos ||
                          name == "out_proj.weight")) {
@@ -219,7 +227,8 @@ Status MultiHeadAttention::get_parameter(const std::string& name, Tensor& out) c
     const char* names[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight"};
     for (int i = 0; i < 4; ++i)
       if (name == names[i] || (name == "in_proj_weight" && packed_in_proj() && i < 3)) {
-        if (views[i]->empty()) return Status::Error(StatusCode::kInvalidArgument, std::string(names[i]) + " is not set");
+        if (views[i]->empty())
+          return Status::Error(StatusCode::kInvalidArgument, std::string(names[i]) + " is not set");
       }
     if (name == "in_proj_weight" && packed_in_proj()) {
       const Tensor q = view_q_.widened(), k = view_k_.widened(), v = view_v_.widened();
@@ -258,8 +267,10 @@ Status MultiHeadAttention::get_parameter(const std::string& name, Tensor& out) c
 }
 
 Status MultiHeadAttention::set_weight_view(const std::string& name, const WeightView& w) {
-  if (!config_.frozen) return Status::Error(StatusCode::kInvalidArgument, "set_weight_view needs a frozen module");
-  const int e = config_.embed_dim, qk = config_.num_heads * head_dim_, vo = config_.num_heads * value_head_dim_;
+  if (!config_.frozen)
+    return Status::Error(StatusCode::kInvalidArgument, "set_weight_view needs a frozen module");
+  const int e = config_.embed_dim, qk = config_.num_heads * head_dim_,
+            vo = config_.num_heads * value_head_dim_;
   const struct {
     const char* name;
     WeightView* view;
@@ -271,21 +282,25 @@ Status MultiHeadAttention::set_weight_view(const std::string& name, const Weight
   for (const auto& s : slots) {
     if (name != s.name) continue;
     if (!w.empty() && (w.rows != s.rows || w.cols != s.cols)) {
-      return Status::Error(StatusCode::kShapeMismatch, name + " must have shape " + shape_to_string({s.rows, s.cols}) +
-                                                           ", got " + shape_to_string({w.rows, w.cols}));
+      return Status::Error(StatusCode::kShapeMismatch, name + " must have shape " +
+                                                           shape_to_string({s.rows, s.cols}) + ", got " +
+                                                           shape_to_string({w.rows, w.cols}));
     }
     *s.view = w;
     parameter_version_ = next_parameter_version();  // a cache filled with the old weights is stale
     return Status::Ok();
   }
-  return Status::Error(StatusCode::kUnknownParameter, "a frozen MultiHeadAttention has no weight view '" + name + "'");
+  return Status::Error(StatusCode::kUnknownParameter,
+                       "a frozen MultiHeadAttention has no weight view '" + name + "'");
 }
 
 Status MultiHeadAttention::check_frozen_ready() const {
   const WeightView* views[] = {&view_q_, &view_k_, &view_v_, &view_o_};
   const char* names[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight"};
   for (int i = 0; i < 4; ++i)
-    if (views[i]->empty()) return Status::Error(StatusCode::kInvalidArgument, std::string("the frozen module's ") + names[i] + " is not set");
+    if (views[i]->empty())
+      return Status::Error(StatusCode::kInvalidArgument,
+                           std::string("the frozen module's ") + names[i] + " is not set");
   if (config_.qk_norm != MhaConfig::QkNorm::kNone && (q_norm_.data.empty() || k_norm_.data.empty()))
     return Status::Error(StatusCode::kInvalidArgument, "the frozen module's q/k norm weights are not set");
   return Status::Ok();
@@ -298,8 +313,9 @@ Status MultiHeadAttention::set_qk_norm_weight(bool key, const Tensor& w) {
   const int width = per_head ? head_dim_ : (key ? kv_heads_ : config_.num_heads) * head_dim_;
   const char* name = key ? "k_norm.weight" : "q_norm.weight";
   if (w.shape != Shape{width})
-    return Status::Error(StatusCode::kShapeMismatch, std::string(name) + " must have shape " + shape_to_string({width}) +
-                                                         ", got " + shape_to_string(w.shape));
+    return Status::Error(StatusCode::kShapeMismatch, std::string(name) + " must have shape " +
+                                                         shape_to_string({width}) + ", got " +
+                                                         shape_to_string(w.shape));
   ATTN_RETURN_IF_ERROR(check_well_formed(w, name));
   ATTN_RETURN_IF_ERROR(check_finite(w, name));
   (key ? k_norm_ : q_norm_) = w;

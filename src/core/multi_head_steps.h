@@ -27,17 +27,20 @@ struct Heads {
 };
 
 inline Heads heads_of(const MhaConfig& c, int head_dim, int value_head_dim) {
-  return Heads{c.num_heads,    head_dim,
-               value_head_dim, (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0),
-               c.add_bias_kv,  c.add_zero_attn,
+  return Heads{c.num_heads,
+               head_dim,
+               value_head_dim,
+               (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0),
+               c.add_bias_kv,
+               c.add_zero_attn,
                c.num_kv_heads ? c.num_kv_heads : c.num_heads};
 }
 
 // RoPE (config.rope) in place on q (B·Tq rows, H heads, row stride ldq) at positions q_first + r and
 // on the first tk rows of each batch's keys (k: B blocks of tk_rows rows, H_kv heads, stride ldk) at
 // k_first + c. inverse = true rotates gradients back (the backward).
-void rotate_qk(const RotaryOptions& rope, const Heads& hd, int b, int tq, std::int64_t q_first, float* q, int ldq,
-               int tk, int tk_rows, std::int64_t k_first, float* k, int ldk, bool inverse);
+void rotate_qk(const RotaryOptions& rope, const Heads& hd, int b, int tq, std::int64_t q_first, float* q,
+               int ldq, int tk, int tk_rows, std::int64_t k_first, float* k, int ldk, bool inverse);
 
 // The attention problem over (B, H) slices; Tk' = Tk + the extra keys. q/k/v are left unset.
 Status make_problem(const MhaForwardOptions& options, const Dims& d, const Heads& hd, bool tracing,
@@ -68,19 +71,20 @@ struct Weights {
 };
 
 // 0. Shapes of query/key/value; unbatched (T, E) input runs as B = 1.
-Status resolve_dims(const Tensor& query, const Tensor* key, const Tensor* value, int e, int kdim, int vdim, Dims& d);
+Status resolve_dims(const Tensor& query, const Tensor* key, const Tensor* value, int e, int kdim, int vdim,
+                    Dims& d);
 // A trace step copied from data (nothing when trace is null).
 void record(Trace* trace, const char* name, std::vector<std::string> axes, Shape shape, const float* data,
             std::size_t n);
 // 2.–3. q, k, v projections (and the extra keys) in scratch.
-Projections project(const Weights& w, const Heads& hd, const float* x, const float* key_src, const float* value_src,
-                    bool self, const Dims& d, ScratchScope& scratch);
+Projections project(const Weights& w, const Heads& hd, const float* x, const float* key_src,
+                    const float* value_src, bool self, const Dims& d, ScratchScope& scratch);
 // (B, heads, T, d) copy of the heads of a (B, T, ld) buffer, for the trace.
-void record_heads(Trace* trace, const char* name, const char* t_axis, const char* d_axis, const float* src, int ld,
-                  int b, int h, int t, int dh);
+void record_heads(Trace* trace, const char* name, const char* t_axis, const char* d_axis, const float* src,
+                  int ld, int b, int h, int t, int dh);
 // 5.–8. concat, output projection, [residual], [LayerNorm] into out.
-void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* context, const float* x, const Dims& d,
-                  std::vector<float>& out, std::vector<float>* pre_norm, Trace* trace);
+void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* context, const float* x,
+                  const Dims& d, std::vector<float>& out, std::vector<float>* pre_norm, Trace* trace);
 // The weights result's shape and the engine's destination for them.
 void prepare_weights(const MhaForwardOptions& options, const Dims& d, int h, int tk, Tensor& weights,
                      AttentionOutputs& att);

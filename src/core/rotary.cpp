@@ -110,7 +110,8 @@ void make_rotary_table(const RotaryOptions& options, int d, std::int64_t first, 
   table.sin.assign(n, 0.0f);                                  // sin: (count, dims/2)
   std::vector<double> theta(static_cast<std::size_t>(half));  // theta: (dims/2), θ_m = base^(−2m/dims)
   const bool given = options.inv_freq.size() == static_cast<std::size_t>(half);
-  for (int m = 0; m < half; ++m) theta[m] = given ? options.inv_freq[m] : std::pow(options.base, -2.0 * m / dims);
+  for (int m = 0; m < half; ++m)
+    theta[m] = given ? options.inv_freq[m] : std::pow(options.base, -2.0 * m / dims);
   for (int i = 0; i < count; ++i) {
     // Double angles: at p ~ 2^31 a float p·θ would be off by up to 128 rad; double keeps ~1e-6 rad.
     const double p = static_cast<double>(first + i);

@@ -19,7 +19,9 @@ kernels::HalfFormat half_format(WeightFormat f) {
 }
 
 // float32 elements (the memory limit's unit) that `bytes` take, rounded up.
-std::uint64_t as_floats(std::uint64_t bytes) { return (bytes + 3) / 4; }
+std::uint64_t as_floats(std::uint64_t bytes) {
+  return (bytes + 3) / 4;
+}
 
 // Floats a float32 (r, c) matrix may need: its packed form as (r, c) or, once transposed, as (c, r).
 std::uint64_t packed_room(int r, int c) {
@@ -73,7 +75,8 @@ Tensor WeightView::widened() const {
 Status StoredWeight::allocate(const Shape& shape, WeightFormat format, const char* what, StoredWeight& out) {
   std::uint64_t n = 1;
   for (int d : shape) {
-    if (d < 0) return Status::Error(StatusCode::kInvalidArgument, std::string(what) + ": a negative dimension");
+    if (d < 0)
+      return Status::Error(StatusCode::kInvalidArgument, std::string(what) + ": a negative dimension");
     n *= static_cast<std::uint64_t>(d);
     if (n > (1ull << 40)) break;  // far past any limit; keeps the product from overflowing
   }
@@ -93,7 +96,9 @@ Status StoredWeight::allocate(const Shape& shape, WeightFormat format, const cha
   return Status::Ok();
 }
 
-std::int64_t StoredWeight::numel() const { return shape_numel(shape_); }
+std::int64_t StoredWeight::numel() const {
+  return shape_numel(shape_);
+}
 
 Status StoredWeight::check_finite(const char* name) const {
   std::int64_t bad = -1;
@@ -106,8 +111,8 @@ Status StoredWeight::check_finite(const char* name) const {
       if ((half_[i] & exp_mask) == exp_mask) bad = static_cast<std::int64_t>(i);
   }
   if (bad < 0) return Status::Ok();
-  return Status::Error(StatusCode::kNonFinite, std::string(name) + " holds a non-finite value at flat index " +
-                                                   std::to_string(bad));
+  return Status::Error(StatusCode::kNonFinite,
+                       std::string(name) + " holds a non-finite value at flat index " + std::to_string(bad));
 }
 
 namespace {
@@ -122,7 +127,8 @@ void transpose_into(const std::vector<T>& src, int r, int c, std::vector<T>& dst
 }  // namespace
 
 Status StoredWeight::transpose() {
-  if (shape_.size() != 2) return Status::Error(StatusCode::kInvalidArgument, "only a 2-D weight can be transposed");
+  if (shape_.size() != 2)
+    return Status::Error(StatusCode::kInvalidArgument, "only a 2-D weight can be transposed");
   ATTN_RETURN_IF_ERROR(check_allocation(as_floats(byte_size()), "transposing a weight"));
   const int r = shape_[0], c = shape_[1];
   if (packed_) return Status::Error(StatusCode::kInvalidArgument, "a packed weight cannot be transposed");
@@ -149,7 +155,9 @@ void StoredWeight::pack_for_linear() {
   packed_ = true;
 }
 
-bool StoredWeight::packable(int block_rows) { return block_rows % kernels::packed_weight_panel_rows() == 0; }
+bool StoredWeight::packable(int block_rows) {
+  return block_rows % kernels::packed_weight_panel_rows() == 0;
+}
 
 WeightView StoredWeight::view() const {
   WeightView v;
@@ -164,8 +172,10 @@ WeightView StoredWeight::view() const {
 Tensor StoredWeight::widened() const {
   if (packed_) return view().widened();
   Tensor t = Tensor::zeros(shape_);
-  if (format_ == WeightFormat::kF32) t.data = f32_;
-  else kernels::widen_half(static_cast<int>(half_.size()), half_.data(), half_format(format_), t.data.data());
+  if (format_ == WeightFormat::kF32)
+    t.data = f32_;
+  else
+    kernels::widen_half(static_cast<int>(half_.size()), half_.data(), half_format(format_), t.data.data());
   return t;
 }
 

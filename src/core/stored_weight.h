@@ -19,7 +19,9 @@ namespace attn {
 
 enum class WeightFormat : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
 
-inline int format_bytes(WeightFormat f) { return f == WeightFormat::kF32 ? 4 : 2; }
+inline int format_bytes(WeightFormat f) {
+  return f == WeightFormat::kF32 ? 4 : 2;
+}
 const char* format_name(WeightFormat f);  // "F32", "F16", "BF16" as safetensors names them
 
 // W (rows, cols) as nn.Linear keeps it: row r is output r's weights over the inputs.
@@ -51,7 +53,9 @@ class StoredWeight {
   std::size_t byte_size() const { return static_cast<std::size_t>(numel()) * format_bytes(format_); }
   // The bytes, for the caller to fill with the file's little-endian values.
   void* bytes() { return format_ == WeightFormat::kF32 ? static_cast<void*>(f32_.data()) : half_.data(); }
-  const void* bytes() const { return format_ == WeightFormat::kF32 ? static_cast<const void*>(f32_.data()) : half_.data(); }
+  const void* bytes() const {
+    return format_ == WeightFormat::kF32 ? static_cast<const void*>(f32_.data()) : half_.data();
+  }
   // NON_FINITE naming `name` and the flat index of the first inf or NaN.
   Status check_finite(const char* name) const;
   // A 2-D (r, c) tensor becomes (c, r) (GPT-2's Conv1D weights are stored (in, out)); the temporary

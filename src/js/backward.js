@@ -19,7 +19,12 @@ export function backwardApi({ requireCore, checkInputBytes }) {
   function scaledDotProductAttentionBackward(q, k, v, gradOutput, options = {}) {
     const m = requireCore();
     const o = commonOptions(checkOptions(options, SDPA_OPTIONS, 'scaledDotProductAttentionBackward option'));
-    const inputs = [asFloatTensor(q, 'q'), asFloatTensor(k, 'k'), asFloatTensor(v, 'v'), asFloatTensor(gradOutput, 'gradOutput')];
+    const inputs = [
+      asFloatTensor(q, 'q'),
+      asFloatTensor(k, 'k'),
+      asFloatTensor(v, 'v'),
+      asFloatTensor(gradOutput, 'gradOutput'),
+    ];
     checkInputBytes('scaled dot-product attention backward', [...inputs, o.mask, o.additiveMask]);
     const r = check(m._sdpaBackward(...inputs, o));
     return { q: fromCore(r.q), k: fromCore(r.k), v: fromCore(r.v) };

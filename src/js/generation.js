@@ -15,7 +15,8 @@ const OPTIONS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'stop'];
 function idList(value, vocab, what) {
   const list = value == null ? [] : Array.isArray(value) ? value : [value];
   for (const id of list) {
-    if (!Number.isInteger(id) || id < 0 || id >= vocab) throw invalid(`${what} must be token ids in [0, ${vocab}), got ${describe(id)}`);
+    if (!Number.isInteger(id) || id < 0 || id >= vocab)
+      throw invalid(`${what} must be token ids in [0, ${vocab}), got ${describe(id)}`);
   }
   return list;
 }
@@ -29,7 +30,8 @@ export function defaultStopIds(config, generationConfig, vocab) {
 /** generate()'s options checked: { maxNewTokens, chooser, stop (Set) }, plus the `extra` keys given. */
 export function generationOptions(options, { vocab, defaultStop, extra = [] }) {
   const o = checkOptions(options, [...OPTIONS, ...extra], 'generate option');
-  if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1) throw invalid(`maxNewTokens must be an integer >= 1, got ${describe(o.maxNewTokens)}`);
+  if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1)
+    throw invalid(`maxNewTokens must be an integer >= 1, got ${describe(o.maxNewTokens)}`);
   const stop = new Set(o.stop === undefined ? defaultStop : idList(o.stop, vocab, 'stop'));
   return { ...o, choose: tokenChooser(samplingOptions(o)), stop };
 }
@@ -54,7 +56,9 @@ export function* decodeSteps(handle, batch, { maxNewTokens, choose, stop }) {
         next[i] = stopped[i] ? GENERATE_PAD : choose(row);
       }
       yield next;
-      next.forEach((id, i) => { if (stop.has(id)) stopped[i] = 1; });
+      next.forEach((id, i) => {
+        if (stop.has(id)) stopped[i] = 1;
+      });
       if (step + 1 === maxNewTokens || stopped.every(Boolean)) return;
       // A stopped row is fed id 0: what it computes is never read.
       const feed = next.map((id, i) => (id === GENERATE_PAD ? 0 : id));

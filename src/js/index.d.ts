@@ -43,7 +43,8 @@ export class AttentionError extends Error {
 export type NestedArray<T> = T[] | NestedArray<T>[];
 
 /** Anything the API accepts where a tensor is expected. */
-export type TensorLike = Tensor | { data: ArrayLike<number>; shape: number[] } | NestedArray<number> | NestedArray<boolean>;
+export type TensorLike =
+  Tensor | { data: ArrayLike<number>; shape: number[] } | NestedArray<number> | NestedArray<boolean>;
 
 /** The element types of a {@link Tensor}. */
 export type DType = 'float32' | 'int32' | 'bool';
@@ -70,7 +71,14 @@ export class Tensor {
    *   the dtype cannot hold exactly.
    */
   constructor(
-    data: Float32Array | Int32Array | Uint8Array | ArrayLike<number> | boolean[] | NestedArray<number> | NestedArray<boolean>,
+    data:
+      | Float32Array
+      | Int32Array
+      | Uint8Array
+      | ArrayLike<number>
+      | boolean[]
+      | NestedArray<number>
+      | NestedArray<boolean>,
     shape?: number[] | null,
     options?: TensorOptions,
   );
@@ -214,7 +222,12 @@ export interface SdpaOptions extends AttentionOptions {
 }
 
 /** softmax(q·kᵀ·scale + masks)·v for q (…, Tq, dk), k (…, Tk, dk), v (…, Tk, dv). */
-export function scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions): AttentionResult;
+export function scaledDotProductAttention(
+  q: TensorLike,
+  k: TensorLike,
+  v: TensorLike,
+  options?: SdpaOptions,
+): AttentionResult;
 
 /** {@link applyRotary}'s options. */
 export interface RotaryOptions {
@@ -246,7 +259,11 @@ export function alibiSlopes(numHeads: number): Float32Array;
  * @returns gradients of q, k and v, each of its input's shape.
  */
 export function scaledDotProductAttentionBackward(
-  q: TensorLike, k: TensorLike, v: TensorLike, gradOutput: TensorLike, options?: SdpaOptions,
+  q: TensorLike,
+  k: TensorLike,
+  v: TensorLike,
+  gradOutput: TensorLike,
+  options?: SdpaOptions,
 ): { q: Tensor; k: Tensor; v: Tensor };
 
 /**
@@ -265,7 +282,9 @@ export function softmaxBackward(y: TensorLike, gradOutput: TensorLike): Tensor;
  * @returns the gradient of x; of `weight` and `bias` (N) only when the options give them.
  */
 export function layerNormBackward(
-  x: TensorLike, gradOutput: TensorLike, options?: LayerNormOptions,
+  x: TensorLike,
+  gradOutput: TensorLike,
+  options?: LayerNormOptions,
 ): { x: Tensor; weight?: Tensor; bias?: Tensor };
 
 /** Configuration of {@link MultiHeadAttention} (PyTorch `nn.MultiheadAttention` plus the tutorial variants). */
@@ -371,8 +390,13 @@ export type StateDict = Record<string, TensorLike>;
 /** Multi-head attention with PyTorch semantics, owning wasm memory: call {@link dispose}. */
 export class MultiHeadAttention {
   constructor(config: MultiHeadAttentionConfig);
-  readonly config: Readonly<Required<Omit<MultiHeadAttentionConfig, 'layerNorm' | 'rope'>> & {
-    layerNorm: boolean; layerNormEps: number; rope: Readonly<Required<Omit<RotaryOptions, 'offset'>>> | null }>;
+  readonly config: Readonly<
+    Required<Omit<MultiHeadAttentionConfig, 'layerNorm' | 'rope'>> & {
+      layerNorm: boolean;
+      layerNormEps: number;
+      rope: Readonly<Required<Omit<RotaryOptions, 'offset'>>> | null;
+    }
+  >;
   readonly embedDim: number;
   readonly numHeads: number;
   readonly numKVHeads: number;
@@ -390,7 +414,12 @@ export class MultiHeadAttention {
    * @param key (B, Tk, kdim); null = self-attention
    * @param value (B, Tk, vdim); null = key
    */
-  forward(query: TensorLike, key?: TensorLike | null, value?: TensorLike | null, options?: MultiHeadAttentionOptions): AttentionResult;
+  forward(
+    query: TensorLike,
+    key?: TensorLike | null,
+    value?: TensorLike | null,
+    options?: MultiHeadAttentionOptions,
+  ): AttentionResult;
   /**
    * Gradients of `sum(output ⊙ gradOutput)` for the latest {@link forward}, which must have had
    * `requiresGrad: true` (same masks, dropout mask, scale; no need to pass them again). May be called
@@ -456,7 +485,8 @@ export function memoryStats(): { heapBytes: number; heapUsedBytes: number; liveH
  * `{ data: Int32Array, shape }`, of shape (B, T) or (T) (a batch of one; outputs keep B = 1).
  * A float32 tensor is an `INVALID_ARGUMENT`, not a cast.
  */
-export type IdsLike = Tensor | Int32Array | { data: Int32Array | ArrayLike<number>; shape: number[] } | NestedArray<number>;
+export type IdsLike =
+  Tensor | Int32Array | { data: Int32Array | ArrayLike<number>; shape: number[] } | NestedArray<number>;
 
 /** Configuration of {@link TinyTransformer}; unknown keys are `INVALID_ARGUMENT` naming them. */
 export interface TinyTransformerConfig {
@@ -711,7 +741,10 @@ export interface PatchResult {
   corruptedDiff: number | number[];
 }
 
-export function attentionRollout(attentions: ReadonlyArray<TensorLike | null>, options?: AttentionRolloutOptions): Tensor;
+export function attentionRollout(
+  attentions: ReadonlyArray<TensorLike | null>,
+  options?: AttentionRolloutOptions,
+): Tensor;
 
 /**
  * The `__metadata__` of a safetensors file (its string values), read from the header alone: a
@@ -813,7 +846,9 @@ export interface EvaluateOptions {
  * with every scored position right.
  */
 export function evaluate(
-  model: TinyTransformer, task: Task, options?: EvaluateOptions,
+  model: TinyTransformer,
+  task: Task,
+  options?: EvaluateOptions,
 ): { loss: number; tokenAccuracy: number; sequenceAccuracy: number };
 
 /**
@@ -831,7 +866,8 @@ export interface LoadPretrainedOptions {
    */
   config: Record<string, unknown>;
   /** model.safetensors (any view, at any byteOffset; Blob and File are read tensor by tensor), or with `weightsIndex` the shards: `{ fileName: bytes }` or File objects matched by `.name`. */
-  weights: ArrayBuffer | ArrayBufferView | Blob | Record<string, ArrayBuffer | ArrayBufferView | Blob> | File[];
+  weights:
+    ArrayBuffer | ArrayBufferView | Blob | Record<string, ArrayBuffer | ArrayBufferView | Blob> | File[];
   /** The parsed model.safetensors.index.json of a sharded checkpoint. */
   weightsIndex?: { weight_map: Record<string, string> } | null;
   /**
@@ -885,7 +921,14 @@ export class PretrainedModel {
    * (scaled frequencies: llama3, linear), `qkNorm` (q and k RMS-normalised), `softcap` (scores
    * soft-capped at c·tanh(s/c); 0 = none).
    */
-  readonly layers: ReadonlyArray<{ window: number; rope: boolean; ropeTheta: number | null; ropeScaled: boolean; qkNorm: boolean; softcap: number }>;
+  readonly layers: ReadonlyArray<{
+    window: number;
+    rope: boolean;
+    ropeTheta: number | null;
+    ropeScaled: boolean;
+    qkNorm: boolean;
+    softcap: number;
+  }>;
   /** generate's default `stop`: the checkpoint's EOS ids (generation_config.json's, else config.json's); may be empty. */
   readonly stopIds: number[];
   /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */
@@ -897,14 +940,26 @@ export class PretrainedModel {
    * null) and `trace`; `hiddenStates`: numLayers + 1 tensors (B, T, hidden) in Hugging Face's
    * output_hidden_states order. ids: (T) or (B, T), in [0, vocab), T ≤ the model's positions.
    */
-  forward(ids: IdsLike, options?: { attention?: boolean | number[]; trace?: boolean | { layers: number[] }; hiddenStates?: boolean; logitLens?: boolean }): {
-    logits: Tensor; attention: (Tensor | null)[]; trace?: (TraceStep[] | null)[]; hiddenStates?: Tensor[];
+  forward(
+    ids: IdsLike,
+    options?: {
+      attention?: boolean | number[];
+      trace?: boolean | { layers: number[] };
+      hiddenStates?: boolean;
+      logitLens?: boolean;
+    },
+  ): {
+    logits: Tensor;
+    attention: (Tensor | null)[];
+    trace?: (TraceStep[] | null)[];
+    hiddenStates?: Tensor[];
     /**
      * With `logitLens`: each residual stream (the embeddings, then every block's output) through the
      * final norm and the head: `ids` (int32) and `probs`, (numLayers + 1, B, T), the top token and its
      * probability; the last row is the model's own prediction.
      */
-    logitLens?: { ids: Tensor; probs: Tensor } };
+    logitLens?: { ids: Tensor; probs: Tensor };
+  };
   /**
    * Head-type scores from this model's own attention on `ids` (a batch of one), as
    * {@link TinyTransformer.headScores}: Tensor (numLayers, numHeads) per kind, query heads (grouped-query models too).
@@ -931,7 +986,10 @@ export class PretrainedModel {
    * null without a tokenizer), yielding to the page between tokens; ends after a stop id, after
    * maxNewTokens, or when `signal` aborts. The model's other generation calls wait for it to end.
    */
-  generateStream(ids: IdsLike, options: GenerateOptions & { signal?: AbortSignal }): AsyncGenerator<{ id: number; text: string | null }, void, undefined>;
+  generateStream(
+    ids: IdsLike,
+    options: GenerateOptions & { signal?: AbortSignal },
+  ): AsyncGenerator<{ id: number; text: string | null }, void, undefined>;
   /** Token ids of text, with what the tokenizer's post-processor adds (e.g. a BOS token) unless `addSpecialTokens` is false. Needs a tokenizer. */
   encode(text: string, options?: { addSpecialTokens?: boolean }): Int32Array;
   /**
@@ -942,8 +1000,14 @@ export class PretrainedModel {
    * `strftime_now` formats (default now). A template that loops, recurses or writes more than
    * 2^20 characters is TOO_LARGE; one that fails or calls raise_exception is INVALID_ARGUMENT.
    */
-  applyChatTemplate(messages: ReadonlyArray<{ role: string; content: string }>, options?: { addGenerationPrompt?: boolean; tokenize?: true; template?: string; date?: Date }): Int32Array;
-  applyChatTemplate(messages: ReadonlyArray<{ role: string; content: string }>, options: { addGenerationPrompt?: boolean; tokenize: false; template?: string; date?: Date }): string;
+  applyChatTemplate(
+    messages: ReadonlyArray<{ role: string; content: string }>,
+    options?: { addGenerationPrompt?: boolean; tokenize?: true; template?: string; date?: Date },
+  ): Int32Array;
+  applyChatTemplate(
+    messages: ReadonlyArray<{ role: string; content: string }>,
+    options: { addGenerationPrompt?: boolean; tokenize: false; template?: string; date?: Date },
+  ): string;
   /** The names of this model's chat templates (empty when it has none). */
   readonly chatTemplateNames: string[];
   /** The text of ids. Needs a tokenizer. */

@@ -35,5 +35,14 @@ export const { Trainer, createTask, evaluate } = trainApi(runtime, TinyTransform
 export const { threadCount, setThreadCount } = threadsApi(runtime);
 export const { MultiHeadAttention, KVCache, LearnedPositionalEncoding } = mhaApi(runtime);
 export const { init } = loaderApi(runtime);
-export const { softmax, layerNorm, scaledDotProductAttention, sinusoidalEncoding, seededNormal, setMemoryLimit, memoryLimit,
-  kernelVariant, memoryStats } = opsApi(runtime);
+export const {
+  softmax,
+  layerNorm,
+  scaledDotProductAttention,
+  sinusoidalEncoding,
+  seededNormal,
+  setMemoryLimit,
+  memoryLimit,
+  kernelVariant,
+  memoryStats,
+} = opsApi(runtime);

@@ -15,7 +15,11 @@ const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 // c ↦ s·c ⊙ γ), the logit difference is an affine function of them: each component's attribution is
 // its image through every later norm, dotted with u = W_U[token] − W_U[against]. Everything in double.
 
-const dot = (a, b) => { let s = 0; for (let i = 0; i < a.length; i++) s += a[i] * b[i]; return s; };
+const dot = (a, b) => {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+};
 
 // s of a norm spec { kind: 'layer' | 'rms', weight, bias?, eps } at input x.
 function normScale(spec, x) {
@@ -31,10 +35,15 @@ function normScale(spec, x) {
 
 // c through the norm frozen at scale s (β added when withBeta: the constants' row).
 function frozenNorm(spec, s, c, withBeta) {
-  const n = c.length, y = new Float64Array(n);
+  const n = c.length,
+    y = new Float64Array(n);
   let mean = 0;
-  if (spec.kind === 'layer') { for (let i = 0; i < n; i++) mean += c[i]; mean /= n; }
-  for (let i = 0; i < n; i++) y[i] = s * (c[i] - mean) * spec.weight[i] + (withBeta && spec.bias ? spec.bias[i] : 0);
+  if (spec.kind === 'layer') {
+    for (let i = 0; i < n; i++) mean += c[i];
+    mean /= n;
+  }
+  for (let i = 0; i < n; i++)
+    y[i] = s * (c[i] - mean) * spec.weight[i] + (withBeta && spec.bias ? spec.bias[i] : 0);
   return y;
 }
 
@@ -53,9 +62,10 @@ export function applyNorm(spec, x) {
  */
 export function attributeResidual(plan) {
   const E = plan.hidden;
-  const comps = [Float64Array.from(plan.embed)];  // [0] embed; then heads and MLPs as they come; bias kept apart
+  const comps = [Float64Array.from(plan.embed)]; // [0] embed; then heads and MLPs as they come; bias kept apart
   let bias = new Float64Array(E);
-  const headIndex = [], mlpIndex = [];
+  const headIndex = [],
+    mlpIndex = [];
   const residual = () => {
     const r = Float64Array.from(bias);
     for (const c of comps) for (let i = 0; i < E; i++) r[i] += c[i];
@@ -81,7 +91,8 @@ export function attributeResidual(plan) {
     embed: part(0),
     bias: dot(bias, plan.u) + plan.constant,
   };
-  out.total = out.embed + out.bias + out.heads.flat().reduce((a, b) => a + b, 0) + out.mlp.reduce((a, b) => a + b, 0);
+  out.total =
+    out.embed + out.bias + out.heads.flat().reduce((a, b) => a + b, 0) + out.mlp.reduce((a, b) => a + b, 0);
   return out;
 }
 
@@ -99,7 +110,8 @@ function matVec(w, rows, cols, x, b) {
 
 /** Head h's output at one position: W_O[:, h·d:(h+1)·d] · z (no bias); W_O (E, H·d) row-major. */
 export function headOutput(wo, E, inner, z, h) {
-  const d = z.length, y = new Float64Array(E);
+  const d = z.length,
+    y = new Float64Array(E);
   for (let r = 0; r < E; r++) {
     let s = 0;
     const at = r * inner + h * d;
@@ -114,7 +126,8 @@ export function headOutput(wo, E, inner, z, h) {
 function erf(x) {
   const ax = Math.abs(x);
   if (ax >= 6) return Math.sign(x);
-  let term = ax, sum = ax;
+  let term = ax,
+    sum = ax;
   for (let n = 1; n < 200; n++) {
     term *= (2 * ax * ax) / (2 * n + 1);
     sum += term;
@@ -129,29 +142,43 @@ export const geluTanh = (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) *
 
 /** position, token, against of logitAttribution's options, checked against T and the vocabulary. */
 export function attributionOptions(options, T, vocab) {
-  const { position = T - 1, token, against } = checkOptions(options, ['position', 'token', 'against'], 'logitAttribution option');
-  if (!Number.isInteger(position) || position < 0 || position >= T) throw invalid(`logitAttribution: position must be an integer in [0, ${T}), got ${describe(position)}`);
-  if (!Number.isInteger(token) || token < 0 || token >= vocab) throw invalid(`logitAttribution: token must be an integer in [0, ${vocab}), got ${describe(token)}`);
+  const {
+    position = T - 1,
+    token,
+    against,
+  } = checkOptions(options, ['position', 'token', 'against'], 'logitAttribution option');
+  if (!Number.isInteger(position) || position < 0 || position >= T)
+    throw invalid(`logitAttribution: position must be an integer in [0, ${T}), got ${describe(position)}`);
+  if (!Number.isInteger(token) || token < 0 || token >= vocab)
+    throw invalid(`logitAttribution: token must be an integer in [0, ${vocab}), got ${describe(token)}`);
   if (against !== undefined && (!Number.isInteger(against) || against < 0 || against >= vocab)) {
-    throw invalid(`logitAttribution: against must be an integer in [0, ${vocab}) or left out, got ${describe(against)}`);
+    throw invalid(
+      `logitAttribution: against must be an integer in [0, ${vocab}) or left out, got ${describe(against)}`,
+    );
   }
-  if (against === token) throw invalid(`logitAttribution: token and against are both ${token}: there is no difference to explain`);
+  if (against === token)
+    throw invalid(`logitAttribution: token and against are both ${token}: there is no difference to explain`);
   return { position, token, against };
 }
 
 // The result object of a walk: heads (L, H) and mlp (L) as Tensors, logitDiff from the real forward.
 function attributionResult(parts, logitDiff) {
-  const L = parts.heads.length, H = L > 0 ? parts.heads[0].length : 0;
+  const L = parts.heads.length,
+    H = L > 0 ? parts.heads[0].length : 0;
   return {
     heads: new Tensor(Float32Array.from(parts.heads.flat()), [L, H]),
     mlp: new Tensor(Float32Array.from(parts.mlp), [L]),
-    embed: parts.embed, bias: parts.bias, total: parts.total, logitDiff,
+    embed: parts.embed,
+    bias: parts.bias,
+    total: parts.total,
+    logitDiff,
   };
 }
 
 // logits[position, token] − logits[position, against] (or the logit alone) of a (1, T, V) logits Tensor.
 function logitDifference(logits, position, token, against) {
-  const V = logits.shape[2], row = position * V;
+  const V = logits.shape[2],
+    row = position * V;
   return logits.data[row + token] - (against === undefined ? 0 : logits.data[row + against]);
 }
 
@@ -160,27 +187,34 @@ function contexts(traces, position) {
   return traces.map((steps) => {
     const c = steps.find((s) => s.name === 'context');
     const [, H, T, d] = c.shape;
-    return Array.from({ length: H }, (_, h) => c.data.subarray((h * T + position) * d, (h * T + position + 1) * d));
+    return Array.from({ length: H }, (_, h) =>
+      c.data.subarray((h * T + position) * d, (h * T + position + 1) * d),
+    );
   });
 }
 
 /** TinyTransformer.logitAttribution: the weights from stateDict(), z from the forward's trace. */
 export function tinyLogitAttribution(model, ids, options = {}) {
   const batch = idBatch(ids, 'ids');
-  if (batch.b !== 1) throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
+  if (batch.b !== 1)
+    throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
   const cfg = model.config;
   const { position, token, against } = attributionOptions(options, batch.t, cfg.vocabSize);
   const r = model.forward(batch.tensor, { attention: false, trace: true });
   const sd = model.stateDict();
   const w = (name) => sd[name].data;
-  const E = cfg.dModel, H = cfg.numHeads;
+  const E = cfg.dModel,
+    H = cfg.numHeads;
   const ln = (name) => ({ kind: 'layer', weight: w(`${name}.weight`), bias: w(`${name}.bias`), eps: 1e-5 });
-  const embed = Float64Array.from(w('tok_emb.weight').subarray(batch.data[position] * E, (batch.data[position] + 1) * E));
+  const embed = Float64Array.from(
+    w('tok_emb.weight').subarray(batch.data[position] * E, (batch.data[position] + 1) * E),
+  );
   if (cfg.positional === 'learned') {
     const pe = w('pos_emb.weight');
     for (let i = 0; i < E; i++) embed[i] += pe[position * E + i];
   } else if (cfg.positional === 'sinusoidal') {
-    for (let pair = 0; 2 * pair < E; pair++) {  // as src/core/positional.cpp: double, rounded to float32
+    for (let pair = 0; 2 * pair < E; pair++) {
+      // as src/core/positional.cpp: double, rounded to float32
       const angle = position * 10000 ** ((-2 * pair) / E);
       embed[2 * pair] += Math.fround(Math.sin(angle));
       if (2 * pair + 1 < E) embed[2 * pair + 1] += Math.fround(Math.cos(angle));
@@ -190,11 +224,15 @@ export function tinyLogitAttribution(model, ids, options = {}) {
   const layers = z.map((zl, l) => {
     const p = `blocks.${l}.`;
     const wo = w(`${p}attn.out_proj.weight`);
-    const mlp = cfg.mlp ? (x) => {
-      const input = cfg.norm === 'pre' ? applyNorm(ln(`${p}ln2`), x) : x;
-      const hid = matVec(w(`${p}mlp.fc1.weight`), cfg.mlpHidden, E, input, w(`${p}mlp.fc1.bias`)).map(geluErf);
-      return matVec(w(`${p}mlp.fc2.weight`), E, cfg.mlpHidden, hid, w(`${p}mlp.fc2.bias`));
-    } : null;
+    const mlp = cfg.mlp
+      ? (x) => {
+          const input = cfg.norm === 'pre' ? applyNorm(ln(`${p}ln2`), x) : x;
+          const hid = matVec(w(`${p}mlp.fc1.weight`), cfg.mlpHidden, E, input, w(`${p}mlp.fc1.bias`)).map(
+            geluErf,
+          );
+          return matVec(w(`${p}mlp.fc2.weight`), E, cfg.mlpHidden, hid, w(`${p}mlp.fc2.bias`));
+        }
+      : null;
     return {
       heads: zl.map((zh, h) => headOutput(wo, E, E, zh, h)),
       attnBias: w(`${p}attn.out_proj.bias`),
@@ -203,11 +241,16 @@ export function tinyLogitAttribution(model, ids, options = {}) {
       post2: cfg.norm === 'post' && cfg.mlp ? ln(`${p}ln2`) : null,
     };
   });
-  const head = w('head.weight'), hb = w('head.bias');
+  const head = w('head.weight'),
+    hb = w('head.bias');
   const u = Float64Array.from(head.subarray(token * E, (token + 1) * E));
   if (against !== undefined) for (let i = 0; i < E; i++) u[i] -= head[against * E + i];
   const parts = attributeResidual({
-    hidden: E, embed, layers, finalNorm: cfg.norm === 'pre' ? ln('ln_f') : null, u,
+    hidden: E,
+    embed,
+    layers,
+    finalNorm: cfg.norm === 'pre' ? ln('ln_f') : null,
+    u,
     constant: hb[token] - (against === undefined ? 0 : hb[against]),
   });
   return attributionResult(parts, logitDifference(r.logits, position, token, against));
@@ -215,7 +258,8 @@ export function tinyLogitAttribution(model, ids, options = {}) {
 
 /** A branch's parts through one norm frozen at the branch's total (OLMo 2's post-norms: x += norm(Σ parts)). */
 export function normBranch(spec, parts) {
-  const E = parts[0].length, sum = new Float64Array(E);
+  const E = parts[0].length,
+    sum = new Float64Array(E);
   for (const p of parts) for (let i = 0; i < E; i++) sum[i] += p[i];
   const s = normScale(spec, sum);
   return parts.map((p) => frozenNorm(spec, s, p, false));
@@ -226,8 +270,15 @@ export const allLayers = (L) => Array.from({ length: L }, (_, l) => l);
 
 // The blank options of a handle's interpForward.
 export const interpRun = (o) => ({
-  traceLayers: [], hiddenStates: false, mlpOutputs: false, startLayer: 0, startResidual: null,
-  deltaLayer: -1, attnDelta: null, logitsRow: -1, ...o,
+  traceLayers: [],
+  hiddenStates: false,
+  mlpOutputs: false,
+  startLayer: 0,
+  startResidual: null,
+  deltaLayer: -1,
+  attnDelta: null,
+  logitsRow: -1,
+  ...o,
 });
 
 // The names of a pretrained checkpoint's weights that attribution and patching read.
@@ -253,24 +304,43 @@ export function pretrainedNames(core) {
  */
 export function pretrainedLogitAttribution(model, ids, options = {}) {
   const batch = idBatch(ids, 'ids');
-  if (batch.b !== 1) throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
+  if (batch.b !== 1)
+    throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
   const core = model._core;
   const { position, token, against } = attributionOptions(options, batch.t, core.vocabSize);
   const handle = model._live();
-  const L = core.layers, E = core.hidden, H = core.heads;
+  const L = core.layers,
+    E = core.hidden,
+    H = core.heads;
   const names = pretrainedNames(core);
   const rows = (name, first = 0, count = 1) => check(handle.readRows(name, first, count)).data;
-  const T = batch.t, d = core.headDim;
-  const { first: r, z: zAll } = tracedForward((layers, first) => check(handle.interpForward(batch.data, 1, T,
-    interpRun({ traceLayers: layers, hiddenStates: first, mlpOutputs: first, logitsRow: position }))), L, H, T);
+  const T = batch.t,
+    d = core.headDim;
+  const { first: r, z: zAll } = tracedForward(
+    (layers, first) =>
+      check(
+        handle.interpForward(
+          batch.data,
+          1,
+          T,
+          interpRun({ traceLayers: layers, hiddenStates: first, mlpOutputs: first, logitsRow: position }),
+        ),
+      ),
+    L,
+    H,
+    T,
+  );
   const at = (t) => t.data.subarray(position * E, (position + 1) * E);
-  const z = zAll.map((zl) => allLayers(H).map((h) => zl.subarray((h * T + position) * d, (h * T + position + 1) * d)));
+  const z = zAll.map((zl) =>
+    allLayers(H).map((h) => zl.subarray((h * T + position) * d, (h * T + position + 1) * d)),
+  );
   const rms = (name) => ({ kind: 'rms', weight: rows(name), eps: core.normEps });
   const layers = z.map((zl, l) => {
     const wo = rows(names.outProj(l), 0, E);
     let heads = zl.map((zh, h) => headOutput(wo, E, H * core.headDim, zh, h));
     let mlpOut = Float64Array.from(at(r.mlpOutputs[l]));
-    if (core.postNorms) {  // OLMo 2, Gemma 3: x += norm(attn(x)); x += norm(mlp(x)): each branch frozen at its own total
+    if (core.postNorms) {
+      // OLMo 2, Gemma 3: x += norm(attn(x)); x += norm(mlp(x)): each branch frozen at its own total
       heads = normBranch(rms(names.post1(l)), heads);
       mlpOut = applyNorm(rms(names.post2(l)), mlpOut);
     }
@@ -286,9 +356,14 @@ export function pretrainedLogitAttribution(model, ids, options = {}) {
     for (let i = 0; i < E; i++) u[i] -= v[i];
   }
   const parts = attributeResidual({
-    hidden: E, embed: at(r.hiddenStates[0]), layers, finalNorm, u, constant: 0,
+    hidden: E,
+    embed: at(r.hiddenStates[0]),
+    layers,
+    finalNorm,
+    u,
+    constant: 0,
   });
-  const logits = fromCore(r.logits);  // (1, 1, V): the row at position
+  const logits = fromCore(r.logits); // (1, 1, V): the row at position
   return attributionResult(parts, logitDifference(logits, 0, token, against));
 }
 
@@ -296,7 +371,11 @@ export function pretrainedLogitAttribution(model, ids, options = {}) {
 // (H, T, T) float32, per layer (and the binding copies them once more).
 let traceBudgetBytes = 64 * 1024 * 1024;
 /** Tests only: sets the trace budget (bytes), returns the previous one. */
-export function _setTraceBudget(bytes) { const old = traceBudgetBytes; traceBudgetBytes = bytes; return old; }
+export function _setTraceBudget(bytes) {
+  const old = traceBudgetBytes;
+  traceBudgetBytes = bytes;
+  return old;
+}
 
 /**
  * Every layer's z, (H, T, d) float32 each, of one run (a batch of one): run(layers, first) is a

@@ -4,7 +4,13 @@ import { AttentionError, check } from './errors.js';
 import { checkOptions, describe } from './options.js';
 import { idBatch } from './model.js';
 import { Tensor } from './tensor.js';
-import { allLayers, attributionOptions, interpRun, pretrainedNames, tracedForward } from './interp-attribution.js';
+import {
+  allLayers,
+  attributionOptions,
+  interpRun,
+  pretrainedNames,
+  tracedForward,
+} from './interp-attribution.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
@@ -33,21 +39,34 @@ function patchRuns(value, what) {
 
 /** patch's options checked (nothing runs before): the pairs, the component, the metric. */
 function patchOptions(options, vocab) {
-  const o = checkOptions(options, ['clean', 'corrupted', 'position', 'token', 'against', 'component', 'metric', 'onProgress', 'signal'], 'patch option');
+  const o = checkOptions(
+    options,
+    ['clean', 'corrupted', 'position', 'token', 'against', 'component', 'metric', 'onProgress', 'signal'],
+    'patch option',
+  );
   if (o.clean == null || o.corrupted == null) throw invalid('patch needs clean and corrupted ids');
-  const clean = patchRuns(o.clean, 'clean'), corrupted = patchRuns(o.corrupted, 'corrupted');
-  if (clean.length !== corrupted.length) throw invalid(`patch: ${clean.length} clean runs but ${corrupted.length} corrupted ones`);
+  const clean = patchRuns(o.clean, 'clean'),
+    corrupted = patchRuns(o.corrupted, 'corrupted');
+  if (clean.length !== corrupted.length)
+    throw invalid(`patch: ${clean.length} clean runs but ${corrupted.length} corrupted ones`);
   const T = clean[0].length;
   for (const ids of [...clean, ...corrupted]) {
-    if (ids.length !== T) throw invalid(`patch: clean and corrupted ids must all have one length, got ${T} and ${ids.length}`);
+    if (ids.length !== T)
+      throw invalid(`patch: clean and corrupted ids must all have one length, got ${T} and ${ids.length}`);
   }
   if (T === 0) throw invalid('patch: the ids are empty');
   const component = o.component ?? 'head';
-  if (!PATCH_COMPONENTS.includes(component)) throw invalid(`patch: component must be one of ${PATCH_COMPONENTS.map((c) => `'${c}'`).join(', ')}, got ${describe(component)}`);
+  if (!PATCH_COMPONENTS.includes(component))
+    throw invalid(
+      `patch: component must be one of ${PATCH_COMPONENTS.map((c) => `'${c}'`).join(', ')}, got ${describe(component)}`,
+    );
   const metric = o.metric ?? 'logit-diff';
-  if (!PATCH_METRICS.includes(metric)) throw invalid(`patch: metric must be 'logit-diff' or 'probability', got ${describe(metric)}`);
-  if (o.onProgress != null && typeof o.onProgress !== 'function') throw invalid(`patch: onProgress must be a function, got ${describe(o.onProgress)}`);
-  if (o.signal != null && typeof o.signal.aborted !== 'boolean') throw invalid(`patch: signal must be an AbortSignal, got ${describe(o.signal)}`);
+  if (!PATCH_METRICS.includes(metric))
+    throw invalid(`patch: metric must be 'logit-diff' or 'probability', got ${describe(metric)}`);
+  if (o.onProgress != null && typeof o.onProgress !== 'function')
+    throw invalid(`patch: onProgress must be a function, got ${describe(o.onProgress)}`);
+  if (o.signal != null && typeof o.signal.aborted !== 'boolean')
+    throw invalid(`patch: signal must be an AbortSignal, got ${describe(o.signal)}`);
   let picked;
   try {
     picked = attributionOptions({ position: o.position, token: o.token, against: o.against }, T, vocab);
@@ -55,7 +74,8 @@ function patchOptions(options, vocab) {
     throw invalid(error.message.replace('logitAttribution', 'patch'));
   }
   for (const ids of [...clean, ...corrupted]) {
-    for (const id of ids) if (id < 0 || id >= vocab) throw invalid(`patch: token id ${id} is outside [0, ${vocab})`);
+    for (const id of ids)
+      if (id < 0 || id >= vocab) throw invalid(`patch: token id ${id} is outside [0, ${vocab})`);
   }
   return { clean, corrupted, T, component, metric, onProgress: o.onProgress, signal: o.signal, ...picked };
 }
@@ -68,7 +88,8 @@ function softmaxAt(row, token) {
   return Math.exp(row[token] - max) / z;
 }
 
-const abortReason = (signal) => signal.reason ?? Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
+const abortReason = (signal) =>
+  signal.reason ?? Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
 
 // The clean and corrupted baselines of every pair; a pair with nothing to explain is refused before
 // any patched run.
@@ -76,9 +97,12 @@ function baselines(adapter, o, rows, metric) {
   return o.clean.map((clean, i) => {
     const c = adapter.baseline(clean.subarray(0, rows), o.position);
     const x = adapter.baseline(o.corrupted[i].subarray(0, rows), o.position);
-    const mc = metric(c.row), mx = metric(x.row);
+    const mc = metric(c.row),
+      mx = metric(x.row);
     if (!(Math.abs(mc - mx) >= 1e-6 * Math.max(1, Math.abs(mc)))) {
-      throw invalid(`patch: the clean and corrupted runs${o.clean.length > 1 ? ` of pair ${i}` : ''} give the same ${o.metric === 'probability' ? 'probability' : 'logit difference'} (${mc} and ${mx}): nothing to explain`);
+      throw invalid(
+        `patch: the clean and corrupted runs${o.clean.length > 1 ? ` of pair ${i}` : ''} give the same ${o.metric === 'probability' ? 'probability' : 'logit difference'} (${mc} and ${mx}): nothing to explain`,
+      );
     }
     return { c, x, mc, mx, ids: o.corrupted[i].subarray(0, rows) };
   });
@@ -89,9 +113,11 @@ function patchJobs(bases, { L, H }, component, rows, T) {
   const jobs = [];
   for (const base of bases) {
     for (let l = 0; l < L; l++) {
-      if (component === 'head') jobs.push({ base, l, heads: allLayers(H).map((h) => ({ h, t: -1, entry: l * H + h })) });
+      if (component === 'head')
+        jobs.push({ base, l, heads: allLayers(H).map((h) => ({ h, t: -1, entry: l * H + h })) });
       else if (component === 'head-position') {
-        for (let h = 0; h < H; h++) jobs.push({ base, l, heads: allLayers(rows).map((t) => ({ h, t, entry: (l * H + h) * T + t })) });
+        for (let h = 0; h < H; h++)
+          jobs.push({ base, l, heads: allLayers(rows).map((t) => ({ h, t, entry: (l * H + h) * T + t })) });
       } else jobs.push({ base, l, positions: allLayers(rows).map((t) => ({ t, entry: l * T + t })) });
     }
   }
@@ -104,14 +130,17 @@ function patchJobs(bases, { L, H }, component, rows, T) {
 function patchDiffers(job, { E, d }, rows) {
   const { base, l } = job;
   if (job.heads) {
-    const zc = base.c.z[l], zx = base.x.z[l];
+    const zc = base.c.z[l],
+      zx = base.x.z[l];
     return ({ h, t: only }) => {
-      const from = (h * rows + (only < 0 ? 0 : only)) * d, to = (h * rows + (only < 0 ? rows : only + 1)) * d;
+      const from = (h * rows + (only < 0 ? 0 : only)) * d,
+        to = (h * rows + (only < 0 ? rows : only + 1)) * d;
       for (let i = from; i < to; i++) if (zc[i] !== zx[i]) return true;
       return false;
     };
   }
-  const rc = base.c.resid[l], rx = base.x.resid[l];
+  const rc = base.c.resid[l],
+    rx = base.x.resid[l];
   return ({ t }) => {
     for (let i = t * E; i < (t + 1) * E; i++) if (rc[i] !== rx[i]) return true;
     return false;
@@ -122,7 +151,10 @@ function patchDiffers(job, { E, d }, rows) {
 // rows (or its one row) through its slice of W_O (E, H·d), in double.
 function headDeltas(runs, job, wo, { H, E, d }, rows) {
   const { base, l } = job;
-  const n = rows * E, inner = H * d, zc = base.c.z[l], zx = base.x.z[l];
+  const n = rows * E,
+    inner = H * d,
+    zc = base.c.z[l],
+    zx = base.x.z[l];
   const delta = new Float32Array(runs.length * n);
   const dz = new Float64Array(d);
   runs.forEach(({ h, t: only }, k) => {
@@ -144,8 +176,10 @@ function headDeltas(runs, job, wo, { H, E, d }, rows) {
 // The patched runs of one job as one batch; adds each run's normalised metric into `sums`.
 function runJob(adapter, job, runs, outProj, ctx) {
   const { base, l } = job;
-  const { E } = adapter, { rows, position, metric, sums } = ctx;
-  const b = runs.length, n = rows * E;
+  const { E } = adapter,
+    { rows, position, metric, sums } = ctx;
+  const b = runs.length,
+    n = rows * E;
   const residual = new Float32Array(b * n);
   for (let k = 0; k < b; k++) residual.set(base.x.resid[l], k * n);
   let delta = null;
@@ -176,9 +210,11 @@ export async function runPatch(adapter, options) {
   const { L, H } = adapter;
   const { T, component, position, token, against, signal, onProgress } = o;
   if (signal?.aborted) throw abortReason(signal);
-  const rows = adapter.causal ? position + 1 : T;  // later rows cannot reach `position`
-  const metric = (row) => (o.metric === 'probability' ? softmaxAt(row, token)
-    : row[token] - (against === undefined ? 0 : row[against]));
+  const rows = adapter.causal ? position + 1 : T; // later rows cannot reach `position`
+  const metric = (row) =>
+    o.metric === 'probability'
+      ? softmaxAt(row, token)
+      : row[token] - (against === undefined ? 0 : row[against]);
   const shape = component === 'head' ? [L, H] : component === 'head-position' ? [L, H, T] : [L, T];
   const sums = new Float64Array(shape.reduce((a, b) => a * b, 1));
   const bases = baselines(adapter, o, rows, metric);
@@ -187,7 +223,7 @@ export async function runPatch(adapter, options) {
   const outProj = new Map();
   let done = 0;
   for (const job of jobs) {
-    await new Promise((resolve) => setTimeout(resolve, 0));  // the page (and an abort) get a turn
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the page (and an abort) get a turn
     if (signal?.aborted) throw abortReason(signal);
     const all = job.heads ?? job.positions;
     const runs = all.filter(patchDiffers(job, adapter, rows));
@@ -199,7 +235,10 @@ export async function runPatch(adapter, options) {
   const P = bases.length;
   const one = P === 1;
   return {
-    result: new Tensor(Float32Array.from(sums, (v) => v / P), shape),
+    result: new Tensor(
+      Float32Array.from(sums, (v) => v / P),
+      shape,
+    ),
     cleanDiff: one ? bases[0].mc : bases.map((x) => x.mc),
     corruptedDiff: one ? bases[0].mx : bases.map((x) => x.mx),
   };
@@ -210,42 +249,111 @@ export function pretrainedPatch(model, options) {
   const handle = model._live();
   const core = model._core;
   const names = pretrainedNames(core);
-  const L = core.layers, E = core.hidden;
-  return runPatch({
-    L, H: core.heads, E, d: core.headDim, vocab: core.vocabSize, causal: true,
-    baseline(ids, position) {
-      const { first: r, z } = tracedForward((layers, first) => check(handle.interpForward(ids, 1, ids.length,
-        interpRun({ traceLayers: layers, hiddenStates: first, logitsRow: position }))), L, core.heads, ids.length);
-      return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z, row: r.logits.data };
+  const L = core.layers,
+    E = core.hidden;
+  return runPatch(
+    {
+      L,
+      H: core.heads,
+      E,
+      d: core.headDim,
+      vocab: core.vocabSize,
+      causal: true,
+      baseline(ids, position) {
+        const { first: r, z } = tracedForward(
+          (layers, first) =>
+            check(
+              handle.interpForward(
+                ids,
+                1,
+                ids.length,
+                interpRun({ traceLayers: layers, hiddenStates: first, logitsRow: position }),
+              ),
+            ),
+          L,
+          core.heads,
+          ids.length,
+        );
+        return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z, row: r.logits.data };
+      },
+      run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
+        return check(
+          handle.interpForward(
+            ids,
+            b,
+            t,
+            interpRun({
+              startLayer,
+              startResidual: residual,
+              deltaLayer,
+              attnDelta: delta,
+              logitsRow: position,
+            }),
+          ),
+        ).logits.data;
+      },
+      outProj: (l) => check(handle.readRows(names.outProj(l), 0, E)).data,
     },
-    run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
-      return check(handle.interpForward(ids, b, t, interpRun({ startLayer, startResidual: residual, deltaLayer, attnDelta: delta, logitsRow: position }))).logits.data;
-    },
-    outProj: (l) => check(handle.readRows(names.outProj(l), 0, E)).data,
-  }, options);
+    options,
+  );
 }
 
 /** model.patch for a TinyTransformer: its interpForward, out_proj from stateDict(). */
 export function tinyPatch(model, options) {
   const handle = model._live();
   const cfg = model.config;
-  const L = cfg.numLayers, E = cfg.dModel, H = cfg.numHeads;
+  const L = cfg.numLayers,
+    E = cfg.dModel,
+    H = cfg.numHeads;
   const rowAt = (logits, b, t, position) => {
-    const V = cfg.vocabSize, out = new Float32Array(b * V);
-    for (let k = 0; k < b; k++) out.set(logits.subarray((k * t + position) * V, (k * t + position + 1) * V), k * V);
+    const V = cfg.vocabSize,
+      out = new Float32Array(b * V);
+    for (let k = 0; k < b; k++)
+      out.set(logits.subarray((k * t + position) * V, (k * t + position + 1) * V), k * V);
     return out;
   };
-  return runPatch({
-    L, H, E, d: E / H, vocab: cfg.vocabSize, causal: cfg.causal,
-    baseline(ids, position) {
-      const { first: r, z } = tracedForward((layers, first) => check(handle.interpForward(ids, 1, ids.length,
-        interpRun({ traceLayers: layers, hiddenStates: first }))), L, H, ids.length);
-      return { resid: r.hiddenStates.map((t) => t.data), z, row: rowAt(r.logits.data, 1, ids.length, position) };
+  return runPatch(
+    {
+      L,
+      H,
+      E,
+      d: E / H,
+      vocab: cfg.vocabSize,
+      causal: cfg.causal,
+      baseline(ids, position) {
+        const { first: r, z } = tracedForward(
+          (layers, first) =>
+            check(
+              handle.interpForward(
+                ids,
+                1,
+                ids.length,
+                interpRun({ traceLayers: layers, hiddenStates: first }),
+              ),
+            ),
+          L,
+          H,
+          ids.length,
+        );
+        return {
+          resid: r.hiddenStates.map((t) => t.data),
+          z,
+          row: rowAt(r.logits.data, 1, ids.length, position),
+        };
+      },
+      run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
+        const r = check(
+          handle.interpForward(
+            ids,
+            b,
+            t,
+            interpRun({ startLayer, startResidual: residual, deltaLayer, attnDelta: delta }),
+          ),
+        );
+        return rowAt(r.logits.data, b, t, position);
+      },
+      outProj: (l) => model.stateDict()[`blocks.${l}.attn.out_proj.weight`].data,
     },
-    run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
-      const r = check(handle.interpForward(ids, b, t, interpRun({ startLayer, startResidual: residual, deltaLayer, attnDelta: delta })));
-      return rowAt(r.logits.data, b, t, position);
-    },
-    outProj: (l) => model.stateDict()[`blocks.${l}.attn.out_proj.weight`].data,
-  }, options);
+    options,
+  );
 }

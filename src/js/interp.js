@@ -13,10 +13,15 @@ const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
 // kinds as a checked array of known names (before any work, so a refused call changes nothing).
 function checkKinds(kinds) {
-  if (!Array.isArray(kinds)) throw invalid(`headScores kinds must be an array of ${HEAD_SCORE_KINDS.map((k) => `'${k}'`).join(', ')}; got ${describe(kinds)}`);
+  if (!Array.isArray(kinds))
+    throw invalid(
+      `headScores kinds must be an array of ${HEAD_SCORE_KINDS.map((k) => `'${k}'`).join(', ')}; got ${describe(kinds)}`,
+    );
   for (const kind of kinds) {
     if (!HEAD_SCORE_KINDS.includes(kind)) {
-      throw invalid(`headScores: unknown kind ${describe(kind)}; the known kinds are ${HEAD_SCORE_KINDS.map((k) => `'${k}'`).join(', ')}`);
+      throw invalid(
+        `headScores: unknown kind ${describe(kind)}; the known kinds are ${HEAD_SCORE_KINDS.map((k) => `'${k}'`).join(', ')}`,
+      );
     }
   }
   return kinds;
@@ -58,8 +63,17 @@ export function headScoresFromAttention(ids, attention, kinds = HEAD_SCORE_KINDS
     const scores = new Float32Array(L * H);
     for (let l = 0; l < L; l++) {
       const a = attention[l];
-      if (!a || a.shape.length !== 4 || a.shape[0] !== 1 || a.shape[1] !== H || a.shape[2] !== T || a.shape[3] !== T) {
-        throw invalid(`headScores: layer ${l}'s attention must be a Tensor (1, ${H}, ${T}, ${T}), got ${a ? `(${a.shape.join(', ')})` : describe(a)}`);
+      if (
+        !a ||
+        a.shape.length !== 4 ||
+        a.shape[0] !== 1 ||
+        a.shape[1] !== H ||
+        a.shape[2] !== T ||
+        a.shape[3] !== T
+      ) {
+        throw invalid(
+          `headScores: layer ${l}'s attention must be a Tensor (1, ${H}, ${T}, ${T}), got ${a ? `(${a.shape.join(', ')})` : describe(a)}`,
+        );
       }
       for (let h = 0; h < H; h++) {
         if (rows.length === 0) {
@@ -89,7 +103,8 @@ export function modelHeadScores(model, ids, options = {}) {
   const { kinds = HEAD_SCORE_KINDS } = checkOptions(options, ['kinds'], 'headScores option');
   checkKinds(kinds);
   const batch = idBatch(ids, 'ids');
-  if (batch.b !== 1) throw invalid(`headScores needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
+  if (batch.b !== 1)
+    throw invalid(`headScores needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
   const { attention } = model.forward(batch.tensor, { attention: true });
   return headScoresFromAttention(batch.data, attention, kinds);
 }
@@ -104,23 +119,33 @@ export function modelHeadScores(model, ids, options = {}) {
 export function attentionRollout(attentions, options = {}) {
   const { residualWeight = 0.5 } = checkOptions(options, ['residualWeight'], 'attentionRollout option');
   if (typeof residualWeight !== 'number' || !(residualWeight >= 0 && residualWeight <= 1)) {
-    throw invalid(`attentionRollout: residualWeight must be a number in [0, 1], got ${describe(residualWeight)}`);
+    throw invalid(
+      `attentionRollout: residualWeight must be a number in [0, 1], got ${describe(residualWeight)}`,
+    );
   }
   if (!Array.isArray(attentions) || attentions.length === 0) {
-    throw invalid(`attentionRollout needs forward's attention: a non-empty array of Tensors (1, H, T, T), one per layer; got ${describe(attentions)}`);
+    throw invalid(
+      `attentionRollout needs forward's attention: a non-empty array of Tensors (1, H, T, T), one per layer; got ${describe(attentions)}`,
+    );
   }
   const layers = attentions.map((a, l) => {
-    if (a == null) throw invalid(`attentionRollout: layer ${l}'s attention is missing (run forward with attention: true, every layer)`);
+    if (a == null)
+      throw invalid(
+        `attentionRollout: layer ${l}'s attention is missing (run forward with attention: true, every layer)`,
+      );
     const t = asFloatTensor(a, `attentions[${l}]`);
     const s = t.shape;
     if (s.length !== 4 || s[0] !== 1 || s[1] < 1 || s[2] !== s[3]) {
-      throw invalid(`attentionRollout: attentions[${l}] must be (1, H, T, T) (a batch of one, H >= 1), got (${s.join(', ')})`);
+      throw invalid(
+        `attentionRollout: attentions[${l}] must be (1, H, T, T) (a batch of one, H >= 1), got (${s.join(', ')})`,
+      );
     }
     return t;
   });
   const T = layers[0].shape[2];
   layers.forEach((t, l) => {
-    if (t.shape[2] !== T) throw invalid(`attentionRollout: attentions[${l}] has T = ${t.shape[2]}, layer 0 has ${T}`);
+    if (t.shape[2] !== T)
+      throw invalid(`attentionRollout: attentions[${l}] has T = ${t.shape[2]}, layer 0 has ${T}`);
   });
   const w = residualWeight;
   const L = layers.length;
@@ -162,7 +187,16 @@ export function attentionRollout(attentions, options = {}) {
 }
 
 // Attribution and patching live in their own modules; the model classes import all three from here.
-export { applyNorm, attributeResidual, attributionOptions, geluErf, geluTanh, headOutput, normBranch,
-  pretrainedLogitAttribution, tinyLogitAttribution } from './interp-attribution.js';
+export {
+  applyNorm,
+  attributeResidual,
+  attributionOptions,
+  geluErf,
+  geluTanh,
+  headOutput,
+  normBranch,
+  pretrainedLogitAttribution,
+  tinyLogitAttribution,
+} from './interp-attribution.js';
 export { _setTraceBudget } from './interp-attribution.js';
 export { PATCH_COMPONENTS, pretrainedPatch, runPatch, tinyPatch } from './interp-patch.js';

@@ -13,22 +13,31 @@ const VARIANTS = ['auto', 'relaxed-simd', 'simd128'];
 // URL is its own literal `new URL('…', import.meta.url)` and each glue its own literal import():
 // bundlers (Vite, webpack, Rollup) follow only literals, and emit exactly the files named so.
 const WASM_FILES = {
-  'relaxed-simd': 'attention_core_relaxed.wasm', simd128: 'attention_core.wasm',
-  'threads-relaxed-simd': 'threads/attention_core_threads_relaxed.wasm', 'threads-simd128': 'threads/attention_core_threads.wasm',
+  'relaxed-simd': 'attention_core_relaxed.wasm',
+  simd128: 'attention_core.wasm',
+  'threads-relaxed-simd': 'threads/attention_core_threads_relaxed.wasm',
+  'threads-simd128': 'threads/attention_core_threads.wasm',
 };
 function packagedWasmUrl(build) {
   switch (build) {
-    case 'relaxed-simd': return new URL('../../dist/attention_core_relaxed.wasm', import.meta.url);
-    case 'threads-relaxed-simd': return new URL('../../dist/threads/attention_core_threads_relaxed.wasm', import.meta.url);
-    case 'threads-simd128': return new URL('../../dist/threads/attention_core_threads.wasm', import.meta.url);
-    default: return new URL('../../dist/attention_core.wasm', import.meta.url);
+    case 'relaxed-simd':
+      return new URL('../../dist/attention_core_relaxed.wasm', import.meta.url);
+    case 'threads-relaxed-simd':
+      return new URL('../../dist/threads/attention_core_threads_relaxed.wasm', import.meta.url);
+    case 'threads-simd128':
+      return new URL('../../dist/threads/attention_core_threads.wasm', import.meta.url);
+    default:
+      return new URL('../../dist/attention_core.wasm', import.meta.url);
   }
 }
 function packagedGlue(build) {
   switch (build) {
-    case 'threads-relaxed-simd': return import('../../dist/threads/attention_core_threads_relaxed.mjs');
-    case 'threads-simd128': return import('../../dist/threads/attention_core_threads.mjs');
-    default: return import('../../dist/attention_core.mjs');
+    case 'threads-relaxed-simd':
+      return import('../../dist/threads/attention_core_threads_relaxed.mjs');
+    case 'threads-simd128':
+      return import('../../dist/threads/attention_core_threads.mjs');
+    default:
+      return import('../../dist/attention_core.mjs');
   }
 }
 
@@ -38,7 +47,10 @@ function baseUrl(value) {
   try {
     url = new URL(value, globalThis.location?.href);
   } catch {
-    throw new AttentionError('INVALID_ARGUMENT', `wasmBaseUrl must be a URL (string or URL), got ${describe(value)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `wasmBaseUrl must be a URL (string or URL), got ${describe(value)}`,
+    );
   }
   if (!url.pathname.endsWith('/')) url.pathname += '/';
   return url;
@@ -48,20 +60,32 @@ function baseUrl(value) {
 function chooseKernels(options) {
   const variant = options.variant ?? 'auto';
   if (!VARIANTS.includes(variant)) {
-    throw new AttentionError('INVALID_ARGUMENT', `variant must be one of ${VARIANTS.join(', ')}; got ${describe(variant)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `variant must be one of ${VARIANTS.join(', ')}; got ${describe(variant)}`,
+    );
   }
   if (options.wasmUrl || options.wasmBinary || options.moduleUrl) {
     if (variant !== 'auto' || options.wasmBaseUrl != null) {
-      throw new AttentionError('INVALID_ARGUMENT', 'variant and wasmBaseUrl cannot be combined with wasmUrl, wasmBinary or moduleUrl');
+      throw new AttentionError(
+        'INVALID_ARGUMENT',
+        'variant and wasmBaseUrl cannot be combined with wasmUrl, wasmBinary or moduleUrl',
+      );
     }
     if (options.threads != null && options.threads !== 'auto' && options.threads !== 1) {
-      throw new AttentionError('INVALID_ARGUMENT', 'threads cannot be combined with wasmUrl, wasmBinary or moduleUrl (your own build runs on one thread)');
+      throw new AttentionError(
+        'INVALID_ARGUMENT',
+        'threads cannot be combined with wasmUrl, wasmBinary or moduleUrl (your own build runs on one thread)',
+      );
     }
     return null;
   }
   const supported = relaxedSimdSupported();
   if (variant === 'relaxed-simd' && !supported) {
-    throw new AttentionError('INVALID_ARGUMENT', 'variant "relaxed-simd": this engine has no WebAssembly relaxed SIMD');
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      'variant "relaxed-simd": this engine has no WebAssembly relaxed SIMD',
+    );
   }
   return variant === 'relaxed-simd' || (variant === 'auto' && supported) ? 'relaxed-simd' : 'simd128';
 }
@@ -98,7 +122,11 @@ async function loadSingleThread(kernels, options) {
 function init(runtime, options = {}) {
   let kernels, threads;
   try {
-    options = checkOptions(options, ['variant', 'threads', 'wasmBaseUrl', 'wasmUrl', 'wasmBinary', 'moduleUrl'], 'init option');
+    options = checkOptions(
+      options,
+      ['variant', 'threads', 'wasmBaseUrl', 'wasmUrl', 'wasmBinary', 'moduleUrl'],
+      'init option',
+    );
     threads = resolveThreads(options.threads ?? 'auto');
     kernels = chooseKernels(options);
   } catch (error) {
@@ -110,10 +138,13 @@ function init(runtime, options = {}) {
       const build = `threads-${kernels}`;
       try {
         const { default: createModule } = await packagedGlue(build);
-        const workerBase = options.wasmBaseUrl != null ? new URL('threads/', baseUrl(options.wasmBaseUrl)) : null;
+        const workerBase =
+          options.wasmBaseUrl != null ? new URL('threads/', baseUrl(options.wasmBaseUrl)) : null;
         return await startThreaded(createModule, wasmUrlOf(build, options), threads, { workerBase });
       } catch (error) {
-        console.warn(`attention-wasm: the threaded build did not start (${error?.message ?? error}); running on one thread`);
+        console.warn(
+          `attention-wasm: the threaded build did not start (${error?.message ?? error}); running on one thread`,
+        );
       }
     } else if (kernels && threads > 1 && options.threads != null && options.threads !== 'auto') {
       console.warn(`attention-wasm: threads: ${threads} asked for, but ${why}; running on one thread`);

@@ -12,15 +12,21 @@ import { Tensor, asFloatTensor, fromCore } from './tensor.js';
  * value's shape when it was passed without a key (the forward ignores it then; its gradient is zero).
  */
 export function gradRecord(key, value) {
-  return { key: key != null, value: value != null, ignoredValueShape: key == null && value != null ? [...value.shape] : null };
+  return {
+    key: key != null,
+    value: value != null,
+    ignoredValueShape: key == null && value != null ? [...value.shape] : null,
+  };
 }
 
 // The core's INVALID_ARGUMENT from backward means its saved state is stale (a parameter was set after
 // the forward): the JS side has already refused the other cases (no forward with requiresGrad).
 function staleError() {
-  return new AttentionError('INVALID_ARGUMENT',
-    'backward: a parameter was set (loadStateDict) after the forward with requiresGrad: true; '
-    + 'run forward with requiresGrad: true again first');
+  return new AttentionError(
+    'INVALID_ARGUMENT',
+    'backward: a parameter was set (loadStateDict) after the forward with requiresGrad: true; ' +
+      'run forward with requiresGrad: true again first',
+  );
 }
 
 /**
@@ -29,9 +35,11 @@ function staleError() {
  */
 export function mhaBackward({ checkInputBytes }, handle, record, gradOutput) {
   if (!record) {
-    throw new AttentionError('INVALID_ARGUMENT',
-      'backward needs a forward with requiresGrad: true first (there was none since the module was created, '
-      + 'or the latest forward had no requiresGrad or failed)');
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      'backward needs a forward with requiresGrad: true first (there was none since the module was created, ' +
+        'or the latest forward had no requiresGrad or failed)',
+    );
   }
   const g = asFloatTensor(gradOutput, 'gradOutput');
   checkInputBytes('multi-head attention backward', [g]);

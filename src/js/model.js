@@ -9,10 +9,27 @@ import { Tensor, asBoolTensor, asFloatTensor, asIntTensor, fromCore } from './te
 import { modelHeadScores, tinyLogitAttribution, tinyPatch } from './interp.js';
 import { Handle } from './runtime.js';
 
-const CONFIG_KEYS = ['vocabSize', 'maxLength', 'dModel', 'numHeads', 'numLayers', 'mlp', 'mlpHidden', 'positional',
-  'norm', 'causal', 'seed', 'numKVHeads', 'window'];
+const CONFIG_KEYS = [
+  'vocabSize',
+  'maxLength',
+  'dModel',
+  'numHeads',
+  'numLayers',
+  'mlp',
+  'mlpHidden',
+  'positional',
+  'norm',
+  'causal',
+  'seed',
+  'numKVHeads',
+  'window',
+];
 const CONFIG_HINTS = {
-  n_embd: 'dModel', n_head: 'numHeads', n_layer: 'numLayers', block_size: 'maxLength', n_positions: 'maxLength',
+  n_embd: 'dModel',
+  n_head: 'numHeads',
+  n_layer: 'numLayers',
+  block_size: 'maxLength',
+  n_positions: 'maxLength',
   dropout: 'nothing: TinyTransformer has no dropout',
 };
 // The core's enums (attn::PositionalKind, attn::NormKind; constants.js), by the names the config uses.
@@ -21,18 +38,25 @@ const NORM = NORM_KIND;
 
 function checkChoice(value, choices, what) {
   if (typeof value !== 'string' || !Object.hasOwn(choices, value)) {
-    throw new AttentionError('INVALID_ARGUMENT', `${what} must be one of ${Object.keys(choices).map((c) => `'${c}'`).join(', ')}; got ${describe(value)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `${what} must be one of ${Object.keys(choices)
+        .map((c) => `'${c}'`)
+        .join(', ')}; got ${describe(value)}`,
+    );
   }
   return value;
 }
 
 function checkBool(value, what) {
-  if (typeof value !== 'boolean') throw new AttentionError('INVALID_ARGUMENT', `${what} must be true or false, got ${describe(value)}`);
+  if (typeof value !== 'boolean')
+    throw new AttentionError('INVALID_ARGUMENT', `${what} must be true or false, got ${describe(value)}`);
   return value;
 }
 
 function required(value, what) {
-  if (value === undefined) throw new AttentionError('INVALID_ARGUMENT', `TinyTransformer config needs ${what}`);
+  if (value === undefined)
+    throw new AttentionError('INVALID_ARGUMENT', `TinyTransformer config needs ${what}`);
   return checkInt(value, what);
 }
 
@@ -43,13 +67,27 @@ function required(value, what) {
 export function normalizeConfig(config) {
   if (config == null) throw new AttentionError('INVALID_ARGUMENT', 'TinyTransformer needs a config object');
   const {
-    vocabSize, maxLength, dModel, numHeads, numLayers = 1, mlp = true, mlpHidden, positional = 'learned',
-    norm = 'pre', causal = true, seed = 0, numKVHeads, window = null,
+    vocabSize,
+    maxLength,
+    dModel,
+    numHeads,
+    numLayers = 1,
+    mlp = true,
+    mlpHidden,
+    positional = 'learned',
+    norm = 'pre',
+    causal = true,
+    seed = 0,
+    numKVHeads,
+    window = null,
   } = checkOptions(config, CONFIG_KEYS, 'TinyTransformer config key', CONFIG_HINTS);
   const d = required(dModel, 'dModel');
   const heads = required(numHeads, 'numHeads');
   if (window !== null && (!Number.isInteger(window) || window < 1)) {
-    throw new AttentionError('INVALID_ARGUMENT', `window must be null (none) or an integer >= 1, got ${describe(window)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `window must be null (none) or an integer >= 1, got ${describe(window)}`,
+    );
   }
   return {
     vocabSize: required(vocabSize, 'vocabSize'),
@@ -74,11 +112,14 @@ export function normalizeConfig(config) {
  * INVALID_ARGUMENT, not a cast.
  */
 export function idBatch(value, what) {
-  if (value instanceof Int32Array) value = { data: value, shape: [value.length] };  // a bare Int32Array is (T)
+  if (value instanceof Int32Array) value = { data: value, shape: [value.length] }; // a bare Int32Array is (T)
   const tensor = asIntTensor(value, what);
   const { shape } = tensor;
   if (shape.length !== 1 && shape.length !== 2) {
-    throw new AttentionError('SHAPE_MISMATCH', `${what} must have shape (B, T) or (T), got (${shape.join(', ')})`);
+    throw new AttentionError(
+      'SHAPE_MISMATCH',
+      `${what} must have shape (B, T) or (T), got (${shape.join(', ')})`,
+    );
   }
   const [b, t] = shape.length === 1 ? [1, shape[0]] : shape;
   return { tensor, data: tensor.data, b, t, shape };
@@ -89,7 +130,10 @@ export function targetBatch(ids, value) {
   const targets = idBatch(value, 'targets');
   const same = targets.shape.length === ids.shape.length && targets.shape.every((n, a) => n === ids.shape[a]);
   if (!same) {
-    throw new AttentionError('SHAPE_MISMATCH', `targets must have the shape of ids (${ids.shape.join(', ')}), got (${targets.shape.join(', ')})`);
+    throw new AttentionError(
+      'SHAPE_MISMATCH',
+      `targets must have the shape of ids (${ids.shape.join(', ')}), got (${targets.shape.join(', ')})`,
+    );
   }
   return targets;
 }
@@ -99,11 +143,17 @@ export function layerList(value, numLayers, what) {
   if (value === true) return Array.from({ length: numLayers }, (_, i) => i);
   if (value === false || value == null) return [];
   if (!Array.isArray(value)) {
-    throw new AttentionError('INVALID_ARGUMENT', `${what} must be true, false or an array of layer indices, got ${describe(value)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `${what} must be true, false or an array of layer indices, got ${describe(value)}`,
+    );
   }
   for (const l of value) {
     if (!Number.isInteger(l) || l < 0 || l >= numLayers) {
-      throw new AttentionError('INVALID_ARGUMENT', `${what}: layer ${describe(l)} is not in [0, numLayers = ${numLayers})`);
+      throw new AttentionError(
+        'INVALID_ARGUMENT',
+        `${what}: layer ${describe(l)} is not in [0, numLayers = ${numLayers})`,
+      );
     }
   }
   return value;
@@ -112,7 +162,10 @@ export function layerList(value, numLayers, what) {
 export function traceLayers(trace, numLayers) {
   if (trace === true || trace === false || trace == null) return layerList(trace, numLayers, 'trace');
   if (typeof trace !== 'object' || Array.isArray(trace)) {
-    throw new AttentionError('INVALID_ARGUMENT', `trace must be true, false or { layers: [...] }, got ${describe(trace)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `trace must be true, false or { layers: [...] }, got ${describe(trace)}`,
+    );
   }
   const { layers } = checkOptions(trace, ['layers'], 'trace option');
   return layerList(layers ?? [], numLayers, 'trace.layers');
@@ -131,13 +184,18 @@ export function byName(names, values) {
  */
 export function tensorsByName(dict, names, what) {
   if (dict == null || typeof dict !== 'object' || Array.isArray(dict) || dict instanceof Tensor) {
-    throw new AttentionError('INVALID_ARGUMENT', `${what} must be an object of tensors by parameter name, got ${describe(dict)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `${what} must be an object of tensors by parameter name, got ${describe(dict)}`,
+    );
   }
   for (const key of Object.keys(dict)) {
-    if (!names.includes(key)) throw new AttentionError('UNKNOWN_PARAMETER', `${what}: TinyTransformer has no parameter "${key}"`);
+    if (!names.includes(key))
+      throw new AttentionError('UNKNOWN_PARAMETER', `${what}: TinyTransformer has no parameter "${key}"`);
   }
   return names.map((name) => {
-    if (!Object.hasOwn(dict, name)) throw new AttentionError('INVALID_ARGUMENT', `${what} is missing "${name}"`);
+    if (!Object.hasOwn(dict, name))
+      throw new AttentionError('INVALID_ARGUMENT', `${what} is missing "${name}"`);
     return asFloatTensor(dict[name], name);
   });
 }
@@ -150,8 +208,16 @@ class TinyTransformerBase extends Handle {
   /** @param {object} config see index.d.ts (TinyTransformerConfig) */
   constructor(rt, config) {
     const full = normalizeConfig(config);
-    const core = { ...full, positional: POSITIONAL[full.positional], norm: NORM[full.norm], window: full.window ?? 0 };
-    super(rt, rt.newHandle('TinyModelHandle', (h) => h.init(core)));
+    const core = {
+      ...full,
+      positional: POSITIONAL[full.positional],
+      norm: NORM[full.norm],
+      window: full.window ?? 0,
+    };
+    super(
+      rt,
+      rt.newHandle('TinyModelHandle', (h) => h.init(core)),
+    );
     // Constant for the model's life: asked once (mlpHidden 0 means 4·dModel in the core).
     this.config = Object.freeze({ ...full, mlpHidden: this._handle.mlpHidden() });
     this._names = Object.freeze(this._handle.parameterNames());
@@ -159,18 +225,38 @@ class TinyTransformerBase extends Handle {
   }
 
   /** Σ numel of the parameters. */
-  get parameterCount() { return this._parameterCount; }
+  get parameterCount() {
+    return this._parameterCount;
+  }
 
   // The names PretrainedModel uses (a page asks either model the same way); dModel and maxLength stay.
-  get numLayers() { return this.config.numLayers; }
-  get numHeads() { return this.config.numHeads; }
-  get numKVHeads() { return this.config.numKVHeads; }
-  get headDim() { return this.config.dModel / this.config.numHeads; }
-  get hiddenSize() { return this.config.dModel; }
-  get vocabSize() { return this.config.vocabSize; }
-  get maxPositions() { return this.config.maxLength; }
-  get dModel() { return this.config.dModel; }
-  get maxLength() { return this.config.maxLength; }
+  get numLayers() {
+    return this.config.numLayers;
+  }
+  get numHeads() {
+    return this.config.numHeads;
+  }
+  get numKVHeads() {
+    return this.config.numKVHeads;
+  }
+  get headDim() {
+    return this.config.dModel / this.config.numHeads;
+  }
+  get hiddenSize() {
+    return this.config.dModel;
+  }
+  get vocabSize() {
+    return this.config.vocabSize;
+  }
+  get maxPositions() {
+    return this.config.maxLength;
+  }
+  get dModel() {
+    return this.config.dModel;
+  }
+  get maxLength() {
+    return this.config.maxLength;
+  }
 
   /**
    * { logits (B, T, V), attention: (Tensor (B, H, T, T) | null)[], trace?: (TraceStep[] | null)[] }.
@@ -179,7 +265,11 @@ class TinyTransformerBase extends Handle {
    */
   forward(ids, options = {}) {
     const handle = this._live();
-    const { attention = true, trace = false, mask = null } = checkOptions(options, ['attention', 'trace', 'mask'], 'forward option');
+    const {
+      attention = true,
+      trace = false,
+      mask = null,
+    } = checkOptions(options, ['attention', 'trace', 'mask'], 'forward option');
     const { numLayers } = this.config;
     const attentionLayers = layerList(attention, numLayers, 'attention');
     const tracedLayers = traceLayers(trace, numLayers);
@@ -196,13 +286,19 @@ class TinyTransformerBase extends Handle {
   }
 
   /** { [kind]: Tensor (L, H) } head-type scores from this model's attention on `ids` (a batch of one); see interp.js. */
-  headScores(ids, options = {}) { return modelHeadScores(this, ids, options); }
+  headScores(ids, options = {}) {
+    return modelHeadScores(this, ids, options);
+  }
 
   /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
-  logitAttribution(ids, options = {}) { return tinyLogitAttribution(this, ids, options); }
+  logitAttribution(ids, options = {}) {
+    return tinyLogitAttribution(this, ids, options);
+  }
 
   /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */
-  patch(options = {}) { return tinyPatch(this, options); }
+  patch(options = {}) {
+    return tinyPatch(this, options);
+  }
 
   /** Mean cross-entropy over the positions whose target is not -100. */
   loss(ids, targets) {
@@ -248,19 +344,34 @@ class TinyTransformerBase extends Handle {
   ablateHeads(heads) {
     this._live();
     const { numLayers, numHeads, dModel } = this.config;
-    if (!Array.isArray(heads)) throw new AttentionError('INVALID_ARGUMENT', `ablateHeads needs an array of [layer, head] pairs, got ${describe(heads)}`);
+    if (!Array.isArray(heads))
+      throw new AttentionError(
+        'INVALID_ARGUMENT',
+        `ablateHeads needs an array of [layer, head] pairs, got ${describe(heads)}`,
+      );
     for (const pair of heads) {
-      const ok = Array.isArray(pair) && pair.length === 2 && Number.isInteger(pair[0]) && Number.isInteger(pair[1]) &&
-        pair[0] >= 0 && pair[0] < numLayers && pair[1] >= 0 && pair[1] < numHeads;
+      const ok =
+        Array.isArray(pair) &&
+        pair.length === 2 &&
+        Number.isInteger(pair[0]) &&
+        Number.isInteger(pair[1]) &&
+        pair[0] >= 0 &&
+        pair[0] < numLayers &&
+        pair[1] >= 0 &&
+        pair[1] < numHeads;
       if (!ok) {
-        throw new AttentionError('INVALID_ARGUMENT', `ablateHeads: ${describe(pair)} is not a [layer, head] pair with layer in [0, ${numLayers}) and head in [0, ${numHeads})`);
+        throw new AttentionError(
+          'INVALID_ARGUMENT',
+          `ablateHeads: ${describe(pair)} is not a [layer, head] pair with layer in [0, ${numLayers}) and head in [0, ${numHeads})`,
+        );
       }
     }
     const dict = this.stateDict();
     const dk = dModel / numHeads;
     for (const [layer, head] of heads) {
       const w = dict[`blocks.${layer}.attn.out_proj.weight`].data; // (dModel, dModel), row = output feature
-      for (let row = 0; row < dModel; row++) w.fill(0, row * dModel + head * dk, row * dModel + (head + 1) * dk);
+      for (let row = 0; row < dModel; row++)
+        w.fill(0, row * dModel + head * dk, row * dModel + (head + 1) * dk);
     }
     const model = new this.constructor(this.config);
     try {
@@ -303,8 +414,12 @@ class TinyTransformerBase extends Handle {
 /** The TinyTransformer class of one wrapper copy (runtime.js createRuntime). */
 export function tinyTransformerClass(rt) {
   return class TinyTransformer extends TinyTransformerBase {
-    constructor(config) { super(rt, config); }
+    constructor(config) {
+      super(rt, config);
+    }
     /** The wrapper copy this class belongs to (its static methods need the module). */
-    static get runtime() { return rt; }
+    static get runtime() {
+      return rt;
+    }
   };
 }

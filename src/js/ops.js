@@ -53,7 +53,10 @@ function seededNormal(rt, shape, seed = 0) {
 function setMemoryLimit(rt, bytes) {
   const m = rt.requireCore();
   if (!Number.isSafeInteger(bytes) || bytes < 1) {
-    throw new AttentionError('INVALID_ARGUMENT', `bytes must be a whole number of bytes in [1, 2^53), got ${describe(bytes)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `bytes must be a whole number of bytes in [1, 2^53), got ${describe(bytes)}`,
+    );
   }
   m._setMemoryLimit(bytes);
   rt.refreshMemoryLimit();
@@ -74,8 +77,17 @@ function memoryStats(rt) {
   return { heapBytes: m.HEAPU8.length, heapUsedBytes: m._heapUsedBytes(), liveHandles: rt.liveHandles() };
 }
 
-const OPS = { softmax, layerNorm, scaledDotProductAttention, sinusoidalEncoding, seededNormal, setMemoryLimit,
-  memoryLimit, kernelVariant, memoryStats };
+const OPS = {
+  softmax,
+  layerNorm,
+  scaledDotProductAttention,
+  sinusoidalEncoding,
+  seededNormal,
+  setMemoryLimit,
+  memoryLimit,
+  kernelVariant,
+  memoryStats,
+};
 
 /** The functions above, bound to one wrapper copy (each default stays in its function). */
 export function opsApi(rt) {

@@ -17,9 +17,9 @@ export function describe(value) {
 // PyTorch's names (and near misses) that users bring along, with what they are called here.
 const RENAMED = {
   attn_mask:
-    'mask (boolean, true = may attend: the opposite of nn.MultiheadAttention\'s boolean attn_mask) or additiveMask (float)',
+    "mask (boolean, true = may attend: the opposite of nn.MultiheadAttention's boolean attn_mask) or additiveMask (float)",
   attnMask: 'mask (boolean, true = may attend) or additiveMask (float)',
-  key_padding_mask: 'keyPaddingMask (true = real token: the opposite of PyTorch\'s key_padding_mask)',
+  key_padding_mask: "keyPaddingMask (true = real token: the opposite of PyTorch's key_padding_mask)",
   need_weights: 'needWeights',
   average_attn_weights: 'averageWeights',
   is_causal: 'causal',
@@ -54,7 +54,8 @@ export function checkOptions(options, known, what, hints) {
     throw new AttentionError('INVALID_ARGUMENT', `${what}s must be an object, got ${describe(options)}`);
   }
   for (const key in options) {
-    if (!known.includes(key)) throw new AttentionError('INVALID_ARGUMENT', unknownKeyMessage(key, known, what, hints));
+    if (!known.includes(key))
+      throw new AttentionError('INVALID_ARGUMENT', unknownKeyMessage(key, known, what, hints));
   }
   return options;
 }
@@ -77,7 +78,10 @@ export function checkInt(value, what) {
 // Seeds are integers in [0, 2^53): the C++ side reads them as uint64.
 export function checkSeed(value, what) {
   if (!Number.isSafeInteger(value) || value < 0) {
-    throw new AttentionError('INVALID_ARGUMENT', `${what} must be an integer in [0, 2^53), got ${describe(value)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `${what} must be an integer in [0, 2^53), got ${describe(value)}`,
+    );
   }
   return value;
 }

@@ -11,10 +11,17 @@ const STYLES = ['half', 'interleaved'];
 export function rotaryOptions(options, what) {
   const { base = 10000, style = 'half', dims = 0, offset = 0 } = checkOptions(options, ROTARY_OPTIONS, what);
   if (!STYLES.includes(style)) {
-    throw new AttentionError('INVALID_ARGUMENT', `rotary style must be 'half' (GPT-NeoX, Llama) or 'interleaved' (GPT-J, RoFormer), got ${describe(style)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `rotary style must be 'half' (GPT-NeoX, Llama) or 'interleaved' (GPT-J, RoFormer), got ${describe(style)}`,
+    );
   }
-  return { base: checkNumber(base, 'rotary base'), interleaved: style === 'interleaved', dims: checkInt(dims, 'rotary dims'),
-    offset: checkInt(offset, 'rotary offset') };
+  return {
+    base: checkNumber(base, 'rotary base'),
+    interleaved: style === 'interleaved',
+    dims: checkInt(dims, 'rotary dims'),
+    offset: checkInt(offset, 'rotary offset'),
+  };
 }
 
 /** applyRotary, applyRotaryBackward and alibiSlopes over one wrapper's runtime (runtime.js). */

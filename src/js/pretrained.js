@@ -14,8 +14,8 @@ import { coreConfig } from './pretrained-config.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
 import { chatTemplates, loadJinja, renderChatTemplate } from './chat-template.js';
 
-const kChunkBytes = 16 * 1024 * 1024;  // a Blob is read this much at a time: JS never holds a whole large tensor
-const FORMATS = WEIGHT_FORMAT;  // the core's WeightFormat (constants.js, generated from the C++ enum)
+const kChunkBytes = 16 * 1024 * 1024; // a Blob is read this much at a time: JS never holds a whole large tensor
+const FORMATS = WEIGHT_FORMAT; // the core's WeightFormat (constants.js, generated from the C++ enum)
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
 // A file to read ranges of: bytes already in memory, or a Blob/File read slice by slice.
@@ -38,15 +38,17 @@ async function readEntries(files) {
   for (const [fileName, src] of files) {
     try {
       const prefix = await src.read(0, Math.min(8, src.size));
-      if (src.size > 8 && (await src.read(8, 9))[0] !== 0x7b) refuseOtherFormats(prefix);  // a header starts with '{'
+      if (src.size > 8 && (await src.read(8, 9))[0] !== 0x7b) refuseOtherFormats(prefix); // a header starts with '{'
       const length = headerLength(prefix, src.size);
-      const headBytes = new Uint8Array(8 + length);  // checked: at most the limit, never the whole file
+      const headBytes = new Uint8Array(8 + length); // checked: at most the limit, never the whole file
       headBytes.set(prefix);
       if (length > 0) headBytes.set(await src.read(8, 8 + length), 8);
       const { header, dataStart } = readHeader(headBytes);
-      for (const e of checkEntries(header, src.size - dataStart)) entries.set(e.name, { ...e, begin: e.begin + dataStart, end: e.end + dataStart, src });
+      for (const e of checkEntries(header, src.size - dataStart))
+        entries.set(e.name, { ...e, begin: e.begin + dataStart, end: e.end + dataStart, src });
     } catch (error) {
-      if (error instanceof AttentionError) throw new AttentionError(error.code, `${fileName}: ${error.message}`);
+      if (error instanceof AttentionError)
+        throw new AttentionError(error.code, `${fileName}: ${error.message}`);
       throw error;
     }
   }
@@ -56,9 +58,14 @@ async function readEntries(files) {
 // Weights in a format we do not read, told by their first bytes, named with what to do instead.
 function refuseOtherFormats(prefix) {
   const magic = String.fromCharCode(...prefix.subarray(0, 4));
-  if (magic === 'GGUF') throw invalid('this is a GGUF file (llama.cpp), which is not read: load the model.safetensors of the Hugging Face checkpoint');
+  if (magic === 'GGUF')
+    throw invalid(
+      'this is a GGUF file (llama.cpp), which is not read: load the model.safetensors of the Hugging Face checkpoint',
+    );
   if (magic === 'PK\x03\x04' || prefix[0] === 0x80) {
-    throw invalid('this looks like a PyTorch pytorch_model.bin (zip or pickle), which is not read: convert it to safetensors (save_pretrained(..., safe_serialization=True))');
+    throw invalid(
+      'this looks like a PyTorch pytorch_model.bin (zip or pickle), which is not read: convert it to safetensors (save_pretrained(..., safe_serialization=True))',
+    );
   }
 }
 
@@ -66,12 +73,15 @@ function refuseOtherFormats(prefix) {
 function weightFiles(weights, weightsIndex) {
   if (weightsIndex == null) return [['model.safetensors', source(weights, 'weights')]];
   const map = weightsIndex?.weight_map;
-  if (map === null || typeof map !== 'object') throw invalid('weightsIndex must be the parsed model.safetensors.index.json (with weight_map)');
+  if (map === null || typeof map !== 'object')
+    throw invalid('weightsIndex must be the parsed model.safetensors.index.json (with weight_map)');
   const byName = Array.isArray(weights) ? Object.fromEntries(weights.map((f) => [f?.name, f])) : weights;
-  if (byName === null || typeof byName !== 'object') throw invalid('with weightsIndex, weights must be { fileName: bytes } or an array of File');
+  if (byName === null || typeof byName !== 'object')
+    throw invalid('with weightsIndex, weights must be { fileName: bytes } or an array of File');
   const names = [...new Set(Object.values(map))];
   return names.map((n) => {
-    if (!Object.hasOwn(byName, n)) throw invalid(`the shard "${n}" named by weightsIndex is not among the weights given`);
+    if (!Object.hasOwn(byName, n))
+      throw invalid(`the shard "${n}" named by weightsIndex is not among the weights given`);
     return [n, source(byName[n], `weights["${n}"]`)];
   });
 }
@@ -96,16 +106,22 @@ async function loadTensors(rt, handle, entries, architecture, onProgress) {
     const e = entryOf(entries, name, architecture);
     if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
     if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
-      throw new AttentionError('SHAPE_MISMATCH', `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`);
+      throw new AttentionError(
+        'SHAPE_MISMATCH',
+        `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`,
+      );
     }
     return { name, shape, e };
   });
   const total = found.reduce((n, { e }) => n + (e.end - e.begin), 0);
-  withLimitHint(() => check(handle.reserve(total)));  // TOO_LARGE before the first tensor is allocated
+  withLimitHint(() => check(handle.reserve(total))); // TOO_LARGE before the first tensor is allocated
   let done = 0;
   for (const { name, shape, e } of found) {
     const { address } = check(handle.beginTensor(name, shape, FORMATS[e.dtype]));
-    await copyIntoHeap(rt, e, address, (n) => { done += n; onProgress?.(done, total); });
+    await copyIntoHeap(rt, e, address, (n) => {
+      done += n;
+      onProgress?.(done, total);
+    });
     check(handle.endTensor(name));
   }
 }
@@ -121,7 +137,7 @@ class PretrainedModelBase extends Handle {
     this.headDim = core.headDim;
     this.hiddenSize = core.hidden;
     this.vocabSize = core.vocabSize;
-    this.maxPositions = core.maxPositions;  // the longest input (ids plus generated tokens)
+    this.maxPositions = core.maxPositions; // the longest input (ids plus generated tokens)
     /** What differs between layers, one entry per layer: { window (0 = full), rope, ropeTheta, qkNorm, softcap }. */
     this.layers = Object.freeze(Array.from({ length: core.layers }, (_, l) => layerSummary(core, l)));
     /** generate's default stop ids: the checkpoint's EOS ids (generation_config.json, else config.json). */
@@ -142,14 +158,31 @@ class PretrainedModelBase extends Handle {
   /** { logits (B, T, V), attention, trace?, hiddenStates? } as TinyTransformer.forward's. */
   forward(ids, options = {}) {
     const handle = this._live();
-    const { attention = true, trace = false, hiddenStates = false, logitLens = false } =
-      checkOptions(options, ['attention', 'trace', 'hiddenStates', 'logitLens'], 'forward option');
+    const {
+      attention = true,
+      trace = false,
+      hiddenStates = false,
+      logitLens = false,
+    } = checkOptions(options, ['attention', 'trace', 'hiddenStates', 'logitLens'], 'forward option');
     const attentionLayers = layerList(attention, this.numLayers, 'attention');
     const tracedLayers = traceLayers(trace, this.numLayers);
     const batch = idBatch(ids, 'ids');
     this._rt.checkInputBytes('pretrained forward', [batch.tensor]);
-    const r = check(handle.forward(batch.data, batch.b, batch.t, attentionLayers, tracedLayers, Boolean(hiddenStates), Boolean(logitLens)));
-    const out = { logits: fromCore(r.logits), attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)) };
+    const r = check(
+      handle.forward(
+        batch.data,
+        batch.b,
+        batch.t,
+        attentionLayers,
+        tracedLayers,
+        Boolean(hiddenStates),
+        Boolean(logitLens),
+      ),
+    );
+    const out = {
+      logits: fromCore(r.logits),
+      attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)),
+    };
     if (trace !== false && trace != null) out.trace = r.traces;
     if (hiddenStates) out.hiddenStates = r.hiddenStates.map(fromCore);
     if (logitLens) {
@@ -160,13 +193,19 @@ class PretrainedModelBase extends Handle {
   }
 
   /** { [kind]: Tensor (L, H) } head-type scores from this model's attention on `ids` (a batch of one); see interp.js. */
-  headScores(ids, options = {}) { return modelHeadScores(this, ids, options); }
+  headScores(ids, options = {}) {
+    return modelHeadScores(this, ids, options);
+  }
 
   /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
-  logitAttribution(ids, options = {}) { return pretrainedLogitAttribution(this, ids, options); }
+  logitAttribution(ids, options = {}) {
+    return pretrainedLogitAttribution(this, ids, options);
+  }
 
   /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */
-  patch(options = {}) { return pretrainedPatch(this, options); }
+  patch(options = {}) {
+    return pretrainedPatch(this, options);
+  }
 
   /** Token ids of `text` (Int32Array), with what the tokenizer's post-processor adds (e.g. a BOS token) unless addSpecialTokens is false. */
   encode(text, options = {}) {
@@ -192,18 +231,34 @@ class PretrainedModelBase extends Handle {
    * them), or the text with `tokenize: false`. `template` names one of a list of templates.
    */
   applyChatTemplate(messages, options = {}) {
-    const { addGenerationPrompt = false, tokenize = true, template = 'default', date = new Date() } =
-      checkOptions(options, ['addGenerationPrompt', 'tokenize', 'template', 'date'], 'applyChatTemplate option');
+    const {
+      addGenerationPrompt = false,
+      tokenize = true,
+      template = 'default',
+      date = new Date(),
+    } = checkOptions(
+      options,
+      ['addGenerationPrompt', 'tokenize', 'template', 'date'],
+      'applyChatTemplate option',
+    );
     this._live();
-    if (!(date instanceof Date) || Number.isNaN(date.getTime())) throw invalid(`date must be a valid Date, got ${describe(date)}`);
+    if (!(date instanceof Date) || Number.isNaN(date.getTime()))
+      throw invalid(`date must be a valid Date, got ${describe(date)}`);
     const source = this._chat.templates.get(template);
     if (source === undefined) {
       const names = [...this._chat.templates.keys()];
-      throw invalid(names.length ? `no chat template named ${describe(template)}; this model has: ${names.join(', ')}`
-        : 'this model has no chat template (tokenizer_config.json chat_template, or loadPretrained({ chatTemplate }))');
+      throw invalid(
+        names.length
+          ? `no chat template named ${describe(template)}; this model has: ${names.join(', ')}`
+          : 'this model has no chat template (tokenizer_config.json chat_template, or loadPretrained({ chatTemplate }))',
+      );
     }
-    const text = renderChatTemplate(this._chat.engine, source, { messages, addGenerationPrompt: Boolean(addGenerationPrompt),
-      tokenizerConfig: this._chat.tokenizerConfig, date });
+    const text = renderChatTemplate(this._chat.engine, source, {
+      messages,
+      addGenerationPrompt: Boolean(addGenerationPrompt),
+      tokenizerConfig: this._chat.tokenizerConfig,
+      date,
+    });
     return tokenize ? this.encode(text, { addSpecialTokens: false }) : text;
   }
 
@@ -214,7 +269,10 @@ class PretrainedModelBase extends Handle {
 
   _tok() {
     this._live();
-    if (!this._tokenizer) throw invalid('this model was loaded without a tokenizer: pass loadPretrained({ tokenizer }) (the parsed tokenizer.json)');
+    if (!this._tokenizer)
+      throw invalid(
+        'this model was loaded without a tokenizer: pass loadPretrained({ tokenizer }) (the parsed tokenizer.json)',
+      );
     return this._tokenizer;
   }
 
@@ -231,7 +289,9 @@ class PretrainedModelBase extends Handle {
     const out = new Int32Array(batch.b * o.maxNewTokens).fill(GENERATE_PAD);
     let step = 0;
     for (const next of decodeSteps(handle, batch, o)) {
-      next.forEach((id, i) => { out[i * o.maxNewTokens + step] = id; });
+      next.forEach((id, i) => {
+        out[i * o.maxNewTokens + step] = id;
+      });
       step++;
     }
     return new Tensor(out, [batch.b, o.maxNewTokens]);
@@ -244,8 +304,13 @@ class PretrainedModelBase extends Handle {
    */
   async *generateStream(ids, options = {}) {
     const handle = this._idle();
-    const { signal, ...o } = generationOptions(options, { vocab: this.vocabSize, defaultStop: this.stopIds, extra: ['signal'] });
-    if (signal != null && typeof signal.aborted !== 'boolean') throw invalid(`signal must be an AbortSignal, got ${describe(signal)}`);
+    const { signal, ...o } = generationOptions(options, {
+      vocab: this.vocabSize,
+      defaultStop: this.stopIds,
+      extra: ['signal'],
+    });
+    if (signal != null && typeof signal.aborted !== 'boolean')
+      throw invalid(`signal must be an AbortSignal, got ${describe(signal)}`);
     const batch = idBatch(ids, 'ids');
     if (batch.b !== 1) throw invalid(`generateStream takes a batch of one, got ${batch.b} sequences`);
     this._streaming = true;
@@ -277,23 +342,51 @@ class PretrainedModelBase extends Handle {
  */
 async function loadPretrained(rt, options = {}) {
   const m = rt.requireCore();
-  const { config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig, chatTemplate, onProgress, memoryLimit = m._memoryLimit() } = checkOptions(options,
-    ['config', 'weights', 'weightsIndex', 'tokenizer', 'tokenizerConfig', 'generationConfig', 'chatTemplate', 'onProgress', 'memoryLimit'], 'loadPretrained option');
+  const {
+    config,
+    weights,
+    weightsIndex,
+    tokenizer,
+    tokenizerConfig,
+    generationConfig,
+    chatTemplate,
+    onProgress,
+    memoryLimit = m._memoryLimit(),
+  } = checkOptions(
+    options,
+    [
+      'config',
+      'weights',
+      'weightsIndex',
+      'tokenizer',
+      'tokenizerConfig',
+      'generationConfig',
+      'chatTemplate',
+      'onProgress',
+      'memoryLimit',
+    ],
+    'loadPretrained option',
+  );
   if (generationConfig != null && (typeof generationConfig !== 'object' || Array.isArray(generationConfig))) {
-    throw invalid(`generationConfig must be the parsed generation_config.json object, got ${describe(generationConfig)}`);
+    throw invalid(
+      `generationConfig must be the parsed generation_config.json object, got ${describe(generationConfig)}`,
+    );
   }
   if (!Number.isSafeInteger(memoryLimit) || memoryLimit < 1) {
     throw invalid(`memoryLimit must be a whole number of bytes in [1, 2^53), got ${describe(memoryLimit)}`);
   }
-  if (onProgress != null && typeof onProgress !== 'function') throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
+  if (onProgress != null && typeof onProgress !== 'function')
+    throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
   const { architecture, core } = coreConfig(config);
-  defaultStopIds(config, generationConfig, core.vocabSize);  // bad EOS ids refused before any weight is read
+  defaultStopIds(config, generationConfig, core.vocabSize); // bad EOS ids refused before any weight is read
   const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
   const templates = chatTemplates(tokenizerConfig, chatTemplate);
   const chat = { templates, tokenizerConfig, engine: templates.size ? await loadJinja() : null };
   const files = weightFiles(weights, weightsIndex);
   const entries = await readEntries(files);
-  const handle = withLimitHint(() => rt.newHandle('PretrainedHandle', (h) => h.init({ ...core, memoryLimit })));
+  const handle = withLimitHint(() =>
+    rt.newHandle('PretrainedHandle', (h) => h.init({ ...core, memoryLimit })),
+  );
   const model = new rt.PretrainedModel(handle, config, architecture, core, generationConfig);
   model._tokenizer = tok;
   model._chat = chat;
@@ -309,9 +402,11 @@ async function loadPretrained(rt, options = {}) {
 /** loadPretrained and the PretrainedModel class of one wrapper copy. */
 export function pretrainedApi(rt) {
   class PretrainedModel extends PretrainedModelBase {
-    constructor(handle, config, architecture, core, generationConfig) { super(rt, handle, config, architecture, core, generationConfig); }
+    constructor(handle, config, architecture, core, generationConfig) {
+      super(rt, handle, config, architecture, core, generationConfig);
+    }
   }
-  rt.PretrainedModel = PretrainedModel;  // what loadPretrained makes
+  rt.PretrainedModel = PretrainedModel; // what loadPretrained makes
   return { loadPretrained: (...args) => loadPretrained(rt, ...args), PretrainedModel };
 }
 
@@ -321,8 +416,14 @@ function layerSummary(core, l) {
   const window = core.layerWindow?.[l] ?? 0;
   const rope = core.arch !== PRETRAINED_ARCH.GPT2 && (core.layerRope ? core.layerRope[l] === 1 : true);
   const local = rope && window > 0 && core.localRopeTheta > 0;
-  return Object.freeze({ window, rope, ropeTheta: rope ? (local ? core.localRopeTheta : core.ropeTheta) : null,
-    ropeScaled: rope && !local && Boolean(core.ropeInvFreq), qkNorm: Boolean(core.qkNorm), softcap: core.attnSoftcap ?? 0 });
+  return Object.freeze({
+    window,
+    rope,
+    ropeTheta: rope ? (local ? core.localRopeTheta : core.ropeTheta) : null,
+    ropeScaled: rope && !local && Boolean(core.ropeInvFreq),
+    qkNorm: Boolean(core.qkNorm),
+    softcap: core.attnSoftcap ?? 0,
+  });
 }
 
 // A model's weights are bounded by its own limit: a TOO_LARGE names the option that raises it.
@@ -331,7 +432,13 @@ function withLimitHint(fn) {
     return fn();
   } catch (error) {
     if (error instanceof AttentionError && error.code === 'TOO_LARGE') {
-      throw new AttentionError('TOO_LARGE', error.message.replace('(setMemoryLimit raises it)', "(loadPretrained's memoryLimit option raises it)"));
+      throw new AttentionError(
+        'TOO_LARGE',
+        error.message.replace(
+          '(setMemoryLimit raises it)',
+          "(loadPretrained's memoryLimit option raises it)",
+        ),
+      );
     }
     throw error;
   }
@@ -339,7 +446,9 @@ function withLimitHint(fn) {
 
 // The file's entry for a core tensor name: GPT-2 names come with or without "transformer.".
 function entryOf(entries, name, architecture) {
-  return entries.get(name) ?? (architecture === 'GPT2LMHeadModel' ? entries.get(`transformer.${name}`) : undefined);
+  return (
+    entries.get(name) ?? (architecture === 'GPT2LMHeadModel' ? entries.get(`transformer.${name}`) : undefined)
+  );
 }
 
 // A tokenizer from the parsed tokenizer.json (and tokenizer_config.json), by the vendored

@@ -16,8 +16,10 @@ function checkInputSize(limit, what, tensors) {
   for (const t of tensors) if (t) bytes += t.data.byteLength;
   let over = null;
   if (bytes > limit) over = `the memory limit of ${mib(limit)} MiB (setMemoryLimit raises it)`;
-  else if (bytes > kMaxInputBytes) over = `the ${mib(kMaxInputBytes)} MiB one call's inputs may take in 32-bit WebAssembly`;
-  if (over) throw new AttentionError('TOO_LARGE', `${what} inputs would need ${mib(bytes)} MiB, over ${over}`);
+  else if (bytes > kMaxInputBytes)
+    over = `the ${mib(kMaxInputBytes)} MiB one call's inputs may take in 32-bit WebAssembly`;
+  if (over)
+    throw new AttentionError('TOO_LARGE', `${what} inputs would need ${mib(bytes)} MiB, over ${over}`);
 }
 
 /**
@@ -95,8 +97,12 @@ export function createRuntime() {
     newHandle,
     /** Handles created and not yet disposed. */
     liveHandles: () => liveHandles,
-    handleOpened() { liveHandles++; },
-    handleClosed() { liveHandles--; },
+    handleOpened() {
+      liveHandles++;
+    },
+    handleClosed() {
+      liveHandles--;
+    },
 
     /** Re-reads the core's memory limit (after setMemoryLimit). */
     refreshMemoryLimit() {
@@ -114,14 +120,27 @@ export function createRuntime() {
   };
   // The Handle of this copy, for the classes that take the runtime from their closure.
   rt.Handle = class extends Handle {
-    constructor(handle) { super(rt, handle); }
+    constructor(handle) {
+      super(rt, handle);
+    }
   };
   return rt;
 }
 
 /** The option keys of scaledDotProductAttention (and of its backward). */
-export const SDPA_OPTIONS = ['mask', 'additiveMask', 'causal', 'scale', 'dropout', 'needWeights', 'trace',
-  'positionOffset', 'window', 'alibi', 'enableGQA'];
+export const SDPA_OPTIONS = [
+  'mask',
+  'additiveMask',
+  'causal',
+  'scale',
+  'dropout',
+  'needWeights',
+  'trace',
+  'positionOffset',
+  'window',
+  'alibi',
+  'enableGQA',
+];
 
 /**
  * `causal` as the core reads it: false / true / 'top-left' / 'bottom-right'. Anything else (a typo
@@ -131,7 +150,10 @@ function causalMode(causal) {
   if (causal === false || causal == null) return { causal: false, bottomRight: false };
   if (causal === true || causal === 'top-left') return { causal: true, bottomRight: false };
   if (causal === 'bottom-right') return { causal: true, bottomRight: true };
-  throw new AttentionError('INVALID_ARGUMENT', `causal must be true, false, 'top-left' or 'bottom-right', got ${describe(causal)}`);
+  throw new AttentionError(
+    'INVALID_ARGUMENT',
+    `causal must be true, false, 'top-left' or 'bottom-right', got ${describe(causal)}`,
+  );
 }
 
 /** Positions, window and ALiBi (see README "Attention in today's models") in the bindings' flat form. */
@@ -140,15 +162,30 @@ function positionOptions({ causal, positionOffset, window, alibi }, o) {
   if (positionOffset != null) o.positionOffset = checkInt(positionOffset, 'positionOffset');
   if (window != null) o.window = checkInt(window, 'window');
   if (alibi === true) o.alibiPaper = true;
-  else if (Array.isArray(alibi) || ArrayBuffer.isView(alibi)) o.alibi = Float32Array.from(alibi, (m) => checkNumber(m, 'alibi slope'));
+  else if (Array.isArray(alibi) || ArrayBuffer.isView(alibi))
+    o.alibi = Float32Array.from(alibi, (m) => checkNumber(m, 'alibi slope'));
   else if (alibi != null && alibi !== false) {
-    throw new AttentionError('INVALID_ARGUMENT', `alibi must be true, false or one slope per head (number[]), got ${describe(alibi)}`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `alibi must be true, false or one slope per head (number[]), got ${describe(alibi)}`,
+    );
   }
 }
 
 /** Options shared by SDPA and MHA (forward and backward), in the flat form the bindings read. */
-export function commonOptions({ mask, additiveMask, causal = false, scale, dropout, needWeights = true, trace = false,
-  positionOffset, window, alibi, enableGQA = false }) {
+export function commonOptions({
+  mask,
+  additiveMask,
+  causal = false,
+  scale,
+  dropout,
+  needWeights = true,
+  trace = false,
+  positionOffset,
+  window,
+  alibi,
+  enableGQA = false,
+}) {
   const o = { needWeights: Boolean(needWeights), trace: Boolean(trace), enableGQA: Boolean(enableGQA) };
   positionOptions({ causal, positionOffset, window, alibi }, o);
   if (mask != null) o.mask = asBoolTensor(mask, 'mask');

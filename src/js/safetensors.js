@@ -38,14 +38,27 @@ export function stateDictShapes(c) {
   for (let i = 0; i < c.numLayers; i++) {
     const p = `blocks.${i}.`;
     if (norm) shapes.push([`${p}ln1.weight`, [d]], [`${p}ln1.bias`, [d]]);
-    const kv = (c.numKVHeads ?? c.numHeads) * (d / c.numHeads);  // H_kv·dk: the key and value widths
+    const kv = (c.numKVHeads ?? c.numHeads) * (d / c.numHeads); // H_kv·dk: the key and value widths
     if (kv === d) shapes.push([`${p}attn.in_proj_weight`, [3 * d, d]]);
-    else shapes.push([`${p}attn.q_proj_weight`, [d, d]], [`${p}attn.k_proj_weight`, [kv, d]], [`${p}attn.v_proj_weight`, [kv, d]]);
-    shapes.push([`${p}attn.in_proj_bias`, [d + 2 * kv]], [`${p}attn.out_proj.weight`, [d, d]], [`${p}attn.out_proj.bias`, [d]]);
+    else
+      shapes.push(
+        [`${p}attn.q_proj_weight`, [d, d]],
+        [`${p}attn.k_proj_weight`, [kv, d]],
+        [`${p}attn.v_proj_weight`, [kv, d]],
+      );
+    shapes.push(
+      [`${p}attn.in_proj_bias`, [d + 2 * kv]],
+      [`${p}attn.out_proj.weight`, [d, d]],
+      [`${p}attn.out_proj.bias`, [d]],
+    );
     if (!c.mlp) continue;
     if (norm) shapes.push([`${p}ln2.weight`, [d]], [`${p}ln2.bias`, [d]]);
-    shapes.push([`${p}mlp.fc1.weight`, [c.mlpHidden, d]], [`${p}mlp.fc1.bias`, [c.mlpHidden]],
-      [`${p}mlp.fc2.weight`, [d, c.mlpHidden]], [`${p}mlp.fc2.bias`, [d]]);
+    shapes.push(
+      [`${p}mlp.fc1.weight`, [c.mlpHidden, d]],
+      [`${p}mlp.fc1.bias`, [c.mlpHidden]],
+      [`${p}mlp.fc2.weight`, [d, c.mlpHidden]],
+      [`${p}mlp.fc2.bias`, [d]],
+    );
   }
   if (c.norm === 'pre') shapes.push(['ln_f.weight', [d]], ['ln_f.bias', [d]]);
   shapes.push(['head.weight', [c.vocabSize, d]], ['head.bias', [c.vocabSize]]);
@@ -80,7 +93,10 @@ export function asBytes(bytes) {
   const shared = typeof SharedArrayBuffer !== 'undefined' && bytes instanceof SharedArrayBuffer;
   if (bytes instanceof ArrayBuffer || shared) return new Uint8Array(bytes);
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  throw new AttentionError('INVALID_ARGUMENT', `safetensors bytes must be an ArrayBuffer or a Uint8Array, got ${describe(bytes)}`);
+  throw new AttentionError(
+    'INVALID_ARGUMENT',
+    `safetensors bytes must be an ArrayBuffer or a Uint8Array, got ${describe(bytes)}`,
+  );
 }
 
 /**
@@ -89,7 +105,8 @@ export function asBytes(bytes) {
  * buffer of a hostile length is ever allocated.
  */
 export function headerLength(prefix, fileSize) {
-  if (fileSize < 8 || prefix.length < 8) fail(`the file has ${fileSize} bytes, fewer than the 8 of the header length`);
+  if (fileSize < 8 || prefix.length < 8)
+    fail(`the file has ${fileSize} bytes, fewer than the 8 of the header length`);
   const view = new DataView(prefix.buffer, prefix.byteOffset, 8);
   const length = view.getUint32(4, true) * 2 ** 32 + view.getUint32(0, true);
   if (length > kMaxHeaderBytes) fail(`header length ${length} is over the limit of ${kMaxHeaderBytes} bytes`);
@@ -106,7 +123,8 @@ export function readHeader(u8) {
   } catch (error) {
     fail(`the header is not valid JSON (${error.message})`);
   }
-  if (header === null || typeof header !== 'object' || Array.isArray(header)) fail('the header is not a JSON object');
+  if (header === null || typeof header !== 'object' || Array.isArray(header))
+    fail('the header is not a JSON object');
   return { header, dataStart: 8 + length };
 }
 
@@ -122,17 +140,24 @@ export function checkEntries(header, dataBytes) {
   for (const [name, e] of Object.entries(header)) {
     if (name === '__metadata__') continue;
     if (e === null || typeof e !== 'object') fail(`tensor "${name}" is not an object`);
-    if (!Object.hasOwn(DTYPE_BYTES, e.dtype)) fail(`tensor "${name}" has dtype ${describe(e.dtype)}; "F32", "F16" and "BF16" are supported`);
+    if (!Object.hasOwn(DTYPE_BYTES, e.dtype))
+      fail(`tensor "${name}" has dtype ${describe(e.dtype)}; "F32", "F16" and "BF16" are supported`);
     if (!isShape(e.shape)) fail(`tensor "${name}" has no valid shape`);
     const o = e.data_offsets;
-    if (!Array.isArray(o) || o.length !== 2 || !o.every(Number.isSafeInteger)) fail(`tensor "${name}" has no valid data_offsets`);
+    if (!Array.isArray(o) || o.length !== 2 || !o.every(Number.isSafeInteger))
+      fail(`tensor "${name}" has no valid data_offsets`);
     const [begin, end] = o;
     if (begin < 0 || end < begin || end > dataBytes) {
-      fail(`tensor "${name}" data_offsets [${begin}, ${end}] are out of range: the data has ${dataBytes} bytes`);
+      fail(
+        `tensor "${name}" data_offsets [${begin}, ${end}] are out of range: the data has ${dataBytes} bytes`,
+      );
     }
     const numel = e.shape.reduce((a, b) => a * b, 1);
     const size = DTYPE_BYTES[e.dtype];
-    if (end - begin !== size * numel) fail(`tensor "${name}" has ${end - begin} bytes but shape [${e.shape}] needs ${size * numel} as ${e.dtype}`);
+    if (end - begin !== size * numel)
+      fail(
+        `tensor "${name}" has ${end - begin} bytes but shape [${e.shape}] needs ${size * numel} as ${e.dtype}`,
+      );
     entries.push({ name, dtype: e.dtype, shape: e.shape, begin, end });
   }
   entries.sort((a, b) => a.begin - b.begin || a.end - b.end);
@@ -140,7 +165,8 @@ export function checkEntries(header, dataBytes) {
   let previous = null;
   for (const e of entries) {
     if (e.begin < at) fail(`tensors "${previous}" and "${e.name}" overlap`);
-    if (e.begin > at) fail(`bytes [${at}, ${e.begin}) of the data belong to no tensor (the data must be contiguous)`);
+    if (e.begin > at)
+      fail(`bytes [${at}, ${e.begin}) of the data belong to no tensor (the data must be contiguous)`);
     at = e.end;
     previous = e.name;
   }
@@ -151,8 +177,10 @@ export function checkEntries(header, dataBytes) {
 // The config of __metadata__, through the constructor's checks and the core's size limits.
 function readConfig(header, normalizeConfig) {
   const meta = header.__metadata__;
-  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) fail('the header has no __metadata__ object');
-  if (meta.format !== SAFETENSORS_FORMAT) fail(`__metadata__.format must be "${SAFETENSORS_FORMAT}", got ${describe(meta.format)}`);
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta))
+    fail('the header has no __metadata__ object');
+  if (meta.format !== SAFETENSORS_FORMAT)
+    fail(`__metadata__.format must be "${SAFETENSORS_FORMAT}", got ${describe(meta.format)}`);
   if (typeof meta.config !== 'string') fail('__metadata__.config must be the model config as a JSON string');
   let config;
   try {
@@ -161,16 +189,21 @@ function readConfig(header, normalizeConfig) {
     fail(`__metadata__.config is invalid: ${error.message}`);
   }
   for (const key of ['vocabSize', 'maxLength', 'dModel', 'numHeads', 'mlpHidden']) {
-    if (config[key] < 1 || config[key] > kMaxDim) fail(`config ${key} = ${config[key]} is not in [1, ${kMaxDim}]`);
+    if (config[key] < 1 || config[key] > kMaxDim)
+      fail(`config ${key} = ${config[key]} is not in [1, ${kMaxDim}]`);
   }
-  if (config.numLayers < 1 || config.numLayers > kMaxLayers) fail(`config numLayers = ${config.numLayers} is not in [1, ${kMaxLayers}]`);
-  if (config.dModel % config.numHeads !== 0) fail(`config numHeads ${config.numHeads} does not divide dModel ${config.dModel}`);
+  if (config.numLayers < 1 || config.numLayers > kMaxLayers)
+    fail(`config numLayers = ${config.numLayers} is not in [1, ${kMaxLayers}]`);
+  if (config.dModel % config.numHeads !== 0)
+    fail(`config numHeads ${config.numHeads} does not divide dModel ${config.dModel}`);
   return config;
 }
 
 // binary16 bits → float (exact: every half is a float).
 function halfToFloat(h) {
-  const exp = (h >> 10) & 0x1f, mant = h & 0x3ff, sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f,
+    mant = h & 0x3ff,
+    sign = h & 0x8000 ? -1 : 1;
   if (exp === 0) return sign * mant * 2 ** -24;
   if (exp === 31) return mant ? NaN : sign * Infinity;
   return sign * (1 + mant / 1024) * 2 ** (exp - 15);
@@ -183,7 +216,7 @@ export function readTensor(u8, dtype, begin, end) {
   const out = new Float32Array((end - begin) / 2);
   if (dtype === 'F16') for (let i = 0; i < out.length; i++) out[i] = halfToFloat(view.getUint16(2 * i, true));
   else {
-    const bits = new Uint32Array(out.buffer);  // BF16: the high half of a float32
+    const bits = new Uint32Array(out.buffer); // BF16: the high half of a float32
     for (let i = 0; i < out.length; i++) bits[i] = view.getUint16(2 * i, true) << 16;
   }
   return out;
@@ -234,6 +267,7 @@ export function decodeSafetensors(bytes, normalizeConfig) {
 export function readSafetensorsMetadata(bytes) {
   const { header } = readHeader(asBytes(bytes));
   const meta = header.__metadata__;
-  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) fail('the header has no __metadata__ object');
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta))
+    fail('the header has no __metadata__ object');
   return Object.fromEntries(Object.entries(meta).filter(([, v]) => typeof v === 'string'));
 }

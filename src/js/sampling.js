@@ -9,10 +9,14 @@ const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
 /** The sampling options of generate(), checked: nothing is silently wrapped or clamped. */
 export function samplingOptions({ temperature = 0, topK = 0, topP = 1, seed = 0 }) {
-  if (typeof temperature !== 'number' || !(temperature >= 0) || !Number.isFinite(temperature)) throw invalid(`temperature must be a number >= 0, got ${describe(temperature)}`);
-  if (!Number.isInteger(topK) || topK < 0) throw invalid(`topK must be an integer >= 0, got ${describe(topK)}`);
-  if (typeof topP !== 'number' || !(topP > 0 && topP <= 1)) throw invalid(`topP must be a number in (0, 1], got ${describe(topP)}`);
-  if (!Number.isInteger(seed) || seed < 0 || seed >= 2 ** 32) throw invalid(`seed must be an integer in [0, 2^32), got ${describe(seed)}`);
+  if (typeof temperature !== 'number' || !(temperature >= 0) || !Number.isFinite(temperature))
+    throw invalid(`temperature must be a number >= 0, got ${describe(temperature)}`);
+  if (!Number.isInteger(topK) || topK < 0)
+    throw invalid(`topK must be an integer >= 0, got ${describe(topK)}`);
+  if (typeof topP !== 'number' || !(topP > 0 && topP <= 1))
+    throw invalid(`topP must be a number in (0, 1], got ${describe(topP)}`);
+  if (!Number.isInteger(seed) || seed < 0 || seed >= 2 ** 32)
+    throw invalid(`seed must be an integer in [0, 2^32), got ${describe(seed)}`);
   return { temperature, topK, topP, seed };
 }
 
@@ -40,7 +44,8 @@ function sample(row, temperature, topK, topP, random) {
   const weights = new Float64Array(pool.length);
   let total = 0;
   for (let k = 0; k < pool.length; k++) total += weights[k] = Math.exp((row[pool[k]] - max) / temperature);
-  const [kept, keptWeights, keptTotal] = topP < 1 ? nucleus(row, pool, weights, total, topP, Boolean(ids)) : [pool, weights, total];
+  const [kept, keptWeights, keptTotal] =
+    topP < 1 ? nucleus(row, pool, weights, total, topP, Boolean(ids)) : [pool, weights, total];
   let u = random() * keptTotal;
   for (let k = 0; k < kept.length; k++) if ((u -= keptWeights[k]) < 0) return kept[k];
   return kept[kept.length - 1];
@@ -50,7 +55,7 @@ function sample(row, temperature, topK, topP, random) {
 function topKIds(row, k) {
   const heap = new Int32Array(k);
   let n = 0;
-  const worse = (a, b) => above(row, heap[b], heap[a]);  // heap[a] ranks below heap[b]
+  const worse = (a, b) => above(row, heap[b], heap[a]); // heap[a] ranks below heap[b]
   for (let j = 0; j < row.length; j++) {
     if (n < k) {
       heap[n] = j;
@@ -69,8 +74,10 @@ function nucleus(row, pool, weights, total, topP, sorted) {
   const order = sorted ? null : Int32Array.from(pool.keys());
   const better = (a, b) => above(row, pool[order[a]], pool[order[b]]);
   if (!sorted) for (let i = (order.length >> 1) - 1; i >= 0; i--) siftDown(order, i, order.length, better);
-  const kept = [], keptWeights = [];
-  let mass = 0, n = sorted ? 0 : order.length;
+  const kept = [],
+    keptWeights = [];
+  let mass = 0,
+    n = sorted ? 0 : order.length;
   for (let k = 0; k < pool.length && (kept.length === 0 || mass < topP * total); k++) {
     let at = k;
     if (!sorted) {
@@ -96,7 +103,8 @@ function siftUp(h, i, first) {
 }
 function siftDown(h, i, n, first) {
   for (;;) {
-    const l = 2 * i + 1, r = l + 1;
+    const l = 2 * i + 1,
+      r = l + 1;
     let top = i;
     if (l < n && first(l, top)) top = l;
     if (r < n && first(r, top)) top = r;

@@ -23,14 +23,20 @@ function flattenNested(nested, shape, depth, out) {
     return;
   }
   if (!Array.isArray(nested) || nested.length !== shape[depth]) {
-    throw new AttentionError('SHAPE_MISMATCH', `nested array is ragged at depth ${depth}: expected ${shape[depth]} items`);
+    throw new AttentionError(
+      'SHAPE_MISMATCH',
+      `nested array is ragged at depth ${depth}: expected ${shape[depth]} items`,
+    );
   }
   for (const item of nested) flattenNested(item, shape, depth + 1, out);
 }
 
 function checkShape(shape) {
   if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
-    throw new AttentionError('SHAPE_MISMATCH', `shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
+    throw new AttentionError(
+      'SHAPE_MISMATCH',
+      `shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`,
+    );
   }
 }
 
@@ -42,7 +48,8 @@ export function shapeSize(shape) {
 
 // The dtype data implies: Uint8Array or boolean[] → bool, Int32Array → int32, other numbers → float32.
 function inferDtype(flat) {
-  if (flat instanceof Uint8Array || (Array.isArray(flat) && flat.length > 0 && typeof flat[0] === 'boolean')) return 'bool';
+  if (flat instanceof Uint8Array || (Array.isArray(flat) && flat.length > 0 && typeof flat[0] === 'boolean'))
+    return 'bool';
   return flat instanceof Int32Array ? 'int32' : 'float32';
 }
 
@@ -53,7 +60,10 @@ function toInt32(flat) {
   for (let i = 0; i < flat.length; i++) {
     const v = typeof flat[i] === 'bigint' ? Number(flat[i]) : flat[i];
     if (typeof v !== 'number' || !Number.isInteger(v) || v < kInt32Min || v > kInt32Max) {
-      throw new AttentionError('INVALID_ARGUMENT', `int32 tensor value ${i} must be an integer in [-2^31, 2^31), got ${describe(v)}`);
+      throw new AttentionError(
+        'INVALID_ARGUMENT',
+        `int32 tensor value ${i} must be an integer in [-2^31, 2^31), got ${describe(v)}`,
+      );
     }
     out[i] = v;
   }
@@ -75,7 +85,10 @@ export class Tensor {
   constructor(data, shape, options) {
     const { dtype } = checkOptions(options, ['dtype'], 'Tensor option');
     if (dtype !== undefined && !DTYPES.includes(dtype)) {
-      throw new AttentionError('INVALID_ARGUMENT', `Tensor dtype must be one of ${DTYPES.join(', ')}; got ${describe(dtype)}`);
+      throw new AttentionError(
+        'INVALID_ARGUMENT',
+        `Tensor dtype must be one of ${DTYPES.join(', ')}; got ${describe(dtype)}`,
+      );
     }
     let flat = data;
     if (Array.isArray(data) && Array.isArray(data[0])) {
@@ -85,7 +98,10 @@ export class Tensor {
       shape ??= inferred;
     }
     if (!Array.isArray(flat) && !(ArrayBuffer.isView(flat) && !(flat instanceof DataView))) {
-      throw new AttentionError('INVALID_ARGUMENT', 'Tensor data must be a Float32Array, Int32Array, Uint8Array or an array');
+      throw new AttentionError(
+        'INVALID_ARGUMENT',
+        'Tensor data must be a Float32Array, Int32Array, Uint8Array or an array',
+      );
     }
     shape ??= [flat.length];
     checkShape(shape);
@@ -94,7 +110,10 @@ export class Tensor {
     this.shape = [...shape];
     const size = this.shape.reduce((a, b) => a * b, 1);
     if (size !== this.data.length) {
-      throw new AttentionError('SHAPE_MISMATCH', `Tensor has ${this.data.length} values but shape [${this.shape}] needs ${size}`);
+      throw new AttentionError(
+        'SHAPE_MISMATCH',
+        `Tensor has ${this.data.length} values but shape [${this.shape}] needs ${size}`,
+      );
     }
   }
 
@@ -111,13 +130,19 @@ export class Tensor {
   /** The value at a multi-index; booleans come back as true/false, int32 values as integers. */
   get(...index) {
     if (index.length !== this.shape.length) {
-      throw new AttentionError('SHAPE_MISMATCH', `get() needs ${this.shape.length} indices, got ${index.length}`);
+      throw new AttentionError(
+        'SHAPE_MISMATCH',
+        `get() needs ${this.shape.length} indices, got ${index.length}`,
+      );
     }
     let flat = 0;
     for (let a = 0; a < index.length; a++) {
       const i = index[a];
       if (!Number.isInteger(i) || i < 0 || i >= this.shape[a]) {
-        throw new AttentionError('INVALID_ARGUMENT', `index ${i} is out of range for axis ${a} of size ${this.shape[a]}`);
+        throw new AttentionError(
+          'INVALID_ARGUMENT',
+          `index ${i} is out of range for axis ${a} of size ${this.shape[a]}`,
+        );
       }
       flat = flat * this.shape[a] + i;
     }
@@ -156,7 +181,10 @@ const dtypeName = { float32: 'a float32', int32: 'an int32', bool: 'a boolean' }
 export function asFloatTensor(value, what) {
   const t = asTensor(value, what);
   if (t.dtype !== 'float32') {
-    throw new AttentionError('INVALID_ARGUMENT', `${what} must be a float32 tensor, got ${dtypeName[t.dtype]} tensor`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `${what} must be a float32 tensor, got ${dtypeName[t.dtype]} tensor`,
+    );
   }
   return t;
 }
@@ -169,7 +197,10 @@ export function asIntTensor(value, what) {
   const typed = value instanceof Tensor || (isTensorObject(value) && ArrayBuffer.isView(value.data));
   const t = typed ? asTensor(value, what) : asTensor(value, what, 'int32');
   if (t.dtype !== 'int32') {
-    throw new AttentionError('INVALID_ARGUMENT', `${what} must be an int32 tensor (Int32Array or integers), got ${dtypeName[t.dtype]} tensor`);
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `${what} must be an int32 tensor (Int32Array or integers), got ${dtypeName[t.dtype]} tensor`,
+    );
   }
   return t;
 }
@@ -178,7 +209,10 @@ export function asIntTensor(value, what) {
 export function asBoolTensor(value, what, meaning = 'true = may attend') {
   const t = asTensor(value, what);
   if (t.dtype !== 'bool') {
-    throw new AttentionError('INVALID_MASK', `${what} must be a boolean tensor (Uint8Array or boolean[]; ${meaning}), got ${t.dtype}`);
+    throw new AttentionError(
+      'INVALID_MASK',
+      `${what} must be a boolean tensor (Uint8Array or boolean[]; ${meaning}), got ${t.dtype}`,
+    );
   }
   return t;
 }

@@ -24,7 +24,10 @@ export function hardwareThreads() {
 export function resolveThreads(value = 'auto') {
   if (value === 'auto') return Math.min(hardwareThreads(), AUTO_THREADS_MAX);
   if (Number.isInteger(value) && value >= 1 && value <= MAX_THREADS) return value;
-  throw new AttentionError('INVALID_ARGUMENT', `threads must be 'auto' or a whole number in [1, ${MAX_THREADS}], got ${describe(value)}`);
+  throw new AttentionError(
+    'INVALID_ARGUMENT',
+    `threads must be 'auto' or a whole number in [1, ${MAX_THREADS}], got ${describe(value)}`,
+  );
 }
 
 /**
@@ -37,8 +40,12 @@ export function whyNoThreads() {
     return 'SharedArrayBuffer is not available (the page is not cross-origin isolated: serve it with COOP/COEP, docs/threads.md)';
   }
   const node = nodeProcess();
-  if (node) return typeof node.getBuiltinModule === 'function' ? null : `Node ${node.versions.node} is older than 20.16`;
-  if (globalThis.crossOriginIsolated !== true) return 'the page is not cross-origin isolated (docs/threads.md)';
+  if (node)
+    return typeof node.getBuiltinModule === 'function'
+      ? null
+      : `Node ${node.versions.node} is older than 20.16`;
+  if (globalThis.crossOriginIsolated !== true)
+    return 'the page is not cross-origin isolated (docs/threads.md)';
   if (typeof Worker !== 'function') return 'this context cannot start Web Workers';
   return null;
 }
@@ -73,13 +80,21 @@ function unrefWorkers(m) {
  * `new URL('….worker.js', import.meta.url)`, which Vite follows. Rejects when the module or the pool
  * does not start within `timeoutMs` (the caller falls back to one thread).
  */
-export async function startThreaded(createModule, wasmUrl, threads, { workerBase = null, timeoutMs = POOL_START_TIMEOUT_MS } = {}) {
+export async function startThreaded(
+  createModule,
+  wasmUrl,
+  threads,
+  { workerBase = null, timeoutMs = POOL_START_TIMEOUT_MS } = {},
+) {
   let failInstantiate;
-  const instantiateFailed = new Promise((_, reject) => { failInstantiate = reject; });
+  const instantiateFailed = new Promise((_, reject) => {
+    failInstantiate = reject;
+  });
   const settings = {
     attnThreads: threads - 1,
     instantiateWasm(imports, receive) {
-      wasmBytes(wasmUrl).then((bytes) => WebAssembly.instantiate(bytes, imports))
+      wasmBytes(wasmUrl)
+        .then((bytes) => WebAssembly.instantiate(bytes, imports))
         .then((r) => receive(r.instance, r.module), failInstantiate);
       return {};
     },
@@ -97,7 +112,7 @@ export async function startThreaded(createModule, wasmUrl, threads, { workerBase
     unrefWorkers(m);
     return m;
   } catch (error) {
-    settings.PThread?.terminateAllThreads?.();  // the glue's Module is `settings`: stop what started
+    settings.PThread?.terminateAllThreads?.(); // the glue's Module is `settings`: stop what started
     throw error;
   } finally {
     timeout.cancel();
@@ -117,8 +132,13 @@ export function threadsApi({ requireCore }) {
       const m = requireCore();
       const size = m._threadPoolSize ? m._threadPoolSize() : 1;
       if (!Number.isInteger(n) || n < 1 || n > size) {
-        const why = m._threadPoolSize ? `the pool init() started has ${size}` : 'this build runs on one thread';
-        throw new AttentionError('INVALID_ARGUMENT', `setThreadCount: n must be a whole number in [1, ${size}] (${why}), got ${describe(n)}`);
+        const why = m._threadPoolSize
+          ? `the pool init() started has ${size}`
+          : 'this build runs on one thread';
+        throw new AttentionError(
+          'INVALID_ARGUMENT',
+          `setThreadCount: n must be a whole number in [1, ${size}] (${why}), got ${describe(n)}`,
+        );
       }
       if (m._setThreadCount && !m._setThreadCount(n)) {
         throw new AttentionError('INVALID_ARGUMENT', `setThreadCount: the pool refused ${n} threads`);

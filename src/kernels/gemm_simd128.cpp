@@ -349,7 +349,9 @@ void pack_weight_in_place_simd128(int N, int K, float* W) {
   }
 }
 
-int packed_weight_panel_rows_simd128() { return kNR; }
+int packed_weight_panel_rows_simd128() {
+  return kNR;
+}
 
 void packed_weight_row_simd128(int K, const float* packed, int r, float* out) {
   const float* panel = packed + static_cast<std::ptrdiff_t>(r / kNR) * kNR * K + r % kNR;

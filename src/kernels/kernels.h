@@ -135,13 +135,13 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
   void pack_weight_##suffix(int N, int K, const float* W, int ldw, float* packed);                       \
   void linear_nt_packed_##suffix(int M, int N, int K, const float* A, int lda, const float* packed,      \
                                  const float* bias, float* C, int ldc);                                  \
-  void pack_weight_in_place_##suffix(int N, int K, float* W);                                           \
+  void pack_weight_in_place_##suffix(int N, int K, float* W);                                            \
   int packed_weight_panel_rows_##suffix();                                                               \
   void packed_weight_row_##suffix(int K, const float* packed, int r, float* out);                        \
   void add_bias_rows_##suffix(int M, int N, const float* bias, float* C, int ldc);                       \
   void widen_half_##suffix(int n, const std::uint16_t* x, HalfFormat format, float* y);                  \
-  void linear_nt_half_##suffix(int M, int N, int K, const float* A, int lda, const std::uint16_t* W,      \
-                               int ldw, HalfFormat format, const float* bias, float* C, int ldc);         \
+  void linear_nt_half_##suffix(int M, int N, int K, const float* A, int lda, const std::uint16_t* W,     \
+                               int ldw, HalfFormat format, const float* bias, float* C, int ldc);        \
   void scale_vec_##suffix(int n, const float* x, float scale, float* y);                                 \
   void add_vec_##suffix(int n, const float* a, const float* b, float* y);                                \
   void mask_row_##suffix(int n, const float* x, const float* additive, const std::uint8_t* allowed,      \

@@ -7,10 +7,9 @@
 // or, when C has too few rows, blocks of 8 columns (a whole number of the SIMD128 GEMM's packed
 // panels). Each element of C is computed by one thread with the same k order as on one thread, so
 // the result is bit-identical at every thread count (tests/cpp/test_parallel.cpp).
-#include "kernels/kernels.h"
-
 #include <algorithm>
 
+#include "kernels/kernels.h"
 #include "kernels/parallel.h"
 
 #if defined(__wasm_simd128__)
@@ -23,7 +22,7 @@ namespace attn::kernels {
 
 namespace {
 
-constexpr int kColumnBlock = 8;  // columns per unit of a column split (a multiple of every panel width)
+constexpr int kColumnBlock = 8;     // columns per unit of a column split (a multiple of every panel width)
 constexpr int kMinRowsPerPart = 4;  // fewer rows per thread than this: split the columns instead
 
 // Calls product(i0, rows, j0, cols) over disjoint blocks of C (M, N) that cover it, in parallel
@@ -51,7 +50,9 @@ void split_product(int M, int N, int K, F&& product) {
   });
 }
 
-inline std::ptrdiff_t at(int row, int ld, int col) { return static_cast<std::ptrdiff_t>(row) * ld + col; }
+inline std::ptrdiff_t at(int row, int ld, int col) {
+  return static_cast<std::ptrdiff_t>(row) * ld + col;
+}
 
 }  // namespace
 
@@ -65,8 +66,8 @@ void gemm_nn(int M, int N, int K, const float* A, int lda, const float* B, int l
 void gemm_nt(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
              bool accumulate) {
   split_product(M, N, K, [&](int i0, int m, int j0, int n) {
-    ATTN_KERNEL(gemm_nt)(m, n, K, A + at(i0, lda, 0), lda, B + at(j0, ldb, 0), ldb, C + at(i0, ldc, j0), ldc,
-                         accumulate);
+    ATTN_KERNEL(gemm_nt)
+    (m, n, K, A + at(i0, lda, 0), lda, B + at(j0, ldb, 0), ldb, C + at(i0, ldc, j0), ldc, accumulate);
   });
 }
 
@@ -81,8 +82,9 @@ void gemm_tn(int M, int N, int K, const float* A, int lda, const float* B, int l
 void linear_nt(int M, int N, int K, const float* A, int lda, const float* W, int ldw, const float* bias,
                float* C, int ldc) {
   split_product(M, N, K, [&](int i0, int m, int j0, int n) {
-    ATTN_KERNEL(linear_nt)(m, n, K, A + at(i0, lda, 0), lda, W + at(j0, ldw, 0), ldw, bias ? bias + j0 : nullptr,
-                           C + at(i0, ldc, j0), ldc);
+    ATTN_KERNEL(linear_nt)
+    (m, n, K, A + at(i0, lda, 0), lda, W + at(j0, ldw, 0), ldw, bias ? bias + j0 : nullptr,
+     C + at(i0, ldc, j0), ldc);
   });
 }
 
@@ -101,8 +103,9 @@ void widen_half(int n, const std::uint16_t* x, HalfFormat format, float* y) {
 void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
                     HalfFormat format, const float* bias, float* C, int ldc) {
   split_product(M, N, K, [&](int i0, int m, int j0, int n) {
-    ATTN_KERNEL(linear_nt_half)(m, n, K, A + at(i0, lda, 0), lda, W + at(j0, ldw, 0), ldw, format,
-                                bias ? bias + j0 : nullptr, C + at(i0, ldc, j0), ldc);
+    ATTN_KERNEL(linear_nt_half)
+    (m, n, K, A + at(i0, lda, 0), lda, W + at(j0, ldw, 0), ldw, format, bias ? bias + j0 : nullptr,
+     C + at(i0, ldc, j0), ldc);
   });
 }
 
@@ -119,8 +122,9 @@ void linear_nt_packed(int M, int N, int K, const float* A, int lda, const float*
   // Columns [j0, j0 + n) of a packed W with j0 a multiple of its panel rows (kColumnBlock is) are
   // the packed form of that block, at packed + j0·K (kernels.h, pack_weight_in_place).
   split_product(M, N, K, [&](int i0, int m, int j0, int n) {
-    ATTN_KERNEL(linear_nt_packed)(m, n, K, A + at(i0, lda, 0), lda, packed + at(j0, K, 0),
-                                  bias ? bias + j0 : nullptr, C + at(i0, ldc, j0), ldc);
+    ATTN_KERNEL(linear_nt_packed)
+    (m, n, K, A + at(i0, lda, 0), lda, packed + at(j0, K, 0), bias ? bias + j0 : nullptr, C + at(i0, ldc, j0),
+     ldc);
   });
 }
 

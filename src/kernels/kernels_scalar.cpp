@@ -111,7 +111,8 @@ void gemm_tn_scalar(int M, int N, int K, const float* A, int lda, const float* B
 void gemm_nt_scalar(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
                     bool accumulate) {
   if (!accumulate) zero_rows(M, N, C, ldc);
-  add_product_nt(M, N, K, A, lda, [&](int j, int k) { return B[static_cast<std::ptrdiff_t>(j) * ldb + k]; }, C, ldc);
+  add_product_nt(
+      M, N, K, A, lda, [&](int j, int k) { return B[static_cast<std::ptrdiff_t>(j) * ldb + k]; }, C, ldc);
 }
 
 void linear_nt_scalar(int M, int N, int K, const float* A, int lda, const float* W, int ldw,
@@ -139,7 +140,9 @@ void linear_nt_packed_scalar(int M, int N, int K, const float* A, int lda, const
 
 void pack_weight_in_place_scalar(int, int, float*) {}  // already the packed layout
 
-int packed_weight_panel_rows_scalar() { return 1; }
+int packed_weight_panel_rows_scalar() {
+  return 1;
+}
 
 void packed_weight_row_scalar(int K, const float* packed, int r, float* out) {
   std::memcpy(out, packed + static_cast<std::ptrdiff_t>(r) * K, static_cast<std::size_t>(K) * sizeof(float));
@@ -186,8 +189,9 @@ void widen_half_scalar(int n, const std::uint16_t* x, HalfFormat format, float* 
 void linear_nt_half_scalar(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
                            HalfFormat format, const float* bias, float* C, int ldc) {
   zero_rows(M, N, C, ldc);
-  add_product_nt(M, N, K, A, lda,
-                 [&](int j, int k) { return widen_one(W[static_cast<std::ptrdiff_t>(j) * ldw + k], format); }, C, ldc);
+  add_product_nt(
+      M, N, K, A, lda,
+      [&](int j, int k) { return widen_one(W[static_cast<std::ptrdiff_t>(j) * ldw + k], format); }, C, ldc);
   if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
 }
 

@@ -362,8 +362,10 @@ void gelu_tanh_row_simd128(int n, const float* x, float* y) {
     const v128_t cube = wasm_f32x4_mul(wasm_f32x4_mul(v, v), v);
     const v128_t u = wasm_f32x4_mul(splat(0.7978845608028654f), mul_add(cube, splat(0.044715f), v));
     const v128_t out = wasm_f32x4_mul(v, logistic_f32x4(wasm_f32x4_add(u, u)));
-    if (w == 4) wasm_v128_store(y + i, out);
-    else store_partial(y + i, w, out);
+    if (w == 4)
+      wasm_v128_store(y + i, out);
+    else
+      store_partial(y + i, w, out);
   }
 }
 
@@ -373,8 +375,10 @@ void silu_mul_row_simd128(int n, const float* g, const float* u, float* y) {
     const v128_t gv = w == 4 ? wasm_v128_load(g + i) : load_partial(g + i, w, 0.0f);
     const v128_t uv = w == 4 ? wasm_v128_load(u + i) : load_partial(u + i, w, 0.0f);
     const v128_t out = wasm_f32x4_mul(wasm_f32x4_mul(gv, logistic_f32x4(gv)), uv);
-    if (w == 4) wasm_v128_store(y + i, out);
-    else store_partial(y + i, w, out);
+    if (w == 4)
+      wasm_v128_store(y + i, out);
+    else
+      store_partial(y + i, w, out);
   }
 }
 

@@ -56,9 +56,7 @@ class Pool {
  public:
   ~Pool() {
     stop_.store(true);
-    {
-      std::lock_guard<std::mutex> lock(m_);
-    }
+    { std::lock_guard<std::mutex> lock(m_); }
     cv_.notify_all();
     for (auto& w : workers_) w.join();
   }
@@ -183,9 +181,9 @@ class Pool {
   std::mutex dispatch_;  // held by the thread whose job is in flight
   std::mutex m_;         // the sleepers' mutex (cv_)
   std::condition_variable cv_;
-  std::mutex error_m_;          // guards error_
-  Job job_;                     // written by the dispatcher before it publishes generation_
-  std::uint64_t published_ = 0;  // the dispatcher's copy of generation_
+  std::mutex error_m_;                        // guards error_
+  Job job_;                                   // written by the dispatcher before it publishes generation_
+  std::uint64_t published_ = 0;               // the dispatcher's copy of generation_
   std::atomic<std::uint64_t> generation_{0};  // (job number << 8) | parts
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
@@ -206,7 +204,9 @@ Pool& pool() {
 
 }  // namespace
 
-bool threads_supported() { return ATTN_HAVE_THREADS != 0; }
+bool threads_supported() {
+  return ATTN_HAVE_THREADS != 0;
+}
 
 std::uint64_t pool_jobs() {
 #if ATTN_HAVE_THREADS
@@ -242,8 +242,12 @@ int thread_pool_size() {
 }
 
 #if ATTN_HAVE_THREADS
-int thread_count() { return pool().active(); }
-int thread_pool_ready() { return pool().ready(); }
+int thread_count() {
+  return pool().active();
+}
+int thread_pool_ready() {
+  return pool().ready();
+}
 #endif
 
 bool set_thread_count(int n) {

@@ -45,13 +45,17 @@ int thread_pool_size();
 #if ATTN_HAVE_THREADS
 int thread_pool_ready();
 #else
-inline int thread_pool_ready() { return 1; }
+inline int thread_pool_ready() {
+  return 1;
+}
 #endif
 // Threads a parallel_for uses now: 1 … thread_pool_size().
 #if ATTN_HAVE_THREADS
 int thread_count();
 #else
-inline int thread_count() { return 1; }  // known at compile time: the single-thread build is as before
+inline int thread_count() {
+  return 1;
+}  // known at compile time: the single-thread build is as before
 #endif
 // Uses n threads from now on; false (and nothing changes) unless 1 ≤ n ≤ thread_pool_size().
 bool set_thread_count(int n);
@@ -84,7 +88,9 @@ inline void parallel_parts_raw(std::int64_t n, int, RangeFn fn, void* ctx) {
 #if ATTN_HAVE_THREADS
 int parallel_parts(std::int64_t n, std::int64_t min_per_part);
 #else
-inline int parallel_parts(std::int64_t, std::int64_t) { return 1; }
+inline int parallel_parts(std::int64_t, std::int64_t) {
+  return 1;
+}
 #endif
 
 // f(part, begin, end) over parts = parallel_parts(…) computed once by the caller, who may size
@@ -94,7 +100,9 @@ void parallel_for_parts(std::int64_t n, int parts, F&& f) {
   using Fn = std::remove_reference_t<F>;
   parallel_parts_raw(
       n, parts,
-      [](void* ctx, int part, std::int64_t begin, std::int64_t end) { (*static_cast<Fn*>(ctx))(part, begin, end); },
+      [](void* ctx, int part, std::int64_t begin, std::int64_t end) {
+        (*static_cast<Fn*>(ctx))(part, begin, end);
+      },
       const_cast<void*>(static_cast<const void*>(&f)));
 }
 

@@ -16,20 +16,24 @@ namespace attn {
 
 namespace {
 
-Status invalid(const std::string& what) { return Status::Error(StatusCode::kInvalidArgument, what); }
+Status invalid(const std::string& what) {
+  return Status::Error(StatusCode::kInvalidArgument, what);
+}
 
 }  // namespace
 
 // y (rows, E) = LayerNorm (GPT-2, weight and bias) or RMSNorm (Llama: x / rms(x) · w, in double).
 // Rows in parallel (each row is its own: docs/threads.md).
-void PretrainedModel::norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const {
+void PretrainedModel::norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x,
+                           float* y) const {
   const int e = config_.hidden;
   kernels::parallel_items(rows, 4 * e, [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r) {
       const float* xr = x + r * e;
       float* yr = y + r * e;
       if (config_.arch == PretrainedArch::kGpt2) {
-        kernels::layer_norm_row(e, xr, w.data.data(), b.data.data(), static_cast<float>(config_.norm_eps), yr);
+        kernels::layer_norm_row(e, xr, w.data.data(), b.data.data(), static_cast<float>(config_.norm_eps),
+                                yr);
         continue;
       }
       double ss = 0;
@@ -70,9 +74,10 @@ void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, flo
     gelu_tanh_parallel(static_cast<std::int64_t>(h.size()), h.data());
     for (std::size_t i = 0; i < h.size(); ++i) h[i] *= u[i];
   } else {
-    kernels::parallel_items(static_cast<std::int64_t>(h.size()), kActivationWork, [&](std::int64_t i0, std::int64_t i1) {
-      kernels::silu_mul_row(static_cast<int>(i1 - i0), h.data() + i0, u.data() + i0, h.data() + i0);
-    });
+    kernels::parallel_items(
+        static_cast<std::int64_t>(h.size()), kActivationWork, [&](std::int64_t i0, std::int64_t i1) {
+          kernels::silu_mul_row(static_cast<int>(i1 - i0), h.data() + i0, u.data() + i0, h.data() + i0);
+        });
   }
   L.down.linear(m, h.data(), in, nullptr, y, e);
 }
@@ -94,16 +99,19 @@ void PretrainedModel::lens_row(std::int64_t rows, const float* normed, Pretraine
 
 Status PretrainedModel::create_caches(int max_length, int batch, std::vector<KvCache>& caches) const {
   if (max_length > config_.max_positions)
-    return Status::Error(StatusCode::kTooLarge, "a cache of " + std::to_string(max_length) + " tokens is above the model's " +
+    return Status::Error(StatusCode::kTooLarge, "a cache of " + std::to_string(max_length) +
+                                                    " tokens is above the model's " +
                                                     std::to_string(config_.max_positions) + " positions");
   std::vector<KvCache> made(layers_.size());
-  for (std::size_t l = 0; l < layers_.size(); ++l) ATTN_RETURN_IF_ERROR(layers_[l].attn.create_cache(max_length, batch, made[l]));
+  for (std::size_t l = 0; l < layers_.size(); ++l)
+    ATTN_RETURN_IF_ERROR(layers_[l].attn.create_cache(max_length, batch, made[l]));
   caches = std::move(made);
   return Status::Ok();
 }
 
-Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& o,
-                                PretrainedForwardResult& result, std::vector<KvCache>* caches) {
+Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& ids,
+                                const PretrainedForwardOptions& o, PretrainedForwardResult& result,
+                                std::vector<KvCache>* caches) {
   const PretrainedConfig& c = config_;
   if (caches && caches->size() != layers_.size()) return invalid("one KV cache per layer is needed");
   const int p0 = caches ? (*caches)[0].length : 0;  // the position of row 0
@@ -126,7 +134,8 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
                                                     std::to_string(c.max_positions) + " positions");
   for (std::int32_t id : ids)
     if (id < 0 || id >= c.vocab_size)
-      return invalid("token id " + std::to_string(id) + " is outside [0, " + std::to_string(c.vocab_size) + ")");
+      return invalid("token id " + std::to_string(id) + " is outside [0, " + std::to_string(c.vocab_size) +
+                     ")");
   const std::int64_t n = static_cast<std::int64_t>(b) * t;
   const int e = c.hidden;
   const bool from_residual = !o.start_residual.empty();
@@ -135,9 +144,12 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     if (caches) return invalid("the interpretability options run without KV caches");
     if (o.start_layer < 0 || o.start_layer >= c.layers || (o.start_layer > 0 && !from_residual))
       return invalid("start_layer must be in [0, layers) and needs start_residual");
-    if (from_residual && o.start_residual.size() != rows_e) return invalid("start_residual must be (B, T, hidden)");
-    if (from_residual && (o.logit_lens || o.hidden_states)) return invalid("a run from start_residual has no hidden states or logit lens");
-    if (o.delta_layer >= c.layers || (o.delta_layer >= 0 && (o.delta_layer < o.start_layer || o.attn_delta.size() != rows_e)))
+    if (from_residual && o.start_residual.size() != rows_e)
+      return invalid("start_residual must be (B, T, hidden)");
+    if (from_residual && (o.logit_lens || o.hidden_states))
+      return invalid("a run from start_residual has no hidden states or logit lens");
+    if (o.delta_layer >= c.layers ||
+        (o.delta_layer >= 0 && (o.delta_layer < o.start_layer || o.attn_delta.size() != rows_e)))
       return invalid("attn_delta must be (B, T, hidden) for a layer in [start_layer, layers)");
     if (o.logits_row >= t) return invalid("logits_row must be in [0, T)");
   }
@@ -149,14 +161,16 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   if (o.mlp_outputs) need += static_cast<std::uint64_t>(n) * e * c.layers;
   if (o.logit_lens) need += static_cast<std::uint64_t>(n) * 2 * (c.layers + 1) + c.vocab_size;
   const Status mem = check_allocation(need, "the pretrained forward");
-  if (!mem.ok()) return Status::Error(StatusCode::kTooLarge, mem.message + " (ask for fewer layers: attention: [layers])");
+  if (!mem.ok())
+    return Status::Error(StatusCode::kTooLarge, mem.message + " (ask for fewer layers: attention: [layers])");
   // 1. x (N, E) = the token embeddings (+ the learned positions, GPT-2)
   std::vector<float> x(static_cast<std::size_t>(n) * e), h(x.size()), out(x.size());
   std::vector<float> position(static_cast<std::size_t>(e));  // one row of wpe: (E)
   if (from_residual) x = o.start_residual;
   for (std::int64_t r = 0; r < n && !from_residual; ++r) {
     embed_.widen_row(ids[static_cast<std::size_t>(r)], x.data() + r * e);
-    if (c.embed_scale != 1) kernels::scale_vec(e, x.data() + r * e, c.embed_scale, x.data() + r * e);  // Gemma 3: × √hidden
+    if (c.embed_scale != 1)
+      kernels::scale_vec(e, x.data() + r * e, c.embed_scale, x.data() + r * e);  // Gemma 3: × √hidden
     if (c.arch != PretrainedArch::kGpt2) continue;
     positions_.widen_row(static_cast<int>(p0 + r % t), position.data());
     kernels::add_vec(e, x.data() + r * e, position.data(), x.data() + r * e);
@@ -179,7 +193,9 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     keep_hidden(x);
     lens(x);
   }
-  const auto wants = [](const std::vector<int>& list, int l) { return std::find(list.begin(), list.end(), l) != list.end(); };
+  const auto wants = [](const std::vector<int>& list, int l) {
+    return std::find(list.begin(), list.end(), l) != list.end();
+  };
   // 2. The blocks: x += post_attn(attn(norm1(x))); x += post_ff(mlp(norm2(x))), each norm where the
   //    architecture has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma 3: both)
   const int xs = static_cast<int>(x.size());
@@ -201,7 +217,8 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
                                 : L.attn.forward(query, nullptr, nullptr, mo, r, trace));
     if (mo.need_weights) result.attention[l] = std::move(r.weights);
     // A patched head's z enters the attention output before any post-norm (interp: patch).
-    if (l == o.delta_layer) kernels::add_vec(xs, r.output.data.data(), o.attn_delta.data(), r.output.data.data());
+    if (l == o.delta_layer)
+      kernels::add_vec(xs, r.output.data.data(), o.attn_delta.data(), r.output.data.data());
     const float* attn_out = r.output.data.data();
     if (c.post_norms) {
       norm(L.post_attn_w, none, n, attn_out, h.data());
@@ -233,17 +250,22 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   if (o.logits_row >= 0) {  // one position per sequence: (B, 1, V)
     std::vector<float> picked(static_cast<std::size_t>(b) * e);
     for (int i = 0; i < b; ++i)
-      std::copy_n(h.data() + (static_cast<std::size_t>(i) * t + o.logits_row) * e, e, picked.data() + static_cast<std::size_t>(i) * e);
-    result.logits = Tensor({b, 1, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(b) * c.vocab_size));
+      std::copy_n(h.data() + (static_cast<std::size_t>(i) * t + o.logits_row) * e, e,
+                  picked.data() + static_cast<std::size_t>(i) * e);
+    result.logits =
+        Tensor({b, 1, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(b) * c.vocab_size));
     head.linear(b, picked.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
   } else {
-    result.logits = Tensor({b, t, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(n) * c.vocab_size));
+    result.logits =
+        Tensor({b, t, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(n) * c.vocab_size));
     head.linear(static_cast<int>(n), h.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
   }
   if (c.final_softcap > 0 && !o.pre_cap_logits)
-    softcap_row(static_cast<int>(result.logits.data.size()), result.logits.data.data(), 1.0f, c.final_softcap);
+    softcap_row(static_cast<int>(result.logits.data.size()), result.logits.data.data(), 1.0f,
+                c.final_softcap);
   if (o.logit_lens) lens_row(n, h.data(), result);  // the last row: the model's own prediction
-  ATTN_RETURN_IF_ERROR(check_computed(result.logits.data.data(), result.logits.data.size(), "the pretrained forward: the logits"));
+  ATTN_RETURN_IF_ERROR(check_computed(result.logits.data.data(), result.logits.data.size(),
+                                      "the pretrained forward: the logits"));
   restore.done = true;
   return Status::Ok();
 }

@@ -2,7 +2,8 @@
 // and MultiHeadAttention: GPT-2 (GPT2LMHeadModel) and the Llama family (LlamaForCausalLM;
 // Qwen2ForCausalLM is Llama with biases on q/k/v). Weights are set by Hugging Face's names.
 //
-//   GPT-2:  x = wte[ids] + wpe[t];  block: x += attn(ln_1(x)); x += mlp(ln_2(x)), mlp = c_proj(gelu_tanh(c_fc));
+//   GPT-2:  x = wte[ids] + wpe[t];  block: x += attn(ln_1(x)); x += mlp(ln_2(x)), mlp =
+//   c_proj(gelu_tanh(c_fc));
 //           ln_f; logits = x · wteᵀ (tied). Conv1D weights are (in, out): transposed on load.
 //   Llama:  x = embed_tokens[ids]; block: x += o_proj(attn(rms(x))) with RoPE (rotate_half) and H_kv
 //           heads; x += down(silu(gate(rms(x))) · up(rms(x))); norm; logits = x · lm_headᵀ (or tied).
@@ -36,19 +37,24 @@ struct PretrainedConfig {
   std::vector<double> rope_inv_freq;  // Llama 3 scaled frequencies (head_dim / 2), or empty
   // Llama-family variants, each named by the architecture that needs it:
   MhaConfig::QkNorm qk_norm = MhaConfig::QkNorm::kNone;  // Qwen3 (per head), OLMo 2 (over all heads)
-  bool pre_norms = true;           // a norm before the attention and before the MLP (all but OLMo 2)
-  bool post_norms = false;         // OLMo 2, Gemma 3: a norm on the attention's and the MLP's output, before the residual add
-  float norm_weight_offset = 0;    // Gemma 3: RMSNorm scales by (1 + w) (the 1 is added to every norm weight at load)
-  float embed_scale = 1;           // Gemma 3: the token embeddings × √hidden_size (a float32 constant)
-  double attention_scale = 0;      // Gemma 3: query_pre_attn_scalar^−1/2; 0 = head_dim^−1/2
-  bool gelu_mlp = false;           // Gemma 3: down(gelu_tanh(gate(x)) · up(x)) (GeGLU) instead of SwiGLU
-  double local_rope_theta = 0;     // Gemma 3: the sliding layers' RoPE base (default frequencies); 0 = every layer's is rope_theta
+  bool pre_norms = true;  // a norm before the attention and before the MLP (all but OLMo 2)
+  bool post_norms =
+      false;  // OLMo 2, Gemma 3: a norm on the attention's and the MLP's output, before the residual add
+  float norm_weight_offset =
+      0;                  // Gemma 3: RMSNorm scales by (1 + w) (the 1 is added to every norm weight at load)
+  float embed_scale = 1;  // Gemma 3: the token embeddings × √hidden_size (a float32 constant)
+  double attention_scale = 0;  // Gemma 3: query_pre_attn_scalar^−1/2; 0 = head_dim^−1/2
+  bool gelu_mlp = false;       // Gemma 3: down(gelu_tanh(gate(x)) · up(x)) (GeGLU) instead of SwiGLU
+  double local_rope_theta =
+      0;  // Gemma 3: the sliding layers' RoPE base (default frequencies); 0 = every layer's is rope_theta
   float attn_softcap = 0;          // Gemma 2: scaled scores → c · tanh(s / c) before the mask; 0 = none
   float final_softcap = 0;         // Gemma 2: logits → c · tanh(logits / c); 0 = none
   bool fused_projections = false;  // Phi-3: self_attn.qkv_proj [q; k; v] and mlp.gate_up_proj [gate; up]
   int rotary_dims = 0;             // Phi-3: partial_rotary_factor · head_dim features rotated (0 = all)
-  std::vector<int> layer_window;   // per layer: 0 = full, w = the w most recent keys, itself included (Mistral, Qwen2, Phi-3)
-  std::vector<int> layer_rope;     // per layer: 1 = RoPE, 0 = none (SmolLM3's no-RoPE layers); empty = every layer
+  std::vector<int> layer_window;   // per layer: 0 = full, w = the w most recent keys, itself included
+                                   // (Mistral, Qwen2, Phi-3)
+  std::vector<int>
+      layer_rope;  // per layer: 1 = RoPE, 0 = none (SmolLM3's no-RoPE layers); empty = every layer
 };
 
 struct PretrainedForwardOptions {
@@ -80,9 +86,10 @@ struct PretrainedForwardResult {
   std::vector<Tensor> attention;      // one per layer; empty when not requested
   std::vector<Trace> traces;          // one per layer; empty when not traced
   std::vector<Tensor> hidden_states;  // layers + 1 of (B, T, hidden), with options.hidden_states
-  std::vector<std::int32_t> lens_ids;  // (layers + 1, B, T) with options.logit_lens; the last row is the model's own
-  std::vector<float> lens_probs;       // (layers + 1, B, T)
-  std::vector<Tensor> mlp_outputs;     // layers of (B, T, E) with options.mlp_outputs
+  std::vector<std::int32_t>
+      lens_ids;  // (layers + 1, B, T) with options.logit_lens; the last row is the model's own
+  std::vector<float> lens_probs;    // (layers + 1, B, T)
+  std::vector<Tensor> mlp_outputs;  // layers of (B, T, E) with options.mlp_outputs
 };
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
@@ -130,13 +137,13 @@ class PretrainedModel {
 
  private:
   struct Layer {
-    MultiHeadAttention attn;                    // frozen: its projections are views into stored_
+    MultiHeadAttention attn;  // frozen: its projections are views into stored_
     // LayerNorm (GPT-2: weight and bias) or RMSNorm (weight) before the attention (norm1) and the MLP
     // (norm2); post_attn_w / post_ff_w on their outputs (post_norms: OLMo 2, Gemma 3).
     Tensor norm1_w, norm1_b, norm2_w, norm2_b, post_attn_w, post_ff_w;
-    WeightView fc1, fc2;                        // GPT-2: c_fc (4E, E) and c_proj (E, 4E), transposed on load
+    WeightView fc1, fc2;  // GPT-2: c_fc (4E, E) and c_proj (E, 4E), transposed on load
     Tensor fc1_b, fc2_b;
-    WeightView gate, up, down;                  // Llama: (I, E), (I, E), (E, I)
+    WeightView gate, up, down;  // Llama: (I, E), (I, E), (E, I)
   };
   PretrainedConfig config_;
   std::vector<std::pair<std::string, Shape>> expected_;

@@ -38,16 +38,19 @@ Status check_config(const TinyConfig& c) {
         "numHeads " + std::to_string(c.num_heads) + " does not divide dModel " + std::to_string(c.d_model));
   }
   if (c.num_kv_heads < 0 || c.window < 0) {
-    return Status::Error(StatusCode::kInvalidArgument, "numKVHeads and window must be >= 0 (0 = default), got " +
-                                                           std::to_string(c.num_kv_heads) + " and " + std::to_string(c.window));
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "numKVHeads and window must be >= 0 (0 = default), got " +
+                             std::to_string(c.num_kv_heads) + " and " + std::to_string(c.window));
   }
   if (c.num_kv_heads > 0 && c.num_heads % c.num_kv_heads != 0) {
     return Status::Error(StatusCode::kHeadsDoNotDivide, "numKVHeads " + std::to_string(c.num_kv_heads) +
-                                                            " does not divide numHeads " + std::to_string(c.num_heads));
+                                                            " does not divide numHeads " +
+                                                            std::to_string(c.num_heads));
   }
   if (c.positional == PositionalKind::kRope && (c.d_model / c.num_heads) % 2 != 0) {
-    return Status::Error(StatusCode::kInvalidArgument, "positional 'rope' needs an even head size dModel / numHeads, got " +
-                                                           std::to_string(c.d_model / c.num_heads));
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "positional 'rope' needs an even head size dModel / numHeads, got " +
+                             std::to_string(c.d_model / c.num_heads));
   }
   return Status::Ok();
 }

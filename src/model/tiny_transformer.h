@@ -83,9 +83,9 @@ struct TinyForwardOptions {
 };
 
 struct TinyForwardResult {
-  Tensor logits;                  // (B, T, V)
-  std::vector<Tensor> attention;  // one per layer; empty Tensor for layers not requested
-  std::vector<Trace> traces;      // one per layer; empty for layers not traced
+  Tensor logits;                      // (B, T, V)
+  std::vector<Tensor> attention;      // one per layer; empty Tensor for layers not requested
+  std::vector<Trace> traces;          // one per layer; empty for layers not traced
   std::vector<Tensor> hidden_states;  // with options.hidden_states: L of (B, T, d)
 };
 

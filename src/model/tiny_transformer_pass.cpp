@@ -82,7 +82,8 @@ struct TinyPass {
     const float* w = m.params_[ln].data.data();
     const float* b = m.params_[ln + 1].data.data();
     kernels::parallel_items(n, 8 * d, [&](std::int64_t r0, std::int64_t r1) {  // rows are independent
-      for (std::int64_t r = r0; r < r1; ++r) kernels::layer_norm_row(d, in + r * d, w, b, kLayerNormEps, out + r * d);
+      for (std::int64_t r = r0; r < r1; ++r)
+        kernels::layer_norm_row(d, in + r * d, w, b, kLayerNormEps, out + r * d);
     });
   }
 
@@ -145,7 +146,8 @@ struct TinyPass {
       ATTN_RETURN_IF_ERROR(m.attn_[l].forward(query, nullptr, nullptr, options, r, trace));
       if (options.need_weights) result->attention[l] = std::move(r.weights);
       if (o && o->delta_layer == l)
-        kernels::add_vec(static_cast<int>(r.output.data.size()), r.output.data.data(), o->attn_delta.data(), r.output.data.data());
+        kernels::add_vec(static_cast<int>(r.output.data.size()), r.output.data.data(), o->attn_delta.data(),
+                         r.output.data.data());
     }
     out.swap(r.output.data);
     return Status::Ok();
@@ -175,15 +177,19 @@ struct TinyPass {
     if (o) {
       const std::size_t rows_d = static_cast<std::size_t>(n) * d;
       if (o->start_layer < 0 || o->start_layer >= c.num_layers || (o->start_layer > 0 && !from_residual))
-        return Status::Error(StatusCode::kInvalidArgument, "start_layer must be in [0, layers) and needs start_residual");
+        return Status::Error(StatusCode::kInvalidArgument,
+                             "start_layer must be in [0, layers) and needs start_residual");
       if (from_residual && o->start_residual.size() != rows_d)
         return Status::Error(StatusCode::kInvalidArgument, "start_residual must be (B, T, d_model)");
       if (o->delta_layer >= c.num_layers ||
           (o->delta_layer >= 0 && (o->delta_layer < o->start_layer || o->attn_delta.size() != rows_d)))
-        return Status::Error(StatusCode::kInvalidArgument, "attn_delta must be (B, T, d_model) for a layer in [start_layer, layers)");
+        return Status::Error(StatusCode::kInvalidArgument,
+                             "attn_delta must be (B, T, d_model) for a layer in [start_layer, layers)");
     }
-    if (from_residual) x = o->start_residual;
-    else embed();
+    if (from_residual)
+      x = o->start_residual;
+    else
+      embed();
     if (result) result->hidden_states.clear();
     for (int l = o ? o->start_layer : 0; l < c.num_layers; ++l) {
       LayerState& L = layers[l];
@@ -328,7 +334,8 @@ Status TinyTransformer::run(const IdBatch& ids, const IdBatch* targets, const Ti
   ATTN_RETURN_IF_ERROR(cross_entropy(pass.n, config_.vocab_size, logits.data(), targets->data.data(), *loss,
                                      grads ? dlogits.data() : nullptr));
   // Finite logits can still give an infinite loss (logsumexp − logit beyond float32): refuse it.
-  if (!std::isfinite(*loss)) return Status::Error(StatusCode::kNonFinite, "TinyTransformer: the loss overflowed float32");
+  if (!std::isfinite(*loss))
+    return Status::Error(StatusCode::kNonFinite, "TinyTransformer: the loss overflowed float32");
   if (!grads) return Status::Ok();
   zero_gradients(*grads);
   return pass.backward(dlogits, *grads);

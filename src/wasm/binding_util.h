@@ -106,7 +106,8 @@ inline attn::PositionOptions read_positions(const val& o) {
 
 // { code, message, output, weights?, trace? } of an attention call (SDPA or MHA result types).
 template <class Result>
-val attention_result(const attn::Status& st, const Result& result, bool need_weights, const attn::Trace* trace) {
+val attention_result(const attn::Status& st, const Result& result, bool need_weights,
+                     const attn::Trace* trace) {
   val out = status_object(st);
   if (!st.ok()) return out;
   out.set("output", tensor_object(result.output));

@@ -70,7 +70,6 @@ val sdpa_js(val q, val k, val v, val o) {
   return attention_result(st, result, options.need_weights, tracing ? &trace : nullptr);
 }
 
-
 val seeded_normal_js(double count, val seed) {
   // count: a non-negative integer (the wrapper checks the shape); the limit is checked before the
   // vector is allocated, so a huge request is TOO_LARGE instead of a failed allocation.
@@ -135,7 +134,8 @@ class MhaHandle {
     if (has(c, "rope")) {  // { base, interleaved, dims }
       attn::RotaryOptions r;
       r.base = c["rope"]["base"].as<double>();
-      r.style = c["rope"]["interleaved"].as<bool>() ? attn::RotaryStyle::kInterleaved : attn::RotaryStyle::kHalf;
+      r.style =
+          c["rope"]["interleaved"].as<bool>() ? attn::RotaryStyle::kInterleaved : attn::RotaryStyle::kHalf;
       r.dims = c["rope"]["dims"].as<int>();
       config.rope = r;
     }
@@ -156,7 +156,8 @@ class MhaHandle {
     const bool tracing = has(o, "trace") && o["trace"].as<bool>();
     attn::Trace trace;
     attn::MhaResult result;
-    const attn::Status st = mha_.forward_cached(tensor_from_js(x), cache.cache, options, result, tracing ? &trace : nullptr);
+    const attn::Status st =
+        mha_.forward_cached(tensor_from_js(x), cache.cache, options, result, tracing ? &trace : nullptr);
     return attention_result(st, result, options.need_weights, tracing ? &trace : nullptr);
   }
   int value_head_dim() const { return mha_.value_head_dim(); }
@@ -325,7 +326,6 @@ val MhaHandle::backward(val grad_output) const {
   out.set("params", params);
   return out;
 }
-
 
 }  // namespace
 

@@ -125,9 +125,11 @@ class TinyModelHandle {
     options.trace_layers = ints_from_js(o["traceLayers"]);
     options.hidden_states = o["hiddenStates"].as<bool>();
     options.start_layer = o["startLayer"].as<int>();
-    if (!o["startResidual"].isNull()) options.start_residual = emscripten::convertJSArrayToNumberVector<float>(o["startResidual"]);
+    if (!o["startResidual"].isNull())
+      options.start_residual = emscripten::convertJSArrayToNumberVector<float>(o["startResidual"]);
     options.delta_layer = o["deltaLayer"].as<int>();
-    if (!o["attnDelta"].isNull()) options.attn_delta = emscripten::convertJSArrayToNumberVector<float>(o["attnDelta"]);
+    if (!o["attnDelta"].isNull())
+      options.attn_delta = emscripten::convertJSArrayToNumberVector<float>(o["attnDelta"]);
     attn::TinyForwardResult r;
     const attn::Status st = model_->forward(id_batch(ids, b, t), options, r);
     val out = status_object(st);

@@ -15,12 +15,16 @@ namespace {
 
 using namespace attn_js;
 
-std::vector<int> int_list(const val& v) { return emscripten::convertJSArrayToNumberVector<int>(v); }
+std::vector<int> int_list(const val& v) {
+  return emscripten::convertJSArrayToNumberVector<int>(v);
+}
 
 // The model's memory limit in force for one call, the library's restored after it.
 class LimitScope {
  public:
-  explicit LimitScope(std::uint64_t limit) : saved_(attn::memory_limit_bytes()) { attn::set_memory_limit_bytes(limit); }
+  explicit LimitScope(std::uint64_t limit) : saved_(attn::memory_limit_bytes()) {
+    attn::set_memory_limit_bytes(limit);
+  }
   ~LimitScope() { attn::set_memory_limit_bytes(saved_); }
   LimitScope(const LimitScope&) = delete;
   LimitScope& operator=(const LimitScope&) = delete;
@@ -53,7 +57,8 @@ class PretrainedHandle {
     p.rope_theta = c["ropeTheta"].as<double>();
     p.qkv_bias = c["qkvBias"].as<bool>();
     p.tie_embeddings = c["tieEmbeddings"].as<bool>();
-    if (has(c, "ropeInvFreq")) p.rope_inv_freq = emscripten::convertJSArrayToNumberVector<double>(c["ropeInvFreq"]);
+    if (has(c, "ropeInvFreq"))
+      p.rope_inv_freq = emscripten::convertJSArrayToNumberVector<double>(c["ropeInvFreq"]);
     // Llama-family variants (pretrained.h), each optional.
     if (has(c, "qkNorm")) p.qk_norm = static_cast<attn::MhaConfig::QkNorm>(c["qkNorm"].as<int>());
     if (has(c, "postNorms")) p.post_norms = c["postNorms"].as<bool>();
@@ -67,7 +72,8 @@ class PretrainedHandle {
     if (has(c, "finalSoftcap")) p.final_softcap = c["finalSoftcap"].as<float>();
     if (has(c, "fusedProjections")) p.fused_projections = c["fusedProjections"].as<bool>();
     if (has(c, "rotaryDims")) p.rotary_dims = c["rotaryDims"].as<int>();
-    if (has(c, "layerWindow")) p.layer_window = emscripten::convertJSArrayToNumberVector<int>(c["layerWindow"]);
+    if (has(c, "layerWindow"))
+      p.layer_window = emscripten::convertJSArrayToNumberVector<int>(c["layerWindow"]);
     if (has(c, "layerRope")) p.layer_rope = emscripten::convertJSArrayToNumberVector<int>(c["layerRope"]);
     return status_object(attn::PretrainedModel::create(p, model_));
   }
@@ -93,7 +99,8 @@ class PretrainedHandle {
   val begin_tensor(std::string name, val shape, int format) {
     LimitScope scope(limit_);
     void* data = nullptr;
-    const attn::Status st = model_.begin_tensor(name, int_list(shape), static_cast<attn::WeightFormat>(format), data);
+    const attn::Status st =
+        model_.begin_tensor(name, int_list(shape), static_cast<attn::WeightFormat>(format), data);
     val out = status_object(st);
     if (st.ok()) out.set("address", static_cast<double>(reinterpret_cast<std::uintptr_t>(data)));
     return out;
@@ -120,14 +127,18 @@ class PretrainedHandle {
   val forward_cached(val ids, int b, int t) {
     LimitScope scope(limit_);
     attn::PretrainedForwardResult r;
-    const attn::Status st = caches_.empty() ? attn::Status::Error(attn::StatusCode::kInvalidArgument, "no caches: call createCaches first")
-                                            : model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), {}, r, &caches_);
+    const attn::Status st =
+        caches_.empty()
+            ? attn::Status::Error(attn::StatusCode::kInvalidArgument, "no caches: call createCaches first")
+            : model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), {}, r,
+                             &caches_);
     val out = status_object(st);
     if (st.ok()) out.set("logits", tensor_object(r.logits));
     return out;
   }
   void drop_caches() { caches_.clear(); }
-  val forward(val ids, int b, int t, val attention_layers, val trace_layers, bool hidden_states, bool logit_lens) {
+  val forward(val ids, int b, int t, val attention_layers, val trace_layers, bool hidden_states,
+              bool logit_lens) {
     LimitScope scope(limit_);
     attn::PretrainedForwardOptions o;
     o.logit_lens = logit_lens;
@@ -152,7 +163,8 @@ class PretrainedHandle {
     if (logit_lens) {
       const int rows = model_.config().layers + 1;  // the embeddings, every block, the head
       val lens = val::object();
-      lens.set("ids", val::global("Int32Array").new_(emscripten::typed_memory_view(r.lens_ids.size(), r.lens_ids.data())));
+      lens.set("ids", val::global("Int32Array")
+                          .new_(emscripten::typed_memory_view(r.lens_ids.size(), r.lens_ids.data())));
       lens.set("probs", float_array(r.lens_probs));
       lens.set("shape", shape_array({rows, b, t}));
       out.set("logitLens", lens);
@@ -170,13 +182,16 @@ class PretrainedHandle {
     p.hidden_states = o["hiddenStates"].as<bool>();
     p.mlp_outputs = o["mlpOutputs"].as<bool>();
     p.start_layer = o["startLayer"].as<int>();
-    if (!o["startResidual"].isNull()) p.start_residual = emscripten::convertJSArrayToNumberVector<float>(o["startResidual"]);
+    if (!o["startResidual"].isNull())
+      p.start_residual = emscripten::convertJSArrayToNumberVector<float>(o["startResidual"]);
     p.delta_layer = o["deltaLayer"].as<int>();
-    if (!o["attnDelta"].isNull()) p.attn_delta = emscripten::convertJSArrayToNumberVector<float>(o["attnDelta"]);
+    if (!o["attnDelta"].isNull())
+      p.attn_delta = emscripten::convertJSArrayToNumberVector<float>(o["attnDelta"]);
     p.logits_row = o["logitsRow"].as<int>();
     p.pre_cap_logits = true;  // attribution and patching explain the logits before final soft-capping
     attn::PretrainedForwardResult r;
-    const attn::Status st = model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), p, r);
+    const attn::Status st =
+        model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), p, r);
     val out = status_object(st);
     if (!st.ok()) return out;
     out.set("logits", tensor_object(r.logits));

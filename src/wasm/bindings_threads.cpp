@@ -11,7 +11,9 @@
 #include "kernels/parallel.h"
 
 namespace {
-double pool_jobs_count() { return static_cast<double>(attn::kernels::pool_jobs()); }
+double pool_jobs_count() {
+  return static_cast<double>(attn::kernels::pool_jobs());
+}
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attn_threads) {

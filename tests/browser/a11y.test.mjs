@@ -14,25 +14,47 @@ import { ROOT, demoReady, launch, routeHtml, widgetsReady } from './helpers.mjs'
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const PAGES = [
   ['demo', '/?model=seeded', demoReady],
-  ['demo on a trained preset', '/?model=sort', async (page) => {
-    await demoReady(page);
-    await page.waitForFunction(() => window.attentionDemo.predictionScore, null, { timeout: 20_000 });
-  }],
-  ['tutorial', '/tutorial.html', async (page) => {
-    await page.waitForFunction(() => document.documentElement.dataset.tutorialReady !== undefined, null, { timeout: 30_000 });
-    await widgetsReady(page, 'attention-steps, attention-heatmap, mask-editor, positional-encoding-heatmap');
-  }],
+  [
+    'demo on a trained preset',
+    '/?model=sort',
+    async (page) => {
+      await demoReady(page);
+      await page.waitForFunction(() => window.attentionDemo.predictionScore, null, { timeout: 20_000 });
+    },
+  ],
+  [
+    'tutorial',
+    '/tutorial.html',
+    async (page) => {
+      await page.waitForFunction(() => document.documentElement.dataset.tutorialReady !== undefined, null, {
+        timeout: 30_000,
+      });
+      await widgetsReady(
+        page,
+        'attention-steps, attention-heatmap, mask-editor, positional-encoding-heatmap',
+      );
+    },
+  ],
 ];
 
 let light, dark;
-before(async () => { [light, dark] = await Promise.all([launch(), launch({ colorScheme: 'dark' })]); });
-after(async () => { await light?.close(); await dark?.close(); });
+before(async () => {
+  [light, dark] = await Promise.all([launch(), launch({ colorScheme: 'dark' })]);
+});
+after(async () => {
+  await light?.close();
+  await dark?.close();
+});
 
 /** axe's violations on the page, one readable line per element. */
 async function axeViolations(page) {
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
-  return violations.flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact}): ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`));
+  return violations.flatMap((v) =>
+    v.nodes.map(
+      (n) => `${v.id} (${v.impact}): ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`,
+    ),
+  );
 }
 
 for (const [name, path, ready] of PAGES) {
@@ -52,15 +74,27 @@ for (const [name, path, ready] of PAGES) {
 
 test('axe-core: no violation on a page of <attention-trainer> and <attention-model-view>', async () => {
   const url = light.url('/__test/a11y-trainer.html');
-  await routeHtml(light.context, url, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>trainer</title>
+  await routeHtml(
+    light.context,
+    url,
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>trainer</title>
     <script type="module" src="/web/widgets.js"></script></head><body><main><h1>Trainer</h1>
-    <attention-trainer></attention-trainer><attention-model-view ids="1 2 3 10 3 2 1"></attention-model-view></main></body></html>`);
+    <attention-trainer></attention-trainer><attention-model-view ids="1 2 3 10 3 2 1"></attention-model-view></main></body></html>`,
+  );
   const { page, watch } = await light.newPage();
   await page.goto(url);
-  await page.waitForFunction(() => document.querySelector('attention-trainer').snapshot, null, { timeout: 30_000 });
+  await page.waitForFunction(() => document.querySelector('attention-trainer').snapshot, null, {
+    timeout: 30_000,
+  });
   await page.evaluate(async () => {
     const { TinyTransformer } = await import('/src/js/index.js');
-    document.querySelector('attention-model-view').model = new TinyTransformer({ vocabSize: 11, maxLength: 8, dModel: 8, numHeads: 2, numLayers: 2 });
+    document.querySelector('attention-model-view').model = new TinyTransformer({
+      vocabSize: 11,
+      maxLength: 8,
+      dModel: 8,
+      numHeads: 2,
+      numLayers: 2,
+    });
     await new Promise((r) => setTimeout(r, 100));
   });
   const found = await axeViolations(page);
@@ -70,16 +104,28 @@ test('axe-core: no violation on a page of <attention-trainer> and <attention-mod
 });
 
 /** The focused element inside shadow roots: its role and accessible text. */
-const focused = (page) => page.evaluate(() => {
-  let el = document.activeElement;
-  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
-  const grid = el?.closest('[role="grid"]');
-  return { role: el?.getAttribute('role'), text: el?.textContent, tabIndex: el?.tabIndex,
-    colindex: el?.getAttribute('aria-colindex'), rowindex: el?.parentElement?.getAttribute('aria-rowindex'),
-    grid: grid ? { label: grid.getAttribute('aria-label'), rows: grid.getAttribute('aria-rowcount'), cols: grid.getAttribute('aria-colcount'),
-      focusables: grid.querySelectorAll('[tabindex="0"]').length } : null,
-    host: el?.getRootNode()?.host?.localName };
-});
+const focused = (page) =>
+  page.evaluate(() => {
+    let el = document.activeElement;
+    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    const grid = el?.closest('[role="grid"]');
+    return {
+      role: el?.getAttribute('role'),
+      text: el?.textContent,
+      tabIndex: el?.tabIndex,
+      colindex: el?.getAttribute('aria-colindex'),
+      rowindex: el?.parentElement?.getAttribute('aria-rowindex'),
+      grid: grid
+        ? {
+            label: grid.getAttribute('aria-label'),
+            rows: grid.getAttribute('aria-rowcount'),
+            cols: grid.getAttribute('aria-colcount'),
+            focusables: grid.querySelectorAll('[tabindex="0"]').length,
+          }
+        : null,
+      host: el?.getRootNode()?.host?.localName,
+    };
+  });
 
 test('a heatmap is one tab stop: a grid whose live cell names query, key and value and follows the arrows', async () => {
   const { page, watch } = await light.newPage();
@@ -99,7 +145,10 @@ test('a heatmap is one tab stop: a grid whose live cell names query, key and val
   assert.equal(f.grid.focusables, 1, 'one tab stop per heatmap');
   assert.deepEqual([f.grid.rows, f.grid.cols], [String(tokens.length), String(tokens.length)]);
   assert.match(f.grid.label, /Attention weights/);
-  const name = (r, c) => new RegExp(`^query ${r} “${tokens[r]}”, key ${c} “${tokens[c]}”: ${weights[r * tokens.length + c].toFixed(4)}$`);
+  const name = (r, c) =>
+    new RegExp(
+      `^query ${r} “${tokens[r]}”, key ${c} “${tokens[c]}”: ${weights[r * tokens.length + c].toFixed(4)}$`,
+    );
   assert.match(f.text, name(0, 0));
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('ArrowDown');
@@ -122,7 +171,7 @@ test('the steps view: every step matrix is a grid; masked cells are announced as
   const { page } = await light.newPage();
   await page.goto(light.url('/?model=seeded&t=a+b+c&m=causal&step=masked&h=1'));
   await demoReady(page);
-  await page.focus('attention-steps canvas');  // focus moves on to the grid's live cell
+  await page.focus('attention-steps canvas'); // focus moves on to the grid's live cell
   await page.keyboard.press('ArrowRight');
   const f = await focused(page);
   assert.equal(f.role, 'gridcell');
@@ -134,9 +183,17 @@ test('charts carry their values as a table', async () => {
   const { page } = await light.newPage();
   await page.goto(light.url('/tutorial.html'));
   await PAGES.find(([name]) => name === 'tutorial')[2](page);
-  const tables = await page.evaluate(() => [...document.querySelectorAll('softmax-playground, variance-experiment, positional-encoding-heatmap')]
-    .map((el) => [...el.shadowRoot.querySelectorAll('table[data-aw-chart-table]')].map((t) => ({
-      caption: t.caption?.textContent, rows: t.tBodies[0].rows.length, first: t.tBodies[0].rows[0]?.textContent }))));
+  const tables = await page.evaluate(() =>
+    [
+      ...document.querySelectorAll('softmax-playground, variance-experiment, positional-encoding-heatmap'),
+    ].map((el) =>
+      [...el.shadowRoot.querySelectorAll('table[data-aw-chart-table]')].map((t) => ({
+        caption: t.caption?.textContent,
+        rows: t.tBodies[0].rows.length,
+        first: t.tBodies[0].rows[0]?.textContent,
+      })),
+    ),
+  );
   for (const list of tables) {
     assert.ok(list.length >= 1, 'each chart widget has a data table');
     for (const t of list) assert.ok(t.caption && t.rows >= 2, JSON.stringify(t));

@@ -7,20 +7,31 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CSP, demoReady, launch, routeHtml, widgetsReady } from './helpers.mjs';
 
-const EXPECTED = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
+const EXPECTED =
+  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
 
 let b;
-before(async () => { b = await launch(); });
-after(async () => { await b?.close(); });
+before(async () => {
+  b = await launch();
+});
+after(async () => {
+  await b?.close();
+});
 
 /** A page whose every CSP violation (in the document or a shadow root) lands in window.__csp. */
 async function watchedPage() {
   const { page, watch } = await b.newPage();
   await page.addInitScript(() => {
     window.__csp = [];
-    document.addEventListener('securitypolicyviolation', (e) => {
-      window.__csp.push(`${e.violatedDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile}:${e.lineNumber}`);
-    }, true);
+    document.addEventListener(
+      'securitypolicyviolation',
+      (e) => {
+        window.__csp.push(
+          `${e.violatedDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile}:${e.lineNumber}`,
+        );
+      },
+      true,
+    );
   });
   return { page, watch };
 }
@@ -33,7 +44,14 @@ async function assertClean(page, watch, label) {
 
 test('the server sends the strict policy with pages, scripts, the wasm and errors', async () => {
   assert.equal(CSP, EXPECTED);
-  for (const path of ['/', '/tutorial.html', '/web/widgets.js', '/src/js/index.js', '/dist/attention_core.wasm', '/no-such-file']) {
+  for (const path of [
+    '/',
+    '/tutorial.html',
+    '/web/widgets.js',
+    '/src/js/index.js',
+    '/dist/attention_core.wasm',
+    '/no-such-file',
+  ]) {
     const r = await fetch(b.url(path));
     assert.equal(r.headers.get('content-security-policy'), EXPECTED, path);
     await r.arrayBuffer();
@@ -49,7 +67,10 @@ test('the demo runs under the policy: tokens render, nothing blocked', async () 
   assert.ok(chips > 0, 'the token chips rendered');
   // Submitting the form (the inline onsubmit="return false" is gone; a listener in demo.js took its
   // place) must not reload the page: a marker set on this window survives.
-  await page.evaluate(() => { window.__noReload = 1; document.getElementById('controls').requestSubmit(); });
+  await page.evaluate(() => {
+    window.__noReload = 1;
+    document.getElementById('controls').requestSubmit();
+  });
   await page.waitForTimeout(300);
   assert.equal(await page.evaluate(() => window.__noReload), 1, 'the form did not submit');
   await assertClean(page, watch, 'demo');
@@ -60,10 +81,18 @@ test('the tutorial runs under the policy: widgets drawn, KaTeX typeset, nothing 
   const { page, watch } = await watchedPage();
   const res = await page.goto(b.url('/tutorial.html'));
   assert.equal(res.headers()['content-security-policy'], EXPECTED);
-  await page.waitForFunction(() => {
-    const els = [...document.querySelectorAll('*')].filter((e) => e.localName.includes('-'));
-    return document.documentElement.dataset.tutorialReady !== undefined && els.length > 0 && els.every((e) => e.dataset.ready !== undefined);
-  }, null, { timeout: 30_000 });
+  await page.waitForFunction(
+    () => {
+      const els = [...document.querySelectorAll('*')].filter((e) => e.localName.includes('-'));
+      return (
+        document.documentElement.dataset.tutorialReady !== undefined &&
+        els.length > 0 &&
+        els.every((e) => e.dataset.ready !== undefined)
+      );
+    },
+    null,
+    { timeout: 30_000 },
+  );
   const katex = await page.evaluate(() => document.querySelectorAll('.math.rendered .katex').length);
   assert.ok(katex >= 10, `${katex} formulas typeset`);
   await assertClean(page, watch, 'tutorial');
@@ -71,17 +100,24 @@ test('the tutorial runs under the policy: widgets drawn, KaTeX typeset, nothing 
 });
 
 test('a page of widgets runs under the policy: nothing blocked', async () => {
-  await routeHtml(b.context, b.url('/__csp-widgets.html'), `<!doctype html><meta charset="utf-8">
+  await routeHtml(
+    b.context,
+    b.url('/__csp-widgets.html'),
+    `<!doctype html><meta charset="utf-8">
     <script type="module" src="/web/widgets.js"></script>
     <attention-steps text="the cat sat on the mat"></attention-steps>
     <attention-heatmap text="the cat sat on the mat" head="mean"></attention-heatmap>
     <mask-editor text="the cat sat"></mask-editor>
     <positional-encoding-heatmap></positional-encoding-heatmap>
-    <softmax-playground></softmax-playground>`);
+    <softmax-playground></softmax-playground>`,
+  );
   const { page, watch } = await watchedPage();
   const res = await page.goto(b.url('/__csp-widgets.html'));
   assert.equal(res.headers()['content-security-policy'], EXPECTED);
-  await widgetsReady(page, 'attention-steps, attention-heatmap, mask-editor, positional-encoding-heatmap, softmax-playground');
+  await widgetsReady(
+    page,
+    'attention-steps, attention-heatmap, mask-editor, positional-encoding-heatmap, softmax-playground',
+  );
   await assertClean(page, watch, 'widgets');
   await page.close();
 });
@@ -97,6 +133,9 @@ test('the listener does see a violation: an inline script is blocked', async () 
   await page.waitForFunction(() => window.__csp.length > 0);
   assert.equal(await page.evaluate(() => window.__inlineRan), undefined, 'the inline script did not run');
   assert.match((await page.evaluate(() => window.__csp))[0], /^script-src/);
-  assert.ok(watch.errors.some((e) => /Content Security Policy/.test(e)), 'Chromium reports it on the console');
+  assert.ok(
+    watch.errors.some((e) => /Content Security Policy/.test(e)),
+    'Chromium reports it on the console',
+  );
   await page.close();
 });

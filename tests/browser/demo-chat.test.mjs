@@ -16,8 +16,14 @@ const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), '
 const FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors'];
 
 let b, tmp;
-before(async () => { b = await launch(); tmp = await mkdtemp(join(tmpdir(), 'attn-chat-')); });
-after(async () => { await b?.close(); await rm(tmp, { recursive: true, force: true }); });
+before(async () => {
+  b = await launch();
+  tmp = await mkdtemp(join(tmpdir(), 'attn-chat-'));
+});
+after(async () => {
+  await b?.close();
+  await rm(tmp, { recursive: true, force: true });
+});
 
 async function copyFolder(from, name, extra = {}) {
   const dir = join(tmp, name);
@@ -29,7 +35,11 @@ async function copyFolder(from, name, extra = {}) {
 
 async function openFolder(page, dir) {
   await page.setInputFiles('#model-folder', dir);
-  await page.waitForFunction(() => /Opened|Could not open/.test(document.querySelector('#model-note').textContent), null, { timeout: 20_000 });
+  await page.waitForFunction(
+    () => /Opened|Could not open/.test(document.querySelector('#model-note').textContent),
+    null,
+    { timeout: 20_000 },
+  );
   return page.textContent('#model-note');
 }
 
@@ -37,23 +47,54 @@ test('every new family opens in the demo: model view, next tokens', async () => 
   const { page, watch } = await b.newPage();
   await page.goto(b.url('/'));
   await demoReady(page);
-  const families = { 'qwen3-tiny': 'Qwen3ForCausalLM', 'mistral-tiny': 'MistralForCausalLM', 'qwen2-sliding-tiny': 'Qwen2ForCausalLM',
-    'smollm3-tiny': 'SmolLM3ForCausalLM', 'olmo2-tiny': 'Olmo2ForCausalLM', 'phi3-tiny': 'Phi3ForCausalLM', 'gemma3-tiny': 'Gemma3ForCausalLM', 'gemma2-tiny': 'Gemma2ForCausalLM' };
+  const families = {
+    'qwen3-tiny': 'Qwen3ForCausalLM',
+    'mistral-tiny': 'MistralForCausalLM',
+    'qwen2-sliding-tiny': 'Qwen2ForCausalLM',
+    'smollm3-tiny': 'SmolLM3ForCausalLM',
+    'olmo2-tiny': 'Olmo2ForCausalLM',
+    'phi3-tiny': 'Phi3ForCausalLM',
+    'gemma3-tiny': 'Gemma3ForCausalLM',
+    'gemma2-tiny': 'Gemma2ForCausalLM',
+  };
   for (const [name, arch] of Object.entries(families)) {
     assert.match(await openFolder(page, await copyFolder(name, name)), /Opened .*2 layers, 4 heads/, name);
-    assert.match(await page.$eval('#model option[value="folder"]', (o) => o.textContent), new RegExp(`\\(${arch}\\)`));
-    await page.waitForFunction(() => document.querySelectorAll('#next-table tbody tr').length === 10, null, { timeout: 20_000 });
-    assert.equal(await page.$eval('attention-model-view', (el) => el._tiles.length), 8, `${name}: 2 layers × 4 heads`);
-    if (name === 'gemma3-tiny') {  // what differs between its layers, shown with the layer (model.layers)
-      await page.waitForFunction(() => /^Layer 0: a sliding window: each query sees its 3 latest keys.*RoPE with base 10000;.*q and k RMS-normalised/.test(document.querySelector('#layer-note').textContent));
+    assert.match(
+      await page.$eval('#model option[value="folder"]', (o) => o.textContent),
+      new RegExp(`\\(${arch}\\)`),
+    );
+    await page.waitForFunction(() => document.querySelectorAll('#next-table tbody tr').length === 10, null, {
+      timeout: 20_000,
+    });
+    assert.equal(
+      await page.$eval('attention-model-view', (el) => el._tiles.length),
+      8,
+      `${name}: 2 layers × 4 heads`,
+    );
+    if (name === 'gemma3-tiny') {
+      // what differs between its layers, shown with the layer (model.layers)
+      await page.waitForFunction(() =>
+        /^Layer 0: a sliding window: each query sees its 3 latest keys.*RoPE with base 10000;.*q and k RMS-normalised/.test(
+          document.querySelector('#layer-note').textContent,
+        ),
+      );
       await page.selectOption('#layer', '1');
-      await page.waitForFunction(() => /^Layer 1: full causal attention; RoPE with base 1000000, scaled frequencies/.test(document.querySelector('#layer-note').textContent));
+      await page.waitForFunction(() =>
+        /^Layer 1: full causal attention; RoPE with base 1000000, scaled frequencies/.test(
+          document.querySelector('#layer-note').textContent,
+        ),
+      );
     }
     if (name === 'smollm3-tiny') {
       await page.selectOption('#layer', '1');
-      await page.waitForFunction(() => /no RoPE in this layer/.test(document.querySelector('#layer-note').textContent));
+      await page.waitForFunction(() =>
+        /no RoPE in this layer/.test(document.querySelector('#layer-note').textContent),
+      );
     }
-    if (name === 'gemma2-tiny') await page.waitForFunction(() => /soft-capped at 5/.test(document.querySelector('#layer-note').textContent));
+    if (name === 'gemma2-tiny')
+      await page.waitForFunction(() =>
+        /soft-capped at 5/.test(document.querySelector('#layer-note').textContent),
+      );
   }
   assert.deepEqual(watch.errors, []);
   await page.close();
@@ -64,8 +105,12 @@ test('chat template, streamed generation with Stop, and files we do not read', a
   await page.goto(b.url('/'));
   await demoReady(page);
   // qwen3-tiny's own special token stands in for ChatML's markers (the tiny vocabulary has no others).
-  const template = "{% for m in messages %}<|endoftext|>{{ m.role }}: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}<|endoftext|>assistant:{% endif %}";
-  const dir = await copyFolder('qwen3-tiny', 'qwen3-chat', { 'chat_template.jinja': template, 'generation_config.json': JSON.stringify({ eos_token_id: [95] }) });
+  const template =
+    '{% for m in messages %}<|endoftext|>{{ m.role }}: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}<|endoftext|>assistant:{% endif %}';
+  const dir = await copyFolder('qwen3-tiny', 'qwen3-chat', {
+    'chat_template.jinja': template,
+    'generation_config.json': JSON.stringify({ eos_token_id: [95] }),
+  });
   assert.match(await openFolder(page, dir), /Opened/);
   await page.waitForSelector('#chat:not([hidden])');
   await page.fill('#chat-system', 'Be kind.');
@@ -75,15 +120,26 @@ test('chat template, streamed generation with Stop, and files we do not read', a
   await page.waitForFunction((t) => document.querySelector('#text').value === t, want);
   await page.waitForFunction(() => document.querySelectorAll('#next-table tbody tr').length === 10);
   // The model view redraws once the templated text's forward is back (the previous text's may show first).
-  await page.waitForFunction(() => Array.from(document.querySelector('attention-model-view').shown?.ids ?? []).includes(94), null, { timeout: 20_000 });
+  await page.waitForFunction(
+    () => Array.from(document.querySelector('attention-model-view').shown?.ids ?? []).includes(94),
+    null,
+    { timeout: 20_000 },
+  );
   const ids = await page.$eval('attention-model-view', (el) => Array.from(el.shown.ids));
   assert.equal(ids.filter((id) => id === 94).length, 3, 'each <|endoftext|> is one token, none added');
   assert.equal(ids[0], 94);
 
   // Generate, then Stop before the 20 tokens are done (the stream gives the page a turn per token).
   const before = await page.inputValue('#text');
-  await page.evaluate(() => { document.querySelector('#generate').click(); setTimeout(() => document.querySelector('#generate-stop').click(), 0); });
-  await page.waitForFunction(() => /Generated \d+ tokens/.test(document.querySelector('#generate-note').textContent), null, { timeout: 20_000 });
+  await page.evaluate(() => {
+    document.querySelector('#generate').click();
+    setTimeout(() => document.querySelector('#generate-stop').click(), 0);
+  });
+  await page.waitForFunction(
+    () => /Generated \d+ tokens/.test(document.querySelector('#generate-note').textContent),
+    null,
+    { timeout: 20_000 },
+  );
   const note = await page.textContent('#generate-note');
   const n = Number(note.match(/Generated (\d+) tokens/)[1]);
   assert.ok(n >= 1 && n < 20, note);
@@ -92,17 +148,30 @@ test('chat template, streamed generation with Stop, and files we do not read', a
   assert.equal(await page.$eval('#generate-stop', (s) => s.hidden), true);
   // Without Stop it runs on (up to 20 tokens or the end-of-sequence id 95 of generation_config.json).
   await page.click('#generate');
-  await page.waitForFunction(() => /Generated \d+ tokens \(greedy(, stopped at its end-of-sequence token)?\)/.test(document.querySelector('#generate-note').textContent), null, { timeout: 20_000 });
+  await page.waitForFunction(
+    () =>
+      /Generated \d+ tokens \(greedy(, stopped at its end-of-sequence token)?\)/.test(
+        document.querySelector('#generate-note').textContent,
+      ),
+    null,
+    { timeout: 20_000 },
+  );
 
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
-  assert.deepEqual(violations.flatMap((v) => v.nodes.map((x) => `${v.id}: ${x.target.join(' ')}`)), []);
+  assert.deepEqual(
+    violations.flatMap((v) => v.nodes.map((x) => `${v.id}: ${x.target.join(' ')}`)),
+    [],
+  );
 
   const bin = join(tmp, 'bin-only');
   await mkdir(bin, { recursive: true });
   await copyFile(join(GOLDEN, 'llama-tiny', 'config.json'), join(bin, 'config.json'));
   await writeFile(join(bin, 'pytorch_model.bin'), 'PK\u0003\u0004');
-  assert.match(await openFolder(page, bin), /pytorch_model\.bin holds PyTorch pickled weights.*convert them to safetensors/);
+  assert.match(
+    await openFolder(page, bin),
+    /pytorch_model\.bin holds PyTorch pickled weights.*convert them to safetensors/,
+  );
   const gguf = join(tmp, 'gguf-only');
   await mkdir(gguf, { recursive: true });
   await copyFile(join(GOLDEN, 'llama-tiny', 'config.json'), join(gguf, 'config.json'));

@@ -12,25 +12,39 @@ import { ROOT, demoReady, join, launch } from './helpers.mjs';
 const FOLDER = join(ROOT, 'tests', 'golden', 'pretrained', 'gpt2-tiny');
 
 let b, dir;
-before(async () => { b = await launch(); dir = await mkdtemp(join(tmpdir(), 'aw-figure-')); });
-after(async () => { await b?.close(); await rm(dir, { recursive: true, force: true }); });
+before(async () => {
+  b = await launch();
+  dir = await mkdtemp(join(tmpdir(), 'aw-figure-'));
+});
+after(async () => {
+  await b?.close();
+  await rm(dir, { recursive: true, force: true });
+});
 
 /** Each canvas of the heatmap as [width, height, FNV-1a of its pixels]. */
 function pictures(page) {
-  return page.evaluate(() => [...document.querySelector('#heatmap').shadowRoot.querySelectorAll('canvas')].map((c) => {
-    const d = c.getContext('2d').getImageData(0, 0, Math.max(1, c.width), Math.max(1, c.height)).data;
-    let h = 0x811c9dc5;
-    for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 0x01000193) >>> 0;
-    return [c.width, c.height, c.hidden ? 'hidden' : h];
-  }));
+  return page.evaluate(() =>
+    [...document.querySelector('#heatmap').shadowRoot.querySelectorAll('canvas')].map((c) => {
+      const d = c.getContext('2d').getImageData(0, 0, Math.max(1, c.width), Math.max(1, c.height)).data;
+      let h = 0x811c9dc5;
+      for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 0x01000193) >>> 0;
+      return [c.width, c.height, c.hidden ? 'hidden' : h];
+    }),
+  );
 }
 
 /** The demo at `query`, with the heatmap drawn for its model. */
 async function openDemo(page, query, model) {
   await page.goto(b.url(`/?${query}`));
   await demoReady(page);
-  await page.waitForFunction((m) => window.attentionDemo.state.model === m && window.attentionDemo.source?.name === m
-    && document.querySelector('#heatmap').shown !== null, model, { timeout: 20_000 });
+  await page.waitForFunction(
+    (m) =>
+      window.attentionDemo.state.model === m &&
+      window.attentionDemo.source?.name === m &&
+      document.querySelector('#heatmap').shown !== null,
+    model,
+    { timeout: 20_000 },
+  );
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
 }
 
@@ -45,13 +59,17 @@ async function exportHeatmap(page, which, name) {
 }
 
 async function openFigure(page, path, outcome = 'opened') {
-  await page.evaluate(() => { delete document.documentElement.dataset.figure; });
+  await page.evaluate(() => {
+    delete document.documentElement.dataset.figure;
+  });
   await page.setInputFiles('#figure-file', path);
-  await page.waitForFunction((o) => document.documentElement.dataset.figure === o, outcome, { timeout: 20_000 });
+  await page.waitForFunction((o) => document.documentElement.dataset.figure === o, outcome, {
+    timeout: 20_000,
+  });
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
 }
 
-test('the heatmap\'s JSON from a preset, opened in the demo on another preset, redraws the same picture', async () => {
+test("the heatmap's JSON from a preset, opened in the demo on another preset, redraws the same picture", async () => {
   const { page, watch } = await b.newPage();
   await openDemo(page, 'model=sort&t=3+1+4+1+5+%7C+1+1+3&layer=1', 'sort');
   // A click on head 1's tile: its query row 2 becomes the bars (the tile is the widget's, the row the demo's).
@@ -62,7 +80,8 @@ test('the heatmap\'s JSON from a preset, opened in the demo on another preset, r
   await page.evaluate(() => {
     const hm = document.querySelector('#heatmap');
     hm.shadowRoot.activeElement?.blur();
-    for (const c of hm.shadowRoot.querySelectorAll('canvas')) c.dispatchEvent(new PointerEvent('pointerleave'));
+    for (const c of hm.shadowRoot.querySelectorAll('canvas'))
+      c.dispatchEvent(new PointerEvent('pointerleave'));
   });
   await page.mouse.move(0, 0);
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
@@ -80,10 +99,14 @@ test('the heatmap\'s JSON from a preset, opened in the demo on another preset, r
   await openFigure(page, json);
   assert.deepEqual(await pictures(page), before, 'the heatmap canvases are pixel-identical');
   const s = await page.evaluate(() => window.attentionDemo.state);
-  for (const k of ['model', 'text', 'layer', 'view', 'query', 'step', 'head']) assert.deepEqual(s[k], stateBefore[k], k);
+  for (const k of ['model', 'text', 'layer', 'view', 'query', 'step', 'head'])
+    assert.deepEqual(s[k], stateBefore[k], k);
   assert.equal(s.layer, 1);
-  assert.match(page.url(), /model=sort/, 'the link is the figure\'s');
-  assert.match(await page.textContent('#figure-note'), /Opened “heatmap\.json”: a <attention-heatmap> figure of Trained: sort/);
+  assert.match(page.url(), /model=sort/, "the link is the figure's");
+  assert.match(
+    await page.textContent('#figure-note'),
+    /Opened “heatmap\.json”: a <attention-heatmap> figure of Trained: sort/,
+  );
 
   // The SVG figure does the same, from its <metadata>.
   await openDemo(page, 'model=reverse', 'reverse');
@@ -93,9 +116,13 @@ test('the heatmap\'s JSON from a preset, opened in the demo on another preset, r
   await page.close();
 });
 
-test('the seeded layer: a figure reproduces its settings; a folder\'s figure names the files to open', async () => {
+test("the seeded layer: a figure reproduces its settings; a folder's figure names the files to open", async () => {
   const { page, watch } = await b.newPage();
-  await openDemo(page, 'model=seeded&t=Figures+you+can+open+again&d=24&h=3&m=causal&view=mean&pe=rope', 'seeded');
+  await openDemo(
+    page,
+    'model=seeded&t=Figures+you+can+open+again&d=24&h=3&m=causal&view=mean&pe=rope',
+    'seeded',
+  );
   const before = await pictures(page);
   const json = await exportHeatmap(page, 'JSON', 'seeded.json');
   await openDemo(page, 'model=seeded', 'seeded');
@@ -108,8 +135,13 @@ test('the seeded layer: a figure reproduces its settings; a folder\'s figure nam
   // The same figure as if it came from an opened folder: the demo says what to open and stays as it is.
   const fig = JSON.parse(await readFile(json, 'utf8'));
   fig.state.context.search = '?model=folder&t=Hello';
-  fig.state.context.model = { name: 'folder', label: 'Folder: tiny-gpt2 (GPT2LMHeadModel)', ref: null, folderName: 'tiny-gpt2',
-    files: ['config.json', 'model.safetensors', 'tokenizer.json'] };
+  fig.state.context.model = {
+    name: 'folder',
+    label: 'Folder: tiny-gpt2 (GPT2LMHeadModel)',
+    ref: null,
+    folderName: 'tiny-gpt2',
+    files: ['config.json', 'model.safetensors', 'tokenizer.json'],
+  };
   const folder = join(dir, 'folder.json');
   await writeFile(folder, JSON.stringify(fig));
   const url = page.url();
@@ -133,17 +165,27 @@ test('a figure of an opened folder: names its files until the folder is open aga
   await page.goto(b.url('/?model=copy'));
   await demoReady(page);
   await page.setInputFiles('#model-folder', FOLDER);
-  await page.waitForFunction(() => window.attentionDemo.source?.name === 'folder' && document.querySelector('#heatmap').data !== null, null, { timeout: 30_000 });
+  await page.waitForFunction(
+    () => window.attentionDemo.source?.name === 'folder' && document.querySelector('#heatmap').data !== null,
+    null,
+    { timeout: 30_000 },
+  );
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
   const before = await pictures(page);
   const json = await exportHeatmap(page, 'JSON', 'folder-heatmap.json');
   const ctx = JSON.parse(await readFile(json, 'utf8')).state.context;
   assert.equal(ctx.model.ref, null);
-  assert.ok(ctx.model.files.includes('config.json') && ctx.model.files.includes('model.safetensors'), `files: ${ctx.model.files}`);
+  assert.ok(
+    ctx.model.files.includes('config.json') && ctx.model.files.includes('model.safetensors'),
+    `files: ${ctx.model.files}`,
+  );
   // A new page has no folder open: the figure says what to open.
   await openDemo(page, 'model=copy', 'copy');
   await openFigure(page, json, 'needs-files');
-  assert.match(await page.textContent('#figure-note'), /Open that folder again \(Open a model folder…: .*config\.json.*model\.safetensors/);
+  assert.match(
+    await page.textContent('#figure-note'),
+    /Open that folder again \(Open a model folder…: .*config\.json.*model\.safetensors/,
+  );
   assert.equal(await page.evaluate(() => window.attentionDemo.state.model), 'copy');
   // With the folder open again, the figure opens.
   await page.setInputFiles('#model-folder', FOLDER);

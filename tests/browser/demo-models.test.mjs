@@ -9,32 +9,42 @@ import assert from 'node:assert/strict';
 import { demoReady, launch } from './helpers.mjs';
 
 let b;
-before(async () => { b = await launch(); });
-after(async () => { await b?.close(); });
+before(async () => {
+  b = await launch();
+});
+after(async () => {
+  await b?.close();
+});
 
-const scoreOf = (page) => page.waitForFunction(() => window.attentionDemo.predictionScore, null, { timeout: 20_000 })
-  .then(() => page.evaluate(() => window.attentionDemo.predictionScore));
+const scoreOf = (page) =>
+  page
+    .waitForFunction(() => window.attentionDemo.predictionScore, null, { timeout: 20_000 })
+    .then(() => page.evaluate(() => window.attentionDemo.predictionScore));
 
 test('a link opens the demo on the reverse preset: its mirror head, as claimed, and every answer right', async () => {
   const { page, watch } = await b.newPage();
   await page.goto(b.url('/?model=reverse'));
   await demoReady(page);
   const score = await scoreOf(page);
-  assert.equal(await page.inputValue('#text'), '3 1 4 1 5 9 | 9 5 1 4 1', 'the preset\'s example input');
-  assert.deepEqual(score, { right: 5, scored: 5 }, 'every answer position predicted right (the last has no next token)');
+  assert.equal(await page.inputValue('#text'), '3 1 4 1 5 9 | 9 5 1 4 1', "the preset's example input");
+  assert.deepEqual(
+    score,
+    { right: 5, scored: 5 },
+    'every answer position predicted right (the last has no next token)',
+  );
   // The exported heatmap JSON: each answer row's largest weight is on the mirrored input (2L − 1 − t).
   const json = JSON.parse(await page.$eval('attention-heatmap', (el) => el.getJSON()));
   const w = json.heads?.[0]?.weights ?? json.weights;
   for (let t = 6; t < 12; t++) assert.equal(w[t].indexOf(Math.max(...w[t])), 11 - t, `row ${t}`);
   const text = await page.$eval('#preset-about', (el) => el.textContent);
   assert.match(text, /Reverse a sequence[\s\S]*mirror head/);
-  assert.ok(await page.$eval('#predictions-table', (t) => t.querySelectorAll('td.ok').length) === 5);
+  assert.ok((await page.$eval('#predictions-table', (t) => t.querySelectorAll('td.ok').length)) === 5);
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
   await page.close();
 });
 
-test('in Chromium: ablating the reverse preset\'s mirror head drops its accuracy below 50%', async () => {
+test("in Chromium: ablating the reverse preset's mirror head drops its accuracy below 50%", async () => {
   const { page, watch } = await b.newPage();
   await page.goto(b.url('/?model=reverse'));
   await demoReady(page);
@@ -45,8 +55,15 @@ test('in Chromium: ablating the reverse preset\'s mirror head drops its accuracy
     const { layer, head } = preset.heads.find((h) => h.claim.kind === 'mirror');
     const model = lib.TinyTransformer.fromSafetensors(bytes);
     const ablated = model.ablateHeads([[layer, head]]);
-    const task = lib.createTask('reverse', { length: preset.task.length, numSymbols: preset.task.numSymbols, seed: 77 });
-    const out = { full: lib.evaluate(model, task, { seed: 77 }).sequenceAccuracy, without: lib.evaluate(ablated, task, { seed: 77 }).sequenceAccuracy };
+    const task = lib.createTask('reverse', {
+      length: preset.task.length,
+      numSymbols: preset.task.numSymbols,
+      seed: 77,
+    });
+    const out = {
+      full: lib.evaluate(model, task, { seed: 77 }).sequenceAccuracy,
+      without: lib.evaluate(ablated, task, { seed: 77 }).sequenceAccuracy,
+    };
     for (const h of [model, ablated, task]) h.dispose();
     return out;
   });
@@ -60,7 +77,9 @@ test('sort has two layers: the layer selector moves the steps and the heatmap; s
   await page.goto(b.url('/'));
   await demoReady(page);
   await page.selectOption('#model', 'sort');
-  await page.waitForFunction(() => document.querySelector('#text').value.startsWith('3 1 4 1 5 |'), null, { timeout: 20_000 });
+  await page.waitForFunction(() => document.querySelector('#text').value.startsWith('3 1 4 1 5 |'), null, {
+    timeout: 20_000,
+  });
   assert.ok(await page.isVisible('#layer-row'));
   const weights = () => page.$eval('attention-heatmap', (el) => Array.from(el.shown.matrices[0].data));
   const layer0 = await weights();
@@ -69,20 +88,39 @@ test('sort has two layers: the layer selector moves the steps and the heatmap; s
   await page.waitForTimeout(100);
   const layer1 = await weights();
   assert.notDeepEqual(layer0, layer1, 'layer 1 shows other weights');
-  const stepsWeights = await page.$eval('attention-steps', (el) => { el.goTo('weights'); return Array.from(el.current.data); });
+  const stepsWeights = await page.$eval('attention-steps', (el) => {
+    el.goTo('weights');
+    return Array.from(el.current.data);
+  });
   assert.deepEqual(stepsWeights, layer1, 'the steps view shows the same layer');
   // An input outside the vocabulary is never a dead end: the character model reads it, a note says
   // why, and its button goes back to the preset on the input it last read.
   await page.fill('#text', '3 1 x');
-  await page.waitForFunction(() => window.attentionDemo.state.model === 'text' && document.querySelector('attention-heatmap').data?.queryTokens.join('') === '3 1 x');
-  assert.equal(await page.textContent('#switch-text'), '“x” is not in the sort model’s vocabulary, so the character model reads your text.');
+  await page.waitForFunction(
+    () =>
+      window.attentionDemo.state.model === 'text' &&
+      document.querySelector('attention-heatmap').data?.queryTokens.join('') === '3 1 x',
+  );
+  assert.equal(
+    await page.textContent('#switch-text'),
+    '“x” is not in the sort model’s vocabulary, so the character model reads your text.',
+  );
   await page.click('#switch-back');
-  await page.waitForFunction(() => window.attentionDemo.state.model === 'sort' && window.attentionDemo.state.layer === 1 && window.attentionDemo.predictionScore?.scored > 0);
+  await page.waitForFunction(
+    () =>
+      window.attentionDemo.state.model === 'sort' &&
+      window.attentionDemo.state.layer === 1 &&
+      window.attentionDemo.predictionScore?.scored > 0,
+  );
   assert.equal(await page.inputValue('#text'), '3 1 4 1 5 | 1 1 3 4');
   assert.deepEqual(await weights(), layer1, 'the preset and its layer are back');
   await page.selectOption('#model', 'seeded');
-  await page.waitForFunction(() => !document.querySelector('mask-editor').hidden && new URLSearchParams(location.search).get('model') === 'seeded'
-    && !document.querySelector('#seeded-controls').hidden);  // seeded mode drawn
+  await page.waitForFunction(
+    () =>
+      !document.querySelector('mask-editor').hidden &&
+      new URLSearchParams(location.search).get('model') === 'seeded' &&
+      !document.querySelector('#seeded-controls').hidden,
+  ); // seeded mode drawn
   assert.ok(await page.isHidden('#predictions'));
   assert.deepEqual(watch.errors, []);
   await page.close();
@@ -94,21 +132,43 @@ test('a model exported by the library opens in the demo with identical logits', 
   await demoReady(page);
   const { bytes, ids, logits } = await page.evaluate(async () => {
     const { TinyTransformer } = await import('/src/js/index.js');
-    const m = new TinyTransformer({ vocabSize: 9, maxLength: 8, dModel: 16, numHeads: 2, numLayers: 2, seed: 7 });
+    const m = new TinyTransformer({
+      vocabSize: 9,
+      maxLength: 8,
+      dModel: 16,
+      numHeads: 2,
+      numLayers: 2,
+      seed: 7,
+    });
     const ids = [0, 1, 2, 3, 4, 5];
-    const out = { bytes: Array.from(m.toSafetensors()), ids, logits: Array.from(m.forward([ids], { attention: false }).logits.data) };
+    const out = {
+      bytes: Array.from(m.toSafetensors()),
+      ids,
+      logits: Array.from(m.forward([ids], { attention: false }).logits.data),
+    };
     m.dispose();
     return out;
   });
-  await page.setInputFiles('#model-file', { name: 'exported.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
-  await page.waitForFunction(() => new URLSearchParams(location.search).get('model') === 'file', null, { timeout: 20_000 });
+  await page.setInputFiles('#model-file', {
+    name: 'exported.safetensors',
+    mimeType: 'application/octet-stream',
+    buffer: Buffer.from(bytes),
+  });
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('model') === 'file', null, {
+    timeout: 20_000,
+  });
   await scoreOf(page);
-  const theirs = await page.evaluate(async (x) => Array.from(await window.attentionDemo.trainedLogits(x)), ids);
+  const theirs = await page.evaluate(
+    async (x) => Array.from(await window.attentionDemo.trainedLogits(x)),
+    ids,
+  );
   assert.deepEqual(theirs, logits, 'bit-identical logits');
   assert.match(await page.textContent('#model-note'), /Opened “exported.safetensors”: 2 layer/);
   // An opened file is not left behind: an input outside its vocabulary is explained, not crashed.
   await page.fill('#text', '0 1 x');
-  await page.waitForFunction(() => /“x” is not in this model’s vocabulary/.test(document.querySelector('#token-count').textContent));
+  await page.waitForFunction(() =>
+    /“x” is not in this model’s vocabulary/.test(document.querySelector('#token-count').textContent),
+  );
   assert.equal(new URLSearchParams(new URL(page.url()).search).get('model'), 'file');
   assert.ok(await page.isHidden('#switch-note'));
   assert.deepEqual(watch.errors, []);
@@ -126,21 +186,35 @@ test('the mask editor works on a trained layer: a click masks a key in every lay
   await page.waitForFunction(() => new URLSearchParams(location.search).get('tg') === '6.5');
   await page.waitForFunction(() => document.querySelector('mask-editor').allowed?.data[6 * 12 + 5] === 0);
   const shown = await page.evaluate(() => {
-    const ed = document.querySelector('mask-editor'), hm = document.querySelector('attention-heatmap');
-    return { editor: ed.weights.data[6 * 12 + 5], heatmap: Array.from(hm.shown.matrices, (m) => m.data[6 * 12 + 5]),
-      rowSum: Array.from(ed.weights.data.slice(6 * 12, 7 * 12)).reduce((a, x) => a + x, 0), summary: ed.shadowRoot.textContent };
+    const ed = document.querySelector('mask-editor'),
+      hm = document.querySelector('attention-heatmap');
+    return {
+      editor: ed.weights.data[6 * 12 + 5],
+      heatmap: Array.from(hm.shown.matrices, (m) => m.data[6 * 12 + 5]),
+      rowSum: Array.from(ed.weights.data.slice(6 * 12, 7 * 12)).reduce((a, x) => a + x, 0),
+      summary: ed.shadowRoot.textContent,
+    };
   });
   assert.equal(shown.editor, 0, 'the masked cell has weight 0 in the editor');
-  assert.ok(shown.heatmap.every((w) => w === 0), 'and in every head of the heatmap');
+  assert.ok(
+    shown.heatmap.every((w) => w === 0),
+    'and in every head of the heatmap',
+  );
   assert.ok(Math.abs(shown.rowSum - 1) < 1e-5, 'the row still sums to 1');
   assert.match(shown.summary, /clicks mask cells in every layer/);
   const after = await page.evaluate(() => window.attentionDemo.predictionScore);
-  assert.ok(after.right < before.right, `masking the mirrored key breaks that answer (${before.right} → ${after.right} right)`);
+  assert.ok(
+    after.right < before.right,
+    `masking the mirrored key breaks that answer (${before.right} → ${after.right} right)`,
+  );
   // A key after the query is the model's own causal mask: a click explains that and changes nothing.
   await page.$eval('mask-editor', (el) => el.toggle(2, 9));
   await page.waitForTimeout(100);
   assert.equal(new URL(page.url()).searchParams.get('tg'), '6.5');
-  assert.match(await page.$eval('mask-editor', (el) => el.shadowRoot.querySelector('.readout').textContent), /cannot unmask/);
+  assert.match(
+    await page.$eval('mask-editor', (el) => el.shadowRoot.querySelector('.readout').textContent),
+    /cannot unmask/,
+  );
   // Clicking the cell again unmasks it: the predictions come back.
   await page.$eval('mask-editor', (el) => el.toggle(6, 5));
   await page.waitForFunction(() => !new URLSearchParams(location.search).get('tg'));

@@ -11,16 +11,30 @@ const TEXT = 'The cat sat on the mat because it was tired.';
 const TOKENS = ['The', 'cat', 'sat', 'on', 'the', 'mat', 'because', 'it', 'was', 'tired', '.'];
 
 let b;
-before(async () => { b = await launch(); });
-after(async () => { await b?.close(); });
+before(async () => {
+  b = await launch();
+});
+after(async () => {
+  await b?.close();
+});
 
-const shown = (page, step, head) => page.$eval('attention-steps', (el, [s, h]) => {
-  el.setAttribute('head', String(h));
-  el.goTo(s);
-  el.refresh();  // render now: attribute changes otherwise render in a microtask
-  const c = el.current;
-  return { name: c.name, rows: c.rows, cols: c.cols, data: Array.from(c.data, (v) => (v === -Infinity ? '-inf' : v)) };
-}, [step, head]);
+const shown = (page, step, head) =>
+  page.$eval(
+    'attention-steps',
+    (el, [s, h]) => {
+      el.setAttribute('head', String(h));
+      el.goTo(s);
+      el.refresh(); // render now: attribute changes otherwise render in a microtask
+      const c = el.current;
+      return {
+        name: c.name,
+        rows: c.rows,
+        cols: c.cols,
+        data: Array.from(c.data, (v) => (v === -Infinity ? '-inf' : v)),
+      };
+    },
+    [step, head],
+  );
 
 // Rows × cols block `head` of a reference step (B = 1): the heads axis is the second.
 function block(step, head, group = 1) {
@@ -29,10 +43,15 @@ function block(step, head, group = 1) {
   return step.data.slice(h * rows * cols, (h + 1) * rows * cols);
 }
 
-for (const [pe, extra] of [['rope', ['q_rotated', 'k_rotated']], ['alibi', ['alibi']]]) {
+for (const [pe, extra] of [
+  ['rope', ['q_rotated', 'k_rotated']],
+  ['alibi', ['alibi']],
+]) {
   test(`positional ${pe} with 2 key/value heads for 4 query heads: the steps are the library's trace`, async () => {
     const { page, watch } = await b.newPage();
-    await page.goto(b.url(`/?model=seeded&t=${encodeURIComponent(TEXT)}&d=16&h=4&kv=2&pe=${pe}&m=causal&step=weights`));
+    await page.goto(
+      b.url(`/?model=seeded&t=${encodeURIComponent(TEXT)}&d=16&h=4&kv=2&pe=${pe}&m=causal&step=weights`),
+    );
     await demoReady(page);
     assert.equal(await page.inputValue('#kvHeads'), '2');
     assert.equal(await page.inputValue('select[name="positional"]'), pe);
@@ -40,7 +59,15 @@ for (const [pe, extra] of [['rope', ['q_rotated', 'k_rotated']], ['alibi', ['ali
     const names = await page.$eval('attention-steps', (el) => el.steps);
     for (const n of extra) assert.ok(names.includes(n), `${n} in ${names}`);
     assert.ok(!names.includes('positional'), 'no positional table is added');
-    const ref = await referenceTrace(page, { tokens: TOKENS, dModel: 16, heads: 4, kvHeads: 2, seed: 1, positional: pe, causal: true });
+    const ref = await referenceTrace(page, {
+      tokens: TOKENS,
+      dModel: 16,
+      heads: 4,
+      kvHeads: 2,
+      seed: 1,
+      positional: pe,
+      causal: true,
+    });
     for (const step of [...extra, 'k', 'scores', 'weights', 'context']) {
       for (const head of [0, 3]) {
         const s = await shown(page, step, head);
@@ -51,9 +78,10 @@ for (const [pe, extra] of [['rope', ['q_rotated', 'k_rotated']], ['alibi', ['ali
     }
     // Weights are causal; switching back to sinusoidal drops the extra steps.
     const w = await shown(page, 'weights', 1);
-    for (let i = 0; i < w.rows; i++) for (let j = i + 1; j < w.cols; j++) assert.equal(w.data[i * w.cols + j], 0);
+    for (let i = 0; i < w.rows; i++)
+      for (let j = i + 1; j < w.cols; j++) assert.equal(w.data[i * w.cols + j], 0);
     await page.selectOption('select[name="positional"]', 'sinusoidal');
-    await page.waitForFunction(() => !new URLSearchParams(location.search).has('pe'));  // the default is not in the link
+    await page.waitForFunction(() => !new URLSearchParams(location.search).has('pe')); // the default is not in the link
     await page.waitForFunction((n) => !document.querySelector('attention-steps').steps.includes(n), extra[0]);
     assert.deepEqual(watch.errors, []);
     await page.close();

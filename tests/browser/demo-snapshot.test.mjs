@@ -6,8 +6,12 @@ import assert from 'node:assert/strict';
 import { demoReady, launch } from './helpers.mjs';
 
 let b;
-before(async () => { b = await launch(); });
-after(async () => { await b?.close(); });
+before(async () => {
+  b = await launch();
+});
+after(async () => {
+  await b?.close();
+});
 
 test('Save as HTML writes the shown views as inline SVG with their tables, and no script', async () => {
   const { page, watch } = await b.newPage();

@@ -9,24 +9,39 @@ import { SHOTS, block, demoReady, join, launch, maxAbsDiff, referenceTrace } fro
 // Widget and reference run the same wasm code on the same inputs, so they agree exactly; the
 // tolerance only allows for float32 → JS number → text round trips.
 const kTraceTol = 1e-6;
-const kSumTol = 1e-6;        // softmax rows sum to 1 within float32 rounding
-const kDotTol = 1e-5;        // the read-out's printed q·k (6 decimals) vs the trace
+const kSumTol = 1e-6; // softmax rows sum to 1 within float32 rounding
+const kDotTol = 1e-5; // the read-out's printed q·k (6 decimals) vs the trace
 
 const TEXT = 'The cat sat on the mat because it was tired.';
 const TOKENS = ['The', 'cat', 'sat', 'on', 'the', 'mat', 'because', 'it', 'was', 'tired', '.'];
 // Every optional step on: sinusoidal positions, causal mask, dropout, residual + LayerNorm.
-const CONFIG = { tokens: TOKENS, dModel: 16, heads: 4, seed: 1, positional: 'sinusoidal', causal: true,
-  dropout: 0.1, dropoutSeed: 7, residual: true, layerNorm: true };
+const CONFIG = {
+  tokens: TOKENS,
+  dModel: 16,
+  heads: 4,
+  seed: 1,
+  positional: 'sinusoidal',
+  causal: true,
+  dropout: 0.1,
+  dropoutSeed: 7,
+  residual: true,
+  layerNorm: true,
+};
 const QUERY = `?model=seeded&t=${encodeURIComponent(TEXT)}&d=16&h=4&m=causal&p=0.1&ps=7&res=1&ln=1&step=input`;
 
 let b;
-before(async () => { b = await launch(); });
-after(async () => { await b?.close(); });
-
-const stepsCurrent = (page) => page.$eval('attention-steps', (el) => {
-  const c = el.current;
-  return { ...c, data: Array.from(c.data, (v) => (v === -Infinity ? '-inf' : v)) };
+before(async () => {
+  b = await launch();
 });
+after(async () => {
+  await b?.close();
+});
+
+const stepsCurrent = (page) =>
+  page.$eval('attention-steps', (el) => {
+    const c = el.current;
+    return { ...c, data: Array.from(c.data, (v) => (v === -Infinity ? '-inf' : v)) };
+  });
 
 test('the demo loads, shows tokens as chips, and makes no request outside its origin', async () => {
   const { page, watch } = await b.newPage();
@@ -45,10 +60,16 @@ test('the demo loads, shows tokens as chips, and makes no request outside its or
   assert.deepEqual(watch.offOrigin, []);
   // Chromium has relaxed SIMD (since 114) and the test server sends COOP/COEP: init() loads the
   // threaded relaxed-SIMD build, and the page says so (kernels, and the threads in its timing line).
-  assert.ok(watch.requests.some((u) => u.endsWith('/dist/threads/attention_core_threads_relaxed.wasm')), 'the wasm module came from the origin');
+  assert.ok(
+    watch.requests.some((u) => u.endsWith('/dist/threads/attention_core_threads_relaxed.wasm')),
+    'the wasm module came from the origin',
+  );
   assert.equal(await page.locator('#kernel').textContent(), 'kernels: relaxed-simd');
   const threads = await page.evaluate(() => Math.min(navigator.hardwareConcurrency, 8));
-  assert.match(await page.textContent('#timing'), new RegExp(` in [0-9.]+ ms on ${threads} thread${threads === 1 ? '' : 's'}$`));
+  assert.match(
+    await page.textContent('#timing'),
+    new RegExp(` in [0-9.]+ ms on ${threads} thread${threads === 1 ? '' : 's'}$`),
+  );
   await page.close();
 });
 
@@ -61,7 +82,10 @@ test('typing recomputes live: chips, widgets and the URL follow every keystroke'
   await page.waitForFunction(() => document.querySelectorAll('#chips .chip').length === 6);
   const want = ['Attention', 'is', 'all', 'you', 'need', '!'];
   assert.deepEqual(await page.$$eval('#chips .chip .t', (els) => els.map((e) => e.textContent)), want);
-  await page.waitForFunction((n) => document.querySelector('attention-steps').result?.queryTokens.length === n, want.length);
+  await page.waitForFunction(
+    (n) => document.querySelector('attention-steps').result?.queryTokens.length === n,
+    want.length,
+  );
   assert.deepEqual(await page.$eval('attention-heatmap', (el) => el.shown.queryTokens), want);
   assert.equal(new URL(page.url()).searchParams.get('t'), 'Attention is all you need!');
   assert.match(await page.textContent('#token-count'), /^6 tokens/);
@@ -81,7 +105,10 @@ test('stepping through every step shows exactly the library trace, for every hea
   for (let i = 0; i < names.length; i++) {
     let cur = await stepsCurrent(page);
     assert.equal(cur.name, names[i]);
-    assert.equal(await page.textContent('#steps >> .title'), `Step ${i + 1} of ${names.length} · ${cur.title}`);
+    assert.equal(
+      await page.textContent('#steps >> .title'),
+      `Step ${i + 1} of ${names.length} · ${cur.title}`,
+    );
     const heads = cur.hasHead ? CONFIG.heads : 1;
     for (let h = 0; h < heads; h++) {
       if (cur.hasHead) {
@@ -90,7 +117,10 @@ test('stepping through every step shows exactly the library trace, for every hea
         assert.equal(cur.head, h);
       }
       const want = block(ref.steps[names[i]], h);
-      assert.ok(maxAbsDiff(cur.data, want) <= kTraceTol, `step ${names[i]} head ${h}: the widget shows the library's numbers`);
+      assert.ok(
+        maxAbsDiff(cur.data, want) <= kTraceTol,
+        `step ${names[i]} head ${h}: the widget shows the library's numbers`,
+      );
     }
     // The formula is typeset by the bundled KaTeX.
     assert.ok(await page.$('attention-steps .formula .katex'), `step ${names[i]} has a KaTeX formula`);
@@ -108,7 +138,11 @@ async function hoverSteps(page, row, col) {
   await page.mouse.move(p.x, p.y);
   return page.$eval('attention-steps', (el) => {
     const ro = el.shadowRoot.querySelector('.readout');
-    return { value: Number(ro.dataset.value), text: ro.textContent, terms: ro.querySelector('.terms')?.textContent ?? '' };
+    return {
+      value: Number(ro.dataset.value),
+      text: ro.textContent,
+      terms: ro.querySelector('.terms')?.textContent ?? '',
+    };
   });
 }
 
@@ -117,7 +151,8 @@ test('hover read-outs: exact values, q·k term by term, softmax rows summing to 
   await page.goto(b.url(`/${QUERY}`));
   await demoReady(page);
   const ref = await referenceTrace(page, CONFIG);
-  const dk = CONFIG.dModel / CONFIG.heads, T = TOKENS.length;
+  const dk = CONFIG.dModel / CONFIG.heads,
+    T = TOKENS.length;
   // QKᵀ: head 2, query 5 ("mat"), key 1 ("cat").
   await page.evaluate(() => window.attentionDemo.setState({ step: 'scores', head: 2 }));
   let r = await hoverSteps(page, 5, 1);
@@ -129,9 +164,13 @@ test('hover read-outs: exact values, q·k term by term, softmax rows summing to 
   const printed = Number(/\n= ([−\d.]+)/.exec(r.terms)[1].replace('−', '-'));
   assert.ok(Math.abs(printed - score) <= kDotTol, `q·k printed ${printed} vs trace ${score}`);
   // The q and k values in the products are the trace's (rounded to 3 decimals).
-  const q = block(ref.steps.q, 2).slice(5 * dk, 6 * dk), k = block(ref.steps.k, 2).slice(1 * dk, 2 * dk);
+  const q = block(ref.steps.q, 2).slice(5 * dk, 6 * dk),
+    k = block(ref.steps.k, 2).slice(1 * dk, 2 * dk);
   products.forEach((p, d) => {
-    const [a, c] = p.slice(1, -1).split(')(').map((s) => Number(s.replace('−', '-')));
+    const [a, c] = p
+      .slice(1, -1)
+      .split(')(')
+      .map((s) => Number(s.replace('−', '-')));
     assert.ok(Math.abs(a - q[d]) <= 5e-4 && Math.abs(c - k[d]) <= 5e-4, `term ${d}`);
   });
   // Softmax: every row sums to 1; the read-out says so for the hovered row.
@@ -143,13 +182,16 @@ test('hover read-outs: exact values, q·k term by term, softmax rows summing to 
   for (let i = 0; i < T; i++) {
     const s = w.data.slice(i * T, (i + 1) * T).reduce((a, x) => a + x, 0);
     assert.ok(Math.abs(s - 1) <= kSumTol, `weights row ${i} sums to ${s}`);
-    for (let j = i + 1; j < T; j++) assert.equal(w.data[i * T + j], 0, 'causal: no weight above the diagonal');
+    for (let j = i + 1; j < T; j++)
+      assert.equal(w.data[i * T + j], 0, 'causal: no weight above the diagonal');
   }
   // Keyboard: Tab to the canvas, arrows move the focused cell, the read-out follows.
   await page.focus('attention-steps canvas');
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowDown');
-  const kb = await page.$eval('attention-steps', (el) => ({ ...el.shadowRoot.querySelector('.readout').dataset }));
+  const kb = await page.$eval('attention-steps', (el) => ({
+    ...el.shadowRoot.querySelector('.readout').dataset,
+  }));
   assert.deepEqual([kb.row, kb.col], ['1', '1']);
   assert.deepEqual(watch.errors, []);
   await page.close();
@@ -161,7 +203,10 @@ test('an invalid head count is explained, not crashed; a valid one recovers', as
   await demoReady(page);
   await page.selectOption('#heads', '3');
   await page.waitForFunction(() => document.querySelector('#heads-note').classList.contains('bad'));
-  assert.match(await page.textContent('#heads-note'), /3 heads do not divide d_model = 16.*Pick 1, 2, 4, 8 or 16/);
+  assert.match(
+    await page.textContent('#heads-note'),
+    /3 heads do not divide d_model = 16.*Pick 1, 2, 4, 8 or 16/,
+  );
   const err = await page.$eval('attention-steps', (el) => el.shadowRoot.querySelector('.error').textContent);
   assert.match(err, /numHeads 3 does not divide embedDim 16/, 'the library error reaches the widget');
   await page.selectOption('#heads', '8');
@@ -183,17 +228,35 @@ test('weights round-trip: save as a PyTorch state dict, edit, load back', async 
   const before = await stepsCurrent(page);
   const oldBias = sd['out_proj.bias'].data;
   sd['out_proj.bias'].data = oldBias.map(() => 0.5);
-  await page.setInputFiles('#weights-file', { name: 'edited.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(sd)) });
-  await page.waitForFunction(() => /Loaded 4 tensors/.test(document.querySelector('#weights-note').textContent));
+  await page.setInputFiles('#weights-file', {
+    name: 'edited.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(sd)),
+  });
+  await page.waitForFunction(() =>
+    /Loaded 4 tensors/.test(document.querySelector('#weights-note').textContent),
+  );
   const afterLoad = await stepsCurrent(page);
   assert.equal(afterLoad.name, 'output');
   for (let i = 0; i < afterLoad.data.length; i++) {
     const e = i % 16;
-    assert.ok(Math.abs(afterLoad.data[i] - before.data[i] - (0.5 - oldBias[e])) <= 1e-5, 'only the output bias changed');
+    assert.ok(
+      Math.abs(afterLoad.data[i] - before.data[i] - (0.5 - oldBias[e])) <= 1e-5,
+      'only the output bias changed',
+    );
   }
   // A state dict of the wrong shape is refused with the library's message; the page keeps working.
-  const bad = { in_proj_weight: [[1, 2], [3, 4]] };
-  await page.setInputFiles('#weights-file', { name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(bad)) });
+  const bad = {
+    in_proj_weight: [
+      [1, 2],
+      [3, 4],
+    ],
+  };
+  await page.setInputFiles('#weights-file', {
+    name: 'bad.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(bad)),
+  });
   await page.waitForFunction(() => document.querySelector('#weights-note').classList.contains('bad'));
   assert.match(await page.textContent('#weights-note'), /Could not load “bad.json”/);
   assert.equal(await page.$eval('attention-steps', (el) => el.result.ok), true);
@@ -208,13 +271,21 @@ test('timing: recompute and redraw, 32 tokens, d_model 64, 4 heads (printed, not
   const { page, watch } = await b.newPage();
   await page.goto(b.url('/?model=seeded'));
   await demoReady(page);
-  const words = 'the quick brown fox jumps over the lazy dog while seven tired cats watch from a warm and sunny window ledge near an old quiet river bank today as birds sing loudly'.split(' ');
+  const words =
+    'the quick brown fox jumps over the lazy dog while seven tired cats watch from a warm and sunny window ledge near an old quiet river bank today as birds sing loudly'.split(
+      ' ',
+    );
   assert.equal(words.length, 32);
-  await page.evaluate((t) => window.attentionDemo.setState({ text: t, dModel: 64, heads: 4, step: 'weights' }, 'replace'), words.join(' '));
+  await page.evaluate(
+    (t) => window.attentionDemo.setState({ text: t, dModel: 64, heads: 4, step: 'weights' }, 'replace'),
+    words.join(' '),
+  );
   assert.equal(await page.$eval('attention-steps', (el) => el.result.Tq), 32);
   const t = await page.evaluate(() => window.attentionDemo.measure(40));
-  console.log(`# recompute + redraw (32 tokens, d_model 64, 4 heads, all four widgets): median ${t.median.toFixed(2)} ms `
-    + `(min ${t.min.toFixed(2)}, max ${t.max.toFixed(2)}, n = ${t.n}; target < 16 ms)`);
+  console.log(
+    `# recompute + redraw (32 tokens, d_model 64, 4 heads, all four widgets): median ${t.median.toFixed(2)} ms ` +
+      `(min ${t.min.toFixed(2)}, max ${t.max.toFixed(2)}, n = ${t.n}; target < 16 ms)`,
+  );
   assert.deepEqual(watch.errors, []);
   await page.close();
 });
@@ -230,7 +301,9 @@ test('long input: capped at 512 tokens, said so, still drawn (timing printed)', 
   const rows = await page.$eval('attention-steps', (el) => [el.current.rows, el.current.cols]);
   assert.deepEqual(rows, [512, 512]);
   const t = await page.evaluate(() => window.attentionDemo.measure(5));
-  console.log(`# recompute + redraw at 512 tokens (d_model 16, 4 heads, all widgets): median ${t.median.toFixed(1)} ms`);
+  console.log(
+    `# recompute + redraw at 512 tokens (d_model 16, 4 heads, all widgets): median ${t.median.toFixed(1)} ms`,
+  );
   assert.deepEqual(watch.errors, []);
   await page.close();
 });

@@ -15,15 +15,27 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Screenshots land here (docs/demo.md points at this folder). */
 export const SHOTS = join(ROOT, 'test-results', 'screenshots');
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /**
  * Starts the server and a fresh Chromium profile. Other options go to the browser context (a phone:
  * `{ viewport: { width: 360, height: 800 }, hasTouch: true, isMobile: true }`).
  * @returns {Promise<{ origin: string, url: (p: string) => string, context, newPage: Function, close: Function }>}
  */
-export async function launch({ colorScheme = 'light', viewport = { width: 1280, height: 900 }, ...contextOptions } = {}) {
+export async function launch({
+  colorScheme = 'light',
+  viewport = { width: 1280, height: 900 },
+  ...contextOptions
+} = {}) {
   const server = await startServer({ port: 0 });
   const profile = await mkdtemp(join(tmpdir(), 'attn-browser-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -59,9 +71,14 @@ export async function launch({ colorScheme = 'light', viewport = { width: 1280, 
  */
 export function watch(page, origin) {
   const w = { errors: [], offOrigin: [], dialogs: [], requests: [] };
-  page.on('console', (m) => { if (m.type() === 'error') w.errors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') w.errors.push(m.text());
+  });
   page.on('pageerror', (e) => w.errors.push(`pageerror: ${e.message}`));
-  page.on('dialog', (d) => { w.dialogs.push(`${d.type()}: ${d.message()}`); d.dismiss().catch(() => {}); });
+  page.on('dialog', (d) => {
+    w.dialogs.push(`${d.type()}: ${d.message()}`);
+    d.dismiss().catch(() => {});
+  });
   page.on('request', (r) => {
     const u = r.url();
     w.requests.push(u);
@@ -75,21 +92,36 @@ export function watch(page, origin) {
  * strict Content-Security-Policy and cross-origin isolation (COOP/COEP) as the server's own pages.
  */
 export async function routeHtml(context, url, html) {
-  await context.route(url, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8',
-    headers: { 'Content-Security-Policy': CSP, ...ISOLATION_HEADERS }, body: html }));
+  await context.route(url, (route) =>
+    route.fulfill({
+      status: 200,
+      contentType: 'text/html; charset=utf-8',
+      headers: { 'Content-Security-Policy': CSP, ...ISOLATION_HEADERS },
+      body: html,
+    }),
+  );
 }
 
 /** Waits until every widget on the page has rendered once (data-ready on the host). */
-export async function widgetsReady(page, selector = 'attention-steps, attention-heatmap, positional-encoding-heatmap, mask-editor') {
-  await page.waitForFunction((sel) => {
-    const els = [...document.querySelectorAll(sel)];
-    return els.length > 0 && els.every((e) => e.dataset.ready !== undefined);
-  }, selector, { timeout: 20_000 });
+export async function widgetsReady(
+  page,
+  selector = 'attention-steps, attention-heatmap, positional-encoding-heatmap, mask-editor',
+) {
+  await page.waitForFunction(
+    (sel) => {
+      const els = [...document.querySelectorAll(sel)];
+      return els.length > 0 && els.every((e) => e.dataset.ready !== undefined);
+    },
+    selector,
+    { timeout: 20_000 },
+  );
 }
 
 /** Waits for the demo to finish its first full render. */
 export async function demoReady(page) {
-  await page.waitForFunction(() => document.documentElement.dataset.ready !== undefined, null, { timeout: 20_000 });
+  await page.waitForFunction(() => document.documentElement.dataset.ready !== undefined, null, {
+    timeout: 20_000,
+  });
   await widgetsReady(page);
 }
 
@@ -105,7 +137,13 @@ export async function referenceTrace(page, cfg) {
     await attn.init();
     const fnv = (token, seed) => {
       let h = 0x811c9dc5;
-      const bytes = [...new TextEncoder().encode(token), seed & 255, (seed >>> 8) & 255, (seed >>> 16) & 255, (seed >>> 24) & 255];
+      const bytes = [
+        ...new TextEncoder().encode(token),
+        seed & 255,
+        (seed >>> 8) & 255,
+        (seed >>> 16) & 255,
+        (seed >>> 24) & 255,
+      ];
       for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
       return h >>> 0;
     };
@@ -116,11 +154,19 @@ export async function referenceTrace(page, cfg) {
       return out;
     };
     const T = c.tokens.length;
-    const mha = new attn.MultiHeadAttention({ embedDim: E, numHeads: c.heads, seed: c.seed, residual: !!c.residual, layerNorm: !!c.layerNorm,
-      numKVHeads: c.kvHeads || c.heads, rope: c.positional === 'rope' });
+    const mha = new attn.MultiHeadAttention({
+      embedDim: E,
+      numHeads: c.heads,
+      seed: c.seed,
+      residual: !!c.residual,
+      layerNorm: !!c.layerNorm,
+      numKVHeads: c.kvHeads || c.heads,
+      rope: c.positional === 'rope',
+    });
     const opts = { trace: true };
     if (c.positional === 'alibi') opts.alibi = true;
-    if (c.positional === 'sinusoidal') opts.positional = attn.sinusoidalEncoding(T, E, { base: c.base ?? 10000 });
+    if (c.positional === 'sinusoidal')
+      opts.positional = attn.sinusoidalEncoding(T, E, { base: c.base ?? 10000 });
     if (c.causal) opts.causal = true;
     if (c.mask) opts.mask = new attn.Tensor(Uint8Array.from(c.mask), [T, c.keys ? c.keys.length : T]);
     if (c.dropout) opts.dropout = { p: c.dropout, seed: c.dropoutSeed ?? 0 };
@@ -137,7 +183,12 @@ export async function referenceTrace(page, cfg) {
     const r = mha.forward(new attn.Tensor(embed(c.tokens), [1, T, E]), key, key, opts);
     mha.dispose();
     const steps = {};
-    for (const s of r.trace) steps[s.name] = { shape: [...s.shape], axes: [...s.axes], data: Array.from(s.data, (v) => (v === -Infinity ? '-inf' : v)) };
+    for (const s of r.trace)
+      steps[s.name] = {
+        shape: [...s.shape],
+        axes: [...s.axes],
+        data: Array.from(s.data, (v) => (v === -Infinity ? '-inf' : v)),
+      };
     return { steps, meanWeights: Array.from(r.weights.data) };
   }, cfg);
 }
@@ -147,8 +198,12 @@ export function maxAbsDiff(a, b) {
   if (a.length !== b.length) return Infinity;
   let m = 0;
   for (let i = 0; i < a.length; i++) {
-    const x = a[i], y = b[i];
-    if (x === '-inf' || y === '-inf') { if (x !== y) return Infinity; continue; }
+    const x = a[i],
+      y = b[i];
+    if (x === '-inf' || y === '-inf') {
+      if (x !== y) return Infinity;
+      continue;
+    }
     m = Math.max(m, Math.abs(x - y));
   }
   return m;
@@ -157,7 +212,8 @@ export function maxAbsDiff(a, b) {
 /** The data of the (rows, cols) block of a (B=1, H, R, C) or (B=1, R, C) / (R, C) step for a head. */
 export function block(step, head) {
   const { shape, axes, data } = step;
-  const rows = shape[shape.length - 2], cols = shape[shape.length - 1];
+  const rows = shape[shape.length - 2],
+    cols = shape[shape.length - 1];
   const h = axes.indexOf('H') >= 0 && axes.indexOf('H') < shape.length - 2 ? head : 0;
   return data.slice(h * rows * cols, (h + 1) * rows * cols);
 }
@@ -170,13 +226,21 @@ export { dirname, join };
  */
 export async function openWidgetPage(b, folder, name, body, selector) {
   const path = `/__${folder}/${name}.html`;
-  await routeHtml(b.context, b.url(path), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title>
+  await routeHtml(
+    b.context,
+    b.url(path),
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title>
     <style>:root { color-scheme: light dark; } @media (prefers-color-scheme: dark) { body { background: #15171c; color: #e8e8ea; } }</style>
-    <script type="module" src="/web/widgets.js"></script></head><body><main><h1>${name}</h1>\n${body}\n</main></body></html>`);
+    <script type="module" src="/web/widgets.js"></script></head><body><main><h1>${name}</h1>\n${body}\n</main></body></html>`,
+  );
   const { page, watch } = await b.newPage();
   await page.addInitScript(() => {
     window.__csp = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`), true);
+    document.addEventListener(
+      'securitypolicyviolation',
+      (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
+      true,
+    );
   });
   await page.goto(b.url(path));
   await widgetsReady(page, selector);

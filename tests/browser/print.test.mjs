@@ -17,28 +17,49 @@ const SVG_WIDGETS = ['#hm', '#steps', '#pe', '#alibi'];
 let b, page, watch;
 before(async () => {
   b = await launch({ viewport: { width: 1000, height: 900 } });
-  ({ page, watch } = await openWidgetPage(b, 'print', 'print', BODY, 'attention-heatmap, attention-steps, positional-encoding-heatmap, alibi-bias, mask-editor'));
+  ({ page, watch } = await openWidgetPage(
+    b,
+    'print',
+    'print',
+    BODY,
+    'attention-heatmap, attention-steps, positional-encoding-heatmap, alibi-bias, mask-editor',
+  ));
   // Every widget of the library has toSVG() now: this mask editor stands for an element without one
   // (a page's own AwElement subclass), so its method is taken away.
-  await page.$eval('#mask', (el) => { el.toSVG = undefined; });
+  await page.$eval('#mask', (el) => {
+    el.toSVG = undefined;
+  });
 });
-after(async () => { await b?.close(); });
+after(async () => {
+  await b?.close();
+});
 
 /** In the page, per widget: shown SVG figures, shown canvases, shown controls. */
 function look() {
-  return page.evaluate(() => Object.fromEntries([...document.querySelectorAll('main > *')].filter((e) => e.shadowRoot).map((el) => {
-    const shown = (n) => {
-      const r = n.getBoundingClientRect();
-      return getComputedStyle(n).display !== 'none' && r.width > 0 && r.height > 0;
-    };
-    const root = el.shadowRoot;
-    return [`#${el.id}`, {
-      svg: [...root.querySelectorAll('.aw-print-figure > svg')].filter(shown).length,
-      canvases: [...root.querySelectorAll('canvas')].filter(shown).length,
-      controls: [...root.querySelectorAll('.exports, button, select, input, .tabs, .nav, .readout')].filter(shown).length,
-      printing: el.hasAttribute('data-aw-printing'),
-    }];
-  })));
+  return page.evaluate(() =>
+    Object.fromEntries(
+      [...document.querySelectorAll('main > *')]
+        .filter((e) => e.shadowRoot)
+        .map((el) => {
+          const shown = (n) => {
+            const r = n.getBoundingClientRect();
+            return getComputedStyle(n).display !== 'none' && r.width > 0 && r.height > 0;
+          };
+          const root = el.shadowRoot;
+          return [
+            `#${el.id}`,
+            {
+              svg: [...root.querySelectorAll('.aw-print-figure > svg')].filter(shown).length,
+              canvases: [...root.querySelectorAll('canvas')].filter(shown).length,
+              controls: [
+                ...root.querySelectorAll('.exports, button, select, input, .tabs, .nav, .readout'),
+              ].filter(shown).length,
+              printing: el.hasAttribute('data-aw-printing'),
+            },
+          ];
+        }),
+    ),
+  );
 }
 
 test('beforeprint under print media: SVG instead of canvases, no controls; afterprint restores', async () => {
@@ -55,8 +76,12 @@ test('beforeprint under print media: SVG instead of canvases, no controls; after
     assert.equal(printed[id].canvases, 0, `${id}: no canvas shown`);
     assert.ok(printed[id].printing, `${id}: data-aw-printing`);
   }
-  for (const [id, v] of Object.entries(printed)) assert.equal(v.controls, 0, `${id}: no control shown in print`);
-  assert.ok(printed['#mask'].canvases > 0 && !printed['#mask'].printing, 'a widget without toSVG keeps its canvases');
+  for (const [id, v] of Object.entries(printed))
+    assert.equal(v.controls, 0, `${id}: no control shown in print`);
+  assert.ok(
+    printed['#mask'].canvases > 0 && !printed['#mask'].printing,
+    'a widget without toSVG keeps its canvases',
+  );
   // The figure is the widget's own SVG (the heatmap's with its query bars).
   const same = await page.evaluate(() => {
     const el = document.querySelector('#hm');
@@ -72,7 +97,15 @@ test('beforeprint under print media: SVG instead of canvases, no controls; after
   await page.emulateMedia({ media: 'screen' });
   const back = await look();
   assert.deepEqual(back, screen, 'afterprint: as before');
-  assert.equal(await page.evaluate(() => [...document.querySelectorAll('main > *')].filter((e) => e.shadowRoot?.querySelector('.aw-print-figure')).length), 0);
+  assert.equal(
+    await page.evaluate(
+      () =>
+        [...document.querySelectorAll('main > *')].filter((e) =>
+          e.shadowRoot?.querySelector('.aw-print-figure'),
+        ).length,
+    ),
+    0,
+  );
   await assertCleanPage(page, watch);
 });
 
@@ -89,7 +122,10 @@ test('print media alone (no beforeprint) hides the controls too', async () => {
     const n = m.preparePrint();
     const during = document.querySelectorAll('[data-aw-printing]').length;
     m.restorePrint();
-    return { preparePrint: [n, during], restorePrint: document.querySelectorAll('[data-aw-printing]').length };
+    return {
+      preparePrint: [n, during],
+      restorePrint: document.querySelectorAll('[data-aw-printing]').length,
+    };
   });
   assert.deepEqual(preparePrint, [4, 4], 'preparePrint() swaps the four widgets with toSVG');
   assert.equal(restorePrint, 0);
@@ -98,7 +134,11 @@ test('print media alone (no beforeprint) hides the controls too', async () => {
 test('the demo and the tutorial print as one column of views: no settings, contents or controls', async () => {
   for (const [path, ready, hidden] of [
     ['/', () => document.documentElement.dataset.ready !== undefined, ['aside.controls', 'nav.links']],
-    ['/tutorial.html', () => document.documentElement.dataset.tutorialReady !== undefined, ['nav.toc', 'nav.top-links']],
+    [
+      '/tutorial.html',
+      () => document.documentElement.dataset.tutorialReady !== undefined,
+      ['nav.toc', 'nav.top-links'],
+    ],
   ]) {
     const p = await b.newPage();
     await p.page.goto(b.url(path));
@@ -106,11 +146,15 @@ test('the demo and the tutorial print as one column of views: no settings, conte
     if (path === '/') await demoReady(p.page);
     await p.page.emulateMedia({ media: 'print' });
     await p.page.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
-    const r = await p.page.evaluate((hidden) => ({
-      hidden: hidden.map((s) => [s, getComputedStyle(document.querySelector(s)).display]),
-      figures: [...document.querySelectorAll('[data-aw-printing]')].length,
-      buttons: [...document.querySelectorAll('button')].filter((x) => x.getBoundingClientRect().width > 0).length,
-    }), hidden);
+    const r = await p.page.evaluate(
+      (hidden) => ({
+        hidden: hidden.map((s) => [s, getComputedStyle(document.querySelector(s)).display]),
+        figures: [...document.querySelectorAll('[data-aw-printing]')].length,
+        buttons: [...document.querySelectorAll('button')].filter((x) => x.getBoundingClientRect().width > 0)
+          .length,
+      }),
+      hidden,
+    );
     for (const [s, display] of r.hidden) assert.equal(display, 'none', `${path}: ${s} hidden in print`);
     assert.ok(r.figures >= 1, `${path}: ${r.figures} widgets print as SVG`);
     assert.equal(r.buttons, 0, `${path}: no page button shown`);

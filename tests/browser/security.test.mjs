@@ -20,8 +20,12 @@ const HOSTILE = [
 ];
 
 let b;
-before(async () => { b = await launch(); });
-after(async () => { await b?.close(); });
+before(async () => {
+  b = await launch();
+});
+after(async () => {
+  await b?.close();
+});
 
 /** Every element in the document and in all (open) shadow roots, by tag name. */
 function countTags(page, tags) {
@@ -48,7 +52,10 @@ async function assertInert(page, watch, label) {
   assert.equal(tags.iframe, 0, `${label}: no iframe`);
   assert.ok(tags.img <= 1, `${label}: no img from token text`);
   assert.ok(tags.script <= 1, `${label}: no script from token text`);
-  assert.ok(!watch.requests.some((u) => /\/x$|javascript:|evil\.example/.test(u)), `${label}: no request from token text`);
+  assert.ok(
+    !watch.requests.some((u) => /\/x$|javascript:|evil\.example/.test(u)),
+    `${label}: no request from token text`,
+  );
   assert.deepEqual(watch.offOrigin, [], `${label}: nothing outside the origin`);
   assert.deepEqual(watch.errors, [], `${label}: no console errors`);
 }
@@ -59,15 +66,40 @@ test('typed hostile text becomes inert chips and canvas labels', async () => {
   await demoReady(page);
   const text = '<img src=x onerror=alert(1)> </script> 👩‍👩‍👧 שלום ' + 'w'.repeat(600);
   await page.fill('#text', text);
-  await page.waitForFunction(() => document.querySelector('attention-steps').result?.queryTokens.includes('</'.slice(0, 1)));
+  await page.waitForFunction(() =>
+    document.querySelector('attention-steps').result?.queryTokens.includes('</'.slice(0, 1)),
+  );
   const chips = await page.$$eval('#chips .chip .t', (els) => els.map((e) => e.textContent));
-  assert.deepEqual(chips, ['<', 'img', 'src', '=', 'x', 'onerror', '=', 'alert', '(', '1', ')', '>', '<', '/', 'script', '>', '👩‍👩‍👧', 'שלום', 'w'.repeat(600)]);
+  assert.deepEqual(chips, [
+    '<',
+    'img',
+    'src',
+    '=',
+    'x',
+    'onerror',
+    '=',
+    'alert',
+    '(',
+    '1',
+    ')',
+    '>',
+    '<',
+    '/',
+    'script',
+    '>',
+    '👩‍👩‍👧',
+    'שלום',
+    'w'.repeat(600),
+  ]);
   // Hover a cell whose labels are hostile: the tooltip shows them as text.
   await page.evaluate(() => window.attentionDemo.setState({ step: 'weights' }));
   await page.locator('attention-steps canvas').scrollIntoViewIfNeeded();
   const p = await page.$eval('attention-steps', (el) => el.cellCenter(0, 15));
   await page.mouse.move(p.x, p.y);
-  const tip = await page.$eval('attention-steps', (el) => el.shadowRoot.querySelector('.tooltip').textContent);
+  const tip = await page.$eval(
+    'attention-steps',
+    (el) => el.shadowRoot.querySelector('.tooltip').textContent,
+  );
   assert.ok(tip.startsWith('< · >'), `tooltip: ${tip}`);
   await assertInert(page, watch, 'typed');
   await page.close();
@@ -75,43 +107,71 @@ test('typed hostile text becomes inert chips and canvas labels', async () => {
 
 test('hostile text in a shared link stays text', async () => {
   const { page, watch } = await b.newPage();
-  await page.goto(b.url(`/?model=seeded&t=${encodeURIComponent('"><img src=x onerror=alert(1)><script>window.__pwned=1</script>')}&x=1&s=${encodeURIComponent('</textarea><svg onload=alert(2)>')}`));
+  await page.goto(
+    b.url(
+      `/?model=seeded&t=${encodeURIComponent('"><img src=x onerror=alert(1)><script>window.__pwned=1</script>')}&x=1&s=${encodeURIComponent('</textarea><svg onload=alert(2)>')}`,
+    ),
+  );
   await demoReady(page);
-  assert.equal(await page.inputValue('#text'), '"><img src=x onerror=alert(1)><script>window.__pwned=1</script>');
+  assert.equal(
+    await page.inputValue('#text'),
+    '"><img src=x onerror=alert(1)><script>window.__pwned=1</script>',
+  );
   assert.equal(await page.inputValue('#source'), '</textarea><svg onload=alert(2)>');
   // The copy-paste snippet escapes the text for an attribute.
-  assert.ok((await page.textContent('#embed-code')).includes('text="&quot;&gt;&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;'));
+  assert.ok(
+    (await page.textContent('#embed-code')).includes(
+      'text="&quot;&gt;&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;',
+    ),
+  );
   await assertInert(page, watch, 'link');
   await page.close();
 });
 
 test('whole hostile tokens given to widgets render inert, and export safely', async () => {
   const { page, watch } = await b.newPage();
-  await routeHtml(b.context, b.url('/__hostile.html'), `<!doctype html><meta charset="utf-8">
+  await routeHtml(
+    b.context,
+    b.url('/__hostile.html'),
+    `<!doctype html><meta charset="utf-8">
     <script type="module" src="/web/widgets.js"></script>
-    <attention-heatmap head="0"></attention-heatmap><attention-steps step="weights"></attention-steps><mask-editor></mask-editor>`);
+    <attention-heatmap head="0"></attention-heatmap><attention-steps step="weights"></attention-steps><mask-editor></mask-editor>`,
+  );
   await page.goto(b.url('/__hostile.html'));
   await page.evaluate((tokens) => {
-    for (const el of document.querySelectorAll('attention-heatmap, attention-steps, mask-editor')) el.tokens = tokens;
+    for (const el of document.querySelectorAll('attention-heatmap, attention-steps, mask-editor'))
+      el.tokens = tokens;
   }, HOSTILE);
   await widgetsReady(page);
-  await page.waitForFunction((n) => document.querySelector('attention-heatmap').shown?.queryTokens.length === n, HOSTILE.length);
+  await page.waitForFunction(
+    (n) => document.querySelector('attention-heatmap').shown?.queryTokens.length === n,
+    HOSTILE.length,
+  );
   assert.deepEqual(await page.$eval('attention-heatmap', (el) => el.shown.queryTokens), HOSTILE);
   assert.deepEqual(await page.$eval('attention-steps', (el) => el.current.rowLabels), HOSTILE);
   // The read-out of a hovered cell holds the literal token text.
   await page.locator('attention-heatmap canvas').first().scrollIntoViewIfNeeded();
   const p = await page.$eval('attention-heatmap', (el) => el.cellCenter(0, 0, 1));
   await page.mouse.move(p.x, p.y);
-  const readout = await page.$eval('attention-heatmap', (el) => el.shadowRoot.querySelector('.readout').textContent);
+  const readout = await page.$eval(
+    'attention-heatmap',
+    (el) => el.shadowRoot.querySelector('.readout').textContent,
+  );
   assert.ok(readout.includes(`query “${HOSTILE[0]}” (0) → key “${HOSTILE[1]}” (1)`), readout);
   // CSV quotes the fields and defuses the spreadsheet formula.
   const csv = await page.$eval('attention-heatmap', (el) => el.getCSV());
-  assert.ok(csv.includes(`"'=HYPERLINK(""http://evil.example"",""x"")"`), 'formula-looking token is quoted and prefixed');
+  assert.ok(
+    csv.includes(`"'=HYPERLINK(""http://evil.example"",""x"")"`),
+    'formula-looking token is quoted and prefixed',
+  );
   assert.ok(csv.includes('"<img src=x onerror=""window.__pwned=1;alert(1)"">"'), 'quotes doubled');
   const json = JSON.parse(await page.$eval('attention-heatmap', (el) => el.getJSON()));
   assert.deepEqual(json.queryTokens, HOSTILE);
   // A download of the JSON carries the same text.
-  const [dl] = await Promise.all([page.waitForEvent('download'), page.locator('attention-heatmap button', { hasText: 'JSON' }).click()]);
+  const [dl] = await Promise.all([
+    page.waitForEvent('download'),
+    page.locator('attention-heatmap button', { hasText: 'JSON' }).click(),
+  ]);
   assert.deepEqual(JSON.parse(await readFile(await dl.path(), 'utf8')).keyTokens, HOSTILE);
   await assertInert(page, watch, 'tokens property');
   await page.close();

@@ -9,8 +9,12 @@ import { ROOT } from './helpers.mjs';
 import { resolvePath, startServer } from '../../scripts/serve.mjs';
 
 let server;
-before(async () => { server = await startServer({ port: 0 }); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer({ port: 0 });
+});
+after(async () => {
+  await server?.close();
+});
 
 /** A raw GET (the path is sent exactly as given, no client-side normalisation). */
 function get(path, method = 'GET') {
@@ -18,7 +22,9 @@ function get(path, method = 'GET') {
     const req = request({ host: '127.0.0.1', port: server.port, path, method }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => ok({ status: res.statusCode, type: res.headers['content-type'], body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        ok({ status: res.statusCode, type: res.headers['content-type'], body: Buffer.concat(chunks) }),
+      );
     });
     req.on('error', fail);
     req.end();
@@ -53,8 +59,16 @@ test('routes and MIME types', async () => {
 test('nothing outside the project root, no dot-files, only GET/HEAD', async () => {
   // Dot segments are resolved (as URLs are) and clamped at the root: '/../package.json' is ours.
   assert.match((await get('/../package.json')).body.toString('utf8'), /"name": "attention-wasm"/);
-  for (const path of ['/web/../../../etc/passwd', '/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2fetc%2fpasswd',
-    '/web/%2e%2e%2f%2e%2e%2fetc/passwd', '/.git/config', '/web/..%5c..%5cetc%5cpasswd', '/%00', '/%E0%A4%A']) {
+  for (const path of [
+    '/web/../../../etc/passwd',
+    '/%2e%2e/%2e%2e/etc/passwd',
+    '/..%2f..%2fetc%2fpasswd',
+    '/web/%2e%2e%2f%2e%2e%2fetc/passwd',
+    '/.git/config',
+    '/web/..%5c..%5cetc%5cpasswd',
+    '/%00',
+    '/%E0%A4%A',
+  ]) {
     const r = await get(path);
     assert.ok(r.status === 403 || r.status === 404 || r.status === 400, `${path} → ${r.status}`);
     assert.ok(!/root:/.test(r.body.toString('utf8')), path);
@@ -68,12 +82,19 @@ test('nothing outside the project root, no dot-files, only GET/HEAD', async () =
 });
 
 test('the command line honours PORT and prints the URL', async () => {
-  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'serve.mjs')], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'serve.mjs')], {
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     let timer;
     const url = await new Promise((ok, fail) => {
       let out = '';
-      child.stdout.on('data', (d) => { out += d; const m = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out); if (m) ok(m[1]); });
+      child.stdout.on('data', (d) => {
+        out += d;
+        const m = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+        if (m) ok(m[1]);
+      });
       child.on('exit', (code) => fail(new Error(`serve.mjs exited with ${code}`)));
       timer = setTimeout(() => fail(new Error('no URL printed')), 10_000);
     }).finally(() => clearTimeout(timer));

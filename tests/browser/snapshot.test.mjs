@@ -20,38 +20,75 @@ const BODY = `
 let b, page, watch, html, expected;
 before(async () => {
   b = await launch({ viewport: { width: 1100, height: 900 } });
-  ({ page, watch } = await openWidgetPage(b, 'snap', 'snapshot', BODY, 'attention-heatmap, attention-steps, positional-encoding-heatmap, mask-editor'));
+  ({ page, watch } = await openWidgetPage(
+    b,
+    'snap',
+    'snapshot',
+    BODY,
+    'attention-heatmap, attention-steps, positional-encoding-heatmap, mask-editor',
+  ));
   await page.evaluate(async () => {
     const { TinyTransformer } = await import('/src/js/index.js');
-    document.querySelector('#mv').model = new TinyTransformer({ vocabSize: 11, maxLength: 8, dModel: 12, numHeads: 3, numLayers: 2, seed: 3 });
+    document.querySelector('#mv').model = new TinyTransformer({
+      vocabSize: 11,
+      maxLength: 8,
+      dModel: 12,
+      numHeads: 3,
+      numLayers: 2,
+      seed: 3,
+    });
   });
   await page.waitForFunction(() => document.querySelector('#mv').dataset.ready !== undefined);
   // Every widget of the library has toSVG() now: this mask editor stands for an element without one
   // (a page's own AwElement subclass), so its method is taken away.
-  await page.$eval('#mask', (el) => { el.toSVG = undefined; });
+  await page.$eval('#mask', (el) => {
+    el.toSVG = undefined;
+  });
   ({ html, expected } = await page.evaluate(async () => {
     const { snapshotHTML, SNAPSHOT_CSS, sha256Base64 } = await import('/web/widgets.js');
     const els = ['#hm', '#mv', '#steps', '#pe', '#mask'].map((s) => document.querySelector(s));
     const out = snapshotHTML(els, { title: 'Snapshot <test> & co' });
     // The style hash, checked against WebCrypto's SHA-256.
-    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(SNAPSHOT_CSS)));
+    const digest = new Uint8Array(
+      await crypto.subtle.digest('SHA-256', new TextEncoder().encode(SNAPSHOT_CSS)),
+    );
     const webcrypto = btoa(String.fromCharCode(...digest));
     // Canvas colours of a few cells of the heatmap (head 1, one tile): the expected screen colours,
     // read a tenth of a cell in from its left edge (the cell's number sits at its centre).
-    const hm = document.querySelector('#hm'), canvas = hm.shadowRoot.querySelector('.tiles canvas');
-    const r = canvas.getBoundingClientRect(), sx = canvas.width / r.width, ctx = canvas.getContext('2d');
+    const hm = document.querySelector('#hm'),
+      canvas = hm.shadowRoot.querySelector('.tiles canvas');
+    const r = canvas.getBoundingClientRect(),
+      sx = canvas.width / r.width,
+      ctx = canvas.getContext('2d');
     const cw = hm.cellCenter(0, 0, 1).x - hm.cellCenter(0, 0, 0).x;
-    const cells = [[0, 0], [3, 1], [5, 5], [6, 2], [7, 3]].map(([row, col]) => {
-      const c = hm.cellCenter(0, row, col), p = { x: c.x - 0.4 * cw, y: c.y };
-      return { row, col, rgb: Array.from(ctx.getImageData(Math.floor((p.x - r.left) * sx), Math.floor((p.y - r.top) * sx), 1, 1).data.slice(0, 3)) };
+    const cells = [
+      [0, 0],
+      [3, 1],
+      [5, 5],
+      [6, 2],
+      [7, 3],
+    ].map(([row, col]) => {
+      const c = hm.cellCenter(0, row, col),
+        p = { x: c.x - 0.4 * cw, y: c.y };
+      return {
+        row,
+        col,
+        rgb: Array.from(
+          ctx
+            .getImageData(Math.floor((p.x - r.left) * sx), Math.floor((p.y - r.top) * sx), 1, 1)
+            .data.slice(0, 3),
+        ),
+      };
     });
     return { html: out, expected: { cells, webcrypto, ours: sha256Base64(SNAPSHOT_CSS) } };
   }));
 });
-after(async () => { await b?.close(); });
+after(async () => {
+  await b?.close();
+});
 
 test('the snapshot is one file: no script, nothing external, a hash-only policy', () => {
-  assert.equal(expected.ours, expected.webcrypto, 'our SHA-256 equals WebCrypto\'s');
+  assert.equal(expected.ours, expected.webcrypto, "our SHA-256 equals WebCrypto's");
   assert.match(html, /^<!doctype html>/);
   assert.doesNotMatch(html, /<script/i);
   assert.doesNotMatch(html, /<(iframe|object|embed|img|image|link|foreignObject|use)\b/i);
@@ -63,7 +100,8 @@ test('the snapshot is one file: no script, nothing external, a hash-only policy'
   assert.doesNotMatch(html, /\sstyle="/, 'no style attribute (blocked without unsafe-inline)');
   const text = html.replace(/xmlns="http:\/\/www\.w3\.org\/2000\/svg"/g, '');
   assert.doesNotMatch(text, /https?:|data:|blob:|@import|@font-face|\ssrc=|\shref=/i, 'no URL');
-  for (const m of text.matchAll(/url\(([^)]*)\)/g)) assert.match(m[1], /^#/, `only internal url(#…): ${m[0]}`);
+  for (const m of text.matchAll(/url\(([^)]*)\)/g))
+    assert.match(m[1], /^#/, `only internal url(#…): ${m[0]}`);
   assert.match(html, /<title>Snapshot &lt;test&gt; &amp; co<\/title>/);
   // Five views: four figures, the mask editor as a note, five tables; ids unique.
   assert.equal((html.match(/<svg /g) || []).length, 4);
@@ -74,15 +112,27 @@ test('the snapshot is one file: no script, nothing external, a hash-only policy'
   assert.match(html, /A snapshot &amp; &lt;its&gt; views\.|&lt;its&gt;/, 'token text escaped');
 });
 
-test('served under default-src \'none\' it renders: style applied, SVG colours = canvas, axe clean', async () => {
-  const policy = /content="([^"]+)"/.exec(/<meta http-equiv="Content-Security-Policy"[^>]+>/.exec(html)[0])[1];
+test("served under default-src 'none' it renders: style applied, SVG colours = canvas, axe clean", async () => {
+  const policy = /content="([^"]+)"/.exec(
+    /<meta http-equiv="Content-Security-Policy"[^>]+>/.exec(html)[0],
+  )[1];
   const url = b.url('/__snapshot/view.html');
-  await b.context.route(url, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8',
-    headers: { 'Content-Security-Policy': policy }, body: html }));
+  await b.context.route(url, (route) =>
+    route.fulfill({
+      status: 200,
+      contentType: 'text/html; charset=utf-8',
+      headers: { 'Content-Security-Policy': policy },
+      body: html,
+    }),
+  );
   const snap = await b.newPage();
   await snap.page.addInitScript(() => {
     window.__csp = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`), true);
+    document.addEventListener(
+      'securitypolicyviolation',
+      (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
+      true,
+    );
   });
   const res = await snap.page.goto(url);
   assert.equal(res.headers()['content-security-policy'], policy);
@@ -90,7 +140,10 @@ test('served under default-src \'none\' it renders: style applied, SVG colours =
     scripts: document.scripts.length,
     svgs: document.querySelectorAll('svg').length,
     collapse: getComputedStyle(document.querySelector('table')).borderCollapse,
-    figure: (() => { const r = document.querySelector('figure svg').getBoundingClientRect(); return [r.width, r.height]; })(),
+    figure: (() => {
+      const r = document.querySelector('figure svg').getBoundingClientRect();
+      return [r.width, r.height];
+    })(),
   }));
   assert.equal(info.scripts, 0);
   assert.equal(info.svgs, 4);
@@ -100,46 +153,74 @@ test('served under default-src \'none\' it renders: style applied, SVG colours =
   const points = await snap.page.evaluate((cells) => {
     const svg = document.querySelector('figure svg');
     const meta = JSON.parse(svg.querySelector('metadata').textContent);
-    const r = svg.getBoundingClientRect(), k = r.width / Number(svg.getAttribute('width'));
+    const r = svg.getBoundingClientRect(),
+      k = r.width / Number(svg.getAttribute('width'));
     const p = meta.panels[0];
     svg.scrollIntoView();
     const r2 = svg.getBoundingClientRect();
-    return cells.map(({ row, col }) => ({ x: r2.left + (p.cells.x + (col + 0.1) * p.cells.w / p.cols) * k,
-      y: r2.top + (p.cells.y + (row + 0.5) * p.cells.h / p.rows) * k }));
+    return cells.map(({ row, col }) => ({
+      x: r2.left + (p.cells.x + ((col + 0.1) * p.cells.w) / p.cols) * k,
+      y: r2.top + (p.cells.y + ((row + 0.5) * p.cells.h) / p.rows) * k,
+    }));
   }, expected.cells);
   for (let i = 0; i < points.length; i++) {
-    const png = await snap.page.screenshot({ clip: { x: Math.floor(points[i].x), y: Math.floor(points[i].y), width: 1, height: 1 } });
+    const png = await snap.page.screenshot({
+      clip: { x: Math.floor(points[i].x), y: Math.floor(points[i].y), width: 1, height: 1 },
+    });
     // Decode the 1-pixel PNG in the widget page (which may draw images).
     const rgb = await page.evaluate(async (b64) => {
       const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
       const bmp = await createImageBitmap(new Blob([bytes], { type: 'image/png' }));
-      const c = new OffscreenCanvas(1, 1), ctx = c.getContext('2d');
+      const c = new OffscreenCanvas(1, 1),
+        ctx = c.getContext('2d');
       ctx.drawImage(bmp, 0, 0);
       return Array.from(ctx.getImageData(0, 0, 1, 1).data.slice(0, 3));
     }, png.toString('base64'));
     const want = expected.cells[i].rgb;
-    assert.ok(rgb.every((v, j) => Math.abs(v - want[j]) <= 2), `cell (${expected.cells[i].row}, ${expected.cells[i].col}): snapshot ${rgb} vs canvas ${want}`);
+    assert.ok(
+      rgb.every((v, j) => Math.abs(v - want[j]) <= 2),
+      `cell (${expected.cells[i].row}, ${expected.cells[i].col}): snapshot ${rgb} vs canvas ${want}`,
+    );
   }
-  await snap.page.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'snapshot.png'), fullPage: false });
+  await snap.page.screenshot({
+    path: join(ROOT, 'test-results', 'screenshots', 'snapshot.png'),
+    fullPage: false,
+  });
   await snap.page.evaluate(AXE);
   const violations = await snap.page.evaluate(async () => (await window.axe.run(document)).violations);
-  assert.deepEqual(violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`)), []);
+  assert.deepEqual(
+    violations.flatMap((v) =>
+      v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`),
+    ),
+    [],
+  );
   assert.deepEqual(await snap.page.evaluate(() => window.__csp), [], 'no CSP violation');
   assert.deepEqual(snap.watch.errors, [], 'no console error');
-  assert.deepEqual(snap.watch.requests.filter((u) => u !== url), [], 'no request but the page');
+  assert.deepEqual(
+    snap.watch.requests.filter((u) => u !== url),
+    [],
+    'no request but the page',
+  );
   await snap.page.close();
   await assertCleanPage(page, watch);
 });
 
 test('with JavaScript off the snapshot shows every view', async () => {
   const url = b.url('/__snapshot/nojs.html');
-  await b.context.route(url, (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }));
+  await b.context.route(url, (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }),
+  );
   const { page: p, watch: w } = await b.newPage();
   const cdp = await b.context.newCDPSession(p);
   await cdp.send('Emulation.setScriptExecutionDisabled', { value: true });
   await p.goto(url);
   // Still drawn: four figures of real size, five tables, the heading.
-  const boxes = await p.locator('figure svg').evaluateAll((els) => els.map((e) => { const r = e.getBoundingClientRect(); return [Math.round(r.width), Math.round(r.height)]; }));
+  const boxes = await p.locator('figure svg').evaluateAll((els) =>
+    els.map((e) => {
+      const r = e.getBoundingClientRect();
+      return [Math.round(r.width), Math.round(r.height)];
+    }),
+  );
   assert.equal(boxes.length, 4);
   for (const [wd, ht] of boxes) assert.ok(wd > 100 && ht > 50, `figure ${wd}×${ht}`);
   assert.equal(await p.locator('table').count(), 5);

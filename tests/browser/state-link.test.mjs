@@ -18,8 +18,12 @@ const CASES = [
 const VIEWS = ['#model-view', '#steps', '#heatmap', '#mask-editor', '#pe'];
 
 let b;
-before(async () => { b = await launch(); });
-after(async () => { await b?.close(); });
+before(async () => {
+  b = await launch();
+});
+after(async () => {
+  await b?.close();
+});
 
 /** Opens the demo at `url` and returns the link it shows and, per drawn view, its SVG and state. */
 async function viewsAt(url, model) {
@@ -27,15 +31,25 @@ async function viewsAt(url, model) {
   try {
     await page.goto(url);
     await demoReady(page);
-    await page.waitForFunction((m) => window.attentionDemo.state.model === m && window.attentionDemo.source?.name === m
-      && document.querySelector('#heatmap').shown !== null, model, { timeout: 20_000 });
+    await page.waitForFunction(
+      (m) =>
+        window.attentionDemo.state.model === m &&
+        window.attentionDemo.source?.name === m &&
+        document.querySelector('#heatmap').shown !== null,
+      model,
+      { timeout: 20_000 },
+    );
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
     const views = await page.evaluate((ids) => {
       const out = {};
       for (const id of ids) {
         const el = document.querySelector(id);
         if (!el || el.closest('[hidden]') || el.hidden || typeof el.toSVG !== 'function') continue;
-        try { out[id] = { svg: el.toSVG(), state: JSON.stringify(el.state) }; } catch (e) { out[id] = { error: e.message }; }
+        try {
+          out[id] = { svg: el.toSVG(), state: JSON.stringify(el.state) };
+        } catch (e) {
+          out[id] = { error: e.message };
+        }
       }
       return out;
     }, VIEWS);
@@ -54,13 +68,21 @@ for (const [model, query] of CASES) {
     assert.ok(drawn.length >= 2, `views drawn: ${Object.keys(first.views)}`);
     // The link really set the views (the round trip is not of the defaults).
     const step = new URLSearchParams(query).get('step');
-    if (step) assert.equal(JSON.parse(first.views['#steps'].state).attributes.step, step, 'the steps view shows the linked step');
+    if (step)
+      assert.equal(
+        JSON.parse(first.views['#steps'].state).attributes.step,
+        step,
+        'the steps view shows the linked step',
+      );
     const second = await viewsAt(first.link, model);
     assert.equal(second.link, first.link, 'the link opens to itself');
     for (const [id, v] of drawn) {
       assert.ok(second.views[id]?.svg, `${id} drawn again`);
       assert.equal(second.views[id].state, v.state, `${id}: the same state`);
-      assert.ok(second.views[id].svg === v.svg, `${id}: the same SVG (${v.svg.length} vs ${second.views[id].svg.length} bytes)`);
+      assert.ok(
+        second.views[id].svg === v.svg,
+        `${id}: the same SVG (${v.svg.length} vs ${second.views[id].svg.length} bytes)`,
+      );
     }
   });
 }

@@ -9,11 +9,18 @@ import assert from 'node:assert/strict';
 import { assertCleanPage, launch, openWidgetPage } from './helpers.mjs';
 
 const W = 'style="display:block;width:640px"';
-const pair = (tag, attrs = '') => `<${tag} id="a-${tag}" ${W} ${attrs}></${tag}>\n<${tag} id="b-${tag}" ${W}></${tag}>`;
+const pair = (tag, attrs = '') =>
+  `<${tag} id="a-${tag}" ${W} ${attrs}></${tag}>\n<${tag} id="b-${tag}" ${W}></${tag}>`;
 const BODY = [
-  pair('attention-heatmap', 'text="States reproduce the same picture." head="1" heads="2" mask="causal" palette="cividis" query="2"'),
+  pair(
+    'attention-heatmap',
+    'text="States reproduce the same picture." head="1" heads="2" mask="causal" palette="cividis" query="2"',
+  ),
   `<attention-heatmap id="a-data" ${W}></attention-heatmap><attention-heatmap id="b-data" ${W}></attention-heatmap>`,
-  pair('attention-steps', 'text="A state, then the same steps." step="scores" head="2" positional="rope" seed="4"'),
+  pair(
+    'attention-steps',
+    'text="A state, then the same steps." step="scores" head="2" positional="rope" seed="4"',
+  ),
   `<attention-steps id="a-trace" ${W}></attention-steps><attention-steps id="b-trace" ${W}></attention-steps>`,
   pair('attention-model-view', 'ids="3 1 4 1 5 9" palette="gray"'),
   pair('positional-encoding-heatmap', 'length="30" d-model="20" base="100" dims="1,5"'),
@@ -27,13 +34,34 @@ const BODY = [
   pair('variance-experiment', 'samples="400" seed="5" keys="6"'),
   pair('mask-fill-compare', 'scores="1,2,3" masked="1"'),
 ].join('\n');
-const TAGS = ['attention-heatmap', 'data', 'attention-steps', 'trace', 'attention-model-view', 'positional-encoding-heatmap', 'mask-editor',
-  'alibi-bias', 'gqa-heads', 'kv-cache-stepper', 'rope-explorer', 'query-explorer', 'softmax-playground', 'variance-experiment', 'mask-fill-compare'];
+const TAGS = [
+  'attention-heatmap',
+  'data',
+  'attention-steps',
+  'trace',
+  'attention-model-view',
+  'positional-encoding-heatmap',
+  'mask-editor',
+  'alibi-bias',
+  'gqa-heads',
+  'kv-cache-stepper',
+  'rope-explorer',
+  'query-explorer',
+  'softmax-playground',
+  'variance-experiment',
+  'mask-fill-compare',
+];
 
 let b, page, watch;
 before(async () => {
   b = await launch({ viewport: { width: 1100, height: 900 } });
-  ({ page, watch } = await openWidgetPage(b, 'state', 'state', BODY, 'attention-heatmap, attention-steps, positional-encoding-heatmap, mask-editor, alibi-bias, gqa-heads'));
+  ({ page, watch } = await openWidgetPage(
+    b,
+    'state',
+    'state',
+    BODY,
+    'attention-heatmap, attention-steps, positional-encoding-heatmap, mask-editor, alibi-bias, gqa-heads',
+  ));
   await page.evaluate(async () => {
     const $ = (s) => document.querySelector(s);
     const { TinyTransformer } = await import('/src/js/index.js');
@@ -42,14 +70,26 @@ before(async () => {
     $('#a-attention-model-view').model = new TinyTransformer(cfg);
     $('#b-attention-model-view').model = new TinyTransformer(cfg);
     // Precomputed weights with −∞-free rows and tokens of our own.
-    const T = 5, w = new Float32Array(2 * T * T);
+    const T = 5,
+      w = new Float32Array(2 * T * T);
     for (let i = 0; i < w.length; i++) w[i] = ((i * 7919) % 97) / 97 / T;
-    $('#a-data').data = { weights: w, shape: [2, T, T], queryTokens: ['a', 'b', 'c', 'd', 'e'], keyTokens: ['v', 'w', 'x', 'y', 'z'] };
+    $('#a-data').data = {
+      weights: w,
+      shape: [2, T, T],
+      queryTokens: ['a', 'b', 'c', 'd', 'e'],
+      keyTokens: ['v', 'w', 'x', 'y', 'z'],
+    };
     $('#a-data').head = 'all';
     // A trace from a TinyTransformer layer, as the model view opens it (masked step: −∞ cells).
     const m = new TinyTransformer({ ...cfg, seed: 8 });
     const { trace } = m.forward([[1, 2, 3, 4]], { attention: false, trace: { layers: [1] } });
-    $('#a-trace').trace = { tokens: ['w', 'x', 'y', 'z'], steps: trace[1], heads: 3, dModel: 12, causal: true };
+    $('#a-trace').trace = {
+      tokens: ['w', 'x', 'y', 'z'],
+      steps: trace[1],
+      heads: 3,
+      dModel: 12,
+      causal: true,
+    };
     $('#a-trace').setAttribute('step', 'masked');
     $('#a-trace').setAttribute('head', '2');
     // Interactions that live in properties.
@@ -57,9 +97,22 @@ before(async () => {
     $('#a-rope-explorer').pair = 3;
     $('#a-rope-explorer').position = 21;
   });
-  await page.waitForFunction(() => ['#a-attention-model-view', '#a-kv-cache-stepper', '#a-rope-explorer', '#a-query-explorer',
-    '#a-softmax-playground', '#a-variance-experiment', '#a-mask-fill-compare', '#a-data', '#a-trace']
-    .every((s) => document.querySelector(s).dataset.ready !== undefined), null, { timeout: 20_000 });
+  await page.waitForFunction(
+    () =>
+      [
+        '#a-attention-model-view',
+        '#a-kv-cache-stepper',
+        '#a-rope-explorer',
+        '#a-query-explorer',
+        '#a-softmax-playground',
+        '#a-variance-experiment',
+        '#a-mask-fill-compare',
+        '#a-data',
+        '#a-trace',
+      ].every((s) => document.querySelector(s).dataset.ready !== undefined),
+    null,
+    { timeout: 20_000 },
+  );
   await page.evaluate(() => {
     const kv = document.querySelector('#a-kv-cache-stepper');
     for (let i = 0; i < 4; i++) kv.step();
@@ -75,24 +128,40 @@ before(async () => {
   });
   await page.waitForTimeout(200);
 });
-after(async () => { await b?.close(); });
+after(async () => {
+  await b?.close();
+});
 
 /** In the page: each canvas of an element's shadow root as [width, height, FNV-1a of its pixels]. */
 function pictures(id) {
-  return page.evaluate((id) => [...document.querySelector(`#${id}`).shadowRoot.querySelectorAll('canvas')].map((c) => {
-    const d = c.getContext('2d').getImageData(0, 0, Math.max(1, c.width), Math.max(1, c.height)).data;
-    let h = 0x811c9dc5;
-    for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 0x01000193) >>> 0;
-    return [c.width, c.height, c.hidden ? 'hidden' : h];
-  }), id);
+  return page.evaluate(
+    (id) =>
+      [...document.querySelector(`#${id}`).shadowRoot.querySelectorAll('canvas')].map((c) => {
+        const d = c.getContext('2d').getImageData(0, 0, Math.max(1, c.width), Math.max(1, c.height)).data;
+        let h = 0x811c9dc5;
+        for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 0x01000193) >>> 0;
+        return [c.width, c.height, c.hidden ? 'hidden' : h];
+      }),
+    id,
+  );
 }
 
 test('each state is JSON-able, names its widget and survives a JSON round trip', async () => {
-  const out = await page.evaluate((tags) => tags.map((t) => {
-    const el = document.querySelector(`#a-${t}`);
-    const s = el.state;
-    return { t, widget: s.widget, version: s.version, same: JSON.stringify(JSON.parse(JSON.stringify(s))) === JSON.stringify(s), local: el.localName };
-  }), TAGS);
+  const out = await page.evaluate(
+    (tags) =>
+      tags.map((t) => {
+        const el = document.querySelector(`#a-${t}`);
+        const s = el.state;
+        return {
+          t,
+          widget: s.widget,
+          version: s.version,
+          same: JSON.stringify(JSON.parse(JSON.stringify(s))) === JSON.stringify(s),
+          local: el.localName,
+        };
+      }),
+    TAGS,
+  );
   for (const o of out) {
     assert.equal(o.widget, o.local, o.t);
     assert.equal(o.version, 1, o.t);
@@ -107,50 +176,101 @@ test('a state set on a second instance redraws the same picture, bit for bit', a
     assert.ok((await pictures(`a-${t}`)).length > 0, `${t} draws`);
   }
   await page.evaluate((tags) => {
-    for (const t of tags) document.querySelector(`#b-${t}`).state = JSON.parse(JSON.stringify(document.querySelector(`#a-${t}`).state));
+    for (const t of tags)
+      document.querySelector(`#b-${t}`).state = JSON.parse(
+        JSON.stringify(document.querySelector(`#a-${t}`).state),
+      );
   }, TAGS);
-  await page.waitForFunction(() => document.querySelector('#b-kv-cache-stepper').length === 4, null, { timeout: 10_000 });
+  await page.waitForFunction(() => document.querySelector('#b-kv-cache-stepper').length === 4, null, {
+    timeout: 10_000,
+  });
   await page.waitForTimeout(300);
   // Draw A again too: a canvas's first text can come out before the system font is resolved (seen
   // with query-explorer's labels), which no state can reproduce.
-  await page.evaluate((tags) => { for (const t of tags) document.querySelector(`#a-${t}`).refresh(); }, TAGS);
+  await page.evaluate((tags) => {
+    for (const t of tags) document.querySelector(`#a-${t}`).refresh();
+  }, TAGS);
   for (const t of TAGS) {
-    const a = await pictures(`a-${t}`), bb = await pictures(`b-${t}`);
+    const a = await pictures(`a-${t}`),
+      bb = await pictures(`b-${t}`);
     assert.deepEqual(bb, a, `${t}: B's canvases equal A's`);
     assert.notDeepEqual(before[t], a, `${t}: B looked different before (the test changes something)`);
   }
-  const svgs = await page.evaluate((tags) => tags.filter((t) => typeof document.querySelector(`#a-${t}`).toSVG === 'function')
-    .map((t) => [t, document.querySelector(`#a-${t}`).toSVG() === document.querySelector(`#b-${t}`).toSVG()]), TAGS);
+  const svgs = await page.evaluate(
+    (tags) =>
+      tags
+        .filter((t) => typeof document.querySelector(`#a-${t}`).toSVG === 'function')
+        .map((t) => [
+          t,
+          document.querySelector(`#a-${t}`).toSVG() === document.querySelector(`#b-${t}`).toSVG(),
+        ]),
+    TAGS,
+  );
   assert.ok(svgs.length >= 7, `${svgs.length} widgets with toSVG`);
   for (const [t, same] of svgs) assert.ok(same, `${t}: the same SVG document`);
   // And B's state now reads as A's.
-  const states = await page.evaluate((tags) => tags.map((t) => [t, JSON.stringify(document.querySelector(`#a-${t}`).state), JSON.stringify(document.querySelector(`#b-${t}`).state)]), TAGS);
+  const states = await page.evaluate(
+    (tags) =>
+      tags.map((t) => [
+        t,
+        JSON.stringify(document.querySelector(`#a-${t}`).state),
+        JSON.stringify(document.querySelector(`#b-${t}`).state),
+      ]),
+    TAGS,
+  );
   for (const [t, a, bb] of states) assert.equal(bb, a, `${t}: B.state equals A.state`);
 });
 
 test('the JSON export carries the state; a state of another widget is refused', async () => {
-  const out = await page.evaluate((tags) => tags.map((t) => {
-    const el = document.querySelector(`#a-${t}`);
-    return [t, JSON.stringify(JSON.parse(el.getJSON()).state), JSON.stringify(el.state)];
-  }), TAGS);
+  const out = await page.evaluate(
+    (tags) =>
+      tags.map((t) => {
+        const el = document.querySelector(`#a-${t}`);
+        return [t, JSON.stringify(JSON.parse(el.getJSON()).state), JSON.stringify(el.state)];
+      }),
+    TAGS,
+  );
   for (const [t, exported, state] of out) assert.equal(exported, state, `${t}: getJSON().state`);
   // The SVG's <metadata> holds the same state (widgetState), a trace's numbers left out.
-  const meta = await page.evaluate((tags) => tags.filter((t) => typeof document.querySelector(`#a-${t}`).toSVG === 'function').map((t) => {
-    const el = document.querySelector(`#a-${t}`);
-    const doc = new DOMParser().parseFromString(el.toSVG(), 'image/svg+xml');
-    const st = el.state;
-    if (st.trace) st.trace.steps = null;
-    return [t, JSON.stringify(JSON.parse(doc.querySelector('metadata').textContent).widgetState), JSON.stringify(st)];
-  }), TAGS);
+  const meta = await page.evaluate(
+    (tags) =>
+      tags
+        .filter((t) => typeof document.querySelector(`#a-${t}`).toSVG === 'function')
+        .map((t) => {
+          const el = document.querySelector(`#a-${t}`);
+          const doc = new DOMParser().parseFromString(el.toSVG(), 'image/svg+xml');
+          const st = el.state;
+          if (st.trace) st.trace.steps = null;
+          return [
+            t,
+            JSON.stringify(JSON.parse(doc.querySelector('metadata').textContent).widgetState),
+            JSON.stringify(st),
+          ];
+        }),
+    TAGS,
+  );
   for (const [t, inSvg, state] of meta) assert.equal(inSvg, state, `${t}: <metadata> widgetState`);
   const msg = await page.evaluate(() => {
-    try { document.querySelector('#b-gqa-heads').state = document.querySelector('#a-alibi-bias').state; return 'accepted'; } catch (e) { return e.message; }
+    try {
+      document.querySelector('#b-gqa-heads').state = document.querySelector('#a-alibi-bias').state;
+      return 'accepted';
+    } catch (e) {
+      return e.message;
+    }
   });
   assert.match(msg, /alibi-bias/);
   const detail = await page.evaluate(() => {
-    const s = document.querySelector('#a-attention-model-view').state, h = document.querySelector('#a-data').state, tr = document.querySelector('#a-trace').state;
-    return { model: s.model, ids: s.attributes.ids, palette: s.attributes.palette, dataShape: h.data.shape, barsTile: h.barsTile,
-      masked: tr.trace.steps.find((x) => x.name === 'masked').data.includes('-Infinity') };
+    const s = document.querySelector('#a-attention-model-view').state,
+      h = document.querySelector('#a-data').state,
+      tr = document.querySelector('#a-trace').state;
+    return {
+      model: s.model,
+      ids: s.attributes.ids,
+      palette: s.attributes.palette,
+      dataShape: h.data.shape,
+      barsTile: h.barsTile,
+      masked: tr.trace.steps.find((x) => x.name === 'masked').data.includes('-Infinity'),
+    };
   });
   assert.equal(detail.model.source, 'set from JS');
   assert.equal(detail.model.config.numLayers, 2);
@@ -171,20 +291,31 @@ test('the JSON export carries the state; a state of another widget is refused', 
 
 test('the trainer: the state re-trains to the same step with the same settings and heads', async () => {
   await page.evaluate(() => {
-    const html = '<attention-trainer id="ta" task="copy" length="4" layers="1" heads="2" d-model="16" style="display:block;width:640px"></attention-trainer>'
-      + '<attention-trainer id="tb" style="display:block;width:640px"></attention-trainer>';
+    const html =
+      '<attention-trainer id="ta" task="copy" length="4" layers="1" heads="2" d-model="16" style="display:block;width:640px"></attention-trainer>' +
+      '<attention-trainer id="tb" style="display:block;width:640px"></attention-trainer>';
     document.querySelector('main').insertAdjacentHTML('beforeend', html);
   });
-  await page.waitForFunction(() => document.querySelector('#ta').snapshot && document.querySelector('#tb').snapshot, null, { timeout: 30_000 });
+  await page.waitForFunction(
+    () => document.querySelector('#ta').snapshot && document.querySelector('#tb').snapshot,
+    null,
+    { timeout: 30_000 },
+  );
   await page.evaluate(() => document.querySelector('#ta').stepOnce(20));
-  await page.waitForFunction(() => document.querySelector('#ta').snapshot.step === 20, null, { timeout: 30_000 });
-  await page.evaluate(() => { document.querySelector('#tb').state = JSON.parse(JSON.stringify(document.querySelector('#ta').state)); });
-  await page.waitForFunction(() => document.querySelector('#tb').snapshot.step === 20, null, { timeout: 30_000 });
+  await page.waitForFunction(() => document.querySelector('#ta').snapshot.step === 20, null, {
+    timeout: 30_000,
+  });
+  await page.evaluate(() => {
+    document.querySelector('#tb').state = JSON.parse(JSON.stringify(document.querySelector('#ta').state));
+  });
+  await page.waitForFunction(() => document.querySelector('#tb').snapshot.step === 20, null, {
+    timeout: 30_000,
+  });
   await page.waitForTimeout(300);
   const [sa, sb] = await page.evaluate(() => ['#ta', '#tb'].map((s) => document.querySelector(s).state));
   assert.deepEqual(sb.settings, sa.settings);
   assert.equal(sb.step, 20);
-  const heads = async (id) => (await pictures(id)).slice(2);   // the loss and accuracy charts keep each run's own points
+  const heads = async (id) => (await pictures(id)).slice(2); // the loss and accuracy charts keep each run's own points
   assert.deepEqual(await heads('tb'), await heads('ta'), 'the heads after 20 steps are the same picture');
   await assertCleanPage(page, watch);
 });

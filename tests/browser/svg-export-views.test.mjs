@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { assertCleanPage, launch, openWidgetPage } from './helpers.mjs';
 
-const TOL = 2;   // of 255
+const TOL = 2; // of 255
 const W = 'style="display:block;width:900px"';
 const BODY = `
   <rope-explorer id="rope" ${W} d="8" seed="2"></rope-explorer>
@@ -26,12 +26,23 @@ const ALL = ['#rope', '#soft', '#query', '#var', '#fill', '#kv', '#mask'];
 let b, page, watch;
 before(async () => {
   b = await launch({ viewport: { width: 1100, height: 900 } });
-  ({ page, watch } = await openWidgetPage(b, 'svg', 'svg-views', BODY, 'rope-explorer, softmax-playground, query-explorer, variance-experiment, mask-fill-compare, kv-cache-stepper, mask-editor'));
-  await page.evaluate(() => { const kv = document.querySelector('#kv'); for (let i = 0; i < 4; i++) kv.step(); });
+  ({ page, watch } = await openWidgetPage(
+    b,
+    'svg',
+    'svg-views',
+    BODY,
+    'rope-explorer, softmax-playground, query-explorer, variance-experiment, mask-fill-compare, kv-cache-stepper, mask-editor',
+  ));
+  await page.evaluate(() => {
+    const kv = document.querySelector('#kv');
+    for (let i = 0; i < 4; i++) kv.step();
+  });
   await page.waitForFunction(() => document.querySelector('#kv').length === 4);
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
 });
-after(async () => { await b?.close(); });
+after(async () => {
+  await b?.close();
+});
 
 /**
  * In the page: el.toSVG() parsed and checked. Samples: heatmap cells (a quarter into each cell, clear
@@ -44,7 +55,15 @@ function inspect(selector) {
     const el = document.querySelector(selector);
     const svg = el.toSVG();
     const { readSvg } = await import('/tests/browser/svg-inspect.js');
-    const { doc, parseError, external, state, fillAt, hex, image: { ctx: octx, dpr } } = await readSvg(svg);
+    const {
+      doc,
+      parseError,
+      external,
+      state,
+      fillAt,
+      hex,
+      image: { ctx: octx, dpr },
+    } = await readSvg(svg);
     // One path per colour level within each cell size's scale() group.
     const onePerLevel = [...doc.querySelectorAll('g[transform^="scale("]')].every((g) => {
       const fills = [...g.querySelectorAll('path')].map((p) => p.getAttribute('fill'));
@@ -53,26 +72,47 @@ function inspect(selector) {
     const canvases = [...el.shadowRoot.querySelectorAll('canvas')];
     const samples = [];
     const sample = (panel, sx, sy, fill, what) => {
-      const canvas = canvases[panel.canvas], box = canvas.getBoundingClientRect(), d = canvas.width / box.width;
-      const canvasPx = [...canvas.getContext('2d').getImageData(Math.floor((sx - panel.x) * d), Math.floor((sy - panel.y) * d), 1, 1).data.slice(0, 3)];
-      const imagePx = [...octx.getImageData(Math.floor(sx * dpr), Math.floor(sy * dpr), 1, 1).data.slice(0, 3)];
+      const canvas = canvases[panel.canvas],
+        box = canvas.getBoundingClientRect(),
+        d = canvas.width / box.width;
+      const canvasPx = [
+        ...canvas
+          .getContext('2d')
+          .getImageData(Math.floor((sx - panel.x) * d), Math.floor((sy - panel.y) * d), 1, 1)
+          .data.slice(0, 3),
+      ];
+      const imagePx = [
+        ...octx.getImageData(Math.floor(sx * dpr), Math.floor(sy * dpr), 1, 1).data.slice(0, 3),
+      ];
       samples.push({ what, canvas: canvasPx, fill, image: imagePx });
     };
     for (const panel of state.panels) {
       if (panel.kind === 'heatmap') {
         const { x, y, w, h } = panel.cells;
-        for (let r = 0; r < panel.rows; r++) for (let c = 0; c < panel.cols; c++) {
-          const sx = x + ((c + 0.25) * w) / panel.cols, sy = y + ((r + 0.25) * h) / panel.rows;
-          sample(panel, sx, sy, fillAt(sx, sy), `cell ${r},${c}`);
-        }
+        for (let r = 0; r < panel.rows; r++)
+          for (let c = 0; c < panel.cols; c++) {
+            const sx = x + ((c + 0.25) * w) / panel.cols,
+              sy = y + ((r + 0.25) * h) / panel.rows;
+            sample(panel, sx, sy, fillAt(sx, sy), `cell ${r},${c}`);
+          }
       } else if (panel.kind === 'bars') {
-        for (const [i, bar] of panel.bars.entries()) if (bar.h > 4) sample(panel, bar.x + bar.w / 2, bar.y + bar.h / 2, hex(panel.fill), `bar ${i}`);
+        for (const [i, bar] of panel.bars.entries())
+          if (bar.h > 4) sample(panel, bar.x + bar.w / 2, bar.y + bar.h / 2, hex(panel.fill), `bar ${i}`);
       }
     }
-    return { parseError, external, state, samples, onePerLevel, groups: doc.querySelectorAll('g[transform^="scale("]').length,
-      texts: [...doc.querySelectorAll('text')].map((t) => t.textContent), kinds: state.panels.map((p) => p.kind),
-      polylines: doc.querySelectorAll('polyline').length, bg: doc.querySelector('svg > rect').getAttribute('fill'),
-      stateNow: JSON.stringify(el.state) };
+    return {
+      parseError,
+      external,
+      state,
+      samples,
+      onePerLevel,
+      groups: doc.querySelectorAll('g[transform^="scale("]').length,
+      texts: [...doc.querySelectorAll('text')].map((t) => t.textContent),
+      kinds: state.panels.map((p) => p.kind),
+      polylines: doc.querySelectorAll('polyline').length,
+      bg: doc.querySelector('svg > rect').getAttribute('fill'),
+      stateNow: JSON.stringify(el.state),
+    };
   }, selector);
 }
 
@@ -86,9 +126,17 @@ function assertColoursMatch(r, label, min = 1) {
   assert.ok(r.samples.length >= min, `${label}: ${r.samples.length} points sampled`);
   const far = (a, c) => !c || a.some((v, i) => Math.abs(v - c[i]) > TOL);
   const badFill = r.samples.filter((s) => far(s.canvas, s.fill));
-  assert.deepEqual(badFill.slice(0, 5), [], `${label}: SVG fill = canvas pixel (${badFill.length} of ${r.samples.length} differ)`);
+  assert.deepEqual(
+    badFill.slice(0, 5),
+    [],
+    `${label}: SVG fill = canvas pixel (${badFill.length} of ${r.samples.length} differ)`,
+  );
   const badImage = r.samples.filter((s) => far(s.canvas, s.image));
-  assert.deepEqual(badImage.slice(0, 5), [], `${label}: the SVG rendered by Chromium = canvas (${badImage.length} of ${r.samples.length} differ)`);
+  assert.deepEqual(
+    badImage.slice(0, 5),
+    [],
+    `${label}: the SVG rendered by Chromium = canvas (${badImage.length} of ${r.samples.length} differ)`,
+  );
 }
 
 test('<kv-cache-stepper> and <mask-editor>: cells as vector paths (one per colour level) in the canvas colours', async () => {
@@ -104,7 +152,10 @@ test('<kv-cache-stepper> and <mask-editor>: cells as vector paths (one per colou
   assert.deepEqual(mask.kinds, ['heatmap', 'heatmap']);
   assertColoursMatch(mask, 'mask', 2 * 7 * 7);
   assert.ok(mask.texts.includes('<'), 'token text (markup), escaped in the file, reads back as written');
-  assert.ok(mask.texts.includes('masked (0 → score −∞)') && mask.texts.includes('Σ row'), 'the mask key and the Σ column');
+  assert.ok(
+    mask.texts.includes('masked (0 → score −∞)') && mask.texts.includes('Σ row'),
+    'the mask key and the Σ column',
+  );
   assert.equal(mask.state.mode, 'causal');
 });
 
@@ -114,7 +165,10 @@ test('<softmax-playground> and <mask-fill-compare>: bars in the canvas colours, 
   assert.deepEqual(soft.kinds, ['bars', 'chart']);
   assertColoursMatch(soft, 'softmax', 3);
   assert.ok(soft.polylines >= 4, 'one curve per distinct logit');
-  assert.ok(soft.texts.some((t) => t.startsWith('a<b = ')) && soft.texts.some((t) => t.startsWith('"q"')), 'labels escaped and read back');
+  assert.ok(
+    soft.texts.some((t) => t.startsWith('a<b = ')) && soft.texts.some((t) => t.startsWith('"q"')),
+    'labels escaped and read back',
+  );
   const fill = await inspect('#fill');
   assertWellFormed(fill, 'fill');
   assert.deepEqual(fill.kinds, ['bars', 'bars']);
@@ -128,7 +182,10 @@ test('<rope-explorer>, <query-explorer>, <variance-experiment>: vector charts an
   assertWellFormed(rope, 'rope');
   assert.deepEqual(rope.kinds, ['plane', 'chart', 'chart']);
   assert.ok(rope.polylines >= 5, 'per-pair lines and totals as polylines');
-  assert.ok(rope.texts.some((t) => t.startsWith('pair 0 (dims 0, 4)')), 'the plane\'s title');
+  assert.ok(
+    rope.texts.some((t) => t.startsWith('pair 0 (dims 0, 4)')),
+    "the plane's title",
+  );
   const q = await inspect('#query');
   assertWellFormed(q, 'query');
   assert.deepEqual(q.kinds, ['plane', 'plane']);
@@ -138,7 +195,10 @@ test('<rope-explorer>, <query-explorer>, <variance-experiment>: vector charts an
   assertWellFormed(v, 'variance');
   assert.deepEqual(v.kinds, ['chart']);
   assert.equal(v.state.results.length, 3);
-  assert.ok(v.texts.includes('1/4') && v.texts.includes('d_k (log scale)'), 'log axes with the screen\'s tick text');
+  assert.ok(
+    v.texts.includes('1/4') && v.texts.includes('d_k (log scale)'),
+    "log axes with the screen's tick text",
+  );
   const svg = await page.$eval('#var', (el) => el.toSVG());
   assert.equal((svg.match(/<circle /g) || []).length, 6, 'a marker per measured point');
 });
@@ -154,7 +214,9 @@ test('the SVG buttons save toSVG(); dark theme has the page background and the s
   }
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.emulateMedia({ colorScheme: 'dark' });
-  await page.evaluate((all) => { for (const s of all) document.querySelector(s).refresh(); }, ALL);
+  await page.evaluate((all) => {
+    for (const s of all) document.querySelector(s).refresh();
+  }, ALL);
   for (const sel of ['#kv', '#soft', '#mask']) {
     const r = await inspect(sel);
     assertWellFormed(r, `${sel} dark`);
@@ -174,7 +236,11 @@ test('<query-explorer> with 3-component vectors draws no plane: toSVG says so, t
     el.setAttribute('values', '1,2,3; 3,2,1; 0,1,0; 1,0,1');
     await new Promise((res) => setTimeout(res, 50));
     let message = null;
-    try { el.toSVG(); } catch (e) { message = e.message; }
+    try {
+      el.toSVG();
+    } catch (e) {
+      message = e.message;
+    }
     el.download('svg');
     const err = el.shadowRoot.querySelector('.error');
     return { message, shown: !err.hidden, text: err.textContent };

@@ -11,7 +11,13 @@ import { chromium } from 'playwright-core';
 import { ROOT } from './helpers.mjs';
 import { startServer } from '../../scripts/serve.mjs';
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+];
 let site, server, browser;
 
 // A static site as a header-less host would serve it: the shim at its root, a page that loads it
@@ -21,7 +27,9 @@ before(async () => {
   copyFileSync(join(ROOT, 'web', 'coi-serviceworker.js'), join(site, 'coi-serviceworker.js'));
   symlinkSync(join(ROOT, 'src'), join(site, 'src'));
   symlinkSync(join(ROOT, 'dist'), join(site, 'dist'));
-  writeFileSync(join(site, 'main.js'), `import * as attn from './src/js/index.js';
+  writeFileSync(
+    join(site, 'main.js'),
+    `import * as attn from './src/js/index.js';
 const warnings = [];
 const warn = console.warn;
 console.warn = (...a) => { warnings.push(a.join(' ')); warn(...a); };
@@ -30,14 +38,18 @@ const x = attn.seededNormal([4, 8, 128, 32], 3);
 const y = attn.scaledDotProductAttention(x, x, x, { causal: true }).output.data;
 document.getElementById('result').textContent = JSON.stringify({ isolated: crossOriginIsolated, threads: attn.threadCount(),
   hardware: navigator.hardwareConcurrency, warnings, sum: y.reduce((s, v) => s + v, 0), first: Array.from(y.slice(0, 8)) });
-`);
+`,
+  );
   const page = (withShim) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>coi</title>
 ${withShim ? '<script src="/coi-serviceworker.js"></script>' : ''}<script type="module" src="/main.js"></script></head>
 <body><pre id="result"></pre></body></html>`;
   writeFileSync(join(site, 'plain.html'), page(false));
   writeFileSync(join(site, 'shim.html'), page(true));
   server = await startServer({ port: 0, root: site, routes: {}, isolation: false });
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
 });
 
 after(async () => {
@@ -52,8 +64,13 @@ async function resultOf(name) {
   try {
     await page.goto(`${server.url}${name}`);
     // With the shim the page reloads once; the result that counts is the last load's.
-    await page.waitForFunction(() => document.getElementById('result').textContent.startsWith('{') &&
-      (!document.querySelector('script[src="/coi-serviceworker.js"]') || crossOriginIsolated), null, { timeout: 30_000 });
+    await page.waitForFunction(
+      () =>
+        document.getElementById('result').textContent.startsWith('{') &&
+        (!document.querySelector('script[src="/coi-serviceworker.js"]') || crossOriginIsolated),
+      null,
+      { timeout: 30_000 },
+    );
     return JSON.parse(await page.textContent('#result'));
   } finally {
     await context.close();

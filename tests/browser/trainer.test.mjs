@@ -15,55 +15,95 @@ const kTarget = 0.95;
 const kLongTaskMs = 100;
 
 let b;
-before(async () => { b = await launch(); });
-after(async () => { await b?.close(); });
+before(async () => {
+  b = await launch();
+});
+after(async () => {
+  await b?.close();
+});
 
 /** A page of just `body` and the widgets script, watched for CSP violations and long tasks. */
 async function pageWith(name, body) {
   const url = b.url(`/__test/${name}.html`);
-  await routeHtml(b.context, url, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title>
-    <script type="module" src="/web/widgets.js"></script></head><body><main>${body}</main></body></html>`);
+  await routeHtml(
+    b.context,
+    url,
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title>
+    <script type="module" src="/web/widgets.js"></script></head><body><main>${body}</main></body></html>`,
+  );
   const { page, watch } = await b.newPage();
   await page.addInitScript(() => {
     window.__csp = [];
     window.__longTasks = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`), true);
-    new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push(e.duration); })
-      .observe({ type: 'longtask', buffered: true });
+    document.addEventListener(
+      'securitypolicyviolation',
+      (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
+      true,
+    );
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longTasks.push(e.duration);
+    }).observe({ type: 'longtask', buffered: true });
   });
   await page.goto(url);
   return { page, watch };
 }
 
-const snapshot = (page) => page.$eval('attention-trainer', (el) => el.snapshot && {
-  step: el.snapshot.step, running: el.snapshot.running, sequenceAccuracy: el.snapshot.sequenceAccuracy,
-  tokenAccuracy: el.snapshot.tokenAccuracy, ablation: el.snapshot.ablation });
+const snapshot = (page) =>
+  page.$eval(
+    'attention-trainer',
+    (el) =>
+      el.snapshot && {
+        step: el.snapshot.step,
+        running: el.snapshot.running,
+        sequenceAccuracy: el.snapshot.sequenceAccuracy,
+        tokenAccuracy: el.snapshot.tokenAccuracy,
+        ablation: el.snapshot.ablation,
+      },
+  );
 
 async function waitFor(page, predicate, arg, timeout = 60_000) {
   await page.waitForFunction(predicate, arg, { timeout, polling: 50 });
 }
 
 test('the trainer learns reverse in its worker: ≥ 95% within the budget, no long task on the page', async () => {
-  const { page, watch } = await pageWith('trainer', '<attention-trainer task="reverse" length="6"></attention-trainer>');
+  const { page, watch } = await pageWith(
+    'trainer',
+    '<attention-trainer task="reverse" length="6"></attention-trainer>',
+  );
   await waitFor(page, () => document.querySelector('attention-trainer').snapshot);
   assert.equal((await snapshot(page)).step, 0);
   // The worker's module runs threaded in this cross-origin-isolated page (docs/threads.md) and the
   // widget says on how many threads.
   const threads = await page.evaluate(() => Math.min(navigator.hardwareConcurrency, 8));
   assert.equal(await page.$eval('attention-trainer', (el) => el.snapshot.threads), threads);
-  assert.match(await page.$eval('attention-trainer', (el) => el.shadowRoot.textContent), new RegExp(`· ${threads} threads?`));
-  await page.evaluate(() => { window.__longTasks.length = 0; });
+  assert.match(
+    await page.$eval('attention-trainer', (el) => el.shadowRoot.textContent),
+    new RegExp(`· ${threads} threads?`),
+  );
+  await page.evaluate(() => {
+    window.__longTasks.length = 0;
+  });
   const t0 = Date.now();
   await page.click('attention-trainer >> text=Train');
-  await waitFor(page, ([target, budget]) => {
-    const s = document.querySelector('attention-trainer').snapshot;
-    return s.sequenceAccuracy >= target || s.step >= budget;
-  }, [kTarget, kStepBudget], 120_000);
+  await waitFor(
+    page,
+    ([target, budget]) => {
+      const s = document.querySelector('attention-trainer').snapshot;
+      return s.sequenceAccuracy >= target || s.step >= budget;
+    },
+    [kTarget, kStepBudget],
+    120_000,
+  );
   const reached = await snapshot(page);
-  console.log(`reverse length 6: ${(100 * reached.sequenceAccuracy).toFixed(1)}% of sequences at step ${reached.step} after ${Date.now() - t0} ms`);
+  console.log(
+    `reverse length 6: ${(100 * reached.sequenceAccuracy).toFixed(1)}% of sequences at step ${reached.step} after ${Date.now() - t0} ms`,
+  );
   assert.ok(reached.sequenceAccuracy >= kTarget, `${reached.sequenceAccuracy} at step ${reached.step}`);
   const longTasks = await page.evaluate(() => window.__longTasks);
-  assert.ok(longTasks.every((d) => d <= kLongTaskMs), `main-thread tasks over ${kLongTaskMs} ms while training: ${longTasks}`);
+  assert.ok(
+    longTasks.every((d) => d <= kLongTaskMs),
+    `main-thread tasks over ${kLongTaskMs} ms while training: ${longTasks}`,
+  );
 
   // Pause: the step stops moving. Step: exactly one more. Train again: it moves. Reset: step 0.
   await page.click('attention-trainer >> text=Pause');
@@ -83,11 +123,19 @@ test('the trainer learns reverse in its worker: ≥ 95% within the budget, no lo
   const full = (await snapshot(page)).sequenceAccuracy;
   const ablateAndWait = async (heads) => {
     await page.$eval('attention-trainer', (el, hs) => el.ablate(hs), heads);
-    await waitFor(page, (hs) => JSON.stringify(document.querySelector('attention-trainer').snapshot.ablation?.heads) === JSON.stringify(hs), heads);
+    await waitFor(
+      page,
+      (hs) =>
+        JSON.stringify(document.querySelector('attention-trainer').snapshot.ablation?.heads) ===
+        JSON.stringify(hs),
+      heads,
+    );
     return (await snapshot(page)).ablation;
   };
   const one = await ablateAndWait([[1, 0]]);
-  assert.ok(one.sequenceAccuracy >= 0 && one.sequenceAccuracy <= 1 && one.tokenAccuracy >= one.sequenceAccuracy);
+  assert.ok(
+    one.sequenceAccuracy >= 0 && one.sequenceAccuracy <= 1 && one.tokenAccuracy >= one.sequenceAccuracy,
+  );
   const all = await ablateAndWait([0, 1].flatMap((l) => [0, 1, 2, 3].map((hd) => [l, hd])));
   assert.ok(all.sequenceAccuracy <= full - 0.5, `every head ablated: ${all.sequenceAccuracy}, full ${full}`);
   const status = await page.$eval('attention-trainer', (el) => el.shadowRoot.textContent);
@@ -115,12 +163,21 @@ test('the trainer learns reverse in its worker: ≥ 95% within the budget, no lo
 });
 
 test('the model view draws every layer × head and opens a head in <attention-steps>', async () => {
-  const { page, watch } = await pageWith('model-view',
-    '<attention-model-view ids="1 2 3 4 10 4 3 2" steps="st"></attention-model-view><attention-steps id="st"></attention-steps>');
+  const { page, watch } = await pageWith(
+    'model-view',
+    '<attention-model-view ids="1 2 3 4 10 4 3 2" steps="st"></attention-model-view><attention-steps id="st"></attention-steps>',
+  );
   await waitFor(page, () => document.querySelector('attention-steps')?.dataset.ready !== undefined);
   const result = await page.evaluate(async () => {
     const { TinyTransformer } = await import('/src/js/index.js');
-    const model = new TinyTransformer({ vocabSize: 11, maxLength: 8, dModel: 16, numHeads: 2, numLayers: 3, seed: 5 });
+    const model = new TinyTransformer({
+      vocabSize: 11,
+      maxLength: 8,
+      dModel: 16,
+      numHeads: 2,
+      numLayers: 3,
+      seed: 5,
+    });
     const view = document.querySelector('attention-model-view');
     view.model = model;
     await new Promise((r) => setTimeout(r, 50));
@@ -129,9 +186,15 @@ test('the model view draws every layer × head and opens a head in <attention-st
     view.open(2, 1);
     await new Promise((r) => setTimeout(r, 50));
     const steps = document.querySelector('attention-steps');
-    const shown = steps.current;  // the step shown: weights of head 1
+    const shown = steps.current; // the step shown: weights of head 1
     const want = model.forward([[1, 2, 3, 4, 10, 4, 3, 2]]).attention[2].data.subarray(64, 128);
-    return { tiles, grids, name: shown.name, head: shown.head, same: Array.from(shown.data).every((v, i) => v === want[i]) };
+    return {
+      tiles,
+      grids,
+      name: shown.name,
+      head: shown.head,
+      same: Array.from(shown.data).every((v, i) => v === want[i]),
+    };
   });
   assert.equal(result.tiles, 6, '3 layers × 2 heads');
   assert.equal(result.grids, 6, 'each a keyboard grid');

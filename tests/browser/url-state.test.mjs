@@ -5,13 +5,26 @@ import assert from 'node:assert/strict';
 import { demoReady, launch } from './helpers.mjs';
 
 let b;
-before(async () => { b = await launch(); });
-after(async () => { await b?.close(); });
-
-const widgetConfig = (page) => page.$eval('attention-steps', (el) => {
-  const c = el.result.config;
-  return { text: c.text, dModel: c.dModel, heads: c.heads, mask: c.mask, toggles: c.toggles, positional: c.positional, cross: c.cross };
+before(async () => {
+  b = await launch();
 });
+after(async () => {
+  await b?.close();
+});
+
+const widgetConfig = (page) =>
+  page.$eval('attention-steps', (el) => {
+    const c = el.result.config;
+    return {
+      text: c.text,
+      dModel: c.dModel,
+      heads: c.heads,
+      mask: c.mask,
+      toggles: c.toggles,
+      positional: c.positional,
+      cross: c.cross,
+    };
+  });
 const param = (page, name) => new URL(page.url()).searchParams.get(name);
 
 test('a reload restores typed text and changed controls', async () => {
@@ -19,7 +32,9 @@ test('a reload restores typed text and changed controls', async () => {
   await page.goto(b.url('/?model=seeded'));
   await demoReady(page);
   await page.fill('#text', 'Time flies like an arrow.');
-  await page.waitForFunction(() => new URL(location.href).searchParams.get('t') === 'Time flies like an arrow.');
+  await page.waitForFunction(
+    () => new URL(location.href).searchParams.get('t') === 'Time flies like an arrow.',
+  );
   await page.selectOption('#dModel', '32');
   await page.waitForFunction(() => new URL(location.href).searchParams.get('d') === '32');
   await page.selectOption('select[name=positional]', 'learned');
@@ -33,7 +48,14 @@ test('a reload restores typed text and changed controls', async () => {
   assert.equal(await page.isChecked('input[name=residual]'), true);
   const c = await widgetConfig(page);
   assert.deepEqual([c.text, c.dModel, c.positional], ['Time flies like an arrow.', 32, 'learned']);
-  assert.deepEqual(await page.$$eval('#chips .chip .t', (els) => els.map((e) => e.textContent)), ['Time', 'flies', 'like', 'an', 'arrow', '.']);
+  assert.deepEqual(await page.$$eval('#chips .chip .t', (els) => els.map((e) => e.textContent)), [
+    'Time',
+    'flies',
+    'like',
+    'an',
+    'arrow',
+    '.',
+  ]);
   assert.deepEqual(watch.errors, []);
   await page.close();
 });
@@ -60,7 +82,11 @@ test('the back button undoes discrete changes one at a time', async () => {
   await page.goBack();
   await page.waitForFunction(() => !new URL(location.href).searchParams.has('tg'));
   assert.deepEqual((await widgetConfig(page)).toggles, []);
-  assert.equal(await page.$eval('mask-editor', (el) => el.allowed.data[2 * 4 + 0]), 1, 'the clicked cell is allowed again');
+  assert.equal(
+    await page.$eval('mask-editor', (el) => el.allowed.data[2 * 4 + 0]),
+    1,
+    'the clicked cell is allowed again',
+  );
   await page.goBack();
   await page.waitForFunction(() => !new URL(location.href).searchParams.has('m'));
   assert.equal(await page.inputValue('select[name=mask]'), 'none');
@@ -88,8 +114,22 @@ test('typing replaces the history entry instead of adding one per keystroke', as
 
 test('a shared link opens the configuration it names', async () => {
   const { page, watch } = await b.newPage();
-  const q = new URLSearchParams({ model: 'seeded', t: 'Le chat dort', s: 'The cat sleeps now', x: '1', d: '24', h: '3', m: 'padding', pad: '3',
-    pe: 'none', sc: '0', tau: '2', step: 'weights', head: '2', view: 'mean' });
+  const q = new URLSearchParams({
+    model: 'seeded',
+    t: 'Le chat dort',
+    s: 'The cat sleeps now',
+    x: '1',
+    d: '24',
+    h: '3',
+    m: 'padding',
+    pad: '3',
+    pe: 'none',
+    sc: '0',
+    tau: '2',
+    step: 'weights',
+    head: '2',
+    view: 'mean',
+  });
   await page.goto(b.url(`/?${q}`));
   await demoReady(page);
   const c = await page.$eval('attention-steps', (el) => el.result.config);
@@ -101,9 +141,16 @@ test('a shared link opens the configuration it names', async () => {
   assert.equal(c.positional, 'none');
   assert.equal(c.scaling, false);
   assert.equal(c.temperature, 2);
-  assert.deepEqual(await page.$eval('attention-steps', (el) => [el.current.name, el.current.head]), ['weights', 2]);
+  assert.deepEqual(await page.$eval('attention-steps', (el) => [el.current.name, el.current.head]), [
+    'weights',
+    2,
+  ]);
   assert.equal(await page.$eval('attention-heatmap', (el) => el.shown.view), 'mean');
-  assert.deepEqual(await page.$eval('attention-steps', (el) => [el.result.Tq, el.result.Tk]), [3, 7], '3 queries; 4 source tokens + 3 <pad>');
+  assert.deepEqual(
+    await page.$eval('attention-steps', (el) => [el.result.Tq, el.result.Tk]),
+    [3, 7],
+    '3 queries; 4 source tokens + 3 <pad>',
+  );
   assert.equal(await page.isVisible('#source'), true);
   assert.equal(await page.inputValue('#source'), 'The cat sleeps now');
   assert.equal(param(page, 'x'), '1');

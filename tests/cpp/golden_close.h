@@ -17,7 +17,8 @@ inline void require_fixture_close(const std::vector<float>& got, const attn::Ten
   double worst = 0;
   std::size_t at = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
-    const double err = std::fabs(got[i] - want.data[i]) / (kFixtureAbsTol + kFixtureRelTol * std::fabs(want.data[i]));
+    const double err =
+        std::fabs(got[i] - want.data[i]) / (kFixtureAbsTol + kFixtureRelTol * std::fabs(want.data[i]));
     if (!(err <= worst)) worst = err, at = i;
   }
   INFO(what << ": worst error / tolerance " << worst << " at " << at);

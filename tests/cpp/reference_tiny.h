@@ -60,7 +60,8 @@ struct Net {
   }
 
   // y (N, out) = x (N, in) · W[r0 : r0 + out]ᵀ + b[b0 : b0 + out]
-  static Rows lin(const Rows& x, int in, const std::vector<double>& w, int r0, const std::vector<double>& b, int b0, int out) {
+  static Rows lin(const Rows& x, int in, const std::vector<double>& w, int r0, const std::vector<double>& b,
+                  int b0, int out) {
     const std::size_t n = x.size() / in;
     Rows y(n * out);
     for (std::size_t r = 0; r < n; ++r)
@@ -121,14 +122,17 @@ struct Net {
           const int g = hi / group;
           double max = -1e300;
           auto seen = [&](int j) {
-            return !masked(i, j) && (!c.causal || j <= i) && (c.window == 0 || (c.causal ? i - j < c.window : std::abs(i - j) < c.window));
+            return !masked(i, j) && (!c.causal || j <= i) &&
+                   (c.window == 0 || (c.causal ? i - j < c.window : std::abs(i - j) < c.window));
           };
           for (int j = 0; j < t; ++j) {
             if (!seen(j)) continue;
             double s = 0;
-            for (int e = 0; e < dh; ++e) s += q[(bi * t + i) * d + hi * dh + e] * k[(bi * t + j) * kv * dh + g * dh + e];
+            for (int e = 0; e < dh; ++e)
+              s += q[(bi * t + i) * d + hi * dh + e] * k[(bi * t + j) * kv * dh + g * dh + e];
             w[j] = s / std::sqrt(static_cast<double>(dh));
-            if (c.positional == attn::PositionalKind::kAlibi) w[j] -= m[hi] * (c.causal ? i - j : std::abs(i - j));
+            if (c.positional == attn::PositionalKind::kAlibi)
+              w[j] -= m[hi] * (c.causal ? i - j : std::abs(i - j));
             max = std::max(max, w[j]);
           }
           double sum = 0;

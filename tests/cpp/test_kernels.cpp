@@ -243,7 +243,8 @@ TEST_CASE("kernels: pack_weight_in_place equals pack_weight; packed_weight_row r
         bool rows_ok = true;
         for (int r = 0; r < N; ++r) {
           v.packed_weight_row(K, got.data(), r, row.data());
-          rows_ok = rows_ok && std::equal(row.begin(), row.end(), W.begin() + static_cast<std::ptrdiff_t>(r) * K);
+          rows_ok =
+              rows_ok && std::equal(row.begin(), row.end(), W.begin() + static_cast<std::ptrdiff_t>(r) * K);
         }
         CHECK(rows_ok);
         const int p = v.packed_weight_panel_rows();

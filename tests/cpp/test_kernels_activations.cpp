@@ -22,7 +22,8 @@ double logistic_ref(double z) {  // stable in double too
 std::vector<float> sweep() {
   std::vector<float> x;
   for (int i = -1400; i <= 1400; ++i) x.push_back(0.01f * static_cast<float>(i));
-  for (float v : {-1e30f, -1e6f, -100.0f, -45.0f, -20.5f, 1e-30f, -1e-30f, 0.0f, 20.5f, 45.0f, 100.0f, 1e6f, 1e30f})
+  for (float v :
+       {-1e30f, -1e6f, -100.0f, -45.0f, -20.5f, 1e-30f, -1e-30f, 0.0f, 20.5f, 45.0f, 100.0f, 1e6f, 1e30f})
     x.push_back(v);
   return x;
 }
@@ -35,7 +36,8 @@ bool within(float got, double want, double z) {
 int first_wrong(const kernel_test::Variant& v, const std::vector<float>& x, bool in_place) {
   const int n = static_cast<int>(x.size());
   std::vector<float> u(x.size()), y(x), s(x);
-  for (int i = 0; i < n; ++i) u[i] = 0.5f + 0.125f * static_cast<float>(i % 9) - 0.6f * static_cast<float>(i % 2);
+  for (int i = 0; i < n; ++i)
+    u[i] = 0.5f + 0.125f * static_cast<float>(i % 9) - 0.6f * static_cast<float>(i % 2);
   if (in_place) {
     v.gelu_tanh_row(n, y.data(), y.data());
     v.silu_mul_row(n, s.data(), u.data(), s.data());
@@ -46,7 +48,8 @@ int first_wrong(const kernel_test::Variant& v, const std::vector<float>& x, bool
   for (int i = 0; i < n; ++i) {
     const double xi = x[i];
     const double z = 2.0 * 0.7978845608028654 * (xi + 0.044715 * xi * xi * xi);
-    if (!within(y[i], std::isinf(z) ? (z > 0 ? xi : 0.0) : xi * logistic_ref(z), std::isinf(z) ? 0.0 : z)) return i;
+    if (!within(y[i], std::isinf(z) ? (z > 0 ? xi : 0.0) : xi * logistic_ref(z), std::isinf(z) ? 0.0 : z))
+      return i;
     if (!within(s[i], xi * logistic_ref(xi) * u[i], xi)) return i;
   }
   return -1;
@@ -63,7 +66,8 @@ TEST_CASE("kernels: gelu_tanh_row and silu_mul_row match the double reference", 
       CHECK(bad == -1);
     }
     for (int n = 1; n <= 9; ++n) {  // the SIMD tail, and nothing written past n
-      std::vector<float> part(x.begin() + 1000, x.begin() + 1000 + n), y(n + 1, 7.0f), u(n, 1.5f), s(n + 1, 7.0f);
+      std::vector<float> part(x.begin() + 1000, x.begin() + 1000 + n), y(n + 1, 7.0f), u(n, 1.5f),
+          s(n + 1, 7.0f);
       v.gelu_tanh_row(n, part.data(), y.data());
       v.silu_mul_row(n, part.data(), u.data(), s.data());
       INFO(v.name << " n = " << n);

@@ -33,7 +33,8 @@ std::uint32_t float_bits(float f) {
 double f16_value(std::uint16_t h) {
   const int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
   const double sign = s ? -1.0 : 1.0;
-  if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
+  if (e == 31)
+    return m ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
   if (e == 0) return sign * std::ldexp(m / 1024.0, -14);
   return sign * std::ldexp(1.0 + m / 1024.0, e - 15);
 }
@@ -42,7 +43,8 @@ double f16_value(std::uint16_t h) {
 double bf16_value(std::uint16_t h) {
   const int s = h >> 15, e = (h >> 7) & 0xff, m = h & 0x7f;
   const double sign = s ? -1.0 : 1.0;
-  if (e == 255) return m ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
+  if (e == 255)
+    return m ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
   if (e == 0) return sign * std::ldexp(m / 128.0, -126);
   return sign * std::ldexp(1.0 + m / 128.0, e - 127);
 }
@@ -65,7 +67,9 @@ std::vector<std::uint16_t> random_half(std::size_t n, std::uint32_t seed, HalfFo
   return h;
 }
 
-const char* format_name(HalfFormat f) { return f == HalfFormat::kBF16 ? " bf16" : " f16"; }
+const char* format_name(HalfFormat f) {
+  return f == HalfFormat::kBF16 ? " bf16" : " f16";
+}
 
 // One linear_nt_half with padded strides: the worst error against the double reference relative to
 // its bound (≤ 1 passes), +inf for a write outside C's (M, N); `bits_equal_to_float` reports whether
@@ -94,7 +98,8 @@ double half_gemm_error(const Variant& v, HalfFormat f, int M, int N, int K, bool
       }
       const std::size_t r = static_cast<std::size_t>(i) * N + j;
       const double expect = want[r] + (bias ? b[j] : 0.0);
-      const double err = std::fabs(got - expect) / (kHalfGemmRelTol * (scale[r] + (bias ? std::fabs(b[j]) : 0.0)) + 1e-30);
+      const double err =
+          std::fabs(got - expect) / (kHalfGemmRelTol * (scale[r] + (bias ? std::fabs(b[j]) : 0.0)) + 1e-30);
       worst = (err > worst || std::isnan(err)) ? err : worst;
     }
   return worst;
@@ -116,7 +121,8 @@ TEST_CASE("kernels: widen_half decodes every float16 and bfloat16 bit pattern ex
         // A zero keeps its sign; a NaN keeps its sign and payload in float32's top mantissa bits.
         if (want == 0.0) ok = ok && std::signbit(y[i]) == ((all[i] & 0x8000u) != 0);
         if (std::isnan(want)) {
-          const std::uint32_t payload = f == HalfFormat::kBF16 ? (all[i] & 0x7fu) << 16 : (all[i] & 0x3ffu) << 13;
+          const std::uint32_t payload =
+              f == HalfFormat::kBF16 ? (all[i] & 0x7fu) << 16 : (all[i] & 0x3ffu) << 13;
           ok = ok && float_bits(y[i]) == (((all[i] & 0x8000u) << 16) | 0x7f800000u | payload);
         }
         if (!ok && wrong++ == 0) first_wrong = static_cast<int>(i);
@@ -136,7 +142,8 @@ TEST_CASE("kernels: widen_half handles every length 1 … 2·8+1 and leaves the 
         v.widen_half(n, x.data(), f, y.data());
         bool ok = y[n] == 777.f;
         for (int i = 0; i < n; ++i)
-          ok = ok && static_cast<double>(y[i]) == (f == HalfFormat::kBF16 ? bf16_value(x[i]) : f16_value(x[i]));
+          ok = ok &&
+               static_cast<double>(y[i]) == (f == HalfFormat::kBF16 ? bf16_value(x[i]) : f16_value(x[i]));
         INFO(v.name << format_name(f) << " n = " << n);
         CHECK(ok);
       }
@@ -158,16 +165,19 @@ TEST_CASE("kernels: linear_nt_half matches the double reference and linear_nt ov
               worst = e;
               where = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
             }
-            if (!same && all_same) differs = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+            if (!same && all_same)
+              differs = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
             all_same = all_same && same;
           }
-      INFO(v.name << format_name(f) << ", worst at " << where << "; first differing from linear_nt: " << differs);
+      INFO(v.name << format_name(f) << ", worst at " << where
+                  << "; first differing from linear_nt: " << differs);
       CHECK(worst <= 1.0);
       CHECK(all_same);
     }
 }
 
-TEST_CASE("kernels: linear_nt_half crosses the K slice, N block and M block boundaries", "[kernel][half][gemm]") {
+TEST_CASE("kernels: linear_nt_half crosses the K slice, N block and M block boundaries",
+          "[kernel][half][gemm]") {
   struct Shape {
     int M, N, K;
   };

@@ -52,8 +52,8 @@ attn::MultiHeadAttention modern_mha(const Fixture& f) {
   attn::Status st = attn::MultiHeadAttention::create(modern_config(f), mha);
   INFO(golden::describe(st));
   REQUIRE(st.ok());
-  for (const char* name : {"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "out_proj.weight",
-                           "out_proj.bias"}) {
+  for (const char* name : {"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias",
+                           "out_proj.weight", "out_proj.bias"}) {
     st = mha.set_parameter(name, f.at(name));
     INFO(name << ": " << golden::describe(st));
     REQUIRE(st.ok());
@@ -74,14 +74,16 @@ attn::MhaForwardOptions modern_options(const Fixture& f) {
 }
 
 // The gradient of a fixture parameter from the module's, which may hold it inside in_proj_weight.
-std::vector<float> grad_of(const attn::MultiHeadAttention& mha, const attn::MhaGrads& g, const std::string& name) {
+std::vector<float> grad_of(const attn::MultiHeadAttention& mha, const attn::MhaGrads& g,
+                           const std::string& name) {
   for (const auto& [n, t] : g.params)
     if (n == name) return t.data;
   const attn::Tensor* in_proj = nullptr;
   for (const auto& [n, t] : g.params)
     if (n == "in_proj_weight") in_proj = &t;
   REQUIRE(in_proj != nullptr);
-  const std::size_t block = static_cast<std::size_t>(mha.config().num_heads) * mha.head_dim() * mha.config().embed_dim;
+  const std::size_t block =
+      static_cast<std::size_t>(mha.config().num_heads) * mha.head_dim() * mha.config().embed_dim;
   const std::size_t at = name == "q_proj_weight" ? 0 : name == "k_proj_weight" ? block : 2 * block;
   return std::vector<float>(in_proj->data.begin() + at, in_proj->data.begin() + at + block);
 }
@@ -108,20 +110,24 @@ void run_fixture(const Fixture& f) {
   require_fixture_close(g.query.data, f.at("grad_query"), "grad query");
   if (f.has("grad_key")) require_fixture_close(g.key.data, f.at("grad_key"), "grad key");
   if (f.has("grad_value")) require_fixture_close(g.value.data, f.at("grad_value"), "grad value");
-  for (const char* name : {"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "out_proj.weight",
-                           "out_proj.bias"}) {
-    require_fixture_close(grad_of(mha, g, name), f.at(std::string("grad.") + name), std::string("grad.") + name);
+  for (const char* name : {"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias",
+                           "out_proj.weight", "out_proj.bias"}) {
+    require_fixture_close(grad_of(mha, g, name), f.at(std::string("grad.") + name),
+                          std::string("grad.") + name);
   }
 }
 
 }  // namespace
 
-TEST_CASE("modern MultiHeadAttention matches the PyTorch fixtures: GQA, MQA, RoPE, ALiBi, windows", "[modern][golden-grad]") {
+TEST_CASE("modern MultiHeadAttention matches the PyTorch fixtures: GQA, MQA, RoPE, ALiBi, windows",
+          "[modern][golden-grad]") {
   int count = 0;
   for (const std::string& name : golden::list_fixtures("index_modern.txt")) {
     if (name.rfind("modern_mha_", 0) != 0 || name == "modern_mha_cache") continue;
     ++count;
-    DYNAMIC_SECTION(name) { run_fixture(load_fixture(name)); }
+    DYNAMIC_SECTION(name) {
+      run_fixture(load_fixture(name));
+    }
   }
   REQUIRE(count == 6);
 }
@@ -134,9 +140,9 @@ TEST_CASE("numKVHeads and rope: state-dict layout, trace steps, refusals", "[mod
   c.rope = attn::RotaryOptions{};
   attn::MultiHeadAttention m;
   REQUIRE(attn::MultiHeadAttention::create(c, m).ok());
-  REQUIRE(m.parameter_names() ==
-          std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "out_proj.weight",
-                                   "out_proj.bias"});
+  REQUIRE(m.parameter_names() == std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight",
+                                                          "in_proj_bias", "out_proj.weight",
+                                                          "out_proj.bias"});
   attn::Tensor t;
   REQUIRE(m.get_parameter("k_proj_weight", t).ok());
   REQUIRE(t.shape == attn::Shape{8, 16});
@@ -173,8 +179,8 @@ attn::Tensor rows_of(const attn::Tensor& x, int t0, int n) {
 }
 
 // Feeds x through a fresh cache in chunks of the given sizes; the outputs concatenated (1, T, E).
-std::vector<float> decode(const attn::MultiHeadAttention& mha, const attn::Tensor& x, const std::vector<int>& chunks,
-                          const attn::MhaForwardOptions& o) {
+std::vector<float> decode(const attn::MultiHeadAttention& mha, const attn::Tensor& x,
+                          const std::vector<int>& chunks, const attn::MhaForwardOptions& o) {
   attn::KvCache cache;
   REQUIRE(mha.create_cache(x.dim(1), 1, cache).ok());
   std::vector<float> out;
@@ -193,19 +199,22 @@ std::vector<float> decode(const attn::MultiHeadAttention& mha, const attn::Tenso
 
 }  // namespace
 
-TEST_CASE("a KV cache fed 1…9 tokens one at a time and in chunks equals the full forward (PyTorch fixture)", "[modern][cache]") {
+TEST_CASE("a KV cache fed 1…9 tokens one at a time and in chunks equals the full forward (PyTorch fixture)",
+          "[modern][cache]") {
   const Fixture f = load_fixture("modern_mha_cache");
   const attn::MultiHeadAttention mha = modern_mha(f);
   attn::MhaForwardOptions o;
   o.causal = true;
   o.need_weights = false;
   const attn::Tensor& x = f.at("query");
-  for (const auto& chunks : std::vector<std::vector<int>>{{1, 1, 1, 1, 1, 1, 1, 1, 1}, {4, 1, 4}, {2, 7}, {9}}) {
+  for (const auto& chunks :
+       std::vector<std::vector<int>>{{1, 1, 1, 1, 1, 1, 1, 1, 1}, {4, 1, 4}, {2, 7}, {9}}) {
     require_fixture_close(decode(mha, x, chunks, o), f.at("output"), "cached output");
   }
 }
 
-TEST_CASE("a KV cache with ALiBi and a window equals the full forward; refusals leave it unchanged", "[modern][cache]") {
+TEST_CASE("a KV cache with ALiBi and a window equals the full forward; refusals leave it unchanged",
+          "[modern][cache]") {
   attn::MhaConfig c;
   c.embed_dim = 12;
   c.num_heads = 6;
@@ -232,7 +241,8 @@ TEST_CASE("a KV cache with ALiBi and a window equals the full forward; refusals 
   REQUIRE(mha.forward_cached(rows_of(x, 3, 2), cache, o, r).ok());
   REQUIRE(cache.length == 5);
   for (int t = 0; t < 2; ++t)  // the last two rows of the full forward
-    for (int e = 0; e < 12; ++e) REQUIRE(std::fabs(r.output.data[t * 12 + e] - full.output.data[(3 + t) * 12 + e]) < 1e-5);
+    for (int e = 0; e < 12; ++e)
+      REQUIRE(std::fabs(r.output.data[t * 12 + e] - full.output.data[(3 + t) * 12 + e]) < 1e-5);
   cache.reset();
   REQUIRE(cache.length == 0);
   // A mask, a batch other than the cache's, another module's cache, stale weights.
@@ -240,7 +250,8 @@ TEST_CASE("a KV cache with ALiBi and a window equals the full forward; refusals 
   attn::MhaForwardOptions masked = o;
   masked.mask = &mask;
   REQUIRE(mha.forward_cached(rows_of(x, 0, 1), cache, masked, r).code == attn::StatusCode::kInvalidArgument);
-  REQUIRE(mha.forward_cached(testutil::random_tensor({2, 1, 12}, 3), cache, o, r).code == attn::StatusCode::kShapeMismatch);
+  REQUIRE(mha.forward_cached(testutil::random_tensor({2, 1, 12}, 3), cache, o, r).code ==
+          attn::StatusCode::kShapeMismatch);
   attn::MhaConfig other = c;
   other.num_kv_heads = 6;
   attn::MultiHeadAttention m2;

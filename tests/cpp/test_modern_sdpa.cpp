@@ -3,8 +3,8 @@
 // tiled paths) and backward against the PyTorch fixtures (tests/golden/make_modern_fixtures.py), the
 // tiled path's tile skipping on long rows against a double reference, the trace's "alibi" step, and
 // every refusal with its code.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -48,8 +48,9 @@ void run_fixture(const Fixture& f) {
   REQUIRE(attn::scaled_dot_product_attention(f.at("q"), f.at("k"), f.at("v"), o, tiled).ok());
   require_fixture_close(tiled.output.data, f.at("output"), "output without weights");
   attn::SdpaGrads g;
-  REQUIRE(attn::scaled_dot_product_attention_backward(f.at("q"), f.at("k"), f.at("v"), f.at("grad_output"), o, g)
-              .ok());
+  REQUIRE(
+      attn::scaled_dot_product_attention_backward(f.at("q"), f.at("k"), f.at("v"), f.at("grad_output"), o, g)
+          .ok());
   REQUIRE(g.k.shape == f.at("k").shape);
   require_fixture_close(g.q.data, f.at("grad_q"), "grad q");
   require_fixture_close(g.k.data, f.at("grad_k"), "grad k");
@@ -66,8 +67,8 @@ struct Case {
 
 // softmax(q·kᵀ/√d + ALiBi, masked by causal and the window) · v in double, q (1, H, Tq, d),
 // k and v (1, Hkv, Tk, d). A row with no key is zeros.
-std::vector<double> reference(const Case& c, const attn::Tensor& q, const attn::Tensor& k, const attn::Tensor& v,
-                              const std::vector<float>& slopes) {
+std::vector<double> reference(const Case& c, const attn::Tensor& q, const attn::Tensor& k,
+                              const attn::Tensor& v, const std::vector<float>& slopes) {
   std::vector<double> out(static_cast<std::size_t>(c.h) * c.tq * c.d, 0.0);
   const std::int64_t offset = c.bottom_right ? c.tk - c.tq : c.offset;
   std::vector<double> s(c.tk);
@@ -78,18 +79,25 @@ std::vector<double> reference(const Case& c, const attn::Tensor& q, const attn::
       double max = -std::numeric_limits<double>::infinity();
       for (int j = 0; j < c.tk; ++j) {
         const std::int64_t dist = i - j;
-        const bool ok = (!c.causal || dist >= 0) && (c.window == 0 || (c.causal ? dist < c.window : std::llabs(dist) < c.window));
-        if (!ok) { s[j] = -std::numeric_limits<double>::infinity(); continue; }
+        const bool ok = (!c.causal || dist >= 0) &&
+                        (c.window == 0 || (c.causal ? dist < c.window : std::llabs(dist) < c.window));
+        if (!ok) {
+          s[j] = -std::numeric_limits<double>::infinity();
+          continue;
+        }
         double dot = 0;
-        for (int e = 0; e < c.d; ++e) dot += double(q.data[(h * c.tq + r) * c.d + e]) * k.data[(g * c.tk + j) * c.d + e];
-        s[j] = dot / std::sqrt(double(c.d)) - (c.alibi ? slopes[h] * double(c.causal ? dist : std::llabs(dist)) : 0.0);
+        for (int e = 0; e < c.d; ++e)
+          dot += double(q.data[(h * c.tq + r) * c.d + e]) * k.data[(g * c.tk + j) * c.d + e];
+        s[j] = dot / std::sqrt(double(c.d)) -
+               (c.alibi ? slopes[h] * double(c.causal ? dist : std::llabs(dist)) : 0.0);
         max = std::max(max, s[j]);
       }
       if (max == -std::numeric_limits<double>::infinity()) continue;
       double sum = 0;
       for (int j = 0; j < c.tk; ++j) sum += (s[j] = std::exp(s[j] - max));
       for (int j = 0; j < c.tk; ++j)
-        for (int e = 0; e < c.d; ++e) out[(h * c.tq + r) * c.d + e] += s[j] / sum * v.data[(g * c.tk + j) * c.d + e];
+        for (int e = 0; e < c.d; ++e)
+          out[(h * c.tq + r) * c.d + e] += s[j] / sum * v.data[(g * c.tk + j) * c.d + e];
     }
   }
   return out;
@@ -120,8 +128,10 @@ void check_long(const Case& c) {
   }
 }
 
-attn::StatusCode code_of(const attn::SdpaOptions& o, attn::Shape qs, attn::Shape ks, std::string* message = nullptr) {
-  const attn::Tensor q = testutil::random_tensor(qs, 1), k = testutil::random_tensor(ks, 2), v = testutil::random_tensor(ks, 3);
+attn::StatusCode code_of(const attn::SdpaOptions& o, attn::Shape qs, attn::Shape ks,
+                         std::string* message = nullptr) {
+  const attn::Tensor q = testutil::random_tensor(qs, 1), k = testutil::random_tensor(ks, 2),
+                     v = testutil::random_tensor(ks, 3);
   attn::SdpaResult r;
   const attn::Status st = attn::scaled_dot_product_attention(q, k, v, o, r);
   if (message) *message = st.message;
@@ -130,28 +140,33 @@ attn::StatusCode code_of(const attn::SdpaOptions& o, attn::Shape qs, attn::Shape
 
 }  // namespace
 
-TEST_CASE("modern SDPA matches the PyTorch fixtures: forward (both paths) and backward", "[modern][golden-grad]") {
+TEST_CASE("modern SDPA matches the PyTorch fixtures: forward (both paths) and backward",
+          "[modern][golden-grad]") {
   int count = 0;
   for (const std::string& name : golden::list_fixtures("index_modern.txt")) {
     if (name.rfind("modern_sdpa_", 0) != 0) continue;
     ++count;
-    DYNAMIC_SECTION(name) { run_fixture(load_fixture(name)); }
+    DYNAMIC_SECTION(name) {
+      run_fixture(load_fixture(name));
+    }
   }
   REQUIRE(count == 10);
 }
 
 TEST_CASE("modern SDPA on long rows: the tiled path skips tiles outside the causal band and the window",
           "[modern]") {
-  check_long({2, 2, 600, 600, 8, true, false, 0, 37, false});      // causal window, tiles skipped on both sides
-  check_long({2, 2, 530, 530, 8, false, false, 0, 300, false});    // bidirectional window wider than a tile
-  check_long({4, 2, 300, 700, 8, true, true, 0, 0, true});         // bottom-right, GQA, ALiBi
-  check_long({4, 1, 280, 650, 8, true, false, 400, 129, true});    // offset + window + ALiBi, MQA
-  check_long({2, 2, 300, 600, 8, true, true, 0, 0, false});        // bottom-right alone
-  check_long({2, 2, 20, 600, 8, true, false, 0, 0, false});        // top-left with Tq < Tk: most keys unseen
+  check_long({2, 2, 600, 600, 8, true, false, 0, 37, false});    // causal window, tiles skipped on both sides
+  check_long({2, 2, 530, 530, 8, false, false, 0, 300, false});  // bidirectional window wider than a tile
+  check_long({4, 2, 300, 700, 8, true, true, 0, 0, true});       // bottom-right, GQA, ALiBi
+  check_long({4, 1, 280, 650, 8, true, false, 400, 129, true});  // offset + window + ALiBi, MQA
+  check_long({2, 2, 300, 600, 8, true, true, 0, 0, false});      // bottom-right alone
+  check_long({2, 2, 20, 600, 8, true, false, 0, 0, false});      // top-left with Tq < Tk: most keys unseen
 }
 
-TEST_CASE("the trace shows the ALiBi bias; masked = scaled + bias where a key is allowed", "[modern][trace]") {
-  const attn::Tensor q = testutil::random_tensor({1, 4, 5, 4}, 5), k = testutil::random_tensor({1, 4, 5, 4}, 6),
+TEST_CASE("the trace shows the ALiBi bias; masked = scaled + bias where a key is allowed",
+          "[modern][trace]") {
+  const attn::Tensor q = testutil::random_tensor({1, 4, 5, 4}, 5),
+                     k = testutil::random_tensor({1, 4, 5, 4}, 6),
                      v = testutil::random_tensor({1, 4, 5, 4}, 7);
   attn::SdpaOptions o;
   o.causal = true;

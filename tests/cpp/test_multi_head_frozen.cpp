@@ -24,7 +24,8 @@ attn::MhaConfig gqa_rope_config(bool frozen) {
 }
 
 // A stored (rows, cols) matrix in `format` whose values are random, and the same values widened.
-attn::StoredWeight stored_matrix(int rows, int cols, attn::WeightFormat format, std::uint64_t seed, attn::Tensor& wide) {
+attn::StoredWeight stored_matrix(int rows, int cols, attn::WeightFormat format, std::uint64_t seed,
+                                 attn::Tensor& wide) {
   attn::StoredWeight w;
   REQUIRE(attn::StoredWeight::allocate({rows, cols}, format, "test", w).ok());
   const attn::Tensor values = testutil::random_tensor({rows, cols}, seed, 0.4f);
@@ -35,8 +36,9 @@ attn::StoredWeight stored_matrix(int rows, int cols, attn::WeightFormat format, 
     for (std::size_t i = 0; i < values.data.size(); ++i) {  // bfloat16 by truncation; float16 from 1 + small
       std::uint32_t b;
       std::memcpy(&b, &values.data[i], 4);
-      bits[i] = format == attn::WeightFormat::kBF16 ? static_cast<std::uint16_t>(b >> 16)
-                                                    : static_cast<std::uint16_t>(0x3c00 + (b & 0x3ff) - (b >> 31) * 0x800);
+      bits[i] = format == attn::WeightFormat::kBF16
+                    ? static_cast<std::uint16_t>(b >> 16)
+                    : static_cast<std::uint16_t>(0x3c00 + (b & 0x3ff) - (b >> 31) * 0x800);
     }
   }
   wide = w.widened();
@@ -45,7 +47,8 @@ attn::StoredWeight stored_matrix(int rows, int cols, attn::WeightFormat format, 
 
 }  // namespace
 
-TEST_CASE("frozen MultiHeadAttention equals the normal module over the widened weights, bit for bit", "[mha][frozen]") {
+TEST_CASE("frozen MultiHeadAttention equals the normal module over the widened weights, bit for bit",
+          "[mha][frozen]") {
   for (const auto format : {attn::WeightFormat::kF32, attn::WeightFormat::kF16, attn::WeightFormat::kBF16}) {
     INFO(attn::format_name(format));
     attn::MultiHeadAttention frozen, normal;
@@ -60,7 +63,8 @@ TEST_CASE("frozen MultiHeadAttention equals the normal module over the widened w
     attn::MhaForwardOptions o;
     o.causal = true;
     for (int i = 0; i < 4; ++i) {
-      REQUIRE(frozen.forward(x, nullptr, nullptr, o, r).code == attn::StatusCode::kInvalidArgument);  // not all set
+      REQUIRE(frozen.forward(x, nullptr, nullptr, o, r).code ==
+              attn::StatusCode::kInvalidArgument);  // not all set
       attn::Tensor wide;
       store.push_back(stored_matrix(shapes[i][0], shapes[i][1], format, 40 + i, wide));
       REQUIRE(frozen.set_weight_view(names[i], store.back().view()).ok());
@@ -86,9 +90,12 @@ TEST_CASE("frozen MultiHeadAttention equals the normal module over the widened w
     REQUIRE(got.data == want.data);
     REQUIRE(frozen.set_parameter("k_proj_weight", want).code == attn::StatusCode::kInvalidArgument);
     attn::MhaSaved saved;
-    REQUIRE(frozen.forward_saving(x, nullptr, nullptr, o, a, saved).code == attn::StatusCode::kInvalidArgument);
-    REQUIRE(frozen.set_weight_view("k_proj_weight", store[0].view()).code == attn::StatusCode::kShapeMismatch);
-    REQUIRE(normal.set_weight_view("k_proj_weight", store[1].view()).code == attn::StatusCode::kInvalidArgument);
+    REQUIRE(frozen.forward_saving(x, nullptr, nullptr, o, a, saved).code ==
+            attn::StatusCode::kInvalidArgument);
+    REQUIRE(frozen.set_weight_view("k_proj_weight", store[0].view()).code ==
+            attn::StatusCode::kShapeMismatch);
+    REQUIRE(normal.set_weight_view("k_proj_weight", store[1].view()).code ==
+            attn::StatusCode::kInvalidArgument);
     // A view change makes a filled cache stale, as a weight change does.
     REQUIRE(frozen.set_weight_view("k_proj_weight", store[1].view()).ok());
     REQUIRE(frozen.forward_cached(x, cache, o, a).code == attn::StatusCode::kInvalidArgument);

@@ -29,11 +29,13 @@ attn::MhaConfig qk_norm_config(attn::MhaConfig::QkNorm kind) {
 }
 
 // (B, heads, T, d) trace values → row (b, t): every head's d features in a row; normed over `group`.
-std::vector<double> rms_reference(const attn::Tensor& t, int b, int pos, int group, const std::vector<float>& w, double eps) {
+std::vector<double> rms_reference(const attn::Tensor& t, int b, int pos, int group,
+                                  const std::vector<float>& w, double eps) {
   const int heads = t.shape[1], tt = t.shape[2], d = t.shape[3];
   std::vector<double> row;
   for (int h = 0; h < heads; ++h)
-    for (int i = 0; i < d; ++i) row.push_back(t.data[((static_cast<std::size_t>(b) * heads + h) * tt + pos) * d + i]);
+    for (int i = 0; i < d; ++i)
+      row.push_back(t.data[((static_cast<std::size_t>(b) * heads + h) * tt + pos) * d + i]);
   for (std::size_t g = 0; g < row.size(); g += group) {
     double ss = 0;
     for (int i = 0; i < group; ++i) ss += row[g + i] * row[g + i];
@@ -43,7 +45,8 @@ std::vector<double> rms_reference(const attn::Tensor& t, int b, int pos, int gro
   return row;
 }
 
-void check_normed(const attn::Trace& trace, const char* before, const char* after, int group, const attn::Tensor& w) {
+void check_normed(const attn::Trace& trace, const char* before, const char* after, int group,
+                  const attn::Tensor& w) {
   const attn::TraceStep* raw = trace.find(before);
   const attn::TraceStep* normed = trace.find(after);
   REQUIRE(raw);
@@ -55,15 +58,17 @@ void check_normed(const attn::Trace& trace, const char* before, const char* afte
       std::vector<double> got;
       for (int h = 0; h < n.shape[1]; ++h)
         for (int i = 0; i < n.shape[3]; ++i)
-          got.push_back(n.data[((static_cast<std::size_t>(b) * n.shape[1] + h) * n.shape[2] + pos) * n.shape[3] + i]);
+          got.push_back(
+              n.data[((static_cast<std::size_t>(b) * n.shape[1] + h) * n.shape[2] + pos) * n.shape[3] + i]);
       testutil::require_close(got, want, kNormTol, after);
     }
 }
 
 }  // namespace
 
-TEST_CASE("q/k RMSNorm per head and over all heads: traced against a double reference; cached decoding agrees",
-          "[mha][frozen][qk_norm]") {
+TEST_CASE(
+    "q/k RMSNorm per head and over all heads: traced against a double reference; cached decoding agrees",
+    "[mha][frozen][qk_norm]") {
   using Kind = attn::MhaConfig::QkNorm;
   for (const Kind kind : {Kind::kPerHead, Kind::kAllHeads}) {
     const bool per_head = kind == Kind::kPerHead;
@@ -74,7 +79,9 @@ TEST_CASE("q/k RMSNorm per head and over all heads: traced against a double refe
     const int shapes[][2] = {{24, 12}, {12, 12}, {12, 12}, {12, 24}};
     std::vector<attn::StoredWeight> store(4);
     for (int i = 0; i < 4; ++i) {
-      REQUIRE(attn::StoredWeight::allocate({shapes[i][0], shapes[i][1]}, attn::WeightFormat::kF32, "test", store[i]).ok());
+      REQUIRE(attn::StoredWeight::allocate({shapes[i][0], shapes[i][1]}, attn::WeightFormat::kF32, "test",
+                                           store[i])
+                  .ok());
       const attn::Tensor v = testutil::random_tensor({shapes[i][0], shapes[i][1]}, 60 + i, 0.5f);
       std::copy(v.data.begin(), v.data.end(), static_cast<float*>(store[i].bytes()));
       REQUIRE(m.set_weight_view(names[i], store[i].view()).ok());
@@ -83,10 +90,12 @@ TEST_CASE("q/k RMSNorm per head and over all heads: traced against a double refe
     attn::MhaForwardOptions o;
     o.causal = true;
     attn::MhaResult full;
-    REQUIRE(m.forward(x, nullptr, nullptr, o, full).code == attn::StatusCode::kInvalidArgument);  // norms unset
+    REQUIRE(m.forward(x, nullptr, nullptr, o, full).code ==
+            attn::StatusCode::kInvalidArgument);  // norms unset
     const attn::Tensor wq = testutil::random_tensor({per_head ? 6 : 24}, 3, 0.5f);
     const attn::Tensor wk = testutil::random_tensor({per_head ? 6 : 12}, 4, 0.5f);
-    REQUIRE(m.set_qk_norm_weight(false, wk).code == (per_head ? attn::StatusCode::kOk : attn::StatusCode::kShapeMismatch));
+    REQUIRE(m.set_qk_norm_weight(false, wk).code ==
+            (per_head ? attn::StatusCode::kOk : attn::StatusCode::kShapeMismatch));
     REQUIRE(m.set_qk_norm_weight(false, wq).ok());
     REQUIRE(m.set_qk_norm_weight(true, wk).ok());
     attn::Trace trace;
@@ -105,7 +114,8 @@ TEST_CASE("q/k RMSNorm per head and over all heads: traced against a double refe
       attn::MhaResult r;
       REQUIRE(m.forward_cached(step, cache, o, r).ok());
       for (int b = 0; b < 2; ++b)
-        for (int e = 0; e < 12; ++e) REQUIRE(std::abs(r.output.data[b * 12 + e] - full.output.data[(b * 5 + t) * 12 + e]) < 1e-5);
+        for (int e = 0; e < 12; ++e)
+          REQUIRE(std::abs(r.output.data[b * 12 + e] - full.output.data[(b * 5 + t) * 12 + e]) < 1e-5);
     }
     // A new norm weight makes the filled cache stale.
     REQUIRE(m.set_qk_norm_weight(true, wk).ok());
@@ -125,7 +135,8 @@ TEST_CASE("q/k RMSNorm refusals", "[mha][qk_norm]") {
   c.qk_norm = attn::MhaConfig::QkNorm::kNone;
   c.qk_norm_eps = 1e-6;
   REQUIRE(attn::MultiHeadAttention::create(c, m).ok());
-  REQUIRE(m.set_qk_norm_weight(false, testutil::random_tensor({6}, 1)).code == attn::StatusCode::kInvalidArgument);
+  REQUIRE(m.set_qk_norm_weight(false, testutil::random_tensor({6}, 1)).code ==
+          attn::StatusCode::kInvalidArgument);
   c.qk_norm = attn::MhaConfig::QkNorm::kPerHead;
   REQUIRE(attn::MultiHeadAttention::create(c, m).ok());
   attn::Tensor bad = testutil::random_tensor({6}, 1);

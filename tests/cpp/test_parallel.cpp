@@ -2,8 +2,8 @@
 // once, in contiguous parts; nested loops run inline; the pool's size and thread count are checked;
 // and every parallel product and attention path gives the same bits at 1, 2, 3 and 4 threads
 // (docs/threads.md). In a build without threads the pool has one thread and only that is checked.
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -30,7 +30,8 @@ TEST_CASE("parallel_for: every index once, in contiguous parts", "[parallel]") {
     REQUIRE(k::set_thread_count(threads));
     for (std::int64_t n : {1, 2, 3, 7, 64, 1001}) {
       std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
-      std::vector<std::int64_t> begins(static_cast<std::size_t>(threads), -1);  // written by the parts, checked here
+      std::vector<std::int64_t> begins(static_cast<std::size_t>(threads),
+                                       -1);  // written by the parts, checked here
       const int parts = k::parallel_parts(n, 1);
       REQUIRE(parts == static_cast<int>(std::min<std::int64_t>(n, threads)));
       k::parallel_for_parts(n, parts, [&](int part, std::int64_t b, std::int64_t e) {
@@ -168,8 +169,8 @@ TEST_CASE("parallel GEMMs: the same bits at every thread count", "[parallel]") {
     });
     require_same_at_every_count("linear_nt_half", [&] {
       std::vector<float> C(C0.size());
-      k::linear_nt_half(d.m, d.n, d.k, A.data(), d.k, W16.data(), d.k, k::HalfFormat::kBF16, nullptr, C.data(),
-                        d.n);
+      k::linear_nt_half(d.m, d.n, d.k, A.data(), d.k, W16.data(), d.k, k::HalfFormat::kBF16, nullptr,
+                        C.data(), d.n);
       return C;
     });
   }
@@ -178,9 +179,11 @@ TEST_CASE("parallel GEMMs: the same bits at every thread count", "[parallel]") {
 // The property the GEMM split relies on, checked in every build (the wasm suites have no threads
 // but run the SIMD128 kernels): a product computed block by block (rows split anywhere, columns
 // split at multiples of 8) equals the whole product bit for bit.
-TEST_CASE("GEMM blocks: rows and 8-column panels computed apart give the whole product's bits", "[parallel]") {
+TEST_CASE("GEMM blocks: rows and 8-column panels computed apart give the whole product's bits",
+          "[parallel]") {
   const int M = 37, N = 70, K = 803;  // K over one K slice of the SIMD128 GEMM (768)
-  const std::vector<float> A = randoms(static_cast<std::size_t>(M) * K, 51), B = randoms(static_cast<std::size_t>(K) * N, 52);
+  const std::vector<float> A = randoms(static_cast<std::size_t>(M) * K, 51),
+                           B = randoms(static_cast<std::size_t>(K) * N, 52);
   const std::vector<float> W = randoms(static_cast<std::size_t>(N) * K, 53), bias = randoms(N, 54);
   std::vector<float> packed(static_cast<std::size_t>(k::packed_weight_floats(N, K)));
   k::pack_weight(N, K, W.data(), K, packed.data());
@@ -198,10 +201,11 @@ TEST_CASE("GEMM blocks: rows and 8-column panels computed apart give the whole p
         for (int jb = 0; jb < 2; ++jb) {
           const int r0 = ib ? i0 : 0, m = ib ? M - i0 : i0, c0 = jb ? j0 : 0, n = jb ? N - j0 : j0;
           if (m == 0 || n == 0) continue;
-          const std::ptrdiff_t a = static_cast<std::ptrdiff_t>(r0) * K, c = static_cast<std::ptrdiff_t>(r0) * N + c0;
+          const std::ptrdiff_t a = static_cast<std::ptrdiff_t>(r0) * K,
+                               c = static_cast<std::ptrdiff_t>(r0) * N + c0;
           k::gemm_nn(m, n, K, A.data() + a, K, B.data() + c0, N, nn.data() + c, N, false);
-          k::linear_nt(m, n, K, A.data() + a, K, W.data() + static_cast<std::ptrdiff_t>(c0) * K, K, bias.data() + c0,
-                       lin.data() + c, N);
+          k::linear_nt(m, n, K, A.data() + a, K, W.data() + static_cast<std::ptrdiff_t>(c0) * K, K,
+                       bias.data() + c0, lin.data() + c, N);
           k::linear_nt_packed(m, n, K, A.data() + a, K, packed.data() + static_cast<std::ptrdiff_t>(c0) * K,
                               bias.data() + c0, pk.data() + c, N);
         }

@@ -22,7 +22,8 @@ using testutil::require_same_at_every_count;
 TEST_CASE("parallel GELU forward and backward: the same bits at every thread count", "[parallel]") {
   if (!k::threads_supported()) return;
   const std::int64_t n = 100'003;  // ragged: not a multiple of the SIMD width or of the parts
-  const std::vector<float> x = randoms(static_cast<std::size_t>(n), 1), dy = randoms(static_cast<std::size_t>(n), 2);
+  const std::vector<float> x = randoms(static_cast<std::size_t>(n), 1),
+                           dy = randoms(static_cast<std::size_t>(n), 2);
   require_same_at_every_count("gelu", [&] {
     std::vector<float> y(x.size()), cdf(x.size()), dx(x.size()), dx2(x.size());
     attn::gelu_forward(n, x.data(), y.data(), cdf.data());
@@ -36,7 +37,8 @@ TEST_CASE("parallel GELU forward and backward: the same bits at every thread cou
   });
 }
 
-TEST_CASE("parallel linear backward (bias sums over columns): the same bits at every thread count", "[parallel]") {
+TEST_CASE("parallel linear backward (bias sums over columns): the same bits at every thread count",
+          "[parallel]") {
   if (!k::threads_supported()) return;
   const int rows = 300, in = 64, out = 1031;
   const std::vector<float> x = randoms(static_cast<std::size_t>(rows) * in, 3);
@@ -45,8 +47,8 @@ TEST_CASE("parallel linear backward (bias sums over columns): the same bits at e
   require_same_at_every_count("linear_backward", [&] {
     std::vector<float> dx(static_cast<std::size_t>(rows) * in), dw(static_cast<std::size_t>(out) * in, 0.5f),
         db(static_cast<std::size_t>(out), 0.25f);
-    attn::linear_backward(rows, in, out, x.data(), in, w.data(), dy.data(), out, dx.data(), in, false, dw.data(),
-                          db.data());
+    attn::linear_backward(rows, in, out, x.data(), in, w.data(), dy.data(), out, dx.data(), in, false,
+                          dw.data(), db.data());
     std::vector<float> all = dx;
     all.insert(all.end(), dw.begin(), dw.end());
     all.insert(all.end(), db.begin(), db.end());

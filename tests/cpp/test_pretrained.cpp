@@ -2,8 +2,8 @@
 // anything large is allocated, and a forward's shapes, causality and batch independence. Its numbers
 // are checked against the PyTorch checkpoints of tests/golden/pretrained from JS
 // (tests/js/pretrained.test.mjs).
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 
@@ -52,9 +52,12 @@ TEST_CASE("pretrained: expected tensors, missing ones, refusals", "[pretrained]"
   attn::Status st = m.forward(1, 3, {1, 2, 3}, {}, r);
   REQUIRE(st.code == attn::StatusCode::kInvalidArgument);
   REQUIRE(st.message.find("missing tensor \"wte.weight\"") != std::string::npos);
-  REQUIRE(m.set_tensor("h.0.attn.c_attn.weight", attn::Tensor::zeros({24, 8})).code == attn::StatusCode::kShapeMismatch);
-  REQUIRE(m.set_tensor("h.9.attn.c_attn.weight", attn::Tensor::zeros({8, 24})).code == attn::StatusCode::kUnknownParameter);
-  REQUIRE(m.set_tensor("transformer.h.0.attn.c_attn.weight", attn::Tensor::zeros({8, 24})).ok());  // the prefix is optional
+  REQUIRE(m.set_tensor("h.0.attn.c_attn.weight", attn::Tensor::zeros({24, 8})).code ==
+          attn::StatusCode::kShapeMismatch);
+  REQUIRE(m.set_tensor("h.9.attn.c_attn.weight", attn::Tensor::zeros({8, 24})).code ==
+          attn::StatusCode::kUnknownParameter);
+  REQUIRE(m.set_tensor("transformer.h.0.attn.c_attn.weight", attn::Tensor::zeros({8, 24}))
+              .ok());  // the prefix is optional
   attn::PretrainedConfig huge = tiny(attn::PretrainedArch::kLlama);
   huge.vocab_size = 1000000;
   huge.hidden = 1000000;
@@ -87,14 +90,16 @@ TEST_CASE("pretrained forward: shapes, causal attention, hidden states, bad ids"
     // A row of a batch is computed alone: the second sequence alone gives its rows of the logits.
     attn::PretrainedForwardResult one;
     REQUIRE(m.forward(1, 4, {5, 6, 7, 8}, {}, one).ok());
-    testutil::require_close(one.logits.data, std::vector<float>(r.logits.data.begin() + 44, r.logits.data.end()), 1e-6,
+    testutil::require_close(one.logits.data,
+                            std::vector<float>(r.logits.data.begin() + 44, r.logits.data.end()), 1e-6,
                             "batch row alone");
     REQUIRE(m.forward(1, 2, {1, 11}, {}, r).code == attn::StatusCode::kInvalidArgument);
     REQUIRE(m.forward(1, 7, {1, 1, 1, 1, 1, 1, 1}, {}, r).code == attn::StatusCode::kTooLarge);
   }
 }
 
-TEST_CASE("pretrained decoding with KV caches equals the full forward; a refused step changes no cache", "[pretrained][cache]") {
+TEST_CASE("pretrained decoding with KV caches equals the full forward; a refused step changes no cache",
+          "[pretrained][cache]") {
   for (const auto arch : {attn::PretrainedArch::kGpt2, attn::PretrainedArch::kLlama}) {
     attn::PretrainedModel m;
     REQUIRE(attn::PretrainedModel::create(tiny(arch), m).ok());
@@ -107,7 +112,9 @@ TEST_CASE("pretrained decoding with KV caches equals the full forward; a refused
     std::vector<float> stepped;
     for (const auto& [t0, n] : {std::pair{0, 3}, std::pair{3, 1}, std::pair{4, 1}}) {
       attn::PretrainedForwardResult r;
-      REQUIRE(m.forward(1, n, std::vector<std::int32_t>(ids.begin() + t0, ids.begin() + t0 + n), {}, r, &caches).ok());
+      REQUIRE(
+          m.forward(1, n, std::vector<std::int32_t>(ids.begin() + t0, ids.begin() + t0 + n), {}, r, &caches)
+              .ok());
       stepped.insert(stepped.end(), r.logits.data.begin(), r.logits.data.end());
     }
     testutil::require_close(stepped, full.logits.data, 1e-5, "cached logits");
@@ -118,7 +125,8 @@ TEST_CASE("pretrained decoding with KV caches equals the full forward; a refused
   }
 }
 
-TEST_CASE("pretrained logit lens: one top token per stream and position; the last is the model's own", "[pretrained]") {
+TEST_CASE("pretrained logit lens: one top token per stream and position; the last is the model's own",
+          "[pretrained]") {
   attn::PretrainedModel m;
   REQUIRE(attn::PretrainedModel::create(tiny(attn::PretrainedArch::kLlama), m).ok());
   fill(m, 13);
@@ -151,7 +159,8 @@ std::uint16_t to_half(float v, WeightFormat f) {
   if (f == WeightFormat::kBF16) return static_cast<std::uint16_t>(b >> 16);
   const int e = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
   const std::uint32_t sign = (b >> 16) & 0x8000u;
-  return static_cast<std::uint16_t>(e > 0 ? sign | (static_cast<std::uint32_t>(e) << 10) | ((b & 0x7fffffu) >> 13) : sign);
+  return static_cast<std::uint16_t>(
+      e > 0 ? sign | (static_cast<std::uint32_t>(e) << 10) | ((b & 0x7fffffu) >> 13) : sign);
 }
 
 // Fills `half` with every tensor in format f and `wide` with the same values widened to float32.
@@ -163,9 +172,10 @@ void fill_pair(attn::PretrainedModel& half, attn::PretrainedModel& wide, WeightF
       for (float& v : t.data) v = 1.0f + 0.1f * v;
     std::vector<std::uint16_t> bits(t.data.size());
     for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = to_half(t.data[i], f);
-    attn::kernels::widen_half(static_cast<int>(bits.size()), bits.data(),
-                              f == WeightFormat::kF16 ? attn::kernels::HalfFormat::kF16 : attn::kernels::HalfFormat::kBF16,
-                              t.data.data());
+    attn::kernels::widen_half(
+        static_cast<int>(bits.size()), bits.data(),
+        f == WeightFormat::kF16 ? attn::kernels::HalfFormat::kF16 : attn::kernels::HalfFormat::kBF16,
+        t.data.data());
     void* dst = nullptr;
     REQUIRE(half.begin_tensor(name, shape, f, dst).ok());
     std::memcpy(dst, bits.data(), bits.size() * 2);
@@ -180,14 +190,17 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 }  // namespace
 
-TEST_CASE("pretrained 16-bit weights: the forward equals the widened float32 model's bit for bit, in about half the bytes",
-          "[pretrained][half]") {
+TEST_CASE(
+    "pretrained 16-bit weights: the forward equals the widened float32 model's bit for bit, in about half "
+    "the bytes",
+    "[pretrained][half]") {
   // hidden 12: GPT-2's fused q/k/v weight splits mid-panel of the SIMD packed layout, so that
   // float32 matrix stays unpacked while the others are packed in place (hidden 8: all packed).
   for (const int hidden : {8, 12}) {
     for (const auto arch : {attn::PretrainedArch::kGpt2, attn::PretrainedArch::kLlama})
       for (const WeightFormat f : {WeightFormat::kF16, WeightFormat::kBF16}) {
-        INFO((arch == attn::PretrainedArch::kGpt2 ? "GPT-2 " : "Llama ") << attn::format_name(f) << " hidden " << hidden);
+        INFO((arch == attn::PretrainedArch::kGpt2 ? "GPT-2 " : "Llama ")
+             << attn::format_name(f) << " hidden " << hidden);
         attn::PretrainedConfig c = tiny(arch);
         c.qkv_bias = arch == attn::PretrainedArch::kLlama;
         c.hidden = hidden;
@@ -218,8 +231,9 @@ TEST_CASE("pretrained 16-bit weights: the forward equals the widened float32 mod
         REQUIRE(half.forward(1, 3, {3, 1, 4}, {}, first, &caches).ok());
         REQUIRE(half.forward(1, 1, {1}, {}, next, &caches).ok());
         REQUIRE(wide.forward(1, 4, {3, 1, 4, 1}, {}, full).ok());
-        testutil::require_close(next.logits.data, std::vector<float>(full.logits.data.end() - 11, full.logits.data.end()),
-                                1e-5, "cached step");
+        testutil::require_close(next.logits.data,
+                                std::vector<float>(full.logits.data.end() - 11, full.logits.data.end()), 1e-5,
+                                "cached step");
         // Matrices take 2 bytes per value instead of 4; the norms and biases stay float32.
         REQUIRE(half.weight_bytes() < 0.6 * wide.weight_bytes());
         REQUIRE(half.weight_bytes() > 0.5 * wide.weight_bytes());
@@ -227,8 +241,9 @@ TEST_CASE("pretrained 16-bit weights: the forward equals the widened float32 mod
   }
 }
 
-TEST_CASE("pretrained loading: a non-finite value or a tensor past the memory limit leaves the model as it was",
-          "[pretrained][half]") {
+TEST_CASE(
+    "pretrained loading: a non-finite value or a tensor past the memory limit leaves the model as it was",
+    "[pretrained][half]") {
   attn::PretrainedConfig c = tiny(attn::PretrainedArch::kLlama);
   attn::PretrainedModel m, wide;
   REQUIRE(attn::PretrainedModel::create(c, m).ok());
@@ -237,13 +252,16 @@ TEST_CASE("pretrained loading: a non-finite value or a tensor past the memory li
   attn::PretrainedForwardResult before, after;
   REQUIRE(m.forward(1, 4, {1, 2, 3, 4}, {}, before).ok());
   const std::uint64_t bytes = m.weight_bytes();
-  for (const char* name : {"model.layers.1.self_attn.k_proj.weight", "model.layers.0.input_layernorm.weight"}) {
-    const auto& shape = std::find_if(m.expected_tensors().begin(), m.expected_tensors().end(),
-                                     [&](const auto& e) { return e.first == name; })->second;
+  for (const char* name :
+       {"model.layers.1.self_attn.k_proj.weight", "model.layers.0.input_layernorm.weight"}) {
+    const auto& shape =
+        std::find_if(m.expected_tensors().begin(), m.expected_tensors().end(), [&](const auto& e) {
+          return e.first == name;
+        })->second;
     void* dst = nullptr;
     REQUIRE(m.begin_tensor(name, shape, WeightFormat::kBF16, dst).ok());
     std::vector<std::uint16_t> bits(static_cast<std::size_t>(attn::shape_numel(shape)), 0x3f80);  // 1.0
-    bits[3] = 0x7f80;                                                                            // +inf
+    bits[3] = 0x7f80;                                                                             // +inf
     std::memcpy(dst, bits.data(), bits.size() * 2);
     const attn::Status st = m.end_tensor(name);
     REQUIRE(st.code == attn::StatusCode::kNonFinite);
@@ -266,7 +284,8 @@ TEST_CASE("pretrained loading: a non-finite value or a tensor past the memory li
   REQUIRE(m.reserve(bytes).ok());
 }
 
-TEST_CASE("pretrained interpretability options: a run from a hidden state, attn_delta, logits_row, read_rows", "[pretrained][interp]") {
+TEST_CASE("pretrained interpretability options: a run from a hidden state, attn_delta, logits_row, read_rows",
+          "[pretrained][interp]") {
   for (const bool post : {false, true}) {
     for (const auto arch : {attn::PretrainedArch::kGpt2, attn::PretrainedArch::kLlama}) {
       if (post && arch == attn::PretrainedArch::kGpt2) continue;
@@ -297,7 +316,8 @@ TEST_CASE("pretrained interpretability options: a run from a hidden state, attn_
         REQUIRE(m.forward(2, 4, ids, from, r).ok());
         REQUIRE(r.logits.shape == attn::Shape{2, 1, 11});
         for (int b = 0; b < 2; ++b)
-          for (int v = 0; v < 11; ++v) REQUIRE(r.logits.data[b * 11 + v] == full.logits.data[(b * 4 + 2) * 11 + v]);
+          for (int v = 0; v < 11; ++v)
+            REQUIRE(r.logits.data[b * 11 + v] == full.logits.data[(b * 4 + 2) * 11 + v]);
         // a delta at one row changes only that row and the rows after it
         from.logits_row = -1;
         from.attn_delta[(0 * 4 + 1) * 8 + 3] = 0.5f;

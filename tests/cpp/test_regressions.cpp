@@ -136,7 +136,8 @@ TEST_CASE("property tests: keys whose scores overflow to −∞ get weight 0 whe
   }
 }
 
-TEST_CASE("fuzz_tiny_train: finite logits whose loss overflows float32 are NON_FINITE, not an infinite loss", "[regression]") {
+TEST_CASE("fuzz_tiny_train: finite logits whose loss overflows float32 are NON_FINITE, not an infinite loss",
+          "[regression]") {
   attn::TinyConfig c;
   c.vocab_size = 3;
   c.max_length = 2;

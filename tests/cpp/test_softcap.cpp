@@ -25,7 +25,8 @@ attn::MultiHeadAttention capped_module() {
 
 }  // namespace
 
-TEST_CASE("softcap: weights = softmax(cap·tanh(scaled scores / cap)) with the causal mask, against double", "[mha][softcap]") {
+TEST_CASE("softcap: weights = softmax(cap·tanh(scaled scores / cap)) with the causal mask, against double",
+          "[mha][softcap]") {
   const attn::MultiHeadAttention m = capped_module();
   const attn::Tensor x = testutil::random_tensor({1, 6, 16}, 3, 3.0f);  // large scores: the cap matters
   attn::MhaForwardOptions o;
@@ -46,7 +47,8 @@ TEST_CASE("softcap: weights = softmax(cap·tanh(scaled scores / cap)) with the c
       double max = -1e300, z = 0;
       for (int j = 0; j <= i; ++j) {
         double dot = 0;
-        for (int d = 0; d < dk; ++d) dot += static_cast<double>(q.data[((h * T) + i) * dk + d]) * k.data[((h * T) + j) * dk + d];
+        for (int d = 0; d < dk; ++d)
+          dot += static_cast<double>(q.data[((h * T) + i) * dk + d]) * k.data[((h * T) + j) * dk + d];
         capped_something |= std::abs(dot * scale) > cap;
         s[j] = cap * std::tanh(dot * scale / cap);
         max = std::max(max, s[j]);
@@ -65,7 +67,8 @@ TEST_CASE("softcap: weights = softmax(cap·tanh(scaled scores / cap)) with the c
   REQUIRE(plain.weights.data != r.weights.data);
 }
 
-TEST_CASE("softcap: the tiled path (no weights, long input) gives the full path's output; refusals", "[mha][softcap]") {
+TEST_CASE("softcap: the tiled path (no weights, long input) gives the full path's output; refusals",
+          "[mha][softcap]") {
   attn::MultiHeadAttention m = capped_module();
   const attn::Tensor x = testutil::random_tensor({1, 300, 16}, 4, 2.0f);  // past one key tile (256)
   attn::MhaForwardOptions o;

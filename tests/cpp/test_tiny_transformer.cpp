@@ -202,9 +202,11 @@ TEST_CASE("TinyTransformer: bad ids and targets are clear errors", "[tiny][error
   REQUIRE(attn::TinyTransformer::create(bad, m).code == attn::StatusCode::kHeadsDoNotDivide);
 }
 
-TEST_CASE("TinyTransformer forward with a mask: every layer, on top of causal, against the reference", "[tiny]") {
+TEST_CASE("TinyTransformer forward with a mask: every layer, on top of causal, against the reference",
+          "[tiny]") {
   for (const bool causal : {true, false}) {
-    attn::TinyConfig c{11, 8, 8, 2, 2, true, 0, attn::PositionalKind::kLearned, attn::NormKind::kPre, causal, 5};
+    attn::TinyConfig c{11,     8, 8, 2, 2, true, 0, attn::PositionalKind::kLearned, attn::NormKind::kPre,
+                       causal, 5};
     attn::TinyTransformer m;
     REQUIRE(attn::TinyTransformer::create(c, m).ok());
     randomise(m, 71);
@@ -214,7 +216,8 @@ TEST_CASE("TinyTransformer forward with a mask: every layer, on top of causal, a
     attn::BoolTensor mask;
     mask.shape = {t, t};
     mask.data.assign(t * t, 1);
-    for (const auto& ij : {std::pair{2, 0}, std::pair{4, 1}, std::pair{4, 3}, std::pair{1, 3}}) mask.data[ij.first * t + ij.second] = 0;
+    for (const auto& ij : {std::pair{2, 0}, std::pair{4, 1}, std::pair{4, 3}, std::pair{1, 3}})
+      mask.data[ij.first * t + ij.second] = 0;
     attn::TinyForwardOptions options;
     options.attention_layers = {0, 1};
     options.mask = &mask;
@@ -229,7 +232,8 @@ TEST_CASE("TinyTransformer forward with a mask: every layer, on top of causal, a
       for (int h = 0; h < 2; ++h)
         for (int i = 0; i < t; ++i)
           for (int j = 0; j < t; ++j)
-            if (!mask.data[i * t + j] || (causal && j > i)) REQUIRE(r.attention[l].data[(h * t + i) * t + j] == 0.0f);
+            if (!mask.data[i * t + j] || (causal && j > i))
+              REQUIRE(r.attention[l].data[(h * t + i) * t + j] == 0.0f);
     // The unmasked forward differs (the mask did something) and a mask of the wrong shape is refused.
     attn::TinyForwardResult plain;
     REQUIRE(m.forward(x.ids, {}, plain).ok());

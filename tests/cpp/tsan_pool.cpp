@@ -62,8 +62,10 @@ void gemms(int threads, const std::vector<std::vector<float>>& want, bool record
   };
   got.clear();
   for (Dims d : {Dims{67, 133, 97}, Dims{3, 1029, 600}}) {
-    const auto A = values(static_cast<std::size_t>(d.m) * d.k, 1), B = values(static_cast<std::size_t>(d.k) * d.n, 2);
-    const auto W = values(static_cast<std::size_t>(d.n) * d.k, 3), bias = values(static_cast<std::size_t>(d.n), 4);
+    const auto A = values(static_cast<std::size_t>(d.m) * d.k, 1),
+               B = values(static_cast<std::size_t>(d.k) * d.n, 2);
+    const auto W = values(static_cast<std::size_t>(d.n) * d.k, 3),
+               bias = values(static_cast<std::size_t>(d.n), 4);
     std::vector<float> packed(static_cast<std::size_t>(k::packed_weight_floats(d.n, d.k)));
     k::pack_weight(d.n, d.k, W.data(), d.k, packed.data());
     const std::size_t size = static_cast<std::size_t>(d.m) * d.n;
@@ -72,8 +74,8 @@ void gemms(int threads, const std::vector<std::vector<float>>& want, bool record
     got.push_back(c);
     k::gemm_nt(d.m, d.n, d.k, A.data(), d.k, W.data(), d.k, c.data(), d.n, true);
     got.push_back(c);
-    k::gemm_tn(d.m, d.n, d.k, values(static_cast<std::size_t>(d.k) * d.m, 5).data(), d.m, B.data(), d.n, c.data(),
-               d.n, false);
+    k::gemm_tn(d.m, d.n, d.k, values(static_cast<std::size_t>(d.k) * d.m, 5).data(), d.m, B.data(), d.n,
+               c.data(), d.n, false);
     got.push_back(c);
     k::linear_nt(d.m, d.n, d.k, A.data(), d.k, W.data(), d.k, bias.data(), c.data(), d.n);
     got.push_back(c);

@@ -16,7 +16,8 @@ namespace {
 // The KV cache: self-attention of the query fed in fuzzer-chosen chunks into a cache of a
 // fuzzer-chosen size. Invariants: OK results are finite; an error (overflow included) leaves the
 // cache's length unchanged; a finite call that fits is accepted whenever the plain forward accepts it.
-int decode(fuzz::Input& in, const attn::MultiHeadAttention& mha, const attn::Tensor& x, const attn::MhaForwardOptions& o) {
+int decode(fuzz::Input& in, const attn::MultiHeadAttention& mha, const attn::Tensor& x,
+           const attn::MhaForwardOptions& o) {
   attn::KvCache cache;
   const attn::Status cs = mha.create_cache(in.in(0, 10), x.rank() == 3 ? x.dim(0) : 1, cache);
   fuzz::check_error(cs);
@@ -37,7 +38,8 @@ int decode(fuzz::Input& in, const attn::MultiHeadAttention& mha, const attn::Ten
       if (cache.length != before) fuzz::fail("a refused cached forward changed the cache", s);
       return 0;
     }
-    if (!fuzz::all_finite(r.output.data) || !fuzz::all_finite(r.weights.data)) fuzz::fail("cached OK with a non-finite result", s);
+    if (!fuzz::all_finite(r.output.data) || !fuzz::all_finite(r.weights.data))
+      fuzz::fail("cached OK with a non-finite result", s);
     if (cache.length != before + n) fuzz::fail("the cache did not grow by the chunk", s);
     t0 += n;
   }

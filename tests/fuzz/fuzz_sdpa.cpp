@@ -93,9 +93,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::string("mask ") + (o.mask ? attn::shape_to_string(mask.shape) : "-") + " additive " +
       (o.additive_mask ? attn::shape_to_string(additive.shape) + " " + fuzz::range(additive.data) : "-") +
       " causal " + std::to_string(o.causal) + " scale " + (o.scale ? attn::format_number(*o.scale) : "-") +
-      " dropout " + attn::format_number(o.dropout.p) + " weights " + std::to_string(o.need_weights) + " gqa " +
-      std::to_string(o.enable_gqa) + " offset " + (o.positions.offset ? std::to_string(*o.positions.offset) : "-") +
-      " bottom-right " + std::to_string(o.positions.bottom_right) + " window " +
+      " dropout " + attn::format_number(o.dropout.p) + " weights " + std::to_string(o.need_weights) +
+      " gqa " + std::to_string(o.enable_gqa) + " offset " +
+      (o.positions.offset ? std::to_string(*o.positions.offset) : "-") + " bottom-right " +
+      std::to_string(o.positions.bottom_right) + " window " +
       (o.positions.window ? std::to_string(*o.positions.window) : "-") + " alibi " +
       (o.positions.alibi_paper ? "paper" : std::to_string(o.positions.alibi_slopes.size())));
   attn::Trace trace;

@@ -54,7 +54,10 @@ describe('TinyTransformer.ablateHeads', () => {
 
   it('ablating every head of layer 0 makes layer 0 ignore its values entirely', () => {
     const model = new TinyTransformer(config);
-    const ablated = model.ablateHeads([[0, 0], [0, 1]]);
+    const ablated = model.ablateHeads([
+      [0, 0],
+      [0, 1],
+    ]);
     const a = withValuesPerturbed(ablated, 0, 0);
     const b = withValuesPerturbed(a, 0, 1);
     assert.ok(maxAbsDiff(b.forward(ids).logits.data, ablated.forward(ids).logits.data) < kSame);
@@ -65,7 +68,10 @@ describe('TinyTransformer.ablateHeads', () => {
     const model = new TinyTransformer(config);
     const { heapUsedBytes, liveHandles } = memoryStats();
     for (const bad of [[[2, 0]], [[0, 2]], [[0]], [[-1, 0]], [[0.5, 0]], 'all', [[0, '1']]]) {
-      assert.throws(() => model.ablateHeads(bad), (e) => e.code === 'INVALID_ARGUMENT' && /ablateHeads/.test(e.message));
+      assert.throws(
+        () => model.ablateHeads(bad),
+        (e) => e.code === 'INVALID_ARGUMENT' && /ablateHeads/.test(e.message),
+      );
     }
     assert.equal(memoryStats().liveHandles, liveHandles);
     assert.equal(memoryStats().heapUsedBytes, heapUsedBytes);

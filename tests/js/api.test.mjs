@@ -3,18 +3,30 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  init, Tensor, AttentionError, softmax, layerNorm, scaledDotProductAttention, MultiHeadAttention,
-  sinusoidalEncoding, LearnedPositionalEncoding, seededNormal, memoryStats, memoryLimit,
-  setMemoryLimit, kernelVariant, relaxedSimdSupported,
+  init,
+  Tensor,
+  AttentionError,
+  softmax,
+  layerNorm,
+  scaledDotProductAttention,
+  MultiHeadAttention,
+  sinusoidalEncoding,
+  LearnedPositionalEncoding,
+  seededNormal,
+  memoryStats,
+  memoryLimit,
+  setMemoryLimit,
+  kernelVariant,
+  relaxedSimdSupported,
 } from '../../src/js/index.js';
 import { assertClose } from './close.js';
 
 // Named tolerances (absolute), float32 core vs float64 reference.
-const kRefTol = 1e-5;          // one attention / layer-norm pass vs the float64 reference
-const kPeTol = 2e-6;           // sinusoidal values are float32 casts of double sin/cos
-const kTiledTol = 1e-5;        // tiled (needWeights: false) path vs the weights path
-const kAvgTol = 1e-6;          // mean of per-head weights vs the averaged weights
-const kSamePathTol = 1e-6;     // two ways to express the same computation (packed vs split weights, …)
+const kRefTol = 1e-5; // one attention / layer-norm pass vs the float64 reference
+const kPeTol = 2e-6; // sinusoidal values are float32 casts of double sin/cos
+const kTiledTol = 1e-5; // tiled (needWeights: false) path vs the weights path
+const kAvgTol = 1e-6; // mean of per-head weights vs the averaged weights
+const kSamePathTol = 1e-6; // two ways to express the same computation (packed vs split weights, …)
 
 // ---- helpers ------------------------------------------------------------------------------------
 
@@ -41,7 +53,10 @@ function sdpaRef(q, k, v, { scale, allowed = () => true, bias = () => 0 } = {}) 
       const max = Math.max(...row);
       if (max === -Infinity) continue; // fully masked: zeros
       let sum = 0;
-      for (let j = 0; j < Tk; j++) { row[j] = Math.exp(row[j] - max); sum += row[j]; }
+      for (let j = 0; j < Tk; j++) {
+        row[j] = Math.exp(row[j] - max);
+        sum += row[j];
+      }
       for (let j = 0; j < Tk; j++) {
         const w = row[j] / sum;
         weights[(b * Tq + i) * Tk + j] = w;
@@ -58,7 +73,7 @@ function linear(x, N, inDim, W, outDim, bias, wOffset = 0, bOffset = 0) {
   for (let n = 0; n < N; n++) {
     for (let o = 0; o < outDim; o++) {
       let acc = bias ? bias[bOffset + o] : 0;
-      for (let c = 0; c < inDim; c++) acc += x[n * inDim + c] * W[wOffset + (o * inDim) + c];
+      for (let c = 0; c < inDim; c++) acc += x[n * inDim + c] * W[wOffset + o * inDim + c];
       y[n * outDim + o] = acc;
     }
   }
@@ -80,14 +95,16 @@ function mhaRef(sd, H, query, key) {
   const weights = new Float64Array(B * H * Tq * Tk);
   const head = (src, T, b, h) => {
     const t = { shape: [1, T, d], data: new Float64Array(T * d) };
-    for (let i = 0; i < T; i++) for (let c = 0; c < d; c++) t.data[i * d + c] = src[(b * T + i) * E + h * d + c];
+    for (let i = 0; i < T; i++)
+      for (let c = 0; c < d; c++) t.data[i * d + c] = src[(b * T + i) * E + h * d + c];
     return t;
   };
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < H; h++) {
       const r = sdpaRef(head(q, Tq, b, h), head(k, Tk, b, h), head(v, Tk, b, h));
-      weights.set(r.weights, ((b * H + h) * Tq) * Tk);
-      for (let i = 0; i < Tq; i++) for (let c = 0; c < d; c++) concat[(b * Tq + i) * E + h * d + c] = r.output[i * d + c];
+      weights.set(r.weights, (b * H + h) * Tq * Tk);
+      for (let i = 0; i < Tq; i++)
+        for (let c = 0; c < d; c++) concat[(b * Tq + i) * E + h * d + c] = r.output[i * d + c];
     }
   }
   const output = linear(concat, B * Tq, E, sd['out_proj.weight'].data, E, sd['out_proj.bias'].data);
@@ -142,7 +159,13 @@ describe('Tensor', () => {
   });
 
   it('infers the shape of nested arrays and toArray() round-trips', () => {
-    const nested = [[[1, 2], [3, 4], [5, 6]]];
+    const nested = [
+      [
+        [1, 2],
+        [3, 4],
+        [5, 6],
+      ],
+    ];
     const t = new Tensor(nested);
     assert.deepEqual(t.shape, [1, 3, 2]);
     assert.deepEqual(t.toArray(), nested);
@@ -153,11 +176,17 @@ describe('Tensor', () => {
     assert.equal(m.dtype, 'bool');
     assert.equal(m.get(0, 0), true);
     assert.equal(m.get(0, 1), false);
-    const b = new Tensor([[true, false], [false, true]]);
+    const b = new Tensor([
+      [true, false],
+      [false, true],
+    ]);
     assert.equal(b.dtype, 'bool');
     assert.ok(b.data instanceof Uint8Array);
     assert.deepEqual(Array.from(b.data), [1, 0, 0, 1]);
-    assert.deepEqual(b.toArray(), [[true, false], [false, true]]);
+    assert.deepEqual(b.toArray(), [
+      [true, false],
+      [false, true],
+    ]);
   });
 
   it('rejects a shape that does not match the data, bad shapes, ragged arrays and bad indices', () => {
@@ -180,7 +209,12 @@ describe('softmax', () => {
     const y = softmax(new Tensor([1, 1, 1, 5], [1, 1, 1, 4]));
     assert.deepEqual(y.shape, [1, 1, 1, 4]);
     const e = Math.exp(4);
-    assertClose(y.data, [1, 1, 1, e].map((v) => v / (3 + e)), kRefTol, 'softmax');
+    assertClose(
+      y.data,
+      [1, 1, 1, e].map((v) => v / (3 + e)),
+      kRefTol,
+      'softmax',
+    );
     assert.equal(y.data[0].toFixed(4), '0.0174');
     assert.equal(y.data[3].toFixed(4), '0.9479');
   });
@@ -188,10 +222,19 @@ describe('softmax', () => {
   it('works over the last axis, stays finite near 1000, and gives zeros for an all -Infinity row', () => {
     const x = new Tensor([1000, 1001, 1002, -Infinity, -Infinity, -Infinity, 0, -Infinity, 2], [3, 3]);
     const y = softmax(x);
-    const row = (a, b, c) => { const m = Math.max(a, b, c); const s = Math.exp(a - m) + Math.exp(b - m) + Math.exp(c - m); return [a, b, c].map((v) => Math.exp(v - m) / s); };
+    const row = (a, b, c) => {
+      const m = Math.max(a, b, c);
+      const s = Math.exp(a - m) + Math.exp(b - m) + Math.exp(c - m);
+      return [a, b, c].map((v) => Math.exp(v - m) / s);
+    };
     assertClose(y.data.subarray(0, 3), row(1000, 1001, 1002), kRefTol, 'row near 1000');
     assert.deepEqual(Array.from(y.data.subarray(3, 6)), [0, 0, 0], 'all -inf row → zeros');
-    assertClose(y.data.subarray(6, 9), [1 / (1 + Math.exp(2)), 0, Math.exp(2) / (1 + Math.exp(2))], kRefTol, '-inf entry');
+    assertClose(
+      y.data.subarray(6, 9),
+      [1 / (1 + Math.exp(2)), 0, Math.exp(2) / (1 + Math.exp(2))],
+      kRefTol,
+      '-inf entry',
+    );
   });
 
   it('accepts nested arrays and { data, shape }', () => {
@@ -208,7 +251,9 @@ describe('layerNorm', () => {
       const row = Array.from(x.data.subarray(r * 7, r * 7 + 7));
       const mean = row.reduce((a, c) => a + c, 0) / 7;
       const variance = row.reduce((a, c) => a + (c - mean) ** 2, 0) / 7; // biased, as nn.LayerNorm
-      row.forEach((c, i) => out.push(((c - mean) / Math.sqrt(variance + eps)) * (w ? w[i] : 1) + (b ? b[i] : 0)));
+      row.forEach((c, i) =>
+        out.push(((c - mean) / Math.sqrt(variance + eps)) * (w ? w[i] : 1) + (b ? b[i] : 0)),
+      );
     }
     return out;
   }
@@ -299,7 +344,10 @@ describe('LearnedPositionalEncoding', () => {
     a.setTable(new Tensor(table, [6, 4]));
     assert.deepEqual(Array.from(a.table.data), Array.from(table));
     assert.deepEqual(Array.from(a.encode(2).data), Array.from(table.subarray(0, 8)));
-    assert.throws(() => a.setTable(new Tensor(table, [4, 6])), (e) => e instanceof AttentionError && e.code === 'SHAPE_MISMATCH');
+    assert.throws(
+      () => a.setTable(new Tensor(table, [4, 6])),
+      (e) => e instanceof AttentionError && e.code === 'SHAPE_MISMATCH',
+    );
     // The table getter returns a copy.
     a.table.data[0] = 99;
     assert.equal(a.table.data[0], 0);
@@ -307,7 +355,10 @@ describe('LearnedPositionalEncoding', () => {
     for (const pe of [a, b, c]) pe.dispose();
     a.dispose(); // twice is harmless
     assert.equal(memoryStats().liveHandles, start);
-    assert.throws(() => a.encode(1), (e) => e instanceof AttentionError && e.code === 'DISPOSED');
+    assert.throws(
+      () => a.encode(1),
+      (e) => e instanceof AttentionError && e.code === 'DISPOSED',
+    );
   });
 });
 
@@ -333,7 +384,12 @@ describe('scaledDotProductAttention', () => {
   });
 
   it('bool mask (1 = may attend) broadcast over the batch; masked weights are exactly 0', () => {
-    const allowed = [[1, 1, 0, 1, 0, 1], [0, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0]];
+    const allowed = [
+      [1, 1, 0, 1, 0, 1],
+      [0, 1, 1, 1, 1, 1],
+      [1, 0, 0, 0, 0, 0],
+      [1, 1, 1, 1, 1, 0],
+    ];
     const mask = new Tensor(Uint8Array.from(allowed.flat()), [4, 6]);
     const r = scaledDotProductAttention(q, k, v, { mask });
     const ref = sdpaRef(q, k, v, { allowed: (b, i, j) => allowed[i][j] === 1 });
@@ -346,7 +402,10 @@ describe('scaledDotProductAttention', () => {
   });
 
   it('a fully masked row gives zero weights and a zero output row (never NaN)', () => {
-    const mask = new Tensor(Uint8Array.from({ length: 24 }, (_, i) => (i < 6 ? 0 : 1)), [4, 6]);
+    const mask = new Tensor(
+      Uint8Array.from({ length: 24 }, (_, i) => (i < 6 ? 0 : 1)),
+      [4, 6],
+    );
     const r = scaledDotProductAttention(q, k, v, { mask });
     for (let b = 0; b < 2; b++) {
       assert.deepEqual(Array.from(r.weights.data.subarray(b * 24, b * 24 + 6)), [0, 0, 0, 0, 0, 0]);
@@ -363,7 +422,11 @@ describe('scaledDotProductAttention', () => {
   });
 
   it('causal is top-left aligned for square, wide and tall shapes', () => {
-    for (const [Tq, Tk] of [[5, 5], [3, 6], [6, 4]]) {
+    for (const [Tq, Tk] of [
+      [5, 5],
+      [3, 6],
+      [6, 4],
+    ]) {
       const qq = rand([2, Tq, 4], 10 + Tq);
       const kk = rand([2, Tk, 4], 20 + Tk);
       const vv = rand([2, Tk, 3], 30 + Tk);
@@ -378,11 +441,18 @@ describe('scaledDotProductAttention', () => {
     const q4 = rand([2, 3, 4, 5], 41);
     const k4 = rand([2, 3, 6, 5], 42);
     const v4 = rand([2, 3, 6, 7], 43);
-    const pad = [[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]];
-    const r = scaledDotProductAttention(q4, k4, v4, { mask: new Tensor(Uint8Array.from(pad.flat()), [2, 1, 1, 6]) });
+    const pad = [
+      [1, 1, 1, 1, 0, 0],
+      [1, 1, 1, 1, 1, 1],
+    ];
+    const r = scaledDotProductAttention(q4, k4, v4, {
+      mask: new Tensor(Uint8Array.from(pad.flat()), [2, 1, 1, 6]),
+    });
     assert.deepEqual(r.output.shape, [2, 3, 4, 7]);
     const flat = (t, T, d) => ({ shape: [6, T, d], data: t.data });
-    const ref = sdpaRef(flat(q4, 4, 5), flat(k4, 6, 5), flat(v4, 6, 7), { allowed: (bh, i, j) => pad[Math.floor(bh / 3)][j] === 1 });
+    const ref = sdpaRef(flat(q4, 4, 5), flat(k4, 6, 5), flat(v4, 6, 7), {
+      allowed: (bh, i, j) => pad[Math.floor(bh / 3)][j] === 1,
+    });
     assertClose(r.output.data, ref.output, kRefTol, 'leading axes');
   });
 
@@ -399,15 +469,24 @@ describe('scaledDotProductAttention', () => {
     const dropped = a.trace.find((s) => s.name === 'dropped');
     let zeros = 0;
     for (let i = 0; i < dropped.data.length; i++) {
-      if (dropped.data[i] === 0) { zeros++; continue; }
+      if (dropped.data[i] === 0) {
+        zeros++;
+        continue;
+      }
       assertClose([dropped.data[i]], [a.weights.data[i] / (1 - 0.4)], kRefTol, `kept weight ${i}`);
     }
-    assert.ok(zeros > 0 && zeros < dropped.data.length, `some weights dropped (${zeros}/${dropped.data.length})`);
+    assert.ok(
+      zeros > 0 && zeros < dropped.data.length,
+      `some weights dropped (${zeros}/${dropped.data.length})`,
+    );
     // output = dropped · v
     const ref = new Float64Array(2 * 4 * 5);
-    for (let bb = 0; bb < 2; bb++) for (let i = 0; i < 4; i++) for (let j = 0; j < 6; j++) for (let c2 = 0; c2 < 5; c2++) {
-      ref[(bb * 4 + i) * 5 + c2] += dropped.data[(bb * 4 + i) * 6 + j] * v.data[(bb * 6 + j) * 5 + c2];
-    }
+    for (let bb = 0; bb < 2; bb++)
+      for (let i = 0; i < 4; i++)
+        for (let j = 0; j < 6; j++)
+          for (let c2 = 0; c2 < 5; c2++) {
+            ref[(bb * 4 + i) * 5 + c2] += dropped.data[(bb * 4 + i) * 6 + j] * v.data[(bb * 6 + j) * 5 + c2];
+          }
     assertClose(a.output.data, ref, kRefTol, 'output = dropped·v');
   });
 
@@ -416,28 +495,53 @@ describe('scaledDotProductAttention', () => {
     const qq = rand([2, 70, 16], 51);
     const kk = rand([2, 300, 16], 52);
     const vv = rand([2, 300, 12], 53);
-    const mask = new Tensor(Uint8Array.from({ length: 70 * 300 }, (_, i) => ((i * 7) % 11 === 0 ? 0 : 1)), [70, 300]);
+    const mask = new Tensor(
+      Uint8Array.from({ length: 70 * 300 }, (_, i) => ((i * 7) % 11 === 0 ? 0 : 1)),
+      [70, 300],
+    );
     for (const options of [{}, { mask }, { causal: true }, { mask, causal: true, scale: 0.3 }]) {
       const full = scaledDotProductAttention(qq, kk, vv, options);
       const fast = scaledDotProductAttention(qq, kk, vv, { ...options, needWeights: false });
       assert.equal(fast.weights, undefined);
       assert.equal('weights' in fast, false);
-      assertClose(fast.output.data, full.output.data, kTiledTol, `tiled vs full ${JSON.stringify(Object.keys(options))}`);
+      assertClose(
+        fast.output.data,
+        full.output.data,
+        kTiledTol,
+        `tiled vs full ${JSON.stringify(Object.keys(options))}`,
+      );
     }
   });
 
   it('trace: scores, scaled, masked, weights, context with shapes; data agrees with the results', () => {
     const r = scaledDotProductAttention(q, k, v, { trace: true, causal: true });
-    assert.deepEqual(r.trace.map((s) => s.name), ['scores', 'scaled', 'masked', 'weights', 'context']);
+    assert.deepEqual(
+      r.trace.map((s) => s.name),
+      ['scores', 'scaled', 'masked', 'weights', 'context'],
+    );
     const shapes = Object.fromEntries(r.trace.map((s) => [s.name, s.shape]));
-    assert.deepEqual(shapes, { scores: [2, 4, 6], scaled: [2, 4, 6], masked: [2, 4, 6], weights: [2, 4, 6], context: [2, 4, 5] });
+    assert.deepEqual(shapes, {
+      scores: [2, 4, 6],
+      scaled: [2, 4, 6],
+      masked: [2, 4, 6],
+      weights: [2, 4, 6],
+      context: [2, 4, 5],
+    });
     for (const step of r.trace) {
       assert.ok(step.data instanceof Float32Array);
-      assert.equal(step.data.length, step.shape.reduce((a, b) => a * b, 1));
+      assert.equal(
+        step.data.length,
+        step.shape.reduce((a, b) => a * b, 1),
+      );
       assert.equal(step.axes.length, step.shape.length, `${step.name} axes`);
     }
     const get = (name) => r.trace.find((s) => s.name === name).data;
-    assertClose(get('scaled'), Array.from(get('scores'), (s) => s / Math.sqrt(8)), kRefTol, 'scaled = scores/√d_k');
+    assertClose(
+      get('scaled'),
+      Array.from(get('scores'), (s) => s / Math.sqrt(8)),
+      kRefTol,
+      'scaled = scores/√d_k',
+    );
     assert.equal(get('masked')[1], -Infinity, 'causal masks j > i with -inf');
     assert.deepEqual(Array.from(get('weights')), Array.from(r.weights.data));
     assert.deepEqual(Array.from(get('context')), Array.from(r.output.data));
@@ -480,14 +584,33 @@ describe('MultiHeadAttention', () => {
   it('stateDict has PyTorch names and layouts', () => {
     const m = new MultiHeadAttention({ embedDim: 8, numHeads: 2 });
     const shapes = Object.fromEntries(Object.entries(m.stateDict()).map(([n, t]) => [n, t.shape]));
-    assert.deepEqual(shapes, { in_proj_weight: [24, 8], in_proj_bias: [24], 'out_proj.weight': [8, 8], 'out_proj.bias': [8] });
+    assert.deepEqual(shapes, {
+      in_proj_weight: [24, 8],
+      in_proj_bias: [24],
+      'out_proj.weight': [8, 8],
+      'out_proj.bias': [8],
+    });
     m.dispose();
-    const kv = new MultiHeadAttention({ embedDim: 8, numHeads: 2, kdim: 6, vdim: 10, addBiasKV: true, layerNorm: true });
+    const kv = new MultiHeadAttention({
+      embedDim: 8,
+      numHeads: 2,
+      kdim: 6,
+      vdim: 10,
+      addBiasKV: true,
+      layerNorm: true,
+    });
     const kvShapes = Object.fromEntries(Object.entries(kv.stateDict()).map(([n, t]) => [n, t.shape]));
     assert.deepEqual(kvShapes, {
-      q_proj_weight: [8, 8], k_proj_weight: [8, 6], v_proj_weight: [8, 10], in_proj_bias: [24],
-      bias_k: [1, 1, 8], bias_v: [1, 1, 8], 'out_proj.weight': [8, 8], 'out_proj.bias': [8],
-      'layer_norm.weight': [8], 'layer_norm.bias': [8],
+      q_proj_weight: [8, 8],
+      k_proj_weight: [8, 6],
+      v_proj_weight: [8, 10],
+      in_proj_bias: [24],
+      bias_k: [1, 1, 8],
+      bias_v: [1, 1, 8],
+      'out_proj.weight': [8, 8],
+      'out_proj.bias': [8],
+      'layer_norm.weight': [8],
+      'layer_norm.bias': [8],
     });
     kv.dispose();
     const noBias = new MultiHeadAttention({ embedDim: 8, numHeads: 2, bias: false });
@@ -519,7 +642,11 @@ describe('MultiHeadAttention', () => {
     const a = new MultiHeadAttention({ embedDim: 8, numHeads: 2, seed: 1 });
     const b = new MultiHeadAttention({ embedDim: 8, numHeads: 2, seed: 2 });
     const x = rand([2, 4, 8], 70);
-    assert.notDeepEqual(Array.from(a.forward(x).output.data), Array.from(b.forward(x).output.data), 'seeds differ');
+    assert.notDeepEqual(
+      Array.from(a.forward(x).output.data),
+      Array.from(b.forward(x).output.data),
+      'seeds differ',
+    );
     const sd = a.stateDict();
     assert.equal(b.loadStateDict(sd), b, 'loadStateDict returns this');
     assert.deepEqual(Array.from(b.forward(x).output.data), Array.from(a.forward(x).output.data));
@@ -542,8 +669,12 @@ describe('MultiHeadAttention', () => {
     const W = sd.in_proj_weight.data; // (3E, E): rows of W_q, then W_k, then W_v
     const block = (i) => new Tensor(W.slice(i * 64, (i + 1) * 64), [8, 8]);
     split.loadStateDict({
-      q_proj_weight: block(0), k_proj_weight: block(1), v_proj_weight: block(2),
-      in_proj_bias: sd.in_proj_bias, 'out_proj.weight': sd['out_proj.weight'], 'out_proj.bias': sd['out_proj.bias'],
+      q_proj_weight: block(0),
+      k_proj_weight: block(1),
+      v_proj_weight: block(2),
+      in_proj_bias: sd.in_proj_bias,
+      'out_proj.weight': sd['out_proj.weight'],
+      'out_proj.bias': sd['out_proj.bias'],
     });
     const x = rand([2, 5, 8], 80);
     const mem = rand([2, 3, 8], 81);
@@ -575,9 +706,11 @@ describe('MultiHeadAttention', () => {
     assert.deepEqual(avg.weights.shape, [2, 3, 5]);
     assert.deepEqual(perHead.weights.shape, [2, 4, 3, 5]);
     const mean = new Float64Array(30);
-    for (let b = 0; b < 2; b++) for (let h = 0; h < 4; h++) for (let i = 0; i < 15; i++) {
-      mean[b * 15 + i] += perHead.weights.data[(b * 4 + h) * 15 + i] / 4;
-    }
+    for (let b = 0; b < 2; b++)
+      for (let h = 0; h < 4; h++)
+        for (let i = 0; i < 15; i++) {
+          mean[b * 15 + i] += perHead.weights.data[(b * 4 + h) * 15 + i] / 4;
+        }
     assertClose(avg.weights.data, mean, kAvgTol, 'average of heads');
     assert.deepEqual(Array.from(avg.output.data), Array.from(perHead.output.data));
     const none = m.forward(q, kv, null, { needWeights: false });
@@ -593,9 +726,17 @@ describe('MultiHeadAttention', () => {
     const r = m.forward(q, kv, null, { trace: true, averageWeights: false });
     const shapes = r.trace.map((s) => [s.name, s.shape]);
     assert.deepEqual(shapes, [
-      ['input', [2, 3, 8]], ['q', [2, 2, 3, 4]], ['k', [2, 2, 4, 4]], ['v', [2, 2, 4, 4]],
-      ['scores', [2, 2, 3, 4]], ['scaled', [2, 2, 3, 4]], ['masked', [2, 2, 3, 4]], ['weights', [2, 2, 3, 4]],
-      ['context', [2, 2, 3, 4]], ['concat', [2, 3, 8]], ['output', [2, 3, 8]],
+      ['input', [2, 3, 8]],
+      ['q', [2, 2, 3, 4]],
+      ['k', [2, 2, 4, 4]],
+      ['v', [2, 2, 4, 4]],
+      ['scores', [2, 2, 3, 4]],
+      ['scaled', [2, 2, 3, 4]],
+      ['masked', [2, 2, 3, 4]],
+      ['weights', [2, 2, 3, 4]],
+      ['context', [2, 2, 3, 4]],
+      ['concat', [2, 3, 8]],
+      ['output', [2, 3, 8]],
     ]);
     const get = (name) => r.trace.find((s) => s.name === name).data;
     assert.deepEqual(Array.from(get('input')), Array.from(q.data));
@@ -606,22 +747,54 @@ describe('MultiHeadAttention', () => {
   });
 
   it('trace with positional: input, positional, x = input + positional, then residual and normalized', () => {
-    const m = new MultiHeadAttention({ embedDim: 8, numHeads: 2, residual: true, layerNorm: { eps: 1e-6 }, seed: 12 });
+    const m = new MultiHeadAttention({
+      embedDim: 8,
+      numHeads: 2,
+      residual: true,
+      layerNorm: { eps: 1e-6 },
+      seed: 12,
+    });
     assert.equal(m.config.layerNormEps, 1e-6);
     const q = rand([2, 3, 8], 120);
     const pe = sinusoidalEncoding(6, 8); // longer than Tq: the first Tq rows are used
     const r = m.forward(q, null, null, { trace: true, positional: pe, dropout: { p: 0.2, seed: 3 } });
-    assert.deepEqual(r.trace.map((s) => s.name), [
-      'input', 'positional', 'x', 'q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'dropped',
-      'context', 'concat', 'output', 'residual', 'normalized',
-    ]);
+    assert.deepEqual(
+      r.trace.map((s) => s.name),
+      [
+        'input',
+        'positional',
+        'x',
+        'q',
+        'k',
+        'v',
+        'scores',
+        'scaled',
+        'masked',
+        'weights',
+        'dropped',
+        'context',
+        'concat',
+        'output',
+        'residual',
+        'normalized',
+      ],
+    );
     const step = (name) => r.trace.find((s) => s.name === name);
     assert.deepEqual(step('positional').shape, [3, 8]);
     assert.deepEqual(step('x').shape, [2, 3, 8]);
     const expectedX = Array.from(q.data, (v, i) => v + pe.data[i % 24]);
     assertClose(step('x').data, expectedX, kRefTol, 'x = input + positional');
-    assertClose(step('residual').data, Array.from(step('output').data, (v, i) => v + step('x').data[i]), kRefTol, 'residual = output + x');
-    assert.deepEqual(Array.from(step('normalized').data), Array.from(r.output.data), 'the result is the last step');
+    assertClose(
+      step('residual').data,
+      Array.from(step('output').data, (v, i) => v + step('x').data[i]),
+      kRefTol,
+      'residual = output + x',
+    );
+    assert.deepEqual(
+      Array.from(step('normalized').data),
+      Array.from(r.output.data),
+      'the result is the last step',
+    );
     m.dispose();
   });
 
@@ -630,27 +803,57 @@ describe('MultiHeadAttention', () => {
     const sd = m.stateDict();
     const q = rand([2, 3, 8], 130);
     const kv = rand([2, 5, 8], 131);
-    const pad = [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]];
-    const r = m.forward(q, kv, null, { keyPaddingMask: new Tensor(Uint8Array.from(pad.flat()), [2, 5]), averageWeights: false });
+    const pad = [
+      [1, 1, 1, 0, 0],
+      [1, 1, 1, 1, 1],
+    ];
+    const r = m.forward(q, kv, null, {
+      keyPaddingMask: new Tensor(Uint8Array.from(pad.flat()), [2, 5]),
+      averageWeights: false,
+    });
     // Reference: drop the padded keys of batch 0 (same result as masking them).
-    const b0 = mhaRef(sd, 2, new Tensor(q.data.slice(0, 24), [1, 3, 8]), new Tensor(kv.data.slice(0, 24), [1, 3, 8]));
+    const b0 = mhaRef(
+      sd,
+      2,
+      new Tensor(q.data.slice(0, 24), [1, 3, 8]),
+      new Tensor(kv.data.slice(0, 24), [1, 3, 8]),
+    );
     assertClose(r.output.data.subarray(0, 24), b0.output, kRefTol, 'padded batch 0');
-    for (let h = 0; h < 2; h++) for (let i = 0; i < 3; i++) {
-      assert.deepEqual(Array.from(r.weights.data.subarray((h * 3 + i) * 5 + 3, (h * 3 + i) * 5 + 5)), [0, 0], 'padded keys get 0');
-    }
+    for (let h = 0; h < 2; h++)
+      for (let i = 0; i < 3; i++) {
+        assert.deepEqual(
+          Array.from(r.weights.data.subarray((h * 3 + i) * 5 + 3, (h * 3 + i) * 5 + 5)),
+          [0, 0],
+          'padded keys get 0',
+        );
+      }
     const causal = m.forward(q, null, null, { causal: true });
     for (let i = 0; i < 3; i++) for (let j = i + 1; j < 3; j++) assert.equal(causal.weights.get(0, i, j), 0);
     m.dispose();
   });
 
   it('causal never masks the bias_k / zero-attention keys (same as an explicit lower-triangular mask)', () => {
-    const m = new MultiHeadAttention({ embedDim: 8, numHeads: 2, addBiasKV: true, addZeroAttn: true, seed: 15 });
+    const m = new MultiHeadAttention({
+      embedDim: 8,
+      numHeads: 2,
+      addBiasKV: true,
+      addZeroAttn: true,
+      seed: 15,
+    });
     const x = rand([2, 4, 8], 150);
     const causal = m.forward(x, null, null, { causal: true });
-    const tril = new Tensor(Uint8Array.from({ length: 16 }, (_, i) => ((i % 4) <= Math.floor(i / 4) ? 1 : 0)), [4, 4]);
+    const tril = new Tensor(
+      Uint8Array.from({ length: 16 }, (_, i) => (i % 4 <= Math.floor(i / 4) ? 1 : 0)),
+      [4, 4],
+    );
     const explicit = m.forward(x, null, null, { mask: tril });
     assert.deepEqual(causal.weights.shape, [2, 4, 6], 'Tk + bias_k + zero key');
-    assertClose(causal.output.data, explicit.output.data, kSamePathTol, 'causal = tril mask over the real keys');
+    assertClose(
+      causal.output.data,
+      explicit.output.data,
+      kSamePathTol,
+      'causal = tril mask over the real keys',
+    );
     // Query 0: key 0 and the two extra keys (columns 4, 5) attended; keys 1..3 masked.
     assert.deepEqual(Array.from(causal.weights.data.subarray(1, 4)), [0, 0, 0]);
     assert.ok(causal.weights.data[4] > 0 && causal.weights.data[5] > 0, 'extra keys stay visible');
@@ -666,7 +869,8 @@ describe('MultiHeadAttention', () => {
     const r = m.forward(x, null, null, { keyPaddingMask: padding });
     assert.ok(r.output.data.every(Number.isFinite));
     assert.deepEqual(Array.from(r.weights.data.subarray(0, 16)), new Array(16).fill(0));
-    for (let i = 0; i < 4; i++) assert.deepEqual(Array.from(r.output.data.subarray(i * 8, i * 8 + 8)), Array.from(bias), `row ${i}`);
+    for (let i = 0; i < 4; i++)
+      assert.deepEqual(Array.from(r.output.data.subarray(i * 8, i * 8 + 8)), Array.from(bias), `row ${i}`);
     m.dispose();
   });
 
@@ -675,9 +879,22 @@ describe('MultiHeadAttention', () => {
     const x = rand([2, 4, 8], 170);
     const kv = rand([2, 5, 8], 171);
     const pe = sinusoidalEncoding(4, 8);
-    const shifted = new Tensor(x.data.map((v, i) => v + pe.data[i % 32]), [2, 4, 8]);
-    assertClose(m.forward(x, null, null, { positional: pe }).output.data, m.forward(shifted).output.data, kSamePathTol, 'self');
-    assertClose(m.forward(x, kv, null, { positional: pe }).output.data, m.forward(shifted, kv).output.data, kSamePathTol, 'cross');
+    const shifted = new Tensor(
+      x.data.map((v, i) => v + pe.data[i % 32]),
+      [2, 4, 8],
+    );
+    assertClose(
+      m.forward(x, null, null, { positional: pe }).output.data,
+      m.forward(shifted).output.data,
+      kSamePathTol,
+      'self',
+    );
+    assertClose(
+      m.forward(x, kv, null, { positional: pe }).output.data,
+      m.forward(shifted, kv).output.data,
+      kSamePathTol,
+      'cross',
+    );
     m.dispose();
   });
 
@@ -697,7 +914,11 @@ describe('MultiHeadAttention', () => {
     const m = new MultiHeadAttention({ embedDim: 4, numHeads: 1, seed: 14 });
     const x = rand([2, 3, 4], 140);
     const first = m.forward(x, null, null, { trace: true });
-    const saved = { output: Array.from(first.output.data), weights: Array.from(first.weights.data), trace: first.trace.map((s) => Array.from(s.data)) };
+    const saved = {
+      output: Array.from(first.output.data),
+      weights: Array.from(first.weights.data),
+      trace: first.trace.map((s) => Array.from(s.data)),
+    };
     // Big enough that its (T, T) weights alone need more than the current heap: it must grow.
     const heapBefore = memoryStats().heapBytes;
     const T = Math.ceil(Math.sqrt((1.5 * heapBefore) / 4));

@@ -5,17 +5,25 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  init, Tensor, AttentionError, softmax, scaledDotProductAttention, scaledDotProductAttentionBackward,
-  softmaxBackward, layerNormBackward, seededNormal, memoryStats,
+  init,
+  Tensor,
+  AttentionError,
+  softmax,
+  scaledDotProductAttention,
+  scaledDotProductAttentionBackward,
+  softmaxBackward,
+  layerNormBackward,
+  seededNormal,
+  memoryStats,
 } from '../../src/js/index.js';
 import { assertClose, isClose } from './close.js';
 
 // Named tolerances (absolute), float32 core vs the float64 finite-difference reference (whose own
 // error is ~1e-8 at step 1e-4: O(h²) truncation plus 1e-16/h rounding).
 const kFdStep = 1e-4;
-const kSdpaGradTol = 5e-6;    // SDPA gradients of O(1) inputs
+const kSdpaGradTol = 5e-6; // SDPA gradients of O(1) inputs
 const kSoftmaxGradTol = 1e-6; // one row's softmax backward
-const kLnGradTol = 5e-6;      // LayerNorm gradients (rstd ~1 for N(0, 1) rows)
+const kLnGradTol = 5e-6; // LayerNorm gradients (rstd ~1 for N(0, 1) rows)
 const kDropoutRatioTol = 1e-5; // dropped ÷ weights vs 0 or 1/(1 − p)
 
 await init();
@@ -66,25 +74,36 @@ function sdpaLoss(shapes, { scale, mask, additiveMask, causal = false, keep }, g
     const row = new Float64Array(Tk);
     for (let sl = 0; sl < slices; sl++) {
       const leadIndex = [];
-      for (let a = lead.length - 1, rest = sl; a >= 0; a--) { leadIndex[a] = rest % lead[a]; rest = Math.floor(rest / lead[a]); }
+      for (let a = lead.length - 1, rest = sl; a >= 0; a--) {
+        leadIndex[a] = rest % lead[a];
+        rest = Math.floor(rest / lead[a]);
+      }
       for (let i = 0; i < Tq; i++) {
         let max = -Infinity;
         for (let j = 0; j < Tk; j++) {
           const index = [...leadIndex, i, j];
           let allowed = !(causal && j > i);
           if (mask) allowed &&= mask.data[broadcastIndex(mask.shape, full, index)] !== 0;
-          if (!allowed) { row[j] = -Infinity; continue; }
+          if (!allowed) {
+            row[j] = -Infinity;
+            continue;
+          }
           let dot = 0;
           for (let c = 0; c < dk; c++) dot += q[(sl * Tq + i) * dk + c] * k[(sl * Tk + j) * dk + c];
-          row[j] = dot * s + (additiveMask ? additiveMask.data[broadcastIndex(additiveMask.shape, full, index)] : 0);
+          row[j] =
+            dot * s + (additiveMask ? additiveMask.data[broadcastIndex(additiveMask.shape, full, index)] : 0);
           max = Math.max(max, row[j]);
         }
         if (max === -Infinity) continue; // fully masked row: zero weights, zero output
         let sum = 0;
-        for (let j = 0; j < Tk; j++) { row[j] = Math.exp(row[j] - max); sum += row[j]; }
+        for (let j = 0; j < Tk; j++) {
+          row[j] = Math.exp(row[j] - max);
+          sum += row[j];
+        }
         for (let j = 0; j < Tk; j++) {
           const w = (row[j] / sum) * (keep ? keep[(sl * Tq + i) * Tk + j] : 1);
-          for (let c = 0; c < dv; c++) loss += w * v[(sl * Tk + j) * dv + c] * gradOutput[(sl * Tq + i) * dv + c];
+          for (let c = 0; c < dv; c++)
+            loss += w * v[(sl * Tk + j) * dv + c] * gradOutput[(sl * Tq + i) * dv + c];
         }
       }
     }
@@ -127,7 +146,10 @@ describe('scaledDotProductAttentionBackward vs float64 finite differences', () =
 
   it('a broadcast boolean mask and a broadcast additive mask (with −∞), rank 4', () => {
     const qs = { q: [2, 3, 5, 3], k: [2, 3, 7, 3], v: [2, 3, 7, 1] };
-    const mask = new Tensor(Uint8Array.from({ length: 5 * 7 }, (_, i) => (i % 3 === 2 ? 0 : 1)), [5, 7]);
+    const mask = new Tensor(
+      Uint8Array.from({ length: 5 * 7 }, (_, i) => (i % 3 === 2 ? 0 : 1)),
+      [5, 7],
+    );
     const bias = Float32Array.from(seededNormal([2, 1, 1, 7], 5).data);
     bias[3] = -Infinity;
     const additiveMask = new Tensor(bias, [2, 1, 1, 7]);
@@ -142,12 +164,19 @@ describe('scaledDotProductAttentionBackward vs float64 finite differences', () =
     const grads = checkSdpaBackward(shapes, { mask }, {}, 41);
     for (let b = 0; b < 3; b++) {
       const row = grads.q.data.subarray((b * 5 + 2) * 3, (b * 5 + 3) * 3);
-      assert.ok(row.every((x) => x === 0), `batch ${b}: dq of the masked row is ${row}`);
+      assert.ok(
+        row.every((x) => x === 0),
+        `batch ${b}: dq of the masked row is ${row}`,
+      );
     }
     // Every row masked: all three gradients are zero.
     const none = new Tensor(new Uint8Array(5 * 7), [5, 7]);
     const zero = checkSdpaBackward(shapes, { mask: none }, {}, 42);
-    for (const name of ['q', 'k', 'v']) assert.ok(zero[name].data.every((x) => x === 0), `${name} all zero`);
+    for (const name of ['q', 'k', 'v'])
+      assert.ok(
+        zero[name].data.every((x) => x === 0),
+        `${name} all zero`,
+      );
   });
 
   it('dropout: the same seed replays the forward mask (read back from the trace: dropped ÷ weights)', () => {
@@ -165,9 +194,13 @@ describe('scaledDotProductAttentionBackward vs float64 finite differences', () =
     for (let e = 0; e < weights.length; e++) {
       if (weights[e] === 0) continue; // masked (causal): no gradient flows either way
       const ratio = dropped[e] / weights[e];
-      assert.ok(isClose(ratio, 0, kDropoutRatioTol) || isClose(ratio, 1 / (1 - p), kDropoutRatioTol), `ratio ${ratio} at ${e}`);
+      assert.ok(
+        isClose(ratio, 0, kDropoutRatioTol) || isClose(ratio, 1 / (1 - p), kDropoutRatioTol),
+        `ratio ${ratio} at ${e}`,
+      );
       keep[e] = ratio > 0.5 ? 1 / (1 - p) : 0;
-      if (keep[e]) kept++; else zeroed++;
+      if (keep[e]) kept++;
+      else zeroed++;
     }
     assert.ok(kept > 0 && zeroed > 0, `the mask both keeps (${kept}) and drops (${zeroed})`);
     checkSdpaBackward(shapes, options, { keep }, 51);
@@ -184,7 +217,12 @@ describe('scaledDotProductAttentionBackward vs float64 finite differences', () =
     const v = seededNormal([4, 3], 63);
     const g = seededNormal([3, 3], 64);
     const a = scaledDotProductAttentionBackward(q, k, v, g);
-    const b = scaledDotProductAttentionBackward({ data: q.data, shape: q.shape }, k.toArray(), v, g.toArray());
+    const b = scaledDotProductAttentionBackward(
+      { data: q.data, shape: q.shape },
+      k.toArray(),
+      v,
+      g.toArray(),
+    );
     for (const name of ['q', 'k', 'v']) assert.deepEqual(b[name].data, a[name].data, name);
     checkSdpaBackward({ q: [3, 2], k: [4, 2], v: [4, 3] }, {}, {}, 61);
   });
@@ -214,7 +252,12 @@ describe('softmaxBackward vs float64 finite differences', () => {
     const g = seededNormal([3, 5, 7], 72);
     const dx = softmaxBackward(softmax(x), g);
     assert.deepEqual(dx.shape, [3, 5, 7]);
-    assertClose(dx.data, finiteDifferences(softmaxLoss(7, g.data), [Float64Array.from(x.data)], 0), kSoftmaxGradTol, 'dx');
+    assertClose(
+      dx.data,
+      finiteDifferences(softmaxLoss(7, g.data), [Float64Array.from(x.data)], 0),
+      kSoftmaxGradTol,
+      'dx',
+    );
   });
 
   it('masked logits (−∞) get zero gradient; a fully masked row is all zeros', () => {
@@ -226,7 +269,12 @@ describe('softmaxBackward vs float64 finite differences', () => {
     const g = seededNormal([3, 5], 74);
     const dx = softmaxBackward(softmax(x), g);
     for (const e of [1, 4, 5, 6, 7, 8, 9]) assert.ok(dx.data[e] === 0, `dx[${e}] = ${dx.data[e]}, want ±0`);
-    assertClose(dx.data, finiteDifferences(softmaxLoss(5, g.data), [Float64Array.from(values)], 0), kSoftmaxGradTol, 'dx');
+    assertClose(
+      dx.data,
+      finiteDifferences(softmaxLoss(5, g.data), [Float64Array.from(values)], 0),
+      kSoftmaxGradTol,
+      'dx',
+    );
   });
 });
 
@@ -273,7 +321,12 @@ describe('layerNormBackward vs float64 finite differences', () => {
     const g = seededNormal([5, 3], 86);
     const plain = layerNormBackward(x, g);
     assert.deepEqual(Object.keys(plain), ['x']);
-    assertClose(plain.x.data, finiteDifferences(layerNormLoss(3, 1e-5, g.data), [Float64Array.from(x.data), null, null], 0), kLnGradTol, 'dx');
+    assertClose(
+      plain.x.data,
+      finiteDifferences(layerNormLoss(3, 1e-5, g.data), [Float64Array.from(x.data), null, null], 0),
+      kLnGradTol,
+      'dx',
+    );
     const weight = [0.5, -1, 2];
     const withWeight = layerNormBackward(x, g, { weight });
     assert.deepEqual(Object.keys(withWeight).sort(), ['weight', 'x']);
@@ -286,7 +339,7 @@ describe('layerNormBackward vs float64 finite differences', () => {
 
 // ---- errors --------------------------------------------------------------------------------------
 
-describe('backward errors: the forward\'s, plus gradOutput\'s; the heap is unchanged after each', () => {
+describe("backward errors: the forward's, plus gradOutput's; the heap is unchanged after each", () => {
   const q = seededNormal([2, 3, 4], 91);
   const k = seededNormal([2, 5, 4], 92);
   const v = seededNormal([2, 5, 3], 93);
@@ -311,18 +364,54 @@ describe('backward errors: the forward\'s, plus gradOutput\'s; the heap is uncha
   }
 
   it('SDPA: gradOutput of the wrong shape → SHAPE_MISMATCH naming gradOutput', () => {
-    expectError(() => scaledDotProductAttentionBackward(q, k, v, seededNormal([2, 3, 4])), 'SHAPE_MISMATCH', /gradOutput.*\(2, 3, 3\).*\(2, 3, 4\)/);
-    expectError(() => scaledDotProductAttentionBackward(q, k, v, seededNormal([3, 3])), 'SHAPE_MISMATCH', /gradOutput/);
+    expectError(
+      () => scaledDotProductAttentionBackward(q, k, v, seededNormal([2, 3, 4])),
+      'SHAPE_MISMATCH',
+      /gradOutput.*\(2, 3, 3\).*\(2, 3, 4\)/,
+    );
+    expectError(
+      () => scaledDotProductAttentionBackward(q, k, v, seededNormal([3, 3])),
+      'SHAPE_MISMATCH',
+      /gradOutput/,
+    );
   });
 
-  it('SDPA: the forward\'s shape, mask and option errors', () => {
-    expectError(() => scaledDotProductAttentionBackward(q, seededNormal([2, 5, 3]), v, g), 'SHAPE_MISMATCH', /d_k/);
-    expectError(() => scaledDotProductAttentionBackward(q, k, v, g, { mask: seededNormal([3, 5]) }), 'INVALID_MASK', /mask must be a boolean tensor/);
-    expectError(() => scaledDotProductAttentionBackward(q, k, v, g, { attn_mask: null }), 'INVALID_ARGUMENT', /unknown scaledDotProductAttentionBackward option 'attn_mask'/);
-    expectError(() => scaledDotProductAttentionBackward(q, k, v, g, { keyPaddingMask: null }), 'INVALID_ARGUMENT', /keyPaddingMask/);
-    expectError(() => scaledDotProductAttentionBackward(q, k, v, g, { dropout: { p: 1.5 } }), 'INVALID_ARGUMENT', /dropout/);
-    expectError(() => scaledDotProductAttentionBackward(q, k, v, g, { dropout: { p: 0.1, seed: -1 } }), 'INVALID_ARGUMENT', /dropout.seed/);
-    expectError(() => scaledDotProductAttentionBackward(q, k, v, g, { scale: 'big' }), 'INVALID_ARGUMENT', /scale must be a number/);
+  it("SDPA: the forward's shape, mask and option errors", () => {
+    expectError(
+      () => scaledDotProductAttentionBackward(q, seededNormal([2, 5, 3]), v, g),
+      'SHAPE_MISMATCH',
+      /d_k/,
+    );
+    expectError(
+      () => scaledDotProductAttentionBackward(q, k, v, g, { mask: seededNormal([3, 5]) }),
+      'INVALID_MASK',
+      /mask must be a boolean tensor/,
+    );
+    expectError(
+      () => scaledDotProductAttentionBackward(q, k, v, g, { attn_mask: null }),
+      'INVALID_ARGUMENT',
+      /unknown scaledDotProductAttentionBackward option 'attn_mask'/,
+    );
+    expectError(
+      () => scaledDotProductAttentionBackward(q, k, v, g, { keyPaddingMask: null }),
+      'INVALID_ARGUMENT',
+      /keyPaddingMask/,
+    );
+    expectError(
+      () => scaledDotProductAttentionBackward(q, k, v, g, { dropout: { p: 1.5 } }),
+      'INVALID_ARGUMENT',
+      /dropout/,
+    );
+    expectError(
+      () => scaledDotProductAttentionBackward(q, k, v, g, { dropout: { p: 0.1, seed: -1 } }),
+      'INVALID_ARGUMENT',
+      /dropout.seed/,
+    );
+    expectError(
+      () => scaledDotProductAttentionBackward(q, k, v, g, { scale: 'big' }),
+      'INVALID_ARGUMENT',
+      /scale must be a number/,
+    );
   });
 
   it('NaN → NON_FINITE (in gradOutput and in the inputs)', () => {
@@ -334,11 +423,23 @@ describe('backward errors: the forward\'s, plus gradOutput\'s; the heap is uncha
   });
 
   it('an int32 tensor where floats are expected → INVALID_ARGUMENT naming the argument', () => {
-    expectError(() => scaledDotProductAttentionBackward(ids, k, v, g), 'INVALID_ARGUMENT', /q must be a float32 tensor, got an int32 tensor/);
-    expectError(() => scaledDotProductAttentionBackward(q, k, v, new Tensor(new Int32Array(18), [2, 3, 3])), 'INVALID_ARGUMENT', /gradOutput must be a float32 tensor/);
+    expectError(
+      () => scaledDotProductAttentionBackward(ids, k, v, g),
+      'INVALID_ARGUMENT',
+      /q must be a float32 tensor, got an int32 tensor/,
+    );
+    expectError(
+      () => scaledDotProductAttentionBackward(q, k, v, new Tensor(new Int32Array(18), [2, 3, 3])),
+      'INVALID_ARGUMENT',
+      /gradOutput must be a float32 tensor/,
+    );
     expectError(() => softmaxBackward(ids, q), 'INVALID_ARGUMENT', /y must be a float32 tensor/);
     expectError(() => layerNormBackward(q, ids), 'INVALID_ARGUMENT', /gradOutput must be a float32 tensor/);
-    expectError(() => layerNormBackward(q, q, { weight: new Tensor(new Int32Array(4)) }), 'INVALID_ARGUMENT', /weight must be a float32 tensor/);
+    expectError(
+      () => layerNormBackward(q, q, { weight: new Tensor(new Int32Array(4)) }),
+      'INVALID_ARGUMENT',
+      /weight must be a float32 tensor/,
+    );
   });
 
   it('softmaxBackward and layerNormBackward: shapes and options', () => {
@@ -346,6 +447,10 @@ describe('backward errors: the forward\'s, plus gradOutput\'s; the heap is uncha
     expectError(() => layerNormBackward(q, seededNormal([2, 4, 4])), 'SHAPE_MISMATCH', /gradOutput/);
     expectError(() => layerNormBackward(q, q, { weight: [1, 2] }), 'SHAPE_MISMATCH', /weight has 2 values/);
     expectError(() => layerNormBackward(q, q, { eps: 0 }), 'INVALID_ARGUMENT', /eps must be > 0/);
-    expectError(() => layerNormBackward(q, q, { epsilon: 1e-5 }), 'INVALID_ARGUMENT', /unknown layerNormBackward option 'epsilon'/);
+    expectError(
+      () => layerNormBackward(q, q, { epsilon: 1e-5 }),
+      'INVALID_ARGUMENT',
+      /unknown layerNormBackward option 'epsilon'/,
+    );
   });
 });

@@ -14,13 +14,25 @@ describe('scripts/check-layers.mjs', () => {
   });
 
   it('allows a layer its own includes, those below it, and the standard library', () => {
-    assert.deepEqual(checkFile('train', '#include <vector>\n#include "kernels/kernels.h"\n#include "model/layers.h"\n#include "train/adamw.h"'), []);
+    assert.deepEqual(
+      checkFile(
+        'train',
+        '#include <vector>\n#include "kernels/kernels.h"\n#include "model/layers.h"\n#include "train/adamw.h"',
+      ),
+      [],
+    );
     assert.deepEqual(checkFile('wasm', '#include <emscripten/bind.h>\n#include "train/trainer.h"'), []);
   });
 
   it('refuses an include up the layers', () => {
-    const cases = [['kernels', 'core/status.h'], ['core', 'model/layers.h'], ['core', 'train/adamw.h'],
-      ['model', 'train/tasks.h'], ['train', 'wasm/binding_util.h'], ['core', 'wasm/fast_path.h']];
+    const cases = [
+      ['kernels', 'core/status.h'],
+      ['core', 'model/layers.h'],
+      ['core', 'train/adamw.h'],
+      ['model', 'train/tasks.h'],
+      ['train', 'wasm/binding_util.h'],
+      ['core', 'wasm/fast_path.h'],
+    ];
     for (const [layer, path] of cases) {
       const problems = checkFile(layer, `// x\n#include "${path}"\n`);
       assert.equal(problems.length, 1, `${layer} -> ${path}`);
@@ -33,7 +45,8 @@ describe('scripts/check-layers.mjs', () => {
       assert.equal(checkFile(layer, '#include <emscripten/val.h>').length, 1);
       assert.equal(checkFile(layer, '#include <emscripten.h>').length, 1);
     }
-    for (const layer of ['core', 'wasm']) assert.match(checkFile(layer, '#include <Eigen/Core>')[0].message, /Eigen/);
+    for (const layer of ['core', 'wasm'])
+      assert.match(checkFile(layer, '#include <Eigen/Core>')[0].message, /Eigen/);
     assert.match(checkFile('core', '  #  include "status.h"')[0].message, /name its layer/);
     assert.match(checkFile('core', '#include "tests/cpp/reference.h"')[0].message, /name its layer/);
   });

@@ -12,7 +12,8 @@ import assert from 'node:assert/strict';
 /** The PyTorch fixtures' bound (tests/cpp/test_golden_grad.cpp): 1e-5 absolute + 1e-4 relative. */
 export const FIXTURE_TOL = Object.freeze({ abs: 1e-5, rel: 1e-4 });
 
-const parts = (tol) => (typeof tol === 'number' ? { abs: tol, rel: 0 } : { abs: tol.abs ?? 0, rel: tol.rel ?? 0 });
+const parts = (tol) =>
+  typeof tol === 'number' ? { abs: tol, rel: 0 } : { abs: tol.abs ?? 0, rel: tol.rel ?? 0 };
 
 /** The largest |actual − expected| `tol` allows at `expected`. */
 export function allowed(expected, tol) {

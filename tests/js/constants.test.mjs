@@ -13,8 +13,11 @@ import createAttentionModule from '../../dist/attention_core.mjs';
 describe('shared constants (src/js/constants.js)', () => {
   it('the committed file is what scripts/gen-constants.mjs writes from the headers', () => {
     const path = fileURLToPath(new URL('../../src/js/constants.js', import.meta.url));
-    assert.equal(readFileSync(path, 'utf8'), generate(),
-      'run `node scripts/gen-constants.mjs` (scripts/build.sh does) and commit src/js/constants.js');
+    assert.equal(
+      readFileSync(path, 'utf8'),
+      generate(),
+      'run `node scripts/gen-constants.mjs` (scripts/build.sh does) and commit src/js/constants.js',
+    );
   });
 
   it('equals the binding: every table, name and value', async () => {

@@ -11,7 +11,9 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const index = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'js', 'index.js')).href;
+const index = pathToFileURL(
+  join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'js', 'index.js'),
+).href;
 
 const child = `
 const attn = await import(${JSON.stringify(index)});
@@ -36,8 +38,11 @@ console.log('OK', attn.kernelVariant());
 
 test('the module loads and runs under node --disallow-code-generation-from-strings', () => {
   // process.execArgv passes --experimental-wasm-relaxed-simd on when the suite runs on that build.
-  const p = spawnSync(process.execPath, [...process.execArgv, '--disallow-code-generation-from-strings', '--input-type=module', '-e', child],
-    { encoding: 'utf8', timeout: 60_000 });
+  const p = spawnSync(
+    process.execPath,
+    [...process.execArgv, '--disallow-code-generation-from-strings', '--input-type=module', '-e', child],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
   assert.equal(p.stderr, '', 'nothing on stderr');
   assert.equal(p.status, 0, `exit status (stderr: ${p.stderr})`);
   assert.match(p.stdout.trim(), /^OK /);
@@ -45,7 +50,15 @@ test('the module loads and runs under node --disallow-code-generation-from-strin
 });
 
 test('the child really forbids string evaluation (the test can fail)', () => {
-  const p = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '--input-type=module', '-e',
-    'try { new Function("return 1")(); console.log("eval ran") } catch (e) { console.log(e.name) }'], { encoding: 'utf8' });
+  const p = spawnSync(
+    process.execPath,
+    [
+      '--disallow-code-generation-from-strings',
+      '--input-type=module',
+      '-e',
+      'try { new Function("return 1")(); console.log("eval ran") } catch (e) { console.log(e.name) }',
+    ],
+    { encoding: 'utf8' },
+  );
   assert.equal(p.stdout.trim(), 'EvalError');
 });

@@ -36,15 +36,21 @@ describe('docs that cannot go stale', () => {
     const listed = codeNames(between(read('README.md'), '<!-- widgets:begin', '<!-- widgets:end -->'));
     assert.deepEqual([...listed].sort(), [...elements].sort());
     const widgetsDoc = read('docs/widgets.md');
-    for (const name of elements) assert.ok(widgetsDoc.includes(`## \`<${name}>\``), `docs/widgets.md has no section for <${name}>`);
+    for (const name of elements)
+      assert.ok(widgetsDoc.includes(`## \`<${name}>\``), `docs/widgets.md has no section for <${name}>`);
     for (const f of readdirSync(join(ROOT, 'web', 'widgets'))) {
-      assert.ok(!/customElements\.define/.test(read(`web/widgets/${f}`)), `web/widgets/${f} registers its own tag: register it in web/widgets.js`);
+      assert.ok(
+        !/customElements\.define/.test(read(`web/widgets/${f}`)),
+        `web/widgets/${f} registers its own tag: register it in web/widgets.js`,
+      );
     }
   });
 
   it("docs/api.md's export table names exactly the module's exports", async () => {
     const api = between(read('docs/api.md'), '<!-- exports:begin -->', '<!-- exports:end -->');
-    const rows = api.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| area') && !l.startsWith('|---'));
+    const rows = api
+      .split('\n')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| area') && !l.startsWith('|---'));
     // The second column's names, minus method names given in parentheses.
     const listed = rows.flatMap((r) => codeNames(r.split('|')[2].replace(/\([^)]*\)/g, '')));
     const exported = Object.keys(await import('../../src/js/index.js'));
@@ -52,11 +58,19 @@ describe('docs that cannot go stale', () => {
   });
 
   it('every link from docs/*.md and CONTRIBUTING.md to a repository file resolves', () => {
-    const files = [...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), 'CONTRIBUTING.md'];
+    const files = [
+      ...readdirSync(join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+      'CONTRIBUTING.md',
+    ];
     for (const f of files) {
       for (const [, target] of read(f).matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
         if (/^(https?|mailto):/.test(target)) continue;
-        assert.ok(existsSync(join(ROOT, dirname(f), target)), `${f} links to ${target}, which does not exist`);
+        assert.ok(
+          existsSync(join(ROOT, dirname(f), target)),
+          `${f} links to ${target}, which does not exist`,
+        );
       }
     }
   });

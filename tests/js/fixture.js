@@ -12,8 +12,12 @@ import { readFileSync } from 'node:fs';
 const FIXTURE_DIR = new URL('../golden/fixtures/', import.meta.url);
 
 const SPECIAL = new Map([
-  ['inf', Infinity], ['+inf', Infinity], ['-inf', -Infinity],
-  ['nan', NaN], ['-nan', NaN], ['+nan', NaN],
+  ['inf', Infinity],
+  ['+inf', Infinity],
+  ['-inf', -Infinity],
+  ['nan', NaN],
+  ['-nan', NaN],
+  ['+nan', NaN],
 ]);
 
 function parseValue(token, where) {

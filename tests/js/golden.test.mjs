@@ -4,7 +4,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  init, Tensor, softmax, layerNorm, scaledDotProductAttention, MultiHeadAttention, memoryStats,
+  init,
+  Tensor,
+  softmax,
+  layerNorm,
+  scaledDotProductAttention,
+  MultiHeadAttention,
+  memoryStats,
 } from '../../src/js/index.js';
 import { loadFixture, listFixtures } from './fixture.js';
 import { assertClose } from './close.js';
@@ -14,8 +20,17 @@ const kGoldenTol = 1e-5;
 
 /** The state-dict names a fixture may carry (PyTorch's names). */
 const STATE_DICT_NAMES = [
-  'in_proj_weight', 'q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'in_proj_bias',
-  'out_proj.weight', 'out_proj.bias', 'bias_k', 'bias_v', 'layer_norm.weight', 'layer_norm.bias',
+  'in_proj_weight',
+  'q_proj_weight',
+  'k_proj_weight',
+  'v_proj_weight',
+  'in_proj_bias',
+  'out_proj.weight',
+  'out_proj.bias',
+  'bias_k',
+  'bias_v',
+  'layer_norm.weight',
+  'layer_norm.bias',
 ];
 
 await init();
@@ -24,7 +39,11 @@ await init();
 const floatTensor = (t) => new Tensor(t.data, t.shape);
 
 /** A 0/1 fixture tensor as a boolean mask Tensor (Uint8Array data), our convention kept as is. */
-const boolTensor = (t) => new Tensor(Uint8Array.from(t.data, (v) => (v !== 0 ? 1 : 0)), t.shape);
+const boolTensor = (t) =>
+  new Tensor(
+    Uint8Array.from(t.data, (v) => (v !== 0 ? 1 : 0)),
+    t.shape,
+  );
 
 function optionalTensor(f, name, convert) {
   return f.has(name) ? convert(f.get(name)) : undefined;
@@ -38,18 +57,25 @@ function runSoftmax(f) {
 
 function runLayerNorm(f) {
   const y = layerNorm(floatTensor(f.get('x')), {
-    eps: f.scalar('eps'), weight: floatTensor(f.get('weight')), bias: floatTensor(f.get('bias')),
+    eps: f.scalar('eps'),
+    weight: floatTensor(f.get('weight')),
+    bias: floatTensor(f.get('bias')),
   });
   assertClose(y.data, f.get('expected').data, kGoldenTol, `${f.name} layerNorm`);
 }
 
 function runSdpa(f) {
-  const r = scaledDotProductAttention(floatTensor(f.get('q')), floatTensor(f.get('k')), floatTensor(f.get('v')), {
-    mask: optionalTensor(f, 'mask', boolTensor),
-    additiveMask: optionalTensor(f, 'additive_mask', floatTensor),
-    causal: f.scalar('causal', 0) === 1,
-    scale: f.scalar('scale', undefined),
-  });
+  const r = scaledDotProductAttention(
+    floatTensor(f.get('q')),
+    floatTensor(f.get('k')),
+    floatTensor(f.get('v')),
+    {
+      mask: optionalTensor(f, 'mask', boolTensor),
+      additiveMask: optionalTensor(f, 'additive_mask', floatTensor),
+      causal: f.scalar('causal', 0) === 1,
+      scale: f.scalar('scale', undefined),
+    },
+  );
   assert.deepEqual(r.output.shape, f.get('expected').shape);
   assertClose(r.output.data, f.get('expected').data, kGoldenTol, `${f.name} output`);
   assert.deepEqual(r.weights.shape, f.get('weights').shape);
@@ -130,7 +156,10 @@ describe('PyTorch golden fixtures through the JS API', () => {
   it('the fixture index is not empty and every fixture has a runner', () => {
     assert.ok(names.length >= 20, `${names.length} fixtures`);
     for (const name of names) {
-      assert.ok(RUNNERS.some(([prefix]) => name.startsWith(prefix)), `no runner for fixture '${name}'`);
+      assert.ok(
+        RUNNERS.some(([prefix]) => name.startsWith(prefix)),
+        `no runner for fixture '${name}'`,
+      );
     }
   });
 
@@ -156,7 +185,10 @@ describe('PyTorch golden fixtures through the JS API', () => {
  *   const keyPaddingMask = fromTorchBoolMask(torchPadding);   // true = real token
  */
 function fromTorchBoolMask(torchMask) {
-  return new Tensor(Uint8Array.from(torchMask.data, (ignore) => (ignore ? 0 : 1)), torchMask.shape);
+  return new Tensor(
+    Uint8Array.from(torchMask.data, (ignore) => (ignore ? 0 : 1)),
+    torchMask.shape,
+  );
 }
 
 describe('porting nn.MultiheadAttention bool masks', () => {
@@ -165,21 +197,34 @@ describe('porting nn.MultiheadAttention bool masks', () => {
       const f = loadFixture(name);
       // What PyTorch was given: the fixtures store ours, so build PyTorch's by inverting once.
       const torchMasks = {};
-      for (const [fixtureName, option] of [['mask', 'mask'], ['key_padding_mask', 'keyPaddingMask']]) {
+      for (const [fixtureName, option] of [
+        ['mask', 'mask'],
+        ['key_padding_mask', 'keyPaddingMask'],
+      ]) {
         if (!f.has(fixtureName)) continue;
         const ours = f.get(fixtureName);
-        torchMasks[option] = { data: Uint8Array.from(ours.data, (v) => (v !== 0 ? 0 : 1)), shape: ours.shape };
+        torchMasks[option] = {
+          data: Uint8Array.from(ours.data, (v) => (v !== 0 ? 0 : 1)),
+          shape: ours.shape,
+        };
       }
       const mha = mhaFromFixture(f);
       try {
         const args = [floatTensor(f.get('query')), floatTensor(f.get('key')), floatTensor(f.get('value'))];
-        const converted = Object.fromEntries(Object.entries(torchMasks).map(([k, m]) => [k, fromTorchBoolMask(m)]));
+        const converted = Object.fromEntries(
+          Object.entries(torchMasks).map(([k, m]) => [k, fromTorchBoolMask(m)]),
+        );
         checkMhaResult(f, mha.forward(...args, mhaOptions(f, converted)), `${name} converted`);
         // Passing PyTorch's masks unconverted attends to exactly the wrong keys.
-        const raw = Object.fromEntries(Object.entries(torchMasks).map(([k, m]) => [k, new Tensor(m.data, m.shape)]));
+        const raw = Object.fromEntries(
+          Object.entries(torchMasks).map(([k, m]) => [k, new Tensor(m.data, m.shape)]),
+        );
         const wrong = mha.forward(...args, mhaOptions(f, raw)).output.data;
         const expected = f.get('expected').data;
-        assert.ok(wrong.some((v, i) => Math.abs(v - expected[i]) > 1e3 * kGoldenTol), `${name}: unconverted masks must differ`);
+        assert.ok(
+          wrong.some((v, i) => Math.abs(v - expected[i]) > 1e3 * kGoldenTol),
+          `${name}: unconverted masks must differ`,
+        );
       } finally {
         mha.dispose();
       }

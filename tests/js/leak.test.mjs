@@ -4,8 +4,19 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  init, Tensor, AttentionError, softmax, scaledDotProductAttention, MultiHeadAttention,
-  LearnedPositionalEncoding, seededNormal, memoryStats, TinyTransformer, Trainer, createTask, evaluate,
+  init,
+  Tensor,
+  AttentionError,
+  softmax,
+  scaledDotProductAttention,
+  MultiHeadAttention,
+  LearnedPositionalEncoding,
+  seededNormal,
+  memoryStats,
+  TinyTransformer,
+  Trainer,
+  createTask,
+  evaluate,
 } from '../../src/js/index.js';
 
 const kForwardCalls = 10_000;
@@ -28,24 +39,42 @@ function snapshot() {
 
 const x = seededNormal([2, 5, 8], 1);
 const kv = seededNormal([2, 6, 8], 2);
-const mask = new Tensor(Uint8Array.from({ length: 30 }, (_, i) => (i % 4 === 3 ? 0 : 1)), [5, 6]);
-const padding = new Tensor(Uint8Array.from({ length: 12 }, (_, i) => (i === 5 ? 0 : 1)), [2, 6]);
+const mask = new Tensor(
+  Uint8Array.from({ length: 30 }, (_, i) => (i % 4 === 3 ? 0 : 1)),
+  [5, 6],
+);
+const padding = new Tensor(
+  Uint8Array.from({ length: 12 }, (_, i) => (i === 5 ? 0 : 1)),
+  [2, 6],
+);
 const pe = seededNormal([5, 8], 3);
 
 /** One forward of a varied kind: i picks the options, so every path runs thousands of times. */
 function forwardOnce(mha, i) {
   switch (i % 5) {
-    case 0: return mha.forward(x, null, null, { trace: true, positional: pe });
-    case 1: return mha.forward(x, kv, null, { mask, keyPaddingMask: padding, averageWeights: false });
-    case 2: return mha.forward(x, kv, kv, { needWeights: false });
-    case 3: return mha.forward(x, null, null, { causal: true, dropout: { p: 0.1, seed: i } });
-    default: return mha.forward(x);
+    case 0:
+      return mha.forward(x, null, null, { trace: true, positional: pe });
+    case 1:
+      return mha.forward(x, kv, null, { mask, keyPaddingMask: padding, averageWeights: false });
+    case 2:
+      return mha.forward(x, kv, kv, { needWeights: false });
+    case 3:
+      return mha.forward(x, null, null, { causal: true, dropout: { p: 0.1, seed: i } });
+    default:
+      return mha.forward(x);
   }
 }
 
 describe('no leak', () => {
   it(`${kForwardCalls} forward calls (trace on some) leave every counter unchanged`, () => {
-    const mha = new MultiHeadAttention({ embedDim: 8, numHeads: 2, addBiasKV: true, residual: true, layerNorm: true, seed: 4 });
+    const mha = new MultiHeadAttention({
+      embedDim: 8,
+      numHeads: 2,
+      addBiasKV: true,
+      residual: true,
+      layerNorm: true,
+      seed: 4,
+    });
     for (let i = 0; i < kWarmupCalls; i++) forwardOnce(mha, i);
     const before = snapshot();
     let checksum = 0;
@@ -60,8 +89,16 @@ describe('no leak', () => {
       scaledDotProductAttention(x, kv, kv, { mask, trace: i % 3 === 0, needWeights: i % 2 === 0 });
       softmax(x);
       // Errors after the inputs were copied in must free them too.
-      try { scaledDotProductAttention(x, seededNormal([2, 6, 4], 5), kv); } catch (e) { assert.ok(e instanceof AttentionError); }
-      try { softmax([1, NaN]); } catch (e) { assert.ok(e instanceof AttentionError); }
+      try {
+        scaledDotProductAttention(x, seededNormal([2, 6, 4], 5), kv);
+      } catch (e) {
+        assert.ok(e instanceof AttentionError);
+      }
+      try {
+        softmax([1, NaN]);
+      } catch (e) {
+        assert.ok(e instanceof AttentionError);
+      }
     };
     for (let i = 0; i < kWarmupCalls; i++) run(i);
     const before = snapshot();
@@ -82,7 +119,8 @@ describe('no leak', () => {
     for (let i = 0; i < 20; i++) cycle(i);
     const before = snapshot();
     const held = [];
-    for (let i = 0; i < kHandleCycles; i++) held.push(new MultiHeadAttention({ embedDim: 8, numHeads: 2, seed: i }));
+    for (let i = 0; i < kHandleCycles; i++)
+      held.push(new MultiHeadAttention({ embedDim: 8, numHeads: 2, seed: i }));
     assert.equal(memoryStats().liveHandles, before.liveHandles + kHandleCycles, 'each object counts');
     for (const mha of held) mha.dispose();
     assert.equal(memoryStats().liveHandles, before.liveHandles);
@@ -94,7 +132,14 @@ describe('no leak', () => {
 
   it(`${kTrainerSteps} trainer steps (tiny model, batch 4) leave every counter unchanged`, () => {
     const task = createTask('copy', { length: 2, numSymbols: 3, seed: 1 });
-    const model = new TinyTransformer({ vocabSize: task.vocabSize, maxLength: task.sequenceLength, dModel: 4, numHeads: 1, mlpHidden: 4, seed: 2 });
+    const model = new TinyTransformer({
+      vocabSize: task.vocabSize,
+      maxLength: task.sequenceLength,
+      dModel: 4,
+      numHeads: 1,
+      mlpHidden: 4,
+      seed: 2,
+    });
     const trainer = new Trainer(model, { lr: 1e-3, clipGradNorm: 1 });
     const batches = Array.from({ length: 8 }, () => task.batch(4));
     const step = (i) => trainer.step(batches[i % 8].ids, batches[i % 8].targets).loss;
@@ -111,7 +156,13 @@ describe('no leak', () => {
   it('model, trainer and task objects, their calls and failures return every counter to its start', () => {
     const cycle = (i) => {
       const task = createTask('reverse', { length: 2, seed: i });
-      const model = new TinyTransformer({ vocabSize: task.vocabSize, maxLength: 4, dModel: 8, numHeads: 2, seed: i });
+      const model = new TinyTransformer({
+        vocabSize: task.vocabSize,
+        maxLength: 4,
+        dModel: 8,
+        numHeads: 2,
+        seed: i,
+      });
       const trainer = new Trainer(model);
       const { ids, targets } = task.batch(2);
       trainer.step(ids, targets);
@@ -120,8 +171,16 @@ describe('no leak', () => {
       evaluate(model, task, { batches: 1, batchSize: 2 });
       trainer.loadStateDict(trainer.stateDict());
       TinyTransformer.fromSafetensors(model.toSafetensors()).dispose();
-      try { model.forward([[99]]); } catch (e) { assert.ok(e instanceof AttentionError); }
-      try { new TinyTransformer({ vocabSize: 4, maxLength: 4, dModel: 6, numHeads: 4 }); } catch (e) { assert.ok(e instanceof AttentionError); }
+      try {
+        model.forward([[99]]);
+      } catch (e) {
+        assert.ok(e instanceof AttentionError);
+      }
+      try {
+        new TinyTransformer({ vocabSize: 4, maxLength: 4, dModel: 6, numHeads: 4 });
+      } catch (e) {
+        assert.ok(e instanceof AttentionError);
+      }
       model.dispose(); // the trainer still holds the C++ model until it is disposed too
       trainer.dispose();
       task.dispose();

@@ -5,7 +5,13 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  init, Tensor, AttentionError, MultiHeadAttention, seededNormal, memoryStats, setMemoryLimit,
+  init,
+  Tensor,
+  AttentionError,
+  MultiHeadAttention,
+  seededNormal,
+  memoryStats,
+  setMemoryLimit,
 } from '../../src/js/index.js';
 import { referenceMha } from './reference_mha.js';
 import { loadFixture, listFixtures } from './fixture.js';
@@ -16,10 +22,10 @@ const kFdStep = 1e-4;
 // |core − reference| ≤ abs + rel·|reference|: float32 gradients are sums of a few dozen products of
 // magnitude ~1 (a few ulps each), as the C++ test (tests/cpp/test_multi_head_backward.cpp) bounds them.
 const kGradTol = { abs: 5e-5, rel: 1e-4 };
-const kForwardTol = 1e-5;        // the float32 forward against the float64 reference (checks the reference)
+const kForwardTol = 1e-5; // the float32 forward against the float64 reference (checks the reference)
 const kFixtureTol = FIXTURE_TOL; // against PyTorch (the issue's bound): 1e-5 absolute + 1e-4 relative
 const kStructuralZeroTol = 1e-5; // the key third of in_proj_bias: exactly 0, both sides are rounding noise
-const kDropoutRatioTol = 1e-5;   // trace `dropped` ÷ `weights` vs 0 or 1/(1 − p)
+const kDropoutRatioTol = 1e-5; // trace `dropped` ÷ `weights` vs 0 or 1/(1 − p)
 const kLeakCalls = 1000;
 
 const core = await init();
@@ -51,7 +57,10 @@ function randomModule(config, seed) {
   let s = 1000 * seed;
   for (const [name, t] of Object.entries(mha.stateDict())) {
     const shift = name === 'layer_norm.weight' ? 1 : 0;
-    stateDict[name] = new Tensor(seededNormal(t.shape, s++).data.map((v) => 0.5 * v + shift), t.shape);
+    stateDict[name] = new Tensor(
+      seededNormal(t.shape, s++).data.map((v) => 0.5 * v + shift),
+      t.shape,
+    );
   }
   return mha.loadStateDict(stateDict);
 }
@@ -64,7 +73,10 @@ function keepFromTrace(trace, p) {
   for (let e = 0; e < weights.length; e++) {
     if (weights[e] === 0) continue; // masked: no gradient flows either way
     const ratio = dropped[e] / weights[e];
-    assert.ok(isClose(ratio, 0, kDropoutRatioTol) || isClose(ratio, 1 / (1 - p), kDropoutRatioTol), `ratio ${ratio}`);
+    assert.ok(
+      isClose(ratio, 0, kDropoutRatioTol) || isClose(ratio, 1 / (1 - p), kDropoutRatioTol),
+      `ratio ${ratio}`,
+    );
     keep[e] = ratio > 0.5 ? 1 / (1 - p) : 0;
   }
   assert.ok(keep.some((k) => k === 0) && keep.some((k) => k > 0), 'the dropout mask both keeps and drops');
@@ -83,7 +95,11 @@ function checkCase({ config, shapes, options = {}, seed }) {
     if (shapes.key) inputs.key = seededNormal(shapes.key, seed + 2);
     if (shapes.value) inputs.value = seededNormal(shapes.value, seed + 3);
     const dropout = options.dropout != null;
-    const r = mha.forward(inputs.query, inputs.key ?? null, inputs.value ?? null, { ...options, trace: dropout, requiresGrad: true });
+    const r = mha.forward(inputs.query, inputs.key ?? null, inputs.value ?? null, {
+      ...options,
+      trace: dropout,
+      requiresGrad: true,
+    });
     const g = seededNormal(r.output.shape, seed + 4);
     const grads = mha.backward(g);
     const refOptions = { ...options, keep: dropout ? keepFromTrace(r.trace, options.dropout.p) : undefined };
@@ -100,7 +116,11 @@ function checkCase({ config, shapes, options = {}, seed }) {
       assertClose(grads.inputs[name].data, finiteDifferences(loss, vars[name]), kGradTol, `grad ${name}`);
     }
     const params = mha.stateDict();
-    assert.deepEqual(Object.keys(grads.params), Object.keys(params), 'parameter gradients: stateDict() names');
+    assert.deepEqual(
+      Object.keys(grads.params),
+      Object.keys(params),
+      'parameter gradients: stateDict() names',
+    );
     for (const [name, t] of Object.entries(params)) {
       assert.deepEqual(grads.params[name].shape, t.shape, `grad ${name} shape`);
       assertClose(grads.params[name].data, finiteDifferences(loss, vars[name]), kGradTol, `grad ${name}`);
@@ -117,7 +137,8 @@ const cross = { query: [2, 3, 6], key: [2, 5, 6], value: [2, 5, 6] };
 const bools = (n, off) => Uint8Array.from({ length: n }, (_, i) => (off(i) ? 0 : 1));
 
 describe('MultiHeadAttention.backward vs float64 finite differences', () => {
-  it('self-attention: the whole gradient lands in query', () => checkCase({ config: E6, shapes: self, seed: 1 }));
+  it('self-attention: the whole gradient lands in query', () =>
+    checkCase({ config: E6, shapes: self, seed: 1 }));
   it('cross-attention with key and value', () => checkCase({ config: E6, shapes: cross, seed: 11 }));
   it('cross-attention without value: the value path is added into key', () => {
     checkCase({ config: E6, shapes: { query: [2, 3, 6], key: [2, 5, 6] }, seed: 21 });
@@ -128,21 +149,43 @@ describe('MultiHeadAttention.backward vs float64 finite differences', () => {
   });
   it('bias off', () => checkCase({ config: { ...E6, bias: false }, shapes: cross, seed: 41 }));
   it('addBiasKV (with key padding: the bias key is never masked)', () => {
-    const keyPaddingMask = new Tensor(bools(10, (i) => i === 1 || i === 9), [2, 5]);
+    const keyPaddingMask = new Tensor(
+      bools(10, (i) => i === 1 || i === 9),
+      [2, 5],
+    );
     checkCase({ config: { ...E6, addBiasKV: true }, shapes: cross, options: { keyPaddingMask }, seed: 51 });
   });
   it('addZeroAttn (with a 2-D mask), and both extra keys with a per-head 3-D mask', () => {
-    const mask = new Tensor(bools(15, (i) => i % 4 === 1), [3, 5]);
+    const mask = new Tensor(
+      bools(15, (i) => i % 4 === 1),
+      [3, 5],
+    );
     checkCase({ config: { ...E6, addZeroAttn: true }, shapes: cross, options: { mask }, seed: 61 });
-    const mask3 = new Tensor(bools(4 * 15, (i) => i % 7 === 3), [4, 3, 5]);
-    checkCase({ config: { ...E6, addBiasKV: true, addZeroAttn: true }, shapes: cross, options: { mask: mask3 }, seed: 62 });
+    const mask3 = new Tensor(
+      bools(4 * 15, (i) => i % 7 === 3),
+      [4, 3, 5],
+    );
+    checkCase({
+      config: { ...E6, addBiasKV: true, addZeroAttn: true },
+      shapes: cross,
+      options: { mask: mask3 },
+      seed: 62,
+    });
   });
   it('key padding', () => {
-    const keyPaddingMask = new Tensor(bools(10, (i) => i === 3 || i === 7 || i === 8), [2, 5]);
+    const keyPaddingMask = new Tensor(
+      bools(10, (i) => i === 3 || i === 7 || i === 8),
+      [2, 5],
+    );
     checkCase({ config: E6, shapes: cross, options: { keyPaddingMask }, seed: 71 });
   });
   it('causal: self-attention and cross-attention with Tq < Tk', () => {
-    checkCase({ config: { embedDim: 6, numHeads: 3 }, shapes: { query: [2, 5, 6] }, options: { causal: true }, seed: 81 });
+    checkCase({
+      config: { embedDim: 6, numHeads: 3 },
+      shapes: { query: [2, 5, 6] },
+      options: { causal: true },
+      seed: 81,
+    });
     checkCase({ config: E6, shapes: cross, options: { causal: true }, seed: 82 });
   });
   it('residual + layerNorm (eps 1e-3)', () => {
@@ -151,14 +194,24 @@ describe('MultiHeadAttention.backward vs float64 finite differences', () => {
   it('positional: self-attention (K/V read the encoded query) and cross-attention', () => {
     const positional = seededNormal([4, 6], 101);
     checkCase({ config: E6, shapes: self, options: { positional }, seed: 102 });
-    checkCase({ config: { ...E6, residual: true, layerNorm: true }, shapes: cross, options: { positional }, seed: 103 });
+    checkCase({
+      config: { ...E6, residual: true, layerNorm: true },
+      shapes: cross,
+      options: { positional },
+      seed: 103,
+    });
   });
   it('an additive mask with −∞, a custom scale, and seeded dropout (mask read back from the trace)', () => {
     const bias = seededNormal([3, 5], 111).data;
     bias[2] = -Infinity;
     const additiveMask = new Tensor(bias, [3, 5]);
     checkCase({ config: E6, shapes: cross, options: { additiveMask, scale: 0.7 }, seed: 112 });
-    checkCase({ config: E6, shapes: cross, options: { dropout: { p: 0.3, seed: 9 }, causal: true }, seed: 113 });
+    checkCase({
+      config: E6,
+      shapes: cross,
+      options: { dropout: { p: 0.3, seed: 9 }, causal: true },
+      seed: 113,
+    });
   });
   it('unbatched (T, E) input gives unbatched gradients', () => {
     const grads = checkCase({ config: E6, shapes: { query: [3, 6], key: [5, 6], value: [5, 6] }, seed: 121 });
@@ -170,15 +223,26 @@ describe('MultiHeadAttention.backward vs float64 finite differences', () => {
 // ---- PyTorch fixtures ---------------------------------------------------------------------------
 
 const floatTensor = (t) => new Tensor(t.data, t.shape);
-const boolTensor = (t) => new Tensor(Uint8Array.from(t.data, (v) => (v !== 0 ? 1 : 0)), t.shape);
+const boolTensor = (t) =>
+  new Tensor(
+    Uint8Array.from(t.data, (v) => (v !== 0 ? 1 : 0)),
+    t.shape,
+  );
 const optional = (f, name, convert) => (f.has(name) ? convert(f.get(name)) : undefined);
 
 function moduleFromFixture(f) {
   const flag = (name) => f.scalar(name) === 1;
   const mha = new MultiHeadAttention({
-    embedDim: f.scalar('embed_dim'), numHeads: f.scalar('num_heads'), kdim: f.scalar('kdim'), vdim: f.scalar('vdim'),
-    headDim: f.scalar('head_dim'), valueHeadDim: f.scalar('value_head_dim'), bias: flag('bias'),
-    addBiasKV: flag('add_bias_kv'), addZeroAttn: flag('add_zero_attn'), residual: flag('residual'),
+    embedDim: f.scalar('embed_dim'),
+    numHeads: f.scalar('num_heads'),
+    kdim: f.scalar('kdim'),
+    vdim: f.scalar('vdim'),
+    headDim: f.scalar('head_dim'),
+    valueHeadDim: f.scalar('value_head_dim'),
+    bias: flag('bias'),
+    addBiasKV: flag('add_bias_kv'),
+    addZeroAttn: flag('add_zero_attn'),
+    residual: flag('residual'),
     layerNorm: flag('layer_norm') ? { eps: f.scalar('layer_norm_eps') } : false,
   });
   const names = Object.keys(mha.stateDict());
@@ -189,11 +253,20 @@ function runGradFixture(f) {
   const mha = moduleFromFixture(f);
   try {
     const query = floatTensor(f.get('query'));
-    const r = mha.forward(query, optional(f, 'key', floatTensor) ?? null, optional(f, 'value', floatTensor) ?? null, {
-      mask: optional(f, 'mask', boolTensor), additiveMask: optional(f, 'additive_mask', floatTensor),
-      keyPaddingMask: optional(f, 'key_padding_mask', boolTensor), positional: optional(f, 'positional', floatTensor),
-      causal: f.scalar('causal') === 1, needWeights: false, requiresGrad: true,
-    });
+    const r = mha.forward(
+      query,
+      optional(f, 'key', floatTensor) ?? null,
+      optional(f, 'value', floatTensor) ?? null,
+      {
+        mask: optional(f, 'mask', boolTensor),
+        additiveMask: optional(f, 'additive_mask', floatTensor),
+        keyPaddingMask: optional(f, 'key_padding_mask', boolTensor),
+        positional: optional(f, 'positional', floatTensor),
+        causal: f.scalar('causal') === 1,
+        needWeights: false,
+        requiresGrad: true,
+      },
+    );
     const near = (actual, name) => assertClose(actual, f.get(name).data, kFixtureTol, `${f.name} ${name}`);
     near(r.output.data, 'output');
     const { inputs, params } = mha.backward(floatTensor(f.get('grad_output')));
@@ -210,11 +283,17 @@ function runGradFixture(f) {
       // with no extra keys the key third's gradient is 0; compare it with an absolute bound only.
       const qk = mha.numHeads * mha.headDim;
       const want = f.get('grad.in_proj_bias').data;
-      for (const [lo, hi] of [[0, qk], [2 * qk, want.length]]) {
+      for (const [lo, hi] of [
+        [0, qk],
+        [2 * qk, want.length],
+      ]) {
         assertClose(grad.data.subarray(lo, hi), want.subarray(lo, hi), kFixtureTol, `${f.name} in_proj_bias`);
       }
       for (let i = qk; i < 2 * qk; i++) {
-        assert.ok(isClose(grad.data[i], 0, kStructuralZeroTol) && isClose(want[i], 0, kStructuralZeroTol), `key bias ${i}: ${grad.data[i]}`);
+        assert.ok(
+          isClose(grad.data[i], 0, kStructuralZeroTol) && isClose(want[i], 0, kStructuralZeroTol),
+          `key bias ${i}: ${grad.data[i]}`,
+        );
       }
     }
     if (f.has('grad_positional')) checkPositionalGradient(f, inputs.query);
@@ -262,20 +341,38 @@ describe('MultiHeadAttention.backward: errors and the saved state', () => {
     const mha = randomModule(E6, 203);
     expectError(() => mha.backward(g), 'INVALID_ARGUMENT', noForward);
     // A requiresGrad forward that fails keeps nothing either.
-    expectError(() => mha.forward(seededNormal([2, 3, 5], 1), null, null, { requiresGrad: true }), 'SHAPE_MISMATCH', /query/);
+    expectError(
+      () => mha.forward(seededNormal([2, 3, 5], 1), null, null, { requiresGrad: true }),
+      'SHAPE_MISMATCH',
+      /query/,
+    );
     setMemoryLimit(1024); // the inputs fit, the buffers do not
     try {
-      expectError(() => mha.forward(x, null, null, { requiresGrad: true }), 'TOO_LARGE', /multi-head attention/);
+      expectError(
+        () => mha.forward(x, null, null, { requiresGrad: true }),
+        'TOO_LARGE',
+        /multi-head attention/,
+      );
     } finally {
       setMemoryLimit(2 ** 30);
     }
     expectError(() => mha.backward(g), 'INVALID_ARGUMENT', noForward);
-    const keyPaddingMask = new Tensor(bools(6, () => false), [2, 3]);
+    const keyPaddingMask = new Tensor(
+      bools(6, () => false),
+      [2, 3],
+    );
     // A later forward without requiresGrad, on the lean path and on the general one; a forward that
     // fails in the core or in the wrapper's checks: each clears the saved state.
-    for (const later of [() => mha.forward(x), () => mha.forward(x, null, null, { keyPaddingMask }),
+    for (const later of [
+      () => mha.forward(x),
+      () => mha.forward(x, null, null, { keyPaddingMask }),
       () => assert.throws(() => mha.forward(seededNormal([2, 3, 5], 1)), /query must have shape/),
-      () => assert.throws(() => mha.forward(x, null, null, { requires_grad: true }), /did you mean 'requiresGrad'/)]) {
+      () =>
+        assert.throws(
+          () => mha.forward(x, null, null, { requires_grad: true }),
+          /did you mean 'requiresGrad'/,
+        ),
+    ]) {
       mha.forward(x, null, null, { requiresGrad: true });
       mha.backward(g);
       later();
@@ -288,12 +385,23 @@ describe('MultiHeadAttention.backward: errors and the saved state', () => {
     const mha = randomModule(E6, 204);
     mha.forward(x, null, null, { requiresGrad: true });
     const first = mha.backward(g);
-    assert.throws(() => mha.loadStateDict({ 'out_proj.bias': [1, 2] }), (e) => e.code === 'SHAPE_MISMATCH');
+    assert.throws(
+      () => mha.loadStateDict({ 'out_proj.bias': [1, 2] }),
+      (e) => e.code === 'SHAPE_MISMATCH',
+    );
     assert.deepEqual(mha.backward(g).params['out_proj.weight'].data, first.params['out_proj.weight'].data);
     mha.loadStateDict({ 'out_proj.bias': mha.stateDict()['out_proj.bias'] }); // even the same values
-    expectError(() => mha.backward(g), 'INVALID_ARGUMENT', /a parameter was set \(loadStateDict\) after the forward/);
+    expectError(
+      () => mha.backward(g),
+      'INVALID_ARGUMENT',
+      /a parameter was set \(loadStateDict\) after the forward/,
+    );
     mha.forward(x, null, null, { requiresGrad: true });
-    assert.deepEqual(mha.backward(g).inputs.query.data, first.inputs.query.data, 'a new forward makes it usable again');
+    assert.deepEqual(
+      mha.backward(g).inputs.query.data,
+      first.inputs.query.data,
+      'a new forward makes it usable again',
+    );
     mha.dispose();
   });
 
@@ -301,12 +409,20 @@ describe('MultiHeadAttention.backward: errors and the saved state', () => {
     const mha = randomModule(E6, 205);
     mha.forward(x, null, null, { requiresGrad: true });
     const good = mha.backward(g);
-    expectError(() => mha.backward(seededNormal([2, 3, 5], 1)), 'SHAPE_MISMATCH', /gradOutput must have the output's shape \(2, 3, 6\), got \(2, 3, 5\)/);
+    expectError(
+      () => mha.backward(seededNormal([2, 3, 5], 1)),
+      'SHAPE_MISMATCH',
+      /gradOutput must have the output's shape \(2, 3, 6\), got \(2, 3, 5\)/,
+    );
     expectError(() => mha.backward(seededNormal([3, 6], 1)), 'SHAPE_MISMATCH', /gradOutput/);
     const nan = seededNormal([2, 3, 6], 1);
     nan.data[7] = NaN;
     expectError(() => mha.backward(nan), 'NON_FINITE', /gradOutput/);
-    expectError(() => mha.backward(new Tensor(new Int32Array(36), [2, 3, 6])), 'INVALID_ARGUMENT', /gradOutput must be a float32 tensor/);
+    expectError(
+      () => mha.backward(new Tensor(new Int32Array(36), [2, 3, 6])),
+      'INVALID_ARGUMENT',
+      /gradOutput must be a float32 tensor/,
+    );
     expectError(() => mha.backward('g'), 'INVALID_ARGUMENT', /gradOutput must be a Tensor/);
     setMemoryLimit(1024); // gradOutput fits; the gradients and scratch do not
     try {
@@ -315,7 +431,8 @@ describe('MultiHeadAttention.backward: errors and the saved state', () => {
       setMemoryLimit(2 ** 30);
     }
     const again = mha.backward(g); // the same saved state, called again
-    for (const name of Object.keys(good.params)) assert.deepEqual(again.params[name].data, good.params[name].data, name);
+    for (const name of Object.keys(good.params))
+      assert.deepEqual(again.params[name].data, good.params[name].data, name);
     assert.deepEqual(again.inputs.query.data, good.inputs.query.data);
     mha.dispose();
     expectError(() => mha.backward(g), 'DISPOSED', /disposed/);
@@ -337,7 +454,10 @@ describe('MultiHeadAttention.backward: errors and the saved state', () => {
     const mha = randomModule(E6, 208);
     let lean = 0;
     const forwardFast = mha._handle.forwardFast;
-    mha._handle.forwardFast = function (...args) { lean++; return forwardFast.apply(this, args); };
+    mha._handle.forwardFast = function (...args) {
+      lean++;
+      return forwardFast.apply(this, args);
+    };
     mha.forward(x); // sizes the lean path's buffers, which the handle keeps
     const idle = memoryStats().heapUsedBytes;
     mha.forward(x, null, null, { requiresGrad: true });
@@ -352,9 +472,15 @@ describe('MultiHeadAttention.backward: errors and the saved state', () => {
   it(`${kLeakCalls} forward(requiresGrad) + backward calls leave the heap, handles and emval count flat`, () => {
     const mha = randomModule({ ...E6, addBiasKV: true, residual: true, layerNorm: true }, 209);
     const kv = seededNormal([2, 5, 6], 210);
-    const keyPaddingMask = new Tensor(bools(10, (i) => i === 4), [2, 5]);
+    const keyPaddingMask = new Tensor(
+      bools(10, (i) => i === 4),
+      [2, 5],
+    );
     const run = (i) => {
-      const options = i % 2 ? { causal: true, dropout: { p: 0.1, seed: i } } : { keyPaddingMask, positional: seededNormal([3, 6], 1) };
+      const options =
+        i % 2
+          ? { causal: true, dropout: { p: 0.1, seed: i } }
+          : { keyPaddingMask, positional: seededNormal([3, 6], 1) };
       mha.forward(x, i % 2 ? null : kv, null, { ...options, requiresGrad: true });
       return mha.backward(g).inputs.query.data[0];
     };

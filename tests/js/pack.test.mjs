@@ -12,18 +12,36 @@ import { assertClose } from './close.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** softmax([1, 1, 1, 5]) to 4 decimals, the tutorial's worked example. */
 const SOFTMAX_EXPECTED = ['0.0174', '0.0174', '0.0174', '0.9479'];
 
 /** What the package must ship for `import 'attention-wasm'` to work, and its types. */
-const REQUIRED_FILES = ['package.json', 'dist/attention_core.mjs', 'dist/attention_core.wasm', 'dist/attention_core_relaxed.wasm',
-  'src/js/index.js', 'src/js/errors.js', 'src/js/tensor.js', 'src/js/index.d.ts',
-  'src/js/vendor/tokenizers/tokenizers.mjs', 'src/js/vendor/tokenizers/LICENSE'];
+const REQUIRED_FILES = [
+  'package.json',
+  'dist/attention_core.mjs',
+  'dist/attention_core.wasm',
+  'dist/attention_core_relaxed.wasm',
+  'src/js/index.js',
+  'src/js/errors.js',
+  'src/js/tensor.js',
+  'src/js/index.d.ts',
+  'src/js/vendor/tokenizers/tokenizers.mjs',
+  'src/js/vendor/tokenizers/LICENSE',
+];
 
-const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const npm = (args, cwd) =>
+  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 /** Every file path a package.json "exports" / "types" / "main" entry points at. */
 function exportTargets(pkg) {
@@ -37,8 +55,8 @@ function exportTargets(pkg) {
   return [...targets];
 }
 
-let work;      // temp dir: the tarball and the consumer project
-let consumer;  // the empty folder the tarball is installed into
+let work; // temp dir: the tarball and the consumer project
+let consumer; // the empty folder the tarball is installed into
 
 before(() => {
   work = mkdtempSync(join(tmpdir(), 'attention-wasm-pack-'));
@@ -46,7 +64,10 @@ before(() => {
   const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], ROOT));
   const tarball = join(work, packed[0].filename);
   execFileSync('mkdir', ['-p', consumer]);
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
+  writeFileSync(
+    join(consumer, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2),
+  );
   npm(['install', '--offline', '--no-audit', '--no-fund', tarball], consumer);
 });
 
@@ -59,7 +80,10 @@ describe('npm tarball', () => {
     const [info] = JSON.parse(npm(['pack', '--dry-run', '--json'], ROOT));
     const files = info.files.map((f) => f.path);
     for (const path of REQUIRED_FILES) assert.ok(files.includes(path), `tarball lacks ${path}`);
-    assert.ok(!files.some((p) => p.startsWith('build/') || p.startsWith('tests/') || p.startsWith('node_modules/')), 'no build/test files shipped');
+    assert.ok(
+      !files.some((p) => p.startsWith('build/') || p.startsWith('tests/') || p.startsWith('node_modules/')),
+      'no build/test files shipped',
+    );
     t.diagnostic(`tarball: ${files.length} files, ${info.size} bytes packed, ${info.unpackedSize} unpacked`);
   });
 
@@ -67,7 +91,9 @@ describe('npm tarball', () => {
     const [info] = JSON.parse(npm(['pack', '--dry-run', '--json'], ROOT));
     const files = new Set(info.files.map((f) => f.path));
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    const missing = exportTargets(pkg).map((t) => t.replace(/^\.\//, '')).filter((t) => !files.has(t));
+    const missing = exportTargets(pkg)
+      .map((t) => t.replace(/^\.\//, ''))
+      .filter((t) => !files.has(t));
     assert.deepEqual(missing, [], `exports point at files not in the tarball: ${missing.join(', ')}`);
   });
 
@@ -95,7 +121,9 @@ describe('npm tarball', () => {
     `;
     writeFileSync(join(consumer, 'main.mjs'), script);
     // Run from another working directory too: the wasm is found through import.meta.url.
-    const out = JSON.parse(execFileSync(process.execPath, [join(consumer, 'main.mjs')], { cwd: tmpdir(), encoding: 'utf8' }));
+    const out = JSON.parse(
+      execFileSync(process.execPath, [join(consumer, 'main.mjs')], { cwd: tmpdir(), encoding: 'utf8' }),
+    );
     assert.deepEqual(out.softmax, SOFTMAX_EXPECTED);
     assert.equal(out.kernel, out.relaxed ? 'relaxed-simd' : 'simd128');
     assert.deepEqual(out.outputShape, [2, 3, 8]);
@@ -118,9 +146,17 @@ describe('npm tarball', () => {
       model.dispose();
     `;
     writeFileSync(join(consumer, 'pretrained.mjs'), script);
-    const out = JSON.parse(execFileSync(process.execPath, [join(consumer, 'pretrained.mjs')], { cwd: tmpdir(), encoding: 'utf8' }));
-    const expected = JSON.parse(readFileSync(new URL('../golden/pretrained/gpt2-tiny/expected.json', import.meta.url), 'utf8'));
-    assert.deepEqual(out, { ids: expected.tokenizer_cases[0].ids, text: expected.tokenizer_cases[0].text, vocab: 96 });
+    const out = JSON.parse(
+      execFileSync(process.execPath, [join(consumer, 'pretrained.mjs')], { cwd: tmpdir(), encoding: 'utf8' }),
+    );
+    const expected = JSON.parse(
+      readFileSync(new URL('../golden/pretrained/gpt2-tiny/expected.json', import.meta.url), 'utf8'),
+    );
+    assert.deepEqual(out, {
+      ids: expected.tokenizer_cases[0].ids,
+      text: expected.tokenizer_cases[0].text,
+      vocab: 96,
+    });
   });
 
   it('(b) loads in a page in headless Chromium, with the .wasm served as application/wasm', async () => {
@@ -146,15 +182,23 @@ describe('npm tarball', () => {
     writeFileSync(join(consumer, 'index.html'), page);
     const server = await serveStatic(consumer);
     const profile = mkdtempSync(join(tmpdir(), 'attention-wasm-chromium-'));
-    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      args: CHROMIUM_ARGS,
+    });
     const problems = [];
     const wasmTypes = [];
     try {
-      const tab = context.pages()[0] ?? await context.newPage();
-      tab.on('console', (msg) => { if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`${msg.type()}: ${msg.text()}`); });
+      const tab = context.pages()[0] ?? (await context.newPage());
+      tab.on('console', (msg) => {
+        if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`${msg.type()}: ${msg.text()}`);
+      });
       tab.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
       tab.on('requestfailed', (req) => problems.push(`requestfailed: ${req.url()}`));
-      tab.on('response', (res) => { if (res.url().endsWith('.wasm')) wasmTypes.push([res.url().split('/').pop(), res.headers()['content-type']]); });
+      tab.on('response', (res) => {
+        if (res.url().endsWith('.wasm'))
+          wasmTypes.push([res.url().split('/').pop(), res.headers()['content-type']]);
+      });
       await tab.goto(`${server.url}/index.html`);
       await tab.waitForFunction(() => window.result !== undefined);
       const result = await tab.evaluate(() => window.result);
@@ -166,9 +210,17 @@ describe('npm tarball', () => {
       // The page's relaxed-SIMD build and Node's SIMD128 build: the same numbers up to FMA rounding.
       const nodeOutput = await nodeForward();
       const kFmaTolerance = 1e-6;
-      assertClose(result.output, nodeOutput, kFmaTolerance, 'output, Chromium (relaxed SIMD) vs Node (SIMD128)');
-      assert.deepEqual(wasmTypes, [['attention_core_relaxed.wasm', 'application/wasm']],
-        'one .wasm fetch (the relaxed-SIMD build), as application/wasm');
+      assertClose(
+        result.output,
+        nodeOutput,
+        kFmaTolerance,
+        'output, Chromium (relaxed SIMD) vs Node (SIMD128)',
+      );
+      assert.deepEqual(
+        wasmTypes,
+        [['attention_core_relaxed.wasm', 'application/wasm']],
+        'one .wasm fetch (the relaxed-SIMD build), as application/wasm',
+      );
       assert.deepEqual(problems, [], 'no console errors or warnings');
     } finally {
       await context.close();
@@ -188,14 +240,23 @@ async function nodeForward() {
   return out;
 }
 
-const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.json': 'application/json', '.wasm': 'application/wasm' };
+const MIME = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+};
 
 /** A static file server over `dir` on 127.0.0.1 and a free port. */
 async function serveStatic(dir) {
   const server = createServer((req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     const file = join(dir, path);
-    if (!file.startsWith(dir + sep)) { res.writeHead(403).end(); return; }
+    if (!file.startsWith(dir + sep)) {
+      res.writeHead(403).end();
+      return;
+    }
     try {
       const body = readFileSync(file);
       res.writeHead(200, { 'Content-Type': MIME[extname(file)] ?? 'application/octet-stream' }).end(body);
@@ -206,6 +267,10 @@ async function serveStatic(dir) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${server.address().port}`,
-    close: () => new Promise((resolve) => { server.close(resolve); server.closeAllConnections(); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(resolve);
+        server.closeAllConnections();
+      }),
   };
 }

@@ -17,17 +17,47 @@ const PROTOTYPE_FMA = [0xfd, 0xaf, 0x01];
 
 // () -> v128 { i32.const 22525; drop; f32x4.fma(0, 0, 0) }: one decoy, one instruction.
 function moduleBytes() {
-  const body = [0x00, ...I32_CONST_22525, 0x1a, ...V128_ZERO, ...V128_ZERO, ...V128_ZERO, ...PROTOTYPE_FMA, 0x0b];
+  const body = [
+    0x00,
+    ...I32_CONST_22525,
+    0x1a,
+    ...V128_ZERO,
+    ...V128_ZERO,
+    ...V128_ZERO,
+    ...PROTOTYPE_FMA,
+    0x0b,
+  ];
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, // type section: () -> v128
-    0x03, 0x02, 0x01, 0x00, // function section
-    0x0a, body.length + 2, 0x01, body.length, ...body, // code section: one body
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    0x05,
+    0x01,
+    0x60,
+    0x00,
+    0x01,
+    0x7b, // type section: () -> v128
+    0x03,
+    0x02,
+    0x01,
+    0x00, // function section
+    0x0a,
+    body.length + 2,
+    0x01,
+    body.length,
+    ...body, // code section: one body
   ]);
 }
 
 function indexOf(bytes, pattern, from = 0) {
-  for (let i = from; i + pattern.length <= bytes.length; i++) if (pattern.every((b, k) => bytes[i + k] === b)) return i;
+  for (let i = from; i + pattern.length <= bytes.length; i++)
+    if (pattern.every((b, k) => bytes[i + k] === b)) return i;
   return -1;
 }
 
@@ -44,8 +74,16 @@ describe('patch-relaxed-simd', () => {
       const out = execFileSync(process.execPath, [PATCHER, file], { encoding: 'utf8' });
       assert.match(out, /1 × f32x4\.fma → f32x4\.relaxed_madd/);
       const after = new Uint8Array(readFileSync(file));
-      assert.deepEqual([...after.subarray(decoyAt, decoyAt + 4)], I32_CONST_22525, 'the immediate is unchanged');
-      assert.deepEqual([...after.subarray(fmaAt, fmaAt + 3)], [0xfd, 0x85, 0x02], 'the instruction is relaxed_madd');
+      assert.deepEqual(
+        [...after.subarray(decoyAt, decoyAt + 4)],
+        I32_CONST_22525,
+        'the immediate is unchanged',
+      );
+      assert.deepEqual(
+        [...after.subarray(fmaAt, fmaAt + 3)],
+        [0xfd, 0x85, 0x02],
+        'the instruction is relaxed_madd',
+      );
       assert.equal(after.length, before.length);
       // A second run finds nothing to patch and fails loudly rather than guessing.
       const again = spawnSync(process.execPath, [PATCHER, file], { encoding: 'utf8' });

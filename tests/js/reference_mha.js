@@ -88,16 +88,18 @@ function attend(q, k, v, dims, cfg, opts) {
         for (let j = 0; j < tkp; j++) {
           const term = j < tk ? maskTerm(opts, b, h, i, j, dims) : 0;
           let dot = 0;
-          for (let c = 0; c < dk; c++) dot += q[(b * tq + i) * H * dk + h * dk + c] * k[(b * tkp + j) * H * dk + h * dk + c];
+          for (let c = 0; c < dk; c++)
+            dot += q[(b * tq + i) * H * dk + h * dk + c] * k[(b * tkp + j) * H * dk + h * dk + c];
           s[j] = term === -Infinity ? -Infinity : dot * scale + term;
           max = Math.max(max, s[j]);
         }
         if (max === -Infinity) continue; // no allowed key: zero weights, zero context
         let sum = 0;
-        for (let j = 0; j < tkp; j++) sum += (s[j] = Math.exp(s[j] - max));
+        for (let j = 0; j < tkp; j++) sum += s[j] = Math.exp(s[j] - max);
         for (let j = 0; j < tkp; j++) {
           const w = (s[j] / sum) * (opts.keep ? opts.keep[((b * H + h) * tq + i) * tkp + j] : 1);
-          for (let c = 0; c < dv; c++) context[(b * tq + i) * H * dv + h * dv + c] += w * v[(b * tkp + j) * H * dv + h * dv + c];
+          for (let c = 0; c < dv; c++)
+            context[(b * tq + i) * H * dv + h * dv + c] += w * v[(b * tkp + j) * H * dv + h * dv + c];
         }
       }
     }
@@ -133,16 +135,31 @@ export function referenceMha(cfg, vars, shapes, opts = {}) {
   const x = Float64Array.from(vars.query);
   if (vars.positional) for (let i = 0; i < x.length; i++) x[i] += vars.positional[i % (tq * e)];
   const keySrc = vars.key ?? x;
-  const valueSrc = vars.key ? vars.value ?? vars.key : x;
+  const valueSrc = vars.key ? (vars.value ?? vars.key) : x;
   const p = projections(cfg, vars);
   const qk = cfg.numHeads * cfg.headDim;
   const vo = cfg.numHeads * cfg.valueHeadDim;
   const q = linear(x, B * tq, e, p.wq, p.bq, qk);
-  const k = withExtraKeys(linear(keySrc, B * tk, vars.key ? cfg.kdim : e, p.wk, p.bk, qk), B, tk, qk, cfg, vars.bias_k);
-  const v = withExtraKeys(linear(valueSrc, B * tk, vars.key ? cfg.vdim : e, p.wv, p.bv, vo), B, tk, vo, cfg, vars.bias_v);
+  const k = withExtraKeys(
+    linear(keySrc, B * tk, vars.key ? cfg.kdim : e, p.wk, p.bk, qk),
+    B,
+    tk,
+    qk,
+    cfg,
+    vars.bias_k,
+  );
+  const v = withExtraKeys(
+    linear(valueSrc, B * tk, vars.key ? cfg.vdim : e, p.wv, p.bv, vo),
+    B,
+    tk,
+    vo,
+    cfg,
+    vars.bias_v,
+  );
   const context = attend(q, k, v, dims, cfg, opts);
   const out = linear(context, B * tq, vo, vars['out_proj.weight'], vars['out_proj.bias'] ?? null, e);
   if (cfg.residual) for (let i = 0; i < out.length; i++) out[i] += x[i];
-  if (cfg.layerNorm) layerNormRows(out, B * tq, e, vars['layer_norm.weight'], vars['layer_norm.bias'], cfg.layerNormEps);
+  if (cfg.layerNorm)
+    layerNormRows(out, B * tq, e, vars['layer_norm.weight'], vars['layer_norm.bias'], cfg.layerNormEps);
   return out;
 }

@@ -3,18 +3,26 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  init, Tensor, AttentionError, softmax, layerNorm, scaledDotProductAttention, MultiHeadAttention, seededNormal,
+  init,
+  Tensor,
+  AttentionError,
+  softmax,
+  layerNorm,
+  scaledDotProductAttention,
+  MultiHeadAttention,
+  seededNormal,
 } from '../../src/js/index.js';
 import { asIntTensor } from '../../src/js/tensor.js';
 
 await init();
 
-const rejects = (fn, code, message) => assert.throws(fn, (error) => {
-  assert.ok(error instanceof AttentionError, String(error));
-  assert.equal(error.code, code, error.message);
-  assert.match(error.message, message);
-  return true;
-});
+const rejects = (fn, code, message) =>
+  assert.throws(fn, (error) => {
+    assert.ok(error instanceof AttentionError, String(error));
+    assert.equal(error.code, code, error.message);
+    assert.match(error.message, message);
+    return true;
+  });
 
 describe('int32 tensors', () => {
   it('an Int32Array makes an int32 tensor, wrapped without copying', () => {
@@ -23,13 +31,22 @@ describe('int32 tensors', () => {
     assert.equal(t.dtype, 'int32');
     assert.equal(t.data, data);
     assert.equal(t.get(1, 0), 2147483647);
-    assert.deepEqual(t.toArray(), [[1, -2, 3], [2147483647, -2147483648, 0]]);
+    assert.deepEqual(t.toArray(), [
+      [1, -2, 3],
+      [2147483647, -2147483648, 0],
+    ]);
     assert.equal(new Tensor(new Int32Array(4)).shape[0], 4);
   });
 
   it('float32 stays the default for numbers and other typed arrays', () => {
     assert.equal(new Tensor([1, 2, 3]).dtype, 'float32');
-    assert.equal(new Tensor([[1, 2], [3, 4]]).dtype, 'float32');
+    assert.equal(
+      new Tensor([
+        [1, 2],
+        [3, 4],
+      ]).dtype,
+      'float32',
+    );
     assert.equal(new Tensor(new Float64Array([1, 2])).dtype, 'float32');
     assert.equal(new Tensor(new Int16Array([1, 2])).dtype, 'float32');
     assert.equal(new Tensor(new Float32Array(2)).dtype, 'float32');
@@ -37,13 +54,26 @@ describe('int32 tensors', () => {
   });
 
   it('{ dtype: "int32" } converts nested arrays and other typed arrays', () => {
-    const nested = new Tensor([[1, 2, 3], [4, 5, 6]], undefined, { dtype: 'int32' });
+    const nested = new Tensor(
+      [
+        [1, 2, 3],
+        [4, 5, 6],
+      ],
+      undefined,
+      { dtype: 'int32' },
+    );
     assert.equal(nested.dtype, 'int32');
     assert.ok(nested.data instanceof Int32Array);
     assert.deepEqual(nested.shape, [2, 3]);
     assert.deepEqual(Array.from(nested.data), [1, 2, 3, 4, 5, 6]);
-    assert.deepEqual(Array.from(new Tensor(new Float32Array([7, -8]), [2], { dtype: 'int32' }).data), [7, -8]);
-    assert.deepEqual(Array.from(new Tensor(new Uint16Array([65535]), null, { dtype: 'int32' }).data), [65535]);
+    assert.deepEqual(
+      Array.from(new Tensor(new Float32Array([7, -8]), [2], { dtype: 'int32' }).data),
+      [7, -8],
+    );
+    assert.deepEqual(
+      Array.from(new Tensor(new Uint16Array([65535]), null, { dtype: 'int32' }).data),
+      [65535],
+    );
     assert.deepEqual(Array.from(new Tensor(new BigInt64Array([5n]), null, { dtype: 'int32' }).data), [5]);
     // and the other way: an Int32Array as float32
     const f = new Tensor(new Int32Array([1, 2]), [2], { dtype: 'float32' });
@@ -61,9 +91,21 @@ describe('int32 tensors', () => {
     rejects(int(['3']), 'INVALID_ARGUMENT', /got "3"/);
     rejects(int([true]), 'INVALID_ARGUMENT', /got true/);
     rejects(int(new Float32Array([0.5])), 'INVALID_ARGUMENT', /got 0.5/);
-    rejects(() => new Tensor([1], [1], { dtype: 'int64' }), 'INVALID_ARGUMENT', /dtype must be one of float32, int32, bool; got "int64"/);
-    rejects(() => new Tensor([1], [1], { type: 'int32' }), 'INVALID_ARGUMENT', /unknown Tensor option 'type'/);
-    rejects(() => new Tensor(new Int32Array(3), [2, 2]), 'SHAPE_MISMATCH', /3 values but shape \[2,2\] needs 4/);
+    rejects(
+      () => new Tensor([1], [1], { dtype: 'int64' }),
+      'INVALID_ARGUMENT',
+      /dtype must be one of float32, int32, bool; got "int64"/,
+    );
+    rejects(
+      () => new Tensor([1], [1], { type: 'int32' }),
+      'INVALID_ARGUMENT',
+      /unknown Tensor option 'type'/,
+    );
+    rejects(
+      () => new Tensor(new Int32Array(3), [2, 2]),
+      'SHAPE_MISMATCH',
+      /3 values but shape \[2,2\] needs 4/,
+    );
   });
 
   it('float APIs refuse an int32 tensor with INVALID_ARGUMENT naming the argument', () => {
@@ -71,15 +113,39 @@ describe('int32 tensors', () => {
     const x = seededNormal([2, 3, 4], 1);
     rejects(() => softmax(ids), 'INVALID_ARGUMENT', /^x must be a float32 tensor, got an int32 tensor/);
     rejects(() => layerNorm(ids), 'INVALID_ARGUMENT', /^x must be a float32 tensor/);
-    rejects(() => layerNorm(x, { weight: new Tensor(new Int32Array(4)) }), 'INVALID_ARGUMENT', /^weight must be a float32/);
-    rejects(() => scaledDotProductAttention(x, ids, x), 'INVALID_ARGUMENT', /^k must be a float32 tensor, got an int32/);
-    rejects(() => scaledDotProductAttention(x, x, x, { additiveMask: { data: new Int32Array(9), shape: [3, 3] } }), 'INVALID_ARGUMENT', /^additiveMask must be a float32/);
-    rejects(() => scaledDotProductAttention(x, x, x, { mask: new Tensor(new Int32Array(9), [3, 3]) }), 'INVALID_MASK', /mask must be a boolean tensor .*got int32/);
+    rejects(
+      () => layerNorm(x, { weight: new Tensor(new Int32Array(4)) }),
+      'INVALID_ARGUMENT',
+      /^weight must be a float32/,
+    );
+    rejects(
+      () => scaledDotProductAttention(x, ids, x),
+      'INVALID_ARGUMENT',
+      /^k must be a float32 tensor, got an int32/,
+    );
+    rejects(
+      () => scaledDotProductAttention(x, x, x, { additiveMask: { data: new Int32Array(9), shape: [3, 3] } }),
+      'INVALID_ARGUMENT',
+      /^additiveMask must be a float32/,
+    );
+    rejects(
+      () => scaledDotProductAttention(x, x, x, { mask: new Tensor(new Int32Array(9), [3, 3]) }),
+      'INVALID_MASK',
+      /mask must be a boolean tensor .*got int32/,
+    );
     const mha = new MultiHeadAttention({ embedDim: 4 });
     try {
       rejects(() => mha.forward(ids), 'INVALID_ARGUMENT', /^query must be a float32 tensor, got an int32/);
-      rejects(() => mha.loadStateDict({ 'out_proj.bias': new Int32Array(4) }), 'INVALID_ARGUMENT', /Tensor, \{ data, shape \}/);
-      rejects(() => mha.loadStateDict({ 'out_proj.bias': new Tensor(new Int32Array(4)) }), 'INVALID_ARGUMENT', /^out_proj.bias must be a float32/);
+      rejects(
+        () => mha.loadStateDict({ 'out_proj.bias': new Int32Array(4) }),
+        'INVALID_ARGUMENT',
+        /Tensor, \{ data, shape \}/,
+      );
+      rejects(
+        () => mha.loadStateDict({ 'out_proj.bias': new Tensor(new Int32Array(4)) }),
+        'INVALID_ARGUMENT',
+        /^out_proj.bias must be a float32/,
+      );
     } finally {
       mha.dispose();
     }
@@ -92,7 +158,13 @@ describe('asIntTensor (internal, for token ids)', () => {
   it('accepts an int32 Tensor as is, nested integer arrays, and { data: Int32Array | number[], shape }', () => {
     const t = new Tensor(new Int32Array([3, 1, 4]), [3]);
     assert.equal(asIntTensor(t, 'ids'), t);
-    const nested = asIntTensor([[1, 2], [3, 4]], 'ids');
+    const nested = asIntTensor(
+      [
+        [1, 2],
+        [3, 4],
+      ],
+      'ids',
+    );
     assert.equal(nested.dtype, 'int32');
     assert.deepEqual(nested.shape, [2, 2]);
     const flat = asIntTensor([5, 6, 7], 'ids');
@@ -104,9 +176,21 @@ describe('asIntTensor (internal, for token ids)', () => {
   });
 
   it('rejects float32 and boolean tensors (not a cast) and non-integers, naming the argument', () => {
-    rejects(() => asIntTensor(new Tensor([1, 2]), 'tokens'), 'INVALID_ARGUMENT', /^tokens must be an int32 tensor .*got a float32 tensor/);
-    rejects(() => asIntTensor({ data: new Float32Array([1, 2]), shape: [2] }, 'tokens'), 'INVALID_ARGUMENT', /^tokens must be an int32 tensor/);
-    rejects(() => asIntTensor(new Tensor(new Uint8Array(2)), 'tokens'), 'INVALID_ARGUMENT', /got a boolean tensor/);
+    rejects(
+      () => asIntTensor(new Tensor([1, 2]), 'tokens'),
+      'INVALID_ARGUMENT',
+      /^tokens must be an int32 tensor .*got a float32 tensor/,
+    );
+    rejects(
+      () => asIntTensor({ data: new Float32Array([1, 2]), shape: [2] }, 'tokens'),
+      'INVALID_ARGUMENT',
+      /^tokens must be an int32 tensor/,
+    );
+    rejects(
+      () => asIntTensor(new Tensor(new Uint8Array(2)), 'tokens'),
+      'INVALID_ARGUMENT',
+      /got a boolean tensor/,
+    );
     rejects(() => asIntTensor([[1, 2.5]], 'tokens'), 'INVALID_ARGUMENT', /must be an integer/);
     rejects(() => asIntTensor([true, false], 'tokens'), 'INVALID_ARGUMENT', /must be an integer/);
     rejects(() => asIntTensor(5, 'tokens'), 'INVALID_ARGUMENT', /^tokens must be a Tensor/);

@@ -15,13 +15,17 @@ import * as single from '../../src/js/index.js?instance=threads-single';
 import { resolveThreads, startThreaded, AUTO_THREADS_MAX } from '../../src/js/threads.js';
 import { writeShapedCheckpoint } from '../../bench/shaped_checkpoint.mjs';
 
-const POOL = 2;  // explicit, so the test means the same on a 1-core and a 16-core machine
+const POOL = 2; // explicit, so the test means the same on a 1-core and a 16-core machine
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 const sameBits = (a, b, what) => {
   assert.deepEqual(a.shape, b.shape, `${what}: shape`);
-  assert.ok(Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength)
-    .equals(Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength)), `${what}: bits differ`);
+  assert.ok(
+    Buffer.from(a.data.buffer, a.data.byteOffset, a.data.byteLength).equals(
+      Buffer.from(b.data.buffer, b.data.byteOffset, b.data.byteLength),
+    ),
+    `${what}: bits differ`,
+  );
 };
 
 // Runs `compute(lib)` at 1 and at POOL threads on the threaded build, and once on the single-thread
@@ -59,24 +63,43 @@ describe('init({ threads }) in Node', () => {
 
   it('refuses other thread counts, in init and setThreadCount, and stays usable', async () => {
     for (const bad of [0, -1, 65, 2.5, '2', 'many', true, NaN]) {
-      await assert.rejects(import(`../../src/js/index.js?instance=threads-bad-${String(bad)}`).then((m) => m.init({ threads: bad })),
-        (e) => e.code === 'INVALID_ARGUMENT' && /threads/.test(e.message), `init threads ${String(bad)}`);
+      await assert.rejects(
+        import(`../../src/js/index.js?instance=threads-bad-${String(bad)}`).then((m) =>
+          m.init({ threads: bad }),
+        ),
+        (e) => e.code === 'INVALID_ARGUMENT' && /threads/.test(e.message),
+        `init threads ${String(bad)}`,
+      );
     }
     for (const bad of [0, POOL + 1, 1.5, '1', NaN]) {
-      assert.throws(() => api.setThreadCount(bad), (e) => e.code === 'INVALID_ARGUMENT' && /setThreadCount/.test(e.message));
+      assert.throws(
+        () => api.setThreadCount(bad),
+        (e) => e.code === 'INVALID_ARGUMENT' && /setThreadCount/.test(e.message),
+      );
     }
-    assert.throws(() => single.setThreadCount(2), (e) => e.code === 'INVALID_ARGUMENT' && /one thread/.test(e.message));
+    assert.throws(
+      () => single.setThreadCount(2),
+      (e) => e.code === 'INVALID_ARGUMENT' && /one thread/.test(e.message),
+    );
     single.setThreadCount(1);
     assert.equal(api.threadCount(), POOL, 'a refused count leaves the pool as it was');
-    await assert.rejects(import('../../src/js/index.js?instance=threads-custom').then((m) =>
-      m.init({ threads: 2, moduleUrl: new URL('../../dist/attention_core.mjs', import.meta.url) })), (e) => e.code === 'INVALID_ARGUMENT');
+    await assert.rejects(
+      import('../../src/js/index.js?instance=threads-custom').then((m) =>
+        m.init({ threads: 2, moduleUrl: new URL('../../dist/attention_core.mjs', import.meta.url) }),
+      ),
+      (e) => e.code === 'INVALID_ARGUMENT',
+    );
   });
 });
 
 describe('bit-identical at 1 and 2 threads and to the single-thread build (and really split)', () => {
   it('scaledDotProductAttention: causal, with weights, grouped-query heads and a window', () => {
-    const q = api.seededNormal([2, 8, 96, 32], 1), k = api.seededNormal([2, 4, 96, 32], 2), v = api.seededNormal([2, 4, 96, 32], 3);
-    const r = atEveryCount((lib) => lib.scaledDotProductAttention(q, k, v, { causal: true, enableGQA: true, window: 40 }));
+    const q = api.seededNormal([2, 8, 96, 32], 1),
+      k = api.seededNormal([2, 4, 96, 32], 2),
+      v = api.seededNormal([2, 4, 96, 32], 3);
+    const r = atEveryCount((lib) =>
+      lib.scaledDotProductAttention(q, k, v, { causal: true, enableGQA: true, window: 40 }),
+    );
     assert.ok(r.jobs > 0, 'the pool ran no job');
     for (const key of ['output', 'weights']) {
       sameBits(r.one[key], r.many[key], `${key} 1 vs ${POOL} threads`);
@@ -85,7 +108,8 @@ describe('bit-identical at 1 and 2 threads and to the single-thread build (and r
   });
 
   it('MultiHeadAttention forward and backward', () => {
-    const x = api.seededNormal([4, 64, 128], 7), dy = api.seededNormal([4, 64, 128], 8);
+    const x = api.seededNormal([4, 64, 128], 7),
+      dy = api.seededNormal([4, 64, 128], 8);
     const r = atEveryCount((lib) => {
       const mha = new lib.MultiHeadAttention({ embedDim: 128, numHeads: 4, seed: 5 });
       try {
@@ -129,18 +153,36 @@ describe('bit-identical at 1 and 2 threads and to the single-thread build (and r
   });
 
   it('a pretrained Qwen3-shaped checkpoint: forward with logit lens, and greedy generation', async () => {
-    const base = JSON.parse(readFileSync(path.join(here, '../golden/pretrained/qwen3-tiny/config.json'), 'utf8'));
-    const config = { ...base, hidden_size: 256, intermediate_size: 512, num_attention_heads: 4, num_key_value_heads: 2,
-      head_dim: 64, vocab_size: 512, num_hidden_layers: 2, max_position_embeddings: 128 };
+    const base = JSON.parse(
+      readFileSync(path.join(here, '../golden/pretrained/qwen3-tiny/config.json'), 'utf8'),
+    );
+    const config = {
+      ...base,
+      hidden_size: 256,
+      intermediate_size: 512,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      head_dim: 64,
+      vocab_size: 512,
+      num_hidden_layers: 2,
+      max_position_embeddings: 128,
+    };
     const dir = mkdtempSync(path.join(os.tmpdir(), 'attn-threads-'));
     try {
       writeShapedCheckpoint(dir, config);
       const weights = readFileSync(path.join(dir, 'model.safetensors'));
-      const models = [await api.loadPretrained({ config, weights }), await single.loadPretrained({ config, weights })];
+      const models = [
+        await api.loadPretrained({ config, weights }),
+        await single.loadPretrained({ config, weights }),
+      ];
       const ids = { data: Int32Array.from({ length: 48 }, (_, i) => (i * 37) % 512), shape: [1, 48] };
       const run = (model) => {
         const f = model.forward(ids, { logitLens: true });
-        return { logits: f.logits, lens: f.logitLens.ids, gen: model.generate(ids, { maxNewTokens: 4, stop: [] }) };
+        return {
+          logits: f.logits,
+          lens: f.logitLens.ids,
+          gen: model.generate(ids, { maxNewTokens: 4, stop: [] }),
+        };
       };
       const r = atEveryCount((lib) => run(lib === single ? models[1] : models[0]));
       models.forEach((m) => m.dispose());
@@ -156,7 +198,7 @@ describe('bit-identical at 1 and 2 threads and to the single-thread build (and r
 
   it('a call that grows the heap at 2 threads reads back right (heap views refreshed)', () => {
     const heapBefore = api.memoryStats().heapBytes;
-    const shape = [2, 8, 1024, 32];  // weights alone: 2·8·1024·1024 floats = 64 MiB
+    const shape = [2, 8, 1024, 32]; // weights alone: 2·8·1024·1024 floats = 64 MiB
     const [q, k, v] = [11, 12, 13].map((s) => api.seededNormal(shape, s));
     const r = atEveryCount((lib) => lib.scaledDotProductAttention(q, k, v, { causal: true }));
     assert.ok(api.memoryStats().heapBytes > heapBefore, 'the call did not grow the heap');
@@ -168,7 +210,10 @@ describe('bit-identical at 1 and 2 threads and to the single-thread build (and r
 describe('a pool that cannot start', () => {
   it('startThreaded rejects after its timeout when the module never starts (never a hang)', async () => {
     const never = () => new Promise(() => {});
-    await assert.rejects(startThreaded(never, new URL('file:///nonexistent.wasm'), 2, { timeoutMs: 50 }), /did not finish within 50 ms/);
+    await assert.rejects(
+      startThreaded(never, new URL('file:///nonexistent.wasm'), 2, { timeoutMs: 50 }),
+      /did not finish within 50 ms/,
+    );
   });
 
   it('init falls back to the single-thread build with one console warning (Node without worker permission)', () => {
@@ -179,8 +224,11 @@ describe('a pool that cannot start', () => {
       await api.init({ threads: 2 });
       const y = api.softmax({ data: new Float32Array([0, 0]), shape: [2] });
       console.log(JSON.stringify({ threads: api.threadCount(), warnings, y: Array.from(y.data) }));`;
-    const out = execFileSync(process.execPath, ['--experimental-permission', '--allow-fs-read=*', '--no-warnings',
-      '--input-type=module', '-e', code], { encoding: 'utf8' });
+    const out = execFileSync(
+      process.execPath,
+      ['--experimental-permission', '--allow-fs-read=*', '--no-warnings', '--input-type=module', '-e', code],
+      { encoding: 'utf8' },
+    );
     const r = JSON.parse(out.trim().split('\n').pop());
     assert.equal(r.threads, 1);
     assert.deepEqual(r.y, [0.5, 0.5]);

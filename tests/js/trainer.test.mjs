@@ -4,7 +4,14 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  init, Tensor, AttentionError, TinyTransformer, Trainer, createTask, evaluate, memoryStats,
+  init,
+  Tensor,
+  AttentionError,
+  TinyTransformer,
+  Trainer,
+  createTask,
+  evaluate,
+  memoryStats,
 } from '../../src/js/index.js';
 import { isClose } from './close.js';
 
@@ -19,12 +26,23 @@ await init();
 
 function expectError(fn, code, message) {
   const before = memoryStats();
-  assert.throws(fn, (e) => e instanceof AttentionError && e.code === code && message.test(e.message), `${code} ${message}`);
+  assert.throws(
+    fn,
+    (e) => e instanceof AttentionError && e.code === code && message.test(e.message),
+    `${code} ${message}`,
+  );
   assert.equal(memoryStats().heapUsedBytes, before.heapUsedBytes, `heap after ${message}`);
   assert.equal(memoryStats().liveHandles, before.liveHandles, `handles after ${message}`);
 }
 
-const tinyConfig = (task, seed = 1) => ({ vocabSize: task.vocabSize, maxLength: task.sequenceLength, dModel: 16, numHeads: 2, numLayers: 1, seed });
+const tinyConfig = (task, seed = 1) => ({
+  vocabSize: task.vocabSize,
+  maxLength: task.sequenceLength,
+  dModel: 16,
+  numHeads: 2,
+  numLayers: 1,
+  seed,
+});
 
 describe('tasks', () => {
   it('reverse: (n, T) int32 batches, -100 outside the answers, the answer is the input reversed', () => {
@@ -64,7 +82,11 @@ describe('tasks', () => {
     assert.equal(induction.sequenceLength, 13);
     const ind = induction.batch(4);
     for (let b = 0; b < 4; b++) {
-      assert.equal(ind.targets.data.subarray(13 * b, 13 * b + 13).filter((y) => y !== kIgnore).length, 3, 'the repeat is scored');
+      assert.equal(
+        ind.targets.data.subarray(13 * b, 13 * b + 13).filter((y) => y !== kIgnore).length,
+        3,
+        'the repeat is scored',
+      );
     }
     for (const t of [copy, sort, induction]) t.dispose();
   });
@@ -83,10 +105,22 @@ describe('tasks', () => {
   });
 
   it('errors', () => {
-    expectError(() => createTask('palindrome', { length: 3 }), 'INVALID_ARGUMENT', /unknown task name 'palindrome'; known tasks: .*reverse/);
+    expectError(
+      () => createTask('palindrome', { length: 3 }),
+      'INVALID_ARGUMENT',
+      /unknown task name 'palindrome'; known tasks: .*reverse/,
+    );
     expectError(() => createTask('copy', {}), 'INVALID_ARGUMENT', /createTask needs a length/);
-    expectError(() => createTask('copy', { length: 3, symbols: 4 }), 'INVALID_ARGUMENT', /unknown createTask option 'symbols'/);
-    expectError(() => createTask('induction', { length: 10, numSymbols: 10 }), 'INVALID_ARGUMENT', /needs num_symbols > length/);
+    expectError(
+      () => createTask('copy', { length: 3, symbols: 4 }),
+      'INVALID_ARGUMENT',
+      /unknown createTask option 'symbols'/,
+    );
+    expectError(
+      () => createTask('induction', { length: 10, numSymbols: 10 }),
+      'INVALID_ARGUMENT',
+      /needs num_symbols > length/,
+    );
     expectError(() => createTask('copy', { length: 300 }), 'INVALID_ARGUMENT', /over the maximum of 512/);
     expectError(() => createTask(3, { length: 3 }), 'INVALID_ARGUMENT', /task name must be a string/);
     const task = createTask('copy', { length: 3 });
@@ -152,9 +186,15 @@ describe('Trainer', () => {
         error = e;
       }
     }
-    assert.ok(error instanceof AttentionError && error.code === 'NON_FINITE', `no NON_FINITE within 6 steps: ${error}`);
+    assert.ok(
+      error instanceof AttentionError && error.code === 'NON_FINITE',
+      `no NON_FINITE within 6 steps: ${error}`,
+    );
     const failed = state.step + 1;
-    assert.match(error.message, new RegExp(`^training step ${failed}: .*(NaN|Inf|not finite|non-finite|overflowed float32)`));
+    assert.match(
+      error.message,
+      new RegExp(`^training step ${failed}: .*(NaN|Inf|not finite|non-finite|overflowed float32)`),
+    );
     assert.ok(failed > 1, 'the first step is finite');
     assert.deepEqual(model.stateDict(), weights);
     assert.deepEqual(trainer.stateDict(), state);
@@ -162,7 +202,11 @@ describe('Trainer', () => {
     // The model keeps its pass buffers between steps, and a step that fails at another point may
     // leave them sized differently; once the same failing step has run, repeating it must not grow
     // the heap by a byte.
-    const fail = () => assert.throws(() => trainer.step(batches[0].ids, batches[0].targets), (e) => e.code === 'NON_FINITE');
+    const fail = () =>
+      assert.throws(
+        () => trainer.step(batches[0].ids, batches[0].targets),
+        (e) => e.code === 'NON_FINITE',
+      );
     fail();
     const heap = memoryStats().heapUsedBytes;
     for (let i = 0; i < 20; i++) fail();
@@ -186,43 +230,88 @@ describe('Trainer', () => {
     const { ids, targets } = batches[3];
     assert.deepEqual(resumed.step(ids, targets), trainer.step(ids, targets));
     assert.deepEqual(copy.stateDict(), model.stateDict());
-    expectError(() => resumed.loadStateDict({ ...state, exp_avg: { ...state.exp_avg, extra: state.exp_avg['head.bias'] } }), 'UNKNOWN_PARAMETER', /exp_avg: TinyTransformer has no parameter "extra"/);
+    expectError(
+      () =>
+        resumed.loadStateDict({ ...state, exp_avg: { ...state.exp_avg, extra: state.exp_avg['head.bias'] } }),
+      'UNKNOWN_PARAMETER',
+      /exp_avg: TinyTransformer has no parameter "extra"/,
+    );
     const { 'head.bias': _, ...missing } = state.exp_avg_sq;
-    expectError(() => resumed.loadStateDict({ ...state, exp_avg_sq: missing }), 'INVALID_ARGUMENT', /exp_avg_sq is missing "head.bias"/);
-    expectError(() => resumed.loadStateDict({ exp_avg: state.exp_avg, exp_avg_sq: state.exp_avg_sq }), 'INVALID_ARGUMENT', /needs step/);
+    expectError(
+      () => resumed.loadStateDict({ ...state, exp_avg_sq: missing }),
+      'INVALID_ARGUMENT',
+      /exp_avg_sq is missing "head.bias"/,
+    );
+    expectError(
+      () => resumed.loadStateDict({ exp_avg: state.exp_avg, exp_avg_sq: state.exp_avg_sq }),
+      'INVALID_ARGUMENT',
+      /needs step/,
+    );
     expectError(() => resumed.loadStateDict({ ...state, step: -1 }), 'INVALID_ARGUMENT', /step/);
     const negative = new Tensor(new Float32Array(state.exp_avg_sq['head.bias'].size).fill(-1));
-    expectError(() => resumed.loadStateDict({ ...state, exp_avg_sq: { ...state.exp_avg_sq, 'head.bias': negative } }), 'INVALID_ARGUMENT', /negative/);
+    expectError(
+      () => resumed.loadStateDict({ ...state, exp_avg_sq: { ...state.exp_avg_sq, 'head.bias': negative } }),
+      'INVALID_ARGUMENT',
+      /negative/,
+    );
     assert.equal(resumed.steps, 4, 'failed loads changed nothing');
     for (const h of [trainer, resumed, model, copy]) h.dispose();
   });
 
   it('options are checked with their JS names', () => {
     const model = new TinyTransformer(tinyConfig(task));
-    expectError(() => new Trainer(model, { weight_decay: 0 }), 'INVALID_ARGUMENT', /unknown Trainer option 'weight_decay': use weightDecay/);
-    expectError(() => new Trainer(model, { lr: -1 }), 'INVALID_ARGUMENT', /Trainer option lr = -1 is invalid: it must be finite and >= 0/);
-    expectError(() => new Trainer(model, { betas: [0.9, 1] }), 'INVALID_ARGUMENT', /betas\[1\] = 1 is invalid/);
-    expectError(() => new Trainer(model, { betas: 0.9 }), 'INVALID_ARGUMENT', /betas must be \[beta1, beta2\]/);
+    expectError(
+      () => new Trainer(model, { weight_decay: 0 }),
+      'INVALID_ARGUMENT',
+      /unknown Trainer option 'weight_decay': use weightDecay/,
+    );
+    expectError(
+      () => new Trainer(model, { lr: -1 }),
+      'INVALID_ARGUMENT',
+      /Trainer option lr = -1 is invalid: it must be finite and >= 0/,
+    );
+    expectError(
+      () => new Trainer(model, { betas: [0.9, 1] }),
+      'INVALID_ARGUMENT',
+      /betas\[1\] = 1 is invalid/,
+    );
+    expectError(
+      () => new Trainer(model, { betas: 0.9 }),
+      'INVALID_ARGUMENT',
+      /betas must be \[beta1, beta2\]/,
+    );
     expectError(() => new Trainer(model, { eps: 0 }), 'INVALID_ARGUMENT', /eps = 0 is invalid/);
-    expectError(() => new Trainer(model, { clipGradNorm: 0 }), 'INVALID_ARGUMENT', /clipGradNorm = 0 is invalid/);
+    expectError(
+      () => new Trainer(model, { clipGradNorm: 0 }),
+      'INVALID_ARGUMENT',
+      /clipGradNorm = 0 is invalid/,
+    );
     expectError(() => new Trainer(model, { lr: 1e39 }), 'INVALID_ARGUMENT', /lr = 1e\+39 is invalid/);
     expectError(() => new Trainer({}, {}), 'INVALID_ARGUMENT', /Trainer model must be a TinyTransformer/);
     const trainer = new Trainer(model);
     expectError(() => trainer.setLearningRate(NaN), 'INVALID_ARGUMENT', /lr must be a number/);
-    expectError(() => trainer.step([1, 2], [1, 2, 3]), 'SHAPE_MISMATCH', /targets must have the shape of ids/);
+    expectError(
+      () => trainer.step([1, 2], [1, 2, 3]),
+      'SHAPE_MISMATCH',
+      /targets must have the shape of ids/,
+    );
     expectError(() => trainer.step([1, 2], [-100, -100]), 'INVALID_ARGUMENT', /every target is -100/);
     assert.equal(trainer.steps, 0);
     trainer.dispose();
     model.dispose();
   });
 
-  it('keeps the model\'s C++ object alive; after model.dispose() step throws DISPOSED', () => {
+  it("keeps the model's C++ object alive; after model.dispose() step throws DISPOSED", () => {
     const before = memoryStats();
     const model = new TinyTransformer(tinyConfig(task));
     const trainer = new Trainer(model);
     assert.equal(memoryStats().liveHandles, before.liveHandles + 2);
     model.dispose();
-    expectError(() => trainer.step(batches[0].ids, batches[0].targets), 'DISPOSED', /TinyTransformer of this Trainer was disposed/);
+    expectError(
+      () => trainer.step(batches[0].ids, batches[0].targets),
+      'DISPOSED',
+      /TinyTransformer of this Trainer was disposed/,
+    );
     expectError(() => new Trainer(model), 'DISPOSED', /TinyTransformer was disposed/);
     trainer.dispose();
     assert.equal(memoryStats().heapUsedBytes, before.heapUsedBytes, 'both freed once both are disposed');
@@ -240,8 +329,16 @@ describe('evaluate', () => {
     assert.ok(r.sequenceAccuracy <= r.tokenAccuracy && r.tokenAccuracy <= 1 && r.sequenceAccuracy >= 0);
     assert.deepEqual(evaluate(model, task), r);
     assert.notDeepEqual(evaluate(model, task, { seed: 1, batches: 2, batchSize: 8 }), r);
-    expectError(() => evaluate(model, task, { batchsize: 8 }), 'INVALID_ARGUMENT', /did you mean 'batchSize'/);
-    expectError(() => evaluate(model, task, { batches: 0 }), 'INVALID_ARGUMENT', /batches and batch size must be >= 1/);
+    expectError(
+      () => evaluate(model, task, { batchsize: 8 }),
+      'INVALID_ARGUMENT',
+      /did you mean 'batchSize'/,
+    );
+    expectError(
+      () => evaluate(model, task, { batches: 0 }),
+      'INVALID_ARGUMENT',
+      /batches and batch size must be >= 1/,
+    );
     expectError(() => evaluate(model, {}), 'INVALID_ARGUMENT', /must come from createTask/);
     const long = createTask('copy', { length: 5 });
     expectError(() => evaluate(model, long), 'INVALID_ARGUMENT', /T = 10 exceeds maxLength 8/);
@@ -250,7 +347,14 @@ describe('evaluate', () => {
 
   it(`reverse (length 8) reaches ${kReverseTarget * 100}% sequence accuracy within ${kReverseSteps} steps`, () => {
     const task = createTask('reverse', { length: 8, seed: 5 });
-    const model = new TinyTransformer({ vocabSize: task.vocabSize, maxLength: task.sequenceLength, dModel: 32, numHeads: 4, numLayers: 2, seed: 1 });
+    const model = new TinyTransformer({
+      vocabSize: task.vocabSize,
+      maxLength: task.sequenceLength,
+      dModel: 32,
+      numHeads: 4,
+      numLayers: 2,
+      seed: 1,
+    });
     const trainer = new Trainer(model, { lr: 1e-2, clipGradNorm: 1, weightDecay: 0 });
     let result = null;
     let steps = 0;

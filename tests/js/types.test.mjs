@@ -8,13 +8,17 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = 'node_modules/.bin/tsc';
 
-const tsc = (...args) => spawnSync(TSC, ['-p', 'tests/js/types', '--noEmit', ...args], { cwd: ROOT, encoding: 'utf8' });
+const tsc = (...args) =>
+  spawnSync(TSC, ['-p', 'tests/js/types', '--noEmit', ...args], { cwd: ROOT, encoding: 'utf8' });
 
 describe('TypeScript declarations', () => {
   it("'attention-wasm' resolves to src/js/index.d.ts", () => {
     const r = tsc('--listFiles');
     const files = r.stdout.split('\n').map((l) => l.trim());
-    assert.ok(files.some((f) => f.endsWith('/src/js/index.d.ts')), `index.d.ts not among the compiled files:\n${r.stdout}${r.stderr}`);
+    assert.ok(
+      files.some((f) => f.endsWith('/src/js/index.d.ts')),
+      `index.d.ts not among the compiled files:\n${r.stdout}${r.stderr}`,
+    );
   });
 
   it('tsc -p tests/js/types --noEmit exits 0 (every @ts-expect-error is a real error)', () => {

@@ -32,13 +32,16 @@ const kWasmGzipBytesTarget = 140_000;
  */
 const kThreadedWasmBytesTarget = 360_000;
 const kThreadedWasmGzipBytesTarget = 150_000;
-const THREADED = ['attention_core_threads.wasm', 'attention_core_threads_relaxed.wasm'].map((f) => dist(`threads/${f}`));
+const THREADED = ['attention_core_threads.wasm', 'attention_core_threads_relaxed.wasm'].map((f) =>
+  dist(`threads/${f}`),
+);
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
 function count(bytes, pattern) {
   let n = 0;
-  for (let i = 0; i + pattern.length <= bytes.length; i++) if (pattern.every((b, k) => bytes[i + k] === b)) n++;
+  for (let i = 0; i + pattern.length <= bytes.length; i++)
+    if (pattern.every((b, k) => bytes[i + k] === b)) n++;
   return n;
 }
 
@@ -46,13 +49,17 @@ function count(bytes, pattern) {
 function childNode(flags, code) {
   const wrapper = new URL('../../src/js/index.js', import.meta.url).href;
   const source = `import * as api from ${JSON.stringify(wrapper)};\n${code}`;
-  return JSON.parse(execFileSync(process.execPath, [...flags, '--input-type=module', '-e', source], { encoding: 'utf8' }));
+  return JSON.parse(
+    execFileSync(process.execPath, [...flags, '--input-type=module', '-e', source], { encoding: 'utf8' }),
+  );
 }
 
 describe('dist/attention_core.wasm', () => {
   it('contains SIMD128 instructions (wasm-dis … | grep -c f32x4 > 0)', (t) => {
     // grep -c exits 1 when it counts 0, so read its output rather than trusting the exit code.
-    const n = Number(execFileSync('bash', ['-c', `wasm-dis '${WASM}' | grep -c f32x4 || true`], { encoding: 'utf8' }).trim());
+    const n = Number(
+      execFileSync('bash', ['-c', `wasm-dis '${WASM}' | grep -c f32x4 || true`], { encoding: 'utf8' }).trim(),
+    );
     assert.ok(n > 0, `no f32x4 instruction in ${WASM}`);
     t.diagnostic(`f32x4 lines in wasm-dis output: ${n}`);
   });
@@ -68,20 +75,28 @@ describe('dist/attention_core.wasm', () => {
       const gzip = gzipSync(wasm, { level: constants.Z_BEST_COMPRESSION }).length;
       const mjs = readFileSync(MJS);
       const mjsGzip = gzipSync(mjs, { level: constants.Z_BEST_COMPRESSION }).length;
-      t.diagnostic(`${file.split('/').pop()} ${wasm.length} bytes (${kib(wasm.length)}), gzip ${gzip} bytes ` +
-        `(${kib(gzip)}); attention_core.mjs (shared glue) ${mjs.length} bytes (${kib(mjs.length)}), gzip ${mjsGzip} bytes (${kib(mjsGzip)})`);
-      assert.ok(wasm.length < kWasmBytesTarget, `.wasm is ${wasm.length} bytes, target < ${kWasmBytesTarget}`);
+      t.diagnostic(
+        `${file.split('/').pop()} ${wasm.length} bytes (${kib(wasm.length)}), gzip ${gzip} bytes ` +
+          `(${kib(gzip)}); attention_core.mjs (shared glue) ${mjs.length} bytes (${kib(mjs.length)}), gzip ${mjsGzip} bytes (${kib(mjsGzip)})`,
+      );
+      assert.ok(
+        wasm.length < kWasmBytesTarget,
+        `.wasm is ${wasm.length} bytes, target < ${kWasmBytesTarget}`,
+      );
       assert.ok(gzip < kWasmGzipBytesTarget, `gzip .wasm is ${gzip} bytes, target < ${kWasmGzipBytesTarget}`);
     });
   }
 });
 
 describe('dist/attention_core_relaxed.wasm (relaxed SIMD)', () => {
-  it('uses f32x4.relaxed_madd and none of clang 14\'s prototype f32x4.fma opcodes', () => {
+  it("uses f32x4.relaxed_madd and none of clang 14's prototype f32x4.fma opcodes", () => {
     const bytes = readFileSync(RELAXED_WASM);
     assert.ok(count(bytes, [0xfd, 0x85, 0x02]) >= 8, 'the 4×8 micro-kernel has at least 8 relaxed_madd');
     assert.equal(count(bytes, [0xfd, 0xaf, 0x01]), 0, 'prototype opcode left unpatched');
-    assert.ok(WebAssembly.validate(readFileSync(WASM)), 'the SIMD128 build validates everywhere SIMD128 does');
+    assert.ok(
+      WebAssembly.validate(readFileSync(WASM)),
+      'the SIMD128 build validates everywhere SIMD128 does',
+    );
   });
 
   it('has no glue of its own: it shares dist/attention_core.mjs', () => {
@@ -92,7 +107,7 @@ describe('dist/attention_core_relaxed.wasm (relaxed SIMD)', () => {
     assert.equal(WebAssembly.validate(readFileSync(RELAXED_WASM)), relaxedSimdSupported());
   });
 
-  it('is loaded by init() with --experimental-wasm-relaxed-simd, and gives the SIMD128 build\'s numbers', () => {
+  it("is loaded by init() with --experimental-wasm-relaxed-simd, and gives the SIMD128 build's numbers", () => {
     // The same forward in both builds (child processes: each has its own module instance).
     const code = `await api.init({ variant: process.argv.at(-1) });
       const x = api.seededNormal([2, 40, 96], 3);
@@ -115,7 +130,9 @@ describe('dist/attention_core_relaxed.wasm (relaxed SIMD)', () => {
   });
 
   it('rejects an unknown variant, and a variant combined with an explicit build', async () => {
-    const fresh = await import(new URL('../../src/js/index.js?instance=variant-errors', import.meta.url).href);
+    const fresh = await import(
+      new URL('../../src/js/index.js?instance=variant-errors', import.meta.url).href
+    );
     const invalid = (e) => e instanceof fresh.AttentionError && e.code === 'INVALID_ARGUMENT';
     await assert.rejects(fresh.init({ variant: 'avx512' }), invalid);
     await assert.rejects(fresh.init({ variant: 'simd128', wasmUrl: WASM }), invalid);
@@ -126,8 +143,12 @@ describe('dist/attention_core_relaxed.wasm (relaxed SIMD)', () => {
 
   it('wasmBaseUrl: a folder holding both builds, the build still chosen by variant', async () => {
     const fresh = await import(new URL('../../src/js/index.js?instance=wasm-base-url', import.meta.url).href);
-    const invalid = (e) => e instanceof fresh.AttentionError && e.code === 'INVALID_ARGUMENT' && /wasmBaseUrl/.test(e.message);
-    await assert.rejects(fresh.init({ wasmBaseUrl: new URL('../../dist/', import.meta.url), wasmUrl: WASM }), invalid);
+    const invalid = (e) =>
+      e instanceof fresh.AttentionError && e.code === 'INVALID_ARGUMENT' && /wasmBaseUrl/.test(e.message);
+    await assert.rejects(
+      fresh.init({ wasmBaseUrl: new URL('../../dist/', import.meta.url), wasmUrl: WASM }),
+      invalid,
+    );
     await assert.rejects(fresh.init({ wasmBaseUrl: 'http://[bad' }), invalid);
     // No trailing slash: still the folder (dist/attention_core.wasm, not ./attention_core.wasm).
     await fresh.init({ wasmBaseUrl: new URL('../../dist', import.meta.url).href, variant: 'simd128' });
@@ -142,9 +163,17 @@ describe('dist/threads/ (the threaded builds)', () => {
     it(`${file.split('/').pop()}: size and gzip size (limits: < 360 KB, gzip < 150 KB)`, (t) => {
       const wasm = readFileSync(file);
       const gzip = gzipSync(wasm, { level: constants.Z_BEST_COMPRESSION }).length;
-      t.diagnostic(`${file.split('/').pop()} ${wasm.length} bytes (${kib(wasm.length)}), gzip ${gzip} bytes (${kib(gzip)})`);
-      assert.ok(wasm.length < kThreadedWasmBytesTarget, `.wasm is ${wasm.length} bytes, target < ${kThreadedWasmBytesTarget}`);
-      assert.ok(gzip < kThreadedWasmGzipBytesTarget, `gzip .wasm is ${gzip} bytes, target < ${kThreadedWasmGzipBytesTarget}`);
+      t.diagnostic(
+        `${file.split('/').pop()} ${wasm.length} bytes (${kib(wasm.length)}), gzip ${gzip} bytes (${kib(gzip)})`,
+      );
+      assert.ok(
+        wasm.length < kThreadedWasmBytesTarget,
+        `.wasm is ${wasm.length} bytes, target < ${kThreadedWasmBytesTarget}`,
+      );
+      assert.ok(
+        gzip < kThreadedWasmGzipBytesTarget,
+        `gzip .wasm is ${gzip} bytes, target < ${kThreadedWasmGzipBytesTarget}`,
+      );
     });
   }
 

@@ -5,8 +5,17 @@ import { formatNumber } from './draw-util.js';
 
 /** Hides `el` from sight, not from assistive technology or the keyboard (CSSOM: no style attribute). */
 export function visuallyHidden(el) {
-  Object.assign(el.style, { position: 'absolute', width: '1px', height: '1px', overflow: 'hidden',
-    clipPath: 'inset(50%)', whiteSpace: 'nowrap', margin: '0', padding: '0', border: '0' });
+  Object.assign(el.style, {
+    position: 'absolute',
+    width: '1px',
+    height: '1px',
+    overflow: 'hidden',
+    clipPath: 'inset(50%)',
+    whiteSpace: 'nowrap',
+    margin: '0',
+    padding: '0',
+    border: '0',
+  });
   return el;
 }
 

@@ -20,51 +20,91 @@ const TILE_MIN = 210;
 const GAP = 14;
 
 export class AttentionHeatmap extends ModelElement {
-  static get ownAttributes() { return ['head', 'query', 'palette']; }
+  static get ownAttributes() {
+    return ['head', 'query', 'palette'];
+  }
 
   build() {
-    this._select = h('select', { 'aria-label': 'Which head to show', onchange: () => {
-      this.head = this._select.value;
-      this.emit('view-change', { head: this.head });
-    } });
+    this._select = h('select', {
+      'aria-label': 'Which head to show',
+      onchange: () => {
+        this.head = this._select.value;
+        this.emit('view-change', { head: this.head });
+      },
+    });
     this._summary = h('div', { class: 'muted small summary' });
     this._grid = h('div', { class: 'tiles' });
     this._barsCanvas = h('canvas', { role: 'img', tabindex: '0' });
     this._barsCaption = h('div', { class: 'muted small' });
-    this._readout = h('div', { class: 'readout', 'aria-live': 'polite', text: 'Hover or focus a cell for its exact weight; click or press Enter to see that query row as bars.' });
-    const style = h('style', { text: `
+    this._readout = h('div', {
+      class: 'readout',
+      'aria-live': 'polite',
+      text: 'Hover or focus a cell for its exact weight; click or press Enter to see that query row as bars.',
+    });
+    const style = h('style', {
+      text: `
       .tiles { display: grid; gap: ${GAP}px; align-items: start; }
       .dist { margin-top: 10px; }
-      .summary { margin: -2px 0 8px; }` });
-    this.shadowRoot.append(style,
-      h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Attention weights' }), this._select, this.exportBar()),
-      this._summary, ...this.baseParts(), this._grid,
-      h('div', { class: 'dist' }, this._barsCanvas, this._barsCaption), this._readout);
+      .summary { margin: -2px 0 8px; }`,
+    });
+    this.shadowRoot.append(
+      style,
+      h(
+        'div',
+        { class: 'bar' },
+        h('span', { class: 'title', text: 'Attention weights' }),
+        this._select,
+        this.exportBar(),
+      ),
+      this._summary,
+      ...this.baseParts(),
+      this._grid,
+      h('div', { class: 'dist' }, this._barsCanvas, this._barsCaption),
+      this._readout,
+    );
     this._views = [];
     this._barsCanvas.addEventListener('pointermove', (e) => this.#barHover(e));
     this._barsCanvas.addEventListener('pointerleave', () => this.showTooltip(0, 0, null));
   }
 
-  get exportSuffix() { return this.shown ? this.shown.view : ''; }
+  get exportSuffix() {
+    return this.shown ? this.shown.view : '';
+  }
 
   /** 'all' | 'mean' | head index */
   get head() {
     const v = this.getAttribute('head') ?? 'all';
     return v === 'all' || v === 'mean' ? v : Math.max(0, parseInt(v, 10) || 0);
   }
-  set head(v) { this.setAttribute('head', String(v)); }
+  set head(v) {
+    this.setAttribute('head', String(v));
+  }
 
   /** The query row shown as bars; -1 (the default) is the last row, the one that sees most under a causal mask. */
-  get query() { const q = parseInt(this.getAttribute('query') ?? '-1', 10); return Number.isInteger(q) ? Math.max(-1, q) : -1; }
-  set query(v) { this.setAttribute('query', String(v)); }
+  get query() {
+    const q = parseInt(this.getAttribute('query') ?? '-1', 10);
+    return Number.isInteger(q) ? Math.max(-1, q) : -1;
+  }
+  set query(v) {
+    this.setAttribute('query', String(v));
+  }
 
   /** The colour map of the cells, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'. */
-  get palette() { return paletteName(this.getAttribute('palette')); }
-  set palette(v) { this.setAttribute('palette', String(v)); }
+  get palette() {
+    return paletteName(this.getAttribute('palette'));
+  }
+  set palette(v) {
+    this.setAttribute('palette', String(v));
+  }
 
   /** Precomputed weights (see the header); null runs the model. */
-  get data() { return this._data || null; }
-  set data(d) { this._data = d ? normalizeData(d) : null; this.schedule(); }
+  get data() {
+    return this._data || null;
+  }
+  set data(d) {
+    this._data = d ? normalizeData(d) : null;
+    this.schedule();
+  }
 
   /**
    * The state: the attributes (head, query, palette, the model's), the config, which tile's query
@@ -72,8 +112,13 @@ export class AttentionHeatmap extends ModelElement {
    */
   extraState() {
     const d = this._data;
-    return { ...super.extraState(), barsTile: this._barsTile ?? 0,
-      data: d ? { weights: d.flat, shape: [d.H, d.Tq, d.Tk], queryTokens: d.queryTokens, keyTokens: d.keyTokens } : null };
+    return {
+      ...super.extraState(),
+      barsTile: this._barsTile ?? 0,
+      data: d
+        ? { weights: d.flat, shape: [d.H, d.Tq, d.Tk], queryTokens: d.queryTokens, keyTokens: d.keyTokens }
+        : null,
+    };
   }
 
   applyExtraState(s) {
@@ -83,30 +128,48 @@ export class AttentionHeatmap extends ModelElement {
   }
 
   /** The last model result (or null with external data). */
-  get result() { return this._result || null; }
+  get result() {
+    return this._result || null;
+  }
 
   /** What is drawn: { view, queryTokens, keyTokens, matrices: [{ head, rows, cols, data }] }. */
-  get shown() { return this._shown || null; }
+  get shown() {
+    return this._shown || null;
+  }
 
   /** Centre of a cell in client coordinates: tile index (0 in single view), row, col. */
-  cellCenter(tile, row, col) { return this._views[tile].view.cellCenter(row, col); }
+  cellCenter(tile, row, col) {
+    return this._views[tile].view.cellCenter(row, col);
+  }
 
   #source() {
     if (this._data) return { ok: true, ...this._data };
-    const r = this._result = runModel(this.config);
+    const r = (this._result = runModel(this.config));
     if (!r.ok) return r;
     const w = r.byName.weights;
-    const H = r.heads, size = r.Tq * r.Tk;
-    return { ok: true, H, Tq: r.Tq, Tk: r.Tk, queryTokens: r.queryTokens, keyTokens: r.keyTokens,
-      perHead: Array.from({ length: H }, (_, i) => w.data.subarray(i * size, (i + 1) * size)), mean: r.meanWeights };
+    const H = r.heads,
+      size = r.Tq * r.Tk;
+    return {
+      ok: true,
+      H,
+      Tq: r.Tq,
+      Tk: r.Tk,
+      queryTokens: r.queryTokens,
+      keyTokens: r.keyTokens,
+      perHead: Array.from({ length: H }, (_, i) => w.data.subarray(i * size, (i + 1) * size)),
+      mean: r.meanWeights,
+    };
   }
 
   render() {
     const s = this.#source();
     if (!s.ok) {
       this.showError(s.error.message);
-      this._grid.replaceChildren(); this._views = []; this._shown = null;
-      this._barsCanvas.hidden = true; this._barsCaption.textContent = '';
+      this._grid.replaceChildren();
+      this._views = [];
+      this._shown = null;
+      this._barsCanvas.hidden = true;
+      this._barsCaption.textContent = '';
       this._summary.textContent = '';
       return;
     }
@@ -115,13 +178,23 @@ export class AttentionHeatmap extends ModelElement {
     let view = this.head;
     if (typeof view === 'number' && view >= s.H) view = 0;
     if (view === 'mean' && !s.mean) view = 'all';
-    const matrices = view === 'all' ? s.perHead.map((data, i) => ({ head: i, data }))
-      : view === 'mean' ? [{ head: 'mean', data: s.mean }] : [{ head: view, data: s.perHead[view] }];
-    for (const m of matrices) { m.rows = s.Tq; m.cols = s.Tk; }
+    const matrices =
+      view === 'all'
+        ? s.perHead.map((data, i) => ({ head: i, data }))
+        : view === 'mean'
+          ? [{ head: 'mean', data: s.mean }]
+          : [{ head: view, data: s.perHead[view] }];
+    for (const m of matrices) {
+      m.rows = s.Tq;
+      m.cols = s.Tk;
+    }
     this._shown = { view: String(view), queryTokens: s.queryTokens, keyTokens: s.keyTokens, matrices };
     const c = this._data ? null : this.config;
-    this._summary.textContent = `${s.Tq} query × ${s.Tk} key tokens · ${s.H} head${s.H > 1 ? 's' : ''}`
-      + (c ? ` · d_model ${c.dModel} · ${c.cross ? 'cross' : 'self'}-attention · mask: ${c.mask}${c.toggles.length ? ` + ${c.toggles.length} clicked` : ''}` : '');
+    this._summary.textContent =
+      `${s.Tq} query × ${s.Tk} key tokens · ${s.H} head${s.H > 1 ? 's' : ''}` +
+      (c
+        ? ` · d_model ${c.dModel} · ${c.cross ? 'cross' : 'self'}-attention · mask: ${c.mask}${c.toggles.length ? ` + ${c.toggles.length} clicked` : ''}`
+        : '');
     this.#drawTiles(s, matrices);
     this.#drawBars();
   }
@@ -129,8 +202,14 @@ export class AttentionHeatmap extends ModelElement {
   #fillSelect(H) {
     const want = ['all', 'mean', ...Array.from({ length: H }, (_, i) => String(i))];
     if (this._select.options.length !== want.length) {
-      this._select.replaceChildren(...want.map((v) => h('option', { value: v,
-        text: v === 'all' ? 'All heads' : v === 'mean' ? 'Mean of heads' : `Head ${v}` })));
+      this._select.replaceChildren(
+        ...want.map((v) =>
+          h('option', {
+            value: v,
+            text: v === 'all' ? 'All heads' : v === 'mean' ? 'Mean of heads' : `Head ${v}`,
+          }),
+        ),
+      );
     }
     this._select.value = String(this.head);
     if (this._select.selectedIndex < 0) this._select.value = 'all';
@@ -142,7 +221,11 @@ export class AttentionHeatmap extends ModelElement {
     const tileMin = Math.max(TILE_MIN, Math.min(480, 80 + Tk * 18));
     const fit = n === 1 ? 1 : Math.max(1, Math.min(n, Math.floor((W + GAP) / (tileMin + GAP))));
     const perRow = Math.ceil(n / Math.ceil(n / fit));
-    return { perRow, tileW: Math.floor((W - GAP * (perRow - 1)) / perRow), colW: (W - GAP * (perRow - 1)) / perRow };
+    return {
+      perRow,
+      tileW: Math.floor((W - GAP * (perRow - 1)) / perRow),
+      colW: (W - GAP * (perRow - 1)) / perRow,
+    };
   }
 
   #drawTiles(s, matrices) {
@@ -154,8 +237,11 @@ export class AttentionHeatmap extends ModelElement {
     while (this._views.length < n) {
       const k = this._views.length;
       const canvas = h('canvas');
-      const view = new HeatmapView(canvas, { host: this,
-        onHover: (cell, via) => this.#hover(k, cell, via), onClick: (cell, via) => this.#click(k, cell, via) });
+      const view = new HeatmapView(canvas, {
+        host: this,
+        onHover: (cell, via) => this.#hover(k, cell, via),
+        onClick: (cell, via) => this.#click(k, cell, via),
+      });
       this._grid.append(canvas);
       this._views.push({ canvas, view });
     }
@@ -168,12 +254,29 @@ export class AttentionHeatmap extends ModelElement {
       const { canvas, view: v } = this._views[k];
       const title = m.head === 'mean' ? 'Mean over heads' : `Head ${m.head}`;
       canvas.setAttribute('role', 'img');
-      canvas.setAttribute('aria-label', `Attention weights, ${title.toLowerCase()}: ${s.Tq} query tokens (rows) by ${s.Tk} key tokens (columns). `
-        + 'Arrow keys move between cells; Enter shows that query row as bars.');
+      canvas.setAttribute(
+        'aria-label',
+        `Attention weights, ${title.toLowerCase()}: ${s.Tq} query tokens (rows) by ${s.Tk} key tokens (columns). ` +
+          'Arrow keys move between cells; Enter shows that query row as bars.',
+      );
       v.width = tileW;
-      v.set({ data: m.data, rows: s.Tq, cols: s.Tk, rowLabels: s.queryTokens, colLabels: s.keyTokens, domain, rowAxis: 'query', colAxis: 'key',
-        decimals: 2, values: n === 1 ? 'auto' : 'never', maxCell: n === 1 ? 46 : 24, title: n === 1 ? '' : title,
-        legend: k === 0, selectedRow: q, rowSums: false });
+      v.set({
+        data: m.data,
+        rows: s.Tq,
+        cols: s.Tk,
+        rowLabels: s.queryTokens,
+        colLabels: s.keyTokens,
+        domain,
+        rowAxis: 'query',
+        colAxis: 'key',
+        decimals: 2,
+        values: n === 1 ? 'auto' : 'never',
+        maxCell: n === 1 ? 46 : 24,
+        title: n === 1 ? '' : title,
+        legend: k === 0,
+        selectedRow: q,
+        rowSums: false,
+      });
     });
     this._domain = domain;
   }
@@ -187,35 +290,61 @@ export class AttentionHeatmap extends ModelElement {
     const row = m.data.subarray(q * m.cols, (q + 1) * m.cols);
     const headName = m.head === 'mean' ? 'mean over heads' : `head ${m.head}`;
     this._barsCanvas.hidden = false;
-    this._barsOpts = { width: Math.min(this.contentWidth, 900), values: row, labels: sh.keyTokens,
-      maxValue: niceCeil(Math.max(...row)), title: `Query “${sh.queryTokens[q]}” (row ${q}), ${headName}: where its attention goes` };
+    this._barsOpts = {
+      width: Math.min(this.contentWidth, 900),
+      values: row,
+      labels: sh.keyTokens,
+      maxValue: niceCeil(Math.max(...row)),
+      title: `Query “${sh.queryTokens[q]}” (row ${q}), ${headName}: where its attention goes`,
+    };
     this._bars = drawBars(this._barsCanvas, { host: this, ...this._barsOpts });
     this._barsRow = { row, q, head: m.head };
     let sum = 0;
     for (const v of row) sum += v;
-    this._barsCanvas.setAttribute('aria-label', `Bar chart: the attention of query ${q} over ${m.cols} keys; the bars sum to ${sum.toFixed(4)}.`);
+    this._barsCanvas.setAttribute(
+      'aria-label',
+      `Bar chart: the attention of query ${q} over ${m.cols} keys; the bars sum to ${sum.toFixed(4)}.`,
+    );
     this._barsCaption.textContent = `The bars sum to ${sum.toFixed(6)}.`;
   }
 
   #barHover(e) {
     if (!this._bars) return;
     const i = this._bars.barAt(e.clientX);
-    if (i < 0) { this.showTooltip(0, 0, null); return; }
+    if (i < 0) {
+      this.showTooltip(0, 0, null);
+      return;
+    }
     const sh = this._shown;
-    this.showTooltip(e.clientX, e.clientY, [`key “${sh.keyTokens[i]}” (${i})`, `weight = ${exactNumber(this._barsRow.row[i])}`]);
+    this.showTooltip(e.clientX, e.clientY, [
+      `key “${sh.keyTokens[i]}” (${i})`,
+      `weight = ${exactNumber(this._barsRow.row[i])}`,
+    ]);
   }
 
   #detail(k, cell) {
     const sh = this._shown;
-    return { head: sh.matrices[k].head, row: cell.row, col: cell.col, value: cell.value,
-      query: sh.queryTokens[cell.row], key: sh.keyTokens[cell.col] };
+    return {
+      head: sh.matrices[k].head,
+      row: cell.row,
+      col: cell.col,
+      value: cell.value,
+      query: sh.queryTokens[cell.row],
+      key: sh.keyTokens[cell.col],
+    };
   }
 
   #hover(k, cell, via) {
-    if (!cell) { this.showTooltip(0, 0, null); return; }
+    if (!cell) {
+      this.showTooltip(0, 0, null);
+      return;
+    }
     const d = this.#detail(k, cell);
     const head = d.head === 'mean' ? 'mean over heads' : `head ${d.head}`;
-    const lines = [`${head} · query “${d.query}” (${d.row}) → key “${d.key}” (${d.col})`, `weight = ${exactNumber(d.value)}`];
+    const lines = [
+      `${head} · query “${d.query}” (${d.row}) → key “${d.key}” (${d.col})`,
+      `weight = ${exactNumber(d.value)}`,
+    ];
     this._readout.textContent = `${lines[0]}: ${lines[1]}`;
     const p = this._views[k].view.cellCenter(cell.row, cell.col);
     this.showTooltip(p.x, p.y, lines);
@@ -226,7 +355,7 @@ export class AttentionHeatmap extends ModelElement {
   #click(k, cell) {
     this._barsTile = k;
     const d = this.#detail(k, cell);
-    this.setAttribute('query', String(cell.row));  // re-renders with the row outlined and as bars
+    this.setAttribute('query', String(cell.row)); // re-renders with the row outlined and as bars
     this.emit('cell-click', d);
   }
 
@@ -234,16 +363,24 @@ export class AttentionHeatmap extends ModelElement {
     const sh = this._shown;
     if (!sh) return '';
     const withLabels = (m) => ({ ...m, key: m.head, rowLabels: sh.queryTokens, colLabels: sh.keyTokens });
-    if (sh.matrices.length === 1) return matrixToCSV({ ...withLabels(sh.matrices[0]), corner: 'query \\ key' });
+    if (sh.matrices.length === 1)
+      return matrixToCSV({ ...withLabels(sh.matrices[0]), corner: 'query \\ key' });
     return matricesToLongCSV(sh.matrices.map(withLabels), 'head');
   }
 
   getJSON() {
     const sh = this._shown;
     if (!sh) return jsonText(null);
-    return jsonText(withState(this, { kind: 'attention-weights', view: sh.view, queryTokens: sh.queryTokens, keyTokens: sh.keyTokens,
-      shape: [sh.matrices.length, sh.matrices[0].rows, sh.matrices[0].cols],
-      heads: sh.matrices.map((m) => ({ head: m.head, weights: toNested(m.data, m.rows, m.cols) })) }));
+    return jsonText(
+      withState(this, {
+        kind: 'attention-weights',
+        view: sh.view,
+        queryTokens: sh.queryTokens,
+        keyTokens: sh.keyTokens,
+        shape: [sh.matrices.length, sh.matrices[0].rows, sh.matrices[0].cols],
+        heads: sh.matrices.map((m) => ({ head: m.head, weights: toNested(m.data, m.rows, m.cols) })),
+      }),
+    );
   }
 
   /**
@@ -258,16 +395,23 @@ export class AttentionHeatmap extends ModelElement {
     const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
     const theme = themeOf(this);
     const fig = svgFigure(theme, fontSize / 12);
-    const n = sh.matrices.length, Tk = sh.matrices[0].cols;
+    const n = sh.matrices.length,
+      Tk = sh.matrices[0].cols;
     const { perRow, tileW, colW } = AttentionHeatmap.tileLayout(W, n, Tk);
-    let y = 0, width = 0;
+    let y = 0,
+      width = 0;
     const panels = [];
     for (let start = 0; start < n; start += perRow) {
       let rowH = 0;
       for (let k = start; k < Math.min(n, start + perRow); k++) {
         const x = (k - start) * (colW + GAP);
         const p = heatmapPanel(fig, this._views[k].view, { x, y, width: tileW });
-        panels.push({ head: sh.matrices[k].head, rows: sh.matrices[k].rows, cols: sh.matrices[k].cols, cells: p.cells });
+        panels.push({
+          head: sh.matrices[k].head,
+          rows: sh.matrices[k].rows,
+          cols: sh.matrices[k].cols,
+          cells: p.cells,
+        });
         rowH = Math.max(rowH, p.h);
         width = Math.max(width, x + p.w);
       }
@@ -280,12 +424,26 @@ export class AttentionHeatmap extends ModelElement {
     }
     const view = sh.view === 'all' ? 'all heads' : sh.view === 'mean' ? 'mean over heads' : `head ${sh.view}`;
     const c = this._data ? null : this.config;
-    const state = jsonSafe({ widget: 'attention-heatmap', view: sh.view, query: this.query, palette: this.palette,
-      queryTokens: sh.queryTokens, keyTokens: sh.keyTokens, domain: this._domain,
+    const state = jsonSafe({
+      widget: 'attention-heatmap',
+      view: sh.view,
+      query: this.query,
+      palette: this.palette,
+      queryTokens: sh.queryTokens,
+      keyTokens: sh.keyTokens,
+      domain: this._domain,
       config: c ? { ...c, stateDict: c.stateDict ? '(set from JS, not stored)' : null } : null,
-      options: { width: W, fontSize, bars: Boolean(options.bars) }, panels, theme: theme.dark ? 'dark' : 'light', widgetState: this.state });
-    return svgDocument(fig, { width: Math.max(width, 1), height: Math.max(y, 1), state,
-      title: `Attention weights, ${view}: ${sh.matrices[0].rows} query by ${Tk} key tokens` });
+      options: { width: W, fontSize, bars: Boolean(options.bars) },
+      panels,
+      theme: theme.dark ? 'dark' : 'light',
+      widgetState: this.state,
+    });
+    return svgDocument(fig, {
+      width: Math.max(width, 1),
+      height: Math.max(y, 1),
+      state,
+      title: `Attention weights, ${view}: ${sh.matrices[0].rows} query by ${Tk} key tokens`,
+    });
   }
 
   pngCanvas() {
@@ -312,15 +470,28 @@ function niceCeil(x) {
 /** Accepts flat or nested weights with shape (H, Tq, Tk) or (Tq, Tk). */
 function normalizeData(d) {
   const flat = Float32Array.from(Array.isArray(d.weights) ? d.weights.flat(3) : d.weights);
-  const shape = d.shape || (Array.isArray(d.weights) && Array.isArray(d.weights[0]?.[0])
-    ? [d.weights.length, d.weights[0].length, d.weights[0][0].length]
-    : [d.weights.length, d.weights[0]?.length ?? 1]);
+  const shape =
+    d.shape ||
+    (Array.isArray(d.weights) && Array.isArray(d.weights[0]?.[0])
+      ? [d.weights.length, d.weights[0].length, d.weights[0][0].length]
+      : [d.weights.length, d.weights[0]?.length ?? 1]);
   const [H, Tq, Tk] = shape.length === 3 ? shape : [1, ...shape];
-  if (H * Tq * Tk !== flat.length) throw new Error(`data: shape ${shape.join('×')} does not match ${flat.length} weights`);
+  if (H * Tq * Tk !== flat.length)
+    throw new Error(`data: shape ${shape.join('×')} does not match ${flat.length} weights`);
   const size = Tq * Tk;
   const perHead = Array.from({ length: H }, (_, i) => flat.subarray(i * size, (i + 1) * size));
   const mean = new Float32Array(size);
   for (const m of perHead) for (let i = 0; i < size; i++) mean[i] += m[i] / H;
-  const labels = (l, n, p) => (Array.isArray(l) ? l.map(String) : Array.from({ length: n }, (_, i) => `${p}${i}`));
-  return { H, Tq, Tk, flat, perHead, mean, queryTokens: labels(d.queryTokens, Tq, 'q'), keyTokens: labels(d.keyTokens, Tk, 'k') };
+  const labels = (l, n, p) =>
+    Array.isArray(l) ? l.map(String) : Array.from({ length: n }, (_, i) => `${p}${i}`);
+  return {
+    H,
+    Tq,
+    Tk,
+    flat,
+    perHead,
+    mean,
+    queryTokens: labels(d.queryTokens, Tq, 'q'),
+    keyTokens: labels(d.keyTokens, Tk, 'k'),
+  };
 }

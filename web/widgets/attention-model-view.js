@@ -27,47 +27,87 @@ const CSS = `
   .layer-name { font-size: 12px; width: 100%; margin-top: 4px; }`;
 
 export class AttentionModelView extends AwElement {
-  static get ownAttributes() { return ['src', 'ids', 'tokens', 'steps', 'palette', 'mode']; }
+  static get ownAttributes() {
+    return ['src', 'ids', 'tokens', 'steps', 'palette', 'mode'];
+  }
 
   build() {
     this._grid = h('div', { class: 'grid' });
-    this._readout = h('div', { class: 'readout', 'aria-live': 'polite', text: 'Click a head to open it step by step.' });
-    this.shadowRoot.append(h('style', { text: CSS }),
-      h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Every layer and head' }), this.exportBar()),
-      ...this.baseParts(), this._grid, this._readout);
+    this._readout = h('div', {
+      class: 'readout',
+      'aria-live': 'polite',
+      text: 'Click a head to open it step by step.',
+    });
+    this.shadowRoot.append(
+      h('style', { text: CSS }),
+      h(
+        'div',
+        { class: 'bar' },
+        h('span', { class: 'title', text: 'Every layer and head' }),
+        this.exportBar(),
+      ),
+      ...this.baseParts(),
+      this._grid,
+      this._readout,
+    );
     this._tiles = [];
     this._model = null;
-    this._ownModel = null;   // loaded from src: ours to dispose
+    this._ownModel = null; // loaded from src: ours to dispose
   }
 
   /** Renders (and first fires `ready`) once there is a model and a sequence to show. */
-  refresh() { return this._model && this.ids?.length ? super.refresh() : false; }
+  refresh() {
+    return this._model && this.ids?.length ? super.refresh() : false;
+  }
 
   /** The TinyTransformer shown (set one the page holds, or use `src`). */
-  get model() { return this._model; }
-  set model(m) { this.#setModel(m, false); }
+  get model() {
+    return this._model;
+  }
+  set model(m) {
+    this.#setModel(m, false);
+  }
 
   /** The colour map of the tiles, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'. */
-  get palette() { return paletteName(this.getAttribute('palette')); }
-  set palette(v) { this.setAttribute('palette', String(v)); }
+  get palette() {
+    return paletteName(this.getAttribute('palette'));
+  }
+  set palette(v) {
+    this.setAttribute('palette', String(v));
+  }
 
   /** 'heads' (default: every layer × head) or 'rollout' (one tile per layer: the attention rollout through it). */
-  get mode() { return this.getAttribute('mode') === 'rollout' ? 'rollout' : 'heads'; }
-  set mode(v) { this.setAttribute('mode', String(v)); }
+  get mode() {
+    return this.getAttribute('mode') === 'rollout' ? 'rollout' : 'heads';
+  }
+  set mode(v) {
+    this.setAttribute('mode', String(v));
+  }
 
   get ids() {
     if (this._ids) return this._ids;
     const text = this.getAttribute('ids');
-    return text ? text.trim().split(/[\s,]+/).map(Number) : null;
+    return text
+      ? text
+          .trim()
+          .split(/[\s,]+/)
+          .map(Number)
+      : null;
   }
-  set ids(v) { this._ids = v ? Array.from(v, Number) : null; this.schedule(); }
+  set ids(v) {
+    this._ids = v ? Array.from(v, Number) : null;
+    this.schedule();
+  }
 
   get tokens() {
     if (this._tokens) return this._tokens;
     const text = this.getAttribute('tokens');
-    return text ? text.trim().split(/\s+/) : this.ids?.map(String) ?? [];
+    return text ? text.trim().split(/\s+/) : (this.ids?.map(String) ?? []);
   }
-  set tokens(v) { this._tokens = v ? Array.from(v, String) : null; this.schedule(); }
+  set tokens(v) {
+    this._tokens = v ? Array.from(v, String) : null;
+    this.schedule();
+  }
 
   /**
    * The state: attributes (src, ids, tokens, steps, palette), ids/tokens set as properties, the
@@ -76,8 +116,16 @@ export class AttentionModelView extends AwElement {
    */
   extraState() {
     const m = this._model;
-    return { ids: this._ids ?? null, tokens: this._tokens ?? null, openedLayer: this._openedLayer ?? null,
-      model: this.getAttribute('src') ? { src: this.getAttribute('src') } : m ? { config: plainConfig(m.config), source: 'set from JS' } : null };
+    return {
+      ids: this._ids ?? null,
+      tokens: this._tokens ?? null,
+      openedLayer: this._openedLayer ?? null,
+      model: this.getAttribute('src')
+        ? { src: this.getAttribute('src') }
+        : m
+          ? { config: plainConfig(m.config), source: 'set from JS' }
+          : null,
+    };
   }
 
   applyExtraState(s) {
@@ -96,7 +144,10 @@ export class AttentionModelView extends AwElement {
       await this.prepare();
       const response = await fetch(new URL(src, document.baseURI));
       if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
-      this.#setModel(attn.TinyTransformer.fromSafetensors(new Uint8Array(await response.arrayBuffer())), true);
+      this.#setModel(
+        attn.TinyTransformer.fromSafetensors(new Uint8Array(await response.arrayBuffer())),
+        true,
+      );
       this.emit('model-load', { src });
     } catch (error) {
       this.showError(`Could not load the model “${src}”: ${error.message}`);
@@ -111,8 +162,12 @@ export class AttentionModelView extends AwElement {
   }
 
   render() {
-    const m = this._model, ids = this.ids;
-    if (!m || !ids || !ids.length) { this.showError(m ? 'Set ids: the sequence to show.' : ''); return; }
+    const m = this._model,
+      ids = this.ids;
+    if (!m || !ids || !ids.length) {
+      this.showError(m ? 'Set ids: the sequence to show.' : '');
+      return;
+    }
     let attention;
     try {
       attention = m.forward([ids], { attention: true }).attention;
@@ -122,35 +177,67 @@ export class AttentionModelView extends AwElement {
     }
     this.showError('');
     const rollout = this.mode === 'rollout';
-    const { numLayers: L } = m.config, H = rollout ? 1 : m.config.numHeads, T = ids.length, tokens = this.tokens;
+    const { numLayers: L } = m.config,
+      H = rollout ? 1 : m.config.numHeads,
+      T = ids.length,
+      tokens = this.tokens;
     // Rollout: (L, T, T), layer l's tile the flow through layers 0 … l.
-    const layers = rollout ? (() => { const R = attn.attentionRollout(attention).data; return Array.from({ length: L }, (_, l) => R.slice(l * T * T, (l + 1) * T * T)); })()
+    const layers = rollout
+      ? (() => {
+          const R = attn.attentionRollout(attention).data;
+          return Array.from({ length: L }, (_, l) => R.slice(l * T * T, (l + 1) * T * T));
+        })()
       : attention.map((w) => w.data);
     if (this._tiles.length !== L * H || this._rollout !== rollout) this.#buildTiles(L, H, rollout);
     const tileW = AttentionModelView.tileWidth(this.contentWidth, H);
     this.shown = { ids, tokens, layers, T, L, H, mode: rollout ? 'rollout' : 'heads' };
     for (const t of this._tiles) {
       t.view.width = tileW;
-      t.view.set({ data: layers[t.layer].subarray(t.head * T * T, (t.head + 1) * T * T), rows: T, cols: T,
-        rowLabels: tokens, colLabels: tokens, rowAxis: 'query', colAxis: rollout ? 'input' : 'key', domain: { lo: 0, hi: 1, map: this.palette },
-        values: 'never', maxCell: 14, minRowHeight: 0, legend: false, title: rollout ? `Rollout to L${t.layer}` : `L${t.layer} · H${t.head}` });
+      t.view.set({
+        data: layers[t.layer].subarray(t.head * T * T, (t.head + 1) * T * T),
+        rows: T,
+        cols: T,
+        rowLabels: tokens,
+        colLabels: tokens,
+        rowAxis: 'query',
+        colAxis: rollout ? 'input' : 'key',
+        domain: { lo: 0, hi: 1, map: this.palette },
+        values: 'never',
+        maxCell: 14,
+        minRowHeight: 0,
+        legend: false,
+        title: rollout ? `Rollout to L${t.layer}` : `L${t.layer} · H${t.head}`,
+      });
     }
   }
 
   /** Each tile's CSS width for an available width W and H heads. */
-  static tileWidth(W, H) { return Math.min(240, Math.max(130, Math.floor(W / Math.min(H, 4)) - 10)); }
+  static tileWidth(W, H) {
+    return Math.min(240, Math.max(130, Math.floor(W / Math.min(H, 4)) - 10));
+  }
 
   #buildTiles(L, H, rollout = false) {
     this._tiles = [];
     this._rollout = rollout;
     const rows = [];
     for (let layer = 0; layer < L; layer++) {
-      const row = h('div', { class: 'layer', role: 'group', 'aria-label': `Layer ${layer}` },
-        h('div', { class: 'layer-name muted', text: `Layer ${layer}` }));
+      const row = h(
+        'div',
+        { class: 'layer', role: 'group', 'aria-label': `Layer ${layer}` },
+        h('div', { class: 'layer-name muted', text: `Layer ${layer}` }),
+      );
       for (let head = 0; head < H; head++) {
-        const canvas = h('canvas', { 'aria-label': rollout ? `Attention rollout through layers 0 to ${layer}: how much each input can reach each position.`
-          : `Layer ${layer}, head ${head}: attention weights. Enter opens it step by step.` });
-        const view = new HeatmapView(canvas, { host: this, onClick: () => { if (!rollout) this.open(layer, head); } });
+        const canvas = h('canvas', {
+          'aria-label': rollout
+            ? `Attention rollout through layers 0 to ${layer}: how much each input can reach each position.`
+            : `Layer ${layer}, head ${head}: attention weights. Enter opens it step by step.`,
+        });
+        const view = new HeatmapView(canvas, {
+          host: this,
+          onClick: () => {
+            if (!rollout) this.open(layer, head);
+          },
+        });
         row.append(canvas);
         this._tiles.push({ layer, head, view });
       }
@@ -161,12 +248,19 @@ export class AttentionModelView extends AwElement {
 
   /** Opens layer/head in the <attention-steps> named by `steps` (if any) and emits head-select. */
   open(layer, head) {
-    const m = this._model, ids = this.ids;
+    const m = this._model,
+      ids = this.ids;
     this._readout.textContent = `Layer ${layer}, head ${head}${this.getAttribute('steps') ? ': opened step by step below.' : '.'}`;
     const target = this.getAttribute('steps') && document.getElementById(this.getAttribute('steps'));
     if (target && m) {
       const { trace } = m.forward([ids], { attention: false, trace: { layers: [layer] } });
-      target.trace = { tokens: this.tokens, steps: trace[layer], heads: m.config.numHeads, dModel: m.config.dModel, causal: m.config.causal };
+      target.trace = {
+        tokens: this.tokens,
+        steps: trace[layer],
+        heads: m.config.numHeads,
+        dModel: m.config.dModel,
+        causal: m.config.causal,
+      };
       target.setAttribute('head', String(head));
       target.setAttribute('step', 'weights');
     }
@@ -182,30 +276,40 @@ export class AttentionModelView extends AwElement {
    */
   toSVG(options = {}) {
     const sh = this.shown;
-    if (!sh || this._tiles.length !== sh.L * sh.H) throw new Error('toSVG: nothing is drawn yet (set a model and ids, wait for ready)');
+    if (!sh || this._tiles.length !== sh.L * sh.H)
+      throw new Error('toSVG: nothing is drawn yet (set a model and ids, wait for ready)');
     const W = Math.max(160, Number(options.width) || this.contentWidth);
     const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
     const s = fontSize / 12;
     let layers = [...Array(sh.L).keys()];
     if (options.layer !== undefined && options.layer !== null) {
       const l = Number(options.layer);
-      if (!Number.isInteger(l) || l < 0 || l >= sh.L) throw new RangeError(`toSVG: layer must be an integer in 0…${sh.L - 1}, not ${options.layer}`);
+      if (!Number.isInteger(l) || l < 0 || l >= sh.L)
+        throw new RangeError(`toSVG: layer must be an integer in 0…${sh.L - 1}, not ${options.layer}`);
       layers = [l];
     }
     const theme = themeOf(this);
     const fig = svgFigure(theme, s);
     const tileW = AttentionModelView.tileWidth(W, sh.H);
     const panels = [];
-    let y = 0, width = 0;
+    let y = 0,
+      width = 0;
     for (const layer of layers) {
       // The layer's name (12 px, muted, 4 px above), then its tiles wrapped as the flex row wraps them.
-      fig.body.push(`<text x="0" y="${+(y + 4 + 12 * s).toFixed(2)}" font-size="${+(12 * s).toFixed(2)}" ${paint('fill', theme.muted)}>${xmlText(`Layer ${layer}`)}</text>`);
+      fig.body.push(
+        `<text x="0" y="${+(y + 4 + 12 * s).toFixed(2)}" font-size="${+(12 * s).toFixed(2)}" ${paint('fill', theme.muted)}>${xmlText(`Layer ${layer}`)}</text>`,
+      );
       y += 4 + Math.ceil(15 * s) + TILE_GAP;
-      let x = 0, rowH = 0;
+      let x = 0,
+        rowH = 0;
       for (let head = 0; head < sh.H; head++) {
         const { view } = this._tiles[layer * sh.H + head];
         const w = view.layout(tileW, s).w;
-        if (x > 0 && x + w > W) { y += rowH + TILE_GAP; x = 0; rowH = 0; }
+        if (x > 0 && x + w > W) {
+          y += rowH + TILE_GAP;
+          x = 0;
+          rowH = 0;
+        }
         const p = heatmapPanel(fig, view, { x, y, width: tileW });
         panels.push({ layer, head, rows: sh.T, cols: sh.T, cells: p.cells });
         width = Math.max(width, x + p.w);
@@ -218,17 +322,37 @@ export class AttentionModelView extends AwElement {
     const domain = { lo: 0, hi: 1, map: this.palette };
     fig.body.push(colorBar(fig, { x: 8, y: y + 4, w: Math.min(220, Math.max(60, width - 16)), domain }));
     y += 4 + 10 + 16 * s + 8;
-    const state = jsonSafe({ widget: 'attention-model-view', palette: this.palette, ids: sh.ids, tokens: sh.tokens, L: sh.L, H: sh.H, T: sh.T,
-      layers, domain, options: { width: W, fontSize, ...(layers.length === 1 && sh.L > 1 ? { layer: layers[0] } : {}) },
-      panels, theme: theme.dark ? 'dark' : 'light', widgetState: this.state });
-    const svg = svgDocument(fig, { width: Math.max(width, 240), height: y, state,
-      title: `Attention weights of ${layers.length === 1 ? `layer ${layers[0]}` : `all ${sh.L} layers`} × ${sh.H} heads on ${sh.T} tokens` });
+    const state = jsonSafe({
+      widget: 'attention-model-view',
+      palette: this.palette,
+      ids: sh.ids,
+      tokens: sh.tokens,
+      L: sh.L,
+      H: sh.H,
+      T: sh.T,
+      layers,
+      domain,
+      options: { width: W, fontSize, ...(layers.length === 1 && sh.L > 1 ? { layer: layers[0] } : {}) },
+      panels,
+      theme: theme.dark ? 'dark' : 'light',
+      widgetState: this.state,
+    });
+    const svg = svgDocument(fig, {
+      width: Math.max(width, 240),
+      height: y,
+      state,
+      title: `Attention weights of ${layers.length === 1 ? `layer ${layers[0]}` : `all ${sh.L} layers`} × ${sh.H} heads on ${sh.T} tokens`,
+    });
     const max = Number(options.maxBytes) || SVG_MAX_BYTES;
     const bytes = svg.length > max / 3 ? new TextEncoder().encode(svg).length : svg.length;
     if (bytes > max) {
       const mb = (b) => `${(b / 1048576).toFixed(1)} MB`;
-      const e = new Error(`The ${layers.length === 1 ? `layer ${layers[0]}` : 'model view'} as SVG would be ${mb(bytes)}, over the limit of ${mb(max)}: `
-        + (layers.length > 1 ? `export one layer instead, toSVG({ layer: n }) with n in 0…${sh.L - 1}.` : 'use the PNG export.'));
+      const e = new Error(
+        `The ${layers.length === 1 ? `layer ${layers[0]}` : 'model view'} as SVG would be ${mb(bytes)}, over the limit of ${mb(max)}: ` +
+          (layers.length > 1
+            ? `export one layer instead, toSVG({ layer: n }) with n in 0…${sh.L - 1}.`
+            : 'use the PNG export.'),
+      );
       e.code = 'SVG_TOO_LARGE';
       e.bytes = bytes;
       throw e;
@@ -241,7 +365,10 @@ export class AttentionModelView extends AwElement {
     try {
       return { svg: this.toSVG() };
     } catch (error) {
-      if (error.code !== 'SVG_TOO_LARGE' || this.shown.L < 2) { this.showError(error.message); return { svg: '' }; }
+      if (error.code !== 'SVG_TOO_LARGE' || this.shown.L < 2) {
+        this.showError(error.message);
+        return { svg: '' };
+      }
       const layer = this._openedLayer ?? 0;
       try {
         const svg = this.toSVG({ layer });
@@ -257,12 +384,31 @@ export class AttentionModelView extends AwElement {
   getCSV() {
     const s = this.shown;
     if (!s) return '';
-    return matricesToLongCSV(s.layers.flatMap((data, l) => Array.from({ length: s.H }, (_, hd) => ({
-      key: `layer ${l} head ${hd}`, data: data.subarray(hd * s.T * s.T, (hd + 1) * s.T * s.T), rows: s.T, cols: s.T,
-      rowLabels: s.tokens, colLabels: s.tokens }))), 'layer_head');
+    return matricesToLongCSV(
+      s.layers.flatMap((data, l) =>
+        Array.from({ length: s.H }, (_, hd) => ({
+          key: `layer ${l} head ${hd}`,
+          data: data.subarray(hd * s.T * s.T, (hd + 1) * s.T * s.T),
+          rows: s.T,
+          cols: s.T,
+          rowLabels: s.tokens,
+          colLabels: s.tokens,
+        })),
+      ),
+      'layer_head',
+    );
   }
-  getJSON() { return jsonText(withState(this, this.shown ? { tokens: this.shown.tokens, layers: this.shown.layers.map((d) => Array.from(d)) } : {})); }
-  pngCanvas() { return this._tiles[0]?.view.canvas ?? h('canvas'); }
+  getJSON() {
+    return jsonText(
+      withState(
+        this,
+        this.shown ? { tokens: this.shown.tokens, layers: this.shown.layers.map((d) => Array.from(d)) } : {},
+      ),
+    );
+  }
+  pngCanvas() {
+    return this._tiles[0]?.view.canvas ?? h('canvas');
+  }
 }
 
 /** A model's config as plain JSON (null when it holds something JSON cannot: a BigInt, a cycle). */

@@ -15,8 +15,19 @@ import { SERIES_COLORS } from './charts.js';
 import { themeOf } from './draw-util.js';
 import { heatmapPanel, jsonSafe, svgDocument, svgFigure, xyPanel, colorBar } from './svg.js';
 
-const DEFAULTS = { task: 'reverse', length: 6, layers: 2, dModel: 32, heads: 4, mlp: true, positional: 'learned', lr: 0.01,
-  batch: 32, seed: 1, numSymbols: 10 };
+const DEFAULTS = {
+  task: 'reverse',
+  length: 6,
+  layers: 2,
+  dModel: 32,
+  heads: 4,
+  mlp: true,
+  positional: 'learned',
+  lr: 0.01,
+  batch: 32,
+  seed: 1,
+  numSymbols: 10,
+};
 const CSS = `
   form.settings { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: end; margin-bottom: 8px; }
   form.settings label { display: flex; flex-direction: column; font-size: 12px; gap: 2px; }
@@ -31,24 +42,36 @@ const CSS = `
   .status { font-variant-numeric: tabular-nums; }`;
 
 export class AttentionTrainer extends AwElement {
-  static get ownAttributes() { return ['task', 'length', 'layers', 'd-model', 'heads', 'mlp', 'positional', 'lr', 'batch', 'seed']; }
+  static get ownAttributes() {
+    return ['task', 'length', 'layers', 'd-model', 'heads', 'mlp', 'positional', 'lr', 'batch', 'seed'];
+  }
 
   build() {
     const field = (label, input) => h('label', {}, label, input);
-    const num = (name, min, max, step) => h('input', { type: 'number', name, min: String(min), max: String(max), step: String(step) });
-    const select = (name, options) => h('select', { name }, ...options.map((o) => h('option', { value: String(o), text: String(o) })));
-    this._form = h('form', { class: 'settings', 'aria-label': 'Task and model' },
-      field('Task', select('task', ['copy', 'reverse', 'sort', 'induction'])), field('Length', num('taskLength', 1, 16, 1)),
-      field('Layers', num('layers', 1, 4, 1)), field('dModel', select('dModel', [8, 16, 32, 64])),
-      field('Heads', select('heads', [1, 2, 4, 8])), field('Positions', select('positional', ['learned', 'sinusoidal', 'rope', 'alibi', 'none'])),
+    const num = (name, min, max, step) =>
+      h('input', { type: 'number', name, min: String(min), max: String(max), step: String(step) });
+    const select = (name, options) =>
+      h('select', { name }, ...options.map((o) => h('option', { value: String(o), text: String(o) })));
+    this._form = h(
+      'form',
+      { class: 'settings', 'aria-label': 'Task and model' },
+      field('Task', select('task', ['copy', 'reverse', 'sort', 'induction'])),
+      field('Length', num('taskLength', 1, 16, 1)),
+      field('Layers', num('layers', 1, 4, 1)),
+      field('dModel', select('dModel', [8, 16, 32, 64])),
+      field('Heads', select('heads', [1, 2, 4, 8])),
+      field('Positions', select('positional', ['learned', 'sinusoidal', 'rope', 'alibi', 'none'])),
       field('Learning rate', num('lr', 0.0001, 0.1, 0.0001)),
-      h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'mlp' }), 'MLP'));
+      h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'mlp' }), 'MLP'),
+    );
     this._form.addEventListener('submit', (e) => e.preventDefault());
     this._form.addEventListener('change', () => this.#applySettings());
     const button = (text, onclick) => h('button', { type: 'button', text, onclick });
     this._buttons = {
-      train: button('Train', () => this.train()), pause: button('Pause', () => this.pause()),
-      step: button('Step', () => this.stepOnce()), reset: button('Reset', () => this.reset()),
+      train: button('Train', () => this.train()),
+      pause: button('Pause', () => this.pause()),
+      step: button('Step', () => this.stepOnce()),
+      reset: button('Reset', () => this.reset()),
       export: button('Export weights', () => this.#download()),
     };
     this._status = h('div', { class: 'status', role: 'status', 'aria-live': 'polite', text: 'Loading…' });
@@ -56,25 +79,45 @@ export class AttentionTrainer extends AwElement {
     this._lossCanvas = h('canvas', { role: 'img', 'aria-label': 'Loss against training steps' });
     this._accCanvas = h('canvas', { role: 'img', 'aria-label': 'Accuracy against training steps' });
     this._heads = h('div', { class: 'heads' });
-    this.shadowRoot.append(h('style', { text: CSS }),
+    this.shadowRoot.append(
+      h('style', { text: CSS }),
       h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Watch a transformer learn' })),
-      ...this.baseParts(), this._form, h('div', { class: 'buttons' }, ...Object.values(this._buttons)),
-      this._status, h('div', { class: 'charts' }, this._lossCanvas, this._accCanvas), this._ablation, this._heads);
+      ...this.baseParts(),
+      this._form,
+      h('div', { class: 'buttons' }, ...Object.values(this._buttons)),
+      this._status,
+      h('div', { class: 'charts' }, this._lossCanvas, this._accCanvas),
+      this._ablation,
+      this._heads,
+    );
     this._tiles = [];
     this.snapshot = null;
   }
 
   /** Renders (and first fires `ready`) once the worker has sent a snapshot. */
-  refresh() { return this.snapshot ? super.refresh() : false; }
+  refresh() {
+    return this.snapshot ? super.refresh() : false;
+  }
 
   /** The settings the worker trains with: attributes, then the form's changes. */
   get settings() {
     const a = (name) => this.getAttribute(name);
-    const num = (name, fallback) => (a(name) == null || Number.isNaN(Number(a(name))) ? fallback : Number(a(name)));
-    return { ...DEFAULTS, task: a('task') ?? DEFAULTS.task, length: num('length', DEFAULTS.length), layers: num('layers', DEFAULTS.layers),
-      dModel: num('d-model', DEFAULTS.dModel), heads: num('heads', DEFAULTS.heads), mlp: a('mlp') == null ? true : !['0', 'false', 'off'].includes(a('mlp')),
-      positional: a('positional') ?? DEFAULTS.positional, lr: num('lr', DEFAULTS.lr), batch: num('batch', DEFAULTS.batch),
-      seed: num('seed', DEFAULTS.seed), ...this._overrides };
+    const num = (name, fallback) =>
+      a(name) == null || Number.isNaN(Number(a(name))) ? fallback : Number(a(name));
+    return {
+      ...DEFAULTS,
+      task: a('task') ?? DEFAULTS.task,
+      length: num('length', DEFAULTS.length),
+      layers: num('layers', DEFAULTS.layers),
+      dModel: num('d-model', DEFAULTS.dModel),
+      heads: num('heads', DEFAULTS.heads),
+      mlp: a('mlp') == null ? true : !['0', 'false', 'off'].includes(a('mlp')),
+      positional: a('positional') ?? DEFAULTS.positional,
+      lr: num('lr', DEFAULTS.lr),
+      batch: num('batch', DEFAULTS.batch),
+      seed: num('seed', DEFAULTS.seed),
+      ...this._overrides,
+    };
   }
 
   connectedCallback() {
@@ -82,7 +125,9 @@ export class AttentionTrainer extends AwElement {
     if (this._worker) return;
     this._worker = new Worker(new URL('../workers/train-worker.js', import.meta.url), { type: 'module' });
     this._worker.addEventListener('message', (e) => this.#message(e.data));
-    this._worker.addEventListener('error', (e) => this.showError(`The training worker failed: ${e.message ?? 'see the console'}`));
+    this._worker.addEventListener('error', (e) =>
+      this.showError(`The training worker failed: ${e.message ?? 'see the console'}`),
+    );
     this.#syncForm();
     this.#post({ type: 'init', config: this.settings });
     if (this.hasAttribute('autostart')) this.train();
@@ -106,8 +151,11 @@ export class AttentionTrainer extends AwElement {
   applyExtraState(s) {
     if (s.settings && typeof s.settings === 'object') {
       const { task, length, layers, dModel, heads, positional, lr, mlp, batch, seed } = s.settings;
-      this._overrides = Object.fromEntries(Object.entries({ task, length, layers, dModel, heads, positional, lr, mlp, batch, seed })
-        .filter(([, v]) => v !== undefined));
+      this._overrides = Object.fromEntries(
+        Object.entries({ task, length, layers, dModel, heads, positional, lr, mlp, batch, seed }).filter(
+          ([, v]) => v !== undefined,
+        ),
+      );
     }
     this._ablated = Array.isArray(s.ablated) ? s.ablated : [];
     if (!this._worker) return;
@@ -118,30 +166,54 @@ export class AttentionTrainer extends AwElement {
     if (this._ablated.length) this.#post({ type: 'ablate', heads: this._ablated });
   }
 
-  train() { this.#post('train'); }
-  pause() { this.#post('pause'); }
-  stepOnce(n = 1) { this.#post({ type: 'step', n }); }
-  reset() { this._ablated = []; this.#post('reset'); }
+  train() {
+    this.#post('train');
+  }
+  pause() {
+    this.#post('pause');
+  }
+  stepOnce(n = 1) {
+    this.#post({ type: 'step', n });
+  }
+  reset() {
+    this._ablated = [];
+    this.#post('reset');
+  }
   /** Zeroes these heads' outputs ([[layer, head], …]) for the accuracy shown beside the model's. */
-  ablate(heads) { this._ablated = heads; this.#post({ type: 'ablate', heads }); }
+  ablate(heads) {
+    this._ablated = heads;
+    this.#post({ type: 'ablate', heads });
+  }
 
   /** @returns {Promise<Uint8Array>} the weights now, as safetensors */
-  exportWeights() { return this.#request('export', 'exported').then((m) => m.bytes); }
+  exportWeights() {
+    return this.#request('export', 'exported').then((m) => m.bytes);
+  }
   /** @returns {Promise<{ data: Float32Array, shape: number[] }>} the worker model's logits (for tests) */
-  logits(ids) { return this.#request({ type: 'logits', ids }, 'logits'); }
+  logits(ids) {
+    return this.#request({ type: 'logits', ids }, 'logits');
+  }
 
-  #post(msg) { this._worker?.postMessage(msg); }
+  #post(msg) {
+    this._worker?.postMessage(msg);
+  }
 
   #request(msg, replyType) {
     return new Promise((resolve) => {
-      const on = (e) => { if (e.data.type === replyType) { this._worker.removeEventListener('message', on); resolve(e.data); } };
+      const on = (e) => {
+        if (e.data.type === replyType) {
+          this._worker.removeEventListener('message', on);
+          resolve(e.data);
+        }
+      };
       this._worker.addEventListener('message', on);
       this.#post(msg);
     });
   }
 
   #syncForm() {
-    const s = this.settings, f = this._form.elements;
+    const s = this.settings,
+      f = this._form.elements;
     // (form.elements.length is the element count: the length field is named taskLength)
     for (const k of ['task', 'layers', 'dModel', 'heads', 'positional', 'lr']) f[k].value = String(s[k]);
     f.taskLength.value = String(s.length);
@@ -150,8 +222,16 @@ export class AttentionTrainer extends AwElement {
 
   #applySettings() {
     const f = this._form.elements;
-    this._overrides = { task: f.task.value, length: Number(f.taskLength.value), layers: Number(f.layers.value), dModel: Number(f.dModel.value),
-      heads: Number(f.heads.value), positional: f.positional.value, lr: Number(f.lr.value), mlp: f.mlp.checked };
+    this._overrides = {
+      task: f.task.value,
+      length: Number(f.taskLength.value),
+      layers: Number(f.layers.value),
+      dModel: Number(f.dModel.value),
+      heads: Number(f.heads.value),
+      positional: f.positional.value,
+      lr: Number(f.lr.value),
+      mlp: f.mlp.checked,
+    };
     this._ablated = [];
     this.#post({ type: 'init', config: this.settings });
   }
@@ -159,28 +239,41 @@ export class AttentionTrainer extends AwElement {
   async #download() {
     const bytes = await this.exportWeights();
     const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
-    const a = h('a', { href: url, download: `${this.settings.task}-step${this.snapshot?.step ?? 0}.safetensors` });
+    const a = h('a', {
+      href: url,
+      download: `${this.settings.task}-step${this.snapshot?.step ?? 0}.safetensors`,
+    });
     a.click();
     setTimeout(() => URL.revokeObjectURL(url), 1000);
   }
 
   #message(m) {
-    if (m.type === 'error') { this.showError(`${m.code}: ${m.message}`); return; }
+    if (m.type === 'error') {
+      this.showError(`${m.code}: ${m.message}`);
+      return;
+    }
     if (m.type !== 'snapshot') return;
     this.showError('');
     this.snapshot = m;
     this.schedule();
-    this.emit('snapshot', { step: m.step, loss: m.loss, tokenAccuracy: m.tokenAccuracy, sequenceAccuracy: m.sequenceAccuracy,
-      running: m.running, ablation: m.ablation });
+    this.emit('snapshot', {
+      step: m.step,
+      loss: m.loss,
+      tokenAccuracy: m.tokenAccuracy,
+      sequenceAccuracy: m.sequenceAccuracy,
+      running: m.running,
+      ablation: m.ablation,
+    });
   }
 
   render() {
     const m = this.snapshot;
     if (!m) return;
     const pct = (x) => `${(100 * x).toFixed(1)}%`;
-    this._status.textContent = `step ${m.step} · loss ${m.loss.toFixed(3)} · accuracy ${pct(m.tokenAccuracy)} of tokens, `
-      + `${pct(m.sequenceAccuracy)} of whole sequences · ${m.running ? `${Math.round(m.stepsPerSecond)} steps/s` : 'paused'}`
-      + ` · ${m.threads} thread${m.threads === 1 ? '' : 's'}`;
+    this._status.textContent =
+      `step ${m.step} · loss ${m.loss.toFixed(3)} · accuracy ${pct(m.tokenAccuracy)} of tokens, ` +
+      `${pct(m.sequenceAccuracy)} of whole sequences · ${m.running ? `${Math.round(m.stepsPerSecond)} steps/s` : 'paused'}` +
+      ` · ${m.threads} thread${m.threads === 1 ? '' : 's'}`;
     this._buttons.train.disabled = m.running;
     this._buttons.pause.disabled = !m.running;
     this._ablation.textContent = m.ablation
@@ -196,17 +289,34 @@ export class AttentionTrainer extends AwElement {
     const xMax = Math.max(1, ...steps);
     const x = { min: 0, max: xMax, label: 'step' };
     this._chartOpts = [
-      { width: w, height: 180, x, y: { min: 0, max: Math.max(0.1, ...m.history.map((p) => p.loss)), label: 'loss' },
-        series: [{ label: 'loss', points: m.history.map((p) => [p.step, p.loss]) }], title: 'Loss' },
-      { width: w, height: 180, x, y: { min: 0, max: 1, label: 'accuracy' },
-        series: [{ label: 'tokens', points: m.history.map((p) => [p.step, p.tokenAccuracy]) },
-          { label: 'sequences', points: m.history.map((p) => [p.step, p.sequenceAccuracy]), dashed: true }], title: 'Accuracy' }];
+      {
+        width: w,
+        height: 180,
+        x,
+        y: { min: 0, max: Math.max(0.1, ...m.history.map((p) => p.loss)), label: 'loss' },
+        series: [{ label: 'loss', points: m.history.map((p) => [p.step, p.loss]) }],
+        title: 'Loss',
+      },
+      {
+        width: w,
+        height: 180,
+        x,
+        y: { min: 0, max: 1, label: 'accuracy' },
+        series: [
+          { label: 'tokens', points: m.history.map((p) => [p.step, p.tokenAccuracy]) },
+          { label: 'sequences', points: m.history.map((p) => [p.step, p.sequenceAccuracy]), dashed: true },
+        ],
+        title: 'Accuracy',
+      },
+    ];
     drawXY(this._lossCanvas, { host: this, ...this._chartOpts[0] });
     drawXY(this._accCanvas, { host: this, ...this._chartOpts[1] });
   }
 
   #drawHeads(m) {
-    const { T, tokens } = m.probe, H = m.heads, L = m.attention.length;
+    const { T, tokens } = m.probe,
+      H = m.heads,
+      L = m.attention.length;
     if (this._tiles.length !== L * H) this.#buildTiles(L, H);
     const ablated = new Set((this._ablated ?? []).map(([l, hd]) => `${l}.${hd}`));
     const tileW = Math.min(260, Math.max(150, Math.floor(this.contentWidth / Math.min(H, 4)) - 12));
@@ -217,9 +327,21 @@ export class AttentionTrainer extends AwElement {
       button.setAttribute('aria-pressed', String(off));
       button.textContent = off ? `Restore L${layer} H${head}` : `Ablate L${layer} H${head}`;
       view.width = tileW;
-      view.set({ data, rows: T, cols: T, rowLabels: tokens, colLabels: tokens, rowAxis: 'query', colAxis: 'key',
-        domain: { lo: 0, hi: 1, map: 'viridis' }, values: 'never', maxCell: 16, minRowHeight: 0, legend: false,
-        title: `Layer ${layer} · head ${head}${off ? ' (ablated)' : ''}` });
+      view.set({
+        data,
+        rows: T,
+        cols: T,
+        rowLabels: tokens,
+        colLabels: tokens,
+        rowAxis: 'query',
+        colAxis: 'key',
+        domain: { lo: 0, hi: 1, map: 'viridis' },
+        values: 'never',
+        maxCell: 16,
+        minRowHeight: 0,
+        legend: false,
+        title: `Layer ${layer} · head ${head}${off ? ' (ablated)' : ''}`,
+      });
     });
   }
 
@@ -229,7 +351,9 @@ export class AttentionTrainer extends AwElement {
     for (let layer = 0; layer < L; layer++) {
       const row = h('div', { class: 'layer', role: 'group', 'aria-label': `Layer ${layer}` });
       for (let head = 0; head < H; head++) {
-        const canvas = h('canvas', { 'aria-label': `Layer ${layer}, head ${head}: attention on the probe sequence` });
+        const canvas = h('canvas', {
+          'aria-label': `Layer ${layer}, head ${head}: attention on the probe sequence`,
+        });
         const toggle = () => this.#toggle(layer, head);
         const view = new HeatmapView(canvas, { host: this, onClick: toggle });
         const button = h('button', { type: 'button', class: 'small', onclick: toggle });
@@ -247,9 +371,20 @@ export class AttentionTrainer extends AwElement {
     this.ablate(list.length === (this._ablated ?? []).length ? [...list, [layer, head]] : list);
   }
 
-  getCSV() { return ['step,loss,token_accuracy,sequence_accuracy', ...(this.snapshot?.history ?? []).map((p) => `${p.step},${p.loss},${p.tokenAccuracy},${p.sequenceAccuracy}`)].join('\n'); }
-  getJSON() { return jsonText(withState(this, { settings: this.settings, history: this.snapshot?.history ?? [] })); }
-  pngCanvas() { return this._lossCanvas; }
+  getCSV() {
+    return [
+      'step,loss,token_accuracy,sequence_accuracy',
+      ...(this.snapshot?.history ?? []).map(
+        (p) => `${p.step},${p.loss},${p.tokenAccuracy},${p.sequenceAccuracy}`,
+      ),
+    ].join('\n');
+  }
+  getJSON() {
+    return jsonText(withState(this, { settings: this.settings, history: this.snapshot?.history ?? [] }));
+  }
+  pngCanvas() {
+    return this._lossCanvas;
+  }
 
   /**
    * The loss and accuracy curves and every head's attention on the probe sequence as an SVG
@@ -267,7 +402,8 @@ export class AttentionTrainer extends AwElement {
     // The two charts side by side where both fit (as the auto-fit grid puts them), else stacked.
     const cw = Math.max(240, Math.floor((W - GAP) / 2));
     const side = 2 * cw + GAP <= W;
-    let y = 0, width = 0;
+    let y = 0,
+      width = 0;
     this._chartOpts.forEach((o, k) => {
       const x = side ? k * (cw + GAP) : 0;
       const c = xyPanel(fig, { ...o, width: cw }, { x, y: side ? 0 : y, colors: SERIES_COLORS });
@@ -275,15 +411,22 @@ export class AttentionTrainer extends AwElement {
       if (!side) y += c.h + GAP;
       else y = Math.max(y, c.h + GAP);
     });
-    const { T } = m.probe, H = m.heads, L = m.attention.length;
+    const { T } = m.probe,
+      H = m.heads,
+      L = m.attention.length;
     const tileW = Math.min(260, Math.max(150, Math.floor(W / Math.min(H, 4)) - 12));
     const panels = [];
     for (let layer = 0; layer < L; layer++) {
-      let x = 0, rowH = 0;
+      let x = 0,
+        rowH = 0;
       for (let head = 0; head < H; head++) {
         const { view } = this._tiles[layer * H + head];
         const w = view.layout(tileW, fontSize / 12).w;
-        if (x > 0 && x + w > W) { y += rowH + GAP; x = 0; rowH = 0; }
+        if (x > 0 && x + w > W) {
+          y += rowH + GAP;
+          x = 0;
+          rowH = 0;
+        }
         const p = heatmapPanel(fig, view, { x, y, width: tileW });
         panels.push({ layer, head, rows: T, cols: T, cells: p.cells });
         width = Math.max(width, x + p.w);
@@ -295,10 +438,26 @@ export class AttentionTrainer extends AwElement {
     const domain = { lo: 0, hi: 1, map: 'viridis' };
     fig.body.push(colorBar(fig, { x: 8, y: y + 4, w: Math.min(220, Math.max(60, width - 16)), domain }));
     y += 4 + 10 + 16 * (fontSize / 12) + 8;
-    const state = jsonSafe({ widget: 'attention-trainer', settings: this.settings, step: m.step, loss: m.loss,
-      tokenAccuracy: m.tokenAccuracy, sequenceAccuracy: m.sequenceAccuracy, ablated: this._ablated ?? [], probe: m.probe,
-      domain, options: { width: W, fontSize }, panels, theme: theme.dark ? 'dark' : 'light', widgetState: this.state });
-    return svgDocument(fig, { width: Math.max(width, 1), height: y, state,
-      title: `Training at step ${m.step}: loss, accuracy and the attention of ${L} layers × ${H} heads` });
+    const state = jsonSafe({
+      widget: 'attention-trainer',
+      settings: this.settings,
+      step: m.step,
+      loss: m.loss,
+      tokenAccuracy: m.tokenAccuracy,
+      sequenceAccuracy: m.sequenceAccuracy,
+      ablated: this._ablated ?? [],
+      probe: m.probe,
+      domain,
+      options: { width: W, fontSize },
+      panels,
+      theme: theme.dark ? 'dark' : 'light',
+      widgetState: this.state,
+    });
+    return svgDocument(fig, {
+      width: Math.max(width, 1),
+      height: y,
+      state,
+      title: `Training at step ${m.step}: loss, accuracy and the attention of ${L} layers × ${H} heads`,
+    });
   }
 }

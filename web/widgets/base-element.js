@@ -12,7 +12,10 @@ import { track, untrack } from './print.js';
 
 let sheet = null;
 function sharedSheet() {
-  if (!sheet) { sheet = new CSSStyleSheet(); sheet.replaceSync(BASE_CSS); }
+  if (!sheet) {
+    sheet = new CSSStyleSheet();
+    sheet.replaceSync(BASE_CSS);
+  }
   return sheet;
 }
 
@@ -31,8 +34,12 @@ export function h(tag, attrs = {}, ...children) {
 
 export class AwElement extends HTMLElement {
   /** Extra attributes of a subclass (besides the config ones for ModelElement). */
-  static get ownAttributes() { return []; }
-  static get observedAttributes() { return this.ownAttributes; }
+  static get ownAttributes() {
+    return [];
+  }
+  static get observedAttributes() {
+    return this.ownAttributes;
+  }
 
   constructor() {
     super();
@@ -43,36 +50,59 @@ export class AwElement extends HTMLElement {
     // Re-render when the available width changes (height changes are our own doing).
     this._lastWidth = 0;
     this._resize = new ResizeObserver(() => {
-      if (Math.abs(this.clientWidth - this._lastWidth) >= 1) { this._lastWidth = this.clientWidth; this.schedule(); }
+      if (Math.abs(this.clientWidth - this._lastWidth) >= 1) {
+        this._lastWidth = this.clientWidth;
+        this.schedule();
+      }
     });
   }
 
   /** A short name used in export file names ("attention-heatmap"). */
-  get exportName() { return this.localName; }
+  get exportName() {
+    return this.localName;
+  }
 
   connectedCallback() {
-    if (!this._built) { this._built = true; this.build(); }
+    if (!this._built) {
+      this._built = true;
+      this.build();
+    }
     this._resize.observe(this);
     track(this);
     if (!this._preparing) {
-      this._preparing = this.prepare().then(() => { this._prepared = true; this.schedule(); },
-        (e) => this.showError(`Could not load the widget: ${e.message}`));
+      this._preparing = this.prepare().then(
+        () => {
+          this._prepared = true;
+          this.schedule();
+        },
+        (e) => this.showError(`Could not load the widget: ${e.message}`),
+      );
     } else if (this._prepared) this.schedule();
   }
 
   /** What must load before the first render: the wasm module (subclasses may add to it). */
-  prepare() { return whenReady(); }
+  prepare() {
+    return whenReady();
+  }
 
-  disconnectedCallback() { this._resize.disconnect(); untrack(this); }
+  disconnectedCallback() {
+    this._resize.disconnect();
+    untrack(this);
+  }
 
-  attributeChangedCallback() { this.schedule(); }
+  attributeChangedCallback() {
+    this.schedule();
+  }
 
   /** Renders on the next microtask (coalesces several attribute/property changes). */
   schedule() {
     this._dirty = true;
     if (this._scheduled) return;
     this._scheduled = true;
-    queueMicrotask(() => { this._scheduled = false; if (this._dirty) this.refresh(); });
+    queueMicrotask(() => {
+      this._scheduled = false;
+      if (this._dirty) this.refresh();
+    });
   }
 
   /** Renders now (synchronously) if the wasm module is ready. Returns true when it rendered. */
@@ -104,11 +134,23 @@ export class AwElement extends HTMLElement {
 
   /** The PNG / CSV / JSON buttons (and SVG, for widgets that have toSVG()). */
   exportBar() {
-    const b = (fmt, label) => h('button', { type: 'button', class: 'export', 'aria-label': `Download ${label}`,
-      title: `Download ${label}`, text: fmt.toUpperCase(), onclick: () => this.download(fmt) });
-    return h('div', { class: 'exports', role: 'group', 'aria-label': 'Export' },
-      b('png', 'the picture as PNG'), typeof this.toSVG === 'function' ? b('svg', 'the picture as SVG (vector)') : null,
-      b('csv', 'the matrix as CSV'), b('json', 'the matrix as JSON'));
+    const b = (fmt, label) =>
+      h('button', {
+        type: 'button',
+        class: 'export',
+        'aria-label': `Download ${label}`,
+        title: `Download ${label}`,
+        text: fmt.toUpperCase(),
+        onclick: () => this.download(fmt),
+      });
+    return h(
+      'div',
+      { class: 'exports', role: 'group', 'aria-label': 'Export' },
+      b('png', 'the picture as PNG'),
+      typeof this.toSVG === 'function' ? b('svg', 'the picture as SVG (vector)') : null,
+      b('csv', 'the matrix as CSV'),
+      b('json', 'the matrix as JSON'),
+    );
   }
 
   /** Shows (or with '' hides) an error line. */
@@ -122,12 +164,17 @@ export class AwElement extends HTMLElement {
   showTooltip(x, y, lines) {
     const tip = this._tooltip;
     if (!tip) return;
-    if (!lines) { tip.hidden = true; return; }
+    if (!lines) {
+      tip.hidden = true;
+      return;
+    }
     tip.replaceChildren(...lines.map((l, i) => h('div', { class: i === 0 ? 'tip-head' : '', text: l })));
     tip.hidden = false;
     const host = this.getBoundingClientRect();
-    const tw = tip.offsetWidth, th = tip.offsetHeight;
-    let left = x - host.left + 14, top = y - host.top + 14;
+    const tw = tip.offsetWidth,
+      th = tip.offsetHeight;
+    let left = x - host.left + 14,
+      top = y - host.top + 14;
     if (left + tw > host.width - 4) left = Math.max(4, x - host.left - tw - 14);
     if (top + th > host.height - 4) top = Math.max(4, y - host.top - th - 14);
     tip.style.left = `${left}px`;
@@ -154,13 +201,19 @@ export class AwElement extends HTMLElement {
     for (const name of this.constructor.observedAttributes) {
       if (name !== 'style' && this.hasAttribute(name)) attributes[name] = this.getAttribute(name);
     }
-    return stateJSON({ widget: this.localName, version: STATE_VERSION, attributes, ...this.extraState(),
-      ...(this._context ? { context: this._context } : {}) });
+    return stateJSON({
+      widget: this.localName,
+      version: STATE_VERSION,
+      attributes,
+      ...this.extraState(),
+      ...(this._context ? { context: this._context } : {}),
+    });
   }
 
   set state(s) {
     if (!s || typeof s !== 'object') throw new TypeError('state must be an object (from el.state)');
-    if (s.widget && s.widget !== this.localName) throw new Error(`state is of <${s.widget}>, not <${this.localName}>`);
+    if (s.widget && s.widget !== this.localName)
+      throw new Error(`state is of <${s.widget}>, not <${this.localName}>`);
     const attrs = s.attributes && typeof s.attributes === 'object' ? s.attributes : {};
     for (const name of this.constructor.observedAttributes) {
       if (name === 'style') continue;
@@ -179,11 +232,17 @@ export class AwElement extends HTMLElement {
    * the JSON export and the SVG's <metadata> tell a page where the figure came from (the demo opens
    * its figures by it).
    */
-  get context() { return this._context ?? null; }
-  set context(c) { this._context = c && typeof c === 'object' ? JSON.parse(JSON.stringify(c)) : null; }
+  get context() {
+    return this._context ?? null;
+  }
+  set context(c) {
+    this._context = c && typeof c === 'object' ? JSON.parse(JSON.stringify(c)) : null;
+  }
 
   /** The part of the state kept in properties rather than attributes (subclasses). */
-  extraState() { return {}; }
+  extraState() {
+    return {};
+  }
 
   /** Applies extraState()'s part of a state (subclasses). */
   applyExtraState() {}
@@ -191,10 +250,14 @@ export class AwElement extends HTMLElement {
   // ---- exports -------------------------------------------------------------------------------
 
   /** @returns {Promise<Blob>} what the widget draws, as a PNG */
-  getPNG() { return canvasToBlob(this.pngCanvas()); }
+  getPNG() {
+    return canvasToBlob(this.pngCanvas());
+  }
 
   /** @returns {string} a data: URL of the PNG */
-  getPNGDataURL() { return this.pngCanvas().toDataURL('image/png'); }
+  getPNGDataURL() {
+    return this.pngCanvas().toDataURL('image/png');
+  }
 
   /**
    * Downloads 'png' | 'svg' | 'csv' | 'json' ('svg' where the widget has toSVG(); svgForDownload()
@@ -206,7 +269,12 @@ export class AwElement extends HTMLElement {
     if (format === 'png') download(`${name}.png`, dataUrlToBlob(this.pngCanvas().toDataURL('image/png')));
     else if (format === 'svg' && typeof this.toSVG === 'function') {
       let out;
-      try { out = this.svgForDownload ? this.svgForDownload() : { svg: this.toSVG() }; } catch (e) { this.showError(e.message); return; }
+      try {
+        out = this.svgForDownload ? this.svgForDownload() : { svg: this.toSVG() };
+      } catch (e) {
+        this.showError(e.message);
+        return;
+      }
       const { svg, suffix = '' } = out;
       if (svg) download(`${name}${suffix}.svg`, svg, 'image/svg+xml');
     } else if (format === 'csv') download(`${name}.csv`, this.getCSV(), 'text/csv');
@@ -224,11 +292,13 @@ export const STATE_VERSION = 1;
  */
 export function stateJSON(value) {
   const num = (x) => (Number.isFinite(x) ? x : String(x));
-  return JSON.parse(JSON.stringify(value, (k, v) => {
-    if (ArrayBuffer.isView(v)) return Array.from(v, num);
-    if (Array.isArray(v)) return v.map((x) => (typeof x === 'number' ? num(x) : x));
-    return typeof v === 'number' ? num(v) : v;
-  }));
+  return JSON.parse(
+    JSON.stringify(value, (k, v) => {
+      if (ArrayBuffer.isView(v)) return Array.from(v, num);
+      if (Array.isArray(v)) return v.map((x) => (typeof x === 'number' ? num(x) : x));
+      return typeof v === 'number' ? num(v) : v;
+    }),
+  );
 }
 
 /** Numbers written by stateJSON back to a Float32Array. */
@@ -240,7 +310,11 @@ export function numbersFromState(list) {
 export function withState(el, obj) {
   if (!obj || typeof obj !== 'object' || Array.isArray(obj)) return obj;
   let state;
-  try { state = el.state; } catch (e) { state = { error: e.message }; }
+  try {
+    state = el.state;
+  } catch (e) {
+    state = { error: e.message };
+  }
   return { ...obj, state };
 }
 
@@ -255,21 +329,31 @@ function dataUrlToBlob(url) {
 
 /** A widget driven by the model config (attributes + properties). */
 export class ModelElement extends AwElement {
-  static get observedAttributes() { return [...CONFIG_ATTRIBUTES, 'tokens', ...this.ownAttributes]; }
+  static get observedAttributes() {
+    return [...CONFIG_ATTRIBUTES, 'tokens', ...this.ownAttributes];
+  }
 
   constructor() {
     super();
-    this._props = {};  // config keys set from JS; they win over attributes
+    this._props = {}; // config keys set from JS; they win over attributes
   }
 
   /** The effective, normalized config (defaults ← attributes ← properties). */
-  get config() { return normalizeConfig({ ...configFromAttributes(this), ...this._props }); }
+  get config() {
+    return normalizeConfig({ ...configFromAttributes(this), ...this._props });
+  }
 
   /** Sets the whole config from JS (keys not given fall back to attributes, then defaults). */
-  set config(c) { this._props = { ...(c || {}) }; this.schedule(); }
+  set config(c) {
+    this._props = { ...(c || {}) };
+    this.schedule();
+  }
 
   /** Changes some config keys, keeping the others. */
-  setConfig(partial) { this._props = { ...this._props, ...partial }; this.schedule(); }
+  setConfig(partial) {
+    this._props = { ...this._props, ...partial };
+    this.schedule();
+  }
 
   /**
    * The state adds the whole effective config (`config`: every key of WidgetConfig; a stateDict set
@@ -288,7 +372,8 @@ export class ModelElement extends AwElement {
     const fromAttributes = normalizeConfig(configFromAttributes(this));
     const props = s.stateDict && this._props.stateDict ? { stateDict: this._props.stateDict } : {};
     for (const [k, v] of Object.entries(s.config)) {
-      if (k !== 'stateDict' && k in DEFAULT_CONFIG && JSON.stringify(fromAttributes[k]) !== JSON.stringify(v)) props[k] = v;
+      if (k !== 'stateDict' && k in DEFAULT_CONFIG && JSON.stringify(fromAttributes[k]) !== JSON.stringify(v))
+        props[k] = v;
     }
     this._props = props;
   }
@@ -297,8 +382,12 @@ export class ModelElement extends AwElement {
 // One JS property per config key: el.text, el.dModel, el.heads, el.mask, el.toggles, el.stateDict …
 for (const key of Object.keys(DEFAULT_CONFIG)) {
   Object.defineProperty(ModelElement.prototype, key, {
-    get() { return this.config[key]; },
-    set(v) { this.setConfig({ [key]: v }); },
+    get() {
+      return this.config[key];
+    },
+    set(v) {
+      this.setConfig({ [key]: v });
+    },
     configurable: true,
   });
 }

@@ -8,11 +8,41 @@
 // Each map is a 256-entry RGB lookup table so drawing 512×512 cells stays cheap.
 
 const ANCHORS = {
-  viridis: ['#440154', '#472d7b', '#3b528b', '#2c728e', '#21918c', '#28ae80', '#5ec962', '#addc30', '#fde725'],
+  viridis: [
+    '#440154',
+    '#472d7b',
+    '#3b528b',
+    '#2c728e',
+    '#21918c',
+    '#28ae80',
+    '#5ec962',
+    '#addc30',
+    '#fde725',
+  ],
   cividis: ['#00224e', '#35456c', '#666970', '#948e77', '#c8b866', '#fee838'],
   gray: ['#000000', '#ffffff'],
-  diverging: ['#2d4f8e', '#4f7cba', '#8fb1d9', '#cfdff0', '#f4f1ec', '#f8d4ad', '#eea660', '#cf7130', '#8f3f10'],
-  'red-blue': ['#2166ac', '#4393c3', '#92c5de', '#d1e5f0', '#f7f7f7', '#fddbc7', '#f4a582', '#d6604d', '#b2182b'],
+  diverging: [
+    '#2d4f8e',
+    '#4f7cba',
+    '#8fb1d9',
+    '#cfdff0',
+    '#f4f1ec',
+    '#f8d4ad',
+    '#eea660',
+    '#cf7130',
+    '#8f3f10',
+  ],
+  'red-blue': [
+    '#2166ac',
+    '#4393c3',
+    '#92c5de',
+    '#d1e5f0',
+    '#f7f7f7',
+    '#fddbc7',
+    '#f4a582',
+    '#d6604d',
+    '#b2182b',
+  ],
 };
 
 function hexToRgb(hex) {
@@ -23,7 +53,7 @@ function hexToRgb(hex) {
 /** Builds a 256×3 Uint8Array lookup table by linear interpolation between anchors. */
 function buildLut(anchors) {
   const rgb = anchors.map(hexToRgb);
-  const lut = new Uint8Array(256 * 3);  // (256, rgb)
+  const lut = new Uint8Array(256 * 3); // (256, rgb)
   for (let i = 0; i < 256; i++) {
     const t = (i / 255) * (rgb.length - 1);
     const k = Math.min(Math.floor(t), rgb.length - 2);
@@ -37,14 +67,18 @@ const LUTS = Object.fromEntries(Object.entries(ANCHORS).map(([k, v]) => [k, buil
 LUTS['blue-orange'] = LUTS.diverging;
 
 /** @returns {Uint8Array} the (256, 3) table for `name` ('viridis' | 'cividis' | 'gray' | 'diverging' (= 'blue-orange') | 'red-blue'; others: viridis) */
-export function colormap(name) { return LUTS[name] || LUTS.viridis; }
+export function colormap(name) {
+  return LUTS[name] || LUTS.viridis;
+}
 
 /** The sequential palettes a widget's `palette` attribute accepts. */
 export const PALETTES = Object.freeze(['viridis', 'cividis', 'gray']);
 
 /** A `palette` attribute value as a sequential map name ('viridis' when absent or unknown). */
 export function paletteName(value) {
-  const v = String(value ?? '').trim().toLowerCase();
+  const v = String(value ?? '')
+    .trim()
+    .toLowerCase();
   return PALETTES.includes(v) ? v : v === 'grey' ? 'gray' : 'viridis';
 }
 
@@ -53,7 +87,9 @@ export const DIVERGING_PALETTES = Object.freeze(['blue-orange', 'red-blue']);
 
 /** A `diverging` attribute value as a map name: 'red-blue', or 'diverging' (blue–orange, the default). */
 export function divergingName(value) {
-  const v = String(value ?? '').trim().toLowerCase();
+  const v = String(value ?? '')
+    .trim()
+    .toLowerCase();
   return v === 'red-blue' || v === 'rdbu' ? 'red-blue' : 'diverging';
 }
 
@@ -85,10 +121,22 @@ export function inkOn(name, v, lo, hi) {
  * @returns {{ lo: number, hi: number, map: 'viridis' | 'diverging' }}
  */
 export function autoDomain(data, kind = 'auto') {
-  let lo = Infinity, hi = -Infinity;
-  for (const v of data) if (Number.isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
-  if (lo === Infinity) { lo = 0; hi = 1; }
-  if (kind === 'probability' || (kind === 'auto' && lo >= 0 && hi <= 1)) return { lo: 0, hi: Math.max(hi, 1e-6) > 0.5 ? 1 : Math.max(hi, 1e-6), map: 'viridis' };
-  if (kind === 'signed' || lo < 0) { const m = Math.max(Math.abs(lo), Math.abs(hi), 1e-6); return { lo: -m, hi: m, map: 'diverging' }; }
+  let lo = Infinity,
+    hi = -Infinity;
+  for (const v of data)
+    if (Number.isFinite(v)) {
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+  if (lo === Infinity) {
+    lo = 0;
+    hi = 1;
+  }
+  if (kind === 'probability' || (kind === 'auto' && lo >= 0 && hi <= 1))
+    return { lo: 0, hi: Math.max(hi, 1e-6) > 0.5 ? 1 : Math.max(hi, 1e-6), map: 'viridis' };
+  if (kind === 'signed' || lo < 0) {
+    const m = Math.max(Math.abs(lo), Math.abs(hi), 1e-6);
+    return { lo: -m, hi: m, map: 'diverging' };
+  }
   return { lo, hi: hi > lo ? hi : lo + 1, map: 'viridis' };
 }

@@ -21,10 +21,12 @@ export function fitText(ctx, text, maxWidth) {
   if (maxWidth <= 0) return '';
   if (ctx.measureText(s).width <= maxWidth) return s;
   const chars = Array.from(s);
-  let lo = 0, hi = Math.min(chars.length, 200);
+  let lo = 0,
+    hi = Math.min(chars.length, 200);
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
-    if (ctx.measureText(chars.slice(0, mid).join('') + '…').width <= maxWidth) lo = mid; else hi = mid - 1;
+    if (ctx.measureText(chars.slice(0, mid).join('') + '…').width <= maxWidth) lo = mid;
+    else hi = mid - 1;
   }
   return chars.slice(0, lo).join('') + '…';
 }
@@ -32,7 +34,10 @@ export function fitText(ctx, text, maxWidth) {
 function parseRgb(color) {
   const m = /rgba?\(([^)]+)\)/.exec(color || '');
   if (!m) return null;
-  const parts = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+  const parts = m[1]
+    .split(/[ ,/]+/)
+    .filter(Boolean)
+    .map(Number);
   return { r: parts[0], g: parts[1], b: parts[2], a: parts.length > 3 ? parts[3] : 1 };
 }
 
@@ -57,7 +62,7 @@ export function themeOf(host) {
   const cs = getComputedStyle(host);
   const v = (name) => cs.getPropertyValue(name).trim();
   const bgVar = v('--aw-bg');
-  const bgRgb = backgroundBehind(host);  // the host's own background when --aw-bg sets one
+  const bgRgb = backgroundBehind(host); // the host's own background when --aw-bg sets one
   const dark = 0.2126 * bgRgb.r + 0.7152 * bgRgb.g + 0.0722 * bgRgb.b < 110;
   const bgSolid = `rgb(${bgRgb.r}, ${bgRgb.g}, ${bgRgb.b})`;
   return {
@@ -80,7 +85,8 @@ export function themeOf(host) {
  */
 export function prepareCanvas(canvas, width, height) {
   const dpr = Math.max(1, globalThis.devicePixelRatio || 1);
-  const w = Math.round(width * dpr), h = Math.round(height * dpr);
+  const w = Math.round(width * dpr),
+    h = Math.round(height * dpr);
   if (canvas.width !== w || canvas.height !== h) {
     canvas.width = w;
     canvas.height = h;

@@ -13,7 +13,9 @@ const encoder = new TextEncoder();
  */
 export function tokenSeed(token, seed) {
   let h = 0x811c9dc5;
-  const step = (byte) => { h = Math.imul(h ^ byte, 0x01000193) >>> 0; };
+  const step = (byte) => {
+    h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  };
   for (const b of encoder.encode(token)) step(b);
   const s = seed >>> 0;
   for (let i = 0; i < 4; i++) step((s >>> (8 * i)) & 0xff);
@@ -41,7 +43,7 @@ export function tokenVector(token, dModel, seed) {
  * @returns {Float32Array} (T, dModel) row-major
  */
 export function embedTokens(tokens, dModel, seed) {
-  const out = new Float32Array(tokens.length * dModel);  // (T, dModel) row-major
+  const out = new Float32Array(tokens.length * dModel); // (T, dModel) row-major
   tokens.forEach((t, i) => out.set(tokenVector(t, dModel, seed), i * dModel));
   return out;
 }

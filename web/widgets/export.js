@@ -20,7 +20,11 @@ function csvNumber(v) {
  * @param {{ data: ArrayLike<number>, rows: number, cols: number, rowLabels?: string[], colLabels?: string[], corner?: string }} m
  */
 export function matrixToCSV({ data, rows, cols, rowLabels, colLabels, corner = '' }) {
-  const lines = [[csvText(corner), ...Array.from({ length: cols }, (_, c) => csvText(colLabels ? colLabels[c] : c))].join(',')];
+  const lines = [
+    [csvText(corner), ...Array.from({ length: cols }, (_, c) => csvText(colLabels ? colLabels[c] : c))].join(
+      ',',
+    ),
+  ];
   for (let r = 0; r < rows; r++) {
     const cells = [csvText(rowLabels ? rowLabels[r] : r)];
     for (let c = 0; c < cols; c++) cells.push(csvNumber(data[r * cols + c]));
@@ -33,10 +37,19 @@ export function matrixToCSV({ data, rows, cols, rowLabels, colLabels, corner = '
 export function matricesToLongCSV(list, keyName = 'head') {
   const lines = [[keyName, 'row', 'row_label', 'col', 'col_label', 'value'].join(',')];
   for (const m of list) {
-    for (let r = 0; r < m.rows; r++) for (let c = 0; c < m.cols; c++) {
-      lines.push([csvText(m.key), r, csvText(m.rowLabels ? m.rowLabels[r] : r), c,
-        csvText(m.colLabels ? m.colLabels[c] : c), csvNumber(m.data[r * m.cols + c])].join(','));
-    }
+    for (let r = 0; r < m.rows; r++)
+      for (let c = 0; c < m.cols; c++) {
+        lines.push(
+          [
+            csvText(m.key),
+            r,
+            csvText(m.rowLabels ? m.rowLabels[r] : r),
+            c,
+            csvText(m.colLabels ? m.colLabels[c] : c),
+            csvNumber(m.data[r * m.cols + c]),
+          ].join(','),
+        );
+      }
   }
   return lines.join('\n') + '\n';
 }
@@ -44,11 +57,17 @@ export function matricesToLongCSV(list, keyName = 'head') {
 /** (rows, cols) flat data → nested arrays; −∞ (masked) becomes null, as JSON has no infinities. */
 export function toNested(data, rows, cols) {
   return Array.from({ length: rows }, (_, r) =>
-    Array.from({ length: cols }, (_, c) => { const v = data[r * cols + c]; return Number.isFinite(v) ? Math.fround(v) : null; }));
+    Array.from({ length: cols }, (_, c) => {
+      const v = data[r * cols + c];
+      return Number.isFinite(v) ? Math.fround(v) : null;
+    }),
+  );
 }
 
 /** Pretty JSON text of an export object. */
-export function jsonText(obj) { return JSON.stringify(obj, null, 1) + '\n'; }
+export function jsonText(obj) {
+  return JSON.stringify(obj, null, 1) + '\n';
+}
 
 /**
  * Draws several canvases into one image (a grid of heads, a heatmap plus its chart) on an opaque
@@ -56,8 +75,11 @@ export function jsonText(obj) { return JSON.stringify(obj, null, 1) + '\n'; }
  * @returns {HTMLCanvasElement}
  */
 export function composeCanvases(items, background) {
-  const dpr = items.length ? items[0].canvas.width / Math.max(1, parseFloat(items[0].canvas.style.width) || items[0].canvas.width) : 1;
-  let w = 0, h = 0;
+  const dpr = items.length
+    ? items[0].canvas.width / Math.max(1, parseFloat(items[0].canvas.style.width) || items[0].canvas.width)
+    : 1;
+  let w = 0,
+    h = 0;
   for (const it of items) {
     w = Math.max(w, it.x + it.canvas.width / dpr);
     h = Math.max(h, it.y + it.canvas.height / dpr);
@@ -74,7 +96,9 @@ export function composeCanvases(items, background) {
 
 /** @returns {Promise<Blob>} the canvas as a PNG */
 export function canvasToBlob(canvas) {
-  return new Promise((ok, fail) => canvas.toBlob((b) => (b ? ok(b) : fail(new Error('PNG encoding failed'))), 'image/png'));
+  return new Promise((ok, fail) =>
+    canvas.toBlob((b) => (b ? ok(b) : fail(new Error('PNG encoding failed'))), 'image/png'),
+  );
 }
 
 /** Saves `content` (string or Blob) as `filename` through a temporary blob: link. */
@@ -94,5 +118,10 @@ export function download(filename, content, mime = 'text/plain') {
 
 /** A file-name-safe slug. */
 export function slug(s) {
-  return String(s).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'matrix';
+  return (
+    String(s)
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '') || 'matrix'
+  );
 }

@@ -29,20 +29,33 @@ const MEANING = {
 };
 
 export class HeadScores extends InterpElement {
-  static get ownAttributes() { return ['src', 'ids', 'tokens', 'kinds', 'steps']; }
+  static get ownAttributes() {
+    return ['src', 'ids', 'tokens', 'kinds', 'steps'];
+  }
 
   build() {
     this._summary = h('p', { class: 'muted small', 'aria-live': 'polite' });
     this._maps = h('div', { class: 'maps' });
-    this._readout = h('div', { class: 'readout', 'aria-live': 'polite', text: 'Hover or focus a head for its score; click or press Enter to select it.' });
-    this.shadowRoot.append(h('style', { text: CSS }),
+    this._readout = h('div', {
+      class: 'readout',
+      'aria-live': 'polite',
+      text: 'Hover or focus a head for its score; click or press Enter to select it.',
+    });
+    this.shadowRoot.append(
+      h('style', { text: CSS }),
       h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Head-type scores' }), this.exportBar()),
-      ...this.baseParts(), this._summary, this._maps, this._readout);
-    this._panels = new Map();  // kind → { section, note, canvas, view }
+      ...this.baseParts(),
+      this._summary,
+      this._maps,
+      this._readout,
+    );
+    this._panels = new Map(); // kind → { section, note, canvas, view }
   }
 
   /** Renders (and first fires `ready`) once there is a model and a sequence. */
-  refresh() { return this._model && this.ids?.length ? super.refresh() : false; }
+  refresh() {
+    return this._model && this.ids?.length ? super.refresh() : false;
+  }
 
   /** The kinds shown (attribute `kinds`; default all three, unknown names dropped). */
   get kinds() {
@@ -50,12 +63,18 @@ export class HeadScores extends InterpElement {
     const asked = text ? text.split(/[\s,]+/).filter((k) => HEAD_SCORE_KINDS.includes(k)) : [];
     return asked.length ? [...new Set(asked)] : [...HEAD_SCORE_KINDS];
   }
-  set kinds(v) { this.setAttribute('kinds', Array.isArray(v) ? v.join(',') : String(v)); }
+  set kinds(v) {
+    this.setAttribute('kinds', Array.isArray(v) ? v.join(',') : String(v));
+  }
 
-  get shown() { return this._shown ?? null; }
+  get shown() {
+    return this._shown ?? null;
+  }
 
   render() {
-    const m = this._model, ids = this.ids, kinds = this.kinds;
+    const m = this._model,
+      ids = this.ids,
+      kinds = this.kinds;
     let scores;
     try {
       scores = m.headScores(ids, { kinds });
@@ -70,11 +89,15 @@ export class HeadScores extends InterpElement {
     const { L, H } = modelShape(m);
     const data = Object.fromEntries(kinds.map((k) => [k, Float32Array.from(scores[k].data)]));
     this._shown = { ids: ids.slice(), tokens: this.tokens, L, H, kinds, scores: data };
-    const rowLabels = Array.from({ length: L }, (_, l) => `L${l}`), colLabels = Array.from({ length: H }, (_, hd) => `H${hd}`);
+    const rowLabels = Array.from({ length: L }, (_, l) => `L${l}`),
+      colLabels = Array.from({ length: H }, (_, hd) => `H${hd}`);
     const width = Math.min(this.contentWidth, Math.max(150, 60 + H * 46));
     const tops = [];
     for (const kind of HEAD_SCORE_KINDS) {
-      if (!kinds.includes(kind)) { this._panels.get(kind)?.section.remove(); continue; }
+      if (!kinds.includes(kind)) {
+        this._panels.get(kind)?.section.remove();
+        continue;
+      }
       const p = this.#panel(kind);
       const d = data[kind];
       const undefinedKind = d.every((v) => Number.isNaN(v));
@@ -83,9 +106,25 @@ export class HeadScores extends InterpElement {
         : `Mean ${MEANING[kind]}, per layer and head (0 to 1).`;
       p.canvas.hidden = undefinedKind;
       p.view.width = width;
-      p.view.set({ data: d, rows: L, cols: H, rowLabels, colLabels, rowAxis: 'layer', colAxis: 'head',
-        domain: { lo: 0, hi: 1, map: 'viridis' }, values: 'auto', decimals: 2, maxCell: 46, minRowHeight: 18, title: kind });
-      p.canvas.setAttribute('aria-label', `${kind} scores: ${L} layers × ${H} heads. Arrow keys move between heads; Enter selects one.`);
+      p.view.set({
+        data: d,
+        rows: L,
+        cols: H,
+        rowLabels,
+        colLabels,
+        rowAxis: 'layer',
+        colAxis: 'head',
+        domain: { lo: 0, hi: 1, map: 'viridis' },
+        values: 'auto',
+        decimals: 2,
+        maxCell: 46,
+        minRowHeight: 18,
+        title: kind,
+      });
+      p.canvas.setAttribute(
+        'aria-label',
+        `${kind} scores: ${L} layers × ${H} heads. Arrow keys move between heads; Enter selects one.`,
+      );
       if (!undefinedKind) {
         let best = 0;
         for (let i = 1; i < d.length; i++) if (d[i] > d[best] || Number.isNaN(d[best])) best = i;
@@ -100,7 +139,11 @@ export class HeadScores extends InterpElement {
     let p = this._panels.get(kind);
     if (p) return p;
     const canvas = h('canvas');
-    const view = new HeatmapView(canvas, { host: this, onHover: (c) => this.#hover(kind, c), onClick: (c) => this.select(c.row, c.col, kind) });
+    const view = new HeatmapView(canvas, {
+      host: this,
+      onHover: (c) => this.#hover(kind, c),
+      onClick: (c) => this.select(c.row, c.col, kind),
+    });
     const note = h('p', { class: 'muted small' });
     const section = h('section', { class: 'kind', 'aria-label': `${kind} scores` }, note, canvas);
     p = { section, note, canvas, view };
@@ -109,11 +152,17 @@ export class HeadScores extends InterpElement {
   }
 
   #hover(kind, cell) {
-    if (!cell) { this.showTooltip(0, 0, null); return; }
+    if (!cell) {
+      this.showTooltip(0, 0, null);
+      return;
+    }
     const score = cell.value;
     this._readout.textContent = `${kind}: layer ${cell.row}, head ${cell.col}: ${formatNumber(score, 4)}`;
     const p = this._panels.get(kind).view.cellCenter(cell.row, cell.col);
-    this.showTooltip(p.x, p.y, [`${kind}`, `layer ${cell.row} · head ${cell.col}: ${formatNumber(score, 4)}`]);
+    this.showTooltip(p.x, p.y, [
+      `${kind}`,
+      `layer ${cell.row} · head ${cell.col}: ${formatNumber(score, 4)}`,
+    ]);
     this.emit('cell-hover', { kind, layer: cell.row, head: cell.col, score });
   }
 
@@ -130,34 +179,67 @@ export class HeadScores extends InterpElement {
     const s = this._shown;
     if (!s) return '';
     const lines = ['kind,layer,head,score'];
-    for (const k of s.kinds) for (let i = 0; i < s.L * s.H; i++) lines.push(`${k},${Math.floor(i / s.H)},${i % s.H},${Number.isFinite(s.scores[k][i]) ? Math.fround(s.scores[k][i]) : 'NaN'}`);
+    for (const k of s.kinds)
+      for (let i = 0; i < s.L * s.H; i++)
+        lines.push(
+          `${k},${Math.floor(i / s.H)},${i % s.H},${Number.isFinite(s.scores[k][i]) ? Math.fround(s.scores[k][i]) : 'NaN'}`,
+        );
     return `${lines.join('\n')}\n`;
   }
 
   getJSON() {
     const s = this._shown;
     if (!s) return jsonText(withState(this, {}));
-    return jsonText(withState(this, { kind: 'head-scores', ids: s.ids, tokens: s.tokens, layers: s.L, heads: s.H,
-      scores: Object.fromEntries(s.kinds.map((k) => [k, toNested(s.scores[k], s.L, s.H)])) }));
+    return jsonText(
+      withState(this, {
+        kind: 'head-scores',
+        ids: s.ids,
+        tokens: s.tokens,
+        layers: s.L,
+        heads: s.H,
+        scores: Object.fromEntries(s.kinds.map((k) => [k, toNested(s.scores[k], s.L, s.H)])),
+      }),
+    );
   }
 
-  #views() { return this._shown ? this._shown.kinds.map((k) => this._panels.get(k)).filter((p) => !p.canvas.hidden).map((p) => p.view) : []; }
+  #views() {
+    return this._shown
+      ? this._shown.kinds
+          .map((k) => this._panels.get(k))
+          .filter((p) => !p.canvas.hidden)
+          .map((p) => p.view)
+      : [];
+  }
 
   /** The grids as an SVG document (vector cells, laid out as on screen; the scores and state in <metadata>). */
   toSVG(options = {}) {
-    const s = this._shown, views = this.#views();
-    if (!s || !views.length) throw new Error('toSVG: nothing is drawn yet (set a model and ids, wait for ready)');
-    return screenLayoutSVG(themeOf(this), views, { width: options.width, fontSize: options.fontSize, title: `Head-type scores: ${s.L} layers × ${s.H} heads on ${s.ids.length} tokens`,
-      state: { widget: 'head-scores', ids: s.ids, kinds: s.kinds, scores: s.scores, widgetState: this.state } });
+    const s = this._shown,
+      views = this.#views();
+    if (!s || !views.length)
+      throw new Error('toSVG: nothing is drawn yet (set a model and ids, wait for ready)');
+    return screenLayoutSVG(themeOf(this), views, {
+      width: options.width,
+      fontSize: options.fontSize,
+      title: `Head-type scores: ${s.L} layers × ${s.H} heads on ${s.ids.length} tokens`,
+      state: { widget: 'head-scores', ids: s.ids, kinds: s.kinds, scores: s.scores, widgetState: this.state },
+    });
   }
 
   /** What printing replaces with the SVG figure (print.js): the grids. */
-  printParts() { return [this._maps]; }
+  printParts() {
+    return [this._maps];
+  }
 
   pngCanvas() {
     const canvases = this.#views().map((v) => v.canvas);
     if (!canvases.length) return composeCanvases([], themeOf(this).bgSolid);
     const o = canvases[0].getBoundingClientRect();
-    return composeCanvases(canvases.map((c) => { const r = c.getBoundingClientRect(); return { canvas: c, x: r.left - o.left, y: r.top - o.top }; }), themeOf(this).bgSolid);
+    return composeCanvases(
+      canvases.map((c) => {
+        const r = c.getBoundingClientRect();
+        return { canvas: c, x: r.left - o.left, y: r.top - o.top };
+      }),
+      themeOf(this).bgSolid,
+    );
   }
 }

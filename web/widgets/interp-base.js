@@ -13,7 +13,10 @@ import { attn } from './runtime.js';
 /** "3 1 4, 1" → [3, 1, 4, 1]; null when empty. */
 export function parseIds(text) {
   if (text === null || text === undefined) return null;
-  const parts = String(text).trim().split(/[\s,]+/).filter(Boolean);
+  const parts = String(text)
+    .trim()
+    .split(/[\s,]+/)
+    .filter(Boolean);
   return parts.length ? parts.map(Number) : null;
 }
 
@@ -27,7 +30,8 @@ export function modelShape(m) {
 export function logitsAt(m, ids, position) {
   const out = m.forward([ids], { attention: false });
   const logits = out.logits ?? out;
-  const V = logits.shape.at(-1), T = logits.shape.at(-2);
+  const V = logits.shape.at(-1),
+    T = logits.shape.at(-2);
   const p = Math.min(position, T - 1);
   return Float32Array.from(logits.data.subarray(p * V, (p + 1) * V));
 }
@@ -42,22 +46,38 @@ export class InterpElement extends AwElement {
   constructor() {
     super();
     this._model = null;
-    this._ownModel = null;   // loaded from src: ours to dispose
-    this._bytes = null;      // the file src loaded (a worker opens its own copy)
+    this._ownModel = null; // loaded from src: ours to dispose
+    this._bytes = null; // the file src loaded (a worker opens its own copy)
     this._vocab = null;
   }
 
   /** The model shown: a TinyTransformer or PretrainedModel the page holds (or use `src`). */
-  get model() { return this._model; }
-  set model(m) { this._bytes = null; this._presetVocab = null; this.setModel(m, false); }
+  get model() {
+    return this._model;
+  }
+  set model(m) {
+    this._bytes = null;
+    this._presetVocab = null;
+    this.setModel(m, false);
+  }
 
   /** The ids (T) analysed. */
-  get ids() { return this._ids ?? parseIds(this.getAttribute('ids')); }
-  set ids(v) { this._ids = v ? Array.from(v, Number) : null; this.schedule(); }
+  get ids() {
+    return this._ids ?? parseIds(this.getAttribute('ids'));
+  }
+  set ids(v) {
+    this._ids = v ? Array.from(v, Number) : null;
+    this.schedule();
+  }
 
   /** Names of the vocabulary's ids (string[]; a preset's `tokens` when loaded by src). */
-  get vocab() { return this._vocab ?? this._presetVocab ?? null; }
-  set vocab(v) { this._vocab = v ? Array.from(v, String) : null; this.schedule(); }
+  get vocab() {
+    return this._vocab ?? this._presetVocab ?? null;
+  }
+  set vocab(v) {
+    this._vocab = v ? Array.from(v, String) : null;
+    this.schedule();
+  }
 
   /** The texts of `ids` (attribute or property; default: their vocabulary names, else the ids). */
   get tokens() {
@@ -66,7 +86,10 @@ export class InterpElement extends AwElement {
     if (text) return text.trim().split(/\s+/);
     return (this.ids ?? []).map((id) => this.tokenName(id));
   }
-  set tokens(v) { this._tokens = v ? Array.from(v, String) : null; this.schedule(); }
+  set tokens(v) {
+    this._tokens = v ? Array.from(v, String) : null;
+    this.schedule();
+  }
 
   /** An id's name in the vocabulary (the id itself when there is none). */
   tokenName(id) {
@@ -89,8 +112,14 @@ export class InterpElement extends AwElement {
     const m = this._model;
     if (this.getAttribute('src')) return { src: this.getAttribute('src') };
     if (!m) return null;
-    let config = null;  // plain JSON, or null when the config holds what JSON cannot (a BigInt, a cycle)
-    try { config = JSON.parse(JSON.stringify(m.config ?? null, (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v))); } catch { /* null */ }
+    let config = null; // plain JSON, or null when the config holds what JSON cannot (a BigInt, a cycle)
+    try {
+      config = JSON.parse(
+        JSON.stringify(m.config ?? null, (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v)),
+      );
+    } catch {
+      /* null */
+    }
     return { config, source: 'set from JS' };
   }
 
@@ -112,12 +141,14 @@ export class InterpElement extends AwElement {
       const response = await fetch(url);
       if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
       const bytes = new Uint8Array(await response.arrayBuffer());
-      if (this._loading !== url) return;  // another src since
+      if (this._loading !== url) return; // another src since
       let vocab = null;
       try {
         const preset = JSON.parse(attn.readSafetensorsMetadata(bytes).preset ?? 'null');
         if (Array.isArray(preset?.tokens)) vocab = preset.tokens.map(String);
-      } catch { /* no preset description: names are the ids */ }
+      } catch {
+        /* no preset description: names are the ids */
+      }
       const m = attn.TinyTransformer.fromSafetensors(bytes);
       this._bytes = bytes;
       this._presetVocab = vocab;
@@ -134,7 +165,8 @@ export class InterpElement extends AwElement {
    * does. Returns whether it did.
    */
   openInSteps(layer, head, ids) {
-    const m = this._model, id = this.getAttribute('steps');
+    const m = this._model,
+      id = this.getAttribute('steps');
     const target = id && document.getElementById(id);
     const c = m?.config;
     if (!target || !ids?.length || !c?.dModel || typeof m.forward !== 'function') return false;
@@ -171,7 +203,8 @@ export function tokenPicker(labelText, { none = false, onchange } = {}) {
   wrap.className = 'inline';
   const span = document.createElement('span');
   span.textContent = labelText;
-  let control = null, V = -1;
+  let control = null,
+    V = -1;
   const picker = {
     label: wrap,
     fill(vocabSize, nameOf) {
@@ -187,7 +220,12 @@ export function tokenPicker(labelText, { none = false, onchange } = {}) {
         auto.value = '';
         auto.textContent = 'default';
         opts.push(auto);
-        if (none) { const o = document.createElement('option'); o.value = 'none'; o.textContent = 'none'; opts.push(o); }
+        if (none) {
+          const o = document.createElement('option');
+          o.value = 'none';
+          o.textContent = 'none';
+          opts.push(o);
+        }
         for (let i = 0; i < vocabSize; i++) {
           const o = document.createElement('option');
           o.value = String(i);

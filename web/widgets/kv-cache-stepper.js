@@ -30,7 +30,7 @@ import { attn, isReady } from './runtime.js';
 import { canvasLayoutSVG, heatmapPart } from './svg-layout.js';
 import { divergingName, paletteName } from './colormap.js';
 
-const RUN_DELAY_MS = 140;  // between the steps of Run all (0 with prefers-reduced-motion)
+const RUN_DELAY_MS = 140; // between the steps of Run all (0 with prefers-reduced-motion)
 
 const KV_CSS = `
 .controls { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center; margin: 0 0 10px; font-size: 13px; }
@@ -50,35 +50,76 @@ const intAttr = (el, name, def, lo, hi) => {
 };
 
 export class KvCacheStepper extends AwElement {
-  static get ownAttributes() { return ['embed-dim', 'heads', 'kv-heads', 'rope', 'length', 'seed', 'palette', 'diverging']; }
+  static get ownAttributes() {
+    return ['embed-dim', 'heads', 'kv-heads', 'rope', 'length', 'seed', 'palette', 'diverging'];
+  }
 
   /** The weights' colour map, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'. */
-  get palette() { return paletteName(this.getAttribute('palette')); }
-  set palette(v) { this.setAttribute('palette', String(v)); }
+  get palette() {
+    return paletteName(this.getAttribute('palette'));
+  }
+  set palette(v) {
+    this.setAttribute('palette', String(v));
+  }
   /** The signed views' (x, the cached keys) map: 'blue-orange' (default) | 'red-blue'. */
-  get diverging() { return divergingName(this.getAttribute('diverging')) === 'red-blue' ? 'red-blue' : 'blue-orange'; }
-  set diverging(v) { this.setAttribute('diverging', String(v)); }
+  get diverging() {
+    return divergingName(this.getAttribute('diverging')) === 'red-blue' ? 'red-blue' : 'blue-orange';
+  }
+  set diverging(v) {
+    this.setAttribute('diverging', String(v));
+  }
 
   constructor() {
     super();
     this._kvHead = 0;
     this._mha = null;
     this._cache = null;
-    this._state = null;   // { key, E, H, Hkv, T, dk, rope, seed, x } for the module held
-    this._steps = [];     // per step: { output: Float32Array(E), weights: Float32Array(H·t), keys: Float32Array(Hkv·t·dk), diff }
-    this._run = null;     // the Run all in progress
+    this._state = null; // { key, E, H, Hkv, T, dk, rope, seed, x } for the module held
+    this._steps = []; // per step: { output: Float32Array(E), weights: Float32Array(H·t), keys: Float32Array(Hkv·t·dk), diff }
+    this._run = null; // the Run all in progress
   }
 
   build() {
-    this._stepBtn = h('button', { type: 'button', text: 'Step', 'aria-label': 'Step: feed the next token', onclick: () => { this.#stop(); this.step(); } });
-    this._runBtn = h('button', { type: 'button', text: 'Run all', 'aria-label': 'Run all: feed every remaining token', onclick: () => { this.runAll(); } });
-    this._resetBtn = h('button', { type: 'button', text: 'Reset', 'aria-label': 'Reset: empty the cache', onclick: () => { this.#stop(); this.reset(); } });
-    this._headSel = h('select', { onchange: () => { this.kvHead = Number(this._headSel.value); } });
+    this._stepBtn = h('button', {
+      type: 'button',
+      text: 'Step',
+      'aria-label': 'Step: feed the next token',
+      onclick: () => {
+        this.#stop();
+        this.step();
+      },
+    });
+    this._runBtn = h('button', {
+      type: 'button',
+      text: 'Run all',
+      'aria-label': 'Run all: feed every remaining token',
+      onclick: () => {
+        this.runAll();
+      },
+    });
+    this._resetBtn = h('button', {
+      type: 'button',
+      text: 'Reset',
+      'aria-label': 'Reset: empty the cache',
+      onclick: () => {
+        this.#stop();
+        this.reset();
+      },
+    });
+    this._headSel = h('select', {
+      onchange: () => {
+        this.kvHead = Number(this._headSel.value);
+      },
+    });
     this._status = h('span', { class: 'status', role: 'status' });
     this._xCanvas = h('canvas', { role: 'img' });
     this._keysCanvas = h('canvas', { role: 'img' });
     this._wCanvas = h('canvas', { role: 'img' });
-    const hooks = (which) => ({ host: this, onHover: (c) => this.#hover(which, c), onClick: (c) => this.#hover(which, c) });
+    const hooks = (which) => ({
+      host: this,
+      onHover: (c) => this.#hover(which, c),
+      onClick: (c) => this.#hover(which, c),
+    });
     this._xView = new HeatmapView(this._xCanvas, hooks('x'));
     this._keysView = new HeatmapView(this._keysCanvas, hooks('keys'));
     this._wView = new HeatmapView(this._wCanvas, hooks('weights'));
@@ -86,44 +127,114 @@ export class KvCacheStepper extends AwElement {
     this._empty = h('p', { class: 'empty muted', text: 'The cache is empty. Press Step to feed token 0.' });
     this._keysNote = h('p', { class: 'muted' });
     this._wNote = h('p', { class: 'muted' });
-    this._cachePanels = h('div', { class: 'panels' },
+    this._cachePanels = h(
+      'div',
+      { class: 'panels' },
       h('div', { class: 'panel' }, h('h3', { text: 'The cached keys' }), this._keysNote, this._keysCanvas),
-      h('div', { class: 'panel' }, h('h3', { text: 'The new query’s weights over every cached key' }), this._wNote, this._wCanvas));
+      h(
+        'div',
+        { class: 'panel' },
+        h('h3', { text: 'The new query’s weights over every cached key' }),
+        this._wNote,
+        this._wCanvas,
+      ),
+    );
     this._cost = h('div', { class: 'readout cost' });
     this._check = h('div', { class: 'readout check' });
-    this._readout = h('div', { class: 'readout', 'aria-live': 'polite', text: 'Hover or focus a cell for its value.' });
-    this._body = h('div', {},
-      h('div', { class: 'controls' }, this._stepBtn, this._runBtn, this._resetBtn,
-        h('label', {}, h('span', { text: 'K/V head shown' }), this._headSel), this._status),
-      h('div', { class: 'panels' },
-        h('div', { class: 'panel' }, h('h3', { text: 'The input sequence x' }),
-          h('p', { class: 'muted', text: 'One row per token; the outlined row is fed next.' }), this._xCanvas)),
-      this._empty, this._cachePanels, this._cost, this._check, this._readout);
-    this.shadowRoot.append(h('style', { text: KV_CSS }),
-      h('div', { class: 'bar' }, h('span', { class: 'title', text: 'KV cache: decoding one token at a time' }), this.exportBar()),
-      this._summary, ...this.baseParts(), this._body);
+    this._readout = h('div', {
+      class: 'readout',
+      'aria-live': 'polite',
+      text: 'Hover or focus a cell for its value.',
+    });
+    this._body = h(
+      'div',
+      {},
+      h(
+        'div',
+        { class: 'controls' },
+        this._stepBtn,
+        this._runBtn,
+        this._resetBtn,
+        h('label', {}, h('span', { text: 'K/V head shown' }), this._headSel),
+        this._status,
+      ),
+      h(
+        'div',
+        { class: 'panels' },
+        h(
+          'div',
+          { class: 'panel' },
+          h('h3', { text: 'The input sequence x' }),
+          h('p', { class: 'muted', text: 'One row per token; the outlined row is fed next.' }),
+          this._xCanvas,
+        ),
+      ),
+      this._empty,
+      this._cachePanels,
+      this._cost,
+      this._check,
+      this._readout,
+    );
+    this.shadowRoot.append(
+      h('style', { text: KV_CSS }),
+      h(
+        'div',
+        { class: 'bar' },
+        h('span', { class: 'title', text: 'KV cache: decoding one token at a time' }),
+        this.exportBar(),
+      ),
+      this._summary,
+      ...this.baseParts(),
+      this._body,
+    );
   }
 
   // ---- attributes ----------------------------------------------------------------------------
 
-  get embedDim() { return intAttr(this, 'embed-dim', 16, 1, 256); }
-  set embedDim(v) { this.setAttribute('embed-dim', String(v)); }
-  get heads() { return intAttr(this, 'heads', 4, 1, 32); }
-  set heads(v) { this.setAttribute('heads', String(v)); }
-  get kvHeads() { return intAttr(this, 'kv-heads', 2, 1, 32); }
-  set kvHeads(v) { this.setAttribute('kv-heads', String(v)); }
-  get rope() { return parseBool(this.getAttribute('rope'), true); }
-  set rope(v) { this.setAttribute('rope', String(Boolean(v))); }
+  get embedDim() {
+    return intAttr(this, 'embed-dim', 16, 1, 256);
+  }
+  set embedDim(v) {
+    this.setAttribute('embed-dim', String(v));
+  }
+  get heads() {
+    return intAttr(this, 'heads', 4, 1, 32);
+  }
+  set heads(v) {
+    this.setAttribute('heads', String(v));
+  }
+  get kvHeads() {
+    return intAttr(this, 'kv-heads', 2, 1, 32);
+  }
+  set kvHeads(v) {
+    this.setAttribute('kv-heads', String(v));
+  }
+  get rope() {
+    return parseBool(this.getAttribute('rope'), true);
+  }
+  set rope(v) {
+    this.setAttribute('rope', String(Boolean(v)));
+  }
   /** The attribute `length`: tokens in x (1…64). (The property `length` is the cache's length.) */
-  get sequenceLength() { return intAttr(this, 'length', 10, 1, 64); }
-  set sequenceLength(v) { this.setAttribute('length', String(v)); }
-  get seed() { return intAttr(this, 'seed', 1, 0, 2 ** 31 - 2); }
-  set seed(v) { this.setAttribute('seed', String(v)); }
+  get sequenceLength() {
+    return intAttr(this, 'length', 10, 1, 64);
+  }
+  set sequenceLength(v) {
+    this.setAttribute('length', String(v));
+  }
+  get seed() {
+    return intAttr(this, 'seed', 1, 0, 2 ** 31 - 2);
+  }
+  set seed(v) {
+    this.setAttribute('seed', String(v));
+  }
 
   // ---- state ---------------------------------------------------------------------------------
 
   /** Tokens in the cache now (read-only). */
-  get length() { return this._cache ? this._cache.length : 0; }
+  get length() {
+    return this._cache ? this._cache.length : 0;
+  }
   /** Every stepped output row so far, (length, E) row-major. */
   get outputs() {
     const s = this._state;
@@ -133,29 +244,64 @@ export class KvCacheStepper extends AwElement {
     return out;
   }
   /** The input sequence x, (T, E) row-major. */
-  get x() { return this._state ? this._state.x.slice() : null; }
+  get x() {
+    return this._state ? this._state.x.slice() : null;
+  }
   /** The last step's weights, (H, length) row-major; null before the first step. */
-  get weights() { const st = this._steps.at(-1); return st ? st.weights.slice() : null; }
+  get weights() {
+    const st = this._steps.at(-1);
+    return st ? st.weights.slice() : null;
+  }
   /** The shown key/value head's cached keys, (length, d_k) row-major; null before the first step. */
-  get keys() { return this._steps.length ? this.#headKeys(this._kvHead) : null; }
+  get keys() {
+    return this._steps.length ? this.#headKeys(this._kvHead) : null;
+  }
   /** The key/value head whose keys are shown. */
-  get kvHead() { return this._state ? Math.min(this._kvHead, this._state.Hkv - 1) : this._kvHead; }
-  set kvHead(v) { this._kvHead = Math.max(0, Math.floor(Number(v) || 0)); if (this._state) this.#draw(); }
+  get kvHead() {
+    return this._state ? Math.min(this._kvHead, this._state.Hkv - 1) : this._kvHead;
+  }
+  set kvHead(v) {
+    this._kvHead = Math.max(0, Math.floor(Number(v) || 0));
+    if (this._state) this.#draw();
+  }
   /** The state: attributes (embed-dim, heads, kv-heads, rope, length, seed), tokens stepped so far, the key/value head shown. */
-  extraState() { return { stepped: this.length, kvHead: this._kvHead }; }
+  extraState() {
+    return { stepped: this.length, kvHead: this._kvHead };
+  }
   applyExtraState(s) {
     this._kvHead = Math.max(0, Math.floor(Number(s.kvHead) || 0));
     const n = Math.max(0, Math.floor(Number(s.stepped) || 0));
     // After the attribute changes (which rebuild the module on the next render): empty cache, n steps.
-    this.prepare().then(() => queueMicrotask(() => { this.#stop(); this.reset(); for (let i = 0; i < n; i++) if (!this.step()) break; this.refresh(); }));
+    this.prepare().then(() =>
+      queueMicrotask(() => {
+        this.#stop();
+        this.reset();
+        for (let i = 0; i < n; i++) if (!this.step()) break;
+        this.refresh();
+      }),
+    );
   }
 
   /** Max |stepped − full| over every row so far (0 before the first step). */
-  get maxDifference() { return this._steps.reduce((m, st) => Math.max(m, st.diff), 0); }
+  get maxDifference() {
+    return this._steps.reduce((m, st) => Math.max(m, st.diff), 0);
+  }
   get shown() {
     const s = this._state;
-    return s ? { embedDim: s.E, heads: s.H, kvHeads: s.Hkv, headDim: s.dk, rope: s.rope, sequenceLength: s.T, seed: s.seed,
-      length: this.length, kvHead: this.kvHead, maxDifference: this.maxDifference } : null;
+    return s
+      ? {
+          embedDim: s.E,
+          heads: s.H,
+          kvHeads: s.Hkv,
+          headDim: s.dk,
+          rope: s.rope,
+          sequenceLength: s.T,
+          seed: s.seed,
+          length: this.length,
+          kvHead: this.kvHead,
+          maxDifference: this.maxDifference,
+        }
+      : null;
   }
 
   disconnectedCallback() {
@@ -175,7 +321,12 @@ export class KvCacheStepper extends AwElement {
 
   /** The module, cache and x for the current attributes; rebuilt (from an empty cache) when they change. */
   #ensure() {
-    const E = this.embedDim, H = this.heads, Hkv = this.kvHeads, rope = this.rope, T = this.sequenceLength, seed = this.seed;
+    const E = this.embedDim,
+      H = this.heads,
+      Hkv = this.kvHeads,
+      rope = this.rope,
+      T = this.sequenceLength,
+      seed = this.seed;
     const key = `${E}|${H}|${Hkv}|${rope}|${T}|${seed}`;
     if (this._state?.key === key && this._mha) return true;
     this.#stop();
@@ -190,7 +341,17 @@ export class KvCacheStepper extends AwElement {
       return false;
     }
     this._mha = mha;
-    this._state = { key, E, H, Hkv, T, dk: E / H, rope, seed, x: Float32Array.from(attn.seededNormal([1, T, E], seed + 1).data) };
+    this._state = {
+      key,
+      E,
+      H,
+      Hkv,
+      T,
+      dk: E / H,
+      rope,
+      seed,
+      x: Float32Array.from(attn.seededNormal([1, T, E], seed + 1).data),
+    };
     return true;
   }
 
@@ -200,15 +361,21 @@ export class KvCacheStepper extends AwElement {
    */
   step() {
     if (!isReady() || !this.isConnected || !this.#ensure()) return null;
-    const s = this._state, t = this._cache.length;
+    const s = this._state,
+      t = this._cache.length;
     if (t >= s.T) return null;
     const row = new attn.Tensor(s.x.slice(t * s.E, (t + 1) * s.E), [1, 1, s.E]);
-    const r = this._mha.forward(row, null, null, { cache: this._cache, causal: true, averageWeights: false, trace: true });
-    const output = Float32Array.from(r.output.data);                        // (1, 1, E)
-    const weights = Float32Array.from(r.weights.data);                      // (1, H, 1, t + 1)
+    const r = this._mha.forward(row, null, null, {
+      cache: this._cache,
+      causal: true,
+      averageWeights: false,
+      trace: true,
+    });
+    const output = Float32Array.from(r.output.data); // (1, 1, E)
+    const weights = Float32Array.from(r.weights.data); // (1, H, 1, t + 1)
     const k = r.trace.find((st) => st.name === (s.rope ? 'k_rotated' : 'k'));
-    const keys = Float32Array.from(k.data);                                 // (1, H_kv, t + 1, d_k): what the cache holds
-    const full = this.fullOutput();                                         // (t + 1, E)
+    const keys = Float32Array.from(k.data); // (1, H_kv, t + 1, d_k): what the cache holds
+    const full = this.fullOutput(); // (t + 1, E)
     let diff = 0;
     for (let i = 0; i < s.E; i++) diff = Math.max(diff, Math.abs(output[i] - full[t * s.E + i]));
     this._steps.push({ output, weights, keys, diff });
@@ -226,11 +393,19 @@ export class KvCacheStepper extends AwElement {
     while (this._run === run && this.step()) {
       if (delay) await new Promise((r) => setTimeout(r, delay));
     }
-    if (this._run === run) { this._run = null; this.#syncButtons(); }
+    if (this._run === run) {
+      this._run = null;
+      this.#syncButtons();
+    }
   }
 
   /** Stops a Run all in progress. */
-  #stop() { if (this._run) { this._run = null; if (this._stepBtn) this.#syncButtons(); } }
+  #stop() {
+    if (this._run) {
+      this._run = null;
+      if (this._stepBtn) this.#syncButtons();
+    }
+  }
 
   /** Empties the cache (cache.reset()): the next step feeds token 0 again. */
   reset() {
@@ -242,14 +417,20 @@ export class KvCacheStepper extends AwElement {
 
   /** One full causal forward (no cache) over the first `length` rows of x: its output, (length, E). */
   fullOutput() {
-    const s = this._state, t = this.length;
+    const s = this._state,
+      t = this.length;
     if (!s || !t) return new Float32Array(0);
     const prefix = new attn.Tensor(s.x.slice(0, t * s.E), [1, t, s.E]);
-    return Float32Array.from(this._mha.forward(prefix, null, null, { causal: true, needWeights: false }).output.data);
+    return Float32Array.from(
+      this._mha.forward(prefix, null, null, { causal: true, needWeights: false }).output.data,
+    );
   }
 
   #headKeys(g) {
-    const s = this._state, st = this._steps.at(-1), t = this._steps.length, n = t * s.dk;
+    const s = this._state,
+      st = this._steps.at(-1),
+      t = this._steps.length,
+      n = t * s.dk;
     return st.keys.slice(g * n, (g + 1) * n);
   }
 
@@ -267,23 +448,31 @@ export class KvCacheStepper extends AwElement {
   }
 
   #syncButtons() {
-    const s = this._state, full = !s || this.length >= s.T;
+    const s = this._state,
+      full = !s || this.length >= s.T;
     this._stepBtn.disabled = full;
     this._runBtn.disabled = full || Boolean(this._run);
     this._resetBtn.disabled = !s || this.length === 0;
   }
 
   #draw() {
-    const s = this._state, t = this.length, g = this.kvHead, size = s.H / s.Hkv;
+    const s = this._state,
+      t = this.length,
+      g = this.kvHead,
+      size = s.H / s.Hkv;
     this.dataset.length = String(t);
     this.dataset.maxDifference = this.maxDifference.toExponential(2);
     this.#syncButtons();
-    this._summary.textContent = `A seeded MultiHeadAttention (embedDim ${s.E}, ${s.H} query heads over ${s.Hkv} key/value head${s.Hkv > 1 ? 's' : ''}, `
-      + `d_k = ${s.dk}, ${s.rope ? 'RoPE' : 'no RoPE'}, seed ${s.seed}) decodes x (${s.T} tokens) with createCache({ maxLength: ${s.T} }). `
-      + 'Each step projects only the new token, appends its key and value to the cache, and lets its query attend over every cached key.';
+    this._summary.textContent =
+      `A seeded MultiHeadAttention (embedDim ${s.E}, ${s.H} query heads over ${s.Hkv} key/value head${s.Hkv > 1 ? 's' : ''}, ` +
+      `d_k = ${s.dk}, ${s.rope ? 'RoPE' : 'no RoPE'}, seed ${s.seed}) decodes x (${s.T} tokens) with createCache({ maxLength: ${s.T} }). ` +
+      'Each step projects only the new token, appends its key and value to the cache, and lets its query attend over every cached key.';
     if (this._headSel.options.length !== s.Hkv) {
-      this._headSel.replaceChildren(...Array.from({ length: s.Hkv }, (_, i) => h('option', { value: String(i),
-        text: `${i} (query heads ${i * size}–${(i + 1) * size - 1})` })));
+      this._headSel.replaceChildren(
+        ...Array.from({ length: s.Hkv }, (_, i) =>
+          h('option', { value: String(i), text: `${i} (query heads ${i * size}–${(i + 1) * size - 1})` }),
+        ),
+      );
     }
     this._headSel.value = String(g);
     this._status.textContent = `cache.length = ${t} of ${s.T}`;
@@ -293,59 +482,125 @@ export class KvCacheStepper extends AwElement {
     let mx = 0;
     for (const v of s.x) mx = Math.max(mx, Math.abs(v));
     this._xView.width = Math.min(W, 520);
-    this._xView.set({ data: s.x, rows: s.T, cols: s.E, rowLabels: tokenLabels, colLabels: dims, rowAxis: 'token', colAxis: 'feature',
-      domain: { lo: -mx, hi: mx, map: divergingName(this.getAttribute('diverging')) }, values: 'never', maxCell: 22, minRowHeight: 0, legend: false,
-      selectedRow: t < s.T ? t : undefined, title: t < s.T ? `x (${s.T} × ${s.E}): token ${t} is next` : `x (${s.T} × ${s.E}): every token fed` });
-    this._xCanvas.setAttribute('aria-label', `Heatmap of the input sequence x: ${s.T} tokens by ${s.E} features. `
-      + (t < s.T ? `Token ${t} is fed next.` : 'Every token has been fed.') + ' Arrow keys move between cells.');
+    this._xView.set({
+      data: s.x,
+      rows: s.T,
+      cols: s.E,
+      rowLabels: tokenLabels,
+      colLabels: dims,
+      rowAxis: 'token',
+      colAxis: 'feature',
+      domain: { lo: -mx, hi: mx, map: divergingName(this.getAttribute('diverging')) },
+      values: 'never',
+      maxCell: 22,
+      minRowHeight: 0,
+      legend: false,
+      selectedRow: t < s.T ? t : undefined,
+      title: t < s.T ? `x (${s.T} × ${s.E}): token ${t} is next` : `x (${s.T} × ${s.E}): every token fed`,
+    });
+    this._xCanvas.setAttribute(
+      'aria-label',
+      `Heatmap of the input sequence x: ${s.T} tokens by ${s.E} features. ` +
+        (t < s.T ? `Token ${t} is fed next.` : 'Every token has been fed.') +
+        ' Arrow keys move between cells.',
+    );
     this._empty.hidden = t > 0;
     this._cachePanels.hidden = t === 0;
     if (t === 0) {
-      this._cost.textContent = `Nothing computed yet. Stepping through all ${s.T} tokens projects ${s.T} rows in all; recomputing the whole prefix at every step would project ${s.T * (s.T + 1) / 2}.`;
+      this._cost.textContent = `Nothing computed yet. Stepping through all ${s.T} tokens projects ${s.T} rows in all; recomputing the whole prefix at every step would project ${(s.T * (s.T + 1)) / 2}.`;
       this._check.textContent = 'Check: nothing to compare yet.';
       return;
     }
-    const st = this._steps.at(-1), pos = t - 1;
+    const st = this._steps.at(-1),
+      pos = t - 1;
     // The cached keys of K/V head g: (t, d_k), the new row outlined.
     const keys = this.#headKeys(g);
     let km = 0;
     for (const v of keys) km = Math.max(km, Math.abs(v));
     const posLabels = Array.from({ length: t }, (_, i) => `pos ${i}`);
-    this._keysNote.textContent = `K/V head ${g} (read by query heads ${g * size}–${(g + 1) * size - 1}): ${t} row${t > 1 ? 's' : ''} × d_k = ${s.dk}, `
-      + `${s.rope ? 'rotated to their positions (RoPE), ' : ''}one row per position so far; the new row ${pos} is outlined. The values are cached the same way.`;
+    this._keysNote.textContent =
+      `K/V head ${g} (read by query heads ${g * size}–${(g + 1) * size - 1}): ${t} row${t > 1 ? 's' : ''} × d_k = ${s.dk}, ` +
+      `${s.rope ? 'rotated to their positions (RoPE), ' : ''}one row per position so far; the new row ${pos} is outlined. The values are cached the same way.`;
     this._keysView.width = Math.min(W, 260);
-    this._keysView.set({ data: keys, rows: t, cols: s.dk, rowLabels: posLabels, colLabels: Array.from({ length: s.dk }, (_, i) => String(i)),
-      rowAxis: 'position', colAxis: 'feature', domain: { lo: -km || -1, hi: km || 1, map: divergingName(this.getAttribute('diverging')) }, values: 'never', maxCell: 26,
-      minRowHeight: 0, legend: false, selectedRow: pos, title: `cached k, K/V head ${g}` });
-    this._keysCanvas.setAttribute('aria-label', `Heatmap of the keys cached for key/value head ${g}: ${t} positions by ${s.dk} features; `
-      + `position ${pos} was just added. Arrow keys move between cells.`);
+    this._keysView.set({
+      data: keys,
+      rows: t,
+      cols: s.dk,
+      rowLabels: posLabels,
+      colLabels: Array.from({ length: s.dk }, (_, i) => String(i)),
+      rowAxis: 'position',
+      colAxis: 'feature',
+      domain: { lo: -km || -1, hi: km || 1, map: divergingName(this.getAttribute('diverging')) },
+      values: 'never',
+      maxCell: 26,
+      minRowHeight: 0,
+      legend: false,
+      selectedRow: pos,
+      title: `cached k, K/V head ${g}`,
+    });
+    this._keysCanvas.setAttribute(
+      'aria-label',
+      `Heatmap of the keys cached for key/value head ${g}: ${t} positions by ${s.dk} features; ` +
+        `position ${pos} was just added. Arrow keys move between cells.`,
+    );
     // The new query row's weights: (H, t).
     const headLabels = Array.from({ length: s.H }, (_, hd) => `q head ${hd} · K/V ${Math.floor(hd / size)}`);
-    this._wNote.textContent = `Query ${pos} against keys 0–${pos}, one row per query head: the causal mask over the cache hides nothing, `
-      + 'because every cached key is at or before the new token. Each row sums to 1.';
+    this._wNote.textContent =
+      `Query ${pos} against keys 0–${pos}, one row per query head: the causal mask over the cache hides nothing, ` +
+      'because every cached key is at or before the new token. Each row sums to 1.';
     this._wView.width = Math.min(W, 520);
-    this._wView.set({ data: st.weights, rows: s.H, cols: t, rowLabels: headLabels, colLabels: posLabels.map((l) => l.slice(4)),
-      rowAxis: 'query head', colAxis: 'key', domain: { lo: 0, hi: 1, map: this.palette }, values: 'never', maxCell: 30, minRowHeight: 0,
-      legend: true, title: `new query ${pos}` });
-    this._wCanvas.setAttribute('aria-label', `Heatmap of the attention weights of the new query (position ${pos}) over the ${t} cached keys, `
-      + `one row per query head (${s.H}). Arrow keys move between cells.`);
+    this._wView.set({
+      data: st.weights,
+      rows: s.H,
+      cols: t,
+      rowLabels: headLabels,
+      colLabels: posLabels.map((l) => l.slice(4)),
+      rowAxis: 'query head',
+      colAxis: 'key',
+      domain: { lo: 0, hi: 1, map: this.palette },
+      values: 'never',
+      maxCell: 30,
+      minRowHeight: 0,
+      legend: true,
+      title: `new query ${pos}`,
+    });
+    this._wCanvas.setAttribute(
+      'aria-label',
+      `Heatmap of the attention weights of the new query (position ${pos}) over the ${t} cached keys, ` +
+        `one row per query head (${s.H}). Arrow keys move between cells.`,
+    );
     const cachedFloats = 2 * t * s.Hkv * s.dk;
     this._cost.replaceChildren(
-      h('span', { text: `Step ${t}: computed 1 new row (q·kᵀ over ${t} key${t > 1 ? 's' : ''}); recomputing would project ${t} row${t > 1 ? 's' : ''}.` }),
-      h('span', { class: 'terms', text: `The cache now holds keys and values for ${t} position${t > 1 ? 's' : ''} × ${s.Hkv} key/value head${s.Hkv > 1 ? 's' : ''} × d_k = ${s.dk}: `
-        + `${cachedFloats} floats${s.Hkv < s.H ? ` (${2 * t * s.H * s.dk} if each of the ${s.H} query heads had its own)` : ''}. `
-        + `Over all ${s.T} tokens stepping projects ${s.T} rows; recomputing the prefix every step would project ${s.T * (s.T + 1) / 2}.` }));
-    this._check.textContent = `Check: stepped output row ${pos} against row ${pos} of one full causal forward over the ${t}-token prefix: `
-      + `max |difference| = ${st.diff.toExponential(2)}${t > 1 ? ` (every row so far: ${this.maxDifference.toExponential(2)})` : ''}.`;
+      h('span', {
+        text: `Step ${t}: computed 1 new row (q·kᵀ over ${t} key${t > 1 ? 's' : ''}); recomputing would project ${t} row${t > 1 ? 's' : ''}.`,
+      }),
+      h('span', {
+        class: 'terms',
+        text:
+          `The cache now holds keys and values for ${t} position${t > 1 ? 's' : ''} × ${s.Hkv} key/value head${s.Hkv > 1 ? 's' : ''} × d_k = ${s.dk}: ` +
+          `${cachedFloats} floats${s.Hkv < s.H ? ` (${2 * t * s.H * s.dk} if each of the ${s.H} query heads had its own)` : ''}. ` +
+          `Over all ${s.T} tokens stepping projects ${s.T} rows; recomputing the prefix every step would project ${(s.T * (s.T + 1)) / 2}.`,
+      }),
+    );
+    this._check.textContent =
+      `Check: stepped output row ${pos} against row ${pos} of one full causal forward over the ${t}-token prefix: ` +
+      `max |difference| = ${st.diff.toExponential(2)}${t > 1 ? ` (every row so far: ${this.maxDifference.toExponential(2)})` : ''}.`;
   }
 
   #hover(which, cell) {
-    if (!cell) { this.showTooltip(0, 0, null); return; }
-    const s = this._state, size = s.H / s.Hkv;
+    if (!cell) {
+      this.showTooltip(0, 0, null);
+      return;
+    }
+    const s = this._state,
+      size = s.H / s.Hkv;
     let text;
-    if (which === 'x') text = `x, token ${cell.row}, feature ${cell.col}: ${exactNumber(cell.value)}${cell.row < this.length ? ' (cached)' : ''}`;
-    else if (which === 'keys') text = `cached key of K/V head ${this.kvHead}, position ${cell.row}, feature ${cell.col}: ${exactNumber(cell.value)}`;
-    else text = `query head ${cell.row} (K/V head ${Math.floor(cell.row / size)}), new query ${this.length - 1}, key ${cell.col}: weight ${exactNumber(cell.value)}`;
+    if (which === 'x')
+      text = `x, token ${cell.row}, feature ${cell.col}: ${exactNumber(cell.value)}${cell.row < this.length ? ' (cached)' : ''}`;
+    else if (which === 'keys')
+      text = `cached key of K/V head ${this.kvHead}, position ${cell.row}, feature ${cell.col}: ${exactNumber(cell.value)}`;
+    else
+      text = `query head ${cell.row} (K/V head ${Math.floor(cell.row / size)}), new query ${this.length - 1}, key ${cell.col}: weight ${exactNumber(cell.value)}`;
     this._readout.textContent = text;
     const view = which === 'x' ? this._xView : which === 'keys' ? this._keysView : this._wView;
     const p = view.cellCenter(cell.row, cell.col);
@@ -357,10 +612,19 @@ export class KvCacheStepper extends AwElement {
   getCSV() {
     const s = this._state;
     if (!s) return '';
-    const full = this.fullOutput(), out = this.outputs;
-    const lines = [['position', ...Array.from({ length: s.E }, (_, i) => `stepped_${i}`), ...Array.from({ length: s.E }, (_, i) => `full_${i}`), 'max_abs_difference'].join(',')];
+    const full = this.fullOutput(),
+      out = this.outputs;
+    const lines = [
+      [
+        'position',
+        ...Array.from({ length: s.E }, (_, i) => `stepped_${i}`),
+        ...Array.from({ length: s.E }, (_, i) => `full_${i}`),
+        'max_abs_difference',
+      ].join(','),
+    ];
     for (let t = 0; t < this.length; t++) {
-      const a = out.subarray(t * s.E, (t + 1) * s.E), b = full.subarray(t * s.E, (t + 1) * s.E);
+      const a = out.subarray(t * s.E, (t + 1) * s.E),
+        b = full.subarray(t * s.E, (t + 1) * s.E);
       let d = 0;
       for (let i = 0; i < s.E; i++) d = Math.max(d, Math.abs(a[i] - b[i]));
       lines.push([t, ...a, ...b, d].join(','));
@@ -372,10 +636,26 @@ export class KvCacheStepper extends AwElement {
     const s = this._state;
     if (!s) return jsonText(null);
     const t = this.length;
-    return jsonText(withState(this, { kind: 'kv-cache', embedDim: s.E, heads: s.H, kvHeads: s.Hkv, headDim: s.dk, rope: s.rope, sequenceLength: s.T, seed: s.seed,
-      length: t, x: toNested(s.x, s.T, s.E), outputs: toNested(this.outputs, t, s.E), fullOutput: toNested(this.fullOutput(), t, s.E),
-      maxDifference: this.maxDifference, kvHead: this.kvHead,
-      keys: t ? toNested(this.#headKeys(this.kvHead), t, s.dk) : [], weights: t ? toNested(this._steps.at(-1).weights, s.H, t) : [] }));
+    return jsonText(
+      withState(this, {
+        kind: 'kv-cache',
+        embedDim: s.E,
+        heads: s.H,
+        kvHeads: s.Hkv,
+        headDim: s.dk,
+        rope: s.rope,
+        sequenceLength: s.T,
+        seed: s.seed,
+        length: t,
+        x: toNested(s.x, s.T, s.E),
+        outputs: toNested(this.outputs, t, s.E),
+        fullOutput: toNested(this.fullOutput(), t, s.E),
+        maxDifference: this.maxDifference,
+        kvHead: this.kvHead,
+        keys: t ? toNested(this.#headKeys(this.kvHead), t, s.dk) : [],
+        weights: t ? toNested(this._steps.at(-1).weights, s.H, t) : [],
+      }),
+    );
   }
 
   /**
@@ -387,20 +667,45 @@ export class KvCacheStepper extends AwElement {
     if (!s || !this._xView.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
     const t = this.length;
     const parts = [heatmapPart(this._xView, 'The input sequence x')];
-    if (t) parts.push(heatmapPart(this._keysView, 'The cached keys'), heatmapPart(this._wView, 'The new query’s weights over every cached key'));
+    if (t)
+      parts.push(
+        heatmapPart(this._keysView, 'The cached keys'),
+        heatmapPart(this._wView, 'The new query’s weights over every cached key'),
+      );
     return canvasLayoutSVG(this, themeOf(this), parts, {
-      width: options.width, fontSize: options.fontSize, title: `KV cache after ${t} of ${s.T} tokens: ${s.H} query heads over ${s.Hkv} key/value heads, d_k = ${s.dk}${s.rope ? ', RoPE' : ''}`,
-      state: { widget: 'kv-cache-stepper', embedDim: s.E, heads: s.H, kvHeads: s.Hkv, rope: s.rope, sequenceLength: s.T, seed: s.seed, length: t,
-        kvHead: this.kvHead, maxDifference: this.maxDifference, widgetState: this.state } });
+      width: options.width,
+      fontSize: options.fontSize,
+      title: `KV cache after ${t} of ${s.T} tokens: ${s.H} query heads over ${s.Hkv} key/value heads, d_k = ${s.dk}${s.rope ? ', RoPE' : ''}`,
+      state: {
+        widget: 'kv-cache-stepper',
+        embedDim: s.E,
+        heads: s.H,
+        kvHeads: s.Hkv,
+        rope: s.rope,
+        sequenceLength: s.T,
+        seed: s.seed,
+        length: t,
+        kvHead: this.kvHead,
+        maxDifference: this.maxDifference,
+        widgetState: this.state,
+      },
+    });
   }
 
   /** What printing replaces with the SVG figure (print.js): the panels. */
-  printParts() { return [this._xCanvas.closest('.panels'), this._cachePanels]; }
+  printParts() {
+    return [this._xCanvas.closest('.panels'), this._cachePanels];
+  }
 
   pngCanvas() {
     const canvases = [this._xCanvas, ...(this.length ? [this._keysCanvas, this._wCanvas] : [])];
     const o = canvases[0].getBoundingClientRect();
-    return composeCanvases(canvases.map((c) => { const r = c.getBoundingClientRect(); return { canvas: c, x: r.left - o.left, y: r.top - o.top }; }), themeOf(this).bgSolid);
+    return composeCanvases(
+      canvases.map((c) => {
+        const r = c.getBoundingClientRect();
+        return { canvas: c, x: r.left - o.left, y: r.top - o.top };
+      }),
+      themeOf(this).bgSolid,
+    );
   }
 }
-

@@ -22,7 +22,10 @@ import { colorOf } from './colormap.js';
 import { jsonSafe, num, paint, svgDocument, svgFigure, xmlText } from './svg.js';
 import { InterpElement, logitsAt, modelShape, tokenPicker, topIds } from './interp-base.js';
 
-const ROW_H = 22, LABEL_W = 74, VALUE_W = 64, PAD = 8;
+const ROW_H = 22,
+  LABEL_W = 74,
+  VALUE_W = 64,
+  PAD = 8;
 
 const CSS = `
   .controls { display: flex; flex-wrap: wrap; gap: 6px 14px; margin-bottom: 6px; }
@@ -37,7 +40,9 @@ const CSS = `
 const barColor = (v) => colorOf('diverging', v >= 0 ? 0.78 : -0.78, -1, 1);
 
 export class LogitAttribution extends InterpElement {
-  static get ownAttributes() { return ['src', 'ids', 'tokens', 'position', 'token', 'against', 'limit', 'steps']; }
+  static get ownAttributes() {
+    return ['src', 'ids', 'tokens', 'position', 'token', 'against', 'limit', 'steps'];
+  }
 
   build() {
     this._token = tokenPicker('Token', { onchange: (v) => this.#setAttr('token', v) });
@@ -46,10 +51,28 @@ export class LogitAttribution extends InterpElement {
     this._canvas = h('canvas', { role: 'img' });
     this._tbody = h('tbody');
     this._caption = h('caption', { text: 'Every component' });
-    this._table = h('table', {}, this._caption,
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'component' }), h('th', { scope: 'col', text: 'contribution' }), h('th', { scope: 'col', text: 'share of |total|' }))),
-      this._tbody);
-    this._readout = h('div', { class: 'readout', 'aria-live': 'polite', text: 'Click a head’s bar to select it.' });
+    this._table = h(
+      'table',
+      {},
+      this._caption,
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col', text: 'component' }),
+          h('th', { scope: 'col', text: 'contribution' }),
+          h('th', { scope: 'col', text: 'share of |total|' }),
+        ),
+      ),
+      this._tbody,
+    );
+    this._readout = h('div', {
+      class: 'readout',
+      'aria-live': 'polite',
+      text: 'Click a head’s bar to select it.',
+    });
     this._canvas.addEventListener('click', (e) => {
       const c = this.#barAt(e.clientY);
       if (c?.kind === 'head') this.select(c.layer, c.head);
@@ -59,15 +82,30 @@ export class LogitAttribution extends InterpElement {
       this.showTooltip(e.clientX, e.clientY, c ? [c.name, `${formatNumber(c.value, 4)}`] : null);
     });
     this._canvas.addEventListener('pointerleave', () => this.showTooltip(0, 0, null));
-    this.shadowRoot.append(h('style', { text: CSS }),
-      h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Direct logit attribution' }), this.exportBar()),
+    this.shadowRoot.append(
+      h('style', { text: CSS }),
+      h(
+        'div',
+        { class: 'bar' },
+        h('span', { class: 'title', text: 'Direct logit attribution' }),
+        this.exportBar(),
+      ),
       h('div', { class: 'controls' }, this._token.label, this._against.label),
-      ...this.baseParts(), this._summary, this._canvas,
-      h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': 'Every component, as a table' }, this._table),
-      this._readout);
+      ...this.baseParts(),
+      this._summary,
+      this._canvas,
+      h(
+        'div',
+        { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': 'Every component, as a table' },
+        this._table,
+      ),
+      this._readout,
+    );
   }
 
-  refresh() { return this._model && this.ids?.length ? super.refresh() : false; }
+  refresh() {
+    return this._model && this.ids?.length ? super.refresh() : false;
+  }
 
   #setAttr(name, v) {
     if (v === undefined) this.removeAttribute(name);
@@ -82,18 +120,38 @@ export class LogitAttribution extends InterpElement {
     return Number.isInteger(n) ? n : undefined;
   }
 
-  get position() { return this.#intAttr('position'); }
-  set position(v) { this.#setAttr('position', v); }
-  get token() { return this.#intAttr('token'); }
-  set token(v) { this.#setAttr('token', v); }
-  get against() { return this.#intAttr('against'); }
-  set against(v) { this.#setAttr('against', v); }
-  get limit() { const n = this.#intAttr('limit'); return n && n > 0 ? n : 12; }
-  set limit(v) { this.#setAttr('limit', v); }
-  get shown() { return this._shown ?? null; }
+  get position() {
+    return this.#intAttr('position');
+  }
+  set position(v) {
+    this.#setAttr('position', v);
+  }
+  get token() {
+    return this.#intAttr('token');
+  }
+  set token(v) {
+    this.#setAttr('token', v);
+  }
+  get against() {
+    return this.#intAttr('against');
+  }
+  set against(v) {
+    this.#setAttr('against', v);
+  }
+  get limit() {
+    const n = this.#intAttr('limit');
+    return n && n > 0 ? n : 12;
+  }
+  set limit(v) {
+    this.#setAttr('limit', v);
+  }
+  get shown() {
+    return this._shown ?? null;
+  }
 
   render() {
-    const m = this._model, ids = this.ids;
+    const m = this._model,
+      ids = this.ids;
     const { L, H, V } = modelShape(m);
     const T = ids.length;
     const nameOf = (i) => this.tokenName(i);
@@ -105,7 +163,7 @@ export class LogitAttribution extends InterpElement {
       let ranked = null;
       const rank = () => (ranked ??= topIds(logitsAt(m, ids, Math.max(0, Math.min(T - 1, position))), 2));
       token = this.token ?? rank()[0];
-      against = this.against === null ? undefined : this.against ?? rank().find((t) => t !== token);
+      against = this.against === null ? undefined : (this.against ?? rank().find((t) => t !== token));
       a = m.logitAttribution(ids, { position, token, ...(against === undefined ? {} : { against }) });
     } catch (error) {
       this.showError(`${error.code ?? 'ERROR'}: ${error.message}`);
@@ -117,45 +175,71 @@ export class LogitAttribution extends InterpElement {
     this._canvas.hidden = false;
     this._token.set(this.token);
     this._against.set(this.against);
-    const heads = Float32Array.from(a.heads.data), mlp = Float32Array.from(a.mlp.data);
+    const heads = Float32Array.from(a.heads.data),
+      mlp = Float32Array.from(a.mlp.data);
     const hasMlp = (m.config?.mlp ?? true) !== false;
     const components = [{ name: 'embed', kind: 'embed', value: a.embed }];
     for (let l = 0; l < L; l++) {
-      for (let hd = 0; hd < H; hd++) components.push({ name: `L${l} H${hd}`, kind: 'head', layer: l, head: hd, value: heads[l * H + hd] });
+      for (let hd = 0; hd < H; hd++)
+        components.push({ name: `L${l} H${hd}`, kind: 'head', layer: l, head: hd, value: heads[l * H + hd] });
       if (hasMlp) components.push({ name: `L${l} MLP`, kind: 'mlp', layer: l, value: mlp[l] });
     }
     components.push({ name: 'bias', kind: 'bias', value: a.bias });
     components.sort((x, y) => Math.abs(y.value) - Math.abs(x.value));
-    this._shown = { ids: ids.slice(), position, token, against: against ?? null, L, H, components, total: a.total, logitDiff: a.logitDiff,
-      heads, mlp, embed: a.embed, bias: a.bias };
-    const what = against === undefined ? `the logit of “${nameOf(token)}”` : `logit(“${nameOf(token)}”) − logit(“${nameOf(against)}”)`;
-    this._summary.textContent = `At position ${position} (“${this.tokens[position] ?? ''}”): ${what} = ${formatNumber(a.logitDiff, 3)}`
-      + `${this.token === undefined ? ` (token: the top prediction${this.against === undefined && against !== undefined ? ', against: the runner-up' : ''})` : ''}. `
-      + `The parts add up to ${formatNumber(a.total, 3)}; the largest is ${components[0].name} (${formatNumber(components[0].value, 3)}).`;
+    this._shown = {
+      ids: ids.slice(),
+      position,
+      token,
+      against: against ?? null,
+      L,
+      H,
+      components,
+      total: a.total,
+      logitDiff: a.logitDiff,
+      heads,
+      mlp,
+      embed: a.embed,
+      bias: a.bias,
+    };
+    const what =
+      against === undefined
+        ? `the logit of “${nameOf(token)}”`
+        : `logit(“${nameOf(token)}”) − logit(“${nameOf(against)}”)`;
+    this._summary.textContent =
+      `At position ${position} (“${this.tokens[position] ?? ''}”): ${what} = ${formatNumber(a.logitDiff, 3)}` +
+      `${this.token === undefined ? ` (token: the top prediction${this.against === undefined && against !== undefined ? ', against: the runner-up' : ''})` : ''}. ` +
+      `The parts add up to ${formatNumber(a.total, 3)}; the largest is ${components[0].name} (${formatNumber(components[0].value, 3)}).`;
     this.#draw();
     this.#table();
   }
 
   /** The bars drawn: the `limit` largest by |value|. */
-  #bars() { return this._shown.components.slice(0, this.limit); }
+  #bars() {
+    return this._shown.components.slice(0, this.limit);
+  }
 
   #geometry(width) {
     const bars = this.#bars();
     const max = Math.max(1e-9, ...bars.map((c) => Math.abs(c.value)));
     const plotW = Math.max(40, width - LABEL_W - 2 * VALUE_W - 2 * PAD);
-    const x0 = PAD + LABEL_W + VALUE_W + plotW / 2;  // the zero axis
+    const x0 = PAD + LABEL_W + VALUE_W + plotW / 2; // the zero axis
     return { bars, max, plotW, x0, top: PAD + 4, height: PAD * 2 + 4 + bars.length * ROW_H + 18 };
   }
 
   #draw() {
     const W = Math.min(this.contentWidth, 640);
-    const g = this.#geometry(W), theme = themeOf(this);
+    const g = this.#geometry(W),
+      theme = themeOf(this);
     const ctx = prepareCanvas(this._canvas, W, g.height);
-    if (theme.bg) { ctx.fillStyle = theme.bg; ctx.fillRect(0, 0, W, g.height); }
+    if (theme.bg) {
+      ctx.fillStyle = theme.bg;
+      ctx.fillRect(0, 0, W, g.height);
+    }
     ctx.font = `12px ${theme.font}`;
     ctx.textBaseline = 'middle';
     g.bars.forEach((c, i) => {
-      const y = g.top + i * ROW_H, len = (Math.abs(c.value) / g.max) * (g.plotW / 2);
+      const y = g.top + i * ROW_H,
+        len = (Math.abs(c.value) / g.max) * (g.plotW / 2);
       ctx.fillStyle = barColor(c.value);
       ctx.fillRect(c.value >= 0 ? g.x0 : g.x0 - len, y + 3, Math.max(1, len), ROW_H - 6);
       ctx.fillStyle = theme.fg;
@@ -167,12 +251,24 @@ export class LogitAttribution extends InterpElement {
       ctx.font = `12px ${theme.font}`;
     });
     ctx.strokeStyle = theme.muted;
-    ctx.beginPath(); ctx.moveTo(g.x0 + 0.5, g.top); ctx.lineTo(g.x0 + 0.5, g.top + g.bars.length * ROW_H); ctx.stroke();
-    ctx.fillStyle = theme.muted; ctx.font = `10px ${theme.mono}`; ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+    ctx.beginPath();
+    ctx.moveTo(g.x0 + 0.5, g.top);
+    ctx.lineTo(g.x0 + 0.5, g.top + g.bars.length * ROW_H);
+    ctx.stroke();
+    ctx.fillStyle = theme.muted;
+    ctx.font = `10px ${theme.mono}`;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'top';
     ctx.fillText('0', g.x0, g.top + g.bars.length * ROW_H + 3);
     const s = this._shown;
-    this._canvas.setAttribute('aria-label', `Bars: the ${g.bars.length} largest of ${s.components.length} components by size; `
-      + `${g.bars.slice(0, 3).map((c) => `${c.name} ${formatNumber(c.value, 3)}`).join(', ')}. The table below lists every component.`);
+    this._canvas.setAttribute(
+      'aria-label',
+      `Bars: the ${g.bars.length} largest of ${s.components.length} components by size; ` +
+        `${g.bars
+          .slice(0, 3)
+          .map((c) => `${c.name} ${formatNumber(c.value, 3)}`)
+          .join(', ')}. The table below lists every component.`,
+    );
     this._geo = g;
   }
 
@@ -188,13 +284,26 @@ export class LogitAttribution extends InterpElement {
     const s = this._shown;
     const abs = Math.abs(s.total) || 1;
     this._caption.textContent = `Every component's contribution (sum ${formatNumber(s.total, 4)}; logit difference ${formatNumber(s.logitDiff, 4)})`;
-    this._tbody.replaceChildren(...s.components.map((c) => {
-      const name = c.kind === 'head'
-        ? h('button', { type: 'button', text: c.name, 'aria-label': `${c.name}: select layer ${c.layer}, head ${c.head}`, onclick: () => this.select(c.layer, c.head) })
-        : h('span', { text: c.name });
-      return h('tr', { 'data-component': c.name }, h('td', {}, name), h('td', { class: 'num', text: formatNumber(c.value, 4) }),
-        h('td', { class: 'num', text: `${formatNumber((100 * c.value) / abs, 1)} %` }));
-    }));
+    this._tbody.replaceChildren(
+      ...s.components.map((c) => {
+        const name =
+          c.kind === 'head'
+            ? h('button', {
+                type: 'button',
+                text: c.name,
+                'aria-label': `${c.name}: select layer ${c.layer}, head ${c.head}`,
+                onclick: () => this.select(c.layer, c.head),
+              })
+            : h('span', { text: c.name });
+        return h(
+          'tr',
+          { 'data-component': c.name },
+          h('td', {}, name),
+          h('td', { class: 'num', text: formatNumber(c.value, 4) }),
+          h('td', { class: 'num', text: `${formatNumber((100 * c.value) / abs, 1)} %` }),
+        );
+      }),
+    );
   }
 
   /** Selects a head: head-select { layer, head, value }. */
@@ -215,30 +324,68 @@ export class LogitAttribution extends InterpElement {
   getJSON() {
     const s = this._shown;
     if (!s) return jsonText(withState(this, {}));
-    return jsonText(withState(this, { kind: 'logit-attribution', ids: s.ids, position: s.position, token: s.token, against: s.against,
-      logitDiff: s.logitDiff, total: s.total, embed: s.embed, bias: s.bias, components: s.components,
-      heads: Array.from({ length: s.L }, (_, l) => Array.from(s.heads.subarray(l * s.H, (l + 1) * s.H))), mlp: Array.from(s.mlp) }));
+    return jsonText(
+      withState(this, {
+        kind: 'logit-attribution',
+        ids: s.ids,
+        position: s.position,
+        token: s.token,
+        against: s.against,
+        logitDiff: s.logitDiff,
+        total: s.total,
+        embed: s.embed,
+        bias: s.bias,
+        components: s.components,
+        heads: Array.from({ length: s.L }, (_, l) => Array.from(s.heads.subarray(l * s.H, (l + 1) * s.H))),
+        mlp: Array.from(s.mlp),
+      }),
+    );
   }
 
   /** The bars as an SVG document (as on screen; every component and the state in <metadata>). */
   toSVG() {
     const s = this._shown;
-    if (!s || !this._geo) throw new Error('toSVG: nothing is drawn yet (set a model and ids, wait for ready)');
+    if (!s || !this._geo)
+      throw new Error('toSVG: nothing is drawn yet (set a model and ids, wait for ready)');
     const W = parseFloat(this._canvas.style.width) || 600;
-    const g = this.#geometry(W), theme = themeOf(this), fig = svgFigure(theme, 1);
+    const g = this.#geometry(W),
+      theme = themeOf(this),
+      fig = svgFigure(theme, 1);
     const out = [];
     g.bars.forEach((c, i) => {
-      const y = g.top + i * ROW_H, len = Math.max(1, (Math.abs(c.value) / g.max) * (g.plotW / 2));
-      out.push(`<rect x="${num(c.value >= 0 ? g.x0 : g.x0 - len)}" y="${num(y + 3)}" width="${num(len)}" height="${ROW_H - 6}" ${paint('fill', barColor(c.value))}/>`,
+      const y = g.top + i * ROW_H,
+        len = Math.max(1, (Math.abs(c.value) / g.max) * (g.plotW / 2));
+      out.push(
+        `<rect x="${num(c.value >= 0 ? g.x0 : g.x0 - len)}" y="${num(y + 3)}" width="${num(len)}" height="${ROW_H - 6}" ${paint('fill', barColor(c.value))}/>`,
         `<text x="${num(PAD + LABEL_W - 6)}" y="${num(y + ROW_H / 2 + 4)}" font-size="12" text-anchor="end" ${paint('fill', theme.fg)}>${xmlText(c.name)}</text>`,
-        `<text x="${num(c.value >= 0 ? g.x0 + len + 4 : g.x0 - len - 4)}" y="${num(y + ROW_H / 2 + 4)}" font-size="11" font-family="${xmlText(theme.mono)}"${c.value >= 0 ? '' : ' text-anchor="end"'} ${paint('fill', theme.fg)}>${xmlText(formatNumber(c.value, 3))}</text>`);
+        `<text x="${num(c.value >= 0 ? g.x0 + len + 4 : g.x0 - len - 4)}" y="${num(y + ROW_H / 2 + 4)}" font-size="11" font-family="${xmlText(theme.mono)}"${c.value >= 0 ? '' : ' text-anchor="end"'} ${paint('fill', theme.fg)}>${xmlText(formatNumber(c.value, 3))}</text>`,
+      );
     });
-    out.push(`<path d="M${num(g.x0 + 0.5)} ${num(g.top)}v${num(g.bars.length * ROW_H)}" fill="none" ${paint('stroke', theme.muted)}/>`);
+    out.push(
+      `<path d="M${num(g.x0 + 0.5)} ${num(g.top)}v${num(g.bars.length * ROW_H)}" fill="none" ${paint('stroke', theme.muted)}/>`,
+    );
     fig.body.push(out.join('\n'));
-    return svgDocument(fig, { width: W, height: g.height, title: `Direct logit attribution at position ${s.position}: the ${g.bars.length} largest components`,
-      state: jsonSafe({ widget: 'logit-attribution', ids: s.ids, position: s.position, token: s.token, against: s.against, logitDiff: s.logitDiff,
-        total: s.total, bars: g.bars, components: s.components, theme: theme.dark ? 'dark' : 'light', widgetState: this.state }) });
+    return svgDocument(fig, {
+      width: W,
+      height: g.height,
+      title: `Direct logit attribution at position ${s.position}: the ${g.bars.length} largest components`,
+      state: jsonSafe({
+        widget: 'logit-attribution',
+        ids: s.ids,
+        position: s.position,
+        token: s.token,
+        against: s.against,
+        logitDiff: s.logitDiff,
+        total: s.total,
+        bars: g.bars,
+        components: s.components,
+        theme: theme.dark ? 'dark' : 'light',
+        widgetState: this.state,
+      }),
+    });
   }
 
-  pngCanvas() { return this._canvas; }
+  pngCanvas() {
+    return this._canvas;
+  }
 }

@@ -21,8 +21,13 @@ import { matrixOf } from './trace-view.js';
 import { num, paint, svgText } from './svg.js';
 import { canvasLayoutSVG, heatmapPart } from './svg-layout.js';
 
-const MODES = [['none', 'None'], ['causal', 'Causal'], ['padding', 'Padding'], ['custom', 'Custom']];
-const ALLOWED_DOMAIN = { lo: 0, hi: 1.6, map: 'viridis' };  // "may attend" = 1 draws as a calm teal
+const MODES = [
+  ['none', 'None'],
+  ['causal', 'Causal'],
+  ['padding', 'Padding'],
+  ['custom', 'Custom'],
+];
+const ALLOWED_DOMAIN = { lo: 0, hi: 1.6, map: 'viridis' }; // "may attend" = 1 draws as a calm teal
 
 const MASK_CSS = `
 .panels { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; margin-top: 10px; }
@@ -32,64 +37,156 @@ const MASK_CSS = `
 `;
 
 export class MaskEditor extends ModelElement {
-  static get ownAttributes() { return ['head', 'palette']; }
+  static get ownAttributes() {
+    return ['head', 'palette'];
+  }
 
   /** The colour map of both panels, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'. */
-  get palette() { return paletteName(this.getAttribute('palette')); }
-  set palette(v) { this.setAttribute('palette', String(v)); }
+  get palette() {
+    return paletteName(this.getAttribute('palette'));
+  }
+  set palette(v) {
+    this.setAttribute('palette', String(v));
+  }
 
   build() {
-    this._modeButtons = MODES.map(([mode, label]) => h('button', { type: 'button', 'data-mode': mode, 'aria-pressed': 'false',
-      text: label, onclick: () => this.setMode(mode) }));
-    this._reset = h('button', { type: 'button', text: 'Clear clicks', onclick: () => {
-      if (!this._data) { this.#commit(this.config.mask, []); return; }
-      this._data.toggles = [];
-      this.emit('mask-change', { mask: 'custom', toggles: [], togglesText: '', allowed: null });
-    } });
-    this._head = h('select', { 'aria-label': 'Head', onchange: () => this.setAttribute('head', this._head.value) });
+    this._modeButtons = MODES.map(([mode, label]) =>
+      h('button', {
+        type: 'button',
+        'data-mode': mode,
+        'aria-pressed': 'false',
+        text: label,
+        onclick: () => this.setMode(mode),
+      }),
+    );
+    this._reset = h('button', {
+      type: 'button',
+      text: 'Clear clicks',
+      onclick: () => {
+        if (!this._data) {
+          this.#commit(this.config.mask, []);
+          return;
+        }
+        this._data.toggles = [];
+        this.emit('mask-change', { mask: 'custom', toggles: [], togglesText: '', allowed: null });
+      },
+    });
+    this._head = h('select', {
+      'aria-label': 'Head',
+      onchange: () => this.setAttribute('head', this._head.value),
+    });
     this._maskCanvas = h('canvas', { role: 'img' });
     this._weightCanvas = h('canvas', { role: 'img' });
-    const hooks = (which) => ({ host: this, onHover: (c) => this.#hover(which, c), onClick: (c) => this.toggle(c.row, c.col) });
+    const hooks = (which) => ({
+      host: this,
+      onHover: (c) => this.#hover(which, c),
+      onClick: (c) => this.toggle(c.row, c.col),
+    });
     this._maskView = new HeatmapView(this._maskCanvas, hooks('mask'));
     this._weightView = new HeatmapView(this._weightCanvas, hooks('weights'));
     this._summary = h('div', { class: 'muted small' });
-    this._readout = h('div', { class: 'readout', 'aria-live': 'polite', text: 'Click a cell (or focus it and press Enter) to mask it or let it attend again.' });
+    this._readout = h('div', {
+      class: 'readout',
+      'aria-live': 'polite',
+      text: 'Click a cell (or focus it and press Enter) to mask it or let it attend again.',
+    });
     const teal = colorOf('viridis', 1, ALLOWED_DOMAIN.lo, ALLOWED_DOMAIN.hi);
-    const note = h('div', { class: 'legend-note muted' },
-      h('span', { class: 'swatch', style: `background:${teal}` }), 'may attend (1)   ',
-      h('span', { class: 'swatch', style: 'background:repeating-linear-gradient(135deg,#bbb 0 2px,#eee 2px 4px)' }), 'masked (0 → score −∞)');
-    this.shadowRoot.append(h('style', { text: MASK_CSS }),
-      h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Mask editor' }),
-        h('div', { class: 'seg', role: 'group', 'aria-label': 'Mask type' }, ...this._modeButtons), this._reset,
-        h('label', { class: 'inline' }, h('span', { class: 'muted', text: 'weights of' }), this._head), this.exportBar()),
-      this._summary, ...this.baseParts(),
-      h('div', { class: 'panels' },
-        h('div', { class: 'panel' }, h('h3', { text: 'Mask M — rows: queries, columns: keys' }), h('div', { class: 'scroll' }, this._maskCanvas), note),
-        h('div', { class: 'panel' }, h('h3', { text: 'Softmax weights after masking' }), h('div', { class: 'scroll' }, this._weightCanvas))),
-      this._readout);
+    const note = h(
+      'div',
+      { class: 'legend-note muted' },
+      h('span', { class: 'swatch', style: `background:${teal}` }),
+      'may attend (1)   ',
+      h('span', {
+        class: 'swatch',
+        style: 'background:repeating-linear-gradient(135deg,#bbb 0 2px,#eee 2px 4px)',
+      }),
+      'masked (0 → score −∞)',
+    );
+    this.shadowRoot.append(
+      h('style', { text: MASK_CSS }),
+      h(
+        'div',
+        { class: 'bar' },
+        h('span', { class: 'title', text: 'Mask editor' }),
+        h('div', { class: 'seg', role: 'group', 'aria-label': 'Mask type' }, ...this._modeButtons),
+        this._reset,
+        h('label', { class: 'inline' }, h('span', { class: 'muted', text: 'weights of' }), this._head),
+        this.exportBar(),
+      ),
+      this._summary,
+      ...this.baseParts(),
+      h(
+        'div',
+        { class: 'panels' },
+        h(
+          'div',
+          { class: 'panel' },
+          h('h3', { text: 'Mask M — rows: queries, columns: keys' }),
+          h('div', { class: 'scroll' }, this._maskCanvas),
+          note,
+        ),
+        h(
+          'div',
+          { class: 'panel' },
+          h('h3', { text: 'Softmax weights after masking' }),
+          h('div', { class: 'scroll' }, this._weightCanvas),
+        ),
+      ),
+      this._readout,
+    );
   }
 
   /** 'mean' or a head index. */
-  get head() { const v = this.getAttribute('head') ?? 'mean'; return v === 'mean' ? 'mean' : Math.max(0, parseInt(v, 10) || 0); }
-  set head(v) { this.setAttribute('head', String(v)); }
+  get head() {
+    const v = this.getAttribute('head') ?? 'mean';
+    return v === 'mean' ? 'mean' : Math.max(0, parseInt(v, 10) || 0);
+  }
+  set head(v) {
+    this.setAttribute('head', String(v));
+  }
 
-  get exportName() { return `mask-${this.config.mask}`; }
+  get exportName() {
+    return `mask-${this.config.mask}`;
+  }
 
   /** The mask shown: { rows, cols, data: Uint8Array (1 = may attend) }. */
-  get allowed() { return this._shown ? { rows: this._shown.rows, cols: this._shown.cols, data: this._shown.allowed } : null; }
+  get allowed() {
+    return this._shown ? { rows: this._shown.rows, cols: this._shown.cols, data: this._shown.allowed } : null;
+  }
 
   /** The weights shown: { head, rows, cols, data }. */
-  get weights() { return this._shown ? { head: this._shown.head, rows: this._shown.rows, cols: this._shown.cols, data: this._shown.weights } : null; }
+  get weights() {
+    return this._shown
+      ? { head: this._shown.head, rows: this._shown.rows, cols: this._shown.cols, data: this._shown.weights }
+      : null;
+  }
 
-  get result() { return this._result || null; }
+  get result() {
+    return this._result || null;
+  }
 
-  get data() { return this._data || null; }
-  set data(d) { this._data = d ? checkData(d) : null; this.schedule(); }
+  get data() {
+    return this._data || null;
+  }
+  set data(d) {
+    this._data = d ? checkData(d) : null;
+    this.schedule();
+  }
 
   /** The state: attributes (head, the model's), the config (mask, toggles, …) and `data` when set from JS. */
   extraState() {
     const d = this._data;
-    return { ...super.extraState(), data: d ? { ...d, weights: d.weights, allowed: Array.from(d.allowed), fixed: d.fixed ? Array.from(d.fixed) : null } : null };
+    return {
+      ...super.extraState(),
+      data: d
+        ? {
+            ...d,
+            weights: d.weights,
+            allowed: Array.from(d.allowed),
+            fixed: d.fixed ? Array.from(d.fixed) : null,
+          }
+        : null,
+    };
   }
 
   applyExtraState(s) {
@@ -98,14 +195,21 @@ export class MaskEditor extends ModelElement {
   }
 
   /** Centre of a cell: which = 'mask' | 'weights'. */
-  cellCenter(which, row, col) { return (which === 'mask' ? this._maskView : this._weightView).cellCenter(row, col); }
+  cellCenter(which, row, col) {
+    return (which === 'mask' ? this._maskView : this._weightView).cellCenter(row, col);
+  }
 
   /** Switches the mask type (clears clicked cells). */
-  setMode(mode) { this.#commit(mode, []); }
+  setMode(mode) {
+    this.#commit(mode, []);
+  }
 
   /** Flips one cell: masked ↔ may attend. */
   toggle(row, col) {
-    if (this._data) { this.#toggleData(row, col); return; }
+    if (this._data) {
+      this.#toggleData(row, col);
+      return;
+    }
     const c = this.config;
     const key = `${row}.${col}`;
     const had = c.toggles.some(([i, j]) => `${i}.${j}` === key);
@@ -120,7 +224,12 @@ export class MaskEditor extends ModelElement {
     this.setConfig({ mask, toggles });
     this.refresh();
     const r = this._shown;
-    this.emit('mask-change', { mask, toggles: toggles.map((p) => p.slice()), togglesText: formatToggles(toggles), allowed: r ? r.allowed.slice() : null });
+    this.emit('mask-change', {
+      mask,
+      toggles: toggles.map((p) => p.slice()),
+      togglesText: formatToggles(toggles),
+      allowed: r ? r.allowed.slice() : null,
+    });
   }
 
   // A click on external data: flip the cell in the toggle list (unless the model itself masks it)
@@ -134,7 +243,12 @@ export class MaskEditor extends ModelElement {
     }
     const had = d.toggles.some(([i, j]) => i === row && j === col);
     d.toggles = had ? d.toggles.filter(([i, j]) => i !== row || j !== col) : [...d.toggles, [row, col]];
-    this.emit('mask-change', { mask: 'custom', toggles: d.toggles.map((p) => p.slice()), togglesText: formatToggles(d.toggles), allowed: null });
+    this.emit('mask-change', {
+      mask: 'custom',
+      toggles: d.toggles.map((p) => p.slice()),
+      togglesText: formatToggles(d.toggles),
+      allowed: null,
+    });
     this.emit('cell-click', { row, col, allowed: had, query: d.tokens[row], key: d.tokens[col] });
   }
 
@@ -144,14 +258,26 @@ export class MaskEditor extends ModelElement {
     const d = this._data;
     const T = d.size;
     const mean = new Float32Array(T * T);
-    for (let k = 0; k < d.heads; k++) for (let i = 0; i < T * T; i++) mean[i] += d.weights[k * T * T + i] / d.heads;
-    return { ok: true, external: true, heads: d.heads, Tq: T, Tk: T, mask: d.allowed, meanWeights: mean,
-      headWeights: (k) => d.weights.subarray(k * T * T, (k + 1) * T * T), queryTokens: d.tokens, keyTokens: d.tokens,
-      config: { mask: 'custom', toggles: d.toggles }, summary: d.summary };
+    for (let k = 0; k < d.heads; k++)
+      for (let i = 0; i < T * T; i++) mean[i] += d.weights[k * T * T + i] / d.heads;
+    return {
+      ok: true,
+      external: true,
+      heads: d.heads,
+      Tq: T,
+      Tk: T,
+      mask: d.allowed,
+      meanWeights: mean,
+      headWeights: (k) => d.weights.subarray(k * T * T, (k + 1) * T * T),
+      queryTokens: d.tokens,
+      keyTokens: d.tokens,
+      config: { mask: 'custom', toggles: d.toggles },
+      summary: d.summary,
+    };
   }
 
   render() {
-    const r = this._result = this.#run();
+    const r = (this._result = this.#run());
     const c = r.config;
     this._modeButtons.forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.mode === c.mask)));
     this._modeButtons[0].parentElement.hidden = Boolean(r.external);
@@ -163,64 +289,145 @@ export class MaskEditor extends ModelElement {
     }
     this.showError('');
     if (this._head.options.length !== r.heads + 1) {
-      this._head.replaceChildren(h('option', { value: 'mean', text: 'Mean of heads' }),
-        ...Array.from({ length: r.heads }, (_, k) => h('option', { value: String(k), text: `Head ${k}` })));
+      this._head.replaceChildren(
+        h('option', { value: 'mean', text: 'Mean of heads' }),
+        ...Array.from({ length: r.heads }, (_, k) => h('option', { value: String(k), text: `Head ${k}` })),
+      );
     }
     const head = this.head === 'mean' ? 'mean' : Math.min(this.head, r.heads - 1);
     this._head.value = String(head);
-    const weights = head === 'mean' ? r.meanWeights : r.external ? r.headWeights(head) : matrixOf(r.byName.weights, head, r).data;
+    const weights =
+      head === 'mean'
+        ? r.meanWeights
+        : r.external
+          ? r.headWeights(head)
+          : matrixOf(r.byName.weights, head, r).data;
     const { Tq, Tk } = r;
-    const maskData = new Float32Array(Tq * Tk);  // (Tq, Tk): 1 may attend, −∞ masked (hatched)
+    const maskData = new Float32Array(Tq * Tk); // (Tq, Tk): 1 may attend, −∞ masked (hatched)
     for (let i = 0; i < maskData.length; i++) maskData[i] = r.mask[i] ? 1 : -Infinity;
-    this._shown = { rows: Tq, cols: Tk, allowed: r.mask, weights, head, queryTokens: r.queryTokens, keyTokens: r.keyTokens, mode: c.mask, toggles: c.toggles };
+    this._shown = {
+      rows: Tq,
+      cols: Tk,
+      allowed: r.mask,
+      weights,
+      head,
+      queryTokens: r.queryTokens,
+      keyTokens: r.keyTokens,
+      mode: c.mask,
+      toggles: c.toggles,
+    };
     const masked = r.mask.reduce((n, v) => n + (v ? 0 : 1), 0);
     this._summary.textContent = `${r.external ? r.summary : describe(c)} ${masked} of ${Tq * Tk} cells masked.`;
     const W = this.contentWidth;
     const panelW = W >= 640 ? Math.floor((W - 22) / 2) : W;
-    const common = { rows: Tq, cols: Tk, rowLabels: r.queryTokens, colLabels: r.keyTokens, maxCell: 34, rowAxis: 'query', colAxis: 'key' };
+    const common = {
+      rows: Tq,
+      cols: Tk,
+      rowLabels: r.queryTokens,
+      colLabels: r.keyTokens,
+      maxCell: 34,
+      rowAxis: 'query',
+      colAxis: 'key',
+    };
     this._maskView.width = panelW;
-    this._maskView.set({ ...common, data: maskData, domain: { ...ALLOWED_DOMAIN, map: this.palette }, decimals: 0, legend: false });
+    this._maskView.set({
+      ...common,
+      data: maskData,
+      domain: { ...ALLOWED_DOMAIN, map: this.palette },
+      decimals: 0,
+      legend: false,
+    });
     this._weightView.width = panelW;
-    this._weightView.set({ ...common, data: weights, domain: { lo: 0, hi: 1, map: this.palette }, decimals: 2, rowSums: true, values: Tk <= 14 ? 'auto' : 'never' });
+    this._weightView.set({
+      ...common,
+      data: weights,
+      domain: { lo: 0, hi: 1, map: this.palette },
+      decimals: 2,
+      rowSums: true,
+      values: Tk <= 14 ? 'auto' : 'never',
+    });
     const aria = `${Tq} query tokens (rows) by ${Tk} key tokens (columns). Arrow keys move between cells; Enter flips a cell between masked and allowed.`;
     this._maskCanvas.setAttribute('aria-label', `Attention mask, ${masked} cells masked: ${aria}`);
-    this._weightCanvas.setAttribute('aria-label', `Softmax weights after masking (${head === 'mean' ? 'mean of heads' : `head ${head}`}): ${aria}`);
+    this._weightCanvas.setAttribute(
+      'aria-label',
+      `Softmax weights after masking (${head === 'mean' ? 'mean of heads' : `head ${head}`}): ${aria}`,
+    );
   }
 
   #hover(which, cell) {
-    if (!cell) { this.showTooltip(0, 0, null); return; }
+    if (!cell) {
+      this.showTooltip(0, 0, null);
+      return;
+    }
     const s = this._shown;
     const allowed = !!s.allowed[cell.row * s.cols + cell.col];
     const w = s.weights[cell.row * s.cols + cell.col];
     let sum = 0;
     for (let j = 0; j < s.cols; j++) sum += s.weights[cell.row * s.cols + j];
     const rowAllowed = s.allowed.subarray(cell.row * s.cols, (cell.row + 1) * s.cols).some((v) => v);
-    const lines = [`query “${s.queryTokens[cell.row]}” (${cell.row}) → key “${s.keyTokens[cell.col]}” (${cell.col})`,
+    const lines = [
+      `query “${s.queryTokens[cell.row]}” (${cell.row}) → key “${s.keyTokens[cell.col]}” (${cell.col})`,
       `${allowed ? 'may attend' : 'masked'} · weight = ${exactNumber(w)}`,
-      rowAllowed ? `row sum = ${exactNumber(sum)}` : 'every key masked: the row’s weights are all 0 (not NaN)'];
+      rowAllowed
+        ? `row sum = ${exactNumber(sum)}`
+        : 'every key masked: the row’s weights are all 0 (not NaN)',
+    ];
     this._readout.textContent = lines.join(' · ');
     const p = (which === 'mask' ? this._maskView : this._weightView).cellCenter(cell.row, cell.col);
     this.showTooltip(p.x, p.y, lines);
-    this.emit('cell-hover', { row: cell.row, col: cell.col, allowed, weight: w, rowSum: sum, query: s.queryTokens[cell.row], key: s.keyTokens[cell.col] });
+    this.emit('cell-hover', {
+      row: cell.row,
+      col: cell.col,
+      allowed,
+      weight: w,
+      rowSum: sum,
+      query: s.queryTokens[cell.row],
+      key: s.keyTokens[cell.col],
+    });
   }
 
   getCSV() {
     const s = this._shown;
     if (!s) return '';
-    const q = (t) => { let x = String(t); if (/^[=+\-@\t\r]/.test(x)) x = `'${x}`; return /[",\n\r]/.test(x) ? `"${x.replace(/"/g, '""')}"` : x; };
+    const q = (t) => {
+      let x = String(t);
+      if (/^[=+\-@\t\r]/.test(x)) x = `'${x}`;
+      return /[",\n\r]/.test(x) ? `"${x.replace(/"/g, '""')}"` : x;
+    };
     const lines = ['row,row_label,col,col_label,may_attend,weight'];
-    for (let i = 0; i < s.rows; i++) for (let j = 0; j < s.cols; j++) {
-      lines.push([i, q(s.queryTokens[i]), j, q(s.keyTokens[j]), s.allowed[i * s.cols + j], String(Math.fround(s.weights[i * s.cols + j]))].join(','));
-    }
+    for (let i = 0; i < s.rows; i++)
+      for (let j = 0; j < s.cols; j++) {
+        lines.push(
+          [
+            i,
+            q(s.queryTokens[i]),
+            j,
+            q(s.keyTokens[j]),
+            s.allowed[i * s.cols + j],
+            String(Math.fround(s.weights[i * s.cols + j])),
+          ].join(','),
+        );
+      }
     return lines.join('\n') + '\n';
   }
 
   getJSON() {
     const s = this._shown;
     if (!s) return jsonText(null);
-    return jsonText(withState(this, { kind: 'attention-mask', mode: s.mode, toggles: s.toggles, head: s.head, queryTokens: s.queryTokens, keyTokens: s.keyTokens,
-      mayAttend: Array.from({ length: s.rows }, (_, i) => Array.from(s.allowed.subarray(i * s.cols, (i + 1) * s.cols))),
-      weights: toNested(s.weights, s.rows, s.cols) }));
+    return jsonText(
+      withState(this, {
+        kind: 'attention-mask',
+        mode: s.mode,
+        toggles: s.toggles,
+        head: s.head,
+        queryTokens: s.queryTokens,
+        keyTokens: s.keyTokens,
+        mayAttend: Array.from({ length: s.rows }, (_, i) =>
+          Array.from(s.allowed.subarray(i * s.cols, (i + 1) * s.cols)),
+        ),
+        weights: toNested(s.weights, s.rows, s.cols),
+      }),
+    );
   }
 
   /**
@@ -233,31 +440,68 @@ export class MaskEditor extends ModelElement {
     const mask = heatmapPart(this._maskView, 'Mask M — rows: queries, columns: keys');
     const draw = mask.draw;
     mask.draw = (fig, x, y) => {
-      const p = draw(fig, x, y), theme = fig.theme, ly = y + p.h + 6;
-      fig.body.push(`<rect x="${num(x)}" y="${num(ly)}" width="12" height="12" ${paint('fill', colorOf('viridis', 1, ALLOWED_DOMAIN.lo, ALLOWED_DOMAIN.hi))}/>`,
+      const p = draw(fig, x, y),
+        theme = fig.theme,
+        ly = y + p.h + 6;
+      fig.body.push(
+        `<rect x="${num(x)}" y="${num(ly)}" width="12" height="12" ${paint('fill', colorOf('viridis', 1, ALLOWED_DOMAIN.lo, ALLOWED_DOMAIN.hi))}/>`,
         svgText(fig, x + 17, ly + 6, 'may attend (1)', { baseline: 'middle', fill: theme.muted }),
-        `<rect x="${num(x + 120)}" y="${num(ly)}" width="12" height="12" ${paint('fill', `rgb(${theme.maskedRgb.slice(0, 3).join(',')})`)}/>`
-        + `<path d="M${num(x + 121)} ${num(ly + 11)}L${num(x + 131)} ${num(ly + 1)}" ${paint('stroke', theme.hatch)}/>`,
-        svgText(fig, x + 137, ly + 6, 'masked (0 → score −∞)', { baseline: 'middle', fill: theme.muted }));
+        `<rect x="${num(x + 120)}" y="${num(ly)}" width="12" height="12" ${paint('fill', `rgb(${theme.maskedRgb.slice(0, 3).join(',')})`)}/>` +
+          `<path d="M${num(x + 121)} ${num(ly + 11)}L${num(x + 131)} ${num(ly + 1)}" ${paint('stroke', theme.hatch)}/>`,
+        svgText(fig, x + 137, ly + 6, 'masked (0 → score −∞)', { baseline: 'middle', fill: theme.muted }),
+      );
       return { ...p, h: p.h + 24 };
     };
     const masked = s.allowed.reduce((n, v) => n + (v ? 0 : 1), 0);
-    return canvasLayoutSVG(this, themeOf(this), [mask, heatmapPart(this._weightView, `Softmax weights after masking (${s.head === 'mean' ? 'mean of heads' : `head ${s.head}`})`)], {
-      width: options.width, fontSize: options.fontSize, title: `Attention mask (${s.mode}, ${masked} of ${s.rows * s.cols} cells masked) and the softmax weights after masking`,
-      state: { widget: 'mask-editor', mode: s.mode, toggles: s.toggles, head: s.head, queryTokens: s.queryTokens, keyTokens: s.keyTokens, widgetState: this.state } });
+    return canvasLayoutSVG(
+      this,
+      themeOf(this),
+      [
+        mask,
+        heatmapPart(
+          this._weightView,
+          `Softmax weights after masking (${s.head === 'mean' ? 'mean of heads' : `head ${s.head}`})`,
+        ),
+      ],
+      {
+        width: options.width,
+        fontSize: options.fontSize,
+        title: `Attention mask (${s.mode}, ${masked} of ${s.rows * s.cols} cells masked) and the softmax weights after masking`,
+        state: {
+          widget: 'mask-editor',
+          mode: s.mode,
+          toggles: s.toggles,
+          head: s.head,
+          queryTokens: s.queryTokens,
+          keyTokens: s.keyTokens,
+          widgetState: this.state,
+        },
+      },
+    );
   }
 
   /** What printing replaces with the SVG figure (print.js): the two panels. */
-  printParts() { return [this._maskCanvas.closest('.panels')]; }
+  printParts() {
+    return [this._maskCanvas.closest('.panels')];
+  }
 
   pngCanvas() {
-    const a = this._maskCanvas.getBoundingClientRect(), b = this._weightCanvas.getBoundingClientRect();
-    return composeCanvases([{ canvas: this._maskCanvas, x: 0, y: 0 }, { canvas: this._weightCanvas, x: b.left - a.left, y: b.top - a.top }], themeOf(this).bgSolid);
+    const a = this._maskCanvas.getBoundingClientRect(),
+      b = this._weightCanvas.getBoundingClientRect();
+    return composeCanvases(
+      [
+        { canvas: this._maskCanvas, x: 0, y: 0 },
+        { canvas: this._weightCanvas, x: b.left - a.left, y: b.top - a.top },
+      ],
+      themeOf(this).bgSolid,
+    );
   }
 }
 
 function describe(c) {
-  const clicks = c.toggles.length ? ` plus ${c.toggles.length} clicked cell${c.toggles.length > 1 ? 's' : ''}` : '';
+  const clicks = c.toggles.length
+    ? ` plus ${c.toggles.length} clicked cell${c.toggles.length > 1 ? 's' : ''}`
+    : '';
   return {
     none: `No mask${clicks}: every query may attend to every key.`,
     causal: `Causal mask${clicks}: query i may attend only to keys 0 … i.`,
@@ -270,9 +514,22 @@ function describe(c) {
 function checkData(d) {
   const T = d.tokens.length;
   const weights = Float32Array.from(d.weights);
-  if (!(d.heads >= 1) || weights.length !== d.heads * T * T || d.allowed.length !== T * T || (d.fixed && d.fixed.length !== T * T)) {
+  if (
+    !(d.heads >= 1) ||
+    weights.length !== d.heads * T * T ||
+    d.allowed.length !== T * T ||
+    (d.fixed && d.fixed.length !== T * T)
+  ) {
     throw new Error(`mask-editor data: ${d.heads} heads × ${T}² weights and ${T}² mask cells expected`);
   }
-  return { weights, heads: d.heads, size: T, allowed: Uint8Array.from(d.allowed), fixed: d.fixed ? Uint8Array.from(d.fixed) : null,
-    toggles: (d.toggles ?? []).map((p) => p.slice()), tokens: d.tokens.slice(), summary: d.summary ?? '' };
+  return {
+    weights,
+    heads: d.heads,
+    size: T,
+    allowed: Uint8Array.from(d.allowed),
+    fixed: d.fixed ? Uint8Array.from(d.fixed) : null,
+    toggles: (d.toggles ?? []).map((p) => p.slice()),
+    tokens: d.tokens.slice(),
+    summary: d.summary ?? '',
+  };
 }

@@ -37,12 +37,19 @@ const CSS = `
   progress { width: 160px; max-width: 100%; height: 14px; }`;
 
 export class PatchingView extends InterpElement {
-  static get ownAttributes() { return ['src', 'clean', 'corrupted', 'position', 'token', 'against', 'component', 'autorun', 'steps']; }
+  static get ownAttributes() {
+    return ['src', 'clean', 'corrupted', 'position', 'token', 'against', 'component', 'autorun', 'steps'];
+  }
 
   build() {
     const field = (name, label) => {
-      const input = h('input', { type: 'text', id: `pv-${name}`, autocomplete: 'off', spellcheck: 'false',
-        onchange: () => this.setAttribute(name, input.value.trim()) });
+      const input = h('input', {
+        type: 'text',
+        id: `pv-${name}`,
+        autocomplete: 'off',
+        spellcheck: 'false',
+        onchange: () => this.setAttribute(name, input.value.trim()),
+      });
       return [h('label', { for: `pv-${name}`, text: label }), input];
     };
     const [cleanLabel, cleanInput] = field('clean', 'Clean');
@@ -51,23 +58,64 @@ export class PatchingView extends InterpElement {
     this._corruptInput = corruptInput;
     this._token = tokenPicker('Token', { onchange: (v) => this.#setAttr('token', v) });
     this._against = tokenPicker('against', { onchange: (v) => this.#setAttr('against', v) });
-    this._component = h('select', { onchange: () => this.setAttribute('component', this._component.value) },
-      h('option', { value: 'head', text: 'each head (layer × head)' }), h('option', { value: 'residual', text: 'residual stream (layer × position)' }));
-    this._runButton = h('button', { type: 'button', class: 'run-button', text: 'Run', onclick: () => { this.run(); } });
-    this._cancelButton = h('button', { type: 'button', class: 'cancel-button', text: 'Cancel', disabled: true, onclick: () => this.cancel() });
+    this._component = h(
+      'select',
+      { onchange: () => this.setAttribute('component', this._component.value) },
+      h('option', { value: 'head', text: 'each head (layer × head)' }),
+      h('option', { value: 'residual', text: 'residual stream (layer × position)' }),
+    );
+    this._runButton = h('button', {
+      type: 'button',
+      class: 'run-button',
+      text: 'Run',
+      onclick: () => {
+        this.run();
+      },
+    });
+    this._cancelButton = h('button', {
+      type: 'button',
+      class: 'cancel-button',
+      text: 'Cancel',
+      disabled: true,
+      onclick: () => this.cancel(),
+    });
     this._progress = h('progress', { max: '1', value: '0', 'aria-label': 'Patching progress' });
     this._status = h('span', { class: 'muted small', role: 'status' });
     this._summary = h('p', { class: 'muted small' });
     this._canvas = h('canvas');
-    this._view = new HeatmapView(this._canvas, { host: this, onHover: (c) => this.#hover(c), onClick: (c) => this.#select(c) });
+    this._view = new HeatmapView(this._canvas, {
+      host: this,
+      onHover: (c) => this.#hover(c),
+      onClick: (c) => this.#select(c),
+    });
     this._canvas.hidden = true;
-    this._readout = h('div', { class: 'readout', 'aria-live': 'polite', text: 'Press Run: each head of the corrupted run is replaced, one at a time, by its clean value.' });
-    this.shadowRoot.append(h('style', { text: CSS }),
-      h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Activation patching' }), this.exportBar()),
+    this._readout = h('div', {
+      class: 'readout',
+      'aria-live': 'polite',
+      text: 'Press Run: each head of the corrupted run is replaced, one at a time, by its clean value.',
+    });
+    this.shadowRoot.append(
+      h('style', { text: CSS }),
+      h(
+        'div',
+        { class: 'bar' },
+        h('span', { class: 'title', text: 'Activation patching' }),
+        this.exportBar(),
+      ),
       h('div', { class: 'inputs' }, cleanLabel, cleanInput, corruptLabel, corruptInput),
-      h('div', { class: 'controls' }, this._token.label, this._against.label, h('label', { class: 'inline' }, h('span', { text: 'Patch' }), this._component)),
+      h(
+        'div',
+        { class: 'controls' },
+        this._token.label,
+        this._against.label,
+        h('label', { class: 'inline' }, h('span', { text: 'Patch' }), this._component),
+      ),
       h('div', { class: 'run' }, this._runButton, this._cancelButton, this._progress, this._status),
-      ...this.baseParts(), this._summary, this._canvas, this._readout);
+      ...this.baseParts(),
+      this._summary,
+      this._canvas,
+      this._readout,
+    );
     this._runId = 0;
   }
 
@@ -77,7 +125,10 @@ export class PatchingView extends InterpElement {
    */
   refresh() {
     if (!this._model) return false;
-    if (this.autorun && !this._readyFired && !this._shown) { this._readyFired = true; this._heldReady = true; }
+    if (this.autorun && !this._readyFired && !this._shown) {
+      this._readyFired = true;
+      this._heldReady = true;
+    }
     return super.refresh();
   }
 
@@ -104,32 +155,86 @@ export class PatchingView extends InterpElement {
   #parse(text) {
     if (!text || !text.trim()) return null;
     const names = new Map((this.vocab ?? []).map((t, i) => [t, i]));
-    return text.trim().split(/[\s,]+/).map((p) => (names.has(p) ? names.get(p) : Number(p)));
+    return text
+      .trim()
+      .split(/[\s,]+/)
+      .map((p) => (names.has(p) ? names.get(p) : Number(p)));
   }
 
-  get clean() { return this.#parse(this.getAttribute('clean')); }
-  set clean(v) { this.setAttribute('clean', Array.isArray(v) || ArrayBuffer.isView(v) ? Array.from(v).join(' ') : String(v)); }
-  get corrupted() { return this.#parse(this.getAttribute('corrupted')); }
-  set corrupted(v) { this.setAttribute('corrupted', Array.isArray(v) || ArrayBuffer.isView(v) ? Array.from(v).join(' ') : String(v)); }
-  get position() { return this.#intAttr('position'); }
-  set position(v) { this.#setAttr('position', v); }
-  get token() { return this.#intAttr('token'); }
-  set token(v) { this.#setAttr('token', v); }
-  get against() { return this.#intAttr('against'); }
-  set against(v) { this.#setAttr('against', v); }
-  get component() { const c = this.getAttribute('component'); return COMPONENTS.includes(c) ? c : 'head'; }
-  set component(v) { this.setAttribute('component', String(v)); }
-  get autorun() { return this.hasAttribute('autorun') && this.getAttribute('autorun') !== 'false'; }
-  set autorun(v) { this.toggleAttribute('autorun', Boolean(v)); }
+  get clean() {
+    return this.#parse(this.getAttribute('clean'));
+  }
+  set clean(v) {
+    this.setAttribute(
+      'clean',
+      Array.isArray(v) || ArrayBuffer.isView(v) ? Array.from(v).join(' ') : String(v),
+    );
+  }
+  get corrupted() {
+    return this.#parse(this.getAttribute('corrupted'));
+  }
+  set corrupted(v) {
+    this.setAttribute(
+      'corrupted',
+      Array.isArray(v) || ArrayBuffer.isView(v) ? Array.from(v).join(' ') : String(v),
+    );
+  }
+  get position() {
+    return this.#intAttr('position');
+  }
+  set position(v) {
+    this.#setAttr('position', v);
+  }
+  get token() {
+    return this.#intAttr('token');
+  }
+  set token(v) {
+    this.#setAttr('token', v);
+  }
+  get against() {
+    return this.#intAttr('against');
+  }
+  set against(v) {
+    this.#setAttr('against', v);
+  }
+  get component() {
+    const c = this.getAttribute('component');
+    return COMPONENTS.includes(c) ? c : 'head';
+  }
+  set component(v) {
+    this.setAttribute('component', String(v));
+  }
+  get autorun() {
+    return this.hasAttribute('autorun') && this.getAttribute('autorun') !== 'false';
+  }
+  set autorun(v) {
+    this.toggleAttribute('autorun', Boolean(v));
+  }
   /** Whether a run is under way. */
-  get running() { return Boolean(this._active); }
-  get shown() { return this._shown ?? null; }
+  get running() {
+    return Boolean(this._active);
+  }
+  get shown() {
+    return this._shown ?? null;
+  }
 
-  extraState() { return { model: this.modelState() }; }
+  extraState() {
+    return { model: this.modelState() };
+  }
 
-  modelChanged() { this.cancel(); this._workerReady = null; this._shown = null; this._lastAuto = null; }
+  modelChanged() {
+    this.cancel();
+    this._workerReady = null;
+    this._shown = null;
+    this._lastAuto = null;
+  }
 
-  onDisconnect() { this.cancel(); this._worker?.terminate(); this._worker = null; this._workerReady = null; }
+  onDisconnect() {
+    this.cancel();
+    this._worker?.terminate();
+    this._worker = null;
+    this._workerReady = null;
+  }
 
   /**
    * What a run would use: ids, position and the token pair (defaults filled from the two runs' top
@@ -138,15 +243,24 @@ export class PatchingView extends InterpElement {
   plan() {
     const m = this._model;
     if (!m) throw new Error('No model yet.');
-    const clean = this.clean, corrupted = this.corrupted;
-    if (!clean || !corrupted) throw new Error('Type a clean and a corrupted input (token ids, space-separated).');
-    if (clean.length !== corrupted.length) throw new Error(`The clean input has ${clean.length} tokens and the corrupted one ${corrupted.length}: they must have one length.`);
+    const clean = this.clean,
+      corrupted = this.corrupted;
+    if (!clean || !corrupted)
+      throw new Error('Type a clean and a corrupted input (token ids, space-separated).');
+    if (clean.length !== corrupted.length)
+      throw new Error(
+        `The clean input has ${clean.length} tokens and the corrupted one ${corrupted.length}: they must have one length.`,
+      );
     const { V } = modelShape(m);
-    for (const id of [...clean, ...corrupted]) if (!Number.isInteger(id) || id < 0 || id >= V) throw new Error(`“${id}” is not a token of this model (ids 0 … ${V - 1}).`);
+    for (const id of [...clean, ...corrupted])
+      if (!Number.isInteger(id) || id < 0 || id >= V)
+        throw new Error(`“${id}” is not a token of this model (ids 0 … ${V - 1}).`);
     const T = clean.length;
     const position = this.position ?? T - 1;
-    if (!Number.isInteger(position) || position < 0 || position >= T) throw new Error(`position must be in 0 … ${T - 1}.`);
-    let token = this.token, against = this.against;
+    if (!Number.isInteger(position) || position < 0 || position >= T)
+      throw new Error(`position must be in 0 … ${T - 1}.`);
+    let token = this.token,
+      against = this.against;
     if (token === undefined) token = topIds(logitsAt(m, clean, position), 1)[0];
     if (against === undefined) against = topIds(logitsAt(m, corrupted, position), 2).find((t) => t !== token);
     return { clean, corrupted, position, token, against, component: this.component };
@@ -159,8 +273,10 @@ export class PatchingView extends InterpElement {
     this._against.fill(V, nameOf);
     this._token.set(this.token);
     this._against.set(this.against);
-    if (this.shadowRoot.activeElement !== this._cleanInput) this._cleanInput.value = this.getAttribute('clean') ?? '';
-    if (this.shadowRoot.activeElement !== this._corruptInput) this._corruptInput.value = this.getAttribute('corrupted') ?? '';
+    if (this.shadowRoot.activeElement !== this._cleanInput)
+      this._cleanInput.value = this.getAttribute('clean') ?? '';
+    if (this.shadowRoot.activeElement !== this._corruptInput)
+      this._corruptInput.value = this.getAttribute('corrupted') ?? '';
     this._component.value = this.component;
     let p;
     try {
@@ -173,10 +289,11 @@ export class PatchingView extends InterpElement {
     }
     this._runButton.disabled = this.running;
     const changed = p.clean.map((id, i) => (id !== p.corrupted[i] ? i : -1)).filter((i) => i >= 0);
-    this._summary.textContent = `At position ${p.position} (after “${nameOf(p.clean[p.position])}”): the logit of “${nameOf(p.token)}”`
-      + `${this.token === undefined ? ' (the clean run’s top prediction)' : ''} minus that of “${nameOf(p.against)}”`
-      + `${this.against === undefined ? ' (the corrupted run’s top prediction)' : ''}. `
-      + `${changed.length ? `The inputs differ at position${changed.length > 1 ? 's' : ''} ${changed.join(', ')}.` : 'The inputs are the same: nothing to explain.'}`;
+    this._summary.textContent =
+      `At position ${p.position} (after “${nameOf(p.clean[p.position])}”): the logit of “${nameOf(p.token)}”` +
+      `${this.token === undefined ? ' (the clean run’s top prediction)' : ''} minus that of “${nameOf(p.against)}”` +
+      `${this.against === undefined ? ' (the corrupted run’s top prediction)' : ''}. ` +
+      `${changed.length ? `The inputs differ at position${changed.length > 1 ? 's' : ''} ${changed.join(', ')}.` : 'The inputs are the same: nothing to explain.'}`;
     if (this._shown) this.#draw();
     const key = JSON.stringify(p);
     if (this.autorun && key !== this._lastAuto && !this.running) {
@@ -216,19 +333,38 @@ export class PatchingView extends InterpElement {
       this._status.textContent = `${done} of ${total} patched runs`;
       this.emit('patch-progress', { done, total });
     };
-    const options = { clean: p.clean, corrupted: p.corrupted, position: p.position, token: p.token, against: p.against, component: p.component };
+    const options = {
+      clean: p.clean,
+      corrupted: p.corrupted,
+      position: p.position,
+      token: p.token,
+      against: p.against,
+      component: p.component,
+    };
     const where = this._bytes && typeof Worker === 'function' ? 'worker' : 'page';
     try {
       let r;
       if (where === 'worker') r = await this.#inWorker(options, onProgress, controller.signal);
       else {
         const out = await this._model.patch({ ...options, onProgress, signal: controller.signal });
-        r = { result: { data: Float32Array.from(out.result.data), shape: Array.from(out.result.shape) }, cleanDiff: out.cleanDiff, corruptedDiff: out.corruptedDiff };
+        r = {
+          result: { data: Float32Array.from(out.result.data), shape: Array.from(out.result.shape) },
+          cleanDiff: out.cleanDiff,
+          corruptedDiff: out.corruptedDiff,
+        };
       }
       if (this._active?.runId !== runId) return null;
       const ms = performance.now() - started;
       const { L } = modelShape(this._model);
-      this._shown = { ...p, L, cols: r.result.shape[1], result: r.result.data, cleanDiff: r.cleanDiff, corruptedDiff: r.corruptedDiff, where };
+      this._shown = {
+        ...p,
+        L,
+        cols: r.result.shape[1],
+        result: r.result.data,
+        cleanDiff: r.cleanDiff,
+        corruptedDiff: r.corruptedDiff,
+        where,
+      };
       this.#finish();
       this._status.textContent = `Done: ${r.result.data.length} entries in ${Math.round(ms)} ms (${where === 'worker' ? 'in a worker' : 'in the page'}).`;
       this.#draw();
@@ -236,7 +372,10 @@ export class PatchingView extends InterpElement {
       this.emit('patch-done', { component: p.component, where, ms });
       return { result: r.result.data, cleanDiff: r.cleanDiff, corruptedDiff: r.corruptedDiff };
     } catch (error) {
-      if (error?.name === 'AbortError') { this.#releaseReady(); return null; }
+      if (error?.name === 'AbortError') {
+        this.#releaseReady();
+        return null;
+      }
       if (this._active?.runId === runId) {
         this.#finish();
         this._status.textContent = '';
@@ -254,7 +393,8 @@ export class PatchingView extends InterpElement {
     a.controller.abort();
     if (a.workerId !== undefined) this._worker?.postMessage({ type: 'abort', of: a.workerId });
     a.reject?.(Object.assign(new Error('The operation was aborted'), { name: 'AbortError' }));
-    const done = this._progress.value, total = this._progress.max;
+    const done = this._progress.value,
+      total = this._progress.max;
     this.#finish();
     this._status.textContent = `Cancelled after ${done} of ${total} patched runs.`;
     this.emit('patch-cancel', {});
@@ -274,7 +414,10 @@ export class PatchingView extends InterpElement {
       this._pending ??= new Map();
       this._pending.set(id, { resolve, reject, onProgress });
       this._worker.postMessage({ ...message, id }, transfer);
-      if (message.type === 'patch' && this._active) { this._active.workerId = id; this._active.reject = reject; }
+      if (message.type === 'patch' && this._active) {
+        this._active.workerId = id;
+        this._active.reject = reject;
+      }
     });
   }
 
@@ -284,9 +427,15 @@ export class PatchingView extends InterpElement {
       this._worker.onmessage = ({ data }) => {
         const p = this._pending?.get(data.id);
         if (!p) return;
-        if (data.progress) { p.onProgress?.(...data.progress); return; }
+        if (data.progress) {
+          p.onProgress?.(...data.progress);
+          return;
+        }
         this._pending.delete(data.id);
-        if (data.error) p.reject(Object.assign(new Error(data.error.message), { name: data.error.name, code: data.error.code }));
+        if (data.error)
+          p.reject(
+            Object.assign(new Error(data.error.message), { name: data.error.name, code: data.error.code }),
+          );
         else p.resolve(data.value);
       };
       this._worker.onerror = (e) => this.showError(`The patching worker failed: ${e.message ?? 'error'}`);
@@ -303,8 +452,14 @@ export class PatchingView extends InterpElement {
   #labels() {
     const s = this._shown;
     const rowLabels = Array.from({ length: s.L }, (_, l) => `L${l}`);
-    const colLabels = s.component === 'head' ? Array.from({ length: s.cols }, (_, hd) => `H${hd}`)
-      : s.clean.map((id, t) => (id === s.corrupted[t] ? this.tokenName(id) : `${this.tokenName(id)}/${this.tokenName(s.corrupted[t])}`));
+    const colLabels =
+      s.component === 'head'
+        ? Array.from({ length: s.cols }, (_, hd) => `H${hd}`)
+        : s.clean.map((id, t) =>
+            id === s.corrupted[t]
+              ? this.tokenName(id)
+              : `${this.tokenName(id)}/${this.tokenName(s.corrupted[t])}`,
+          );
     return { rowLabels, colLabels };
   }
 
@@ -314,19 +469,41 @@ export class PatchingView extends InterpElement {
     for (const v of s.result) if (Number.isFinite(v)) m = Math.max(m, Math.abs(v));
     const { rowLabels, colLabels } = this.#labels();
     this._canvas.hidden = false;
-    this._view.width = Math.min(this.contentWidth, s.component === 'head' ? Math.max(280, 80 + s.cols * 56) : 900);
+    this._view.width = Math.min(
+      this.contentWidth,
+      s.component === 'head' ? Math.max(280, 80 + s.cols * 56) : 900,
+    );
     const head = s.component === 'head';
-    this._view.set({ data: s.result, rows: s.L, cols: s.cols, rowLabels, colLabels, rowAxis: 'layer', colAxis: head ? 'head' : 'position',
-      domain: { lo: -m, hi: m, map: 'diverging' }, values: 'auto', decimals: 2, maxCell: head ? 56 : 40, minRowHeight: 18,
-      title: head ? 'Share restored' : 'Share restored (layer × position)' });
-    this._canvas.setAttribute('aria-label', `Patching result: ${s.L} layers × ${s.cols} ${head ? 'heads' : 'positions'}; 1 means the patched activation restores the clean run's logit difference. `
-      + `${head ? 'Enter selects a head.' : ''}`);
+    this._view.set({
+      data: s.result,
+      rows: s.L,
+      cols: s.cols,
+      rowLabels,
+      colLabels,
+      rowAxis: 'layer',
+      colAxis: head ? 'head' : 'position',
+      domain: { lo: -m, hi: m, map: 'diverging' },
+      values: 'auto',
+      decimals: 2,
+      maxCell: head ? 56 : 40,
+      minRowHeight: 18,
+      title: head ? 'Share restored' : 'Share restored (layer × position)',
+    });
+    this._canvas.setAttribute(
+      'aria-label',
+      `Patching result: ${s.L} layers × ${s.cols} ${head ? 'heads' : 'positions'}; 1 means the patched activation restores the clean run's logit difference. ` +
+        `${head ? 'Enter selects a head.' : ''}`,
+    );
     this._readout.textContent = `Clean run: ${formatNumber(s.cleanDiff, 3)}; corrupted run: ${formatNumber(s.corruptedDiff, 3)}. Hover or focus a cell for its share.`;
   }
 
   #hover(cell) {
-    if (!cell) { this.showTooltip(0, 0, null); return; }
-    const s = this._shown, head = s.component === 'head';
+    if (!cell) {
+      this.showTooltip(0, 0, null);
+      return;
+    }
+    const s = this._shown,
+      head = s.component === 'head';
     const what = head ? `layer ${cell.row}, head ${cell.col}` : `layer ${cell.row}, position ${cell.col}`;
     this._readout.textContent = `${what}: restores ${formatNumber(cell.value, 4)} of the difference`;
     const p = this._view.cellCenter(cell.row, cell.col);
@@ -350,26 +527,55 @@ export class PatchingView extends InterpElement {
     if (!s) return '';
     const col = s.component === 'head' ? 'head' : 'position';
     const lines = [`layer,${col},restored`];
-    for (let i = 0; i < s.result.length; i++) lines.push(`${Math.floor(i / s.cols)},${i % s.cols},${s.result[i]}`);
+    for (let i = 0; i < s.result.length; i++)
+      lines.push(`${Math.floor(i / s.cols)},${i % s.cols},${s.result[i]}`);
     return `${lines.join('\n')}\n`;
   }
 
   getJSON() {
     const s = this._shown;
     if (!s) return jsonText(withState(this, {}));
-    return jsonText(withState(this, { kind: 'activation-patching', component: s.component, clean: s.clean, corrupted: s.corrupted,
-      position: s.position, token: s.token, against: s.against, cleanDiff: s.cleanDiff, corruptedDiff: s.corruptedDiff,
-      result: toNested(s.result, s.L, s.cols) }));
+    return jsonText(
+      withState(this, {
+        kind: 'activation-patching',
+        component: s.component,
+        clean: s.clean,
+        corrupted: s.corrupted,
+        position: s.position,
+        token: s.token,
+        against: s.against,
+        cleanDiff: s.cleanDiff,
+        corruptedDiff: s.corruptedDiff,
+        result: toNested(s.result, s.L, s.cols),
+      }),
+    );
   }
 
   /** The result grid as an SVG document (vector cells; the inputs and state in <metadata>). */
   toSVG(options = {}) {
     const s = this._shown;
     if (!s) throw new Error('toSVG: nothing is drawn yet (press Run first)');
-    return screenLayoutSVG(themeOf(this), [this._view], { width: options.width, fontSize: options.fontSize, title: `Activation patching (${s.component}): ${s.L} layers × ${s.cols}`,
-      state: { widget: 'patching-view', component: s.component, clean: s.clean, corrupted: s.corrupted, position: s.position, token: s.token,
-        against: s.against, cleanDiff: s.cleanDiff, corruptedDiff: s.corruptedDiff, result: s.result, widgetState: this.state } });
+    return screenLayoutSVG(themeOf(this), [this._view], {
+      width: options.width,
+      fontSize: options.fontSize,
+      title: `Activation patching (${s.component}): ${s.L} layers × ${s.cols}`,
+      state: {
+        widget: 'patching-view',
+        component: s.component,
+        clean: s.clean,
+        corrupted: s.corrupted,
+        position: s.position,
+        token: s.token,
+        against: s.against,
+        cleanDiff: s.cleanDiff,
+        corruptedDiff: s.corruptedDiff,
+        result: s.result,
+        widgetState: this.state,
+      },
+    });
   }
 
-  pngCanvas() { return this._canvas; }
+  pngCanvas() {
+    return this._canvas;
+  }
 }

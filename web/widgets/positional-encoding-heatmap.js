@@ -25,51 +25,111 @@ const intAttr = (el, name, def, lo, hi) => {
 };
 
 export class PositionalEncodingHeatmap extends AwElement {
-  static get ownAttributes() { return ['length', 'd-model', 'base', 'dims', 'diverging']; }
-
-  /** The map of the encoding (values in −1…1): 'blue-orange' (default) | 'red-blue'. */
-  get diverging() { return divergingName(this.getAttribute('diverging')) === 'red-blue' ? 'red-blue' : 'blue-orange'; }
-  set diverging(v) { this.setAttribute('diverging', String(v)); }
-
-  build() {
-    this._base = h('input', { type: 'number', min: '2', step: 'any', 'aria-label': 'Base of the sinusoidal encoding',
-      onchange: () => { const v = Number(this._base.value); if (v > 1) this.base = v; } });
-    this._summary = h('div', { class: 'muted small' });
-    this._canvas = h('canvas', { role: 'img' });
-    this._view = new HeatmapView(this._canvas, { host: this,
-      onHover: (cell) => this.#hover(cell), onClick: (cell) => this.#click(cell) });
-    this._curves = h('canvas', { role: 'img', class: 'curves' });
-    this._readout = h('div', { class: 'readout', 'aria-live': 'polite',
-      text: 'Hover or focus a cell for its exact value; click a column (or press Enter) to add or remove its curve.' });
-    this.shadowRoot.append(h('style', { text: PE_CSS }),
-      h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Sinusoidal positional encoding' }),
-        h('label', { class: 'controls' }, h('span', { class: 'muted', text: 'base' }), this._base), this.exportBar()),
-      this._summary, ...this.baseParts(), h('div', { class: 'scroll' }, this._canvas), this._curves, this._readout);
+  static get ownAttributes() {
+    return ['length', 'd-model', 'base', 'dims', 'diverging'];
   }
 
-  get length() { return intAttr(this, 'length', 50, 1, 2048); }
-  set length(v) { this.setAttribute('length', String(v)); }
-  get dModel() { return intAttr(this, 'd-model', 64, 1, 2048); }
-  set dModel(v) { this.setAttribute('d-model', String(v)); }
-  get base() { const b = Number(this.getAttribute('base') ?? 10000); return b > 1 && Number.isFinite(b) ? b : 10000; }
-  set base(v) { this.setAttribute('base', String(v)); }
+  /** The map of the encoding (values in −1…1): 'blue-orange' (default) | 'red-blue'. */
+  get diverging() {
+    return divergingName(this.getAttribute('diverging')) === 'red-blue' ? 'red-blue' : 'blue-orange';
+  }
+  set diverging(v) {
+    this.setAttribute('diverging', String(v));
+  }
+
+  build() {
+    this._base = h('input', {
+      type: 'number',
+      min: '2',
+      step: 'any',
+      'aria-label': 'Base of the sinusoidal encoding',
+      onchange: () => {
+        const v = Number(this._base.value);
+        if (v > 1) this.base = v;
+      },
+    });
+    this._summary = h('div', { class: 'muted small' });
+    this._canvas = h('canvas', { role: 'img' });
+    this._view = new HeatmapView(this._canvas, {
+      host: this,
+      onHover: (cell) => this.#hover(cell),
+      onClick: (cell) => this.#click(cell),
+    });
+    this._curves = h('canvas', { role: 'img', class: 'curves' });
+    this._readout = h('div', {
+      class: 'readout',
+      'aria-live': 'polite',
+      text: 'Hover or focus a cell for its exact value; click a column (or press Enter) to add or remove its curve.',
+    });
+    this.shadowRoot.append(
+      h('style', { text: PE_CSS }),
+      h(
+        'div',
+        { class: 'bar' },
+        h('span', { class: 'title', text: 'Sinusoidal positional encoding' }),
+        h('label', { class: 'controls' }, h('span', { class: 'muted', text: 'base' }), this._base),
+        this.exportBar(),
+      ),
+      this._summary,
+      ...this.baseParts(),
+      h('div', { class: 'scroll' }, this._canvas),
+      this._curves,
+      this._readout,
+    );
+  }
+
+  get length() {
+    return intAttr(this, 'length', 50, 1, 2048);
+  }
+  set length(v) {
+    this.setAttribute('length', String(v));
+  }
+  get dModel() {
+    return intAttr(this, 'd-model', 64, 1, 2048);
+  }
+  set dModel(v) {
+    this.setAttribute('d-model', String(v));
+  }
+  get base() {
+    const b = Number(this.getAttribute('base') ?? 10000);
+    return b > 1 && Number.isFinite(b) ? b : 10000;
+  }
+  set base(v) {
+    this.setAttribute('base', String(v));
+  }
   /** Dimensions drawn as curves. */
   get dims() {
     const raw = this.getAttribute('dims');
-    const list = (raw === null ? [0, 2, 8, 24] : raw.split(/[\s,]+/).filter(Boolean).map(Number));
+    const list =
+      raw === null
+        ? [0, 2, 8, 24]
+        : raw
+            .split(/[\s,]+/)
+            .filter(Boolean)
+            .map(Number);
     return [...new Set(list.filter((d) => Number.isInteger(d) && d >= 0 && d < this.dModel))].slice(0, 8);
   }
-  set dims(v) { this.setAttribute('dims', (Array.isArray(v) ? v : [v]).join(',')); }
+  set dims(v) {
+    this.setAttribute('dims', (Array.isArray(v) ? v : [v]).join(','));
+  }
 
-  get exportName() { return `positional-encoding-base${this.base}`; }
+  get exportName() {
+    return `positional-encoding-base${this.base}`;
+  }
 
   /** What is drawn: { length, dModel, base, data (length × dModel), dims }. */
-  get shown() { return this._shown || null; }
+  get shown() {
+    return this._shown || null;
+  }
 
-  cellCenter(row, col) { return this._view.cellCenter(row, col); }
+  cellCenter(row, col) {
+    return this._view.cellCenter(row, col);
+  }
 
   render() {
-    const L = this.length, D = this.dModel, base = this.base;
+    const L = this.length,
+      D = this.dModel,
+      base = this.base;
     let pe;
     try {
       pe = attn.sinusoidalEncoding(L, D, { base });
@@ -78,28 +138,52 @@ export class PositionalEncodingHeatmap extends AwElement {
       return;
     }
     this.showError('');
-    const data = Float32Array.from(pe.data);  // (L, D) row-major
+    const data = Float32Array.from(pe.data); // (L, D) row-major
     this._shown = { length: L, dModel: D, base, data, dims: this.dims };
     if (this.shadowRoot.activeElement !== this._base) this._base.value = String(base);
-    this._summary.textContent = `${L} positions (rows) × ${D} dimensions (columns), base ${base}. `
-      + 'Even columns are sines, odd columns cosines; the wavelength grows from 2π to 2π·base across the dimensions.';
+    this._summary.textContent =
+      `${L} positions (rows) × ${D} dimensions (columns), base ${base}. ` +
+      'Even columns are sines, odd columns cosines; the wavelength grows from 2π to 2π·base across the dimensions.';
     const W = this.contentWidth;
     this._view.width = W;
-    this._view.set({ data, rows: L, cols: D, rowLabels: Array.from({ length: L }, (_, i) => String(i)),
-      colLabels: Array.from({ length: D }, (_, i) => String(i)), domain: { lo: -1, hi: 1, map: divergingName(this.getAttribute('diverging')) },
-      values: 'never', maxCell: 40, minRowHeight: 0, maxRowHeight: 14, rowAxis: 'position', colAxis: 'dimension' });
-    this._canvas.setAttribute('aria-label', `Heatmap of the sinusoidal positional encoding with base ${base}: ${L} positions by ${D} dimensions, values from −1 to 1. `
-      + 'Arrow keys move between cells; Enter toggles the column’s curve.');
-    const series = this.dims.map((d) => ({ label: `dim ${d} (${d % 2 ? 'cos' : 'sin'}, λ ≈ ${wavelength(d, D, base)})`,
-      values: Array.from({ length: L }, (_, p) => data[p * D + d]) }));
+    this._view.set({
+      data,
+      rows: L,
+      cols: D,
+      rowLabels: Array.from({ length: L }, (_, i) => String(i)),
+      colLabels: Array.from({ length: D }, (_, i) => String(i)),
+      domain: { lo: -1, hi: 1, map: divergingName(this.getAttribute('diverging')) },
+      values: 'never',
+      maxCell: 40,
+      minRowHeight: 0,
+      maxRowHeight: 14,
+      rowAxis: 'position',
+      colAxis: 'dimension',
+    });
+    this._canvas.setAttribute(
+      'aria-label',
+      `Heatmap of the sinusoidal positional encoding with base ${base}: ${L} positions by ${D} dimensions, values from −1 to 1. ` +
+        'Arrow keys move between cells; Enter toggles the column’s curve.',
+    );
+    const series = this.dims.map((d) => ({
+      label: `dim ${d} (${d % 2 ? 'cos' : 'sin'}, λ ≈ ${wavelength(d, D, base)})`,
+      values: Array.from({ length: L }, (_, p) => data[p * D + d]),
+    }));
     this._curvesOpts = { width: Math.min(W, 900), height: 210, series, xLabel: 'position', yRange: [-1, 1] };
     drawLines(this._curves, { host: this, ...this._curvesOpts });
-    this._curves.setAttribute('aria-label', `Line chart of dimensions ${this.dims.join(', ') || 'none'} over positions 0 to ${L - 1}.`);
+    this._curves.setAttribute(
+      'aria-label',
+      `Line chart of dimensions ${this.dims.join(', ') || 'none'} over positions 0 to ${L - 1}.`,
+    );
   }
 
   #hover(cell) {
-    if (!cell) { this.showTooltip(0, 0, null); return; }
-    const d = cell.col, i = Math.floor(d / 2);
+    if (!cell) {
+      this.showTooltip(0, 0, null);
+      return;
+    }
+    const d = cell.col,
+      i = Math.floor(d / 2);
     const fn = d % 2 ? 'cos' : 'sin';
     const text = `position ${cell.row}, dimension ${d}: ${fn}(${cell.row} / ${this.base}^(${2 * i}/${this.dModel})) = ${exactNumber(cell.value)}`;
     this._readout.textContent = text;
@@ -123,8 +207,15 @@ export class PositionalEncodingHeatmap extends AwElement {
   getJSON() {
     const s = this._shown;
     if (!s) return jsonText(null);
-    return jsonText(withState(this, { kind: 'sinusoidal-positional-encoding', base: s.base, length: s.length, dModel: s.dModel,
-      data: toNested(s.data, s.length, s.dModel) }));
+    return jsonText(
+      withState(this, {
+        kind: 'sinusoidal-positional-encoding',
+        base: s.base,
+        length: s.length,
+        dModel: s.dModel,
+        data: toNested(s.data, s.length, s.dModel),
+      }),
+    );
   }
 
   /**
@@ -139,17 +230,41 @@ export class PositionalEncodingHeatmap extends AwElement {
     const theme = themeOf(this);
     const fig = svgFigure(theme, fontSize / 12);
     const p = heatmapPanel(fig, this._view, { x: 0, y: 0, width: W });
-    const c = linesPanel(fig, { ...this._curvesOpts, width: Math.min(W, 900) }, { x: 0, y: p.h + 12, colors: SERIES_COLORS });
-    const state = jsonSafe({ widget: 'positional-encoding-heatmap', length: sh.length, dModel: sh.dModel, base: sh.base, dims: sh.dims,
-      domain: this._view.opts.domain, options: { width: W, fontSize }, theme: theme.dark ? 'dark' : 'light',
-      panels: [{ rows: sh.length, cols: sh.dModel, cells: p.cells }], widgetState: this.state });
-    return svgDocument(fig, { width: Math.max(p.w, c.w), height: p.h + 12 + c.h, state,
-      title: `Sinusoidal positional encoding, base ${sh.base}: ${sh.length} positions by ${sh.dModel} dimensions` });
+    const c = linesPanel(
+      fig,
+      { ...this._curvesOpts, width: Math.min(W, 900) },
+      { x: 0, y: p.h + 12, colors: SERIES_COLORS },
+    );
+    const state = jsonSafe({
+      widget: 'positional-encoding-heatmap',
+      length: sh.length,
+      dModel: sh.dModel,
+      base: sh.base,
+      dims: sh.dims,
+      domain: this._view.opts.domain,
+      options: { width: W, fontSize },
+      theme: theme.dark ? 'dark' : 'light',
+      panels: [{ rows: sh.length, cols: sh.dModel, cells: p.cells }],
+      widgetState: this.state,
+    });
+    return svgDocument(fig, {
+      width: Math.max(p.w, c.w),
+      height: p.h + 12 + c.h,
+      state,
+      title: `Sinusoidal positional encoding, base ${sh.base}: ${sh.length} positions by ${sh.dModel} dimensions`,
+    });
   }
 
   pngCanvas() {
-    const gap = 12, h0 = parseFloat(this._canvas.style.height) || 0;
-    return composeCanvases([{ canvas: this._canvas, x: 0, y: 0 }, { canvas: this._curves, x: 0, y: h0 + gap }], themeOf(this).bgSolid);
+    const gap = 12,
+      h0 = parseFloat(this._canvas.style.height) || 0;
+    return composeCanvases(
+      [
+        { canvas: this._canvas, x: 0, y: 0 },
+        { canvas: this._curves, x: 0, y: h0 + gap },
+      ],
+      themeOf(this).bgSolid,
+    );
   }
 }
 

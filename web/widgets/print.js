@@ -9,12 +9,17 @@
 //   restorePrint()  back, as on afterprint
 import { figureSVG } from './snapshot.js';
 
-const live = new Set();   // connected widgets (base-element.js registers them)
+const live = new Set(); // connected widgets (base-element.js registers them)
 const swapped = new Map(); // widget → { box, hidden }
 
 /** Called by AwElement on connect / disconnect. */
-export function track(el) { live.add(el); }
-export function untrack(el) { live.delete(el); if (swapped.has(el)) swapOut(el); }
+export function track(el) {
+  live.add(el);
+}
+export function untrack(el) {
+  live.delete(el);
+  if (swapped.has(el)) swapOut(el);
+}
 
 // What to hide for the figure: the blocks that hold a widget's canvases (by default its canvases).
 const PARTS = {
@@ -33,13 +38,19 @@ function swapIn(el) {
   const doc = new DOMParser().parseFromString(fig.svg, 'image/svg+xml');
   if (doc.getElementsByTagName('parsererror').length) return false;
   const root = el.shadowRoot;
-  const hidden = (typeof el.printParts === 'function' ? el.printParts() : PARTS[el.localName]?.(root) ?? [...root.querySelectorAll('canvas')])
-    .filter((n) => n && n.isConnected);
+  const hidden = (
+    typeof el.printParts === 'function'
+      ? el.printParts()
+      : (PARTS[el.localName]?.(root) ?? [...root.querySelectorAll('canvas')])
+  ).filter((n) => n && n.isConnected);
   if (!hidden.length) return false;
   const box = document.createElement('div');
   box.className = 'aw-print-figure';
   box.append(document.importNode(doc.documentElement, true));
-  if (fig.note) box.append(Object.assign(document.createElement('p'), { className: 'muted small', textContent: fig.note }));
+  if (fig.note)
+    box.append(
+      Object.assign(document.createElement('p'), { className: 'muted small', textContent: fig.note }),
+    );
   hidden[0].before(box);
   for (const n of hidden) n.setAttribute('data-aw-print-hidden', '');
   el.setAttribute('data-aw-printing', '');

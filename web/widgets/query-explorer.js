@@ -25,7 +25,7 @@ const DEFAULTS = {
   values: '0.5,2.5; 1,2; 2.5,0.5; 2.8,1.2',
   labels: 'cat,dog,car,bus',
 };
-const RANGE = 3;    // sliders and the key plane span −3 … 3
+const RANGE = 3; // sliders and the key plane span −3 … 3
 const STEP = 0.05;
 
 const QE_CSS = `
@@ -47,45 +47,102 @@ tfoot td { font-weight: 600; border-bottom: 0; }
 `;
 
 export class QueryExplorer extends AwElement {
-  static get ownAttributes() { return ['query', 'keys', 'values', 'labels', 'scaling']; }
+  static get ownAttributes() {
+    return ['query', 'keys', 'values', 'labels', 'scaling'];
+  }
 
   build() {
     this._keyCanvas = h('canvas', { role: 'img', tabindex: '0', class: 'drag' });
     this._valueCanvas = h('canvas', { role: 'img' });
-    this._keyPlane = h('div', { class: 'plane' }, h('h3', { text: 'Query and keys (drag the query)' }), this._keyCanvas);
-    this._valuePlane = h('div', { class: 'plane' }, h('h3', { text: 'Values and the output' }), this._valueCanvas);
+    this._keyPlane = h(
+      'div',
+      { class: 'plane' },
+      h('h3', { text: 'Query and keys (drag the query)' }),
+      this._keyCanvas,
+    );
+    this._valuePlane = h(
+      'div',
+      { class: 'plane' },
+      h('h3', { text: 'Values and the output' }),
+      this._valueCanvas,
+    );
     this._sliders = h('div', { class: 'sliders', role: 'group', 'aria-label': 'Query vector' });
     this._table = h('table');
     this._readout = h('div', { class: 'readout', 'aria-live': 'polite' });
-    this.shadowRoot.append(h('style', { text: QE_CSS }),
-      h('div', { class: 'bar' }, h('span', { class: 'title', text: 'One query, four keys' }),
-        h('button', { type: 'button', text: 'Reset', onclick: () => this.#setQuery(this.#defaultQuery()) }), this.exportBar()),
-      ...this.baseParts(), h('div', { class: 'planes' }, this._keyPlane, this._valuePlane), this._sliders,
-      h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Scores and weights table' }, this._table), this._readout);
+    this.shadowRoot.append(
+      h('style', { text: QE_CSS }),
+      h(
+        'div',
+        { class: 'bar' },
+        h('span', { class: 'title', text: 'One query, four keys' }),
+        h('button', { type: 'button', text: 'Reset', onclick: () => this.#setQuery(this.#defaultQuery()) }),
+        this.exportBar(),
+      ),
+      ...this.baseParts(),
+      h('div', { class: 'planes' }, this._keyPlane, this._valuePlane),
+      this._sliders,
+      h(
+        'div',
+        { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Scores and weights table' },
+        this._table,
+      ),
+      this._readout,
+    );
     this.#wirePlane();
   }
 
-  get query() { return this.#vector('query'); }
-  set query(v) { this.setAttribute('query', (Array.isArray(v) ? v : parseNumberList(v, 'query')).map((x) => +x.toFixed(4)).join(',')); }
-  get keys() { return parseVectors(this.getAttribute('keys') ?? DEFAULTS.keys, 'keys'); }
-  set keys(v) { this.setAttribute('keys', Array.isArray(v) ? v.map((r) => r.join(',')).join(';') : String(v)); }
-  get values() { return parseVectors(this.getAttribute('values') ?? DEFAULTS.values, 'values'); }
-  set values(v) { this.setAttribute('values', Array.isArray(v) ? v.map((r) => r.join(',')).join(';') : String(v)); }
+  get query() {
+    return this.#vector('query');
+  }
+  set query(v) {
+    this.setAttribute(
+      'query',
+      (Array.isArray(v) ? v : parseNumberList(v, 'query')).map((x) => +x.toFixed(4)).join(','),
+    );
+  }
+  get keys() {
+    return parseVectors(this.getAttribute('keys') ?? DEFAULTS.keys, 'keys');
+  }
+  set keys(v) {
+    this.setAttribute('keys', Array.isArray(v) ? v.map((r) => r.join(',')).join(';') : String(v));
+  }
+  get values() {
+    return parseVectors(this.getAttribute('values') ?? DEFAULTS.values, 'values');
+  }
+  set values(v) {
+    this.setAttribute('values', Array.isArray(v) ? v.map((r) => r.join(',')).join(';') : String(v));
+  }
   get labels() {
     const given = (this.getAttribute('labels') ?? DEFAULTS.labels).split(',').map((s) => s.trim());
     let n = 0;
-    try { n = this.keys.length; } catch { /* reported by render */ }
+    try {
+      n = this.keys.length;
+    } catch {
+      /* reported by render */
+    }
     return Array.from({ length: n }, (_, j) => given[j] || `k${j}`);
   }
-  set labels(v) { this.setAttribute('labels', Array.isArray(v) ? v.join(',') : String(v)); }
-  get scaling() { return parseBool(this.getAttribute('scaling'), true); }
-  set scaling(v) { this.setAttribute('scaling', String(Boolean(v))); }
+  set labels(v) {
+    this.setAttribute('labels', Array.isArray(v) ? v.join(',') : String(v));
+  }
+  get scaling() {
+    return parseBool(this.getAttribute('scaling'), true);
+  }
+  set scaling(v) {
+    this.setAttribute('scaling', String(Boolean(v)));
+  }
 
   /** What is shown: { query, scores, scaled, weights, output } as plain arrays. */
-  get result() { return this._shown ? structuredClone(this._shown.result) : null; }
+  get result() {
+    return this._shown ? structuredClone(this._shown.result) : null;
+  }
 
-  #vector(name) { return parseNumberList(this.getAttribute(name) ?? DEFAULTS[name], name); }
-  #defaultQuery() { return this._initialQuery ? this._initialQuery.slice() : parseNumberList(DEFAULTS.query, 'query'); }
+  #vector(name) {
+    return parseNumberList(this.getAttribute(name) ?? DEFAULTS[name], name);
+  }
+  #defaultQuery() {
+    return this._initialQuery ? this._initialQuery.slice() : parseNumberList(DEFAULTS.query, 'query');
+  }
 
   #setQuery(q) {
     this.query = q.map((x) => Math.max(-RANGE, Math.min(RANGE, x)));
@@ -96,39 +153,79 @@ export class QueryExplorer extends AwElement {
   render() {
     let q, K, V, labels;
     try {
-      q = this.query; K = this.keys; V = this.values; labels = this.labels;
-      if (q.length !== K[0].length) throw new Error(`query has ${q.length} components but the keys have ${K[0].length}`);
-      if (V.length !== K.length) throw new Error(`${K.length} keys but ${V.length} values: give one value per key`);
-    } catch (e) { this.showError(e.message); return; }
+      q = this.query;
+      K = this.keys;
+      V = this.values;
+      labels = this.labels;
+      if (q.length !== K[0].length)
+        throw new Error(`query has ${q.length} components but the keys have ${K[0].length}`);
+      if (V.length !== K.length)
+        throw new Error(`${K.length} keys but ${V.length} values: give one value per key`);
+    } catch (e) {
+      this.showError(e.message);
+      return;
+    }
     if (!this._initialQuery) this._initialQuery = q.slice();
-    const d = q.length, n = K.length, dv = V[0].length;
+    const d = q.length,
+      n = K.length,
+      dv = V[0].length;
     const scale = this.scaling ? 1 / Math.sqrt(d) : 1;
     let out;
     try {
-      out = attn.scaledDotProductAttention(new attn.Tensor(q, [1, d]), new attn.Tensor(K.flat(), [n, d]),
-        new attn.Tensor(V.flat(), [n, dv]), { trace: true, scale });
-    } catch (e) { this.showError(e.message); return; }
+      out = attn.scaledDotProductAttention(
+        new attn.Tensor(q, [1, d]),
+        new attn.Tensor(K.flat(), [n, d]),
+        new attn.Tensor(V.flat(), [n, dv]),
+        { trace: true, scale },
+      );
+    } catch (e) {
+      this.showError(e.message);
+      return;
+    }
     this.showError('');
-    const step = (name) => Array.from(out.trace.find((s) => s.name === name).data);  // (1, n)
-    const result = { query: q.slice(), scores: step('scores'), scaled: step('scaled'), weights: step('weights'), output: Array.from(out.output.data) };
+    const step = (name) => Array.from(out.trace.find((s) => s.name === name).data); // (1, n)
+    const result = {
+      query: q.slice(),
+      scores: step('scores'),
+      scaled: step('scaled'),
+      weights: step('weights'),
+      output: Array.from(out.output.data),
+    };
     this._shown = { q, K, V, labels, d, dv, scale, result };
     this.dataset.weights = result.weights.map((w) => w.toFixed(4)).join(',');
     this.#renderSliders(q);
     this.#renderPlanes();
     this.#renderTable();
     const top = result.weights.indexOf(Math.max(...result.weights));
-    this._readout.replaceChildren(h('span', { text: `Most of the attention (${formatNumber(result.weights[top], 3)}) goes to “${labels[top]}”. `
-      + `Output = ${result.weights.map((w, j) => `${formatNumber(w, 2)}·v(${labels[j]})`).join(' + ')} = (${result.output.map((x) => formatNumber(x, 2)).join(', ')}).` }));
+    this._readout.replaceChildren(
+      h('span', {
+        text:
+          `Most of the attention (${formatNumber(result.weights[top], 3)}) goes to “${labels[top]}”. ` +
+          `Output = ${result.weights.map((w, j) => `${formatNumber(w, 2)}·v(${labels[j]})`).join(' + ')} = (${result.output.map((x) => formatNumber(x, 2)).join(', ')}).`,
+      }),
+    );
   }
 
   #renderSliders(q) {
     if (this._sliders.children.length !== q.length * 3) {
       const names = q.length === 2 ? ['q₁ (x)', 'q₂ (y)'] : q.map((_, i) => `q${i + 1}`);
-      this._sliders.replaceChildren(...q.flatMap((_, i) => {
-        const input = h('input', { type: 'range', min: String(-RANGE), max: String(RANGE), step: String(STEP), 'aria-label': `Query component ${i + 1}`,
-          oninput: () => { const next = this.query; next[i] = Number(input.value); this.#setQuery(next); } });
-        return [h('span', { text: names[i] }), input, h('output')];
-      }));
+      this._sliders.replaceChildren(
+        ...q.flatMap((_, i) => {
+          const input = h('input', {
+            type: 'range',
+            min: String(-RANGE),
+            max: String(RANGE),
+            step: String(STEP),
+            'aria-label': `Query component ${i + 1}`,
+            oninput: () => {
+              const next = this.query;
+              next[i] = Number(input.value);
+              this.#setQuery(next);
+            },
+          });
+          return [h('span', { text: names[i] }), input, h('output')];
+        }),
+      );
     }
     q.forEach((x, i) => {
       const input = this._sliders.children[i * 3 + 1];
@@ -140,17 +237,47 @@ export class QueryExplorer extends AwElement {
   #renderTable() {
     const { K, labels, d, result } = this._shown;
     const vec = (v) => `(${v.map((x) => formatNumber(x, 2)).join(', ')})`;
-    const head = h('tr', {}, ...['key', 'k_j', 'q · k_j', this.scaling ? `÷ √${d}` : 'scale 1', 'weight (softmax)'].map((t) => h('th', { scope: 'col', text: t })));
-    const rows = K.map((k, j) => h('tr', {}, h('td', { text: labels[j] }), h('td', { text: vec(k) }),
-      h('td', { text: formatNumber(result.scores[j], 3), title: exactNumber(result.scores[j]) }),
-      h('td', { text: formatNumber(result.scaled[j], 3), title: exactNumber(result.scaled[j]) }),
-      h('td', { class: 'w', title: exactNumber(result.weights[j]) },
-        h('span', { class: 'wbar', style: `width:${(result.weights[j] * 100).toFixed(1)}%;max-width:60%` }),
-        h('span', { text: result.weights[j].toFixed(4) }))));
+    const head = h(
+      'tr',
+      {},
+      ...['key', 'k_j', 'q · k_j', this.scaling ? `÷ √${d}` : 'scale 1', 'weight (softmax)'].map((t) =>
+        h('th', { scope: 'col', text: t }),
+      ),
+    );
+    const rows = K.map((k, j) =>
+      h(
+        'tr',
+        {},
+        h('td', { text: labels[j] }),
+        h('td', { text: vec(k) }),
+        h('td', { text: formatNumber(result.scores[j], 3), title: exactNumber(result.scores[j]) }),
+        h('td', { text: formatNumber(result.scaled[j], 3), title: exactNumber(result.scaled[j]) }),
+        h(
+          'td',
+          { class: 'w', title: exactNumber(result.weights[j]) },
+          h('span', { class: 'wbar', style: `width:${(result.weights[j] * 100).toFixed(1)}%;max-width:60%` }),
+          h('span', { text: result.weights[j].toFixed(4) }),
+        ),
+      ),
+    );
     const sum = result.weights.reduce((a, b) => a + b, 0);
-    this._table.replaceChildren(h('thead', {}, head), h('tbody', {}, ...rows),
-      h('tfoot', {}, h('tr', {}, h('td', { text: 'output' }), h('td', { text: vec(result.output) }), h('td'), h('td', { text: 'Σ' }),
-        h('td', { class: 'w', text: sum.toFixed(4) }))));
+    this._table.replaceChildren(
+      h('thead', {}, head),
+      h('tbody', {}, ...rows),
+      h(
+        'tfoot',
+        {},
+        h(
+          'tr',
+          {},
+          h('td', { text: 'output' }),
+          h('td', { text: vec(result.output) }),
+          h('td'),
+          h('td', { text: 'Σ' }),
+          h('td', { class: 'w', text: sum.toFixed(4) }),
+        ),
+      ),
+    );
   }
 
   // ---- the two planes ------------------------------------------------------------------------
@@ -173,44 +300,75 @@ export class QueryExplorer extends AwElement {
   #axes(canvas, size, lo, hi) {
     const theme = themeOf(this);
     const ctx = prepareCanvas(canvas, size, size);
-    if (theme.bg) { ctx.fillStyle = theme.bg; ctx.fillRect(0, 0, size, size); }
+    if (theme.bg) {
+      ctx.fillStyle = theme.bg;
+      ctx.fillRect(0, 0, size, size);
+    }
     const pad = 14;
-    const P = (x, y) => [pad + ((x - lo) / (hi - lo)) * (size - 2 * pad), size - pad - ((y - lo) / (hi - lo)) * (size - 2 * pad)];
+    const P = (x, y) => [
+      pad + ((x - lo) / (hi - lo)) * (size - 2 * pad),
+      size - pad - ((y - lo) / (hi - lo)) * (size - 2 * pad),
+    ];
     ctx.strokeStyle = theme.dark ? 'rgba(255,255,255,0.10)' : 'rgba(0,0,0,0.08)';
     ctx.lineWidth = 1;
     for (let v = Math.ceil(lo); v <= hi; v++) {
-      const [x0, y0] = P(v, lo), [x1, y1] = P(lo, v);
-      ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x0, pad); ctx.stroke();
-      ctx.beginPath(); ctx.moveTo(x1, y1); ctx.lineTo(size - pad, y1); ctx.stroke();
+      const [x0, y0] = P(v, lo),
+        [x1, y1] = P(lo, v);
+      ctx.beginPath();
+      ctx.moveTo(x0, y0);
+      ctx.lineTo(x0, pad);
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.moveTo(x1, y1);
+      ctx.lineTo(size - pad, y1);
+      ctx.stroke();
     }
     ctx.strokeStyle = theme.dark ? 'rgba(255,255,255,0.35)' : 'rgba(0,0,0,0.35)';
     if (lo <= 0 && hi >= 0) {
       const [ox, oy] = P(0, 0);
-      ctx.beginPath(); ctx.moveTo(pad, oy); ctx.lineTo(size - pad, oy); ctx.moveTo(ox, pad); ctx.lineTo(ox, size - pad); ctx.stroke();
+      ctx.beginPath();
+      ctx.moveTo(pad, oy);
+      ctx.lineTo(size - pad, oy);
+      ctx.moveTo(ox, pad);
+      ctx.lineTo(ox, size - pad);
+      ctx.stroke();
     }
     return { ctx, theme, P, pad, lo, hi };
   }
 
   #arrow(ctx, [x0, y0], [x1, y1], color, width) {
-    const a = Math.atan2(y1 - y0, x1 - x0), head = 6 + width * 1.5;
-    ctx.strokeStyle = color; ctx.fillStyle = color; ctx.lineWidth = width; ctx.lineCap = 'round';
-    ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1 - Math.cos(a) * head * 0.6, y1 - Math.sin(a) * head * 0.6); ctx.stroke();
-    ctx.beginPath(); ctx.moveTo(x1, y1);
+    const a = Math.atan2(y1 - y0, x1 - x0),
+      head = 6 + width * 1.5;
+    ctx.strokeStyle = color;
+    ctx.fillStyle = color;
+    ctx.lineWidth = width;
+    ctx.lineCap = 'round';
+    ctx.beginPath();
+    ctx.moveTo(x0, y0);
+    ctx.lineTo(x1 - Math.cos(a) * head * 0.6, y1 - Math.sin(a) * head * 0.6);
+    ctx.stroke();
+    ctx.beginPath();
+    ctx.moveTo(x1, y1);
     ctx.lineTo(x1 - head * Math.cos(a - 0.42), y1 - head * Math.sin(a - 0.42));
     ctx.lineTo(x1 - head * Math.cos(a + 0.42), y1 - head * Math.sin(a + 0.42));
-    ctx.closePath(); ctx.fill();
+    ctx.closePath();
+    ctx.fill();
   }
 
   #label(ctx, theme, text, [x, y], color) {
     ctx.font = `600 12px ${theme.font}`;
-    ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
-    ctx.lineWidth = 3; ctx.strokeStyle = theme.bgSolid; ctx.strokeText(text, x, y);
-    ctx.fillStyle = color; ctx.fillText(text, x, y);
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    ctx.lineWidth = 3;
+    ctx.strokeStyle = theme.bgSolid;
+    ctx.strokeText(text, x, y);
+    ctx.fillStyle = color;
+    ctx.fillText(text, x, y);
   }
 
   #drawKeys(size) {
     const s = this._shown;
-    const g = this._keyGeo = this.#axes(this._keyCanvas, size, -RANGE, RANGE);
+    const g = (this._keyGeo = this.#axes(this._keyCanvas, size, -RANGE, RANGE));
     const { ctx, theme, P } = g;
     const o = P(0, 0);
     s.K.forEach((k, j) => {
@@ -218,45 +376,77 @@ export class QueryExplorer extends AwElement {
       const tip = P(k[0], k[1]);
       this.#arrow(ctx, o, tip, SERIES_COLORS[j % SERIES_COLORS.length], 1.2 + 5 * w);
       const len = Math.hypot(k[0], k[1]) || 1;
-      this.#label(ctx, theme, `${s.labels[j]} ${formatNumber(w, 2)}`, P(k[0] + (k[0] / len) * 0.45, k[1] + (k[1] / len) * 0.45), SERIES_COLORS[j % SERIES_COLORS.length]);
+      this.#label(
+        ctx,
+        theme,
+        `${s.labels[j]} ${formatNumber(w, 2)}`,
+        P(k[0] + (k[0] / len) * 0.45, k[1] + (k[1] / len) * 0.45),
+        SERIES_COLORS[j % SERIES_COLORS.length],
+      );
     });
     const qt = P(s.q[0], s.q[1]);
     this.#arrow(ctx, o, qt, theme.fg, 2.6);
-    ctx.beginPath(); ctx.arc(qt[0], qt[1], 6, 0, 2 * Math.PI);
-    ctx.fillStyle = theme.accent; ctx.fill();
+    ctx.beginPath();
+    ctx.arc(qt[0], qt[1], 6, 0, 2 * Math.PI);
+    ctx.fillStyle = theme.accent;
+    ctx.fill();
     this.#label(ctx, theme, 'q', [qt[0] + 12, qt[1] - 12], theme.fg);
-    this._keyCanvas.setAttribute('aria-label', `Plane with the query q = (${s.q.map((x) => formatNumber(x, 2)).join(', ')}) and ${s.K.length} key arrows whose thickness is their weight. `
-      + 'Arrow keys move the query by 0.1.');
+    this._keyCanvas.setAttribute(
+      'aria-label',
+      `Plane with the query q = (${s.q.map((x) => formatNumber(x, 2)).join(', ')}) and ${s.K.length} key arrows whose thickness is their weight. ` +
+        'Arrow keys move the query by 0.1.',
+    );
   }
 
   #drawValues(size) {
     const s = this._shown;
     const all = [...s.V.flat(), ...s.result.output, 0];
-    const lo = Math.floor(Math.min(...all) - 0.5), hi = Math.ceil(Math.max(...all) + 0.5);
+    const lo = Math.floor(Math.min(...all) - 0.5),
+      hi = Math.ceil(Math.max(...all) + 0.5);
     const { ctx, theme, P } = this.#axes(this._valueCanvas, size, Math.min(lo, -0.5), Math.max(hi, lo + 2));
     const out = P(s.result.output[0], s.result.output[1]);
     // Thin lines from the output to each value, the weights as the dots' areas.
     s.V.forEach((v, j) => {
-      const p = P(v[0], v[1]), color = SERIES_COLORS[j % SERIES_COLORS.length];
-      ctx.strokeStyle = color; ctx.globalAlpha = 0.35 + 0.65 * s.result.weights[j]; ctx.lineWidth = 1 + 3 * s.result.weights[j];
-      ctx.beginPath(); ctx.moveTo(out[0], out[1]); ctx.lineTo(p[0], p[1]); ctx.stroke();
+      const p = P(v[0], v[1]),
+        color = SERIES_COLORS[j % SERIES_COLORS.length];
+      ctx.strokeStyle = color;
+      ctx.globalAlpha = 0.35 + 0.65 * s.result.weights[j];
+      ctx.lineWidth = 1 + 3 * s.result.weights[j];
+      ctx.beginPath();
+      ctx.moveTo(out[0], out[1]);
+      ctx.lineTo(p[0], p[1]);
+      ctx.stroke();
       ctx.globalAlpha = 1;
       ctx.fillStyle = color;
-      ctx.beginPath(); ctx.arc(p[0], p[1], 3 + 9 * Math.sqrt(s.result.weights[j]), 0, 2 * Math.PI); ctx.fill();
+      ctx.beginPath();
+      ctx.arc(p[0], p[1], 3 + 9 * Math.sqrt(s.result.weights[j]), 0, 2 * Math.PI);
+      ctx.fill();
       this.#label(ctx, theme, `v(${s.labels[j]})`, [p[0], p[1] - 18], color);
     });
-    ctx.fillStyle = theme.accent; ctx.strokeStyle = theme.fg; ctx.lineWidth = 2;
-    ctx.beginPath(); ctx.moveTo(out[0], out[1] - 8); ctx.lineTo(out[0] + 8, out[1]); ctx.lineTo(out[0], out[1] + 8); ctx.lineTo(out[0] - 8, out[1]); ctx.closePath();
-    ctx.fill(); ctx.stroke();
+    ctx.fillStyle = theme.accent;
+    ctx.strokeStyle = theme.fg;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.moveTo(out[0], out[1] - 8);
+    ctx.lineTo(out[0] + 8, out[1]);
+    ctx.lineTo(out[0], out[1] + 8);
+    ctx.lineTo(out[0] - 8, out[1]);
+    ctx.closePath();
+    ctx.fill();
+    ctx.stroke();
     this.#label(ctx, theme, 'output', [out[0], out[1] + 19], theme.fg);
-    this._valueCanvas.setAttribute('aria-label', `Plane with the ${s.V.length} value vectors and the output (${s.result.output.map((x) => formatNumber(x, 2)).join(', ')}), their weighted average.`);
+    this._valueCanvas.setAttribute(
+      'aria-label',
+      `Plane with the ${s.V.length} value vectors and the output (${s.result.output.map((x) => formatNumber(x, 2)).join(', ')}), their weighted average.`,
+    );
   }
 
   #wirePlane() {
     const fromPointer = (e) => {
       const g = this._keyGeo;
       if (!g) return null;
-      const r = this._keyCanvas.getBoundingClientRect(), size = r.width;
+      const r = this._keyCanvas.getBoundingClientRect(),
+        size = r.width;
       const x = g.lo + ((e.clientX - r.left - g.pad) / (size - 2 * g.pad)) * (g.hi - g.lo);
       const y = g.lo + ((size - g.pad - (e.clientY - r.top)) / (size - 2 * g.pad)) * (g.hi - g.lo);
       return [Math.round(x / STEP) * STEP, Math.round(y / STEP) * STEP];
@@ -269,8 +459,15 @@ export class QueryExplorer extends AwElement {
       this._keyCanvas.setPointerCapture?.(e.pointerId);
       this.#setQuery(p);
     });
-    this._keyCanvas.addEventListener('pointermove', (e) => { if (dragging) { const p = fromPointer(e); if (p) this.#setQuery(p); } });
-    const stop = () => { dragging = false; };
+    this._keyCanvas.addEventListener('pointermove', (e) => {
+      if (dragging) {
+        const p = fromPointer(e);
+        if (p) this.#setQuery(p);
+      }
+    });
+    const stop = () => {
+      dragging = false;
+    };
     this._keyCanvas.addEventListener('pointerup', stop);
     this._keyCanvas.addEventListener('pointercancel', stop);
     this._keyCanvas.addEventListener('keydown', (e) => {
@@ -286,85 +483,180 @@ export class QueryExplorer extends AwElement {
     const s = this._shown;
     if (!s) return '';
     const lines = ['key,label,score,scaled,weight,' + s.V[0].map((_, i) => `value_${i}`).join(',')];
-    s.K.forEach((_, j) => lines.push([j, JSON.stringify(s.labels[j]), s.result.scores[j], s.result.scaled[j], s.result.weights[j], ...s.V[j]].join(',')));
+    s.K.forEach((_, j) =>
+      lines.push(
+        [
+          j,
+          JSON.stringify(s.labels[j]),
+          s.result.scores[j],
+          s.result.scaled[j],
+          s.result.weights[j],
+          ...s.V[j],
+        ].join(','),
+      ),
+    );
     lines.push(['output', '', '', '', '', ...s.result.output].join(','));
     return lines.join('\n') + '\n';
   }
 
   getJSON() {
     const s = this._shown;
-    return jsonText(withState(this, s ? { kind: 'query-explorer', query: s.q, keys: s.K, values: s.V, labels: s.labels, scale: s.scale, ...s.result } : null));
+    return jsonText(
+      withState(
+        this,
+        s
+          ? {
+              kind: 'query-explorer',
+              query: s.q,
+              keys: s.K,
+              values: s.V,
+              labels: s.labels,
+              scale: s.scale,
+              ...s.result,
+            }
+          : null,
+      ),
+    );
   }
 
   /** The two planes as an SVG document, laid out as on screen (vector arrows and points; the numbers and the state in <metadata>). */
   toSVG(options = {}) {
     const s = this._shown;
     if (!s) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
-    const size = this.#planeSize(), parts = [];
-    if (s.d === 2) parts.push({ canvas: this._keyCanvas, heading: 'Query and keys', draw: (fig, x, y) => this.#keysSVG(fig, x, y, size) });
-    if (s.dv === 2) parts.push({ canvas: this._valueCanvas, heading: 'Values and the output', draw: (fig, x, y) => this.#valuesSVG(fig, x, y, size) });
+    const size = this.#planeSize(),
+      parts = [];
+    if (s.d === 2)
+      parts.push({
+        canvas: this._keyCanvas,
+        heading: 'Query and keys',
+        draw: (fig, x, y) => this.#keysSVG(fig, x, y, size),
+      });
+    if (s.dv === 2)
+      parts.push({
+        canvas: this._valueCanvas,
+        heading: 'Values and the output',
+        draw: (fig, x, y) => this.#valuesSVG(fig, x, y, size),
+      });
     if (!parts.length) throw new Error('toSVG: the planes are drawn only for vectors of 2 components');
     return canvasLayoutSVG(this, themeOf(this), parts, {
-      width: options.width, fontSize: options.fontSize, title: `One query against ${s.K.length} keys: weights ${s.result.weights.map((w) => formatNumber(w, 2)).join(', ')}`,
-      state: { widget: 'query-explorer', query: s.q, keys: s.K, values: s.V, labels: s.labels, scale: s.scale, ...s.result, widgetState: this.state } });
+      width: options.width,
+      fontSize: options.fontSize,
+      title: `One query against ${s.K.length} keys: weights ${s.result.weights.map((w) => formatNumber(w, 2)).join(', ')}`,
+      state: {
+        widget: 'query-explorer',
+        query: s.q,
+        keys: s.K,
+        values: s.V,
+        labels: s.labels,
+        scale: s.scale,
+        ...s.result,
+        widgetState: this.state,
+      },
+    });
   }
 
   /** #axes as SVG: grid, axes; returns the value → figure mapping. */
   #axesSVG(out, theme, x0, y0, size, lo, hi) {
     const pad = 14;
-    const P = (x, y) => [x0 + pad + ((x - lo) / (hi - lo)) * (size - 2 * pad), y0 + size - pad - ((y - lo) / (hi - lo)) * (size - 2 * pad)];
+    const P = (x, y) => [
+      x0 + pad + ((x - lo) / (hi - lo)) * (size - 2 * pad),
+      y0 + size - pad - ((y - lo) / (hi - lo)) * (size - 2 * pad),
+    ];
     let d = '';
     for (let v = Math.ceil(lo); v <= hi; v++) {
-      const [xa, ya] = P(v, lo), [xb, yb] = P(lo, v);
+      const [xa, ya] = P(v, lo),
+        [xb, yb] = P(lo, v);
       d += `M${num(xa)} ${num(ya)}V${num(y0 + pad)}M${num(xb)} ${num(yb)}H${num(x0 + size - pad)}`;
     }
-    out.push(`<path fill="none" ${paint('stroke', theme.dark ? 'rgba(255,255,255,0.10)' : 'rgba(0,0,0,0.08)')} d="${d}"/>`);
+    out.push(
+      `<path fill="none" ${paint('stroke', theme.dark ? 'rgba(255,255,255,0.10)' : 'rgba(0,0,0,0.08)')} d="${d}"/>`,
+    );
     if (lo <= 0 && hi >= 0) {
       const [ox, oy] = P(0, 0);
-      out.push(`<path fill="none" ${paint('stroke', theme.dark ? 'rgba(255,255,255,0.35)' : 'rgba(0,0,0,0.35)')} d="M${num(x0 + pad)} ${num(oy)}H${num(x0 + size - pad)}M${num(ox)} ${num(y0 + pad)}V${num(y0 + size - pad)}"/>`);
+      out.push(
+        `<path fill="none" ${paint('stroke', theme.dark ? 'rgba(255,255,255,0.35)' : 'rgba(0,0,0,0.35)')} d="M${num(x0 + pad)} ${num(oy)}H${num(x0 + size - pad)}M${num(ox)} ${num(y0 + pad)}V${num(y0 + size - pad)}"/>`,
+      );
     }
     return P;
   }
 
   #keysSVG(fig, x0, y0, size) {
-    const s = this._shown, theme = themeOf(this), out = [];
+    const s = this._shown,
+      theme = themeOf(this),
+      out = [];
     const P = this.#axesSVG(out, theme, x0, y0, size, -RANGE, RANGE);
     const [ox, oy] = P(0, 0);
-    const label = (t, [x, y], color) => svgText(fig, x, y, t, { anchor: 'middle', baseline: 'middle', fill: color, weight: 600, halo: theme.bgSolid });
+    const label = (t, [x, y], color) =>
+      svgText(fig, x, y, t, {
+        anchor: 'middle',
+        baseline: 'middle',
+        fill: color,
+        weight: 600,
+        halo: theme.bgSolid,
+      });
     s.K.forEach((k, j) => {
-      const w = s.result.weights[j], color = SERIES_COLORS[j % SERIES_COLORS.length];
+      const w = s.result.weights[j],
+        color = SERIES_COLORS[j % SERIES_COLORS.length];
       const [tx, ty] = P(k[0], k[1]);
       out.push(svgArrow(ox, oy, tx, ty, color, 1.2 + 5 * w, { headBase: 6 }));
       const len = Math.hypot(k[0], k[1]) || 1;
-      out.push(label(`${s.labels[j]} ${formatNumber(w, 2)}`, P(k[0] + (k[0] / len) * 0.45, k[1] + (k[1] / len) * 0.45), color));
+      out.push(
+        label(
+          `${s.labels[j]} ${formatNumber(w, 2)}`,
+          P(k[0] + (k[0] / len) * 0.45, k[1] + (k[1] / len) * 0.45),
+          color,
+        ),
+      );
     });
     const [qx, qy] = P(s.q[0], s.q[1]);
-    out.push(svgArrow(ox, oy, qx, qy, theme.fg, 2.6, { headBase: 6 }), `<circle cx="${num(qx)}" cy="${num(qy)}" r="6" ${paint('fill', theme.accent)}/>`,
-      label('q', [qx + 12, qy - 12], theme.fg));
+    out.push(
+      svgArrow(ox, oy, qx, qy, theme.fg, 2.6, { headBase: 6 }),
+      `<circle cx="${num(qx)}" cy="${num(qy)}" r="6" ${paint('fill', theme.accent)}/>`,
+      label('q', [qx + 12, qy - 12], theme.fg),
+    );
     fig.body.push(out.join('\n'));
     return { w: size, h: size, panel: { kind: 'plane' } };
   }
 
   #valuesSVG(fig, x0, y0, size) {
-    const s = this._shown, theme = themeOf(this), out = [];
+    const s = this._shown,
+      theme = themeOf(this),
+      out = [];
     const all = [...s.V.flat(), ...s.result.output, 0];
-    const lo = Math.floor(Math.min(...all) - 0.5), hi = Math.ceil(Math.max(...all) + 0.5);
+    const lo = Math.floor(Math.min(...all) - 0.5),
+      hi = Math.ceil(Math.max(...all) + 0.5);
     const P = this.#axesSVG(out, theme, x0, y0, size, Math.min(lo, -0.5), Math.max(hi, lo + 2));
     const [ox, oy] = P(s.result.output[0], s.result.output[1]);
-    const label = (t, [x, y], color) => svgText(fig, x, y, t, { anchor: 'middle', baseline: 'middle', fill: color, weight: 600, halo: theme.bgSolid });
+    const label = (t, [x, y], color) =>
+      svgText(fig, x, y, t, {
+        anchor: 'middle',
+        baseline: 'middle',
+        fill: color,
+        weight: 600,
+        halo: theme.bgSolid,
+      });
     s.V.forEach((v, j) => {
-      const [px, py] = P(v[0], v[1]), color = SERIES_COLORS[j % SERIES_COLORS.length], w = s.result.weights[j];
-      out.push(`<path fill="none" ${paint('stroke', color)} stroke-opacity="${+(0.35 + 0.65 * w).toFixed(3)}" stroke-width="${num(1 + 3 * w)}" stroke-linecap="round" d="M${num(ox)} ${num(oy)}L${num(px)} ${num(py)}"/>`,
-        `<circle cx="${num(px)}" cy="${num(py)}" r="${num(3 + 9 * Math.sqrt(w))}" ${paint('fill', color)}/>`, label(`v(${s.labels[j]})`, [px, py - 18], color));
+      const [px, py] = P(v[0], v[1]),
+        color = SERIES_COLORS[j % SERIES_COLORS.length],
+        w = s.result.weights[j];
+      out.push(
+        `<path fill="none" ${paint('stroke', color)} stroke-opacity="${+(0.35 + 0.65 * w).toFixed(3)}" stroke-width="${num(1 + 3 * w)}" stroke-linecap="round" d="M${num(ox)} ${num(oy)}L${num(px)} ${num(py)}"/>`,
+        `<circle cx="${num(px)}" cy="${num(py)}" r="${num(3 + 9 * Math.sqrt(w))}" ${paint('fill', color)}/>`,
+        label(`v(${s.labels[j]})`, [px, py - 18], color),
+      );
     });
-    out.push(`<path ${paint('fill', theme.accent)} ${paint('stroke', theme.fg)} stroke-width="2" d="M${num(ox)} ${num(oy - 8)}L${num(ox + 8)} ${num(oy)}L${num(ox)} ${num(oy + 8)}L${num(ox - 8)} ${num(oy)}z"/>`,
-      label('output', [ox, oy + 19], theme.fg));
+    out.push(
+      `<path ${paint('fill', theme.accent)} ${paint('stroke', theme.fg)} stroke-width="2" d="M${num(ox)} ${num(oy - 8)}L${num(ox + 8)} ${num(oy)}L${num(ox)} ${num(oy + 8)}L${num(ox - 8)} ${num(oy)}z"/>`,
+      label('output', [ox, oy + 19], theme.fg),
+    );
     fig.body.push(out.join('\n'));
     return { w: size, h: size, panel: { kind: 'plane' } };
   }
 
   /** What printing replaces with the SVG figure (print.js): the planes. */
-  printParts() { return [this._keyPlane.parentElement]; }
+  printParts() {
+    return [this._keyPlane.parentElement];
+  }
 
   pngCanvas() {
     const items = [];
@@ -372,10 +664,17 @@ export class QueryExplorer extends AwElement {
     if (!this._keyPlane.hidden) items.push({ canvas: this._keyCanvas, x: 0, y: 0 });
     if (!this._valuePlane.hidden) {
       const b = this._valueCanvas.getBoundingClientRect();
-      items.push({ canvas: this._valueCanvas, x: this._keyPlane.hidden ? 0 : b.left - a.left, y: this._keyPlane.hidden ? 0 : b.top - a.top });
+      items.push({
+        canvas: this._valueCanvas,
+        x: this._keyPlane.hidden ? 0 : b.left - a.left,
+        y: this._keyPlane.hidden ? 0 : b.top - a.top,
+      });
     }
-    if (!items.length) { const c = document.createElement('canvas'); c.width = c.height = 1; return c; }
+    if (!items.length) {
+      const c = document.createElement('canvas');
+      c.width = c.height = 1;
+      return c;
+    }
     return composeCanvases(items, themeOf(this).bgSolid);
   }
 }
-

@@ -22,10 +22,10 @@ import { drawXY, pairColors, prepareCanvas } from './xy-chart.js';
 import { num, paint, svgArrow, svgText } from './svg.js';
 import { canvasLayoutSVG, xyPart } from './svg-layout.js';
 
-const SPAN = 32;                 // δ = −32 … 32
-const MAX_POS = 256;             // the position slider's range
-const COMPARE = [0, 100, 1000];  // absolute offsets shown to coincide
-const MAX_LINES = 6;             // per-pair lines drawn (d > 12: a spread of pairs, the chosen one included)
+const SPAN = 32; // δ = −32 … 32
+const MAX_POS = 256; // the position slider's range
+const COMPARE = [0, 100, 1000]; // absolute offsets shown to coincide
+const MAX_LINES = 6; // per-pair lines drawn (d > 12: a spread of pairs, the chosen one included)
 const STYLES = ['half', 'interleaved'];
 
 const ROPE_CSS = `
@@ -44,7 +44,9 @@ const intAttr = (el, name, def, lo, hi) => {
 };
 
 export class RopeExplorer extends AwElement {
-  static get ownAttributes() { return ['d', 'base', 'rotary-style', 'style', 'offset', 'seed']; }
+  static get ownAttributes() {
+    return ['d', 'base', 'rotary-style', 'style', 'offset', 'seed'];
+  }
 
   constructor() {
     super();
@@ -54,12 +56,39 @@ export class RopeExplorer extends AwElement {
   }
 
   build() {
-    this._pairSel = h('select', { onchange: () => { this.pair = Number(this._pairSel.value); } });
-    this._styleSel = h('select', { onchange: () => { this.rotaryStyle = this._styleSel.value; } },
-      h('option', { value: 'half', text: 'half (GPT-NeoX, Llama)' }), h('option', { value: 'interleaved', text: 'interleaved (GPT-J, RoFormer)' }));
-    this._offsetIn = h('input', { type: 'number', min: '0', step: '1', onchange: () => {
-      const v = Number(this._offsetIn.value); if (Number.isInteger(v) && v >= 0) this.offset = v; } });
-    this._slider = h('input', { type: 'range', min: '0', max: String(MAX_POS), step: '1', oninput: () => { this.position = Number(this._slider.value); } });
+    this._pairSel = h('select', {
+      onchange: () => {
+        this.pair = Number(this._pairSel.value);
+      },
+    });
+    this._styleSel = h(
+      'select',
+      {
+        onchange: () => {
+          this.rotaryStyle = this._styleSel.value;
+        },
+      },
+      h('option', { value: 'half', text: 'half (GPT-NeoX, Llama)' }),
+      h('option', { value: 'interleaved', text: 'interleaved (GPT-J, RoFormer)' }),
+    );
+    this._offsetIn = h('input', {
+      type: 'number',
+      min: '0',
+      step: '1',
+      onchange: () => {
+        const v = Number(this._offsetIn.value);
+        if (Number.isInteger(v) && v >= 0) this.offset = v;
+      },
+    });
+    this._slider = h('input', {
+      type: 'range',
+      min: '0',
+      max: String(MAX_POS),
+      step: '1',
+      oninput: () => {
+        this.position = Number(this._slider.value);
+      },
+    });
     this._posOut = h('output', { 'aria-hidden': 'true' });
     this._plane = h('canvas', { role: 'img' });
     this._compare = h('canvas', { role: 'img', class: 'chart' });
@@ -67,59 +96,121 @@ export class RopeExplorer extends AwElement {
     this._summary = h('p', { class: 'muted small' });
     this._readout = h('div', { class: 'readout', 'aria-live': 'polite' });
     this._diffOut = h('div', { class: 'readout' });
-    this.shadowRoot.append(h('style', { text: ROPE_CSS }),
-      h('div', { class: 'bar' }, h('span', { class: 'title', text: 'Rotary position embeddings (RoPE)' }), this.exportBar()),
-      this._summary, ...this.baseParts(),
-      h('div', { class: 'controls' },
+    this.shadowRoot.append(
+      h('style', { text: ROPE_CSS }),
+      h(
+        'div',
+        { class: 'bar' },
+        h('span', { class: 'title', text: 'Rotary position embeddings (RoPE)' }),
+        this.exportBar(),
+      ),
+      this._summary,
+      ...this.baseParts(),
+      h(
+        'div',
+        { class: 'controls' },
         h('label', {}, h('span', { text: 'Frequency pair' }), this._pairSel),
         h('label', {}, h('span', { text: 'Position of q' }), this._slider, this._posOut),
         h('label', {}, h('span', { text: 'Pairing' }), this._styleSel),
-        h('label', {}, h('span', { text: 'Offset' }), this._offsetIn)),
-      h('div', { class: 'row' }, this._plane, this._compare), this._readout, this._lines, this._diffOut);
+        h('label', {}, h('span', { text: 'Offset' }), this._offsetIn),
+      ),
+      h('div', { class: 'row' }, this._plane, this._compare),
+      this._readout,
+      this._lines,
+      this._diffOut,
+    );
   }
 
-  get d() { return intAttr(this, 'd', 8, 2, 128); }
-  set d(v) { this.setAttribute('d', String(v)); }
-  get base() { const b = Number(this.getAttribute('base') ?? 10000); return Number.isFinite(b) && b > 1 ? b : 10000; }
-  set base(v) { this.setAttribute('base', String(v)); }
+  get d() {
+    return intAttr(this, 'd', 8, 2, 128);
+  }
+  set d(v) {
+    this.setAttribute('d', String(v));
+  }
+  get base() {
+    const b = Number(this.getAttribute('base') ?? 10000);
+    return Number.isFinite(b) && b > 1 ? b : 10000;
+  }
+  set base(v) {
+    this.setAttribute('base', String(v));
+  }
   /** 'half' or 'interleaved' (attribute rotary-style, or style="half|interleaved"). */
   get rotaryStyle() {
-    const s = (this.getAttribute('rotary-style') ?? (STYLES.includes(this.getAttribute('style')?.trim()) ? this.getAttribute('style').trim() : 'half')).trim();
+    const s = (
+      this.getAttribute('rotary-style') ??
+      (STYLES.includes(this.getAttribute('style')?.trim()) ? this.getAttribute('style').trim() : 'half')
+    ).trim();
     return STYLES.includes(s) ? s : 'half';
   }
-  set rotaryStyle(v) { this.setAttribute('rotary-style', String(v)); }
-  get offset() { return intAttr(this, 'offset', 0, 0, 1_000_000); }
-  set offset(v) { this.setAttribute('offset', String(v)); }
-  get seed() { return intAttr(this, 'seed', 1, 0, 2 ** 31 - 1); }
-  set seed(v) { this.setAttribute('seed', String(v)); }
+  set rotaryStyle(v) {
+    this.setAttribute('rotary-style', String(v));
+  }
+  get offset() {
+    return intAttr(this, 'offset', 0, 0, 1_000_000);
+  }
+  set offset(v) {
+    this.setAttribute('offset', String(v));
+  }
+  get seed() {
+    return intAttr(this, 'seed', 1, 0, 2 ** 31 - 1);
+  }
+  set seed(v) {
+    this.setAttribute('seed', String(v));
+  }
   /** The frequency pair drawn in the plane (0 … d/2 − 1). */
-  get pair() { return Math.min(this._pair, Math.floor(this.d / 2) - 1); }
-  set pair(v) { this._pair = Math.max(0, Math.floor(Number(v) || 0)); this.schedule(); }
+  get pair() {
+    return Math.min(this._pair, Math.floor(this.d / 2) - 1);
+  }
+  set pair(v) {
+    this._pair = Math.max(0, Math.floor(Number(v) || 0));
+    this.schedule();
+  }
   /** The state: attributes (d, base, rotary-style, offset, seed), the pair and q's position in the plane. */
-  extraState() { return { rotaryStyle: this.rotaryStyle, pair: this._pair, position: this._position }; }
+  extraState() {
+    return { rotaryStyle: this.rotaryStyle, pair: this._pair, position: this._position };
+  }
   applyExtraState(s) {
-    if (s.rotaryStyle && s.rotaryStyle !== this.rotaryStyle) this.setAttribute('rotary-style', String(s.rotaryStyle));  // (from a legacy style="…")
-    this._pair = Math.max(0, Math.floor(Number(s.pair) || 0)); this._position = Math.min(MAX_POS, Math.max(0, Math.round(Number(s.position ?? 8) || 0)));
+    if (s.rotaryStyle && s.rotaryStyle !== this.rotaryStyle)
+      this.setAttribute('rotary-style', String(s.rotaryStyle)); // (from a legacy style="…")
+    this._pair = Math.max(0, Math.floor(Number(s.pair) || 0));
+    this._position = Math.min(MAX_POS, Math.max(0, Math.round(Number(s.position ?? 8) || 0)));
   }
 
   /** q's position in the plane (0 … 256). */
-  get position() { return this._position; }
-  set position(v) { this._position = Math.min(MAX_POS, Math.max(0, Math.round(Number(v) || 0))); if (this._shown) this.#drawPlane(); }
+  get position() {
+    return this._position;
+  }
+  set position(v) {
+    this._position = Math.min(MAX_POS, Math.max(0, Math.round(Number(v) || 0)));
+    if (this._shown) this.#drawPlane();
+  }
   /** The seeded query and key (before rotation). */
-  get q() { return this._shown ? this._shown.q.slice() : null; }
-  get k() { return this._shown ? this._shown.k.slice() : null; }
+  get q() {
+    return this._shown ? this._shown.q.slice() : null;
+  }
+  get k() {
+    return this._shown ? this._shown.k.slice() : null;
+  }
   /** The relative offsets δ of the charts: −32 … 32. */
-  get deltas() { return Array.from({ length: 2 * SPAN + 1 }, (_, i) => i - SPAN); }
-  get shown() { return this._shown || null; }
+  get deltas() {
+    return Array.from({ length: 2 * SPAN + 1 }, (_, i) => i - SPAN);
+  }
+  get shown() {
+    return this._shown || null;
+  }
 
   /** The two feature indices of frequency pair p. */
-  #pairDims(p, d) { return this.rotaryStyle === 'half' ? [p, p + d / 2] : [2 * p, 2 * p + 1]; }
+  #pairDims(p, d) {
+    return this.rotaryStyle === 'half' ? [p, p + d / 2] : [2 * p, 2 * p + 1];
+  }
 
   /** `n` copies of vec rotated by applyRotary: row t at position offset + t. */
   #rotatedRows(vec, n, offset) {
-    const d = vec.length, x = new Float32Array(n * d);
+    const d = vec.length,
+      x = new Float32Array(n * d);
     for (let t = 0; t < n; t++) x.set(vec, t * d);
-    return attn.applyRotary(new attn.Tensor(x, [n, d]), { base: this.base, style: this.rotaryStyle, offset }).data;  // (n, d)
+    return attn.applyRotary(new attn.Tensor(x, [n, d]), { base: this.base, style: this.rotaryStyle, offset })
+      .data; // (n, d)
   }
 
   /** { total: Float32Array(65), pairs: Float64Array[] } for an absolute offset. */
@@ -127,11 +218,17 @@ export class RopeExplorer extends AwElement {
     const s = this._shown;
     const key = `${s.key}|${offset}`;
     if (this._cache.has(key)) return this._cache.get(key);
-    const d = s.d, P = d / 2, n = SPAN + 1;
-    const Rq = this.#rotatedRows(s.q, n, offset), Rk = this.#rotatedRows(s.k, n, offset);  // (33, d) each
-    const total = new Float32Array(2 * SPAN + 1), pairs = Array.from({ length: P }, () => new Float64Array(2 * SPAN + 1));
+    const d = s.d,
+      P = d / 2,
+      n = SPAN + 1;
+    const Rq = this.#rotatedRows(s.q, n, offset),
+      Rk = this.#rotatedRows(s.k, n, offset); // (33, d) each
+    const total = new Float32Array(2 * SPAN + 1),
+      pairs = Array.from({ length: P }, () => new Float64Array(2 * SPAN + 1));
     for (let t = 0; t <= 2 * SPAN; t++) {
-      const delta = t - SPAN, i = Math.max(delta, 0), j = Math.max(-delta, 0);
+      const delta = t - SPAN,
+        i = Math.max(delta, 0),
+        j = Math.max(-delta, 0);
       let sum = 0;
       for (let p = 0; p < P; p++) {
         const [a, b] = this.#pairDims(p, d);
@@ -149,7 +246,8 @@ export class RopeExplorer extends AwElement {
   /** The total q·k over δ = −32…32 with the earlier position at `offset` (default: the attribute). */
   scores(offset = this.offset) {
     if (!this._shown) return null;
-    if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`offset must be an integer >= 0, got ${offset}`);
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new RangeError(`offset must be an integer >= 0, got ${offset}`);
     return this.#scoresAt(offset).total.slice();
   }
 
@@ -157,34 +255,58 @@ export class RopeExplorer extends AwElement {
   pairAngle(pair, position) {
     if (!this._shown) return null;
     const d = this._shown.d;
-    if (!Number.isInteger(pair) || pair < 0 || pair >= d / 2) throw new RangeError(`pair must be an integer in [0, ${d / 2 - 1}], got ${pair}`);
+    if (!Number.isInteger(pair) || pair < 0 || pair >= d / 2)
+      throw new RangeError(`pair must be an integer in [0, ${d / 2 - 1}], got ${pair}`);
     const r = this.#rotatedRows(this._shown.q, 1, position);
     const [a, b] = this.#pairDims(pair, d);
     return Math.atan2(r[b], r[a]);
   }
 
   render() {
-    const d = this.d, base = this.base, style = this.rotaryStyle, seed = this.seed, offset = this.offset;
+    const d = this.d,
+      base = this.base,
+      style = this.rotaryStyle,
+      seed = this.seed,
+      offset = this.offset;
     let qk, plane, kPlane;
     try {
       if (d % 2) throw new Error(`d must be even (RoPE rotates pairs of features), got ${d}`);
-      qk = attn.seededNormal([2, d], seed).data;  // (2, d): q, k
+      qk = attn.seededNormal([2, d], seed).data; // (2, d): q, k
       plane = this.#rotatedRows(qk.subarray(0, d), MAX_POS + 1, 0);
       kPlane = this.#rotatedRows(qk.subarray(d), 1, 0);
-    } catch (e) { this.showError(e.message); this._shown = null; return; }
+    } catch (e) {
+      this.showError(e.message);
+      this._shown = null;
+      return;
+    }
     this.showError('');
     const key = `${d}|${base}|${style}|${seed}`;
     if (this._shown?.key !== key) this._cache.clear();
-    this._shown = { key, d, base, style, seed, offset, q: Float32Array.from(qk.subarray(0, d)), k: Float32Array.from(qk.subarray(d)), plane, kPlane };
-    const cur = this.#scoresAt(offset), cmp = COMPARE.map((o) => this.#scoresAt(o).total);
+    this._shown = {
+      key,
+      d,
+      base,
+      style,
+      seed,
+      offset,
+      q: Float32Array.from(qk.subarray(0, d)),
+      k: Float32Array.from(qk.subarray(d)),
+      plane,
+      kPlane,
+    };
+    const cur = this.#scoresAt(offset),
+      cmp = COMPARE.map((o) => this.#scoresAt(o).total);
     let maxDiff = 0;
-    for (const c of cmp.slice(1)) for (let t = 0; t < c.length; t++) maxDiff = Math.max(maxDiff, Math.abs(c[t] - cmp[0][t]));
+    for (const c of cmp.slice(1))
+      for (let t = 0; t < c.length; t++) maxDiff = Math.max(maxDiff, Math.abs(c[t] - cmp[0][t]));
     Object.assign(this._shown, { scores: cur, compare: cmp, maxDiff });
     this.dataset.maxDifference = maxDiff.toExponential(2);
     this.#syncControls(d, style, offset);
-    this._summary.textContent = `q and k: ${d} features drawn with seededNormal (seed ${seed}), rotated by applyRotary (base ${base}, ${style} pairing): `
-      + `pair p turns by θ_p = ${base}^(−2p/${d}) radians per position. Only the relative offset i − j changes q·k.`;
-    const W = this.contentWidth, side = Math.min(280, W);
+    this._summary.textContent =
+      `q and k: ${d} features drawn with seededNormal (seed ${seed}), rotated by applyRotary (base ${base}, ${style} pairing): ` +
+      `pair p turns by θ_p = ${base}^(−2p/${d}) radians per position. Only the relative offset i − j changes q·k.`;
+    const W = this.contentWidth,
+      side = Math.min(280, W);
     this._planeSize = side;
     this.#drawPlane();
     this.#drawLines(Math.min(W, 900));
@@ -193,11 +315,20 @@ export class RopeExplorer extends AwElement {
 
   #syncControls(d, style, offset) {
     const P = d / 2;
-    if (this._pairSel.options.length !== P || this._pairSel.dataset.style !== style || this._pairSel.dataset.d !== String(d)) {
-      this._pairSel.replaceChildren(...Array.from({ length: P }, (_, p) => {
-        const [a, b] = this.#pairDims(p, d);
-        return h('option', { value: String(p), text: `${p}: dims ${a}, ${b} · θ = ${formatNumber(this.base ** (-2 * p / d), 4)}` });
-      }));
+    if (
+      this._pairSel.options.length !== P ||
+      this._pairSel.dataset.style !== style ||
+      this._pairSel.dataset.d !== String(d)
+    ) {
+      this._pairSel.replaceChildren(
+        ...Array.from({ length: P }, (_, p) => {
+          const [a, b] = this.#pairDims(p, d);
+          return h('option', {
+            value: String(p),
+            text: `${p}: dims ${a}, ${b} · θ = ${formatNumber(this.base ** ((-2 * p) / d), 4)}`,
+          });
+        }),
+      );
       Object.assign(this._pairSel.dataset, { style, d: String(d) });
     }
     this._pairSel.value = String(this.pair);
@@ -207,95 +338,243 @@ export class RopeExplorer extends AwElement {
 
   /** (a) The chosen pair of q at positions 0…position (trail), the arrow at position, k's pair at 0. */
   #drawPlane() {
-    const s = this._shown, size = this._planeSize || 280, theme = themeOf(this);
-    const d = s.d, p = this.pair, pos = this.position, [a, b] = this.#pairDims(p, d);
+    const s = this._shown,
+      size = this._planeSize || 280,
+      theme = themeOf(this);
+    const d = s.d,
+      p = this.pair,
+      pos = this.position,
+      [a, b] = this.#pairDims(p, d);
     const ctx = prepareCanvas(this._plane, size, size);
-    if (theme.bg) { ctx.fillStyle = theme.bg; ctx.fillRect(0, 0, size, size); }
-    const rq = Math.hypot(s.q[a], s.q[b]), rk = Math.hypot(s.k[a], s.k[b]);
-    const R = Math.max(rq, rk, 1e-3) * 1.18, pad = 16, c = size / 2;
+    if (theme.bg) {
+      ctx.fillStyle = theme.bg;
+      ctx.fillRect(0, 0, size, size);
+    }
+    const rq = Math.hypot(s.q[a], s.q[b]),
+      rk = Math.hypot(s.k[a], s.k[b]);
+    const R = Math.max(rq, rk, 1e-3) * 1.18,
+      pad = 16,
+      c = size / 2;
     const P = (x, y) => [c + (x / R) * (c - pad), c - (y / R) * (c - pad)];
-    ctx.strokeStyle = theme.dark ? 'rgba(255,255,255,0.3)' : 'rgba(0,0,0,0.3)'; ctx.lineWidth = 1;
-    ctx.beginPath(); ctx.moveTo(pad, c); ctx.lineTo(size - pad, c); ctx.moveTo(c, pad); ctx.lineTo(c, size - pad); ctx.stroke();
-    ctx.setLineDash([3, 4]); ctx.beginPath(); ctx.arc(c, c, (rq / R) * (c - pad), 0, 2 * Math.PI); ctx.stroke(); ctx.setLineDash([]);
+    ctx.strokeStyle = theme.dark ? 'rgba(255,255,255,0.3)' : 'rgba(0,0,0,0.3)';
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    ctx.moveTo(pad, c);
+    ctx.lineTo(size - pad, c);
+    ctx.moveTo(c, pad);
+    ctx.lineTo(c, size - pad);
+    ctx.stroke();
+    ctx.setLineDash([3, 4]);
+    ctx.beginPath();
+    ctx.arc(c, c, (rq / R) * (c - pad), 0, 2 * Math.PI);
+    ctx.stroke();
+    ctx.setLineDash([]);
     const { b: qc, a: kc } = pairColors(this);
-    for (let t = 0; t < pos; t++) {  // the trail, fading towards the past
+    for (let t = 0; t < pos; t++) {
+      // the trail, fading towards the past
       const [x, y] = P(s.plane[t * d + a], s.plane[t * d + b]);
       ctx.globalAlpha = 0.12 + 0.45 * ((t + 1) / (pos + 1));
-      ctx.fillStyle = qc; ctx.beginPath(); ctx.arc(x, y, 2.4, 0, 2 * Math.PI); ctx.fill();
+      ctx.fillStyle = qc;
+      ctx.beginPath();
+      ctx.arc(x, y, 2.4, 0, 2 * Math.PI);
+      ctx.fill();
     }
     ctx.globalAlpha = 1;
     arrow(ctx, [c, c], P(s.kPlane[a], s.kPlane[b]), kc, 2, true);
-    const qx = s.plane[pos * d + a], qy = s.plane[pos * d + b];
+    const qx = s.plane[pos * d + a],
+      qy = s.plane[pos * d + b];
     arrow(ctx, [c, c], P(qx, qy), qc, 2.6, false);
-    ctx.font = `600 12px ${theme.font}`; ctx.fillStyle = theme.fg; ctx.textAlign = 'left'; ctx.textBaseline = 'top';
+    ctx.font = `600 12px ${theme.font}`;
+    ctx.fillStyle = theme.fg;
+    ctx.textAlign = 'left';
+    ctx.textBaseline = 'top';
     ctx.fillText(`pair ${p} (dims ${a}, ${b}) · q at position ${pos}`, 6, 4);
-    ctx.font = `12px ${theme.font}`; ctx.textBaseline = 'bottom';
-    ctx.fillStyle = qc; ctx.fillText('q (solid)', 6, size - 4);
-    ctx.fillStyle = kc; ctx.fillText('k at position 0 (dashed)', 76, size - 4);
-    const theta = s.base ** (-2 * p / d), angle = Math.atan2(qy, qx);
+    ctx.font = `12px ${theme.font}`;
+    ctx.textBaseline = 'bottom';
+    ctx.fillStyle = qc;
+    ctx.fillText('q (solid)', 6, size - 4);
+    ctx.fillStyle = kc;
+    ctx.fillText('k at position 0 (dashed)', 76, size - 4);
+    const theta = s.base ** ((-2 * p) / d),
+      angle = Math.atan2(qy, qx);
     const contrib = qx * s.kPlane[a] + qy * s.kPlane[b];
-    this._plane.setAttribute('aria-label', `Plane of frequency pair ${p} (features ${a} and ${b}): q's pair rotated to position ${pos} `
-      + `is at angle ${formatNumber(angle, 3)} rad; k's pair at position 0 is drawn dashed. The trail shows positions 0 to ${pos}.`);
-    const every = Math.max(1, Math.ceil(pos / 64)), rows = [];
-    for (let t = 0; t <= pos; t += every) rows.push([t, s.plane[t * d + a], s.plane[t * d + b], Math.atan2(s.plane[t * d + b], s.plane[t * d + a])]);
-    chartTable(this._plane, `q's pair ${p} at positions 0 to ${pos}`, ['position', `feature ${a}`, `feature ${b}`, 'angle (rad)'], rows);
+    this._plane.setAttribute(
+      'aria-label',
+      `Plane of frequency pair ${p} (features ${a} and ${b}): q's pair rotated to position ${pos} ` +
+        `is at angle ${formatNumber(angle, 3)} rad; k's pair at position 0 is drawn dashed. The trail shows positions 0 to ${pos}.`,
+    );
+    const every = Math.max(1, Math.ceil(pos / 64)),
+      rows = [];
+    for (let t = 0; t <= pos; t += every)
+      rows.push([
+        t,
+        s.plane[t * d + a],
+        s.plane[t * d + b],
+        Math.atan2(s.plane[t * d + b], s.plane[t * d + a]),
+      ]);
+    chartTable(
+      this._plane,
+      `q's pair ${p} at positions 0 to ${pos}`,
+      ['position', `feature ${a}`, `feature ${b}`, 'angle (rad)'],
+      rows,
+    );
     if (this.shadowRoot.activeElement !== this._slider) this._slider.value = String(pos);
     this._posOut.textContent = String(pos);
     const wl = (2 * Math.PI) / theta;
     this._readout.replaceChildren(
-      h('span', { text: `Pair ${p}: θ = ${formatNumber(theta, 6)} rad per position, one turn every ${wl < 1000 ? formatNumber(wl, 1) : Math.round(wl).toLocaleString('en')} positions. `
-        + `At position ${pos} q's pair has turned ${formatNumber(pos * theta, 3)} rad.` }),
-      h('span', { class: 'terms', text: `This pair's share of q·k with q at position ${pos} and k at 0 (δ = ${pos}): ${formatNumber(contrib, 4)}. `
-        + 'Fast pairs (small p) spin and tell nearby offsets apart; slow pairs barely move and carry the content match.' }));
+      h('span', {
+        text:
+          `Pair ${p}: θ = ${formatNumber(theta, 6)} rad per position, one turn every ${wl < 1000 ? formatNumber(wl, 1) : Math.round(wl).toLocaleString('en')} positions. ` +
+          `At position ${pos} q's pair has turned ${formatNumber(pos * theta, 3)} rad.`,
+      }),
+      h('span', {
+        class: 'terms',
+        text:
+          `This pair's share of q·k with q at position ${pos} and k at 0 (δ = ${pos}): ${formatNumber(contrib, 4)}. ` +
+          'Fast pairs (small p) spin and tell nearby offsets apart; slow pairs barely move and carry the content match.',
+      }),
+    );
   }
 
   /** (b) Per-pair contributions and the total against δ, at the offset attribute. */
   #drawLines(width) {
-    const s = this._shown, P = s.d / 2, deltas = this.deltas, { total, pairs } = s.scores;
-    const picked = P <= MAX_LINES ? Array.from({ length: P }, (_, p) => p)
-      : [...new Set([...Array.from({ length: MAX_LINES - 1 }, (_, i) => Math.round((i * (P - 1)) / (MAX_LINES - 2))), this.pair])].sort((x, y) => x - y);
+    const s = this._shown,
+      P = s.d / 2,
+      deltas = this.deltas,
+      { total, pairs } = s.scores;
+    const picked =
+      P <= MAX_LINES
+        ? Array.from({ length: P }, (_, p) => p)
+        : [
+            ...new Set([
+              ...Array.from({ length: MAX_LINES - 1 }, (_, i) => Math.round((i * (P - 1)) / (MAX_LINES - 2))),
+              this.pair,
+            ]),
+          ].sort((x, y) => x - y);
     let m = 0;
     for (const v of total) m = Math.max(m, Math.abs(v));
     for (const p of picked) for (const v of pairs[p]) m = Math.max(m, Math.abs(v));
     const series = [
-      ...picked.map((p, i) => ({ label: `pair ${p}`, color: SERIES_COLORS[i % 6], width: p === this.pair ? 2.6 : 1.3, points: deltas.map((x, t) => [x, pairs[p][t]]) })),
-      { label: 'total q·k', color: themeOf(this).fg, width: 2.8, points: deltas.map((x, t) => [x, total[t]]) }];
-    drawXY(this._lines, this._linesOpts = { host: this, width, height: 300, series, title: `q·k against the relative offset δ = i − j (earlier position ${s.offset})`,
-      x: { min: -SPAN, max: SPAN, ticks: [-32, -24, -16, -8, 0, 8, 16, 24, 32], label: 'δ = i − j (query position − key position)' },
-      y: { min: -m * 1.08 || -1, max: m * 1.08 || 1, label: 'contribution to q·k' }, marker: { x: 0, label: 'δ = 0' } });
-    this._lines.setAttribute('aria-label', `Line chart of q·k against δ from −32 to 32: ${picked.length} frequency pairs${picked.length < P ? ` of ${P}` : ''} and their total. `
-      + `At δ = 0 the total is ${formatNumber(total[SPAN], 4)}, the plain q·k.`);
+      ...picked.map((p, i) => ({
+        label: `pair ${p}`,
+        color: SERIES_COLORS[i % 6],
+        width: p === this.pair ? 2.6 : 1.3,
+        points: deltas.map((x, t) => [x, pairs[p][t]]),
+      })),
+      {
+        label: 'total q·k',
+        color: themeOf(this).fg,
+        width: 2.8,
+        points: deltas.map((x, t) => [x, total[t]]),
+      },
+    ];
+    drawXY(
+      this._lines,
+      (this._linesOpts = {
+        host: this,
+        width,
+        height: 300,
+        series,
+        title: `q·k against the relative offset δ = i − j (earlier position ${s.offset})`,
+        x: {
+          min: -SPAN,
+          max: SPAN,
+          ticks: [-32, -24, -16, -8, 0, 8, 16, 24, 32],
+          label: 'δ = i − j (query position − key position)',
+        },
+        y: { min: -m * 1.08 || -1, max: m * 1.08 || 1, label: 'contribution to q·k' },
+        marker: { x: 0, label: 'δ = 0' },
+      }),
+    );
+    this._lines.setAttribute(
+      'aria-label',
+      `Line chart of q·k against δ from −32 to 32: ${picked.length} frequency pairs${picked.length < P ? ` of ${P}` : ''} and their total. ` +
+        `At δ = 0 the total is ${formatNumber(total[SPAN], 4)}, the plain q·k.`,
+    );
   }
 
   /** (c) The totals at absolute offsets 0, 100, 1000 on one chart. */
   #drawCompare(width) {
-    const s = this._shown, deltas = this.deltas, c = themeOf(this);
+    const s = this._shown,
+      deltas = this.deltas,
+      c = themeOf(this);
     let m = 0;
     for (const t of s.compare) for (const v of t) m = Math.max(m, Math.abs(v));
-    const looks = [{ color: c.fg, width: 4 }, { color: SERIES_COLORS[5], dashed: true, width: 2 }, { color: SERIES_COLORS[4], line: false, markers: true }];
-    drawXY(this._compare, this._compareOpts = { host: this, width, height: this._planeSize || 280, title: 'total q·k at absolute offsets 0, 100, 1000',
-      series: s.compare.map((t, i) => ({ label: `offset ${COMPARE[i]}`, ...looks[i], points: deltas.map((x, j) => [x, t[j]]) })),
-      x: { min: -SPAN, max: SPAN, ticks: [-32, -16, 0, 16, 32], label: 'δ = i − j' }, y: { min: -m * 1.08 || -1, max: m * 1.08 || 1 } });
-    this._compare.setAttribute('aria-label', `Line chart: the total q·k against δ with the earlier position at 0, 100 and 1000. The three curves coincide: `
-      + `the largest difference is ${s.maxDiff.toExponential(2)}.`);
-    this._diffOut.textContent = `Offsets 0, 100 and 1000 give the same scores: the largest |difference| over δ = −32…32 is ${s.maxDiff.toExponential(2)} `
-      + '(float32 rounding). RoPE makes q·k depend on i − j only.';
+    const looks = [
+      { color: c.fg, width: 4 },
+      { color: SERIES_COLORS[5], dashed: true, width: 2 },
+      { color: SERIES_COLORS[4], line: false, markers: true },
+    ];
+    drawXY(
+      this._compare,
+      (this._compareOpts = {
+        host: this,
+        width,
+        height: this._planeSize || 280,
+        title: 'total q·k at absolute offsets 0, 100, 1000',
+        series: s.compare.map((t, i) => ({
+          label: `offset ${COMPARE[i]}`,
+          ...looks[i],
+          points: deltas.map((x, j) => [x, t[j]]),
+        })),
+        x: { min: -SPAN, max: SPAN, ticks: [-32, -16, 0, 16, 32], label: 'δ = i − j' },
+        y: { min: -m * 1.08 || -1, max: m * 1.08 || 1 },
+      }),
+    );
+    this._compare.setAttribute(
+      'aria-label',
+      `Line chart: the total q·k against δ with the earlier position at 0, 100 and 1000. The three curves coincide: ` +
+        `the largest difference is ${s.maxDiff.toExponential(2)}.`,
+    );
+    this._diffOut.textContent =
+      `Offsets 0, 100 and 1000 give the same scores: the largest |difference| over δ = −32…32 is ${s.maxDiff.toExponential(2)} ` +
+      '(float32 rounding). RoPE makes q·k depend on i − j only.';
   }
 
   getCSV() {
     const s = this._shown;
     if (!s) return '';
     const P = s.d / 2;
-    const lines = [['delta', ...Array.from({ length: P }, (_, p) => `pair_${p}`), 'total', ...COMPARE.map((o) => `total_offset_${o}`)].join(',')];
-    this.deltas.forEach((x, t) => lines.push([x, ...s.scores.pairs.map((c) => c[t]), s.scores.total[t], ...s.compare.map((c) => c[t])].join(',')));
+    const lines = [
+      [
+        'delta',
+        ...Array.from({ length: P }, (_, p) => `pair_${p}`),
+        'total',
+        ...COMPARE.map((o) => `total_offset_${o}`),
+      ].join(','),
+    ];
+    this.deltas.forEach((x, t) =>
+      lines.push(
+        [x, ...s.scores.pairs.map((c) => c[t]), s.scores.total[t], ...s.compare.map((c) => c[t])].join(','),
+      ),
+    );
     return lines.join('\n') + '\n';
   }
 
   getJSON() {
     const s = this._shown;
-    return jsonText(withState(this, s ? { kind: 'rope', d: s.d, base: s.base, style: s.style, offset: s.offset, seed: s.seed, q: Array.from(s.q), k: Array.from(s.k),
-      deltas: this.deltas, pairs: s.scores.pairs.map((c) => Array.from(c)), total: Array.from(s.scores.total),
-      offsets: Object.fromEntries(COMPARE.map((o, i) => [o, Array.from(s.compare[i])])), maxDifference: s.maxDiff } : null));
+    return jsonText(
+      withState(
+        this,
+        s
+          ? {
+              kind: 'rope',
+              d: s.d,
+              base: s.base,
+              style: s.style,
+              offset: s.offset,
+              seed: s.seed,
+              q: Array.from(s.q),
+              k: Array.from(s.k),
+              deltas: this.deltas,
+              pairs: s.scores.pairs.map((c) => Array.from(c)),
+              total: Array.from(s.scores.total),
+              offsets: Object.fromEntries(COMPARE.map((o, i) => [o, Array.from(s.compare[i])])),
+              maxDifference: s.maxDiff,
+            }
+          : null,
+      ),
+    );
   }
 
   /**
@@ -305,23 +584,56 @@ export class RopeExplorer extends AwElement {
   toSVG(options = {}) {
     const s = this._shown;
     if (!s || !this._linesOpts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
-    return canvasLayoutSVG(this, themeOf(this), [{ canvas: this._plane, draw: (fig, x, y) => this.#planeSVG(fig, x, y) },
-      xyPart(this._compare, this._compareOpts, SERIES_COLORS), xyPart(this._lines, this._linesOpts, SERIES_COLORS)], {
-      width: options.width, fontSize: options.fontSize, title: `RoPE, d = ${s.d}, base ${s.base}, ${s.style} pairing: pair ${this.pair} at position ${this.position}, and q·k against the relative offset`,
-      state: { widget: 'rope-explorer', d: s.d, base: s.base, style: s.style, seed: s.seed, offset: s.offset, pair: this.pair, position: this.position,
-        deltas: this.deltas, total: s.scores.total, maxDifference: s.maxDiff, widgetState: this.state } });
+    return canvasLayoutSVG(
+      this,
+      themeOf(this),
+      [
+        { canvas: this._plane, draw: (fig, x, y) => this.#planeSVG(fig, x, y) },
+        xyPart(this._compare, this._compareOpts, SERIES_COLORS),
+        xyPart(this._lines, this._linesOpts, SERIES_COLORS),
+      ],
+      {
+        width: options.width,
+        fontSize: options.fontSize,
+        title: `RoPE, d = ${s.d}, base ${s.base}, ${s.style} pairing: pair ${this.pair} at position ${this.position}, and q·k against the relative offset`,
+        state: {
+          widget: 'rope-explorer',
+          d: s.d,
+          base: s.base,
+          style: s.style,
+          seed: s.seed,
+          offset: s.offset,
+          pair: this.pair,
+          position: this.position,
+          deltas: this.deltas,
+          total: s.scores.total,
+          maxDifference: s.maxDiff,
+          widgetState: this.state,
+        },
+      },
+    );
   }
 
   /** The plane of #drawPlane as SVG shapes at (x0, y0) of the figure. */
   #planeSVG(fig, x0, y0) {
-    const s = this._shown, size = this._planeSize || 280, theme = themeOf(this);
-    const d = s.d, p = this.pair, pos = this.position, [a, b] = this.#pairDims(p, d);
-    const rq = Math.hypot(s.q[a], s.q[b]), rk = Math.hypot(s.k[a], s.k[b]);
-    const R = Math.max(rq, rk, 1e-3) * 1.18, pad = 16, c = size / 2;
+    const s = this._shown,
+      size = this._planeSize || 280,
+      theme = themeOf(this);
+    const d = s.d,
+      p = this.pair,
+      pos = this.position,
+      [a, b] = this.#pairDims(p, d);
+    const rq = Math.hypot(s.q[a], s.q[b]),
+      rk = Math.hypot(s.k[a], s.k[b]);
+    const R = Math.max(rq, rk, 1e-3) * 1.18,
+      pad = 16,
+      c = size / 2;
     const P = (x, y) => [x0 + c + (x / R) * (c - pad), y0 + c - (y / R) * (c - pad)];
     const axis = theme.dark ? 'rgba(255,255,255,0.3)' : 'rgba(0,0,0,0.3)';
-    const out = [`<path fill="none" ${paint('stroke', axis)} d="M${num(x0 + pad)} ${num(y0 + c)}H${num(x0 + size - pad)}M${num(x0 + c)} ${num(y0 + pad)}V${num(y0 + size - pad)}"/>`,
-      `<circle cx="${num(x0 + c)}" cy="${num(y0 + c)}" r="${num((rq / R) * (c - pad))}" fill="none" ${paint('stroke', axis)} stroke-dasharray="3 4"/>`];
+    const out = [
+      `<path fill="none" ${paint('stroke', axis)} d="M${num(x0 + pad)} ${num(y0 + c)}H${num(x0 + size - pad)}M${num(x0 + c)} ${num(y0 + pad)}V${num(y0 + size - pad)}"/>`,
+      `<circle cx="${num(x0 + c)}" cy="${num(y0 + c)}" r="${num((rq / R) * (c - pad))}" fill="none" ${paint('stroke', axis)} stroke-dasharray="3 4"/>`,
+    ];
     const { b: qc, a: kc } = pairColors(this);
     let trail = '';
     for (let t = 0; t < pos; t++) {
@@ -329,33 +641,55 @@ export class RopeExplorer extends AwElement {
       trail += `<circle cx="${num(x)}" cy="${num(y)}" r="2.4" fill-opacity="${+(0.12 + 0.45 * ((t + 1) / (pos + 1))).toFixed(3)}"/>`;
     }
     if (trail) out.push(`<g ${paint('fill', qc)}>${trail}</g>`);
-    const [kx, ky] = P(s.kPlane[a], s.kPlane[b]), [qx, qy] = P(s.plane[pos * d + a], s.plane[pos * d + b]);
-    out.push(svgArrow(x0 + c, y0 + c, kx, ky, kc, 2, { dashed: true }), svgArrow(x0 + c, y0 + c, qx, qy, qc, 2.6),
-      svgText(fig, x0 + 6, y0 + 4, `pair ${p} (dims ${a}, ${b}) · q at position ${pos}`, { baseline: 'top', fill: theme.fg, weight: 600 }),
+    const [kx, ky] = P(s.kPlane[a], s.kPlane[b]),
+      [qx, qy] = P(s.plane[pos * d + a], s.plane[pos * d + b]);
+    out.push(
+      svgArrow(x0 + c, y0 + c, kx, ky, kc, 2, { dashed: true }),
+      svgArrow(x0 + c, y0 + c, qx, qy, qc, 2.6),
+      svgText(fig, x0 + 6, y0 + 4, `pair ${p} (dims ${a}, ${b}) · q at position ${pos}`, {
+        baseline: 'top',
+        fill: theme.fg,
+        weight: 600,
+      }),
       svgText(fig, x0 + 6, y0 + size - 4, 'q (solid)', { baseline: 'bottom', fill: qc }),
-      svgText(fig, x0 + 76, y0 + size - 4, 'k at position 0 (dashed)', { baseline: 'bottom', fill: kc }));
+      svgText(fig, x0 + 76, y0 + size - 4, 'k at position 0 (dashed)', { baseline: 'bottom', fill: kc }),
+    );
     fig.body.push(out.join('\n'));
     return { w: size, h: size, panel: { kind: 'plane' } };
   }
 
   /** What printing replaces with the SVG figure (print.js): the plane, the charts. */
-  printParts() { return [this._plane.parentElement, this._lines]; }
+  printParts() {
+    return [this._plane.parentElement, this._lines];
+  }
 
   pngCanvas() {
-    const o = this._plane.getBoundingClientRect(), at = (cv) => { const r = cv.getBoundingClientRect(); return { canvas: cv, x: r.left - o.left, y: r.top - o.top }; };
+    const o = this._plane.getBoundingClientRect(),
+      at = (cv) => {
+        const r = cv.getBoundingClientRect();
+        return { canvas: cv, x: r.left - o.left, y: r.top - o.top };
+      };
     return composeCanvases([at(this._plane), at(this._compare), at(this._lines)], themeOf(this).bgSolid);
   }
 }
 
 function arrow(ctx, [x0, y0], [x1, y1], color, width, dashed) {
-  const a = Math.atan2(y1 - y0, x1 - x0), head = 7 + width * 1.5;
-  ctx.strokeStyle = color; ctx.fillStyle = color; ctx.lineWidth = width; ctx.lineCap = 'round';
+  const a = Math.atan2(y1 - y0, x1 - x0),
+    head = 7 + width * 1.5;
+  ctx.strokeStyle = color;
+  ctx.fillStyle = color;
+  ctx.lineWidth = width;
+  ctx.lineCap = 'round';
   ctx.setLineDash(dashed ? [5, 4] : []);
-  ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1 - Math.cos(a) * head * 0.6, y1 - Math.sin(a) * head * 0.6); ctx.stroke();
+  ctx.beginPath();
+  ctx.moveTo(x0, y0);
+  ctx.lineTo(x1 - Math.cos(a) * head * 0.6, y1 - Math.sin(a) * head * 0.6);
+  ctx.stroke();
   ctx.setLineDash([]);
-  ctx.beginPath(); ctx.moveTo(x1, y1);
+  ctx.beginPath();
+  ctx.moveTo(x1, y1);
   ctx.lineTo(x1 - head * Math.cos(a - 0.42), y1 - head * Math.sin(a - 0.42));
   ctx.lineTo(x1 - head * Math.cos(a + 0.42), y1 - head * Math.sin(a + 0.42));
-  ctx.closePath(); ctx.fill();
+  ctx.closePath();
+  ctx.fill();
 }
-

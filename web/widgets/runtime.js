@@ -11,13 +11,18 @@ let initDone = false;
 /** Resolves when the wasm module is ready; init() runs at most once per page. */
 export function whenReady() {
   if (!initPromise) {
-    initPromise = attn.init().then((m) => { initDone = true; return m; });
+    initPromise = attn.init().then((m) => {
+      initDone = true;
+      return m;
+    });
   }
   return initPromise;
 }
 
 /** True once init() has resolved (widgets then compute synchronously). */
-export function isReady() { return initDone; }
+export function isReady() {
+  return initDone;
+}
 
 let katexPromise = null;
 

@@ -44,7 +44,9 @@ export function figureSVG(el) {
     const layer = el.state?.openedLayer ?? 0;
     try {
       return { svg: el.toSVG({ layer }), note: `${error.message.split(':')[0]}: layer ${layer} only.` };
-    } catch { return null; }
+    } catch {
+      return null;
+    }
   }
 }
 
@@ -54,7 +56,9 @@ export function inlineSVG(svg, k) {
   const ids = new Set([...out.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]));
   for (const id of ids) {
     const esc = id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    out = out.replace(new RegExp(`(\\sid=")${esc}"`, 'g'), `$1${id}-f${k}"`).replace(new RegExp(`url\\(#${esc}\\)`, 'g'), `url(#${id}-f${k})`);
+    out = out
+      .replace(new RegExp(`(\\sid=")${esc}"`, 'g'), `$1${id}-f${k}"`)
+      .replace(new RegExp(`url\\(#${esc}\\)`, 'g'), `url(#${id}-f${k})`);
   }
   return out.trim();
 }
@@ -62,22 +66,58 @@ export function inlineSVG(svg, k) {
 /** RFC 4180 CSV → rows of fields. */
 export function parseCSV(text) {
   const rows = [];
-  let row = [], field = '', i = 0, quoted = false;
+  let row = [],
+    field = '',
+    i = 0,
+    quoted = false;
   const s = String(text ?? '');
   while (i < s.length) {
     const ch = s[i];
     if (quoted) {
-      if (ch === '"' && s[i + 1] === '"') { field += '"'; i += 2; continue; }
-      if (ch === '"') { quoted = false; i++; continue; }
-      field += ch; i++; continue;
+      if (ch === '"' && s[i + 1] === '"') {
+        field += '"';
+        i += 2;
+        continue;
+      }
+      if (ch === '"') {
+        quoted = false;
+        i++;
+        continue;
+      }
+      field += ch;
+      i++;
+      continue;
     }
-    if (ch === '"') { quoted = true; i++; continue; }
-    if (ch === ',') { row.push(field); field = ''; i++; continue; }
-    if (ch === '\r') { i++; continue; }
-    if (ch === '\n') { row.push(field); rows.push(row); row = []; field = ''; i++; continue; }
-    field += ch; i++;
+    if (ch === '"') {
+      quoted = true;
+      i++;
+      continue;
+    }
+    if (ch === ',') {
+      row.push(field);
+      field = '';
+      i++;
+      continue;
+    }
+    if (ch === '\r') {
+      i++;
+      continue;
+    }
+    if (ch === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+      continue;
+    }
+    field += ch;
+    i++;
   }
-  if (field !== '' || row.length) { row.push(field); rows.push(row); }
+  if (field !== '' || row.length) {
+    row.push(field);
+    rows.push(row);
+  }
   return rows;
 }
 
@@ -88,10 +128,17 @@ export function csvTableHTML(csv, caption, maxRows = 500) {
   const [head, ...body] = rows;
   const shown = body.slice(0, maxRows);
   const th = (t, scope) => `<th scope="${scope}">${xmlText(t)}</th>`;
-  const lines = shown.map((r) => `<tr>${r.map((c, j) => (j === 0 ? th(c, 'row') : `<td>${xmlText(c)}</td>`)).join('')}</tr>`);
-  const more = body.length > shown.length ? `<p class="note">The first ${shown.length} of ${body.length} rows; the widget's CSV export has all of them.</p>` : '';
-  return `<div class="table" role="region" tabindex="0" aria-label="${xmlText(caption)}"><table><caption>${xmlText(caption)}</caption>`
-    + `<thead><tr>${head.map((c) => th(c, 'col')).join('')}</tr></thead><tbody>${lines.join('')}</tbody></table></div>${more}`;
+  const lines = shown.map(
+    (r) => `<tr>${r.map((c, j) => (j === 0 ? th(c, 'row') : `<td>${xmlText(c)}</td>`)).join('')}</tr>`,
+  );
+  const more =
+    body.length > shown.length
+      ? `<p class="note">The first ${shown.length} of ${body.length} rows; the widget's CSV export has all of them.</p>`
+      : '';
+  return (
+    `<div class="table" role="region" tabindex="0" aria-label="${xmlText(caption)}"><table><caption>${xmlText(caption)}</caption>` +
+    `<thead><tr>${head.map((c) => th(c, 'col')).join('')}</tr></thead><tbody>${lines.join('')}</tbody></table></div>${more}`
+  );
 }
 
 /**
@@ -103,14 +150,17 @@ export function csvTableHTML(csv, caption, maxRows = 500) {
  * @param {Iterable<HTMLElement>} elements  widgets, drawn
  * @returns {string}
  */
-export function snapshotHTML(elements, { title = 'Attention views', description = '', tables = true, maxRows = 500 } = {}) {
+export function snapshotHTML(
+  elements,
+  { title = 'Attention views', description = '', tables = true, maxRows = 500 } = {},
+) {
   const parts = [];
   let k = 0;
   for (const el of elements) {
     k++;
     const name = el.localName;
     const fig = figureSVG(el);
-    const svgTitle = fig ? /<title>([\s\S]*?)<\/title>/.exec(fig.svg)?.[1] ?? '' : '';
+    const svgTitle = fig ? (/<title>([\s\S]*?)<\/title>/.exec(fig.svg)?.[1] ?? '') : '';
     const heading = `${k}. &lt;${xmlText(name)}&gt;${el.id ? ` #${xmlText(el.id)}` : ''}`;
     let html = `<section aria-labelledby="v${k}"><h2 id="v${k}">${heading}</h2>\n`;
     if (fig) {
@@ -120,7 +170,11 @@ export function snapshotHTML(elements, { title = 'Attention views', description 
     }
     if (tables && typeof el.getCSV === 'function') {
       let csv = '';
-      try { csv = el.getCSV(); } catch { csv = ''; }
+      try {
+        csv = el.getCSV();
+      } catch {
+        csv = '';
+      }
       const table = csv ? csvTableHTML(csv, `Data of view ${k} (${name})`, maxRows) : '';
       if (table) html += `<details><summary>Data (the widget's CSV)</summary>${table}</details>\n`;
     }
@@ -158,26 +212,30 @@ export function downloadSnapshot(elements, options = {}) {
 // ---- SHA-256 (synchronous, for the style hash; crypto.subtle is asynchronous) -----------------
 
 const K = new Uint32Array([
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2]);
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+  0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+  0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+  0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+  0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+  0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+  0xc67178f2,
+]);
 
 /** SHA-256 of a string's UTF-8 bytes, base64 (as CSP hash sources write it). */
 export function sha256Base64(text) {
   const msg = new TextEncoder().encode(text);
-  const len = msg.length, total = Math.ceil((len + 9) / 64) * 64;
+  const len = msg.length,
+    total = Math.ceil((len + 9) / 64) * 64;
   const buf = new Uint8Array(total);
   buf.set(msg);
   buf[len] = 0x80;
   const dv = new DataView(buf.buffer);
   dv.setUint32(total - 8, Math.floor((len * 8) / 2 ** 32));
   dv.setUint32(total - 4, (len * 8) >>> 0);
-  const H = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+  const H = new Uint32Array([
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+  ]);
   const w = new Uint32Array(64);
   const rotr = (x, n) => (x >>> n) | (x << (32 - n));
   for (let off = 0; off < total; off += 64) {
@@ -193,9 +251,23 @@ export function sha256Base64(text) {
       const t1 = (h + S1 + ((e & f) ^ (~e & g)) + K[i] + w[i]) >>> 0;
       const S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
       const t2 = (S0 + ((a & b) ^ (a & c) ^ (b & c))) >>> 0;
-      h = g; g = f; f = e; e = (d + t1) >>> 0; d = c; c = b; b = a; a = (t1 + t2) >>> 0;
+      h = g;
+      g = f;
+      f = e;
+      e = (d + t1) >>> 0;
+      d = c;
+      c = b;
+      b = a;
+      a = (t1 + t2) >>> 0;
     }
-    H[0] += a; H[1] += b; H[2] += c; H[3] += d; H[4] += e; H[5] += f; H[6] += g; H[7] += h;
+    H[0] += a;
+    H[1] += b;
+    H[2] += c;
+    H[3] += d;
+    H[4] += e;
+    H[5] += f;
+    H[6] += g;
+    H[7] += h;
   }
   let bin = '';
   for (const x of H) bin += String.fromCharCode(x >>> 24, (x >>> 16) & 255, (x >>> 8) & 255, x & 255);

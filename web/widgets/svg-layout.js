@@ -7,7 +7,7 @@
 //             as vectors (the viewBox keeps the layout), and fontSize still holds in the result.
 import { barsPanel, heatmapPanel, jsonSafe, svgDocument, svgFigure, svgText, xyPanel } from './svg.js';
 
-const FONT = 12;  // the screen's text size, the figures' default
+const FONT = 12; // the screen's text size, the figures' default
 
 /** A figure option as a number in [lo, hi], or null when absent or not a number. */
 function option(value, lo, hi) {
@@ -22,7 +22,8 @@ function option(value, lo, hi) {
  * figure document with `state.panels` (each item's origin, size and panel description) and `theme`.
  */
 function layout(theme, items, { title, state, width, fontSize }) {
-  const left = Math.min(...items.map((i) => i.rect.left)), right = Math.max(...items.map((i) => i.rect.right));
+  const left = Math.min(...items.map((i) => i.rect.left)),
+    right = Math.max(...items.map((i) => i.rect.right));
   const outWidth = option(width, 60, 10000);
   const text = option(fontSize, 4, 96) ?? FONT;
   // Drawn at font scale s, then scaled by outWidth / (drawn width): the finished text is
@@ -35,21 +36,40 @@ function layout(theme, items, { title, state, width, fontSize }) {
     s = next;
     d = draw(theme, items, left, s);
   }
-  return svgDocument(d.fig, { width: d.width, height: d.height, title, outWidth,
-    state: jsonSafe({ ...state, panels: d.panels.map((p, i) => ({ ...(items[i].meta || {}), ...p })), theme: theme.dark ? 'dark' : 'light',
-      ...(outWidth ? { width: outWidth } : {}), ...(fontSize != null ? { fontSize: text } : {}) }) });
+  return svgDocument(d.fig, {
+    width: d.width,
+    height: d.height,
+    title,
+    outWidth,
+    state: jsonSafe({
+      ...state,
+      panels: d.panels.map((p, i) => ({ ...(items[i].meta || {}), ...p })),
+      theme: theme.dark ? 'dark' : 'light',
+      ...(outWidth ? { width: outWidth } : {}),
+      ...(fontSize != null ? { fontSize: text } : {}),
+    }),
+  });
 }
 
 // The items drawn into a new figure at font scale s (see layout): its size and each item's panel.
 function draw(theme, items, left, s) {
   const fig = svgFigure(theme, s);
   const head = items.some((i) => i.heading) ? Math.ceil(22 * s) : 0;
-  const order = items.map((item, index) => ({ item, index })).sort((a, b) => a.item.rect.top - b.item.rect.top || a.item.rect.left - b.item.rect.left);
+  const order = items
+    .map((item, index) => ({ item, index }))
+    .sort((a, b) => a.item.rect.top - b.item.rect.top || a.item.rect.left - b.item.rect.left);
   const panels = new Array(items.length);
-  let width = 1, height = 1, rowTop = null, rowBottom = -Infinity, rowY = head, drawnBottom = head, screenBottom = null;
+  let width = 1,
+    height = 1,
+    rowTop = null,
+    rowBottom = -Infinity,
+    rowY = head,
+    drawnBottom = head,
+    screenBottom = null;
   for (const { item, index } of order) {
     const r = item.rect;
-    if (rowTop === null || r.top >= rowBottom) {  // a new row, below the previous one
+    if (rowTop === null || r.top >= rowBottom) {
+      // a new row, below the previous one
       const gap = screenBottom === null ? 0 : Math.max(0, r.top - screenBottom);
       rowY = rowTop === null ? head : drawnBottom + gap;
       rowTop = r.top;
@@ -57,11 +77,20 @@ function draw(theme, items, left, s) {
     }
     rowBottom = Math.max(rowBottom, r.bottom);
     screenBottom = Math.max(screenBottom, r.bottom);
-    const x = Math.round((r.left - left) * 100) / 100, y = Math.round((rowY + r.top - rowTop) * 100) / 100;
-    if (item.heading) fig.body.push(svgText(fig, x, y - 8 * s, item.heading, { size: 13 * s, fill: theme.fg, weight: 650 }));
+    const x = Math.round((r.left - left) * 100) / 100,
+      y = Math.round((rowY + r.top - rowTop) * 100) / 100;
+    if (item.heading)
+      fig.body.push(svgText(fig, x, y - 8 * s, item.heading, { size: 13 * s, fill: theme.fg, weight: 650 }));
     const out = item.draw(fig, x, y) || {};
-    const w = out.w ?? r.width, h = out.h ?? r.height;
-    panels[index] = { x, y, w: Math.round(w * 100) / 100, h: Math.round(h * 100) / 100, ...(out.panel || {}) };
+    const w = out.w ?? r.width,
+      h = out.h ?? r.height;
+    panels[index] = {
+      x,
+      y,
+      w: Math.round(w * 100) / 100,
+      h: Math.round(h * 100) / 100,
+      ...(out.panel || {}),
+    };
     drawnBottom = Math.max(drawnBottom, y + h);
     width = Math.max(width, x + w);
     height = Math.max(height, y + h);
@@ -102,30 +131,53 @@ export function screenLayoutSVG(theme, views, { title, state, width, fontSize })
  * @param {{ title: string, state: object, width?: number, fontSize?: number }} o
  */
 export function canvasLayoutSVG(host, theme, parts, { title, state, width, fontSize }) {
-  const shown = parts.filter((p) => p.canvas && p.canvas.getClientRects().length > 0 && p.canvas.getBoundingClientRect().width > 0);
+  const shown = parts.filter(
+    (p) => p.canvas && p.canvas.getClientRects().length > 0 && p.canvas.getBoundingClientRect().width > 0,
+  );
   if (!shown.length) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
   const all = [...host.shadowRoot.querySelectorAll('canvas')];
-  const items = shown.map((p) => ({ rect: p.canvas.getBoundingClientRect(), heading: p.heading, draw: p.draw, meta: { canvas: all.indexOf(p.canvas) } }));
+  const items = shown.map((p) => ({
+    rect: p.canvas.getBoundingClientRect(),
+    heading: p.heading,
+    draw: p.draw,
+    meta: { canvas: all.indexOf(p.canvas) },
+  }));
   return layout(theme, items, { title, state, width, fontSize });
 }
 
 /** A HeatmapView drawn by heatmapPanel as a part of canvasLayoutSVG (its cells in the metadata). */
 export function heatmapPart(view, heading) {
-  return { canvas: view.canvas, heading, draw: (fig, x, y) => {
-    const p = heatmapPanel(fig, view, { x, y, width: view.width });
-    return { w: p.w, h: p.h, panel: { kind: 'heatmap', rows: view.opts.rows, cols: view.opts.cols, cells: p.cells } };
-  } };
+  return {
+    canvas: view.canvas,
+    heading,
+    draw: (fig, x, y) => {
+      const p = heatmapPanel(fig, view, { x, y, width: view.width });
+      return {
+        w: p.w,
+        h: p.h,
+        panel: { kind: 'heatmap', rows: view.opts.rows, cols: view.opts.cols, cells: p.cells },
+      };
+    },
+  };
 }
 
 /** drawBars' options drawn by barsPanel as a part of canvasLayoutSVG (its bars in the metadata). */
 export function barsPart(canvas, opts, heading) {
-  return { canvas, heading, draw: (fig, x, y) => {
-    const p = barsPanel(fig, opts, { x, y });
-    return { w: p.w, h: p.h, panel: { kind: 'bars', bars: p.bars, fill: p.fill } };
-  } };
+  return {
+    canvas,
+    heading,
+    draw: (fig, x, y) => {
+      const p = barsPanel(fig, opts, { x, y });
+      return { w: p.w, h: p.h, panel: { kind: 'bars', bars: p.bars, fill: p.fill } };
+    },
+  };
 }
 
 /** drawXY's options drawn by xyPanel as a part of canvasLayoutSVG. */
 export function xyPart(canvas, opts, colors, heading) {
-  return { canvas, heading, draw: (fig, x, y) => ({ ...xyPanel(fig, opts, { x, y, colors }), panel: { kind: 'chart' } }) };
+  return {
+    canvas,
+    heading,
+    draw: (fig, x, y) => ({ ...xyPanel(fig, opts, { x, y, colors }), panel: { kind: 'chart' } }),
+  };
 }

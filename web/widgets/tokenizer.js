@@ -9,10 +9,12 @@ export const MAX_TOKENS = 512;
 
 const EMOJI = '\\p{Extended_Pictographic}[\\p{Emoji_Modifier}\\uFE0F]*';
 const TOKEN_RE = new RegExp(
-  '[\\p{L}\\p{N}\\p{M}]+'                      // a word
-  + '|\\p{Regional_Indicator}{2}'                // a flag
-  + `|${EMOJI}(?:\\u200D${EMOJI})*`             // an emoji (ZWJ sequence)
-  + '|[^\\s\\p{L}\\p{N}\\p{M}]', 'gu');          // one other character
+  '[\\p{L}\\p{N}\\p{M}]+' + // a word
+    '|\\p{Regional_Indicator}{2}' + // a flag
+    `|${EMOJI}(?:\\u200D${EMOJI})*` + // an emoji (ZWJ sequence)
+    '|[^\\s\\p{L}\\p{N}\\p{M}]',
+  'gu',
+); // one other character
 
 /**
  * Splits text into tokens.
@@ -24,7 +26,10 @@ export function tokenizeWithInfo(text, max = MAX_TOKENS) {
   const tokens = [];
   let truncated = false;
   for (const m of String(text ?? '').matchAll(TOKEN_RE)) {
-    if (tokens.length === max) { truncated = true; break; }
+    if (tokens.length === max) {
+      truncated = true;
+      break;
+    }
     tokens.push(m[0]);
   }
   return { tokens, truncated };

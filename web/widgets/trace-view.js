@@ -3,8 +3,10 @@
 
 /** Labels for an axis of length n: tokens for T_q/T_k axes, indices otherwise. */
 function axisLabels(axis, n, r) {
-  const fit = (tokens) => Array.from({ length: n }, (_, i) => (i < tokens.length ? tokens[i] : `+${i - tokens.length}`));
-  if (axis === 'T_k' || axis === 'S' || (/^T/.test(axis || '') && n === r.Tk && n !== r.Tq)) return fit(r.keyTokens);
+  const fit = (tokens) =>
+    Array.from({ length: n }, (_, i) => (i < tokens.length ? tokens[i] : `+${i - tokens.length}`));
+  if (axis === 'T_k' || axis === 'S' || (/^T/.test(axis || '') && n === r.Tk && n !== r.Tq))
+    return fit(r.keyTokens);
   if (/^T/.test(axis || '') || axis === 'L') return fit(r.queryTokens);
   return Array.from({ length: n }, (_, i) => String(i));
 }
@@ -32,6 +34,15 @@ export function matrixOf(step, head, r) {
   offset *= rows * cols;
   const rowAxis = rank >= 2 ? axes[rank - 2] : '';
   const colAxis = axes[rank - 1];
-  return { rows, cols, data: step.data.subarray(offset, offset + rows * cols), rowAxis, colAxis,
-    rowLabels: rank >= 2 ? axisLabels(rowAxis, rows, r) : [''], colLabels: axisLabels(colAxis, cols, r), hasHead, head: h };
+  return {
+    rows,
+    cols,
+    data: step.data.subarray(offset, offset + rows * cols),
+    rowAxis,
+    colAxis,
+    rowLabels: rank >= 2 ? axisLabels(rowAxis, rows, r) : [''],
+    colLabels: axisLabels(colAxis, cols, r),
+    hasHead,
+    head: h,
+  };
 }

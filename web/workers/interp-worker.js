@@ -10,7 +10,7 @@ import { init, TinyTransformer } from '../../src/js/index.js';
 
 const ready = init();
 let model = null;
-const running = new Map();  // request id → AbortController
+const running = new Map(); // request id → AbortController
 let queue = Promise.resolve();
 
 async function handle({ id, type, bytes, options }) {
@@ -24,9 +24,17 @@ async function handle({ id, type, bytes, options }) {
   if (type === 'patch') {
     if (!model) throw new Error('no model is open');
     const controller = running.get(id);
-    const r = await model.patch({ ...options, signal: controller.signal, onProgress: (done, total) => postMessage({ id, progress: [done, total] }) });
+    const r = await model.patch({
+      ...options,
+      signal: controller.signal,
+      onProgress: (done, total) => postMessage({ id, progress: [done, total] }),
+    });
     const data = Float32Array.from(r.result.data);
-    return { result: { data, shape: Array.from(r.result.shape) }, cleanDiff: r.cleanDiff, corruptedDiff: r.corruptedDiff };
+    return {
+      result: { data, shape: Array.from(r.result.shape) },
+      cleanDiff: r.cleanDiff,
+      corruptedDiff: r.corruptedDiff,
+    };
   }
   throw new Error(`unknown request ${type}`);
 }
@@ -39,7 +47,8 @@ onmessage = ({ data }) => {
   if (data.type === 'patch') running.set(data.id, new AbortController());
   queue = queue.then(async () => {
     try {
-      if (running.get(data.id)?.signal.aborted) throw Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
+      if (running.get(data.id)?.signal.aborted)
+        throw Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
       const value = await handle(data);
       postMessage({ id: data.id, value }, value?.result ? [value.result.data.buffer] : []);
     } catch (error) {

@@ -11,12 +11,13 @@
 //   as { data, shape }.
 import { init, loadPretrained, memoryLimit } from '../../src/js/index.js';
 
-const kMaxModelBytes = 3 * 2 ** 30;  // of the 4 GiB heap, leaving room for the forwards' buffers
-const models = new Map();   // key → { model, hasTokenizer }
-const running = new Map();  // request id → AbortController of a running generation or patch
+const kMaxModelBytes = 3 * 2 ** 30; // of the 4 GiB heap, leaving room for the forwards' buffers
+const models = new Map(); // key → { model, hasTokenizer }
+const running = new Map(); // request id → AbortController of a running generation or patch
 let opened = 0;
 
-const mb = (bytes) => (bytes < 1e6 ? `${Math.round(bytes / 1e3)} kB` : `${(bytes / 1e6).toFixed(bytes < 1e8 ? 1 : 0)} MB`);
+const mb = (bytes) =>
+  bytes < 1e6 ? `${Math.round(bytes / 1e3)} kB` : `${(bytes / 1e6).toFixed(bytes < 1e8 ? 1 : 0)} MB`;
 
 /** An error whose message is meant for the reader as it is (no "Could not …" prefix). */
 const said = (message) => Object.assign(new Error(message), { code: 'INPUT' });
@@ -44,34 +45,51 @@ function modelOf(key) {
 async function open({ files, folderName }, id) {
   const byName = new Map(files);
   if (!byName.has('config.json')) {
-    throw new Error(`the folder has no config.json (found ${byName.size ? [...byName.keys()].slice(0, 6).join(', ') : 'no files'}). `
-      + 'Open the folder of a Hugging Face checkpoint: config.json, tokenizer.json and model.safetensors.');
+    throw new Error(
+      `the folder has no config.json (found ${byName.size ? [...byName.keys()].slice(0, 6).join(', ') : 'no files'}). ` +
+        'Open the folder of a Hugging Face checkpoint: config.json, tokenizer.json and model.safetensors.',
+    );
   }
   const json = (name) => (byName.has(name) ? readJSON(byName.get(name)) : null);
   const config = await json('config.json');
   const tokenizer = await json('tokenizer.json');
   const tokenizerConfig = await json('tokenizer_config.json');
   const generationConfig = await json('generation_config.json');
-  const chatTemplate = byName.has('chat_template.jinja') ? await byName.get('chat_template.jinja').text() : null;
+  const chatTemplate = byName.has('chat_template.jinja')
+    ? await byName.get('chat_template.jinja').text()
+    : null;
   const shards = [...byName.values()].filter((f) => f.name.endsWith('.safetensors'));
-  let weights, weightsIndex = null, size;
+  let weights,
+    weightsIndex = null,
+    size;
   if (byName.has('model.safetensors.index.json')) {
     weightsIndex = await json('model.safetensors.index.json');
     const named = new Set(Object.values(weightsIndex?.weight_map ?? {}));
     const missing = [...named].filter((n) => !byName.has(n));
-    if (missing.length) throw new Error(`a weights file is missing: model.safetensors.index.json names ${missing.join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not in the folder.`);
+    if (missing.length)
+      throw new Error(
+        `a weights file is missing: model.safetensors.index.json names ${missing.join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not in the folder.`,
+      );
     weights = shards.filter((f) => named.has(f.name));
     size = weights.reduce((n, f) => n + f.size, 0);
   } else {
     weights = byName.get('model.safetensors') ?? (shards.length === 1 ? shards[0] : null);
     const other = [...byName.keys()].find((n) => /^pytorch_model.*\.bin$|\.gguf$/i.test(n));
     if (!weights && other) {
-      throw new Error(/\.gguf$/i.test(other) ? `${other} is a GGUF file (llama.cpp), which this page does not read: open the Hugging Face checkpoint with model.safetensors.`
-        : `${other} holds PyTorch pickled weights, which this page does not read: convert them to safetensors (save_pretrained with safe_serialization=True).`);
+      throw new Error(
+        /\.gguf$/i.test(other)
+          ? `${other} is a GGUF file (llama.cpp), which this page does not read: open the Hugging Face checkpoint with model.safetensors.`
+          : `${other} holds PyTorch pickled weights, which this page does not read: convert them to safetensors (save_pretrained with safe_serialization=True).`,
+      );
     }
     if (!weights) {
-      throw new Error(`the weights file is missing: the folder has no model.safetensors (nor model.safetensors.index.json with its shards)${
-        shards.length ? `; it has ${shards.map((f) => f.name).join(', ')}: rename the one to open model.safetensors` : ''}.`);
+      throw new Error(
+        `the weights file is missing: the folder has no model.safetensors (nor model.safetensors.index.json with its shards)${
+          shards.length
+            ? `; it has ${shards.map((f) => f.name).join(', ')}: rename the one to open model.safetensors`
+            : ''
+        }.`,
+      );
     }
     size = weights.size;
   }
@@ -80,21 +98,46 @@ async function open({ files, folderName }, id) {
   const limit = Math.min(kMaxModelBytes, Math.max(memoryLimit(), Math.ceil(size * 1.2) + 256 * 2 ** 20));
   let model;
   try {
-    model = await loadPretrained({ config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig, chatTemplate, memoryLimit: limit,
-      onProgress: (done, total) => postMessage({ id, progress: [done, total] }) });
+    model = await loadPretrained({
+      config,
+      weights,
+      weightsIndex,
+      tokenizer,
+      tokenizerConfig,
+      generationConfig,
+      chatTemplate,
+      memoryLimit: limit,
+      onProgress: (done, total) => postMessage({ id, progress: [done, total] }),
+    });
   } catch (error) {
     if (error.code === 'TOO_LARGE') {
-      throw new Error(`the weights (${mb(size)} of safetensors) are too large for this page, which gives a model at most `
-        + `${mb(kMaxModelBytes)} of the 4 GiB WebAssembly heap: ${error.message}.`);
+      throw new Error(
+        `the weights (${mb(size)} of safetensors) are too large for this page, which gives a model at most ` +
+          `${mb(kMaxModelBytes)} of the 4 GiB WebAssembly heap: ${error.message}.`,
+      );
     }
     throw error;
   }
   const key = ++opened;
   models.set(key, { model, hasTokenizer: Boolean(tokenizer) });
-  const name = String(folderName || config._name_or_path || config.model_type || 'model').split('/').pop();
-  return { key, folderName: name, architecture: model.architecture, hasTokenizer: Boolean(tokenizer), chatTemplateNames: model.chatTemplateNames,
-    numLayers: model.numLayers, numHeads: model.numHeads, numKVHeads: model.numKVHeads, headDim: model.headDim, hiddenSize: model.hiddenSize,
-    vocabSize: model.vocabSize, maxPositions: model.maxPositions, layers: model.layers };
+  const name = String(folderName || config._name_or_path || config.model_type || 'model')
+    .split('/')
+    .pop();
+  return {
+    key,
+    folderName: name,
+    architecture: model.architecture,
+    hasTokenizer: Boolean(tokenizer),
+    chatTemplateNames: model.chatTemplateNames,
+    numLayers: model.numLayers,
+    numHeads: model.numHeads,
+    numKVHeads: model.numKVHeads,
+    headDim: model.headDim,
+    hiddenSize: model.hiddenSize,
+    vocabSize: model.vocabSize,
+    maxPositions: model.maxPositions,
+    layers: model.layers,
+  };
 }
 
 /** { tokens, ids, error, truncated } of the text (token ids typed with spaces when there is no tokenizer). */
@@ -103,9 +146,18 @@ function tokenize({ key, text, addSpecialTokens = true }) {
   let ids;
   if (hasTokenizer) ids = Array.from(model.encode(String(text), { addSpecialTokens }));
   else {
-    ids = String(text).trim().split(/[\s,]+/).filter(Boolean).map(Number);
+    ids = String(text)
+      .trim()
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map(Number);
     const bad = ids.find((i) => !Number.isInteger(i) || i < 0 || i >= model.vocabSize);
-    if (bad !== undefined) return { tokens: [], ids: [], error: `This folder has no tokenizer.json: type token ids (0 … ${model.vocabSize - 1}) separated by spaces.` };
+    if (bad !== undefined)
+      return {
+        tokens: [],
+        ids: [],
+        error: `This folder has no tokenizer.json: type token ids (0 … ${model.vocabSize - 1}) separated by spaces.`,
+      };
   }
   if (!ids.length) return { tokens: [], ids: [], error: 'There are no tokens: type some.' };
   const truncated = ids.length > model.maxPositions;
@@ -122,9 +174,14 @@ function strings({ key, ids }) {
 function forward({ key, ids, layer = null, rows = 'all', attention = true }) {
   const { model } = modelOf(key);
   const r = model.forward([ids], { attention, trace: layer === null ? false : { layers: [layer] } });
-  const V = model.vocabSize, T = ids.length;
-  return { logits: rows === 'last' ? r.logits.data.slice((T - 1) * V) : r.logits.data, vocabSize: V,
-    attention: r.attention.map((w) => w.data), trace: layer === null ? null : r.trace[layer] };
+  const V = model.vocabSize,
+    T = ids.length;
+  return {
+    logits: rows === 'last' ? r.logits.data.slice((T - 1) * V) : r.logits.data,
+    vocabSize: V,
+    attention: r.attention.map((w) => w.data),
+    trace: layer === null ? null : r.trace[layer],
+  };
 }
 
 function logitLens({ key, ids }) {
@@ -143,9 +200,15 @@ async function generate({ key, text, addSpecialTokens, maxNewTokens }, id) {
   running.set(id, controller);
   const ids = [];
   try {
-    for await (const token of model.generateStream(input.ids, { maxNewTokens: n, signal: controller.signal })) {
+    for await (const token of model.generateStream(input.ids, {
+      maxNewTokens: n,
+      signal: controller.signal,
+    })) {
       ids.push(token.id);
-      postMessage({ id, token: { id: token.id, text: hasTokenizer ? model.decode(ids) : ` ${ids.join(' ')}`, of: n } });
+      postMessage({
+        id,
+        token: { id: token.id, text: hasTokenizer ? model.decode(ids) : ` ${ids.join(' ')}`, of: n },
+      });
     }
   } finally {
     running.delete(id);
@@ -158,7 +221,9 @@ async function generate({ key, text, addSpecialTokens, maxNewTokens }, id) {
 const plain = (t) => ({ data: t.data, shape: Array.from(t.shape) });
 
 function headScores({ key, ids, options = {} }) {
-  return Object.fromEntries(Object.entries(modelOf(key).model.headScores(ids, options)).map(([kind, t]) => [kind, plain(t)]));
+  return Object.fromEntries(
+    Object.entries(modelOf(key).model.headScores(ids, options)).map(([kind, t]) => [kind, plain(t)]),
+  );
 }
 
 function logitAttribution({ key, ids, options }) {
@@ -172,7 +237,11 @@ async function patch({ key, options }, id) {
   const controller = new AbortController();
   running.set(id, controller);
   try {
-    const r = await model.patch({ ...options, signal: controller.signal, onProgress: (done, total) => postMessage({ id, progress: [done, total] }) });
+    const r = await model.patch({
+      ...options,
+      signal: controller.signal,
+      onProgress: (done, total) => postMessage({ id, progress: [done, total] }),
+    });
     return { ...r, result: plain(r.result) };
   } finally {
     running.delete(id);
@@ -183,19 +252,44 @@ function chat({ key, messages }) {
   return modelOf(key).model.applyChatTemplate(messages, { addGenerationPrompt: true, tokenize: false });
 }
 
-const handlers = { open, tokenize, strings, forward, logitLens, generate, chat, headScores, logitAttribution, patch };
+const handlers = {
+  open,
+  tokenize,
+  strings,
+  forward,
+  logitLens,
+  generate,
+  chat,
+  headScores,
+  logitAttribution,
+  patch,
+};
 
 const ready = init();
 addEventListener('message', async (e) => {
   const msg = e.data;
-  if (msg.type === 'abort') { running.get(msg.of)?.abort(); return; }
-  if (msg.type === 'dispose') { models.get(msg.key)?.model.dispose(); models.delete(msg.key); return; }
+  if (msg.type === 'abort') {
+    running.get(msg.of)?.abort();
+    return;
+  }
+  if (msg.type === 'dispose') {
+    models.get(msg.key)?.model.dispose();
+    models.delete(msg.key);
+    return;
+  }
   try {
     await ready;
     const handler = handlers[msg.type];
     if (!handler) throw new Error(`unknown request "${msg.type}"`);
     postMessage({ id: msg.id, value: await handler(msg, msg.id) });
   } catch (error) {
-    postMessage({ id: msg.id, error: { name: error.name ?? 'Error', code: error.code ?? 'ERROR', message: error.message ?? String(error) } });
+    postMessage({
+      id: msg.id,
+      error: {
+        name: error.name ?? 'Error',
+        code: error.code ?? 'ERROR',
+        message: error.message ?? String(error),
+      },
+    });
   }
 });

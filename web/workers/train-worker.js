@@ -8,16 +8,22 @@
 // Replies: { type: 'snapshot', … } | { type: 'exported', bytes } (transferred) | { type: 'error', code, message }
 import { init, createTask, evaluate, threadCount, TinyTransformer, Trainer } from '../../src/js/index.js';
 
-const CHUNK_MS = 60;          // train this long between looks at the message queue
-const SNAPSHOT_MS = 100;      // at most this often while training
+const CHUNK_MS = 60; // train this long between looks at the message queue
+const SNAPSHOT_MS = 100; // at most this often while training
 const EVAL = { batches: 4, batchSize: 32, seed: 7 };
 
 let config = null;
-let task = null, probeTask = null, model = null, trainer = null;
-let step = 0, running = false, ablated = [];
-let lastSnapshot = 0, rate = { steps: 0, since: 0, perSecond: 0 };
-const history = [];           // [{ step, loss, tokenAccuracy, sequenceAccuracy }]
-let probe = null;             // { ids: number[], tokens: string[] }
+let task = null,
+  probeTask = null,
+  model = null,
+  trainer = null;
+let step = 0,
+  running = false,
+  ablated = [];
+let lastSnapshot = 0,
+  rate = { steps: 0, since: 0, perSecond: 0 };
+const history = []; // [{ step, loss, tokenAccuracy, sequenceAccuracy }]
+let probe = null; // { ids: number[], tokens: string[] }
 
 function dispose() {
   for (const h of [trainer, model, task, probeTask]) h?.dispose();
@@ -28,8 +34,16 @@ function build() {
   dispose();
   const c = config;
   task = createTask(c.task, { length: c.length, numSymbols: c.numSymbols, seed: c.seed });
-  model = new TinyTransformer({ vocabSize: task.vocabSize, maxLength: task.sequenceLength, dModel: c.dModel,
-    numHeads: c.heads, numLayers: c.layers, mlp: c.mlp, positional: c.positional, seed: c.seed });
+  model = new TinyTransformer({
+    vocabSize: task.vocabSize,
+    maxLength: task.sequenceLength,
+    dModel: c.dModel,
+    numHeads: c.heads,
+    numLayers: c.layers,
+    mlp: c.mlp,
+    positional: c.positional,
+    seed: c.seed,
+  });
   trainer = new Trainer(model, { lr: c.lr, clipGradNorm: 1, weightDecay: 0 });
   probeTask = createTask(c.task, { length: c.length, numSymbols: c.numSymbols, seed: 4242 });
   const ids = Array.from(probeTask.batch(1).ids.data);
@@ -46,7 +60,11 @@ function measure() {
   let ablation = null;
   if (ablated.length) {
     const copy = model.ablateHeads(ablated);
-    try { ablation = { heads: ablated, ...evaluate(copy, task, EVAL) }; } finally { copy.dispose(); }
+    try {
+      ablation = { heads: ablated, ...evaluate(copy, task, EVAL) };
+    } finally {
+      copy.dispose();
+    }
   }
   return { r, ablation };
 }
@@ -55,11 +73,26 @@ function snapshot(extra = {}) {
   const { r, ablation } = measure();
   history.push({ step, loss: r.loss, tokenAccuracy: r.tokenAccuracy, sequenceAccuracy: r.sequenceAccuracy });
   const { attention } = model.forward([probe.ids], { attention: true });
-  const layers = attention.map((w) => w.data);  // each (1, H, T, T)
-  postMessage({ type: 'snapshot', step, running, loss: r.loss, tokenAccuracy: r.tokenAccuracy,
-    sequenceAccuracy: r.sequenceAccuracy, stepsPerSecond: rate.perSecond, threads: threadCount(), ablation, history: history.slice(),
-    probe: { tokens: probe.tokens, T: probe.ids.length }, heads: config.heads, attention: layers, ...extra },
-  layers.map((l) => l.buffer));
+  const layers = attention.map((w) => w.data); // each (1, H, T, T)
+  postMessage(
+    {
+      type: 'snapshot',
+      step,
+      running,
+      loss: r.loss,
+      tokenAccuracy: r.tokenAccuracy,
+      sequenceAccuracy: r.sequenceAccuracy,
+      stepsPerSecond: rate.perSecond,
+      threads: threadCount(),
+      ablation,
+      history: history.slice(),
+      probe: { tokens: probe.tokens, T: probe.ids.length },
+      heads: config.heads,
+      attention: layers,
+      ...extra,
+    },
+    layers.map((l) => l.buffer),
+  );
   lastSnapshot = performance.now();
 }
 
@@ -76,26 +109,57 @@ function loop() {
   if (!running) return;
   const t0 = performance.now();
   let n = 0;
-  while (performance.now() - t0 < CHUNK_MS) { trainSteps(1); n++; }
+  while (performance.now() - t0 < CHUNK_MS) {
+    trainSteps(1);
+    n++;
+  }
   rate.steps += n;
   const now = performance.now();
-  if (now - rate.since >= 500) { rate.perSecond = (rate.steps * 1000) / (now - rate.since); rate = { ...rate, steps: 0, since: now }; }
+  if (now - rate.since >= 500) {
+    rate.perSecond = (rate.steps * 1000) / (now - rate.since);
+    rate = { ...rate, steps: 0, since: now };
+  }
   if (now - lastSnapshot >= SNAPSHOT_MS) snapshot();
   setTimeout(loop, 0);
 }
 
 const handlers = {
-  init(msg) { config = msg.config; build(); snapshot(); },
-  train() { if (!running) { running = true; rate = { steps: 0, since: performance.now(), perSecond: rate.perSecond }; loop(); } },
-  pause() { running = false; snapshot(); },
-  step(msg) { running = false; trainSteps(msg.n ?? 1); snapshot(); },
-  reset() { running = false; build(); snapshot(); },
-  ablate(msg) { ablated = msg.heads; snapshot(); },
+  init(msg) {
+    config = msg.config;
+    build();
+    snapshot();
+  },
+  train() {
+    if (!running) {
+      running = true;
+      rate = { steps: 0, since: performance.now(), perSecond: rate.perSecond };
+      loop();
+    }
+  },
+  pause() {
+    running = false;
+    snapshot();
+  },
+  step(msg) {
+    running = false;
+    trainSteps(msg.n ?? 1);
+    snapshot();
+  },
+  reset() {
+    running = false;
+    build();
+    snapshot();
+  },
+  ablate(msg) {
+    ablated = msg.heads;
+    snapshot();
+  },
   export() {
     const bytes = model.toSafetensors();
     postMessage({ type: 'exported', bytes, step }, [bytes.buffer]);
   },
-  logits(msg) {  // for tests: this model's logits on `ids`
+  logits(msg) {
+    // for tests: this model's logits on `ids`
     const { logits } = model.forward(msg.ids, { attention: false });
     postMessage({ type: 'logits', data: logits.data, shape: logits.shape });
   },

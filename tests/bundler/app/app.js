@@ -3,7 +3,7 @@
 // into #result as JSON for tests/browser/bundler.test.mjs. `wasmBaseUrl` is set by the esbuild
 // entry only (esbuild does not copy `new URL(…, import.meta.url)` assets; see README, Bundlers).
 import { init, kernelVariant, scaledDotProductAttention, seededNormal, threadCount } from 'attention-wasm';
-import { fnv1a } from './fnv1a.js';  // the bits of a larger result, compared with Node's
+import { fnv1a } from './fnv1a.js'; // the bits of a larger result, compared with Node's
 
 export async function run(initOptions = {}) {
   const out = document.getElementById('result');
@@ -17,11 +17,17 @@ export async function run(initOptions = {}) {
     const bigHash = fnv1a(scaledDotProductAttention(big, big, big, { causal: true }).output.data);
     await import('attention-wasm/widgets');
     out.textContent = JSON.stringify({
-      ok: true, kernel: kernelVariant(), q: Array.from(q.data), output: Array.from(output.data), weights: Array.from(weights.data),
-      threads: threadCount(), isolated: globalThis.crossOriginIsolated === true, hardware: navigator.hardwareConcurrency, bigHash,
+      ok: true,
+      kernel: kernelVariant(),
+      q: Array.from(q.data),
+      output: Array.from(output.data),
+      weights: Array.from(weights.data),
+      threads: threadCount(),
+      isolated: globalThis.crossOriginIsolated === true,
+      hardware: navigator.hardwareConcurrency,
+      bigHash,
     });
   } catch (error) {
     out.textContent = JSON.stringify({ ok: false, error: String(error) });
   }
 }
-

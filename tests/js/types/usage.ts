@@ -2,17 +2,62 @@
 // lines for wrong usages (tsc fails if one of them compiles, so they prove the types are strict).
 // Compiled only, never run: `tsc -p tests/js/types --noEmit`.
 import {
-  init, Tensor, AttentionError, softmax, layerNorm, scaledDotProductAttention, MultiHeadAttention,
-  sinusoidalEncoding, LearnedPositionalEncoding, seededNormal, setMemoryLimit, memoryLimit,
-  kernelVariant, memoryStats, scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward,
-  TinyTransformer, Trainer, createTask, evaluate, applyRotary, applyRotaryBackward, alibiSlopes, KVCache,
-  loadPretrained, PretrainedModel,
+  init,
+  Tensor,
+  AttentionError,
+  softmax,
+  layerNorm,
+  scaledDotProductAttention,
+  MultiHeadAttention,
+  sinusoidalEncoding,
+  LearnedPositionalEncoding,
+  seededNormal,
+  setMemoryLimit,
+  memoryLimit,
+  kernelVariant,
+  memoryStats,
+  scaledDotProductAttentionBackward,
+  softmaxBackward,
+  layerNormBackward,
+  TinyTransformer,
+  Trainer,
+  createTask,
+  evaluate,
+  applyRotary,
+  applyRotaryBackward,
+  alibiSlopes,
+  KVCache,
+  loadPretrained,
+  PretrainedModel,
 } from 'attention-wasm';
 import type {
-  AttentionErrorCode, TensorLike, NestedArray, InitOptions, DropoutOptions, AttentionOptions,
-  MultiHeadAttentionConfig, MultiHeadAttentionOptions, AttentionResult, TraceStep, StateDict,
-  DType, TensorOptions, LayerNormOptions, MultiHeadAttentionGrads, IdsLike, TinyTransformerConfig, TinyForwardOptions, TinyForwardResult,
-  TrainerOptions, TrainerState, Task, TaskName, TaskOptions, EvaluateOptions, SdpaOptions, RotaryOptions,
+  AttentionErrorCode,
+  TensorLike,
+  NestedArray,
+  InitOptions,
+  DropoutOptions,
+  AttentionOptions,
+  MultiHeadAttentionConfig,
+  MultiHeadAttentionOptions,
+  AttentionResult,
+  TraceStep,
+  StateDict,
+  DType,
+  TensorOptions,
+  LayerNormOptions,
+  MultiHeadAttentionGrads,
+  IdsLike,
+  TinyTransformerConfig,
+  TinyForwardOptions,
+  TinyForwardResult,
+  TrainerOptions,
+  TrainerState,
+  Task,
+  TaskName,
+  TaskOptions,
+  EvaluateOptions,
+  SdpaOptions,
+  RotaryOptions,
 } from 'attention-wasm';
 
 // ---- init ---------------------------------------------------------------------------------------
@@ -29,14 +74,24 @@ await init({ wasm: '/x.wasm' });
 // ---- Tensor -------------------------------------------------------------------------------------
 const x = new Tensor(new Float32Array(24), [2, 3, 4]);
 const fromNumbers = new Tensor([1, 2, 3]);
-const nested = new Tensor([[1, 2], [3, 4]]);
+const nested = new Tensor([
+  [1, 2],
+  [3, 4],
+]);
 const mask = new Tensor(new Uint8Array([1, 0, 1, 1]), [2, 2]);
 const boolMask = new Tensor([true, false, true, true], [2, 2]);
 const dtype: 'float32' | 'int32' | 'bool' = x.dtype;
 const data: Float32Array | Int32Array | Uint8Array = x.data;
 const ids = new Tensor(new Int32Array([1, 2, 3, 4]), [2, 2]);
 const intOptions: TensorOptions = { dtype: 'int32' };
-const nestedIds = new Tensor([[1, 2], [3, 4]], null, intOptions);
+const nestedIds = new Tensor(
+  [
+    [1, 2],
+    [3, 4],
+  ],
+  null,
+  intOptions,
+);
 const idsDtype: DType = nestedIds.dtype;
 const shape: number[] = x.shape;
 const size: number = x.size + x.rank;
@@ -54,7 +109,13 @@ new Tensor([1, 2], [2], { dtype: 'int64' });
 const notNumber: number = x.get(0, 0, 0);
 
 // ---- softmax, layerNorm -------------------------------------------------------------------------
-const likes: TensorLike[] = [x, { data: [1, 2], shape: [2] }, [[1, 2]], [true, false], { data: new Float32Array(2), shape: [2] }];
+const likes: TensorLike[] = [
+  x,
+  { data: [1, 2], shape: [2] },
+  [[1, 2]],
+  [true, false],
+  { data: new Float32Array(2), shape: [2] },
+];
 const y: Tensor = softmax(x);
 softmax([[1, 1, 1, 5]]);
 layerNorm(x);
@@ -82,8 +143,13 @@ layerNormBackward(x, x, { epsilon: 1e-5 });
 // ---- scaledDotProductAttention ------------------------------------------------------------------
 const dropout: DropoutOptions = { p: 0.1, seed: 42 };
 const sdpaOptions: AttentionOptions = {
-  mask, additiveMask: new Tensor(new Float32Array(4), [2, 2]), causal: true, scale: 0.5, dropout,
-  needWeights: true, trace: true,
+  mask,
+  additiveMask: new Tensor(new Float32Array(4), [2, 2]),
+  causal: true,
+  scale: 0.5,
+  dropout,
+  needWeights: true,
+  trace: true,
 };
 const sdpa: AttentionResult = scaledDotProductAttention(x, x, x, sdpaOptions);
 const out: Tensor = sdpa.output;
@@ -105,7 +171,13 @@ scaledDotProductAttention(x, x, x).weights.shape;
 scaledDotProductAttention(x, x, x, { dropout: { seed: 1 } });
 // @ts-expect-error causal is a boolean
 scaledDotProductAttention(x, x, x, { causal: 'yes' });
-const grads: { q: Tensor; k: Tensor; v: Tensor } = scaledDotProductAttentionBackward(x, x, x, out, sdpaOptions);
+const grads: { q: Tensor; k: Tensor; v: Tensor } = scaledDotProductAttentionBackward(
+  x,
+  x,
+  x,
+  out,
+  sdpaOptions,
+);
 scaledDotProductAttentionBackward(x, x, x, out);
 // @ts-expect-error gradOutput is required
 scaledDotProductAttentionBackward(x, x, x);
@@ -114,8 +186,18 @@ scaledDotProductAttentionBackward(x, x, x, out, { keyPaddingMask: mask });
 
 // ---- MultiHeadAttention -------------------------------------------------------------------------
 const config: MultiHeadAttentionConfig = {
-  embedDim: 8, numHeads: 2, kdim: 6, vdim: 10, headDim: 4, valueHeadDim: 4, bias: true,
-  addBiasKV: false, addZeroAttn: false, residual: true, layerNorm: { eps: 1e-6 }, seed: 1,
+  embedDim: 8,
+  numHeads: 2,
+  kdim: 6,
+  vdim: 10,
+  headDim: 4,
+  valueHeadDim: 4,
+  bias: true,
+  addBiasKV: false,
+  addZeroAttn: false,
+  residual: true,
+  layerNorm: { eps: 1e-6 },
+  seed: 1,
 };
 const mha = new MultiHeadAttention(config);
 const small = new MultiHeadAttention({ embedDim: 8 });
@@ -124,11 +206,20 @@ const dims: number = mha.embedDim + mha.numHeads + mha.headDim + mha.valueHeadDi
 const eps: number = mha.config.layerNormEps;
 const hasNorm: boolean = mha.config.layerNorm;
 const stateDict: Record<string, Tensor> = mha.stateDict();
-const input: StateDict = { in_proj_weight: stateDict.in_proj_weight, 'out_proj.bias': [0, 0, 0, 0, 0, 0, 0, 0] };
+const input: StateDict = {
+  in_proj_weight: stateDict.in_proj_weight,
+  'out_proj.bias': [0, 0, 0, 0, 0, 0, 0, 0],
+};
 const same: MultiHeadAttention = small.loadStateDict(input);
 const forwardOptions: MultiHeadAttentionOptions = {
-  mask, additiveMask: null, keyPaddingMask: new Tensor(new Uint8Array(6), [2, 3]), causal: false,
-  needWeights: true, averageWeights: false, positional: sinusoidalEncoding(16, 8), trace: true,
+  mask,
+  additiveMask: null,
+  keyPaddingMask: new Tensor(new Uint8Array(6), [2, 3]),
+  causal: false,
+  needWeights: true,
+  averageWeights: false,
+  positional: sinusoidalEncoding(16, 8),
+  trace: true,
   dropout: { p: 0.1 },
 };
 const r: AttentionResult = mha.forward(x, x, x, forwardOptions);
@@ -139,7 +230,9 @@ small.forward(x, null, null, { requiresGrad: true, causal: true });
 const mhaGrads: MultiHeadAttentionGrads = small.backward(x);
 const dQuery: Tensor = mhaGrads.inputs.query;
 const dKey: Tensor | undefined = mhaGrads.inputs.key;
-const dOutWeight: Tensor = small.backward(new Tensor(new Float32Array(24), [2, 3, 4])).params['out_proj.weight'];
+const dOutWeight: Tensor = small.backward(new Tensor(new Float32Array(24), [2, 3, 4])).params[
+  'out_proj.weight'
+];
 // @ts-expect-error key's gradient may be absent (self-attention)
 mhaGrads.inputs.key.shape;
 // @ts-expect-error backward needs gradOutput
@@ -215,14 +308,40 @@ new AttentionError('OOPS', 'message');
 // @ts-expect-error code is read-only
 made.code = 'TOO_LARGE';
 
-export { y, out, maybeWeights, dims, eps, hasNorm, same, r, pe, rows, maxLength, normal, limit, variant, stats, likes };
+export {
+  y,
+  out,
+  maybeWeights,
+  dims,
+  eps,
+  hasNorm,
+  same,
+  r,
+  pe,
+  rows,
+  maxLength,
+  normal,
+  limit,
+  variant,
+  stats,
+  likes,
+};
 export { dtype, data, shape, size, value, asArray, fromNumbers, boolMask, notNumber, badCode };
 export { ids, idsDtype, dSoftmax, lnGradX, lnGradWeight, grads };
 
 // ---- TinyTransformer, Trainer, tasks, evaluate ----------------------------------------------------
 const tinyConfig: TinyTransformerConfig = {
-  vocabSize: 11, maxLength: 16, dModel: 32, numHeads: 4, numLayers: 2, mlp: true, mlpHidden: 64,
-  positional: 'sinusoidal', norm: 'post', causal: true, seed: 1,
+  vocabSize: 11,
+  maxLength: 16,
+  dModel: 32,
+  numHeads: 4,
+  numLayers: 2,
+  mlp: true,
+  mlpHidden: 64,
+  positional: 'sinusoidal',
+  norm: 'post',
+  causal: true,
+  seed: 1,
 };
 const tiny = new TinyTransformer(tinyConfig);
 new TinyTransformer({ vocabSize: 11, maxLength: 16, dModel: 32, numHeads: 4 });
@@ -253,7 +372,13 @@ tiny.forward(tokenIds, { trace: [0] });
 // @ts-expect-error config is read-only
 tiny.config.dModel = 8;
 
-const trainerOptions: TrainerOptions = { lr: 1e-2, betas: [0.9, 0.98], eps: 1e-8, weightDecay: 0, clipGradNorm: 1 };
+const trainerOptions: TrainerOptions = {
+  lr: 1e-2,
+  betas: [0.9, 0.98],
+  eps: 1e-8,
+  weightDecay: 0,
+  clipGradNorm: 1,
+};
 const trainer = new Trainer(tiny, trainerOptions);
 new Trainer(tiny, { clipGradNorm: null });
 const stepResult: { loss: number; gradNorm: number } = trainer.step(tokenIds, tokenIds);
@@ -279,28 +404,57 @@ createTask('palindrome', { length: 3 });
 // @ts-expect-error length is required
 createTask('copy', {});
 const evalOptions: EvaluateOptions = { batches: 4, seed: 1, batchSize: 16 };
-const scores: { loss: number; tokenAccuracy: number; sequenceAccuracy: number } = evaluate(tiny, task, evalOptions);
+const scores: { loss: number; tokenAccuracy: number; sequenceAccuracy: number } = evaluate(
+  tiny,
+  task,
+  evalOptions,
+);
 evaluate(tiny, task);
 // @ts-expect-error unknown evaluate option
 evaluate(tiny, task, { batch_size: 8 });
 for (const h of [trainer, tiny, loaded, task]) h.dispose();
 
 // ---- attention as today's models use it (issue #15) ---------------------------------------------
-const modern: SdpaOptions = { causal: 'bottom-right', window: 128, alibi: true, enableGQA: true, needWeights: false };
-scaledDotProductAttention(seededNormal([1, 8, 4, 16]), seededNormal([1, 2, 6, 16]), seededNormal([1, 2, 6, 16]), modern);
-scaledDotProductAttention(seededNormal([1, 2, 4, 16]), seededNormal([1, 2, 4, 16]), seededNormal([1, 2, 4, 16]), { causal: 'top-left', positionOffset: 3, alibi: [0.5, 0.25] });
-// @ts-expect-error causal is true, false, 'top-left' or 'bottom-right'
-scaledDotProductAttention(seededNormal([2, 2]), seededNormal([2, 2]), seededNormal([2, 2]), { causal: 'bottom_right' });
+const modern: SdpaOptions = {
+  causal: 'bottom-right',
+  window: 128,
+  alibi: true,
+  enableGQA: true,
+  needWeights: false,
+};
+scaledDotProductAttention(
+  seededNormal([1, 8, 4, 16]),
+  seededNormal([1, 2, 6, 16]),
+  seededNormal([1, 2, 6, 16]),
+  modern,
+);
+scaledDotProductAttention(
+  seededNormal([1, 2, 4, 16]),
+  seededNormal([1, 2, 4, 16]),
+  seededNormal([1, 2, 4, 16]),
+  { causal: 'top-left', positionOffset: 3, alibi: [0.5, 0.25] },
+);
+scaledDotProductAttention(seededNormal([2, 2]), seededNormal([2, 2]), seededNormal([2, 2]), {
+  // @ts-expect-error causal is true, false, 'top-left' or 'bottom-right'
+  causal: 'bottom_right',
+});
 const rope: RotaryOptions = { base: 500000, style: 'interleaved', dims: 8, offset: 10 };
 const rotated: Tensor = applyRotary(seededNormal([4, 16]), rope);
 applyRotaryBackward(rotated, { style: 'half' });
 // @ts-expect-error style is 'half' or 'interleaved'
 applyRotary(rotated, { style: 'neox' });
 const slopes: Float32Array = alibiSlopes(12);
-const gqa = new MultiHeadAttention({ embedDim: 16, numHeads: 4, numKVHeads: 2, rope: { base: 500000, style: 'half' } });
+const gqa = new MultiHeadAttention({
+  embedDim: 16,
+  numHeads: 4,
+  numKVHeads: 2,
+  rope: { base: 500000, style: 'half' },
+});
 const kvHeads: number = gqa.numKVHeads;
 const ropeConfig = gqa.config.rope;
-if (ropeConfig) { const b: number = ropeConfig.base; }
+if (ropeConfig) {
+  const b: number = ropeConfig.base;
+}
 const cache: KVCache = gqa.createCache({ maxLength: 64 });
 gqa.forward(seededNormal([1, 1, 16]), null, null, { cache, causal: true, alibi: true, window: 8 });
 const cachedLength: number = cache.length;
@@ -310,11 +464,19 @@ new MultiHeadAttention({ embedDim: 16, numHeads: 4, rope: { offset: 3 } });
 gqa.dispose();
 
 // ---- real checkpoints (issue #16) -----------------------------------------------------------------
-const pretrained: PretrainedModel = await loadPretrained({ config: { architectures: ['GPT2LMHeadModel'] }, weights: new Uint8Array(8),
-  onProgress: (done: number, total: number) => void (done / total) });
+const pretrained: PretrainedModel = await loadPretrained({
+  config: { architectures: ['GPT2LMHeadModel'] },
+  weights: new Uint8Array(8),
+  onProgress: (done: number, total: number) => void (done / total),
+});
 const pOut = pretrained.forward([1, 2, 3], { attention: [0], hiddenStates: true });
 const pLogits: Tensor = pOut.logits;
-const newIds: Tensor = pretrained.generate(pretrained.encode('hi'), { maxNewTokens: 4, temperature: 0.8, topK: 20, seed: 1 });
+const newIds: Tensor = pretrained.generate(pretrained.encode('hi'), {
+  maxNewTokens: 4,
+  temperature: 0.8,
+  topK: 20,
+  seed: 1,
+});
 const pieces: string[] = pretrained.tokenStrings(newIds);
 const text: string = pretrained.decode(newIds);
 // @ts-expect-error maxNewTokens is required
@@ -323,7 +485,14 @@ pretrained.dispose();
 
 // ---- interpretability (issue #27) ---------------------------------------------------------------
 import { attentionRollout } from 'attention-wasm';
-import type { HeadScoreKind, HeadScoresOptions, HeadScores, AttentionRolloutOptions, LogitAttribution, LogitAttributionOptions } from 'attention-wasm';
+import type {
+  HeadScoreKind,
+  HeadScoresOptions,
+  HeadScores,
+  AttentionRolloutOptions,
+  LogitAttribution,
+  LogitAttributionOptions,
+} from 'attention-wasm';
 const scoreKinds: HeadScoreKind[] = ['previous-token', 'duplicate-token', 'induction'];
 const scoreOptions: HeadScoresOptions = { kinds: scoreKinds };
 const tinyScores: HeadScores = tiny.headScores([1, 2, 1, 2], scoreOptions);
@@ -346,10 +515,29 @@ const pAttr: LogitAttribution = pretrained.logitAttribution([1, 2, 3], { token: 
 import type { PatchOptions, PatchResult, PatchComponent } from 'attention-wasm';
 const patchComponent: PatchComponent = 'head-position';
 const patchOptions: PatchOptions = {
-  clean: [1, 2, 3], corrupted: [1, 4, 3], token: 5, against: 6, position: 2, component: patchComponent,
-  metric: 'probability', onProgress: (done: number, total: number) => void (done / total), signal: new AbortController().signal,
+  clean: [1, 2, 3],
+  corrupted: [1, 4, 3],
+  token: 5,
+  against: 6,
+  position: 2,
+  component: patchComponent,
+  metric: 'probability',
+  onProgress: (done: number, total: number) => void (done / total),
+  signal: new AbortController().signal,
 };
 const patched: Promise<PatchResult> = tiny.patch(patchOptions);
-void pretrained.patch({ clean: [[1, 2], [3, 4]], corrupted: [[1, 5], [3, 6]], token: 1 }).then((r: PatchResult) => r.result.shape);
+void pretrained
+  .patch({
+    clean: [
+      [1, 2],
+      [3, 4],
+    ],
+    corrupted: [
+      [1, 5],
+      [3, 6],
+    ],
+    token: 1,
+  })
+  .then((r: PatchResult) => r.result.shape);
 // @ts-expect-error not a component
 tiny.patch({ clean: [1], corrupted: [2], token: 1, component: 'mlp' });
