@@ -3,7 +3,10 @@
 //   2. C++ is formatted by clang-format (.clang-format: `clang-format --dry-run --Werror`);
 //   3. no source file (src, web, bench, scripts, tools) is over MAX_FILE_LINES lines, nor a test file;
 //   4. no function in those sources is over MAX_FUNCTION_LINES lines (JS: acorn's syntax tree; C++: a
-//      brace count over the sources with comments, strings and preprocessor lines removed).
+//      brace count over the sources with comments, strings and preprocessor lines removed);
+//   5. no test reads a clock (performance.now, Date.now, hrtime, long-task observers): a test asserts
+//      what the code computes, never how long it took (times are benchmark numbers, bench/);
+//   6. no code file names an issue number ("issue #12", "(#12)"): a comment says why, the tracker says when.
 // There is no list of exceptions. `--fix` formats (prettier --write, clang-format -i) before checking.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,11 +18,16 @@ import { cppFunctions } from './cpp-functions.mjs';
 export const MAX_FILE_LINES = 450;
 export const MAX_FUNCTION_LINES = 80;
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
+// `--root DIR` checks another tree (tests/js/check-style.test.mjs plants problems in a scratch repo).
+const rootFlag = process.argv.indexOf('--root');
+const root = rootFlag > 0 ? process.argv[rootFlag + 1] : repo;
 const SOURCE_DIRS = ['src', 'web', 'bench', 'scripts', 'tools'];
 const TEST_DIRS = ['tests'];
 const JS = /\.(m|c)?js$|\.ts$/;
 const CPP = /\.(cpp|h)$/;
+const CLOCK = /\bperformance\.now\(|\bDate\.now\(|\bprocess\.hrtime|\bconsole\.time\(|['"]longtask['"]/;
+const ISSUE_REFERENCE = /\bissues? #\d+|\(#\d+[,)]/i;
 
 /** Tracked and new (not ignored) files under the given folders; vendored and generated files are ignored. */
 function listFiles(dirs) {
@@ -70,7 +78,16 @@ function checkSizes(files, problems, { functions }) {
   for (const file of files) {
     const text = readFileSync(join(root, file), 'utf8');
     const lines = lineCount(text);
+    const issue = ISSUE_REFERENCE.exec(text);
+    if (issue)
+      problems.push(`${file}:${lineCount(text.slice(0, issue.index + 1))}: names an issue ("${issue[0]}")`);
     if (lines > MAX_FILE_LINES) problems.push(`${file}: ${lines} lines (at most ${MAX_FILE_LINES})`);
+    const clock = CLOCK.exec(text);
+    if (!functions && clock) {
+      problems.push(
+        `${file}:${lineCount(text.slice(0, clock.index + 1))}: a test reads a clock ("${clock[0]}")`,
+      );
+    }
     if (!functions || file.endsWith('.d.ts')) continue;
     let list = [];
     if (CPP.test(file)) list = cppFunctions(text);
@@ -107,15 +124,16 @@ function main() {
   const all = [...sources, ...tests];
   const jsFiles = all.filter((f) => JS.test(f));
   const cppFiles = all.filter((f) => CPP.test(f));
-  const prettier = join(root, 'node_modules', '.bin', 'prettier');
+  const prettier = join(repo, 'node_modules', '.bin', 'prettier');
   if (fix) {
-    run(prettier, ['--write', '--log-level', 'warn', ...jsFiles]);
+    run(prettier, ['--write', '--log-level', 'warn', ...jsFiles]); // the root's own config
     run('clang-format', ['-i', ...cppFiles]);
   }
   const problems = [];
-  const unformatted = run(prettier, ['--list-different', ...jsFiles]);
+  const config = ['--config', join(root, '.prettierrc.json'), '--ignore-path', join(root, '.prettierignore')];
+  const unformatted = jsFiles.length ? run(prettier, ['--list-different', ...config, ...jsFiles]) : '';
   if (unformatted) problems.push(`not formatted by prettier (npm run format):\n${unformatted}`);
-  const cppDiff = run('clang-format', ['--dry-run', '--Werror', ...cppFiles]);
+  const cppDiff = cppFiles.length ? run('clang-format', ['--dry-run', '--Werror', ...cppFiles]) : '';
   if (cppDiff) problems.push(`not formatted by clang-format (npm run format):\n${cppDiff.slice(0, 4000)}`);
   checkSizes(sources, problems, { functions: true });
   checkSizes(tests, problems, { functions: false });

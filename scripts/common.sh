@@ -63,3 +63,10 @@ report_sections() {  # report_sections <exit status>
     printf '=== FAILED in: %s (exit %d, after %d s) ===\n' "$failed_in" "$1" "$SECONDS"
   fi
 }
+
+# run_wasm_suite <build dir> [node flags...]: the Catch2 suite compiled to wasm, in one Node process
+# (every test case, as ctest would run them one process each; a failure names the case and exits 1).
+run_wasm_suite() {
+  local dir=$1; shift
+  node "$@" "$dir/tests/cpp/attn_tests.cjs" --use-colour no
+}

@@ -70,7 +70,7 @@ export function cppFunctions(source) {
     if (c === '{') {
       const inFunction = stack.some((s) => s.kind !== 'scope');
       const before = text.slice(Math.max(last, i - 4000), i);
-      const statement = before.slice(Math.max(before.lastIndexOf(';'), before.lastIndexOf('}')) + 1);
+      const statement = before.slice(before.lastIndexOf(';') + 1);
       let kind = 'block';
       if (!inFunction) {
         if (
@@ -83,14 +83,16 @@ export function cppFunctions(source) {
       }
       const name = kind === 'function' ? (/([\w:~]+)\s*\(/.exec(statement)?.[1] ?? '(function)') : '';
       stack.push({ kind, start: i, name });
-      last = i + 1;
+      if (kind !== 'block' || inFunction) last = i + 1;
     } else if (c === '}') {
       const open = stack.pop();
       if (open?.kind === 'function') {
         const line = lineOf(text, open.start);
         found.push({ name: open.name, line, lines: lineOf(text, i) - line + 1 });
       }
-      last = i + 1;
+      // A braced initializer outside a function (`y_{2}` in an initializer list, `= {…}`) is part of
+      // the declaration around it: only the end of a function or scope starts a new one.
+      if (open?.kind !== 'block' || stack.some((s) => s.kind !== 'scope')) last = i + 1;
     } else if (c === ';') last = i + 1;
   }
   return found;

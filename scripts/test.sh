@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# Runs every suite, in the order a failure is cheapest to read: native Catch2 (ctest), the thread
-# pool under ThreadSanitizer, the same suite under ASan + UBSan, the committed fuzz corpora replayed
-# under ASan + UBSan, the same Catch2 suite compiled to wasm and run by Node (ctest), once with the
-# SIMD128 kernels, once with the relaxed-SIMD build and once with real threads (Emscripten
-# pthreads), the JS API tests (node --test, on the threaded build init() loads in Node; all of
-# tests/js again on the relaxed-SIMD build), the real-browser tests (playwright-core + Debian
-# Chromium), and a benchmark smoke run. Node 20 runs relaxed SIMD only with
-# --experimental-wasm-relaxed-simd. Prints each section's time at the end (docs/testing.md;
-# `npm run test:quick` is the inner loop).
+# Runs every suite, in the order a failure is cheapest to read: the house style (formatters, file
+# and function sizes), native Catch2 (ctest), the thread pool under ThreadSanitizer, the same suite
+# under ASan + UBSan, the committed fuzz corpora replayed under ASan + UBSan, the same Catch2 suite
+# compiled to wasm and run by Node (one process per build: SIMD128, relaxed SIMD, real threads), the
+# JS API tests (node --test, on the threaded build init() loads in Node), the fixture suites again on
+# the relaxed-SIMD build, the real-browser tests (playwright-core + Debian Chromium), and a benchmark
+# smoke run. Node 20 runs relaxed SIMD only with --experimental-wasm-relaxed-simd. Prints each
+# section's time at the end (docs/testing.md; `npm run test:quick` is the inner loop).
 # Expects scripts/install.sh and scripts/build.sh to have run (npm test does both first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,41 +39,47 @@ section "libFuzzer corpus replay: every committed input of the 3 targets once (A
 # Seconds, not minutes: the exploring runs (new inputs) are `npm run fuzz` (scripts/fuzz.sh).
 bash scripts/fuzz.sh --replay
 
-section "wasm ctest (the same Catch2 suite, SIMD128 kernels, run by Node)"
+section "wasm Catch2 suite (SIMD128 kernels, run by Node in one process)"
 # build/wasm is build.sh's directory: the test binary links the attn_core objects the module did.
+# The wasm suites run as one Node process each (run_wasm_suite): ctest would start Node and compile
+# the test .wasm once per test case (41 s for what one process does in 8 s).
 configure build/wasm "${WASM_CONFIG[@]}"
 cmake --build build/wasm -j"$JOBS" --target attn_tests
-ctest --test-dir build/wasm --output-on-failure -j"$JOBS"
+run_wasm_suite build/wasm
 
-section "wasm ctest, relaxed-SIMD build (f32x4.relaxed_madd GEMM, Node with relaxed SIMD on)"
+section "wasm Catch2 suite, relaxed-SIMD build (f32x4.relaxed_madd GEMM, Node with relaxed SIMD on)"
 configure build/wasm-relaxed "${WASM_RELAXED_CONFIG[@]}"
 cmake --build build/wasm-relaxed -j"$JOBS" --target attn_tests
-ctest --test-dir build/wasm-relaxed --output-on-failure -j"$JOBS"
+run_wasm_suite build/wasm-relaxed --experimental-wasm-relaxed-simd
 
-section "wasm ctest with real threads (Emscripten pthreads: every case on a pool of 4, tests/cpp/test_threads_everywhere.cpp)"
+section "wasm Catch2 suite with real threads (Emscripten pthreads: every case on a pool of 4)"
 configure build/wasm-threads "${WASM_THREADS_CONFIG[@]}"
 cmake --build build/wasm-threads -j"$JOBS" --target attn_tests
-ctest --test-dir build/wasm-threads --output-on-failure -j"$JOBS"
+run_wasm_suite build/wasm-threads
 
-section "JS API tests (node --test; init() loads the threaded build: Node runs threads)"
-node --test --test-reporter=spec tests/js/
+section "JS API tests (node --test, two files at a time; init() loads the threaded build: Node runs threads)"
+node --test --test-concurrency=2 --test-reporter=dot tests/js/
 
 section "soak: 10^4 mixed calls, heap / bytes in use / handles flat (npm run soak makes 10^5)"
 node scripts/soak.mjs --calls 10000
 
-section "all of tests/js again on the relaxed-SIMD build (init() picks it when relaxed SIMD is on)"
-# By rule, the whole directory, no hand list and no exceptions: a new test file runs on both
-# builds. (pack.test.mjs's child Node runs without the flag, so it checks the SIMD128 build again;
-# ~3 s, kept so that the rule has no exception.)
-node --experimental-wasm-relaxed-simd --test --test-reporter=spec tests/js/
+section "the relaxed-SIMD build through the API: the module checks and the PyTorch and transformers fixtures"
+# The relaxed-SIMD build differs from the SIMD128 one only in the kernels' fused multiply-add, which
+# its Catch2 suite above checks against double references at every size. Through the API, the
+# fixture suites (every op and every pretrained family against PyTorch/transformers numbers) and the
+# build checks run again with relaxed SIMD on; the rest of tests/js would repeat what does not differ.
+node --experimental-wasm-relaxed-simd --test --test-concurrency=2 --test-reporter=dot \
+  tests/js/wasm.test.mjs tests/js/golden.test.mjs tests/js/pretrained.test.mjs
 
 section "browser tests (playwright-core + /usr/bin/chromium)"
-node --test --test-reporter=spec --test-concurrency=1 tests/browser/
+# Two files at a time (each its own Chromium and server): the pages wait on fonts, workers and
+# layout, never on a clock, so they pass on a busy machine (docs/testing.md).
+node --test --test-reporter=dot --test-concurrency=2 tests/browser/
 
 section "benchmark smoke run"
 node bench/run.mjs --smoke
 
 section "a SmolLM2-360M-shaped checkpoint (BF16, 724 MB, random weights written here) in Node and Chromium"
-# Issue #16: it loads under the default 1 GiB limit (16-bit weights stay 16-bit) and runs a forward
+# It loads under the default 1 GiB limit (16-bit weights stay 16-bit) and runs a forward
 # and a generation, from a Blob in Node and from an <input type=file> in Chromium (~35 s).
 node bench/smollm2_shape.mjs --browser

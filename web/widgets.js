@@ -85,7 +85,7 @@ export { colormap, colorOf, autoDomain } from './widgets/colormap.js';
 export { matrixToCSV, download } from './widgets/export.js';
 export { formatNumber, exactNumber } from './widgets/draw-util.js';
 export { loadKatex } from './widgets/runtime.js';
-// Figures (issue #28): a standalone HTML snapshot of views, and printing them as vectors.
+// Figures: a standalone HTML snapshot of views, and printing them as vectors.
 export { snapshotHTML, downloadSnapshot, figureSVG, sha256Base64, SNAPSHOT_CSS } from './widgets/snapshot.js';
 export { preparePrint, restorePrint } from './widgets/print.js';
 
@@ -100,7 +100,7 @@ export { measureDotProductVariance } from './widgets/variance-experiment.js';
 export { SoftmaxPlayground };
 export { MaskFillCompare };
 
-// Attention in today's models (issue #15).
+// Attention in today's models.
 //   <rope-explorer>   rotary embeddings: a pair rotating with position, q·k against the relative offset
 //   <alibi-bias>      ALiBi: each head's linear distance bias and the weights it gives
 //   <gqa-heads>       grouped-query attention: which query heads share a key/value head, their weights
@@ -110,7 +110,7 @@ export { AlibiBias };
 export { GqaHeads };
 export { KvCacheStepper };
 
-// Why a model predicts what it does (issue #27).
+// Why a model predicts what it does.
 //   <head-scores>        previous-token, duplicate-token and induction scores of every layer × head
 //   <logit-attribution>  each component's share of a logit difference, sorted, with a data table
 //   <patching-view>      activation patching: which heads (or residual positions) carry the answer

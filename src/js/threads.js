@@ -1,4 +1,4 @@
-// Threads (issue #26, docs/threads.md): how many threads init() asks for, whether this engine can run
+// Threads (docs/threads.md): how many threads init() asks for, whether this engine can run
 // them, loading a threaded build (Emscripten pthreads) with its pool started, and the fallback to one
 // thread. Internal: index.js exports init's `threads` option, threadCount() and setThreadCount().
 import { AttentionError } from './errors.js';

@@ -70,7 +70,7 @@ struct TinyForwardOptions {
   // applied in every layer on top of the model's causal mask (it can only take keys away). For
   // exploring a trained model ("what if this token could not see that one"); training never uses it.
   const BoolTensor* mask = nullptr;
-  // Interpretability (issue #27). hidden_states: the stream entering each block, L of (B, T, d).
+  // Interpretability. hidden_states: the stream entering each block, L of (B, T, d).
   // start_residual (B, T, d), when not empty: the stream entering block start_layer, the embeddings
   // and earlier blocks not run. attn_delta (B, T, d), when delta_layer >= 0: added to that layer's
   // attention output (after out_proj, before the residual add / post LayerNorm): a head's z patched

@@ -117,7 +117,7 @@ class TinyModelHandle {
     return out;
   }
 
-  // Interpretability (#27): o: { traceLayers (int[]), hiddenStates, startLayer, startResidual
+  // Interpretability: o: { traceLayers (int[]), hiddenStates, startLayer, startResidual
   // (Float32Array (B, T, d) or null), deltaLayer (-1 none), attnDelta (Float32Array or null) } →
   // { ok, logits, traces, hiddenStates } (TinyForwardOptions' patching options).
   val interp_forward(val ids, int b, int t, val o) {

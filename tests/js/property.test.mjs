@@ -47,7 +47,7 @@ function warmScratch() {
 }
 warmScratch();
 
-const SEED = Number(process.env.PROPERTY_SEED ?? Date.now() % 2 ** 31);
+const SEED = Number(process.env.PROPERTY_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 console.log(`property tests: seed ${SEED}, ${RUNS} runs each (PROPERTY_SEED / PROPERTY_RUNS to change)`);
 const params = { seed: SEED, numRuns: RUNS };

@@ -188,7 +188,7 @@ export class AwElement extends HTMLElement {
     return [this._errorEl, this._tooltip];
   }
 
-  // ---- state (issue #28) ---------------------------------------------------------------------
+  // ---- state ---------------------------------------------------------------------
 
   /**
    * What the picture depends on, as a plain JSON-able object: { widget, version, attributes, ... }.

@@ -1,5 +1,5 @@
 // <head-scores>: which heads behave like previous-token, duplicate-token and induction heads on a
-// sequence — model.headScores(ids) (issue #27, docs/interpretability.md), one layer × head grid per
+// sequence — model.headScores(ids) (docs/interpretability.md), one layer × head grid per
 // kind (0 … 1). Click (or Enter on) a head to emit head-select { layer, head, kind, score }.
 //
 // The model: `src` (a TinyTransformer safetensors file: a preset) or the `model` property (a

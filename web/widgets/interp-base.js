@@ -1,4 +1,4 @@
-// What the interpretability widgets (issue #27: <head-scores>, <logit-attribution>, <patching-view>)
+// What the interpretability widgets (<head-scores>, <logit-attribution>, <patching-view>)
 // share: the model, taken the ways <attention-model-view> takes it —
 //   `src`    a safetensors file of a TinyTransformer (a preset in web/presets/, or a trainer export);
 //            the widget loads it and disposes it when replaced. A preset's metadata names its tokens.

@@ -1,5 +1,5 @@
 // <logit-attribution>: which parts of the model write a prediction — model.logitAttribution(ids,
-// { position, token, against }) (issue #27, docs/interpretability.md): the token embedding (with
+// { position, token, against }) (docs/interpretability.md): the token embedding (with
 // positions), each head, each MLP and the constant biases, each one's share of the logit difference
 // logits[position, token] − logits[position, against], sorted by |share| as bars (positive in orange,
 // negative in blue, the value written beside each) and, below them, every component in a data table.

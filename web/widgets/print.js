@@ -1,4 +1,4 @@
-// Print (issue #28): printing a page with widgets gives their views as vectors, without controls.
+// Print: printing a page with widgets gives their views as vectors, without controls.
 // On `beforeprint` each connected widget with toSVG() gets its figure (figureSVG: the same SVG a
 // snapshot holds) inserted where its canvases are, and those canvases (with the blocks that only
 // hold them) are hidden; `afterprint` puts everything back. The widgets' shared stylesheet hides the

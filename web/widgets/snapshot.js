@@ -1,4 +1,4 @@
-// A standalone HTML snapshot of views (issue #28): one file with each view as inline SVG (its
+// A standalone HTML snapshot of views: one file with each view as inline SVG (its
 // toSVG()) and its data as an HTML table (its CSV) — no script, no wasm, no network, no external
 // reference — that opens anywhere (email, a notebook's HTML output, a course page) and renders under
 // `default-src 'none'`: its one <style> is allowed by its SHA-256 hash in a <meta> policy, and the

@@ -1,4 +1,4 @@
-// The patching worker of <patching-view> (issue #27): its own wasm instance and its own copy of a
+// The patching worker of <patching-view>: its own wasm instance and its own copy of a
 // TinyTransformer opened from the safetensors bytes the widget loaded (its `src`), so activation
 // patching — one model run per patched head or position — never holds up the page.
 //
