@@ -1,4 +1,4 @@
-// The house style, checked by tools (docs/style.md), run first by `npm test` and `npm run test:quick`:
+// The house style, checked by tools (CONTRIBUTING.md), run first by `npm test` and `npm run test:quick`:
 //   1. JavaScript and TypeScript declarations are formatted by prettier (pinned; .prettierrc.json);
 //   2. C++ is formatted by clang-format (.clang-format: `clang-format --dry-run --Werror`);
 //   3. no source file (src, web, bench, scripts, tools) is over MAX_FILE_LINES lines, nor a test file;
