@@ -9,7 +9,7 @@
 //   6. no code file names an issue number ("issue #12", "(#12)"): a comment says why, the tracker says when.
 // There is no list of exceptions. `--fix` formats (prettier --write, clang-format -i) before checking.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as acorn from 'acorn';
@@ -35,9 +35,11 @@ function listFiles(dirs) {
     cwd: root,
     encoding: 'utf8',
   });
+  // Deleted but not yet committed files are still in git's index: only what is on disk is checked.
   return out
     .split('\n')
-    .filter((f) => f && (JS.test(f) || CPP.test(f)) && !/\/vendor\/|^tests\/golden\//.test(f));
+    .filter((f) => f && (JS.test(f) || CPP.test(f)) && !/\/vendor\/|^tests\/golden\//.test(f))
+    .filter((f) => existsSync(join(root, f)));
 }
 
 function lineCount(text) {
