@@ -6,7 +6,7 @@
 //      brace count over the sources with comments, strings and preprocessor lines removed);
 //   5. no test reads a clock (performance.now, Date.now, hrtime, long-task observers): a test asserts
 //      what the code computes, never how long it took (times are benchmark numbers, bench/);
-//   6. no code file names an issue number ("issue #12", "(#12)"): a comment says why, the tracker says when.
+//   6. no code file names an issue number (the word issue, a hash and digits; or digits after "(#"): a comment says why, the tracker says when.
 // There is no list of exceptions. `--fix` formats (prettier --write, clang-format -i) before checking.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
