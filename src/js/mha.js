@@ -1,6 +1,7 @@
-// MultiHeadAttention (with its lean fast path), its KV cache and the learned positional encoding.
-// The classes live here, at module level, over a wrapper copy `rt` (runtime.js); mhaApi(rt) gives
-// each copy of index.js (`?instance=`) its own subclasses, so every copy counts its own handles.
+// MultiHeadAttention (with its lean fast path) and its KV cache; mhaApi also gives the learned
+// positional encoding (learned-positional.js). The classes live at module level, over a wrapper copy
+// `rt` (runtime.js); mhaApi(rt) gives each copy of index.js (`?instance=`) its own subclasses, so
+// every copy counts its own handles.
 import { AttentionError, check } from './errors.js';
 import { FAST_FLAG, FAST_IO } from './constants.js';
 import { checkInt, checkNumber, checkOptions, checkSeed, describe } from './options.js';
@@ -8,6 +9,7 @@ import { rotaryOptions } from './positions.js';
 import { gradRecord, mhaBackward } from './mha-backward.js';
 import { Handle, SDPA_OPTIONS, commonOptions } from './runtime.js';
 import { Tensor, asBoolTensor, asFloatTensor, fromCore } from './tensor.js';
+import { LearnedPositionalEncodingBase } from './learned-positional.js';
 
 const MHA_OPTIONS = [
   ...SDPA_OPTIONS.filter((k) => k !== 'enableGQA'),
@@ -391,42 +393,6 @@ class KVCacheBase extends Handle {
   reset() {
     this._live().reset();
     return this;
-  }
-}
-
-class LearnedPositionalEncodingBase extends Handle {
-  /** @param {{ maxLength: number, dModel: number, seed?: number }} options */
-  constructor(rt, options = {}) {
-    const {
-      maxLength,
-      dModel,
-      seed = 0,
-    } = checkOptions(options, ['maxLength', 'dModel', 'seed'], 'LearnedPositionalEncoding option');
-    checkInt(maxLength, 'maxLength');
-    checkInt(dModel, 'dModel');
-    super(
-      rt,
-      rt.newHandle('LearnedPEHandle', (h) => h.init(maxLength, dModel, checkSeed(seed, 'seed'))),
-    );
-    this.maxLength = maxLength;
-    this.dModel = dModel;
-  }
-
-  /** The first `length` rows of the table: (length, dModel). */
-  encode(length) {
-    return fromCore(check(this._live().encode(checkInt(length, 'length'))).result);
-  }
-
-  /** A copy of the whole table (maxLength, dModel). */
-  get table() {
-    return fromCore(this._live().table());
-  }
-
-  setTable(table) {
-    const handle = this._live();
-    const t = asFloatTensor(table, 'table');
-    this._rt.checkInputBytes('setTable', [t]);
-    check(handle.setTable(t));
   }
 }
 

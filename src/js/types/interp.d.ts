@@ -1,0 +1,120 @@
+// Interpretability (docs/interpretability.md): head scores, attention rollout, logit attribution,
+// activation patching.
+import type { Tensor, TensorLike } from './tensor.js';
+import type { IdsLike, TinyTransformer } from './model.js';
+import type { PretrainedModel } from './pretrained.js';
+
+/**
+ * A head-type score of layer l, head h, from its attention A (T × T, rows = queries) on ids:
+ * - `'previous-token'`: mean over i = 1 … T−1 of A[i, i−1];
+ * - `'duplicate-token'`: mean, over the rows i with some j < i where ids[j] = ids[i], of Σ over those j of A[i, j];
+ * - `'induction'`: mean, over the rows i with some j, 1 ≤ j < i, where ids[j−1] = ids[i], of Σ over those j of A[i, j].
+ * A kind with no qualifying row is NaN for every head (T = 1: every kind).
+ */
+export type HeadScoreKind = 'previous-token' | 'duplicate-token' | 'induction';
+
+/** Options of {@link TinyTransformer.headScores} and {@link PretrainedModel.headScores}. */
+export interface HeadScoresOptions {
+  /** The kinds to compute (default all three, in the order above). */
+  kinds?: HeadScoreKind[];
+}
+
+/** One Tensor (numLayers, numHeads) per requested kind. */
+export type HeadScores = Partial<Record<HeadScoreKind, Tensor>>;
+
+/** Options of {@link attentionRollout}. */
+export interface AttentionRolloutOptions {
+  /** w in [0, 1] (default 0.5): the identity's share, for the residual stream. */
+  residualWeight?: number;
+}
+
+/** Options of {@link TinyTransformer.logitAttribution} and {@link PretrainedModel.logitAttribution}. */
+export interface LogitAttributionOptions {
+  /** The query position, in [0, T) (default T − 1; no negative indexing). */
+  position?: number;
+  /** The token whose logit is explained, in [0, vocab). */
+  token: number;
+  /** The alternative: explains logits[position, token] − logits[position, against]; must differ from token. */
+  against?: number;
+}
+
+/**
+ * Direct logit attribution. u = W_U[token] − W_U[against] (W_U[token] alone without `against`). With
+ * every norm's scale frozen at its actual input (LayerNorm: c ↦ s·(c − mean c) ⊙ γ, s = 1/√(biased var
+ * + eps), β to `bias`), the logit difference is an affine function of the residual components; each
+ * part is that component carried through every later norm, dotted with u. Computed in double.
+ */
+export interface LogitAttribution {
+  /** (numLayers, numHeads): each query head's output (its z times its columns of the output projection, no bias). */
+  heads: Tensor;
+  /** (numLayers): each MLP's output, its bias included (0 for a model without MLPs). */
+  mlp: Tensor;
+  /** The embedding entering block 0 (token plus learned or sinusoidal positions). */
+  embed: number;
+  /** Constants: attention output biases, norm β's, the output head's bias difference. */
+  bias: number;
+  /** The sum of every part: equals logitDiff within float error. */
+  total: number;
+  /**
+   * logits[position, token] − logits[position, against] (or the logit alone) of the real forward,
+   * before any final soft-capping (Gemma 2's forward returns c·tanh(logits / c); this is the logits').
+   */
+  logitDiff: number;
+}
+
+/** What {@link PatchOptions.component} patches; the unit is the query head. */
+export type PatchComponent = 'head' | 'head-position' | 'residual';
+
+/** Options of {@link TinyTransformer.patch} and {@link PretrainedModel.patch}. */
+export interface PatchOptions {
+  /**
+   * The clean ids: (T), (1, T), a (B, T) batch or an array of ids (B pairs); every run of one length.
+   * With several pairs each entry of `result` is the mean over the pairs.
+   */
+  clean: IdsLike | IdsLike[];
+  /** The corrupted ids, as many runs as `clean`, of the same length. */
+  corrupted: IdsLike | IdsLike[];
+  /** The query position, in [0, T) (default T − 1). */
+  position?: number;
+  /** The token whose logit (or probability) is measured, in [0, vocab). */
+  token: number;
+  /** The alternative: LD = logits[position, token] − logits[position, against]; without it, the logit alone. */
+  against?: number;
+  /**
+   * `'head'` (default): result (numLayers, numHeads), head h's z (before the output projection) at every position;
+   * `'head-position'`: (numLayers, numHeads, T), at position t only;
+   * `'residual'`: (numLayers, T), the residual stream entering block l (hidden state l) at position t.
+   */
+  component?: PatchComponent;
+  /** `'logit-diff'` (default) or `'probability'`: softmax(logits[position])[token] instead of LD. */
+  metric?: 'logit-diff' | 'probability';
+  /** Called after each batch of patched runs with (runs done, runs in all). */
+  onProgress?: (done: number, total: number) => void;
+  /** Aborting rejects the promise with `signal.reason` (an `AbortError` by default) between batches. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Each entry of `result` is (M_patched − M_corrupted) / (M_clean − M_corrupted), M the metric at
+ * `position` (1: the activation carries the whole difference; 0: nothing). A pair whose clean and
+ * corrupted M differ by less than 1e-6·max(1, |M_clean|) is `INVALID_ARGUMENT` (nothing to explain).
+ * In causal models positions after `position` are not run: their entries are 0.
+ */
+export interface PatchResult {
+  result: Tensor;
+  /** M of the clean run (one number; an array of one per pair when a list of pairs was given). */
+  cleanDiff: number | number[];
+  /** M of the corrupted run (likewise). */
+  corruptedDiff: number | number[];
+}
+
+/**
+ * Attention rollout (Abnar & Zuidema 2020) of one forward's `attention` (batch of one: Tensor
+ * (1, H, T, T) per layer, every layer present): per layer Â = (1 − w)·(mean over heads of A) + w·I,
+ * rows renormalised to sum 1; R_0 = Â_0, R_l = Â_l · R_{l−1}. Returns Tensor (L, T, T), R_l at [l].
+ * A missing layer, another batch size, mismatched T or w outside [0, 1] is `INVALID_ARGUMENT`.
+ */
+export function attentionRollout(
+  attentions: ReadonlyArray<TensorLike | null>,
+  options?: AttentionRolloutOptions,
+): Tensor;

@@ -1,0 +1,220 @@
+// Hugging Face checkpoints: loadPretrained, PretrainedModel and generation.
+import type { Tensor } from './tensor.js';
+import type { TraceStep } from './ops.js';
+import type { memoryLimit, setMemoryLimit } from './runtime.js';
+import type { IdsLike, TinyTransformer } from './model.js';
+import type {
+  HeadScores,
+  HeadScoresOptions,
+  LogitAttribution,
+  LogitAttributionOptions,
+  PatchOptions,
+  PatchResult,
+} from './interp.js';
+
+/**
+ * {@link loadPretrained}'s options. Weights are kept in the file's format in the wasm heap (F16 and
+ * BF16 stay 16-bit and are widened inside the GEMM; norms and biases become float32), so a model
+ * takes about its file's size plus the activations of a call.
+ */
+export interface LoadPretrainedOptions {
+  /**
+   * The parsed config.json: `architectures` a list of one key of {@link PRETRAINED_CONFIG_KEYS} (the
+   * supported architectures; `model_type`, when present, the one its entry names), in the transformers 4 layout (`rope_theta`, `rope_scaling`) or the transformers 5 one
+   * (`rope_parameters`; both present must agree). Every key must be one docs/checkpoints.md lists as
+   * implemented, inert, or inert at its default (and hold that default); anything else, an
+   * unimplemented `rope_type`, `quantization_config` and `auto_map` are INVALID_ARGUMENT naming it.
+   */
+  config: Record<string, unknown>;
+  /** model.safetensors (any view, at any byteOffset; Blob and File are read tensor by tensor), or with `weightsIndex` the shards: `{ fileName: bytes }` or File objects matched by `.name`. */
+  weights:
+    ArrayBuffer | ArrayBufferView | Blob | Record<string, ArrayBuffer | ArrayBufferView | Blob> | File[];
+  /** The parsed model.safetensors.index.json of a sharded checkpoint. */
+  weightsIndex?: { weight_map: Record<string, string> } | null;
+  /**
+   * The parsed tokenizer.json (optional: without it the model takes token ids only), read by the
+   * vendored @huggingface/tokenizers 0.2.0 (loaded only then).
+   */
+  tokenizer?: Record<string, unknown> | null;
+  /** The parsed tokenizer_config.json, when the checkpoint has one (special tokens, clean-up). */
+  tokenizerConfig?: Record<string, unknown> | null;
+  /** The parsed generation_config.json, when the checkpoint has one: its `eos_token_id` is generate's default `stop`. */
+  generationConfig?: Record<string, unknown> | null;
+  /**
+   * The text of chat_template.jinja, when the checkpoint has one (transformers 5 saves the template
+   * there): it is the "default" template, over tokenizer_config.json's `chat_template`.
+   */
+  chatTemplate?: string | null;
+  /** Called as the weights are copied (each tensor, in chunks of at most 16 MiB) with the bytes read so far and the total. */
+  onProgress?: (bytesDone: number, bytesTotal: number) => void;
+  /**
+   * Bytes this model may use: its weights in the heap (checked from the file headers before the first
+   * tensor is allocated) and each of its calls' buffers (forward, generate). Default: the library's
+   * {@link memoryLimit} at load time (1 GiB unless {@link setMemoryLimit} changed it), which holds
+   * SmolLM2-360M in BF16 (724 MB). A model over it is TOO_LARGE naming this option. The library's
+   * own limit is not changed. The 32-bit heap holds at most 4 GiB.
+   */
+  memoryLimit?: number;
+}
+
+/** A Hugging Face checkpoint on this library's kernels. Call {@link dispose}. */
+export class PretrainedModel {
+  private constructor();
+  readonly config: Record<string, unknown>;
+  /** `config.architectures[0]`. */
+  readonly architecture: string;
+  readonly numLayers: number;
+  /** Query heads. */
+  readonly numHeads: number;
+  readonly numKVHeads: number;
+  /** Width of one attention head. */
+  readonly headDim: number;
+  /** Width of the residual stream. */
+  readonly hiddenSize: number;
+  readonly vocabSize: number;
+  /** The longest input, prompt plus generated tokens (for rope_type "dynamic": its original_max_position_embeddings). */
+  readonly maxPositions: number;
+  /**
+   * What differs between layers, one entry per layer: `window` (the keys a query sees, itself
+   * included; 0 = all earlier ones), `rope` (whether q and k are rotated: SmolLM3 has layers without),
+   * `ropeTheta` (its base: Gemma 3's sliding layers have their own; null without RoPE), `ropeScaled`
+   * (scaled frequencies: llama3, linear), `qkNorm` (q and k RMS-normalised), `softcap` (scores
+   * soft-capped at c·tanh(s/c); 0 = none).
+   */
+  readonly layers: ReadonlyArray<{
+    window: number;
+    rope: boolean;
+    ropeTheta: number | null;
+    ropeScaled: boolean;
+    qkNorm: boolean;
+    softcap: number;
+  }>;
+  /** generate's default `stop`: the checkpoint's EOS ids (generation_config.json's, else config.json's); may be empty. */
+  readonly stopIds: number[];
+  /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */
+  readonly weightBytes: number;
+  /** The byte limit of this model's weights and calls (loadPretrained's `memoryLimit`). */
+  readonly memoryLimit: number;
+  /**
+   * Logits (B, T, V) and, as {@link TinyTransformer.forward}, `attention` (per layer, (B, H, T, T) or
+   * null) and `trace`; `hiddenStates`: numLayers + 1 tensors (B, T, hidden) in Hugging Face's
+   * output_hidden_states order. ids: (T) or (B, T), in [0, vocab), T ≤ the model's positions.
+   */
+  forward(
+    ids: IdsLike,
+    options?: {
+      attention?: boolean | number[];
+      trace?: boolean | { layers: number[] };
+      hiddenStates?: boolean;
+      logitLens?: boolean;
+    },
+  ): {
+    logits: Tensor;
+    attention: (Tensor | null)[];
+    trace?: (TraceStep[] | null)[];
+    hiddenStates?: Tensor[];
+    /**
+     * With `logitLens`: each residual stream (the embeddings, then every block's output) through the
+     * final norm and the head: `ids` (int32) and `probs`, (numLayers + 1, B, T), the top token and its
+     * probability; the last row is the model's own prediction.
+     */
+    logitLens?: { ids: Tensor; probs: Tensor };
+  };
+  /**
+   * Head-type scores from this model's own attention on `ids` (a batch of one), as
+   * {@link TinyTransformer.headScores}: Tensor (numLayers, numHeads) per kind, query heads (grouped-query models too).
+   */
+  headScores(ids: IdsLike, options?: HeadScoresOptions): HeadScores;
+  /**
+   * Direct logit attribution (a batch of one), as {@link TinyTransformer.logitAttribution}, for every
+   * supported architecture: LayerNorm (GPT-2) or RMSNorm frozen at its actual input, the
+   * post-norms (OLMo 2, Gemma) frozen at their branch's output. See {@link LogitAttribution}.
+   */
+  logitAttribution(ids: IdsLike, options: LogitAttributionOptions): LogitAttribution;
+  /** Activation patching, as {@link TinyTransformer.patch}. */
+  patch(options: PatchOptions): Promise<PatchResult>;
+  /**
+   * Only the `maxNewTokens` new ids (B, maxNewTokens), int32, greedy at temperature 0 (default), else
+   * sampled: temperature, then the topK likeliest (0 = all), then the smallest set whose probability
+   * reaches topP, from a generator seeded by `seed` (same seed, same ids); ties go to the lower id. A
+   * row that produces one of the `stop` ids keeps it and is padded with {@link GENERATE_PAD} (-1)
+   * after it; generation ends when every row has stopped. Decoded with a KV cache per layer.
+   */
+  generate(ids: IdsLike, options: GenerateOptions): Tensor;
+  /**
+   * The same tokens one at a time, for a batch of one: `{ id, text }` (text: the token decoded, or
+   * null without a tokenizer), yielding to the page between tokens; ends after a stop id, after
+   * maxNewTokens, or when `signal` aborts. The model's other generation calls wait for it to end.
+   */
+  generateStream(
+    ids: IdsLike,
+    options: GenerateOptions & { signal?: AbortSignal },
+  ): AsyncGenerator<{ id: number; text: string | null }, void, undefined>;
+  /** Token ids of text, with what the tokenizer's post-processor adds (e.g. a BOS token) unless `addSpecialTokens` is false. Needs a tokenizer. */
+  encode(text: string, options?: { addSpecialTokens?: boolean }): Int32Array;
+  /**
+   * A chat as the model's chat template writes it, as transformers' apply_chat_template does
+   * (rendered by the vendored @huggingface/jinja): the ids of the text, tokenized without adding
+   * special tokens again (the template writes BOS itself), or the text with `tokenize: false`.
+   * `template` picks one of a list of named templates (default "default"); `date` is what
+   * `strftime_now` formats (default now). A template that loops, recurses or writes more than
+   * 2^20 characters is TOO_LARGE; one that fails or calls raise_exception is INVALID_ARGUMENT.
+   */
+  applyChatTemplate(
+    messages: ReadonlyArray<{ role: string; content: string }>,
+    options?: { addGenerationPrompt?: boolean; tokenize?: true; template?: string; date?: Date },
+  ): Int32Array;
+  applyChatTemplate(
+    messages: ReadonlyArray<{ role: string; content: string }>,
+    options: { addGenerationPrompt?: boolean; tokenize: false; template?: string; date?: Date },
+  ): string;
+  /** The names of this model's chat templates (empty when it has none). */
+  readonly chatTemplateNames: string[];
+  /** The text of ids. Needs a tokenizer. */
+  decode(ids: IdsLike): string;
+  /** Each token's own decoded text (GPT-2's "Ġ" as a space). Needs a tokenizer. */
+  tokenStrings(ids: IdsLike): string[];
+  dispose(): void;
+}
+
+/** generate's options; INVALID_ARGUMENT for anything outside the ranges given. */
+export interface GenerateOptions {
+  /** New tokens per row, >= 1. */
+  maxNewTokens: number;
+  /** 0 (default) = greedy; > 0 divides the logits before the softmax. */
+  temperature?: number;
+  /** Keep only the k likeliest ids (0, the default, = all); an integer >= 0. */
+  topK?: number;
+  /** Keep the smallest set of likeliest ids whose probability reaches topP; in (0, 1], default 1. */
+  topP?: number;
+  /** The sampler's seed, an integer in [0, 2^32); default 0. */
+  seed?: number;
+  /** Ids that end a row (kept, then padded with GENERATE_PAD); default the model's `stopIds`; [] = never stop early. */
+  stop?: number | number[];
+}
+
+/** The id generate() writes after a row's stop token: -1, never a token id. */
+export const GENERATE_PAD: -1;
+
+/** Loads a Hugging Face checkpoint of a supported architecture ({@link PRETRAINED_CONFIG_KEYS}) from its files, offline. */
+export function loadPretrained(options: LoadPretrainedOptions): Promise<PretrainedModel>;
+
+/** One supported architecture's config.json keys (docs/checkpoints.md, "The rule: no silent wrong answers"). */
+export interface PretrainedConfigKeys {
+  /** The `model_type` config.json must name with this architecture. */
+  readonly modelType: string;
+  /** The keys that change what is computed, each with transformers' class default (used when config.json omits it). */
+  readonly implemented: Readonly<Record<string, unknown>>;
+  /** The keys that cannot change the forward pass (beside the ones every architecture shares). */
+  readonly inert: readonly string[];
+  /** The keys accepted only at the value given. */
+  readonly defaultOnly: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The supported architectures (the `config.architectures[0]` values {@link loadPretrained} accepts)
+ * and, for each, its config.json key table. A key neither in its architecture's table nor among the
+ * bookkeeping keys every architecture shares (docs/checkpoints.md lists both), or a default-only key at
+ * another value, is INVALID_ARGUMENT.
+ */
+export const PRETRAINED_CONFIG_KEYS: Readonly<Record<string, PretrainedConfigKeys>>;
