@@ -11,9 +11,7 @@ import { AwElement, h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { drawXY } from './xy-chart.js';
 import { jsonText } from './export.js';
-import { SERIES_COLORS } from './charts.js';
-import { themeOf } from './draw-util.js';
-import { heatmapPanel, jsonSafe, svgDocument, svgFigure, xyPanel, colorBar } from './svg.js';
+import { trainerSVG } from './attention-trainer-svg.js';
 
 const DEFAULTS = {
   task: 'reverse',
@@ -392,72 +390,6 @@ export class AttentionTrainer extends AwElement {
    * <metadata>). Options: width (CSS px, default the widget's), fontSize (px, default 12).
    */
   toSVG(options = {}) {
-    const m = this.snapshot;
-    if (!m || !this._chartOpts) throw new Error('toSVG: nothing is drawn yet (wait for the first snapshot)');
-    const W = Math.max(240, Number(options.width) || this.contentWidth);
-    const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
-    const theme = themeOf(this);
-    const fig = svgFigure(theme, fontSize / 12);
-    const GAP = 10;
-    // The two charts side by side where both fit (as the auto-fit grid puts them), else stacked.
-    const cw = Math.max(240, Math.floor((W - GAP) / 2));
-    const side = 2 * cw + GAP <= W;
-    let y = 0,
-      width = 0;
-    this._chartOpts.forEach((o, k) => {
-      const x = side ? k * (cw + GAP) : 0;
-      const c = xyPanel(fig, { ...o, width: cw }, { x, y: side ? 0 : y, colors: SERIES_COLORS });
-      width = Math.max(width, x + c.w);
-      if (!side) y += c.h + GAP;
-      else y = Math.max(y, c.h + GAP);
-    });
-    const { T } = m.probe,
-      H = m.heads,
-      L = m.attention.length;
-    const tileW = Math.min(260, Math.max(150, Math.floor(W / Math.min(H, 4)) - 12));
-    const panels = [];
-    for (let layer = 0; layer < L; layer++) {
-      let x = 0,
-        rowH = 0;
-      for (let head = 0; head < H; head++) {
-        const { view } = this._tiles[layer * H + head];
-        const w = view.layout(tileW, fontSize / 12).w;
-        if (x > 0 && x + w > W) {
-          y += rowH + GAP;
-          x = 0;
-          rowH = 0;
-        }
-        const p = heatmapPanel(fig, view, { x, y, width: tileW });
-        panels.push({ layer, head, rows: T, cols: T, cells: p.cells });
-        width = Math.max(width, x + p.w);
-        rowH = Math.max(rowH, p.h);
-        x += p.w + GAP;
-      }
-      y += rowH + GAP;
-    }
-    const domain = { lo: 0, hi: 1, map: 'viridis' };
-    fig.body.push(colorBar(fig, { x: 8, y: y + 4, w: Math.min(220, Math.max(60, width - 16)), domain }));
-    y += 4 + 10 + 16 * (fontSize / 12) + 8;
-    const state = jsonSafe({
-      widget: 'attention-trainer',
-      settings: this.settings,
-      step: m.step,
-      loss: m.loss,
-      tokenAccuracy: m.tokenAccuracy,
-      sequenceAccuracy: m.sequenceAccuracy,
-      ablated: this._ablated ?? [],
-      probe: m.probe,
-      domain,
-      options: { width: W, fontSize },
-      panels,
-      theme: theme.dark ? 'dark' : 'light',
-      widgetState: this.state,
-    });
-    return svgDocument(fig, {
-      width: Math.max(width, 1),
-      height: y,
-      state,
-      title: `Training at step ${m.step}: loss, accuracy and the attention of ${L} layers × ${H} heads`,
-    });
+    return trainerSVG(this, options);
   }
 }

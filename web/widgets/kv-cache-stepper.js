@@ -21,28 +21,16 @@
 // Events: kv-step { length, position, maxDifference } after each step and reset (position −1); ready.
 // The module and the cache are disposed in disconnectedCallback (reconnecting starts again from an
 // empty cache).
-import { AwElement, h, withState } from './base-element.js';
-import { HeatmapView } from './heatmap-view.js';
-import { composeCanvases, jsonText, toNested } from './export.js';
+import { AwElement, h } from './base-element.js';
+import { composeCanvases } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { parseBool } from './model.js';
 import { attn, isReady } from './runtime.js';
-import { canvasLayoutSVG, heatmapPart } from './svg-layout.js';
 import { divergingName, paletteName } from './colormap.js';
+import { buildStepperBody, drawStepper, headKeys, syncButtons } from './kv-cache-stepper-view.js';
+import { kvCSV, kvJSON, kvSVG } from './kv-cache-stepper-export.js';
 
 const RUN_DELAY_MS = 140; // between the steps of Run all (0 with prefers-reduced-motion)
-
-const KV_CSS = `
-.controls { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center; margin: 0 0 10px; font-size: 13px; }
-.controls label { display: inline-flex; align-items: center; gap: 6px; }
-.controls .status { font-family: var(--aw-mono, ui-monospace, Menlo, monospace); }
-.panels { display: flex; flex-wrap: wrap; gap: 12px 22px; align-items: flex-start; }
-.panel { min-width: 0; }
-.panel h3 { margin: 0 0 2px; font-size: 13px; font-weight: 650; }
-.panel p { margin: 0 0 6px; font-size: 12.5px; max-width: 46ch; }
-.empty { font-size: 13px; margin: 4px 0 8px; }
-.check { margin-top: 6px; }
-`;
 
 const intAttr = (el, name, def, lo, hi) => {
   const n = Number(el.getAttribute(name) ?? def);
@@ -111,82 +99,7 @@ export class KvCacheStepper extends AwElement {
         this.kvHead = Number(this._headSel.value);
       },
     });
-    this._status = h('span', { class: 'status', role: 'status' });
-    this._xCanvas = h('canvas', { role: 'img' });
-    this._keysCanvas = h('canvas', { role: 'img' });
-    this._wCanvas = h('canvas', { role: 'img' });
-    const hooks = (which) => ({
-      host: this,
-      onHover: (c) => this.#hover(which, c),
-      onClick: (c) => this.#hover(which, c),
-    });
-    this._xView = new HeatmapView(this._xCanvas, hooks('x'));
-    this._keysView = new HeatmapView(this._keysCanvas, hooks('keys'));
-    this._wView = new HeatmapView(this._wCanvas, hooks('weights'));
-    this._summary = h('p', { class: 'muted small' });
-    this._empty = h('p', { class: 'empty muted', text: 'The cache is empty. Press Step to feed token 0.' });
-    this._keysNote = h('p', { class: 'muted' });
-    this._wNote = h('p', { class: 'muted' });
-    this._cachePanels = h(
-      'div',
-      { class: 'panels' },
-      h('div', { class: 'panel' }, h('h3', { text: 'The cached keys' }), this._keysNote, this._keysCanvas),
-      h(
-        'div',
-        { class: 'panel' },
-        h('h3', { text: 'The new query’s weights over every cached key' }),
-        this._wNote,
-        this._wCanvas,
-      ),
-    );
-    this._cost = h('div', { class: 'readout cost' });
-    this._check = h('div', { class: 'readout check' });
-    this._readout = h('div', {
-      class: 'readout',
-      'aria-live': 'polite',
-      text: 'Hover or focus a cell for its value.',
-    });
-    this._body = h(
-      'div',
-      {},
-      h(
-        'div',
-        { class: 'controls' },
-        this._stepBtn,
-        this._runBtn,
-        this._resetBtn,
-        h('label', {}, h('span', { text: 'K/V head shown' }), this._headSel),
-        this._status,
-      ),
-      h(
-        'div',
-        { class: 'panels' },
-        h(
-          'div',
-          { class: 'panel' },
-          h('h3', { text: 'The input sequence x' }),
-          h('p', { class: 'muted', text: 'One row per token; the outlined row is fed next.' }),
-          this._xCanvas,
-        ),
-      ),
-      this._empty,
-      this._cachePanels,
-      this._cost,
-      this._check,
-      this._readout,
-    );
-    this.shadowRoot.append(
-      h('style', { text: KV_CSS }),
-      h(
-        'div',
-        { class: 'bar' },
-        h('span', { class: 'title', text: 'KV cache: decoding one token at a time' }),
-        this.exportBar(),
-      ),
-      this._summary,
-      ...this.baseParts(),
-      this._body,
-    );
+    buildStepperBody(this, (which, c) => this.#hover(which, c));
   }
 
   // ---- attributes ----------------------------------------------------------------------------
@@ -254,7 +167,7 @@ export class KvCacheStepper extends AwElement {
   }
   /** The shown key/value head's cached keys, (length, d_k) row-major; null before the first step. */
   get keys() {
-    return this._steps.length ? this.#headKeys(this._kvHead) : null;
+    return this._steps.length ? headKeys(this, this._kvHead) : null;
   }
   /** The key/value head whose keys are shown. */
   get kvHead() {
@@ -262,7 +175,7 @@ export class KvCacheStepper extends AwElement {
   }
   set kvHead(v) {
     this._kvHead = Math.max(0, Math.floor(Number(v) || 0));
-    if (this._state) this.#draw();
+    if (this._state) drawStepper(this);
   }
   /** The state: attributes (embed-dim, heads, kv-heads, rope, length, seed), tokens stepped so far, the key/value head shown. */
   extraState() {
@@ -379,7 +292,7 @@ export class KvCacheStepper extends AwElement {
     let diff = 0;
     for (let i = 0; i < s.E; i++) diff = Math.max(diff, Math.abs(output[i] - full[t * s.E + i]));
     this._steps.push({ output, weights, keys, diff });
-    this.#draw();
+    drawStepper(this);
     this.emit('kv-step', { length: this._cache.length, position: t, maxDifference: diff });
     return { position: t, output: output.slice(), weights: weights.slice() };
   }
@@ -388,14 +301,14 @@ export class KvCacheStepper extends AwElement {
   async runAll() {
     const run = {};
     this._run = run;
-    this.#syncButtons();
+    syncButtons(this);
     const delay = matchMedia('(prefers-reduced-motion: reduce)').matches ? 0 : RUN_DELAY_MS;
     while (this._run === run && this.step()) {
       if (delay) await new Promise((r) => setTimeout(r, delay));
     }
     if (this._run === run) {
       this._run = null;
-      this.#syncButtons();
+      syncButtons(this);
     }
   }
 
@@ -403,7 +316,7 @@ export class KvCacheStepper extends AwElement {
   #stop() {
     if (this._run) {
       this._run = null;
-      if (this._stepBtn) this.#syncButtons();
+      if (this._stepBtn) syncButtons(this);
     }
   }
 
@@ -411,7 +324,7 @@ export class KvCacheStepper extends AwElement {
   reset() {
     this._cache?.reset();
     this._steps = [];
-    if (this._state) this.#draw();
+    if (this._state) drawStepper(this);
     this.emit('kv-step', { length: this.length, position: -1, maxDifference: 0 });
   }
 
@@ -426,14 +339,6 @@ export class KvCacheStepper extends AwElement {
     );
   }
 
-  #headKeys(g) {
-    const s = this._state,
-      st = this._steps.at(-1),
-      t = this._steps.length,
-      n = t * s.dk;
-    return st.keys.slice(g * n, (g + 1) * n);
-  }
-
   // ---- drawing -------------------------------------------------------------------------------
 
   render() {
@@ -444,147 +349,7 @@ export class KvCacheStepper extends AwElement {
     }
     this.showError('');
     this._body.hidden = false;
-    this.#draw();
-  }
-
-  #syncButtons() {
-    const s = this._state,
-      full = !s || this.length >= s.T;
-    this._stepBtn.disabled = full;
-    this._runBtn.disabled = full || Boolean(this._run);
-    this._resetBtn.disabled = !s || this.length === 0;
-  }
-
-  #draw() {
-    const s = this._state,
-      t = this.length,
-      g = this.kvHead,
-      size = s.H / s.Hkv;
-    this.dataset.length = String(t);
-    this.dataset.maxDifference = this.maxDifference.toExponential(2);
-    this.#syncButtons();
-    this._summary.textContent =
-      `A seeded MultiHeadAttention (embedDim ${s.E}, ${s.H} query heads over ${s.Hkv} key/value head${s.Hkv > 1 ? 's' : ''}, ` +
-      `d_k = ${s.dk}, ${s.rope ? 'RoPE' : 'no RoPE'}, seed ${s.seed}) decodes x (${s.T} tokens) with createCache({ maxLength: ${s.T} }). ` +
-      'Each step projects only the new token, appends its key and value to the cache, and lets its query attend over every cached key.';
-    if (this._headSel.options.length !== s.Hkv) {
-      this._headSel.replaceChildren(
-        ...Array.from({ length: s.Hkv }, (_, i) =>
-          h('option', { value: String(i), text: `${i} (query heads ${i * size}–${(i + 1) * size - 1})` }),
-        ),
-      );
-    }
-    this._headSel.value = String(g);
-    this._status.textContent = `cache.length = ${t} of ${s.T}`;
-    const W = this.contentWidth;
-    const dims = Array.from({ length: s.E }, (_, i) => String(i));
-    const tokenLabels = Array.from({ length: s.T }, (_, i) => `token ${i}`);
-    let mx = 0;
-    for (const v of s.x) mx = Math.max(mx, Math.abs(v));
-    this._xView.width = Math.min(W, 520);
-    this._xView.set({
-      data: s.x,
-      rows: s.T,
-      cols: s.E,
-      rowLabels: tokenLabels,
-      colLabels: dims,
-      rowAxis: 'token',
-      colAxis: 'feature',
-      domain: { lo: -mx, hi: mx, map: divergingName(this.getAttribute('diverging')) },
-      values: 'never',
-      maxCell: 22,
-      minRowHeight: 0,
-      legend: false,
-      selectedRow: t < s.T ? t : undefined,
-      title: t < s.T ? `x (${s.T} × ${s.E}): token ${t} is next` : `x (${s.T} × ${s.E}): every token fed`,
-    });
-    this._xCanvas.setAttribute(
-      'aria-label',
-      `Heatmap of the input sequence x: ${s.T} tokens by ${s.E} features. ` +
-        (t < s.T ? `Token ${t} is fed next.` : 'Every token has been fed.') +
-        ' Arrow keys move between cells.',
-    );
-    this._empty.hidden = t > 0;
-    this._cachePanels.hidden = t === 0;
-    if (t === 0) {
-      this._cost.textContent = `Nothing computed yet. Stepping through all ${s.T} tokens projects ${s.T} rows in all; recomputing the whole prefix at every step would project ${(s.T * (s.T + 1)) / 2}.`;
-      this._check.textContent = 'Check: nothing to compare yet.';
-      return;
-    }
-    const st = this._steps.at(-1),
-      pos = t - 1;
-    // The cached keys of K/V head g: (t, d_k), the new row outlined.
-    const keys = this.#headKeys(g);
-    let km = 0;
-    for (const v of keys) km = Math.max(km, Math.abs(v));
-    const posLabels = Array.from({ length: t }, (_, i) => `pos ${i}`);
-    this._keysNote.textContent =
-      `K/V head ${g} (read by query heads ${g * size}–${(g + 1) * size - 1}): ${t} row${t > 1 ? 's' : ''} × d_k = ${s.dk}, ` +
-      `${s.rope ? 'rotated to their positions (RoPE), ' : ''}one row per position so far; the new row ${pos} is outlined. The values are cached the same way.`;
-    this._keysView.width = Math.min(W, 260);
-    this._keysView.set({
-      data: keys,
-      rows: t,
-      cols: s.dk,
-      rowLabels: posLabels,
-      colLabels: Array.from({ length: s.dk }, (_, i) => String(i)),
-      rowAxis: 'position',
-      colAxis: 'feature',
-      domain: { lo: -km || -1, hi: km || 1, map: divergingName(this.getAttribute('diverging')) },
-      values: 'never',
-      maxCell: 26,
-      minRowHeight: 0,
-      legend: false,
-      selectedRow: pos,
-      title: `cached k, K/V head ${g}`,
-    });
-    this._keysCanvas.setAttribute(
-      'aria-label',
-      `Heatmap of the keys cached for key/value head ${g}: ${t} positions by ${s.dk} features; ` +
-        `position ${pos} was just added. Arrow keys move between cells.`,
-    );
-    // The new query row's weights: (H, t).
-    const headLabels = Array.from({ length: s.H }, (_, hd) => `q head ${hd} · K/V ${Math.floor(hd / size)}`);
-    this._wNote.textContent =
-      `Query ${pos} against keys 0–${pos}, one row per query head: the causal mask over the cache hides nothing, ` +
-      'because every cached key is at or before the new token. Each row sums to 1.';
-    this._wView.width = Math.min(W, 520);
-    this._wView.set({
-      data: st.weights,
-      rows: s.H,
-      cols: t,
-      rowLabels: headLabels,
-      colLabels: posLabels.map((l) => l.slice(4)),
-      rowAxis: 'query head',
-      colAxis: 'key',
-      domain: { lo: 0, hi: 1, map: this.palette },
-      values: 'never',
-      maxCell: 30,
-      minRowHeight: 0,
-      legend: true,
-      title: `new query ${pos}`,
-    });
-    this._wCanvas.setAttribute(
-      'aria-label',
-      `Heatmap of the attention weights of the new query (position ${pos}) over the ${t} cached keys, ` +
-        `one row per query head (${s.H}). Arrow keys move between cells.`,
-    );
-    const cachedFloats = 2 * t * s.Hkv * s.dk;
-    this._cost.replaceChildren(
-      h('span', {
-        text: `Step ${t}: computed 1 new row (q·kᵀ over ${t} key${t > 1 ? 's' : ''}); recomputing would project ${t} row${t > 1 ? 's' : ''}.`,
-      }),
-      h('span', {
-        class: 'terms',
-        text:
-          `The cache now holds keys and values for ${t} position${t > 1 ? 's' : ''} × ${s.Hkv} key/value head${s.Hkv > 1 ? 's' : ''} × d_k = ${s.dk}: ` +
-          `${cachedFloats} floats${s.Hkv < s.H ? ` (${2 * t * s.H * s.dk} if each of the ${s.H} query heads had its own)` : ''}. ` +
-          `Over all ${s.T} tokens stepping projects ${s.T} rows; recomputing the prefix every step would project ${(s.T * (s.T + 1)) / 2}.`,
-      }),
-    );
-    this._check.textContent =
-      `Check: stepped output row ${pos} against row ${pos} of one full causal forward over the ${t}-token prefix: ` +
-      `max |difference| = ${st.diff.toExponential(2)}${t > 1 ? ` (every row so far: ${this.maxDifference.toExponential(2)})` : ''}.`;
+    drawStepper(this);
   }
 
   #hover(which, cell) {
@@ -610,52 +375,11 @@ export class KvCacheStepper extends AwElement {
   // ---- exports -------------------------------------------------------------------------------
 
   getCSV() {
-    const s = this._state;
-    if (!s) return '';
-    const full = this.fullOutput(),
-      out = this.outputs;
-    const lines = [
-      [
-        'position',
-        ...Array.from({ length: s.E }, (_, i) => `stepped_${i}`),
-        ...Array.from({ length: s.E }, (_, i) => `full_${i}`),
-        'max_abs_difference',
-      ].join(','),
-    ];
-    for (let t = 0; t < this.length; t++) {
-      const a = out.subarray(t * s.E, (t + 1) * s.E),
-        b = full.subarray(t * s.E, (t + 1) * s.E);
-      let d = 0;
-      for (let i = 0; i < s.E; i++) d = Math.max(d, Math.abs(a[i] - b[i]));
-      lines.push([t, ...a, ...b, d].join(','));
-    }
-    return lines.join('\n') + '\n';
+    return kvCSV(this);
   }
 
   getJSON() {
-    const s = this._state;
-    if (!s) return jsonText(null);
-    const t = this.length;
-    return jsonText(
-      withState(this, {
-        kind: 'kv-cache',
-        embedDim: s.E,
-        heads: s.H,
-        kvHeads: s.Hkv,
-        headDim: s.dk,
-        rope: s.rope,
-        sequenceLength: s.T,
-        seed: s.seed,
-        length: t,
-        x: toNested(s.x, s.T, s.E),
-        outputs: toNested(this.outputs, t, s.E),
-        fullOutput: toNested(this.fullOutput(), t, s.E),
-        maxDifference: this.maxDifference,
-        kvHead: this.kvHead,
-        keys: t ? toNested(this.#headKeys(this.kvHead), t, s.dk) : [],
-        weights: t ? toNested(this._steps.at(-1).weights, s.H, t) : [],
-      }),
-    );
+    return kvJSON(this);
   }
 
   /**
@@ -663,33 +387,7 @@ export class KvCacheStepper extends AwElement {
    * screen (vector cells, one path per colour level; the state in <metadata>).
    */
   toSVG(options = {}) {
-    const s = this._state;
-    if (!s || !this._xView.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
-    const t = this.length;
-    const parts = [heatmapPart(this._xView, 'The input sequence x')];
-    if (t)
-      parts.push(
-        heatmapPart(this._keysView, 'The cached keys'),
-        heatmapPart(this._wView, 'The new query’s weights over every cached key'),
-      );
-    return canvasLayoutSVG(this, themeOf(this), parts, {
-      width: options.width,
-      fontSize: options.fontSize,
-      title: `KV cache after ${t} of ${s.T} tokens: ${s.H} query heads over ${s.Hkv} key/value heads, d_k = ${s.dk}${s.rope ? ', RoPE' : ''}`,
-      state: {
-        widget: 'kv-cache-stepper',
-        embedDim: s.E,
-        heads: s.H,
-        kvHeads: s.Hkv,
-        rope: s.rope,
-        sequenceLength: s.T,
-        seed: s.seed,
-        length: t,
-        kvHead: this.kvHead,
-        maxDifference: this.maxDifference,
-        widgetState: this.state,
-      },
-    });
+    return kvSVG(this, options);
   }
 
   /** What printing replaces with the SVG figure (print.js): the panels. */

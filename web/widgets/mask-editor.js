@@ -11,15 +11,15 @@
 //               a click cannot unmask it), toggles: [[i, j], …] (the clicked cells), tokens, summary }
 // Then the mask-type buttons are hidden; a click emits mask-change { mask: 'custom', toggles } and the
 // page recomputes and sets `data` again.
-import { ModelElement, h, numbersFromState, withState } from './base-element.js';
+import { ModelElement, h, numbersFromState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
-import { composeCanvases, jsonText, toNested } from './export.js';
+import { composeCanvases } from './export.js';
 import { exactNumber, themeOf } from './draw-util.js';
 import { colorOf, paletteName } from './colormap.js';
 import { formatToggles, runModel } from './model.js';
 import { matrixOf } from './trace-view.js';
-import { num, paint, svgText } from './svg.js';
-import { canvasLayoutSVG, heatmapPart } from './svg-layout.js';
+import { ALLOWED_DOMAIN, checkData, describe } from './mask-editor-data.js';
+import { maskCSV, maskJSON, maskSVG } from './mask-editor-export.js';
 
 const MODES = [
   ['none', 'None'],
@@ -27,7 +27,6 @@ const MODES = [
   ['padding', 'Padding'],
   ['custom', 'Custom'],
 ];
-const ALLOWED_DOMAIN = { lo: 0, hi: 1.6, map: 'viridis' }; // "may attend" = 1 draws as a calm teal
 
 const MASK_CSS = `
 .panels { display: flex; flex-wrap: wrap; gap: 14px 22px; align-items: flex-start; margin-top: 10px; }
@@ -90,18 +89,7 @@ export class MaskEditor extends ModelElement {
       'aria-live': 'polite',
       text: 'Click a cell (or focus it and press Enter) to mask it or let it attend again.',
     });
-    const teal = colorOf('viridis', 1, ALLOWED_DOMAIN.lo, ALLOWED_DOMAIN.hi);
-    const note = h(
-      'div',
-      { class: 'legend-note muted' },
-      h('span', { class: 'swatch', style: `background:${teal}` }),
-      'may attend (1)   ',
-      h('span', {
-        class: 'swatch',
-        style: 'background:repeating-linear-gradient(135deg,#bbb 0 2px,#eee 2px 4px)',
-      }),
-      'masked (0 → score −∞)',
-    );
+    const note = legendNote();
     this.shadowRoot.append(
       h('style', { text: MASK_CSS }),
       h(
@@ -387,47 +375,11 @@ export class MaskEditor extends ModelElement {
   }
 
   getCSV() {
-    const s = this._shown;
-    if (!s) return '';
-    const q = (t) => {
-      let x = String(t);
-      if (/^[=+\-@\t\r]/.test(x)) x = `'${x}`;
-      return /[",\n\r]/.test(x) ? `"${x.replace(/"/g, '""')}"` : x;
-    };
-    const lines = ['row,row_label,col,col_label,may_attend,weight'];
-    for (let i = 0; i < s.rows; i++)
-      for (let j = 0; j < s.cols; j++) {
-        lines.push(
-          [
-            i,
-            q(s.queryTokens[i]),
-            j,
-            q(s.keyTokens[j]),
-            s.allowed[i * s.cols + j],
-            String(Math.fround(s.weights[i * s.cols + j])),
-          ].join(','),
-        );
-      }
-    return lines.join('\n') + '\n';
+    return maskCSV(this._shown);
   }
 
   getJSON() {
-    const s = this._shown;
-    if (!s) return jsonText(null);
-    return jsonText(
-      withState(this, {
-        kind: 'attention-mask',
-        mode: s.mode,
-        toggles: s.toggles,
-        head: s.head,
-        queryTokens: s.queryTokens,
-        keyTokens: s.keyTokens,
-        mayAttend: Array.from({ length: s.rows }, (_, i) =>
-          Array.from(s.allowed.subarray(i * s.cols, (i + 1) * s.cols)),
-        ),
-        weights: toNested(s.weights, s.rows, s.cols),
-      }),
-    );
+    return maskJSON(this);
   }
 
   /**
@@ -435,49 +387,7 @@ export class MaskEditor extends ModelElement {
    * mask's key (vector cells, one path per colour level; the state in <metadata>).
    */
   toSVG(options = {}) {
-    const s = this._shown;
-    if (!s || !this._maskView.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
-    const mask = heatmapPart(this._maskView, 'Mask M — rows: queries, columns: keys');
-    const draw = mask.draw;
-    mask.draw = (fig, x, y) => {
-      const p = draw(fig, x, y),
-        theme = fig.theme,
-        ly = y + p.h + 6;
-      fig.body.push(
-        `<rect x="${num(x)}" y="${num(ly)}" width="12" height="12" ${paint('fill', colorOf('viridis', 1, ALLOWED_DOMAIN.lo, ALLOWED_DOMAIN.hi))}/>`,
-        svgText(fig, x + 17, ly + 6, 'may attend (1)', { baseline: 'middle', fill: theme.muted }),
-        `<rect x="${num(x + 120)}" y="${num(ly)}" width="12" height="12" ${paint('fill', `rgb(${theme.maskedRgb.slice(0, 3).join(',')})`)}/>` +
-          `<path d="M${num(x + 121)} ${num(ly + 11)}L${num(x + 131)} ${num(ly + 1)}" ${paint('stroke', theme.hatch)}/>`,
-        svgText(fig, x + 137, ly + 6, 'masked (0 → score −∞)', { baseline: 'middle', fill: theme.muted }),
-      );
-      return { ...p, h: p.h + 24 };
-    };
-    const masked = s.allowed.reduce((n, v) => n + (v ? 0 : 1), 0);
-    return canvasLayoutSVG(
-      this,
-      themeOf(this),
-      [
-        mask,
-        heatmapPart(
-          this._weightView,
-          `Softmax weights after masking (${s.head === 'mean' ? 'mean of heads' : `head ${s.head}`})`,
-        ),
-      ],
-      {
-        width: options.width,
-        fontSize: options.fontSize,
-        title: `Attention mask (${s.mode}, ${masked} of ${s.rows * s.cols} cells masked) and the softmax weights after masking`,
-        state: {
-          widget: 'mask-editor',
-          mode: s.mode,
-          toggles: s.toggles,
-          head: s.head,
-          queryTokens: s.queryTokens,
-          keyTokens: s.keyTokens,
-          widgetState: this.state,
-        },
-      },
-    );
+    return maskSVG(this, options);
   }
 
   /** What printing replaces with the SVG figure (print.js): the two panels. */
@@ -498,38 +408,18 @@ export class MaskEditor extends ModelElement {
   }
 }
 
-function describe(c) {
-  const clicks = c.toggles.length
-    ? ` plus ${c.toggles.length} clicked cell${c.toggles.length > 1 ? 's' : ''}`
-    : '';
-  return {
-    none: `No mask${clicks}: every query may attend to every key.`,
-    causal: `Causal mask${clicks}: query i may attend only to keys 0 … i.`,
-    padding: `Padding mask${clicks}: the ${c.pad} <pad> key${c.pad === 1 ? '' : 's'} at the end cannot be attended to.`,
-    custom: `Custom mask: ${c.toggles.length} clicked cell${c.toggles.length === 1 ? '' : 's'} masked.`,
-  }[c.mask];
-}
-
-// The external data, checked: every buffer the size its heads and tokens say.
-function checkData(d) {
-  const T = d.tokens.length;
-  const weights = Float32Array.from(d.weights);
-  if (
-    !(d.heads >= 1) ||
-    weights.length !== d.heads * T * T ||
-    d.allowed.length !== T * T ||
-    (d.fixed && d.fixed.length !== T * T)
-  ) {
-    throw new Error(`mask-editor data: ${d.heads} heads × ${T}² weights and ${T}² mask cells expected`);
-  }
-  return {
-    weights,
-    heads: d.heads,
-    size: T,
-    allowed: Uint8Array.from(d.allowed),
-    fixed: d.fixed ? Uint8Array.from(d.fixed) : null,
-    toggles: (d.toggles ?? []).map((p) => p.slice()),
-    tokens: d.tokens.slice(),
-    summary: d.summary ?? '',
-  };
+/** The mask panel's key: the colour of "may attend" and the hatching of a masked cell. */
+function legendNote() {
+  const teal = colorOf('viridis', 1, ALLOWED_DOMAIN.lo, ALLOWED_DOMAIN.hi);
+  return h(
+    'div',
+    { class: 'legend-note muted' },
+    h('span', { class: 'swatch', style: `background:${teal}` }),
+    'may attend (1)   ',
+    h('span', {
+      class: 'swatch',
+      style: 'background:repeating-linear-gradient(135deg,#bbb 0 2px,#eee 2px 4px)',
+    }),
+    'masked (0 → score −∞)',
+  );
 }

@@ -1,4 +1,4 @@
-// <patching-view>: activation patching (issue #27, docs/interpretability.md) — which activations
+// <patching-view>: activation patching (docs/interpretability.md) — which activations
 // carry a prediction. A clean and a corrupted input that differ somewhere; for every head (or every
 // layer × position of the residual stream) the corrupted input runs again with that one activation
 // taken from the clean run, and the grid shows how much of the clean run's logit difference
@@ -20,12 +20,13 @@
 // against, L, cols, result: Float32Array, cleanDiff, corruptedDiff, where }), run(), cancel().
 // Events: head-select { layer, head, value } ('head'), cell-select { layer, position, value }
 // ('residual'), patch-progress { done, total }, patch-done { component, where, ms }, patch-cancel, model-load, ready.
-import { h, withState } from './base-element.js';
+import { h } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
-import { jsonText, toNested } from './export.js';
-import { formatNumber, themeOf } from './draw-util.js';
-import { screenLayoutSVG } from './svg-layout.js';
-import { InterpElement, logitsAt, modelShape, tokenPicker, topIds } from './interp-base.js';
+import { formatNumber } from './draw-util.js';
+import { patchingCSV, patchingJSON, patchingSVG } from './patching-export.js';
+import { patchInWorker } from './patching-worker-client.js';
+import { InterpElement, modelShape, tokenPicker } from './interp-base.js';
+import { gridLabels, parseIds, planPatch, planSummary } from './patching-plan.js';
 
 const COMPONENTS = ['head', 'residual'];
 
@@ -151,18 +152,8 @@ export class PatchingView extends InterpElement {
     return Number.isInteger(n) ? n : undefined;
   }
 
-  /** Text of ids → ids: vocabulary names or numbers. */
-  #parse(text) {
-    if (!text || !text.trim()) return null;
-    const names = new Map((this.vocab ?? []).map((t, i) => [t, i]));
-    return text
-      .trim()
-      .split(/[\s,]+/)
-      .map((p) => (names.has(p) ? names.get(p) : Number(p)));
-  }
-
   get clean() {
-    return this.#parse(this.getAttribute('clean'));
+    return parseIds(this.getAttribute('clean'), this.vocab);
   }
   set clean(v) {
     this.setAttribute(
@@ -171,7 +162,7 @@ export class PatchingView extends InterpElement {
     );
   }
   get corrupted() {
-    return this.#parse(this.getAttribute('corrupted'));
+    return parseIds(this.getAttribute('corrupted'), this.vocab);
   }
   set corrupted(v) {
     this.setAttribute(
@@ -241,29 +232,7 @@ export class PatchingView extends InterpElement {
    * predictions). Throws with a readable message when the inputs are incomplete.
    */
   plan() {
-    const m = this._model;
-    if (!m) throw new Error('No model yet.');
-    const clean = this.clean,
-      corrupted = this.corrupted;
-    if (!clean || !corrupted)
-      throw new Error('Type a clean and a corrupted input (token ids, space-separated).');
-    if (clean.length !== corrupted.length)
-      throw new Error(
-        `The clean input has ${clean.length} tokens and the corrupted one ${corrupted.length}: they must have one length.`,
-      );
-    const { V } = modelShape(m);
-    for (const id of [...clean, ...corrupted])
-      if (!Number.isInteger(id) || id < 0 || id >= V)
-        throw new Error(`“${id}” is not a token of this model (ids 0 … ${V - 1}).`);
-    const T = clean.length;
-    const position = this.position ?? T - 1;
-    if (!Number.isInteger(position) || position < 0 || position >= T)
-      throw new Error(`position must be in 0 … ${T - 1}.`);
-    let token = this.token,
-      against = this.against;
-    if (token === undefined) token = topIds(logitsAt(m, clean, position), 1)[0];
-    if (against === undefined) against = topIds(logitsAt(m, corrupted, position), 2).find((t) => t !== token);
-    return { clean, corrupted, position, token, against, component: this.component };
+    return planPatch(this);
   }
 
   render() {
@@ -288,12 +257,7 @@ export class PatchingView extends InterpElement {
       return;
     }
     this._runButton.disabled = this.running;
-    const changed = p.clean.map((id, i) => (id !== p.corrupted[i] ? i : -1)).filter((i) => i >= 0);
-    this._summary.textContent =
-      `At position ${p.position} (after “${nameOf(p.clean[p.position])}”): the logit of “${nameOf(p.token)}”` +
-      `${this.token === undefined ? ' (the clean run’s top prediction)' : ''} minus that of “${nameOf(p.against)}”` +
-      `${this.against === undefined ? ' (the corrupted run’s top prediction)' : ''}. ` +
-      `${changed.length ? `The inputs differ at position${changed.length > 1 ? 's' : ''} ${changed.join(', ')}.` : 'The inputs are the same: nothing to explain.'}`;
+    this._summary.textContent = planSummary(this, p);
     if (this._shown) this.#draw();
     const key = JSON.stringify(p);
     if (this.autorun && key !== this._lastAuto && !this.running) {
@@ -344,7 +308,7 @@ export class PatchingView extends InterpElement {
     const where = this._bytes && typeof Worker === 'function' ? 'worker' : 'page';
     try {
       let r;
-      if (where === 'worker') r = await this.#inWorker(options, onProgress, controller.signal);
+      if (where === 'worker') r = await patchInWorker(this, options, onProgress, controller.signal);
       else {
         const out = await this._model.patch({ ...options, onProgress, signal: controller.signal });
         r = {
@@ -407,67 +371,11 @@ export class PatchingView extends InterpElement {
     this._cancelButton.disabled = true;
   }
 
-  /** One request to the worker (created on first use; the model's bytes sent once per model). */
-  #request(message, transfer = [], onProgress) {
-    const id = (this._requestId = (this._requestId ?? 0) + 1);
-    return new Promise((resolve, reject) => {
-      this._pending ??= new Map();
-      this._pending.set(id, { resolve, reject, onProgress });
-      this._worker.postMessage({ ...message, id }, transfer);
-      if (message.type === 'patch' && this._active) {
-        this._active.workerId = id;
-        this._active.reject = reject;
-      }
-    });
-  }
-
-  async #inWorker(options, onProgress, signal) {
-    if (!this._worker) {
-      this._worker = new Worker(new URL('../workers/interp-worker.js', import.meta.url), { type: 'module' });
-      this._worker.onmessage = ({ data }) => {
-        const p = this._pending?.get(data.id);
-        if (!p) return;
-        if (data.progress) {
-          p.onProgress?.(...data.progress);
-          return;
-        }
-        this._pending.delete(data.id);
-        if (data.error)
-          p.reject(
-            Object.assign(new Error(data.error.message), { name: data.error.name, code: data.error.code }),
-          );
-        else p.resolve(data.value);
-      };
-      this._worker.onerror = (e) => this.showError(`The patching worker failed: ${e.message ?? 'error'}`);
-    }
-    if (!this._workerReady) {
-      const bytes = this._bytes.slice();
-      this._workerReady = this.#request({ type: 'open', bytes }, [bytes.buffer]);
-    }
-    await this._workerReady;
-    if (signal.aborted) throw Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
-    return this.#request({ type: 'patch', options }, [], onProgress);
-  }
-
-  #labels() {
-    const s = this._shown;
-    const rowLabels = Array.from({ length: s.L }, (_, l) => `L${l}`);
-    const colLabels =
-      s.component === 'head'
-        ? Array.from({ length: s.cols }, (_, hd) => `H${hd}`)
-        : s.clean.map((id, t) =>
-            id === s.corrupted[t]
-              ? this.tokenName(id)
-              : `${this.tokenName(id)}/${this.tokenName(s.corrupted[t])}`,
-          );
-    return { rowLabels, colLabels };
-  }
-
   #draw() {
     const s = this._shown;
     let m = 1;
     for (const v of s.result) if (Number.isFinite(v)) m = Math.max(m, Math.abs(v));
-    const { rowLabels, colLabels } = this.#labels();
+    const { rowLabels, colLabels } = gridLabels(this, s);
     this._canvas.hidden = false;
     this._view.width = Math.min(
       this.contentWidth,
@@ -523,56 +431,16 @@ export class PatchingView extends InterpElement {
   }
 
   getCSV() {
-    const s = this._shown;
-    if (!s) return '';
-    const col = s.component === 'head' ? 'head' : 'position';
-    const lines = [`layer,${col},restored`];
-    for (let i = 0; i < s.result.length; i++)
-      lines.push(`${Math.floor(i / s.cols)},${i % s.cols},${s.result[i]}`);
-    return `${lines.join('\n')}\n`;
+    return patchingCSV(this._shown);
   }
 
   getJSON() {
-    const s = this._shown;
-    if (!s) return jsonText(withState(this, {}));
-    return jsonText(
-      withState(this, {
-        kind: 'activation-patching',
-        component: s.component,
-        clean: s.clean,
-        corrupted: s.corrupted,
-        position: s.position,
-        token: s.token,
-        against: s.against,
-        cleanDiff: s.cleanDiff,
-        corruptedDiff: s.corruptedDiff,
-        result: toNested(s.result, s.L, s.cols),
-      }),
-    );
+    return patchingJSON(this);
   }
 
   /** The result grid as an SVG document (vector cells; the inputs and state in <metadata>). */
   toSVG(options = {}) {
-    const s = this._shown;
-    if (!s) throw new Error('toSVG: nothing is drawn yet (press Run first)');
-    return screenLayoutSVG(themeOf(this), [this._view], {
-      width: options.width,
-      fontSize: options.fontSize,
-      title: `Activation patching (${s.component}): ${s.L} layers × ${s.cols}`,
-      state: {
-        widget: 'patching-view',
-        component: s.component,
-        clean: s.clean,
-        corrupted: s.corrupted,
-        position: s.position,
-        token: s.token,
-        against: s.against,
-        cleanDiff: s.cleanDiff,
-        corruptedDiff: s.corruptedDiff,
-        result: s.result,
-        widgetState: this.state,
-      },
-    });
+    return patchingSVG(this, options);
   }
 
   pngCanvas() {

@@ -10,14 +10,13 @@
 //             result { scores, scaled, weights, output } (plain arrays of what is shown).
 // Events: query-change { query, scores, weights, output } after every user change; ready.
 import { AwElement, h, withState } from './base-element.js';
-import { SERIES_COLORS } from './charts.js';
 import { composeCanvases, jsonText } from './export.js';
 import { exactNumber, formatNumber, themeOf } from './draw-util.js';
 import { parseBool } from './model.js';
 import { attn } from './runtime.js';
-import { parseNumberList, parseVectors, prepareCanvas } from './xy-chart.js';
-import { num, paint, svgArrow, svgText } from './svg.js';
+import { parseNumberList, parseVectors } from './xy-chart.js';
 import { canvasLayoutSVG } from './svg-layout.js';
+import { RANGE, drawKeyPlane, drawValuePlane, keyPlaneSVG, valuePlaneSVG } from './query-explorer-planes.js';
 
 const DEFAULTS = {
   query: '1.5,0.5',
@@ -25,7 +24,6 @@ const DEFAULTS = {
   values: '0.5,2.5; 1,2; 2.5,0.5; 2.8,1.2',
   labels: 'cat,dog,car,bus',
 };
-const RANGE = 3; // sliders and the key plane span −3 … 3
 const STEP = 0.05;
 
 const QE_CSS = `
@@ -292,153 +290,8 @@ export class QueryExplorer extends AwElement {
     this._keyPlane.hidden = s.d !== 2;
     this._valuePlane.hidden = s.dv !== 2;
     const size = this.#planeSize();
-    if (s.d === 2) this.#drawKeys(size);
-    if (s.dv === 2) this.#drawValues(size);
-  }
-
-  /** Axes, grid and a pixel mapping for a square plane over [lo, hi]². */
-  #axes(canvas, size, lo, hi) {
-    const theme = themeOf(this);
-    const ctx = prepareCanvas(canvas, size, size);
-    if (theme.bg) {
-      ctx.fillStyle = theme.bg;
-      ctx.fillRect(0, 0, size, size);
-    }
-    const pad = 14;
-    const P = (x, y) => [
-      pad + ((x - lo) / (hi - lo)) * (size - 2 * pad),
-      size - pad - ((y - lo) / (hi - lo)) * (size - 2 * pad),
-    ];
-    ctx.strokeStyle = theme.dark ? 'rgba(255,255,255,0.10)' : 'rgba(0,0,0,0.08)';
-    ctx.lineWidth = 1;
-    for (let v = Math.ceil(lo); v <= hi; v++) {
-      const [x0, y0] = P(v, lo),
-        [x1, y1] = P(lo, v);
-      ctx.beginPath();
-      ctx.moveTo(x0, y0);
-      ctx.lineTo(x0, pad);
-      ctx.stroke();
-      ctx.beginPath();
-      ctx.moveTo(x1, y1);
-      ctx.lineTo(size - pad, y1);
-      ctx.stroke();
-    }
-    ctx.strokeStyle = theme.dark ? 'rgba(255,255,255,0.35)' : 'rgba(0,0,0,0.35)';
-    if (lo <= 0 && hi >= 0) {
-      const [ox, oy] = P(0, 0);
-      ctx.beginPath();
-      ctx.moveTo(pad, oy);
-      ctx.lineTo(size - pad, oy);
-      ctx.moveTo(ox, pad);
-      ctx.lineTo(ox, size - pad);
-      ctx.stroke();
-    }
-    return { ctx, theme, P, pad, lo, hi };
-  }
-
-  #arrow(ctx, [x0, y0], [x1, y1], color, width) {
-    const a = Math.atan2(y1 - y0, x1 - x0),
-      head = 6 + width * 1.5;
-    ctx.strokeStyle = color;
-    ctx.fillStyle = color;
-    ctx.lineWidth = width;
-    ctx.lineCap = 'round';
-    ctx.beginPath();
-    ctx.moveTo(x0, y0);
-    ctx.lineTo(x1 - Math.cos(a) * head * 0.6, y1 - Math.sin(a) * head * 0.6);
-    ctx.stroke();
-    ctx.beginPath();
-    ctx.moveTo(x1, y1);
-    ctx.lineTo(x1 - head * Math.cos(a - 0.42), y1 - head * Math.sin(a - 0.42));
-    ctx.lineTo(x1 - head * Math.cos(a + 0.42), y1 - head * Math.sin(a + 0.42));
-    ctx.closePath();
-    ctx.fill();
-  }
-
-  #label(ctx, theme, text, [x, y], color) {
-    ctx.font = `600 12px ${theme.font}`;
-    ctx.textAlign = 'center';
-    ctx.textBaseline = 'middle';
-    ctx.lineWidth = 3;
-    ctx.strokeStyle = theme.bgSolid;
-    ctx.strokeText(text, x, y);
-    ctx.fillStyle = color;
-    ctx.fillText(text, x, y);
-  }
-
-  #drawKeys(size) {
-    const s = this._shown;
-    const g = (this._keyGeo = this.#axes(this._keyCanvas, size, -RANGE, RANGE));
-    const { ctx, theme, P } = g;
-    const o = P(0, 0);
-    s.K.forEach((k, j) => {
-      const w = s.result.weights[j];
-      const tip = P(k[0], k[1]);
-      this.#arrow(ctx, o, tip, SERIES_COLORS[j % SERIES_COLORS.length], 1.2 + 5 * w);
-      const len = Math.hypot(k[0], k[1]) || 1;
-      this.#label(
-        ctx,
-        theme,
-        `${s.labels[j]} ${formatNumber(w, 2)}`,
-        P(k[0] + (k[0] / len) * 0.45, k[1] + (k[1] / len) * 0.45),
-        SERIES_COLORS[j % SERIES_COLORS.length],
-      );
-    });
-    const qt = P(s.q[0], s.q[1]);
-    this.#arrow(ctx, o, qt, theme.fg, 2.6);
-    ctx.beginPath();
-    ctx.arc(qt[0], qt[1], 6, 0, 2 * Math.PI);
-    ctx.fillStyle = theme.accent;
-    ctx.fill();
-    this.#label(ctx, theme, 'q', [qt[0] + 12, qt[1] - 12], theme.fg);
-    this._keyCanvas.setAttribute(
-      'aria-label',
-      `Plane with the query q = (${s.q.map((x) => formatNumber(x, 2)).join(', ')}) and ${s.K.length} key arrows whose thickness is their weight. ` +
-        'Arrow keys move the query by 0.1.',
-    );
-  }
-
-  #drawValues(size) {
-    const s = this._shown;
-    const all = [...s.V.flat(), ...s.result.output, 0];
-    const lo = Math.floor(Math.min(...all) - 0.5),
-      hi = Math.ceil(Math.max(...all) + 0.5);
-    const { ctx, theme, P } = this.#axes(this._valueCanvas, size, Math.min(lo, -0.5), Math.max(hi, lo + 2));
-    const out = P(s.result.output[0], s.result.output[1]);
-    // Thin lines from the output to each value, the weights as the dots' areas.
-    s.V.forEach((v, j) => {
-      const p = P(v[0], v[1]),
-        color = SERIES_COLORS[j % SERIES_COLORS.length];
-      ctx.strokeStyle = color;
-      ctx.globalAlpha = 0.35 + 0.65 * s.result.weights[j];
-      ctx.lineWidth = 1 + 3 * s.result.weights[j];
-      ctx.beginPath();
-      ctx.moveTo(out[0], out[1]);
-      ctx.lineTo(p[0], p[1]);
-      ctx.stroke();
-      ctx.globalAlpha = 1;
-      ctx.fillStyle = color;
-      ctx.beginPath();
-      ctx.arc(p[0], p[1], 3 + 9 * Math.sqrt(s.result.weights[j]), 0, 2 * Math.PI);
-      ctx.fill();
-      this.#label(ctx, theme, `v(${s.labels[j]})`, [p[0], p[1] - 18], color);
-    });
-    ctx.fillStyle = theme.accent;
-    ctx.strokeStyle = theme.fg;
-    ctx.lineWidth = 2;
-    ctx.beginPath();
-    ctx.moveTo(out[0], out[1] - 8);
-    ctx.lineTo(out[0] + 8, out[1]);
-    ctx.lineTo(out[0], out[1] + 8);
-    ctx.lineTo(out[0] - 8, out[1]);
-    ctx.closePath();
-    ctx.fill();
-    ctx.stroke();
-    this.#label(ctx, theme, 'output', [out[0], out[1] + 19], theme.fg);
-    this._valueCanvas.setAttribute(
-      'aria-label',
-      `Plane with the ${s.V.length} value vectors and the output (${s.result.output.map((x) => formatNumber(x, 2)).join(', ')}), their weighted average.`,
-    );
+    if (s.d === 2) drawKeyPlane(this, size);
+    if (s.dv === 2) drawValuePlane(this, size);
   }
 
   #wirePlane() {
@@ -529,13 +382,13 @@ export class QueryExplorer extends AwElement {
       parts.push({
         canvas: this._keyCanvas,
         heading: 'Query and keys',
-        draw: (fig, x, y) => this.#keysSVG(fig, x, y, size),
+        draw: (fig, x, y) => keyPlaneSVG(this, fig, x, y, size),
       });
     if (s.dv === 2)
       parts.push({
         canvas: this._valueCanvas,
         heading: 'Values and the output',
-        draw: (fig, x, y) => this.#valuesSVG(fig, x, y, size),
+        draw: (fig, x, y) => valuePlaneSVG(this, fig, x, y, size),
       });
     if (!parts.length) throw new Error('toSVG: the planes are drawn only for vectors of 2 components');
     return canvasLayoutSVG(this, themeOf(this), parts, {
@@ -553,104 +406,6 @@ export class QueryExplorer extends AwElement {
         widgetState: this.state,
       },
     });
-  }
-
-  /** #axes as SVG: grid, axes; returns the value → figure mapping. */
-  #axesSVG(out, theme, x0, y0, size, lo, hi) {
-    const pad = 14;
-    const P = (x, y) => [
-      x0 + pad + ((x - lo) / (hi - lo)) * (size - 2 * pad),
-      y0 + size - pad - ((y - lo) / (hi - lo)) * (size - 2 * pad),
-    ];
-    let d = '';
-    for (let v = Math.ceil(lo); v <= hi; v++) {
-      const [xa, ya] = P(v, lo),
-        [xb, yb] = P(lo, v);
-      d += `M${num(xa)} ${num(ya)}V${num(y0 + pad)}M${num(xb)} ${num(yb)}H${num(x0 + size - pad)}`;
-    }
-    out.push(
-      `<path fill="none" ${paint('stroke', theme.dark ? 'rgba(255,255,255,0.10)' : 'rgba(0,0,0,0.08)')} d="${d}"/>`,
-    );
-    if (lo <= 0 && hi >= 0) {
-      const [ox, oy] = P(0, 0);
-      out.push(
-        `<path fill="none" ${paint('stroke', theme.dark ? 'rgba(255,255,255,0.35)' : 'rgba(0,0,0,0.35)')} d="M${num(x0 + pad)} ${num(oy)}H${num(x0 + size - pad)}M${num(ox)} ${num(y0 + pad)}V${num(y0 + size - pad)}"/>`,
-      );
-    }
-    return P;
-  }
-
-  #keysSVG(fig, x0, y0, size) {
-    const s = this._shown,
-      theme = themeOf(this),
-      out = [];
-    const P = this.#axesSVG(out, theme, x0, y0, size, -RANGE, RANGE);
-    const [ox, oy] = P(0, 0);
-    const label = (t, [x, y], color) =>
-      svgText(fig, x, y, t, {
-        anchor: 'middle',
-        baseline: 'middle',
-        fill: color,
-        weight: 600,
-        halo: theme.bgSolid,
-      });
-    s.K.forEach((k, j) => {
-      const w = s.result.weights[j],
-        color = SERIES_COLORS[j % SERIES_COLORS.length];
-      const [tx, ty] = P(k[0], k[1]);
-      out.push(svgArrow(ox, oy, tx, ty, color, 1.2 + 5 * w, { headBase: 6 }));
-      const len = Math.hypot(k[0], k[1]) || 1;
-      out.push(
-        label(
-          `${s.labels[j]} ${formatNumber(w, 2)}`,
-          P(k[0] + (k[0] / len) * 0.45, k[1] + (k[1] / len) * 0.45),
-          color,
-        ),
-      );
-    });
-    const [qx, qy] = P(s.q[0], s.q[1]);
-    out.push(
-      svgArrow(ox, oy, qx, qy, theme.fg, 2.6, { headBase: 6 }),
-      `<circle cx="${num(qx)}" cy="${num(qy)}" r="6" ${paint('fill', theme.accent)}/>`,
-      label('q', [qx + 12, qy - 12], theme.fg),
-    );
-    fig.body.push(out.join('\n'));
-    return { w: size, h: size, panel: { kind: 'plane' } };
-  }
-
-  #valuesSVG(fig, x0, y0, size) {
-    const s = this._shown,
-      theme = themeOf(this),
-      out = [];
-    const all = [...s.V.flat(), ...s.result.output, 0];
-    const lo = Math.floor(Math.min(...all) - 0.5),
-      hi = Math.ceil(Math.max(...all) + 0.5);
-    const P = this.#axesSVG(out, theme, x0, y0, size, Math.min(lo, -0.5), Math.max(hi, lo + 2));
-    const [ox, oy] = P(s.result.output[0], s.result.output[1]);
-    const label = (t, [x, y], color) =>
-      svgText(fig, x, y, t, {
-        anchor: 'middle',
-        baseline: 'middle',
-        fill: color,
-        weight: 600,
-        halo: theme.bgSolid,
-      });
-    s.V.forEach((v, j) => {
-      const [px, py] = P(v[0], v[1]),
-        color = SERIES_COLORS[j % SERIES_COLORS.length],
-        w = s.result.weights[j];
-      out.push(
-        `<path fill="none" ${paint('stroke', color)} stroke-opacity="${+(0.35 + 0.65 * w).toFixed(3)}" stroke-width="${num(1 + 3 * w)}" stroke-linecap="round" d="M${num(ox)} ${num(oy)}L${num(px)} ${num(py)}"/>`,
-        `<circle cx="${num(px)}" cy="${num(py)}" r="${num(3 + 9 * Math.sqrt(w))}" ${paint('fill', color)}/>`,
-        label(`v(${s.labels[j]})`, [px, py - 18], color),
-      );
-    });
-    out.push(
-      `<path ${paint('fill', theme.accent)} ${paint('stroke', theme.fg)} stroke-width="2" d="M${num(ox)} ${num(oy - 8)}L${num(ox + 8)} ${num(oy)}L${num(ox)} ${num(oy + 8)}L${num(ox - 8)} ${num(oy)}z"/>`,
-      label('output', [ox, oy + 19], theme.fg),
-    );
-    fig.body.push(out.join('\n'));
-    return { w: size, h: size, panel: { kind: 'plane' } };
   }
 
   /** What printing replaces with the SVG figure (print.js): the planes. */

@@ -14,18 +14,14 @@
 // Events: ready.
 import { AwElement, h, withState } from './base-element.js';
 import { SERIES_COLORS } from './charts.js';
-import { chartTable } from './a11y.js';
 import { composeCanvases, jsonText } from './export.js';
 import { formatNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
-import { drawXY, pairColors, prepareCanvas } from './xy-chart.js';
-import { num, paint, svgArrow, svgText } from './svg.js';
 import { canvasLayoutSVG, xyPart } from './svg-layout.js';
+import { drawPlane, pairDims, planeSVG } from './rope-explorer-plane.js';
+import { COMPARE, SPAN, drawCompare, drawLines } from './rope-explorer-charts.js';
 
-const SPAN = 32; // δ = −32 … 32
 const MAX_POS = 256; // the position slider's range
-const COMPARE = [0, 100, 1000]; // absolute offsets shown to coincide
-const MAX_LINES = 6; // per-pair lines drawn (d > 12: a spread of pairs, the chosen one included)
 const STYLES = ['half', 'interleaved'];
 
 const ROPE_CSS = `
@@ -182,7 +178,7 @@ export class RopeExplorer extends AwElement {
   }
   set position(v) {
     this._position = Math.min(MAX_POS, Math.max(0, Math.round(Number(v) || 0)));
-    if (this._shown) this.#drawPlane();
+    if (this._shown) drawPlane(this);
   }
   /** The seeded query and key (before rotation). */
   get q() {
@@ -197,11 +193,6 @@ export class RopeExplorer extends AwElement {
   }
   get shown() {
     return this._shown || null;
-  }
-
-  /** The two feature indices of frequency pair p. */
-  #pairDims(p, d) {
-    return this.rotaryStyle === 'half' ? [p, p + d / 2] : [2 * p, 2 * p + 1];
   }
 
   /** `n` copies of vec rotated by applyRotary: row t at position offset + t. */
@@ -231,7 +222,7 @@ export class RopeExplorer extends AwElement {
         j = Math.max(-delta, 0);
       let sum = 0;
       for (let p = 0; p < P; p++) {
-        const [a, b] = this.#pairDims(p, d);
+        const [a, b] = pairDims(this.rotaryStyle, p, d);
         const c = Rq[i * d + a] * Rk[j * d + a] + Rq[i * d + b] * Rk[j * d + b];
         pairs[p][t] = c;
         sum += c;
@@ -258,7 +249,7 @@ export class RopeExplorer extends AwElement {
     if (!Number.isInteger(pair) || pair < 0 || pair >= d / 2)
       throw new RangeError(`pair must be an integer in [0, ${d / 2 - 1}], got ${pair}`);
     const r = this.#rotatedRows(this._shown.q, 1, position);
-    const [a, b] = this.#pairDims(pair, d);
+    const [a, b] = pairDims(this.rotaryStyle, pair, d);
     return Math.atan2(r[b], r[a]);
   }
 
@@ -308,9 +299,9 @@ export class RopeExplorer extends AwElement {
     const W = this.contentWidth,
       side = Math.min(280, W);
     this._planeSize = side;
-    this.#drawPlane();
-    this.#drawLines(Math.min(W, 900));
-    this.#drawCompare(W >= side + 260 ? Math.min(620, W - side - 18) : W);
+    drawPlane(this);
+    drawLines(this, Math.min(W, 900));
+    drawCompare(this, W >= side + 260 ? Math.min(620, W - side - 18) : W);
   }
 
   #syncControls(d, style, offset) {
@@ -322,7 +313,7 @@ export class RopeExplorer extends AwElement {
     ) {
       this._pairSel.replaceChildren(
         ...Array.from({ length: P }, (_, p) => {
-          const [a, b] = this.#pairDims(p, d);
+          const [a, b] = pairDims(this.rotaryStyle, p, d);
           return h('option', {
             value: String(p),
             text: `${p}: dims ${a}, ${b} · θ = ${formatNumber(this.base ** ((-2 * p) / d), 4)}`,
@@ -334,201 +325,6 @@ export class RopeExplorer extends AwElement {
     this._pairSel.value = String(this.pair);
     this._styleSel.value = style;
     if (this.shadowRoot.activeElement !== this._offsetIn) this._offsetIn.value = String(offset);
-  }
-
-  /** (a) The chosen pair of q at positions 0…position (trail), the arrow at position, k's pair at 0. */
-  #drawPlane() {
-    const s = this._shown,
-      size = this._planeSize || 280,
-      theme = themeOf(this);
-    const d = s.d,
-      p = this.pair,
-      pos = this.position,
-      [a, b] = this.#pairDims(p, d);
-    const ctx = prepareCanvas(this._plane, size, size);
-    if (theme.bg) {
-      ctx.fillStyle = theme.bg;
-      ctx.fillRect(0, 0, size, size);
-    }
-    const rq = Math.hypot(s.q[a], s.q[b]),
-      rk = Math.hypot(s.k[a], s.k[b]);
-    const R = Math.max(rq, rk, 1e-3) * 1.18,
-      pad = 16,
-      c = size / 2;
-    const P = (x, y) => [c + (x / R) * (c - pad), c - (y / R) * (c - pad)];
-    ctx.strokeStyle = theme.dark ? 'rgba(255,255,255,0.3)' : 'rgba(0,0,0,0.3)';
-    ctx.lineWidth = 1;
-    ctx.beginPath();
-    ctx.moveTo(pad, c);
-    ctx.lineTo(size - pad, c);
-    ctx.moveTo(c, pad);
-    ctx.lineTo(c, size - pad);
-    ctx.stroke();
-    ctx.setLineDash([3, 4]);
-    ctx.beginPath();
-    ctx.arc(c, c, (rq / R) * (c - pad), 0, 2 * Math.PI);
-    ctx.stroke();
-    ctx.setLineDash([]);
-    const { b: qc, a: kc } = pairColors(this);
-    for (let t = 0; t < pos; t++) {
-      // the trail, fading towards the past
-      const [x, y] = P(s.plane[t * d + a], s.plane[t * d + b]);
-      ctx.globalAlpha = 0.12 + 0.45 * ((t + 1) / (pos + 1));
-      ctx.fillStyle = qc;
-      ctx.beginPath();
-      ctx.arc(x, y, 2.4, 0, 2 * Math.PI);
-      ctx.fill();
-    }
-    ctx.globalAlpha = 1;
-    arrow(ctx, [c, c], P(s.kPlane[a], s.kPlane[b]), kc, 2, true);
-    const qx = s.plane[pos * d + a],
-      qy = s.plane[pos * d + b];
-    arrow(ctx, [c, c], P(qx, qy), qc, 2.6, false);
-    ctx.font = `600 12px ${theme.font}`;
-    ctx.fillStyle = theme.fg;
-    ctx.textAlign = 'left';
-    ctx.textBaseline = 'top';
-    ctx.fillText(`pair ${p} (dims ${a}, ${b}) · q at position ${pos}`, 6, 4);
-    ctx.font = `12px ${theme.font}`;
-    ctx.textBaseline = 'bottom';
-    ctx.fillStyle = qc;
-    ctx.fillText('q (solid)', 6, size - 4);
-    ctx.fillStyle = kc;
-    ctx.fillText('k at position 0 (dashed)', 76, size - 4);
-    const theta = s.base ** ((-2 * p) / d),
-      angle = Math.atan2(qy, qx);
-    const contrib = qx * s.kPlane[a] + qy * s.kPlane[b];
-    this._plane.setAttribute(
-      'aria-label',
-      `Plane of frequency pair ${p} (features ${a} and ${b}): q's pair rotated to position ${pos} ` +
-        `is at angle ${formatNumber(angle, 3)} rad; k's pair at position 0 is drawn dashed. The trail shows positions 0 to ${pos}.`,
-    );
-    const every = Math.max(1, Math.ceil(pos / 64)),
-      rows = [];
-    for (let t = 0; t <= pos; t += every)
-      rows.push([
-        t,
-        s.plane[t * d + a],
-        s.plane[t * d + b],
-        Math.atan2(s.plane[t * d + b], s.plane[t * d + a]),
-      ]);
-    chartTable(
-      this._plane,
-      `q's pair ${p} at positions 0 to ${pos}`,
-      ['position', `feature ${a}`, `feature ${b}`, 'angle (rad)'],
-      rows,
-    );
-    if (this.shadowRoot.activeElement !== this._slider) this._slider.value = String(pos);
-    this._posOut.textContent = String(pos);
-    const wl = (2 * Math.PI) / theta;
-    this._readout.replaceChildren(
-      h('span', {
-        text:
-          `Pair ${p}: θ = ${formatNumber(theta, 6)} rad per position, one turn every ${wl < 1000 ? formatNumber(wl, 1) : Math.round(wl).toLocaleString('en')} positions. ` +
-          `At position ${pos} q's pair has turned ${formatNumber(pos * theta, 3)} rad.`,
-      }),
-      h('span', {
-        class: 'terms',
-        text:
-          `This pair's share of q·k with q at position ${pos} and k at 0 (δ = ${pos}): ${formatNumber(contrib, 4)}. ` +
-          'Fast pairs (small p) spin and tell nearby offsets apart; slow pairs barely move and carry the content match.',
-      }),
-    );
-  }
-
-  /** (b) Per-pair contributions and the total against δ, at the offset attribute. */
-  #drawLines(width) {
-    const s = this._shown,
-      P = s.d / 2,
-      deltas = this.deltas,
-      { total, pairs } = s.scores;
-    const picked =
-      P <= MAX_LINES
-        ? Array.from({ length: P }, (_, p) => p)
-        : [
-            ...new Set([
-              ...Array.from({ length: MAX_LINES - 1 }, (_, i) => Math.round((i * (P - 1)) / (MAX_LINES - 2))),
-              this.pair,
-            ]),
-          ].sort((x, y) => x - y);
-    let m = 0;
-    for (const v of total) m = Math.max(m, Math.abs(v));
-    for (const p of picked) for (const v of pairs[p]) m = Math.max(m, Math.abs(v));
-    const series = [
-      ...picked.map((p, i) => ({
-        label: `pair ${p}`,
-        color: SERIES_COLORS[i % 6],
-        width: p === this.pair ? 2.6 : 1.3,
-        points: deltas.map((x, t) => [x, pairs[p][t]]),
-      })),
-      {
-        label: 'total q·k',
-        color: themeOf(this).fg,
-        width: 2.8,
-        points: deltas.map((x, t) => [x, total[t]]),
-      },
-    ];
-    drawXY(
-      this._lines,
-      (this._linesOpts = {
-        host: this,
-        width,
-        height: 300,
-        series,
-        title: `q·k against the relative offset δ = i − j (earlier position ${s.offset})`,
-        x: {
-          min: -SPAN,
-          max: SPAN,
-          ticks: [-32, -24, -16, -8, 0, 8, 16, 24, 32],
-          label: 'δ = i − j (query position − key position)',
-        },
-        y: { min: -m * 1.08 || -1, max: m * 1.08 || 1, label: 'contribution to q·k' },
-        marker: { x: 0, label: 'δ = 0' },
-      }),
-    );
-    this._lines.setAttribute(
-      'aria-label',
-      `Line chart of q·k against δ from −32 to 32: ${picked.length} frequency pairs${picked.length < P ? ` of ${P}` : ''} and their total. ` +
-        `At δ = 0 the total is ${formatNumber(total[SPAN], 4)}, the plain q·k.`,
-    );
-  }
-
-  /** (c) The totals at absolute offsets 0, 100, 1000 on one chart. */
-  #drawCompare(width) {
-    const s = this._shown,
-      deltas = this.deltas,
-      c = themeOf(this);
-    let m = 0;
-    for (const t of s.compare) for (const v of t) m = Math.max(m, Math.abs(v));
-    const looks = [
-      { color: c.fg, width: 4 },
-      { color: SERIES_COLORS[5], dashed: true, width: 2 },
-      { color: SERIES_COLORS[4], line: false, markers: true },
-    ];
-    drawXY(
-      this._compare,
-      (this._compareOpts = {
-        host: this,
-        width,
-        height: this._planeSize || 280,
-        title: 'total q·k at absolute offsets 0, 100, 1000',
-        series: s.compare.map((t, i) => ({
-          label: `offset ${COMPARE[i]}`,
-          ...looks[i],
-          points: deltas.map((x, j) => [x, t[j]]),
-        })),
-        x: { min: -SPAN, max: SPAN, ticks: [-32, -16, 0, 16, 32], label: 'δ = i − j' },
-        y: { min: -m * 1.08 || -1, max: m * 1.08 || 1 },
-      }),
-    );
-    this._compare.setAttribute(
-      'aria-label',
-      `Line chart: the total q·k against δ with the earlier position at 0, 100 and 1000. The three curves coincide: ` +
-        `the largest difference is ${s.maxDiff.toExponential(2)}.`,
-    );
-    this._diffOut.textContent =
-      `Offsets 0, 100 and 1000 give the same scores: the largest |difference| over δ = −32…32 is ${s.maxDiff.toExponential(2)} ` +
-      '(float32 rounding). RoPE makes q·k depend on i − j only.';
   }
 
   getCSV() {
@@ -588,7 +384,7 @@ export class RopeExplorer extends AwElement {
       this,
       themeOf(this),
       [
-        { canvas: this._plane, draw: (fig, x, y) => this.#planeSVG(fig, x, y) },
+        { canvas: this._plane, draw: (fig, x, y) => planeSVG(this, fig, x, y) },
         xyPart(this._compare, this._compareOpts, SERIES_COLORS),
         xyPart(this._lines, this._linesOpts, SERIES_COLORS),
       ],
@@ -614,50 +410,6 @@ export class RopeExplorer extends AwElement {
     );
   }
 
-  /** The plane of #drawPlane as SVG shapes at (x0, y0) of the figure. */
-  #planeSVG(fig, x0, y0) {
-    const s = this._shown,
-      size = this._planeSize || 280,
-      theme = themeOf(this);
-    const d = s.d,
-      p = this.pair,
-      pos = this.position,
-      [a, b] = this.#pairDims(p, d);
-    const rq = Math.hypot(s.q[a], s.q[b]),
-      rk = Math.hypot(s.k[a], s.k[b]);
-    const R = Math.max(rq, rk, 1e-3) * 1.18,
-      pad = 16,
-      c = size / 2;
-    const P = (x, y) => [x0 + c + (x / R) * (c - pad), y0 + c - (y / R) * (c - pad)];
-    const axis = theme.dark ? 'rgba(255,255,255,0.3)' : 'rgba(0,0,0,0.3)';
-    const out = [
-      `<path fill="none" ${paint('stroke', axis)} d="M${num(x0 + pad)} ${num(y0 + c)}H${num(x0 + size - pad)}M${num(x0 + c)} ${num(y0 + pad)}V${num(y0 + size - pad)}"/>`,
-      `<circle cx="${num(x0 + c)}" cy="${num(y0 + c)}" r="${num((rq / R) * (c - pad))}" fill="none" ${paint('stroke', axis)} stroke-dasharray="3 4"/>`,
-    ];
-    const { b: qc, a: kc } = pairColors(this);
-    let trail = '';
-    for (let t = 0; t < pos; t++) {
-      const [x, y] = P(s.plane[t * d + a], s.plane[t * d + b]);
-      trail += `<circle cx="${num(x)}" cy="${num(y)}" r="2.4" fill-opacity="${+(0.12 + 0.45 * ((t + 1) / (pos + 1))).toFixed(3)}"/>`;
-    }
-    if (trail) out.push(`<g ${paint('fill', qc)}>${trail}</g>`);
-    const [kx, ky] = P(s.kPlane[a], s.kPlane[b]),
-      [qx, qy] = P(s.plane[pos * d + a], s.plane[pos * d + b]);
-    out.push(
-      svgArrow(x0 + c, y0 + c, kx, ky, kc, 2, { dashed: true }),
-      svgArrow(x0 + c, y0 + c, qx, qy, qc, 2.6),
-      svgText(fig, x0 + 6, y0 + 4, `pair ${p} (dims ${a}, ${b}) · q at position ${pos}`, {
-        baseline: 'top',
-        fill: theme.fg,
-        weight: 600,
-      }),
-      svgText(fig, x0 + 6, y0 + size - 4, 'q (solid)', { baseline: 'bottom', fill: qc }),
-      svgText(fig, x0 + 76, y0 + size - 4, 'k at position 0 (dashed)', { baseline: 'bottom', fill: kc }),
-    );
-    fig.body.push(out.join('\n'));
-    return { w: size, h: size, panel: { kind: 'plane' } };
-  }
-
   /** What printing replaces with the SVG figure (print.js): the plane, the charts. */
   printParts() {
     return [this._plane.parentElement, this._lines];
@@ -671,25 +423,4 @@ export class RopeExplorer extends AwElement {
       };
     return composeCanvases([at(this._plane), at(this._compare), at(this._lines)], themeOf(this).bgSolid);
   }
-}
-
-function arrow(ctx, [x0, y0], [x1, y1], color, width, dashed) {
-  const a = Math.atan2(y1 - y0, x1 - x0),
-    head = 7 + width * 1.5;
-  ctx.strokeStyle = color;
-  ctx.fillStyle = color;
-  ctx.lineWidth = width;
-  ctx.lineCap = 'round';
-  ctx.setLineDash(dashed ? [5, 4] : []);
-  ctx.beginPath();
-  ctx.moveTo(x0, y0);
-  ctx.lineTo(x1 - Math.cos(a) * head * 0.6, y1 - Math.sin(a) * head * 0.6);
-  ctx.stroke();
-  ctx.setLineDash([]);
-  ctx.beginPath();
-  ctx.moveTo(x1, y1);
-  ctx.lineTo(x1 - head * Math.cos(a - 0.42), y1 - head * Math.sin(a - 0.42));
-  ctx.lineTo(x1 - head * Math.cos(a + 0.42), y1 - head * Math.sin(a + 0.42));
-  ctx.closePath();
-  ctx.fill();
 }

@@ -1,4 +1,4 @@
-// The model worker of the demo (issue #29): an opened checkpoint folder's PretrainedModel lives here,
+// The model worker of the demo: an opened checkpoint folder's PretrainedModel lives here,
 // in this worker's own wasm instance, so its weights are held once and the page never waits on a load,
 // a forward or a generation. web/demo-pretrained.js is its async proxy (the folder's model source).
 //
@@ -37,27 +37,11 @@ function modelOf(key) {
 }
 
 /**
- * Loads a checkpoint folder from its files ([name, File], one per name: config.json, tokenizer.json,
- * tokenizer_config.json, generation_config.json, chat_template.jinja, model.safetensors or the shards
- * with model.safetensors.index.json). Resolves to the model's description; the page frees the model
- * it replaces (dispose) once this one is shown.
+ * The folder's weights: model.safetensors (or its one .safetensors file), or the shards that
+ * model.safetensors.index.json names. Resolves to { weights (a File or File[]), weightsIndex, size (bytes) };
+ * throws a message that says what is missing (or which unreadable format was found instead).
  */
-async function open({ files, folderName }, id) {
-  const byName = new Map(files);
-  if (!byName.has('config.json')) {
-    throw new Error(
-      `the folder has no config.json (found ${byName.size ? [...byName.keys()].slice(0, 6).join(', ') : 'no files'}). ` +
-        'Open the folder of a Hugging Face checkpoint: config.json, tokenizer.json and model.safetensors.',
-    );
-  }
-  const json = (name) => (byName.has(name) ? readJSON(byName.get(name)) : null);
-  const config = await json('config.json');
-  const tokenizer = await json('tokenizer.json');
-  const tokenizerConfig = await json('tokenizer_config.json');
-  const generationConfig = await json('generation_config.json');
-  const chatTemplate = byName.has('chat_template.jinja')
-    ? await byName.get('chat_template.jinja').text()
-    : null;
+async function findWeights(byName, json) {
   const shards = [...byName.values()].filter((f) => f.name.endsWith('.safetensors'));
   let weights,
     weightsIndex = null,
@@ -93,6 +77,32 @@ async function open({ files, folderName }, id) {
     }
     size = weights.size;
   }
+  return { weights, weightsIndex, size };
+}
+
+/**
+ * Loads a checkpoint folder from its files ([name, File], one per name: config.json, tokenizer.json,
+ * tokenizer_config.json, generation_config.json, chat_template.jinja, model.safetensors or the shards
+ * with model.safetensors.index.json). Resolves to the model's description; the page frees the model
+ * it replaces (dispose) once this one is shown.
+ */
+async function open({ files, folderName }, id) {
+  const byName = new Map(files);
+  if (!byName.has('config.json')) {
+    throw new Error(
+      `the folder has no config.json (found ${byName.size ? [...byName.keys()].slice(0, 6).join(', ') : 'no files'}). ` +
+        'Open the folder of a Hugging Face checkpoint: config.json, tokenizer.json and model.safetensors.',
+    );
+  }
+  const json = (name) => (byName.has(name) ? readJSON(byName.get(name)) : null);
+  const config = await json('config.json');
+  const tokenizer = await json('tokenizer.json');
+  const tokenizerConfig = await json('tokenizer_config.json');
+  const generationConfig = await json('generation_config.json');
+  const chatTemplate = byName.has('chat_template.jinja')
+    ? await byName.get('chat_template.jinja').text()
+    : null;
+  const { weights, weightsIndex, size } = await findWeights(byName, json);
   // Weights stay in the file's format in the heap (16-bit stays 16-bit): the model needs about its
   // file's size plus a forward's buffers. A model may use up to 3 GiB of the 4 GiB heap.
   const limit = Math.min(kMaxModelBytes, Math.max(memoryLimit(), Math.ceil(size * 1.2) + 256 * 2 ** 20));
