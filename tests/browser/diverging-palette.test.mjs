@@ -1,4 +1,4 @@
-// The diverging palette of signed views (issue #28): <attention-steps diverging="red-blue"> colours its
+// The diverging palette of signed views: <attention-steps diverging="red-blue"> colours its
 // signed steps (scores) and <positional-encoding-heatmap diverging="red-blue"> its encoding with the
 // red–blue map (ColorBrewer RdBu: negative blue, 0 white, positive red), on the canvas, in the colour
 // bar and in the SVG; `palette` on <attention-steps> colours its probability steps (weights). The

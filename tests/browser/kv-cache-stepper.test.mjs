@@ -209,7 +209,7 @@ test('<kv-cache-stepper> renders alone, empty: labelled grids, named controls, e
   assert.equal(a.empty, false, 'the empty-cache note is shown');
   assert.equal(a.unnamed, 0);
   assert.ok(a.live);
-  assert.deepEqual(a.exports, ['PNG', 'SVG', 'CSV', 'JSON'], 'the SVG figure too (#28)');
+  assert.deepEqual(a.exports, ['PNG', 'SVG', 'CSV', 'JSON'], 'the SVG figure too');
   assert.equal(a.error, true, 'no error shown');
   assert.equal(a.json.kind, 'kv-cache');
   assert.equal(a.json.length, 0);

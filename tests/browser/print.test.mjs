@@ -1,4 +1,4 @@
-// Print (issue #28): with print media emulated and `beforeprint` dispatched, every widget with toSVG()
+// Print: with print media emulated and `beforeprint` dispatched, every widget with toSVG()
 // shows its figure as SVG in place of its canvases, and no widget shows its controls (export buttons,
 // selects, tabs, buttons, readouts); `afterprint` brings the canvases back and removes the figures.
 // A PDF of the page is printed without error. All under the strict CSP, with no console error.

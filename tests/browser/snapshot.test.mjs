@@ -1,4 +1,4 @@
-// The standalone HTML snapshot (issue #28): snapshotHTML(elements, { title }) from the widgets module
+// The standalone HTML snapshot: snapshotHTML(elements, { title }) from the widgets module
 // gives one file with each view as inline SVG and its data as a table, with no script, no external
 // reference and a <meta> policy of default-src 'none' plus its one <style>'s hash. Served with that
 // policy as a header too, it loads with no console error and no CSP violation, its style applies, the

@@ -1,4 +1,4 @@
-// A figure's state round trip through a link alone (issue #28): for every trained preset and the
+// A figure's state round trip through a link alone: for every trained preset and the
 // seeded layer, the demo at a link that sets its views (layer, head, step, heatmap view, query) draws
 // every view; its link (the demo's own URL, what "Copy link" copies) opened in a new page draws the
 // same SVG for every view, byte for byte, and the views' states are equal. No file is involved.

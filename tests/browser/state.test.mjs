@@ -1,4 +1,4 @@
-// el.state (issue #28): every widget that draws returns a JSON-able state — attributes, config,
+// el.state: every widget that draws returns a JSON-able state — attributes, config,
 // what lives in properties (precomputed data, a trace, ids, the head or pair shown, steps taken) —
 // and accepts one back. Each widget here comes in a pair of the same width: A is changed (attributes,
 // properties, clicks), B is left as it loaded; then B.state = A.state (through JSON text) and every

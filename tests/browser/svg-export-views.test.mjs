@@ -1,4 +1,4 @@
-// SVG export of the tutorial views (issue #28, third slice): <rope-explorer>, <softmax-playground>,
+// SVG export of the tutorial views (third slice): <rope-explorer>, <softmax-playground>,
 // <query-explorer>, <variance-experiment>, <mask-fill-compare>, <kv-cache-stepper> and <mask-editor>
 // each return from toSVG() a document that parses as XML, refers to nothing outside itself (no link,
 // no <image>, no <foreignObject>, no raster data), escapes its text, carries the widget's state in

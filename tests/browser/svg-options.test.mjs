@@ -1,4 +1,4 @@
-// The figure options of the widgets laid out as on screen (issue #28): toSVG({ width, fontSize }).
+// The figure options of the widgets laid out as on screen: toSVG({ width, fontSize }).
 // width: the document is that wide, the drawing (laid out as on screen) scaled to it as vectors,
 // its text still the screen's size; fontSize: the text of the finished figure is that size (also
 // with width), and panels stacked on screen do not overlap when their text grows; both are written

@@ -1,4 +1,4 @@
-// Threads in pages (issue #26, docs/threads.md): a host that sends no COOP/COEP gets the single-thread
+// Threads in pages (docs/threads.md): a host that sends no COOP/COEP gets the single-thread
 // build on one thread with no warning, and web/coi-serviceworker.js (the opt-in shim for such hosts)
 // makes the page cross-origin isolated after its one reload, so the threaded build runs there, with
 // the same bits as without it.

@@ -161,7 +161,7 @@ TEST_CASE("kernels: layer_norm_row matches the reference", "[kernel][layernorm]"
       }
 }
 
-// Issue #18: rows 1e4 + N(0, 1) (float32 inputs, exact as given) against float64, within 1e-6 of
+// Rows 1e4 + N(0, 1) (float32 inputs, exact as given) against float64, within 1e-6 of
 // the row's max |y| per element. A float32 mean is off by up to half an ulp of 1e4 (~5e-4) there:
 // PyTorch's float32 kernel misses this bound by ~300×.
 constexpr double kOffsetRelTol = 1e-6;

@@ -1,4 +1,4 @@
-// MultiHeadAttention as today's models use it (issue #15): grouped- and multi-query heads
+// MultiHeadAttention as today's models use it: grouped- and multi-query heads
 // (numKVHeads), RoPE on q and k, ALiBi, windows and bottom-right causal, forward and backward
 // against the PyTorch fixtures (tests/golden/make_modern_fixtures.py, modern_mha_*); the trace's
 // rotated steps; the config's refusals.

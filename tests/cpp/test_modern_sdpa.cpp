@@ -1,4 +1,4 @@
-// Scaled dot-product attention as today's models use it (issue #15): positions with an offset,
+// Scaled dot-product attention as today's models use it: positions with an offset,
 // bottom-right causal alignment, sliding windows, ALiBi and grouped-query heads. Forward (full and
 // tiled paths) and backward against the PyTorch fixtures (tests/golden/make_modern_fixtures.py), the
 // tiled path's tile skipping on long rows against a double reference, the trace's "alibi" step, and

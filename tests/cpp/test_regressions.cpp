@@ -1,4 +1,4 @@
-// What the fuzzers (tests/fuzz, issue #18) found, kept as tests. Each was a call that returned OK
+// What the fuzzers (tests/fuzz) found, kept as tests. Each was a call that returned OK
 // with a non-finite result from finite inputs; each is now NON_FINITE naming the step that
 // overflowed, and nothing is returned.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Issue #25: applyChatTemplate renders a checkpoint's chat template with the vendored
+// applyChatTemplate renders a checkpoint's chat template with the vendored
 // @huggingface/jinja exactly as transformers' apply_chat_template writes it (the ChatML shape of
 // Qwen2's template and the Llama-2 shape, expected texts written by hand from the templates), then
 // tokenizes it without adding special tokens again; templates that loop or recurse are TOO_LARGE and

@@ -1,4 +1,4 @@
-// One source for the numbers JS shares with C++ (issue #29): src/js/constants.js is generated from
+// One source for the numbers JS shares with C++: src/js/constants.js is generated from
 // the C++ enums by scripts/gen-constants.mjs. Here: the committed file is what the headers give,
 // and every value (and name) equals what the compiled binding itself reports (_constants()), so a
 // changed enum that was not regenerated, or a parser that misread one, fails.

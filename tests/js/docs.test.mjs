@@ -1,4 +1,4 @@
-// The docs cannot go stale where a list can be checked (issue #29): README stays a door (≤ 200
+// The docs cannot go stale where a list can be checked: README stays a door (≤ 200
 // lines) whose links resolve; README and docs/widgets.md name exactly the elements web/widgets.js
 // registers; docs/api.md's export table names exactly the module's exports; every docs/*.md link to
 // a file in this repository resolves.

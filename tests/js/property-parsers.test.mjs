@@ -1,4 +1,4 @@
-// The JS parsers of outside data under fast-check (issue #18): the safetensors decoder behind
+// The JS parsers of outside data under fast-check: the safetensors decoder behind
 // TinyTransformer.fromSafetensors (mutated valid files, forged headers, arbitrary bytes) and the
 // widgets' tokenizer (arbitrary Unicode). A decode returns a model or throws AttentionError
 // INVALID_ARGUMENT / TOO_LARGE naming the problem — never another exception — and after a throw the

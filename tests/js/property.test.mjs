@@ -1,4 +1,4 @@
-// Property tests of the JS API (fast-check, issue #18): random shapes, options, masks and values.
+// Property tests of the JS API (fast-check): random shapes, options, masks and values.
 // Every call either matches an independent float64 reference within a named tolerance (ordinary
 // values) or throws AttentionError with a documented code — never another exception, never a NaN
 // from finite inputs — and after a throw the heap's bytes in use and the live handles are where

@@ -1,4 +1,4 @@
-// Threads (issue #26, docs/threads.md): init({ threads }) loads the threaded build in Node, every
+// Threads (docs/threads.md): init({ threads }) loads the threaded build in Node, every
 // result is bit-identical at 1 and 2 threads and to the single-thread build, work really ran in
 // parallel (the pool's job count), a call that grows the heap at 2 threads reads back right, bad
 // counts are INVALID_ARGUMENT, and a pool that cannot start falls back to one thread with one warning.

@@ -17,16 +17,16 @@ const MJS = dist('attention_core.mjs');
 
 /**
  * Size limits (docs/performance.md and README report the real numbers). Attention alone fit 150 KB / 60 KB; the gradients,
- * TinyTransformer, AdamW, the toy tasks and their bindings (training, issue #13) add ~100 KB /
+ * TinyTransformer, AdamW, the toy tasks and their bindings (training) add ~100 KB /
  * ~42 KB, so the limits rose to what training needs, with a little headroom. Today's attention
- * (issue #15: positions, windows, ALiBi, grouped-query heads, RoPE, the KV cache) and pretrained
- * checkpoints (#16: GPT-2 / Llama / Qwen2 models, their loader and bindings) add ~55 KB / ~25 KB
+ * (positions, windows, ALiBi, grouped-query heads, RoPE, the KV cache) and pretrained
+ * checkpoints (GPT-2 / Llama / Qwen2 models, their loader and bindings) add ~55 KB / ~25 KB
  * (the cold parts built -Os): 330 KB / 140 KB.
  */
 const kWasmBytesTarget = 330_000;
 const kWasmGzipBytesTarget = 140_000;
 /**
- * The threaded builds (issue #26, dist/threads/) carry Emscripten's pthreads runtime, thread-local
+ * The threaded builds (dist/threads/) carry Emscripten's pthreads runtime, thread-local
  * storage and the pool's bindings (+~24 KB / +~10 KB gzip over the single-thread builds): their own
  * limits, 360 KB / 150 KB.
  */
