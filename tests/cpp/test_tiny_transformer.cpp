@@ -129,7 +129,8 @@ TEST_CASE("TinyTransformer gradients: not causal", "[tiny]") {
   check_model(small_config(attn::NormKind::kPre, true, attn::PositionalKind::kLearned, 1, false));
 }
 
-TEST_CASE("TinyTransformer gradients: RoPE, ALiBi, grouped-query heads, a sliding window", "[tiny][modern]") {
+TEST_CASE("TinyTransformer gradients: RoPE, ALiBi, grouped-query heads, a sliding window",
+          "[tiny][positions]") {
   attn::TinyConfig rope = small_config(attn::NormKind::kPre, true, attn::PositionalKind::kRope, 2, true);
   rope.d_model = 8;       // an even head size for the rotation
   rope.num_kv_heads = 1;  // multi-query

@@ -140,8 +140,10 @@ attn::StatusCode code_of(const attn::SdpaOptions& o, attn::Shape qs, attn::Shape
 
 }  // namespace
 
-TEST_CASE("modern SDPA matches the PyTorch fixtures: forward (both paths) and backward",
-          "[modern][golden-grad]") {
+TEST_CASE(
+    "SDPA with ALiBi, grouped K/V and windows matches the PyTorch fixtures: forward (both paths) and "
+    "backward",
+    "[positions][golden-grad]") {
   int count = 0;
   for (const std::string& name : golden::list_fixtures("index_modern.txt")) {
     if (name.rfind("modern_sdpa_", 0) != 0) continue;
@@ -153,8 +155,9 @@ TEST_CASE("modern SDPA matches the PyTorch fixtures: forward (both paths) and ba
   REQUIRE(count == 10);
 }
 
-TEST_CASE("modern SDPA on long rows: the tiled path skips tiles outside the causal band and the window",
-          "[modern]") {
+TEST_CASE(
+    "SDPA with positions on long rows: the tiled path skips tiles outside the causal band and the window",
+    "[positions]") {
   check_long({2, 2, 600, 600, 8, true, false, 0, 37, false});    // causal window, tiles skipped on both sides
   check_long({2, 2, 530, 530, 8, false, false, 0, 300, false});  // bidirectional window wider than a tile
   check_long({4, 2, 300, 700, 8, true, true, 0, 0, true});       // bottom-right, GQA, ALiBi
@@ -164,7 +167,7 @@ TEST_CASE("modern SDPA on long rows: the tiled path skips tiles outside the caus
 }
 
 TEST_CASE("the trace shows the ALiBi bias; masked = scaled + bias where a key is allowed",
-          "[modern][trace]") {
+          "[positions][trace]") {
   const attn::Tensor q = testutil::random_tensor({1, 4, 5, 4}, 5),
                      k = testutil::random_tensor({1, 4, 5, 4}, 6),
                      v = testutil::random_tensor({1, 4, 5, 4}, 7);
@@ -187,7 +190,7 @@ TEST_CASE("the trace shows the ALiBi bias; masked = scaled + bias where a key is
       }
 }
 
-TEST_CASE("modern SDPA refusals: codes and messages", "[modern][errors]") {
+TEST_CASE("SDPA position, ALiBi and window refusals: codes and messages", "[positions][errors]") {
   using attn::StatusCode;
   std::string msg;
   attn::SdpaOptions o;

@@ -119,8 +119,10 @@ void run_fixture(const Fixture& f) {
 
 }  // namespace
 
-TEST_CASE("modern MultiHeadAttention matches the PyTorch fixtures: GQA, MQA, RoPE, ALiBi, windows",
-          "[modern][golden-grad]") {
+TEST_CASE(
+    "MultiHeadAttention with grouped heads and positions matches the PyTorch fixtures: GQA, MQA, RoPE, "
+    "ALiBi, windows",
+    "[positions][golden-grad]") {
   int count = 0;
   for (const std::string& name : golden::list_fixtures("index_modern.txt")) {
     if (name.rfind("modern_mha_", 0) != 0 || name == "modern_mha_cache") continue;
@@ -132,7 +134,7 @@ TEST_CASE("modern MultiHeadAttention matches the PyTorch fixtures: GQA, MQA, RoP
   REQUIRE(count == 6);
 }
 
-TEST_CASE("numKVHeads and rope: state-dict layout, trace steps, refusals", "[modern]") {
+TEST_CASE("numKVHeads and rope: state-dict layout, trace steps, refusals", "[positions]") {
   attn::MhaConfig c;
   c.embed_dim = 16;
   c.num_heads = 4;
@@ -200,7 +202,7 @@ std::vector<float> decode(const attn::MultiHeadAttention& mha, const attn::Tenso
 }  // namespace
 
 TEST_CASE("a KV cache fed 1…9 tokens one at a time and in chunks equals the full forward (PyTorch fixture)",
-          "[modern][cache]") {
+          "[positions][cache]") {
   const Fixture f = load_fixture("modern_mha_cache");
   const attn::MultiHeadAttention mha = modern_mha(f);
   attn::MhaForwardOptions o;
@@ -214,7 +216,7 @@ TEST_CASE("a KV cache fed 1…9 tokens one at a time and in chunks equals the fu
 }
 
 TEST_CASE("a KV cache with ALiBi and a window equals the full forward; refusals leave it unchanged",
-          "[modern][cache]") {
+          "[positions][cache]") {
   attn::MhaConfig c;
   c.embed_dim = 12;
   c.num_heads = 6;
