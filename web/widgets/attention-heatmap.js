@@ -14,10 +14,8 @@ import { composeCanvases, jsonText, matricesToLongCSV, matrixToCSV, toNested } f
 import { exactNumber, themeOf } from './draw-util.js';
 import { runModel } from './model.js';
 import { paletteName } from './colormap.js';
-import { barsPanel, heatmapPanel, jsonSafe, svgDocument, svgFigure } from './svg.js';
-
-const TILE_MIN = 210;
-const GAP = 14;
+import { GAP, heatmapSVG, tileLayout } from './attention-heatmap-figure.js';
+import { niceCeil, normalizeData } from './attention-heatmap-data.js';
 
 export class AttentionHeatmap extends ModelElement {
   static get ownAttributes() {
@@ -215,17 +213,9 @@ export class AttentionHeatmap extends ModelElement {
     if (this._select.selectedIndex < 0) this._select.value = 'all';
   }
 
-  // As many tiles per row as fit in W, then balanced (4 heads on a 3-wide row → 2 + 2, not 3 + 1).
-  // Tiles want room for their labels and cells of ≥ 18 px while the sentence is short.
+  // As many tiles per row as fit in W, then balanced (see attention-heatmap-figure.js).
   static tileLayout(W, n, Tk) {
-    const tileMin = Math.max(TILE_MIN, Math.min(480, 80 + Tk * 18));
-    const fit = n === 1 ? 1 : Math.max(1, Math.min(n, Math.floor((W + GAP) / (tileMin + GAP))));
-    const perRow = Math.ceil(n / Math.ceil(n / fit));
-    return {
-      perRow,
-      tileW: Math.floor((W - GAP * (perRow - 1)) / perRow),
-      colW: (W - GAP * (perRow - 1)) / perRow,
-    };
+    return tileLayout(W, n, Tk);
   }
 
   #drawTiles(s, matrices) {
@@ -389,61 +379,7 @@ export class AttentionHeatmap extends ModelElement {
    * row's bar chart below, as on screen; default false). The view's state is in its <metadata>.
    */
   toSVG(options = {}) {
-    const sh = this._shown;
-    if (!sh || !this._views.length) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
-    const W = Math.max(160, Number(options.width) || this.contentWidth);
-    const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
-    const theme = themeOf(this);
-    const fig = svgFigure(theme, fontSize / 12);
-    const n = sh.matrices.length,
-      Tk = sh.matrices[0].cols;
-    const { perRow, tileW, colW } = AttentionHeatmap.tileLayout(W, n, Tk);
-    let y = 0,
-      width = 0;
-    const panels = [];
-    for (let start = 0; start < n; start += perRow) {
-      let rowH = 0;
-      for (let k = start; k < Math.min(n, start + perRow); k++) {
-        const x = (k - start) * (colW + GAP);
-        const p = heatmapPanel(fig, this._views[k].view, { x, y, width: tileW });
-        panels.push({
-          head: sh.matrices[k].head,
-          rows: sh.matrices[k].rows,
-          cols: sh.matrices[k].cols,
-          cells: p.cells,
-        });
-        rowH = Math.max(rowH, p.h);
-        width = Math.max(width, x + p.w);
-      }
-      y += rowH + (start + perRow < n ? GAP : 0);
-    }
-    if (options.bars && this._barsOpts) {
-      const b = barsPanel(fig, { ...this._barsOpts, width: Math.min(W, 900) }, { x: 0, y: y + 12 });
-      y += 12 + b.h;
-      width = Math.max(width, b.w);
-    }
-    const view = sh.view === 'all' ? 'all heads' : sh.view === 'mean' ? 'mean over heads' : `head ${sh.view}`;
-    const c = this._data ? null : this.config;
-    const state = jsonSafe({
-      widget: 'attention-heatmap',
-      view: sh.view,
-      query: this.query,
-      palette: this.palette,
-      queryTokens: sh.queryTokens,
-      keyTokens: sh.keyTokens,
-      domain: this._domain,
-      config: c ? { ...c, stateDict: c.stateDict ? '(set from JS, not stored)' : null } : null,
-      options: { width: W, fontSize, bars: Boolean(options.bars) },
-      panels,
-      theme: theme.dark ? 'dark' : 'light',
-      widgetState: this.state,
-    });
-    return svgDocument(fig, {
-      width: Math.max(width, 1),
-      height: Math.max(y, 1),
-      state,
-      title: `Attention weights, ${view}: ${sh.matrices[0].rows} query by ${Tk} key tokens`,
-    });
+    return heatmapSVG(this, options);
   }
 
   pngCanvas() {
@@ -457,41 +393,4 @@ export class AttentionHeatmap extends ModelElement {
     if (!this._barsCanvas.hidden) items.push({ canvas: this._barsCanvas, x: 0, y: gridH + 12 });
     return composeCanvases(items, themeOf(this).bgSolid);
   }
-}
-
-/** The next of 0.05, 0.1, 0.2, 0.25, 0.5, 1 (and so on) at or above x. */
-function niceCeil(x) {
-  if (!(x > 0)) return 1;
-  const p = Math.pow(10, Math.floor(Math.log10(x)));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= x - 1e-12) return Math.min(1, m * p);
-  return 1;
-}
-
-/** Accepts flat or nested weights with shape (H, Tq, Tk) or (Tq, Tk). */
-function normalizeData(d) {
-  const flat = Float32Array.from(Array.isArray(d.weights) ? d.weights.flat(3) : d.weights);
-  const shape =
-    d.shape ||
-    (Array.isArray(d.weights) && Array.isArray(d.weights[0]?.[0])
-      ? [d.weights.length, d.weights[0].length, d.weights[0][0].length]
-      : [d.weights.length, d.weights[0]?.length ?? 1]);
-  const [H, Tq, Tk] = shape.length === 3 ? shape : [1, ...shape];
-  if (H * Tq * Tk !== flat.length)
-    throw new Error(`data: shape ${shape.join('×')} does not match ${flat.length} weights`);
-  const size = Tq * Tk;
-  const perHead = Array.from({ length: H }, (_, i) => flat.subarray(i * size, (i + 1) * size));
-  const mean = new Float32Array(size);
-  for (const m of perHead) for (let i = 0; i < size; i++) mean[i] += m[i] / H;
-  const labels = (l, n, p) =>
-    Array.isArray(l) ? l.map(String) : Array.from({ length: n }, (_, i) => `${p}${i}`);
-  return {
-    H,
-    Tq,
-    Tk,
-    flat,
-    perHead,
-    mean,
-    queryTokens: labels(d.queryTokens, Tq, 'q'),
-    keyTokens: labels(d.keyTokens, Tk, 'k'),
-  };
 }

@@ -7,7 +7,7 @@
 // The sequence: `ids` (attribute "3 1 4 1 5" or property array) and optional `tokens` (their texts;
 // default the ids). `steps`: the id of an <attention-steps> on the page to open heads in.
 // `mode="rollout"`: one tile per layer instead, the attention rollout through layers 0 … l
-// (attentionRollout of the forward's attention, residual weight 0.5; issue #27).
+// (attentionRollout of the forward's attention, residual weight 0.5).
 // Events: head-select { layer, head } (heads mode).
 import { AwElement, h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
@@ -281,13 +281,7 @@ export class AttentionModelView extends AwElement {
     const W = Math.max(160, Number(options.width) || this.contentWidth);
     const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
     const s = fontSize / 12;
-    let layers = [...Array(sh.L).keys()];
-    if (options.layer !== undefined && options.layer !== null) {
-      const l = Number(options.layer);
-      if (!Number.isInteger(l) || l < 0 || l >= sh.L)
-        throw new RangeError(`toSVG: layer must be an integer in 0…${sh.L - 1}, not ${options.layer}`);
-      layers = [l];
-    }
+    const layers = svgLayers(options.layer, sh.L);
     const theme = themeOf(this);
     const fig = svgFigure(theme, s);
     const tileW = AttentionModelView.tileWidth(W, sh.H);
@@ -343,20 +337,7 @@ export class AttentionModelView extends AwElement {
       state,
       title: `Attention weights of ${layers.length === 1 ? `layer ${layers[0]}` : `all ${sh.L} layers`} × ${sh.H} heads on ${sh.T} tokens`,
     });
-    const max = Number(options.maxBytes) || SVG_MAX_BYTES;
-    const bytes = svg.length > max / 3 ? new TextEncoder().encode(svg).length : svg.length;
-    if (bytes > max) {
-      const mb = (b) => `${(b / 1048576).toFixed(1)} MB`;
-      const e = new Error(
-        `The ${layers.length === 1 ? `layer ${layers[0]}` : 'model view'} as SVG would be ${mb(bytes)}, over the limit of ${mb(max)}: ` +
-          (layers.length > 1
-            ? `export one layer instead, toSVG({ layer: n }) with n in 0…${sh.L - 1}.`
-            : 'use the PNG export.'),
-      );
-      e.code = 'SVG_TOO_LARGE';
-      e.bytes = bytes;
-      throw e;
-    }
+    checkSvgSize(svg, Number(options.maxBytes) || SVG_MAX_BYTES, layers, sh.L);
     return svg;
   }
 
@@ -418,4 +399,33 @@ function plainConfig(c) {
   } catch {
     return null;
   }
+}
+
+/** The layers toSVG draws: all L, or the one of option `layer` (an integer in 0…L−1). */
+function svgLayers(layer, L) {
+  if (layer === undefined || layer === null) return [...Array(L).keys()];
+  const l = Number(layer);
+  if (!Number.isInteger(l) || l < 0 || l >= L)
+    throw new RangeError(`toSVG: layer must be an integer in 0…${L - 1}, not ${layer}`);
+  return [l];
+}
+
+/**
+ * Throws an Error (code 'SVG_TOO_LARGE', its size in `bytes`) when the figure of `layers` (of L) is
+ * over `max` bytes of UTF-8, offering one layer (or the PNG export when it is one already).
+ */
+function checkSvgSize(svg, max, layers, L) {
+  // Counted in UTF-16 units first: UTF-8 is at most 3 bytes per unit, so short figures skip encoding.
+  const bytes = svg.length > max / 3 ? new TextEncoder().encode(svg).length : svg.length;
+  if (bytes <= max) return;
+  const mb = (b) => `${(b / 1048576).toFixed(1)} MB`;
+  const e = new Error(
+    `The ${layers.length === 1 ? `layer ${layers[0]}` : 'model view'} as SVG would be ${mb(bytes)}, over the limit of ${mb(max)}: ` +
+      (layers.length > 1
+        ? `export one layer instead, toSVG({ layer: n }) with n in 0…${L - 1}.`
+        : 'use the PNG export.'),
+  );
+  e.code = 'SVG_TOO_LARGE';
+  e.bytes = bytes;
+  throw e;
 }

@@ -10,28 +10,14 @@ import { ModelElement, h, numbersFromState, withState } from './base-element.js'
 import { HeatmapView } from './heatmap-view.js';
 import { autoDomain, divergingName, paletteName } from './colormap.js';
 import { composeCanvases, jsonText, matrixToCSV, toNested } from './export.js';
-import { exactNumber, formatNumber, themeOf } from './draw-util.js';
+import { exactNumber, themeOf } from './draw-util.js';
 import { resultFromTrace, runModel } from './model.js';
 import { loadKatex, whenReady } from './runtime.js';
-import { shapeSymbols, shapeWords, stepInfo } from './step-info.js';
+import { stepInfo } from './step-info.js';
 import { matrixOf } from './trace-view.js';
-import { heatmapPanel, jsonSafe, svgDocument, svgFigure } from './svg.js';
-
-const STEPS_CSS = `
-.tabs { display: flex; flex-wrap: wrap; gap: 4px; margin: 2px 0 12px; }
-.tabs button { font-size: 12.5px; padding: 2px 9px; min-height: 26px; border-radius: 999px; font-variant-numeric: tabular-nums; }
-.tabs button .n { opacity: 0.8; margin-right: 4px; font-size: 11px; } /* 0.6 fell below 4.5:1 contrast */
-.tabs button[aria-selected="true"] .n { opacity: 1; } /* on the accent, 0.8 falls below 4.5:1 */
-.formula { overflow-x: auto; overflow-y: hidden; padding: 2px 0; font-size: 15px; min-height: 2.6em; }
-.formula .katex-display { margin: 0.35em 0 0.5em; }
-.shape { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: baseline; margin-bottom: 4px; font-size: 13px; }
-.shape code { font-family: var(--aw-mono, ui-monospace, Menlo, Consolas, monospace); font-size: 12.5px;
-  padding: 1px 6px; border-radius: 4px; background: color-mix(in srgb, currentColor 7%, transparent); }
-.explain { margin: 4px 0 12px; max-width: 72ch; }
-.nav { display: flex; justify-content: space-between; gap: 8px; margin-top: 10px; }
-.nav button { min-width: 8em; }
-.matrix { min-height: 60px; }
-`;
+import { STEPS_CSS, renderChrome } from './attention-steps-chrome.js';
+import { axisName, explainStepCell } from './attention-steps-explain.js';
+import { stepsSVG } from './attention-steps-svg.js';
 
 /** The largest trace (numbers over all its steps) that el.state stores whole. */
 const TRACE_STATE_MAX = 200_000;
@@ -44,17 +30,6 @@ const STEP_FALLBACK = {
   normalized: 'residual',
   residual: 'output',
 };
-
-// How a step's axis is read out in a cell's accessible name.
-const AXIS_WORDS = {
-  T_q: 'query',
-  T_k: 'key',
-  T: 'token',
-  d_model: 'feature',
-  d_k: 'feature',
-  d_v: 'feature',
-};
-const axisName = (axis, fallback) => (axis ? (AXIS_WORDS[axis] ?? axis) : fallback);
 
 export class AttentionSteps extends ModelElement {
   static get ownAttributes() {
@@ -311,7 +286,7 @@ export class AttentionSteps extends ModelElement {
       title: info.title,
     };
     this.dataset.step = stepData.name;
-    this.#renderChrome(r, i, info, m);
+    renderChrome(this, r, i, info, m, this.#sizes(r));
     const domain =
       info.kind === 'probability' ? { lo: 0, hi: 1, map: 'viridis' } : autoDomain(m.data, info.kind);
     domain.map =
@@ -353,61 +328,6 @@ export class AttentionSteps extends ModelElement {
     };
   }
 
-  #renderChrome(r, i, info, m) {
-    const n = r.steps.length;
-    this._title.textContent = `Step ${i + 1} of ${n} · ${info.title}`;
-    // Tabs: rebuilt only when the list of steps changes.
-    const sig = r.steps.map((s) => s.name).join();
-    if (this._tabSig !== sig) {
-      this._tabSig = sig;
-      this._tabs.replaceChildren(
-        ...r.steps.map((s, k) => {
-          const b = h(
-            'button',
-            { type: 'button', role: 'tab', onclick: () => this.goTo(k) },
-            h('span', { class: 'n', text: String(k + 1) }),
-            stepInfo(s.name, this.#sizes(r)).short,
-          );
-          return b;
-        }),
-      );
-    }
-    [...this._tabs.children].forEach((b, k) => {
-      b.setAttribute('aria-selected', String(k === i));
-      b.tabIndex = k === i ? 0 : -1;
-      b.title = stepInfo(r.steps[k].name, this.#sizes(r)).title;
-    });
-    // Head selector: enabled only where the step has a head axis.
-    if (this._head.options.length !== r.heads) {
-      this._head.replaceChildren(
-        ...Array.from({ length: r.heads }, (_, k) => h('option', { value: String(k), text: `Head ${k}` })),
-      );
-    }
-    this._head.value = String(m.head);
-    this._head.disabled = !m.hasHead;
-    this._head.title = m.hasHead ? '' : 'This step has no head axis';
-    if (this._tex !== info.tex) {
-      this._tex = info.tex;
-      // Our own formula strings only (no user text), so KaTeX's HTML output is safe to insert.
-      this._formula.innerHTML = this._katex.renderToString(info.tex, {
-        displayMode: true,
-        throwOnError: false,
-        output: 'htmlAndMathml',
-      });
-    }
-    this._shapeSym.textContent = shapeSymbols(r.steps[i].shape, r.steps[i].axes);
-    this._shapeWords.textContent = shapeWords(r.steps[i].shape, r.steps[i].axes);
-    this._explain.textContent = info.text.join(' ');
-    const label = (k) => (k >= 0 && k < n ? stepInfo(r.steps[k].name, this.#sizes(r)).short : '');
-    this._prev.textContent = i > 0 ? `← ${label(i - 1)}` : '← Previous';
-    this._next.textContent = i < n - 1 ? `${label(i + 1)} →` : 'Next →';
-    this._prev.disabled = i === 0;
-    this._next.disabled = i === n - 1;
-    // The accessible name starts with the visible text (WCAG 2.5.3, label in name).
-    this._prev.setAttribute('aria-label', `${this._prev.textContent.replace('←', '').trim()}: previous step`);
-    this._next.setAttribute('aria-label', `${this._next.textContent.replace('→', '').trim()}: next step`);
-  }
-
   #resetReadout(name) {
     const hint =
       name === 'scores'
@@ -421,58 +341,7 @@ export class AttentionSteps extends ModelElement {
 
   /** The readout lines for a cell: the location with its exact value, and for some steps how it is made. */
   explainCell(cell) {
-    const cur = this._current,
-      r = this._result;
-    const where = `${axisWord(cur.rowAxis, cell.rowLabel, cell.row)}, ${axisWord(cur.colAxis, cell.colLabel, cell.col)}`;
-    const head = cur.hasHead ? `head ${cur.head} · ` : '';
-    const main = `${head}${where} = ${exactNumber(cell.value)}`;
-    let detail = '';
-    const row = (name, i) => {
-      const mm = matrixOf(r.byName[name], cur.head, r);
-      return mm.data.subarray(i * mm.cols, (i + 1) * mm.cols);
-    };
-    if (cur.name === 'scores' && r.byName.q && r.byName.k) {
-      // With RoPE the scores are the rotated q and k's products.
-      const q = row(r.byName.q_rotated ? 'q_rotated' : 'q', cell.row),
-        k = row(r.byName.k_rotated ? 'k_rotated' : 'k', cell.col);
-      const terms = Array.from(q, (qd, d) => `(${formatNumber(qd, 3)})(${formatNumber(k[d], 3)})`);
-      let sum = 0;
-      for (let d = 0; d < q.length; d++) sum += q[d] * k[d];
-      const shown =
-        terms.length > 24
-          ? [...terms.slice(0, 16), `… ${terms.length - 20} more terms …`, ...terms.slice(-4)]
-          : terms;
-      detail = `q_${cell.row} · k_${cell.col} = ${shown.join(' + ')}\n= ${formatNumber(sum, 6)}  (${q.length} terms, d_k = ${q.length})`;
-    } else if (cur.name === 'scaled' && r.byName.scores) {
-      const c = r.config,
-        s = row('scores', cell.row)[cell.col];
-      const scale = (c.scaling ? 1 / Math.sqrt(r.dk) : 1) / c.temperature;
-      const how = c.scaling ? `1/√${r.dk}` : '1';
-      detail = `S'_${cell.row},${cell.col} = S × ${how}${c.temperature !== 1 ? `/${c.temperature}` : ''} = ${formatNumber(s, 4)} × ${formatNumber(scale, 4)} = ${formatNumber(s * scale, 4)}`;
-    } else if (cur.name === 'masked') {
-      detail =
-        cell.value === -Infinity
-          ? 'masked: −∞, so its softmax weight will be exactly 0'
-          : 'may attend: the scaled score passes through unchanged';
-    } else if (cur.name === 'weights' || cur.name === 'dropped') {
-      let sum = 0;
-      const w = cur.data.subarray(cell.row * cur.cols, (cell.row + 1) * cur.cols);
-      for (const v of w) sum += v;
-      detail = `row ${cell.row} (“${cell.rowLabel}”) sums to ${exactNumber(sum)}`;
-    } else if (cur.name === 'context' && r.byName.v) {
-      const a = row(r.byName.dropped ? 'dropped' : 'weights', cell.row);
-      const vm = matrixOf(r.byName.v, cur.head, r);
-      const terms = Array.from(
-        a,
-        (aj, j) => `(${formatNumber(aj, 3)})(${formatNumber(vm.data[j * vm.cols + cell.col], 3)})`,
-      );
-      const shown =
-        terms.length > 16
-          ? [...terms.slice(0, 12), `… ${terms.length - 14} more …`, ...terms.slice(-2)]
-          : terms;
-      detail = `c_${cell.row},${cell.col} = Σ_j A_${cell.row},j · v_j,${cell.col} = ${shown.join(' + ')}`;
-    }
-    return { main, detail };
+    return explainStepCell(this._current, this._result, cell);
   }
 
   #hover(cell, via) {
@@ -531,45 +400,10 @@ export class AttentionSteps extends ModelElement {
    * steps in the diverging map, as on screen; the state in <metadata>). Options: width, fontSize.
    */
   toSVG(options = {}) {
-    const c = this._current;
-    if (!c || !this._view.opts) throw new Error('toSVG: nothing is drawn yet (wait for the ready event)');
-    const W = Math.max(160, Number(options.width) || this.contentWidth);
-    const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
-    const theme = themeOf(this);
-    const fig = svgFigure(theme, fontSize / 12);
-    const p = heatmapPanel(fig, this._view, { x: 0, y: 0, width: W });
-    const cfg = this._trace ? null : this.config;
-    const state = jsonSafe({
-      widget: 'attention-steps',
-      step: c.name,
-      index: c.index,
-      head: c.hasHead ? c.head : null,
-      title: c.title,
-      rowLabels: c.rowLabels,
-      colLabels: c.colLabels,
-      domain: this._view.opts.domain,
-      config: cfg ? { ...cfg, stateDict: cfg.stateDict ? '(set from JS, not stored)' : null } : null,
-      options: { width: W, fontSize },
-      theme: theme.dark ? 'dark' : 'light',
-      panels: [{ rows: c.rows, cols: c.cols, cells: p.cells }],
-      widgetState: this.svgState(),
-    });
-    return svgDocument(fig, {
-      width: p.w,
-      height: p.h,
-      state,
-      title: `${c.title}${c.hasHead ? `, head ${c.head}` : ''}: ${c.rows} by ${c.cols}`,
-    });
+    return stepsSVG(this, options);
   }
 
   pngCanvas() {
     return composeCanvases([{ canvas: this._canvas, x: 0, y: 0 }], themeOf(this).bgSolid);
   }
-}
-
-/** "query “cat” (2)", "key “mat” (5)", "dim 3" for a readout. */
-function axisWord(axis, label, index) {
-  if (axis === 'T_q' || axis === 'T') return `query “${label}” (${index})`;
-  if (axis === 'T_k') return `key “${label}” (${index})`;
-  return `${axis && axis !== 'B' ? `${axis} ` : ''}dim ${index}`;
 }

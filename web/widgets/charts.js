@@ -16,6 +16,28 @@ export const SERIES_COLORS = [
 ];
 
 /**
+ * The layout of a bar chart for options `o` at font scale s (1: the screen's 12 px labels): margins,
+ * bar width, whether labels are drawn and angled, the height and the top of the value axis. ctx
+ * measures the labels (its font is left at theirs). Shared with the SVG export (svg-charts.js).
+ */
+export function barsLayout(ctx, o, theme, s = 1) {
+  const n = o.values.length;
+  const left = 44,
+    right = 10;
+  const plotW = Math.max(60, o.width - left - right);
+  const bw = plotW / Math.max(1, n);
+  const top = (o.title ? 28 : 10) + (bw >= 30 ? 12 : 0); // room for the value labels over full bars
+  const labelled = bw >= 11;
+  ctx.font = `${12 * s}px ${theme.font}`;
+  const longest = labelled ? Math.min(90 * s, Math.max(...o.labels.map((l) => ctx.measureText(l).width))) : 0;
+  const angled = labelled && longest + 4 > bw;
+  const bottom = labelled ? (angled ? Math.ceil(longest * 0.72) + 16 : 22 * s) : 8;
+  const plotH = 130;
+  const max = o.maxValue ?? Math.max(1e-9, ...Array.from(o.values, (v) => (Number.isFinite(v) ? v : 0)));
+  return { n, left, plotW, bw, top, labelled, angled, plotH, height: top + plotH + bottom, max };
+}
+
+/**
  * Vertical bars with labels under them.
  * @param {HTMLCanvasElement} canvas
  * @param {{ host: Element, width: number, values: ArrayLike<number>, labels: string[], title?: string,
@@ -24,27 +46,48 @@ export const SERIES_COLORS = [
  */
 export function drawBars(canvas, o) {
   const theme = themeOf(o.host);
-  const n = o.values.length;
-  const left = 44,
-    right = 10;
-  const plotW = Math.max(60, o.width - left - right);
-  const bw = plotW / Math.max(1, n);
-  const top = (o.title ? 28 : 10) + (bw >= 30 ? 12 : 0); // room for the value labels over full bars
-  const labelled = bw >= 11;
-  const ctx0 = canvas.getContext('2d');
-  ctx0.font = `12px ${theme.font}`;
-  const longest = labelled ? Math.min(90, Math.max(...o.labels.map((l) => ctx0.measureText(l).width))) : 0;
-  const angled = labelled && longest + 4 > bw;
-  const bottom = labelled ? (angled ? Math.ceil(longest * 0.72) + 16 : 22) : 8;
-  const plotH = 130;
-  const height = top + plotH + bottom;
+  const L = barsLayout(canvas.getContext('2d'), o, theme);
+  const { n, left, bw, top, plotH, height, max } = L;
   const ctx = prepareCanvas(canvas, o.width, height);
   if (theme.bg) {
     ctx.fillStyle = theme.bg;
     ctx.fillRect(0, 0, o.width, height);
   }
-  const max = o.maxValue ?? Math.max(1e-9, ...Array.from(o.values, (v) => (Number.isFinite(v) ? v : 0)));
-  // Axis and grid at 0, max/2, max.
+  drawBarAxis(ctx, o, L, theme);
+  ctx.fillStyle = o.color || theme.accent;
+  for (let i = 0; i < n; i++) {
+    const v = Number.isFinite(o.values[i]) ? o.values[i] : 0;
+    const bh = (v / max) * plotH;
+    ctx.fillRect(left + i * bw + (bw > 4 ? 1 : 0), top + plotH - bh, Math.max(1, bw - (bw > 4 ? 2 : 0)), bh);
+  }
+  if (bw >= 30) {
+    ctx.fillStyle = theme.muted;
+    ctx.font = `10px ${theme.mono}`;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'bottom';
+    for (let i = 0; i < n; i++) {
+      const v = Number.isFinite(o.values[i]) ? o.values[i] : 0;
+      ctx.fillText(formatNumber(v, 2), left + (i + 0.5) * bw, top + plotH - (v / max) * plotH - 2);
+    }
+  }
+  if (L.labelled) drawBarLabels(ctx, o, L, theme);
+  chartTable(
+    canvas,
+    o.title || canvas.getAttribute('aria-label') || 'Bar chart',
+    ['bar', 'value'],
+    Array.from(o.values, (v, i) => [o.labels[i] ?? String(i), v]),
+  );
+  return {
+    barAt(clientX) {
+      const x = clientX - canvas.getBoundingClientRect().left - left;
+      const i = Math.floor(x / bw);
+      return x >= 0 && i < n ? i : -1;
+    },
+  };
+}
+
+// Axis and grid at 0, max/2, max, and the title.
+function drawBarAxis(ctx, o, { left, plotW, top, plotH, max }, theme) {
   ctx.strokeStyle = theme.dark ? 'rgba(255,255,255,0.14)' : 'rgba(0,0,0,0.12)';
   ctx.fillStyle = theme.muted;
   ctx.font = `10px ${theme.mono}`;
@@ -65,56 +108,29 @@ export function drawBars(canvas, o) {
     ctx.textBaseline = 'top';
     ctx.fillText(fitText(ctx, o.title, o.width - 12), 6, 6);
   }
-  ctx.fillStyle = o.color || theme.accent;
-  for (let i = 0; i < n; i++) {
-    const v = Number.isFinite(o.values[i]) ? o.values[i] : 0;
-    const bh = (v / max) * plotH;
-    ctx.fillRect(left + i * bw + (bw > 4 ? 1 : 0), top + plotH - bh, Math.max(1, bw - (bw > 4 ? 2 : 0)), bh);
-  }
-  if (bw >= 30) {
-    ctx.fillStyle = theme.muted;
-    ctx.font = `10px ${theme.mono}`;
-    ctx.textAlign = 'center';
-    ctx.textBaseline = 'bottom';
-    for (let i = 0; i < n; i++) {
-      const v = Number.isFinite(o.values[i]) ? o.values[i] : 0;
-      ctx.fillText(formatNumber(v, 2), left + (i + 0.5) * bw, top + plotH - (v / max) * plotH - 2);
+}
+
+// The bars' labels under them: thinned to fit, angled where they are wider than a bar.
+function drawBarLabels(ctx, o, { n, left, bw, top, plotH, angled }, theme) {
+  ctx.fillStyle = theme.fg;
+  ctx.font = `12px ${theme.font}`;
+  const every = Math.max(1, Math.ceil((angled ? 13 : 26) / bw));
+  for (let i = 0; i < n; i += every) {
+    const x = left + (i + 0.5) * bw;
+    if (angled) {
+      ctx.save();
+      ctx.translate(x, top + plotH + 6);
+      ctx.rotate(Math.PI / 4);
+      ctx.textAlign = 'left';
+      ctx.textBaseline = 'middle';
+      ctx.fillText(fitText(ctx, o.labels[i], 90), 0, 0);
+      ctx.restore();
+    } else {
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'top';
+      ctx.fillText(fitText(ctx, o.labels[i], bw * every - 2), x, top + plotH + 5);
     }
   }
-  if (labelled) {
-    ctx.fillStyle = theme.fg;
-    ctx.font = `12px ${theme.font}`;
-    const every = Math.max(1, Math.ceil((angled ? 13 : 26) / bw));
-    for (let i = 0; i < n; i += every) {
-      const x = left + (i + 0.5) * bw;
-      if (angled) {
-        ctx.save();
-        ctx.translate(x, top + plotH + 6);
-        ctx.rotate(Math.PI / 4);
-        ctx.textAlign = 'left';
-        ctx.textBaseline = 'middle';
-        ctx.fillText(fitText(ctx, o.labels[i], 90), 0, 0);
-        ctx.restore();
-      } else {
-        ctx.textAlign = 'center';
-        ctx.textBaseline = 'top';
-        ctx.fillText(fitText(ctx, o.labels[i], bw * every - 2), x, top + plotH + 5);
-      }
-    }
-  }
-  chartTable(
-    canvas,
-    o.title || canvas.getAttribute('aria-label') || 'Bar chart',
-    ['bar', 'value'],
-    Array.from(o.values, (v, i) => [o.labels[i] ?? String(i), v]),
-  );
-  return {
-    barAt(clientX) {
-      const x = clientX - canvas.getBoundingClientRect().left - left;
-      const i = Math.floor(x / bw);
-      return x >= 0 && i < n ? i : -1;
-    },
-  };
 }
 
 /**

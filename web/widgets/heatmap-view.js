@@ -4,40 +4,18 @@
 //
 // Text (token labels included) is drawn with fillText, so it is never parsed as HTML.
 // Cell colours are written as one (rows × cols) ImageData and scaled up, so 512 × 512 stays smooth.
-import { colormap, inkOn } from './colormap.js';
-import { formatNumber, fitText, prepareCanvas, themeOf } from './draw-util.js';
+import { prepareCanvas, themeOf } from './draw-util.js';
 import { gridRow, valueWords, visuallyHidden } from './a11y.js';
-
-const PAD = 8;
-
-// The widest label of a label list in a font, remembered per list (tiles share their lists).
-const labelWidths = new WeakMap();
-function widestLabel(ctx, labels) {
-  let byFont = labelWidths.get(labels);
-  if (!byFont) labelWidths.set(labels, (byFont = new Map()));
-  let w = byFont.get(ctx.font);
-  if (w === undefined) {
-    w = 0;
-    for (const l of labels) w = Math.max(w, ctx.measureText(l.length > 40 ? l.slice(0, 40) : l).width);
-    byFont.set(ctx.font, w);
-  }
-  return w;
-}
-
-// Packed RGBA (little-endian: 0xAABBGGRR) versions of the colour maps, built once per map.
-const packedCache = new Map();
-function packedLut(name, lut) {
-  let p = packedCache.get(name);
-  if (!p) {
-    p = new Uint32Array(256);
-    for (let i = 0; i < 256; i++)
-      p[i] = ((255 << 24) | (lut[i * 3 + 2] << 16) | (lut[i * 3 + 1] << 8) | lut[i * 3]) >>> 0;
-    packedCache.set(name, p);
-  }
-  return p;
-}
-const LEGEND_H = 34;
-const SUM_W = 58;
+import { hasBorders, hatchesMasked, heatmapLayout, showsValues } from './heatmap-geometry.js';
+import {
+  drawBorders,
+  drawCellImage,
+  drawHatch,
+  drawLabels,
+  drawLegend,
+  drawSums,
+  drawValues,
+} from './heatmap-canvas.js';
 
 export class HeatmapView {
   /**
@@ -256,39 +234,7 @@ export class HeatmapView {
   }
 
   #layout(ctx, theme, width = this.width, s = 1) {
-    const o = this.opts;
-    ctx.font = `${12 * s}px ${theme.font}`;
-    const maxLabel = (labels, cap) => (labels ? Math.min(cap, widestLabel(ctx, labels)) : 0);
-    const rowW = o.rowLabels ? Math.ceil(maxLabel(o.rowLabels, 110 * s)) + 10 : 0;
-    const sumW = o.rowSums ? SUM_W * s : 0;
-    const avail = Math.max(40, width - rowW - sumW - 2 * PAD);
-    const cw = Math.max(1, Math.min(o.maxCell, avail / Math.max(1, o.cols)));
-    // Rows get at least a label's height while there are few of them; tall matrices are capped at
-    // ~720 px so a 512-token heatmap still fits on a screen.
-    let ch = Math.min(o.maxCell, o.rowLabels && o.rows <= 64 ? Math.max(cw, o.minRowHeight) : cw);
-    if (o.maxRowHeight) ch = Math.min(ch, o.maxRowHeight);
-    if (o.rows * ch > 720) ch = Math.max(1, 720 / o.rows);
-    const colLabelW = o.colLabels ? maxLabel(o.colLabels, 90 * s) : 0;
-    // Short numeric labels (dimension indices) stay horizontal and are thinned instead of angled.
-    const numeric = o.colLabels && o.colLabels.every((l) => /^\d+$/.test(l));
-    const angled = o.colLabels && !numeric && colLabelW + 4 > cw;
-    const top =
-      (o.title ? 22 * s : 0) + (o.colLabels ? (angled ? Math.ceil(colLabelW * 0.72) + 14 * s : 18 * s) : 0);
-    const x0 = PAD + rowW,
-      y0 = PAD + top;
-    const h = y0 + o.rows * ch + (o.legend ? LEGEND_H * s + 6 : 0) + PAD;
-    return {
-      x0,
-      y0,
-      cw,
-      ch,
-      rowW,
-      sumW,
-      angled,
-      top,
-      w: Math.ceil(Math.min(width, x0 + o.cols * cw + sumW + PAD)),
-      h: Math.ceil(h),
-    };
+    return heatmapLayout(ctx, theme, this.opts, width, s);
   }
 
   /** Draws everything. Safe to call often (it is cheap relative to the model). */
@@ -304,162 +250,23 @@ export class HeatmapView {
       ctx.fillRect(0, 0, g.w, g.h);
     }
     this.#cells(ctx, g, theme);
-    this.#labels(ctx, g, theme);
-    if (o.rowSums) this.#sums(ctx, g, theme);
+    drawLabels(ctx, o, g, theme);
+    if (o.rowSums) drawSums(ctx, o, g, theme);
     this.#marks(ctx, g, theme);
-    if (o.legend) this.#legend(ctx, g, theme);
+    if (o.legend) drawLegend(ctx, o, g, theme, this.maskedCount);
   }
 
   #cells(ctx, g, theme) {
-    const o = this.opts,
-      { lo, hi, map } = o.domain,
-      lut = colormap(map);
-    // 1. One pixel per cell, scaled up without smoothing. Colours are written as packed RGBA words
-    //    (a 256-entry table), which keeps 512 × 512 cells at a few milliseconds.
-    const img = new ImageData(o.cols, o.rows);
-    const px = new Uint32Array(img.data.buffer); // (rows, cols) RGBA, little-endian words
-    const packed = packedLut(map, lut);
-    const [mr, mg, mb] = theme.maskedRgb;
-    const maskedPx = ((255 << 24) | (mb << 16) | (mg << 8) | mr) >>> 0;
-    const k = hi > lo ? 255 / (hi - lo) : 0;
-    const masked = []; // flat indices of −∞ cells
-    const n = o.rows * o.cols,
-      data = o.data;
-    const below = packed[0];
-    for (let i = 0; i < n; i++) {
-      const v = data[i];
-      if (v >= lo) {
-        // the common case (false for NaN and −∞)
-        const t = ((v - lo) * k + 0.5) | 0;
-        px[i] = packed[t > 255 ? 255 : t];
-      } else if (v > -Infinity) {
-        px[i] = below;
-      } else {
-        masked.push(i);
-        px[i] = maskedPx;
-      }
-    }
-    const off = new OffscreenCanvas(o.cols, o.rows);
-    off.getContext('2d').putImageData(img, 0, 0);
-    // Sharp cell edges when scaling up; averaged when many cells share a pixel.
-    ctx.imageSmoothingEnabled = g.cw < 1 || g.ch < 1;
-    ctx.drawImage(off, g.x0, g.y0, o.cols * g.cw, o.rows * g.ch);
+    const o = this.opts;
+    const masked = drawCellImage(ctx, o, g, theme);
     this.maskedCount = masked.length;
-    // 2. Hatching on masked (−∞) cells, so masking does not rely on colour alone (where no "−∞" is
-    //    written in the cell already).
-    const showValues = o.values === 'always' || (o.values === 'auto' && g.cw >= 34 && g.ch >= 16);
-    if (g.cw >= 5 && masked.length && !showValues) {
-      ctx.save();
-      ctx.strokeStyle = theme.hatch;
-      ctx.lineWidth = 1;
-      ctx.beginPath();
-      for (const i of masked) {
-        const x = g.x0 + (i % o.cols) * g.cw,
-          y = g.y0 + Math.floor(i / o.cols) * g.ch;
-        ctx.moveTo(x + 1, y + g.ch - 1);
-        ctx.lineTo(x + g.cw - 1, y + 1);
-      }
-      ctx.stroke();
-      ctx.restore();
-    }
-    // 3. Cell borders and the rounded numbers when cells are big enough to read them.
-    if (g.cw >= 8 && g.ch >= 8) {
-      ctx.strokeStyle = theme.bgSolid;
-      ctx.lineWidth = 1;
-      ctx.beginPath();
-      for (let c = 1; c < o.cols; c++) {
-        ctx.moveTo(g.x0 + c * g.cw, g.y0);
-        ctx.lineTo(g.x0 + c * g.cw, g.y0 + o.rows * g.ch);
-      }
-      for (let r = 1; r < o.rows; r++) {
-        ctx.moveTo(g.x0, g.y0 + r * g.ch);
-        ctx.lineTo(g.x0 + o.cols * g.cw, g.y0 + r * g.ch);
-      }
-      ctx.stroke();
-    }
-    if (showValues) {
-      ctx.font = `${g.cw >= 44 ? 11 : 10}px ${theme.mono}`;
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'middle';
-      for (let r = 0; r < o.rows; r++)
-        for (let c = 0; c < o.cols; c++) {
-          const v = o.data[r * o.cols + c];
-          ctx.fillStyle = Number.isFinite(v) ? inkOn(map, v, lo, hi) : theme.fg;
-          ctx.fillText(
-            formatNumber(v, o.decimals),
-            g.x0 + (c + 0.5) * g.cw,
-            g.y0 + (r + 0.5) * g.ch,
-            g.cw - 2,
-          );
-        }
-    }
-  }
-
-  #labels(ctx, g, theme) {
-    const o = this.opts;
-    ctx.fillStyle = theme.fg;
-    ctx.font = `12px ${theme.font}`;
-    if (o.title) {
-      ctx.textAlign = 'left';
-      ctx.textBaseline = 'top';
-      ctx.font = `600 12px ${theme.font}`;
-      ctx.fillText(fitText(ctx, o.title, g.w - 2 * PAD), PAD, PAD);
-      ctx.font = `12px ${theme.font}`;
-    }
-    if (o.rowLabels) {
-      const every = Math.max(1, Math.ceil(14 / g.ch));
-      ctx.textAlign = 'right';
-      ctx.textBaseline = 'middle';
-      for (let r = 0; r < o.rows; r += every) {
-        ctx.fillStyle = o.selectedRow === r ? theme.accent : theme.fg;
-        ctx.fillText(fitText(ctx, o.rowLabels[r], g.rowW - 10), g.x0 - 6, g.y0 + (r + 0.5) * g.ch);
-      }
-    }
-    if (o.colLabels) {
-      const widest = g.angled
-        ? 13
-        : Math.max(16, ...o.colLabels.slice(0, 600).map((l) => ctx.measureText(l).width + 8));
-      const every = Math.max(1, Math.ceil((g.angled ? 13 : Math.min(widest, 80)) / g.cw));
-      ctx.fillStyle = theme.fg;
-      for (let c = 0; c < o.cols; c += every) {
-        const x = g.x0 + (c + 0.5) * g.cw,
-          text = o.colLabels[c];
-        if (g.angled) {
-          ctx.save();
-          ctx.translate(x, g.y0 - 5);
-          ctx.rotate(-Math.PI / 4);
-          ctx.textAlign = 'left';
-          ctx.textBaseline = 'middle';
-          ctx.fillText(fitText(ctx, text, 90), 0, 0);
-          ctx.restore();
-        } else {
-          ctx.textAlign = 'center';
-          ctx.textBaseline = 'bottom';
-          ctx.fillText(fitText(ctx, text, g.cw * every - 2), x, g.y0 - 4);
-        }
-      }
-    }
-  }
-
-  #sums(ctx, g, theme) {
-    const o = this.opts;
-    const x = g.x0 + o.cols * g.cw + 8;
-    ctx.font = `11px ${theme.mono}`;
-    ctx.textAlign = 'left';
-    ctx.textBaseline = 'bottom';
-    ctx.fillStyle = theme.muted;
-    ctx.fillText('Σ row', x, g.y0 - 4);
-    if (g.ch < 10) return;
-    ctx.textBaseline = 'middle';
-    for (let r = 0; r < o.rows; r++) {
-      let s = 0;
-      for (let c = 0; c < o.cols; c++) {
-        const v = o.data[r * o.cols + c];
-        if (Number.isFinite(v)) s += v;
-      }
-      ctx.fillStyle = theme.fg;
-      ctx.fillText(s.toFixed(3), x, g.y0 + (r + 0.5) * g.ch);
-    }
+    // Hatching on masked (−∞) cells, so masking does not rely on colour alone (where no "−∞" is
+    // written in the cell already).
+    const showValues = showsValues(o, g);
+    if (hatchesMasked(g, masked.length, showValues)) drawHatch(ctx, o, g, theme, masked);
+    // Cell borders and the rounded numbers when cells are big enough to read them.
+    if (hasBorders(g)) drawBorders(ctx, o, g, theme);
+    if (showValues) drawValues(ctx, o, g, theme);
   }
 
   #marks(ctx, g, theme) {
@@ -480,45 +287,6 @@ export class HeatmapView {
     if (this.focus && this.hasFocus) {
       box(this.focus, theme.bgSolid, 4);
       box(this.focus, theme.accent, 2);
-    }
-  }
-
-  #legend(ctx, g, theme) {
-    const o = this.opts,
-      { lo, hi, map } = o.domain,
-      lut = colormap(map);
-    const x = PAD + Math.max(0, g.rowW - 4),
-      y = g.y0 + o.rows * g.ch + 12;
-    const w = Math.max(60, Math.min(220, g.w - x - PAD - 12));
-    for (let i = 0; i < w; i++) {
-      const k = Math.round((i / (w - 1)) * 255) * 3;
-      ctx.fillStyle = `rgb(${lut[k]},${lut[k + 1]},${lut[k + 2]})`;
-      ctx.fillRect(x + i, y, 1.5, 10);
-    }
-    ctx.fillStyle = theme.muted;
-    ctx.font = `10px ${theme.mono}`;
-    ctx.textBaseline = 'top';
-    const tick = (t, v, align) => {
-      ctx.textAlign = align;
-      ctx.fillText(formatNumber(v, Math.abs(hi - lo) < 0.1 ? 4 : 2), x + t * w, y + 13);
-    };
-    tick(0, lo, 'left');
-    tick(0.5, (lo + hi) / 2, 'center');
-    tick(1, hi, 'right');
-    if (this.maskedCount) {
-      const mx = x + w + 14;
-      ctx.fillStyle = `rgb(${theme.maskedRgb.slice(0, 3).join(',')})`;
-      ctx.fillRect(mx, y, 14, 10);
-      ctx.strokeStyle = theme.hatch;
-      ctx.beginPath();
-      ctx.moveTo(mx + 1, y + 9);
-      ctx.lineTo(mx + 13, y + 1);
-      ctx.stroke();
-      ctx.fillStyle = theme.muted;
-      ctx.textAlign = 'left';
-      ctx.textBaseline = 'top';
-      ctx.font = `11px ${theme.font}`;
-      ctx.fillText('masked (−∞)', mx + 20, y - 1);
     }
   }
 }

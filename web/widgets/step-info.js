@@ -38,17 +38,26 @@ const f3 = (x) => Number(x.toFixed(3)).toString();
  * @returns {{ title: string, short: string, tex: string, text: [string, string], kind: 'signed'|'probability'|'positive' }}
  */
 export function stepInfo(name, k) {
-  const { c, Tq, Tk, E, H, dk } = k;
-  const src = c.cross ? 'the source sentence' : 'the same sentence';
+  const info = { ...inputSteps(k), ...projectionSteps(k), ...scoreSteps(k), ...outputSteps(k) }[name];
+  if (!info)
+    return {
+      title: name,
+      short: name,
+      tex: `\\text{${name.replace(/[^a-z0-9 _]/gi, '')}}`,
+      text: ['An intermediate step of the pass.', ''],
+      kind: 'signed',
+    };
+  const [title, short, tex, s1, s2] = info;
+  const kind = name === 'weights' ? 'probability' : name === 'dropped' ? 'positive' : 'signed';
+  return { title, short, tex, text: [s1, s2], kind };
+}
+
+// Each step's [title, short label, TeX, sentence, sentence], by group of the pass.
+
+// The input: token embeddings and positions.
+function inputSteps({ c, Tq, E }) {
   const base = c.base;
-  const scaleTex = c.scaling
-    ? c.temperature === 1
-      ? `\\frac{S_h}{\\sqrt{d_k}} = \\frac{S_h}{\\sqrt{${dk}}}`
-      : `\\frac{S_h}{\\tau\\sqrt{d_k}},\\quad \\tau = ${c.temperature}`
-    : c.temperature === 1
-      ? 'S_h \\quad (\\text{no scaling})'
-      : `\\frac{S_h}{\\tau},\\quad \\tau = ${c.temperature}`;
-  const info = {
+  return {
     input: [
       'Token embeddings',
       'embed',
@@ -79,6 +88,13 @@ export function stepInfo(name, k) {
       'The position vector is added to the token vector, number by number.',
       'Now two copies of the same word at different places have different inputs.',
     ],
+  };
+}
+
+// Queries, keys and values, and what modern models do to q and k before the scores.
+function projectionSteps({ c, Tk, E, H, dk }) {
+  const src = c.cross ? 'the source sentence' : 'the same sentence';
+  return {
     q: [
       'Queries Q',
       'Q',
@@ -128,6 +144,20 @@ export function stepInfo(name, k) {
       'The keys are rotated by their own positions, the same way.',
       'No vector is added to the input: position lives only in these rotations.',
     ],
+  };
+}
+
+// From q·k to the attention weights.
+function scoreSteps(k) {
+  const { c, Tq, Tk, dk } = k;
+  const scaleTex = c.scaling
+    ? c.temperature === 1
+      ? `\\frac{S_h}{\\sqrt{d_k}} = \\frac{S_h}{\\sqrt{${dk}}}`
+      : `\\frac{S_h}{\\tau\\sqrt{d_k}},\\quad \\tau = ${c.temperature}`
+    : c.temperature === 1
+      ? 'S_h \\quad (\\text{no scaling})'
+      : `\\frac{S_h}{\\tau},\\quad \\tau = ${c.temperature}`;
+  return {
     alibi: [
       'ALiBi bias',
       'ALiBi',
@@ -171,6 +201,12 @@ export function stepInfo(name, k) {
       `Dropout zeroes each weight with probability p = ${c.dropout} and scales the others by 1/(1 − p) ≈ ${f3(1 / (1 - c.dropout))}.`,
       'Rows no longer sum to exactly 1, but their expected value is unchanged; models do this only while training.',
     ],
+  };
+}
+
+// From the weights to the layer's output.
+function outputSteps({ E, H, dk }) {
+  return {
     context: [
       'Weighted values A·V',
       '·V',
@@ -206,18 +242,7 @@ export function stepInfo(name, k) {
       'Each token’s vector is shifted to mean 0 and scaled to variance 1, then scaled by γ and shifted by β.',
       'It keeps the numbers in a steady range from one layer to the next.',
     ],
-  }[name];
-  if (!info)
-    return {
-      title: name,
-      short: name,
-      tex: `\\text{${name.replace(/[^a-z0-9 _]/gi, '')}}`,
-      text: ['An intermediate step of the pass.', ''],
-      kind: 'signed',
-    };
-  const [title, short, tex, s1, s2] = info;
-  const kind = name === 'weights' ? 'probability' : name === 'dropped' ? 'positive' : 'signed';
-  return { title, short, tex, text: [s1, s2], kind };
+  };
 }
 
 function maskText(c, pads) {
