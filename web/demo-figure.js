@@ -1,4 +1,4 @@
-// "Open a figure…" in the demo (issue #28): a view's JSON export or SVG figure holds the widget's
+// "Open a figure…" in the demo: a view's JSON export or SVG figure holds the widget's
 // state (the JSON's `state`, the SVG's <metadata> `widgetState`), and the demo's widgets carry in it,
 // as `context`, what the demo showed: its whole state as the link's query string, and the model
 // (name, label; the file or folder it was opened from). Opening the figure sets the demo's own state

@@ -1,4 +1,4 @@
-// The demo's model sources (issue #29): one interface for every model the page shows — the seeded
+// The demo's model sources: one interface for every model the page shows — the seeded
 // layer its settings define, the trained presets of web/presets/ (docs/presets.md), a TinyTransformer
 // .safetensors file the reader opens, and a checkpoint folder (web/demo-pretrained.js: it lives in a
 // worker). demo.js asks a source what it needs, never which kind it is. Every method returns a promise,
@@ -187,6 +187,73 @@ const EXAMPLES = {
   induction: '3 9 12 5 1 7 14 3 9 12 5 1 7 14 2 8 0 11',
 };
 
+/** The library's description of a TinyTransformer, in the names every source uses. */
+const tinyInfo = (model) => ({
+  numLayers: model.numLayers,
+  numHeads: model.numHeads,
+  numKVHeads: model.numKVHeads,
+  headDim: model.headDim,
+  hiddenSize: model.hiddenSize,
+  vocabSize: model.vocabSize,
+  maxPositions: model.maxPositions,
+  causal: model.config.causal,
+  architecture: 'TinyTransformer',
+});
+
+/**
+ * The tokenizer of a TinyTransformer: characters for a text model (unknown ones read as its unknown
+ * token), else whitespace-separated vocabulary entries (a word outside it is an error that says so).
+ */
+function tinyTokenizer(preset, vocab, index, maxPositions) {
+  const isText = preset?.kind === 'text';
+  return async (text) => {
+    let parts;
+    if (isText) parts = [...String(text)].map((c) => (index.has(c) ? c : preset.unknownToken));
+    else {
+      parts = String(text).trim().split(/\s+/).filter(Boolean);
+      const bad = parts.find((p) => !index.has(p));
+      if (bad !== undefined) {
+        const shown = vocab.length > 12 ? `${vocab.slice(0, 12).join(' ')} …` : vocab.join(' ');
+        return { tokens: [], ids: [], error: `“${bad}” is not in this model’s vocabulary (${shown}).` };
+      }
+    }
+    const truncated = parts.length > maxPositions;
+    parts = parts.slice(0, maxPositions);
+    if (!parts.length) return { tokens: [], ids: [], error: 'There are no tokens: type some.' };
+    return { tokens: parts, ids: parts.map((p) => index.get(p)), error: '', truncated };
+  };
+}
+
+/** The interpretability calls of a source on `model` (tensors as plain { data, shape }). */
+function tinyInterp(model) {
+  return {
+    async headScores(ids, options = {}) {
+      return Object.fromEntries(
+        Object.entries(model.headScores(ids, options)).map(([kind, t]) => [kind, plain(t)]),
+      );
+    },
+    async logitAttribution(ids, options = {}) {
+      const r = model.logitAttribution(ids, options);
+      return { ...r, heads: plain(r.heads), mlp: plain(r.mlp) };
+    },
+    async patch(options, { signal, onProgress } = {}) {
+      const r = await model.patch({
+        ...options,
+        ...(signal && { signal }),
+        ...(onProgress && { onProgress }),
+      });
+      return { ...r, result: plain(r.result) };
+    },
+  };
+}
+
+/** The input a TinyTransformer opens on: a preset's own example, a sentence, or its first tokens. */
+function tinyExample(preset, vocab, model) {
+  if (EXAMPLES[preset?.name]) return EXAMPLES[preset.name];
+  if (preset?.kind === 'text') return 'The weights of a head sum to one.';
+  return vocab.slice(0, Math.min(6, model.maxPositions)).join(' ');
+}
+
 /** A TinyTransformer (a preset or a trainer export) from its safetensors bytes, held in this page. */
 function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '' }) {
   const meta = attn.readSafetensorsMetadata(bytes);
@@ -194,50 +261,18 @@ function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '
   const model = attn.TinyTransformer.fromSafetensors(bytes);
   const vocab = preset?.tokens ?? Array.from({ length: model.vocabSize }, (_, i) => String(i));
   const index = new Map(vocab.map((t, i) => [t, i]));
-  const isText = preset?.kind === 'text';
-  const example =
-    EXAMPLES[preset?.name] ??
-    (isText
-      ? 'The weights of a head sum to one.'
-      : vocab.slice(0, Math.min(6, model.maxPositions)).join(' '));
   return {
     name,
     label,
     ref,
     fileName,
-    example,
+    example: tinyExample(preset, vocab, model),
     firstStep: 'weights',
     views: tinyViews,
     preset,
-    words: preset && !isText ? index : null,
-    info: {
-      numLayers: model.numLayers,
-      numHeads: model.numHeads,
-      numKVHeads: model.numKVHeads,
-      headDim: model.headDim,
-      hiddenSize: model.hiddenSize,
-      vocabSize: model.vocabSize,
-      maxPositions: model.maxPositions,
-      causal: model.config.causal,
-      architecture: 'TinyTransformer',
-    },
-    /** Characters for a text model (unknown ones read as its unknown token), else whitespace-separated vocabulary entries. */
-    async tokenize(text) {
-      let parts;
-      if (isText) parts = [...String(text)].map((c) => (index.has(c) ? c : preset.unknownToken));
-      else {
-        parts = String(text).trim().split(/\s+/).filter(Boolean);
-        const bad = parts.find((p) => !index.has(p));
-        if (bad !== undefined) {
-          const shown = vocab.length > 12 ? `${vocab.slice(0, 12).join(' ')} …` : vocab.join(' ');
-          return { tokens: [], ids: [], error: `“${bad}” is not in this model’s vocabulary (${shown}).` };
-        }
-      }
-      const truncated = parts.length > model.maxPositions;
-      parts = parts.slice(0, model.maxPositions);
-      if (!parts.length) return { tokens: [], ids: [], error: 'There are no tokens: type some.' };
-      return { tokens: parts, ids: parts.map((p) => index.get(p)), error: '', truncated };
-    },
+    words: preset && preset.kind !== 'text' ? index : null,
+    info: tinyInfo(model),
+    tokenize: tinyTokenizer(preset, vocab, index, model.maxPositions),
     /** `mask` (T × T, 1 = may attend) is applied in every layer on top of the model's causal mask. */
     async forward(ids, { layer = null, mask = null, rows = 'all', attention = true } = {}) {
       const T = ids.length,
@@ -257,23 +292,7 @@ function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '
     async strings(ids) {
       return Array.from(ids, (id) => vocab[id]);
     },
-    async headScores(ids, options = {}) {
-      return Object.fromEntries(
-        Object.entries(model.headScores(ids, options)).map(([kind, t]) => [kind, plain(t)]),
-      );
-    },
-    async logitAttribution(ids, options = {}) {
-      const r = model.logitAttribution(ids, options);
-      return { ...r, heads: plain(r.heads), mlp: plain(r.mlp) };
-    },
-    async patch(options, { signal, onProgress } = {}) {
-      const r = await model.patch({
-        ...options,
-        ...(signal && { signal }),
-        ...(onProgress && { onProgress }),
-      });
-      return { ...r, result: plain(r.result) };
-    },
+    ...tinyInterp(model),
     /** Task inputs are random: only answers (t ≥ L) are predictable; induction data only in its repeat. */
     async scored(ids) {
       if (preset?.kind === 'repeat') {

@@ -1,4 +1,4 @@
-// The demo on a real checkpoint (issue #16): a Hugging Face model folder the reader opens or drops,
+// The demo on a real checkpoint: a Hugging Face model folder the reader opens or drops,
 // read offline by attn.loadPretrained in the model worker (web/workers/model-worker.js: File objects,
 // tensor by tensor, with a progress bar), where its weights stay. Here: the folder's model source (the
 // interface of web/demo-models.js, an async proxy to the worker) and the folder's own controls — the
@@ -11,55 +11,151 @@ const depth = (f) => (f.webkitRelativePath || f.relativePath || f.name).split('/
 
 // ---- the worker and its proxy ----------------------------------------------------------------
 
-let worker = null;
-const pending = new Map(); // request id → { resolve, reject, progress?, token? }
-let lastId = 0;
+// This module's one state object: the worker, its requests in flight, and the running generation.
+const folder = {
+  worker: null,
+  pending: new Map(), // request id → { resolve, reject, progress?, token? }
+  lastId: 0,
+  generation: null, // the running generation's AbortController
+  busy: false, // a folder is being opened
+};
 
 function failAll(message) {
-  for (const p of pending.values()) p.reject(new Error(message));
-  pending.clear();
+  for (const p of folder.pending.values()) p.reject(new Error(message));
+  folder.pending.clear();
+}
+
+/** A message of the worker: progress, a generated token, or a request's answer. */
+function onWorkerMessage(e) {
+  const { id, value, error, progress, token } = e.data;
+  const p = folder.pending.get(id);
+  if (!p) return;
+  if (progress) p.progress?.(...progress);
+  else if (token) p.token?.(token);
+  else {
+    folder.pending.delete(id);
+    if (error) p.reject(Object.assign(new Error(error.message), { name: error.name, code: error.code }));
+    else p.resolve(value);
+  }
 }
 
 function modelWorker() {
-  if (worker) return worker;
-  worker = new Worker(new URL('./workers/model-worker.js', import.meta.url), { type: 'module' });
-  worker.addEventListener('message', (e) => {
-    const { id, value, error, progress, token } = e.data;
-    const p = pending.get(id);
-    if (!p) return;
-    if (progress) p.progress?.(...progress);
-    else if (token) p.token?.(token);
-    else {
-      pending.delete(id);
-      if (error) p.reject(Object.assign(new Error(error.message), { name: error.name, code: error.code }));
-      else p.resolve(value);
-    }
-  });
-  worker.addEventListener('error', (e) => {
+  if (folder.worker) return folder.worker;
+  folder.worker = new Worker(new URL('./workers/model-worker.js', import.meta.url), { type: 'module' });
+  folder.worker.addEventListener('message', onWorkerMessage);
+  folder.worker.addEventListener('error', (e) => {
     e.preventDefault();
     failAll(`the model worker failed: ${e.message || 'see the console'}`);
-    worker?.terminate();
-    worker = null;
+    folder.worker?.terminate();
+    folder.worker = null;
   });
-  return worker;
+  return folder.worker;
 }
 
 /** Sends a request; resolves to its answer. `on`: { progress(done, total), token(t) } while it runs. */
 function request(type, args, on = {}) {
-  const id = ++lastId;
+  const id = ++folder.lastId;
   return Object.assign(
     new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject, ...on });
+      folder.pending.set(id, { resolve, reject, ...on });
       modelWorker().postMessage({ id, type, ...args });
     }),
     { id },
   );
 }
 
+/** Asks the worker to stop request `p` when `signal` aborts. */
+function abortOn(signal, p) {
+  signal?.addEventListener('abort', () => folder.worker?.postMessage({ type: 'abort', of: p.id }), {
+    once: true,
+  });
+}
+
+/**
+ * Greedy tokens after `text` from the worker, as an async iterator of { id, text (all so far), of };
+ * the request is sent now, and `signal` aborting ends it after the token being computed.
+ */
+function generateTokens(args, signal) {
+  const queue = [];
+  let end = null,
+    wake = null;
+  const p = request('generate', args, {
+    token: (t) => {
+      queue.push(t);
+      wake?.();
+    },
+  });
+  const finish = (outcome) => {
+    end = outcome;
+    wake?.();
+  };
+  p.then(
+    (v) => finish({ v }),
+    (e) => finish({ e }),
+  );
+  abortOn(signal, p);
+  return (async function* tokens() {
+    for (;;) {
+      if (queue.length) {
+        yield queue.shift();
+        continue;
+      }
+      if (end) {
+        if (end.e) throw end.e;
+        return end.v;
+      }
+      await new Promise((resolve) => {
+        wake = resolve;
+      });
+      wake = null;
+    }
+  })();
+}
+
+/** The views a folder's model shows (the chat form where its tokenizer has a chat template). */
+const folderViews = (info) => ({
+  settings: false,
+  maskEditor: false,
+  predictions: 'next',
+  modelView: true,
+  lens: true,
+  generate: true,
+  chat: info.hasTokenizer && info.chatTemplateNames.length > 0,
+});
+
+const folderInfo = (info) => ({
+  numLayers: info.numLayers,
+  numHeads: info.numHeads,
+  numKVHeads: info.numKVHeads,
+  headDim: info.headDim,
+  hiddenSize: info.hiddenSize,
+  vocabSize: info.vocabSize,
+  maxPositions: info.maxPositions,
+  causal: true,
+  architecture: info.architecture,
+  layers: info.layers,
+});
+
+/** forward() through the worker, remembering a few answers by ids and options (a layer switch back is instant). */
+function memoForward(key) {
+  const memo = new Map();
+  const forward = (ids, { layer = null, rows = 'all', attention = true } = {}) => {
+    const k = `${ids}|${layer}|${rows}|${attention}`;
+    if (!memo.has(k)) {
+      if (memo.size >= 6) memo.delete(memo.keys().next().value);
+      const p = request('forward', { key, ids: Array.from(ids), layer, rows, attention });
+      p.catch(() => memo.delete(k));
+      memo.set(k, p);
+    }
+    return memo.get(k);
+  };
+  return { forward, clear: () => memo.clear() };
+}
+
 /** The model source of an opened folder (info: the worker's description of its model). */
 function folderSource(info) {
   const { key } = info;
-  const memo = new Map(); // a few forwards, by ids and options (a layer switch back is instant)
+  const memo = memoForward(key);
   const source = {
     name: 'folder',
     label: `Folder: ${info.folderName} (${info.architecture})`,
@@ -71,113 +167,30 @@ function folderSource(info) {
     firstStep: 'weights',
     preset: null,
     words: null,
-    views: {
-      settings: false,
-      maskEditor: false,
-      predictions: 'next',
-      modelView: true,
-      lens: true,
-      generate: true,
-      chat: info.hasTokenizer && info.chatTemplateNames.length > 0,
-    },
-    info: {
-      numLayers: info.numLayers,
-      numHeads: info.numHeads,
-      numKVHeads: info.numKVHeads,
-      headDim: info.headDim,
-      hiddenSize: info.hiddenSize,
-      vocabSize: info.vocabSize,
-      maxPositions: info.maxPositions,
-      causal: true,
-      architecture: info.architecture,
-      layers: info.layers,
-    },
+    views: folderViews(info),
+    info: folderInfo(info),
     /** The chat template's last text: it holds its special tokens, so none are added when it is read. */
     chatText: null,
     async tokenize(text) {
       const r = await request('tokenize', { key, text, addSpecialTokens: text !== source.chatText });
       return { ...r, tokens: r.tokens.map(visible) };
     },
-    forward(ids, { layer = null, rows = 'all', attention = true } = {}) {
-      const k = `${ids}|${layer}|${rows}|${attention}`;
-      if (!memo.has(k)) {
-        if (memo.size >= 6) memo.delete(memo.keys().next().value);
-        const p = request('forward', { key, ids: Array.from(ids), layer, rows, attention });
-        p.catch(() => memo.delete(k));
-        memo.set(k, p);
-      }
-      return memo.get(k);
-    },
-    strings(ids) {
-      return request('strings', { key, ids: Array.from(ids) });
-    },
+    forward: memo.forward,
+    strings: (ids) => request('strings', { key, ids: Array.from(ids) }),
     async scored(ids) {
       return [0, ids.length];
     },
-    logitLens(ids) {
-      return request('logitLens', { key, ids: Array.from(ids) });
-    },
-    /**
-     * Greedy tokens after `text`, as an async iterator of { id, text (all so far), of }; the request is
-     * sent now, and `signal` aborting ends it after the token being computed.
-     */
-    generate(text, { maxNewTokens, signal }) {
-      const queue = [];
-      let end = null,
-        wake = null;
-      const p = request(
-        'generate',
-        { key, text, addSpecialTokens: text !== source.chatText, maxNewTokens },
-        {
-          token: (t) => {
-            queue.push(t);
-            wake?.();
-          },
-        },
-      );
-      p.then(
-        (v) => {
-          end = { v };
-          wake?.();
-        },
-        (e) => {
-          end = { e };
-          wake?.();
-        },
-      );
-      signal?.addEventListener('abort', () => worker?.postMessage({ type: 'abort', of: p.id }), {
-        once: true,
-      });
-      return (async function* tokens() {
-        for (;;) {
-          if (queue.length) {
-            yield queue.shift();
-            continue;
-          }
-          if (end) {
-            if (end.e) throw end.e;
-            return end.v;
-          }
-          await new Promise((resolve) => {
-            wake = resolve;
-          });
-          wake = null;
-        }
-      })();
-    },
-    headScores(ids, options = {}) {
-      return request('headScores', { key, ids: Array.from(ids), options });
-    },
-    logitAttribution(ids, options = {}) {
-      return request('logitAttribution', { key, ids: Array.from(ids), options });
-    },
+    logitLens: (ids) => request('logitLens', { key, ids: Array.from(ids) }),
+    generate: (text, { maxNewTokens, signal }) =>
+      generateTokens({ key, text, addSpecialTokens: text !== source.chatText, maxNewTokens }, signal),
+    headScores: (ids, options = {}) => request('headScores', { key, ids: Array.from(ids), options }),
+    logitAttribution: (ids, options = {}) =>
+      request('logitAttribution', { key, ids: Array.from(ids), options }),
     /** Activation patching in the worker: `signal` aborting rejects it (AbortError) at its next batch. */
     patch(options, { signal, onProgress } = {}) {
       if (signal?.aborted) return Promise.reject(signal.reason);
       const p = request('patch', { key, options }, { progress: onProgress });
-      signal?.addEventListener('abort', () => worker?.postMessage({ type: 'abort', of: p.id }), {
-        once: true,
-      });
+      abortOn(signal, p);
       return p;
     },
     async chat(messages) {
@@ -187,7 +200,7 @@ function folderSource(info) {
     },
     dispose() {
       memo.clear();
-      worker?.postMessage({ type: 'dispose', key });
+      folder.worker?.postMessage({ type: 'dispose', key });
     },
   };
   return source;
@@ -216,74 +229,75 @@ async function droppedFiles(dataTransfer) {
   return { files, folderName: entries.length === 1 && entries[0].isDirectory ? entries[0].name : '' };
 }
 
-/**
- * Wires the folder input, drag and drop onto the page, the progress bar, Generate/Stop and the chat
- * form. hooks: opened(source) after a load, source() the source shown, getText(), setText(text).
- */
-export function attachFolder($, hooks) {
-  const note = $('model-note'),
-    progress = $('folder-progress'),
+/** One file per name, the shallowest (a folder's own files before its subfolders'). */
+function filesByName(fileList) {
+  const byName = new Map();
+  for (const f of [...fileList].sort((a, b) => depth(a) - depth(b)))
+    if (!byName.has(f.name)) byName.set(f.name, f);
+  return byName;
+}
+
+/** The files a model was read from (a figure of it names them: a folder is not in a link). */
+const modelFiles = (byName) =>
+  [...byName.keys()]
+    .filter((n) =>
+      /^(config|tokenizer|tokenizer_config|generation_config)\.json$|^chat_template\.jinja$|\.safetensors(\.index\.json)?$/.test(
+        n,
+      ),
+    )
+    .sort();
+
+/** The progress bar and its text while weights load (the text changes once per whole percent). */
+function progressReporter($) {
+  const progress = $('folder-progress'),
     progressText = $('folder-progress-text');
-  let busy = false;
-  async function open(fileList, folderName) {
-    if (busy || !fileList.length) return;
-    busy = true;
-    note.className = 'note';
-    note.textContent = '';
-    progress.value = 0;
-    $('folder-progress-row').hidden = false;
-    progressText.textContent = 'Loading weights: 0 %';
-    let shownPercent = 0;
-    try {
-      // One file per name, the shallowest (a folder's own files before its subfolders').
-      const byName = new Map();
-      for (const f of [...fileList].sort((a, b) => depth(a) - depth(b)))
-        if (!byName.has(f.name)) byName.set(f.name, f);
-      const name =
-        folderName || (byName.get('config.json')?.webkitRelativePath || '').split('/').slice(-2, -1)[0] || '';
-      const info = await request(
-        'open',
-        { files: [...byName], folderName: name },
-        {
-          progress: (done, total) => {
-            progress.value = total ? (100 * done) / total : 100;
-            const percent = Math.floor(progress.value);
-            if (percent !== shownPercent) {
-              shownPercent = percent;
-              progressText.textContent = `Loading weights: ${percent} %`;
-            }
-          },
-        },
-      );
-      const source = folderSource(info);
-      // The files the model was read from (a figure of it names them: a folder is not in a link).
-      source.files = [...byName.keys()]
-        .filter((n) =>
-          /^(config|tokenizer|tokenizer_config|generation_config)\.json$|^chat_template\.jinja$|\.safetensors(\.index\.json)?$/.test(
-            n,
-          ),
-        )
-        .sort();
-      const option = $('model').querySelector('option[value="folder"]');
-      option.textContent = source.label;
-      option.hidden = false;
-      await hooks.opened(source);
-      note.textContent =
-        `Opened ${info.folderName} (${info.architecture}): ${info.numLayers} layers, ${info.numHeads} heads` +
-        `${info.hasTokenizer ? '' : ' (no tokenizer.json: type token ids)'}. A folder cannot be in a link: Copy link shares the last preset.`;
-    } catch (error) {
-      note.className = 'note bad';
-      note.textContent = `Could not open the folder: ${error.message}`;
-    } finally {
-      $('folder-progress-row').hidden = true;
-      busy = false;
+  progress.value = 0;
+  $('folder-progress-row').hidden = false;
+  progressText.textContent = 'Loading weights: 0 %';
+  let shownPercent = 0;
+  return (done, total) => {
+    progress.value = total ? (100 * done) / total : 100;
+    const percent = Math.floor(progress.value);
+    if (percent !== shownPercent) {
+      shownPercent = percent;
+      progressText.textContent = `Loading weights: ${percent} %`;
     }
+  };
+}
+
+/** Opens a folder's files in the worker and shows its model (one folder at a time). */
+async function openFolder($, hooks, fileList, folderName) {
+  if (folder.busy || !fileList.length) return;
+  folder.busy = true;
+  const note = $('model-note');
+  note.className = 'note';
+  note.textContent = '';
+  const progress = progressReporter($);
+  try {
+    const byName = filesByName(fileList);
+    const name =
+      folderName || (byName.get('config.json')?.webkitRelativePath || '').split('/').slice(-2, -1)[0] || '';
+    const info = await request('open', { files: [...byName], folderName: name }, { progress });
+    const source = folderSource(info);
+    source.files = modelFiles(byName);
+    const option = $('model').querySelector('option[value="folder"]');
+    option.textContent = source.label;
+    option.hidden = false;
+    await hooks.opened(source);
+    note.textContent =
+      `Opened ${info.folderName} (${info.architecture}): ${info.numLayers} layers, ${info.numHeads} heads` +
+      `${info.hasTokenizer ? '' : ' (no tokenizer.json: type token ids)'}. A folder cannot be in a link: Copy link shares the last preset.`;
+  } catch (error) {
+    note.className = 'note bad';
+    note.textContent = `Could not open the folder: ${error.message}`;
+  } finally {
+    $('folder-progress-row').hidden = true;
+    folder.busy = false;
   }
-  $('model-folder').addEventListener('change', (e) => {
-    const files = [...e.target.files];
-    e.target.value = '';
-    open(files, '');
-  });
+}
+
+/** Files or a folder dropped anywhere on the page open; the page shows it accepts them while dragged. */
+function attachDrop(open) {
   const hasFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes('Files');
   let leaveTimer = 0;
   document.addEventListener('dragover', (e) => {
@@ -301,27 +315,44 @@ export function attachFolder($, hooks) {
     const { files, folderName } = await droppedFiles(e.dataTransfer);
     open(files, folderName);
   });
-  $('generate').addEventListener('click', () => generate($, hooks));
-  $('generate-stop').addEventListener('click', () => generation?.abort());
-  $('chat').addEventListener('submit', async (e) => {
-    e.preventDefault();
-    const source = hooks.source();
-    if (!source?.views.chat) return;
-    const system = $('chat-system').value.trim(),
-      content = $('chat-message').value;
-    const messages = [...(system ? [{ role: 'system', content: system }] : []), { role: 'user', content }];
-    try {
-      const text = await source.chat(messages);
-      $('chat-note').textContent =
-        'The chat template’s text is the input now: its special tokens are the chips marked by brackets. Generate answers it.';
-      hooks.setText(text);
-    } catch (error) {
-      $('chat-note').textContent = `Could not apply the chat template: ${error.message}`;
-    }
-  });
 }
 
-let generation = null; // the running generation's AbortController
+/** The chat form: the model's chat template applied to the messages becomes the input. */
+async function applyChat($, hooks) {
+  const source = hooks.source();
+  if (!source?.views.chat) return;
+  const system = $('chat-system').value.trim(),
+    content = $('chat-message').value;
+  const messages = [...(system ? [{ role: 'system', content: system }] : []), { role: 'user', content }];
+  try {
+    const text = await source.chat(messages);
+    $('chat-note').textContent =
+      'The chat template’s text is the input now: its special tokens are the chips marked by brackets. Generate answers it.';
+    hooks.setText(text);
+  } catch (error) {
+    $('chat-note').textContent = `Could not apply the chat template: ${error.message}`;
+  }
+}
+
+/**
+ * Wires the folder input, drag and drop onto the page, the progress bar, Generate/Stop and the chat
+ * form. hooks: opened(source) after a load, source() the source shown, getText(), setText(text).
+ */
+export function attachFolder($, hooks) {
+  const open = (files, folderName) => openFolder($, hooks, files, folderName);
+  $('model-folder').addEventListener('change', (e) => {
+    const files = [...e.target.files];
+    e.target.value = '';
+    open(files, '');
+  });
+  attachDrop(open);
+  $('generate').addEventListener('click', () => generate($, hooks));
+  $('generate-stop').addEventListener('click', () => folder.generation?.abort());
+  $('chat').addEventListener('submit', (e) => {
+    e.preventDefault();
+    applyChat($, hooks);
+  });
+}
 
 // Up to 20 greedy tokens after the input, shown as they come; Stop ends the worker's stream. The
 // tokens are appended to the input at the end. The request goes out in the click itself, so a Stop
@@ -331,9 +362,9 @@ async function generate($, hooks) {
     stop = $('generate-stop'),
     out = $('generate-note');
   const source = hooks.source();
-  if (!source?.views.generate || generation) return;
-  generation = new AbortController();
-  const { signal } = generation;
+  if (!source?.views.generate || folder.generation) return;
+  folder.generation = new AbortController();
+  const { signal } = folder.generation;
   const tokens = source.generate(hooks.getText(), { maxNewTokens: 20, signal });
   button.disabled = true;
   stop.hidden = false;
@@ -361,7 +392,7 @@ async function generate($, hooks) {
   } catch (error) {
     out.textContent = error.code === 'INPUT' ? error.message : `Could not generate: ${error.message}`;
   } finally {
-    generation = null;
+    folder.generation = null;
     button.disabled = false;
     stop.hidden = true;
   }

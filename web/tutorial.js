@@ -1,8 +1,10 @@
-// The tutorial page's glue: formulas (vendored KaTeX), the live numbers in the prose (each bound to
-// a widget's events), the multi-head presets and shape table, copy buttons, the contents highlight
-// and the theme switch. Every computation happens in the widgets or through the library; every
-// piece of text is written with textContent.
-import { attn, loadKatex, ready, runModel } from './widgets.js';
+// The tutorial page's glue: the live numbers in the prose (each bound to a widget's events), the
+// multi-head presets and shape table, the trained models' views. The formulas are web/tutorial-math.js;
+// the copy buttons, contents highlight and theme switch web/tutorial-chrome.js. Every computation
+// happens in the widgets or through the library; every piece of text is written with textContent.
+import { attn, ready, runModel } from './widgets.js';
+import { renderMath } from './tutorial-math.js';
+import { attachContents, attachCopyButtons, attachTheme } from './tutorial-chrome.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -24,87 +26,6 @@ function follow(el, events, fn) {
 
 const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : String(x)).replace('-', '−');
 const vec = (v, d = 2) => `(${Array.from(v, (x) => f(x, d)).join(', ')})`;
-
-// ---- formulas --------------------------------------------------------------------------------
-
-/**
- * A display formula's top-level pieces, split at each \qquad outside braces, environments and
- * \left … \right: rendered one by one, they wrap on a narrow screen instead of running off it.
- */
-function formulaParts(tex) {
-  const parts = [];
-  let depth = 0,
-    start = 0;
-  for (let i = 0; i < tex.length; i++) {
-    const c = tex[i];
-    if (c === '{') depth++;
-    else if (c === '}') depth--;
-    else if (c === '\\') {
-      const name = /^\\([a-zA-Z]+|.?)/.exec(tex.slice(i))[1];
-      if (name === 'begin' || name === 'left') depth++;
-      else if (name === 'end' || name === 'right') depth--;
-      else if (name === 'qquad' && depth === 0) {
-        parts.push(tex.slice(start, i));
-        start = i + name.length + 1;
-      }
-      i += name.length;
-    }
-  }
-  parts.push(tex.slice(start));
-  return parts.map((p) => p.trim()).filter(Boolean);
-}
-
-/** A formula that still scrolls inside its box (a narrow screen) is a tab stop, so keys can scroll it. */
-function markScrolling() {
-  for (const el of $$('.math.display.rendered')) {
-    if (el.scrollWidth > el.clientWidth + 1) el.tabIndex = 0;
-    else el.removeAttribute('tabindex');
-  }
-}
-
-async function renderMath() {
-  const katex = await loadKatex();
-  for (const el of $$('.math[data-tex]')) {
-    // Our own TeX strings from the page source; KaTeX builds the DOM.
-    const display = el.classList.contains('display');
-    const parts = display ? formulaParts(el.dataset.tex) : [el.dataset.tex];
-    if (parts.length > 1) {
-      el.replaceChildren(
-        ...parts.map((tex) => {
-          const part = document.createElement('span');
-          part.className = 'math-part';
-          katex.render(tex, part, { displayMode: true, throwOnError: false, output: 'htmlAndMathml' });
-          return part;
-        }),
-      );
-      el.classList.add('split');
-    } else {
-      katex.render(el.dataset.tex, el, {
-        displayMode: display,
-        throwOnError: false,
-        output: 'htmlAndMathml',
-      });
-    }
-    el.classList.add('rendered');
-  }
-  // A formula's width is final only once the math fonts have loaded (on a slow machine or phone that is
-  // after this first pass) and changes with the screen: re-check when the fonts are ready and whenever a
-  // formula's box or its rendered content changes size, not only on window resizes.
-  markScrolling();
-  let pending = 0;
-  const recheck = () => {
-    cancelAnimationFrame(pending);
-    pending = requestAnimationFrame(markScrolling);
-  };
-  const observer = new ResizeObserver(recheck);
-  for (const el of $$('.math.display.rendered')) {
-    observer.observe(el);
-    for (const child of el.children) observer.observe(child);
-  }
-  document.fonts.addEventListener('loadingdone', recheck);
-  await document.fonts.ready;
-  markScrolling();
-}
 
 // ---- 1. the query explorer -------------------------------------------------------------------
 
@@ -417,78 +338,11 @@ follow($('#interp-attr'), [], (el) => {
 const interpView = $('#interp-view');
 interpView?.addEventListener('model-load', () => interpView.open(1, 1));
 
-// ---- 7. copy buttons -------------------------------------------------------------------------
+// ---- 7. copy buttons, the contents highlight and the theme switch (web/tutorial-chrome.js) ----
 
-for (const button of $$('.code-box .copy')) {
-  button.addEventListener('click', async () => {
-    const code = button.parentElement.querySelector('code');
-    try {
-      await navigator.clipboard.writeText(code.textContent);
-      button.textContent = 'Copied';
-    } catch {
-      // No clipboard permission: select the text so Ctrl+C works.
-      const range = document.createRange();
-      range.selectNodeContents(code);
-      getSelection().removeAllRanges();
-      getSelection().addRange(range);
-      button.textContent = 'Selected';
-    }
-    button.dataset.done = '';
-    setTimeout(() => {
-      button.textContent = 'Copy';
-      delete button.dataset.done;
-    }, 1600);
-  });
-}
-
-// ---- contents highlight and theme ------------------------------------------------------------
-
-const tocLinks = new Map($$('.toc a').map((a) => [a.getAttribute('href').slice(1), a]));
-const visible = new Set();
-const spy = new IntersectionObserver(
-  (entries) => {
-    for (const e of entries) e.isIntersecting ? visible.add(e.target.id) : visible.delete(e.target.id);
-    const first = [...tocLinks.keys()].find((id) => visible.has(id));
-    for (const [id, a] of tocLinks) a.setAttribute('aria-current', String(id === first));
-  },
-  { rootMargin: '-20% 0px -60% 0px' },
-);
-for (const id of tocLinks.keys()) {
-  const s = document.getElementById(id);
-  if (s) spy.observe(s);
-}
-
-const THEMES = ['auto', 'light', 'dark'];
-const toggle = $('#theme-toggle');
-function redrawWidgets() {
-  for (const el of $$('*')) if (el.localName.includes('-') && typeof el.refresh === 'function') el.refresh();
-}
-function setTheme(theme) {
-  if (theme === 'auto') delete document.documentElement.dataset.theme;
-  else document.documentElement.dataset.theme = theme;
-  toggle.textContent = `Theme: ${theme}`;
-  toggle.setAttribute(
-    'aria-label',
-    `Theme: ${theme}${theme === 'auto' ? ' (follows the system)' : ''}. Press to change the colour theme.`,
-  );
-  try {
-    localStorage.setItem('attention-wasm-tutorial-theme', theme);
-  } catch {
-    /* storage may be off */
-  }
-  redrawWidgets(); // canvases read their colours when they draw
-}
-toggle.addEventListener('click', () =>
-  setTheme(THEMES[(THEMES.indexOf(toggle.textContent.replace('Theme: ', '')) + 1) % THEMES.length]),
-);
-let saved = 'auto';
-try {
-  saved = localStorage.getItem('attention-wasm-tutorial-theme') || 'auto';
-} catch {
-  /* ignore */
-}
-if (THEMES.includes(saved) && saved !== 'auto') setTheme(saved);
-matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawWidgets);
+attachCopyButtons();
+attachContents();
+attachTheme();
 
 // ---- section 7: trained models ------------------------------------------------------------------
 

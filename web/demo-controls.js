@@ -1,0 +1,201 @@
+// The demo's side panel: the form controls filled from the state and the state set from them, the
+// text boxes, the widgets' own events (a step, a head, a cell, a mask click), and the page buttons
+// (Copy link, Save as HTML, Reset). No inline handler anywhere (strict CSP).
+import { downloadSnapshot } from './widgets.js';
+import { normalizeState, stateFromSearch } from './demo-state.js';
+import { inLink } from './demo-models.js';
+import { $, els, page, setState, writeURL } from './demo-store.js';
+import { render } from './demo-render.js';
+import { switchModel, switchToText } from './demo-sources.js';
+
+export const D_MODELS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512];
+export const MAX_HEADS = 16;
+
+// The form controls set from the state by name (the text boxes and the head selects apart).
+const FIELDS = ['dModel', 'seed', 'positional', 'base', 'mask', 'pad', 'temperature', 'dropout'];
+const MORE_FIELDS = ['dropoutSeed', 'model', 'layer', 'scaling', 'residual', 'layerNorm'];
+const NUMBERS = ['dModel', 'heads', 'kvHeads', 'seed', 'pad', 'dropoutSeed', 'layer'];
+
+export function fillSelects() {
+  $('dModel').replaceChildren(...D_MODELS.map((d) => new Option(String(d), String(d))));
+}
+
+function fillHeads() {
+  const { state } = page;
+  const sel = $('heads');
+  sel.replaceChildren(
+    ...Array.from({ length: MAX_HEADS }, (_, i) => {
+      const n = i + 1;
+      const ok = state.dModel % n === 0;
+      return new Option(
+        ok ? `${n}  (d_k = ${state.dModel / n})` : `${n}  — does not divide ${state.dModel}`,
+        String(n),
+      );
+    }),
+  );
+  sel.value = String(state.heads);
+  fillKvHeads();
+}
+
+// Key/value heads: every divisor of H (grouped-query attention; 1 = multi-query, H = none). Refilled
+// only when H changed, so a focused select keeps its options.
+export function fillKvHeads() {
+  const { state } = page;
+  const kv = $('kvHeads');
+  const value = state.kvHeads && state.heads % state.kvHeads === 0 ? String(state.kvHeads) : '0';
+  if (page.kvHeadsFor === state.heads) {
+    kv.value = value;
+    return;
+  }
+  page.kvHeadsFor = state.heads;
+  const options = Array.from({ length: state.heads }, (_, i) => i + 1)
+    .filter((n) => state.heads % n === 0)
+    .map(
+      (n) =>
+        new Option(
+          n === state.heads ? `${n}  (one per head)` : `${n}  (${state.heads / n} query heads each)`,
+          String(n),
+        ),
+    );
+  kv.replaceChildren(new Option('= heads', '0'), ...options);
+  kv.value = value;
+}
+
+/** Sets one named form control to `v` (a focused box the user is typing in keeps its text). */
+function setControl(name, v) {
+  const el = els.form.elements[name];
+  if (!el) return;
+  if (el instanceof RadioNodeList) {
+    for (const r of el) r.checked = r.value === String(v);
+    return;
+  }
+  if (el.type === 'checkbox') el.checked = !!v;
+  else if (document.activeElement !== el || el.value !== String(v)) el.value = String(v);
+}
+
+/** Puts the state into the form controls (without firing their handlers). */
+export function syncControls() {
+  const { state } = page;
+  if (!D_MODELS.includes(state.dModel))
+    $('dModel').append(new Option(String(state.dModel), String(state.dModel)));
+  fillHeads();
+  for (const k of [...FIELDS, ...MORE_FIELDS]) setControl(k, state[k]);
+  setControl('cross', state.cross ? 1 : 0);
+  for (const id of ['text', 'source']) {
+    if ($(id).value !== state[id]) $(id).value = state[id];
+    autosize($(id));
+  }
+  $('tau-out').textContent = `${state.temperature}`;
+  $('p-out').textContent = `${state.dropout}`;
+}
+
+/** A form control changed: its value into the state (the Model control switches the source). */
+function onControl(e) {
+  const el = e.target;
+  const name = el.name;
+  if (!name || name === 'text' || name === 'source') return;
+  let v = el.type === 'checkbox' ? el.checked : el.value;
+  if (name === 'cross') v = el.value === '1';
+  if (name === 'model') return switchModel(v);
+  if (NUMBERS.includes(name)) v = Number(v);
+  if (['base', 'temperature', 'dropout'].includes(name)) {
+    v = Number(v);
+    if (!Number.isFinite(v) || (name === 'base' && v <= 1)) return; // keep typing: 1 → 10 → 100 …
+  }
+  const patch = { [name]: v };
+  if (name === 'mask') patch.toggles = [];
+  if (name === 'heads' && page.state.kvHeads && v % page.state.kvHeads !== 0) patch.kvHeads = 0; // keep a divisor
+  // Sliders: replace while dragging, one history entry when let go.
+  setState(patch, e.type === 'input' && el.type === 'range' ? 'replace' : 'push');
+}
+
+/** Grows a text box with its content (up to 12 lines), so long sentences stay visible. */
+export function autosize(el) {
+  el.style.height = 'auto';
+  el.style.height = `${Math.min(el.scrollHeight + 2, 12 * 28)}px`;
+}
+
+/** The form and the two text boxes. */
+function attachForm() {
+  // Enter in a text field must not submit (reload) the page.
+  els.form.addEventListener('submit', (e) => e.preventDefault());
+  els.form.addEventListener('change', onControl);
+  els.form.addEventListener('input', (e) => {
+    if (e.target.type === 'range') onControl(e);
+  });
+  for (const id of ['text', 'source']) {
+    $(id).addEventListener('input', (e) => {
+      autosize(e.target);
+      if (id === 'text' && switchToText(e.target.value, 'push')) return;
+      setState({ [id]: e.target.value }, 'typing');
+    });
+  }
+}
+
+/** What the reader picks in the widgets goes into the state (and so into the link). */
+function attachWidgetEvents() {
+  const { steps, heatmap, maskEditor } = els;
+  steps.addEventListener('step-change', (e) =>
+    setState({ step: e.detail.name, head: e.detail.head }, 'push'),
+  );
+  heatmap.addEventListener('view-change', (e) => setState({ view: String(e.detail.head) }, 'push'));
+  heatmap.addEventListener('cell-click', (e) => setState({ query: e.detail.row }, 'push'));
+  // A trained model keeps its own (causal) mask: there the editor's clicks only add masked cells.
+  maskEditor.addEventListener('mask-change', (e) =>
+    setState(
+      page.source?.views.settings
+        ? { mask: e.detail.mask, toggles: e.detail.toggles }
+        : { toggles: e.detail.toggles },
+      'push',
+    ),
+  );
+}
+
+async function copyLink(e) {
+  const b = e.currentTarget;
+  try {
+    await navigator.clipboard.writeText(location.href);
+    b.textContent = 'Link copied';
+  } catch {
+    b.textContent = 'Copy the address bar';
+  }
+  setTimeout(() => {
+    b.textContent = 'Copy link';
+  }, 1600);
+}
+
+// Save as HTML: the views on screen, as inline SVG plus their data tables, in one file that needs no
+// script, no wasm and no network (snapshotHTML).
+function saveHTML() {
+  const { state, source } = page;
+  const views = [...document.querySelectorAll('#steps, #heatmap, #model-view')].filter(
+    (el) => !el.hidden && el.offsetParent !== null,
+  );
+  const link = inLink(state.model) ? location.href : 'an opened model, which a link cannot hold';
+  downloadSnapshot(views, {
+    title: `attention-wasm: ${source?.label ?? 'demo'}`,
+    description: `Input: “${state.text}”. Model: ${source?.label ?? ''}. Link: ${link}`,
+  });
+}
+
+function resetAll() {
+  page.wayBack = null;
+  page.state = normalizeState({});
+  writeURL('push');
+  syncControls();
+  render();
+}
+
+/** Wires the side panel, the widgets' events and the page buttons. */
+export function attachControls() {
+  addEventListener('popstate', () => {
+    page.state = stateFromSearch(location.search);
+    syncControls();
+    render();
+  });
+  attachForm();
+  attachWidgetEvents();
+  $('copy-link').addEventListener('click', copyLink);
+  $('save-html').addEventListener('click', saveHTML);
+  $('reset-all').addEventListener('click', resetAll);
+}
