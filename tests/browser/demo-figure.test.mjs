@@ -1,4 +1,4 @@
-// "Open a figure…" in the demo (#28): a view's JSON export (its `state`) or SVG figure (its
+// "Open a figure…" in the demo: a view's JSON export (its `state`) or SVG figure (its
 // <metadata> widgetState) carries what the demo showed, and opening it in the demo — reloaded on
 // another model — redraws the same picture bit for bit: the heatmap's canvases equal the ones the
 // figure was exported from, the demo's state (model, text, view, query …) and link are the figure's.

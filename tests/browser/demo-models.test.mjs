@@ -1,4 +1,4 @@
-// The demo on trained weights (issue #14): it opens on a preset from a link with no console error
+// The demo on trained weights: it opens on a preset from a link with no console error
 // and no request outside its origin; the heatmap it shows (exported as JSON, as a reader would)
 // has the pattern the preset's description claims; predictions are shown and marked; a
 // multi-layer model gets a layer selector that moves every view; a model file exported from the

@@ -1,4 +1,4 @@
-// The demo on a Hugging Face checkpoint folder (issue #16), in Chromium under the strict CSP: the
+// The demo on a Hugging Face checkpoint folder, in Chromium under the strict CSP: the
 // committed tests/golden/pretrained/gpt2-tiny folder opened through the folder input (a directory,
 // as a reader picks it) loads with no console error and no request outside the origin, and stays out
 // of the link; its tokens, the model view (2 layers × 4 heads), the steps view and the heatmap of

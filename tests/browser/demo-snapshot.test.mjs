@@ -1,4 +1,4 @@
-// "Save as HTML" in the demo (#28): the views on screen become one standalone HTML file — inline SVG
+// "Save as HTML" in the demo: the views on screen become one standalone HTML file — inline SVG
 // and data tables, no script, no URL — named after the model, with the input and the link; the page
 // stays clean under the strict CSP.
 import { after, before, test } from 'node:test';

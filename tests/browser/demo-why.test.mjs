@@ -1,4 +1,4 @@
-// The demo's "Why this prediction?" section (issue #27), in Chromium under the strict CSP: on the
+// The demo's "Why this prediction?" section, in Chromium under the strict CSP: on the
 // induction preset the head scores, the attribution and the patching tables equal the library's
 // headScores / logitAttribution / patch run in the page on the same preset and ids, and a head named
 // there opens in the steps view; on an opened GPT-2 folder (its model in the demo's worker) the IOI

@@ -1,4 +1,4 @@
-// Phones (issue #29): at 360 x 800 with touch, the demo and the tutorial lay out at the screen's
+// Phones: at 360 x 800 with touch, the demo and the tutorial lay out at the screen's
 // width (no sideways scrolling: scrollWidth <= 360) after load and after use; formulas wrap or
 // scroll inside their own box; the query explorer's drag and the mask editor's cells work by touch.
 // And typing is never a dead end: a fresh visit opens on the character model, and a sentence typed
