@@ -12,54 +12,16 @@ import {
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
+import { coreConfig } from '../src/js/pretrained-config.js';
+import { checkpointTensors, familyOf } from '../src/js/architectures/index.js';
 
 /**
- * Hugging Face tensor names and shapes of a Llama-family config, sorted by name as safetensors
- * writers do: Llama/SmolLM2, Qwen3 (per-head q/k norms), OLMo 2 (post-norms, q/k norms over all heads)
- * and Gemma 3 (four norms per block, per-head q/k norms).
+ * Hugging Face tensor names and shapes of a config.json (any family of the registry), in the file's
+ * layout and sorted by name as safetensors writers do; with the core config it maps to.
  */
-export function llamaFamilyTensors(c) {
-  const E = c.hidden_size,
-    I = c.intermediate_size,
-    H = c.num_attention_heads,
-    d = c.head_dim ?? E / H;
-  const qk = H * d,
-    kv = c.num_key_value_heads * d,
-    type = c.model_type;
-  const list = [
-    ['model.embed_tokens.weight', [c.vocab_size, E]],
-    ['model.norm.weight', [E]],
-  ];
-  if (!c.tie_word_embeddings) list.push(['lm_head.weight', [c.vocab_size, E]]);
-  for (let l = 0; l < c.num_hidden_layers; l++) {
-    const p = `model.layers.${l}.`;
-    const norms =
-      type === 'olmo2'
-        ? ['post_attention_layernorm', 'post_feedforward_layernorm']
-        : type === 'gemma3_text'
-          ? [
-              'input_layernorm',
-              'post_attention_layernorm',
-              'pre_feedforward_layernorm',
-              'post_feedforward_layernorm',
-            ]
-          : ['input_layernorm', 'post_attention_layernorm'];
-    for (const n of norms) list.push([`${p}${n}.weight`, [E]]);
-    list.push(
-      [`${p}self_attn.q_proj.weight`, [qk, E]],
-      [`${p}self_attn.k_proj.weight`, [kv, E]],
-      [`${p}self_attn.v_proj.weight`, [kv, E]],
-      [`${p}self_attn.o_proj.weight`, [E, qk]],
-      [`${p}mlp.gate_proj.weight`, [I, E]],
-      [`${p}mlp.up_proj.weight`, [I, E]],
-      [`${p}mlp.down_proj.weight`, [E, I]],
-    );
-    if (type === 'qwen3' || type === 'gemma3_text')
-      list.push([`${p}self_attn.q_norm.weight`, [d]], [`${p}self_attn.k_norm.weight`, [d]]);
-    if (type === 'olmo2')
-      list.push([`${p}self_attn.q_norm.weight`, [qk]], [`${p}self_attn.k_norm.weight`, [kv]]);
-  }
-  return list.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+export function configTensors(config) {
+  const { architecture, core } = coreConfig(config);
+  return { tensors: checkpointTensors(familyOf(architecture), core), core };
 }
 
 // The header bytes (8-byte length + JSON padded with spaces to 8) and the data size.
@@ -79,10 +41,16 @@ function header(tensors) {
 }
 
 /**
- * Writes dir/config.json and dir/model.safetensors (BF16, streamed 16 MiB at a time: norms 1.0 (Gemma 0),
+ * Writes dir/config.json and dir/model.safetensors (BF16, streamed 16 MiB at a time: norms 1.0 (0 where
+ * the family's RMSNorm scales by 1 + w),
  * matrices uniform with std ≈ 0.02 from a seeded LCG) unless a file with the same header is there.
  */
-export function writeShapedCheckpoint(dir, config, tensors = llamaFamilyTensors(config), seed0 = 20261124) {
+export function writeShapedCheckpoint(
+  dir,
+  config,
+  tensors = configTensors(config).tensors,
+  seed0 = 20261124,
+) {
   const { head, dataBytes } = header(tensors);
   const file = path.join(dir, 'model.safetensors');
   const size = head.length + dataBytes;
@@ -98,7 +66,7 @@ export function writeShapedCheckpoint(dir, config, tensors = llamaFamilyTensors(
   const fd = openSync(file, 'w');
   writeSync(fd, head);
   let seed = seed0;
-  const normValue = config.model_type === 'gemma3_text' ? 0 : 1; // Gemma's RMSNorm scales by (1 + w)
+  const normValue = configTensors(config).core.normWeightOffset ? 0 : 1; // Gemma's RMSNorm scales by (1 + w)
   const count = 8 << 20; // values per chunk (16 MiB of BF16)
   const values = new Float32Array(count),
     bits = new Uint32Array(values.buffer),

@@ -9,9 +9,11 @@
 // generated values against the ones the binding itself reports (core.constants()). The file is
 // committed, so a clean clone and its npm package have it before any build.
 //
-// Every enum listed below must be an `enum class` whose enumerators are all `kName = <integer>`:
-// anything else is refused rather than guessed. A name becomes UPPER_SNAKE (kInvalidArgument →
-// INVALID_ARGUMENT, kBF16 → BF16) or, with style 'lower', lower_snake (kSinusoidal → sinusoidal).
+// Every enum listed below must be an `enum class` whose enumerators are all `kName = <integer>`
+// (or, for an entry marked implicitValues, all `kName`: 0, 1, 2, … as C++ numbers them): anything
+// else is refused rather than guessed. A name
+// becomes UPPER_SNAKE (kInvalidArgument → INVALID_ARGUMENT, kBF16 → BF16), with style 'lower'
+// lower_snake (kSinusoidal → sinusoidal), with style 'camel' lowerCamel (kPerHead → perHead).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -19,7 +21,8 @@ import { dirname, join } from 'node:path';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUTPUT = 'src/js/constants.js';
 
-// [JS name, header, C++ enum (namespace-qualified for the comment), name style, what it is for]
+// [JS name, header, C++ enum (namespace-qualified for the comment), name style, what it is for,
+//  options for parseEnum]
 const ENUMS = [
   [
     'STATUS_CODE',
@@ -57,6 +60,14 @@ const ENUMS = [
     'The core model family a pretrained architecture is built on (PretrainedConfig.arch).',
   ],
   [
+    'QK_NORM',
+    'src/core/multi_head.h',
+    'attn::MhaConfig::QkNorm',
+    'camel',
+    'The q/k RMSNorm of a MultiHeadAttention (PretrainedConfig.qk_norm): none, per head, over all heads.',
+    { implicitValues: true },
+  ],
+  [
     'FAST_FLAG',
     'src/wasm/fast_path.h',
     'attn_js::FastFlag',
@@ -73,24 +84,32 @@ const ENUMS = [
 ];
 
 const snake = (name) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2');
+const keyName = (name, style) =>
+  style === 'camel'
+    ? name[0].toLowerCase() + name.slice(1)
+    : style === 'lower'
+      ? snake(name).toLowerCase()
+      : snake(name).toUpperCase();
 
 /** { NAME: value } of `enum class <name>` in the header text, in declaration order. */
-export function parseEnum(text, qualified, style) {
+export function parseEnum(text, qualified, style, { implicitValues = false } = {}) {
   const name = qualified.split('::').pop();
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
   const found = [...code.matchAll(new RegExp(`enum\\s+class\\s+${name}\\b[^{;]*\\{([^}]*)\\}`, 'g'))];
   if (found.length !== 1) throw new Error(`${qualified}: expected one definition, found ${found.length}`);
   const entries = {};
-  for (const item of found[0][1]
+  const items = found[0][1]
     .split(',')
     .map((s) => s.trim())
-    .filter(Boolean)) {
-    const m = /^k([A-Z0-9]\w*)\s*=\s*(-?\d+)$/.exec(item);
+    .filter(Boolean);
+  const implicit = implicitValues && items.every((item) => /^k[A-Z0-9]\w*$/.test(item)); // 0, 1, 2, …
+  items.forEach((item, i) => {
+    const m = implicit ? [item, item.slice(1), String(i)] : /^k([A-Z0-9]\w*)\s*=\s*(-?\d+)$/.exec(item);
     if (!m) throw new Error(`${qualified}: "${item}" is not "kName = <integer>"`);
-    const key = style === 'lower' ? snake(m[1]).toLowerCase() : snake(m[1]).toUpperCase();
+    const key = keyName(m[1], style);
     if (Object.hasOwn(entries, key)) throw new Error(`${qualified}: ${key} appears twice`);
     entries[key] = Number(m[2]);
-  }
+  });
   if (Object.keys(entries).length === 0) throw new Error(`${qualified}: no enumerators`);
   return entries;
 }
@@ -101,8 +120,8 @@ export function generate() {
     '// Change the enum and run `node scripts/gen-constants.mjs` (scripts/build.sh does); the test',
     "// tests/js/constants.test.mjs compares these with the binding's own values.",
   ];
-  for (const [jsName, header, qualified, style, doc] of ENUMS) {
-    const entries = parseEnum(readFileSync(join(root, header), 'utf8'), qualified, style);
+  for (const [jsName, header, qualified, style, doc, options] of ENUMS) {
+    const entries = parseEnum(readFileSync(join(root, header), 'utf8'), qualified, style, options);
     const body = Object.entries(entries).map(
       ([k, v]) => `  ${/^[A-Za-z_]\w*$/.test(k) ? k : JSON.stringify(k)}: ${v},`,
     );

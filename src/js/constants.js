@@ -44,6 +44,13 @@ export const PRETRAINED_ARCH = Object.freeze({
   LLAMA: 1,
 });
 
+/** The q/k RMSNorm of a MultiHeadAttention (PretrainedConfig.qk_norm): none, per head, over all heads. attn::MhaConfig::QkNorm (src/core/multi_head.h). */
+export const QK_NORM = Object.freeze({
+  none: 0,
+  perHead: 1,
+  allHeads: 2,
+});
+
 /** Bits of MhaHandle.forwardFast's flags (the lean forward path). attn_js::FastFlag (src/wasm/fast_path.h). */
 export const FAST_FLAG = Object.freeze({
   KEY: 1,

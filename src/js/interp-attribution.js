@@ -1,4 +1,4 @@
-// Direct logit attribution (issue #27): each component's share of a logit difference (the embedding,
+// Direct logit attribution: each component's share of a logit difference (the embedding,
 // every query head, every MLP, the constants), for TinyTransformer and PretrainedModel; and the
 // pieces activation patching (interp-patch.js) shares with it. Everything in double.
 import { AttentionError, check } from './errors.js';
@@ -281,19 +281,20 @@ export const interpRun = (o) => ({
   ...o,
 });
 
-// The names of a pretrained checkpoint's weights that attribution and patching read.
-export function pretrainedNames(core) {
-  const gpt2 = core.arch === 0;
-  const p = (l) => (gpt2 ? `h.${l}.` : `model.layers.${l}.`);
+// The tensors of a pretrained model that attribution and patching read, as { role, layer } keys of
+// the core (handle.readRows), null where the model has none: the core lists which it holds.
+export function pretrainedTensors(handle) {
+  const roles = new Set(handle.expected().map((t) => t.role));
+  const key = (role, layer = -1) => (roles.has(role) ? { role, layer } : null);
   return {
-    gpt2,
-    outProj: (l) => `${p(l)}${gpt2 ? 'attn.c_proj.weight' : 'self_attn.o_proj.weight'}`,
-    outBias: (l) => (gpt2 ? `${p(l)}attn.c_proj.bias` : null),
+    outProj: (l) => key('o', l),
+    outBias: (l) => key('o_bias', l),
     // OLMo 2's post-norms: after the attention, after the MLP
-    post1: (l) => `${p(l)}post_attention_layernorm.weight`,
-    post2: (l) => `${p(l)}post_feedforward_layernorm.weight`,
-    unembed: core.tieEmbeddings ? (gpt2 ? 'wte.weight' : 'model.embed_tokens.weight') : 'lm_head.weight',
-    finalNorm: gpt2 ? 'ln_f' : 'model.norm',
+    post1: (l) => key('post_attn_norm', l),
+    post2: (l) => key('post_mlp_norm', l),
+    unembed: key('unembed') ?? key('embed'),
+    finalNorm: key('final_norm'),
+    finalNormBias: key('final_norm_bias'), // LayerNorm (GPT-2); RMSNorm has none
   };
 }
 
@@ -312,8 +313,8 @@ export function pretrainedLogitAttribution(model, ids, options = {}) {
   const L = core.layers,
     E = core.hidden,
     H = core.heads;
-  const names = pretrainedNames(core);
-  const rows = (name, first = 0, count = 1) => check(handle.readRows(name, first, count)).data;
+  const names = pretrainedTensors(handle);
+  const rows = (key, first = 0, count = 1) => check(handle.readRows(key.role, key.layer, first, count)).data;
   const T = batch.t,
     d = core.headDim;
   const { first: r, z: zAll } = tracedForward(
@@ -334,7 +335,7 @@ export function pretrainedLogitAttribution(model, ids, options = {}) {
   const z = zAll.map((zl) =>
     allLayers(H).map((h) => zl.subarray((h * T + position) * d, (h * T + position + 1) * d)),
   );
-  const rms = (name) => ({ kind: 'rms', weight: rows(name), eps: core.normEps });
+  const rms = (key) => ({ kind: 'rms', weight: rows(key), eps: core.normEps });
   const layers = z.map((zl, l) => {
     const wo = rows(names.outProj(l), 0, E);
     let heads = zl.map((zh, h) => headOutput(wo, E, H * core.headDim, zh, h));
@@ -347,9 +348,9 @@ export function pretrainedLogitAttribution(model, ids, options = {}) {
     const bias = names.outBias(l);
     return { heads, attnBias: bias ? rows(bias) : null, post1: null, mlp: () => mlpOut, post2: null };
   });
-  const finalNorm = names.gpt2
-    ? { kind: 'layer', weight: rows('ln_f.weight'), bias: rows('ln_f.bias'), eps: core.normEps }
-    : rms('model.norm.weight');
+  const finalNorm = names.finalNormBias
+    ? { kind: 'layer', weight: rows(names.finalNorm), bias: rows(names.finalNormBias), eps: core.normEps }
+    : rms(names.finalNorm);
   const u = Float64Array.from(rows(names.unembed, token));
   if (against !== undefined) {
     const v = rows(names.unembed, against);

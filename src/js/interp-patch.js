@@ -1,4 +1,4 @@
-// Activation patching (issue #27) on both model classes: runPatch's loop over patched runs, and
+// Activation patching on both model classes: runPatch's loop over patched runs, and
 // each model class's adapter.
 import { AttentionError, check } from './errors.js';
 import { checkOptions, describe } from './options.js';
@@ -8,7 +8,7 @@ import {
   allLayers,
   attributionOptions,
   interpRun,
-  pretrainedNames,
+  pretrainedTensors,
   tracedForward,
 } from './interp-attribution.js';
 
@@ -248,7 +248,7 @@ export async function runPatch(adapter, options) {
 export function pretrainedPatch(model, options) {
   const handle = model._live();
   const core = model._core;
-  const names = pretrainedNames(core);
+  const names = pretrainedTensors(handle);
   const L = core.layers,
     E = core.hidden;
   return runPatch(
@@ -292,7 +292,10 @@ export function pretrainedPatch(model, options) {
           ),
         ).logits.data;
       },
-      outProj: (l) => check(handle.readRows(names.outProj(l), 0, E)).data,
+      outProj: (l) => {
+        const { role, layer } = names.outProj(l);
+        return check(handle.readRows(role, layer, 0, E)).data;
+      },
     },
     options,
   );

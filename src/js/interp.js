@@ -1,4 +1,4 @@
-// Interpretability over a model's own attention (issue #27): head-type scores and attention rollout.
+// Interpretability over a model's own attention: head-type scores and attention rollout.
 // Pure functions of a forward's output (ids and the per-layer attention Tensors (1, H, T, T)); the
 // model classes call them with one-line methods. Sums run in double; results are float32 Tensors.
 import { AttentionError } from './errors.js';

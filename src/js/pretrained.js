@@ -1,12 +1,14 @@
 // loadPretrained: a Hugging Face checkpoint folder's files (config.json parsed, model.safetensors or
-// its shards) as a model of the core (src/model/pretrained.h): GPT-2, Llama and Qwen2. Each tensor's
+// its shards) as a model of the core (src/model/pretrained.h), for every family of the registry
+// (src/js/architectures/). Each tensor's
 // bytes go from the bytes or Blob/File given straight into their room in the wasm heap, in chunks,
 // in the file's format (F16/BF16 stay 16-bit; the core widens them inside its GEMM).
 import { AttentionError, check } from './errors.js';
 import { WEIGHT_FORMAT, PRETRAINED_ARCH } from './constants.js';
 import { checkOptions, describe } from './options.js';
 import { layerList, idBatch, traceLayers } from './model.js';
-import { asBytes, checkEntries, headerLength, readHeader } from './safetensors.js';
+import { entryOf, makeTokenizer, readEntries, weightFiles } from './pretrained-files.js';
+import { familyOf, storedTransposed, tensorName } from './architectures/index.js';
 import { Handle } from './runtime.js';
 import { Tensor, fromCore } from './tensor.js';
 import { modelHeadScores, pretrainedLogitAttribution, pretrainedPatch } from './interp.js';
@@ -17,74 +19,6 @@ import { chatTemplates, loadJinja, renderChatTemplate } from './chat-template.js
 const kChunkBytes = 16 * 1024 * 1024; // a Blob is read this much at a time: JS never holds a whole large tensor
 const FORMATS = WEIGHT_FORMAT; // the core's WeightFormat (constants.js, generated from the C++ enum)
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
-
-// A file to read ranges of: bytes already in memory, or a Blob/File read slice by slice.
-function source(value, what) {
-  if (typeof Blob !== 'undefined' && value instanceof Blob) {
-    return { size: value.size, read: async (b, e) => new Uint8Array(await value.slice(b, e).arrayBuffer()) };
-  }
-  let u8;
-  try {
-    u8 = asBytes(value);
-  } catch {
-    throw invalid(`${what} must be an ArrayBuffer, a Uint8Array, a Blob or a File, got ${describe(value)}`);
-  }
-  return { size: u8.length, read: async (b, e) => u8.subarray(b, e) };
-}
-
-// Every safetensors file's entries ({ name, dtype, shape, begin, end, file }), after the header checks.
-async function readEntries(files) {
-  const entries = new Map();
-  for (const [fileName, src] of files) {
-    try {
-      const prefix = await src.read(0, Math.min(8, src.size));
-      if (src.size > 8 && (await src.read(8, 9))[0] !== 0x7b) refuseOtherFormats(prefix); // a header starts with '{'
-      const length = headerLength(prefix, src.size);
-      const headBytes = new Uint8Array(8 + length); // checked: at most the limit, never the whole file
-      headBytes.set(prefix);
-      if (length > 0) headBytes.set(await src.read(8, 8 + length), 8);
-      const { header, dataStart } = readHeader(headBytes);
-      for (const e of checkEntries(header, src.size - dataStart))
-        entries.set(e.name, { ...e, begin: e.begin + dataStart, end: e.end + dataStart, src });
-    } catch (error) {
-      if (error instanceof AttentionError)
-        throw new AttentionError(error.code, `${fileName}: ${error.message}`);
-      throw error;
-    }
-  }
-  return entries;
-}
-
-// Weights in a format we do not read, told by their first bytes, named with what to do instead.
-function refuseOtherFormats(prefix) {
-  const magic = String.fromCharCode(...prefix.subarray(0, 4));
-  if (magic === 'GGUF')
-    throw invalid(
-      'this is a GGUF file (llama.cpp), which is not read: load the model.safetensors of the Hugging Face checkpoint',
-    );
-  if (magic === 'PK\x03\x04' || prefix[0] === 0x80) {
-    throw invalid(
-      'this looks like a PyTorch pytorch_model.bin (zip or pickle), which is not read: convert it to safetensors (save_pretrained(..., safe_serialization=True))',
-    );
-  }
-}
-
-// [fileName, source] of the weights: one file, or the shards an index names.
-function weightFiles(weights, weightsIndex) {
-  if (weightsIndex == null) return [['model.safetensors', source(weights, 'weights')]];
-  const map = weightsIndex?.weight_map;
-  if (map === null || typeof map !== 'object')
-    throw invalid('weightsIndex must be the parsed model.safetensors.index.json (with weight_map)');
-  const byName = Array.isArray(weights) ? Object.fromEntries(weights.map((f) => [f?.name, f])) : weights;
-  if (byName === null || typeof byName !== 'object')
-    throw invalid('with weightsIndex, weights must be { fileName: bytes } or an array of File');
-  const names = [...new Set(Object.values(map))];
-  return names.map((n) => {
-    if (!Object.hasOwn(byName, n))
-      throw invalid(`the shard "${n}" named by weightsIndex is not among the weights given`);
-    return [n, source(byName[n], `weights["${n}"]`)];
-  });
-}
 
 // The functions and the class below take the wrapper copy `rt` (runtime.js); pretrainedApi(rt) binds
 // them to one copy of index.js.
@@ -99,11 +33,15 @@ async function copyIntoHeap(rt, e, address, progress) {
   }
 }
 
-// Every expected tensor from the entries into the model: shapes checked, the memory reserved first.
+// Every tensor the core needs (by role) from the entries into the model, found by the family's file
+// names, shapes checked in the file's layout, the memory reserved first.
 async function loadTensors(rt, handle, entries, architecture, onProgress) {
-  const expected = handle.expected();
-  const found = expected.map(({ name, shape }) => {
-    const e = entryOf(entries, name, architecture);
+  const family = familyOf(architecture);
+  const found = handle.expected().map(({ role, layer, shape: kept }) => {
+    const name = tensorName(family, role, layer);
+    const transposed = storedTransposed(family, role);
+    const shape = transposed ? [...kept].reverse() : kept;
+    const e = entryOf(entries, family, name);
     if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
     if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
       throw new AttentionError(
@@ -111,18 +49,18 @@ async function loadTensors(rt, handle, entries, architecture, onProgress) {
         `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`,
       );
     }
-    return { name, shape, e };
+    return { name, role, layer, shape, transposed, e };
   });
   const total = found.reduce((n, { e }) => n + (e.end - e.begin), 0);
   withLimitHint(() => check(handle.reserve(total))); // TOO_LARGE before the first tensor is allocated
   let done = 0;
-  for (const { name, shape, e } of found) {
-    const { address } = check(handle.beginTensor(name, shape, FORMATS[e.dtype]));
+  for (const { name, role, layer, shape, transposed, e } of found) {
+    const { address } = check(handle.beginTensor(role, layer, shape, FORMATS[e.dtype], transposed, name));
     await copyIntoHeap(rt, e, address, (n) => {
       done += n;
       onProgress?.(done, total);
     });
-    check(handle.endTensor(name));
+    check(handle.endTensor(role, layer));
   }
 }
 
@@ -141,7 +79,7 @@ class PretrainedModelBase extends Handle {
     /** What differs between layers, one entry per layer: { window (0 = full), rope, ropeTheta, qkNorm, softcap }. */
     this.layers = Object.freeze(Array.from({ length: core.layers }, (_, l) => layerSummary(core, l)));
     /** generate's default stop ids: the checkpoint's EOS ids (generation_config.json, else config.json). */
-    this.stopIds = defaultStopIds(config, generationConfig, core.vocabSize);
+    this.stopIds = checkpointStopIds(config, generationConfig, core.vocabSize);
     this._core = core;
   }
 
@@ -378,7 +316,7 @@ async function loadPretrained(rt, options = {}) {
   if (onProgress != null && typeof onProgress !== 'function')
     throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
   const { architecture, core } = coreConfig(config);
-  defaultStopIds(config, generationConfig, core.vocabSize); // bad EOS ids refused before any weight is read
+  checkpointStopIds(config, generationConfig, core.vocabSize); // bad EOS ids refused before any weight is read
   const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
   const templates = chatTemplates(tokenizerConfig, chatTemplate);
   const chat = { templates, tokenizerConfig, engine: templates.size ? await loadJinja() : null };
@@ -397,6 +335,16 @@ async function loadPretrained(rt, options = {}) {
     throw error;
   }
   return model;
+}
+
+// generate's default stop ids: the checkpoint's EOS ids (generation_config.json, else config.json).
+// Ids outside [0, vocab) name no token (transformers' class defaults with a small vocabulary, old
+// Llama configs' -1): they are left out, as transformers loads such a file. Non-integers are refused.
+function checkpointStopIds(config, generationConfig, vocab) {
+  const eos = generationConfig?.eos_token_id ?? config?.eos_token_id;
+  const list = eos == null ? [] : Array.isArray(eos) ? eos : [eos];
+  const named = list.filter((id) => !Number.isInteger(id) || (id >= 0 && id < vocab));
+  return defaultStopIds({ eos_token_id: named }, null, vocab);
 }
 
 /** loadPretrained and the PretrainedModel class of one wrapper copy. */
@@ -441,26 +389,5 @@ function withLimitHint(fn) {
       );
     }
     throw error;
-  }
-}
-
-// The file's entry for a core tensor name: GPT-2 names come with or without "transformer.".
-function entryOf(entries, name, architecture) {
-  return (
-    entries.get(name) ?? (architecture === 'GPT2LMHeadModel' ? entries.get(`transformer.${name}`) : undefined)
-  );
-}
-
-// A tokenizer from the parsed tokenizer.json (and tokenizer_config.json), by the vendored
-// @huggingface/tokenizers, loaded only now (a literal import, which bundlers follow).
-async function makeTokenizer(json, config) {
-  if (json === null || typeof json !== 'object' || Array.isArray(json) || typeof json.model !== 'object') {
-    throw invalid(`tokenizer must be the parsed tokenizer.json object, got ${describe(json)}`);
-  }
-  const { Tokenizer } = await import('./vendor/tokenizers/tokenizers.mjs');
-  try {
-    return new Tokenizer(json, config ?? {});
-  } catch (error) {
-    throw invalid(`tokenizer.json could not be read: ${error.message}`);
   }
 }

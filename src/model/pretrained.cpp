@@ -57,14 +57,14 @@ void gelu_tanh_parallel(std::int64_t n, float* h) {
 
 }  // namespace
 
-// y (rows, E) = GPT-2: c_proj(gelu_tanh(c_fc(x)));  Llama: down(silu(gate(x)) · up(x)).
+// y (rows, E) = GPT-2: down(gelu_tanh(up(x))) (c_proj, c_fc);  Llama: down(silu(gate(x)) · up(x)).
 void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, float* y) const {
   const int e = config_.hidden, in = config_.intermediate, m = static_cast<int>(rows);
   std::vector<float> h(static_cast<std::size_t>(rows) * in);  // h: (rows, I)
   if (config_.arch == PretrainedArch::kGpt2) {
-    L.fc1.linear(m, x, e, L.fc1_b.data.data(), h.data(), in);
+    L.up.linear(m, x, e, L.up_b.data.data(), h.data(), in);
     gelu_tanh_parallel(static_cast<std::int64_t>(h.size()), h.data());  // "gelu_new"
-    L.fc2.linear(m, h.data(), in, L.fc2_b.data.data(), y, e);
+    L.down.linear(m, h.data(), in, L.down_b.data.data(), y, e);
     return;
   }
   std::vector<float> u(h.size());  // u: (rows, I)
@@ -109,44 +109,32 @@ Status PretrainedModel::create_caches(int max_length, int batch, std::vector<KvC
   return Status::Ok();
 }
 
-Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& ids,
-                                const PretrainedForwardOptions& o, PretrainedForwardResult& result,
-                                std::vector<KvCache>* caches) {
+// The checks of a forward's input and options, and its memory (TOO_LARGE before anything is allocated).
+Status PretrainedModel::check_forward(const Pass& p, const std::vector<std::int32_t>& ids,
+                                      const PretrainedForwardOptions& o, bool cached) const {
   const PretrainedConfig& c = config_;
-  if (caches && caches->size() != layers_.size()) return invalid("one KV cache per layer is needed");
-  const int p0 = caches ? (*caches)[0].length : 0;  // the position of row 0
-  // A call that fails after some layers appended leaves every cache as it found it.
-  struct Restore {
-    std::vector<KvCache>* caches;
-    int length;
-    bool done = false;
-    ~Restore() {
-      if (caches && !done)
-        for (KvCache& k : *caches) k.length = length;
-    }
-  } restore{caches, p0};
   const std::vector<std::string> missing = missing_tensors();
   if (!missing.empty()) return invalid("the checkpoint is missing tensor \"" + missing.front() + "\"");
-  if (b < 1 || t < 1 || static_cast<std::int64_t>(b) * t != static_cast<std::int64_t>(ids.size()))
+  if (p.b < 1 || p.t < 1 || static_cast<std::int64_t>(p.b) * p.t != static_cast<std::int64_t>(ids.size()))
     return Status::Error(StatusCode::kShapeMismatch, "ids must be a non-empty (B, T) batch");
-  if (p0 + t > c.max_positions)
-    return Status::Error(StatusCode::kTooLarge, "T = " + std::to_string(p0 + t) + " is above the model's " +
+  if (p.p0 + p.t > c.max_positions)
+    return Status::Error(StatusCode::kTooLarge, "T = " + std::to_string(p.p0 + p.t) +
+                                                    " is above the model's " +
                                                     std::to_string(c.max_positions) + " positions");
   for (std::int32_t id : ids)
     if (id < 0 || id >= c.vocab_size)
       return invalid("token id " + std::to_string(id) + " is outside [0, " + std::to_string(c.vocab_size) +
                      ")");
-  const std::int64_t n = static_cast<std::int64_t>(b) * t;
-  const int e = c.hidden;
-  const bool from_residual = !o.start_residual.empty();
+  const std::int64_t n = p.n;
+  const int e = c.hidden, b = p.b, t = p.t;
   const std::size_t rows_e = static_cast<std::size_t>(n) * e;
-  if (from_residual || o.start_layer != 0 || o.delta_layer >= 0 || o.mlp_outputs || o.logits_row >= 0) {
-    if (caches) return invalid("the interpretability options run without KV caches");
-    if (o.start_layer < 0 || o.start_layer >= c.layers || (o.start_layer > 0 && !from_residual))
+  if (p.from_residual || o.start_layer != 0 || o.delta_layer >= 0 || o.mlp_outputs || o.logits_row >= 0) {
+    if (cached) return invalid("the interpretability options run without KV caches");
+    if (o.start_layer < 0 || o.start_layer >= c.layers || (o.start_layer > 0 && !p.from_residual))
       return invalid("start_layer must be in [0, layers) and needs start_residual");
-    if (from_residual && o.start_residual.size() != rows_e)
+    if (p.from_residual && o.start_residual.size() != rows_e)
       return invalid("start_residual must be (B, T, hidden)");
-    if (from_residual && (o.logit_lens || o.hidden_states))
+    if (p.from_residual && (o.logit_lens || o.hidden_states))
       return invalid("a run from start_residual has no hidden states or logit lens");
     if (o.delta_layer >= c.layers ||
         (o.delta_layer >= 0 && (o.delta_layer < o.start_layer || o.attn_delta.size() != rows_e)))
@@ -163,91 +151,85 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   const Status mem = check_allocation(need, "the pretrained forward");
   if (!mem.ok())
     return Status::Error(StatusCode::kTooLarge, mem.message + " (ask for fewer layers: attention: [layers])");
-  // 1. x (N, E) = the token embeddings (+ the learned positions, GPT-2)
-  std::vector<float> x(static_cast<std::size_t>(n) * e), h(x.size()), out(x.size());
-  std::vector<float> position(static_cast<std::size_t>(e));  // one row of wpe: (E)
-  if (from_residual) x = o.start_residual;
-  for (std::int64_t r = 0; r < n && !from_residual; ++r) {
+  return Status::Ok();
+}
+
+// 1. x (N, E) = the token embeddings (× embed_scale, Gemma) + the learned positions (GPT-2).
+void PretrainedModel::embed(const Pass& p, const std::vector<std::int32_t>& ids,
+                            std::vector<float>& x) const {
+  const PretrainedConfig& c = config_;
+  const int e = c.hidden;
+  std::vector<float> position(static_cast<std::size_t>(e));  // one row of the positions: (E)
+  for (std::int64_t r = 0; r < p.n; ++r) {
     embed_.widen_row(ids[static_cast<std::size_t>(r)], x.data() + r * e);
     if (c.embed_scale != 1)
       kernels::scale_vec(e, x.data() + r * e, c.embed_scale, x.data() + r * e);  // Gemma 3: × √hidden
     if (c.arch != PretrainedArch::kGpt2) continue;
-    positions_.widen_row(static_cast<int>(p0 + r % t), position.data());
+    positions_.widen_row(static_cast<int>(p.p0 + r % p.t), position.data());
     kernels::add_vec(e, x.data() + r * e, position.data(), x.data() + r * e);
   }
-  result.attention.assign(static_cast<std::size_t>(c.layers), Tensor());
-  result.traces.assign(static_cast<std::size_t>(c.layers), Trace());
-  result.hidden_states.clear();
-  auto keep_hidden = [&](const std::vector<float>& v) {
-    if (o.hidden_states && !from_residual) result.hidden_states.emplace_back(Shape{b, t, e}, v);
+}
+
+// 2. Block l: x += post_attn(attn(norm1(x))); x += post_ff(mlp(norm2(x))), each norm where the
+//    architecture has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both).
+Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptions& o, std::vector<float>& x,
+                              std::vector<float>& h, std::vector<float>& out, PretrainedForwardResult& result,
+                              std::vector<KvCache>* caches) {
+  const PretrainedConfig& c = config_;
+  const std::int64_t n = p.n;
+  const int e = c.hidden, xs = static_cast<int>(x.size());
+  const auto wants = [](const std::vector<int>& list, int i) {
+    return std::find(list.begin(), list.end(), i) != list.end();
   };
-  const auto lens = [&](const std::vector<float>& stream) {  // the stream through the final norm and the head
-    if (!o.logit_lens) return;
-    norm(final_w_, final_b_, n, stream.data(), h.data());
-    lens_row(n, h.data(), result);
-  };
-  result.lens_ids.clear();
-  result.lens_probs.clear();
-  result.mlp_outputs.clear();
-  if (!from_residual) {
-    keep_hidden(x);
-    lens(x);
-  }
-  const auto wants = [](const std::vector<int>& list, int l) {
-    return std::find(list.begin(), list.end(), l) != list.end();
-  };
-  // 2. The blocks: x += post_attn(attn(norm1(x))); x += post_ff(mlp(norm2(x))), each norm where the
-  //    architecture has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma 3: both)
-  const int xs = static_cast<int>(x.size());
   const Tensor none;
-  for (int l = o.start_layer; l < c.layers; ++l) {
-    Layer& L = layers_[l];
-    if (c.pre_norms) norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
-    MhaForwardOptions mo;
-    mo.causal = true;
-    mo.need_weights = wants(o.attention_layers, l);
-    mo.average_weights = false;
-    if (!c.layer_window.empty() && c.layer_window[l] > 0) mo.positions.window = c.layer_window[l];
-    if (c.attention_scale > 0) mo.scale = static_cast<float>(c.attention_scale);
-    mo.softcap = c.attn_softcap;
-    MhaResult r;
-    const Tensor query({b, t, e}, c.pre_norms ? h : x);
-    Trace* trace = wants(o.trace_layers, l) ? &result.traces[l] : nullptr;
-    ATTN_RETURN_IF_ERROR(caches ? L.attn.forward_cached(query, (*caches)[l], mo, r, trace)
-                                : L.attn.forward(query, nullptr, nullptr, mo, r, trace));
-    if (mo.need_weights) result.attention[l] = std::move(r.weights);
-    // A patched head's z enters the attention output before any post-norm (interp: patch).
-    if (l == o.delta_layer)
-      kernels::add_vec(xs, r.output.data.data(), o.attn_delta.data(), r.output.data.data());
-    const float* attn_out = r.output.data.data();
-    if (c.post_norms) {
-      norm(L.post_attn_w, none, n, attn_out, h.data());
-      attn_out = h.data();
-    }
-    kernels::add_vec(xs, x.data(), attn_out, x.data());
-    const float* mlp_in = x.data();
-    if (c.pre_norms) {
-      norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
-      mlp_in = h.data();
-    }
-    mlp(L, n, mlp_in, out.data());
-    if (o.mlp_outputs) result.mlp_outputs.emplace_back(Shape{b, t, e}, out);
-    const float* mlp_out = out.data();
-    if (c.post_norms) {
-      norm(L.post_ff_w, none, n, out.data(), h.data());
-      mlp_out = h.data();
-    }
-    kernels::add_vec(xs, x.data(), mlp_out, x.data());
-    if (l + 1 < c.layers && !from_residual) {
-      keep_hidden(x);
-      lens(x);
-    }
+  Layer& L = layers_[l];
+  if (c.pre_norms) norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
+  MhaForwardOptions mo;
+  mo.causal = true;
+  mo.need_weights = wants(o.attention_layers, l);
+  mo.average_weights = false;
+  if (!c.layer_window.empty() && c.layer_window[l] > 0) mo.positions.window = c.layer_window[l];
+  if (c.attention_scale > 0) mo.scale = static_cast<float>(c.attention_scale);
+  mo.softcap = c.attn_softcap;
+  MhaResult r;
+  const Tensor query({p.b, p.t, e}, c.pre_norms ? h : x);
+  Trace* trace = wants(o.trace_layers, l) ? &result.traces[l] : nullptr;
+  ATTN_RETURN_IF_ERROR(caches ? L.attn.forward_cached(query, (*caches)[l], mo, r, trace)
+                              : L.attn.forward(query, nullptr, nullptr, mo, r, trace));
+  if (mo.need_weights) result.attention[l] = std::move(r.weights);
+  // A patched head's z enters the attention output before any post-norm (interp: patch).
+  if (l == o.delta_layer)
+    kernels::add_vec(xs, r.output.data.data(), o.attn_delta.data(), r.output.data.data());
+  const float* attn_out = r.output.data.data();
+  if (c.post_norms) {
+    norm(L.post_attn_w, none, n, attn_out, h.data());
+    attn_out = h.data();
   }
-  // 3. The final norm; logits (N, V) = x · W_headᵀ (the embedding when tied)
-  norm(final_w_, final_b_, n, x.data(), h.data());
-  keep_hidden(h);
+  kernels::add_vec(xs, x.data(), attn_out, x.data());
+  const float* mlp_in = x.data();
+  if (c.pre_norms) {
+    norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
+    mlp_in = h.data();
+  }
+  mlp(L, n, mlp_in, out.data());
+  if (o.mlp_outputs) result.mlp_outputs.emplace_back(Shape{p.b, p.t, e}, out);
+  const float* mlp_out = out.data();
+  if (c.post_norms) {
+    norm(L.post_ff_w, none, n, out.data(), h.data());
+    mlp_out = h.data();
+  }
+  kernels::add_vec(xs, x.data(), mlp_out, x.data());
+  return Status::Ok();
+}
+
+// 3. logits (N, V) = h · W_headᵀ (the embedding when tied), h the final norm's output; with
+//    logits_row, one position per sequence: (B, 1, V).
+void PretrainedModel::head_logits(const Pass& p, const PretrainedForwardOptions& o,
+                                  const std::vector<float>& h, PretrainedForwardResult& result) const {
+  const PretrainedConfig& c = config_;
+  const int e = c.hidden, b = p.b, t = p.t;
   const WeightView& head = c.tie_embeddings ? embed_ : head_;
-  if (o.logits_row >= 0) {  // one position per sequence: (B, 1, V)
+  if (o.logits_row >= 0) {
     std::vector<float> picked(static_cast<std::size_t>(b) * e);
     for (int i = 0; i < b; ++i)
       std::copy_n(h.data() + (static_cast<std::size_t>(i) * t + o.logits_row) * e, e,
@@ -257,13 +239,66 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     head.linear(b, picked.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
   } else {
     result.logits =
-        Tensor({b, t, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(n) * c.vocab_size));
-    head.linear(static_cast<int>(n), h.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
+        Tensor({b, t, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(p.n) * c.vocab_size));
+    head.linear(static_cast<int>(p.n), h.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
   }
   if (c.final_softcap > 0 && !o.pre_cap_logits)
     softcap_row(static_cast<int>(result.logits.data.size()), result.logits.data.data(), 1.0f,
                 c.final_softcap);
-  if (o.logit_lens) lens_row(n, h.data(), result);  // the last row: the model's own prediction
+}
+
+Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& ids,
+                                const PretrainedForwardOptions& o, PretrainedForwardResult& result,
+                                std::vector<KvCache>* caches) {
+  const PretrainedConfig& c = config_;
+  if (caches && caches->size() != layers_.size()) return invalid("one KV cache per layer is needed");
+  Pass p;
+  p.b = b;
+  p.t = t;
+  p.p0 = caches ? (*caches)[0].length : 0;  // the position of row 0
+  p.n = static_cast<std::int64_t>(b) * t;
+  p.from_residual = !o.start_residual.empty();
+  // A call that fails after some layers appended leaves every cache as it found it.
+  struct Restore {
+    std::vector<KvCache>* caches;
+    int length;
+    bool done = false;
+    ~Restore() {
+      if (caches && !done)
+        for (KvCache& k : *caches) k.length = length;
+    }
+  } restore{caches, p.p0};
+  ATTN_RETURN_IF_ERROR(check_forward(p, ids, o, caches != nullptr));
+  const int e = c.hidden;
+  std::vector<float> x(static_cast<std::size_t>(p.n) * e), h(x.size()), out(x.size());
+  if (p.from_residual)
+    x = o.start_residual;
+  else
+    embed(p, ids, x);
+  result.attention.assign(static_cast<std::size_t>(c.layers), Tensor());
+  result.traces.assign(static_cast<std::size_t>(c.layers), Trace());
+  result.hidden_states.clear();
+  result.lens_ids.clear();
+  result.lens_probs.clear();
+  result.mlp_outputs.clear();
+  // After the embeddings and each block but the last: the hidden state and the logit lens (the
+  // stream through the final norm and the head).
+  const auto keep = [&](const std::vector<float>& stream) {
+    if (p.from_residual) return;
+    if (o.hidden_states) result.hidden_states.emplace_back(Shape{b, t, e}, stream);
+    if (!o.logit_lens) return;
+    norm(final_w_, final_b_, p.n, stream.data(), h.data());
+    lens_row(p.n, h.data(), result);
+  };
+  keep(x);
+  for (int l = o.start_layer; l < c.layers; ++l) {
+    ATTN_RETURN_IF_ERROR(block(l, p, o, x, h, out, result, caches));
+    if (l + 1 < c.layers) keep(x);
+  }
+  norm(final_w_, final_b_, p.n, x.data(), h.data());
+  if (o.hidden_states && !p.from_residual) result.hidden_states.emplace_back(Shape{b, t, e}, h);
+  head_logits(p, o, h, result);
+  if (o.logit_lens) lens_row(p.n, h.data(), result);  // the last row: the model's own prediction
   ATTN_RETURN_IF_ERROR(check_computed(result.logits.data.data(), result.logits.data.size(),
                                       "the pretrained forward: the logits"));
   restore.done = true;

@@ -1,6 +1,7 @@
 // Pretrained decoder-only transformers in Hugging Face's layouts, run on the library's own kernels
 // and MultiHeadAttention: GPT-2 (GPT2LMHeadModel) and the Llama family (LlamaForCausalLM;
-// Qwen2ForCausalLM is Llama with biases on q/k/v). Weights are set by Hugging Face's names.
+// Qwen2ForCausalLM is Llama with biases on q/k/v). Weights are set by role (TensorRole): which file
+// name holds a role is the family registry's (src/js/architectures/).
 //
 //   GPT-2:  x = wte[ids] + wpe[t];  block: x += attn(ln_1(x)); x += mlp(ln_2(x)), mlp =
 //   c_proj(gelu_tanh(c_fc));
@@ -23,6 +24,68 @@
 #include "core/trace.h"
 
 namespace attn {
+
+// What a tensor is to the model, whatever a file calls it: the global ones (token embedding, learned
+// positions, final norm and its bias, unembedding) and each layer's (its norms, q/k/v projections or
+// the fused [q; k; v], their biases, q/k norms, output projection, MLP gate/up/down or the fused
+// [gate; up], the MLP biases). role_name gives the registry's spelling ("embed", "q", "gate_up", …).
+enum class TensorRole {
+  kEmbed,
+  kPositions,
+  kFinalNorm,
+  kFinalNormBias,
+  kUnembed,
+  kAttnNorm,
+  kAttnNormBias,
+  kMlpNorm,
+  kMlpNormBias,
+  kPostAttnNorm,
+  kPostMlpNorm,
+  kQ,
+  kK,
+  kV,
+  kQkv,
+  kQBias,
+  kKBias,
+  kVBias,
+  kQkvBias,
+  kO,
+  kOBias,
+  kQNorm,
+  kKNorm,
+  kGate,
+  kUp,
+  kGateUp,
+  kDown,
+  kUpBias,
+  kDownBias,
+  kCount
+};
+const char* role_name(TensorRole role);
+// The role of a registry spelling; false when there is none.
+bool role_from_name(const std::string& name, TensorRole& role);
+
+struct TensorKey {
+  TensorRole role = TensorRole::kEmbed;
+  int layer = -1;  // -1: a global tensor
+  bool operator<(const TensorKey& o) const { return role != o.role ? role < o.role : layer < o.layer; }
+  bool operator==(const TensorKey& o) const { return role == o.role && layer == o.layer; }
+  std::string label() const;  // "embed", "layer 3 q"
+};
+
+// A tensor the model needs: its role and its shape as the model keeps it ((out, in) as nn.Linear).
+struct TensorSpec {
+  TensorKey key;
+  Shape shape;
+};
+
+struct PretrainedConfig;
+// Every tensor a (checked) config needs, in load order: the list PretrainedModel::tensors() gives.
+std::vector<TensorSpec> pretrained_tensor_specs(const PretrainedConfig& c);
+// The same by Hugging Face's names and shapes as the files store them (pretrained_names.cpp; the
+// native tests' adapter).
+std::vector<std::pair<std::string, Shape>> pretrained_hf_names(const PretrainedConfig& c,
+                                                               const std::vector<TensorSpec>& specs);
 
 enum class PretrainedArch { kGpt2 = 0, kLlama = 1 };
 
@@ -57,6 +120,39 @@ struct PretrainedConfig {
       layer_rope;  // per layer: 1 = RoPE, 0 = none (SmolLM3's no-RoPE layers); empty = every layer
 };
 
+// Every PretrainedConfig field with its name in the wrapper's config object (src/js/architectures/
+// builds it): the one list the binding reads a config through and writes it back with, so no
+// field is copied by hand. X(member, "jsName").
+#define ATTN_PRETRAINED_CONFIG_FIELDS(X)    \
+  X(arch, "arch")                           \
+  X(vocab_size, "vocabSize")                \
+  X(hidden, "hidden")                       \
+  X(layers, "layers")                       \
+  X(heads, "heads")                         \
+  X(kv_heads, "kvHeads")                    \
+  X(head_dim, "headDim")                    \
+  X(intermediate, "intermediate")           \
+  X(max_positions, "maxPositions")          \
+  X(norm_eps, "normEps")                    \
+  X(rope_theta, "ropeTheta")                \
+  X(qkv_bias, "qkvBias")                    \
+  X(tie_embeddings, "tieEmbeddings")        \
+  X(rope_inv_freq, "ropeInvFreq")           \
+  X(qk_norm, "qkNorm")                      \
+  X(pre_norms, "preNorms")                  \
+  X(post_norms, "postNorms")                \
+  X(norm_weight_offset, "normWeightOffset") \
+  X(embed_scale, "embedScale")              \
+  X(attention_scale, "attentionScale")      \
+  X(gelu_mlp, "geluMlp")                    \
+  X(local_rope_theta, "localRopeTheta")     \
+  X(attn_softcap, "attnSoftcap")            \
+  X(final_softcap, "finalSoftcap")          \
+  X(fused_projections, "fusedProjections")  \
+  X(rotary_dims, "rotaryDims")              \
+  X(layer_window, "layerWindow")            \
+  X(layer_rope, "layerRope")
+
 struct PretrainedForwardOptions {
   std::vector<int> attention_layers;  // layers whose (B, H, T, T) weights are returned
   std::vector<int> trace_layers;      // layers whose attention steps are traced
@@ -64,7 +160,7 @@ struct PretrainedForwardOptions {
   // The logit lens: each residual stream (the embeddings, then every block's output) through the
   // final norm and the head; its top token and that token's probability per position.
   bool logit_lens = false;
-  // Interpretability (issue #27; no caches). mlp_outputs: each block's MLP output (B, T, E), before
+  // Interpretability (no caches). mlp_outputs: each block's MLP output (B, T, E), before
   // OLMo 2's post-norm. start_residual (B, T, E), when not empty: the residual stream entering block
   // start_layer (hidden state start_layer), the blocks before it and the embeddings not run.
   // attn_delta (B, T, E), when delta_layer >= 0: added to that layer's attention output (after the
@@ -77,7 +173,7 @@ struct PretrainedForwardOptions {
   std::vector<float> attn_delta;
   int logits_row = -1;
   // The logits before the final soft-capping (Gemma 2's final_logit_softcapping): what attribution
-  // and patching explain (issue #27: the same pre-cap logits everywhere).
+  // and patching explain (the same pre-cap logits everywhere).
   bool pre_cap_logits = false;
 };
 
@@ -103,22 +199,36 @@ class PretrainedModel {
   static Status create(const PretrainedConfig& config, PretrainedModel& out);
   const PretrainedConfig& config() const { return config_; }
 
-  // Every tensor the checkpoint must hold: Hugging Face's names (GPT-2 without "transformer.") and shapes.
-  const std::vector<std::pair<std::string, Shape>>& expected_tensors() const { return expected_; }
+  // Every tensor the config needs, by role, in load order (the global ones first, then each layer's,
+  // the final norm and the unembedding last).
+  const std::vector<TensorSpec>& tensors() const { return specs_; }
   // TOO_LARGE when `bytes` (the checkpoint's tensors as stored) pass the memory limit: the caller
   // knows the total from the file headers and asks before loading the first tensor.
   Status reserve(std::uint64_t bytes) const;
   // Loading one tensor in two steps, so its bytes go from the file straight to their final place:
-  // begin_tensor checks the name, the shape and the memory, and returns room for the values
-  // (`format`, little-endian, the file's row-major layout); end_tensor checks them (NON_FINITE) and
-  // puts them in use. A failed end_tensor leaves the tensor as it was before begin_tensor.
+  // begin_tensor checks the key, the shape as stored (`transposed`: the file holds (in, out), as
+  // GPT-2's Conv1D) and the memory, and returns room for the values (`format`, little-endian, the
+  // file's row-major layout); end_tensor checks them (NON_FINITE, naming `label`, the file's name)
+  // and puts them in use. A failed end_tensor leaves the tensor as it was before begin_tensor.
   // UNKNOWN_PARAMETER / SHAPE_MISMATCH / TOO_LARGE / NON_FINITE.
+  Status begin_tensor(const TensorKey& key, const Shape& stored_shape, WeightFormat format, bool transposed,
+                      const std::string& label, void*& data);
+  Status end_tensor(const TensorKey& key);
+  // The keys tensors() lists that were never set (empty when the model is complete).
+  std::vector<TensorKey> missing() const;
+  // `count` rows from row `first` of a tensor, float32, row-major: matrices as the model keeps them
+  // ((out, in)); a vector (norm weight, bias) is one row. INVALID_ARGUMENT for an unknown or unset
+  // key or rows out of range.
+  Status read_rows(const TensorKey& key, int first, int count, std::vector<float>& out) const;
+
+  // The same by Hugging Face's names (GPT-2 with or without "transformer."), for the native tests
+  // (pretrained_names.cpp): the library's loaders go by role.
+  const std::vector<std::pair<std::string, Shape>>& expected_tensors() const { return expected_; }
   Status begin_tensor(const std::string& name, const Shape& shape, WeightFormat format, void*& data);
   Status end_tensor(const std::string& name);
-  // Both steps from float32 values.
   Status set_tensor(const std::string& name, const Tensor& value);
-  // The names expected_tensors() lists that were never set (empty when the model is complete).
   std::vector<std::string> missing_tensors() const;
+  Status read_rows(const std::string& name, int first, int count, std::vector<float>& out) const;
   // Bytes the weights take (the stored matrices and the float32 vectors).
   std::uint64_t weight_bytes() const;
 
@@ -127,11 +237,6 @@ class PretrainedModel {
   // new rows computed (decoding); without, the whole sequence from position 0.
   Status forward(int b, int t, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& options,
                  PretrainedForwardResult& result, std::vector<KvCache>* caches = nullptr);
-  // `count` rows from row `first` of a weight, float32, row-major, by Hugging Face's name (GPT-2
-  // without "transformer."): matrices as the model keeps them, (out, in) as nn.Linear (GPT-2's Conv1D
-  // weights transposed); a vector (norm weight, bias) is one row. INVALID_ARGUMENT for an unknown or
-  // unset name or rows out of range.
-  Status read_rows(const std::string& name, int first, int count, std::vector<float>& out) const;
   // One KV cache per layer for `batch` sequences of up to max_length tokens (≤ max_positions).
   Status create_caches(int max_length, int batch, std::vector<KvCache>& caches) const;
 
@@ -141,28 +246,49 @@ class PretrainedModel {
     // LayerNorm (GPT-2: weight and bias) or RMSNorm (weight) before the attention (norm1) and the MLP
     // (norm2); post_attn_w / post_ff_w on their outputs (post_norms: OLMo 2, Gemma 3).
     Tensor norm1_w, norm1_b, norm2_w, norm2_b, post_attn_w, post_ff_w;
-    WeightView fc1, fc2;  // GPT-2: c_fc (4E, E) and c_proj (E, 4E), transposed on load
-    Tensor fc1_b, fc2_b;
-    WeightView gate, up, down;  // Llama: (I, E), (I, E), (E, I)
+    WeightView gate, up, down;  // GPT-2: up (4E, E), down (E, 4E), no gate; Llama: (I, E), (I, E), (E, I)
+    Tensor up_b, down_b;        // GPT-2's MLP biases
+  };
+  struct Pending {
+    StoredWeight weight;
+    std::string label;
+    bool transposed = false;
+  };
+  // One forward's sizes and where it starts (forward's helpers share them).
+  struct Pass {
+    int b = 0, t = 0, p0 = 0;
+    std::int64_t n = 0;
+    bool from_residual = false;
   };
   PretrainedConfig config_;
-  std::vector<std::pair<std::string, Shape>> expected_;
-  std::map<std::string, bool> set_;
-  // Every tensor as loaded (matrices in their format; vectors until they are widened), by name. Views
-  // point into these: map nodes and vector buffers stay in place when the model is moved.
-  std::map<std::string, StoredWeight> stored_, pending_;
+  std::vector<TensorSpec> specs_;
+  std::vector<std::pair<std::string, Shape>> expected_;  // specs_ by Hugging Face's names
+  std::map<TensorKey, bool> set_;
+  // Every matrix as loaded, in its format (vectors until they are widened), by key. Views point into
+  // these: map nodes and vector buffers stay in place when the model is moved.
+  std::map<TensorKey, StoredWeight> stored_;
+  std::map<TensorKey, Pending> pending_;
   WeightView embed_, positions_, head_;
   Tensor final_w_, final_b_;
   std::vector<Layer> layers_;
-  Status use(const std::string& name);  // puts stored_[name] in use (views, widened vectors)
-  Status use_layer_matrix(Layer& l, const std::string& rest, const WeightView& w);
-  Status use_layer_vector(Layer& l, const std::string& rest, const Tensor& v);
-  // The slot of a layer's norm vector by the rest of its name ("input_layernorm.weight"), or nullptr.
-  const Tensor* layer_norm_slot(const Layer& l, const std::string& rest) const;
+  Status use(const TensorKey& key);  // puts stored_[key] in use (views, widened vectors)
+  Status use_layer_matrix(Layer& l, TensorRole role, const WeightView& w);
+  Status use_layer_vector(Layer& l, TensorRole role, const Tensor& v);
+  // The float32 slot of a vector role (norm weights and biases), or nullptr.
+  const Tensor* vector_slot(const TensorKey& key) const;
   void norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const;
   void mlp(const Layer& l, std::int64_t rows, const float* x, float* y) const;
   // Appends to the lens the top token and its probability of each row of `normed` (rows, E).
   void lens_row(std::int64_t rows, const float* normed, PretrainedForwardResult& r) const;
+  // forward's steps: the checks and the memory, the embeddings, one block, the head.
+  Status check_forward(const Pass& p, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& o,
+                       bool cached) const;
+  void embed(const Pass& p, const std::vector<std::int32_t>& ids, std::vector<float>& x) const;
+  Status block(int l, const Pass& p, const PretrainedForwardOptions& o, std::vector<float>& x,
+               std::vector<float>& h, std::vector<float>& out, PretrainedForwardResult& result,
+               std::vector<KvCache>* caches);
+  void head_logits(const Pass& p, const PretrainedForwardOptions& o, const std::vector<float>& h,
+                   PretrainedForwardResult& result) const;
 };
 
 }  // namespace attn

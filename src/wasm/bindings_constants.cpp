@@ -50,6 +50,10 @@ val constants_js() {
   out.set("WEIGHT_FORMAT", formats);
   out.set("PRETRAINED_ARCH",
           table<PretrainedArch>({{"GPT2", PretrainedArch::kGpt2}, {"LLAMA", PretrainedArch::kLlama}}));
+  using QkNorm = attn::MhaConfig::QkNorm;
+  out.set("QK_NORM",
+          table<QkNorm>(
+              {{"none", QkNorm::kNone}, {"perHead", QkNorm::kPerHead}, {"allHeads", QkNorm::kAllHeads}}));
   out.set("FAST_FLAG", table<FastFlag>({{"KEY", FastFlag::kKey},
                                         {"VALUE", FastFlag::kValue},
                                         {"CAUSAL", FastFlag::kCausal},

@@ -7,6 +7,8 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <type_traits>
+
 #include "core/memory_limit.h"
 #include "model/pretrained.h"
 #include "wasm/binding_util.h"
@@ -33,58 +35,71 @@ class LimitScope {
   std::uint64_t saved_;
 };
 
+// One config field from / to the wrapper's object, by its C++ type (ATTN_PRETRAINED_CONFIG_FIELDS
+// lists the fields; an absent or null field keeps PretrainedConfig's default).
+template <typename T>
+void read_field(const val& v, T& out) {
+  if constexpr (std::is_enum_v<T>)
+    out = static_cast<T>(v.as<int>());
+  else
+    out = v.as<T>();
+}
+template <typename T>
+void read_field(const val& v, std::vector<T>& out) {
+  out = emscripten::convertJSArrayToNumberVector<T>(v);
+}
+template <typename T>
+val write_field(const T& value) {
+  if constexpr (std::is_enum_v<T>)
+    return val(static_cast<int>(value));
+  else
+    return val(value);
+}
+template <typename T>
+val write_field(const std::vector<T>& values) {
+  val out = val::array();
+  for (std::size_t i = 0; i < values.size(); ++i) out.set(i, values[i]);
+  return out;
+}
+
+attn::PretrainedConfig config_from_js(const val& c) {
+  attn::PretrainedConfig p;
+#define ATTN_READ_FIELD(member, name) \
+  if (has(c, name)) read_field(c[name], p.member);
+  ATTN_PRETRAINED_CONFIG_FIELDS(ATTN_READ_FIELD)
+#undef ATTN_READ_FIELD
+  return p;
+}
+
+val config_to_js(const attn::PretrainedConfig& p) {
+  val c = val::object();
+#define ATTN_WRITE_FIELD(member, name) c.set(name, write_field(p.member));
+  ATTN_PRETRAINED_CONFIG_FIELDS(ATTN_WRITE_FIELD)
+#undef ATTN_WRITE_FIELD
+  return c;
+}
+
 class PretrainedHandle {
  public:
-  // c: { arch (0 GPT-2, 1 Llama), vocabSize, hidden, layers, heads, kvHeads, headDim, intermediate,
-  //      maxPositions, normEps, ropeTheta, qkvBias, tieEmbeddings, ropeInvFreq (number[] or null),
-  //      memoryLimit (bytes); optional: qkNorm (0 none, 1 per head, 2 all heads), preNorms, postNorms,
-  //      normWeightOffset, embedScale, attentionScale, geluMlp, localRopeTheta,
-  //      fusedProjections, rotaryDims, layerWindow (int per layer, 0 = full), layerRope (0/1 per layer) }
+  // c: the core config (src/js/architectures/: ATTN_PRETRAINED_CONFIG_FIELDS' names, each optional)
+  // and memoryLimit (bytes).
   val init(val c) {
     limit_ = static_cast<std::uint64_t>(c["memoryLimit"].as<double>());
     LimitScope scope(limit_);
-    attn::PretrainedConfig p;
-    p.arch = static_cast<attn::PretrainedArch>(c["arch"].as<int>());
-    p.vocab_size = c["vocabSize"].as<int>();
-    p.hidden = c["hidden"].as<int>();
-    p.layers = c["layers"].as<int>();
-    p.heads = c["heads"].as<int>();
-    p.kv_heads = c["kvHeads"].as<int>();
-    p.head_dim = c["headDim"].as<int>();
-    p.intermediate = c["intermediate"].as<int>();
-    p.max_positions = c["maxPositions"].as<int>();
-    p.norm_eps = c["normEps"].as<double>();
-    p.rope_theta = c["ropeTheta"].as<double>();
-    p.qkv_bias = c["qkvBias"].as<bool>();
-    p.tie_embeddings = c["tieEmbeddings"].as<bool>();
-    if (has(c, "ropeInvFreq"))
-      p.rope_inv_freq = emscripten::convertJSArrayToNumberVector<double>(c["ropeInvFreq"]);
-    // Llama-family variants (pretrained.h), each optional.
-    if (has(c, "qkNorm")) p.qk_norm = static_cast<attn::MhaConfig::QkNorm>(c["qkNorm"].as<int>());
-    if (has(c, "postNorms")) p.post_norms = c["postNorms"].as<bool>();
-    if (has(c, "preNorms")) p.pre_norms = c["preNorms"].as<bool>();
-    if (has(c, "normWeightOffset")) p.norm_weight_offset = c["normWeightOffset"].as<float>();
-    if (has(c, "embedScale")) p.embed_scale = c["embedScale"].as<float>();
-    if (has(c, "attentionScale")) p.attention_scale = c["attentionScale"].as<double>();
-    if (has(c, "geluMlp")) p.gelu_mlp = c["geluMlp"].as<bool>();
-    if (has(c, "localRopeTheta")) p.local_rope_theta = c["localRopeTheta"].as<double>();
-    if (has(c, "attnSoftcap")) p.attn_softcap = c["attnSoftcap"].as<float>();
-    if (has(c, "finalSoftcap")) p.final_softcap = c["finalSoftcap"].as<float>();
-    if (has(c, "fusedProjections")) p.fused_projections = c["fusedProjections"].as<bool>();
-    if (has(c, "rotaryDims")) p.rotary_dims = c["rotaryDims"].as<int>();
-    if (has(c, "layerWindow"))
-      p.layer_window = emscripten::convertJSArrayToNumberVector<int>(c["layerWindow"]);
-    if (has(c, "layerRope")) p.layer_rope = emscripten::convertJSArrayToNumberVector<int>(c["layerRope"]);
-    return status_object(attn::PretrainedModel::create(p, model_));
+    return status_object(attn::PretrainedModel::create(config_from_js(c), model_));
   }
-  // [{ name, shape }] of every tensor the checkpoint must hold.
+  // The model's config, by the same names (what init read).
+  val config() const { return config_to_js(model_.config()); }
+  // [{ role, layer, shape }] of every tensor the config needs, in load order: the role's registry
+  // spelling ("embed", "q", …), layer -1 for a global one, the shape as the model keeps it (out, in).
   val expected() const {
     val out = val::array();
     int i = 0;
-    for (const auto& [name, shape] : model_.expected_tensors()) {
+    for (const attn::TensorSpec& s : model_.tensors()) {
       val e = val::object();
-      e.set("name", name);
-      e.set("shape", shape_array(shape));
+      e.set("role", std::string(attn::role_name(s.key.role)));
+      e.set("layer", s.key.layer);
+      e.set("shape", shape_array(s.shape));
       out.set(i++, e);
     }
     return out;
@@ -94,30 +109,28 @@ class PretrainedHandle {
     LimitScope scope(limit_);
     return status_object(model_.reserve(static_cast<std::uint64_t>(bytes)));
   }
-  // Room for one tensor in `format` (0 F32, 1 F16, 2 BF16): { ok, address } — its byte offset in the
-  // heap, valid until endTensor (the wrapper re-reads HEAPU8 after this call: the heap may have grown).
-  val begin_tensor(std::string name, val shape, int format) {
+  // Room for one tensor in `format` (0 F32, 1 F16, 2 BF16), `shape` as the file stores it
+  // (`transposed`: (in, out)), `label` its file name for messages: { ok, address } — its byte
+  // offset in the heap, valid until endTensor (the wrapper re-reads HEAPU8 after this call: the heap
+  // may have grown).
+  val begin_tensor(std::string role, int layer, val shape, int format, bool transposed, std::string label) {
     LimitScope scope(limit_);
+    attn::TensorKey key;
+    if (!key_of(role, layer, key)) return status_object(unknown(role));
     void* data = nullptr;
-    const attn::Status st =
-        model_.begin_tensor(name, int_list(shape), static_cast<attn::WeightFormat>(format), data);
+    const attn::Status st = model_.begin_tensor(key, int_list(shape), static_cast<attn::WeightFormat>(format),
+                                                transposed, label, data);
     val out = status_object(st);
     if (st.ok()) out.set("address", static_cast<double>(reinterpret_cast<std::uintptr_t>(data)));
     return out;
   }
-  val end_tensor(std::string name) { return status_object(model_.end_tensor(name)); }
-  val set_tensor(std::string name, val t) {
-    LimitScope scope(limit_);
-    return status_object(model_.set_tensor(name, tensor_from_js(t)));
+  val end_tensor(std::string role, int layer) {
+    attn::TensorKey key;
+    if (!key_of(role, layer, key)) return status_object(unknown(role));
+    return status_object(model_.end_tensor(key));
   }
   double weight_bytes() const { return static_cast<double>(model_.weight_bytes()); }
   double memory_limit() const { return static_cast<double>(limit_); }
-  val missing() const {
-    val out = val::array();
-    const auto names = model_.missing_tensors();
-    for (std::size_t i = 0; i < names.size(); ++i) out.set(i, names[i]);
-    return out;
-  }
   // Decoding: caches for `batch` sequences of up to max_length tokens, replacing earlier ones.
   val create_caches(int max_length, int batch) {
     LimitScope scope(limit_);
@@ -171,7 +184,7 @@ class PretrainedHandle {
     }
     return out;
   }
-  // Interpretability (#27): a forward without caches under PretrainedForwardOptions' patching options.
+  // Interpretability: a forward without caches under PretrainedForwardOptions' patching options.
   // o: { traceLayers (int[]), hiddenStates, mlpOutputs, startLayer, startResidual (Float32Array (B, T, E)
   // or null), deltaLayer (-1 none), attnDelta (Float32Array or null), logitsRow (-1 all) } →
   // { ok, logits, traces, hiddenStates, mlpOutputs }.
@@ -205,16 +218,25 @@ class PretrainedHandle {
     out.set("mlpOutputs", mlp);
     return out;
   }
-  // { ok, data: Float32Array (count · cols) } of a weight's rows (PretrainedModel::read_rows).
-  val read_rows(std::string name, int first, int count) const {
+  // { ok, data: Float32Array (count · cols) } of a tensor's rows by role (PretrainedModel::read_rows).
+  val read_rows(std::string role, int layer, int first, int count) const {
+    attn::TensorKey key;
+    if (!key_of(role, layer, key)) return status_object(unknown(role));
     std::vector<float> rows;
-    const attn::Status st = model_.read_rows(name, first, count, rows);
+    const attn::Status st = model_.read_rows(key, first, count, rows);
     val out = status_object(st);
     if (st.ok()) out.set("data", float_array(rows));
     return out;
   }
 
  private:
+  static bool key_of(const std::string& role, int layer, attn::TensorKey& key) {
+    key.layer = layer;
+    return attn::role_from_name(role, key.role);
+  }
+  static attn::Status unknown(const std::string& role) {
+    return attn::Status::Error(attn::StatusCode::kUnknownParameter, "no tensor role \"" + role + "\"");
+  }
   attn::PretrainedModel model_;
   std::vector<attn::KvCache> caches_;
   std::uint64_t limit_ = attn::kDefaultMemoryLimitBytes;
@@ -226,14 +248,13 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
   emscripten::class_<PretrainedHandle>("PretrainedHandle")
       .constructor<>()
       .function("init", &PretrainedHandle::init)
+      .function("config", &PretrainedHandle::config)
       .function("expected", &PretrainedHandle::expected)
-      .function("setTensor", &PretrainedHandle::set_tensor)
       .function("reserve", &PretrainedHandle::reserve)
       .function("beginTensor", &PretrainedHandle::begin_tensor)
       .function("endTensor", &PretrainedHandle::end_tensor)
       .function("weightBytes", &PretrainedHandle::weight_bytes)
       .function("memoryLimit", &PretrainedHandle::memory_limit)
-      .function("missing", &PretrainedHandle::missing)
       .function("forward", &PretrainedHandle::forward)
       .function("interpForward", &PretrainedHandle::interp_forward)
       .function("readRows", &PretrainedHandle::read_rows)

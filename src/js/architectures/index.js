@@ -1,0 +1,77 @@
+// The family registry: one module per supported architecture, holding everything the library knows
+// about it — its config.json key table with transformers' class defaults, how its config maps to
+// the core's config (src/model/pretrained.h's PretrainedConfig), its Hugging Face tensor names by
+// role and file layout. Code elsewhere asks the registry and never branches on a family's name.
+// Adding a family that needs no new math: a module here, its line in FAMILIES, a fixture (see
+// CONTRIBUTING.md).
+import gpt2 from './gpt2.js';
+import llama from './llama.js';
+import qwen2 from './qwen2.js';
+import qwen3 from './qwen3.js';
+import mistral from './mistral.js';
+import smollm3 from './smollm3.js';
+import olmo2 from './olmo2.js';
+import gemma2 from './gemma2.js';
+import gemma3 from './gemma3.js';
+import phi3 from './phi3.js';
+import { tensorRoles } from './roles.js';
+
+export { tensorRoles };
+
+/** The families, in the docs' order. */
+export const FAMILIES = Object.freeze([
+  gpt2,
+  llama,
+  qwen2,
+  qwen3,
+  mistral,
+  smollm3,
+  olmo2,
+  gemma2,
+  gemma3,
+  phi3,
+]);
+
+/** The supported architectures (config.json's architectures[0]). */
+export const ARCHITECTURES = FAMILIES.map((f) => f.architecture);
+
+/** Each architecture's key table: { modelType, implemented, inert, defaultOnly } (PRETRAINED_CONFIG_KEYS). */
+export const CONFIG_KEYS = Object.fromEntries(FAMILIES.map((f) => [f.architecture, f.keys]));
+
+const byArchitecture = new Map(FAMILIES.map((f) => [f.architecture, f]));
+
+/** The registry entry of a supported architecture, or undefined. */
+export function familyOf(architecture) {
+  return byArchitecture.get(architecture);
+}
+
+/** The Hugging Face name (without a file prefix) of a role's tensor, `layer` -1 for a global one. */
+export function tensorName(family, role, layer = -1) {
+  const t = family.tensors;
+  const name = layer < 0 ? t.global[role] : t.perLayer[role];
+  if (name === undefined) throw new Error(`${family.architecture} has no tensor of role "${role}"`);
+  return layer < 0 ? name : `${t.layer}${layer}.${name}`;
+}
+
+/** The names a file may give a tensor: the family's prefixes (GPT-2: with or without "transformer."). */
+export function fileNames(family, name) {
+  return family.tensors.prefixes.map((p) => p + name);
+}
+
+/** Whether a role's matrix is stored (in, out) in the family's files (GPT-2's Conv1D). */
+export function storedTransposed(family, role) {
+  return family.tensors.transposed.includes(role);
+}
+
+/**
+ * [name, shape] of every tensor a checkpoint of `family` with core config `core` holds, in the
+ * file's layout, sorted by name as safetensors writers do.
+ */
+export function checkpointTensors(family, core) {
+  return tensorRoles(core)
+    .map(({ role, layer, shape }) => [
+      tensorName(family, role, layer),
+      storedTransposed(family, role) ? [...shape].reverse() : shape,
+    ])
+    .sort((a, b) => (a[0] < b[0] ? -1 : 1));
+}

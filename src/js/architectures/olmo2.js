@@ -1,0 +1,37 @@
+// OLMo 2: Llama with post-norms instead of pre-norms and q/k RMSNorms over all heads.
+import { POST_NORM_NAMES, llamaCore } from './llama-layout.js';
+import { QK_NORM } from './shared.js';
+
+export default {
+  architecture: 'Olmo2ForCausalLM',
+  name: 'OLMo 2',
+  keys: {
+    modelType: 'olmo2',
+    implemented: {
+      vocab_size: 50304,
+      hidden_size: 4096,
+      intermediate_size: 11008,
+      num_hidden_layers: 32,
+      num_attention_heads: 32,
+      num_key_value_heads: null,
+      hidden_act: 'silu',
+      max_position_embeddings: 2048,
+      rms_norm_eps: 1e-5,
+      tie_word_embeddings: false,
+      rope_parameters: null,
+      rope_theta: 10000,
+      rope_scaling: null,
+    },
+    inert: ['attention_dropout'],
+    defaultOnly: { attention_bias: false },
+  },
+  core: llamaCore,
+  variant: { qkNorm: QK_NORM.allHeads, preNorms: false, postNorms: true },
+  // Its row of the architectures table of docs/checkpoints.md (scripts/config-keys-doc.mjs).
+  docs: {
+    computes:
+      'no pre-norms: `x += post_attention_layernorm(attn(x))`, `x += post_feedforward_layernorm(mlp(x))`; RMSNorm of q and k over all heads (weights (H·d), (H_kv·d)) before RoPE',
+    fixtures: '`olmo2-tiny`',
+  },
+  tensors: POST_NORM_NAMES,
+};

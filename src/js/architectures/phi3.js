@@ -1,0 +1,49 @@
+// Phi-3: Llama with fused qkv_proj and gate_up_proj, a partial RoPE and a window on every layer.
+import { LLAMA_TENSORS, llamaCore } from './llama-layout.js';
+
+// Phi-3's fused projections: [q; k; v] rows and [gate; up] rows.
+const PHI3_TENSORS = {
+  ...LLAMA_TENSORS,
+  perLayer: {
+    ...LLAMA_TENSORS.perLayer,
+    qkv: 'self_attn.qkv_proj.weight',
+    gate_up: 'mlp.gate_up_proj.weight',
+  },
+};
+
+export default {
+  architecture: 'Phi3ForCausalLM',
+  name: 'Phi-3',
+  keys: {
+    modelType: 'phi3',
+    implemented: {
+      vocab_size: 32064,
+      hidden_size: 3072,
+      intermediate_size: 8192,
+      num_hidden_layers: 32,
+      num_attention_heads: 32,
+      num_key_value_heads: null,
+      hidden_act: 'silu',
+      max_position_embeddings: 4096,
+      rms_norm_eps: 1e-5,
+      tie_word_embeddings: false,
+      rope_parameters: null,
+      rope_theta: 10000,
+      rope_scaling: null,
+      partial_rotary_factor: 1,
+      sliding_window: null,
+    },
+    // original_max_position_embeddings is read only by rope_type longrope, which is refused.
+    inert: ['attention_dropout', 'resid_pdrop', 'embd_pdrop', 'original_max_position_embeddings'],
+    defaultOnly: {},
+  },
+  core: llamaCore,
+  variant: { fusedProjections: true, partialRotary: true, windows: 'every' },
+  // Its row of the architectures table of docs/checkpoints.md (scripts/config-keys-doc.mjs).
+  docs: {
+    computes:
+      'fused `qkv_proj` ([q; k; v] rows) and `gate_up_proj` ([gate; up]) read as row blocks on load; RoPE on the first `partial_rotary_factor`·head_dim features; `sliding_window` on every layer',
+    fixtures: '`phi3-tiny` (factor 0.5, window 5)',
+  },
+  tensors: PHI3_TENSORS,
+};
