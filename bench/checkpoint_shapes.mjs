@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench:shapes [-- qwen3-0.6b gemma3-270m gemma3-1b olmo2-1b]`: issue #25's memory claims. For each family the docs'
+// `npm run bench:shapes [-- qwen3-0.6b gemma3-270m gemma3-1b olmo2-1b]`: the docs' memory claims. For each family the docs'
 // checkpoint table lists, a checkpoint of the released model's exact shape (config.json as published,
 // BF16, seeded random weights; written under bench/.cache/ at run time, never committed) is loaded in
 // Node from a Blob under the memoryLimit the table states, then checked as the SmolLM2 check is

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench:gpt2` (also the last section of `npm run bench`): issue #16's benchmark. A
+// `npm run bench:gpt2` (also the last section of `npm run bench`): the pretrained-forward benchmark. A
 // GPT-2-small-shaped checkpoint (12 layers, 768 wide, 12 heads, vocab 50257, random weights) run by
 // loadPretrained and by onnxruntime-web (wasm EP, 1 thread) on the same weights, exported from the
 // same torch forward by bench/gpt2_export.py (Debian's python3-torch; cached in bench/.cache/).
@@ -15,7 +15,7 @@
 //
 //   node bench/gpt2_small.mjs [--quick] [--runs N] [--threads N]
 //   --quick: T = 32, 3 runs (a smoke check); --threads N: both runtimes on N threads (ours:
-//   init({ threads: N }); onnxruntime-web: numThreads N), default 1 (issue #26's tables)
+//   init({ threads: N }); onnxruntime-web: numThreads N), default 1 (the thread tables)
 // A full one-thread run rewrites the "Pretrained GPT-2-small forward" section of bench/README.md.
 // ATTN_BENCH_PYTHON: the Python with torch that exports the checkpoint (default /usr/bin/python3).
 import { spawnSync } from 'node:child_process';
@@ -202,7 +202,7 @@ function report(ours, ortr, fileBytes, flops, peak) {
 
 function updateReadme(table) {
   const file = path.join(here, 'README.md');
-  const heading = '## Pretrained GPT-2-small forward (issue #16)';
+  const heading = '## Pretrained GPT-2-small forward';
   const body = `${heading}\n\n\`npm run bench:gpt2\` (\`node bench/gpt2_small.mjs\`; torch exports the ONNX graph once into\n\`bench/.cache/\`). Measured ${new Date().toISOString().slice(0, 10)} on the project's machine (2 shared cores: ± ~10%).\n\n${table}\n\n`;
   const text = readFileSync(file, 'utf8');
   const at = text.indexOf(heading);

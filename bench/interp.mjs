@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Issue #27's interpretability timings on a GPT-2-small-shaped checkpoint (12 layers, 768 wide,
+// Interpretability timings on a GPT-2-small-shaped checkpoint (12 layers, 768 wide,
 // 12 heads, vocab 50257, n_positions 1024; seeded random BF16 weights written by shaped_checkpoint.mjs
 // under bench/.cache/gpt2-small-bf16/ at run time, never committed), in Node, on one thread
 // (init({ threads: 1 }): the issue's targets are for one thread; every line says how many ran).

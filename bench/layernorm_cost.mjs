@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// What exact LayerNorm statistics (double mean/variance/centring) and the overflow checks cost
-// (issue #18): the demo shape (B = 1, T = 16, D = 64, 4 heads) MultiHeadAttention.forward with and
+// What exact LayerNorm statistics (double mean/variance/centring) and the overflow checks cost:
+// the demo shape (B = 1, T = 16, D = 64, 4 heads) MultiHeadAttention.forward with and
 // without its LayerNorm, and layerNorm alone on (16, 64) and (512, 512), here against another
 // checkout (built: dist/ present), each measured in the same process, interleaved.
 //

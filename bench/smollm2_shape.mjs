@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench:smollm2` (also part of `npm run bench`): issue #16's large-model check. A checkpoint
+// `npm run bench:smollm2` (also part of `npm run bench`): the large-model check. A checkpoint
 // of SmolLM2-360M's shape (LlamaForCausalLM, 32 layers, 960 wide, 15 query / 5 key-value heads,
 // vocab 49152, tied head; BF16, ~724 MB) with seeded random weights is written here (no model hub is
 // reachable; never committed; cached in bench/.cache/), then loaded and run:

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench:threads` (issue #26): ours and onnxruntime-web at the same thread counts, a table
+// `npm run bench:threads`: ours and onnxruntime-web at the same thread counts, a table
 // per count. Rows: multi-head attention forward at the demo shape (B1 T16 D64 h4), the tutorial shape
 // (B128 T64 D512 h8) and T = 2048 (B1 D256 h4), and the D128 training step (TinyTransformer + Trainer;
 // onnxruntime-web has no training, so that row is ours against our one thread). The GPT-2-small

@@ -19,10 +19,38 @@ const kMasked = -1e9; // additive causal mask: exp underflows to exactly 0, like
  * @returns {{ step(batch): { loss, gradNorm }, dispose() }}
  */
 export function createTfjsTrainer(tf, config, weights, optimizer) {
-  const { vocabSize: V, dModel: d, numHeads: H, numLayers: L } = config;
+  const V = config.vocabSize;
   const B = kBatch;
   const T = kSeqLen;
-  const dk = d / H;
+  const p = createParameters(tf, config, weights);
+  const names = Object.keys(p);
+  const varList = names.map((n) => p[n]);
+  const model = createModel(tf, config, p);
+  const adamw = createAdamW(tf, p, names, optimizer);
+
+  return {
+    /** One step on { ids, targets } (Int32Array B·T each): inputs in, loss and norm out. */
+    step(batch) {
+      const [oneHotIds, targetWeights] = encodeBatch(batch, V);
+      const out = tf.tidy(() => {
+        const x = tf.tensor2d(oneHotIds, [B * T, V]);
+        const w = tf.tensor2d(targetWeights, [B * T, V]);
+        const { value, grads } = tf.variableGrads(() => model.loss(x, w), varList);
+        return tf.stack([value, adamw.update(grads)]);
+      });
+      const [lossValue, gradNorm] = out.dataSync();
+      out.dispose();
+      return { loss: lossValue, gradNorm };
+    },
+    numTensors: () => tf.memory().numTensors,
+    dispose() {
+      tf.dispose([...varList, ...adamw.state, ...model.constants]);
+    },
+  };
+}
+
+// The trainable variables, by state-dict name; linear weights stored transposed, (in, out).
+function createParameters(tf, config, weights) {
   const p = {};
   for (const [name, shape] of parameterShapes(config)) {
     const t = isLinearWeight(name) ? [shape[1], shape[0]] : shape;
@@ -31,14 +59,18 @@ export function createTfjsTrainer(tf, config, weights, optimizer) {
       : weights[name].data;
     p[name] = tf.tidy(() => tf.variable(tf.tensor(data, t)));
   }
-  const names = Object.keys(p);
-  const varList = names.map((n) => p[n]);
-  const zeros = () => names.map((n) => tf.tidy(() => tf.variable(tf.zerosLike(p[n]), false)));
-  const m = zeros(); // AdamW's exp_avg
-  const v = zeros(); // exp_avg_sq
+  return p;
+}
+
+// The forward pass as tfjs ops over the variables p: loss(oneHotIds, targetWeights), and the
+// constant tensors it holds (disposed with the trainer).
+function createModel(tf, config, p) {
+  const { dModel: d, numHeads: H, numLayers: L } = config;
+  const B = kBatch;
+  const T = kSeqLen;
+  const dk = d / H;
   const causal = tf.tensor2d(causalMask(T), [T, T]);
   const scale = tf.scalar(1 / Math.sqrt(dk));
-  let steps = 0;
 
   const linear = (x, prefix, weight = `${prefix}.weight`, bias = `${prefix}.bias`) =>
     tf.fused.matMul({ a: x, b: p[weight], bias: p[bias] });
@@ -77,9 +109,20 @@ export function createTfjsTrainer(tf, config, weights, optimizer) {
     return tf.neg(tf.sum(tf.mul(targetWeights, tf.logSoftmax(logits))));
   }
 
+  return { loss, constants: [causal, scale] };
+}
+
+// AdamW over the variables p (in the order of `names`): update(byVariable) applies one step and
+// returns the gradient norm; state holds its moment variables (disposed with the trainer).
+function createAdamW(tf, p, names, optimizer) {
+  const zeros = () => names.map((n) => tf.tidy(() => tf.variable(tf.zerosLike(p[n]), false)));
+  const m = zeros(); // AdamW's exp_avg
+  const v = zeros(); // exp_avg_sq
+  let steps = 0;
+
   // clip_grad_norm_ then torch's _single_tensor_adamw: p·(1 − lr·wd); m, v moments;
   // p −= lr/bc1 · m / (√v / √bc2 + eps). Returns the (unclipped) norm as a scalar tensor.
-  function adamw(byVariable) {
+  function update(byVariable) {
     const grads = Object.fromEntries(names.map((n) => [n, byVariable[p[n].name]])); // keyed by variable name
     const {
       lr,
@@ -106,25 +149,7 @@ export function createTfjsTrainer(tf, config, weights, optimizer) {
     return norm;
   }
 
-  return {
-    /** One step on { ids, targets } (Int32Array B·T each): inputs in, loss and norm out. */
-    step(batch) {
-      const [oneHotIds, targetWeights] = encodeBatch(batch, V);
-      const out = tf.tidy(() => {
-        const x = tf.tensor2d(oneHotIds, [B * T, V]);
-        const w = tf.tensor2d(targetWeights, [B * T, V]);
-        const { value, grads } = tf.variableGrads(() => loss(x, w), varList);
-        return tf.stack([value, adamw(grads)]);
-      });
-      const [lossValue, gradNorm] = out.dataSync();
-      out.dispose();
-      return { loss: lossValue, gradNorm };
-    },
-    numTensors: () => tf.memory().numTensors,
-    dispose() {
-      tf.dispose([...varList, ...m, ...v, causal, scale]);
-    },
-  };
+  return { update, state: [...m, ...v] };
 }
 
 // Linear weights are (out, in) in the state dict and (in, out) here.

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The soak (issue #18): many mixed calls, as a page left open all day makes them — forwards,
+// The soak: many mixed calls, as a page left open all day makes them — forwards,
 // traces, errors, state-dict loads, backward passes, trainer steps, safetensors round trips — with
 // the wasm heap's size, malloc's bytes in use, the live JS handles and Embind's value handles
 // printed every tenth of the run. After the first tenth (warm-up: buffers reach their sizes) every
@@ -7,7 +7,7 @@
 //
 //   npm run soak                         10^5 calls (a few minutes)
 //   node scripts/soak.mjs --calls 10000  the version npm test runs
-//   --threads N                          init({ threads: N }) (default 2: the threaded build, issue #26)
+//   --threads N                          init({ threads: N }) (default 2: the threaded build)
 import {
   init,
   Tensor,

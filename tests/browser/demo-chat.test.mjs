@@ -1,5 +1,5 @@
-// The demo on issue #25's checkpoints, in Chromium under the strict CSP: every new family's committed
-// tiny folder opens through the folder input (its architecture in the Model control, its layers × heads
+// The demo on the tiny checkpoints, in Chromium under the strict CSP: every committed tiny checkpoint
+// folder opens through the folder input (its architecture in the Model control, its layers × heads
 // in the model view, the top 10 next tokens); a folder with chat_template.jinja gets the Chat form,
 // whose templated text (special tokens included, none added again) becomes the input; generation
 // streams its tokens and Stop ends it; a folder holding only pytorch_model.bin or a GGUF file is
@@ -10,6 +10,7 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { ROOT, demoReady, join, launch } from './helpers.mjs';
+import { listPretrained } from '../js/fixture.js';
 
 const GOLDEN = join(ROOT, 'tests', 'golden', 'pretrained');
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
@@ -43,33 +44,36 @@ async function openFolder(page, dir) {
   return page.textContent('#model-note');
 }
 
-test('every new family opens in the demo: model view, next tokens', async () => {
+test('every checkpoint folder opens in the demo: model view, next tokens', async () => {
   const { page, watch } = await b.newPage();
   await page.goto(b.url('/'));
   await demoReady(page);
-  const families = {
-    'qwen3-tiny': 'Qwen3ForCausalLM',
-    'mistral-tiny': 'MistralForCausalLM',
-    'qwen2-sliding-tiny': 'Qwen2ForCausalLM',
-    'smollm3-tiny': 'SmolLM3ForCausalLM',
-    'olmo2-tiny': 'Olmo2ForCausalLM',
-    'phi3-tiny': 'Phi3ForCausalLM',
-    'gemma3-tiny': 'Gemma3ForCausalLM',
-    'gemma2-tiny': 'Gemma2ForCausalLM',
-  };
-  for (const [name, arch] of Object.entries(families)) {
-    assert.match(await openFolder(page, await copyFolder(name, name)), /Opened .*2 layers, 4 heads/, name);
+  // every folder of tests/golden/pretrained/, so a family added there is opened too
+  const families = Object.fromEntries(
+    listPretrained().map((name) => [
+      name,
+      JSON.parse(readFileSync(join(GOLDEN, name, 'config.json'), 'utf8')),
+    ]),
+  );
+  for (const [name, config] of Object.entries(families)) {
+    const layers = config.num_hidden_layers ?? config.n_layer;
+    const heads = config.num_attention_heads ?? config.n_head;
+    assert.match(
+      await openFolder(page, await copyFolder(name, name)),
+      new RegExp(`Opened .*${layers} layers, ${heads} heads`),
+      name,
+    );
     assert.match(
       await page.$eval('#model option[value="folder"]', (o) => o.textContent),
-      new RegExp(`\\(${arch}\\)`),
+      new RegExp(`\\(${config.architectures[0]}\\)`),
     );
     await page.waitForFunction(() => document.querySelectorAll('#next-table tbody tr').length === 10, null, {
       timeout: 20_000,
     });
     assert.equal(
       await page.$eval('attention-model-view', (el) => el._tiles.length),
-      8,
-      `${name}: 2 layers × 4 heads`,
+      layers * heads,
+      `${name}: ${layers} layers × ${heads} heads`,
     );
     if (name === 'gemma3-tiny') {
       // what differs between its layers, shown with the layer (model.layers)

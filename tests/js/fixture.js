@@ -4,12 +4,15 @@
 //   const f = loadFixture('mha_self');
 //   f.tensors.get('query')        // { shape: [2, 5, 8], data: Float32Array(80) }
 //   f.scalar('num_heads', 1)      // 2
+//   listPretrained()              // ['gemma2-tiny', …, 'smollm3-tiny']: tests/golden/pretrained/ folders
 //
 // Values may be "inf", "-inf" or "nan" (additive masks hold -inf); Number() does not parse those,
 // so they are mapped explicitly. Masks are 0/1 floats with 1 = may attend / real token.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 
 const FIXTURE_DIR = new URL('../golden/fixtures/', import.meta.url);
+/** tests/golden/pretrained/: one folder per tiny Hugging Face checkpoint (make_pretrained_fixtures.py). */
+export const PRETRAINED_DIR = new URL('../golden/pretrained/', import.meta.url);
 
 const SPECIAL = new Map([
   ['inf', Infinity],
@@ -100,4 +103,16 @@ export function listFixtures(index = 'index.txt') {
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+/**
+ * The checkpoint folders in tests/golden/pretrained/ (those holding model.safetensors, and `withFile`
+ * too when given, e.g. 'expected_interp.json'), sorted by name. Tests list the fixtures through this, never
+ * by hand, so a folder added there is covered by every test at once.
+ */
+export function listPretrained(withFile) {
+  const has = (name, file) => existsSync(new URL(`${name}/${file}`, PRETRAINED_DIR));
+  return readdirSync(PRETRAINED_DIR)
+    .filter((name) => has(name, 'model.safetensors') && (withFile === undefined || has(name, withFile)))
+    .sort();
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `npm run bench:modern` → node bench/modern.mjs: the benchmarks of issue #15, attention as today's
-// models run it (fp32, one thread, Node, the public wrapper src/js/index.js over dist/):
+// `npm run bench:window-kv` → node bench/window_kv_cache.mjs: sliding-window attention and KV-cache
+// decoding, attention as today's models run it (fp32, one thread, Node, the public wrapper src/js/index.js over dist/):
 //
 //   1. Sliding window: scaledDotProductAttention on one head, q, k, v (1, 1, T, 64), causal,
 //      needWeights false (the tiled path), window 512 against full causal, T = 16 384 (target
@@ -11,7 +11,7 @@
 //      of the whole (1, 2048, 512) sequence without a cache (target ≥ 50×). The decoded token's
 //      output is checked against the last row of the full forward.
 //
-//   node bench/modern.mjs [--budget-ms 3000] [--steps 30]
+//   node bench/window_kv_cache.mjs [--budget-ms 3000] [--steps 30]
 //
 // Exits 1 if a correctness check fails; a missed speed target only prints MISSED.
 // Node 20 runs WebAssembly relaxed SIMD only behind --experimental-wasm-relaxed-simd: without it
@@ -58,7 +58,7 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(' / ');
 console.log(
-  `bench/modern.mjs: Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores, one used), ${os.platform()} ${os.arch()}`,
+  `bench/window_kv_cache.mjs: Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores, one used), ${os.platform()} ${os.arch()}`,
 );
 console.log(`kernel variant: ${kernelVariant()} (relaxed SIMD in this engine: ${relaxedSimdSupported()})`);
 console.log(`load average (1/5/15 min) at start: ${load()}`);
@@ -179,28 +179,20 @@ async function slidingWindow(T, { target }) {
 
 // ---- 2. KV-cache decoding ---------------------------------------------------------------------------
 
-async function kvDecoding() {
-  const E = 512;
-  const config = { embedDim: E, numHeads: 8, numKVHeads: 2, rope: true, seed: 15 };
-  const T = 2048; // the sequence the full forward recomputes
-  const prefill = T - 1;
-  const steps = decodeSteps;
+const maxDiff = (a, b) => a.reduce((m, ai, i) => Math.max(m, Math.abs(ai - b[i])), 0);
+
+// Warm-up on a separate cache: compiles/tiers up the cached path (a short prefill, a few steps).
+function warmUpCache(mha, rowsOf, opts) {
+  const warm = mha.createCache({ maxLength: 80 });
+  mha.forward(rowsOf(0, 64), null, null, { ...opts, cache: warm });
+  for (let s = 64; s < 80; s++) mha.forward(rowsOf(s, s + 1), null, null, { ...opts, cache: warm });
+  warm.dispose();
+}
+
+// The cache: filled once with `prefill` tokens, then one token per timed step (length prefill + 1 …
+// prefill + steps). Returns the prefill time, each step's time and each decoded token's output (E).
+function decodeWithCache(mha, rowsOf, opts, prefill, steps) {
   const total = prefill + steps;
-  const x = uniform(total * E, mulberry32(2048));
-  const rowsOf = (from, to) => new Tensor(x.subarray(from * E, to * E), [1, to - from, E]);
-
-  const mha = new MultiHeadAttention(config);
-  const opts = { causal: true, needWeights: false };
-
-  // Warm-up on a separate cache: compiles/tiers up the cached path (a short prefill, a few steps).
-  {
-    const warm = mha.createCache({ maxLength: 80 });
-    mha.forward(rowsOf(0, 64), null, null, { ...opts, cache: warm });
-    for (let s = 64; s < 80; s++) mha.forward(rowsOf(s, s + 1), null, null, { ...opts, cache: warm });
-    warm.dispose();
-  }
-
-  // The cache: filled once with 2047 tokens, then one token per timed step (length 2048 … 2047 + steps).
   const cache = mha.createCache({ maxLength: total });
   const t0 = performance.now();
   mha.forward(rowsOf(0, prefill), null, null, { ...opts, cache });
@@ -219,22 +211,17 @@ async function kvDecoding() {
   cache.dispose();
   if (finalLength !== total)
     failures.push(`KV cache: length ${finalLength} after decoding, expected ${total}`);
-  const stepMs = median(stepTimes);
+  return { prefillMs, stepTimes, decoded };
+}
 
-  // Recomputing: one forward of the whole (1, 2048, 512) sequence without a cache.
-  const whole = rowsOf(0, T);
-  const full = await measure(async () => mha.forward(whole, null, null, opts).output.data, { budgetMs });
-  const ratio = full.medianMs / stepMs;
-
-  const maxDiff = (a, b) => a.reduce((m, ai, i) => Math.max(m, Math.abs(ai - b[i])), 0);
-  // The first decoded token (position 2047, cache length 2048) vs the full forward's last row.
-  const err = maxDiff(decoded[0], full.output.subarray((T - 1) * E, T * E));
-  // The last decoded token vs the last row of a full forward over all `total` tokens.
+// The decoded tokens against full forwards without a cache: the first (position T − 1) against the
+// last row of the timed (1, T, E) forward, the last against a forward over all `total` tokens, and
+// the first against the row before (it must differ, or the comparison is vacuous).
+function checkDecoded({ mha, rowsOf, opts, decoded, fullOutput, T, total, E }) {
+  const err = maxDiff(decoded[0], fullOutput.subarray((T - 1) * E, T * E));
   const fullLast = mha.forward(rowsOf(0, total), null, null, opts).output.data;
-  const errLast = maxDiff(decoded[steps - 1], fullLast.subarray((total - 1) * E, total * E));
-  // Not a vacuous comparison: the decoded token differs from the full forward's previous row.
-  const errPrev = maxDiff(decoded[0], full.output.subarray((T - 2) * E, (T - 1) * E));
-  mha.dispose();
+  const errLast = maxDiff(decoded[decoded.length - 1], fullLast.subarray((total - 1) * E, total * E));
+  const errPrev = maxDiff(decoded[0], fullOutput.subarray((T - 2) * E, (T - 1) * E));
   const ok = err < kTol && errLast < kTol && errPrev > kTol;
   if (!(errPrev > kTol))
     failures.push(
@@ -244,9 +231,13 @@ async function kvDecoding() {
     failures.push(
       `KV cache: decoded output differs from the full forward (first step ${formatErr(err)}, last ${formatErr(errLast)})`,
     );
+  return { err, errLast, errPrev, ok };
+}
+
+function reportKvDecoding({ E, T, prefill, steps, total, prefillMs, stepTimes, stepMs, full, ratio, check }) {
+  const { err, errLast, errPrev, ok } = check;
   const target = 50;
   const met = ratio >= target;
-
   console.log(
     `\nKV-cache decoding, MultiHeadAttention embedDim ${E}, 8 heads, 2 KV heads, rope, causal, needWeights false:`,
   );
@@ -270,6 +261,31 @@ async function kvDecoding() {
     met,
     check: `${formatErr(Math.max(err, errLast))} ${ok ? 'ok' : 'FAIL'}`,
   });
+}
+
+async function kvDecoding() {
+  const E = 512;
+  const config = { embedDim: E, numHeads: 8, numKVHeads: 2, rope: true, seed: 15 };
+  const T = 2048; // the sequence the full forward recomputes
+  const prefill = T - 1;
+  const steps = decodeSteps;
+  const total = prefill + steps;
+  const x = uniform(total * E, mulberry32(2048));
+  const rowsOf = (from, to) => new Tensor(x.subarray(from * E, to * E), [1, to - from, E]);
+
+  const mha = new MultiHeadAttention(config);
+  const opts = { causal: true, needWeights: false };
+  warmUpCache(mha, rowsOf, opts);
+  const { prefillMs, stepTimes, decoded } = decodeWithCache(mha, rowsOf, opts, prefill, steps);
+  const stepMs = median(stepTimes);
+
+  // Recomputing: one forward of the whole (1, 2048, 512) sequence without a cache.
+  const whole = rowsOf(0, T);
+  const full = await measure(async () => mha.forward(whole, null, null, opts).output.data, { budgetMs });
+  const ratio = full.medianMs / stepMs;
+  const check = checkDecoded({ mha, rowsOf, opts, decoded, fullOutput: full.output, T, total, E });
+  mha.dispose();
+  reportKvDecoding({ E, T, prefill, steps, total, prefillMs, stepTimes, stepMs, full, ratio, check });
 }
 
 await slidingWindow(16384, { target: 10 });

@@ -1,4 +1,4 @@
-// Attention as today's models use it, from JS (issue #15): scaledDotProductAttention and its
+// Attention as today's models use it, from JS: scaledDotProductAttention and its
 // backward with positionOffset, causal 'top-left' / 'bottom-right', window, alibi and enableGQA
 // against the PyTorch fixtures (tests/golden/make_modern_fixtures.py); applyRotary, its backward and
 // alibiSlopes against theirs; MultiHeadAttention with the same position options against SDPA on its
@@ -44,7 +44,7 @@ function sdpaOptions(f) {
   return o;
 }
 
-describe('scaledDotProductAttention: the modern fixtures, forward and backward', () => {
+describe('scaledDotProductAttention: offset, causal alignment, window, ALiBi and GQA fixtures, forward and backward', () => {
   const names = listFixtures('index_modern.txt').filter((n) => n.startsWith('modern_sdpa_'));
   it('lists the 10 modern_sdpa_* fixtures', () => assert.equal(names.length, 10));
   for (const name of names) {
@@ -88,7 +88,7 @@ describe('scaledDotProductAttention: the modern fixtures, forward and backward',
   });
 });
 
-describe('applyRotary and alibiSlopes: the modern fixtures', () => {
+describe('applyRotary and alibiSlopes: the rotary and slope fixtures', () => {
   for (const name of ['modern_rope_half', 'modern_rope_interleaved', 'modern_rope_partial_offset']) {
     it(name, () => {
       const f = loadFixture(name);
@@ -258,7 +258,7 @@ describe("refusals: AttentionError with the contract's code, the heap unchanged"
   });
 });
 
-describe('MultiHeadAttention numKVHeads, rope and the KV cache: the modern fixtures', () => {
+describe('MultiHeadAttention numKVHeads, rope and the KV cache: the PyTorch fixtures', () => {
   const names = listFixtures('index_modern.txt').filter(
     (n) => n.startsWith('modern_mha_') && n !== 'modern_mha_cache',
   );

@@ -1,6 +1,6 @@
-// The widgets of today's attention (issue #15) in Chromium, each under the strict CSP of the test
-// pages (routeHtml): <rope-explorer>, <alibi-bias> and <gqa-heads> render with no console error and
-// no CSP violation; their numbers are checked against the library called from the test page
+// The widgets of today's attention (RoPE, ALiBi, grouped-query heads) in Chromium, each under the strict
+// CSP of the test pages (routeHtml): <rope-explorer>, <alibi-bias> and <gqa-heads> render with no console
+// error and no CSP violation; their numbers are checked against the library called from the test page
 // (q·k from the seeded vectors, the ALiBi slopes, SDPA with the bias as an additive mask, SDPA on
 // k/v repeated per head without enableGQA); a bad head count shows the library's error; axe-core
 // finds no violation on a page of the three (light and dark). Screenshots land in test-results/.
@@ -27,7 +27,7 @@ after(async () => {
   await b?.close();
 });
 
-const open = (name, body, selector = ALL) => openWidgetPage(b, 'modern', name, body, selector);
+const open = (name, body, selector = ALL) => openWidgetPage(b, 'rope-alibi-gqa', name, body, selector);
 const assertClean = assertCleanPage;
 
 for (const [name, html] of Object.entries({

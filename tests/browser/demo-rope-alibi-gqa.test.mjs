@@ -1,4 +1,4 @@
-// The demo's seeded layer with today's attention (issue #15): RoPE and ALiBi as positional choices
+// The demo's seeded layer with today's attention: RoPE and ALiBi as positional choices
 // and a key/value head count (grouped-query attention). Each step the page shows equals the
 // library's own trace of the same configuration, the link keeps the choices, nothing errors.
 import { after, before, test } from 'node:test';

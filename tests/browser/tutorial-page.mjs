@@ -1,0 +1,90 @@
+// Shared by the tutorial tests (tutorial and tutorial-sections .test.mjs): importing it launches Chromium
+// and opens web/tutorial.html before the file's tests (`env`, `page`, its watch `w`, `badResponses`) and
+// closes it after them; inspectWidgets() reads what each widget draws.
+
+import { after, before } from 'node:test';
+import { launch } from './helpers.mjs';
+
+export const ALL_WIDGETS = [
+  'query-explorer',
+  'variance-experiment',
+  'softmax-playground',
+  'mask-fill-compare',
+  'attention-steps',
+  'attention-heatmap',
+  'mask-editor',
+  'positional-encoding-heatmap',
+  'attention-trainer',
+  'attention-model-view',
+  'rope-explorer',
+  'alibi-bias',
+  'gqa-heads',
+  'kv-cache-stepper',
+  'head-scores',
+  'logit-attribution',
+  'patching-view',
+];
+
+export let env, page, w, badResponses;
+
+/** Waits until the tutorial script and every custom element on the page have rendered once. */
+async function pageReady(p) {
+  await p.waitForFunction(
+    () => {
+      const els = [...document.querySelectorAll('*')].filter((e) => e.localName.includes('-'));
+      return (
+        document.documentElement.dataset.tutorialReady !== undefined &&
+        els.length > 0 &&
+        els.every((e) => e.dataset.ready !== undefined)
+      );
+    },
+    null,
+    { timeout: 30_000 },
+  );
+}
+
+/** In the page: for each widget matching `selector`, how many distinct colours its canvases hold and whether it shows an error. */
+export function inspectWidgets(p, selector) {
+  return p.evaluate(
+    (sel) =>
+      [...document.querySelectorAll(sel)].map((el) => {
+        let colours = 0,
+          drawn = 0;
+        for (const c of el.shadowRoot.querySelectorAll('canvas')) {
+          if (!c.width || !c.height || c.closest('[hidden]')) continue;
+          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+          const seen = new Set();
+          for (let i = 0; i < d.length && seen.size < 64; i += 4 * 7)
+            seen.add((d[i] << 24) | (d[i + 1] << 16) | (d[i + 2] << 8) | d[i + 3]);
+          colours = Math.max(colours, seen.size);
+          if (seen.size > 2) drawn++;
+        }
+        const error = el.shadowRoot.querySelector('.error:not([hidden])');
+        return {
+          tag: el.localName,
+          id: el.id,
+          ready: el.dataset.ready !== undefined,
+          colours,
+          drawn,
+          error: error ? error.textContent : '',
+          text: el.shadowRoot.textContent.trim().length,
+        };
+      }),
+    selector,
+  );
+}
+
+before(async () => {
+  env = await launch();
+  ({ page, watch: w } = await env.newPage());
+  badResponses = [];
+  page.on('response', (r) => {
+    if (r.status() >= 400) badResponses.push(`${r.status()} ${r.url()}`);
+  });
+  await page.goto(env.url('/tutorial.html'));
+  await pageReady(page);
+});
+
+after(async () => {
+  await env?.close();
+});

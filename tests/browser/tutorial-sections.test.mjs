@@ -1,0 +1,268 @@
+// The tutorial page (web/tutorial.html), its later sections in a real browser: multi-head shapes, heads
+// that learn, positional encoding, today's models (RoPE, the KV cache), finding the heads that matter, the
+// snippets of section 10 (Embed) pasted alone into an empty page, and the attribute reference covering
+// every attribute; no console error after all the interaction.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { ROOT, join, routeHtml, watch } from './helpers.mjs';
+import { ALL_WIDGETS, env, page, w, inspectWidgets } from './tutorial-page.mjs';
+
+test('multi-head presets: the 512-dim, 8-head example and the shapes at each step', async () => {
+  await page.locator('[data-preset="paper"]').click();
+  await page.waitForFunction(() => document.querySelector('#steps').current?.shape?.includes(512 / 8));
+  const rows = await page
+    .locator('#shape-table tbody tr')
+    .evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  const T = 11; // "The cat sat on the mat because it was tired ." has 11 tokens
+  const find = (op) => rows.find((r) => r[0].startsWith(op));
+  assert.equal(find('Input')[2], `(1, ${T}, 512)`);
+  assert.equal(find('Split')[2], `(1, ${T}, 8, 64)`);
+  assert.equal(find('Move the head axis forward')[2], `(1, 8, ${T}, 64)`);
+  assert.equal(find('Scores')[2], `(1, 8, ${T}, ${T})`);
+  assert.equal(find('Concatenate')[2], `(1, ${T}, 512)`);
+  assert.equal(find('Output')[2], `(1, ${T}, 512)`);
+  const heads = await page.locator('#heads').evaluate((e) => e.shown.matrices.length);
+  assert.equal(heads, 8, 'the heatmap shows 8 heads side by side');
+  // Clicking a row opens that step in <attention-steps>.
+  await page.locator('#shape-table tbody tr', { hasText: 'Softmax' }).click();
+  assert.equal(await page.locator('#steps').evaluate((e) => e.current.name), 'weights');
+  await page.locator('[data-preset="small"]').click();
+  await page.waitForFunction(() => document.querySelector('#steps').current?.shape?.[1] === 4);
+});
+
+test("watch heads learn: the reverse preset's mirror head, opened step by step; the text model reads a sentence", async () => {
+  await page.waitForFunction(() => document.querySelector('#reverse-steps').trace, null, { timeout: 20_000 });
+  const r = await page.evaluate(() => {
+    const view = document.querySelector('#reverse-view'),
+      steps = document.querySelector('#reverse-steps');
+    const { layers, T } = view.shown;
+    // Answer rows 6 … 11 of the only head: the argmax key mirrors the row (2L − 1 − t, L = 6).
+    const mirrored = [6, 7, 8, 9, 10, 11].every((t) => {
+      const row = layers[0].subarray(t * T, (t + 1) * T);
+      return row.indexOf(Math.max(...row)) === 11 - t;
+    });
+    const shown = steps.current;
+    return { mirrored, step: shown.name, same: Array.from(shown.data).every((v, i) => v === layers[0][i]) };
+  });
+  assert.ok(r.mirrored, 'the mirror head reads the input it repeats');
+  assert.deepEqual([r.step, r.same], ['weights', true], "the steps view shows the preset's own weights");
+  await page.waitForFunction(() => document.querySelector('#text-view').shown, null, { timeout: 20_000 });
+  const text = await page.evaluate(() => ({
+    T: document.querySelector('#text-view').shown.T,
+    sentence: document.querySelector('[data-bind="text-sentence"]').textContent,
+  }));
+  assert.equal(text.T, text.sentence.length);
+});
+
+test('positional encoding: repeated words are identical without it and distinct with it', async () => {
+  const text = await page.locator('[data-bind="pe-repeat"]').textContent();
+  const m = /differ by at most (\d+\.\d+).*differ by up to (\d+\.\d+)/.exec(text);
+  assert.ok(m, text);
+  assert.equal(Number(m[1]), 0);
+  assert.ok(Number(m[2]) > 1e-3);
+  const bases = await page.evaluate(() => [
+    document.querySelector('#pe-10000').base,
+    document.querySelector('#pe-1000').base,
+  ]);
+  assert.deepEqual(bases, [10000, 1000]);
+});
+
+test("section 8, today's models: numbered before Embed (10, last); RoPE's offsets agree; stepping the KV cache matches the full forward and the prose follows", async () => {
+  const toc = await page.evaluate(() => ({
+    sections: [...document.querySelectorAll('main section > h2')].map((h) => [
+      h.querySelector('.num').textContent,
+      h.parentElement.id,
+    ]),
+    links: [...document.querySelectorAll('.toc a')].map((a) => a.getAttribute('href')),
+  }));
+  assert.deepEqual(toc.sections.slice(-4), [
+    ['7', 'learn'],
+    ['8', 'modern'],
+    ['9', 'matter'],
+    ['10', 'embed'],
+  ]);
+  assert.deepEqual(
+    toc.sections.map(([n]) => n),
+    ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'],
+    'sections numbered in order',
+  );
+  assert.deepEqual(
+    toc.links,
+    toc.sections.map(([, id]) => `#${id}`),
+    'the contents list every section in order',
+  );
+  const rope = await page.evaluate(() => document.querySelector('#rope-widget').shown.maxDiff);
+  assert.ok(rope <= 1e-4, `RoPE: offsets 0, 100, 1000 agree (${rope})`);
+  assert.match(
+    await page.locator('[data-bind="rope-diff"]').textContent(),
+    /changes q·k by at most \d\.\de[+-]\d+/,
+  );
+  assert.match(await page.locator('[data-bind="kv-check"]').textContent(), /^The cache is empty\./);
+  const kv = page.locator('#kv-widget');
+  for (let i = 0; i < 4; i++) await kv.locator('button', { hasText: 'Step' }).first().click();
+  const r = await kv.evaluate((el) => {
+    const out = el.outputs,
+      full = el.fullOutput();
+    return {
+      length: el.length,
+      n: out.length,
+      diff: Math.max(...Array.from(out, (v, i) => Math.abs(v - full[i]))),
+    };
+  });
+  assert.deepEqual([r.length, r.n], [4, 4 * 16]);
+  assert.ok(r.diff <= 1e-5, `stepped rows = the full forward's (${r.diff})`);
+  assert.match(
+    await page.locator('[data-bind="kv-check"]').textContent(),
+    /^4 of 10 tokens cached\. Every stepped output row so far equals the full forward’s row/,
+  );
+  await kv.locator('button', { hasText: 'Reset' }).click();
+  assert.equal(await kv.evaluate((el) => el.length), 0);
+});
+
+test('the attribute reference (page and docs/widgets.md) covers every attribute of every widget', async () => {
+  const observed = await page.evaluate(
+    (tags) =>
+      Object.fromEntries(
+        tags.map((t) => {
+          const cls = customElements.get(t);
+          return [t, { all: cls.observedAttributes, own: cls.ownAttributes }];
+        }),
+      ),
+    ALL_WIDGETS,
+  );
+  const table = await page.evaluate(() => ({
+    model: [...document.querySelectorAll('table[data-ref="model"] tbody tr td:first-child')].map((td) =>
+      td.textContent.trim(),
+    ),
+    own: [...document.querySelectorAll('table[data-ref="own"] tbody tr')].map((tr) => [
+      tr.dataset.widget,
+      tr.querySelector('td:nth-last-child(3) code').textContent.trim(),
+    ]),
+  }));
+  const docs = await readFile(join(ROOT, 'docs', 'widgets.md'), 'utf8');
+  const section = (title) => {
+    const i = docs.indexOf(`## ${title}`);
+    assert.ok(i >= 0, `docs/widgets.md has "## ${title}"`);
+    const j = docs.indexOf('\n## ', i + 3);
+    return docs.slice(i, j < 0 ? undefined : j);
+  };
+  const modelDocs = section('Model attributes');
+  for (const [tag, { all, own }] of Object.entries(observed)) {
+    const docsOwn = section(`\`<${tag}>\``);
+    for (const a of own) {
+      assert.ok(
+        table.own.some(([t, x]) => t === tag && x === a),
+        `the page documents ${tag} ${a}`,
+      );
+      assert.ok(docsOwn.includes(`\`${a}\``), `docs/widgets.md documents ${tag} ${a}`);
+    }
+    for (const a of all.filter((x) => !own.includes(x))) {
+      assert.ok(table.model.includes(a), `the page documents the model attribute ${a} (${tag})`);
+      assert.ok(modelDocs.includes(`\`${a}\``), `docs/widgets.md documents the model attribute ${a}`);
+    }
+  }
+});
+
+test("section 9, finding the heads that matter: the scores find the preset's heads, patching and attribution confirm them, the prose follows, a selected head opens step by step", async () => {
+  await page.waitForFunction(
+    () => document.querySelector('#interp-patch').shown && document.querySelector('#interp-steps').trace,
+    null,
+    { timeout: 20_000 },
+  );
+  const r = await page.evaluate(() => {
+    const scores = document.querySelector('#interp-scores').shown,
+      patch = document.querySelector('#interp-patch').shown;
+    const attr = document.querySelector('#interp-attr').shown;
+    const argmax = (d) => Array.from(d).indexOf(Math.max(...d));
+    return {
+      previous: argmax(scores.scores['previous-token']),
+      induction: Array.from(scores.scores.induction),
+      patch: Array.from(patch.result),
+      where: patch.where,
+      topHead: attr.components.find((c) => c.kind === 'head'),
+      total: attr.total,
+      logitDiff: attr.logitDiff,
+      prose: ['interp-scores', 'interp-patch', 'interp-attr'].map(
+        (n) => document.querySelector(`[data-bind="${n}"]`).textContent,
+      ),
+    };
+  });
+  // docs/presets.md: the previous-token head is layer 0 head 1, the induction head layer 1 head 1 (H = 2).
+  assert.equal(r.previous, 1, 'previous-token: layer 0 head 1');
+  assert.ok(
+    r.induction[3] > 0.9 && r.induction[3] >= Math.max(...r.induction) - 1e-3,
+    `induction: layer 1 head 1 (${r.induction})`,
+  );
+  assert.equal(r.where, 'worker', 'the preset is patched in a worker');
+  assert.ok(r.patch[1] > 0.9, `patching layer 0 head 1 restores the answer (${r.patch})`);
+  assert.ok(r.patch[2] > 0.5 && r.patch[3] > 0.5, 'so do the layer-1 heads');
+  assert.ok(Math.abs(r.patch[0]) < 0.05, 'layer 0 head 0 does not');
+  assert.equal(r.topHead.layer, 1, 'a layer-1 head writes the most');
+  assert.ok(Math.abs(r.total - r.logitDiff) <= 1e-4, 'the parts add up');
+  assert.match(
+    r.prose[0],
+    /^Highest previous-token score: layer 0 head 1 \(0\.\d\d\)\. Highest induction score: layer 1 head [01] \(/,
+  );
+  assert.match(r.prose[1], /^Restored by each head alone: layer 0 head 0 −?0\.\d\d, layer 0 head 1 1\.00,/);
+  assert.match(r.prose[2], /^Of the logit difference \d+\.\d\d \(“7” against “\d+”\): layer 1 head/);
+  // A click on layer 0 head 1 in the patching grid opens that layer in the steps view, head 1.
+  const p = await page.locator('#interp-patch').evaluate((el) => {
+    el._view.canvas.scrollIntoView({ block: 'center', behavior: 'instant' });
+    return el._view.cellCenter(0, 1);
+  });
+  await page.mouse.click(p.x, p.y);
+  const opened = await page.evaluate(() => {
+    const steps = document.querySelector('#interp-steps'),
+      view = document.querySelector('#interp-view');
+    const { layers, T } = view.shown;
+    const w = steps.current;
+    return {
+      head: steps.getAttribute('head'),
+      step: w.name,
+      same: Array.from(w.data).every((v, i) => v === layers[0][T * T + i]),
+    };
+  });
+  assert.deepEqual(opened, { head: '1', step: 'weights', same: true }, 'layer 0, head 1 opened step by step');
+});
+
+test('each snippet of section 10 (Embed), pasted alone into an empty page with the script tag, renders', async () => {
+  const { snippets, scriptTag } = await page.evaluate(() => ({
+    snippets: [...document.querySelectorAll('code[data-snippet]')].map((c) => ({
+      name: c.dataset.snippet,
+      html: c.textContent,
+    })),
+    scriptTag: document.querySelector('code[data-script-tag]').textContent,
+  }));
+  assert.match(scriptTag, /^<script type="module" src="[^"]*widgets\.js"><\/script>$/);
+  assert.deepEqual(snippets.map((s) => s.name).sort(), [...ALL_WIDGETS].sort(), 'one snippet per widget');
+  for (const { name, html } of snippets) {
+    assert.ok(
+      html.trim().startsWith(`<${name}`) && html.trim().endsWith(`</${name}>`),
+      `the ${name} snippet is just the element`,
+    );
+    const url = env.url(`/snippet-${name}.html`);
+    await routeHtml(
+      env.context,
+      url,
+      `<!doctype html>\n<html><head><meta charset="utf-8">${scriptTag}</head><body>\n${html}\n</body></html>`,
+    );
+    const p = await env.context.newPage();
+    const pw = watch(p, env.origin);
+    await p.goto(url);
+    await p.waitForFunction((sel) => document.querySelector(sel)?.dataset.ready !== undefined, name, {
+      timeout: 20_000,
+    });
+    const [x] = await inspectWidgets(p, name);
+    assert.equal(x.error, '', `${name} alone shows no error`);
+    assert.ok(x.drawn >= 1 && x.colours > 2, `${name} alone draws (${x.colours} colours)`);
+    assert.deepEqual(pw.errors, [], `${name} alone: no console error`);
+    assert.deepEqual(pw.offOrigin, [], `${name} alone: nothing outside the origin`);
+    await p.close();
+  }
+});
+
+test('no console error after all the interaction', () => {
+  assert.deepEqual(w.errors, []);
+});
