@@ -1,5 +1,5 @@
 // What the SVG export tests read off a figure, in the page (imported there as
-// /tests/browser/svg-inspect.js by svg-export.test.mjs and svg-export-views.test.mjs): whether it
+// /tests/browser/svg-inspect.js by svg-export-page.mjs and svg-export-views.test.mjs): whether it
 // parses, anything that would reach outside the file, its <metadata> state, the cell rectangles of
 // its scale() groups with their fills, and Chromium's own rendering of it as an image.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/golden/transformers-default-configs.json: for every architecture we load, the config.json
 that transformers' save_pretrained writes for the config class's defaults ("saved") and the class's
-full to_dict() ("full"). tests/js/pretrained-config.test.mjs checks that our key tables accept both
+full to_dict() ("full"). tests/js/pretrained-config-keys.test.mjs checks that our key tables accept both
 (a checkpoint saved by that transformers version carries these keys) and that our class defaults
 agree with transformers' where both are set. Needs transformers; never run by `npm test`:
     python3 tests/golden/dump_transformers_configs.py tests/golden/transformers-default-configs.json
