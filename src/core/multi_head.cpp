@@ -300,16 +300,75 @@ Status MultiHeadAttention::forward_saving(const Tensor& query, const Tensor* key
   return run_forward(query, key, value, options, result, &saved, trace);
 }
 
+namespace {
+
+// The modes a forward refuses before any work: backward needs a trainable module and no softcap.
+Status check_forward_mode(const MhaConfig& config, bool saving, const MhaForwardOptions& options) {
+  if (config.frozen && saving)
+    return Status::Error(StatusCode::kInvalidArgument, "a frozen (inference-only) module has no backward");
+  if (saving && options.softcap != 0)
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "softcap is inference-only: there is no backward through it");
+  return Status::Ok();
+}
+
+// The query's heads as traced after a step that changes q and k in place (the q/k norm, RoPE).
+void record_qk(Trace* trace, const char* q_name, const char* k_name, const Projections& pr, const Dims& d,
+               const Heads& hd, int tk) {
+  record_heads(trace, q_name, "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
+  record_heads(trace, k_name, "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.hkv, tk, hd.dk);
+}
+
+// The engine reads q, k and v as strided per-head views into the projections.
+void bind_projections(const Projections& pr, AttentionProblem& p) {
+  p.q = pr.q;
+  p.k = pr.k;
+  p.v = pr.v;
+  p.ldq = pr.ldq;
+  p.ldk = p.ldv = pr.ldkv;
+}
+
+void set_output_shape(const Dims& d, Tensor& output) {
+  if (d.batched)
+    output.shape.assign({d.b, d.tq, d.e});  // assign: no allocation when reused
+  else
+    output.shape.assign({d.tq, d.e});
+}
+
+// Inputs and weights are finite (checked on entry and on load), so a non-finite result is an
+// overflow, and it reaches the output or the weights (an all −∞ score row becomes NaN in the
+// engine). Only then are the intermediates, still in scratch, scanned to name the step.
+Status check_forward_finite(const MhaForwardOptions& options, const Dims& d, const Heads& hd,
+                            const Projections& pr, const AttentionProblem& p, const AttentionOutputs& att,
+                            bool cross_or_extra, const MhaResult& result) {
+  const bool finite = check_computed(result.output.data.data(), result.output.data.size(), "").ok() &&
+                      (!options.need_weights ||
+                       check_computed(result.weights.data.data(), result.weights.data.size(), "").ok());
+  if (finite) return Status::Ok();
+  const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq;
+  ATTN_RETURN_IF_ERROR(check_computed(pr.q, static_cast<std::size_t>(rows_q) * pr.ldq,
+                                      "multi-head attention: the projections"));
+  if (cross_or_extra) {
+    ATTN_RETURN_IF_ERROR(check_computed(pr.k, static_cast<std::size_t>(d.b) * p.masks.tk * pr.ldkv,
+                                        "multi-head attention: the key/value projections"));
+  }
+  ATTN_RETURN_IF_ERROR(
+      check_computed(att.context_out, static_cast<std::size_t>(rows_q) * hd.h * hd.dv,
+                     "multi-head attention: the scores q·kᵀ·scale or the context weights·v"));
+  return Status::Error(
+      StatusCode::kNonFinite,
+      "multi-head attention: the output projection / residual / LayerNorm overflowed float32 "
+      "(the inputs or weights are too large)");
+}
+
+}  // namespace
+
 Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, const Tensor* value,
                                        const MhaForwardOptions& options, MhaResult& result, MhaSaved* saved,
                                        Trace* trace) const {
   if (saved) saved->filled = false;  // a failed forward_saving leaves nothing for backward to misuse
-  if (config_.frozen && saved)
-    return Status::Error(StatusCode::kInvalidArgument, "a frozen (inference-only) module has no backward");
+  ATTN_RETURN_IF_ERROR(check_forward_mode(config_, saved != nullptr, options));
   if (config_.frozen) ATTN_RETURN_IF_ERROR(check_frozen_ready());
-  if (saved && options.softcap != 0)
-    return Status::Error(StatusCode::kInvalidArgument,
-                         "softcap is inference-only: there is no backward through it");
   Dims d;
   ATTN_RETURN_IF_ERROR(resolve_dims(query, key, value, config_.embed_dim, kdim_, vdim_, d));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
@@ -342,63 +401,34 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   const float* key_src = key ? key->data.data() : x;
   const float* value_src = key ? (value ? value : key)->data.data() : x;
   const Projections pr = project(w, hd, x, key_src, value_src, key == nullptr, d, scratch);
-  record_heads(trace, "q", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
-  record_heads(trace, "k", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dk);
+  record_qk(trace, "q", "k", pr, d, hd, p.masks.tk);
   record_heads(trace, "v", "T_k", "d_v", pr.v, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dv);
   // 3a. q/k RMSNorm (Qwen3, OLMo 2), after the bias, before RoPE
   if (config_.qk_norm != MhaConfig::QkNorm::kNone) {
     norm_qk(d.b, d.tq, pr.q, pr.ldq, d.tk, p.masks.tk, pr.k, pr.ldkv);
-    record_heads(trace, "q_normed", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
-    record_heads(trace, "k_normed", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dk);
+    record_qk(trace, "q_normed", "k_normed", pr, d, hd, p.masks.tk);
   }
   // 3b. RoPE on q (positions offset + r) and the real keys (positions c), after the bias
   if (config_.rope) {
     mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, pr.q, pr.ldq, d.tk,
                          p.masks.tk, 0, pr.k, pr.ldkv, false);
-    record_heads(trace, "q_rotated", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
-    record_heads(trace, "k_rotated", "T_k", "d_k", pr.k, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dk);
+    record_qk(trace, "q_rotated", "k_rotated", pr, d, hd, p.masks.tk);
   }
   if (saved) mha_steps::save_projections(pr, d, hd, *saved);
   // 4. per (b, h): scores → scaled → masked → weights → [dropped] → context, into the concat layout
-  p.q = pr.q;
-  p.k = pr.k;
-  p.v = pr.v;
-  p.ldq = pr.ldq;
-  p.ldk = p.ldv = pr.ldkv;
+  bind_projections(pr, p);
   AttentionOutputs att;
   att.context_out = scratch.floats(static_cast<std::size_t>(rows_q) * hd.h * hd.dv);  // (B, Tq, H·dv)
   att.ldo = hd.h * hd.dv;
   prepare_weights(options, d, hd.h, p.masks.tk, result.weights, att);
   run_attention(p, options.need_weights, att, trace);
   // 5.–8. concat, output projection, [residual], [LayerNorm]
-  if (d.batched)
-    result.output.shape.assign({d.b, d.tq, d.e});  // assign: no allocation when reused
-  else
-    result.output.shape.assign({d.tq, d.e});
+  set_output_shape(d, result.output);
   if (saved) saved->context.assign(att.context_out, att.context_out + rows_q * hd.h * hd.dv);
   output_stage(w, config_, hd.h * hd.dv, att.context_out, x, d, result.output.data,
                saved ? &saved->pre_norm : nullptr, trace);
-  // Inputs and weights are finite (checked on entry and on load), so a non-finite result is an
-  // overflow, and it reaches the output or the weights (an all −∞ score row becomes NaN in the
-  // engine). Only then are the intermediates, still in scratch, scanned to name the step.
-  const bool finite = check_computed(result.output.data.data(), result.output.data.size(), "").ok() &&
-                      (!options.need_weights ||
-                       check_computed(result.weights.data.data(), result.weights.data.size(), "").ok());
-  if (!finite) {
-    ATTN_RETURN_IF_ERROR(check_computed(pr.q, static_cast<std::size_t>(rows_q) * pr.ldq,
-                                        "multi-head attention: the projections"));
-    if (key != nullptr || hd.extra > 0) {
-      ATTN_RETURN_IF_ERROR(check_computed(pr.k, static_cast<std::size_t>(d.b) * p.masks.tk * pr.ldkv,
-                                          "multi-head attention: the key/value projections"));
-    }
-    ATTN_RETURN_IF_ERROR(
-        check_computed(att.context_out, static_cast<std::size_t>(rows_q) * hd.h * hd.dv,
-                       "multi-head attention: the scores q·kᵀ·scale or the context weights·v"));
-    return Status::Error(
-        StatusCode::kNonFinite,
-        "multi-head attention: the output projection / residual / LayerNorm overflowed float32 "
-        "(the inputs or weights are too large)");
-  }
+  ATTN_RETURN_IF_ERROR(
+      check_forward_finite(options, d, hd, pr, p, att, key != nullptr || hd.extra > 0, result));
   if (saved) {
     saved->parameter_version = parameter_version_;
     saved->filled = true;

@@ -75,6 +75,41 @@ void record_cache(Trace* trace, const char* name, const char* d_axis, const floa
   trace->record(name, {"B", "H_kv", "T_k", d_axis}, Tensor({cache.batch, heads, tk, dh}, std::move(out)));
 }
 
+// The cache must hold this call's sequences and have room for its new rows.
+Status check_cache_room(const Dims& d, const KvCache& cache) {
+  if (d.b != cache.batch) {
+    return Status::Error(StatusCode::kShapeMismatch, "the KV cache holds " + std::to_string(cache.batch) +
+                                                         " sequences but x has a batch of " +
+                                                         std::to_string(d.b));
+  }
+  if (cache.length + static_cast<std::int64_t>(d.tq) > cache.max_length) {
+    return Status::Error(StatusCode::kTooLarge,
+                         "the KV cache holds maxLength = " + std::to_string(cache.max_length) +
+                             " tokens: " + std::to_string(cache.length) + " cached + " +
+                             std::to_string(d.tq) + " new do not fit (the cache is unchanged)");
+  }
+  return Status::Ok();
+}
+
+// The engine reads the new rows' q from the projections and k, v from the cache: rows of H_kv·d
+// floats, max_length rows per batch.
+void bind_cache(const Projections& pr, const KvCache& cache, const Heads& hd, AttentionProblem& p) {
+  p.q = pr.q;
+  p.ldq = pr.ldq;
+  p.k = cache.k.data();
+  p.v = cache.v.data();
+  p.ldk = hd.kqk();
+  p.ldv = hd.kvo();
+  p.kv_rows = cache.max_length;
+}
+
+void set_output_shape(const Dims& d, Tensor& output) {
+  if (d.batched)
+    output.shape.assign({d.b, d.tq, d.e});  // assign: no allocation when reused
+  else
+    output.shape.assign({d.tq, d.e});
+}
+
 }  // namespace
 
 Status MultiHeadAttention::create_cache(int max_length, int batch, KvCache& out) const {
@@ -104,17 +139,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   Dims d;
   ATTN_RETURN_IF_ERROR(resolve_dims(x, nullptr, nullptr, config_.embed_dim, kdim_, vdim_, d));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
-  if (d.b != cache.batch) {
-    return Status::Error(StatusCode::kShapeMismatch, "the KV cache holds " + std::to_string(cache.batch) +
-                                                         " sequences but x has a batch of " +
-                                                         std::to_string(d.b));
-  }
-  if (cache.length + static_cast<std::int64_t>(d.tq) > cache.max_length) {
-    return Status::Error(StatusCode::kTooLarge,
-                         "the KV cache holds maxLength = " + std::to_string(cache.max_length) +
-                             " tokens: " + std::to_string(cache.length) + " cached + " +
-                             std::to_string(d.tq) + " new do not fit (the cache is unchanged)");
-  }
+  ATTN_RETURN_IF_ERROR(check_cache_room(d, cache));
   // 0. The problem over every cached key: query row r at cache.length + r, key c at c.
   MhaForwardOptions o = options;
   o.positions.offset = cache.length;
@@ -155,23 +180,14 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
                cache.length + d.tq);
   record_cache(trace, "v", "d_v", cache.v.data(), cache, hd.hkv, hd.dv, cache.length + d.tq);
   // 4. attention over the cache: k and v rows of H_kv·d floats, max_length rows per batch
-  p.q = pr.q;
-  p.ldq = pr.ldq;
-  p.k = cache.k.data();
-  p.v = cache.v.data();
-  p.ldk = hd.kqk();
-  p.ldv = hd.kvo();
-  p.kv_rows = cache.max_length;
+  bind_cache(pr, cache, hd, p);
   AttentionOutputs att;
   att.context_out = scratch.floats(static_cast<std::size_t>(rows_q) * hd.h * hd.dv);  // (B, Tq, H·dv)
   att.ldo = hd.h * hd.dv;
   prepare_weights(options, d, hd.h, p.masks.tk, result.weights, att);
   run_attention(p, options.need_weights, att, trace);
   // 5.–8. concat, output projection, [residual], [LayerNorm]
-  if (d.batched)
-    result.output.shape.assign({d.b, d.tq, d.e});
-  else
-    result.output.shape.assign({d.tq, d.e});
+  set_output_shape(d, result.output);
   output_stage(w, config_, hd.h * hd.dv, att.context_out, x.data.data(), d, result.output.data, nullptr,
                trace);
   ATTN_RETURN_IF_ERROR(check_computed(result.output.data.data(), result.output.data.size(),

@@ -1,7 +1,7 @@
 // PretrainedModel (src/model/pretrained.h): the tensors each architecture expects, refusals before
 // anything large is allocated, and a forward's shapes, causality and batch independence. Its numbers
-// are checked against the PyTorch checkpoints of tests/golden/pretrained from JS
-// (tests/js/pretrained.test.mjs).
+// are checked against the PyTorch checkpoints of tests/golden/pretrained natively, every family, in
+// test_pretrained_families.cpp (and from JS in tests/js/pretrained.test.mjs).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -145,7 +145,7 @@ TEST_CASE("pretrained logit lens: one top token per stream and position; the las
   for (float p : r.lens_probs) REQUIRE((p > 0.0f && p <= 1.0f));
 }
 
-// ---- 16-bit storage (issue #16): weights stay in the file's format ----------------------------
+// ---- 16-bit storage: weights stay in the file's format ----------------------------
 
 namespace {
 

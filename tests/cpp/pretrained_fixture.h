@@ -1,0 +1,168 @@
+// The tiny Hugging Face checkpoints of tests/golden/pretrained, natively: the fixture folders (listed
+// from the directory), each folder's committed core config (core-config.json, written from the JS by
+// tests/golden/write-core-configs.mjs) as a PretrainedConfig, a small safetensors reader, and the
+// one function that fills a model's tensors from a file (load_checkpoint).
+//
+// ATTN_PRETRAINED_DIR is a compile definition (tests/cpp/CMakeLists.txt). Under wasm the test binary
+// is linked with NODERAWFS, so opendir and std::ifstream read the same files as natively.
+#pragma once
+#include <dirent.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/stored_weight.h"
+#include "json_value.h"
+#include "model/pretrained.h"
+
+#ifndef ATTN_PRETRAINED_DIR
+#error "ATTN_PRETRAINED_DIR must point at tests/golden/pretrained (set by tests/cpp/CMakeLists.txt)"
+#endif
+
+namespace pretrained_fixture {
+
+inline std::string path(const std::string& fixture, const std::string& file) {
+  return std::string(ATTN_PRETRAINED_DIR) + "/" + fixture + "/" + file;
+}
+
+// Every folder of tests/golden/pretrained holding a config.json, sorted (no hand list: a new
+// fixture is tested as soon as it is there).
+inline std::vector<std::string> list_fixtures() {
+  DIR* dir = opendir(ATTN_PRETRAINED_DIR);
+  if (dir == nullptr) throw std::runtime_error("cannot list " + std::string(ATTN_PRETRAINED_DIR));
+  std::vector<std::string> names;
+  while (const dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name.empty() || name[0] == '.') continue;
+    if (std::ifstream(path(name, "config.json"))) names.push_back(name);
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// core-config.json (the object the JS passes to the binding, in its names) as the core's config:
+// the same field-by-field reading as src/wasm/bindings_pretrained.cpp, the variants optional.
+inline attn::PretrainedConfig core_config(const testjson::Value& c) {
+  attn::PretrainedConfig p;
+  p.arch = static_cast<attn::PretrainedArch>(c["arch"].integer());
+  p.vocab_size = c["vocabSize"].integer();
+  p.hidden = c["hidden"].integer();
+  p.layers = c["layers"].integer();
+  p.heads = c["heads"].integer();
+  p.kv_heads = c["kvHeads"].integer();
+  p.head_dim = c["headDim"].integer();
+  p.intermediate = c["intermediate"].integer();
+  p.max_positions = c["maxPositions"].integer();
+  p.norm_eps = c["normEps"].num();
+  p.rope_theta = c["ropeTheta"].num();
+  p.qkv_bias = c["qkvBias"].flag();
+  p.tie_embeddings = c["tieEmbeddings"].flag();
+  if (c.has("ropeInvFreq")) p.rope_inv_freq = c["ropeInvFreq"].numbers<double>();
+  if (c.has("qkNorm")) p.qk_norm = static_cast<attn::MhaConfig::QkNorm>(c["qkNorm"].integer());
+  if (c.has("postNorms")) p.post_norms = c["postNorms"].flag();
+  if (c.has("preNorms")) p.pre_norms = c["preNorms"].flag();
+  if (c.has("normWeightOffset")) p.norm_weight_offset = static_cast<float>(c["normWeightOffset"].num());
+  if (c.has("embedScale")) p.embed_scale = static_cast<float>(c["embedScale"].num());
+  if (c.has("attentionScale")) p.attention_scale = c["attentionScale"].num();
+  if (c.has("geluMlp")) p.gelu_mlp = c["geluMlp"].flag();
+  if (c.has("localRopeTheta")) p.local_rope_theta = c["localRopeTheta"].num();
+  if (c.has("attnSoftcap")) p.attn_softcap = static_cast<float>(c["attnSoftcap"].num());
+  if (c.has("finalSoftcap")) p.final_softcap = static_cast<float>(c["finalSoftcap"].num());
+  if (c.has("fusedProjections")) p.fused_projections = c["fusedProjections"].flag();
+  if (c.has("rotaryDims")) p.rotary_dims = c["rotaryDims"].integer();
+  if (c.has("layerWindow")) p.layer_window = c["layerWindow"].numbers<int>();
+  if (c.has("layerRope")) p.layer_rope = c["layerRope"].numbers<int>();
+  return p;
+}
+
+// One safetensors file in memory: an 8-byte little-endian header length, the JSON header
+// ({ name: { dtype, shape, data_offsets: [begin, end] }, __metadata__ }), then the data.
+struct Safetensors {
+  struct Entry {
+    attn::WeightFormat format = attn::WeightFormat::kF32;
+    attn::Shape shape;
+    std::size_t begin = 0, end = 0;  // offsets into bytes
+  };
+  std::string bytes;
+  std::map<std::string, Entry> entries;
+};
+
+inline attn::WeightFormat format_of(const std::string& dtype) {
+  if (dtype == "F32") return attn::WeightFormat::kF32;
+  if (dtype == "F16") return attn::WeightFormat::kF16;
+  if (dtype == "BF16") return attn::WeightFormat::kBF16;
+  throw std::runtime_error("safetensors: dtype " + dtype + " is not F32, F16 or BF16");
+}
+
+inline Safetensors read_safetensors(const std::string& file) {
+  Safetensors st;
+  st.bytes = testjson::read_text(file);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0 && st.bytes.size() >= 8; --i) n = n << 8 | static_cast<unsigned char>(st.bytes[i]);
+  if (st.bytes.size() < 8 || n > st.bytes.size() - 8) throw std::runtime_error(file + ": bad header length");
+  const testjson::Value header = testjson::parse(st.bytes.substr(8, n));
+  const std::size_t data = 8 + static_cast<std::size_t>(n);
+  for (const auto& [name, v] : header.object) {
+    if (name == "__metadata__") continue;
+    Safetensors::Entry e;
+    e.format = format_of(v["dtype"].str());
+    e.shape = v["shape"].numbers<int>();
+    e.begin = data + static_cast<std::size_t>(v["data_offsets"][0].num());
+    e.end = data + static_cast<std::size_t>(v["data_offsets"][1].num());
+    const auto bytes = static_cast<std::size_t>(attn::shape_numel(e.shape) * attn::format_bytes(e.format));
+    if (e.end > st.bytes.size() || e.begin > e.end || e.end - e.begin != bytes)
+      throw std::runtime_error(file + ": tensor " + name + " has bad data_offsets");
+    st.entries.emplace(name, std::move(e));
+  }
+  return st;
+}
+
+// THE adapter between a checkpoint file and the model's tensor API: every tensor the model expects,
+// found in the file by its Hugging Face name (GPT-2's with or without "transformer.", as
+// src/js/pretrained.js finds them), copied in its file format through begin_tensor / end_tensor
+// after reserve() of the total, as the JS loader does. Only this function knows how tensors are named.
+inline void load_checkpoint(attn::PretrainedModel& model, const Safetensors& file) {
+  std::vector<std::pair<std::string, const Safetensors::Entry*>> found;
+  std::uint64_t total = 0;
+  for (const auto& [name, shape] : model.expected_tensors()) {
+    auto it = file.entries.find(name);
+    if (it == file.entries.end()) it = file.entries.find("transformer." + name);
+    INFO("tensor " << name);
+    REQUIRE(it != file.entries.end());
+    REQUIRE(it->second.shape == shape);
+    found.emplace_back(name, &it->second);
+    total += it->second.end - it->second.begin;
+  }
+  REQUIRE(model.reserve(total).ok());
+  for (const auto& [name, e] : found) {
+    void* room = nullptr;
+    const attn::Status begin = model.begin_tensor(name, e->shape, e->format, room);
+    INFO(name << ": " << begin.message);
+    REQUIRE(begin.ok());
+    std::memcpy(room, file.bytes.data() + e->begin, e->end - e->begin);
+    const attn::Status end = model.end_tensor(name);
+    INFO(end.message);
+    REQUIRE(end.ok());
+  }
+  REQUIRE(model.missing_tensors().empty());
+}
+
+// A fixture's model from core-config.json and one of its weight files (model.safetensors,
+// model.f16.safetensors, model.bf16.safetensors).
+inline void load_model(const std::string& fixture, const std::string& weights, attn::PretrainedModel& model) {
+  const attn::PretrainedConfig config = core_config(testjson::parse_file(path(fixture, "core-config.json")));
+  const attn::Status st = attn::PretrainedModel::create(config, model);
+  INFO(fixture << ": " << st.message);
+  REQUIRE(st.ok());
+  load_checkpoint(model, read_safetensors(path(fixture, weights)));
+}
+
+}  // namespace pretrained_fixture
