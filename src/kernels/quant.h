@@ -1,0 +1,136 @@
+// Quantized weights as llama.cpp stores them in GGUF files: ggml's block layouts, the table of
+// every ggml type id (name, elements per block, bytes per block), and a scalar dequantizer per
+// type read (docs/gguf.md). A block is a fixed number of consecutive elements of a row (32 or
+// 256) stored as a few scales and packed small integers; a row of k elements is k / block
+// elements blocks, one after another. Blocks hold 16-bit fields, so rows must be 2-byte aligned
+// (GGUF aligns every tensor to 32 bytes and every block size here is even).
+#pragma once
+
+#include <cstdint>
+
+namespace attn::kernels {
+
+// ggml's type ids (ggml.h enum ggml_type). The gaps are ids ggml removed.
+enum class GgmlType : int {
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
+  kQ8_0 = 8,
+  kQ8_1 = 9,
+  kQ2_K = 10,
+  kQ3_K = 11,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kQ8_K = 15,
+  kIQ4_NL = 20,
+  kBF16 = 30,
+};
+
+// One ggml type: its id, its name as llama.cpp prints it, elements per block and bytes per block,
+// and whether dequantize_row below reads it.
+struct GgmlTypeInfo {
+  int id;
+  const char* name;
+  int block_elements;
+  int block_bytes;
+  bool dequantized;
+};
+
+// Every ggml type id a GGUF file may hold (src/js/gguf-types.js has the same table; a test
+// compares them), in id order.
+const GgmlTypeInfo* ggml_types();
+int ggml_type_count();
+// The entry of a type id, or nullptr for an id ggml does not define.
+const GgmlTypeInfo* ggml_type_info(int id);
+
+// ---- block layouts (ggml-common.h); d, m, dmin are float16 bit patterns ----------------------
+constexpr int kQK = 32;     // elements of a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL block
+constexpr int kQK_K = 256;  // elements of a K-quant super-block
+
+struct BlockQ4_0 {  // x = d · (q - 8), q 4 bits: element j in qs[j] low nibble, j + 16 high
+  std::uint16_t d;
+  std::uint8_t qs[kQK / 2];
+};
+struct BlockQ4_1 {  // x = d · q + m
+  std::uint16_t d, m;
+  std::uint8_t qs[kQK / 2];
+};
+struct BlockQ5_0 {  // x = d · (q - 16), q 5 bits: the 5th bit of element j is bit j of qh
+  std::uint16_t d;
+  std::uint8_t qh[4];
+  std::uint8_t qs[kQK / 2];
+};
+struct BlockQ5_1 {  // x = d · q + m
+  std::uint16_t d, m;
+  std::uint8_t qh[4];
+  std::uint8_t qs[kQK / 2];
+};
+struct BlockQ8_0 {  // x = d · q, q signed 8 bits
+  std::uint16_t d;
+  std::int8_t qs[kQK];
+};
+struct BlockIQ4NL {  // x = d · kIQ4NLValues[q], q 4 bits laid out as in Q4_0
+  std::uint16_t d;
+  std::uint8_t qs[kQK / 2];
+};
+struct BlockQ2_K {  // 16 groups of 16: x = d · sc · q - dmin · mn, sc and mn 4 bits, q 2 bits
+  std::uint8_t scales[kQK_K / 16];
+  std::uint8_t qs[kQK_K / 4];
+  std::uint16_t d, dmin;
+};
+struct BlockQ3_K {  // 16 groups of 16: x = d · (sc - 32) · (q - 4), sc 6 bits, q 3 bits
+  std::uint8_t hmask[kQK_K / 8];
+  std::uint8_t qs[kQK_K / 4];
+  std::uint8_t scales[12];
+  std::uint16_t d;
+};
+struct BlockQ4_K {  // 8 groups of 32: x = d · sc · q - dmin · mn, sc and mn 6 bits, q 4 bits
+  std::uint16_t d, dmin;
+  std::uint8_t scales[12];
+  std::uint8_t qs[kQK_K / 2];
+};
+struct BlockQ5_K {  // as Q4_K with q 5 bits
+  std::uint16_t d, dmin;
+  std::uint8_t scales[12];
+  std::uint8_t qh[kQK_K / 8];
+  std::uint8_t qs[kQK_K / 2];
+};
+struct BlockQ6_K {  // 16 groups of 16: x = d · sc · (q - 32), sc signed 8 bits, q 6 bits
+  std::uint8_t ql[kQK_K / 2];
+  std::uint8_t qh[kQK_K / 4];
+  std::int8_t scales[kQK_K / 16];
+  std::uint16_t d;
+};
+static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 && sizeof(BlockIQ4NL) == 18);
+static_assert(sizeof(BlockQ2_K) == 84 && sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
+
+// IQ4_NL's 16 non-linear levels (ggml's kvalues_iq4nl).
+extern const std::int8_t kIQ4NLValues[16];
+
+// ---- dequantizers: y (k) = the k elements the blocks at x hold; k a multiple of the block -----
+// Each value is one float rounding of the exact x above (every product of a float16 scale and a
+// small integer is exact in float32), so these equal ggml's dequantize_row_* bit for bit.
+void dequantize_row_q4_0(const BlockQ4_0* x, float* y, std::int64_t k);
+void dequantize_row_q4_1(const BlockQ4_1* x, float* y, std::int64_t k);
+void dequantize_row_q5_0(const BlockQ5_0* x, float* y, std::int64_t k);
+void dequantize_row_q5_1(const BlockQ5_1* x, float* y, std::int64_t k);
+void dequantize_row_q8_0(const BlockQ8_0* x, float* y, std::int64_t k);
+void dequantize_row_iq4_nl(const BlockIQ4NL* x, float* y, std::int64_t k);
+void dequantize_row_q2_K(const BlockQ2_K* x, float* y, std::int64_t k);
+void dequantize_row_q3_K(const BlockQ3_K* x, float* y, std::int64_t k);
+void dequantize_row_q4_K(const BlockQ4_K* x, float* y, std::int64_t k);
+void dequantize_row_q5_K(const BlockQ5_K* x, float* y, std::int64_t k);
+void dequantize_row_q6_K(const BlockQ6_K* x, float* y, std::int64_t k);
+
+// Any type with `dequantized` set (F32, F16 and BF16 included: copied or widened exactly): y (k)
+// from the row at x. False, writing nothing, for another type or a k that is not a whole number
+// of blocks.
+bool dequantize_row(int type, const void* x, float* y, std::int64_t k);
+
+}  // namespace attn::kernels
