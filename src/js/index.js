@@ -22,6 +22,7 @@ export { AttentionError, Tensor, relaxedSimdSupported };
 export { readSafetensorsMetadata } from './safetensors.js';
 export { GENERATE_PAD } from './generation.js';
 export { CONFIG_KEYS as PRETRAINED_CONFIG_KEYS } from './pretrained-config.js';
+export { ARCHITECTURES as PRETRAINED_ARCHITECTURES } from './architectures/index.js';
 export { attentionRollout } from './interp.js';
 
 // This copy's module and memory limit (runtime.js), shared with the functions of backward.js.

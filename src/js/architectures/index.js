@@ -33,7 +33,7 @@ export const FAMILIES = Object.freeze([
 ]);
 
 /** The supported architectures (config.json's architectures[0]). */
-export const ARCHITECTURES = FAMILIES.map((f) => f.architecture);
+export const ARCHITECTURES = Object.freeze(FAMILIES.map((f) => f.architecture));
 
 /** Each architecture's key table: { modelType, implemented, inert, defaultOnly } (PRETRAINED_CONFIG_KEYS). */
 export const CONFIG_KEYS = Object.fromEntries(FAMILIES.map((f) => [f.architecture, f.keys]));

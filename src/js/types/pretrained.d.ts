@@ -218,3 +218,8 @@ export interface PretrainedConfigKeys {
  * another value, is INVALID_ARGUMENT.
  */
 export const PRETRAINED_CONFIG_KEYS: Readonly<Record<string, PretrainedConfigKeys>>;
+/**
+ * The supported architectures (config.json's `architectures[0]`), one per family of the registry
+ * (`src/js/architectures/`), in the docs' order; the keys of {@link PRETRAINED_CONFIG_KEYS}.
+ */
+export const PRETRAINED_ARCHITECTURES: readonly string[];
