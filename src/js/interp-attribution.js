@@ -1,9 +1,10 @@
 // Direct logit attribution: each component's share of a logit difference (the embedding,
-// every query head, every MLP, the constants), for TinyTransformer and PretrainedModel; and the
-// pieces activation patching (interp-patch.js) shares with it. Everything in double.
-import { AttentionError, check } from './errors.js';
+// every query head, every MLP, the constants), one path for both model classes over their
+// interpretability adapters (interp-adapter.js); and the pieces activation patching (interp-patch.js)
+// shares with it. Everything in double.
+import { AttentionError } from './errors.js';
 import { checkOptions, describe } from './options.js';
-import { idBatch } from './model.js';
+import { idBatch } from './ids.js';
 import { Tensor, fromCore } from './tensor.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
@@ -96,18 +97,6 @@ export function attributeResidual(plan) {
   return out;
 }
 
-// out (rows) = W (rows, cols) row-major · x (cols) + b, in double.
-function matVec(w, rows, cols, x, b) {
-  const y = new Float64Array(rows);
-  for (let r = 0; r < rows; r++) {
-    let s = b ? b[r] : 0;
-    const at = r * cols;
-    for (let c = 0; c < cols; c++) s += w[at + c] * x[c];
-    y[r] = s;
-  }
-  return y;
-}
-
 /** Head h's output at one position: W_O[:, h·d:(h+1)·d] · z (no bias); W_O (E, H·d) row-major. */
 export function headOutput(wo, E, inner, z, h) {
   const d = z.length,
@@ -120,25 +109,6 @@ export function headOutput(wo, E, inner, z, h) {
   }
   return y;
 }
-
-// erf in double: 2/√π · e^(−x²) · Σ 2ⁿ x^(2n+1) / (1·3·…·(2n+1)) (all terms positive, no cancellation);
-// |x| ≥ 6: ±1 (erfc(6) < 3e-17).
-function erf(x) {
-  const ax = Math.abs(x);
-  if (ax >= 6) return Math.sign(x);
-  let term = ax,
-    sum = ax;
-  for (let n = 1; n < 200; n++) {
-    term *= (2 * ax * ax) / (2 * n + 1);
-    sum += term;
-    if (term < sum * 1e-17) break;
-  }
-  return Math.sign(x) * (2 / Math.sqrt(Math.PI)) * Math.exp(-ax * ax) * sum;
-}
-/** torch's exact GELU, 0.5·x·(1 + erf(x/√2)), in double. */
-export const geluErf = (x) => 0.5 * x * (1 + erf(x / Math.SQRT2));
-/** GPT-2's gelu_new (tanh form), in double. */
-export const geluTanh = (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
 
 /** position, token, against of logitAttribution's options, checked against T and the vocabulary. */
 export function attributionOptions(options, T, vocab) {
@@ -182,80 +152,6 @@ function logitDifference(logits, position, token, against) {
   return logits.data[row + token] - (against === undefined ? 0 : logits.data[row + against]);
 }
 
-// The attention's context (1, H, T, d) of every layer's trace, at `position`: z[l][h] (d).
-function contexts(traces, position) {
-  return traces.map((steps) => {
-    const c = steps.find((s) => s.name === 'context');
-    const [, H, T, d] = c.shape;
-    return Array.from({ length: H }, (_, h) =>
-      c.data.subarray((h * T + position) * d, (h * T + position + 1) * d),
-    );
-  });
-}
-
-/** TinyTransformer.logitAttribution: the weights from stateDict(), z from the forward's trace. */
-export function tinyLogitAttribution(model, ids, options = {}) {
-  const batch = idBatch(ids, 'ids');
-  if (batch.b !== 1)
-    throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
-  const cfg = model.config;
-  const { position, token, against } = attributionOptions(options, batch.t, cfg.vocabSize);
-  const r = model.forward(batch.tensor, { attention: false, trace: true });
-  const sd = model.stateDict();
-  const w = (name) => sd[name].data;
-  const E = cfg.dModel,
-    H = cfg.numHeads;
-  const ln = (name) => ({ kind: 'layer', weight: w(`${name}.weight`), bias: w(`${name}.bias`), eps: 1e-5 });
-  const embed = Float64Array.from(
-    w('tok_emb.weight').subarray(batch.data[position] * E, (batch.data[position] + 1) * E),
-  );
-  if (cfg.positional === 'learned') {
-    const pe = w('pos_emb.weight');
-    for (let i = 0; i < E; i++) embed[i] += pe[position * E + i];
-  } else if (cfg.positional === 'sinusoidal') {
-    for (let pair = 0; 2 * pair < E; pair++) {
-      // as src/core/positional.cpp: double, rounded to float32
-      const angle = position * 10000 ** ((-2 * pair) / E);
-      embed[2 * pair] += Math.fround(Math.sin(angle));
-      if (2 * pair + 1 < E) embed[2 * pair + 1] += Math.fround(Math.cos(angle));
-    }
-  }
-  const z = contexts(r.trace, position);
-  const layers = z.map((zl, l) => {
-    const p = `blocks.${l}.`;
-    const wo = w(`${p}attn.out_proj.weight`);
-    const mlp = cfg.mlp
-      ? (x) => {
-          const input = cfg.norm === 'pre' ? applyNorm(ln(`${p}ln2`), x) : x;
-          const hid = matVec(w(`${p}mlp.fc1.weight`), cfg.mlpHidden, E, input, w(`${p}mlp.fc1.bias`)).map(
-            geluErf,
-          );
-          return matVec(w(`${p}mlp.fc2.weight`), E, cfg.mlpHidden, hid, w(`${p}mlp.fc2.bias`));
-        }
-      : null;
-    return {
-      heads: zl.map((zh, h) => headOutput(wo, E, E, zh, h)),
-      attnBias: w(`${p}attn.out_proj.bias`),
-      post1: cfg.norm === 'post' ? ln(`${p}ln1`) : null,
-      mlp,
-      post2: cfg.norm === 'post' && cfg.mlp ? ln(`${p}ln2`) : null,
-    };
-  });
-  const head = w('head.weight'),
-    hb = w('head.bias');
-  const u = Float64Array.from(head.subarray(token * E, (token + 1) * E));
-  if (against !== undefined) for (let i = 0; i < E; i++) u[i] -= head[against * E + i];
-  const parts = attributeResidual({
-    hidden: E,
-    embed,
-    layers,
-    finalNorm: cfg.norm === 'pre' ? ln('ln_f') : null,
-    u,
-    constant: hb[token] - (against === undefined ? 0 : hb[against]),
-  });
-  return attributionResult(parts, logitDifference(r.logits, position, token, against));
-}
-
 /** A branch's parts through one norm frozen at the branch's total (OLMo 2's post-norms: x += norm(Σ parts)). */
 export function normBranch(spec, parts) {
   const E = parts[0].length,
@@ -267,106 +163,6 @@ export function normBranch(spec, parts) {
 
 // Every layer index 0 … L − 1.
 export const allLayers = (L) => Array.from({ length: L }, (_, l) => l);
-
-// The blank options of a handle's interpForward.
-export const interpRun = (o) => ({
-  traceLayers: [],
-  hiddenStates: false,
-  mlpOutputs: false,
-  startLayer: 0,
-  startResidual: null,
-  deltaLayer: -1,
-  attnDelta: null,
-  logitsRow: -1,
-  ...o,
-});
-
-// The tensors of a pretrained model that attribution and patching read, as { role, layer } keys of
-// the core (handle.readRows), null where the model has none: the core lists which it holds.
-export function pretrainedTensors(handle) {
-  const roles = new Set(handle.expected().map((t) => t.role));
-  const key = (role, layer = -1) => (roles.has(role) ? { role, layer } : null);
-  return {
-    outProj: (l) => key('o', l),
-    outBias: (l) => key('o_bias', l),
-    // OLMo 2's post-norms: after the attention, after the MLP
-    post1: (l) => key('post_attn_norm', l),
-    post2: (l) => key('post_mlp_norm', l),
-    unembed: key('unembed') ?? key('embed'),
-    finalNorm: key('final_norm'),
-    finalNormBias: key('final_norm_bias'), // LayerNorm (GPT-2); RMSNorm has none
-  };
-}
-
-/**
- * PretrainedModel.logitAttribution: one forward (traces for every head's z, the embedding output, every
- * MLP's output, the logits at `position`), the output projections, final norm and unembedding rows read
- * from the checkpoint; the walk is attributeResidual's.
- */
-export function pretrainedLogitAttribution(model, ids, options = {}) {
-  const batch = idBatch(ids, 'ids');
-  if (batch.b !== 1)
-    throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
-  const core = model._core;
-  const { position, token, against } = attributionOptions(options, batch.t, core.vocabSize);
-  const handle = model._live();
-  const L = core.layers,
-    E = core.hidden,
-    H = core.heads;
-  const names = pretrainedTensors(handle);
-  const rows = (key, first = 0, count = 1) => check(handle.readRows(key.role, key.layer, first, count)).data;
-  const T = batch.t,
-    d = core.headDim;
-  const { first: r, z: zAll } = tracedForward(
-    (layers, first) =>
-      check(
-        handle.interpForward(
-          batch.data,
-          1,
-          T,
-          interpRun({ traceLayers: layers, hiddenStates: first, mlpOutputs: first, logitsRow: position }),
-        ),
-      ),
-    L,
-    H,
-    T,
-  );
-  const at = (t) => t.data.subarray(position * E, (position + 1) * E);
-  const z = zAll.map((zl) =>
-    allLayers(H).map((h) => zl.subarray((h * T + position) * d, (h * T + position + 1) * d)),
-  );
-  const rms = (key) => ({ kind: 'rms', weight: rows(key), eps: core.normEps });
-  const layers = z.map((zl, l) => {
-    const wo = rows(names.outProj(l), 0, E);
-    let heads = zl.map((zh, h) => headOutput(wo, E, H * core.headDim, zh, h));
-    let mlpOut = Float64Array.from(at(r.mlpOutputs[l]));
-    if (core.postNorms) {
-      // OLMo 2, Gemma 3: x += norm(attn(x)); x += norm(mlp(x)): each branch frozen at its own total
-      heads = normBranch(rms(names.post1(l)), heads);
-      mlpOut = applyNorm(rms(names.post2(l)), mlpOut);
-    }
-    const bias = names.outBias(l);
-    return { heads, attnBias: bias ? rows(bias) : null, post1: null, mlp: () => mlpOut, post2: null };
-  });
-  const finalNorm = names.finalNormBias
-    ? { kind: 'layer', weight: rows(names.finalNorm), bias: rows(names.finalNormBias), eps: core.normEps }
-    : rms(names.finalNorm);
-  const u = Float64Array.from(rows(names.unembed, token));
-  if (against !== undefined) {
-    const v = rows(names.unembed, against);
-    for (let i = 0; i < E; i++) u[i] -= v[i];
-  }
-  const parts = attributeResidual({
-    hidden: E,
-    embed: at(r.hiddenStates[0]),
-    layers,
-    finalNorm,
-    u,
-    constant: 0,
-  });
-  const logits = fromCore(r.logits); // (1, 1, V): the row at position
-  return attributionResult(parts, logitDifference(logits, 0, token, against));
-}
 
 // Bytes of traced (T, T) steps held at once: a trace keeps scores, scaled, masked and weights, each
 // (H, T, T) float32, per layer (and the binding copies them once more).
@@ -396,4 +192,79 @@ export function tracedForward(run, L, H, T) {
     if (first === null) first = r;
   }
   return { first, z };
+}
+
+// Layer l of the walk (attributeResidual's plan): each head's output W_O,h · z_h, the MLP's output at
+// the position (the core's, bias included), and the norms after them: a norm on a branch is frozen
+// here at the branch's own output (OLMo 2, Gemma: x += norm(f(x))), one on the stream in the walk.
+function layerPlan(a, l, z, mlpOut) {
+  const wo = a.outProj(l);
+  let heads = z.map((zh, h) => headOutput(wo, a.E, a.H * a.d, zh, h));
+  let mlp = mlpOut;
+  const afterAttn = a.normAfter(l, 'attn'),
+    afterMlp = a.normAfter(l, 'mlp');
+  if (afterAttn?.branch) heads = normBranch(afterAttn.spec, heads);
+  if (afterMlp?.branch && mlp) mlp = applyNorm(afterMlp.spec, mlp);
+  return {
+    heads,
+    attnBias: a.outBias(l),
+    post1: afterAttn && !afterAttn.branch ? afterAttn.spec : null,
+    mlp: mlp ? () => mlp : null,
+    post2: afterMlp && !afterMlp.branch ? afterMlp.spec : null,
+  };
+}
+
+/**
+ * model.logitAttribution for both model classes: one forward (traces for every head's z, the
+ * embedding output, every MLP's output, the logits at `position`, before any final cap), the output
+ * projections, norms and unembedding rows from the model's adapter; the walk is attributeResidual's.
+ */
+export function logitAttribution(model, ids, options = {}) {
+  const batch = idBatch(ids, 'ids');
+  if (batch.b !== 1)
+    throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
+  const { position, token, against } = attributionOptions(options, batch.t, model.vocabSize);
+  const a = model._interp();
+  const { L, H, E, d } = a,
+    T = batch.t;
+  const { first: r, z: zAll } = tracedForward(
+    (layers, first) =>
+      a.forward(batch.data, 1, T, {
+        traceLayers: layers,
+        hiddenStates: first,
+        mlpOutputs: first,
+        logitsRow: position,
+      }),
+    L,
+    H,
+    T,
+  );
+  const at = (t) => t.data.subarray(position * E, (position + 1) * E);
+  const layers = zAll.map((zl, l) =>
+    layerPlan(
+      a,
+      l,
+      allLayers(H).map((h) => zl.subarray((h * T + position) * d, (h * T + position + 1) * d)),
+      a.mlp ? Float64Array.from(at(r.mlpOutputs[l])) : null,
+    ),
+  );
+  const finalNorm = a.finalNorm();
+  const want = a.unembed(token);
+  const u = Float64Array.from(want.row);
+  let constant = want.bias;
+  if (against !== undefined) {
+    const v = a.unembed(against);
+    for (let i = 0; i < E; i++) u[i] -= v.row[i];
+    constant -= v.bias;
+  }
+  const parts = attributeResidual({
+    hidden: E,
+    embed: at(r.hiddenStates[0]),
+    layers,
+    finalNorm,
+    u,
+    constant,
+  });
+  const logits = fromCore(r.logits); // (1, 1, V): the row at position
+  return attributionResult(parts, logitDifference(logits, 0, token, against));
 }

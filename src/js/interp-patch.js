@@ -1,16 +1,10 @@
-// Activation patching on both model classes: runPatch's loop over patched runs, and
-// each model class's adapter.
-import { AttentionError, check } from './errors.js';
+// Activation patching on both model classes: runPatch's loop over patched runs, over the model's
+// interpretability adapter (interp-adapter.js).
+import { AttentionError } from './errors.js';
 import { checkOptions, describe } from './options.js';
-import { idBatch } from './model.js';
+import { idBatch } from './ids.js';
 import { Tensor } from './tensor.js';
-import {
-  allLayers,
-  attributionOptions,
-  interpRun,
-  pretrainedTensors,
-  tracedForward,
-} from './interp-attribution.js';
+import { allLayers, attributionOptions, tracedForward } from './interp-attribution.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
@@ -244,118 +238,43 @@ export async function runPatch(adapter, options) {
   };
 }
 
-/** model.patch for a PretrainedModel: its interpForward and the output projections as stored. */
-export function pretrainedPatch(model, options) {
-  const handle = model._live();
-  const core = model._core;
-  const names = pretrainedTensors(handle);
-  const L = core.layers,
-    E = core.hidden;
+/**
+ * model.patch for both model classes: runPatch over the model's adapter (model._interp()): the
+ * baselines trace every layer's z and keep the stream entering each block (hidden states 0 … L − 1),
+ * each patched run restarts from a residual with a head's delta, every forward computing the logits of
+ * `position` only.
+ */
+export function modelPatch(model, options) {
+  const a = model._interp();
+  const { L, H } = a;
   return runPatch(
     {
       L,
-      H: core.heads,
-      E,
-      d: core.headDim,
-      vocab: core.vocabSize,
-      causal: true,
+      H,
+      E: a.E,
+      d: a.d,
+      vocab: a.vocab,
+      causal: a.causal,
       baseline(ids, position) {
         const { first: r, z } = tracedForward(
           (layers, first) =>
-            check(
-              handle.interpForward(
-                ids,
-                1,
-                ids.length,
-                interpRun({ traceLayers: layers, hiddenStates: first, logitsRow: position }),
-              ),
-            ),
+            a.forward(ids, 1, ids.length, { traceLayers: layers, hiddenStates: first, logitsRow: position }),
           L,
-          core.heads,
+          H,
           ids.length,
         );
         return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z, row: r.logits.data };
       },
       run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
-        return check(
-          handle.interpForward(
-            ids,
-            b,
-            t,
-            interpRun({
-              startLayer,
-              startResidual: residual,
-              deltaLayer,
-              attnDelta: delta,
-              logitsRow: position,
-            }),
-          ),
-        ).logits.data;
+        return a.forward(ids, b, t, {
+          startLayer,
+          startResidual: residual,
+          deltaLayer,
+          attnDelta: delta,
+          logitsRow: position,
+        }).logits.data;
       },
-      outProj: (l) => {
-        const { role, layer } = names.outProj(l);
-        return check(handle.readRows(role, layer, 0, E)).data;
-      },
-    },
-    options,
-  );
-}
-
-/** model.patch for a TinyTransformer: its interpForward, out_proj from stateDict(). */
-export function tinyPatch(model, options) {
-  const handle = model._live();
-  const cfg = model.config;
-  const L = cfg.numLayers,
-    E = cfg.dModel,
-    H = cfg.numHeads;
-  const rowAt = (logits, b, t, position) => {
-    const V = cfg.vocabSize,
-      out = new Float32Array(b * V);
-    for (let k = 0; k < b; k++)
-      out.set(logits.subarray((k * t + position) * V, (k * t + position + 1) * V), k * V);
-    return out;
-  };
-  return runPatch(
-    {
-      L,
-      H,
-      E,
-      d: E / H,
-      vocab: cfg.vocabSize,
-      causal: cfg.causal,
-      baseline(ids, position) {
-        const { first: r, z } = tracedForward(
-          (layers, first) =>
-            check(
-              handle.interpForward(
-                ids,
-                1,
-                ids.length,
-                interpRun({ traceLayers: layers, hiddenStates: first }),
-              ),
-            ),
-          L,
-          H,
-          ids.length,
-        );
-        return {
-          resid: r.hiddenStates.map((t) => t.data),
-          z,
-          row: rowAt(r.logits.data, 1, ids.length, position),
-        };
-      },
-      run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
-        const r = check(
-          handle.interpForward(
-            ids,
-            b,
-            t,
-            interpRun({ startLayer, startResidual: residual, deltaLayer, attnDelta: delta }),
-          ),
-        );
-        return rowAt(r.logits.data, b, t, position);
-      },
-      outProj: (l) => model.stateDict()[`blocks.${l}.attn.out_proj.weight`].data,
+      outProj: (l) => a.outProj(l),
     },
     options,
   );

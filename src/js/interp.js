@@ -3,7 +3,7 @@
 // model classes call them with one-line methods. Sums run in double; results are float32 Tensors.
 import { AttentionError } from './errors.js';
 import { checkOptions, describe } from './options.js';
-import { idBatch } from './model.js';
+import { idBatch } from './ids.js';
 import { Tensor, asFloatTensor } from './tensor.js';
 
 /** The head-score kinds headScores knows, in its default order. */
@@ -186,17 +186,7 @@ export function attentionRollout(attentions, options = {}) {
   return new Tensor(out, [L, T, T]);
 }
 
-// Attribution and patching live in their own modules; the model classes import all three from here.
-export {
-  applyNorm,
-  attributeResidual,
-  attributionOptions,
-  geluErf,
-  geluTanh,
-  headOutput,
-  normBranch,
-  pretrainedLogitAttribution,
-  tinyLogitAttribution,
-} from './interp-attribution.js';
-export { _setTraceBudget } from './interp-attribution.js';
-export { PATCH_COMPONENTS, pretrainedPatch, runPatch, tinyPatch } from './interp-patch.js';
+// Attribution and patching live in their own modules (one path each for both model classes, over
+// their adapters: interp-adapter.js); the model classes import all three from here.
+export { logitAttribution, _setTraceBudget } from './interp-attribution.js';
+export { PATCH_COMPONENTS, modelPatch, runPatch } from './interp-patch.js';

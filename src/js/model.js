@@ -5,9 +5,14 @@ import { AttentionError, check } from './errors.js';
 import { NORM_KIND, POSITIONAL_KIND } from './constants.js';
 import { checkInt, checkOptions, checkSeed, describe } from './options.js';
 import { decodeSafetensors, encodeSafetensors } from './safetensors.js';
-import { Tensor, asBoolTensor, asFloatTensor, asIntTensor, fromCore } from './tensor.js';
-import { modelHeadScores, tinyLogitAttribution, tinyPatch } from './interp.js';
+import { Tensor, asBoolTensor, asFloatTensor, fromCore } from './tensor.js';
+import { idBatch, layerList, traceLayers } from './ids.js';
+import { logitAttribution, modelHeadScores, modelPatch } from './interp.js';
+import { tinyInterp } from './interp-adapter.js';
 import { Handle } from './runtime.js';
+
+// The id and layer checks every model shares (ids.js), here too for the modules that import them from here.
+export { idBatch, layerList, traceLayers };
 
 const CONFIG_KEYS = [
   'vocabSize',
@@ -106,25 +111,6 @@ export function normalizeConfig(config) {
   };
 }
 
-/**
- * Token ids (or targets) as { data: Int32Array, b, t, shape }: an int32 Tensor, nested integer
- * arrays or { data: Int32Array, shape }, of shape (B, T) or (T) (a batch of one). Float data is an
- * INVALID_ARGUMENT, not a cast.
- */
-export function idBatch(value, what) {
-  if (value instanceof Int32Array) value = { data: value, shape: [value.length] }; // a bare Int32Array is (T)
-  const tensor = asIntTensor(value, what);
-  const { shape } = tensor;
-  if (shape.length !== 1 && shape.length !== 2) {
-    throw new AttentionError(
-      'SHAPE_MISMATCH',
-      `${what} must have shape (B, T) or (T), got (${shape.join(', ')})`,
-    );
-  }
-  const [b, t] = shape.length === 1 ? [1, shape[0]] : shape;
-  return { tensor, data: tensor.data, b, t, shape };
-}
-
 /** Targets for `ids`: ids' exact shape (the core's message), -100 where a position is not scored. */
 export function targetBatch(ids, value) {
   const targets = idBatch(value, 'targets');
@@ -136,39 +122,6 @@ export function targetBatch(ids, value) {
     );
   }
   return targets;
-}
-
-// Layer indices from `attention: true | false | number[]` or `trace: { layers }`.
-export function layerList(value, numLayers, what) {
-  if (value === true) return Array.from({ length: numLayers }, (_, i) => i);
-  if (value === false || value == null) return [];
-  if (!Array.isArray(value)) {
-    throw new AttentionError(
-      'INVALID_ARGUMENT',
-      `${what} must be true, false or an array of layer indices, got ${describe(value)}`,
-    );
-  }
-  for (const l of value) {
-    if (!Number.isInteger(l) || l < 0 || l >= numLayers) {
-      throw new AttentionError(
-        'INVALID_ARGUMENT',
-        `${what}: layer ${describe(l)} is not in [0, numLayers = ${numLayers})`,
-      );
-    }
-  }
-  return value;
-}
-
-export function traceLayers(trace, numLayers) {
-  if (trace === true || trace === false || trace == null) return layerList(trace, numLayers, 'trace');
-  if (typeof trace !== 'object' || Array.isArray(trace)) {
-    throw new AttentionError(
-      'INVALID_ARGUMENT',
-      `trace must be true, false or { layers: [...] }, got ${describe(trace)}`,
-    );
-  }
-  const { layers } = checkOptions(trace, ['layers'], 'trace option');
-  return layerList(layers ?? [], numLayers, 'trace.layers');
 }
 
 /** `names` → tensors of `values` as an object (state dicts, gradients, moments). */
@@ -276,7 +229,13 @@ class TinyTransformerBase extends Handle {
     const batch = idBatch(ids, 'ids');
     const maskTensor = mask == null ? null : asBoolTensor(mask, 'mask');
     this._rt.checkInputBytes('TinyTransformer forward', [batch.tensor, maskTensor]);
-    const r = check(handle.forward(batch.data, batch.b, batch.t, attentionLayers, tracedLayers, maskTensor));
+    const r = check(
+      handle.forward(batch.data, batch.b, batch.t, {
+        attentionLayers,
+        traceLayers: tracedLayers,
+        mask: maskTensor,
+      }),
+    );
     const out = {
       logits: fromCore(r.logits),
       attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)),
@@ -292,12 +251,17 @@ class TinyTransformerBase extends Handle {
 
   /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
   logitAttribution(ids, options = {}) {
-    return tinyLogitAttribution(this, ids, options);
+    return logitAttribution(this, ids, options);
   }
 
   /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */
   patch(options = {}) {
-    return tinyPatch(this, options);
+    return modelPatch(this, options);
+  }
+
+  // The interpretability adapter (interp-adapter.js): what attribution and patching ask of a model.
+  _interp() {
+    return tinyInterp(this);
   }
 
   /** Mean cross-entropy over the positions whose target is not -100. */

@@ -6,12 +6,13 @@
 import { AttentionError, check } from './errors.js';
 import { WEIGHT_FORMAT, PRETRAINED_ARCH } from './constants.js';
 import { checkOptions, describe } from './options.js';
-import { layerList, idBatch, traceLayers } from './model.js';
+import { layerList, idBatch, traceLayers } from './ids.js';
 import { entryOf, makeTokenizer, readEntries, weightFiles } from './pretrained-files.js';
 import { familyOf, storedTransposed, tensorName } from './architectures/index.js';
 import { Handle } from './runtime.js';
 import { Tensor, fromCore } from './tensor.js';
-import { modelHeadScores, pretrainedLogitAttribution, pretrainedPatch } from './interp.js';
+import { logitAttribution, modelHeadScores, modelPatch } from './interp.js';
+import { pretrainedInterp } from './interp-adapter.js';
 import { coreConfig } from './pretrained-config.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
 import { chatTemplates, loadJinja, renderChatTemplate } from './chat-template.js';
@@ -107,15 +108,12 @@ class PretrainedModelBase extends Handle {
     const batch = idBatch(ids, 'ids');
     this._rt.checkInputBytes('pretrained forward', [batch.tensor]);
     const r = check(
-      handle.forward(
-        batch.data,
-        batch.b,
-        batch.t,
+      handle.forward(batch.data, batch.b, batch.t, {
         attentionLayers,
-        tracedLayers,
-        Boolean(hiddenStates),
-        Boolean(logitLens),
-      ),
+        traceLayers: tracedLayers,
+        hiddenStates: Boolean(hiddenStates),
+        logitLens: Boolean(logitLens),
+      }),
     );
     const out = {
       logits: fromCore(r.logits),
@@ -137,12 +135,17 @@ class PretrainedModelBase extends Handle {
 
   /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
   logitAttribution(ids, options = {}) {
-    return pretrainedLogitAttribution(this, ids, options);
+    return logitAttribution(this, ids, options);
   }
 
   /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */
   patch(options = {}) {
-    return pretrainedPatch(this, options);
+    return modelPatch(this, options);
+  }
+
+  // The interpretability adapter (interp-adapter.js): what attribution and patching ask of a model.
+  _interp() {
+    return pretrainedInterp(this);
   }
 
   /** Token ids of `text` (Int32Array), with what the tokenizer's post-processor adds (e.g. a BOS token) unless addSpecialTokens is false. */

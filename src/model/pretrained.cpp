@@ -89,11 +89,7 @@ void PretrainedModel::lens_row(std::int64_t rows, const float* normed, Pretraine
   for (std::int64_t i = 0; i < rows; ++i) {
     head.linear(1, normed + i * e, e, nullptr, logits.data(), v);
     if (config_.final_softcap > 0) softcap_row(v, logits.data(), 1.0f, config_.final_softcap);  // Gemma 2
-    const int top = static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-    double z = 0;
-    for (float x : logits) z += std::exp(static_cast<double>(x) - logits[top]);
-    r.lens_ids.push_back(top);
-    r.lens_probs.push_back(static_cast<float>(1.0 / z));
+    lens_top(v, logits.data(), r);
   }
 }
 
@@ -127,20 +123,8 @@ Status PretrainedModel::check_forward(const Pass& p, const std::vector<std::int3
                      ")");
   const std::int64_t n = p.n;
   const int e = c.hidden, b = p.b, t = p.t;
-  const std::size_t rows_e = static_cast<std::size_t>(n) * e;
-  if (p.from_residual || o.start_layer != 0 || o.delta_layer >= 0 || o.mlp_outputs || o.logits_row >= 0) {
-    if (cached) return invalid("the interpretability options run without KV caches");
-    if (o.start_layer < 0 || o.start_layer >= c.layers || (o.start_layer > 0 && !p.from_residual))
-      return invalid("start_layer must be in [0, layers) and needs start_residual");
-    if (p.from_residual && o.start_residual.size() != rows_e)
-      return invalid("start_residual must be (B, T, hidden)");
-    if (p.from_residual && (o.logit_lens || o.hidden_states))
-      return invalid("a run from start_residual has no hidden states or logit lens");
-    if (o.delta_layer >= c.layers ||
-        (o.delta_layer >= 0 && (o.delta_layer < o.start_layer || o.attn_delta.size() != rows_e)))
-      return invalid("attn_delta must be (B, T, hidden) for a layer in [start_layer, layers)");
-    if (o.logits_row >= t) return invalid("logits_row must be in [0, T)");
-  }
+  if (o.mask) return invalid("a mask is TinyTransformer's option: a pretrained model runs its own masks");
+  ATTN_RETURN_IF_ERROR(check_hooks(o, c.layers, b, t, e, "hidden", cached));
   const std::int64_t logit_rows = o.logits_row >= 0 ? b : n;  // logits_row: one position per sequence
   std::uint64_t need = static_cast<std::uint64_t>(n) * (6 * e + 2 * c.intermediate) +
                        static_cast<std::uint64_t>(logit_rows) * c.vocab_size;
@@ -230,10 +214,7 @@ void PretrainedModel::head_logits(const Pass& p, const PretrainedForwardOptions&
   const int e = c.hidden, b = p.b, t = p.t;
   const WeightView& head = c.tie_embeddings ? embed_ : head_;
   if (o.logits_row >= 0) {
-    std::vector<float> picked(static_cast<std::size_t>(b) * e);
-    for (int i = 0; i < b; ++i)
-      std::copy_n(h.data() + (static_cast<std::size_t>(i) * t + o.logits_row) * e, e,
-                  picked.data() + static_cast<std::size_t>(i) * e);
+    const std::vector<float> picked = rows_at(h.data(), b, t, e, o.logits_row);
     result.logits =
         Tensor({b, 1, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(b) * c.vocab_size));
     head.linear(b, picked.data(), e, nullptr, result.logits.data.data(), c.vocab_size);

@@ -10,8 +10,7 @@
 //           heads; x += down(silu(gate(rms(x))) · up(rms(x))); norm; logits = x · lm_headᵀ (or tied).
 //           Mistral, Qwen3, SmolLM3, OLMo 2, Phi-3 and Gemma 3 are Llama with the variants PretrainedConfig
 //           lists (sliding windows, q/k norms, no-RoPE layers, post-norms, fused projections, GeGLU, …).
-// hidden_states follow Hugging Face's output_hidden_states: [0] the embedding output, [i] block i's
-// output, the last one after the final norm.
+// forward's options and outputs are interp_hooks.h's (ForwardOptions, shared with TinyTransformer).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -22,6 +21,7 @@
 #include "core/stored_weight.h"
 #include "core/tensor.h"
 #include "core/trace.h"
+#include "model/interp_hooks.h"
 
 namespace attn {
 
@@ -152,41 +152,6 @@ struct PretrainedConfig {
   X(rotary_dims, "rotaryDims")              \
   X(layer_window, "layerWindow")            \
   X(layer_rope, "layerRope")
-
-struct PretrainedForwardOptions {
-  std::vector<int> attention_layers;  // layers whose (B, H, T, T) weights are returned
-  std::vector<int> trace_layers;      // layers whose attention steps are traced
-  bool hidden_states = false;
-  // The logit lens: each residual stream (the embeddings, then every block's output) through the
-  // final norm and the head; its top token and that token's probability per position.
-  bool logit_lens = false;
-  // Interpretability (no caches). mlp_outputs: each block's MLP output (B, T, E), before
-  // OLMo 2's post-norm. start_residual (B, T, E), when not empty: the residual stream entering block
-  // start_layer (hidden state start_layer), the blocks before it and the embeddings not run.
-  // attn_delta (B, T, E), when delta_layer >= 0: added to that layer's attention output (after the
-  // output projection, before the residual add or OLMo 2's post-norm): a head's z patched is
-  // W_O[:, head] · Δz there. logits_row >= 0: the logits of that position only, (B, 1, V).
-  bool mlp_outputs = false;
-  int start_layer = 0;
-  std::vector<float> start_residual;
-  int delta_layer = -1;
-  std::vector<float> attn_delta;
-  int logits_row = -1;
-  // The logits before the final soft-capping (Gemma 2's final_logit_softcapping): what attribution
-  // and patching explain (the same pre-cap logits everywhere).
-  bool pre_cap_logits = false;
-};
-
-struct PretrainedForwardResult {
-  Tensor logits;                      // (B, T, V)
-  std::vector<Tensor> attention;      // one per layer; empty when not requested
-  std::vector<Trace> traces;          // one per layer; empty when not traced
-  std::vector<Tensor> hidden_states;  // layers + 1 of (B, T, hidden), with options.hidden_states
-  std::vector<std::int32_t>
-      lens_ids;  // (layers + 1, B, T) with options.logit_lens; the last row is the model's own
-  std::vector<float> lens_probs;    // (layers + 1, B, T)
-  std::vector<Tensor> mlp_outputs;  // layers of (B, T, E) with options.mlp_outputs
-};
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
 // format (F32, F16 or BF16: a 16-bit file stays 16-bit in memory, widened inside the GEMM); norms and

@@ -16,6 +16,8 @@
 //     mlp = false drops mlp and ln2.
 //   logits (B, T, V) = `head`(x), `head.weight` (V, d), `head.bias` (V); not tied to tok_emb.
 //   loss = mean cross-entropy over positions whose target is not −100.
+// forward's options and outputs are interp_hooks.h's (ForwardOptions, shared with PretrainedModel):
+// hidden states in Hugging Face's order, L + 1 ([L] after ln_f, or the stream itself without one).
 //
 // Initialisation (GPT-2's scheme, from `seed` with the portable RNG, identical native and wasm):
 // every weight matrix and embedding ~ N(0, 0.02²), except the two projections that write into the
@@ -30,6 +32,7 @@
 #include "core/multi_head.h"
 #include "core/tensor.h"
 #include "core/trace.h"
+#include "model/interp_hooks.h"
 
 namespace attn {
 
@@ -63,32 +66,6 @@ struct IdBatch {
   std::vector<std::int32_t> data;
 };
 
-struct TinyForwardOptions {
-  std::vector<int> attention_layers;  // layers whose (B, H, T, T) weights are returned
-  std::vector<int> trace_layers;      // layers whose MultiHeadAttention steps are traced
-  // Boolean mask, 1 = may attend, (T, T) or per head (B·H, T, T) as MultiHeadAttention's `mask`:
-  // applied in every layer on top of the model's causal mask (it can only take keys away). For
-  // exploring a trained model ("what if this token could not see that one"); training never uses it.
-  const BoolTensor* mask = nullptr;
-  // Interpretability. hidden_states: the stream entering each block, L of (B, T, d).
-  // start_residual (B, T, d), when not empty: the stream entering block start_layer, the embeddings
-  // and earlier blocks not run. attn_delta (B, T, d), when delta_layer >= 0: added to that layer's
-  // attention output (after out_proj, before the residual add / post LayerNorm): a head's z patched
-  // is W_O[:, head] · Δz there.
-  bool hidden_states = false;
-  int start_layer = 0;
-  std::vector<float> start_residual;
-  int delta_layer = -1;
-  std::vector<float> attn_delta;
-};
-
-struct TinyForwardResult {
-  Tensor logits;                      // (B, T, V)
-  std::vector<Tensor> attention;      // one per layer; empty Tensor for layers not requested
-  std::vector<Trace> traces;          // one per layer; empty for layers not traced
-  std::vector<Tensor> hidden_states;  // with options.hidden_states: L of (B, T, d)
-};
-
 class TinyTransformer {
  public:
   static Status create(const TinyConfig& config, TinyTransformer& out);
@@ -113,7 +90,7 @@ class TinyTransformer {
 
   // Checks ids (and targets when given) without running anything.
   Status check_batch(const IdBatch& ids, const IdBatch* targets) const;
-  Status forward(const IdBatch& ids, const TinyForwardOptions& options, TinyForwardResult& result);
+  Status forward(const IdBatch& ids, const ForwardOptions& options, ForwardResult& result);
   Status loss(const IdBatch& ids, const IdBatch& targets, float& loss);
   // loss and d loss / d parameter for every parameter (parameter_names() order, zeros included).
   Status gradients(const IdBatch& ids, const IdBatch& targets, float& loss, std::vector<Tensor>& grads);
@@ -133,8 +110,8 @@ class TinyTransformer {
   void add_parameter(const std::string& name, Shape shape);
   void sync_attention();
   void zero_gradients(std::vector<Tensor>& grads) const;
-  Status run(const IdBatch& ids, const IdBatch* targets, const TinyForwardOptions* options,
-             TinyForwardResult* result, float* loss, std::vector<Tensor>* grads);
+  Status run(const IdBatch& ids, const IdBatch* targets, const ForwardOptions* options, ForwardResult* result,
+             float* loss, std::vector<Tensor>* grads);
   friend struct TinyPass;
 };
 

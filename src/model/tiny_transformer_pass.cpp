@@ -116,8 +116,8 @@ struct TinyPass {
     return Status::Ok();
   }
 
-  Status attention(int l, std::vector<float>& u, std::vector<float>& out, const TinyForwardOptions* o,
-                   TinyForwardResult* result) {
+  Status attention(int l, std::vector<float>& u, std::vector<float>& out, const ForwardOptions* o,
+                   ForwardResult* result) {
     // The query borrows u's buffer for the call (no copy) and hands it back.
     Tensor query({ids.b, ids.t, d}, std::move(u));
     const Status st = attention_of(l, query, out, o, result);
@@ -125,8 +125,8 @@ struct TinyPass {
     return st;
   }
 
-  Status attention_of(int l, const Tensor& query, std::vector<float>& out, const TinyForwardOptions* o,
-                      TinyForwardResult* result) {
+  Status attention_of(int l, const Tensor& query, std::vector<float>& out, const ForwardOptions* o,
+                      ForwardResult* result) {
     MhaForwardOptions options;
     options.causal = c.causal;
     options.positions.alibi_paper = c.positional == PositionalKind::kAlibi;
@@ -170,45 +170,84 @@ struct TinyPass {
     return Status::Ok();
   }
 
-  // 1.–4. embeddings, layers, ln_f, head → logits (N, V)
-  Status forward(std::vector<float>& logits, const TinyForwardOptions* o, TinyForwardResult* result) {
-    m.sync_attention();
-    const bool from_residual = o && !o->start_residual.empty();
-    if (o) {
-      const std::size_t rows_d = static_cast<std::size_t>(n) * d;
-      if (o->start_layer < 0 || o->start_layer >= c.num_layers || (o->start_layer > 0 && !from_residual))
-        return Status::Error(StatusCode::kInvalidArgument,
-                             "start_layer must be in [0, layers) and needs start_residual");
-      if (from_residual && o->start_residual.size() != rows_d)
-        return Status::Error(StatusCode::kInvalidArgument, "start_residual must be (B, T, d_model)");
-      if (o->delta_layer >= c.num_layers ||
-          (o->delta_layer >= 0 && (o->delta_layer < o->start_layer || o->attn_delta.size() != rows_d)))
-        return Status::Error(StatusCode::kInvalidArgument,
-                             "attn_delta must be (B, T, d_model) for a layer in [start_layer, layers)");
+  // The stream through ln_f (pre-norm) or as it is (post-norm, none): out (N, d).
+  void final_norm(const std::vector<float>& stream, std::vector<float>& out) const {
+    out = stream;
+    if (c.norm == NormKind::kPre) layer_norm(m.index_of("ln_f.weight"), stream.data(), out.data());
+  }
+
+  // The head's logits (rows, V) of `rows` rows of normed (rows, d).
+  void head(int rows, const float* normed, float* logits) const {
+    kernels::linear_nt(rows, c.vocab_size, d, normed, d, param("head.weight"), d, param("head.bias"), logits,
+                       c.vocab_size);
+  }
+
+  // The logit lens of normed rows (N, d): each row's top token and its probability.
+  void lens(const std::vector<float>& normed, ForwardResult& r) const {
+    std::vector<float> row(static_cast<std::size_t>(c.vocab_size));  // one position's logits: (V)
+    for (std::int64_t i = 0; i < n; ++i) {
+      head(1, normed.data() + i * d, row.data());
+      lens_top(c.vocab_size, row.data(), r);
     }
-    if (from_residual)
+  }
+
+  // After the embeddings and each block but the last: the hidden state and the logit lens.
+  void keep(const ForwardOptions* o, ForwardResult* result) {
+    if (!o || o->start_layer > 0 || !o->start_residual.empty()) return;
+    if (o->hidden_states) result->hidden_states.emplace_back(Shape{ids.b, ids.t, d}, x);
+    if (!o->logit_lens) return;
+    final_norm(x, ws.u);
+    lens(ws.u, *result);
+  }
+
+  // One block: the attention unit, then the MLP unit (its output kept with mlp_outputs).
+  Status block_forward(int l, const ForwardOptions* o, ForwardResult* result) {
+    LayerState& L = layers[l];
+    const bool norm = c.norm != NormKind::kNone;
+    L.attn.ln = norm ? m.index_of(block(l) + "ln1.weight") : -1;
+    ATTN_RETURN_IF_ERROR(unit_forward(L.attn, [&](std::vector<float>& u, std::vector<float>& out) {
+      return attention(l, u, out, o, result);
+    }));
+    if (!c.mlp) return Status::Ok();
+    L.mlp.ln = norm ? m.index_of(block(l) + "ln2.weight") : -1;
+    return unit_forward(L.mlp, [&](const std::vector<float>& u, std::vector<float>& out) {
+      ATTN_RETURN_IF_ERROR(mlp(l, u, out));
+      if (o && o->mlp_outputs) result->mlp_outputs.emplace_back(Shape{ids.b, ids.t, d}, out);
+      return Status::Ok();
+    });
+  }
+
+  // 1.–4. embeddings (or options' start_residual), layers, ln_f, head → logits (N, V), or (B, V)
+  //       with logits_row.
+  Status forward(std::vector<float>& logits, const ForwardOptions* o, ForwardResult* result) {
+    m.sync_attention();
+    if (o) ATTN_RETURN_IF_ERROR(check_hooks(*o, c.num_layers, ids.b, ids.t, d, "d_model", false));
+    if (o && !o->start_residual.empty())
       x = o->start_residual;
     else
       embed();
-    if (result) result->hidden_states.clear();
-    for (int l = o ? o->start_layer : 0; l < c.num_layers; ++l) {
-      LayerState& L = layers[l];
-      if (o && o->hidden_states) result->hidden_states.emplace_back(Shape{ids.b, ids.t, d}, x);
-      const bool norm = c.norm != NormKind::kNone;
-      L.attn.ln = norm ? m.index_of(block(l) + "ln1.weight") : -1;
-      ATTN_RETURN_IF_ERROR(unit_forward(L.attn, [&](std::vector<float>& u, std::vector<float>& out) {
-        return attention(l, u, out, o, result);
-      }));
-      if (!c.mlp) continue;
-      L.mlp.ln = norm ? m.index_of(block(l) + "ln2.weight") : -1;
-      ATTN_RETURN_IF_ERROR(unit_forward(
-          L.mlp, [&](const std::vector<float>& u, std::vector<float>& out) { return mlp(l, u, out); }));
+    if (result) {
+      result->hidden_states.clear();
+      result->lens_ids.clear();
+      result->lens_probs.clear();
+      result->mlp_outputs.clear();
     }
-    xf = x;
-    if (c.norm == NormKind::kPre) layer_norm(m.index_of("ln_f.weight"), x.data(), xf.data());
+    keep(o, result);
+    for (int l = o ? o->start_layer : 0; l < c.num_layers; ++l) {
+      ATTN_RETURN_IF_ERROR(block_forward(l, o, result));
+      if (l + 1 < c.num_layers) keep(o, result);
+    }
+    final_norm(x, xf);
+    if (o && o->hidden_states) result->hidden_states.emplace_back(Shape{ids.b, ids.t, d}, xf);
+    if (o && o->logit_lens) lens(xf, *result);  // the last row: the model's own prediction
+    if (o && o->logits_row >= 0) {
+      const std::vector<float> picked = rows_at(xf.data(), ids.b, ids.t, d, o->logits_row);
+      logits.resize(static_cast<std::size_t>(ids.b) * c.vocab_size);
+      head(ids.b, picked.data(), logits.data());
+      return Status::Ok();
+    }
     logits.resize(static_cast<std::size_t>(n) * c.vocab_size);
-    kernels::linear_nt(static_cast<int>(n), c.vocab_size, d, xf.data(), d, param("head.weight"), d,
-                       param("head.bias"), logits.data(), c.vocab_size);
+    head(static_cast<int>(n), xf.data(), logits.data());
     return Status::Ok();
   }
 
@@ -310,8 +349,8 @@ struct TinyPass {
   }
 };
 
-Status TinyTransformer::run(const IdBatch& ids, const IdBatch* targets, const TinyForwardOptions* options,
-                            TinyForwardResult* result, float* loss, std::vector<Tensor>* grads) {
+Status TinyTransformer::run(const IdBatch& ids, const IdBatch* targets, const ForwardOptions* options,
+                            ForwardResult* result, float* loss, std::vector<Tensor>* grads) {
   ATTN_RETURN_IF_ERROR(check_batch(ids, targets));
   const std::uint64_t rows = static_cast<std::uint64_t>(ids.b) * ids.t, d = config_.d_model;
   const std::uint64_t tt = static_cast<std::uint64_t>(ids.t) * ids.t * config_.num_heads;
@@ -327,7 +366,8 @@ Status TinyTransformer::run(const IdBatch& ids, const IdBatch* targets, const Ti
   std::vector<float>& logits = workspace_->logits;  // (N, V)
   ATTN_RETURN_IF_ERROR(pass.forward(logits, options, result));
   ATTN_RETURN_IF_ERROR(check_computed(logits.data(), logits.size(), "TinyTransformer: the logits"));
-  if (result) result->logits = Tensor({ids.b, ids.t, config_.vocab_size}, logits);
+  const int logit_rows = options && options->logits_row >= 0 ? 1 : ids.t;  // logits_row: one per sequence
+  if (result) result->logits = Tensor({ids.b, logit_rows, config_.vocab_size}, logits);
   if (!targets) return Status::Ok();
   std::vector<float>& dlogits = workspace_->dlogits;
   dlogits.resize(grads ? logits.size() : 0);
@@ -353,8 +393,7 @@ void TinyTransformer::zero_gradients(std::vector<Tensor>& grads) const {
   for (Tensor& t : grads) std::fill(t.data.begin(), t.data.end(), 0.0f);
 }
 
-Status TinyTransformer::forward(const IdBatch& ids, const TinyForwardOptions& options,
-                                TinyForwardResult& result) {
+Status TinyTransformer::forward(const IdBatch& ids, const ForwardOptions& options, ForwardResult& result) {
   return run(ids, nullptr, &options, &result, nullptr, nullptr);
 }
 

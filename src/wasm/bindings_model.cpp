@@ -19,6 +19,7 @@
 #include "train/tasks.h"
 #include "train/trainer.h"
 #include "wasm/binding_util.h"
+#include "wasm/bindings_interp.h"
 
 namespace {
 
@@ -35,9 +36,7 @@ attn::IdBatch id_batch(const val& ids, int b, int t) {
 }
 
 val tensor_list(const std::vector<attn::Tensor>& ts) {
-  val out = val::array();
-  for (std::size_t i = 0; i < ts.size(); ++i) out.set(i, tensor_object(ts[i]));
-  return out;
+  return tensors_array(ts);
 }
 
 std::vector<attn::Tensor> tensors_from_js(const val& list) {
@@ -46,10 +45,6 @@ std::vector<attn::Tensor> tensors_from_js(const val& list) {
   out.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) out.push_back(tensor_from_js(list[i]));
   return out;
-}
-
-std::vector<int> ints_from_js(const val& list) {
-  return emscripten::vecFromJSArray<int>(list);
 }
 
 class TinyModelHandle {
@@ -92,56 +87,14 @@ class TinyModelHandle {
   // values: tensors in parameterNames() order; all checked before any is written.
   val set_parameters(val values) { return status_object(model_->set_parameters(tensors_from_js(values))); }
 
-  // mask: null or a bool tensor object (1 = may attend), applied in every layer.
-  val forward(val ids, int b, int t, val attention_layers, val trace_layers, val mask) {
-    attn::TinyForwardOptions options;
-    attn::BoolTensor mask_tensor;
-    if (!mask.isNull() && !mask.isUndefined()) {
-      mask_tensor = bool_tensor_from_js(mask);
-      options.mask = &mask_tensor;
-    }
-    options.attention_layers = ints_from_js(attention_layers);
-    options.trace_layers = ints_from_js(trace_layers);
-    attn::TinyForwardResult r;
-    const attn::Status st = model_->forward(id_batch(ids, b, t), options, r);
-    val out = status_object(st);
-    if (!st.ok()) return out;
-    out.set("logits", tensor_object(r.logits));
-    val attention = val::array(), traces = val::array();
-    for (std::size_t l = 0; l < r.attention.size(); ++l) {
-      attention.set(l, r.attention[l].data.empty() ? val::null() : tensor_object(r.attention[l]));
-      traces.set(l, r.traces[l].steps().empty() ? val::null() : trace_array(r.traces[l]));
-    }
-    out.set("attention", attention);
-    out.set("traces", traces);
-    return out;
-  }
-
-  // Interpretability: o: { traceLayers (int[]), hiddenStates, startLayer, startResidual
-  // (Float32Array (B, T, d) or null), deltaLayer (-1 none), attnDelta (Float32Array or null) } →
-  // { ok, logits, traces, hiddenStates } (TinyForwardOptions' patching options).
-  val interp_forward(val ids, int b, int t, val o) {
-    attn::TinyForwardOptions options;
-    options.trace_layers = ints_from_js(o["traceLayers"]);
-    options.hidden_states = o["hiddenStates"].as<bool>();
-    options.start_layer = o["startLayer"].as<int>();
-    if (!o["startResidual"].isNull())
-      options.start_residual = emscripten::convertJSArrayToNumberVector<float>(o["startResidual"]);
-    options.delta_layer = o["deltaLayer"].as<int>();
-    if (!o["attnDelta"].isNull())
-      options.attn_delta = emscripten::convertJSArrayToNumberVector<float>(o["attnDelta"]);
-    attn::TinyForwardResult r;
-    const attn::Status st = model_->forward(id_batch(ids, b, t), options, r);
-    val out = status_object(st);
-    if (!st.ok()) return out;
-    out.set("logits", tensor_object(r.logits));
-    val traces = val::array(), hidden = val::array();
-    for (std::size_t l = 0; l < r.traces.size(); ++l)
-      traces.set(l, r.traces[l].steps().empty() ? val::null() : trace_array(r.traces[l]));
-    for (std::size_t i = 0; i < r.hidden_states.size(); ++i) hidden.set(i, tensor_object(r.hidden_states[i]));
-    out.set("traces", traces);
-    out.set("hiddenStates", hidden);
-    return out;
+  // o: the forward's options (bindings_interp.h: attention and traced layers, a mask applied in every
+  // layer, the interpretability hooks) → { code, message, logits, attention, traces, hiddenStates, … }.
+  val forward(val ids, int b, int t, val o) {
+    JsForwardOptions options;
+    read_forward_options(o, options);
+    attn::ForwardResult r;
+    const attn::Status st = model_->forward(id_batch(ids, b, t), options.options, r);
+    return forward_result_object(st, r, options.options, model_->config().num_layers, b, t);
   }
 
   val loss(val ids, val targets, int b, int t) {
@@ -267,7 +220,6 @@ EMSCRIPTEN_BINDINGS(attention_model) {
       .function("parameters", &TinyModelHandle::parameters)
       .function("setParameters", &TinyModelHandle::set_parameters)
       .function("forward", &TinyModelHandle::forward)
-      .function("interpForward", &TinyModelHandle::interp_forward)
       .function("loss", &TinyModelHandle::loss)
       .function("gradients", &TinyModelHandle::gradients);
   emscripten::class_<TrainerHandle>("TrainerHandle")

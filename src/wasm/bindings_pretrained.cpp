@@ -2,8 +2,9 @@
 // parsed config; each tensor's room is allocated in its file format (beginTensor returns its address
 // in the heap), the wrapper copies the file's bytes there chunk by chunk and endTensor checks them,
 // so no second copy of a tensor, let alone of the file, is made. forward returns logits, attention,
-// traces and hidden states as copies. Every call runs under the model's own memory limit (given at
-// init). Conventions of bindings.cpp. The JS side is src/js/pretrained.js.
+// traces, hidden states and the interpretability outputs as copies (bindings_interp.h). Every call runs under
+// the model's own memory limit (given at init). Conventions of bindings.cpp. The JS side is
+// src/js/pretrained.js.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -12,6 +13,7 @@
 #include "core/memory_limit.h"
 #include "model/pretrained.h"
 #include "wasm/binding_util.h"
+#include "wasm/bindings_interp.h"
 
 namespace {
 
@@ -150,73 +152,17 @@ class PretrainedHandle {
     return out;
   }
   void drop_caches() { caches_.clear(); }
-  val forward(val ids, int b, int t, val attention_layers, val trace_layers, bool hidden_states,
-              bool logit_lens) {
+  // A forward without caches: o the forward's options (bindings_interp.h: attention and traced
+  // layers, hidden states, the logit lens, the interpretability hooks) → { code, message, logits,
+  // attention, traces, hiddenStates, mlpOutputs, logitLens? }.
+  val forward(val ids, int b, int t, val o) {
     LimitScope scope(limit_);
-    attn::PretrainedForwardOptions o;
-    o.logit_lens = logit_lens;
-    o.attention_layers = int_list(attention_layers);
-    o.trace_layers = int_list(trace_layers);
-    o.hidden_states = hidden_states;
-    attn::PretrainedForwardResult r;
+    JsForwardOptions options;
+    read_forward_options(o, options);
+    attn::ForwardResult r;
     const attn::Status st =
-        model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), o, r);
-    val out = status_object(st);
-    if (!st.ok()) return out;
-    out.set("logits", tensor_object(r.logits));
-    val attention = val::array(), traces = val::array(), hidden = val::array();
-    for (std::size_t l = 0; l < r.attention.size(); ++l) {
-      attention.set(l, r.attention[l].data.empty() ? val::null() : tensor_object(r.attention[l]));
-      traces.set(l, r.traces[l].steps().empty() ? val::null() : trace_array(r.traces[l]));
-    }
-    for (std::size_t i = 0; i < r.hidden_states.size(); ++i) hidden.set(i, tensor_object(r.hidden_states[i]));
-    out.set("attention", attention);
-    out.set("traces", traces);
-    out.set("hiddenStates", hidden);
-    if (logit_lens) {
-      const int rows = model_.config().layers + 1;  // the embeddings, every block, the head
-      val lens = val::object();
-      lens.set("ids", val::global("Int32Array")
-                          .new_(emscripten::typed_memory_view(r.lens_ids.size(), r.lens_ids.data())));
-      lens.set("probs", float_array(r.lens_probs));
-      lens.set("shape", shape_array({rows, b, t}));
-      out.set("logitLens", lens);
-    }
-    return out;
-  }
-  // Interpretability: a forward without caches under PretrainedForwardOptions' patching options.
-  // o: { traceLayers (int[]), hiddenStates, mlpOutputs, startLayer, startResidual (Float32Array (B, T, E)
-  // or null), deltaLayer (-1 none), attnDelta (Float32Array or null), logitsRow (-1 all) } →
-  // { ok, logits, traces, hiddenStates, mlpOutputs }.
-  val interp_forward(val ids, int b, int t, val o) {
-    LimitScope scope(limit_);
-    attn::PretrainedForwardOptions p;
-    p.trace_layers = int_list(o["traceLayers"]);
-    p.hidden_states = o["hiddenStates"].as<bool>();
-    p.mlp_outputs = o["mlpOutputs"].as<bool>();
-    p.start_layer = o["startLayer"].as<int>();
-    if (!o["startResidual"].isNull())
-      p.start_residual = emscripten::convertJSArrayToNumberVector<float>(o["startResidual"]);
-    p.delta_layer = o["deltaLayer"].as<int>();
-    if (!o["attnDelta"].isNull())
-      p.attn_delta = emscripten::convertJSArrayToNumberVector<float>(o["attnDelta"]);
-    p.logits_row = o["logitsRow"].as<int>();
-    p.pre_cap_logits = true;  // attribution and patching explain the logits before final soft-capping
-    attn::PretrainedForwardResult r;
-    const attn::Status st =
-        model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), p, r);
-    val out = status_object(st);
-    if (!st.ok()) return out;
-    out.set("logits", tensor_object(r.logits));
-    val traces = val::array(), hidden = val::array(), mlp = val::array();
-    for (std::size_t l = 0; l < r.traces.size(); ++l)
-      traces.set(l, r.traces[l].steps().empty() ? val::null() : trace_array(r.traces[l]));
-    for (std::size_t i = 0; i < r.hidden_states.size(); ++i) hidden.set(i, tensor_object(r.hidden_states[i]));
-    for (std::size_t i = 0; i < r.mlp_outputs.size(); ++i) mlp.set(i, tensor_object(r.mlp_outputs[i]));
-    out.set("traces", traces);
-    out.set("hiddenStates", hidden);
-    out.set("mlpOutputs", mlp);
-    return out;
+        model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), options.options, r);
+    return forward_result_object(st, r, options.options, model_.config().layers, b, t);
   }
   // { ok, data: Float32Array (count · cols) } of a tensor's rows by role (PretrainedModel::read_rows).
   val read_rows(std::string role, int layer, int first, int count) const {
@@ -256,7 +202,6 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
       .function("weightBytes", &PretrainedHandle::weight_bytes)
       .function("memoryLimit", &PretrainedHandle::memory_limit)
       .function("forward", &PretrainedHandle::forward)
-      .function("interpForward", &PretrainedHandle::interp_forward)
       .function("readRows", &PretrainedHandle::read_rows)
       .function("createCaches", &PretrainedHandle::create_caches)
       .function("forwardCached", &PretrainedHandle::forward_cached)
