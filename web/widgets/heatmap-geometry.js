@@ -1,6 +1,7 @@
-// The geometry of a HeatmapView's picture, shared by its canvas (heatmap-view.js) and its SVG twin
-// (svg-heatmap.js), so both draw the same layout: paddings, gutters, the cell sizes from which
-// numbers, hatching and borders are drawn, the thinning of labels and where the legend goes.
+// The geometry of a HeatmapView's picture, from which its display list (heatmap-list.js) is built
+// for its canvas (heatmap-view.js) and its SVG panel (svg-heatmap.js): paddings, gutters, the cell
+// sizes from which numbers, hatching and borders are drawn, the thinning of labels and where the
+// legend goes.
 // Sizes are CSS px at font scale s (1: the 12 px labels of the screen).
 
 /** Padding around the picture. */

@@ -6,16 +6,9 @@
 // Cell colours are written as one (rows × cols) ImageData and scaled up, so 512 × 512 stays smooth.
 import { prepareCanvas, themeOf } from './draw-util.js';
 import { gridRow, valueWords, visuallyHidden } from './a11y.js';
-import { hasBorders, hatchesMasked, heatmapLayout, showsValues } from './heatmap-geometry.js';
-import {
-  drawBorders,
-  drawCellImage,
-  drawHatch,
-  drawLabels,
-  drawLegend,
-  drawSums,
-  drawValues,
-} from './heatmap-canvas.js';
+import { heatmapLayout } from './heatmap-geometry.js';
+import { heatmapList } from './heatmap-list.js';
+import { paintCanvas } from './paint-canvas.js';
 
 export class HeatmapView {
   /**
@@ -249,33 +242,15 @@ export class HeatmapView {
       ctx.fillStyle = theme.bg;
       ctx.fillRect(0, 0, g.w, g.h);
     }
-    this.#cells(ctx, g, theme);
-    drawLabels(ctx, o, g, theme);
-    if (o.rowSums) drawSums(ctx, o, g, theme);
-    this.#marks(ctx, g, theme);
-    if (o.legend) drawLegend(ctx, o, g, theme, this.maskedCount);
-  }
-
-  #cells(ctx, g, theme) {
-    const o = this.opts;
-    const masked = drawCellImage(ctx, o, g, theme);
+    // The picture (the same display list the SVG export paints), then the transient marks.
+    const { items, masked } = heatmapList(ctx, theme, o, g);
     this.maskedCount = masked.length;
-    // Hatching on masked (−∞) cells, so masking does not rely on colour alone (where no "−∞" is
-    // written in the cell already).
-    const showValues = showsValues(o, g);
-    if (hatchesMasked(g, masked.length, showValues)) drawHatch(ctx, o, g, theme, masked);
-    // Cell borders and the rounded numbers when cells are big enough to read them.
-    if (hasBorders(g)) drawBorders(ctx, o, g, theme);
-    if (showValues) drawValues(ctx, o, g, theme);
+    paintCanvas(ctx, items, theme);
+    this.#marks(ctx, g, theme);
   }
 
+  // Hover and keyboard focus: on the canvas only (the SVG export leaves them out).
   #marks(ctx, g, theme) {
-    const o = this.opts;
-    if (Number.isInteger(o.selectedRow) && o.selectedRow < o.rows) {
-      ctx.strokeStyle = theme.accent;
-      ctx.lineWidth = 2;
-      ctx.strokeRect(g.x0 + 1, g.y0 + o.selectedRow * g.ch + 1, o.cols * g.cw - 2, g.ch - 2);
-    }
     const box = (c, color, w) => {
       ctx.strokeStyle = color;
       ctx.lineWidth = w;

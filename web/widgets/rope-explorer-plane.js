@@ -5,8 +5,8 @@ import { h } from './base-element.js';
 import { chartTable } from './a11y.js';
 import { formatNumber, themeOf } from './draw-util.js';
 import { pairColors, prepareCanvas } from './xy-chart.js';
-import { num, paint, svgArrow, svgText } from './svg.js';
-import { canvasArrow } from './canvas-arrow.js';
+import { paintCanvas } from './paint-canvas.js';
+import { paintSvg } from './paint-svg.js';
 
 /** The two feature indices of frequency pair p of d features, in the `style` pairing ('half' | 'interleaved'). */
 export function pairDims(style, p, d) {
@@ -14,7 +14,7 @@ export function pairDims(style, p, d) {
 }
 
 /** What the plane of `el` shows and its scale: the pair, q's position, the radius R that fits both arrows. */
-function planeFrame(el) {
+export function planeFrame(el) {
   const s = el._shown,
     size = el._planeSize || 280,
     theme = themeOf(el);
@@ -30,55 +30,68 @@ function planeFrame(el) {
   return { s, size, theme, d, p, pos, a, b, rq, R, pad, c };
 }
 
+/**
+ * The plane's display list (display-list.js), its top left at (ox, oy) of the figure, text at font
+ * scale s: axes, q's circle (dashed), the trail of q's pair at positions 0…position−1 fading
+ * towards the past, k's pair at position 0 (a dashed arrow), q's pair at position (an arrow), the
+ * title and the key to the two arrows. Also returns q's pair at position.
+ */
+export function planeList(el, f, { ox = 0, oy = 0, s: fs = 1 } = {}) {
+  const { s, size, theme, d, p, pos, a, b, rq, R, pad, c } = f;
+  const P = (x, y) => [ox + c + (x / R) * (c - pad), oy + c - (y / R) * (c - pad)];
+  const axis = theme.dark ? 'rgba(255,255,255,0.3)' : 'rgba(0,0,0,0.3)';
+  const { b: qc, a: kc } = pairColors(el);
+  const segs = [
+    [ox + pad, oy + c, 'H', ox + size - pad],
+    [ox + c, oy + pad, 'V', oy + size - pad],
+  ];
+  const items = [
+    { kind: 'rules', segs, stroke: axis },
+    { kind: 'circle', cx: ox + c, cy: oy + c, r: (rq / R) * (c - pad), stroke: axis, dash: [3, 4] },
+  ];
+  const trail = [],
+    alphas = [];
+  for (let t = 0; t < pos; t++) {
+    trail.push(...P(s.plane[t * d + a], s.plane[t * d + b]));
+    alphas.push(0.12 + 0.45 * ((t + 1) / (pos + 1)));
+  }
+  items.push({ kind: 'dots', points: trail, r: 2.4, fill: qc, alphas });
+  const qx = s.plane[pos * d + a],
+    qy = s.plane[pos * d + b];
+  const arrow = (to, color, width, dashed) => {
+    const [x1, y1] = to;
+    return { kind: 'arrow', x0: ox + c, y0: oy + c, x1, y1, color, width, dashed };
+  };
+  items.push(arrow(P(s.kPlane[a], s.kPlane[b]), kc, 2, true), arrow(P(qx, qy), qc, 2.6, false));
+  const text = (x, y, str, fill, baseline) => ({
+    kind: 'text',
+    x,
+    y,
+    text: str,
+    size: 12 * fs,
+    baseline,
+    fill,
+  });
+  const title = `pair ${p} (dims ${a}, ${b}) · q at position ${pos}`;
+  items.push(
+    { ...text(ox + 6, oy + 4, title, theme.fg, 'top'), weight: 600 },
+    text(ox + 6, oy + size - 4, 'q (solid)', qc, 'bottom'),
+    text(ox + 76, oy + size - 4, 'k at position 0 (dashed)', kc, 'bottom'),
+  );
+  return { items, qx, qy };
+}
+
 /** (a) The chosen pair of q at positions 0…position (trail), the arrow at position, k's pair at 0. */
 export function drawPlane(el) {
   const f = planeFrame(el);
-  const { s, size, theme, d, p, pos, a, b, rq, R, pad, c } = f;
+  const { size, theme } = f;
   const ctx = prepareCanvas(el._plane, size, size);
   if (theme.bg) {
     ctx.fillStyle = theme.bg;
     ctx.fillRect(0, 0, size, size);
   }
-  const P = (x, y) => [c + (x / R) * (c - pad), c - (y / R) * (c - pad)];
-  ctx.strokeStyle = theme.dark ? 'rgba(255,255,255,0.3)' : 'rgba(0,0,0,0.3)';
-  ctx.lineWidth = 1;
-  ctx.beginPath();
-  ctx.moveTo(pad, c);
-  ctx.lineTo(size - pad, c);
-  ctx.moveTo(c, pad);
-  ctx.lineTo(c, size - pad);
-  ctx.stroke();
-  ctx.setLineDash([3, 4]);
-  ctx.beginPath();
-  ctx.arc(c, c, (rq / R) * (c - pad), 0, 2 * Math.PI);
-  ctx.stroke();
-  ctx.setLineDash([]);
-  const { b: qc, a: kc } = pairColors(el);
-  for (let t = 0; t < pos; t++) {
-    // the trail, fading towards the past
-    const [x, y] = P(s.plane[t * d + a], s.plane[t * d + b]);
-    ctx.globalAlpha = 0.12 + 0.45 * ((t + 1) / (pos + 1));
-    ctx.fillStyle = qc;
-    ctx.beginPath();
-    ctx.arc(x, y, 2.4, 0, 2 * Math.PI);
-    ctx.fill();
-  }
-  ctx.globalAlpha = 1;
-  canvasArrow(ctx, [c, c], P(s.kPlane[a], s.kPlane[b]), kc, 2, { dashed: true });
-  const qx = s.plane[pos * d + a],
-    qy = s.plane[pos * d + b];
-  canvasArrow(ctx, [c, c], P(qx, qy), qc, 2.6, { dashed: false });
-  ctx.font = `600 12px ${theme.font}`;
-  ctx.fillStyle = theme.fg;
-  ctx.textAlign = 'left';
-  ctx.textBaseline = 'top';
-  ctx.fillText(`pair ${p} (dims ${a}, ${b}) · q at position ${pos}`, 6, 4);
-  ctx.font = `12px ${theme.font}`;
-  ctx.textBaseline = 'bottom';
-  ctx.fillStyle = qc;
-  ctx.fillText('q (solid)', 6, size - 4);
-  ctx.fillStyle = kc;
-  ctx.fillText('k at position 0 (dashed)', 76, size - 4);
+  const { items, qx, qy } = planeList(el, f);
+  paintCanvas(ctx, items, theme);
   describePlane(el, f, qx, qy);
 }
 
@@ -125,35 +138,9 @@ function describePlane(el, { s, d, p, pos, a, b }, qx, qy) {
   );
 }
 
-/** The plane of drawPlane as SVG shapes at (x0, y0) of the figure. */
+/** The plane of drawPlane as SVG shapes at (x0, y0) of the figure (the same display list). */
 export function planeSVG(el, fig, x0, y0) {
-  const { s, size, theme, d, p, pos, a, b, rq, R, pad, c } = planeFrame(el);
-  const P = (x, y) => [x0 + c + (x / R) * (c - pad), y0 + c - (y / R) * (c - pad)];
-  const axis = theme.dark ? 'rgba(255,255,255,0.3)' : 'rgba(0,0,0,0.3)';
-  const out = [
-    `<path fill="none" ${paint('stroke', axis)} d="M${num(x0 + pad)} ${num(y0 + c)}H${num(x0 + size - pad)}M${num(x0 + c)} ${num(y0 + pad)}V${num(y0 + size - pad)}"/>`,
-    `<circle cx="${num(x0 + c)}" cy="${num(y0 + c)}" r="${num((rq / R) * (c - pad))}" fill="none" ${paint('stroke', axis)} stroke-dasharray="3 4"/>`,
-  ];
-  const { b: qc, a: kc } = pairColors(el);
-  let trail = '';
-  for (let t = 0; t < pos; t++) {
-    const [x, y] = P(s.plane[t * d + a], s.plane[t * d + b]);
-    trail += `<circle cx="${num(x)}" cy="${num(y)}" r="2.4" fill-opacity="${+(0.12 + 0.45 * ((t + 1) / (pos + 1))).toFixed(3)}"/>`;
-  }
-  if (trail) out.push(`<g ${paint('fill', qc)}>${trail}</g>`);
-  const [kx, ky] = P(s.kPlane[a], s.kPlane[b]),
-    [qx, qy] = P(s.plane[pos * d + a], s.plane[pos * d + b]);
-  out.push(
-    svgArrow(x0 + c, y0 + c, kx, ky, kc, 2, { dashed: true }),
-    svgArrow(x0 + c, y0 + c, qx, qy, qc, 2.6),
-    svgText(fig, x0 + 6, y0 + 4, `pair ${p} (dims ${a}, ${b}) · q at position ${pos}`, {
-      baseline: 'top',
-      fill: theme.fg,
-      weight: 600,
-    }),
-    svgText(fig, x0 + 6, y0 + size - 4, 'q (solid)', { baseline: 'bottom', fill: qc }),
-    svgText(fig, x0 + 76, y0 + size - 4, 'k at position 0 (dashed)', { baseline: 'bottom', fill: kc }),
-  );
-  fig.body.push(out.join('\n'));
-  return { w: size, h: size, panel: { kind: 'plane' } };
+  const f = planeFrame(el);
+  fig.body.push(paintSvg(fig, planeList(el, f, { ox: x0, oy: y0, s: fig.s }).items));
+  return { w: f.size, h: f.size, panel: { kind: 'plane' } };
 }

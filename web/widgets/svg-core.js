@@ -1,8 +1,6 @@
 // The building blocks of the SVG export (svg.js has the overview): XML-safe text, numbers and
-// colours, the figure that panels draw into (cells as one path per colour level), the colour bar,
-// text and arrows, and the finished document.
-import { colormap } from './colormap.js';
-import { formatNumber } from './draw-util.js';
+// colours, the figure that panels draw into (cells as one path per colour level), text, and the
+// finished document (paint-svg.js paints display lists into a figure).
 
 /** Text as XML character data or attribute value: escaped, and only characters XML 1.0 allows. */
 export function xmlText(value) {
@@ -112,19 +110,6 @@ export function svgFigure(theme, s = 1) {
   return { theme, s, cells: new CellPaths(), defs: new Map(), body: [] };
 }
 
-/** The colour bar's gradient (33 stops of the map's table, enough for its piecewise-linear anchors). */
-function gradient(fig, map) {
-  const id = `aw-cbar-${map.replace(/[^a-z0-9-]/gi, '')}`;
-  if (!fig.defs.has(id)) {
-    const lut = colormap(map);
-    let stops = '';
-    for (let j = 0; j <= 32; j++)
-      stops += `<stop offset="${+(j / 32).toFixed(4)}" stop-color="${hex3(lut, Math.round((j * 255) / 32))}"/>`;
-    fig.defs.set(id, `<linearGradient id="${id}" x1="0" y1="0" x2="1" y2="0">${stops}</linearGradient>`);
-  }
-  return id;
-}
-
 /** Text y for a canvas textBaseline, from the alphabetic baseline SVG uses. */
 function baseY(y, size, baseline) {
   if (baseline === 'middle') return y + 0.35 * size;
@@ -147,36 +132,6 @@ export function text(
   if (mono) attrs.push(`font-family="${xmlText(fig.theme.mono)}"`);
   if (weight) attrs.push(`font-weight="${weight}"`);
   return `<text ${attrs.join(' ')}${extra}>${xmlText(str)}</text>`;
-}
-
-/**
- * The colour bar of a domain at (x, y), `w` wide, with its three values and, if asked, the masked
- * swatch — as the canvas legend draws it.
- */
-export function colorBar(fig, { x, y, w, domain, masked = false }) {
-  const { theme, s } = fig;
-  const { lo, hi, map } = domain;
-  const id = gradient(fig, map);
-  const out = [`<rect x="${num(x)}" y="${num(y)}" width="${num(w)}" height="10" fill="url(#${id})"/>`];
-  const decimals = Math.abs(hi - lo) < 0.1 ? 4 : 2;
-  const tick = (t, v, anchor) =>
-    text(
-      x + t * w,
-      y + 13,
-      formatNumber(v, decimals),
-      { size: 10 * s, anchor, baseline: 'top', fill: theme.muted, mono: true },
-      fig,
-    );
-  out.push(tick(0, lo, 'start'), tick(0.5, (lo + hi) / 2, 'middle'), tick(1, hi, 'end'));
-  if (masked) {
-    const mx = x + w + 14;
-    out.push(
-      `<rect x="${num(mx)}" y="${num(y)}" width="14" height="10" ${paint('fill', `rgb(${theme.maskedRgb.slice(0, 3).join(',')})`)}/>`,
-      `<path d="M${num(mx + 1)} ${num(y + 9)}L${num(mx + 13)} ${num(y + 1)}" ${paint('stroke', theme.hatch)}/>`,
-      text(mx + 20, y - 1, 'masked (−∞)', { size: 11 * s, baseline: 'top', fill: theme.muted }, fig),
-    );
-  }
-  return out.join('\n');
 }
 
 /**
@@ -222,20 +177,4 @@ export function svgText(
     ? ` ${paint('stroke', halo)} stroke-width="3" stroke-linejoin="round" paint-order="stroke"`
     : '';
   return text(x, y, str, { size, anchor, baseline, fill, mono, weight, extra }, fig);
-}
-
-/**
- * An arrow from (x0, y0) to (x1, y1) as the widgets' canvas arrow() draws it: a round-capped shaft
- * stopping short of the tip, and a filled head.
- */
-export function svgArrow(x0, y0, x1, y1, color, width, { dashed = false, headBase = 7 } = {}) {
-  const a = Math.atan2(y1 - y0, x1 - x0),
-    head = headBase + width * 1.5;
-  const ex = x1 - Math.cos(a) * head * 0.6,
-    ey = y1 - Math.sin(a) * head * 0.6;
-  const p = (t) => `${num(x1 - head * Math.cos(a + t))} ${num(y1 - head * Math.sin(a + t))}`;
-  return (
-    `<path fill="none" ${paint('stroke', color)} stroke-width="${num(width)}" stroke-linecap="round"${dashed ? ' stroke-dasharray="5 4"' : ''} d="M${num(x0)} ${num(y0)}L${num(ex)} ${num(ey)}"/>` +
-    `<path ${paint('fill', color)} d="M${num(x1)} ${num(y1)}L${p(-0.42)}L${p(0.42)}z"/>`
-  );
 }

@@ -1,6 +1,7 @@
 // SVG export of the heatmap views: the picture a HeatmapView draws on its canvas (and the bar and
 // line charts of charts.js beside it), as vector shapes a paper can use (Inkscape, Illustrator, a
-// browser, LaTeX through svg/pdf conversion). Each panel function mirrors its canvas twin's layout.
+// browser, LaTeX through svg/pdf conversion). Each panel paints the display list its canvas paints
+// (display-list.js; paint-svg.js is the SVG backend), so both draw the same figure.
 //
 //   - Cells are shapes, never an embedded raster: the cells of one colour level (one of the colour
 //     map's 256 entries, the same quantisation the canvas uses) are ONE <path> for the whole figure
@@ -18,17 +19,16 @@
 // svg-heatmap.js (HeatmapView), svg-charts.js (bar and line charts) and svg-xy.js (x–y charts).
 export {
   CellPaths,
-  colorBar,
   cssHex,
   jsonSafe,
   num,
   paint,
-  svgArrow,
   svgDocument,
   svgFigure,
   svgText,
   xmlText,
 } from './svg-core.js';
+export { colorBar, svgArrow } from './paint-svg.js';
 export { heatmapPanel } from './svg-heatmap.js';
 export { barsPanel, linesPanel } from './svg-charts.js';
 export { xyPanel } from './svg-xy.js';
