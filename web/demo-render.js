@@ -1,6 +1,7 @@
 // Drawing the demo: the token chips, the side panel's notes, and one render of the shown source — a
 // source the settings define synchronously (the model runs once, cached, and each widget redraws);
 // any other source by asking it (asynchronously, web/demo-trained.js) and drawing what it answers.
+import { keepScrollFocusable } from './widgets/a11y.js';
 import { attn, tokensOf, validHeadCounts, tokenizeWithInfo, PAD_TOKEN } from './widgets.js';
 import { normalizeState, searchFromState } from './demo-state.js';
 import { renderModel, showMode } from './demo-trained.js';
@@ -39,19 +40,11 @@ export function chips(container, tokens) {
       return chip;
     }),
   );
-  markScrolling(container);
 }
 
-/** A token list that scrolls (a long input, a narrow screen) is a tab stop, so keys can scroll it. */
-function markScrolling(el) {
-  if (el.scrollHeight > el.clientHeight + 1) el.tabIndex = 0;
-  else el.removeAttribute('tabindex');
-}
-
-/** Re-checks the token lists' scrolling whenever their box changes size (the screen, the panel). */
+/** The token lists are tab stops while they scroll (a long input, a narrow screen), so keys can scroll them. */
 export function watchChipScrolling() {
-  const observer = new ResizeObserver((entries) => entries.forEach((e) => markScrolling(e.target)));
-  for (const id of ['chips', 'source-chips']) observer.observe($(id));
+  for (const id of ['chips', 'source-chips']) keepScrollFocusable($(id));
 }
 
 /** The note under the model size: whether the heads divide d_model, and grouped-query sharing. */

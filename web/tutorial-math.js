@@ -3,6 +3,7 @@
 // its box made a tab stop. Its width is final only once the math fonts have loaded, so it is checked
 // again then and whenever a formula's box or content resizes (ResizeObserver + document.fonts: a slow
 // machine or phone loads the fonts after the first pass).
+import { keepScrollFocusable } from './widgets/a11y.js';
 import { loadKatex } from './widgets.js';
 
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -34,14 +35,6 @@ function formulaParts(tex) {
   return parts.map((p) => p.trim()).filter(Boolean);
 }
 
-/** A formula that still scrolls inside its box (a narrow screen) is a tab stop, so keys can scroll it. */
-function markScrolling() {
-  for (const el of $$('.math.display.rendered')) {
-    if (el.scrollWidth > el.clientWidth + 1) el.tabIndex = 0;
-    else el.removeAttribute('tabindex');
-  }
-}
-
 export async function renderMath() {
   const katex = await loadKatex();
   for (const el of $$('.math[data-tex]')) {
@@ -67,21 +60,11 @@ export async function renderMath() {
     }
     el.classList.add('rendered');
   }
-  // A formula's width is final only once the math fonts have loaded (on a slow machine or phone that is
-  // after this first pass) and changes with the screen: re-check when the fonts are ready and whenever a
-  // formula's box or its rendered content changes size, not only on window resizes.
-  markScrolling();
-  let pending = 0;
-  const recheck = () => {
-    cancelAnimationFrame(pending);
-    pending = requestAnimationFrame(markScrolling);
-  };
-  const observer = new ResizeObserver(recheck);
-  for (const el of $$('.math.display.rendered')) {
-    observer.observe(el);
-    for (const child of el.children) observer.observe(child);
-  }
-  document.fonts.addEventListener('loadingdone', recheck);
+  // A formula that still scrolls inside its box (a narrow screen) is a tab stop, so keys can scroll
+  // it. Its width is final only once the math fonts have loaded (on a slow machine or phone that is
+  // after this first pass): keepScrollFocusable re-checks on every resize and font load, and the
+  // page is ready only once the fonts are.
+  const checks = $$('.math.display.rendered').map((el) => keepScrollFocusable(el));
   await document.fonts.ready;
-  markScrolling();
+  for (const check of checks) check();
 }

@@ -71,3 +71,45 @@ export function chartTable(canvas, caption, columns, rows) {
   table.replaceChildren(cap, head, body);
   return table;
 }
+
+/** Whether a box scrolls along an axis its CSS lets it scroll (content wider or taller than the box). */
+function scrolls(box) {
+  const style = getComputedStyle(box);
+  const can = (overflow) => overflow === 'auto' || overflow === 'scroll';
+  return (
+    (can(style.overflowX) && box.scrollWidth > box.clientWidth + 1) ||
+    (can(style.overflowY) && box.scrollHeight > box.clientHeight + 1)
+  );
+}
+
+/**
+ * Keeps a box that scrolls a tab stop (so keys can scroll it; axe's scrollable-region-focusable) and
+ * one that does not scroll out of the tab order. Whether it scrolls changes after the first layout —
+ * the screen turns, new content arrives, math fonts finish loading on a slow machine and widen a
+ * formula — so it is re-checked whenever the box or a child resizes, its children change, or fonts
+ * finish loading. Returns the check, for callers that change the content and want it now.
+ */
+export function keepScrollFocusable(box) {
+  const mark = () => {
+    if (scrolls(box)) box.tabIndex = 0;
+    else box.removeAttribute('tabindex');
+  };
+  let pending = 0;
+  const recheck = () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(mark);
+  };
+  const sizes = new ResizeObserver(recheck);
+  const watch = () => {
+    sizes.observe(box);
+    for (const child of box.children) sizes.observe(child);
+  };
+  new MutationObserver(() => {
+    watch();
+    recheck();
+  }).observe(box, { childList: true });
+  document.fonts?.addEventListener('loadingdone', recheck);
+  watch();
+  mark();
+  return mark;
+}

@@ -6,6 +6,7 @@
 // Attributes: every model config attribute, plus step="<index or trace name>", head="<index>".
 // Properties/methods: steps (names), step, head, current (what is shown), next(), prev(), goTo(x).
 // Events: step-change { index, name, head }, cell-hover / cell-click { step, head, row, col, value, … }.
+import { keepScrollFocusable } from './a11y.js';
 import { ModelElement, h, numbersFromState, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { autoDomain, divergingName, paletteName } from './colormap.js';
@@ -71,6 +72,8 @@ export class AttentionSteps extends ModelElement {
     this._tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Steps of the attention pass' });
     this._tabs.addEventListener('keydown', (e) => this.#tabKey(e));
     this._formula = h('div', { class: 'formula', 'aria-hidden': 'false' });
+    // A formula wider than a narrow screen scrolls in its box: then it is a tab stop.
+    keepScrollFocusable(this._formula);
     this._shapeSym = h('code');
     this._shapeWords = h('span', { class: 'muted' });
     this._explain = h('p', { class: 'explain' });
