@@ -51,35 +51,11 @@ const config = {
   use_cache: true,
   vocab_size: V,
 };
-// GPT-2's tensors, names sorted as safetensors writers do (the writer sets only '*norm.weight' to 1:
-// GPT-2's ln weights stay random, which changes no timing).
-const tensors = [
-  ['wte.weight', [V, E]],
-  ['wpe.weight', [P, E]],
-  ['ln_f.weight', [E]],
-  ['ln_f.bias', [E]],
-];
-for (let l = 0; l < L; l++) {
-  const p = `h.${l}.`;
-  tensors.push(
-    [`${p}ln_1.weight`, [E]],
-    [`${p}ln_1.bias`, [E]],
-    [`${p}ln_2.weight`, [E]],
-    [`${p}ln_2.bias`, [E]],
-    [`${p}attn.c_attn.weight`, [E, 3 * E]],
-    [`${p}attn.c_attn.bias`, [3 * E]],
-    [`${p}attn.c_proj.weight`, [E, E]],
-    [`${p}attn.c_proj.bias`, [E]],
-    [`${p}mlp.c_fc.weight`, [E, 4 * E]],
-    [`${p}mlp.c_fc.bias`, [4 * E]],
-    [`${p}mlp.c_proj.weight`, [4 * E, E]],
-    [`${p}mlp.c_proj.bias`, [E]],
-  );
-}
-tensors.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+// GPT-2's tensors come from the family registry (bench/shaped_checkpoint.mjs; the writer sets only
+// '*norm.weight' to 1: GPT-2's ln weights stay random, which changes no timing).
 
 const dir = path.join(here, '.cache', 'gpt2-small-bf16');
-writeShapedCheckpoint(dir, config, tensors);
+writeShapedCheckpoint(dir, config);
 const { init, loadPretrained, kernelVariant, threadCount } = await import('../src/js/index.js');
 await init({ threads: THREADS });
 const model = await loadPretrained({

@@ -212,9 +212,13 @@ export function attachWhy($, { getContext, openHead, setText }) {
   });
 }
 
-/** Shows the section for a source that answers the interpretability calls; the IOI button for GPT-2. */
+/**
+ * Shows the section for a source that answers the interpretability calls, with the IOI example (its
+ * circuit was found in GPT-2 small, but the prompt pair is plain English for any model to try: the
+ * page asks no family's name).
+ */
 export function showWhy($, source) {
   const can = typeof source?.headScores === 'function' && typeof source?.patch === 'function';
   $('why').hidden = !can;
-  $('why-ioi').hidden = source?.info?.architecture !== 'GPT2LMHeadModel';
+  $('why-ioi').hidden = !can;
 }

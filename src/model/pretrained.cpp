@@ -57,7 +57,7 @@ void gelu_tanh_parallel(std::int64_t n, float* h) {
 
 }  // namespace
 
-// y (rows, E) = GPT-2: down(gelu_tanh(up(x))) (c_proj, c_fc);  Llama: down(silu(gate(x)) · up(x)).
+// y (rows, E) = GPT-2: down(gelu_tanh(up(x))) with biases;  Llama: down(silu(gate(x)) · up(x)).
 void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, float* y) const {
   const int e = config_.hidden, in = config_.intermediate, m = static_cast<int>(rows);
   std::vector<float> h(static_cast<std::size_t>(rows) * in);  // h: (rows, I)
@@ -109,8 +109,8 @@ Status PretrainedModel::create_caches(int max_length, int batch, std::vector<KvC
 Status PretrainedModel::check_forward(const Pass& p, const std::vector<std::int32_t>& ids,
                                       const PretrainedForwardOptions& o, bool cached) const {
   const PretrainedConfig& c = config_;
-  const std::vector<std::string> missing = missing_tensors();
-  if (!missing.empty()) return invalid("the checkpoint is missing tensor \"" + missing.front() + "\"");
+  const std::vector<TensorKey> missing = this->missing();
+  if (!missing.empty()) return invalid("the checkpoint is missing tensor " + missing.front().label());
   if (p.b < 1 || p.t < 1 || static_cast<std::int64_t>(p.b) * p.t != static_cast<std::int64_t>(ids.size()))
     return Status::Error(StatusCode::kShapeMismatch, "ids must be a non-empty (B, T) batch");
   if (p.p0 + p.t > c.max_positions)

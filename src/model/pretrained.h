@@ -3,11 +3,12 @@
 // Qwen2ForCausalLM is Llama with biases on q/k/v). Weights are set by role (TensorRole): which file
 // name holds a role is the family registry's (src/js/architectures/).
 //
-//   GPT-2:  x = wte[ids] + wpe[t];  block: x += attn(ln_1(x)); x += mlp(ln_2(x)), mlp =
-//   c_proj(gelu_tanh(c_fc));
-//           ln_f; logits = x · wteᵀ (tied). Conv1D weights are (in, out): transposed on load.
-//   Llama:  x = embed_tokens[ids]; block: x += o_proj(attn(rms(x))) with RoPE (rotate_half) and H_kv
-//           heads; x += down(silu(gate(rms(x))) · up(rms(x))); norm; logits = x · lm_headᵀ (or tied).
+// In roles:
+//   GPT-2:  x = embed[ids] + positions[t]; block: x += o(attn(attn_norm(x))) (the fused qkv);
+//           x += down(gelu_tanh(up(mlp_norm(x)))); final_norm; logits = x · embedᵀ (tied). Its files
+//           store qkv, o, up and down (in, out) (Conv1D): transposed on load.
+//   Llama:  x = embed[ids]; block: x += o(attn(rms(x))) with RoPE (rotate_half) and H_kv heads;
+//           x += down(silu(gate(rms(x))) · up(rms(x))); final_norm; logits = x · unembedᵀ (or tied).
 //           Mistral, Qwen3, SmolLM3, OLMo 2, Phi-3 and Gemma 3 are Llama with the variants PretrainedConfig
 //           lists (sliding windows, q/k norms, no-RoPE layers, post-norms, fused projections, GeGLU, …).
 // forward's options and outputs are interp_hooks.h's (ForwardOptions, shared with TinyTransformer).
@@ -82,10 +83,6 @@ struct TensorSpec {
 struct PretrainedConfig;
 // Every tensor a (checked) config needs, in load order: the list PretrainedModel::tensors() gives.
 std::vector<TensorSpec> pretrained_tensor_specs(const PretrainedConfig& c);
-// The same by Hugging Face's names and shapes as the files store them (pretrained_names.cpp; the
-// native tests' adapter).
-std::vector<std::pair<std::string, Shape>> pretrained_hf_names(const PretrainedConfig& c,
-                                                               const std::vector<TensorSpec>& specs);
 
 enum class PretrainedArch { kGpt2 = 0, kLlama = 1 };
 
@@ -95,7 +92,7 @@ struct PretrainedConfig {
   int max_positions = 0;
   double norm_eps = 1e-5;     // layer_norm_epsilon (GPT-2) or rms_norm_eps (Llama)
   double rope_theta = 10000;  // Llama
-  bool qkv_bias = false;      // Qwen2: biases on q_proj, k_proj, v_proj
+  bool qkv_bias = false;      // Qwen2: biases on q, k and v
   bool tie_embeddings = true;
   std::vector<double> rope_inv_freq;  // Llama 3 scaled frequencies (head_dim / 2), or empty
   // Llama-family variants, each named by the architecture that needs it:
@@ -112,7 +109,7 @@ struct PretrainedConfig {
       0;  // Gemma 3: the sliding layers' RoPE base (default frequencies); 0 = every layer's is rope_theta
   float attn_softcap = 0;          // Gemma 2: scaled scores → c · tanh(s / c) before the mask; 0 = none
   float final_softcap = 0;         // Gemma 2: logits → c · tanh(logits / c); 0 = none
-  bool fused_projections = false;  // Phi-3: self_attn.qkv_proj [q; k; v] and mlp.gate_up_proj [gate; up]
+  bool fused_projections = false;  // Phi-3: qkv [q; k; v] and gate_up [gate; up]
   int rotary_dims = 0;             // Phi-3: partial_rotary_factor · head_dim features rotated (0 = all)
   std::vector<int> layer_window;   // per layer: 0 = full, w = the w most recent keys, itself included
                                    // (Mistral, Qwen2, Phi-3)
@@ -186,14 +183,6 @@ class PretrainedModel {
   // key or rows out of range.
   Status read_rows(const TensorKey& key, int first, int count, std::vector<float>& out) const;
 
-  // The same by Hugging Face's names (GPT-2 with or without "transformer."), for the native tests
-  // (pretrained_names.cpp): the library's loaders go by role.
-  const std::vector<std::pair<std::string, Shape>>& expected_tensors() const { return expected_; }
-  Status begin_tensor(const std::string& name, const Shape& shape, WeightFormat format, void*& data);
-  Status end_tensor(const std::string& name);
-  Status set_tensor(const std::string& name, const Tensor& value);
-  std::vector<std::string> missing_tensors() const;
-  Status read_rows(const std::string& name, int first, int count, std::vector<float>& out) const;
   // Bytes the weights take (the stored matrices and the float32 vectors).
   std::uint64_t weight_bytes() const;
 
@@ -227,7 +216,6 @@ class PretrainedModel {
   };
   PretrainedConfig config_;
   std::vector<TensorSpec> specs_;
-  std::vector<std::pair<std::string, Shape>> expected_;  // specs_ by Hugging Face's names
   std::map<TensorKey, bool> set_;
   // Every matrix as loaded, in its format (vectors until they are widened), by key. Views point into
   // these: map nodes and vector buffers stay in place when the model is moved.

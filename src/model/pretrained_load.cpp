@@ -79,7 +79,7 @@ Status check_config(const PretrainedConfig& c) {
   return Status::Ok();
 }
 
-// Row blocks of a fused matrix ([q; k; v]: GPT-2's c_attn, Phi-3's qkv_proj; [gate; up]), or empty.
+// Row blocks of a fused matrix ([q; k; v]: GPT-2's and Phi-3's qkv; [gate; up]), or empty.
 std::vector<int> fused_blocks(const PretrainedConfig& c, TensorRole role) {
   const int qk = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim;
   if (role == TensorRole::kQkv) return {qk, kv, kv};
@@ -119,7 +119,7 @@ Status make_attention(const PretrainedConfig& c, int l, MultiHeadAttention& out)
   mc.num_kv_heads = c.kv_heads;
   mc.head_dim = c.head_dim;
   mc.frozen = true;              // projections: views into the stored checkpoint matrices
-  mc.bias = gpt2 || c.qkv_bias;  // Qwen2's o_proj has none: its out_proj.bias stays zero
+  mc.bias = gpt2 || c.qkv_bias;  // Qwen2's o has none: its out_proj.bias stays zero
   if (!gpt2 && (c.layer_rope.empty() || c.layer_rope[l])) {
     RotaryOptions r;
     const bool local = c.local_rope_theta > 0 && !c.layer_window.empty() && c.layer_window[l] > 0;
@@ -142,7 +142,6 @@ Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& 
   PretrainedModel m;
   m.config_ = config;
   m.specs_ = pretrained_tensor_specs(config);
-  m.expected_ = pretrained_hf_names(config, m.specs_);
   m.layers_.resize(static_cast<std::size_t>(config.layers));
   for (int l = 0; l < config.layers; ++l) ATTN_RETURN_IF_ERROR(make_attention(config, l, m.layers_[l].attn));
   for (const TensorSpec& s : m.specs_) m.set_[s.key] = false;

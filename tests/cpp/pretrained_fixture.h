@@ -1,7 +1,8 @@
 // The tiny Hugging Face checkpoints of tests/golden/pretrained, natively: the fixture folders (listed
 // from the directory), each folder's committed core config (core-config.json, written from the JS by
-// tests/golden/write-core-configs.mjs) as a PretrainedConfig, a small safetensors reader, and the
-// one function that fills a model's tensors from a file (load_checkpoint).
+// tests/golden/write-core-configs.mjs) as a PretrainedConfig, its tensor-roles.json (the file names
+// of the model's roles, from the same writer), a small safetensors reader, and the one function that
+// fills a model's tensors from a file by role (load_checkpoint).
 //
 // ATTN_PRETRAINED_DIR is a compile definition (tests/cpp/CMakeLists.txt). Under wasm the test binary
 // is linked with NODERAWFS, so opendir and std::ifstream read the same files as natively.
@@ -125,44 +126,75 @@ inline Safetensors read_safetensors(const std::string& file) {
   return st;
 }
 
-// THE adapter between a checkpoint file and the model's tensor API: every tensor the model expects,
-// found in the file by its Hugging Face name (GPT-2's with or without "transformer.", as
-// src/js/pretrained.js finds them), copied in its file format through begin_tensor / end_tensor
-// after reserve() of the total, as the JS loader does. Only this function knows how tensors are named.
-inline void load_checkpoint(attn::PretrainedModel& model, const Safetensors& file) {
-  std::vector<std::pair<std::string, const Safetensors::Entry*>> found;
+// One tensor of tensor-roles.json (written from the family registry by
+// tests/golden/write-core-configs.mjs): the model's key, the names a file may give it (the one
+// model.safetensors uses first) and whether the file stores it (in, out).
+struct TensorFile {
+  attn::TensorKey key;
+  std::vector<std::string> names;
+  bool transposed = false;
+};
+
+inline std::vector<TensorFile> tensor_roles(const testjson::Value& list) {
+  std::vector<TensorFile> out;
+  for (const testjson::Value& t : list.items()) {
+    TensorFile f;
+    INFO("tensor-roles.json: role " << t["role"].str());
+    REQUIRE(attn::role_from_name(t["role"].str(), f.key.role));
+    f.key.layer = t["layer"].integer();
+    f.names.push_back(t["name"].str());
+    for (const testjson::Value& n : t["fileNames"].items())
+      if (n.str() != f.names.front()) f.names.push_back(n.str());
+    f.transposed = t["transposed"].flag();
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// THE adapter between a checkpoint file and the model's tensor API: every tensor the registry maps
+// (tensor-roles.json), found in the file under one of its names (GPT-2's with or without
+// "transformer.", as src/js/pretrained.js finds them), copied by role in its file format through
+// begin_tensor / end_tensor after reserve() of the total, as the JS loader does. The Hugging Face
+// names come only from tensor-roles.json: no C++ copy of them.
+inline void load_checkpoint(attn::PretrainedModel& model, const Safetensors& file,
+                            const std::vector<TensorFile>& roles) {
+  std::vector<std::pair<const TensorFile*, std::map<std::string, Safetensors::Entry>::const_iterator>> found;
   std::uint64_t total = 0;
-  for (const auto& [name, shape] : model.expected_tensors()) {
-    auto it = file.entries.find(name);
-    if (it == file.entries.end()) it = file.entries.find("transformer." + name);
-    INFO("tensor " << name);
+  for (const TensorFile& t : roles) {
+    auto it = file.entries.end();
+    for (const std::string& name : t.names)
+      if (it == file.entries.end()) it = file.entries.find(name);
+    INFO("tensor " << t.names.front());
     REQUIRE(it != file.entries.end());
-    REQUIRE(it->second.shape == shape);
-    found.emplace_back(name, &it->second);
+    found.emplace_back(&t, it);
     total += it->second.end - it->second.begin;
   }
   REQUIRE(model.reserve(total).ok());
-  for (const auto& [name, e] : found) {
+  for (const auto& [t, it] : found) {
+    const Safetensors::Entry& e = it->second;
     void* room = nullptr;
-    const attn::Status begin = model.begin_tensor(name, e->shape, e->format, room);
-    INFO(name << ": " << begin.message);
+    const attn::Status begin = model.begin_tensor(t->key, e.shape, e.format, t->transposed, it->first, room);
+    INFO(it->first << ": " << begin.message);
     REQUIRE(begin.ok());
-    std::memcpy(room, file.bytes.data() + e->begin, e->end - e->begin);
-    const attn::Status end = model.end_tensor(name);
+    std::memcpy(room, file.bytes.data() + e.begin, e.end - e.begin);
+    const attn::Status end = model.end_tensor(t->key);
     INFO(end.message);
     REQUIRE(end.ok());
   }
-  REQUIRE(model.missing_tensors().empty());
+  const std::vector<attn::TensorKey> missing = model.missing();
+  INFO("first missing: " << (missing.empty() ? std::string() : missing.front().label()));
+  REQUIRE(missing.empty());
 }
 
-// A fixture's model from core-config.json and one of its weight files (model.safetensors,
-// model.f16.safetensors, model.bf16.safetensors).
+// A fixture's model from core-config.json, tensor-roles.json and one of its weight files
+// (model.safetensors, model.f16.safetensors, model.bf16.safetensors).
 inline void load_model(const std::string& fixture, const std::string& weights, attn::PretrainedModel& model) {
   const attn::PretrainedConfig config = core_config(testjson::parse_file(path(fixture, "core-config.json")));
   const attn::Status st = attn::PretrainedModel::create(config, model);
   INFO(fixture << ": " << st.message);
   REQUIRE(st.ok());
-  load_checkpoint(model, read_safetensors(path(fixture, weights)));
+  load_checkpoint(model, read_safetensors(path(fixture, weights)),
+                  tensor_roles(testjson::parse_file(path(fixture, "tensor-roles.json"))));
 }
 
 }  // namespace pretrained_fixture

@@ -29,35 +29,62 @@ attn::PretrainedConfig tiny(attn::PretrainedArch arch) {
   return c;
 }
 
+using attn::TensorKey;
+using attn::TensorRole;
+
+// Sets one tensor by role in float32: as the model keeps it, or (in, out) with `transposed` (as
+// GPT-2's files store their Conv1D weights).
+attn::Status set(attn::PretrainedModel& m, const TensorKey& key, const attn::Tensor& t,
+                 bool transposed = false) {
+  void* data = nullptr;
+  const attn::Status st =
+      m.begin_tensor(key, t.shape, attn::WeightFormat::kF32, transposed, key.label(), data);
+  if (!st.ok()) return st;
+  std::copy(t.data.begin(), t.data.end(), static_cast<float*>(data));
+  return m.end_tensor(key);
+}
+
+// Random values for a tensor of the model's list: norm weights and biases near 1, the rest near 0.
+attn::Tensor random_values(const attn::TensorSpec& s, std::uint64_t seed) {
+  attn::Tensor t = testutil::random_tensor(s.shape, seed, 0.3f);
+  if (std::string(attn::role_name(s.key.role)).find("norm") != std::string::npos)
+    for (float& v : t.data) v = 1.0f + 0.1f * v;
+  return t;
+}
+
+// Every tensor of the model's role list, random.
 void fill(attn::PretrainedModel& m, std::uint64_t seed) {
   std::uint64_t k = 0;
-  for (const auto& [name, shape] : m.expected_tensors()) {
-    attn::Tensor t = testutil::random_tensor(shape, seed + ++k, 0.3f);
-    if (name.find("norm") != std::string::npos || name.find("ln_") != std::string::npos)
-      for (float& v : t.data) v = 1.0f + 0.1f * v;
-    const attn::Status st = m.set_tensor(name, t);
-    INFO(name << ": " << st.message);
+  for (const attn::TensorSpec& s : m.tensors()) {
+    const attn::Status st = set(m, s.key, random_values(s, seed + ++k));
+    INFO(s.key.label() << ": " << st.message);
     REQUIRE(st.ok());
   }
 }
 
 }  // namespace
 
-TEST_CASE("pretrained: expected tensors, missing ones, refusals", "[pretrained]") {
+TEST_CASE("pretrained: the tensors by role, missing ones, refusals", "[pretrained]") {
   attn::PretrainedModel m;
   REQUIRE(attn::PretrainedModel::create(tiny(attn::PretrainedArch::kGpt2), m).ok());
-  REQUIRE(m.expected_tensors().front().first == "wte.weight");
-  REQUIRE(m.missing_tensors().size() == m.expected_tensors().size());
+  REQUIRE(m.tensors().front().key == TensorKey{TensorRole::kEmbed, -1});
+  REQUIRE(m.missing().size() == m.tensors().size());
   attn::PretrainedForwardResult r;
   attn::Status st = m.forward(1, 3, {1, 2, 3}, {}, r);
   REQUIRE(st.code == attn::StatusCode::kInvalidArgument);
-  REQUIRE(st.message.find("missing tensor \"wte.weight\"") != std::string::npos);
-  REQUIRE(m.set_tensor("h.0.attn.c_attn.weight", attn::Tensor::zeros({24, 8})).code ==
+  REQUIRE(st.message.find("missing tensor embed") != std::string::npos);
+  // GPT-2's fused [q; k; v] is (3E, E) as the model keeps it, (E, 3E) as its files store it.
+  REQUIRE(set(m, {TensorRole::kQkv, 0}, attn::Tensor::zeros({8, 24})).code ==
           attn::StatusCode::kShapeMismatch);
-  REQUIRE(m.set_tensor("h.9.attn.c_attn.weight", attn::Tensor::zeros({8, 24})).code ==
+  REQUIRE(set(m, {TensorRole::kQkv, 0}, attn::Tensor::zeros({24, 8}), true).code ==
+          attn::StatusCode::kShapeMismatch);
+  REQUIRE(set(m, {TensorRole::kQkv, 9}, attn::Tensor::zeros({24, 8})).code ==
           attn::StatusCode::kUnknownParameter);
-  REQUIRE(m.set_tensor("transformer.h.0.attn.c_attn.weight", attn::Tensor::zeros({8, 24}))
-              .ok());  // the prefix is optional
+  REQUIRE(set(m, {TensorRole::kQ, 0}, attn::Tensor::zeros({8, 8})).code ==
+          attn::StatusCode::kUnknownParameter);  // GPT-2 has the fused projection only
+  REQUIRE(set(m, {TensorRole::kQkv, 0}, attn::Tensor::zeros({24, 8})).ok());
+  REQUIRE(set(m, {TensorRole::kQkv, 0}, attn::Tensor::zeros({8, 24}), true).ok());
+  REQUIRE(m.missing().size() == m.tensors().size() - 1);
   attn::PretrainedConfig huge = tiny(attn::PretrainedArch::kLlama);
   huge.vocab_size = 1000000;
   huge.hidden = 1000000;
@@ -74,7 +101,7 @@ TEST_CASE("pretrained forward: shapes, causal attention, hidden states, bad ids"
     attn::PretrainedModel m;
     REQUIRE(attn::PretrainedModel::create(c, m).ok());
     fill(m, 5);
-    REQUIRE(m.missing_tensors().empty());
+    REQUIRE(m.missing().empty());
     attn::PretrainedForwardOptions o;
     o.attention_layers = {1};
     o.hidden_states = true;
@@ -166,10 +193,8 @@ std::uint16_t to_half(float v, WeightFormat f) {
 // Fills `half` with every tensor in format f and `wide` with the same values widened to float32.
 void fill_pair(attn::PretrainedModel& half, attn::PretrainedModel& wide, WeightFormat f, std::uint64_t seed) {
   std::uint64_t k = 0;
-  for (const auto& [name, shape] : half.expected_tensors()) {
-    attn::Tensor t = testutil::random_tensor(shape, seed + ++k, 0.3f);
-    if (name.find("norm") != std::string::npos || name.find("ln_") != std::string::npos)
-      for (float& v : t.data) v = 1.0f + 0.1f * v;
+  for (const attn::TensorSpec& s : half.tensors()) {
+    attn::Tensor t = random_values(s, seed + ++k);
     std::vector<std::uint16_t> bits(t.data.size());
     for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = to_half(t.data[i], f);
     attn::kernels::widen_half(
@@ -177,10 +202,10 @@ void fill_pair(attn::PretrainedModel& half, attn::PretrainedModel& wide, WeightF
         f == WeightFormat::kF16 ? attn::kernels::HalfFormat::kF16 : attn::kernels::HalfFormat::kBF16,
         t.data.data());
     void* dst = nullptr;
-    REQUIRE(half.begin_tensor(name, shape, f, dst).ok());
+    REQUIRE(half.begin_tensor(s.key, s.shape, f, false, s.key.label(), dst).ok());
     std::memcpy(dst, bits.data(), bits.size() * 2);
-    REQUIRE(half.end_tensor(name).ok());
-    REQUIRE(wide.set_tensor(name, t).ok());
+    REQUIRE(half.end_tensor(s.key).ok());
+    REQUIRE(set(wide, s.key, t).ok());
   }
 }
 
@@ -252,31 +277,31 @@ TEST_CASE(
   attn::PretrainedForwardResult before, after;
   REQUIRE(m.forward(1, 4, {1, 2, 3, 4}, {}, before).ok());
   const std::uint64_t bytes = m.weight_bytes();
-  for (const char* name :
-       {"model.layers.1.self_attn.k_proj.weight", "model.layers.0.input_layernorm.weight"}) {
-    const auto& shape =
-        std::find_if(m.expected_tensors().begin(), m.expected_tensors().end(), [&](const auto& e) {
-          return e.first == name;
-        })->second;
+  for (const TensorKey key : {TensorKey{TensorRole::kK, 1}, TensorKey{TensorRole::kAttnNorm, 0}}) {
+    const attn::Shape& shape =
+        std::find_if(m.tensors().begin(), m.tensors().end(), [&](const attn::TensorSpec& s) {
+          return s.key == key;
+        })->shape;
     void* dst = nullptr;
-    REQUIRE(m.begin_tensor(name, shape, WeightFormat::kBF16, dst).ok());
+    REQUIRE(m.begin_tensor(key, shape, WeightFormat::kBF16, false, key.label(), dst).ok());
     std::vector<std::uint16_t> bits(static_cast<std::size_t>(attn::shape_numel(shape)), 0x3f80);  // 1.0
     bits[3] = 0x7f80;                                                                             // +inf
     std::memcpy(dst, bits.data(), bits.size() * 2);
-    const attn::Status st = m.end_tensor(name);
+    const attn::Status st = m.end_tensor(key);
     REQUIRE(st.code == attn::StatusCode::kNonFinite);
     REQUIRE(st.message.find("flat index 3") != std::string::npos);
-    REQUIRE(m.missing_tensors().empty());  // refused: the old values are still in use
+    REQUIRE(m.missing().empty());  // refused: the old values are still in use
     REQUIRE(m.forward(1, 4, {1, 2, 3, 4}, {}, after).ok());
     REQUIRE(same_bits(after.logits.data, before.logits.data));
-    REQUIRE(m.end_tensor(name).code == attn::StatusCode::kInvalidArgument);  // nothing begun
+    REQUIRE(m.end_tensor(key).code == attn::StatusCode::kInvalidArgument);  // nothing begun
   }
   REQUIRE(m.weight_bytes() == bytes);
   // Past the limit: refused before the room is allocated.
   const std::uint64_t limit = attn::memory_limit_bytes();
   attn::set_memory_limit_bytes(bytes / 2);
   void* dst = nullptr;
-  const attn::Status big = m.begin_tensor("model.embed_tokens.weight", {11, 8}, WeightFormat::kF32, dst);
+  const attn::Status big =
+      m.begin_tensor({TensorRole::kEmbed, -1}, {11, 8}, WeightFormat::kF32, false, "embed", dst);
   const attn::Status reserve = m.reserve(bytes);
   attn::set_memory_limit_bytes(limit);
   REQUIRE(big.code == attn::StatusCode::kTooLarge);
@@ -358,18 +383,18 @@ TEST_CASE("pretrained interpretability options: a run from a hidden state, attn_
   REQUIRE(attn::PretrainedModel::create(tiny(attn::PretrainedArch::kGpt2), m).ok());
   fill(m, 3);
   const attn::Tensor proj = testutil::random_tensor({8, 8}, 77, 0.3f);  // (in, out) as the file stores it
-  REQUIRE(m.set_tensor("h.1.attn.c_proj.weight", proj).ok());
+  REQUIRE(set(m, {TensorRole::kO, 1}, proj, true).ok());
   std::vector<float> rows;
-  REQUIRE(m.read_rows("h.1.attn.c_proj.weight", 2, 3, rows).ok());
+  REQUIRE(m.read_rows({TensorRole::kO, 1}, 2, 3, rows).ok());
   REQUIRE(rows.size() == 24);
   for (int r = 0; r < 3; ++r)
     for (int k = 0; k < 8; ++k) REQUIRE(rows[r * 8 + k] == proj.data[k * 8 + (2 + r)]);
   const attn::Tensor bias = testutil::random_tensor({8}, 78, 0.3f);
-  REQUIRE(m.set_tensor("ln_f.bias", bias).ok());
-  REQUIRE(m.read_rows("transformer.ln_f.bias", 0, 1, rows).ok());
+  REQUIRE(set(m, {TensorRole::kFinalNormBias, -1}, bias).ok());
+  REQUIRE(m.read_rows({TensorRole::kFinalNormBias, -1}, 0, 1, rows).ok());
   REQUIRE(rows == bias.data);
-  REQUIRE(m.read_rows("wte.weight", 10, 1, rows).ok());
+  REQUIRE(m.read_rows({TensorRole::kEmbed, -1}, 10, 1, rows).ok());
   REQUIRE(rows.size() == 8);
-  REQUIRE(m.read_rows("wte.weight", 10, 2, rows).code == attn::StatusCode::kInvalidArgument);
-  REQUIRE(m.read_rows("h.7.attn.c_proj.weight", 0, 1, rows).code == attn::StatusCode::kInvalidArgument);
+  REQUIRE(m.read_rows({TensorRole::kEmbed, -1}, 10, 2, rows).code == attn::StatusCode::kInvalidArgument);
+  REQUIRE(m.read_rows({TensorRole::kO, 7}, 0, 1, rows).code == attn::StatusCode::kInvalidArgument);
 }

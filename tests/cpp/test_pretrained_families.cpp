@@ -1,9 +1,10 @@
 // Every pretrained family natively: each folder of tests/golden/pretrained (listed from the directory)
-// is built from its committed core config (core-config.json), loaded from its safetensors files and
-// run against the float64 PyTorch expectations of make_pretrained_fixtures.py — logits, the listed
-// layers' attention, hidden states (Hugging Face's L + 1), F16/BF16 weights and greedy generation
-// with the KV caches — so every family runs in the native, ASan/UBSan, wasm and threaded suites,
-// not from JS only. The bounds are tests/js/pretrained.test.mjs's.
+// is built from its committed core config (core-config.json), loaded by role (tensor-roles.json: the
+// file names the family registry gives each role) from its safetensors files and run against the
+// float64 PyTorch expectations of make_pretrained_fixtures.py — logits, the listed layers' attention,
+// hidden states (Hugging Face's L + 1), F16/BF16 weights and greedy generation with the KV caches — so
+// every family runs in the native, ASan/UBSan, wasm and threaded suites, not from JS only. The bounds
+// are tests/js/pretrained.test.mjs's.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -137,12 +138,14 @@ Ids rows_of(const Value& rows) {  // [[id, …], …]
 
 }  // namespace
 
-TEST_CASE("pretrained families: the fixture folders, each with its core config and files", "[pretrained]") {
+TEST_CASE("pretrained families: the fixture folders, each with its core config, tensor roles and files",
+          "[pretrained]") {
   const std::vector<std::string> fixtures = fx::list_fixtures();
   REQUIRE(!fixtures.empty());
   for (const std::string& f : fixtures) {
-    for (const char* file : {"core-config.json", "expected.json", "expected_f16.json", "expected_bf16.json",
-                             "model.safetensors", "model.f16.safetensors", "model.bf16.safetensors"}) {
+    for (const char* file :
+         {"core-config.json", "tensor-roles.json", "expected.json", "expected_f16.json", "expected_bf16.json",
+          "model.safetensors", "model.f16.safetensors", "model.bf16.safetensors"}) {
       INFO(f << "/" << file);
       REQUIRE(static_cast<bool>(std::ifstream(fx::path(f, file))));
     }

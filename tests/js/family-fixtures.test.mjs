@@ -2,15 +2,20 @@
 // what the native Catch2 suite builds its model from) equals the one the JS computes from config.json
 // today, from both config layouts where the fixture has two. Fixtures are listed from the directory:
 // a new folder without core-config.json fails here (write it with node tests/golden/write-core-configs.mjs).
+// The same for tensor-roles.json: the file name, role, layer and layout of every tensor the family
+// registry maps, the native tests' only source of the Hugging Face names.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import {
   PRETRAINED_DIR,
   committedCoreConfig,
+  committedTensorRoles,
   computedCoreConfig,
+  computedTensorRoles,
   coreConfigText,
   fixtureNames,
+  tensorRolesText,
 } from '../golden/write-core-configs.mjs';
 
 const fixtures = fixtureNames();
@@ -28,6 +33,17 @@ describe('the pretrained fixtures: committed core configs', () => {
       assert.deepEqual(committedCoreConfig(fixture), computed);
       // Byte for byte what the writer writes: no hand edits, every double exact.
       assert.equal(readFileSync(file, 'utf8'), coreConfigText(computed));
+    });
+
+    it(`${fixture}: tensor-roles.json is what the registry maps for the config`, () => {
+      const file = new URL(`${fixture}/tensor-roles.json`, PRETRAINED_DIR);
+      assert.ok(existsSync(file), `${fixture}/tensor-roles.json is missing`);
+      const computed = computedTensorRoles(fixture);
+      assert.deepEqual(committedTensorRoles(fixture), computed);
+      assert.equal(readFileSync(file, 'utf8'), tensorRolesText(computed));
+      // Each tensor has its own file name (no two roles read the same tensor).
+      const names = new Set(computed.map((t) => t.name));
+      assert.equal(names.size, computed.length);
     });
 
     if (existsSync(new URL(`${fixture}/config.transformers5.json`, PRETRAINED_DIR))) {

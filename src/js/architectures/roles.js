@@ -1,5 +1,5 @@
 // The tensors a core config needs, by role, in the core's layout ((out, in) as nn.Linear): the
-// order and shapes of src/model/pretrained_load.cpp's list. Roles: embed, positions, final_norm,
+// order and shapes of src/model/pretrained_roles.cpp's list (pretrained_tensor_specs). Roles: embed, positions, final_norm,
 // final_norm_bias, unembed; per layer attn_norm(_bias), mlp_norm(_bias), post_attn_norm,
 // post_mlp_norm, q, k, v or qkv, their biases, q_norm, k_norm, o, o_bias, gate, up or gate_up,
 // down, up_bias, down_bias.
