@@ -5,70 +5,31 @@
 // folder input, drag and drop, greedy generation streamed token by token with Stop, the chat form. A
 // folder cannot be in a link (ref null). Token text only goes through textContent.
 import { visible } from './demo-trained.js';
+import { WorkerClient } from './workers/rpc.js';
 
 const EXAMPLE = 'Hello world! The cat sat on the mat.';
 const depth = (f) => (f.webkitRelativePath || f.relativePath || f.name).split('/').length;
 
 // ---- the worker and its proxy ----------------------------------------------------------------
 
-// This module's one state object: the worker, its requests in flight, and the running generation.
+// This module's one state object: the model worker's client (web/workers/rpc.js: it starts the
+// worker on the first request, and a new one after a failure) and the running generation.
 const folder = {
-  worker: null,
-  pending: new Map(), // request id → { resolve, reject, progress?, token? }
-  lastId: 0,
+  worker: new WorkerClient(
+    () => new Worker(new URL('./workers/model-worker.js', import.meta.url), { type: 'module' }),
+    { onFail: (e) => `the model worker failed: ${e.message || 'see the console'}` },
+  ),
   generation: null, // the running generation's AbortController
   busy: false, // a folder is being opened
 };
 
-function failAll(message) {
-  for (const p of folder.pending.values()) p.reject(new Error(message));
-  folder.pending.clear();
-}
-
-/** A message of the worker: progress, a generated token, or a request's answer. */
-function onWorkerMessage(e) {
-  const { id, value, error, progress, token } = e.data;
-  const p = folder.pending.get(id);
-  if (!p) return;
-  if (progress) p.progress?.(...progress);
-  else if (token) p.token?.(token);
-  else {
-    folder.pending.delete(id);
-    if (error) p.reject(Object.assign(new Error(error.message), { name: error.name, code: error.code }));
-    else p.resolve(value);
-  }
-}
-
-function modelWorker() {
-  if (folder.worker) return folder.worker;
-  folder.worker = new Worker(new URL('./workers/model-worker.js', import.meta.url), { type: 'module' });
-  folder.worker.addEventListener('message', onWorkerMessage);
-  folder.worker.addEventListener('error', (e) => {
-    e.preventDefault();
-    failAll(`the model worker failed: ${e.message || 'see the console'}`);
-    folder.worker?.terminate();
-    folder.worker = null;
-  });
-  return folder.worker;
-}
-
-/** Sends a request; resolves to its answer. `on`: { progress(done, total), token(t) } while it runs. */
-function request(type, args, on = {}) {
-  const id = ++folder.lastId;
-  return Object.assign(
-    new Promise((resolve, reject) => {
-      folder.pending.set(id, { resolve, reject, ...on });
-      modelWorker().postMessage({ id, type, ...args });
-    }),
-    { id },
-  );
-}
-
-/** Asks the worker to stop request `p` when `signal` aborts. */
-function abortOn(signal, p) {
-  signal?.addEventListener('abort', () => folder.worker?.postMessage({ type: 'abort', of: p.id }), {
-    once: true,
-  });
+/**
+ * Sends a request; resolves to its answer. `on`: { progress(done, total), token(t) } while it runs,
+ * and `signal`, whose abort asks the worker to stop it (a generation after its current token, a
+ * patch at its next batch).
+ */
+function request(type, args, { progress, token, signal } = {}) {
+  return folder.worker.call(type, args, { onProgress: progress, onEvent: token, signal });
 }
 
 /**
@@ -84,6 +45,7 @@ function generateTokens(args, signal) {
       queue.push(t);
       wake?.();
     },
+    signal,
   });
   const finish = (outcome) => {
     end = outcome;
@@ -93,7 +55,6 @@ function generateTokens(args, signal) {
     (v) => finish({ v }),
     (e) => finish({ e }),
   );
-  abortOn(signal, p);
   return (async function* tokens() {
     for (;;) {
       if (queue.length) {
@@ -187,12 +148,8 @@ function folderSource(info) {
     logitAttribution: (ids, options = {}) =>
       request('logitAttribution', { key, ids: Array.from(ids), options }),
     /** Activation patching in the worker: `signal` aborting rejects it (AbortError) at its next batch. */
-    patch(options, { signal, onProgress } = {}) {
-      if (signal?.aborted) return Promise.reject(signal.reason);
-      const p = request('patch', { key, options }, { progress: onProgress });
-      abortOn(signal, p);
-      return p;
-    },
+    patch: (options, { signal, onProgress } = {}) =>
+      request('patch', { key, options }, { progress: onProgress, signal }),
     async chat(messages) {
       const text = await request('chat', { key, messages });
       source.chatText = text;
@@ -200,7 +157,7 @@ function folderSource(info) {
     },
     dispose() {
       memo.clear();
-      folder.worker?.postMessage({ type: 'dispose', key });
+      folder.worker.notify('dispose', { key });
     },
   };
   return source;

@@ -12,6 +12,7 @@ import { HeatmapView } from './heatmap-view.js';
 import { drawXY } from './xy-chart.js';
 import { jsonText } from './export.js';
 import { trainerSVG } from './attention-trainer-svg.js';
+import { WorkerClient } from '../workers/rpc.js';
 
 const DEFAULTS = {
   task: 'reverse',
@@ -121,11 +122,16 @@ export class AttentionTrainer extends AwElement {
   connectedCallback() {
     super.connectedCallback();
     if (this._worker) return;
-    this._worker = new Worker(new URL('../workers/train-worker.js', import.meta.url), { type: 'module' });
-    this._worker.addEventListener('message', (e) => this.#message(e.data));
-    this._worker.addEventListener('error', (e) =>
-      this.showError(`The training worker failed: ${e.message ?? 'see the console'}`),
-    );
+    const create = () =>
+      new Worker(new URL('../workers/train-worker.js', import.meta.url), { type: 'module' });
+    this._worker = new WorkerClient(create, {
+      onEvent: (m) => this.#message(m),
+      onFail: (e) => {
+        const message = `The training worker failed: ${e.message ?? 'see the console'}`;
+        this.showError(message);
+        return message;
+      },
+    });
     this.#syncForm();
     this.#post({ type: 'init', config: this.settings });
     if (this.hasAttribute('autostart')) this.train();
@@ -185,27 +191,26 @@ export class AttentionTrainer extends AwElement {
 
   /** @returns {Promise<Uint8Array>} the weights now, as safetensors */
   exportWeights() {
-    return this.#request('export', 'exported').then((m) => m.bytes);
+    return this.#call('export').then((m) => m.bytes);
   }
   /** @returns {Promise<{ data: Float32Array, shape: number[] }>} the worker model's logits (for tests) */
   logits(ids) {
-    return this.#request({ type: 'logits', ids }, 'logits');
+    return this.#call('logits', { ids });
   }
 
+  #call(type, args) {
+    if (!this._worker) return Promise.reject(new Error('the trainer is not connected'));
+    return this._worker.call(type, args);
+  }
+
+  /** A job whose answer is its next snapshot: a failure is shown (`code: message`), and stops training. */
   #post(msg) {
-    this._worker?.postMessage(msg);
-  }
-
-  #request(msg, replyType) {
-    return new Promise((resolve) => {
-      const on = (e) => {
-        if (e.data.type === replyType) {
-          this._worker.removeEventListener('message', on);
-          resolve(e.data);
-        }
-      };
-      this._worker.addEventListener('message', on);
-      this.#post(msg);
+    if (!this._worker) return;
+    const { type, ...args } = typeof msg === 'string' ? { type: msg } : msg;
+    this._worker.call(type, args).catch((error) => {
+      // a stopped worker (disconnected) says nothing; a dead one has said so (onFail)
+      if (error.name === 'AbortError' || error === this._worker?.failure) return;
+      this.#message({ type: 'error', code: error.code ?? 'ERROR', message: error.message });
     });
   }
 

@@ -354,9 +354,7 @@ export class PatchingView extends InterpElement {
   cancel() {
     const a = this._active;
     if (!a) return;
-    a.controller.abort();
-    if (a.workerId !== undefined) this._worker?.postMessage({ type: 'abort', of: a.workerId });
-    a.reject?.(Object.assign(new Error('The operation was aborted'), { name: 'AbortError' }));
+    a.controller.abort(); // in a worker: rejects the run now, and the job stops at its next batch
     const done = this._progress.value,
       total = this._progress.max;
     this.#finish();

@@ -2,18 +2,17 @@
 // in this worker's own wasm instance, so its weights are held once and the page never waits on a load,
 // a forward or a generation. web/demo-pretrained.js is its async proxy (the folder's model source).
 //
-// Requests: { id, type, ...args } with type open | tokenize | forward | strings | logitLens | generate |
-//   chat | headScores | logitAttribution | patch; answered by { id, value } or { id, error: { name, code,
-//   message } }. While a request runs it may send { id, progress: [done, total] } (open, patch) or
-//   { id, token: { id, text, of } } (generate: text is everything generated so far, decoded; of the number
-//   asked). { type: 'abort', of: id } ends a running generation after its current token, or rejects a
-//   running patch (AbortError) at its next batch; { type: 'dispose', key } frees a model. Tensors come back
-//   as { data, shape }.
+// Jobs (the protocol of web/workers/rpc.js, each started as it comes): open | tokenize | forward |
+//   strings | logitLens | generate | chat | headScores | logitAttribution | patch | dispose { key }.
+// While a job runs it may send progress (open, patch) or events { id, text, of } (generate: text is
+// everything generated so far, decoded; of the number asked). A cancel ends a running generation after
+// its current token, or rejects a running patch (AbortError) at its next batch. Tensors come back as
+// { data, shape }.
 import { init, loadPretrained, memoryLimit } from '../../src/js/index.js';
+import { serve } from './rpc.js';
 
 const kMaxModelBytes = 3 * 2 ** 30; // of the 4 GiB heap, leaving room for the forwards' buffers
 const models = new Map(); // key → { model, hasTokenizer }
-const running = new Map(); // request id → AbortController of a running generation or patch
 let opened = 0;
 
 const mb = (bytes) =>
@@ -86,7 +85,7 @@ async function findWeights(byName, json) {
  * with model.safetensors.index.json). Resolves to the model's description; the page frees the model
  * it replaces (dispose) once this one is shown.
  */
-async function open({ files, folderName }, id) {
+async function open({ files, folderName }, job) {
   const byName = new Map(files);
   if (!byName.has('config.json')) {
     throw new Error(
@@ -117,7 +116,7 @@ async function open({ files, folderName }, id) {
       generationConfig,
       chatTemplate,
       memoryLimit: limit,
-      onProgress: (done, total) => postMessage({ id, progress: [done, total] }),
+      onProgress: job.progress,
     });
   } catch (error) {
     if (error.code === 'TOO_LARGE') {
@@ -200,30 +199,18 @@ function logitLens({ key, ids }) {
 }
 
 /** Up to maxNewTokens greedy tokens after the text, each sent as it comes; ends at EOS, the limit or an abort. */
-async function generate({ key, text, addSpecialTokens, maxNewTokens }, id) {
+async function generate({ key, text, addSpecialTokens, maxNewTokens }, job) {
   const { model, hasTokenizer } = modelOf(key);
   const input = tokenize({ key, text, addSpecialTokens });
   if (input.error) throw said(input.error);
   const n = Math.min(maxNewTokens, model.maxPositions - input.ids.length);
   if (n < 1) throw said(`The input already fills the model's ${model.maxPositions} positions.`);
-  const controller = new AbortController();
-  running.set(id, controller);
   const ids = [];
-  try {
-    for await (const token of model.generateStream(input.ids, {
-      maxNewTokens: n,
-      signal: controller.signal,
-    })) {
-      ids.push(token.id);
-      postMessage({
-        id,
-        token: { id: token.id, text: hasTokenizer ? model.decode(ids) : ` ${ids.join(' ')}`, of: n },
-      });
-    }
-  } finally {
-    running.delete(id);
+  for await (const token of model.generateStream(input.ids, { maxNewTokens: n, signal: job.signal })) {
+    ids.push(token.id);
+    job.emit({ id: token.id, text: hasTokenizer ? model.decode(ids) : ` ${ids.join(' ')}`, of: n });
   }
-  return { count: ids.length, of: n, aborted: controller.signal.aborted };
+  return { count: ids.length, of: n, aborted: job.signal.aborted };
 }
 
 // ---- interpretability (src/js/interp.js through the model's methods) ----
@@ -242,20 +229,16 @@ function logitAttribution({ key, ids, options }) {
 }
 
 /** Activation patching (model.patch's options less onProgress and signal): progress sent, abortable. */
-async function patch({ key, options }, id) {
+async function patch({ key, options }, job) {
   const { model } = modelOf(key);
-  const controller = new AbortController();
-  running.set(id, controller);
-  try {
-    const r = await model.patch({
-      ...options,
-      signal: controller.signal,
-      onProgress: (done, total) => postMessage({ id, progress: [done, total] }),
-    });
-    return { ...r, result: plain(r.result) };
-  } finally {
-    running.delete(id);
-  }
+  const r = await model.patch({ ...options, signal: job.signal, onProgress: job.progress });
+  return { ...r, result: plain(r.result) };
+}
+
+/** Frees a model (the page's source of it was replaced or closed). */
+function dispose({ key }) {
+  models.get(key)?.model.dispose();
+  models.delete(key);
 }
 
 function chat({ key, messages }) {
@@ -273,33 +256,7 @@ const handlers = {
   headScores,
   logitAttribution,
   patch,
+  dispose,
 };
 
-const ready = init();
-addEventListener('message', async (e) => {
-  const msg = e.data;
-  if (msg.type === 'abort') {
-    running.get(msg.of)?.abort();
-    return;
-  }
-  if (msg.type === 'dispose') {
-    models.get(msg.key)?.model.dispose();
-    models.delete(msg.key);
-    return;
-  }
-  try {
-    await ready;
-    const handler = handlers[msg.type];
-    if (!handler) throw new Error(`unknown request "${msg.type}"`);
-    postMessage({ id: msg.id, value: await handler(msg, msg.id) });
-  } catch (error) {
-    postMessage({
-      id: msg.id,
-      error: {
-        name: error.name ?? 'Error',
-        code: error.code ?? 'ERROR',
-        message: error.message ?? String(error),
-      },
-    });
-  }
-});
+serve(handlers, { ready: init() });

@@ -1,12 +1,15 @@
 // The training worker of <attention-trainer>: its own wasm instance (so the page never waits on a
-// training step), a TinyTransformer, its AdamW Trainer and a toy task. The page sends commands; the
-// worker answers with snapshots — step, loss, accuracy, steps/s and the attention of every layer and
-// head on a fixed probe sequence — about every 100 ms while training, and after every command.
+// training step), a TinyTransformer, its AdamW Trainer and a toy task. The page calls jobs (the
+// protocol of web/workers/rpc.js); the worker sends snapshots as events of its own — step, loss,
+// accuracy, steps/s and the attention of every layer and head on a fixed probe sequence — about every
+// 100 ms while training, and after every job.
 //
-// Commands (postMessage): { type: 'init', config } | 'train' | 'pause' | { type: 'step', n } |
-//   'reset' | { type: 'ablate', heads: [[layer, head], …] } | 'export'
-// Replies: { type: 'snapshot', … } | { type: 'exported', bytes } (transferred) | { type: 'error', code, message }
+// Jobs: init { config } | train | pause | step { n } | reset | ablate { heads: [[layer, head], …] } |
+//   export → { bytes (transferred), step } | logits { ids } → { data, shape } (for tests).
+// Events: { type: 'snapshot', … } | { type: 'error', code, message } (a training step failed while training).
+// A job that fails rejects its call with its error (an AttentionError keeps its code) and stops training.
 import { init, createTask, evaluate, threadCount, TinyTransformer, Trainer } from '../../src/js/index.js';
+import { emit, serve, transfer } from './rpc.js';
 
 const CHUNK_MS = 60; // train this long between looks at the message queue
 const SNAPSHOT_MS = 100; // at most this often while training
@@ -74,7 +77,7 @@ function snapshot(extra = {}) {
   history.push({ step, loss: r.loss, tokenAccuracy: r.tokenAccuracy, sequenceAccuracy: r.sequenceAccuracy });
   const { attention } = model.forward([probe.ids], { attention: true });
   const layers = attention.map((w) => w.data); // each (1, H, T, T)
-  postMessage(
+  emit(
     {
       type: 'snapshot',
       step,
@@ -104,9 +107,8 @@ function trainSteps(n) {
   }
 }
 
-// One chunk of training, then back to the event loop (so pause/step/ablate are seen promptly).
-function loop() {
-  if (!running) return;
+// One chunk of training (about CHUNK_MS of steps), then a snapshot when one is due.
+function chunk() {
   const t0 = performance.now();
   let n = 0;
   while (performance.now() - t0 < CHUNK_MS) {
@@ -120,6 +122,19 @@ function loop() {
     rate = { ...rate, steps: 0, since: now };
   }
   if (now - lastSnapshot >= SNAPSHOT_MS) snapshot();
+}
+
+// A chunk, then back to the event loop (so pause/step/ablate are seen promptly). A failing step
+// stops training and is sent as an error event (no call is waiting for the loop).
+function loop() {
+  if (!running) return;
+  try {
+    chunk();
+  } catch (error) {
+    running = false;
+    emit({ type: 'error', code: error.code ?? 'ERROR', message: error.message });
+    return;
+  }
   setTimeout(loop, 0);
 }
 
@@ -156,23 +171,28 @@ const handlers = {
   },
   export() {
     const bytes = model.toSafetensors();
-    postMessage({ type: 'exported', bytes, step }, [bytes.buffer]);
+    return transfer({ bytes, step }, [bytes.buffer]);
   },
   logits(msg) {
     // for tests: this model's logits on `ids`
     const { logits } = model.forward(msg.ids, { attention: false });
-    postMessage({ type: 'logits', data: logits.data, shape: logits.shape });
+    return { type: 'logits', data: logits.data, shape: logits.shape };
   },
 };
 
-const ready = init();
-addEventListener('message', async (e) => {
-  await ready;
-  const msg = typeof e.data === 'string' ? { type: e.data } : e.data;
-  try {
-    handlers[msg.type]?.(msg);
-  } catch (error) {
-    running = false;
-    postMessage({ type: 'error', code: error.code ?? 'ERROR', message: error.message });
-  }
-});
+/** Every job stops training when it fails (its call rejects with the error). */
+const guarded = Object.fromEntries(
+  Object.entries(handlers).map(([type, handler]) => [
+    type,
+    (args) => {
+      try {
+        return handler(args);
+      } catch (error) {
+        running = false;
+        throw error;
+      }
+    },
+  ]),
+);
+
+serve(guarded, { ready: init() });
