@@ -64,9 +64,10 @@ report_sections() {  # report_sections <exit status>
   fi
 }
 
-# run_wasm_suite <build dir> [node flags...]: the Catch2 suite compiled to wasm, in one Node process
-# (every test case, as ctest would run them one process each; a failure names the case and exits 1).
+# run_wasm_suite <build dir> <test binary> [node flags...]: a Catch2 binary compiled to wasm, in one
+# Node process (every test case in it, as ctest would run them one process each; a failure names the
+# case and exits 1).
 run_wasm_suite() {
-  local dir=$1; shift
-  node "$@" "$dir/tests/cpp/attn_tests.cjs" --use-colour no
+  local dir=$1 binary=$2; shift 2
+  node "$@" "$dir/tests/cpp/$binary.cjs" --use-colour no
 }

@@ -2,7 +2,8 @@
 # Runs every suite, in the order a failure is cheapest to read: the house style (formatters, file
 # and function sizes), native Catch2 (ctest), the thread pool under ThreadSanitizer, the same suite
 # under ASan + UBSan, the committed fuzz corpora replayed under ASan + UBSan, the same Catch2 suite
-# compiled to wasm and run by Node (one process per build: SIMD128, relaxed SIMD, real threads), the
+# compiled to wasm and run by Node (every case with real threads; the kernel and fixture tests on the
+# single-thread and relaxed-SIMD builds), the
 # JS API tests (node --test, on the threaded build init() loads in Node), the fixture suites again on
 # the relaxed-SIMD build, the real-browser tests (playwright-core + Debian Chromium), and a benchmark
 # smoke run. Node 20 runs relaxed SIMD only with --experimental-wasm-relaxed-simd. Prints each
@@ -39,23 +40,28 @@ section "libFuzzer corpus replay: every committed input of the 3 targets once (A
 # Seconds, not minutes: the exploring runs (new inputs) are `npm run fuzz` (scripts/fuzz.sh).
 bash scripts/fuzz.sh --replay
 
-section "wasm Catch2 suite (SIMD128 kernels, run by Node in one process)"
+section "wasm Catch2 kernel and fixture tests, single-thread SIMD128 build (run by Node in one process)"
 # build/wasm is build.sh's directory: the test binary links the attn_core objects the module did.
 # The wasm suites run as one Node process each (run_wasm_suite): ctest would start Node and compile
-# the test .wasm once per test case (41 s for what one process does in 8 s).
+# the test .wasm once per test case (41 s for what one process does in 8 s). This build differs from
+# the threaded one below (which runs every case) only in having no pthreads, and the relaxed-SIMD
+# build only in the kernels' FMA: both run attn_kernel_tests, the tests of what differs
+# (tests/cpp/CMakeLists.txt; docs/testing.md).
 configure build/wasm "${WASM_CONFIG[@]}"
-cmake --build build/wasm -j"$JOBS" --target attn_tests
-run_wasm_suite build/wasm
+cmake build/wasm > /dev/null   # an existing directory learns of a test target added since
+cmake --build build/wasm -j"$JOBS" --target attn_kernel_tests
+run_wasm_suite build/wasm attn_kernel_tests
 
-section "wasm Catch2 suite, relaxed-SIMD build (f32x4.relaxed_madd GEMM, Node with relaxed SIMD on)"
+section "wasm Catch2 kernel and fixture tests, relaxed-SIMD build (f32x4.relaxed_madd, Node with relaxed SIMD on)"
 configure build/wasm-relaxed "${WASM_RELAXED_CONFIG[@]}"
-cmake --build build/wasm-relaxed -j"$JOBS" --target attn_tests
-run_wasm_suite build/wasm-relaxed --experimental-wasm-relaxed-simd
+cmake build/wasm-relaxed > /dev/null   # an existing directory learns of a test target added since
+cmake --build build/wasm-relaxed -j"$JOBS" --target attn_kernel_tests
+run_wasm_suite build/wasm-relaxed attn_kernel_tests --experimental-wasm-relaxed-simd
 
-section "wasm Catch2 suite with real threads (Emscripten pthreads: every case on a pool of 4)"
+section "wasm Catch2 suite, every case, with real threads (Emscripten pthreads: a pool of 4)"
 configure build/wasm-threads "${WASM_THREADS_CONFIG[@]}"
 cmake --build build/wasm-threads -j"$JOBS" --target attn_tests
-run_wasm_suite build/wasm-threads
+run_wasm_suite build/wasm-threads attn_tests
 
 section "JS API tests (node --test, two files at a time; init() loads the threaded build: Node runs threads)"
 node --test --test-concurrency=2 --test-reporter=dot tests/js/
