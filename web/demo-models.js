@@ -26,6 +26,7 @@
 //   for the interpretability views (src/js/interp.js; tensors as { data, shape }): headScores(ids, options),
 //   logitAttribution(ids, options), patch(options, { signal, onProgress }) (abortable: long work)
 import { attn, runModel, tokenizeWithInfo, MAX_TOKENS } from './widgets.js';
+import { rowMax, softmaxTerm, softmaxTotal } from '../src/js/numeric.js';
 
 export const PRESETS = ['reverse', 'copy', 'sort', 'induction', 'text'];
 /** What a link names when the source it names was opened from this device (it is not in the link). */
@@ -71,19 +72,17 @@ export function openFile(bytes, fileName) {
 
 /** The k likeliest entries of a logits row: [{ id, p }], most likely first (softmax in double). */
 export function topK(row, k) {
-  let max = -Infinity;
-  for (const x of row) if (x > max) max = x;
-  let z = 0;
+  const max = rowMax(row),
+    z = softmaxTotal(row, max);
   const best = []; // sorted ids, at most k
   for (let id = 0; id < row.length; id++) {
-    z += Math.exp(row[id] - max);
     if (best.length === k && row[id] <= row[best[k - 1]]) continue;
     let at = best.length;
     while (at > 0 && row[best[at - 1]] < row[id]) at--;
     best.splice(at, 0, id);
     if (best.length > k) best.pop();
   }
-  return best.map((id) => ({ id, p: Math.exp(row[id] - max) / z }));
+  return best.map((id) => ({ id, p: softmaxTerm(row[id], max) / z }));
 }
 
 /**

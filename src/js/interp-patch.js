@@ -5,6 +5,7 @@ import { checkOptions, describe } from './options.js';
 import { idBatch } from './ids.js';
 import { Tensor } from './tensor.js';
 import { allLayers, attributionOptions, tracedForward } from './interp-attribution.js';
+import { softmaxAt } from './numeric.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
@@ -72,14 +73,6 @@ function patchOptions(options, vocab) {
       if (id < 0 || id >= vocab) throw invalid(`patch: token id ${id} is outside [0, ${vocab})`);
   }
   return { clean, corrupted, T, component, metric, onProgress: o.onProgress, signal: o.signal, ...picked };
-}
-
-function softmaxAt(row, token) {
-  let max = -Infinity;
-  for (const v of row) if (v > max) max = v;
-  let z = 0;
-  for (const v of row) z += Math.exp(v - max);
-  return Math.exp(row[token] - max) / z;
 }
 
 const abortReason = (signal) =>

@@ -4,6 +4,7 @@
 // Ties go to the lower id everywhere.
 import { AttentionError } from './errors.js';
 import { describe } from './options.js';
+import { argmax, softmaxTotal } from './numeric.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
@@ -27,11 +28,7 @@ export function tokenChooser({ temperature, topK, topP, seed }) {
   return (row) => sample(row, temperature, topK, topP, random);
 }
 
-export function argmax(row) {
-  let best = 0;
-  for (let j = 1; j < row.length; j++) if (row[j] > row[best]) best = j;
-  return best;
-}
+export { argmax };
 
 // x ranks above y: larger logit first, the lower id on a tie.
 const above = (row, x, y) => row[x] > row[y] || (row[x] === row[y] && x < y);
@@ -42,8 +39,7 @@ function sample(row, temperature, topK, topP, random) {
   const pool = ids ?? Int32Array.from(row.keys());
   const max = row[ids ? ids[0] : argmax(row)];
   const weights = new Float64Array(pool.length);
-  let total = 0;
-  for (let k = 0; k < pool.length; k++) total += weights[k] = Math.exp((row[pool[k]] - max) / temperature);
+  const total = softmaxTotal(row, max, { ids: pool, temperature, weights });
   const [kept, keptWeights, keptTotal] =
     topP < 1 ? nucleus(row, pool, weights, total, topP, Boolean(ids)) : [pool, weights, total];
   let u = random() * keptTotal;

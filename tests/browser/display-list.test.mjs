@@ -4,7 +4,8 @@
 // words and places, strokes, bars, lines, the legend) and its cells in the list's colours.
 // Widgets: heatmap views (<attention-heatmap> one head with a causal mask, all heads, big-cell
 // numbers; <alibi-bias> with its Σ column), bar charts, line charts, x–y charts, and the vector
-// planes with arrows (<query-explorer>'s key and value planes, <rope-explorer>'s plane).
+// planes with arrows (<query-explorer>'s key and value planes, <rope-explorer>'s plane), and
+// <logit-attribution>'s bars.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertCleanPage, launch, openWidgetPage } from './helpers.mjs';
@@ -19,7 +20,8 @@ const BODY = `
   <softmax-playground id="sp" style="display:block;width:600px"></softmax-playground>
   <variance-experiment id="ve"></variance-experiment>
   <query-explorer id="qe"></query-explorer>
-  <rope-explorer id="re"></rope-explorer>`;
+  <rope-explorer id="re"></rope-explorer>
+  <logit-attribution id="la" src="/web/presets/induction.safetensors" ids="5 12 3 9 14 0 7 11 2 3 9 14 0" limit="20"></logit-attribution>`;
 
 let b, page, watch;
 before(async () => {
@@ -180,5 +182,34 @@ test('vector planes with arrows: the canvas is the display list, and the SVG hol
     assert.deepEqual(p.missing, [], `${k} plane: list items missing from the SVG`);
   }
   assert.ok(planes.key.arrows >= 2 && planes.rope.arrows === 2, 'the planes have their arrows');
+  await assertCleanPage(page, watch);
+});
+
+test("<logit-attribution>'s bars: the canvas is the display list, and the SVG holds its items", async () => {
+  await page.waitForFunction(() => document.querySelector('#la')?.shown, null, { timeout: 20_000 });
+  const r = await page.evaluate(async () => {
+    const { canvasDiff, missingItems } = await import('/tests/browser/display-list-page.js');
+    const { attributionList } = await import('/web/widgets/logit-attribution-list.js');
+    const el = document.querySelector('#la');
+    const list = (ctx, theme) => attributionList(ctx, theme, el._geo);
+    const items = list(
+      document.createElement('canvas').getContext('2d'),
+      (await import('/web/widgets/draw-util.js')).themeOf(el),
+    );
+    const doc = new DOMParser().parseFromString(el.toSVG(), 'image/svg+xml');
+    return {
+      pixels: canvasDiff(el._canvas, el, list),
+      bars: items.filter((it) => it.kind === 'rect').length,
+      texts: items.filter((it) => it.kind === 'text').length,
+      shown: Math.min(20, el.shown.components.length),
+      missing: missingItems(doc, items),
+      svgTexts: doc.querySelectorAll('text').length,
+    };
+  });
+  assert.equal(r.bars, r.shown, 'one bar per component shown');
+  assert.equal(r.texts, 2 * r.shown + 1, 'a name and a value per bar, and the axis 0');
+  assert.equal(r.pixels, 0, 'canvas pixels that differ from the painted list');
+  assert.deepEqual(r.missing, [], 'list items missing from the SVG');
+  assert.equal(r.svgTexts, r.texts, 'every text of the list is SVG text');
   await assertCleanPage(page, watch);
 });

@@ -15,7 +15,9 @@ import { attn } from './runtime.js';
 import { jsonText, matricesToLongCSV } from './export.js';
 import { themeOf } from './draw-util.js';
 import { paletteName } from './colormap.js';
-import { colorBar, heatmapPanel, jsonSafe, paint, svgDocument, svgFigure, xmlText } from './svg.js';
+import { heatmapPanel, jsonSafe, svgDocument, svgFigure } from './svg.js';
+import { figureLegend } from './display-list.js';
+import { paintSvg } from './paint-svg.js';
 
 /** The largest model-view SVG toSVG() writes (bytes); over it, it throws and offers one layer. */
 export const SVG_MAX_BYTES = 8 * 1024 * 1024;
@@ -290,8 +292,11 @@ export class AttentionModelView extends AwElement {
       width = 0;
     for (const layer of layers) {
       // The layer's name (12 px, muted, 4 px above), then its tiles wrapped as the flex row wraps them.
+      const name = `Layer ${layer}`;
       fig.body.push(
-        `<text x="0" y="${+(y + 4 + 12 * s).toFixed(2)}" font-size="${+(12 * s).toFixed(2)}" ${paint('fill', theme.muted)}>${xmlText(`Layer ${layer}`)}</text>`,
+        paintSvg(fig, [
+          { kind: 'text', x: 0, y: y + 4 + 12 * s, text: name, size: 12 * s, fill: theme.muted },
+        ]),
       );
       y += 4 + Math.ceil(15 * s) + TILE_GAP;
       let x = 0,
@@ -314,8 +319,9 @@ export class AttentionModelView extends AwElement {
     }
     // One colour bar: every tile shares the scale 0…1.
     const domain = { lo: 0, hi: 1, map: this.palette };
-    fig.body.push(colorBar(fig, { x: 8, y: y + 4, w: Math.min(220, Math.max(60, width - 16)), domain }));
-    y += 4 + 10 + 16 * s + 8;
+    const legend = figureLegend(y, width, domain, theme, s);
+    fig.body.push(paintSvg(fig, legend.items));
+    y += legend.h;
     const state = jsonSafe({
       widget: 'attention-model-view',
       palette: this.palette,

@@ -20,14 +20,19 @@
 //   { kind: 'arrow', x0, y0, x1, y1, color, width, dashed?, headBase? }  a shaft and a filled head
 //   { kind: 'text', x, y, text, size, anchor, baseline, fill, mono?, weight?, maxWidth?, rotate?, halo? }
 //       anchor: 'start' | 'middle' | 'end'; baseline: the canvas's textBaseline; rotate: degrees
-//       about (x, y); maxWidth: the canvas squeezes the text to it; halo: a 3-px outline in that
-//       colour under the text, so it reads over lines
+//       about (x, y); maxWidth: the canvas squeezes the text to it; halo: an outline (HALO_WIDTH px)
+//       in that colour under the text, so it reads over lines
 // Colours are CSS colours; sizes are already multiplied by the figure's font scale. A stroke's width
 // left out is 1 (and the SVG leaves it to the default); dash: [on, off] px. clip: { x, y, w, h, x1,
 // y1 } — the canvas clips to the box, the SVG drops the points outside it (no clip path, no id).
 // `bare`, `svgJoin` and `svgCap` only shape the SVG markup (attribute order; round joins and caps,
 // where the canvas keeps the ones its context has).
 import { formatNumber } from './draw-util.js';
+
+/** The dash of a dashed arrow's shaft: [on, off] px (both backends). */
+export const ARROW_DASH = [5, 4];
+/** The width of a text's halo, the outline under it (both backends), in px. */
+export const HALO_WIDTH = 3;
 
 /** Which colour-table level value v takes in the domain's lo and k = 255 / (hi − lo) (−1: masked). */
 export function levelOf(v, lo, k) {
@@ -96,6 +101,16 @@ export function legendList({ x, y, w, domain, masked = false }, theme, s = 1) {
     );
   }
   return items;
+}
+
+/**
+ * The one colour legend of a figure of many panels (every panel on one scale), under the panels:
+ * at x 8, 4 px below y, as wide as the panels allow (60–220 px). Returns its items (legendList) and
+ * the height it takes below y.
+ */
+export function figureLegend(y, width, domain, theme, s = 1) {
+  const box = { x: 8, y: y + 4, w: Math.min(220, Math.max(60, width - 16)), domain };
+  return { items: legendList(box, theme, s), h: 4 + 10 + 16 * s + 8 };
 }
 
 /**

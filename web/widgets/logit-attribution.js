@@ -17,15 +17,13 @@
 // Events: head-select, model-load, ready.
 import { h, withState } from './base-element.js';
 import { jsonText } from './export.js';
-import { fitText, formatNumber, prepareCanvas, themeOf } from './draw-util.js';
-import { colorOf } from './colormap.js';
-import { jsonSafe, num, paint, svgDocument, svgFigure, xmlText } from './svg.js';
+import { formatNumber, prepareCanvas, themeOf } from './draw-util.js';
+import { paintCanvas } from './paint-canvas.js';
+import { paintSvg } from './paint-svg.js';
+import { jsonSafe, svgDocument, svgFigure } from './svg.js';
+import { scratchContext } from './svg-core.js';
 import { InterpElement, logitsAt, modelShape, tokenPicker, topIds } from './interp-base.js';
-
-const ROW_H = 22,
-  LABEL_W = 74,
-  VALUE_W = 64,
-  PAD = 8;
+import { ROW_H, attributionList, barsGeometry } from './logit-attribution-list.js';
 
 const CSS = `
   .controls { display: flex; flex-wrap: wrap; gap: 6px 14px; margin-bottom: 6px; }
@@ -35,9 +33,6 @@ const CSS = `
   th, td { text-align: left; padding: 2px 10px 2px 4px; border-bottom: 1px solid color-mix(in srgb, currentColor 12%, transparent); }
   td.num { text-align: right; font-family: var(--aw-mono, ui-monospace, Menlo, monospace); }
   td button { min-height: 22px; padding: 0 6px; font-size: 12px; }`;
-
-/** Bar colours: the ends of the diverging map (orange for +, blue for −). */
-const barColor = (v) => colorOf('diverging', v >= 0 ? 0.78 : -0.78, -1, 1);
 
 export class LogitAttribution extends InterpElement {
   static get ownAttributes() {
@@ -219,13 +214,10 @@ export class LogitAttribution extends InterpElement {
   }
 
   #geometry(width) {
-    const bars = this.#bars();
-    const max = Math.max(1e-9, ...bars.map((c) => Math.abs(c.value)));
-    const plotW = Math.max(40, width - LABEL_W - 2 * VALUE_W - 2 * PAD);
-    const x0 = PAD + LABEL_W + VALUE_W + plotW / 2; // the zero axis
-    return { bars, max, plotW, x0, top: PAD + 4, height: PAD * 2 + 4 + bars.length * ROW_H + 18 };
+    return barsGeometry(this.#bars(), width);
   }
 
+  // The bars' display list painted onto the canvas (the SVG paints the same list).
   #draw() {
     const W = Math.min(this.contentWidth, 640);
     const g = this.#geometry(W),
@@ -235,31 +227,7 @@ export class LogitAttribution extends InterpElement {
       ctx.fillStyle = theme.bg;
       ctx.fillRect(0, 0, W, g.height);
     }
-    ctx.font = `12px ${theme.font}`;
-    ctx.textBaseline = 'middle';
-    g.bars.forEach((c, i) => {
-      const y = g.top + i * ROW_H,
-        len = (Math.abs(c.value) / g.max) * (g.plotW / 2);
-      ctx.fillStyle = barColor(c.value);
-      ctx.fillRect(c.value >= 0 ? g.x0 : g.x0 - len, y + 3, Math.max(1, len), ROW_H - 6);
-      ctx.fillStyle = theme.fg;
-      ctx.textAlign = 'right';
-      ctx.fillText(fitText(ctx, c.name, LABEL_W - 6), PAD + LABEL_W - 6, y + ROW_H / 2);
-      ctx.font = `11px ${theme.mono}`;
-      ctx.textAlign = c.value >= 0 ? 'left' : 'right';
-      ctx.fillText(formatNumber(c.value, 3), c.value >= 0 ? g.x0 + len + 4 : g.x0 - len - 4, y + ROW_H / 2);
-      ctx.font = `12px ${theme.font}`;
-    });
-    ctx.strokeStyle = theme.muted;
-    ctx.beginPath();
-    ctx.moveTo(g.x0 + 0.5, g.top);
-    ctx.lineTo(g.x0 + 0.5, g.top + g.bars.length * ROW_H);
-    ctx.stroke();
-    ctx.fillStyle = theme.muted;
-    ctx.font = `10px ${theme.mono}`;
-    ctx.textAlign = 'center';
-    ctx.textBaseline = 'top';
-    ctx.fillText('0', g.x0, g.top + g.bars.length * ROW_H + 3);
+    paintCanvas(ctx, attributionList(ctx, theme, g), theme);
     const s = this._shown;
     this._canvas.setAttribute(
       'aria-label',
@@ -351,20 +319,7 @@ export class LogitAttribution extends InterpElement {
     const g = this.#geometry(W),
       theme = themeOf(this),
       fig = svgFigure(theme, 1);
-    const out = [];
-    g.bars.forEach((c, i) => {
-      const y = g.top + i * ROW_H,
-        len = Math.max(1, (Math.abs(c.value) / g.max) * (g.plotW / 2));
-      out.push(
-        `<rect x="${num(c.value >= 0 ? g.x0 : g.x0 - len)}" y="${num(y + 3)}" width="${num(len)}" height="${ROW_H - 6}" ${paint('fill', barColor(c.value))}/>`,
-        `<text x="${num(PAD + LABEL_W - 6)}" y="${num(y + ROW_H / 2 + 4)}" font-size="12" text-anchor="end" ${paint('fill', theme.fg)}>${xmlText(c.name)}</text>`,
-        `<text x="${num(c.value >= 0 ? g.x0 + len + 4 : g.x0 - len - 4)}" y="${num(y + ROW_H / 2 + 4)}" font-size="11" font-family="${xmlText(theme.mono)}"${c.value >= 0 ? '' : ' text-anchor="end"'} ${paint('fill', theme.fg)}>${xmlText(formatNumber(c.value, 3))}</text>`,
-      );
-    });
-    out.push(
-      `<path d="M${num(g.x0 + 0.5)} ${num(g.top)}v${num(g.bars.length * ROW_H)}" fill="none" ${paint('stroke', theme.muted)}/>`,
-    );
-    fig.body.push(out.join('\n'));
+    fig.body.push(paintSvg(fig, attributionList(scratchContext(), theme, g)));
     return svgDocument(fig, {
       width: W,
       height: g.height,

@@ -3,7 +3,7 @@ import { withState } from './base-element.js';
 import { jsonText, toNested } from './export.js';
 import { themeOf } from './draw-util.js';
 import { colorOf } from './colormap.js';
-import { num, paint, svgText } from './svg.js';
+import { paintSvg } from './paint-svg.js';
 import { canvasLayoutSVG, heatmapPart } from './svg-layout.js';
 import { ALLOWED_DOMAIN } from './mask-editor-data.js';
 
@@ -53,6 +53,30 @@ export function maskJSON(el) {
 }
 
 /**
+ * The mask's key under its panel (the page shows it as HTML under the canvas): a "may attend"
+ * swatch and a hatched masked swatch, 12 px each, with their words, from (x, y).
+ */
+export function maskKeyList(theme, x, y, s = 1) {
+  const word = (wx, text) => ({
+    kind: 'text',
+    x: wx,
+    y: y + 6,
+    text,
+    size: 12 * s,
+    baseline: 'middle',
+    fill: theme.muted,
+  });
+  const maskedFill = `rgb(${theme.maskedRgb.slice(0, 3).join(',')})`;
+  return [
+    { kind: 'rect', x, y, w: 12, h: 12, fill: colorOf('viridis', 1, ALLOWED_DOMAIN.lo, ALLOWED_DOMAIN.hi) },
+    word(x + 17, 'may attend (1)'),
+    { kind: 'rect', x: x + 120, y, w: 12, h: 12, fill: maskedFill },
+    { kind: 'lines', segs: [x + 121, y + 11, x + 131, y + 1], stroke: theme.hatch, bare: true },
+    word(x + 137, 'masked (0 → score −∞)'),
+  ];
+}
+
+/**
  * The mask and the weights of `el` as an SVG document, laid out as on screen with their headings and
  * the mask's key (vector cells, one path per colour level; the state in <metadata>).
  */
@@ -65,13 +89,7 @@ export function maskSVG(el, options = {}) {
     const p = draw(fig, x, y),
       theme = fig.theme,
       ly = y + p.h + 6;
-    fig.body.push(
-      `<rect x="${num(x)}" y="${num(ly)}" width="12" height="12" ${paint('fill', colorOf('viridis', 1, ALLOWED_DOMAIN.lo, ALLOWED_DOMAIN.hi))}/>`,
-      svgText(fig, x + 17, ly + 6, 'may attend (1)', { baseline: 'middle', fill: theme.muted }),
-      `<rect x="${num(x + 120)}" y="${num(ly)}" width="12" height="12" ${paint('fill', `rgb(${theme.maskedRgb.slice(0, 3).join(',')})`)}/>` +
-        `<path d="M${num(x + 121)} ${num(ly + 11)}L${num(x + 131)} ${num(ly + 1)}" ${paint('stroke', theme.hatch)}/>`,
-      svgText(fig, x + 137, ly + 6, 'masked (0 → score −∞)', { baseline: 'middle', fill: theme.muted }),
-    );
+    fig.body.push(paintSvg(fig, maskKeyList(theme, x, ly, fig.s)));
     return { ...p, h: p.h + 24 };
   };
   const masked = s.allowed.reduce((n, v) => n + (v ? 0 : 1), 0);

@@ -4,7 +4,7 @@
 //
 // Text (token labels included) is drawn with fillText, so it is never parsed as HTML.
 import { colormap } from './colormap.js';
-import { arrowGeometry } from './display-list.js';
+import { ARROW_DASH, HALO_WIDTH, arrowGeometry } from './display-list.js';
 
 // Packed RGBA (little-endian: 0xAABBGGRR) versions of the colour maps, built once per map.
 const packedCache = new Map();
@@ -167,14 +167,14 @@ function ramp(ctx, { x, y, w, h, map }) {
   }
 }
 
-// The shaft (dashed: 5 on, 4 off) and the head. The round cap stays set, as it always has.
+// The shaft (dashed: ARROW_DASH) and the head. The round cap stays set, as it always has.
 function arrow(ctx, it) {
   const { ex, ey, head } = arrowGeometry(it);
   ctx.strokeStyle = it.color;
   ctx.fillStyle = it.color;
   ctx.lineWidth = it.width;
   ctx.lineCap = 'round';
-  ctx.setLineDash(it.dashed ? [5, 4] : []);
+  ctx.setLineDash(it.dashed ? ARROW_DASH : []);
   ctx.beginPath();
   ctx.moveTo(it.x0, it.y0);
   ctx.lineTo(ex, ey);
@@ -197,7 +197,7 @@ function text(ctx, theme, t) {
   ctx.textBaseline = t.baseline || 'alphabetic';
   const fill = (x, y) => {
     if (t.halo) {
-      ctx.lineWidth = 3;
+      ctx.lineWidth = HALO_WIDTH;
       ctx.strokeStyle = t.halo;
       ctx.strokeText(t.text, x, y);
     }

@@ -3,7 +3,7 @@
 // as vector shapes and text elements (text stays text) — and returns the markup of everything but
 // the cells, one element a line.
 import { colormap } from './colormap.js';
-import { arrowGeometry, legendList } from './display-list.js';
+import { ARROW_DASH, arrowGeometry, legendList } from './display-list.js';
 import { cssHex, hex3, num, paint, svgText } from './svg-core.js';
 
 /** The colour bar's gradient (33 stops of the map's table, enough for its piecewise-linear anchors). */
@@ -127,7 +127,7 @@ function text(fig, t) {
 // The round-capped shaft and the filled head, as two paths.
 function arrow(fig, it) {
   const { ex, ey, head } = arrowGeometry(it);
-  const dash = it.dashed ? ' stroke-dasharray="5 4"' : '';
+  const dash = it.dashed ? dashAttr(ARROW_DASH) : '';
   const [tip, b1, b2] = head.map(([x, y]) => `${num(x)} ${num(y)}`);
   return (
     `<path fill="none" ${paint('stroke', it.color)} stroke-width="${num(it.width)}" stroke-linecap="round"${dash} d="M${num(it.x0)} ${num(it.y0)}L${num(ex)} ${num(ey)}"/>` +

@@ -1,6 +1,7 @@
 // The building blocks of the SVG export (svg.js has the overview): XML-safe text, numbers and
 // colours, the figure that panels draw into (cells as one path per colour level), text, and the
 // finished document (paint-svg.js paints display lists into a figure).
+import { HALO_WIDTH } from './display-list.js';
 
 /** Text as XML character data or attribute value: escaped, and only characters XML 1.0 allows. */
 export function xmlText(value) {
@@ -174,7 +175,7 @@ export function svgText(
   { size = 12 * fig.s, anchor = 'start', baseline = 'alphabetic', fill, mono, weight, halo } = {},
 ) {
   const extra = halo
-    ? ` ${paint('stroke', halo)} stroke-width="3" stroke-linejoin="round" paint-order="stroke"`
+    ? ` ${paint('stroke', halo)} stroke-width="${HALO_WIDTH}" stroke-linejoin="round" paint-order="stroke"`
     : '';
   return text(x, y, str, { size, anchor, baseline, fill, mono, weight, extra }, fig);
 }

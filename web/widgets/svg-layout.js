@@ -5,7 +5,8 @@
 //             laid out again for it, and a row of panels that grows or shrinks moves the rows below;
 //   width     the finished figure's width in px (default: as on screen); the drawing is scaled to it
 //             as vectors (the viewBox keeps the layout), and fontSize still holds in the result.
-import { barsPanel, heatmapPanel, jsonSafe, svgDocument, svgFigure, svgText, xyPanel } from './svg.js';
+import { barsPanel, heatmapPanel, jsonSafe, svgDocument, svgFigure, xyPanel } from './svg.js';
+import { paintSvg } from './paint-svg.js';
 
 const FONT = 12; // the screen's text size, the figures' default
 
@@ -51,6 +52,17 @@ function layout(theme, items, { title, state, width, fontSize }) {
   });
 }
 
+/** A part's heading: 13 px × s, semibold, 8 px × s above the part's top (x, y). */
+const headingItem = (theme, s, x, y, text) => ({
+  kind: 'text',
+  x,
+  y: y - 8 * s,
+  text,
+  size: 13 * s,
+  fill: theme.fg,
+  weight: 650,
+});
+
 // The items drawn into a new figure at font scale s (see layout): its size and each item's panel.
 function draw(theme, items, left, s) {
   const fig = svgFigure(theme, s);
@@ -79,8 +91,7 @@ function draw(theme, items, left, s) {
     screenBottom = Math.max(screenBottom, r.bottom);
     const x = Math.round((r.left - left) * 100) / 100,
       y = Math.round((rowY + r.top - rowTop) * 100) / 100;
-    if (item.heading)
-      fig.body.push(svgText(fig, x, y - 8 * s, item.heading, { size: 13 * s, fill: theme.fg, weight: 650 }));
+    if (item.heading) fig.body.push(paintSvg(fig, [headingItem(theme, s, x, y, item.heading)]));
     const out = item.draw(fig, x, y) || {};
     const w = out.w ?? r.width,
       h = out.h ?? r.height;
