@@ -1,10 +1,12 @@
-// In-page checks of the display lists (imported as /tests/browser/display-list-page.js by
-// display-list.test.mjs): a widget's canvas must be exactly the list painted onto a fresh canvas,
-// and its SVG must hold the list's items, in order (each item found as the element it paints to).
+// In-page checks of the display lists (imported as /tests/browser/display-list-page.js by the
+// display-list and display-list-widgets tests): a widget's canvas must be exactly the list painted
+// onto a fresh canvas, and its SVG must hold the list's items, in order (each item found as the
+// element it paints to).
 import { prepareCanvas, themeOf } from '/web/widgets/draw-util.js';
 import { paintCanvas } from '/web/widgets/paint-canvas.js';
 import { colormap } from '/web/widgets/colormap.js';
-import { hex3 } from '/web/widgets/svg-core.js';
+import { baseY, hex3 } from '/web/widgets/svg-core.js';
+import { readSvg } from '/tests/browser/svg-inspect.js';
 
 /**
  * How many pixels differ between `canvas` and a fresh canvas of its size painted with
@@ -46,7 +48,9 @@ function matches(it, e) {
     case 'text': {
       const t = e.localName === 'g' ? e.querySelector('text') : e;
       if (!t || t.localName !== 'text' || t.textContent !== String(it.text)) return false;
-      return it.rotate ? /rotate/.test(e.getAttribute('transform') || '') : close(t.getAttribute('x'), it.x);
+      if (it.rotate) return /rotate/.test(e.getAttribute('transform') || '');
+      const y = baseY(it.y, it.size, it.baseline || 'alphabetic');
+      return close(t.getAttribute('x'), it.x) && close(t.getAttribute('y'), y);
     }
     case 'rules':
       return e.localName === 'path' && count(d, /M/g) === it.segs.length;
@@ -107,4 +111,77 @@ export function cellMismatches(item, fillAt, hex) {
       if (!got || got.some((v, i) => v !== want[i])) n++;
     }
   return n;
+}
+
+// Where the SVG put an item that carries its place (a text, a box, the colour bar, a circle): the
+// element's x and y, and the item's (a text's y as the SVG writes it, from its baseline).
+function placeOfItem(it) {
+  if (it.kind === 'text' && !it.rotate) return [it.x, baseY(it.y, it.size, it.baseline || 'alphabetic')];
+  if (it.kind === 'rect' || it.kind === 'ramp') return [it.x, it.y];
+  if (it.kind === 'circle') return [it.cx, it.cy];
+  return null;
+}
+function placeOfElement(e) {
+  const n = (a) => Number(e.getAttribute(a));
+  if (e.localName === 'circle') return [n('cx'), n('cy')];
+  return e.localName === 'text' || e.localName === 'rect' ? [n('x'), n('y')] : null;
+}
+
+/**
+ * The offsets (dx, dy) at which the SVG may have put a panel whose list at (0, 0) is `items`: one
+ * for each element of the SVG that could be the list's first placed item.
+ */
+function candidateOffsets(doc, items) {
+  const first = items.find((it) => placeOfItem(it));
+  if (!first) return [{ dx: 0, dy: 0 }];
+  const [ix, iy] = placeOfItem(first);
+  const out = [];
+  for (const e of doc.documentElement.children) {
+    if (e.localName !== 'text' && e.localName !== 'rect' && e.localName !== 'circle') continue;
+    if (first.kind === 'text' && e.textContent !== String(first.text)) continue;
+    const p = placeOfElement(e);
+    if (p) out.push({ dx: Math.round((p[0] - ix) * 100) / 100, dy: Math.round((p[1] - iy) * 100) / 100 });
+  }
+  return out;
+}
+
+/**
+ * Every canvas of widget `el` against the display list it was painted from (paintedList): how many
+ * pixels differ from that list painted afresh, and, with the list placed where the SVG document
+ * `svg` put the panel (laid out at font scale 1), the items the SVG misses (texts as <text>, with
+ * their words and places), and the cells not in the list's colours. Canvases not shown are named.
+ */
+export async function checkCanvases(el, svg) {
+  const { paintedList } = await import('/web/widgets/paint-canvas.js');
+  const { doc, fillAt, hex } = await readSvg(svg);
+  const theme = themeOf(el),
+    ctx = document.createElement('canvas').getContext('2d');
+  const out = [];
+  [...el.shadowRoot.querySelectorAll('canvas')].forEach((canvas, index) => {
+    const listAt = paintedList(canvas);
+    if (!canvas.getClientRects().length || !canvas.width) return out.push({ index, shown: false });
+    if (!listAt) return out.push({ index, shown: true, list: false });
+    const pixels = canvasDiff(canvas, el, (c, th) => listAt(c, th));
+    let best = null;
+    for (const { dx, dy } of candidateOffsets(doc, listAt(ctx, theme, { ox: 0, oy: 0, s: 1 }))) {
+      const items = listAt(ctx, theme, { ox: dx, oy: dy, s: 1 });
+      const missing = missingItems(doc, items);
+      if (!best || missing.length < best.missing.length) best = { items, missing };
+      if (!missing.length) break;
+    }
+    const { items, missing } = best;
+    const cells = items.filter((it) => it.kind === 'cells');
+    out.push({
+      index,
+      shown: true,
+      list: true,
+      pixels,
+      n: items.length,
+      kinds: [...new Set(items.map((it) => it.kind))].sort().join(' '),
+      texts: items.filter((it) => it.kind === 'text').length,
+      missing,
+      cells: cells.reduce((n, it) => n + cellMismatches(it, fillAt, hex), 0),
+    });
+  });
+  return out;
 }

@@ -1,6 +1,7 @@
 // The tiles of <attention-heatmap> (one per head, or the mean): how many go on a row, on screen and
 // in its SVG figure, and the figure itself.
 import { themeOf } from './draw-util.js';
+import { PART_GAP } from './display-list.js';
 import { barsPanel, heatmapPanel, jsonSafe, svgDocument, svgFigure } from './svg.js';
 
 const TILE_MIN = 210;
@@ -51,8 +52,8 @@ export function heatmapSVG(el, options) {
     y += rowH + (start + perRow < n ? GAP : 0);
   }
   if (options.bars && el._barsOpts) {
-    const b = barsPanel(fig, { ...el._barsOpts, width: Math.min(W, 900) }, { x: 0, y: y + 12 });
-    y += 12 + b.h;
+    const b = barsPanel(fig, { ...el._barsOpts, width: Math.min(W, 900) }, { x: 0, y: y + PART_GAP });
+    y += PART_GAP + b.h;
     width = Math.max(width, b.w);
   }
   const view = sh.view === 'all' ? 'all heads' : sh.view === 'mean' ? 'mean over heads' : `head ${sh.view}`;

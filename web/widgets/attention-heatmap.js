@@ -14,6 +14,7 @@ import { composeCanvases, jsonText, matricesToLongCSV, matrixToCSV, toNested } f
 import { exactNumber, themeOf } from './draw-util.js';
 import { runModel } from './model.js';
 import { paletteName } from './colormap.js';
+import { PART_GAP } from './display-list.js';
 import { GAP, heatmapSVG, tileLayout } from './attention-heatmap-figure.js';
 import { niceCeil, normalizeData } from './attention-heatmap-data.js';
 
@@ -390,7 +391,7 @@ export class AttentionHeatmap extends ModelElement {
       items.push({ canvas, x: r.left - host.left, y: r.top - host.top });
     }
     const gridH = Math.max(0, ...items.map((it) => it.y + parseFloat(it.canvas.style.height)));
-    if (!this._barsCanvas.hidden) items.push({ canvas: this._barsCanvas, x: 0, y: gridH + 12 });
+    if (!this._barsCanvas.hidden) items.push({ canvas: this._barsCanvas, x: 0, y: gridH + PART_GAP });
     return composeCanvases(items, themeOf(this).bgSolid);
   }
 }

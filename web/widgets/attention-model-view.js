@@ -24,8 +24,8 @@ export const SVG_MAX_BYTES = 8 * 1024 * 1024;
 const TILE_GAP = 8;
 
 const CSS = `
-  .grid { display: grid; gap: 8px; }
-  .layer { display: flex; flex-wrap: wrap; gap: 8px; align-items: start; }
+  .grid { display: grid; gap: ${TILE_GAP}px; }
+  .layer { display: flex; flex-wrap: wrap; gap: ${TILE_GAP}px; align-items: start; }
   .layer-name { font-size: 12px; width: 100%; margin-top: 4px; }`;
 
 export class AttentionModelView extends AwElement {

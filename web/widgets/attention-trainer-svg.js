@@ -2,7 +2,17 @@
 // the probe sequence as one vector document, laid out as the widget lays them out on screen.
 import { SERIES_COLORS } from './charts.js';
 import { themeOf } from './draw-util.js';
-import { heatmapPanel, jsonSafe, svgDocument, svgFigure, xyPanel, colorBar } from './svg.js';
+import { figureLegend } from './display-list.js';
+import { paintSvg } from './paint-svg.js';
+import { heatmapPanel, jsonSafe, svgDocument, svgFigure, xyPanel } from './svg.js';
+
+/** The gap between the charts, the layers and the tiles, CSS px (on screen and in the figure). */
+export const TILE_GAP = 10;
+
+/** Each head tile's width for an available width W and H heads. */
+export function tileWidth(W, H) {
+  return Math.min(260, Math.max(150, Math.floor(W / Math.min(H, 4)) - 12));
+}
 
 /**
  * The trainer `el`'s curves and heads as an SVG document (vector curves and cells; one colour bar for
@@ -16,23 +26,22 @@ export function trainerSVG(el, options = {}) {
   const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
   const theme = themeOf(el);
   const fig = svgFigure(theme, fontSize / 12);
-  const GAP = 10;
   // The two charts side by side where both fit (as the auto-fit grid puts them), else stacked.
-  const cw = Math.max(240, Math.floor((W - GAP) / 2));
-  const side = 2 * cw + GAP <= W;
+  const cw = Math.max(240, Math.floor((W - TILE_GAP) / 2));
+  const side = 2 * cw + TILE_GAP <= W;
   let y = 0,
     width = 0;
   el._chartOpts.forEach((o, k) => {
-    const x = side ? k * (cw + GAP) : 0;
+    const x = side ? k * (cw + TILE_GAP) : 0;
     const c = xyPanel(fig, { ...o, width: cw }, { x, y: side ? 0 : y, colors: SERIES_COLORS });
     width = Math.max(width, x + c.w);
-    if (!side) y += c.h + GAP;
-    else y = Math.max(y, c.h + GAP);
+    if (!side) y += c.h + TILE_GAP;
+    else y = Math.max(y, c.h + TILE_GAP);
   });
   const { T } = m.probe,
     H = m.heads,
     L = m.attention.length;
-  const tileW = Math.min(260, Math.max(150, Math.floor(W / Math.min(H, 4)) - 12));
+  const tileW = tileWidth(W, H);
   const panels = [];
   for (let layer = 0; layer < L; layer++) {
     let x = 0,
@@ -41,7 +50,7 @@ export function trainerSVG(el, options = {}) {
       const { view } = el._tiles[layer * H + head];
       const w = view.layout(tileW, fontSize / 12).w;
       if (x > 0 && x + w > W) {
-        y += rowH + GAP;
+        y += rowH + TILE_GAP;
         x = 0;
         rowH = 0;
       }
@@ -49,13 +58,15 @@ export function trainerSVG(el, options = {}) {
       panels.push({ layer, head, rows: T, cols: T, cells: p.cells });
       width = Math.max(width, x + p.w);
       rowH = Math.max(rowH, p.h);
-      x += p.w + GAP;
+      x += p.w + TILE_GAP;
     }
-    y += rowH + GAP;
+    y += rowH + TILE_GAP;
   }
+  // One colour bar: every head shares the scale 0…1.
   const domain = { lo: 0, hi: 1, map: 'viridis' };
-  fig.body.push(colorBar(fig, { x: 8, y: y + 4, w: Math.min(220, Math.max(60, width - 16)), domain }));
-  y += 4 + 10 + 16 * (fontSize / 12) + 8;
+  const legend = figureLegend(y, width, domain, theme, fontSize / 12);
+  fig.body.push(paintSvg(fig, legend.items));
+  y += legend.h;
   const state = jsonSafe({
     widget: 'attention-trainer',
     settings: el.settings,

@@ -11,7 +11,7 @@ import { AwElement, h, withState } from './base-element.js';
 import { HeatmapView } from './heatmap-view.js';
 import { drawXY } from './xy-chart.js';
 import { jsonText } from './export.js';
-import { trainerSVG } from './attention-trainer-svg.js';
+import { TILE_GAP, tileWidth, trainerSVG } from './attention-trainer-svg.js';
 import { WorkerClient } from '../workers/rpc.js';
 
 const DEFAULTS = {
@@ -33,9 +33,9 @@ const CSS = `
   form.settings label.check { flex-direction: row; align-items: center; gap: 6px; }
   form.settings input[type=number] { width: 5.5em; }
   .buttons { display: flex; flex-wrap: wrap; gap: 6px; margin: 6px 0; }
-  .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); gap: 10px; }
-  .heads { display: grid; gap: 10px; margin-top: 8px; }
-  .layer { display: flex; flex-wrap: wrap; gap: 10px; align-items: start; }
+  .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); gap: ${TILE_GAP}px; }
+  .heads { display: grid; gap: ${TILE_GAP}px; margin-top: 8px; }
+  .layer { display: flex; flex-wrap: wrap; gap: ${TILE_GAP}px; align-items: start; }
   .tile { display: flex; flex-direction: column; gap: 4px; }
   .tile.ablated canvas { opacity: 0.35; }
   .status { font-variant-numeric: tabular-nums; }`;
@@ -322,7 +322,7 @@ export class AttentionTrainer extends AwElement {
       L = m.attention.length;
     if (this._tiles.length !== L * H) this.#buildTiles(L, H);
     const ablated = new Set((this._ablated ?? []).map(([l, hd]) => `${l}.${hd}`));
-    const tileW = Math.min(260, Math.max(150, Math.floor(this.contentWidth / Math.min(H, 4)) - 12));
+    const tileW = tileWidth(this.contentWidth, H);
     this._tiles.forEach(({ layer, head, view, box, button }) => {
       const data = m.attention[layer].subarray(head * T * T, (head + 1) * T * T);
       const off = ablated.has(`${layer}.${head}`);

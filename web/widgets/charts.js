@@ -2,9 +2,9 @@
 // curves of chosen positional-encoding dimensions), painted from their display lists
 // (chart-list.js, the same ones the SVG export paints). Labels are drawn with fillText (never HTML).
 import { chartTable } from './a11y.js';
-import { prepareCanvas, themeOf } from './draw-util.js';
+import { themeOf } from './draw-util.js';
 import { barsLayout, barsList, linesLayout, linesList } from './chart-list.js';
-import { paintCanvas } from './paint-canvas.js';
+import { paintFigure } from './paint-canvas.js';
 
 export { barsLayout };
 
@@ -31,12 +31,10 @@ export function drawBars(canvas, o) {
   const theme = themeOf(o.host);
   const L = barsLayout(canvas.getContext('2d'), o, theme);
   const { n, left, bw, height } = L;
-  const ctx = prepareCanvas(canvas, o.width, height);
-  if (theme.bg) {
-    ctx.fillStyle = theme.bg;
-    ctx.fillRect(0, 0, o.width, height);
-  }
-  paintCanvas(ctx, barsList(ctx, theme, o, L), theme);
+  // At a figure offset or font scale (the SVG export's panel), laid out again for it.
+  paintFigure(canvas, o.width, height, theme, (ctx, th, at) =>
+    barsList(ctx, th, o, at ? barsLayout(ctx, o, th, at.s ?? 1) : L, at),
+  );
   chartTable(
     canvas,
     o.title || canvas.getAttribute('aria-label') || 'Bar chart',
@@ -60,13 +58,10 @@ export function drawBars(canvas, o) {
 export function drawLines(canvas, o) {
   const theme = themeOf(o.host);
   const height = o.height || 200;
-  const ctx = prepareCanvas(canvas, o.width, height);
-  if (theme.bg) {
-    ctx.fillStyle = theme.bg;
-    ctx.fillRect(0, 0, o.width, height);
-  }
   const { n } = linesLayout(o);
-  paintCanvas(ctx, linesList(ctx, theme, o, { colors: SERIES_COLORS }), theme);
+  paintFigure(canvas, o.width, height, theme, (ctx, th, at) =>
+    linesList(ctx, th, o, { ...at, colors: SERIES_COLORS }),
+  );
   chartTable(
     canvas,
     canvas.getAttribute('aria-label') || 'Line chart',

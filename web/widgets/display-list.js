@@ -33,6 +33,8 @@ import { formatNumber } from './draw-util.js';
 export const ARROW_DASH = [5, 4];
 /** The width of a text's halo, the outline under it (both backends), in px. */
 export const HALO_WIDTH = 3;
+/** The gap between a figure's stacked parts (a heatmap, the chart under it) in its PNG and SVG, px. */
+export const PART_GAP = 12;
 
 /** Which colour-table level value v takes in the domain's lo and k = 255 / (hi − lo) (−1: masked). */
 export function levelOf(v, lo, k) {

@@ -4,11 +4,11 @@
 //
 // Text (token labels included) is drawn with fillText, so it is never parsed as HTML.
 // Cell colours are written as one (rows × cols) ImageData and scaled up, so 512 × 512 stays smooth.
-import { prepareCanvas, themeOf } from './draw-util.js';
+import { themeOf } from './draw-util.js';
 import { gridRow, valueWords, visuallyHidden } from './a11y.js';
 import { heatmapLayout } from './heatmap-geometry.js';
 import { heatmapList } from './heatmap-list.js';
-import { paintCanvas } from './paint-canvas.js';
+import { paintFigure } from './paint-canvas.js';
 
 export class HeatmapView {
   /**
@@ -237,31 +237,31 @@ export class HeatmapView {
     const ctx = this.canvas.getContext('2d');
     const theme = themeOf(this.host);
     const g = (this.geo = this.#layout(ctx, theme));
-    prepareCanvas(this.canvas, g.w, g.h);
-    if (theme.bg) {
-      ctx.fillStyle = theme.bg;
-      ctx.fillRect(0, 0, g.w, g.h);
-    }
-    // The picture (the same display list the SVG export paints), then the transient marks.
-    const { items, masked } = heatmapList(ctx, theme, o, g);
-    this.maskedCount = masked.length;
-    paintCanvas(ctx, items, theme);
-    this.#marks(ctx, g, theme);
+    const width = this.width;
+    // The picture (the same display list the SVG export paints), then the transient marks (the
+    // canvas's only). At a figure offset or font scale, laid out again as the SVG export does.
+    paintFigure(this.canvas, g.w, g.h, theme, (c, th, at) => {
+      const { items, masked } = heatmapList(c, th, o, at ? this.#layout(c, th, width, at.s ?? 1) : g, at);
+      if (at) return items;
+      this.maskedCount = masked.length;
+      return [...items, ...this.#marks(g, th)];
+    });
   }
 
-  // Hover and keyboard focus: on the canvas only (the SVG export leaves them out).
-  #marks(ctx, g, theme) {
-    const box = (c, color, w) => {
-      ctx.strokeStyle = color;
-      ctx.lineWidth = w;
+  // Hover and keyboard focus, as outlined boxes around the cell: on the canvas only (the SVG export
+  // leaves them out).
+  #marks(g, theme) {
+    const box = (c, stroke, width) => {
       const s = Math.max(g.cw, 4),
         t = Math.max(g.ch, 4);
-      ctx.strokeRect(g.x0 + c.col * g.cw + (g.cw - s) / 2, g.y0 + c.row * g.ch + (g.ch - t) / 2, s, t);
+      const x = g.x0 + c.col * g.cw + (g.cw - s) / 2,
+        y = g.y0 + c.row * g.ch + (g.ch - t) / 2;
+      return { kind: 'rect', x, y, w: s, h: t, stroke, width };
     };
-    if (this.hover) box(this.hover, theme.fg, 1.5);
-    if (this.focus && this.hasFocus) {
-      box(this.focus, theme.bgSolid, 4);
-      box(this.focus, theme.accent, 2);
-    }
+    const items = [];
+    if (this.hover) items.push(box(this.hover, theme.fg, 1.5));
+    if (this.focus && this.hasFocus)
+      items.push(box(this.focus, theme.bgSolid, 4), box(this.focus, theme.accent, 2));
+    return items;
   }
 }

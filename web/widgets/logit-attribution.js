@@ -17,8 +17,8 @@
 // Events: head-select, model-load, ready.
 import { h, withState } from './base-element.js';
 import { jsonText } from './export.js';
-import { formatNumber, prepareCanvas, themeOf } from './draw-util.js';
-import { paintCanvas } from './paint-canvas.js';
+import { formatNumber, themeOf } from './draw-util.js';
+import { paintFigure } from './paint-canvas.js';
 import { paintSvg } from './paint-svg.js';
 import { jsonSafe, svgDocument, svgFigure } from './svg.js';
 import { scratchContext } from './svg-core.js';
@@ -222,12 +222,7 @@ export class LogitAttribution extends InterpElement {
     const W = Math.min(this.contentWidth, 640);
     const g = this.#geometry(W),
       theme = themeOf(this);
-    const ctx = prepareCanvas(this._canvas, W, g.height);
-    if (theme.bg) {
-      ctx.fillStyle = theme.bg;
-      ctx.fillRect(0, 0, W, g.height);
-    }
-    paintCanvas(ctx, attributionList(ctx, theme, g), theme);
+    paintFigure(this._canvas, W, g.height, theme, (ctx, th) => attributionList(ctx, th, g));
     const s = this._shown;
     this._canvas.setAttribute(
       'aria-label',

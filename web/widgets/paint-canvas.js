@@ -5,6 +5,7 @@
 // Text (token labels included) is drawn with fillText, so it is never parsed as HTML.
 import { colormap } from './colormap.js';
 import { ARROW_DASH, HALO_WIDTH, arrowGeometry } from './display-list.js';
+import { prepareCanvas } from './draw-util.js';
 
 // Packed RGBA (little-endian: 0xAABBGGRR) versions of the colour maps, built once per map.
 const packedCache = new Map();
@@ -221,4 +222,32 @@ export function paintCanvas(ctx, items, theme) {
     else if (PAINT[it.kind]) PAINT[it.kind](ctx, it);
     else throw new Error(`paintCanvas: unknown item kind ${it.kind}`);
   }
+}
+
+// The list function each canvas was last painted from (paintFigure), for checks that paint it afresh.
+const painted = new WeakMap();
+
+/**
+ * Paints a figure onto its canvas, the one way every widget's canvas is drawn: the canvas sized to
+ * w × h CSS px at the device pixel ratio (prepareCanvas), filled with the theme's background (the
+ * SVG document draws its own), then the display list listAt(ctx, theme). listAt(ctx, theme, at)
+ * gives the same figure's list at a figure offset and font scale (at = { ox, oy, s }; without `at`,
+ * the canvas's list, with its transient marks), as the SVG export paints it (a figure whose SVG
+ * is only ever drawn at (0, 0) and scale 1 may ignore `at`); paintedList(canvas) returns it.
+ * Returns the context.
+ */
+export function paintFigure(canvas, w, h, theme, listAt) {
+  const ctx = prepareCanvas(canvas, w, h);
+  if (theme.bg) {
+    ctx.fillStyle = theme.bg;
+    ctx.fillRect(0, 0, w, h);
+  }
+  paintCanvas(ctx, listAt(ctx, theme), theme);
+  painted.set(canvas, listAt);
+  return ctx;
+}
+
+/** The list function (see paintFigure) a canvas was last painted from, or undefined. */
+export function paintedList(canvas) {
+  return painted.get(canvas);
 }

@@ -3,7 +3,7 @@
 // as vector shapes and text elements (text stays text) — and returns the markup of everything but
 // the cells, one element a line.
 import { colormap } from './colormap.js';
-import { ARROW_DASH, arrowGeometry, legendList } from './display-list.js';
+import { ARROW_DASH, arrowGeometry } from './display-list.js';
 import { cssHex, hex3, num, paint, svgText } from './svg-core.js';
 
 /** The colour bar's gradient (33 stops of the map's table, enough for its piecewise-linear anchors). */
@@ -145,20 +145,4 @@ export function paintSvg(fig, items) {
     out.push(PAINT[it.kind](fig, it));
   }
   return out.filter(Boolean).join('\n');
-}
-
-/**
- * The colour bar of a domain at (x, y), `w` wide, with its three values and, if asked, the masked
- * swatch — the same legend the heatmap canvas paints (legendList).
- */
-export function colorBar(fig, { x, y, w, domain, masked = false }) {
-  return paintSvg(fig, legendList({ x, y, w, domain, masked }, fig.theme, fig.s));
-}
-
-/**
- * An arrow from (x0, y0) to (x1, y1) as the widgets' canvas arrow draws it (the 'arrow' item): a
- * round-capped shaft stopping short of the tip, and a filled head.
- */
-export function svgArrow(x0, y0, x1, y1, color, width, { dashed = false, headBase = 7 } = {}) {
-  return arrow(null, { x0, y0, x1, y1, color, width, dashed, headBase });
 }

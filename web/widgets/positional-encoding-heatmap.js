@@ -12,6 +12,7 @@ import { composeCanvases, jsonText, matrixToCSV, toNested } from './export.js';
 import { exactNumber, themeOf } from './draw-util.js';
 import { attn } from './runtime.js';
 import { divergingName } from './colormap.js';
+import { PART_GAP } from './display-list.js';
 
 const PE_CSS = `
 .controls { display: inline-flex; align-items: center; gap: 6px; }
@@ -233,7 +234,7 @@ export class PositionalEncodingHeatmap extends AwElement {
     const c = linesPanel(
       fig,
       { ...this._curvesOpts, width: Math.min(W, 900) },
-      { x: 0, y: p.h + 12, colors: SERIES_COLORS },
+      { x: 0, y: p.h + PART_GAP, colors: SERIES_COLORS },
     );
     const state = jsonSafe({
       widget: 'positional-encoding-heatmap',
@@ -249,19 +250,18 @@ export class PositionalEncodingHeatmap extends AwElement {
     });
     return svgDocument(fig, {
       width: Math.max(p.w, c.w),
-      height: p.h + 12 + c.h,
+      height: p.h + PART_GAP + c.h,
       state,
       title: `Sinusoidal positional encoding, base ${sh.base}: ${sh.length} positions by ${sh.dModel} dimensions`,
     });
   }
 
   pngCanvas() {
-    const gap = 12,
-      h0 = parseFloat(this._canvas.style.height) || 0;
+    const h0 = parseFloat(this._canvas.style.height) || 0;
     return composeCanvases(
       [
         { canvas: this._canvas, x: 0, y: 0 },
-        { canvas: this._curves, x: 0, y: h0 + gap },
+        { canvas: this._curves, x: 0, y: h0 + PART_GAP },
       ],
       themeOf(this).bgSolid,
     );

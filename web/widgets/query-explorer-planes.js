@@ -3,8 +3,7 @@
 // plane is one display list (display-list.js), painted onto the canvas and into the SVG figure.
 import { SERIES_COLORS } from './charts.js';
 import { formatNumber, themeOf } from './draw-util.js';
-import { prepareCanvas } from './xy-chart.js';
-import { paintCanvas } from './paint-canvas.js';
+import { paintFigure } from './paint-canvas.js';
 import { paintSvg } from './paint-svg.js';
 
 export const RANGE = 3; // sliders and the key plane span −3 … 3
@@ -36,17 +35,6 @@ export function planeAxes(theme, size, lo, hi, ox = 0, oy = 0) {
     items.push({ kind: 'rules', segs, stroke: theme.dark ? 'rgba(255,255,255,0.35)' : 'rgba(0,0,0,0.35)' });
   }
   return { P, pad, items };
-}
-
-/** A plane's canvas made ready (size, background) for its display list. */
-function planeCanvas(el, canvas, size) {
-  const theme = themeOf(el);
-  const ctx = prepareCanvas(canvas, size, size);
-  if (theme.bg) {
-    ctx.fillStyle = theme.bg;
-    ctx.fillRect(0, 0, size, size);
-  }
-  return { ctx, theme };
 }
 
 /** A bold label centred on [x, y], with a halo of the background so it reads over lines. */
@@ -88,13 +76,19 @@ export function keyPlaneList(el, theme, P, s) {
   return items;
 }
 
+/** The key plane's whole list, its top left at (ox, oy) of the figure, text at font scale s. */
+function keyPlaneAt(el, theme, size, { ox = 0, oy = 0, s = 1 } = {}) {
+  const { P, items } = planeAxes(theme, size, -RANGE, RANGE, ox, oy);
+  return [...items, ...keyPlaneList(el, theme, P, s)];
+}
+
 /** The query and the keys (arrows as thick as their weights) on the key plane, which the query is dragged in. */
 export function drawKeyPlane(el, size) {
-  const s = el._shown;
-  const { ctx, theme } = planeCanvas(el, el._keyCanvas, size);
-  const { P, pad, items } = planeAxes(theme, size, -RANGE, RANGE);
+  const s = el._shown,
+    theme = themeOf(el);
+  const ctx = paintFigure(el._keyCanvas, size, size, theme, (c, th, at) => keyPlaneAt(el, th, size, at));
+  const { P, pad } = planeAxes(theme, size, -RANGE, RANGE);
   el._keyGeo = { ctx, theme, P, pad, lo: -RANGE, hi: RANGE };
-  paintCanvas(ctx, [...items, ...keyPlaneList(el, theme, P, 1)], theme);
   el._keyCanvas.setAttribute(
     'aria-label',
     `Plane with the query q = (${s.q.map((x) => formatNumber(x, 2)).join(', ')}) and ${s.K.length} key arrows whose thickness is their weight. ` +
@@ -134,12 +128,16 @@ export function valuePlaneList(el, theme, P, s) {
   return items;
 }
 
+/** The value plane's whole list, its top left at (ox, oy) of the figure, text at font scale s. */
+function valuePlaneAt(el, theme, size, { ox = 0, oy = 0, s = 1 } = {}) {
+  const { P, items } = planeAxes(theme, size, ...valueRange(el._shown), ox, oy);
+  return [...items, ...valuePlaneList(el, theme, P, s)];
+}
+
 /** The values (dots as large as their weights) and the output, their weighted average. */
 export function drawValuePlane(el, size) {
   const s = el._shown;
-  const { ctx, theme } = planeCanvas(el, el._valueCanvas, size);
-  const { P, items } = planeAxes(theme, size, ...valueRange(s));
-  paintCanvas(ctx, [...items, ...valuePlaneList(el, theme, P, 1)], theme);
+  paintFigure(el._valueCanvas, size, size, themeOf(el), (c, th, at) => valuePlaneAt(el, th, size, at));
   el._valueCanvas.setAttribute(
     'aria-label',
     `Plane with the ${s.V.length} value vectors and the output (${s.result.output.map((x) => formatNumber(x, 2)).join(', ')}), their weighted average.`,
@@ -148,16 +146,12 @@ export function drawValuePlane(el, size) {
 
 /** drawKeyPlane as SVG shapes at (x0, y0) of the figure (the same display list). */
 export function keyPlaneSVG(el, fig, x0, y0, size) {
-  const theme = themeOf(el);
-  const { P, items } = planeAxes(theme, size, -RANGE, RANGE, x0, y0);
-  fig.body.push(paintSvg(fig, [...items, ...keyPlaneList(el, theme, P, fig.s)]));
+  fig.body.push(paintSvg(fig, keyPlaneAt(el, themeOf(el), size, { ox: x0, oy: y0, s: fig.s })));
   return { w: size, h: size, panel: { kind: 'plane' } };
 }
 
 /** drawValuePlane as SVG shapes at (x0, y0) of the figure (the same display list). */
 export function valuePlaneSVG(el, fig, x0, y0, size) {
-  const theme = themeOf(el);
-  const { P, items } = planeAxes(theme, size, ...valueRange(el._shown), x0, y0);
-  fig.body.push(paintSvg(fig, [...items, ...valuePlaneList(el, theme, P, fig.s)]));
+  fig.body.push(paintSvg(fig, valuePlaneAt(el, themeOf(el), size, { ox: x0, oy: y0, s: fig.s })));
   return { w: size, h: size, panel: { kind: 'plane' } };
 }

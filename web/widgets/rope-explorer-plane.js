@@ -4,8 +4,8 @@
 import { h } from './base-element.js';
 import { chartTable } from './a11y.js';
 import { formatNumber, themeOf } from './draw-util.js';
-import { pairColors, prepareCanvas } from './xy-chart.js';
-import { paintCanvas } from './paint-canvas.js';
+import { pairColors } from './xy-chart.js';
+import { paintFigure } from './paint-canvas.js';
 import { paintSvg } from './paint-svg.js';
 
 /** The two feature indices of frequency pair p of d features, in the `style` pairing ('half' | 'interleaved'). */
@@ -84,15 +84,13 @@ export function planeList(el, f, { ox = 0, oy = 0, s: fs = 1 } = {}) {
 /** (a) The chosen pair of q at positions 0…position (trail), the arrow at position, k's pair at 0. */
 export function drawPlane(el) {
   const f = planeFrame(el);
-  const { size, theme } = f;
-  const ctx = prepareCanvas(el._plane, size, size);
-  if (theme.bg) {
-    ctx.fillStyle = theme.bg;
-    ctx.fillRect(0, 0, size, size);
-  }
-  const { items, qx, qy } = planeList(el, f);
-  paintCanvas(ctx, items, theme);
-  describePlane(el, f, qx, qy);
+  let q;
+  paintFigure(el._plane, f.size, f.size, f.theme, (ctx, theme, at) => {
+    const r = planeList(el, f, at);
+    if (!at) q = r;
+    return r.items;
+  });
+  describePlane(el, f, q.qx, q.qy);
 }
 
 /** The plane's words: its aria-label and data table, the slider's value, the readout on the pair. */

@@ -112,7 +112,7 @@ export function svgFigure(theme, s = 1) {
 }
 
 /** Text y for a canvas textBaseline, from the alphabetic baseline SVG uses. */
-function baseY(y, size, baseline) {
+export function baseY(y, size, baseline) {
   if (baseline === 'middle') return y + 0.35 * size;
   if (baseline === 'top') return y + 0.8 * size;
   if (baseline === 'bottom') return y - 0.22 * size;

@@ -28,7 +28,6 @@ export {
   svgText,
   xmlText,
 } from './svg-core.js';
-export { colorBar, svgArrow } from './paint-svg.js';
 export { heatmapPanel } from './svg-heatmap.js';
 export { barsPanel, linesPanel } from './svg-charts.js';
 export { xyPanel } from './svg-xy.js';

@@ -5,7 +5,7 @@
 import { chartTable } from './a11y.js';
 import { SERIES_COLORS } from './charts.js';
 import { prepareCanvas, themeOf } from './draw-util.js';
-import { paintCanvas } from './paint-canvas.js';
+import { paintFigure } from './paint-canvas.js';
 import { scaleOf, tickText, ticksOf, xyLayout, xyList } from './xy-list.js';
 
 // Okabe–Ito vermilion and blue, darkened so that text in them keeps a 4.5:1 contrast (WCAG AA) on
@@ -41,15 +41,13 @@ export function drawXY(canvas, o) {
   const theme = themeOf(o.host);
   const width = o.width,
     height = o.height || 240;
-  const ctx = prepareCanvas(canvas, width, height);
-  if (theme.bg) {
-    ctx.fillStyle = theme.bg;
-    ctx.fillRect(0, 0, width, height);
-  }
   // The plot box in CSS pixels and the two value → pixel mappings; the picture from its display
-  // list (the same one the SVG export paints).
-  const g = xyLayout(ctx, o, theme);
-  paintCanvas(ctx, xyList(theme, o, g, { colors: SERIES_COLORS }), theme);
+  // list (the same one the SVG export paints, laid out again at its font scale).
+  let g;
+  const ctx = paintFigure(canvas, width, height, theme, (c, th, at) => {
+    if (!at) g = xyLayout(c, o, th);
+    return xyList(th, o, at ? xyLayout(c, o, th, at.s ?? 1) : g, { ...at, colors: SERIES_COLORS });
+  });
   ctx.lineWidth = 1; // as the chart left the context before (callers may draw on it)
   chartTable(
     canvas,
