@@ -1,5 +1,5 @@
 // StoredWeight and WeightView (stored_weight.h): one checkpoint tensor in its own format, and the
-// matrix products that read 16-bit weights through the widening GEMM.
+// matrix products that read 16-bit and quantized weights through the widening GEMM.
 #include "core/stored_weight.h"
 
 #include <algorithm>
@@ -9,10 +9,27 @@
 
 #include "core/memory_limit.h"
 #include "kernels/kernels.h"
+#include "kernels/quant.h"
 
 namespace attn {
 
 namespace {
+
+// Each WeightFormat in enum order: its ggml type id and the byte offsets, within a block, of the
+// float16 scale fields check_finite reads (ggml-common.h: d, and dmin or m; -1: none).
+struct FormatInfo {
+  int ggml;
+  int scale_offsets[2];
+};
+constexpr FormatInfo kFormats[kWeightFormatCount] = {
+    {0, {-1, -1}}, {1, {-1, -1}}, {30, {-1, -1}},  {2, {0, -1}},   {3, {0, 2}},
+    {6, {0, -1}},  {7, {0, 2}},   {8, {0, -1}},    {10, {80, 82}}, {11, {108, -1}},
+    {12, {0, 2}},  {13, {0, 2}},  {14, {208, -1}}, {20, {0, -1}},
+};
+
+const kernels::GgmlTypeInfo& type_info(WeightFormat f) {
+  return *kernels::ggml_type_info(kFormats[static_cast<int>(f)].ggml);
+}
 
 kernels::HalfFormat half_format(WeightFormat f) {
   return f == WeightFormat::kF16 ? kernels::HalfFormat::kF16 : kernels::HalfFormat::kBF16;
@@ -32,7 +49,26 @@ std::uint64_t packed_room(int r, int c) {
 }  // namespace
 
 const char* format_name(WeightFormat f) {
-  return f == WeightFormat::kF32 ? "F32" : f == WeightFormat::kF16 ? "F16" : "BF16";
+  return known_format(f) ? type_info(f).name : "?";
+}
+
+int format_ggml_type(WeightFormat f) {
+  return known_format(f) ? kFormats[static_cast<int>(f)].ggml : -1;
+}
+
+int format_block_elements(WeightFormat f) {
+  return known_format(f) ? type_info(f).block_elements : 1;
+}
+
+std::uint64_t stored_bytes(WeightFormat f, std::uint64_t elements) {
+  if (!known_format(f)) return 0;
+  const kernels::GgmlTypeInfo& t = type_info(f);
+  const std::uint64_t be = static_cast<std::uint64_t>(t.block_elements);
+  return (elements + be - 1) / be * static_cast<std::uint64_t>(t.block_bytes);
+}
+
+std::size_t WeightView::row_bytes() const {
+  return static_cast<std::size_t>(stored_bytes(format, static_cast<std::uint64_t>(cols)));
 }
 
 WeightView WeightView::row_block(int first, int count) const {
@@ -40,7 +76,7 @@ WeightView WeightView::row_block(int first, int count) const {
   if (packed && (first % p != 0 || (count % p != 0 && first + count != rows))) return WeightView{};
   WeightView v = *this;
   v.rows = count;
-  v.data = static_cast<const char*>(data) + static_cast<std::ptrdiff_t>(first) * cols * format_bytes(format);
+  v.data = static_cast<const char*>(data) + static_cast<std::ptrdiff_t>(first) * row_bytes();
   return v;
 }
 
@@ -49,6 +85,9 @@ void WeightView::linear(int m, const float* a, int lda, const float* bias, float
     kernels::linear_nt_packed(m, rows, cols, a, lda, static_cast<const float*>(data), bias, c, ldc);
   } else if (format == WeightFormat::kF32) {
     kernels::linear_nt(m, rows, cols, a, lda, static_cast<const float*>(data), cols, bias, c, ldc);
+  } else if (is_quantized(format)) {
+    kernels::linear_nt_quant(m, rows, cols, a, lda, data, row_bytes(), format_ggml_type(format), bias, c,
+                             ldc);
   } else {
     kernels::linear_nt_half(m, rows, cols, a, lda, static_cast<const std::uint16_t*>(data), cols,
                             half_format(format), bias, c, ldc);
@@ -61,6 +100,10 @@ void WeightView::widen_row(int r, float* out) const {
     kernels::packed_weight_row(cols, static_cast<const float*>(data), r, out);
   } else if (format == WeightFormat::kF32) {
     std::memcpy(out, static_cast<const float*>(data) + at, static_cast<std::size_t>(cols) * sizeof(float));
+  } else if (is_quantized(format)) {
+    kernels::dequantize_row(format_ggml_type(format),
+                            static_cast<const char*>(data) + static_cast<std::ptrdiff_t>(r) * row_bytes(),
+                            out, cols);
   } else {
     kernels::widen_half(cols, static_cast<const std::uint16_t*>(data) + at, half_format(format), out);
   }
@@ -72,7 +115,27 @@ Tensor WeightView::widened() const {
   return t;
 }
 
+namespace {
+
+// INVALID_ARGUMENT unless `format` is known and, when quantized, the last dimension of `shape` is a
+// whole number of its blocks.
+Status check_format(const Shape& shape, WeightFormat format, const char* what) {
+  if (!known_format(format))
+    return Status::Error(StatusCode::kInvalidArgument, std::string(what) + ": unknown weight format " +
+                                                           std::to_string(static_cast<int>(format)));
+  const int block = format_block_elements(format);
+  if (block > 1 && (shape.empty() || shape.back() % block != 0))
+    return Status::Error(StatusCode::kInvalidArgument,
+                         std::string(what) + ": a " + format_name(format) +
+                             " tensor's rows must be a whole number of " + std::to_string(block) +
+                             "-element blocks, got shape " + shape_to_string(shape));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status StoredWeight::allocate(const Shape& shape, WeightFormat format, const char* what, StoredWeight& out) {
+  ATTN_RETURN_IF_ERROR(check_format(shape, format, what));
   std::uint64_t n = 1;
   for (int d : shape) {
     if (d < 0)
@@ -82,7 +145,7 @@ Status StoredWeight::allocate(const Shape& shape, WeightFormat format, const cha
   }
   const bool matrix = format == WeightFormat::kF32 && shape.size() == 2 && n <= (1ull << 40);
   const std::uint64_t room = matrix ? packed_room(shape[0], shape[1]) : 0;
-  ATTN_RETURN_IF_ERROR(check_allocation(matrix ? room : as_floats(n * format_bytes(format)), what));
+  ATTN_RETURN_IF_ERROR(check_allocation(matrix ? room : as_floats(stored_bytes(format, n)), what));
   StoredWeight w;
   w.shape_ = shape;
   w.format_ = format;
@@ -90,7 +153,7 @@ Status StoredWeight::allocate(const Shape& shape, WeightFormat format, const cha
     if (matrix) w.f32_.reserve(static_cast<std::size_t>(room));
     w.f32_.assign(static_cast<std::size_t>(n), 0.0f);
   } else {
-    w.half_.assign(static_cast<std::size_t>(n), 0);
+    w.words_.assign(static_cast<std::size_t>(stored_bytes(format, n) / 2), 0);
   }
   out = std::move(w);
   return Status::Ok();
@@ -100,15 +163,38 @@ std::int64_t StoredWeight::numel() const {
   return shape_numel(shape_);
 }
 
+// The flat index of the first element of the first block whose float16 scale fields are inf or NaN
+// (-1: none): the only non-finite values blocks can hold (their quants are small integers).
+std::int64_t StoredWeight::first_bad_block() const {
+  const kernels::GgmlTypeInfo& t = type_info(format_);
+  const FormatInfo& info = kFormats[static_cast<int>(format_)];
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(words_.data());
+  const std::int64_t blocks = numel() / t.block_elements;
+  for (std::int64_t b = 0; b < blocks; ++b)
+    for (int offset : info.scale_offsets) {
+      if (offset < 0) continue;
+      const std::uint8_t* h = bytes + b * t.block_bytes + offset;  // little-endian float16
+      if ((h[1] & 0x7c) == 0x7c) return b * t.block_elements;
+    }
+  return -1;
+}
+
 Status StoredWeight::check_finite(const char* name) const {
+  if (is_quantized(format_)) {
+    const std::int64_t bad = first_bad_block();
+    if (bad < 0) return Status::Ok();
+    return Status::Error(StatusCode::kNonFinite, std::string(name) + " holds a non-finite scale in its " +
+                                                     format_name(format_) + " block at flat index " +
+                                                     std::to_string(bad));
+  }
   std::int64_t bad = -1;
   if (format_ == WeightFormat::kF32) {
     for (std::size_t i = 0; i < f32_.size() && bad < 0; ++i)
       if (!std::isfinite(f32_[i])) bad = static_cast<std::int64_t>(i);
   } else {  // all exponent bits set: inf or NaN (5 bits in float16, 8 in bfloat16)
     const std::uint16_t exp_mask = format_ == WeightFormat::kF16 ? 0x7c00 : 0x7f80;
-    for (std::size_t i = 0; i < half_.size() && bad < 0; ++i)
-      if ((half_[i] & exp_mask) == exp_mask) bad = static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < words_.size() && bad < 0; ++i)
+      if ((words_[i] & exp_mask) == exp_mask) bad = static_cast<std::int64_t>(i);
   }
   if (bad < 0) return Status::Ok();
   return Status::Error(StatusCode::kNonFinite,
@@ -129,6 +215,9 @@ void transpose_into(const std::vector<T>& src, int r, int c, std::vector<T>& dst
 Status StoredWeight::transpose() {
   if (shape_.size() != 2)
     return Status::Error(StatusCode::kInvalidArgument, "only a 2-D weight can be transposed");
+  if (is_quantized(format_))
+    return Status::Error(StatusCode::kInvalidArgument,
+                         std::string("a ") + format_name(format_) + " weight cannot be transposed");
   ATTN_RETURN_IF_ERROR(check_allocation(as_floats(byte_size()), "transposing a weight"));
   const int r = shape_[0], c = shape_[1];
   if (packed_) return Status::Error(StatusCode::kInvalidArgument, "a packed weight cannot be transposed");
@@ -139,9 +228,9 @@ Status StoredWeight::transpose() {
     transpose_into(f32_, r, c, t);
     f32_.swap(t);
   } else {
-    std::vector<std::uint16_t> t(half_.size());
-    transpose_into(half_, r, c, t);
-    half_.swap(t);
+    std::vector<std::uint16_t> t(words_.size());
+    transpose_into(words_, r, c, t);
+    words_.swap(t);
   }
   shape_ = {c, r};
   return Status::Ok();
@@ -174,8 +263,10 @@ Tensor StoredWeight::widened() const {
   Tensor t = Tensor::zeros(shape_);
   if (format_ == WeightFormat::kF32)
     t.data = f32_;
+  else if (is_quantized(format_))  // the rows' blocks back to back: one long row
+    kernels::dequantize_row(format_ggml_type(format_), words_.data(), t.data.data(), numel());
   else
-    kernels::widen_half(static_cast<int>(half_.size()), half_.data(), half_format(format_), t.data.data());
+    kernels::widen_half(static_cast<int>(words_.size()), words_.data(), half_format(format_), t.data.data());
   return t;
 }
 

@@ -1,6 +1,8 @@
 // Inference weights kept in their checkpoint's own format: a float16 or bfloat16 matrix stays 16-bit
 // in memory (half the bytes of float32) and is widened only inside the GEMM (kernels::linear_nt_half),
-// panel by panel, so no widened copy of a model ever exists. float32 matrices are kept once and
+// panel by panel, so no widened copy of a model ever exists. A quantized matrix (GGUF's Q4_K, Q8_0 …)
+// keeps its ggml blocks as the file stores them and is dequantized the same way, panel by panel
+// (kernels::linear_nt_quant). float32 matrices are kept once and
 // packed where they lie into the GEMM's layout (pack_for_linear: packing a weight per call was ~9%
 // of a GPT-2-small forward).
 //
@@ -17,20 +19,53 @@
 
 namespace attn {
 
-enum class WeightFormat : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
+// F32, F16, BF16 as safetensors and GGUF store them; the rest are ggml's block formats (quant.h),
+// whose names are ggml's type names ("Q4_K", "IQ4_NL"), the keys the GGUF loader looks up.
+enum class WeightFormat : int {
+  kF32 = 0,
+  kF16 = 1,
+  kBF16 = 2,
+  kQ4_0 = 3,
+  kQ4_1 = 4,
+  kQ5_0 = 5,
+  kQ5_1 = 6,
+  kQ8_0 = 7,
+  kQ2_K = 8,
+  kQ3_K = 9,
+  kQ4_K = 10,
+  kQ5_K = 11,
+  kQ6_K = 12,
+  kIQ4_NL = 13
+};
+constexpr int kWeightFormatCount = 14;
 
-inline int format_bytes(WeightFormat f) {
-  return f == WeightFormat::kF32 ? 4 : 2;
+// Whether f is one of the enumerators above (a format number from JS may be anything).
+inline bool known_format(WeightFormat f) {
+  return static_cast<int>(f) >= 0 && static_cast<int>(f) < kWeightFormatCount;
 }
-const char* format_name(WeightFormat f);  // "F32", "F16", "BF16" as safetensors names them
+inline bool is_quantized(WeightFormat f) {
+  return known_format(f) && static_cast<int>(f) > static_cast<int>(WeightFormat::kBF16);
+}
+// Bytes per element of F32 (4), F16 and BF16 (2); 0 for a quantized format (see stored_bytes).
+inline int format_bytes(WeightFormat f) {
+  return f == WeightFormat::kF32 ? 4 : is_quantized(f) ? 0 : 2;
+}
+const char* format_name(WeightFormat f);    // ggml's name ("F32", "BF16", "Q4_K"); "?" for an unknown f
+int format_ggml_type(WeightFormat f);       // the ggml type id (quant.h GgmlType); -1 for an unknown f
+int format_block_elements(WeightFormat f);  // elements per block: 1 for F32/F16/BF16, 32 or 256
+// Bytes `elements` consecutive values take in f (blocks rounded up; a whole number of blocks is
+// what StoredWeight::allocate accepts).
+std::uint64_t stored_bytes(WeightFormat f, std::uint64_t elements);
 
 // W (rows, cols) as nn.Linear keeps it: row r is output r's weights over the inputs.
 struct WeightView {
   WeightFormat format = WeightFormat::kF32;
   int rows = 0, cols = 0;
-  const void* data = nullptr;  // rows · cols elements of `format`, row-major, no padding
+  const void* data = nullptr;  // rows · cols elements of `format`, row-major, no padding (quantized:
+                               // each row cols / block elements blocks)
   bool packed = false;         // kF32 only: data is in kernels::pack_weight's layout (rows, cols)
   bool empty() const { return data == nullptr; }
+  std::size_t row_bytes() const;  // bytes of one row as stored (not meaningful when packed)
   // Rows [first, first + count) of this matrix. Of a packed matrix only a block starting at a
   // multiple of kernels::packed_weight_panel_rows() and either ending at one or at the last row is a
   // packed matrix; any other block is empty() (StoredWeight::packable says which blocks will work).
@@ -46,20 +81,26 @@ class StoredWeight {
  public:
   // Room for a tensor of `shape` in `format` (zeroed). TOO_LARGE past the memory limit, before
   // allocating. A float32 matrix gets the capacity its packed form needs, in either orientation.
+  // INVALID_ARGUMENT for an unknown format, or a quantized one whose last dimension is not a
+  // whole number of blocks.
   static Status allocate(const Shape& shape, WeightFormat format, const char* what, StoredWeight& out);
   const Shape& shape() const { return shape_; }
   WeightFormat format() const { return format_; }
   std::int64_t numel() const;
-  std::size_t byte_size() const { return static_cast<std::size_t>(numel()) * format_bytes(format_); }
-  // The bytes, for the caller to fill with the file's little-endian values.
-  void* bytes() { return format_ == WeightFormat::kF32 ? static_cast<void*>(f32_.data()) : half_.data(); }
-  const void* bytes() const {
-    return format_ == WeightFormat::kF32 ? static_cast<const void*>(f32_.data()) : half_.data();
+  std::size_t byte_size() const {
+    return static_cast<std::size_t>(stored_bytes(format_, static_cast<std::uint64_t>(numel())));
   }
-  // NON_FINITE naming `name` and the flat index of the first inf or NaN.
+  // The bytes, for the caller to fill with the file's little-endian values (quantized: its blocks).
+  void* bytes() { return format_ == WeightFormat::kF32 ? static_cast<void*>(f32_.data()) : words_.data(); }
+  const void* bytes() const {
+    return format_ == WeightFormat::kF32 ? static_cast<const void*>(f32_.data()) : words_.data();
+  }
+  // NON_FINITE naming `name` and the flat index of the first inf or NaN; for a quantized tensor, of
+  // the first element of the first block whose float16 scale (d, dmin or m) is not finite.
   Status check_finite(const char* name) const;
   // A 2-D (r, c) tensor becomes (c, r) (GPT-2's Conv1D weights are stored (in, out)); the temporary
-  // is this one tensor's size, TOO_LARGE-checked before it is allocated.
+  // is this one tensor's size, TOO_LARGE-checked before it is allocated. INVALID_ARGUMENT for a
+  // quantized tensor (its blocks run along rows; GGUF never stores a matrix transposed).
   Status transpose();
   // A float32 matrix (rows, cols) rewritten into the GEMM's packed layout in place (its capacity was
   // reserved by allocate/transpose: nothing is reallocated). Read it afterwards through view() only.
@@ -73,9 +114,12 @@ class StoredWeight {
  private:
   Shape shape_;
   WeightFormat format_ = WeightFormat::kF32;
-  bool packed_ = false;              // kF32 matrix in pack_weight's layout
-  std::vector<float> f32_;           // format kF32
-  std::vector<std::uint16_t> half_;  // format kF16 / kBF16 bit patterns
+  bool packed_ = false;                  // kF32 matrix in pack_weight's layout
+  std::int64_t first_bad_block() const;  // check_finite of a quantized tensor
+
+  std::vector<float> f32_;            // format kF32
+  std::vector<std::uint16_t> words_;  // kF16 / kBF16 bit patterns, or a quantized format's blocks
+                                      // (every block size is even: 2-byte aligned float16 fields)
 };
 
 }  // namespace attn

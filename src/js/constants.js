@@ -36,6 +36,17 @@ export const WEIGHT_FORMAT = Object.freeze({
   F32: 0,
   F16: 1,
   BF16: 2,
+  Q4_0: 3,
+  Q4_1: 4,
+  Q5_0: 5,
+  Q5_1: 6,
+  Q8_0: 7,
+  Q2_K: 8,
+  Q3_K: 9,
+  Q4_K: 10,
+  Q5_K: 11,
+  Q6_K: 12,
+  IQ4_NL: 13,
 });
 
 /** The core model family a pretrained architecture is built on (PretrainedConfig.arch). attn::PretrainedArch (src/model/pretrained.h). */

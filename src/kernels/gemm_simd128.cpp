@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/quant.h"
 #include "kernels/simd128_mul_add.h"
 
 namespace attn::kernels {
@@ -45,6 +46,7 @@ constexpr int kNC = 256;       // N block: the packed B block (768 KB) stays in 
 // 512 gained nothing: K = 768 still took two slices); the MHA benchmark's shapes moved < 3%.
 static_assert(kNR % 4 == 0, "B panels are packed with 4x4 transposes");
 static_assert(kMC % kMR == 0 && kNC % kNR == 0, "blocks hold whole panels");
+static_assert(kKC % kQK_K == 0, "a K slice of a quantized W holds whole blocks");
 // Measured in Node 20 on this machine (M=8192, N=K=512), SIMD128 build: 4×8 ≈ 45 GFLOP/s; 4×12,
 // 5×8, 6×8 spill registers in V8 (≈ 29: V8 moves every load of an iteration ahead of its
 // arithmetic, so all A splats are live at once); unrolling k by 2 or 4 also spills (≈ 32);
@@ -130,12 +132,30 @@ v128_t widen4(v128_t h, HalfFormat format) {
   return wasm_v128_or(wasm_v128_bitselect(special, scaled, is_special), sign);
 }
 
-// (rows, kc) of W (16-bit, row stride ldw) widened into the (kNR, kKC) scratch, then packed as a
-// float W panel would be: the micro-kernel never sees 16-bit data and its results match bit for bit.
+// B (N, K) kept in a ggml type (16-bit or quantized blocks): row j at data + j·row_bytes.
+struct StoredB {
+  const void* data;
+  std::size_t row_bytes;
+  int type;         // quant.h GgmlType id
+  HalfFormat half;  // the 16-bit format when type is F16 or BF16
+  bool is_half;
+};
+
+// Rows [j, j + rows) and k slice [pc, pc + kc) of a stored W widened or dequantized into the
+// (kNR, kKC) scratch, then packed as a float W panel would be: the micro-kernel never sees the
+// stored data and its results match linear_nt over the widened W bit for bit.
 alignas(16) thread_local float g_widened[kNR * kKC];  // (rows ≤ kNR, kc ≤ kKC), row stride kKC
-void pack_half_panel(int kc, int rows, const std::uint16_t* W, int ldw, HalfFormat format, float* dst) {
-  for (int r = 0; r < rows; ++r)
-    widen_half_simd128(kc, W + static_cast<std::ptrdiff_t>(r) * ldw, format, g_widened + r * kKC);
+void pack_stored_panel(int kc, int rows, const StoredB& w, int j, int pc, float* dst) {
+  const GgmlTypeInfo* info = ggml_type_info(w.type);
+  const std::size_t skip = static_cast<std::size_t>(pc / info->block_elements) * info->block_bytes;
+  for (int r = 0; r < rows; ++r) {
+    const char* row =
+        static_cast<const char*>(w.data) + static_cast<std::ptrdiff_t>(j + r) * w.row_bytes + skip;
+    if (w.is_half)
+      widen_half_simd128(kc, reinterpret_cast<const std::uint16_t*>(row), w.half, g_widened + r * kKC);
+    else
+      dequantize_row(w.type, row, g_widened + r * kKC, kc);
+  }
   pack_rows_transposed<kNR>(kc, rows, g_widened, kKC, dst);
 }
 
@@ -222,12 +242,11 @@ void macro_kernel(int mc, int nc, int kc, const float* pa, const float* pb, int 
 // Shared driver: A_is_km selects how A is read (false: (M, K) row-major; true: (K, M), the product
 // is then Aᵀ·B); B_is_nk selects how B is read (false: (K, N) row-major; true: (N, K)); prepacked,
 // when set, is B (N, K) already in pack_weight_simd128's layout (B and ldb are then unused). bias (N),
-// when set, is added to each tile of C as the last K slice stores it. B16, when set, is B (N, K) in
-// 16-bit `format` (row stride ldb), widened as each panel is packed (B is then unused).
+// when set, is added to each tile of C as the last K slice stores it. stored, when set, is B (N, K)
+// in a 16-bit or quantized ggml type, widened as each panel is packed (B is then unused).
 void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
                  bool accumulate, bool A_is_km, bool B_is_nk, const float* bias,
-                 const float* prepacked = nullptr, const std::uint16_t* B16 = nullptr,
-                 HalfFormat format = HalfFormat::kBF16) {
+                 const float* prepacked = nullptr, const StoredB* stored = nullptr) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {  // empty sum: C = 0 (or unchanged when accumulating)
     if (!accumulate)
@@ -243,9 +262,8 @@ void gemm_packed(int M, int N, int K, const float* A, int lda, const float* B, i
       const int b_panel_stride = prepacked ? K * kNR : kc * kNR;
       for (int jr = 0; jr < nc && !prepacked; jr += kNR) {
         const int cols = std::min(kNR, nc - jr);
-        if (B16)
-          pack_half_panel(kc, cols, B16 + static_cast<std::ptrdiff_t>(jc + jr) * ldb + pc, ldb, format,
-                          g_pack_b + jr * kc);
+        if (stored)
+          pack_stored_panel(kc, cols, *stored, jc + jr, pc, g_pack_b + jr * kc);
         else if (B_is_nk)
           pack_rows_transposed<kNR>(kc, cols, B + static_cast<std::ptrdiff_t>(jc + jr) * ldb + pc, ldb,
                                     g_pack_b + jr * kc);
@@ -314,7 +332,17 @@ void widen_half_simd128(int n, const std::uint16_t* x, HalfFormat format, float*
 void linear_nt_half_simd128(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
                             HalfFormat format, const float* bias, float* C, int ldc) {
   if (K <= 0) return linear_nt_simd128(M, N, K, A, lda, nullptr, 0, bias, C, ldc);  // C = bias
-  gemm_packed(M, N, K, A, lda, nullptr, ldw, C, ldc, false, false, true, bias, nullptr, W, format);
+  const StoredB stored{W, static_cast<std::size_t>(ldw) * 2, format == HalfFormat::kF16 ? 1 : 30, format,
+                       true};
+  gemm_packed(M, N, K, A, lda, nullptr, ldw, C, ldc, false, false, true, bias, nullptr, &stored);
+}
+
+void linear_nt_quant_simd128(int M, int N, int K, const float* A, int lda, const void* W,
+                             std::size_t ldw_bytes, int type, const float* bias, float* C, int ldc) {
+  if (K <= 0 || ggml_type_info(type) == nullptr)  // C = bias
+    return linear_nt_simd128(M, N, 0, A, lda, nullptr, 0, bias, C, ldc);
+  const StoredB stored{W, ldw_bytes, type, HalfFormat::kBF16, false};
+  gemm_packed(M, N, K, A, lda, nullptr, 0, C, ldc, false, false, true, bias, nullptr, &stored);
 }
 
 std::int64_t packed_weight_floats_simd128(int N, int K) {

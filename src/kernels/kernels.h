@@ -10,6 +10,7 @@
 // ranges given. Element-wise and row kernels (scale_vec, add_vec, mask_row, softmax_row,
 // scale_mask_softmax_row, layer_norm_row, add_bias_rows) allow the output to alias the input (in place).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace attn::kernels {
@@ -68,6 +69,15 @@ void widen_half(int n, const std::uint16_t* x, HalfFormat format, float* y);
 // No widened copy of W is made; the result equals linear_nt over widen_half(W), bit for bit.
 void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
                     HalfFormat format, const float* bias, float* C, int ldc);
+
+// ---- quantized weights (ggml blocks, quant.h) ------------------------------------------------
+// C (M, N) = A (M, K) · dequantize(W)ᵀ + bias, W (N, K) in ggml type `type` (any type quant.h's
+// dequantize_row reads; K a whole number of its blocks), row j at W + j·ldw_bytes; bias (N) may be
+// null. Each panel of W is dequantized (dequantize_row, exact) into a bounded per-thread scratch
+// and multiplied by the float32 GEMM, so the result equals linear_nt over the dequantized W, bit
+// for bit, and no dequantized copy of W is made.
+void linear_nt_quant(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
+                     int type, const float* bias, float* C, int ldc);
 
 // ---- element-wise and row-wise --------------------------------------------------------------
 // C (M, N) += bias (N) broadcast over rows.
@@ -142,6 +152,8 @@ float online_softmax_row(int n, const float* x, float scale, const float* additi
   void widen_half_##suffix(int n, const std::uint16_t* x, HalfFormat format, float* y);                  \
   void linear_nt_half_##suffix(int M, int N, int K, const float* A, int lda, const std::uint16_t* W,     \
                                int ldw, HalfFormat format, const float* bias, float* C, int ldc);        \
+  void linear_nt_quant_##suffix(int M, int N, int K, const float* A, int lda, const void* W,             \
+                                std::size_t ldw_bytes, int type, const float* bias, float* C, int ldc);  \
   void scale_vec_##suffix(int n, const float* x, float scale, float* y);                                 \
   void add_vec_##suffix(int n, const float* a, const float* b, float* y);                                \
   void mask_row_##suffix(int n, const float* x, const float* additive, const std::uint8_t* allowed,      \

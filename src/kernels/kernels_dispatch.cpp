@@ -109,6 +109,16 @@ void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uin
   });
 }
 
+void linear_nt_quant(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
+                     int type, const float* bias, float* C, int ldc) {
+  split_product(M, N, K, [&](int i0, int m, int j0, int n) {
+    ATTN_KERNEL(linear_nt_quant)
+    (m, n, K, A + at(i0, lda, 0), lda,
+     static_cast<const char*>(W) + static_cast<std::ptrdiff_t>(j0) * ldw_bytes, ldw_bytes, type,
+     bias ? bias + j0 : nullptr, C + at(i0, ldc, j0), ldc);
+  });
+}
+
 std::int64_t packed_weight_floats(int N, int K) {
   return ATTN_KERNEL(packed_weight_floats)(N, K);
 }

@@ -9,6 +9,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/layer_norm_stats.h"
+#include "kernels/quant.h"
 
 namespace attn::kernels {
 namespace {
@@ -192,6 +193,34 @@ void linear_nt_half_scalar(int M, int N, int K, const float* A, int lda, const s
   add_product_nt(
       M, N, K, A, lda,
       [&](int j, int k) { return widen_one(W[static_cast<std::ptrdiff_t>(j) * ldw + k], format); }, C, ldc);
+  if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
+}
+
+// ---- quantized weights --------------------------------------------------------------------------
+
+// W is dequantized kQuantRows rows × kQuantSlice columns at a time into a fixed per-thread scratch
+// (64 KB; kQuantSlice a whole number of every block size) and multiplied by gemm_nt_scalar, the
+// later slices accumulating onto C: each C[i][j] gets the same products in the same k order as
+// linear_nt_scalar over the whole dequantized W, then the bias, so the bits are the same.
+void linear_nt_quant_scalar(int M, int N, int K, const float* A, int lda, const void* W,
+                            std::size_t ldw_bytes, int type, const float* bias, float* C, int ldc) {
+  constexpr int kQuantRows = 8, kQuantSlice = 2048;
+  static_assert(kQuantSlice % kQK_K == 0, "a slice holds whole blocks");
+  thread_local float scratch[kQuantRows * kQuantSlice];  // (rows, kc), row stride kQuantSlice
+  const GgmlTypeInfo* info = ggml_type_info(type);
+  if (K <= 0 || info == nullptr) zero_rows(M, N, C, ldc);  // the empty product
+  for (int j0 = 0; j0 < N && K > 0 && info; j0 += kQuantRows) {
+    const int nb = std::min(kQuantRows, N - j0);
+    for (int k0 = 0; k0 < K; k0 += kQuantSlice) {
+      const int kc = std::min(kQuantSlice, K - k0);
+      const std::size_t skip = static_cast<std::size_t>(k0 / info->block_elements) * info->block_bytes;
+      for (int r = 0; r < nb; ++r)
+        dequantize_row(type,
+                       static_cast<const char*>(W) + static_cast<std::ptrdiff_t>(j0 + r) * ldw_bytes + skip,
+                       scratch + r * kQuantSlice, kc);
+      gemm_nt_scalar(M, nb, kc, A + k0, lda, scratch, kQuantSlice, C + j0, ldc, k0 > 0);
+    }
+  }
   if (bias) add_bias_rows_scalar(M, N, bias, C, ldc);
 }
 

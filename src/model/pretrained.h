@@ -151,7 +151,8 @@ struct PretrainedConfig {
   X(layer_rope, "layerRope")
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
-// format (F32, F16 or BF16: a 16-bit file stays 16-bit in memory, widened inside the GEMM); norms and
+// format (F32, F16 or BF16: a 16-bit file stays 16-bit in memory, widened inside the GEMM; a GGUF
+// quantized format keeps its ggml blocks, dequantized panel by panel inside the GEMM); norms and
 // biases are widened to float32. The attention projections are views into those matrices
 // (MultiHeadAttention's frozen mode), so nothing is packed or copied twice.
 class PretrainedModel {
@@ -172,7 +173,9 @@ class PretrainedModel {
   // GPT-2's Conv1D) and the memory, and returns room for the values (`format`, little-endian, the
   // file's row-major layout); end_tensor checks them (NON_FINITE, naming `label`, the file's name)
   // and puts them in use. A failed end_tensor leaves the tensor as it was before begin_tensor.
-  // UNKNOWN_PARAMETER / SHAPE_MISMATCH / TOO_LARGE / NON_FINITE.
+  // A quantized `format` only for a matrix, not `transposed`; its byte size is the blocks' (the
+  // rows a whole number of blocks). UNKNOWN_PARAMETER / SHAPE_MISMATCH / INVALID_ARGUMENT (an unknown
+  // format, a quantized vector or transposed matrix) / TOO_LARGE / NON_FINITE.
   Status begin_tensor(const TensorKey& key, const Shape& stored_shape, WeightFormat format, bool transposed,
                       const std::string& label, void*& data);
   Status end_tensor(const TensorKey& key);

@@ -172,6 +172,26 @@ std::uint64_t PretrainedModel::weight_bytes() const {
   return bytes + 4 * vector_floats;
 }
 
+namespace {
+
+// A format the core knows; quantized (ggml blocks) only for a matrix as the model keeps it: its
+// blocks run along rows, so it cannot be transposed, and GGUF stores norms and biases as F32.
+Status check_tensor_format(WeightFormat format, bool transposed, bool matrix, const std::string& label) {
+  if (!known_format(format))
+    return invalid("tensor \"" + label + "\" has an unknown weight format " +
+                   std::to_string(static_cast<int>(format)));
+  if (!is_quantized(format)) return Status::Ok();
+  if (!matrix)
+    return invalid("tensor \"" + label + "\" is a vector stored as " + format_name(format) +
+                   ": norm weights and biases must be F32, F16 or BF16");
+  if (transposed)
+    return invalid("tensor \"" + label + "\" is " + format_name(format) +
+                   ": a quantized matrix cannot be transposed");
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status PretrainedModel::begin_tensor(const TensorKey& key, const Shape& stored_shape, WeightFormat format,
                                      bool transposed, const std::string& label, void*& data) {
   const auto it =
@@ -185,11 +205,12 @@ Status PretrainedModel::begin_tensor(const TensorKey& key, const Shape& stored_s
                                                          shape_to_string(want) + " for this config, got " +
                                                          shape_to_string(stored_shape));
   }
+  ATTN_RETURN_IF_ERROR(check_tensor_format(format, transposed, want.size() == 2, label));
   pending_.erase(key);
   const auto old = stored_.find(key);
   const std::uint64_t replaced = old == stored_.end() ? 0 : old->second.byte_size();
-  const std::uint64_t need = weight_bytes() - replaced +
-                             static_cast<std::uint64_t>(shape_numel(stored_shape)) * format_bytes(format);
+  const std::uint64_t need =
+      weight_bytes() - replaced + stored_bytes(format, static_cast<std::uint64_t>(shape_numel(stored_shape)));
   ATTN_RETURN_IF_ERROR(check_allocation(as_floats(need), "the pretrained model's weights"));
   StoredWeight w;
   ATTN_RETURN_IF_ERROR(StoredWeight::allocate(stored_shape, format, "a checkpoint tensor", w));

@@ -34,8 +34,8 @@ val constants_js() {
                        StatusCode::kTooLarge, StatusCode::kInvalidMask, StatusCode::kUnknownParameter})
     status.set(attn::status_code_name(c), static_cast<int>(c));
   val formats = val::object();
-  for (attn::WeightFormat f : {attn::WeightFormat::kF32, attn::WeightFormat::kF16, attn::WeightFormat::kBF16})
-    formats.set(attn::format_name(f), static_cast<int>(f));
+  for (int f = 0; f < attn::kWeightFormatCount; ++f)
+    formats.set(attn::format_name(static_cast<attn::WeightFormat>(f)), f);
 
   using attn::PositionalKind, attn::NormKind, attn::PretrainedArch, attn_js::FastFlag, attn_js::FastIo;
   val out = val::object();
