@@ -4,6 +4,8 @@
 // bytes go from the bytes or Blob/File given straight into their room in the wasm heap, in chunks,
 // in the file's format (F16/BF16 stay 16-bit; the core widens them inside its GEMM).
 import { AttentionError, check } from './errors.js';
+import { copyTensors, withLimitHint } from './pretrained-load.js';
+import { loadGGUF } from './pretrained-gguf.js';
 import { WEIGHT_FORMAT, PRETRAINED_ARCH } from './constants.js';
 import { checkOptions, describe } from './options.js';
 import { layerList, idBatch, traceLayers } from './ids.js';
@@ -17,28 +19,16 @@ import { coreConfig } from './pretrained-config.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
 import { chatTemplates, loadJinja, renderChatTemplate } from './chat-template.js';
 
-const kChunkBytes = 16 * 1024 * 1024; // a Blob is read this much at a time: JS never holds a whole large tensor
 const FORMATS = WEIGHT_FORMAT; // the core's WeightFormat (constants.js, generated from the C++ enum)
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
 // The functions and the class below take the wrapper copy `rt` (runtime.js); pretrainedApi(rt) binds
 // them to one copy of index.js.
-// Copies entry e's bytes into the heap at `address`, chunk by chunk (the heap view is re-read for
-// each chunk: a Blob read awaits, and the heap may grow meanwhile).
-async function copyIntoHeap(rt, e, address, progress) {
-  for (let at = e.begin; at < e.end; at += kChunkBytes) {
-    const stop = Math.min(e.end, at + kChunkBytes);
-    const bytes = await e.src.read(at, stop);
-    rt.requireCore().HEAPU8.set(bytes, address + (at - e.begin));
-    progress(stop - at);
-  }
-}
-
 // Every tensor the core needs (by role) from the entries into the model, found by the family's file
-// names, shapes checked in the file's layout, the memory reserved first.
+// names, shapes checked in the file's layout, the memory reserved first (pretrained-load.js).
 async function loadTensors(rt, handle, entries, architecture, onProgress) {
   const family = familyOf(architecture);
-  const found = handle.expected().map(({ role, layer, shape: kept }) => {
+  const plan = handle.expected().map(({ role, layer, shape: kept }) => {
     const name = tensorName(family, role, layer);
     const transposed = storedTransposed(family, role);
     const shape = transposed ? [...kept].reverse() : kept;
@@ -50,19 +40,10 @@ async function loadTensors(rt, handle, entries, architecture, onProgress) {
         `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`,
       );
     }
-    return { name, role, layer, shape, transposed, e };
+    const read = (b, end) => e.src.read(e.begin + b, e.begin + end);
+    return { name, role, layer, shape, format: FORMATS[e.dtype], transposed, bytes: e.end - e.begin, read };
   });
-  const total = found.reduce((n, { e }) => n + (e.end - e.begin), 0);
-  withLimitHint(() => check(handle.reserve(total))); // TOO_LARGE before the first tensor is allocated
-  let done = 0;
-  for (const { name, role, layer, shape, transposed, e } of found) {
-    const { address } = check(handle.beginTensor(role, layer, shape, FORMATS[e.dtype], transposed, name));
-    await copyIntoHeap(rt, e, address, (n) => {
-      done += n;
-      onProgress?.(done, total);
-    });
-    check(handle.endTensor(role, layer));
-  }
+  await copyTensors(rt, handle, plan, onProgress);
 }
 
 class PretrainedModelBase extends Handle {
@@ -81,6 +62,8 @@ class PretrainedModelBase extends Handle {
     this.layers = Object.freeze(Array.from({ length: core.layers }, (_, l) => layerSummary(core, l)));
     /** generate's default stop ids: the checkpoint's EOS ids (generation_config.json, else config.json). */
     this.stopIds = checkpointStopIds(config, generationConfig, core.vocabSize);
+    /** A GGUF file's own key/values (big arrays summarised, as "array<string>[151936]"), else null. */
+    this.metadata = null;
     this._core = core;
   }
 
@@ -212,7 +195,8 @@ class PretrainedModelBase extends Handle {
     this._live();
     if (!this._tokenizer)
       throw invalid(
-        'this model was loaded without a tokenizer: pass loadPretrained({ tokenizer }) (the parsed tokenizer.json)',
+        this._tokenizerWhy ??
+          'this model was loaded without a tokenizer: pass loadPretrained({ tokenizer }) (the parsed tokenizer.json)',
       );
     return this._tokenizer;
   }
@@ -278,7 +262,7 @@ class PretrainedModelBase extends Handle {
 /**
  * A Hugging Face checkpoint as a PretrainedModel (dispose it): `config` the parsed config.json,
  * `weights` model.safetensors (ArrayBuffer, Uint8Array, Blob or File) or its shards with
- * `weightsIndex`; `onProgress(bytesDone, bytesTotal)` after each chunk; `memoryLimit` (bytes,
+ * `weightsIndex`; or `gguf`, a GGUF file or the parts of a split one (pretrained-gguf.js); `onProgress(bytesDone, bytesTotal)` after each chunk; `memoryLimit` (bytes,
  * default the library's memoryLimit()) bounds the weights in the heap and each of the model's calls.
  */
 async function loadPretrained(rt, options = {}) {
@@ -293,6 +277,7 @@ async function loadPretrained(rt, options = {}) {
     chatTemplate,
     onProgress,
     memoryLimit = m._memoryLimit(),
+    gguf,
   } = checkOptions(
     options,
     [
@@ -305,6 +290,7 @@ async function loadPretrained(rt, options = {}) {
       'chatTemplate',
       'onProgress',
       'memoryLimit',
+      'gguf',
     ],
     'loadPretrained option',
   );
@@ -318,6 +304,14 @@ async function loadPretrained(rt, options = {}) {
   }
   if (onProgress != null && typeof onProgress !== 'function')
     throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
+  if (gguf !== undefined) {
+    // A GGUF file carries its config, weights and tokenizer: the options for a folder's files clash.
+    const given = { config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig };
+    const clash = Object.keys(given).filter((k) => given[k] !== undefined);
+    if (clash.length)
+      throw invalid(`gguf cannot be given with ${clash.join(', ')}: the GGUF file holds them`);
+    return loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate });
+  }
   const { architecture, core } = coreConfig(config);
   checkpointStopIds(config, generationConfig, core.vocabSize); // bad EOS ids refused before any weight is read
   const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
@@ -375,22 +369,4 @@ function layerSummary(core, l) {
     qkNorm: Boolean(core.qkNorm),
     softcap: core.attnSoftcap ?? 0,
   });
-}
-
-// A model's weights are bounded by its own limit: a TOO_LARGE names the option that raises it.
-function withLimitHint(fn) {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof AttentionError && error.code === 'TOO_LARGE') {
-      throw new AttentionError(
-        'TOO_LARGE',
-        error.message.replace(
-          '(setMemoryLimit raises it)',
-          "(loadPretrained's memoryLimit option raises it)",
-        ),
-      );
-    }
-    throw error;
-  }
 }

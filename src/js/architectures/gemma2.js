@@ -3,6 +3,7 @@
 import { ropeSettings } from '../pretrained-rope.js';
 import { GEMMA_TENSORS, gemmaCore } from './gemma-layout.js';
 import { QK_NORM } from './shared.js';
+import { gemmaQueryScalar, llamaGGUF, swaPattern } from './gguf-layout.js';
 
 export default {
   architecture: 'Gemma2ForCausalLM',
@@ -50,5 +51,17 @@ export default {
       'as Gemma 3 below without q/k norms and with one RoPE, every other layer sliding (layer 0 first), plus attention-logit soft-capping (scaled scores → c·tanh(s/c) before the mask, `attn_logit_softcapping`) and final-logit soft-capping (`final_logit_softcapping`); `logitAttribution` and `patch`, which need the logits before the final cap, are refused for it',
     fixtures: '`gemma2-tiny` (caps 5 and 3)',
   },
+  // GGUF: norms stored as 1 + w; llama.cpp slides every other layer (layer 0 first), scales
+  // scores by 1/√head_dim (27B: 1/√(hidden/heads)) and defaults the caps to 50 and 30.
+  gguf: llamaGGUF(['gemma2'], {
+    normsPlusOne: true,
+    config: (read) => ({
+      query_pre_attn_scalar: gemmaQueryScalar(read, 46),
+      sliding_window: read('attention.sliding_window'),
+      layer_types: swaPattern(read('block_count'), 2),
+      attn_logit_softcapping: read('attn_logit_softcapping', 50),
+      final_logit_softcapping: read('final_logit_softcapping', 30),
+    }),
+  }),
   tensors: GEMMA_TENSORS,
 };

@@ -3,6 +3,7 @@
 import { describe } from '../options.js';
 import { PRETRAINED_ARCH } from '../constants.js';
 import { invalid } from './shared.js';
+import { GGUF_TENSORS } from './gguf-layout.js';
 
 export default {
   architecture: 'GPT2LMHeadModel',
@@ -38,6 +39,26 @@ export default {
     },
   },
   core: gpt2Core,
+  // GGUF: llama.cpp's converter writes the Conv1D weights transposed to (out, in) and the head as
+  // its own copy of the embeddings (output.weight).
+  gguf: {
+    names: ['gpt2'],
+    keys: {
+      context_length: 'n_positions',
+      embedding_length: 'n_embd',
+      block_count: 'n_layer',
+      feed_forward_length: 'n_inner',
+      'attention.head_count': 'n_head',
+      'attention.layer_norm_epsilon': 'layer_norm_epsilon',
+      vocab_size: 'vocab_size',
+    },
+    inert: [],
+    tensors: GGUF_TENSORS,
+    permutedQK: false,
+    normsPlusOne: false,
+    ropeFreqs: false,
+    config: () => ({}),
+  },
   // Checkpoints name the tensors with or without "transformer."; Conv1D weights are (in, out).
   // Its row of the architectures table of docs/checkpoints.md (scripts/config-keys-doc.mjs).
   docs: {

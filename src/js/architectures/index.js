@@ -1,7 +1,7 @@
 // The family registry: one module per supported architecture, holding everything the library knows
 // about it — its config.json key table with transformers' class defaults, how its config maps to
 // the core's config (src/model/pretrained.h's PretrainedConfig), its Hugging Face tensor names by
-// role and file layout. Code elsewhere asks the registry and never branches on a family's name.
+// role and file layout, and its GGUF part (gguf-layout.js: llama.cpp's names, keys and fixes). Code elsewhere asks the registry and never branches on a family's name.
 // Adding a family that needs no new math: a module here, its line in FAMILIES, a fixture (see
 // CONTRIBUTING.md).
 import gpt2 from './gpt2.js';
@@ -74,4 +74,22 @@ export function checkpointTensors(family, core) {
       storedTransposed(family, role) ? [...shape].reverse() : shape,
     ])
     .sort((a, b) => (a[0] < b[0] ? -1 : 1));
+}
+
+const byGGUFName = new Map(FAMILIES.flatMap((f) => (f.gguf ? f.gguf.names.map((n) => [n, f]) : [])));
+
+/** The general.architecture names of GGUF files the registry reads, in the docs' order. */
+export const GGUF_ARCHITECTURES = Object.freeze([...byGGUFName.keys()]);
+
+/** The registry entry a GGUF file's general.architecture names, or undefined. */
+export function familyOfGGUF(name) {
+  return byGGUFName.get(name);
+}
+
+/** llama.cpp's name of a role's tensor in a GGUF file of `family`, `layer` -1 for a global one. */
+export function ggufTensorName(family, role, layer = -1) {
+  const t = family.gguf.tensors;
+  const name = layer < 0 ? t.global[role] : t.perLayer[role];
+  if (name === undefined) throw new Error(`${family.architecture} has no GGUF tensor of role "${role}"`);
+  return layer < 0 ? name : `${t.layer}${layer}.${name}`;
 }

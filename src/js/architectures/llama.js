@@ -1,5 +1,6 @@
 // Llama (transformers' LlamaForCausalLM): RoPE (rotate_half), grouped-query heads, RMSNorm, SwiGLU.
 import { LLAMA_TENSORS, llamaCore } from './llama-layout.js';
+import { llamaGGUF } from './gguf-layout.js';
 
 export default {
   architecture: 'LlamaForCausalLM',
@@ -32,5 +33,8 @@ export default {
     computes: 'RoPE (rotate_half), grouped-query heads, RMSNorm, SwiGLU',
     fixtures: '`llama-tiny`, `llama3-scaled-tiny`, `llama-linear-tiny`',
   },
+  // GGUF: llama.cpp writes Llama 2/3, Mistral, TinyLlama and SmolLM2 as "llama" (rope type NORM: q/k
+  // rows permuted by the converter); it reads no sliding window for it.
+  gguf: llamaGGUF(['llama'], { permutedQK: true, ropeFreqs: true, inert: ['attention.sliding_window'] }),
   tensors: LLAMA_TENSORS,
 };

@@ -1,6 +1,7 @@
 // OLMo 2: Llama with post-norms instead of pre-norms and q/k RMSNorms over all heads.
 import { POST_NORM_NAMES, llamaCore } from './llama-layout.js';
 import { QK_NORM } from './shared.js';
+import { llamaGGUF } from './gguf-layout.js';
 
 export default {
   architecture: 'Olmo2ForCausalLM',
@@ -33,5 +34,6 @@ export default {
       'no pre-norms: `x += post_attention_layernorm(attn(x))`, `x += post_feedforward_layernorm(mlp(x))`; RMSNorm of q and k over all heads (weights (H·d), (H_kv·d)) before RoPE',
     fixtures: '`olmo2-tiny`',
   },
+  gguf: llamaGGUF(['olmo2']),
   tensors: POST_NORM_NAMES,
 };

@@ -1,5 +1,6 @@
 // Phi-3: Llama with fused qkv_proj and gate_up_proj, a partial RoPE and a window on every layer.
 import { LLAMA_TENSORS, llamaCore } from './llama-layout.js';
+import { llamaGGUF } from './gguf-layout.js';
 
 // Phi-3's fused projections: [q; k; v] rows and [gate; up] rows.
 const PHI3_TENSORS = {
@@ -45,5 +46,11 @@ export default {
       'fused `qkv_proj` ([q; k; v] rows) and `gate_up_proj` ([gate; up]) read as row blocks on load; RoPE on the first `partial_rotary_factor`·head_dim features; `sliding_window` on every layer',
     fixtures: '`phi3-tiny` (factor 0.5, window 5)',
   },
+  // GGUF: llama.cpp disables Phi-3's sliding window (every layer full); fused attn_qkv and
+  // ffn_up ([gate; up] rows); rope.dimension_count gives the partial RoPE.
+  gguf: llamaGGUF(['phi3'], {
+    inert: ['attention.sliding_window', 'rope.scaling.original_context_length'],
+    config: () => ({ sliding_window: null }),
+  }),
   tensors: PHI3_TENSORS,
 };

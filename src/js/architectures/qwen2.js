@@ -1,6 +1,7 @@
 // Qwen2: Llama with biases on q/k/v and Qwen's sliding layers.
 import { LLAMA_TENSORS, llamaCore } from './llama-layout.js';
 import { QWEN_WINDOWS } from './shared.js';
+import { llamaGGUF } from './gguf-layout.js';
 
 export default {
   architecture: 'Qwen2ForCausalLM',
@@ -34,5 +35,7 @@ export default {
       'q/k/v biases; with `use_sliding_window: true` the layers `layer_types` marks sliding (by default layer ≥ `max_window_layers`) see the `sliding_window` latest keys',
     fixtures: '`qwen2-tiny`, `qwen2-sliding-tiny`',
   },
+  // GGUF: llama.cpp's qwen2 has no sliding window (every layer full).
+  gguf: llamaGGUF(['qwen2'], { inert: ['attention.sliding_window'] }),
   tensors: LLAMA_TENSORS,
 };

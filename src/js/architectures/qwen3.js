@@ -1,6 +1,7 @@
 // Qwen3: Llama with an RMSNorm of each head's q and k, an explicit head_dim and Qwen's sliding layers.
 import { LLAMA_TENSORS, llamaCore } from './llama-layout.js';
 import { QK_NORM, QWEN_WINDOWS } from './shared.js';
+import { llamaGGUF } from './gguf-layout.js';
 
 export default {
   architecture: 'Qwen3ForCausalLM',
@@ -35,5 +36,7 @@ export default {
       "RMSNorm of each head's q and k (`q_norm`, `k_norm`, weights (head_dim)) after the projection, before RoPE; explicit `head_dim`; no biases; sliding layers as Qwen2",
     fixtures: '`qwen3-tiny` (head_dim 16 ≠ hidden/heads)',
   },
+  // GGUF: llama.cpp's qwen3 has no sliding window (every layer full).
+  gguf: llamaGGUF(['qwen3'], { inert: ['attention.sliding_window'] }),
   tensors: LLAMA_TENSORS,
 };

@@ -1,6 +1,7 @@
 // SmolLM3: Llama without RoPE in the layers no_rope_layers marks 0.
 import { LLAMA_TENSORS, llamaCore } from './llama-layout.js';
 import { QWEN_WINDOWS } from './shared.js';
+import { llamaGGUF } from './gguf-layout.js';
 
 export default {
   architecture: 'SmolLM3ForCausalLM',
@@ -37,5 +38,14 @@ export default {
       'no RoPE in the layers where `no_rope_layers[i]` is 0 (default: every `no_rope_layer_interval`-th layer)',
     fixtures: '`smollm3-tiny`',
   },
+  // GGUF: rope type NORM (q/k rows permuted); llama.cpp fixes the no-RoPE layers to every 4th
+  // (n_no_rope_layer_step = 4, whatever config.json said) and reads no sliding window.
+  gguf: llamaGGUF(['smollm3'], {
+    permutedQK: true,
+    inert: ['attention.sliding_window'],
+    config: (read) => ({
+      no_rope_layers: Array.from({ length: read('block_count') }, (_, il) => ((il + 1) % 4 !== 0 ? 1 : 0)),
+    }),
+  }),
   tensors: LLAMA_TENSORS,
 };

@@ -57,10 +57,43 @@ export interface LoadPretrainedOptions {
   memoryLimit?: number;
 }
 
-/** A Hugging Face checkpoint on this library's kernels. Call {@link dispose}. */
+/**
+ * {@link loadPretrained}'s options for a GGUF file (llama.cpp's format; docs/gguf.md): the file
+ * holds the config, the weights and the tokenizer, so `config`, `weights`, `weightsIndex`,
+ * `tokenizer`, `tokenizerConfig` and `generationConfig` may not be given with it.
+ */
+export interface LoadGGUFOptions {
+  /**
+   * The GGUF file (version 2 or 3, little-endian): a File or Blob (read tensor by tensor, never
+   * whole), an ArrayBuffer or a view, or the parts of a split file as a list in any order. Its
+   * `general.architecture` is one of llama, qwen2, qwen3, gemma2, gemma3, phi3, gpt2, olmo2,
+   * smollm3; the model computes what llama.cpp computes for the file. Weights stay as stored
+   * (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K … Q6_K, IQ4_NL); any other type, a key that
+   * changes the computation and is not implemented, or a tensor the model would not read is
+   * INVALID_ARGUMENT naming it.
+   */
+  gguf: ArrayBuffer | ArrayBufferView | Blob | Array<ArrayBuffer | ArrayBufferView | Blob>;
+  /** As {@link LoadPretrainedOptions.chatTemplate}: over the file's `tokenizer.chat_template`. */
+  chatTemplate?: string | null;
+  /** As {@link LoadPretrainedOptions.onProgress}; the total is the file's stored (quantized) tensor bytes. */
+  onProgress?: (bytesDone: number, bytesTotal: number) => void;
+  /** As {@link LoadPretrainedOptions.memoryLimit}, checked against the stored bytes before the first tensor. */
+  memoryLimit?: number;
+  config?: undefined;
+  weights?: undefined;
+}
+
+/** A Hugging Face checkpoint (or a GGUF file) on this library's kernels. Call {@link dispose}. */
 export class PretrainedModel {
   private constructor();
+  /** The parsed config.json; for a GGUF file, the config.json it maps to (what llama.cpp computes). */
   readonly config: Record<string, unknown>;
+  /**
+   * A GGUF file's own key/values (numbers, strings, bools, arrays of up to 16 values as arrays;
+   * longer arrays summarised as their type and length, e.g. "array<string>[151936]"); null for a
+   * safetensors checkpoint.
+   */
+  readonly metadata: Readonly<Record<string, unknown>> | null;
   /** `config.architectures[0]`. */
   readonly architecture: string;
   readonly numLayers: number;
@@ -197,7 +230,7 @@ export interface GenerateOptions {
 export const GENERATE_PAD: -1;
 
 /** Loads a Hugging Face checkpoint of a supported architecture ({@link PRETRAINED_CONFIG_KEYS}) from its files, offline. */
-export function loadPretrained(options: LoadPretrainedOptions): Promise<PretrainedModel>;
+export function loadPretrained(options: LoadPretrainedOptions | LoadGGUFOptions): Promise<PretrainedModel>;
 
 /** One supported architecture's config.json keys (docs/checkpoints.md, "The rule: no silent wrong answers"). */
 export interface PretrainedConfigKeys {
