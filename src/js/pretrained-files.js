@@ -49,9 +49,7 @@ export async function readEntries(files) {
 function refuseOtherFormats(prefix) {
   const magic = String.fromCharCode(...prefix.subarray(0, 4));
   if (magic === 'GGUF')
-    throw invalid(
-      'this is a GGUF file (llama.cpp), which is not read: load the model.safetensors of the Hugging Face checkpoint',
-    );
+    throw invalid('this is a GGUF file (llama.cpp): open it with loadPretrained({ gguf }), not as weights');
   if (magic === 'PK\x03\x04' || prefix[0] === 0x80) {
     throw invalid(
       'this looks like a PyTorch pytorch_model.bin (zip or pickle), which is not read: convert it to safetensors (save_pretrained(..., safe_serialization=True))',
