@@ -7,6 +7,7 @@
 // not in a link). A figure of a widget from a page of its own (no context) opens when its settings are
 // the seeded layer's. Nothing here reads more than the chosen file.
 import { normalizeState, stateFromSearch } from './demo-state.js';
+import { isGGUF } from './demo-gguf.js';
 
 /** The demo's views whose figures it opens, by widget. */
 const DEMO_WIDGETS = [
@@ -66,6 +67,12 @@ export function figureState(text) {
 
 /** What must be opened before a figure of an opened file or folder can be redrawn. */
 function needs(model, name) {
+  if (model.files?.length && model.files.every(isGGUF)) {
+    return (
+      `This figure shows the GGUF model “${model.folderName || model.label}”, which is read on the device where it was opened and is not in ` +
+      `the figure or a link. Open ${model.files.length > 1 ? 'its parts' : 'that file'} again (Open a model (.safetensors, .gguf)…: ${model.files.join(', ')}), then open the figure again.`
+    );
+  }
   if (name === 'folder' || model.files) {
     const files = model.files?.length
       ? model.files.join(', ')
@@ -77,7 +84,7 @@ function needs(model, name) {
   }
   return (
     `This figure shows the model file “${model.fileName || 'model.safetensors'}”, which is not in the figure or a link. ` +
-    'Open that file again (Open a model (.safetensors)…), then open the figure again.'
+    'Open that file again (Open a model (.safetensors, .gguf)…), then open the figure again.'
   );
 }
 

@@ -1,7 +1,8 @@
 // What the reader opens or saves in the demo's side panel: PyTorch weights as JSON for the seeded
-// layer (load, save, back to seeded), a TinyTransformer .safetensors file, and a figure (a view's
-// JSON export or SVG figure, which sets the demo's state: see demo-figure.js). Nothing here reads
-// more than the chosen file.
+// layer (load, save, back to seeded), a TinyTransformer .safetensors file (or a GGUF file, or a split
+// one's parts, which the model worker opens: demo-pretrained.js), and a figure (a view's JSON export
+// or SVG figure, which sets the demo's state: see demo-figure.js). Nothing here reads more than the
+// chosen file.
 import { download, modelStateDict, runModel } from './widgets.js';
 import { loadedSource, openFile } from './demo-models.js';
 import { figureState, planFigure, readFigureFile } from './demo-figure.js';
@@ -9,6 +10,8 @@ import { $, modelConfig, page, seeded, setState, whenDrawn, writeURL } from './d
 import { render } from './demo-render.js';
 import { syncControls } from './demo-controls.js';
 import { switchModel } from './demo-sources.js';
+import { opensAsGGUF } from './demo-gguf.js';
+import { openModelFiles } from './demo-pretrained.js';
 
 /** The first file of a file input, which is cleared (so the same file can be picked again). */
 function takeFile(e) {
@@ -78,7 +81,12 @@ function saveWeights() {
 }
 
 async function openModelFile(e) {
-  const file = takeFile(e);
+  const files = [...e.target.files];
+  e.target.value = ''; // so the same file can be picked again
+  // A GGUF file (or a split one's parts, picked together) opens in the model worker, as a folder does:
+  // read there tensor by tensor, never whole here.
+  if (opensAsGGUF(files.map((f) => f.name))) return openModelFiles(files);
+  const file = files[0];
   if (!file) return;
   const note = $('model-note');
   try {

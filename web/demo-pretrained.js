@@ -1,10 +1,12 @@
-// The demo on a real checkpoint: a Hugging Face model folder the reader opens or drops,
-// read offline by attn.loadPretrained in the model worker (web/workers/model-worker.js: File objects,
-// tensor by tensor, with a progress bar), where its weights stay. Here: the folder's model source (the
-// interface of web/demo-models.js, an async proxy to the worker) and the folder's own controls — the
-// folder input, drag and drop, greedy generation streamed token by token with Stop, the chat form. A
-// folder cannot be in a link (ref null). Token text only goes through textContent.
+// The demo on a real checkpoint: a Hugging Face model folder or a GGUF file (or a split one's parts)
+// the reader opens or drops, read offline by attn.loadPretrained in the model worker
+// (web/workers/model-worker.js: File objects, tensor by tensor, with a progress bar), where its weights
+// stay. Here: the model's source (the interface of web/demo-models.js, an async proxy to the worker)
+// and its own controls — the folder input, drag and drop, greedy generation streamed token by token
+// with Stop, the chat form. A folder or file cannot be in a link (ref null). Token text and the file's
+// own strings only go through textContent.
 import { visible } from './demo-trained.js';
+import { ggufLabel, ggufNote, opensAsGGUF } from './demo-gguf.js';
 import { WorkerClient } from './workers/rpc.js';
 
 const EXAMPLE = 'Hello world! The cat sat on the mat.';
@@ -21,6 +23,7 @@ const folder = {
   ),
   generation: null, // the running generation's AbortController
   busy: false, // a folder is being opened
+  open: null, // opens files (a folder's or a GGUF file's) once attachFolder has wired the page
 };
 
 /**
@@ -119,7 +122,7 @@ function folderSource(info) {
   const memo = memoForward(key);
   const source = {
     name: 'folder',
-    label: `Folder: ${info.folderName} (${info.architecture})`,
+    label: info.gguf ? ggufLabel(info) : `Folder: ${info.folderName} (${info.architecture})`,
     ref: null,
     key,
     folderName: info.folderName,
@@ -222,7 +225,12 @@ function progressReporter($) {
   };
 }
 
-/** Opens a folder's files in the worker and shows its model (one folder at a time). */
+/** The note after a folder opened (a GGUF file's is ggufNote's). */
+const folderNote = (info) =>
+  `Opened ${info.folderName} (${info.architecture}): ${info.numLayers} layers, ${info.numHeads} heads` +
+  `${info.hasTokenizer ? '' : ' (no tokenizer.json: type token ids)'}. A folder cannot be in a link: Copy link shares the last preset.`;
+
+/** Opens a folder's files (or a GGUF file, or a split one's parts) in the worker and shows its model (one at a time). */
 async function openFolder($, hooks, fileList, folderName) {
   if (folder.busy || !fileList.length) return;
   folder.busy = true;
@@ -230,27 +238,31 @@ async function openFolder($, hooks, fileList, folderName) {
   note.className = 'note';
   note.textContent = '';
   const progress = progressReporter($);
+  const byName = filesByName(fileList);
+  const gguf = opensAsGGUF([...byName.keys()]);
   try {
-    const byName = filesByName(fileList);
     const name =
       folderName || (byName.get('config.json')?.webkitRelativePath || '').split('/').slice(-2, -1)[0] || '';
     const info = await request('open', { files: [...byName], folderName: name }, { progress });
     const source = folderSource(info);
-    source.files = modelFiles(byName);
+    source.files = info.gguf ? info.gguf.files : modelFiles(byName);
     const option = $('model').querySelector('option[value="folder"]');
     option.textContent = source.label;
     option.hidden = false;
     await hooks.opened(source);
-    note.textContent =
-      `Opened ${info.folderName} (${info.architecture}): ${info.numLayers} layers, ${info.numHeads} heads` +
-      `${info.hasTokenizer ? '' : ' (no tokenizer.json: type token ids)'}. A folder cannot be in a link: Copy link shares the last preset.`;
+    note.textContent = info.gguf ? ggufNote(info) : folderNote(info);
   } catch (error) {
     note.className = 'note bad';
-    note.textContent = `Could not open the folder: ${error.message}`;
+    note.textContent = `Could not open the ${gguf ? 'model' : 'folder'}: ${error.message}`;
   } finally {
     $('folder-progress-row').hidden = true;
     folder.busy = false;
   }
+}
+
+/** Opens picked files as a folder's are (Open a model… with a GGUF file or a split one's parts). */
+export function openModelFiles(files) {
+  folder.open?.(files, '');
 }
 
 /** Files or a folder dropped anywhere on the page open; the page shows it accepts them while dragged. */
@@ -297,6 +309,7 @@ async function applyChat($, hooks) {
  */
 export function attachFolder($, hooks) {
   const open = (files, folderName) => openFolder($, hooks, files, folderName);
+  folder.open = open;
   $('model-folder').addEventListener('change', (e) => {
     const files = [...e.target.files];
     e.target.value = '';

@@ -1,6 +1,6 @@
-// The model worker of the demo: an opened checkpoint folder's PretrainedModel lives here,
-// in this worker's own wasm instance, so its weights are held once and the page never waits on a load,
-// a forward or a generation. web/demo-pretrained.js is its async proxy (the folder's model source).
+// The model worker of the demo: an opened checkpoint folder's or GGUF file's PretrainedModel lives
+// here, in this worker's own wasm instance, so its weights are held once and the page never waits on a
+// load, a forward or a generation. web/demo-pretrained.js is its async proxy (the model's source).
 //
 // Jobs (the protocol of web/workers/rpc.js, each started as it comes): open | tokenize | forward |
 //   strings | logitLens | generate | chat | headScores | logitAttribution | patch | dispose { key }.
@@ -9,14 +9,13 @@
 // its current token, or rejects a running patch (AbortError) at its next batch. Tensors come back as
 // { data, shape }.
 import { init, loadPretrained, memoryLimit } from '../../src/js/index.js';
+import { parseGGUF } from '../../src/js/gguf.js';
+import { isGGUF, mb, opensAsGGUF, typeCounts } from './gguf-files.js';
 import { serve } from './rpc.js';
 
 const kMaxModelBytes = 3 * 2 ** 30; // of the 4 GiB heap, leaving room for the forwards' buffers
-const models = new Map(); // key → { model, hasTokenizer }
+const models = new Map(); // key → { model, hasTokenizer, idsHint (what a model without a tokenizer says) }
 let opened = 0;
-
-const mb = (bytes) =>
-  bytes < 1e6 ? `${Math.round(bytes / 1e3)} kB` : `${(bytes / 1e6).toFixed(bytes < 1e8 ? 1 : 0)} MB`;
 
 /** An error whose message is meant for the reader as it is (no "Could not …" prefix). */
 const said = (message) => Object.assign(new Error(message), { code: 'INPUT' });
@@ -31,7 +30,7 @@ async function readJSON(file) {
 
 function modelOf(key) {
   const m = models.get(key);
-  if (!m) throw new Error('this folder was closed: open it again');
+  if (!m) throw new Error('this model was closed: open it again');
   return m;
 }
 
@@ -57,12 +56,10 @@ async function findWeights(byName, json) {
     size = weights.reduce((n, f) => n + f.size, 0);
   } else {
     weights = byName.get('model.safetensors') ?? (shards.length === 1 ? shards[0] : null);
-    const other = [...byName.keys()].find((n) => /^pytorch_model.*\.bin$|\.gguf$/i.test(n));
+    const other = [...byName.keys()].find((n) => /^pytorch_model.*\.bin$/i.test(n));
     if (!weights && other) {
       throw new Error(
-        /\.gguf$/i.test(other)
-          ? `${other} is a GGUF file (llama.cpp), which this page does not read: open the Hugging Face checkpoint with model.safetensors.`
-          : `${other} holds PyTorch pickled weights, which this page does not read: convert them to safetensors (save_pretrained with safe_serialization=True).`,
+        `${other} holds PyTorch pickled weights, which this page does not read: convert them to safetensors (save_pretrained with safe_serialization=True).`,
       );
     }
     if (!weights) {
@@ -80,17 +77,65 @@ async function findWeights(byName, json) {
 }
 
 /**
+ * loadPretrained(options) with this page's memory limit for `size` bytes of weight files; a model too
+ * large for the page (TOO_LARGE) gets a message that says what the page allows (`kind`: the format).
+ */
+async function loadSized(options, size, kind, job) {
+  // Weights stay in the file's format in the heap (16-bit stays 16-bit, quantized blocks stay
+  // quantized): the model needs about its file's size plus a forward's buffers. A model may use up to
+  // 3 GiB of the 4 GiB heap.
+  const limit = Math.min(kMaxModelBytes, Math.max(memoryLimit(), Math.ceil(size * 1.2) + 256 * 2 ** 20));
+  try {
+    return await loadPretrained({ ...options, memoryLimit: limit, onProgress: job.progress });
+  } catch (error) {
+    if (error.code === 'TOO_LARGE') {
+      throw new Error(
+        `the weights (${mb(size)} of ${kind}) are too large for this page, which gives a model at most ` +
+          `${mb(kMaxModelBytes)} of the 4 GiB WebAssembly heap: ${error.message}.`,
+      );
+    }
+    throw error;
+  }
+}
+
+/** Keeps a loaded model under a new key; its description for the page (`extra`: what its kind adds). */
+function describe(model, { idsHint, ...extra }) {
+  const key = ++opened;
+  models.set(key, { model, hasTokenizer: extra.hasTokenizer, idsHint });
+  return {
+    key,
+    architecture: model.architecture,
+    chatTemplateNames: model.chatTemplateNames,
+    numLayers: model.numLayers,
+    numHeads: model.numHeads,
+    numKVHeads: model.numKVHeads,
+    headDim: model.headDim,
+    hiddenSize: model.hiddenSize,
+    vocabSize: model.vocabSize,
+    maxPositions: model.maxPositions,
+    layers: model.layers,
+    ...extra,
+  };
+}
+
+/**
  * Loads a checkpoint folder from its files ([name, File], one per name: config.json, tokenizer.json,
  * tokenizer_config.json, generation_config.json, chat_template.jinja, model.safetensors or the shards
- * with model.safetensors.index.json). Resolves to the model's description; the page frees the model
- * it replaces (dispose) once this one is shown.
+ * with model.safetensors.index.json), or a GGUF file (or a split one's parts) when the files are that.
+ * Resolves to the model's description; the page frees the model it replaces (dispose) once this one
+ * is shown.
  */
 async function open({ files, folderName }, job) {
   const byName = new Map(files);
+  if (opensAsGGUF([...byName.keys()]))
+    return openGGUF(
+      [...byName.values()].filter((f) => isGGUF(f.name)),
+      job,
+    );
   if (!byName.has('config.json')) {
     throw new Error(
       `the folder has no config.json (found ${byName.size ? [...byName.keys()].slice(0, 6).join(', ') : 'no files'}). ` +
-        'Open the folder of a Hugging Face checkpoint: config.json, tokenizer.json and model.safetensors.',
+        'Open the folder of a Hugging Face checkpoint (config.json, tokenizer.json and model.safetensors) or a GGUF file.',
     );
   }
   const json = (name) => (byName.has(name) ? readJSON(byName.get(name)) : null);
@@ -102,56 +147,71 @@ async function open({ files, folderName }, job) {
     ? await byName.get('chat_template.jinja').text()
     : null;
   const { weights, weightsIndex, size } = await findWeights(byName, json);
-  // Weights stay in the file's format in the heap (16-bit stays 16-bit): the model needs about its
-  // file's size plus a forward's buffers. A model may use up to 3 GiB of the 4 GiB heap.
-  const limit = Math.min(kMaxModelBytes, Math.max(memoryLimit(), Math.ceil(size * 1.2) + 256 * 2 ** 20));
-  let model;
-  try {
-    model = await loadPretrained({
-      config,
-      weights,
-      weightsIndex,
-      tokenizer,
-      tokenizerConfig,
-      generationConfig,
-      chatTemplate,
-      memoryLimit: limit,
-      onProgress: job.progress,
-    });
-  } catch (error) {
-    if (error.code === 'TOO_LARGE') {
-      throw new Error(
-        `the weights (${mb(size)} of safetensors) are too large for this page, which gives a model at most ` +
-          `${mb(kMaxModelBytes)} of the 4 GiB WebAssembly heap: ${error.message}.`,
-      );
-    }
-    throw error;
-  }
-  const key = ++opened;
-  models.set(key, { model, hasTokenizer: Boolean(tokenizer) });
+  const options = {
+    config,
+    weights,
+    weightsIndex,
+    tokenizer,
+    tokenizerConfig,
+    generationConfig,
+    chatTemplate,
+  };
+  const model = await loadSized(options, size, 'safetensors', job);
   const name = String(folderName || config._name_or_path || config.model_type || 'model')
     .split('/')
     .pop();
-  return {
-    key,
-    folderName: name,
-    architecture: model.architecture,
-    hasTokenizer: Boolean(tokenizer),
-    chatTemplateNames: model.chatTemplateNames,
-    numLayers: model.numLayers,
-    numHeads: model.numHeads,
-    numKVHeads: model.numKVHeads,
-    headDim: model.headDim,
-    hiddenSize: model.hiddenSize,
-    vocabSize: model.vocabSize,
-    maxPositions: model.maxPositions,
-    layers: model.layers,
-  };
+  return describe(model, { folderName: name, hasTokenizer: Boolean(tokenizer) });
+}
+
+/** Why the model has no tokenizer (encode's message), or '' when it has one. */
+function tokenizerWhy(model) {
+  try {
+    model.encode('a');
+    return '';
+  } catch (error) {
+    return error.message;
+  }
+}
+
+/**
+ * Loads a GGUF file, or the parts of a split one (File objects: read tensor by tensor, here). Its
+ * description adds `gguf`: { architecture (general.architecture), types ("Q4_K ×97, F32 ×65"), bytes
+ * (the weights' stored bytes), files (the parts' names) }; its name is general.name, else the file's.
+ */
+async function openGGUF(parts, job) {
+  parts.sort((a, b) => (a.name < b.name ? -1 : 1));
+  const gguf = parts.length === 1 ? parts[0] : parts;
+  const size = parts.reduce((n, f) => n + f.size, 0);
+  let model, header;
+  try {
+    model = await loadSized({ gguf }, size, 'GGUF', job);
+    header = await parseGGUF(gguf); // the header again (the model keeps no tensor types): no tensor read
+  } catch (error) {
+    model?.dispose();
+    const what =
+      parts.length > 1
+        ? `${parts.map((f) => f.name).join(', ')} are a split GGUF file`
+        : `${parts[0].name} is a GGUF file`;
+    throw new Error(`${what} that this page cannot open: ${error.message}`);
+  }
+  const md = model.metadata;
+  const why = tokenizerWhy(model);
+  return describe(model, {
+    folderName: String(md['general.name'] || parts[0].name),
+    hasTokenizer: !why,
+    idsHint: why && `${why[0].toUpperCase()}${why.slice(1)}. Type`,
+    gguf: {
+      architecture: String(md['general.architecture']),
+      types: typeCounts(header.tensors.map((t) => t.typeName)),
+      bytes: model.weightBytes,
+      files: parts.map((f) => f.name),
+    },
+  });
 }
 
 /** { tokens, ids, error, truncated } of the text (token ids typed with spaces when there is no tokenizer). */
 function tokenize({ key, text, addSpecialTokens = true }) {
-  const { model, hasTokenizer } = modelOf(key);
+  const { model, hasTokenizer, idsHint } = modelOf(key);
   let ids;
   if (hasTokenizer) ids = Array.from(model.encode(String(text), { addSpecialTokens }));
   else {
@@ -165,7 +225,7 @@ function tokenize({ key, text, addSpecialTokens = true }) {
       return {
         tokens: [],
         ids: [],
-        error: `This folder has no tokenizer.json: type token ids (0 … ${model.vocabSize - 1}) separated by spaces.`,
+        error: `${idsHint ?? 'This folder has no tokenizer.json: type'} token ids (0 … ${model.vocabSize - 1}) separated by spaces.`,
       };
   }
   if (!ids.length) return { tokens: [], ids: [], error: 'There are no tokens: type some.' };
