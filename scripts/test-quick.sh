@@ -25,7 +25,7 @@ node scripts/check-style.mjs
 
 section "native build (incremental)"
 configure build/native "${NATIVE_CONFIG[@]}"
-cmake --build build/native -j"$JOBS"
+cmake --build build/native -j"$JOBS" --target attn_tests train_presets
 
 # ctest's longest test (native:convergence, ~20 s) runs on one core while the rest finish, so the
 # JS suite runs beside it instead of after it; its output is printed when both are done.

@@ -20,10 +20,22 @@ node scripts/check-style.mjs
 node scripts/check-layers.mjs
 node scripts/gen-constants.mjs --check
 
-section "native ctest"
+section "native release build: kernels and fixtures, convergence of every toy task, presets reproducible"
+# Every Catch2 case runs natively under ASan + UBSan below and in wasm with real threads; the -O3
+# build differs from the sanitized one in its optimisation level only, so it runs attn_kernel_tests
+# (every kernel against its double reference, the quantized weights, the PyTorch fixtures, the pool)
+# and train_presets twice on the small budget (byte-identical files). The convergence of every toy
+# task (one core for ~40 s, the fastest build's job) runs in the background from here until the
+# ASan + UBSan section is done: it fills the core that the sanitized build's links and last
+# tests leave idle.
 configure build/native "${NATIVE_CONFIG[@]}"
-cmake --build build/native -j"$JOBS"
-ctest --test-dir build/native --output-on-failure -j"$JOBS"
+cmake build/native > /dev/null   # an existing directory learns of a test target added since
+cmake --build build/native -j"$JOBS" --target attn_kernel_tests train_presets
+build/native/tests/cpp/attn_kernel_tests --use-colour no "[.convergence]" > build/native/convergence.log 2>&1 &
+convergence_pid=$!
+build/native/tests/cpp/attn_kernel_tests --use-colour no
+cmake -DBIN="$PWD/build/native/tools/train-presets/train_presets" -DOUT="$PWD/build/native/tools/train-presets/determinism" \
+  -DCORPUS="$PWD/tools/train-presets/corpus.txt" -P tools/train-presets/determinism.cmake
 
 section "thread pool + parallel GEMMs under ThreadSanitizer (tests/cpp/tsan_pool.cpp, seconds)"
 bash scripts/tsan-pool.sh
@@ -33,8 +45,10 @@ section "native ctest under AddressSanitizer + UndefinedBehaviorSanitizer"
 # ~75 s instead of ~180 s at -O2 -g on the 2-core machine.
 configure build/asan cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DATTN_SANITIZE=ON
-cmake --build build/asan -j"$JOBS"
+cmake --build build/asan -j"$JOBS" --target attn_tests   # not the tools and the native benchmark: ctest runs attn_tests
 ctest --test-dir build/asan --output-on-failure -j"$JOBS"
+wait "$convergence_pid" || { cat build/native/convergence.log; echo "convergence: FAILED"; exit 1; }
+grep '^convergence\|passed' build/native/convergence.log
 
 section "libFuzzer corpus replay: every committed input of the 3 targets once (ASan + UBSan)"
 # Seconds, not minutes: the exploring runs (new inputs) are `npm run fuzz` (scripts/fuzz.sh).
@@ -78,9 +92,11 @@ node --experimental-wasm-relaxed-simd --test --test-concurrency=2 --test-reporte
   tests/js/wasm.test.mjs tests/js/golden.test.mjs tests/js/pretrained.test.mjs
 
 section "browser tests (playwright-core + /usr/bin/chromium)"
-# Two files at a time (each its own Chromium and server): the pages wait on fonts, workers and
-# layout, never on a clock, so they pass on a busy machine (docs/testing.md).
-node --test --test-reporter=dot --test-concurrency=2 tests/browser/
+# Four groups of files, two at a time, each group one process with one Chromium (a fresh context
+# per file: tests/browser/group.mjs): a browser per file was ~30% of the suite's CPU. The pages
+# wait on fonts, workers and layout, never on a clock, so they pass on a busy machine
+# (docs/testing.md). One file alone: node --test tests/browser/<file>.test.mjs.
+node --test --test-reporter=dot --test-concurrency=2 tests/browser/groups/*.mjs
 
 section "benchmark smoke run"
 node bench/run.mjs --smoke

@@ -2,8 +2,7 @@
 // Chromium through playwright-core (never a downloaded browser), and a page watcher that records
 // console errors, page errors, dialogs and any request that leaves the page's origin.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -26,8 +25,39 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+// One Chromium per test process, shared by every launch() in it: each launch() gets its own browser
+// context (a fresh profile in memory: no storage, cache or permission carried over). A group of
+// test files run in one process (tests/browser/groups/, what `npm test` runs) starts Chromium once
+// instead of once per file. It closes when the last context of the process closes and no other
+// launch() follows within kCloseGraceMs (the next file of a group launches at once; a lone file's
+// process then exits).
+const kCloseGraceMs = 250;
+let sharedBrowser = null;
+let browserUsers = 0;
+let closeTimer = null;
+
+function acquireBrowser() {
+  browserUsers++;
+  clearTimeout(closeTimer);
+  sharedBrowser ??= chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
+  return sharedBrowser;
+}
+
+function releaseBrowser() {
+  if (--browserUsers > 0) return;
+  closeTimer = setTimeout(() => {
+    const closing = sharedBrowser;
+    sharedBrowser = null;
+    closing?.then((b) => b.close()).catch(() => {});
+  }, kCloseGraceMs);
+}
+
 /**
- * Starts the server and a fresh Chromium profile. Other options go to the browser context (a phone:
+ * Starts the server and a fresh browser context (Chromium is shared within the process, see above).
+ * Other options go to the browser context (a phone:
  * `{ viewport: { width: 360, height: 800 }, hasTouch: true, isMobile: true }`).
  * @returns {Promise<{ origin: string, url: (p: string) => string, context, newPage: Function, close: Function }>}
  */
@@ -37,10 +67,8 @@ export async function launch({
   ...contextOptions
 } = {}) {
   const server = await startServer({ port: 0 });
-  const profile = await mkdtemp(join(tmpdir(), 'attn-browser-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-    args: CHROMIUM_ARGS,
+  const browser = await acquireBrowser();
+  const context = await browser.newContext({
     viewport,
     colorScheme,
     acceptDownloads: true,
@@ -60,7 +88,7 @@ export async function launch({
     async close() {
       await context.close();
       await server.close();
-      await rm(profile, { recursive: true, force: true });
+      releaseBrowser();
     },
   };
 }
