@@ -157,6 +157,8 @@ class MultiHeadAttention {
   // config.qk_norm: the q (key == false) or k norm's weights, shapes as MhaConfig says.
   // SHAPE_MISMATCH / NON_FINITE; INVALID_ARGUMENT when the module has no q/k norm.
   Status set_qk_norm_weight(bool key, const Tensor& w);
+  // The q (key == false) or k norm's weights as set (empty before set_qk_norm_weight).
+  const Tensor& qk_norm_weight(bool key) const { return key ? k_norm_ : q_norm_; }
 
   // key == nullptr: self-attention (key = value = query after positional encoding).
   // value == nullptr: value = key.

@@ -12,9 +12,25 @@
 //       { spec, branch } (branch: on the sublayer's output, OLMo 2's and Gemma's post-norms, x += norm(f(x));
 //       else on the stream, a post-norm TinyTransformer's x = norm(x + f(x)));
 //     finalNorm() → the norm before the head, or null;
-//     unembed(token) → { row (E): the unembedding row, bias: the head's bias there (0 without one) } }.
+//     unembed(token) → { row (E): the unembedding row, bias: the head's bias there (0 without one) };
+//     embedding(id) → { token (E): the token's embedding row as the stream gets it, positionsAdded
+//       (whether hidden state 0 adds position vectors to it: GPT-2, a learned/sinusoidal TinyTransformer) };
+//     attention(l) → what decides layer l's scores (qkAttribution, interp-qk.js): { kvHeads, window
+//       (0 = none), scale (as the core applies it), rope: { dims, invFreq (dims/2, float64) } | null
+//       (the `half` pairing (m, m + dims/2), after the q/k norm), alibi: slopes (H) | null,
+//       params(steps) (steps: the layer's traced forward) → { inputNorm (the block's pre-norm on the
+//       stream, or null), q, k: { weight (rows · d, E) row-major, bias (rows · d) | null }, qNorm, kNorm:
+//       { weight, perHead, eps } | null (RMSNorm after the bias) } }.
 // A norm spec is { kind: 'layer' | 'rms', weight, bias?, eps }.
 import { check } from './errors.js';
+import { QK_NORM } from './constants.js';
+
+// The score scale the core uses by default: 1/√d in float32 (1.0f / sqrtf(d)).
+const defaultScale = (d) => Math.fround(1 / Math.fround(Math.sqrt(d)));
+
+// θ_m = base^(−2m/dims) per pair m, as the core's RoPE computes them (double).
+const ropeFreqs = (base, dims) =>
+  Float64Array.from({ length: dims / 2 }, (_, m) => base ** ((-2 * m) / dims));
 
 // The forward of the interpretability tools: the logits before any final soft-capping (the quantity the
 // parts add up to, and what patching compares).
@@ -51,6 +67,46 @@ export function tinyInterp(model) {
       row: w('head.weight').subarray(token * E, (token + 1) * E),
       bias: w('head.bias')[token],
     }),
+    embedding: (id) => ({
+      token: w('tok_emb.weight').subarray(id * E, (id + 1) * E),
+      positionsAdded: cfg.positional === 'learned' || cfg.positional === 'sinusoidal',
+    }),
+    attention: (l) => tinyAttention(model, w, ln, l),
+  };
+}
+
+// Layer l's score inputs of a TinyTransformer: in_proj_weight [q; k; v] (separate q/k/v_proj_weight
+// with grouped-query heads), in_proj_bias [q; k; v]; ln1 before the attention in a pre-norm model.
+function tinyAttention(model, w, ln, l) {
+  const cfg = model.config;
+  const E = cfg.dModel,
+    d = E / cfg.numHeads,
+    kvw = cfg.numKVHeads * d;
+  const p = `blocks.${l}.attn.`;
+  const fused = cfg.numKVHeads === cfg.numHeads;
+  return {
+    kvHeads: cfg.numKVHeads,
+    window: cfg.window ?? 0,
+    scale: defaultScale(d),
+    rope: cfg.positional === 'rope' ? { dims: d, invFreq: ropeFreqs(10000, d) } : null,
+    alibi:
+      cfg.positional === 'alibi' ? check(model._rt.requireCore()._alibiSlopes(cfg.numHeads)).result : null,
+    params: () => {
+      const bias = w(`${p}in_proj_bias`);
+      return {
+        inputNorm: cfg.norm === 'pre' ? ln(`blocks.${l}.ln1`) : null,
+        q: {
+          weight: fused ? w(`${p}in_proj_weight`).subarray(0, E * E) : w(`${p}q_proj_weight`),
+          bias: bias.subarray(0, E),
+        },
+        k: {
+          weight: fused ? w(`${p}in_proj_weight`).subarray(E * E, 2 * E * E) : w(`${p}k_proj_weight`),
+          bias: bias.subarray(E, E + kvw),
+        },
+        qNorm: null,
+        kNorm: null,
+      };
+    },
   };
 }
 
@@ -68,6 +124,19 @@ function pretrainedTensors(handle) {
     unembed: key('unembed') ?? key('embed'),
     finalNorm: key('final_norm'),
     finalNormBias: key('final_norm_bias'), // LayerNorm (GPT-2); RMSNorm has none
+    embed: key('embed'),
+    positions: key('positions'), // GPT-2's learned positions, added to the stream
+    // qkAttribution: the block's pre-norm, q and k (fused [q; k; v] or apart), their biases and norms
+    attnNorm: (l) => key('attn_norm', l),
+    attnNormBias: (l) => key('attn_norm_bias', l),
+    qkv: (l) => key('qkv', l),
+    qkvBias: (l) => key('qkv_bias', l),
+    q: (l) => key('q', l),
+    k: (l) => key('k', l),
+    qBias: (l) => key('q_bias', l),
+    kBias: (l) => key('k_bias', l),
+    qNorm: (l) => key('q_norm', l),
+    kNorm: (l) => key('k_norm', l),
   };
 }
 
@@ -103,5 +172,66 @@ export function pretrainedInterp(model) {
         ? { kind: 'layer', weight: rows(names.finalNorm), bias: rows(names.finalNormBias), eps: core.normEps }
         : rms(names.finalNorm),
     unembed: (token) => ({ row: rows(names.unembed, token), bias: 0 }),
+    embedding: (id) => ({
+      token: rows(names.embed, id).map((v) => Math.fround(v * (core.embedScale ?? 1))), // Gemma: × √hidden
+      positionsAdded: names.positions !== null,
+    }),
+    attention: (l) => pretrainedAttention(model, names, rows, l),
+  };
+}
+
+// Layer l's score inputs of a PretrainedModel, as the core builds its attention (pretrained_load.cpp:
+// make_attention): the layer's RoPE base (Gemma 3's sliding layers: their own, unscaled) or the
+// scaled inverse frequencies; the attention scale (Gemma: query_pre_attn_scalar^−1/2).
+function pretrainedAttention(model, names, rows, l) {
+  const core = model._core;
+  const d = core.headDim,
+    summary = model.layers[l],
+    dims = core.rotaryDims || d;
+  return {
+    kvHeads: core.kvHeads,
+    window: summary.window,
+    scale: core.attentionScale > 0 ? Math.fround(core.attentionScale) : defaultScale(d),
+    rope: summary.rope
+      ? {
+          dims,
+          invFreq: summary.ropeScaled
+            ? Float64Array.from(core.ropeInvFreq)
+            : ropeFreqs(summary.ropeTheta, dims),
+        }
+      : null,
+    alibi: null,
+    params: () => pretrainedParams(model, names, rows, l),
+  };
+}
+
+// The pre-norm, q and k rows (a fused [q; k; v]'s rows [0, H·d) and [H·d, (H + Hkv)·d), or q and k
+// apart), their biases and q/k norms, read back from the core as it computes with them.
+function pretrainedParams(model, names, rows, l) {
+  const core = model._core;
+  const d = core.headDim,
+    qw = core.heads * d,
+    kw = core.kvHeads * d;
+  const fused = names.qkv(l);
+  const fusedBias = names.qkvBias(l) ? rows(names.qkvBias(l)) : null;
+  const q = { weight: fused ? rows(fused, 0, qw) : rows(names.q(l), 0, qw) };
+  const k = { weight: fused ? rows(fused, qw, kw) : rows(names.k(l), 0, kw) };
+  q.bias = fusedBias ? fusedBias.subarray(0, qw) : names.qBias(l) ? rows(names.qBias(l)) : null;
+  k.bias = fusedBias ? fusedBias.subarray(qw, qw + kw) : names.kBias(l) ? rows(names.kBias(l)) : null;
+  const perHead = core.qkNorm === QK_NORM.perHead;
+  const norm = (key) => ({ weight: rows(key), perHead, eps: core.normEps });
+  let inputNorm = null;
+  if (names.attnNorm(l)) {
+    // GPT-2's LayerNorm, the Llama layout's RMSNorm; none without pre-norms (OLMo 2)
+    const bias = names.attnNormBias(l) ? rows(names.attnNormBias(l)) : null;
+    inputNorm = { kind: bias ? 'layer' : 'rms', weight: rows(names.attnNorm(l)), eps: core.normEps };
+    if (bias) inputNorm.bias = bias;
+  }
+  return {
+    inputNorm,
+    q,
+    k,
+    qNorm: core.qkNorm ? norm(names.qNorm(l)) : null,
+    kNorm: core.qkNorm ? norm(names.kNorm(l)) : null,
   };
 }

@@ -16,14 +16,14 @@ const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 // c ↦ s·c ⊙ γ), the logit difference is an affine function of them: each component's attribution is
 // its image through every later norm, dotted with u = W_U[token] − W_U[against]. Everything in double.
 
-const dot = (a, b) => {
+export const dot = (a, b) => {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += a[i] * b[i];
   return s;
 };
 
 // s of a norm spec { kind: 'layer' | 'rms', weight, bias?, eps } at input x.
-function normScale(spec, x) {
+export function normScale(spec, x) {
   const n = x.length;
   if (spec.kind === 'rms') return 1 / Math.sqrt(dot(x, x) / n + spec.eps);
   let mean = 0;
@@ -35,7 +35,7 @@ function normScale(spec, x) {
 }
 
 // c through the norm frozen at scale s (β added when withBeta: the constants' row).
-function frozenNorm(spec, s, c, withBeta) {
+export function frozenNorm(spec, s, c, withBeta) {
   const n = c.length,
     y = new Float64Array(n);
   let mean = 0;
@@ -54,6 +54,53 @@ export function applyNorm(spec, x) {
 }
 
 /**
+ * One position's residual stream kept apart in components: `inputs` first (the embedding, and the
+ * positions where they are added to the stream), then whatever add() appends (heads, MLPs), the
+ * constants (biases, norm β's) in `bias`. freeze(spec) sends everything through a norm frozen at the
+ * stream's total. Shared by logitAttribution and qkAttribution (interp-qk.js).
+ */
+export function residualStream(E, inputs) {
+  const comps = inputs.map((v) => Float64Array.from(v));
+  const stream = {
+    comps,
+    bias: new Float64Array(E),
+    add: (v) => comps.push(Float64Array.from(v)) - 1,
+    addBias: (v) => {
+      for (let i = 0; i < E; i++) stream.bias[i] += v[i];
+    },
+    total: () => {
+      const r = Float64Array.from(stream.bias);
+      for (const c of comps) for (let i = 0; i < E; i++) r[i] += c[i];
+      return r;
+    },
+    freeze: (spec) => {
+      const s = normScale(spec, stream.total());
+      for (let k = 0; k < comps.length; k++) comps[k] = frozenNorm(spec, s, comps[k], false);
+      stream.bias = frozenNorm(spec, s, stream.bias, true);
+    },
+  };
+  return stream;
+}
+
+/**
+ * The blocks of attributeResidual's plan.layers over a residualStream: each layer's heads, its
+ * attention bias, post-norms and MLP output in order. Returns { headIndex (per layer, per head),
+ * mlpIndex (per layer, -1 without an MLP) }: the components' indices in stream.comps.
+ */
+export function walkLayers(stream, layers) {
+  const headIndex = [],
+    mlpIndex = [];
+  for (const layer of layers) {
+    headIndex.push(layer.heads.map((h) => stream.add(h)));
+    if (layer.attnBias) stream.addBias(layer.attnBias);
+    if (layer.post1) stream.freeze(layer.post1);
+    mlpIndex.push(layer.mlp ? stream.add(layer.mlp(stream.total())) : -1);
+    if (layer.post2) stream.freeze(layer.post2);
+  }
+  return { headIndex, mlpIndex };
+}
+
+/**
  * Walks one position's residual stream through the blocks, keeping every component apart.
  * plan: { hidden, embed (E), layers: [{ heads: (E)[] per query head, attnBias (E) | null,
  *   post1: norm | null (after the attention's residual add), mlp: (residual) => (E) | null (it applies
@@ -62,35 +109,15 @@ export function applyNorm(spec, x) {
  * Returns { heads: number[][], mlp: number[], embed, bias, total }.
  */
 export function attributeResidual(plan) {
-  const E = plan.hidden;
-  const comps = [Float64Array.from(plan.embed)]; // [0] embed; then heads and MLPs as they come; bias kept apart
-  let bias = new Float64Array(E);
-  const headIndex = [],
-    mlpIndex = [];
-  const residual = () => {
-    const r = Float64Array.from(bias);
-    for (const c of comps) for (let i = 0; i < E; i++) r[i] += c[i];
-    return r;
-  };
-  const freeze = (spec) => {
-    const s = normScale(spec, residual());
-    for (let k = 0; k < comps.length; k++) comps[k] = frozenNorm(spec, s, comps[k], false);
-    bias = frozenNorm(spec, s, bias, true);
-  };
-  for (const layer of plan.layers) {
-    headIndex.push(layer.heads.map((h) => comps.push(Float64Array.from(h)) - 1));
-    if (layer.attnBias) for (let i = 0; i < E; i++) bias[i] += layer.attnBias[i];
-    if (layer.post1) freeze(layer.post1);
-    mlpIndex.push(layer.mlp ? comps.push(Float64Array.from(layer.mlp(residual()))) - 1 : -1);
-    if (layer.post2) freeze(layer.post2);
-  }
-  if (plan.finalNorm) freeze(plan.finalNorm);
-  const part = (k) => (k < 0 ? 0 : dot(comps[k], plan.u));
+  const stream = residualStream(plan.hidden, [plan.embed]); // comps[0]: the embedding
+  const { headIndex, mlpIndex } = walkLayers(stream, plan.layers);
+  if (plan.finalNorm) stream.freeze(plan.finalNorm);
+  const part = (k) => (k < 0 ? 0 : dot(stream.comps[k], plan.u));
   const out = {
     heads: headIndex.map((ks) => ks.map(part)),
     mlp: mlpIndex.map(part),
     embed: part(0),
-    bias: dot(bias, plan.u) + plan.constant,
+    bias: dot(stream.bias, plan.u) + plan.constant,
   };
   out.total =
     out.embed + out.bias + out.heads.flat().reduce((a, b) => a + b, 0) + out.mlp.reduce((a, b) => a + b, 0);
@@ -178,16 +205,20 @@ export function _setTraceBudget(bytes) {
  * Every layer's z, (H, T, d) float32 each, of one run (a batch of one): run(layers, first) is a
  * forward tracing `layers` (first: the call whose other outputs the caller keeps). Short inputs trace
  * every layer in one forward; long ones a few layers per forward, so the traces' (T, T) steps stay
- * under the trace budget. Returns { first (that call's result, traces dropped), z }.
+ * under the trace budget. onTrace(l, steps), when given, sees each layer's trace before it is
+ * dropped. Returns { first (that call's result, traces dropped), z }.
  */
-export function tracedForward(run, L, H, T) {
+export function tracedForward(run, L, H, T, onTrace) {
   const per = Math.max(1, Math.floor(traceBudgetBytes / (2 * 4 * 4 * H * T * T)));
   const z = new Array(L);
   let first = null;
   for (let l0 = 0; l0 < L; l0 += per) {
     const layers = allLayers(Math.min(per, L - l0)).map((i) => l0 + i);
     const r = run(layers, first === null);
-    for (const l of layers) z[l] = r.traces[l].find((s) => s.name === 'context').data;
+    for (const l of layers) {
+      z[l] = r.traces[l].find((s) => s.name === 'context').data;
+      onTrace?.(l, r.traces[l]);
+    }
     r.traces = null;
     if (first === null) first = r;
   }
@@ -197,7 +228,7 @@ export function tracedForward(run, L, H, T) {
 // Layer l of the walk (attributeResidual's plan): each head's output W_O,h · z_h, the MLP's output at
 // the position (the core's, bias included), and the norms after them: a norm on a branch is frozen
 // here at the branch's own output (OLMo 2, Gemma: x += norm(f(x))), one on the stream in the walk.
-function layerPlan(a, l, z, mlpOut) {
+export function layerPlan(a, l, z, mlpOut) {
   const wo = a.outProj(l);
   let heads = z.map((zh, h) => headOutput(wo, a.E, a.H * a.d, zh, h));
   let mlp = mlpOut;

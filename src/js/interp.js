@@ -186,7 +186,8 @@ export function attentionRollout(attentions, options = {}) {
   return new Tensor(out, [L, T, T]);
 }
 
-// Attribution and patching live in their own modules (one path each for both model classes, over
-// their adapters: interp-adapter.js); the model classes import all three from here.
+// Attribution, QK attribution and patching live in their own modules (one path each for both model
+// classes, over their adapters: interp-adapter.js); the model classes import them from here.
 export { logitAttribution, _setTraceBudget } from './interp-attribution.js';
+export { qkAttribution } from './interp-qk.js';
 export { PATCH_COMPONENTS, modelPatch, runPatch } from './interp-patch.js';

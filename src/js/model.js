@@ -7,7 +7,7 @@ import { checkInt, checkOptions, checkSeed, describe } from './options.js';
 import { decodeSafetensors, encodeSafetensors } from './safetensors.js';
 import { Tensor, asBoolTensor, asFloatTensor, fromCore } from './tensor.js';
 import { idBatch, layerList, traceLayers } from './ids.js';
-import { logitAttribution, modelHeadScores, modelPatch } from './interp.js';
+import { logitAttribution, modelHeadScores, modelPatch, qkAttribution } from './interp.js';
 import { tinyInterp } from './interp-adapter.js';
 import { Handle } from './runtime.js';
 
@@ -252,6 +252,11 @@ class TinyTransformerBase extends Handle {
   /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
   logitAttribution(ids, options = {}) {
     return logitAttribution(this, ids, options);
+  }
+
+  /** QK attribution: (query, key)'s score in one head split over the stream's components at both positions; see interp-qk.js. */
+  qkAttribution(ids, options = {}) {
+    return qkAttribution(this, ids, options);
   }
 
   /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */

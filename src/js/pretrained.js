@@ -13,7 +13,7 @@ import { entryOf, makeTokenizer, readEntries, weightFiles } from './pretrained-f
 import { familyOf, storedTransposed, tensorName } from './architectures/index.js';
 import { Handle } from './runtime.js';
 import { Tensor, fromCore } from './tensor.js';
-import { logitAttribution, modelHeadScores, modelPatch } from './interp.js';
+import { logitAttribution, modelHeadScores, modelPatch, qkAttribution } from './interp.js';
 import { pretrainedInterp } from './interp-adapter.js';
 import { coreConfig } from './pretrained-config.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
@@ -119,6 +119,11 @@ class PretrainedModelBase extends Handle {
   /** Direct logit attribution of logits[position, token] (− logits[position, against]) to embed, heads, MLPs and constants; see interp.js. */
   logitAttribution(ids, options = {}) {
     return logitAttribution(this, ids, options);
+  }
+
+  /** QK attribution: (query, key)'s score in one head split over the stream's components at both positions; see interp-qk.js. */
+  qkAttribution(ids, options = {}) {
+    return qkAttribution(this, ids, options);
   }
 
   /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */

@@ -158,7 +158,8 @@ struct PretrainedConfig {
 class PretrainedModel {
  public:
   // Checks the sizes (INVALID_ARGUMENT / HEADS_DO_NOT_DIVIDE / TOO_LARGE before allocating; the
-  // weights are counted at 2 bytes per value here, reserve() checks the real total).
+  // weights are counted at the fewest bytes any format stores a value in, Q2_K's 84 per 256;
+  // reserve() checks the real total).
   static Status create(const PretrainedConfig& config, PretrainedModel& out);
   const PretrainedConfig& config() const { return config_; }
 

@@ -137,8 +137,11 @@ Status make_attention(const PretrainedConfig& c, int l, MultiHeadAttention& out)
 
 Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& out) {
   ATTN_RETURN_IF_ERROR(check_config(config));
+  // The weights at the fewest bytes any WeightFormat stores a value in (Q2_K: 84 bytes per 256): a
+  // config refused here is too large in every format; reserve() checks the file's real total before
+  // the first tensor is allocated.
   ATTN_RETURN_IF_ERROR(
-      check_allocation(as_floats(2 * weight_values(config)), "the pretrained model's weights"));
+      check_allocation(as_floats(weight_values(config) * 84 / 256), "the pretrained model's weights"));
   PretrainedModel m;
   m.config_ = config;
   m.specs_ = pretrained_tensor_specs(config);
@@ -375,6 +378,18 @@ Status PretrainedModel::read_rows(const TensorKey& key, int first, int count, st
     ATTN_RETURN_IF_ERROR(L->attn.get_parameter("out_proj.bias", v));
   else if (L && key.role == TensorRole::kQkvBias)
     ATTN_RETURN_IF_ERROR(L->attn.get_parameter("in_proj_bias", v));
+  else if (L && (key.role == TensorRole::kQNorm || key.role == TensorRole::kKNorm))
+    v = L->attn.qk_norm_weight(key.role == TensorRole::kKNorm);
+  else if (L && (key.role == TensorRole::kQBias || key.role == TensorRole::kKBias ||
+                 key.role == TensorRole::kVBias)) {
+    // Qwen2's separate biases: their segment of in_proj_bias [b_q; b_k; b_v], as use() put them
+    Tensor bias;
+    ATTN_RETURN_IF_ERROR(L->attn.get_parameter("in_proj_bias", bias));
+    const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
+    const int at = key.role == TensorRole::kQBias ? 0 : key.role == TensorRole::kKBias ? qk : qk + kv;
+    if (at + cols <= static_cast<int>(bias.data.size()))
+      v.data.assign(bias.data.begin() + at, bias.data.begin() + at + cols);
+  }
   if (static_cast<int>(v.data.size()) != cols)
     return invalid("tensor " + key.label() + " cannot be read back");
   out = v.data;

@@ -27,6 +27,8 @@ const ADAPTER_KEYS = [
   'normAfter',
   'finalNorm',
   'unembed',
+  'embedding',
+  'attention',
 ].sort();
 
 const ids = Int32Array.from([3, 1, 4, 1, 5, 9]);

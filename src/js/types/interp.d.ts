@@ -1,5 +1,5 @@
 // Interpretability (docs/interpretability.md): head scores, attention rollout, logit attribution,
-// activation patching.
+// QK attribution, activation patching.
 import type { Tensor, TensorLike } from './tensor.js';
 import type { IdsLike, TinyTransformer } from './model.js';
 import type { PretrainedModel } from './pretrained.js';
@@ -60,6 +60,42 @@ export interface LogitAttribution {
    * before any final soft-capping (Gemma 2's forward returns c·tanh(logits / c); this is the logits').
    */
   logitDiff: number;
+}
+
+/** Options of {@link TinyTransformer.qkAttribution} and {@link PretrainedModel.qkAttribution}; every one required. */
+export interface QkAttributionOptions {
+  /** The layer whose score is explained, in [0, numLayers). */
+  layer: number;
+  /** The query head, in [0, numHeads) (a grouped-query head uses its key head). */
+  head: number;
+  /** The query position, in [0, T). */
+  query: number;
+  /** The key position, in [0, T); a key the layer's mask hides (after the query in a causal model, outside a sliding window) is refused. */
+  key: number;
+}
+
+/**
+ * QK attribution: the scaled score of (query, key) in one head, before the mask, soft-cap and softmax,
+ * split bilinearly over the residual stream's components at the query position (rows) and at the key
+ * position (columns). Every norm on the way (the block's input norm, q/k norms, post-norms as
+ * {@link LogitAttribution} freezes them) is frozen at its actual input and RoPE is a fixed rotation at
+ * each position, so q and k are affine in the components: entry (i, j) = scale · q_i · k_j, the q/k
+ * projection biases and norm β's in the `'bias'` row and column. Computed in double.
+ */
+export interface QkAttribution {
+  /** scale · q · k of the real forward (the core's own q · k) plus positionBias. */
+  score: number;
+  /**
+   * The components, rows and columns alike: `'embed'` (the token embedding part), `'pos'` (only where
+   * positions are added to the stream: GPT-2, a learned or sinusoidal TinyTransformer), then for each
+   * layer l < `layer` its heads `'L{l}H{h}'` and its MLP `'L{l}MLP'` (where the blocks have one), then
+   * `'bias'` (the stream's constants and the q/k projection biases).
+   */
+  components: readonly string[];
+  /** (C, C), C = components.length, float32: Σ matrix + positionBias = score within float error. */
+  matrix: Tensor;
+  /** The additive score bias of the position: ALiBi's −slope · distance, 0 elsewhere. */
+  positionBias: number;
 }
 
 /** What {@link PatchOptions.component} patches; the unit is the query head. */

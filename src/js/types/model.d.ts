@@ -8,6 +8,8 @@ import type {
   HeadScoresOptions,
   LogitAttribution,
   LogitAttributionOptions,
+  QkAttribution,
+  QkAttributionOptions,
   PatchOptions,
   PatchResult,
 } from './interp.js';
@@ -142,6 +144,13 @@ export class TinyTransformer {
    * LayerNorm frozen at its actual input (pre-, post- or no norm). See {@link LogitAttribution}.
    */
   logitAttribution(ids: IdsLike, options: LogitAttributionOptions): LogitAttribution;
+  /**
+   * QK attribution (a batch of one): why head `head` of layer `layer` gives key `key` its score from
+   * query `query`: the score split over the residual stream's components at both positions, every
+   * norm frozen at its actual input, RoPE a fixed rotation. See {@link QkAttribution}; bad options,
+   * a hidden key or a batch are `INVALID_ARGUMENT` naming them.
+   */
+  qkAttribution(ids: IdsLike, options: QkAttributionOptions): QkAttribution;
   /**
    * Activation patching: the corrupted run with one activation (a head's z, or the residual stream
    * entering a block at one position) taken from the clean run, for every such activation. See

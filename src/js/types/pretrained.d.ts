@@ -8,6 +8,8 @@ import type {
   HeadScoresOptions,
   LogitAttribution,
   LogitAttributionOptions,
+  QkAttribution,
+  QkAttributionOptions,
   PatchOptions,
   PatchResult,
 } from './interp.js';
@@ -164,6 +166,12 @@ export class PretrainedModel {
    * post-norms (OLMo 2, Gemma) frozen at their branch's output. See {@link LogitAttribution}.
    */
   logitAttribution(ids: IdsLike, options: LogitAttributionOptions): LogitAttribution;
+  /**
+   * QK attribution (a batch of one), as {@link TinyTransformer.qkAttribution}, for every supported
+   * architecture: q/k norms and post-norms frozen at their actual input, partial and scaled RoPE per
+   * layer, grouped-query heads through their key head. See {@link QkAttribution}.
+   */
+  qkAttribution(ids: IdsLike, options: QkAttributionOptions): QkAttribution;
   /** Activation patching, as {@link TinyTransformer.patch}. */
   patch(options: PatchOptions): Promise<PatchResult>;
   /**
