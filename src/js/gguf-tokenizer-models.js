@@ -1,6 +1,6 @@
-// The two tokenizer models of a GGUF file as tokenizer.json pieces the vendored @huggingface/tokenizers
-// runs: llama.cpp's "llama" (SentencePiece: pieces and scores, no merges) and "gpt2" (byte-level BPE
-// with merges and the split regexes llama.cpp's llama-vocab.cpp names by tokenizer.ggml.pre).
+// A GGUF "gpt2" vocab (byte-level BPE with merges and the split regexes llama.cpp's llama-vocab.cpp
+// names by tokenizer.ggml.pre) as tokenizer.json pieces the vendored @huggingface/tokenizers runs.
+// ("llama" SentencePiece vocabs run llama.cpp's own algorithm: gguf-spm.js.)
 import { AttentionError } from './errors.js';
 import { describe } from './options.js';
 
@@ -103,59 +103,4 @@ export function gpt2Parts({ vocab, merges, flags }) {
       merges: merges.map(splitMerge),
     },
   };
-}
-
-/**
- * BPE merges from SentencePiece scores, as HF's SentencePieceExtractor builds them: every split of
- * a piece into two pieces of the vocab is a merge, ranked by the whole piece's score (highest
- * first; ties by the piece's id, then the halves' ids). Merging by these ranks is llama.cpp's
- * llm_tokenizer_spm: repeatedly join the adjacent pair whose joined piece scores highest.
- */
-export function mergesFromScores(tokens, scores, ids) {
-  const found = [];
-  tokens.forEach((piece, id) => {
-    // every split between two code points (a surrogate pair is one character)
-    for (let at = 1; at < piece.length; at++) {
-      const c = piece.charCodeAt(at);
-      if (c >= 0xdc00 && c <= 0xdfff) continue;
-      const l = ids.get(piece.slice(0, at));
-      const r = l === undefined ? undefined : ids.get(piece.slice(at));
-      if (r !== undefined) found.push({ l, r, id, score: scores[id] });
-    }
-  });
-  found.sort((a, b) => b.score - a.score || a.id - b.id || a.l - b.l || a.r - b.r);
-  return found.map(({ l, r }) => [tokens[l], tokens[r]]);
-}
-
-/** The model, normalizer and decoder of a "llama" (SentencePiece) vocab, as HF's LlamaConverter. */
-export function spmParts({ vocab, tokens, scores, ids, unkToken, addSpacePrefix }) {
-  const normalizer = {
-    type: 'Sequence',
-    normalizers: [
-      ...(addSpacePrefix ? [{ type: 'Prepend', prepend: '\u2581' }] : []),
-      { type: 'Replace', pattern: { String: ' ' }, content: '\u2581' },
-    ],
-  };
-  const decoder = {
-    type: 'Sequence',
-    decoders: [
-      { type: 'Replace', pattern: { String: '\u2581' }, content: ' ' },
-      { type: 'ByteFallback' },
-      { type: 'Fuse' },
-      ...(addSpacePrefix ? [{ type: 'Strip', content: ' ', start: 1, stop: 0 }] : []),
-    ],
-  };
-  const model = {
-    type: 'BPE',
-    dropout: null,
-    unk_token: unkToken,
-    continuing_subword_prefix: null,
-    end_of_word_suffix: null,
-    fuse_unk: true,
-    byte_fallback: true,
-    ignore_merges: false,
-    vocab,
-    merges: mergesFromScores(tokens, scores, ids),
-  };
-  return { normalizer, pre_tokenizer: null, decoder, model };
 }

@@ -1,9 +1,11 @@
 // The tokenizer of a GGUF file (its tokenizer.ggml.* keys, as llama.cpp's llama-vocab.cpp reads
-// them) as the tokenizer.json and tokenizer_config.json objects of the Hugging Face tokenizer
-// llama.cpp's converter read from, plus the end-of-generation ids llama.cpp stops at.
+// them): a "gpt2" vocab as the tokenizer.json object of the Hugging Face tokenizer llama.cpp's
+// converter read from, a "llama" (SentencePiece) vocab as llama.cpp's own tokenizer (gguf-spm.js);
+// plus the tokenizer_config.json object and the end-of-generation ids llama.cpp stops at.
 import { AttentionError } from './errors.js';
 import { describe } from './options.js';
-import { gpt2Parts, preFlags, spmParts } from './gguf-tokenizer-models.js';
+import { gpt2Parts, preFlags } from './gguf-tokenizer-models.js';
+import { SpmTokenizer } from './gguf-spm.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
@@ -163,28 +165,46 @@ function eogIds(metadata, { tokens, ids }, eos) {
   return [...out].sort((a, b) => a - b);
 }
 
-// The model-specific parts and llama.cpp's defaults for the model named by tokenizer.ggml.model.
-function modelParts(metadata, vocab, object) {
+// The model-specific parts and llama.cpp's defaults for the model named by tokenizer.ggml.model
+// ("llama": no tokenizer.json parts, llama.cpp's tokenizer is built once the flags are known).
+function modelParts(metadata, vocab) {
   const model = metadata[key('model')];
-  const n = vocab.tokens.length;
-  if (model === 'llama') {
-    const unk = specialId(metadata, 'unknown', 0, n);
-    const parts = spmParts({
-      ...vocab,
-      vocab: object,
-      unkToken: unk == null ? null : vocab.tokens[unk],
-      addSpacePrefix: flag(metadata, 'add_space_prefix', true),
-    });
-    return { parts, bos: 1, eos: 2, addBos: true, cleanSpaces: false };
-  }
+  if (model === 'llama') return { parts: null, bos: 1, eos: 2, addBos: true, cleanSpaces: false };
   if (model === 'gpt2') {
     const flags = preFlags(metadata[key('pre')]);
+    const object = Object.fromEntries(vocab.tokens.map((t, i) => [t, i]));
     const parts = gpt2Parts({ vocab: object, merges: metadata[key('merges')], flags });
     return { parts, bos: 11, eos: 11, addBos: flags.addBos, cleanSpaces: flags.cleanSpaces };
   }
   throw invalid(
     `gguf: tokenizer.ggml.model ${describe(model)} is not supported; supported: ${GGUF_TOKENIZER_MODELS.join(', ')}`,
   );
+}
+
+// The tokenizer.json object of a "gpt2" vocab, or llama.cpp's SentencePiece tokenizer of a "llama"
+// one (its special tokens typed as addedTokens types them, Phi-3's stripped spaces included).
+function buildTokenizer(metadata, vocab, model, flags) {
+  const added = addedTokens(vocab.tokens, vocab.types, metadata['general.name']);
+  if (model.parts === null) {
+    const types = Array.from(vocab.types);
+    for (const t of added) if (t.special && types[t.id] !== TYPE.UNKNOWN) types[t.id] = TYPE.CONTROL;
+    return new SpmTokenizer({
+      tokens: vocab.tokens,
+      scores: vocab.scores,
+      types,
+      ...flags,
+      addSpacePrefix: flag(metadata, 'add_space_prefix', true),
+      rstrip: added.filter((t) => t.rstrip).map((t) => t.id),
+    });
+  }
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: added,
+    ...model.parts,
+    post_processor: postProcessor(vocab.tokens, flags),
+  };
 }
 
 // tokenizer.chat_template, and named templates (tokenizer.chat_template.<name>) as HF's list.
@@ -201,9 +221,10 @@ function chatTemplate(metadata) {
 }
 
 /**
- * The tokenizer of a GGUF file's metadata (parseGGUF's `metadata`): `tokenizer` (a tokenizer.json
- * object for makeTokenizer), `tokenizerConfig` (chat_template, bos/eos/unk/pad tokens, the add-BOS
- * and add-EOS flags, clean_up_tokenization_spaces) and `eosIds` (llama.cpp's end-of-generation
+ * The tokenizer of a GGUF file's metadata (parseGGUF's `metadata`): `tokenizer` (for "gpt2" a
+ * tokenizer.json object for makeTokenizer; for "llama" llama.cpp's SentencePiece tokenizer itself,
+ * an SpmTokenizer with the vendored Tokenizer's encode/decode), `tokenizerConfig` (chat_template,
+ * bos/eos/unk/pad tokens, the add-BOS and add-EOS flags, clean_up_tokenization_spaces) and `eosIds` (llama.cpp's end-of-generation
  * ids, sorted). An unknown tokenizer.ggml.model or tokenizer.ggml.pre is an INVALID_ARGUMENT
  * AttentionError naming it.
  */
@@ -212,8 +233,7 @@ export function tokenizerFromGGUF(metadata) {
     throw invalid(`gguf: metadata must be an object, got ${describe(metadata)}`);
   const vocab = readVocab(metadata);
   const n = vocab.tokens.length;
-  const object = Object.fromEntries(vocab.tokens.map((t, i) => [t, i]));
-  const model = modelParts(metadata, vocab, object);
+  const model = modelParts(metadata, vocab);
   const bos = specialId(metadata, 'bos', model.bos, n);
   const eos = specialId(metadata, 'eos', model.eos, n);
   const flags = {
@@ -227,14 +247,7 @@ export function tokenizerFromGGUF(metadata) {
   if (flags.addEos && eos == null)
     throw invalid(`gguf: ${key('add_eos_token')} is true, but ${key('eos_token_id')} is not set`);
   const text = (id) => (id == null ? null : vocab.tokens[id]);
-  const tokenizer = {
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: addedTokens(vocab.tokens, vocab.types, metadata['general.name']),
-    ...model.parts,
-    post_processor: postProcessor(vocab.tokens, flags),
-  };
+  const tokenizer = buildTokenizer(metadata, vocab, model, flags);
   const tokenizerConfig = {
     chat_template: chatTemplate(metadata),
     bos_token: text(bos),

@@ -82,7 +82,10 @@ async function fileTokenizer(metadata) {
   }
   try {
     const { tokenizer, tokenizerConfig, eosIds } = tokenizerFromGGUF(metadata);
-    return { tok: await makeTokenizer(tokenizer, tokenizerConfig), tokenizerConfig, eosIds };
+    // a "llama" vocab comes as llama.cpp's tokenizer itself (gguf-spm.js), a "gpt2" one as tokenizer.json
+    const tok =
+      typeof tokenizer.encode === 'function' ? tokenizer : await makeTokenizer(tokenizer, tokenizerConfig);
+    return { tok, tokenizerConfig, eosIds };
   } catch (error) {
     if (!(error instanceof AttentionError)) throw error;
     return { why: `this GGUF file's tokenizer is not supported: ${error.message}; the model takes ids` };

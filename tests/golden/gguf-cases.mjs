@@ -17,12 +17,14 @@ const ASCII_TEXTS = [
   'He said: hello, hello world.',
 ];
 
-// The SentencePiece fixture has the 256 byte tokens: anything goes (byte fallback).
+// The SentencePiece fixture has the 256 byte tokens: anything goes (byte fallback), characters
+// that are no piece (é, 世, \t, Z, B, Q, U) included.
 const SPM_TEXTS = [
   ...ASCII_TEXTS,
   'héllo wörld 世界 🙂',
   'the world<|end|> and <|user|>hi',
   'Hello\n\tworld  ',
+  'Zoe: I quit, Bob? QUIZ xyz',
 ];
 
 const CHAT = [

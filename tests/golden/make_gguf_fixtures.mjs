@@ -91,8 +91,8 @@ export function dequantizedGGUF({ model, type, quant, pre, template }) {
 // The SentencePiece pieces after the specials and the bytes: "▁", single characters, then longer
 // pieces. Scores are distinct (llama.cpp breaks ties by position, the library by id) and chosen so
 // that the order of merges matters (e.g. "▁hello" is rarer than "▁he" + "llo"). Every character of
-// a piece is a piece itself: llama.cpp merges a character missing from the vocab with its neighbour
-// into a piece, where the library breaks it into bytes first (docs/gguf.md, the known differences).
+// a piece is a piece itself (a character missing from the vocab is covered by the strings of
+// tests/golden/gguf-cases.mjs instead: llama.cpp and the library both merge it into a piece).
 const CHARS = [..."abcdefghijklmnopqrstuvwxyzHITW0123456789,.!?':"];
 const PIECES = [
   ...'he ll ▁t ▁w or ld in er th ▁a an nd re ea se ▁s ▁h lo llo ello ▁the ▁he ▁hello ▁wor ▁world ▁and'.split(
