@@ -34,7 +34,8 @@ const CHAT = [
   { role: 'user', content: 'the sea?' },
 ];
 
-// ChatML (Qwen's), Llama 3's header form, and a Llama 2-like one that writes bos_token.
+// ChatML (Qwen's, SmolLM3's), Llama 3's header form, Gemma's turns, Phi-3's role tags, and a
+// Llama 2-like one that writes bos_token.
 export const TEMPLATES = {
   chatml:
     "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>' + '\\n' }}" +
@@ -43,11 +44,39 @@ export const TEMPLATES = {
     "{{ bos_token }}{% for m in messages %}{{ '<|start_header_id|>' + m.role + '<|end_header_id|>\\n\\n' + " +
     "m.content | trim + '<|eot_id|>' }}{% endfor %}{% if add_generation_prompt %}" +
     "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}",
+  gemma:
+    "{{ bos_token }}{% for m in messages %}{% if m.role == 'assistant' %}{% set role = 'model' %}{% else %}" +
+    "{% set role = m.role %}{% endif %}{{ '<start_of_turn>' + role + '\\n' + m.content | trim + " +
+    "'<end_of_turn>\\n' }}{% endfor %}" +
+    "{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}",
+  phi3:
+    "{% for m in messages %}{{ '<|' + m.role + '|>\\n' + m.content + '<|end|>\\n' }}{% endfor %}" +
+    "{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}",
   spm:
     "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}{{ '<|user|>' + m.content + '<|end|>' }}" +
     "{% elif m.role == 'assistant' %}{{ ' ' + m.content + eos_token }}{% else %}{{ '[' + m.content + ']' }}" +
     "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ ' ' }}{% endif %}",
 };
+
+// The other families' checkpoints, F32: [model, tokenizer.ggml.pre (the family's, or "default"
+// where the family's own vocab is SentencePiece), chat template, prompt, tolerance]; the comments
+// give the measured max |Δp| (F16 KV cache; with an F32 one in parentheses: float noise, but for
+// ggml's GELU, which rounds its input and output to float16 through a table).
+const FAMILIES = [
+  ['qwen3-tiny', 'qwen2', 'chatml', 'the world, the sea. Hello there!', 1e-3], // 2.5e-4 (8.8e-7)
+  ['gemma2-tiny', 'default', 'gemma', 'Hello world, the sea. hello there', 2e-4], // 2.2e-5 (1.1e-5)
+  ['gemma3-tiny', 'default', 'gemma', 'hello there, the sea. Hello world', 2e-4], // 3.5e-5 (2.5e-5)
+  ['phi3-tiny', 'default', 'phi3', 'Hello there, the world. the sea', 3e-3], // 1.2e-3 (1.0e-6)
+  ['gpt2-tiny', 'gpt-2', 'chatml', 'Hello world, the sea. hello there', 3e-3], // 1.0e-3 (3.6e-4)
+  ['olmo2-tiny', 'dbrx', 'chatml', 'the sea, hello world. Hello there', 2e-3], // 7.4e-4 (6.1e-7)
+  ['smollm3-tiny', 'smollm', 'chatml', 'Hello there, the sea and the world', 2e-3], // 7.0e-4 (1.8e-6)
+  ['mistral-tiny', 'default', 'spm', 'the world. Hello there, the sea!', 2e-3], // 6.1e-4 (6.4e-7)
+];
+
+// general.name where the checkpoint's own would not do: llama.cpp sets Phi-3's special-token
+// attributes when the name says "phi3" by looking up <unk>, <s>, </s> and <|endoftext|> (its vocab
+// load fails on a vocab without them, as the tiny one is).
+const NAMES = { 'phi3-tiny': { name: 'tiny-phi' } };
 
 /**
  * Each fixture: its file; `source` (make_gguf_fixtures.mjs: a tests/golden/pretrained/ checkpoint
@@ -84,6 +113,20 @@ export const CASES = [
     texts: ASCII_TEXTS,
     prompt: 'the sea, the world. Hello there!',
     tolerance: 5e-2, // measured 3.1e-2 (8-bit activations)
+  },
+  ...FAMILIES.map(([model, pre, template, prompt, tolerance]) => ({
+    file: `${model}.f32.gguf`,
+    source: { model, type: 'F32', pre, template, ...NAMES[model] },
+    texts: ASCII_TEXTS,
+    prompt,
+    tolerance,
+  })),
+  {
+    file: 'phi3-tiny.q8_0.gguf',
+    source: { model: 'phi3-tiny', type: 'F32', quant: 'Q8_0', pre: 'default', template: 'phi3', ...NAMES['phi3-tiny'] },
+    texts: ASCII_TEXTS,
+    prompt: 'Hello there, the world. the sea',
+    tolerance: 5e-2, // measured 1.9e-2 (8-bit activations)
   },
   {
     file: 'tiny256-kquants.gguf',

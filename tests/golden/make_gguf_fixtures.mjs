@@ -57,16 +57,25 @@ function gpt2Tokenizer(model, pre, template) {
   return md;
 }
 
-// A checkpoint of tests/golden/pretrained/ as a GGUF file with its tokenizer (the converter's own
-// tokenizer.* keys replaced).
-function checkpointGGUF({ model, type, quant, pre, template }) {
+// The converter's metadata with its tokenizer.* keys replaced by the checkpoint's tokenizer, and
+// general.name by `name` where given (llama.cpp looks Phi-3's special tokens up by text when the name
+// says "phi3", and the tiny vocab has none of them).
+const checkpointMetadata =
+  ({ model, pre, template, name }) =>
+  (md) => [
+    ...md
+      .filter(([k]) => !k.startsWith('tokenizer.'))
+      .map(([k, t, v]) => (k === 'general.name' && name ? [k, t, name] : [k, t, v])),
+    ...gpt2Tokenizer(model, pre, template),
+  ];
+
+// A checkpoint of tests/golden/pretrained/ as a GGUF file with its tokenizer.
+function checkpointGGUF(source) {
+  const { model, type, quant } = source;
   return fixtureGGUF(model, {
     type,
     quantize: quant ? (_name, values) => quantize(quant, values) : undefined,
-    metadata: (md) => [
-      ...md.filter(([k]) => !k.startsWith('tokenizer.')),
-      ...gpt2Tokenizer(model, pre, template),
-    ],
+    metadata: checkpointMetadata(source),
   });
 }
 
@@ -74,17 +83,15 @@ function checkpointGGUF({ model, type, quant, pre, template }) {
  * A quantized checkpoint fixture with its matrices stored as their dequantized values in F32: what
  * llama.cpp computes for it tells its 8-bit activations apart from the weights (check_with_llamacpp).
  */
-export function dequantizedGGUF({ model, type, quant, pre, template }) {
+export function dequantizedGGUF(source) {
+  const { model, type, quant } = source;
   return fixtureGGUF(model, {
     type,
     quantize: (_name, values) => {
       const f32 = dequantize(quant, quantize(quant, values));
       return { type: 0, data: new Uint8Array(f32.buffer) };
     },
-    metadata: (md) => [
-      ...md.filter(([k]) => !k.startsWith('tokenizer.')),
-      ...gpt2Tokenizer(model, pre, template),
-    ],
+    metadata: checkpointMetadata(source),
   });
 }
 
