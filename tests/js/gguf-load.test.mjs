@@ -127,6 +127,31 @@ describe('GGUF files of the tiny checkpoints, as llama.cpp computes them', () =>
 });
 
 describe('what a GGUF model says about itself', () => {
+  it("Gemma 3's sliding_window_pattern and rope.freq_base_swa, read as llama.cpp reads them", async () => {
+    const gguf = fixtureGGUF('gemma3-tiny', {
+      metadata: (md) => [
+        ...md,
+        ['gemma3.attention.sliding_window_pattern', 'uint32', 2],
+        ['gemma3.rope.freq_base_swa', 'float32', 5000],
+      ],
+    });
+    const model = await loadPretrained({ gguf });
+    // period 2: layer 0 slides (0 % 2 < 1), layer 1 is full; the sliding layers' RoPE at 5000
+    assert.deepEqual(model.config.layer_types, ['sliding_attention', 'full_attention']);
+    assert.deepEqual(
+      model.layers.map((l) => [l.window > 0, l.ropeTheta]),
+      [
+        [true, 5000],
+        [false, model.config.rope_theta],
+      ],
+    );
+    model.dispose();
+    const zero = fixtureGGUF('gemma3-tiny', {
+      metadata: (md) => [...md, ['gemma3.attention.sliding_window_pattern', 'uint32', 0]],
+    });
+    await assert.rejects(loadPretrained({ gguf: zero }), /sliding_window_pattern must be a whole number ≥ 1/);
+  });
+
   it('config: the config.json keys the file maps to', async () => {
     for (const name of ['llama-tiny', 'qwen3-tiny', 'gpt2-tiny', 'gemma2-tiny', 'olmo2-tiny']) {
       const fixture = json(name, 'config.json');

@@ -5,7 +5,7 @@ import { describe } from '../options.js';
 import { ropeSettings, sameRope } from '../pretrained-rope.js';
 import { GEMMA_TENSORS, gemmaCore } from './gemma-layout.js';
 import { QK_NORM, invalid } from './shared.js';
-import { gemmaQueryScalar, llamaGGUF, swaPattern } from './gguf-layout.js';
+import { gemmaQueryScalar, llamaGGUF, swaPattern, swaPeriod } from './gguf-layout.js';
 
 const ARCH = 'Gemma3ForCausalLM';
 
@@ -53,16 +53,17 @@ export default {
     fixtures: '`gemma3-tiny` (layer 0 sliding, layer 1 full with linear-scaled RoPE)',
     qualifier: '(text)',
   },
-  // GGUF: norms stored as 1 + w; llama.cpp slides all but every 6th layer (set_swa_pattern(6)),
-  // runs the sliding layers' RoPE at base 10000 unscaled, and scales scores by 1/√head_dim
-  // (27B: 1/√(hidden/heads)) whatever query_pre_attn_scalar was.
+  // GGUF: norms stored as 1 + w; llama.cpp slides all but every n-th layer
+  // (attention.sliding_window_pattern, else 6), runs the sliding layers' RoPE unscaled at
+  // rope.freq_base_swa (else 10000), and scales scores by 1/√head_dim (27B: 1/√(hidden/heads))
+  // whatever query_pre_attn_scalar was.
   gguf: llamaGGUF(['gemma3'], {
     normsPlusOne: true,
     config: (read) => ({
       query_pre_attn_scalar: gemmaQueryScalar(read, 62),
       sliding_window: read('attention.sliding_window'),
-      layer_types: swaPattern(read('block_count'), 6),
-      rope_local_base_freq: 10000,
+      layer_types: swaPattern(read('block_count'), swaPeriod(read, 6)),
+      rope_local_base_freq: read('rope.freq_base_swa', 10000),
     }),
   }),
   tensors: GEMMA_TENSORS,

@@ -11,6 +11,7 @@
 //   normsPlusOne: norm weights stored as 1 + w (Gemma), used as stored; ropeFreqs: a rope_freqs
 //   tensor (Llama 3's scaled RoPE) divides the frequencies;
 //   config(read, ctx): config.json keys llama.cpp fixes or that the file does not carry.
+import { AttentionError } from '../errors.js';
 
 /** llama.cpp's tensor names by role (LLM_TENSOR_NAMES); per-layer ones after "blk.N.". */
 export const GGUF_TENSORS = {
@@ -88,6 +89,20 @@ export function gemmaQueryScalar(read, bigLayers) {
   const perHead = Math.floor(read('embedding_length') / read('attention.head_count'));
   const headDim = read('attention.key_length', perHead); // llama.cpp's n_embd_head_k
   return read('block_count') === bigLayers ? perHead : headDim;
+}
+
+/**
+ * llama.cpp's sliding-window period of a family that reads `attention.sliding_window_pattern`
+ * (one whole number n ≥ 1; `fallback` when the file has none): every n-th layer is full.
+ */
+export function swaPeriod(read, fallback) {
+  const n = read('attention.sliding_window_pattern', fallback);
+  if (!Number.isInteger(n) || n < 1)
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `gguf: attention.sliding_window_pattern must be a whole number ≥ 1 (every n-th layer full), got ${n}`,
+    );
+  return n;
 }
 
 /** Layer types by llama.cpp's set_swa_pattern(n): layer il slides iff il % n < n − 1. */
