@@ -3,22 +3,22 @@
 export NODE_PATH=/usr/share/nodejs   # Emscripten 3.1.6 finds acorn there (Debian)
 JOBS=${JOBS:-2}
 
-# The two wasm build directories, shared by build.sh (the ES module into dist/) and test.sh (the
-# Catch2 suite compiled to wasm and run by Node): one configuration each, so attn_core is compiled
-# once per kernel flavour and both targets link the same objects.
-WASM_CONFIG=(emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=ON)
-WASM_RELAXED_CONFIG=(emcmake cmake -S . -B build/wasm-relaxed -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=ON
-  -DATTN_RELAXED_SIMD=ON -DATTN_MODULE_NAME=attention_core_relaxed
-  -DATTN_DIST_DIR="$PWD/build/wasm-relaxed/dist")
+# The two wasm build directories, one per thread mode, shared by build.sh (the ES modules) and
+# test.sh (the Catch2 suite compiled to wasm and run by Node). Each builds both kernel flavours
+# from one set of core, model, train, binding and test objects: the SIMD128 targets, and with
+# ATTN_RELAXED_SIMD their relaxed-SIMD twins (*_relaxed), which differ only in the kernels, compiled
+# a second time with relaxed SIMD's fused multiply-add (attn_relaxed_twin in CMakeLists.txt).
+# build/wasm: dist/attention_core.{mjs,wasm}, the relaxed twin into build/wasm/dist-relaxed (build.sh
+# ships its .wasm only: it shares the SIMD128 glue), attn_kernel_tests and attn_kernel_tests_relaxed.
+WASM_CONFIG=(emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=ON
+  -DATTN_RELAXED_SIMD=ON -DATTN_RELAXED_DIST_DIR="$PWD/build/wasm/dist-relaxed")
 # The threaded modules (Emscripten pthreads, docs/threads.md), both into dist/threads/ (glue, worker
 # script, .wasm, and the {"type": "commonjs"} package.json the classic worker scripts need). Unlike the
 # single-thread pair, each has its own glue: a threaded glue holds a data address of its binary
 # (__emscripten_allow_main_runtime_queued_calls), which differs between the two.
 # build/wasm-threads also builds the Catch2 suite with real threads (scripts/test.sh runs it).
 WASM_THREADS_CONFIG=(emcmake cmake -S . -B build/wasm-threads -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=ON
-  -DATTN_THREADS=ON -DATTN_MODULE_NAME=attention_core_threads -DATTN_DIST_DIR="$PWD/dist/threads")
-WASM_THREADS_RELAXED_CONFIG=(emcmake cmake -S . -B build/wasm-threads-relaxed -DCMAKE_BUILD_TYPE=Release
-  -DATTN_BUILD_TESTS=OFF -DATTN_THREADS=ON -DATTN_RELAXED_SIMD=ON -DATTN_MODULE_NAME=attention_core_threads_relaxed
+  -DATTN_THREADS=ON -DATTN_RELAXED_SIMD=ON -DATTN_MODULE_NAME=attention_core_threads
   -DATTN_DIST_DIR="$PWD/dist/threads")
 NATIVE_CONFIG=(cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release)
 

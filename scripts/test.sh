@@ -55,22 +55,20 @@ section "libFuzzer corpus replay: every committed input of the 3 targets once (A
 bash scripts/fuzz.sh --replay
 
 section "wasm Catch2 kernel and fixture tests, single-thread SIMD128 build (run by Node in one process)"
-# build/wasm is build.sh's directory: the test binary links the attn_core objects the module did.
+# build/wasm is build.sh's directory: the test binaries link the objects the modules did, and the
+# relaxed-SIMD twin links the same test objects too (only the kernels are compiled twice).
 # The wasm suites run as one Node process each (run_wasm_suite): ctest would start Node and compile
 # the test .wasm once per test case (41 s for what one process does in 8 s). This build differs from
 # the threaded one below (which runs every case) only in having no pthreads, and the relaxed-SIMD
-# build only in the kernels' FMA: both run attn_kernel_tests, the tests of what differs
-# (tests/cpp/CMakeLists.txt; docs/testing.md).
+# twin only in the kernels' FMA: both run attn_kernel_tests, the tests of what differs
+# (tests/cpp/CMakeLists.txt; docs/testing.md). Both binaries are built here, two links at a time.
 configure build/wasm "${WASM_CONFIG[@]}"
 cmake build/wasm > /dev/null   # an existing directory learns of a test target added since
-cmake --build build/wasm -j"$JOBS" --target attn_kernel_tests
+cmake --build build/wasm -j"$JOBS" --target attn_kernel_tests attn_kernel_tests_relaxed
 run_wasm_suite build/wasm attn_kernel_tests
 
-section "wasm Catch2 kernel and fixture tests, relaxed-SIMD build (f32x4.relaxed_madd, Node with relaxed SIMD on)"
-configure build/wasm-relaxed "${WASM_RELAXED_CONFIG[@]}"
-cmake build/wasm-relaxed > /dev/null   # an existing directory learns of a test target added since
-cmake --build build/wasm-relaxed -j"$JOBS" --target attn_kernel_tests
-run_wasm_suite build/wasm-relaxed attn_kernel_tests --experimental-wasm-relaxed-simd
+section "wasm Catch2 kernel and fixture tests, relaxed-SIMD twin (f32x4.relaxed_madd, Node with relaxed SIMD on)"
+run_wasm_suite build/wasm attn_kernel_tests_relaxed --experimental-wasm-relaxed-simd
 
 section "wasm Catch2 suite, every case, with real threads (Emscripten pthreads: a pool of 4)"
 configure build/wasm-threads "${WASM_THREADS_CONFIG[@]}"

@@ -57,17 +57,15 @@ struct Variant {
           k::silu_mul_row_##sfx}
 // clang-format on
 
-#if defined(ATTN_RELAXED_SIMD)
-constexpr const char* kSimdVariantName = "relaxed-simd";  // *_simd128 built with relaxed madd
-#else
-constexpr const char* kSimdVariantName = "simd128";
-#endif
+// "relaxed-simd", "simd128" or "scalar": the variant the binary's kernels were built as
+// (kernel_flavour.cpp), which the unsuffixed names must call.
+const char* expected_variant();
 
 inline const std::vector<Variant>& variants() {
   static const std::vector<Variant> all = {
     ATTN_VARIANT(scalar, "scalar"),
 #if defined(__wasm_simd128__)
-    ATTN_VARIANT(simd128, kSimdVariantName),
+    ATTN_VARIANT(simd128, expected_variant()),
 #endif
   };
   return all;
