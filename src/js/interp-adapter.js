@@ -18,7 +18,7 @@
 //     attention(l) → what decides layer l's scores (qkAttribution, interp-qk.js): { kvHeads, window
 //       (0 = none), scale (as the core applies it), rope: { dims, invFreq (dims/2, float64) } | null
 //       (the `half` pairing (m, m + dims/2), after the q/k norm), alibi: slopes (H) | null,
-//       params(steps) (steps: the layer's traced forward) → { inputNorm (the block's pre-norm on the
+//       params() (the weights as the core computes with them) → { inputNorm (the block's pre-norm on the
 //       stream, or null), q, k: { weight (rows · d, E) row-major, bias (rows · d) | null }, qNorm, kNorm:
 //       { weight, perHead, eps } | null (RMSNorm after the bias) } }.
 // A norm spec is { kind: 'layer' | 'rms', weight, bias?, eps }.

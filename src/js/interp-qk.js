@@ -147,12 +147,11 @@ function sideVectors(parts, proj, norm, rope, h, d, E, t) {
 }
 
 // One traced forward (every layer up to `layer`): each earlier layer's z, hidden state 0, the MLP
-// outputs, layer `layer`'s traced steps, and the core's own q·k of the asked head at (query, key)
+// outputs, and the core's own q·k of the asked head at (query, key)
 // from its "scores".
 function runTraced(a, batch, o) {
   const T = batch.t;
-  let raw = NaN,
-    steps = null;
+  let raw = NaN;
   const { first: r, z } = tracedForward(
     (layers, first) =>
       a.forward(batch.data, 1, T, {
@@ -166,11 +165,10 @@ function runTraced(a, batch, o) {
     T,
     (l, traced) => {
       if (l !== o.layer) return;
-      steps = traced;
       raw = traced.find((s) => s.name === 'scores').data[(o.head * T + o.query) * T + o.key];
     },
   );
-  return { r, z, T, ids: batch.data, raw, steps };
+  return { r, z, T, ids: batch.data, raw };
 }
 
 /**
@@ -189,7 +187,7 @@ export function qkAttribution(model, ids, options = {}) {
   const outProj = new Map(); // each output projection read once for both positions
   const a = { ...base, outProj: (l) => outProj.get(l) ?? outProj.set(l, base.outProj(l)).get(l) };
   const run = runTraced(a, batch, o);
-  const p = att.params(run.steps);
+  const p = att.params();
   const { E, d } = a,
     kh = Math.floor(o.head / (a.H / att.kvHeads)); // grouped-query heads: their key head
   const qSide = streamAt(a, run, o.layer, o.query);
