@@ -33,6 +33,7 @@ struct BlockBuffers {
   float* probs;           // (rows, Tk) P, recomputed
   float* dropped;         // (rows, Tk) P̃ with dropout, else null
   float* dprobs;          // (rows, Tk) dP̃ → dP → dS
+  float* cap_slope;       // (rows, Tk) 1 − tanh²(scale·s / c) with a soft-cap, else null
   std::uint8_t* allowed;  // (Tk) one mask row
   float* additive;        // (Tk)
 };
@@ -48,8 +49,27 @@ void recompute_probs(const AttentionProblem& p, std::int64_t s, int i0, int rows
   for (int r = 0; r < rows; ++r) {
     if (allowed || additive) p.masks.fill_row(s, i0 + r, 0, tk, b.allowed, b.additive);
     float* row = b.probs + static_cast<std::int64_t>(r) * tk;
+    if (p.softcap > 0) {  // as the engine's forward: scale, cap, mask, softmax
+      float* slope = b.cap_slope + static_cast<std::int64_t>(r) * tk;
+      softcap_row(tk, row, p.scale, p.softcap);
+      for (int j = 0; j < tk; ++j) {
+        const double th = static_cast<double>(row[j]) / p.softcap;  // tanh(scale·s / c)
+        slope[j] = static_cast<float>(1.0 - th * th);
+      }
+      kernels::mask_row(tk, row, additive, allowed, row);
+      kernels::softmax_row(tk, row, row);
+      continue;
+    }
     kernels::scale_mask_softmax_row(tk, row, p.scale, additive, allowed, row);
   }
+}
+
+// ∂/∂P rows [i0, i0 + rows) of slice s copied out (dense (slices, Tq, Tk)).
+void copy_dweights(const AttentionProblem& p, std::int64_t s, int i0, int rows, const float* dprobs,
+                   float* dweights) {
+  const std::int64_t tk = p.masks.tk;
+  std::memcpy(dweights + (s * p.masks.tq + i0) * tk, dprobs,
+              static_cast<std::size_t>(rows * tk) * sizeof(float));
 }
 
 void backward_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, const float* d_context,
@@ -70,11 +90,15 @@ void backward_block(const AttentionProblem& p, std::int64_t s, int i0, int rows,
   kernels::gemm_nt(rows, tk, dv, d_out, ldo, p.v_slice(s), ldv, b.dprobs, tk, false);
   // dP = dP̃ through the forward's dropout: apply_dropout's own draw (in place), so exactly its mask.
   if (dropout) apply_dropout(p, s, i0, rows, b.dprobs, b.dprobs);
-  // 2. dS (rows, Tk) = softmax backward of each row, times the scale the scores were multiplied by
+  if (g.dweights) copy_dweights(p, s, i0, rows, b.dprobs, g.dweights);
+  // 2. dS (rows, Tk) = softmax backward of each row, [through the soft-cap,] times the scale the
+  //    scores were multiplied by
   for (int r = 0; r < rows; ++r) {
     const std::int64_t at = static_cast<std::int64_t>(r) * tk;
     softmax_backward_row(tk, b.probs + at, b.dprobs + at, b.dprobs + at);
   }
+  if (b.cap_slope)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(rows) * tk; ++i) b.dprobs[i] *= b.cap_slope[i];
   kernels::scale_vec(rows * tk, b.dprobs, p.scale, b.dprobs);
   // 3. dQ rows (rows, dk) = dS · K (Tk, dk);  dK (Tk, dk) += dSᵀ (Tk, rows) · Q rows (rows, dk)
   kernels::gemm_nn(rows, dk, tk, b.dprobs, tk, p.k_slice(s), ldk, dq_rows, g.lddq, false);
@@ -87,7 +111,7 @@ std::uint64_t attention_backward_scratch_elements(const AttentionProblem& p) {
   const std::uint64_t block = backward_block_rows(p.masks.tq, p.masks.tk);
   const std::uint64_t parts = static_cast<std::uint64_t>(kernels::thread_count());  // each has its buffers
   return parts *
-         (3 * block * static_cast<std::uint64_t>(p.masks.tk) + 2 * static_cast<std::uint64_t>(p.masks.tk));
+         (4 * block * static_cast<std::uint64_t>(p.masks.tk) + 2 * static_cast<std::uint64_t>(p.masks.tk));
 }
 
 void run_attention_backward(const AttentionProblem& p, const float* d_context, int ldo,
@@ -115,10 +139,13 @@ void run_attention_backward(const AttentionProblem& p, const float* d_context, i
   const int parts = kernels::parallel_parts(units, kernels::min_items_for(unit_work));
   std::array<BlockBuffers, kernels::kMaxThreads> part_buffers;  // [0, parts) used
   for (int t = 0; t < parts; ++t) {
-    part_buffers[static_cast<std::size_t>(t)] = BlockBuffers{
-        scratch.floats(block_floats), p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
-        scratch.floats(block_floats), scratch.bytes(static_cast<std::size_t>(tk)),
-        scratch.floats(static_cast<std::size_t>(tk))};
+    part_buffers[static_cast<std::size_t>(t)] =
+        BlockBuffers{scratch.floats(block_floats),
+                     p.dropout.p > 0.0f ? scratch.floats(block_floats) : nullptr,
+                     scratch.floats(block_floats),
+                     p.softcap > 0 ? scratch.floats(block_floats) : nullptr,
+                     scratch.bytes(static_cast<std::size_t>(tk)),
+                     scratch.floats(static_cast<std::size_t>(tk))};
   }
   kernels::parallel_for_parts(units, parts, [&](int part, std::int64_t u0, std::int64_t u1) {
     const BlockBuffers& b = part_buffers[static_cast<std::size_t>(part)];

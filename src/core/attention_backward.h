@@ -6,7 +6,8 @@
 // rows recomputes its scores and softmax with the forward's own kernels (so P is bit-identical to
 // what the forward used) and runs the three stages of llm.c's attention_backward on the block:
 //   1. dV += P̃ᵀ·dO and dP̃ = dO·Vᵀ            (P̃ = P after dropout; dP = dP̃ through the dropout mask)
-//   2. dS = P ⊙ (dP − Σ_j P·dP) · scale        (softmax backward; masked entries have P = 0, so dS = 0)
+//   2. dS = P ⊙ (dP − Σ_j P·dP) · scale        (softmax backward; masked entries have P = 0, so dS = 0;
+//      with Gemma 2's soft-cap c also · (1 − tanh²(scale·s / c)), the cap's derivative)
 //   3. dQ = dS·K and dK += dSᵀ·Q
 // A fully masked row has P = 0 everywhere: its dQ row is zero and it adds nothing to dK or dV.
 #pragma once
@@ -34,6 +35,9 @@ struct AttentionGradTargets {
   float* dk = nullptr;
   float* dv = nullptr;
   int lddq = 0, lddk = 0, lddv = 0;
+  // When set: ∂/∂P, the gradient of the attention weights (after the softmax, before any dropout),
+  // (slices, Tq, Tk) dense — what gradient × attention views read.
+  float* dweights = nullptr;
 };
 
 // d_context: the gradient of the context, in the forward's context layout (row stride ldo, 0 =

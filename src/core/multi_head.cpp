@@ -302,16 +302,6 @@ Status MultiHeadAttention::forward_saving(const Tensor& query, const Tensor* key
 
 namespace {
 
-// The modes a forward refuses before any work: backward needs a trainable module and no softcap.
-Status check_forward_mode(const MhaConfig& config, bool saving, const MhaForwardOptions& options) {
-  if (config.frozen && saving)
-    return Status::Error(StatusCode::kInvalidArgument, "a frozen (inference-only) module has no backward");
-  if (saving && options.softcap != 0)
-    return Status::Error(StatusCode::kInvalidArgument,
-                         "softcap is inference-only: there is no backward through it");
-  return Status::Ok();
-}
-
 // The query's heads as traced after a step that changes q and k in place (the q/k norm, RoPE).
 void record_qk(Trace* trace, const char* q_name, const char* k_name, const Projections& pr, const Dims& d,
                const Heads& hd, int tk) {
@@ -367,7 +357,6 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
                                        const MhaForwardOptions& options, MhaResult& result, MhaSaved* saved,
                                        Trace* trace) const {
   if (saved) saved->filled = false;  // a failed forward_saving leaves nothing for backward to misuse
-  ATTN_RETURN_IF_ERROR(check_forward_mode(config_, saved != nullptr, options));
   if (config_.frozen) ATTN_RETURN_IF_ERROR(check_frozen_ready());
   Dims d;
   ATTN_RETURN_IF_ERROR(resolve_dims(query, key, value, config_.embed_dim, kdim_, vdim_, d));
@@ -405,6 +394,7 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   record_heads(trace, "v", "T_k", "d_v", pr.v, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dv);
   // 3a. q/k RMSNorm (Qwen3, OLMo 2), after the bias, before RoPE
   if (config_.qk_norm != MhaConfig::QkNorm::kNone) {
+    if (saved) mha_steps::save_projections(pr, d, hd, *saved, true);
     norm_qk(d.b, d.tq, pr.q, pr.ldq, d.tk, p.masks.tk, pr.k, pr.ldkv);
     record_qk(trace, "q_normed", "k_normed", pr, d, hd, p.masks.tk);
   }
@@ -414,7 +404,7 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
                          p.masks.tk, 0, pr.k, pr.ldkv, false);
     record_qk(trace, "q_rotated", "k_rotated", pr, d, hd, p.masks.tk);
   }
-  if (saved) mha_steps::save_projections(pr, d, hd, *saved);
+  if (saved) mha_steps::save_projections(pr, d, hd, *saved, false);
   // 4. per (b, h): scores → scaled → masked → weights → [dropped] → context, into the concat layout
   bind_projections(pr, p);
   AttentionOutputs att;

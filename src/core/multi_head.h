@@ -52,7 +52,8 @@ struct MhaConfig {
   std::optional<RotaryOptions> rope;
   // Inference only, for pretrained checkpoints: q/k/v/out projection weights are not allocated here
   // but read through views set by set_weight_view (16-bit stays 16-bit, widened inside the GEMM).
-  // forward, forward_cached and traces work; forward_saving and backward are INVALID_ARGUMENT.
+  // forward, forward_cached and traces work; forward_saving and backward give the inputs' gradients
+  // (the weights fixed: MhaBackwardOptions::parameters must be false).
   bool frozen = false;
   // RMSNorm of q and k after the projections (and their biases), before RoPE, as Qwen3, Gemma 3 and
   // OLMo 2 do: x / sqrt(mean(x²) + qk_norm_eps) · w over groups of a row's features: each head's
@@ -76,7 +77,7 @@ struct MhaForwardOptions {
   DropoutOptions dropout;
   std::optional<float> scale;  // unset = 1/sqrt(head_dim)
   // Attention-logit soft-capping (Gemma 2): scaled scores → softcap · tanh(s / softcap) before the
-  // masks; 0 = none. Inference only: forward_saving refuses it.
+  // masks; 0 = none. backward goes through it (ds = dc · (1 − tanh²(s / softcap))).
   float softcap = 0.0f;
   // Positional encoding (T ≥ Tq, E) added to the query before the projections (trace "positional",
   // "x"). In self-attention (key == nullptr) keys and values use the encoded x too; in
@@ -99,12 +100,15 @@ struct MhaSaved {
   bool filled = false;
   std::uint64_t parameter_version = 0;  // the module's, at the forward
   bool batched = true, has_key = false, has_value = false;
-  int b = 0, tq = 0, tk = 0;      // tk: real keys (without bias_k / zero attention)
-  std::vector<float> x;           // (B, Tq, E) query + positional
-  std::vector<float> key, value;  // (B, Tk, kdim), (B, Tk, vdim) when given
-  std::vector<float> q, k, v;     // (B, Tq, H·dk), (B, Tk', H·dk), (B, Tk', H·dv) dense
-  std::vector<float> context;     // (B, Tq, H·dv) the concat the output projection read
-  std::vector<float> pre_norm;    // (B, Tq, E) LayerNorm's input, with layer_norm only
+  int b = 0, tq = 0, tk = 0;        // tk: real keys (without bias_k / zero attention)
+  std::vector<float> x;             // (B, Tq, E) query + positional
+  std::vector<float> key, value;    // (B, Tk, kdim), (B, Tk, vdim) when given
+  std::vector<float> q, k, v;       // (B, Tq, H·dk), (B, Tk', H·dk), (B, Tk', H·dv) dense
+  std::vector<float> context;       // (B, Tq, H·dv) the concat the output projection read: each query
+                                    // head's z (a model's attribution may read it)
+  std::vector<float> pre_norm;      // (B, Tq, E) LayerNorm's input, with layer_norm only
+  std::vector<float> q_raw, k_raw;  // q, k before the q/k norm (dense as q, k), with qk_norm only
+  float softcap = 0.0f;
   bool has_mask = false, has_additive_mask = false, has_key_padding_mask = false;
   BoolTensor mask, key_padding_mask;
   Tensor additive_mask;
@@ -114,12 +118,27 @@ struct MhaSaved {
   DropoutOptions dropout;
 };
 
+// What backward computes beyond the inputs' gradients.
+struct MhaBackwardOptions {
+  // The parameters' gradients (MhaGrads::params). A frozen module has none to give: it needs false.
+  bool parameters = true;
+  // MhaGrads::context: the gradient of the context, each query head's z (the attention-weighted
+  // values before the output projection), (B, Tq, H·dv) — what attribution per head reads.
+  bool context = false;
+  // MhaGrads::attention: the gradient of the attention weights A (after the softmax, before any
+  // dropout), (B, H, Tq, Tk') — what gradient × attention views read.
+  bool attention = false;
+};
+
 struct MhaGrads {
   Tensor query;  // shape of the query given to the forward
   Tensor key;    // present (non-empty) only when the forward was given a key
   Tensor value;  // present only when the forward was given a separate value; with value == nullptr
                  // the value path's gradient is ADDED into `key` (key served as both)
   std::vector<std::pair<std::string, Tensor>> params;  // parameter_names(), in order, get_parameter's shapes
+                                                       // (empty without MhaBackwardOptions::parameters)
+  Tensor context;    // (B, Tq, H·dv) with MhaBackwardOptions::context, else empty
+  Tensor attention;  // (B, H, Tq, Tk') with MhaBackwardOptions::attention, else empty
 };
 
 // The keys and values of every token decoded so far, for MultiHeadAttention::forward_cached: per
@@ -182,9 +201,13 @@ class MultiHeadAttention {
   Status forward_cached(const Tensor& x, KvCache& cache, const MhaForwardOptions& options, MhaResult& result,
                         Trace* trace = nullptr) const;
   // Gradients of sum(output ⊙ grad_output) for the forward that filled `saved` (multi_head_backward.cpp).
-  // kInvalidArgument when `saved` is empty or a parameter was set after that forward;
-  // kShapeMismatch / kNonFinite for grad_output.
-  Status backward(const MhaSaved& saved, const Tensor& grad_output, MhaGrads& grads) const;
+  // kInvalidArgument when `saved` is empty or a parameter was set after that forward, or when a frozen
+  // module is asked for its parameters' gradients; kShapeMismatch / kNonFinite for grad_output.
+  // Frozen modules (pretrained checkpoints) run the same steps through their weight views (any
+  // WeightFormat: Wᵀ·g reads the stored matrix), their q/k norms and the soft-cap, with the weights
+  // fixed: forward_saving accepts them (and a softcap) and saves what this needs.
+  Status backward(const MhaSaved& saved, const Tensor& grad_output, MhaGrads& grads,
+                  const MhaBackwardOptions& options = {}) const;
 
  private:
   MhaConfig config_;

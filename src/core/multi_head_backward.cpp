@@ -35,7 +35,7 @@ void copy_rows(const float* src, int ld, std::int64_t rows, int width, std::vect
 // (written; skipped when db is null).
 void linear_param_grads(const float* dy, std::int64_t rows, int out, const float* x, int in, float* dw,
                         float* db) {
-  kernels::gemm_tn(out, in, static_cast<int>(rows), dy, out, x, in, dw, in, false);
+  if (dw) kernels::gemm_tn(out, in, static_cast<int>(rows), dy, out, x, in, dw, in, false);
   if (!db) return;
   // Row by row, so dy is read contiguously; each db[o] still sums its rows in order from 0.
   std::fill(db, db + out, 0.0f);
@@ -45,11 +45,36 @@ void linear_param_grads(const float* dy, std::int64_t rows, int out, const float
   }
 }
 
+// A projection's W (out, in): the module's own tensor, or a frozen module's view of stored weights.
+struct ProjectionWeight {
+  const Tensor& w;
+  const WeightView& view;
+  bool frozen;
+};
+
 // The same for a projection whose input also gets a gradient: dx (rows, in) += dy · W (out, in).
-void projection_backward(const float* dy, std::int64_t rows, int out, const float* x, int in, const Tensor& w,
-                         float* dx, float* dw, float* db) {
-  kernels::gemm_nn(static_cast<int>(rows), in, out, dy, out, w.data.data(), in, dx, in, true);
+void projection_backward(const float* dy, std::int64_t rows, int out, const float* x, int in,
+                         const ProjectionWeight& w, float* dx, float* dw, float* db) {
+  if (w.frozen)
+    w.view.linear_backward_input(static_cast<int>(rows), dy, out, dx, in, true);
+  else
+    kernels::gemm_nn(static_cast<int>(rows), in, out, dy, out, w.w.data.data(), in, dx, in, true);
   linear_param_grads(dy, rows, out, x, in, dw, db);
+}
+
+// The q/k RMSNorm's input gradient, in place over dy (a row's groups of `group` features), from the
+// norm's input x: y = x · r · w with r = (mean(x²) + eps)^−1/2, so
+// dx_i = r · w_i · dy_i − x_i · r³ / n · Σ_j w_j · dy_j · x_j  (in double, as the forward).
+void rms_groups_backward(const float* x, float* dy, int width, int group, const float* w, double eps) {
+  for (int g = 0; g < width; g += group) {
+    double ss = 0, dot = 0;
+    for (int i = 0; i < group; ++i) {
+      ss += static_cast<double>(x[g + i]) * x[g + i];
+      dot += static_cast<double>(w[i]) * dy[g + i] * x[g + i];
+    }
+    const double r = 1.0 / std::sqrt(ss / group + eps), c = r * r * r / group * dot;
+    for (int i = 0; i < group; ++i) dy[g + i] = static_cast<float>(r * w[i] * dy[g + i] - x[g + i] * c);
+  }
 }
 
 // Where each parameter's gradient goes (null when the module lacks it), inside MhaGrads::params.
@@ -101,6 +126,7 @@ MhaForwardOptions options_of(const MhaSaved& saved) {
   o.need_weights = false;
   o.scale = saved.scale;
   o.dropout = saved.dropout;
+  o.softcap = saved.softcap;
   return o;
 }
 
@@ -131,9 +157,10 @@ std::uint64_t saved_elements(const Dims& d, const Heads& hd, const MhaConfig& c,
   const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq,
                       rows_k = static_cast<std::uint64_t>(d.b) * d.tk;
   const std::uint64_t rows_kp = static_cast<std::uint64_t>(d.b) * (d.tk + hd.extra);
-  std::uint64_t n = rows_q * d.e * (c.layer_norm ? 2 : 1);                           // x, [pre_norm]
-  n += (key ? rows_k * kdim : 0) + (key && value ? rows_k * vdim : 0);               // key, value
-  n += rows_q * hd.h * (hd.dk + hd.dv) + rows_kp * (hd.kqk() + hd.kvo());            // q, context; k, v
+  std::uint64_t n = rows_q * d.e * (c.layer_norm ? 2 : 1);                 // x, [pre_norm]
+  n += (key ? rows_k * kdim : 0) + (key && value ? rows_k * vdim : 0);     // key, value
+  n += rows_q * hd.h * (hd.dk + hd.dv) + rows_kp * (hd.kqk() + hd.kvo());  // q, context; k, v
+  if (c.qk_norm != MhaConfig::QkNorm::kNone) n += rows_q * hd.h * hd.dk + rows_kp * hd.kqk();  // raw q, k
   if (options.mask) n += static_cast<std::uint64_t>(options.mask->numel()) / 4 + 1;  // bytes, as floats
   if (options.key_padding_mask) n += static_cast<std::uint64_t>(options.key_padding_mask->numel()) / 4 + 1;
   if (options.additive_mask) n += static_cast<std::uint64_t>(options.additive_mask->numel());
@@ -168,14 +195,18 @@ void save_inputs(const float* x, const Tensor* key, const Tensor* value, const M
   saved.positions = options.positions;
   saved.scale = options.scale;
   saved.dropout = options.dropout;
+  saved.softcap = options.softcap;
   saved.pre_norm.clear();
+  saved.q_raw.clear();
+  saved.k_raw.clear();
 }
 
-void save_projections(const Projections& pr, const Dims& d, const Heads& hd, MhaSaved& saved) {
+void save_projections(const Projections& pr, const Dims& d, const Heads& hd, MhaSaved& saved, bool raw) {
   const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq;
   const std::int64_t rows_kp = static_cast<std::int64_t>(d.b) * (d.tk + hd.extra);
-  copy_rows(pr.q, pr.ldq, rows_q, hd.h * hd.dk, saved.q);
-  copy_rows(pr.k, pr.ldkv, rows_kp, hd.kqk(), saved.k);
+  copy_rows(pr.q, pr.ldq, rows_q, hd.h * hd.dk, raw ? saved.q_raw : saved.q);
+  copy_rows(pr.k, pr.ldkv, rows_kp, hd.kqk(), raw ? saved.k_raw : saved.k);
+  if (raw) return;
   copy_rows(pr.v, pr.ldkv, rows_kp, hd.kvo(), saved.v);
 }
 
@@ -219,10 +250,11 @@ std::uint64_t backward_scratch_elements(const Dims& d, const Heads& hd, bool lay
 // grads: zeros of the inputs' and parameters' shapes, after checking that they and `scratch` more
 // floats fit the memory limit.
 Status allocate_grads(const MultiHeadAttention& m, const MhaSaved& saved, std::uint64_t scratch,
-                      MhaGrads& grads) {
-  const std::vector<std::string> names = m.parameter_names();
+                      const MhaBackwardOptions& o, MhaGrads& grads) {
+  const std::vector<std::string> names = o.parameters ? m.parameter_names() : std::vector<std::string>{};
   std::vector<Tensor> params(names.size());
   std::uint64_t n = scratch + saved.x.size() + saved.key.size() + saved.value.size();
+  if (o.context) n += saved.context.size();
   for (std::size_t i = 0; i < names.size(); ++i) {
     ATTN_RETURN_IF_ERROR(m.get_parameter(names[i], params[i]));  // a copy, for its shape
     n += 2 * static_cast<std::uint64_t>(params[i].numel());      // the copy and its gradient
@@ -251,10 +283,10 @@ Status allocate_grads(const MultiHeadAttention& m, const MhaSaved& saved, std::u
 // 8. LayerNorm; 7. residual: d_x (B·Tq, E) = d_out, the query's gradient so far (x = query + pe);
 // 6. output projection: d_context (B·Tq, H·dv) = d_out · W_o (returned, in scratch);
 // dW_o (E, H·dv) = d_outᵀ · context;  db_o (E) = Σ d_out.
-const float* output_stage_backward(const MhaConfig& c, const Tensor& w_o, const Tensor& ln_weight,
-                                   const MhaSaved& saved, std::int64_t rows_q, const float* grad_output,
-                                   const ParamGrads& g, float* d_x, ScratchScope& scratch) {
-  const int e = c.embed_dim, vo = w_o.dim(1);
+float* output_stage_backward(const MhaConfig& c, const ProjectionWeight& w_o, const Tensor& ln_weight,
+                             const MhaSaved& saved, std::int64_t rows_q, const float* grad_output,
+                             const ParamGrads& g, float* d_x, ScratchScope& scratch) {
+  const int e = c.embed_dim, vo = static_cast<int>(saved.context.size() / std::max<std::int64_t>(rows_q, 1));
   const float* d_out = grad_output;  // d_out: (B·Tq, E) the gradient at the output projection's output
   if (c.layer_norm) {
     float* d_pre = scratch.floats(static_cast<std::size_t>(rows_q) * e);  // d_pre: (B·Tq, E)
@@ -264,7 +296,10 @@ const float* output_stage_backward(const MhaConfig& c, const Tensor& w_o, const 
   }
   if (c.residual) std::memcpy(d_x, d_out, static_cast<std::size_t>(rows_q) * e * sizeof(float));
   float* d_context = scratch.floats(static_cast<std::size_t>(rows_q) * vo);  // d_context: (B·Tq, H·dv)
-  kernels::gemm_nn(static_cast<int>(rows_q), vo, e, d_out, e, w_o.data.data(), vo, d_context, vo, false);
+  if (w_o.frozen)
+    w_o.view.linear_backward_input(static_cast<int>(rows_q), d_out, e, d_context, vo, false);
+  else
+    kernels::gemm_nn(static_cast<int>(rows_q), vo, e, d_out, e, w_o.w.data.data(), vo, d_context, vo, false);
   linear_param_grads(d_out, rows_q, e, saved.context.data(), vo, g.w_o, g.b_o);
   return d_context;
 }
@@ -282,34 +317,76 @@ Status check_gradients_finite(const MhaGrads& grads) {
                                         "multi-head attention backward: the gradient of " + name));
   return Status::Ok();
 }
+
+// 3a. The q/k RMSNorm (frozen weights): dq, dk (rows of the unrotated, normed q and k) become the
+// gradients of the norm's inputs, read from saved.q_raw / k_raw.
+void qk_norm_backward(const MhaConfig& c, const Heads& hd, const Dims& d, const MhaSaved& saved,
+                      const AttentionGradTargets& t, const Tensor& q_norm, const Tensor& k_norm) {
+  const bool per_head = c.qk_norm == MhaConfig::QkNorm::kPerHead;
+  const int wq = hd.h * hd.dk, wk = hd.kqk(), tk_rows = d.tk + hd.extra;
+  for (std::int64_t r = 0; r < static_cast<std::int64_t>(d.b) * d.tq; ++r)
+    rms_groups_backward(saved.q_raw.data() + r * wq, t.dq + r * t.lddq, wq, per_head ? hd.dk : wq,
+                        q_norm.data.data(), c.qk_norm_eps);
+  for (int bi = 0; bi < d.b; ++bi)
+    for (int j = 0; j < d.tk; ++j) {
+      const std::int64_t r = static_cast<std::int64_t>(bi) * tk_rows + j;
+      rms_groups_backward(saved.k_raw.data() + r * wk, t.dk + r * t.lddk, wk, per_head ? hd.dk : wk,
+                          k_norm.data.data(), c.qk_norm_eps);
+    }
+}
+
+// The asked-for extras of MhaBackwardOptions: the context's gradient and room for the weights'.
+void fill_extras(const MhaBackwardOptions& o, const MhaSaved& saved, const Dims& d, const Heads& hd,
+                 const float* d_context, MhaGrads& grads, AttentionGradTargets& t) {
+  const int vo = hd.h * hd.dv, tkp = d.tk + hd.extra;
+  grads.context = Tensor{};
+  grads.attention = Tensor{};
+  if (o.context)
+    grads.context =
+        Tensor(sequence_shape(saved, d.tq, vo),
+               std::vector<float>(d_context, d_context + static_cast<std::int64_t>(d.b) * d.tq * vo));
+  if (o.attention) {
+    grads.attention = Tensor::zeros(saved.batched ? Shape{d.b, hd.h, d.tq, tkp} : Shape{hd.h, d.tq, tkp});
+    t.dweights = grads.attention.data.data();
+  }
+}
+
 }  // namespace
 
-Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_output, MhaGrads& grads) const {
+Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_output, MhaGrads& grads,
+                                    const MhaBackwardOptions& options) const {
   ATTN_RETURN_IF_ERROR(check_saved(saved, parameter_version_));
+  if (config_.frozen && options.parameters)
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "a frozen module's weights are fixed: backward needs parameters = false");
   const int e = config_.embed_dim;
   ATTN_RETURN_IF_ERROR(check_grad_output(saved, e, grad_output));
   const Dims d{saved.batched, saved.b, saved.tq, saved.tk, e};
   const Heads hd = mha_steps::heads_of(config_, head_dim_, value_head_dim_);
   const int qk = hd.h * hd.dk, vo = hd.h * hd.dv, kqk = hd.kqk(), kvo = hd.kvo();
-  const MhaForwardOptions options = options_of(saved);
+  const MhaForwardOptions forward_options = options_of(saved);
   AttentionProblem p;
-  ATTN_RETURN_IF_ERROR(mha_steps::make_problem(options, d, hd, false, p));
+  ATTN_RETURN_IF_ERROR(mha_steps::make_problem(forward_options, d, hd, false, p));
   p.q = saved.q.data();  // q (B, Tq, H·dk), k (B, Tk', H_kv·dk), v (B, Tk', H_kv·dv), dense (rotated)
   p.k = saved.k.data();
   p.v = saved.v.data();
   p.ldq = qk;
   p.ldk = kqk;
   p.ldv = kvo;
-  ATTN_RETURN_IF_ERROR(allocate_grads(
-      *this, saved,
-      backward_scratch_elements(d, hd, config_.layer_norm) + attention_backward_scratch_elements(p), grads));
+  const std::uint64_t attention_grads =
+      options.attention ? static_cast<std::uint64_t>(d.b) * hd.h * d.tq * (d.tk + hd.extra) : 0;
+  ATTN_RETURN_IF_ERROR(allocate_grads(*this, saved,
+                                      backward_scratch_elements(d, hd, config_.layer_norm) +
+                                          attention_backward_scratch_elements(p) + attention_grads,
+                                      options, grads));
   const ParamGrads g = locate_param_grads(grads, e, qk, kqk);
   const std::int64_t rows_q = static_cast<std::int64_t>(d.b) * d.tq,
                      rows_k = static_cast<std::int64_t>(d.b) * d.tk;
   ScratchScope scratch;
   // 8.–6. LayerNorm, residual, output projection → d_x (the query's gradient) and d_context
   float* d_x = grads.query.data.data();
-  const float* d_context = output_stage_backward(config_, w_o_, ln_weight_, saved, rows_q,
+  const bool frozen = config_.frozen;
+  const float* d_context = output_stage_backward(config_, {w_o_, view_o_, frozen}, ln_weight_, saved, rows_q,
                                                  grad_output.data.data(), g, d_x, scratch);
   // 4. attention: dq (B·Tq, H·dk), dk (B, Tk', H_kv·dk), dv (B, Tk', H_kv·dv); the query heads of a
   //    group add into their key/value head's rows
@@ -320,12 +397,15 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
                          qk,
                          kqk,
                          kvo};
+  fill_extras(options, saved, d, hd, d_context, grads, t);
   run_attention_backward(p, d_context, vo, t);
   // 3b. RoPE: the gradients of the unrotated q and k are the rotated ones rotated back
   if (config_.rope) {
     mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, t.dq, qk, d.tk,
                          d.tk + hd.extra, 0, t.dk, kqk, true);
   }
+  if (config_.qk_norm != MhaConfig::QkNorm::kNone)
+    qk_norm_backward(config_, hd, d, saved, t, q_norm_, k_norm_);
   // 3. extra keys: bias_k / bias_v gradients; dk → (B·Tk, H_kv·dk), dv → (B·Tk, H_kv·dv)
   extra_keys_backward(t.dk, hd, d.b, d.tk, kqk, g.bias_k);
   extra_keys_backward(t.dv, hd, d.b, d.tk, kvo, g.bias_v);
@@ -335,9 +415,9 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
   const float* value_src = saved.has_value ? saved.value.data() : key_src;
   float* d_key = saved.has_key ? grads.key.data.data() : d_x;
   float* d_value = saved.has_value ? grads.value.data.data() : d_key;
-  projection_backward(t.dq, rows_q, qk, saved.x.data(), e, w_q_, d_x, g.w_q, g.b_q);
-  projection_backward(t.dk, rows_k, kqk, key_src, kdim_, w_k_, d_key, g.w_k, g.b_k);
-  projection_backward(t.dv, rows_k, kvo, value_src, vdim_, w_v_, d_value, g.w_v, g.b_v);
+  projection_backward(t.dq, rows_q, qk, saved.x.data(), e, {w_q_, view_q_, frozen}, d_x, g.w_q, g.b_q);
+  projection_backward(t.dk, rows_k, kqk, key_src, kdim_, {w_k_, view_k_, frozen}, d_key, g.w_k, g.b_k);
+  projection_backward(t.dv, rows_k, kvo, value_src, vdim_, {w_v_, view_v_, frozen}, d_value, g.w_v, g.b_v);
   // 1. positional encoding: x = query + pe, so the query's gradient is d_x itself (already in place)
   return check_gradients_finite(grads);
 }

@@ -96,7 +96,7 @@ std::uint64_t saved_elements(const Dims& d, const Heads& hd, const MhaConfig& c,
 // 1. The inputs: x (B, Tq, E), key/value copies, masks and options; empties the rest of `saved`.
 void save_inputs(const float* x, const Tensor* key, const Tensor* value, const MhaForwardOptions& options,
                  const Dims& d, MhaSaved& saved);
-// 2.–3. q, k, v densely, whatever the forward's layout.
-void save_projections(const Projections& pr, const Dims& d, const Heads& hd, MhaSaved& saved);
+// 2.–3. q, k, v densely, whatever the forward's layout; raw: q and k only, before the q/k norm.
+void save_projections(const Projections& pr, const Dims& d, const Heads& hd, MhaSaved& saved, bool raw);
 
 }  // namespace attn::mha_steps

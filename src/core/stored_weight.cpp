@@ -109,6 +109,22 @@ void WeightView::widen_row(int r, float* out) const {
   }
 }
 
+void WeightView::linear_backward_input(int m, const float* dy, int lddy, float* dx, int lddx,
+                                       bool accumulate) const {
+  if (m < 1 || rows < 1 || cols < 1) return;
+  if (format == WeightFormat::kF32 && !packed) {
+    kernels::gemm_nn(m, cols, rows, dy, lddy, static_cast<const float*>(data), cols, dx, lddx, accumulate);
+    return;
+  }
+  const int panel_rows = std::min(rows, kBackwardPanelRows);
+  std::vector<float> panel(static_cast<std::size_t>(panel_rows) * cols);  // (panel_rows, cols) widened
+  for (int r0 = 0; r0 < rows; r0 += panel_rows) {
+    const int n = std::min(panel_rows, rows - r0);
+    for (int r = 0; r < n; ++r) widen_row(r0 + r, panel.data() + static_cast<std::ptrdiff_t>(r) * cols);
+    kernels::gemm_nn(m, cols, n, dy + r0, lddy, panel.data(), cols, dx, lddx, accumulate || r0 > 0);
+  }
+}
+
 Tensor WeightView::widened() const {
   Tensor t = Tensor::zeros({rows, cols});
   for (int r = 0; r < rows; ++r) widen_row(r, t.data.data() + static_cast<std::ptrdiff_t>(r) * cols);

@@ -72,6 +72,12 @@ struct WeightView {
   WeightView row_block(int first, int count) const;
   // C (m, rows) with row stride ldc = A (m, cols) with row stride lda · Wᵀ + bias (rows; may be null).
   void linear(int m, const float* a, int lda, const float* bias, float* c, int ldc) const;
+  // The input gradient of linear: dx (m, cols), row stride lddx, = dy (m, rows), row stride lddy, · W
+  // (added to dx when accumulate). Any format: a float32 matrix as stored is read by the GEMM itself;
+  // a packed, 16-bit or quantized one is widened kBackwardPanelRows rows at a time into a panel, the
+  // panels' products added in row order (the same bits at every thread count).
+  void linear_backward_input(int m, const float* dy, int lddy, float* dx, int lddx, bool accumulate) const;
+  static constexpr int kBackwardPanelRows = 64;
   // out (cols) = row r widened to float32.
   void widen_row(int r, float* out) const;
   Tensor widened() const;  // (rows, cols) float32

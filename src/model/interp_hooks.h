@@ -37,6 +37,13 @@ struct ForwardOptions {
   // attention output (after the output projection, before the residual add or a post-norm): a head's
   // z patched is W_O[:, head] · Δz there. logits_row >= 0: the logits of that position only, (B, 1, V).
   bool mlp_outputs = false;
+  // mlp_branch: each block's MLP branch as it is added to the stream (B, T, width): after the
+  // post-norm where the family has one (OLMo 2, Gemma), the MLP output itself elsewhere (a post-norm
+  // TinyTransformer adds it before its norm: x = norm(x + f(x))). mlp_delta (B, T, width), when
+  // mlp_delta_layer >= 0: added to that layer's branch there (patching an MLP's output).
+  bool mlp_branch = false;
+  int mlp_delta_layer = -1;
+  std::vector<float> mlp_delta;
   int start_layer = 0;
   std::vector<float> start_residual;
   int delta_layer = -1;
@@ -48,7 +55,8 @@ struct ForwardOptions {
 
   // Whether a hook that needs a full, uncached run from the given ids or residual is set.
   bool patching() const {
-    return !start_residual.empty() || start_layer != 0 || delta_layer >= 0 || mlp_outputs || logits_row >= 0;
+    return !start_residual.empty() || start_layer != 0 || delta_layer >= 0 || mlp_outputs || mlp_branch ||
+           mlp_delta_layer >= 0 || logits_row >= 0;
   }
 };
 
@@ -60,6 +68,7 @@ struct ForwardResult {
   std::vector<std::int32_t> lens_ids;  // (L + 1, B, T) with options.logit_lens; the last row the model's own
   std::vector<float> lens_probs;       // (L + 1, B, T)
   std::vector<Tensor> mlp_outputs;     // L of (B, T, width) with options.mlp_outputs (and an MLP)
+  std::vector<Tensor> mlp_branch;      // L of (B, T, width) with options.mlp_branch (and an MLP)
 };
 
 // The names each model's header used before the two were one: the same types.

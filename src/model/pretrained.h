@@ -23,6 +23,7 @@
 #include "core/tensor.h"
 #include "core/trace.h"
 #include "model/interp_hooks.h"
+#include "model/metric_gradients.h"
 
 namespace attn {
 
@@ -197,6 +198,12 @@ class PretrainedModel {
                  PretrainedForwardResult& result, std::vector<KvCache>* caches = nullptr);
   // One KV cache per layer for `batch` sequences of up to max_length tokens (≤ max_positions).
   Status create_caches(int max_length, int batch, std::vector<KvCache>& caches) const;
+  // ids (B, T) as forward: M's value per sequence and its gradients (metric_gradients.h), by a backward
+  // through every block (recomputing each block's activations from its saved input, so only the L + 1
+  // hidden states are kept), on the thread pool with the same bits at any thread count. Checks as
+  // forward's and check_metric's; TOO_LARGE before allocating past the memory limit.
+  Status metric_gradients(int b, int t, const std::vector<std::int32_t>& ids, const GradientOptions& options,
+                          GradientResult& result);
 
  private:
   struct Layer {

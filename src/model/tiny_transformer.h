@@ -33,6 +33,7 @@
 #include "core/tensor.h"
 #include "core/trace.h"
 #include "model/interp_hooks.h"
+#include "model/metric_gradients.h"
 
 namespace attn {
 
@@ -94,6 +95,9 @@ class TinyTransformer {
   Status loss(const IdBatch& ids, const IdBatch& targets, float& loss);
   // loss and d loss / d parameter for every parameter (parameter_names() order, zeros included).
   Status gradients(const IdBatch& ids, const IdBatch& targets, float& loss, std::vector<Tensor>& grads);
+  // M's value per sequence and its gradients with respect to the activations (metric_gradients.h);
+  // the parameters are not touched and get no gradients (gradients() is training's).
+  Status metric_gradients(const IdBatch& ids, const GradientOptions& options, GradientResult& result);
 
  private:
   struct Layer;

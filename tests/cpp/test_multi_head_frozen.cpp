@@ -83,15 +83,17 @@ TEST_CASE("frozen MultiHeadAttention equals the normal module over the widened w
     REQUIRE(frozen.create_cache(5, 2, cache).ok());
     REQUIRE(frozen.forward_cached(x, cache, o, a).ok());
     testutil::require_close(a.output.data, b.output.data, 1e-6, "cached frozen forward");
-    // get_parameter widens; the weights cannot be set as tensors, and there is no backward.
+    // get_parameter widens; the weights cannot be set as tensors, and backward gives no weight gradients.
     attn::Tensor got, want;
     REQUIRE(frozen.get_parameter("k_proj_weight", got).ok());
     REQUIRE(normal.get_parameter("k_proj_weight", want).ok());
     REQUIRE(got.data == want.data);
     REQUIRE(frozen.set_parameter("k_proj_weight", want).code == attn::StatusCode::kInvalidArgument);
     attn::MhaSaved saved;
-    REQUIRE(frozen.forward_saving(x, nullptr, nullptr, o, a, saved).code ==
-            attn::StatusCode::kInvalidArgument);
+    REQUIRE(frozen.forward_saving(x, nullptr, nullptr, o, a, saved).ok());
+    attn::MhaGrads grads;
+    const attn::Tensor ones(a.output.shape, std::vector<float>(a.output.data.size(), 1.0f));
+    REQUIRE(frozen.backward(saved, ones, grads).code == attn::StatusCode::kInvalidArgument);
     REQUIRE(frozen.set_weight_view("k_proj_weight", store[0].view()).code ==
             attn::StatusCode::kShapeMismatch);
     REQUIRE(normal.set_weight_view("k_proj_weight", store[1].view()).code ==
