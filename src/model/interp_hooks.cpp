@@ -31,6 +31,9 @@ Status check_hooks(const ForwardOptions& o, int layers, int b, int t, int width,
   if (o.delta_layer >= layers ||
       (o.delta_layer >= 0 && (o.delta_layer < o.start_layer || o.attn_delta.size() != rows_width)))
     return invalid("attn_delta must be " + shape + " for a layer in [start_layer, layers)");
+  if (o.mlp_delta_layer >= layers ||
+      (o.mlp_delta_layer >= 0 && (o.mlp_delta_layer < o.start_layer || o.mlp_delta.size() != rows_width)))
+    return invalid("mlp_delta must be " + shape + " for a layer in [start_layer, layers)");
   if (o.logits_row >= t) return invalid("logits_row must be in [0, T)");
   return Status::Ok();
 }

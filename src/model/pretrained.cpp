@@ -154,6 +154,19 @@ void PretrainedModel::embed(const Pass& p, const std::vector<std::int32_t>& ids,
   }
 }
 
+// Layer l's attention options: causal, its sliding window, the family's scale and soft-cap.
+MhaForwardOptions PretrainedModel::attention_options(int l) const {
+  const PretrainedConfig& c = config_;
+  MhaForwardOptions mo;
+  mo.causal = true;
+  mo.need_weights = false;
+  mo.average_weights = false;
+  if (!c.layer_window.empty() && c.layer_window[l] > 0) mo.positions.window = c.layer_window[l];
+  if (c.attention_scale > 0) mo.scale = static_cast<float>(c.attention_scale);
+  mo.softcap = c.attn_softcap;
+  return mo;
+}
+
 // 2. Block l: x += post_attn(attn(norm1(x))); x += post_ff(mlp(norm2(x))), each norm where the
 //    architecture has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both).
 Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptions& o, std::vector<float>& x,
@@ -168,13 +181,8 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
   const Tensor none;
   Layer& L = layers_[l];
   if (c.pre_norms) norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
-  MhaForwardOptions mo;
-  mo.causal = true;
+  MhaForwardOptions mo = attention_options(l);
   mo.need_weights = wants(o.attention_layers, l);
-  mo.average_weights = false;
-  if (!c.layer_window.empty() && c.layer_window[l] > 0) mo.positions.window = c.layer_window[l];
-  if (c.attention_scale > 0) mo.scale = static_cast<float>(c.attention_scale);
-  mo.softcap = c.attn_softcap;
   MhaResult r;
   const Tensor query({p.b, p.t, e}, c.pre_norms ? h : x);
   Trace* trace = wants(o.trace_layers, l) ? &result.traces[l] : nullptr;
@@ -197,11 +205,15 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
   }
   mlp(L, n, mlp_in, out.data());
   if (o.mlp_outputs) result.mlp_outputs.emplace_back(Shape{p.b, p.t, e}, out);
-  const float* mlp_out = out.data();
+  float* mlp_out = out.data();
   if (c.post_norms) {
     norm(L.post_ff_w, none, n, out.data(), h.data());
     mlp_out = h.data();
   }
+  // A patched MLP output enters the branch as it is added (after any post-norm) (interp: patch).
+  if (l == o.mlp_delta_layer) kernels::add_vec(xs, mlp_out, o.mlp_delta.data(), mlp_out);
+  if (o.mlp_branch)
+    result.mlp_branch.emplace_back(Shape{p.b, p.t, e}, std::vector<float>(mlp_out, mlp_out + xs));
   kernels::add_vec(xs, x.data(), mlp_out, x.data());
   return Status::Ok();
 }
@@ -262,6 +274,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   result.lens_ids.clear();
   result.lens_probs.clear();
   result.mlp_outputs.clear();
+  result.mlp_branch.clear();
   // After the embeddings and each block but the last: the hidden state and the logit lens (the
   // stream through the final norm and the head).
   const auto keep = [&](const std::vector<float>& stream) {

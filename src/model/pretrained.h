@@ -248,6 +248,16 @@ class PretrainedModel {
   Status check_forward(const Pass& p, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& o,
                        bool cached) const;
   void embed(const Pass& p, const std::vector<std::int32_t>& ids, std::vector<float>& x) const;
+  MhaForwardOptions attention_options(int l) const;
+  // metric_gradients' steps (pretrained_gradients.cpp).
+  struct GradRun;
+  Status check_gradients(const Pass& p, const std::vector<std::int32_t>& ids, const GradientOptions& o) const;
+  void head_backward(const GradRun& run, const Pass& p, const GradientOptions& o, GradientResult& r,
+                     std::vector<float>& dx) const;
+  Status block_backward(int l, const Pass& p, const GradientOptions& o, GradRun& run, std::vector<float>& dx,
+                        GradientResult& r) const;
+  void mlp_backward(const Layer& L, std::int64_t rows, const float* x, const float* dy, float* dx) const;
+  void norm_backward(const Tensor& w, std::int64_t rows, const float* x, const float* dy, float* dx) const;
   Status block(int l, const Pass& p, const PretrainedForwardOptions& o, std::vector<float>& x,
                std::vector<float>& h, std::vector<float>& out, PretrainedForwardResult& result,
                std::vector<KvCache>* caches);

@@ -117,6 +117,7 @@ class TinyTransformer {
   Status run(const IdBatch& ids, const IdBatch* targets, const ForwardOptions* options, ForwardResult* result,
              float* loss, std::vector<Tensor>* grads);
   friend struct TinyPass;
+  friend struct TinyGradPass;  // tiny_gradients.cpp
 };
 
 }  // namespace attn

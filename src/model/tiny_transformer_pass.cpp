@@ -213,6 +213,10 @@ struct TinyPass {
     return unit_forward(L.mlp, [&](const std::vector<float>& u, std::vector<float>& out) {
       ATTN_RETURN_IF_ERROR(mlp(l, u, out));
       if (o && o->mlp_outputs) result->mlp_outputs.emplace_back(Shape{ids.b, ids.t, d}, out);
+      // A patched MLP output: the branch as added (before a post-norm unit's LayerNorm).
+      if (o && o->mlp_delta_layer == l)
+        kernels::add_vec(static_cast<int>(out.size()), out.data(), o->mlp_delta.data(), out.data());
+      if (o && o->mlp_branch) result->mlp_branch.emplace_back(Shape{ids.b, ids.t, d}, out);
       return Status::Ok();
     });
   }
@@ -231,6 +235,7 @@ struct TinyPass {
       result->lens_ids.clear();
       result->lens_probs.clear();
       result->mlp_outputs.clear();
+      result->mlp_branch.clear();
     }
     keep(o, result);
     for (int l = o ? o->start_layer : 0; l < c.num_layers; ++l) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes tiny Hugging Face checkpoints with expected outputs (issue #16) to tests/golden/pretrained/.
+"""Writes tiny Hugging Face checkpoints with expected outputs to tests/golden/pretrained/.
 
 Run with Debian's interpreter, which sees python3-torch (1.13) and python3-numpy:
     /usr/bin/python3 tests/golden/make_pretrained_fixtures.py
@@ -359,7 +359,7 @@ LLAMA3_CONFIG = dict(LLAMA_CONFIG, rope_theta=500000.0, rope_scaling={
 # Linear ("position interpolation") RoPE scaling: every frequency divided by the factor.
 LLAMA_LINEAR_CONFIG = dict(LLAMA_CONFIG, rope_theta=10000.0, rope_scaling={"factor": 4.0, "rope_type": "linear"})
 
-# Issue #25's families (transformers 5's modeling files; the Llama forward below takes each variant).
+# The newer families (transformers 5's modeling files; the Llama forward below takes each variant).
 # Windows of 3 and 5 keys, so the 7-token inputs cross them.
 QWEN3_CONFIG = {
     "architectures": ["Qwen3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
@@ -512,7 +512,8 @@ def gpt2_forward(w, ids, cfg, hooks=None):
     """transformers/models/gpt2/modeling_gpt2.py, GPT2LMHeadModel in eval mode (dropout off),
     no cache, no attention_mask. w: names without the 'transformer.' prefix. hooks (activation
     patching, make_interp_fixtures.py): {"resid": f(i, h) -> h on the stream entering block i,
-    "z": f(i, z) -> z on the heads' z (B, H, T, d) before the output projection}."""
+    "z": f(i, z) -> z on the heads' z (B, H, T, d) before the output projection, "mlp": f(i, m) -> m on
+    the MLP branch as it is added to the stream (after a post-norm; make_gradient_fixtures.py)}."""
     hooks = hooks or {}
     E, H, eps = cfg["n_embd"], cfg["n_head"], cfg["layer_norm_epsilon"]
     d = E // H
@@ -544,7 +545,8 @@ def gpt2_forward(w, ids, cfg, hooks=None):
         h = h + o
         x = torch.nn.functional.layer_norm(h, (E,), w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
         m = gelu_new(x @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
-        h = h + (m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"])
+        m = m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+        h = h + (hooks["mlp"](i, m) if "mlp" in hooks else m)
     h = torch.nn.functional.layer_norm(h, (E,), w["ln_f.weight"], w["ln_f.bias"], eps)
     hidden.append(h)                          # after ln_f (replaces the last block's raw output)
     logits = h @ w["wte.weight"].T            # lm_head tied to wte
@@ -598,7 +600,7 @@ def rms_norm(x, weight, eps):
 def llama_forward(w, ids, cfg, hooks=None):
     """transformers/models/llama/modeling_llama.py LlamaForCausalLM (eager attention, no cache);
     Qwen2ForCausalLM (models/qwen2/modeling_qwen2.py) is the same plus q/k/v biases, and the
-    issue-#25 families differ only where marked: Qwen3 (per-head q_norm/k_norm before RoPE),
+    newer families differ only where marked: Qwen3 (per-head q_norm/k_norm before RoPE),
     Mistral / Qwen2 sliding / Phi-3 (sliding_window_overlay: key j visible from query i iff
     i - w < j <= i), SmolLM3 (no RoPE where no_rope_layers[i] == 0), OLMo 2 (q_norm/k_norm over all
     heads; post_attention_layernorm / post_feedforward_layernorm on each sub-layer's output, no
@@ -683,7 +685,8 @@ def llama_forward(w, ids, cfg, hooks=None):
             gate, up = lin(x, p + "mlp.gate_proj"), lin(x, p + "mlp.up_proj")
         act = torch.nn.functional.gelu(gate, approximate="tanh") if gemma else torch.nn.functional.silu(gate)
         m = lin(act * up, p + "mlp.down_proj")
-        h = h + (norm(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" or gemma else m)
+        m = norm(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" or gemma else m
+        h = h + (hooks["mlp"](i, m) if "mlp" in hooks else m)
     h = norm(h, w["model.norm.weight"])
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]

@@ -1,0 +1,256 @@
+// PretrainedModel::metric_gradients (pretrained.h, metric_gradients.h): the forward keeping only the
+// stream entering each block, then the backward block by block in reverse, each block's activations
+// recomputed from its saved input (MultiHeadAttention::forward_saving on the frozen views), so the
+// memory is the L + 1 streams and one block's activations. Every product with a weight (Wᵀ·g) reads
+// the stored matrix in its own format (WeightView::linear_backward_input); the element-wise steps run
+// in double, serially; the GEMMs and the attention backward split over the pool with the same bits at
+// any thread count.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/memory_limit.h"
+#include "core/softmax_backward.h"
+#include "kernels/kernels.h"
+#include "model/pretrained.h"
+
+namespace attn {
+
+// The streams the forward kept: inputs[l] (N, E) entering block l, inputs[L] after the last block;
+// final the last block's output through the final norm (hidden state L).
+struct PretrainedModel::GradRun {
+  std::vector<std::vector<float>> inputs;
+  std::vector<float> final;
+};
+
+namespace {
+
+Status invalid(const std::string& what) {
+  return Status::Error(StatusCode::kInvalidArgument, what);
+}
+
+constexpr double kGeluK = 0.7978845608028654;  // √(2/π)
+
+// gelu_tanh(a) = 0.5·a·(1 + tanh(k·(a + 0.044715·a³))) and its derivative, in double.
+double gelu_tanh(double a, double& slope) {
+  const double inner = kGeluK * (a + 0.044715 * a * a * a), th = std::tanh(inner);
+  slope = 0.5 * (1 + th) + 0.5 * a * (1 - th * th) * kGeluK * (1 + 3 * 0.044715 * a * a);
+  return 0.5 * a * (1 + th);
+}
+
+// silu(a) = a·σ(a) and its derivative σ(a)·(1 + a·(1 − σ(a))), in double.
+double silu(double a, double& slope) {
+  const double s = 1 / (1 + std::exp(-a));
+  slope = s * (1 + a * (1 - s));
+  return a * s;
+}
+
+}  // namespace
+
+// dx (rows, E) = the input gradient of the norm (LayerNorm for GPT-2, RMSNorm otherwise: y = x · r · w,
+// r = (mean(x²) + eps)^−1/2, so dx_i = r·w_i·dy_i − x_i·r³/E·Σ_j w_j·dy_j·x_j), the weights fixed.
+void PretrainedModel::norm_backward(const Tensor& w, std::int64_t rows, const float* x, const float* dy,
+                                    float* dx) const {
+  const int e = config_.hidden;
+  if (config_.arch == PretrainedArch::kGpt2) {
+    layer_norm_backward_rows(rows, e, x, w.data.data(), static_cast<float>(config_.norm_eps), dy, dx, false,
+                             nullptr, nullptr);
+    return;
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * e, *dyr = dy + r * e;
+    double ss = 0, dot = 0;
+    for (int i = 0; i < e; ++i) {
+      ss += static_cast<double>(xr[i]) * xr[i];
+      dot += static_cast<double>(w.data[i]) * dyr[i] * xr[i];
+    }
+    const double inv = 1.0 / std::sqrt(ss / e + config_.norm_eps), c = inv * inv * inv / e * dot;
+    for (int i = 0; i < e; ++i) dx[r * e + i] = static_cast<float>(inv * w.data[i] * dyr[i] - xr[i] * c);
+  }
+}
+
+// dx (rows, E) = the input gradient of mlp() at x for dy (rows, E): GPT-2's gelu_tanh MLP, SwiGLU or
+// Gemma's GeGLU, the activations recomputed from x.
+void PretrainedModel::mlp_backward(const Layer& L, std::int64_t rows, const float* x, const float* dy,
+                                   float* dx) const {
+  const int e = config_.hidden, in = config_.intermediate, m = static_cast<int>(rows);
+  const std::size_t n = static_cast<std::size_t>(rows) * in;
+  std::vector<float> a(n), u(config_.arch == PretrainedArch::kGpt2 ? 0 : n), dh(n);  // each (rows, I)
+  L.down.linear_backward_input(m, dy, e, dh.data(), in, false);                      // dh = dy · W_down
+  double slope = 0;
+  if (config_.arch == PretrainedArch::kGpt2) {
+    L.up.linear(m, x, e, L.up_b.data.data(), a.data(), in);  // a = up(x) + b
+    for (std::size_t i = 0; i < n; ++i) {
+      gelu_tanh(a[i], slope);
+      dh[i] = static_cast<float>(dh[i] * slope);
+    }
+    L.up.linear_backward_input(m, dh.data(), in, dx, e, false);
+    return;
+  }
+  L.gate.linear(m, x, e, nullptr, a.data(), in);
+  L.up.linear(m, x, e, nullptr, u.data(), in);
+  std::vector<float> du(n);  // (rows, I): the gradient of up(x); dh becomes the gradient of gate(x)
+  for (std::size_t i = 0; i < n; ++i) {
+    const double act = config_.gelu_mlp ? gelu_tanh(a[i], slope) : silu(a[i], slope);
+    du[i] = static_cast<float>(dh[i] * act);
+    dh[i] = static_cast<float>(dh[i] * static_cast<double>(u[i]) * slope);
+  }
+  L.gate.linear_backward_input(m, dh.data(), in, dx, e, false);
+  L.up.linear_backward_input(m, du.data(), in, dx, e, true);
+}
+
+Status PretrainedModel::check_gradients(const Pass& p, const std::vector<std::int32_t>& ids,
+                                        const GradientOptions& o) const {
+  const PretrainedConfig& c = config_;
+  ATTN_RETURN_IF_ERROR(check_forward(p, ids, ForwardOptions{}, false));
+  ATTN_RETURN_IF_ERROR(check_metric(o.metric, p.t, c.vocab_size));
+  const std::uint64_t ne = static_cast<std::uint64_t>(p.n) * c.hidden;
+  if (!o.start_embedding.empty() && o.start_embedding.size() != ne)
+    return invalid("start_embedding must be (B, T, hidden)");
+  const std::uint64_t zw = static_cast<std::uint64_t>(p.n) * c.heads * c.head_dim;
+  const std::uint64_t layers = static_cast<std::uint64_t>(c.layers);
+  std::uint64_t need = 2 * (layers + 2) * ne + layers * (zw + ne);  // streams, their gradients, z, mlp
+  need += static_cast<std::uint64_t>(p.n) * (8 * c.hidden + 4 * c.intermediate + 4 * zw / p.n);  // a block
+  if (o.attention) need += layers * p.b * c.heads * static_cast<std::uint64_t>(p.t) * p.t;
+  if (o.activations) need += (2 * layers + 1) * ne + layers * zw;
+  return check_allocation(need, "the pretrained model's metric gradients");
+}
+
+// 3′. The head: M's value per sequence and dx (N, E), the gradient of the final norm's input
+// (only each sequence's `position` row is non-zero); grad_hidden[L] = ∂M/∂ the final norm's output.
+void PretrainedModel::head_backward(const GradRun& run, const Pass& p, const GradientOptions& o,
+                                    GradientResult& r, std::vector<float>& dx) const {
+  const PretrainedConfig& c = config_;
+  const int e = c.hidden, v = c.vocab_size, pos = o.metric.position < 0 ? p.t - 1 : o.metric.position;
+  const WeightView& head = c.tie_embeddings ? embed_ : head_;
+  const std::vector<float> picked = rows_at(run.final.data(), p.b, p.t, e, pos);  // (B, E)
+  std::vector<float> logits(static_cast<std::size_t>(p.b) * v), dlogits(logits.size());
+  head.linear(p.b, picked.data(), e, nullptr, logits.data(), v);
+  r.values.resize(static_cast<std::size_t>(p.b));
+  for (int i = 0; i < p.b; ++i)
+    r.values[i] = metric_value_and_grad(o.metric, v, logits.data() + static_cast<std::size_t>(i) * v,
+                                        c.final_softcap, dlogits.data() + static_cast<std::size_t>(i) * v);
+  std::vector<float> dpicked(picked.size());  // (B, E) = dlogits · W_head
+  head.linear_backward_input(p.b, dlogits.data(), v, dpicked.data(), e, false);
+  Tensor& last = r.grad_hidden[static_cast<std::size_t>(c.layers)];
+  last = Tensor::zeros({p.b, p.t, e});
+  for (int i = 0; i < p.b; ++i)
+    std::copy_n(dpicked.data() + static_cast<std::size_t>(i) * e, e,
+                last.data.data() + (static_cast<std::size_t>(i) * p.t + pos) * e);
+  dx.assign(last.data.size(), 0.0f);
+  norm_backward(final_w_, p.n, run.inputs.back().data(), last.data.data(), dx.data());
+}
+
+// 2′. Block l backward: dx (N, E) enters as ∂M/∂ the block's output and leaves as ∂M/∂ its input.
+Status PretrainedModel::block_backward(int l, const Pass& p, const GradientOptions& o, GradRun& run,
+                                       std::vector<float>& dx, GradientResult& r) const {
+  const PretrainedConfig& c = config_;
+  const Layer& L = layers_[static_cast<std::size_t>(l)];
+  const int e = c.hidden, xs = static_cast<int>(dx.size());
+  const Tensor none;
+  const std::vector<float>& x = run.inputs[static_cast<std::size_t>(l)];
+  // Recomputed: a_in = [norm1](x); attn; x1 = x + [post](attn); m_in = [norm2](x1); m_out = mlp(m_in).
+  std::vector<float> a_in(x), x1(x.size()), m_in(x.size()), m_out(x.size()), tmp(x.size());
+  if (c.pre_norms) norm(L.norm1_w, L.norm1_b, p.n, x.data(), a_in.data());
+  MhaResult ar;
+  MhaSaved saved;
+  ATTN_RETURN_IF_ERROR(
+      L.attn.forward_saving(Tensor({p.b, p.t, e}, a_in), nullptr, nullptr, attention_options(l), ar, saved));
+  const float* attn_add = ar.output.data.data();
+  if (c.post_norms) {
+    norm(L.post_attn_w, none, p.n, ar.output.data.data(), tmp.data());
+    attn_add = tmp.data();
+  }
+  kernels::add_vec(xs, x.data(), attn_add, x1.data());
+  m_in = x1;
+  if (c.pre_norms) norm(L.norm2_w, L.norm2_b, p.n, x1.data(), m_in.data());
+  mlp(L, p.n, m_in.data(), m_out.data());
+  if (o.activations) {
+    r.z[l] = Tensor({p.b, p.t, c.heads * c.head_dim}, saved.context);
+    r.mlp_branch[l] = Tensor({p.b, p.t, e}, m_out);
+    if (c.post_norms) norm(L.post_ff_w, none, p.n, m_out.data(), r.mlp_branch[l].data.data());
+  }
+  // The MLP branch: ∂M/∂(branch as added) = dx; through [post_ff], the MLP, [norm2] into dx1 = dx + ….
+  r.grad_mlp[l] = Tensor({p.b, p.t, e}, dx);
+  std::vector<float> d_branch(dx), d_in(dx.size());
+  if (c.post_norms) norm_backward(L.post_ff_w, p.n, m_out.data(), dx.data(), d_branch.data());
+  mlp_backward(L, p.n, m_in.data(), d_branch.data(), d_in.data());
+  if (c.pre_norms) {
+    norm_backward(L.norm2_w, p.n, x1.data(), d_in.data(), tmp.data());
+    std::swap(d_in, tmp);
+  }
+  kernels::add_vec(xs, dx.data(), d_in.data(), dx.data());  // dx is now ∂M/∂x1
+  // The attention branch: through [post_attn], the attention (frozen: input gradients only), [norm1].
+  std::vector<float> d_attn(dx);
+  if (c.post_norms) norm_backward(L.post_attn_w, p.n, ar.output.data.data(), dx.data(), d_attn.data());
+  MhaBackwardOptions bo;
+  bo.parameters = false;
+  bo.context = true;
+  bo.attention = o.attention;
+  MhaGrads g;
+  ATTN_RETURN_IF_ERROR(L.attn.backward(saved, Tensor({p.b, p.t, e}, d_attn), g, bo));
+  r.grad_z[l] = std::move(g.context);
+  if (o.attention) r.grad_attention[l] = std::move(g.attention);
+  if (c.pre_norms) {
+    norm_backward(L.norm1_w, p.n, x.data(), g.query.data.data(), tmp.data());
+    kernels::add_vec(xs, dx.data(), tmp.data(), dx.data());
+  } else {
+    kernels::add_vec(xs, dx.data(), g.query.data.data(), dx.data());
+  }
+  return Status::Ok();
+}
+
+Status PretrainedModel::metric_gradients(int b, int t, const std::vector<std::int32_t>& ids,
+                                         const GradientOptions& o, GradientResult& result) {
+  const PretrainedConfig& c = config_;
+  Pass p;
+  p.b = b;
+  p.t = t;
+  p.n = static_cast<std::int64_t>(b) * t;
+  ATTN_RETURN_IF_ERROR(check_gradients(p, ids, o));
+  const int e = c.hidden, layers = c.layers;
+  GradRun run;
+  run.inputs.resize(static_cast<std::size_t>(layers) + 1);
+  std::vector<float> x(static_cast<std::size_t>(p.n) * e), h(x.size()), out(x.size());
+  if (o.start_embedding.empty())
+    embed(p, ids, x);
+  else
+    x = o.start_embedding;
+  ForwardResult scratch;  // block()'s outputs: nothing is asked of it
+  scratch.attention.assign(static_cast<std::size_t>(layers), Tensor());
+  scratch.traces.assign(static_cast<std::size_t>(layers), Trace());
+  const ForwardOptions plain;
+  for (int l = 0; l < layers; ++l) {
+    run.inputs[static_cast<std::size_t>(l)] = x;
+    ATTN_RETURN_IF_ERROR(block(l, p, plain, x, h, out, scratch, nullptr));
+  }
+  run.inputs.back() = x;
+  run.final.resize(x.size());
+  norm(final_w_, final_b_, p.n, x.data(), run.final.data());
+  GradientResult r;
+  r.grad_hidden.resize(static_cast<std::size_t>(layers) + 1);
+  r.grad_z.resize(static_cast<std::size_t>(layers));
+  r.grad_mlp.resize(static_cast<std::size_t>(layers));
+  if (o.attention) r.grad_attention.resize(static_cast<std::size_t>(layers));
+  if (o.activations) {
+    r.z.resize(static_cast<std::size_t>(layers));
+    r.mlp_branch.resize(static_cast<std::size_t>(layers));
+  }
+  std::vector<float> dx;
+  head_backward(run, p, o, r, dx);
+  for (int l = layers - 1; l >= 0; --l) {
+    ATTN_RETURN_IF_ERROR(block_backward(l, p, o, run, dx, r));
+    r.grad_hidden[static_cast<std::size_t>(l)] = Tensor({b, t, e}, dx);
+  }
+  for (const Tensor& g : r.grad_hidden)
+    ATTN_RETURN_IF_ERROR(check_computed(g.data.data(), g.data.size(), "the metric's gradients"));
+  if (o.activations) {
+    for (int l = 0; l < layers; ++l)
+      r.hidden.emplace_back(Shape{b, t, e}, run.inputs[static_cast<std::size_t>(l)]);
+    r.hidden.emplace_back(Shape{b, t, e}, run.final);
+  }
+  result = std::move(r);
+  return Status::Ok();
+}
+
+}  // namespace attn
