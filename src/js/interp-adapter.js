@@ -7,6 +7,10 @@
 //     forward(ids (b·t), b, t, hooks) → the core's forward (src/wasm/bindings_interp.h: traceLayers,
 //       hiddenStates (L + 1, Hugging Face's order), mlpOutputs, startLayer, startResidual, deltaLayer,
 //       attnDelta, logitsRow), with the logits before any final soft-capping;
+//     finalSoftcap (the final logit soft-cap the probability metrics apply; 0 = none);
+//     gradients(ids (b·t), b, t, options) → the core's metric_gradients (src/wasm/bindings_gradients.h:
+//       metric, position, token, against, startEmbedding, attention, activations → values, gradHidden,
+//       gradZ, gradMlp, gradAttention, hidden, z, mlpBranch);
 //     outProj(l) → the attention output projection's rows W_O (E, H·d); outBias(l) → its bias (E) or null;
 //     normAfter(l, 'attn' | 'mlp') → the norm to freeze after that sublayer's output, or null:
 //       { spec, branch } (branch: on the sublayer's output, OLMo 2's and Gemma's post-norms, x += norm(f(x));
@@ -54,7 +58,9 @@ export function tinyInterp(model) {
     vocab: cfg.vocabSize,
     causal: cfg.causal,
     mlp: cfg.mlp,
+    finalSoftcap: 0, // no final soft-cap
     forward: hooked(handle),
+    gradients: (ids, b, t, o) => check(handle.metricGradients(ids, b, t, o)),
     outProj: (l) => w(`blocks.${l}.attn.out_proj.weight`),
     outBias: (l) => w(`blocks.${l}.attn.out_proj.bias`),
     // post-norm: ln1 after the attention's residual add, ln2 after the MLP's (none without an MLP)
@@ -157,6 +163,8 @@ export function pretrainedInterp(model) {
     causal: true,
     mlp: true,
     forward: hooked(handle),
+    gradients: (ids, b, t, o) => check(handle.metricGradients(ids, b, t, o)),
+    finalSoftcap: core.finalSoftcap ?? 0, // Gemma 2's final_logit_softcapping (the probability metrics)
     outProj: (l) => rows(names.outProj(l), 0, E),
     outBias: (l) => {
       const key = names.outBias(l);

@@ -11,14 +11,16 @@ const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
 // ---- activation patching ---------------------------------------------------------------------------
 // A corrupted run with one activation taken from the clean run: a head's z (at every position, or at
-// one) or the residual stream entering a block at one position. Each patched run restarts at the
-// patched block from the corrupted run's residual stream there (the blocks before it are not run
-// again); a head's z enters as W_O[:, head] · (z_clean − z_corrupted) added to that layer's attention
-// output. Causal models run only the rows up to `position` and read the logits of `position` only.
+// one), the residual stream entering a block at one position, or an MLP branch's output (as it is
+// added to the stream) at one position. Each patched run restarts at the patched block from the
+// corrupted run's residual stream there (the blocks before it are not run again); a head's z enters
+// as W_O[:, head] · (z_clean − z_corrupted) added to that layer's attention output, an MLP's as
+// (branch_clean − branch_corrupted) added to that layer's MLP branch. Causal models run only the
+// rows up to `position` and read the logits of `position` only.
 
 /** The components patch knows. */
-export const PATCH_COMPONENTS = Object.freeze(['head', 'head-position', 'residual']);
-const PATCH_METRICS = Object.freeze(['logit-diff', 'probability']);
+export const PATCH_COMPONENTS = Object.freeze(['head', 'head-position', 'residual', 'mlp']);
+export const PATCH_METRICS = Object.freeze(['logit-diff', 'probability', 'log-probability']);
 
 // clean/corrupted as lists of Int32Array, all of one length: ids (T), (1, T), a (B, T) batch (B pairs)
 // or an array of ids.
@@ -32,8 +34,19 @@ function patchRuns(value, what) {
   return out;
 }
 
-/** patch's options checked (nothing runs before): the pairs, the component, the metric. */
-function patchOptions(options, vocab) {
+/** patch's options checked (nothing runs before): the pairs, the component, the metric (also
+ * attributionPatch's, whose messages name it instead). */
+export function patchOptions(options, vocab, name = 'patch') {
+  try {
+    return checkPatchOptions(options, vocab);
+  } catch (error) {
+    if (name !== 'patch' && error instanceof AttentionError)
+      error.message = error.message.replace(/^patch/, name);
+    throw error;
+  }
+}
+
+function checkPatchOptions(options, vocab) {
   const o = checkOptions(
     options,
     ['clean', 'corrupted', 'position', 'token', 'against', 'component', 'metric', 'onProgress', 'signal'],
@@ -57,7 +70,9 @@ function patchOptions(options, vocab) {
     );
   const metric = o.metric ?? 'logit-diff';
   if (!PATCH_METRICS.includes(metric))
-    throw invalid(`patch: metric must be 'logit-diff' or 'probability', got ${describe(metric)}`);
+    throw invalid(
+      `patch: metric must be one of ${PATCH_METRICS.map((m) => `'${m}'`).join(', ')}, got ${describe(metric)}`,
+    );
   if (o.onProgress != null && typeof o.onProgress !== 'function')
     throw invalid(`patch: onProgress must be a function, got ${describe(o.onProgress)}`);
   if (o.signal != null && typeof o.signal.aborted !== 'boolean')
@@ -75,8 +90,27 @@ function patchOptions(options, vocab) {
   return { clean, corrupted, T, component, metric, onProgress: o.onProgress, signal: o.signal, ...picked };
 }
 
-const abortReason = (signal) =>
+export const abortReason = (signal) =>
   signal.reason ?? Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
+
+/**
+ * The metric of one row of pre-cap logits: the logit difference (before any final soft-cap), or the
+ * probability or its log in the model's output distribution, after the final soft-cap c (Gemma 2:
+ * c · tanh(z / c), as the core computes it; `softcap` 0 = none).
+ */
+export function patchMetric({ metric, token, against }, softcap = 0) {
+  const capped = (row) =>
+    softcap > 0 ? Float64Array.from(row, (z) => Math.fround(softcap * Math.tanh(z / softcap))) : row;
+  if (metric === 'probability') return (row) => softmaxAt(capped(row), token);
+  if (metric === 'log-probability') return (row) => Math.log(softmaxAt(capped(row), token));
+  return (row) => row[token] - (against === undefined ? 0 : row[against]);
+}
+
+const METRIC_NAMES = {
+  'logit-diff': 'logit difference',
+  probability: 'probability',
+  'log-probability': 'log-probability',
+};
 
 // The clean and corrupted baselines of every pair; a pair with nothing to explain is refused before
 // any patched run.
@@ -88,7 +122,7 @@ function baselines(adapter, o, rows, metric) {
       mx = metric(x.row);
     if (!(Math.abs(mc - mx) >= 1e-6 * Math.max(1, Math.abs(mc)))) {
       throw invalid(
-        `patch: the clean and corrupted runs${o.clean.length > 1 ? ` of pair ${i}` : ''} give the same ${o.metric === 'probability' ? 'probability' : 'logit difference'} (${mc} and ${mx}): nothing to explain`,
+        `patch: the clean and corrupted runs${o.clean.length > 1 ? ` of pair ${i}` : ''} give the same ${METRIC_NAMES[o.metric]} (${mc} and ${mx}): nothing to explain`,
       );
     }
     return { c, x, mc, mx, ids: o.corrupted[i].subarray(0, rows) };
@@ -105,7 +139,10 @@ function patchJobs(bases, { L, H }, component, rows, T) {
       else if (component === 'head-position') {
         for (let h = 0; h < H; h++)
           jobs.push({ base, l, heads: allLayers(rows).map((t) => ({ h, t, entry: (l * H + h) * T + t })) });
-      } else jobs.push({ base, l, positions: allLayers(rows).map((t) => ({ t, entry: l * T + t })) });
+      } else {
+        const positions = allLayers(rows).map((t) => ({ t, entry: l * T + t }));
+        jobs.push({ base, l, positions, mlp: component === 'mlp' });
+      }
     }
   }
   return jobs;
@@ -126,8 +163,8 @@ function patchDiffers(job, { E, d }, rows) {
       return false;
     };
   }
-  const rc = base.c.resid[l],
-    rx = base.x.resid[l];
+  const rc = job.mlp ? base.c.mlp[l] : base.c.resid[l],
+    rx = job.mlp ? base.x.mlp[l] : base.x.resid[l];
   return ({ t }) => {
     for (let i = t * E; i < (t + 1) * E; i++) if (rc[i] !== rx[i]) return true;
     return false;
@@ -173,13 +210,30 @@ function runJob(adapter, job, runs, outProj, ctx) {
   if (job.heads) {
     if (!outProj.has(l)) outProj.set(l, adapter.outProj(l));
     delta = headDeltas(runs, job, outProj.get(l), adapter, rows);
+  } else if (job.mlp) {
+    delta = new Float32Array(b * n); // the clean branch minus the corrupted one, at t alone
+    const c = base.c.mlp[l],
+      x = base.x.mlp[l];
+    runs.forEach(({ t }, k) => {
+      for (let i = t * E; i < (t + 1) * E; i++) delta[k * n + i] = c[i] - x[i];
+    });
   } else {
     const clean = base.c.resid[l];
     runs.forEach(({ t }, k) => residual.set(clean.subarray(t * E, (t + 1) * E), k * n + t * E));
   }
   const ids = new Int32Array(b * rows);
   for (let k = 0; k < b; k++) ids.set(base.ids, k * rows);
-  const logits = adapter.run(ids, b, rows, l, residual, job.heads ? l : -1, delta, position);
+  const logits = adapter.run(
+    ids,
+    b,
+    rows,
+    l,
+    residual,
+    job.heads || job.mlp ? l : -1,
+    delta,
+    position,
+    job.mlp,
+  );
   const V = logits.length / b;
   runs.forEach(({ entry }, k) => {
     sums[entry] += (metric(logits.subarray(k * V, (k + 1) * V)) - base.mx) / (base.mc - base.mx);
@@ -188,22 +242,23 @@ function runJob(adapter, job, runs, outProj, ctx) {
 
 /**
  * model.patch over an adapter: { L, H, E, d (head dim), vocab, causal, baseline(ids, position) →
- * { resid: [L] Float32Array (T·E) entering each block, z: [L] (H, T, d), row: logits at position (V) },
- * run(ids (b·T), b, T, startLayer, residual (b·T·E), deltaLayer, delta | null, position) → b rows (V),
+ * { resid: [L] Float32Array (T·E) entering each block, z: [L] (H, T, d), mlp: [L] (T·E) the MLP
+ * branches, row: logits at position (V) }, run(ids (b·T), b, T, startLayer, residual (b·T·E),
+ * deltaLayer, delta | null, position, mlp (delta is the MLP branch's, not the attention output's))
+ * → b rows (V),
  * outProj(l) → W_O (E, H·d) }.
  */
 export async function runPatch(adapter, options) {
   const o = patchOptions(options, adapter.vocab);
   const { L, H } = adapter;
-  const { T, component, position, token, against, signal, onProgress } = o;
+  const { T, component, position, signal, onProgress } = o;
   if (signal?.aborted) throw abortReason(signal);
   const rows = adapter.causal ? position + 1 : T; // later rows cannot reach `position`
-  const metric = (row) =>
-    o.metric === 'probability'
-      ? softmaxAt(row, token)
-      : row[token] - (against === undefined ? 0 : row[against]);
+  const metric = patchMetric(o, adapter.finalSoftcap ?? 0);
   const shape = component === 'head' ? [L, H] : component === 'head-position' ? [L, H, T] : [L, T];
   const sums = new Float64Array(shape.reduce((a, b) => a * b, 1));
+  if (component === 'mlp' && !adapter.mlp)
+    throw invalid("patch: component 'mlp' needs a model with MLP blocks");
   const bases = baselines(adapter, o, rows, metric);
   const jobs = patchJobs(bases, adapter, component, rows, T);
   const total = jobs.reduce((n, j) => n + (j.heads ?? j.positions).length, 0);
@@ -248,24 +303,28 @@ export function modelPatch(model, options) {
       d: a.d,
       vocab: a.vocab,
       causal: a.causal,
+      mlp: a.mlp,
+      finalSoftcap: a.finalSoftcap ?? 0,
       baseline(ids, position) {
         const { first: r, z } = tracedForward(
           (layers, first) =>
-            a.forward(ids, 1, ids.length, { traceLayers: layers, hiddenStates: first, logitsRow: position }),
+            a.forward(ids, 1, ids.length, {
+              traceLayers: layers,
+              hiddenStates: first,
+              mlpBranch: first && a.mlp,
+              logitsRow: position,
+            }),
           L,
           H,
           ids.length,
         );
-        return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z, row: r.logits.data };
+        const mlp = (r.mlpBranch ?? []).map((t) => t.data);
+        return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z, mlp, row: r.logits.data };
       },
-      run(ids, b, t, startLayer, residual, deltaLayer, delta, position) {
-        return a.forward(ids, b, t, {
-          startLayer,
-          startResidual: residual,
-          deltaLayer,
-          attnDelta: delta,
-          logitsRow: position,
-        }).logits.data;
+      run(ids, b, t, startLayer, residual, deltaLayer, delta, position, mlp) {
+        const hooks = mlp ? { mlpDeltaLayer: deltaLayer, mlpDelta: delta } : { deltaLayer, attnDelta: delta };
+        return a.forward(ids, b, t, { startLayer, startResidual: residual, ...hooks, logitsRow: position })
+          .logits.data;
       },
       outProj: (l) => a.outProj(l),
     },

@@ -191,3 +191,11 @@ export function attentionRollout(attentions, options = {}) {
 export { logitAttribution, _setTraceBudget } from './interp-attribution.js';
 export { qkAttribution } from './interp-qk.js';
 export { PATCH_COMPONENTS, modelPatch, runPatch } from './interp-patch.js';
+export {
+  GRADIENT_METRICS,
+  SALIENCY_BASELINES,
+  SALIENCY_METHODS,
+  metricGradients,
+  saliency,
+} from './interp-gradients.js';
+export { ATTRIBUTION_PATCH_COMPONENTS, attributionPatch } from './interp-attribution-patch.js';

@@ -7,7 +7,15 @@ import { checkInt, checkOptions, checkSeed, describe } from './options.js';
 import { decodeSafetensors, encodeSafetensors } from './safetensors.js';
 import { Tensor, asBoolTensor, asFloatTensor, fromCore } from './tensor.js';
 import { idBatch, layerList, traceLayers } from './ids.js';
-import { logitAttribution, modelHeadScores, modelPatch, qkAttribution } from './interp.js';
+import {
+  attributionPatch,
+  logitAttribution,
+  metricGradients,
+  modelHeadScores,
+  modelPatch,
+  qkAttribution,
+  saliency,
+} from './interp.js';
 import { tinyInterp } from './interp-adapter.js';
 import { Handle } from './runtime.js';
 
@@ -257,6 +265,21 @@ class TinyTransformerBase extends Handle {
   /** QK attribution: (query, key)'s score in one head split over the stream's components at both positions; see interp-qk.js. */
   qkAttribution(ids, options = {}) {
     return qkAttribution(this, ids, options);
+  }
+
+  /** ∂M/∂ each hidden state, z and (with attention) A: { value, gradHiddenStates, gradZ, gradAttention }; see docs/interpretability.md. */
+  metricGradients(ids, options = {}) {
+    return metricGradients(this, ids, options);
+  }
+
+  /** Input saliency: { scores, value, delta } (a Promise); see docs/interpretability.md. */
+  saliency(ids, options = {}) {
+    return saliency(this, ids, options);
+  }
+
+  /** Attribution patching: { result, cleanDiff, corruptedDiff } as patch (a Promise); see docs/interpretability.md. */
+  attributionPatch(options = {}) {
+    return attributionPatch(this, options);
   }
 
   /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */

@@ -13,7 +13,15 @@ import { entryOf, makeTokenizer, readEntries, weightFiles } from './pretrained-f
 import { familyOf, storedTransposed, tensorName } from './architectures/index.js';
 import { Handle } from './runtime.js';
 import { Tensor, fromCore } from './tensor.js';
-import { logitAttribution, modelHeadScores, modelPatch, qkAttribution } from './interp.js';
+import {
+  attributionPatch,
+  logitAttribution,
+  metricGradients,
+  modelHeadScores,
+  modelPatch,
+  qkAttribution,
+  saliency,
+} from './interp.js';
 import { pretrainedInterp } from './interp-adapter.js';
 import { coreConfig } from './pretrained-config.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
@@ -124,6 +132,21 @@ class PretrainedModelBase extends Handle {
   /** QK attribution: (query, key)'s score in one head split over the stream's components at both positions; see interp-qk.js. */
   qkAttribution(ids, options = {}) {
     return qkAttribution(this, ids, options);
+  }
+
+  /** ∂M/∂ each hidden state, z and (with attention) A: { value, gradHiddenStates, gradZ, gradAttention }; see docs/interpretability.md. */
+  metricGradients(ids, options = {}) {
+    return metricGradients(this, ids, options);
+  }
+
+  /** Input saliency: { scores, value, delta } (a Promise); see docs/interpretability.md. */
+  saliency(ids, options = {}) {
+    return saliency(this, ids, options);
+  }
+
+  /** Attribution patching: { result, cleanDiff, corruptedDiff } as patch (a Promise); see docs/interpretability.md. */
+  attributionPatch(options = {}) {
+    return attributionPatch(this, options);
   }
 
   /** Activation patching: { result, cleanDiff, corruptedDiff } (a Promise); see interp.js runPatch and docs/interpretability.md. */

@@ -23,8 +23,9 @@ struct JsForwardOptions {
 };
 
 // o: { attentionLayers, traceLayers (int[]), mask (a bool tensor object), hiddenStates, logitLens,
-// mlpOutputs, startLayer, startResidual (Float32Array (B, T, width)), deltaLayer (-1 none), attnDelta
-// (Float32Array), logitsRow (-1 all), preCapLogits }, each optional (absent or null: ForwardOptions'
+// mlpOutputs, mlpBranch, mlpDeltaLayer (-1 none), mlpDelta (Float32Array (B, T, width)), startLayer,
+// startResidual (Float32Array (B, T, width)), deltaLayer (-1 none), attnDelta (Float32Array), logitsRow
+// (-1 all), preCapLogits }, each optional (absent or null: ForwardOptions'
 // default).
 inline void read_forward_options(const val& o, JsForwardOptions& out) {
   attn::ForwardOptions& p = out.options;
@@ -49,6 +50,9 @@ inline void read_forward_options(const val& o, JsForwardOptions& out) {
   flag("hiddenStates", p.hidden_states);
   flag("logitLens", p.logit_lens);
   flag("mlpOutputs", p.mlp_outputs);
+  flag("mlpBranch", p.mlp_branch);
+  number("mlpDeltaLayer", p.mlp_delta_layer);
+  floats("mlpDelta", p.mlp_delta);
   number("startLayer", p.start_layer);
   floats("startResidual", p.start_residual);
   number("deltaLayer", p.delta_layer);
@@ -63,7 +67,7 @@ inline val tensors_array(const std::vector<attn::Tensor>& ts) {
   return out;
 }
 
-// { code, message, logits, attention, traces, hiddenStates, mlpOutputs, logitLens? } of a forward
+// { code, message, logits, attention, traces, hiddenStates, mlpOutputs, mlpBranch, logitLens? } of a forward
 // over (b, t) ids through `layers` blocks: attention and traces one entry per layer (null where not
 // asked for); logitLens { ids, probs, shape (L + 1, B, T) } when asked for.
 inline val forward_result_object(const attn::Status& st, const attn::ForwardResult& r,
@@ -80,6 +84,7 @@ inline val forward_result_object(const attn::Status& st, const attn::ForwardResu
   out.set("traces", traces);
   out.set("hiddenStates", tensors_array(r.hidden_states));
   out.set("mlpOutputs", tensors_array(r.mlp_outputs));
+  out.set("mlpBranch", tensors_array(r.mlp_branch));
   if (o.logit_lens) {
     val lens = val::object();
     lens.set(

@@ -19,6 +19,7 @@
 #include "train/tasks.h"
 #include "train/trainer.h"
 #include "wasm/binding_util.h"
+#include "wasm/bindings_gradients.h"
 #include "wasm/bindings_interp.h"
 
 namespace {
@@ -95,6 +96,14 @@ class TinyModelHandle {
     attn::ForwardResult r;
     const attn::Status st = model_->forward(id_batch(ids, b, t), options.options, r);
     return forward_result_object(st, r, options.options, model_->config().num_layers, b, t);
+  }
+
+  // o: the metric and what to return (bindings_gradients.h) → { code, message, values, gradHidden,
+  // gradZ, gradMlp, gradAttention, hidden, z, mlpBranch } (TinyTransformer::metric_gradients).
+  val metric_gradients(val ids, int b, int t, val o) {
+    attn::GradientResult r;
+    const attn::Status st = model_->metric_gradients(id_batch(ids, b, t), read_gradient_options(o), r);
+    return gradient_result_object(st, r);
   }
 
   val loss(val ids, val targets, int b, int t) {
@@ -221,7 +230,8 @@ EMSCRIPTEN_BINDINGS(attention_model) {
       .function("setParameters", &TinyModelHandle::set_parameters)
       .function("forward", &TinyModelHandle::forward)
       .function("loss", &TinyModelHandle::loss)
-      .function("gradients", &TinyModelHandle::gradients);
+      .function("gradients", &TinyModelHandle::gradients)
+      .function("metricGradients", &TinyModelHandle::metric_gradients);
   emscripten::class_<TrainerHandle>("TrainerHandle")
       .constructor<>()
       .function("init", &TrainerHandle::init)

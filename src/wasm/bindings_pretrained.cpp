@@ -13,6 +13,7 @@
 #include "core/memory_limit.h"
 #include "model/pretrained.h"
 #include "wasm/binding_util.h"
+#include "wasm/bindings_gradients.h"
 #include "wasm/bindings_interp.h"
 
 namespace {
@@ -164,6 +165,15 @@ class PretrainedHandle {
         model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), options.options, r);
     return forward_result_object(st, r, options.options, model_.config().layers, b, t);
   }
+  // o: the metric and what to return (bindings_gradients.h) → { code, message, values, gradHidden,
+  // gradZ, gradMlp, gradAttention, hidden, z, mlpBranch } (PretrainedModel::metric_gradients).
+  val metric_gradients(val ids, int b, int t, val o) {
+    LimitScope scope(limit_);
+    attn::GradientResult r;
+    const attn::Status st = model_.metric_gradients(
+        b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), read_gradient_options(o), r);
+    return gradient_result_object(st, r);
+  }
   // { ok, data: Float32Array (count · cols) } of a tensor's rows by role (PretrainedModel::read_rows).
   val read_rows(std::string role, int layer, int first, int count) const {
     attn::TensorKey key;
@@ -202,6 +212,7 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
       .function("weightBytes", &PretrainedHandle::weight_bytes)
       .function("memoryLimit", &PretrainedHandle::memory_limit)
       .function("forward", &PretrainedHandle::forward)
+      .function("metricGradients", &PretrainedHandle::metric_gradients)
       .function("readRows", &PretrainedHandle::read_rows)
       .function("createCaches", &PretrainedHandle::create_caches)
       .function("forwardCached", &PretrainedHandle::forward_cached)

@@ -275,7 +275,7 @@ PATCH_MODELS = ["gpt2-tiny", "llama-tiny", "qwen2-tiny", "llama3-scaled-tiny", "
                 "mistral-tiny", "qwen2-sliding-tiny", "smollm3-tiny", "olmo2-tiny", "phi3-tiny", "gemma3-tiny", "gemma2-tiny"]
 
 
-def patch_reference(run, L, H, clean, corrupted, position):
+def patch_reference(run, L, H, clean, corrupted, position, cap=None):
     """The patched logit differences of every component, each from a full float64 forward of the
     corrupted ids with one activation replaced by the clean run's: run(ids, hooks) -> logits (1, T, V)
     of the reference forward, hooks = {"resid": f(layer, h (1, T, E)), "z": f(layer, z (1, H, T, d))}.
@@ -300,8 +300,11 @@ def patch_reference(run, L, H, clean, corrupted, position):
         def ld(logits):
             return float(logits[0, position, token] - logits[0, position, against])
 
-        def prob(logits):
-            return float(torch.softmax(logits[0, position], dim=-1)[token])
+        def prob(logits):  # the output distribution: after any final soft-cap (Gemma 2)
+            row = logits[0, position]
+            if cap:
+                row = torch.tanh(row / cap) * cap
+            return float(torch.softmax(row, dim=-1)[token])
 
         def replace(kind, layer, index):
             def f(i, x):
@@ -339,23 +342,25 @@ def patch_reference(run, L, H, clean, corrupted, position):
                 "patchedProbability": {"head": tjson(head_prob)}}
 
 
-def patch_cases(run, L, H, clean, vocab):
+def patch_cases(run, L, H, clean, vocab, cap=None):
     cases = []
     for cname, k, position in PATCH_CASES:
         corrupted = list(clean)
         corrupted[k] = (clean[k] + 1 + vocab // 2) % vocab
         pos = len(clean) - 1 if position is None else position
         case = {"name": cname, "clean": clean, "corrupted": corrupted}
-        case.update(patch_reference(run, L, H, clean, corrupted, pos))
+        case.update(patch_reference(run, L, H, clean, corrupted, pos, cap))
         cases.append(case)
     return cases
 
 
 def pretrained_patching(name):
     folder = os.path.join(mp.OUT_DIR, name)
-    # Attribution and patching explain the logits before any final soft-capping (Gemma 2): the
-    # reference forward runs without it.
-    cfg = dict(json.load(open(os.path.join(folder, "config.json"))), final_logit_softcapping=None)
+    # Attribution and the logit difference explain the logits before any final soft-capping (Gemma 2):
+    # the reference forward runs without it; the probabilities use the output distribution, after the
+    # cap (patch_reference's prob).
+    full = json.load(open(os.path.join(folder, "config.json")))
+    cfg = dict(full, final_logit_softcapping=None)
     tensors, _ = mp.read_safetensors(open(os.path.join(folder, "model.safetensors"), "rb").read())
     is_gpt2 = cfg["model_type"] == "gpt2"
     strip = (lambda n: n[len("transformer."):] if n.startswith("transformer.") else n)
@@ -369,7 +374,8 @@ def pretrained_patching(name):
     # the hooks change nothing when they return their input
     same = forward(w64, torch.tensor([clean]), cfg, {"resid": lambda i, h: h, "z": lambda i, z: z})["logits"]
     assert torch.equal(plain, same)
-    cases = patch_cases(lambda ids, hooks: forward(w64, torch.tensor([ids]), cfg, hooks)["logits"], L, H, clean, V)
+    cases = patch_cases(lambda ids, hooks: forward(w64, torch.tensor([ids]), cfg, hooks)["logits"], L, H, clean, V,
+                        full.get("final_logit_softcapping"))
     # attribution: the top token against the runner-up at the last position; the second likeliest
     # token alone at position 3
     ids = clean + [7, 52]

@@ -22,6 +22,8 @@ const ADAPTER_KEYS = [
   'causal',
   'mlp',
   'forward',
+  'finalSoftcap',
+  'gradients',
   'outProj',
   'outBias',
   'normAfter',

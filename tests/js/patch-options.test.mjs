@@ -187,7 +187,7 @@ describe('patch: lists of pairs, progress, abort, refusals', () => {
     await rejects({ clean, corrupted, token: model.vocabSize }, /token/);
     await rejects({ clean, corrupted, ...o, position: 8 }, /position must be an integer in \[0, 8\)/);
     await rejects({ clean, corrupted, ...o, position: -1 }, /position/);
-    await rejects({ clean, corrupted, ...o, component: 'mlp' }, /component/);
+    await rejects({ clean, corrupted, ...o, component: 'attn' }, /component/);
     await rejects({ clean, corrupted, ...o, metric: 'kl' }, /metric/);
     await rejects({ clean, corrupted, ...o, layer: 1 }, /'layer'/);
     await rejects({ clean, corrupted, ...o, onProgress: 3 }, /onProgress/);

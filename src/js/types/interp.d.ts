@@ -99,7 +99,7 @@ export interface QkAttribution {
 }
 
 /** What {@link PatchOptions.component} patches; the unit is the query head. */
-export type PatchComponent = 'head' | 'head-position' | 'residual';
+export type PatchComponent = 'head' | 'head-position' | 'residual' | 'mlp';
 
 /** Options of {@link TinyTransformer.patch} and {@link PretrainedModel.patch}. */
 export interface PatchOptions {
@@ -119,11 +119,16 @@ export interface PatchOptions {
   /**
    * `'head'` (default): result (numLayers, numHeads), head h's z (before the output projection) at every position;
    * `'head-position'`: (numLayers, numHeads, T), at position t only;
-   * `'residual'`: (numLayers, T), the residual stream entering block l (hidden state l) at position t.
+   * `'residual'`: (numLayers, T), the residual stream entering block l (hidden state l) at position t;
+   * `'mlp'`: (numLayers, T), layer l's MLP branch as it is added to the stream (after the post-norm where
+   * the family has one) at position t.
    */
   component?: PatchComponent;
-  /** `'logit-diff'` (default) or `'probability'`: softmax(logits[position])[token] instead of LD. */
-  metric?: 'logit-diff' | 'probability';
+  /**
+   * `'logit-diff'` (default), `'probability'`: softmax(logits[position])[token] instead of LD, or
+   * `'log-probability'`: its log.
+   */
+  metric?: 'logit-diff' | 'probability' | 'log-probability';
   /** Called after each batch of patched runs with (runs done, runs in all). */
   onProgress?: (done: number, total: number) => void;
   /** Aborting rejects the promise with `signal.reason` (an `AbortError` by default) between batches. */

@@ -13,6 +13,13 @@ import type {
   PatchOptions,
   PatchResult,
 } from './interp.js';
+import type {
+  AttributionPatchOptions,
+  MetricGradients,
+  MetricGradientsOptions,
+  Saliency,
+  SaliencyOptions,
+} from './gradients.js';
 import type { PretrainedModel } from './pretrained.js';
 
 /**
@@ -158,6 +165,18 @@ export class TinyTransformer {
    * stays usable); bad options are `INVALID_ARGUMENT` before anything runs.
    */
   patch(options: PatchOptions): Promise<PatchResult>;
+  /**
+   * M's value and ∂M/∂ each hidden state, each head's z and (with `attention`) each layer's attention
+   * weights (a batch of one). See {@link MetricGradients}; bad options are `INVALID_ARGUMENT` naming them.
+   */
+  metricGradients(ids: IdsLike, options: MetricGradientsOptions): MetricGradients;
+  /** Input saliency: one score per position. See {@link SaliencyOptions} and {@link Saliency}. */
+  saliency(ids: IdsLike, options: SaliencyOptions): Promise<Saliency>;
+  /**
+   * Attribution patching: patch's result approximated from one backward per pair. See
+   * {@link AttributionPatchOptions}; the result as {@link PatchResult}.
+   */
+  attributionPatch(options: AttributionPatchOptions): Promise<PatchResult>;
   /**
    * The weights as a safetensors file: F32 little-endian tensors by state-dict name, and
    * `__metadata__` `{ format: 'attention-wasm/tiny-transformer', config: JSON.stringify(config) }`.

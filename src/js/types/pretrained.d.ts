@@ -13,6 +13,13 @@ import type {
   PatchOptions,
   PatchResult,
 } from './interp.js';
+import type {
+  AttributionPatchOptions,
+  MetricGradients,
+  MetricGradientsOptions,
+  Saliency,
+  SaliencyOptions,
+} from './gradients.js';
 
 /**
  * {@link loadPretrained}'s options. Weights are kept in the file's format in the wasm heap (F16 and
@@ -174,6 +181,18 @@ export class PretrainedModel {
   qkAttribution(ids: IdsLike, options: QkAttributionOptions): QkAttribution;
   /** Activation patching, as {@link TinyTransformer.patch}. */
   patch(options: PatchOptions): Promise<PatchResult>;
+  /**
+   * M's value and ∂M/∂ each hidden state, each head's z and (with `attention`) each layer's attention
+   * weights (a batch of one). See {@link MetricGradients}; bad options are `INVALID_ARGUMENT` naming them.
+   */
+  metricGradients(ids: IdsLike, options: MetricGradientsOptions): MetricGradients;
+  /** Input saliency: one score per position. See {@link SaliencyOptions} and {@link Saliency}. */
+  saliency(ids: IdsLike, options: SaliencyOptions): Promise<Saliency>;
+  /**
+   * Attribution patching: patch's result approximated from one backward per pair. See
+   * {@link AttributionPatchOptions}; the result as {@link PatchResult}.
+   */
+  attributionPatch(options: AttributionPatchOptions): Promise<PatchResult>;
   /**
    * Only the `maxNewTokens` new ids (B, maxNewTokens), int32, greedy at temperature 0 (default), else
    * sampled: temperature, then the topK likeliest (0 = all), then the smallest set whose probability

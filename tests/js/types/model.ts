@@ -247,5 +247,6 @@ void pretrained
     token: 1,
   })
   .then((r: PatchResult) => r.result.shape);
-// @ts-expect-error not a component
 tiny.patch({ clean: [1], corrupted: [2], token: 1, component: 'mlp' });
+// @ts-expect-error not a component
+tiny.patch({ clean: [1], corrupted: [2], token: 1, component: 'attn' });
