@@ -10,8 +10,12 @@
 //   patch 'head'       all 144 heads (target <= 10 s), T = 16, position 15
 //   patch 'residual'   12 blocks x 16 positions (target <= 10 s)
 //   patch 'head-position'  144 heads x 16 positions (target <= 90 s; only with --all)
+//   attributionPatch 'head-position'  the same entries from two forwards and one backward, its time
+//                      against patch's (target >= 30x faster on one thread) and their correlation
+//                      (patch's run only with --all; without it the ratio uses patch 'head' x 16)
+//   saliency (integrated gradients, 32 steps)  T = 16 (target <= 8 s on one thread) and T = 128
 //
-//   node bench/interp.mjs [--all]
+//   node bench/interp.mjs [--all] [--threads N]
 import { openAsBlob } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +24,8 @@ import { writeShapedCheckpoint } from './shaped_checkpoint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const all = process.argv.includes('--all');
-const THREADS = 1; // init({ threads }) below; each line prints threadCount()
+const threadsAt = process.argv.indexOf('--threads');
+const THREADS = threadsAt > 0 ? Number(process.argv[threadsAt + 1]) : 1; // each line prints threadCount()
 
 const E = 768,
   L = 12,
@@ -107,10 +112,48 @@ line(
 );
 const [res] = await time(() => model.patch({ clean, corrupted, token, against, component: 'residual' }));
 line("patch 'residual' (12 x 16)", res, ', target 10 s');
+let exact = null,
+  exactTime = { wall: head.wall * T, cpu: head.cpu * T }; // 'head' x T: an estimate
 if (all) {
-  const [hp] = await time(() =>
+  const [hp, r] = await time(() =>
     model.patch({ clean, corrupted, token, against, component: 'head-position' }),
   );
   line("patch 'head-position' (144 x 16)", hp, ', target 90 s');
+  exact = r.result.data;
+  exactTime = hp;
 }
+const [ap, a] = await time(() =>
+  model.attributionPatch({ clean, corrupted, token, against, component: 'head-position' }),
+);
+const correlation = exact ? pearson(exact, a.result.data).toFixed(3) : "(run --all for patch's values)";
+line(
+  "attributionPatch 'head-position'",
+  ap,
+  `; ${(exactTime.wall / ap.wall).toFixed(1)}x faster than patch${all ? '' : " (estimated: 'head' x 16)"}, target 30x; correlation ${correlation}`,
+);
+const ig = (ids) => () => model.saliency(ids, { token, against, method: 'integrated-gradients', steps: 32 });
+const [s16, r16] = await time(ig(clean));
+line('saliency IG 32 steps, T = 16', s16, `, target 8 s; delta ${r16.delta.toExponential(2)}`);
+const long = Array.from({ length: 128 }, (_, i) => clean[i % T]);
+const [s128, r128] = await time(ig(long));
+line('saliency IG 32 steps, T = 128', s128, `; delta ${r128.delta.toExponential(2)}`);
 model.dispose();
+
+function pearson(x, y) {
+  const n = x.length;
+  let mx = 0,
+    my = 0;
+  for (let i = 0; i < n; i++) {
+    mx += x[i] / n;
+    my += y[i] / n;
+  }
+  let sxy = 0,
+    sxx = 0,
+    syy = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) ** 2;
+    syy += (y[i] - my) ** 2;
+  }
+  return sxy / Math.sqrt(sxx * syy);
+}

@@ -58,11 +58,14 @@ void gelu_tanh_parallel(std::int64_t n, float* h) {
 }  // namespace
 
 // y (rows, E) = GPT-2: down(gelu_tanh(up(x))) with biases;  Llama: down(silu(gate(x)) · up(x)).
-void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, float* y) const {
+void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, float* y,
+                          std::vector<float>* keep_a, std::vector<float>* keep_u) const {
   const int e = config_.hidden, in = config_.intermediate, m = static_cast<int>(rows);
   std::vector<float> h(static_cast<std::size_t>(rows) * in);  // h: (rows, I)
   if (config_.arch == PretrainedArch::kGpt2) {
     L.up.linear(m, x, e, L.up_b.data.data(), h.data(), in);
+    if (keep_a) *keep_a = h;
+    if (!y) return;  // only the pre-activations were asked for
     gelu_tanh_parallel(static_cast<std::int64_t>(h.size()), h.data());  // "gelu_new"
     L.down.linear(m, h.data(), in, L.down_b.data.data(), y, e);
     return;
@@ -70,6 +73,9 @@ void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, flo
   std::vector<float> u(h.size());  // u: (rows, I)
   L.gate.linear(m, x, e, nullptr, h.data(), in);
   L.up.linear(m, x, e, nullptr, u.data(), in);
+  if (keep_a) *keep_a = h;
+  if (keep_u) *keep_u = u;
+  if (!y) return;
   if (config_.gelu_mlp) {  // Gemma 3's GeGLU: gelu_pytorch_tanh(gate) · up
     gelu_tanh_parallel(static_cast<std::int64_t>(h.size()), h.data());
     for (std::size_t i = 0; i < h.size(); ++i) h[i] *= u[i];

@@ -241,7 +241,9 @@ class PretrainedModel {
   // The float32 slot of a vector role (norm weights and biases), or nullptr.
   const Tensor* vector_slot(const TensorKey& key) const;
   void norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const;
-  void mlp(const Layer& l, std::int64_t rows, const float* x, float* y) const;
+  // keep_a / keep_u, when given: the pre-activations (GPT-2: up(x) + b; else gate(x)) and up(x).
+  void mlp(const Layer& l, std::int64_t rows, const float* x, float* y, std::vector<float>* keep_a = nullptr,
+           std::vector<float>* keep_u = nullptr) const;
   // Appends to the lens the top token and its probability of each row of `normed` (rows, E).
   void lens_row(std::int64_t rows, const float* normed, PretrainedForwardResult& r) const;
   // forward's steps: the checks and the memory, the embeddings, one block, the head.
@@ -254,9 +256,13 @@ class PretrainedModel {
   Status check_gradients(const Pass& p, const std::vector<std::int32_t>& ids, const GradientOptions& o) const;
   void head_backward(const GradRun& run, const Pass& p, const GradientOptions& o, GradientResult& r,
                      std::vector<float>& dx) const;
-  Status block_backward(int l, const Pass& p, const GradientOptions& o, GradRun& run, std::vector<float>& dx,
-                        GradientResult& r) const;
-  void mlp_backward(const Layer& L, std::int64_t rows, const float* x, const float* dy, float* dx) const;
+  struct BlockState;
+  Status block_state(int l, const Pass& p, const GradientOptions& o, const std::vector<float>& x,
+                     BlockState& s, std::vector<float>* y) const;
+  Status block_backward(int l, const Pass& p, const GradientOptions& o, const std::vector<float>& x,
+                        BlockState& s, std::vector<float>& dx, GradientResult& r) const;
+  void mlp_backward(const Layer& L, std::int64_t rows, const std::vector<float>& a,
+                    const std::vector<float>& u, const float* dy, float* dx) const;
   void norm_backward(const Tensor& w, std::int64_t rows, const float* x, const float* dy, float* dx) const;
   Status block(int l, const Pass& p, const PretrainedForwardOptions& o, std::vector<float>& x,
                std::vector<float>& h, std::vector<float>& out, PretrainedForwardResult& result,

@@ -23,6 +23,16 @@ struct PretrainedModel::GradRun {
   std::vector<float> final;
 };
 
+// One block's activations, rows (N, ·): what the attention's backward needs, its output (kept only
+// for a post-norm), x1 = the stream after the attention branch, the MLP's input and pre-activations
+// a (GPT-2: up(x) + b; else gate(x)) and u (up(x)), (N, I), and its output m_out (post-norm or
+// activations only).
+struct PretrainedModel::BlockState {
+  MhaSaved saved;
+  std::vector<float> attn_out, x1, m_in, a, u, m_out;
+  std::vector<float> m_out_branch_for_activations;  // the branch as added, with activations
+};
+
 namespace {
 
 Status invalid(const std::string& what) {
@@ -69,17 +79,16 @@ void PretrainedModel::norm_backward(const Tensor& w, std::int64_t rows, const fl
   }
 }
 
-// dx (rows, E) = the input gradient of mlp() at x for dy (rows, E): GPT-2's gelu_tanh MLP, SwiGLU or
-// Gemma's GeGLU, the activations recomputed from x.
-void PretrainedModel::mlp_backward(const Layer& L, std::int64_t rows, const float* x, const float* dy,
-                                   float* dx) const {
+// dx (rows, E) = the input gradient of mlp() for dy (rows, E) from its pre-activations a and u
+// (mlp's keep_a / keep_u): GPT-2's gelu_tanh MLP, SwiGLU or Gemma's GeGLU.
+void PretrainedModel::mlp_backward(const Layer& L, std::int64_t rows, const std::vector<float>& a,
+                                   const std::vector<float>& u, const float* dy, float* dx) const {
   const int e = config_.hidden, in = config_.intermediate, m = static_cast<int>(rows);
   const std::size_t n = static_cast<std::size_t>(rows) * in;
-  std::vector<float> a(n), u(config_.arch == PretrainedArch::kGpt2 ? 0 : n), dh(n);  // each (rows, I)
-  L.down.linear_backward_input(m, dy, e, dh.data(), in, false);                      // dh = dy · W_down
+  std::vector<float> dh(n);                                      // (rows, I)
+  L.down.linear_backward_input(m, dy, e, dh.data(), in, false);  // dh = dy · W_down
   double slope = 0;
   if (config_.arch == PretrainedArch::kGpt2) {
-    L.up.linear(m, x, e, L.up_b.data.data(), a.data(), in);  // a = up(x) + b
     for (std::size_t i = 0; i < n; ++i) {
       gelu_tanh(a[i], slope);
       dh[i] = static_cast<float>(dh[i] * slope);
@@ -87,8 +96,6 @@ void PretrainedModel::mlp_backward(const Layer& L, std::int64_t rows, const floa
     L.up.linear_backward_input(m, dh.data(), in, dx, e, false);
     return;
   }
-  L.gate.linear(m, x, e, nullptr, a.data(), in);
-  L.up.linear(m, x, e, nullptr, u.data(), in);
   std::vector<float> du(n);  // (rows, I): the gradient of up(x); dh becomes the gradient of gate(x)
   for (std::size_t i = 0; i < n; ++i) {
     const double act = config_.gelu_mlp ? gelu_tanh(a[i], slope) : silu(a[i], slope);
@@ -99,21 +106,39 @@ void PretrainedModel::mlp_backward(const Layer& L, std::int64_t rows, const floa
   L.up.linear_backward_input(m, du.data(), in, dx, e, true);
 }
 
+namespace {
+
+// Floats a metric_gradients call needs beyond the weights: the streams and their gradients, z, the MLP
+// branches, one block's activations, the attention gradients and activations asked for.
+std::uint64_t gradient_floats(const PretrainedConfig& c, int b, int t, const GradientOptions& o) {
+  const std::uint64_t n = static_cast<std::uint64_t>(b) * t, ne = n * c.hidden;
+  const std::uint64_t zw = n * c.heads * c.head_dim, layers = static_cast<std::uint64_t>(c.layers);
+  std::uint64_t need = 2 * (layers + 2) * ne + layers * (zw + ne);
+  need += n * (8 * static_cast<std::uint64_t>(c.hidden) + 4 * static_cast<std::uint64_t>(c.intermediate)) +
+          4 * zw;
+  if (o.attention) need += layers * b * c.heads * static_cast<std::uint64_t>(t) * t;
+  if (o.activations) need += (2 * layers + 1) * ne + layers * zw;
+  return need;
+}
+
+// Floats one block's kept activations take (BlockState).
+std::uint64_t block_state_floats(const PretrainedConfig& c, std::int64_t n) {
+  const std::uint64_t qk = static_cast<std::uint64_t>(c.heads) * c.head_dim,
+                      kv = static_cast<std::uint64_t>(c.kv_heads) * c.head_dim;
+  return static_cast<std::uint64_t>(n) * (8 * static_cast<std::uint64_t>(c.hidden) + 3 * qk + 3 * kv +
+                                          2 * static_cast<std::uint64_t>(c.intermediate));
+}
+
+}  // namespace
+
 Status PretrainedModel::check_gradients(const Pass& p, const std::vector<std::int32_t>& ids,
                                         const GradientOptions& o) const {
   const PretrainedConfig& c = config_;
   ATTN_RETURN_IF_ERROR(check_forward(p, ids, ForwardOptions{}, false));
   ATTN_RETURN_IF_ERROR(check_metric(o.metric, p.t, c.vocab_size));
-  const std::uint64_t ne = static_cast<std::uint64_t>(p.n) * c.hidden;
-  if (!o.start_embedding.empty() && o.start_embedding.size() != ne)
+  if (!o.start_embedding.empty() && o.start_embedding.size() != static_cast<std::uint64_t>(p.n) * c.hidden)
     return invalid("start_embedding must be (B, T, hidden)");
-  const std::uint64_t zw = static_cast<std::uint64_t>(p.n) * c.heads * c.head_dim;
-  const std::uint64_t layers = static_cast<std::uint64_t>(c.layers);
-  std::uint64_t need = 2 * (layers + 2) * ne + layers * (zw + ne);  // streams, their gradients, z, mlp
-  need += static_cast<std::uint64_t>(p.n) * (8 * c.hidden + 4 * c.intermediate + 4 * zw / p.n);  // a block
-  if (o.attention) need += layers * p.b * c.heads * static_cast<std::uint64_t>(p.t) * p.t;
-  if (o.activations) need += (2 * layers + 1) * ne + layers * zw;
-  return check_allocation(need, "the pretrained model's metric gradients");
+  return check_allocation(gradient_floats(c, p.b, p.t, o), "the pretrained model's metric gradients");
 }
 
 // 3′. The head: M's value per sequence and dx (N, E), the gradient of the final norm's input
@@ -141,54 +166,75 @@ void PretrainedModel::head_backward(const GradRun& run, const Pass& p, const Gra
   norm_backward(final_w_, p.n, run.inputs.back().data(), last.data.data(), dx.data());
 }
 
-// 2′. Block l backward: dx (N, E) enters as ∂M/∂ the block's output and leaves as ∂M/∂ its input.
-Status PretrainedModel::block_backward(int l, const Pass& p, const GradientOptions& o, GradRun& run,
-                                       std::vector<float>& dx, GradientResult& r) const {
+// 2. Block l's activations from its input x (block()'s computation, keeping what the backward
+// needs); with y, the block's output too.
+Status PretrainedModel::block_state(int l, const Pass& p, const GradientOptions& o,
+                                    const std::vector<float>& x, BlockState& s, std::vector<float>* y) const {
   const PretrainedConfig& c = config_;
   const Layer& L = layers_[static_cast<std::size_t>(l)];
-  const int e = c.hidden, xs = static_cast<int>(dx.size());
+  const int e = c.hidden, xs = static_cast<int>(x.size());
   const Tensor none;
-  const std::vector<float>& x = run.inputs[static_cast<std::size_t>(l)];
-  // Recomputed: a_in = [norm1](x); attn; x1 = x + [post](attn); m_in = [norm2](x1); m_out = mlp(m_in).
-  std::vector<float> a_in(x), x1(x.size()), m_in(x.size()), m_out(x.size()), tmp(x.size());
+  std::vector<float> a_in(x), tmp(c.post_norms ? x.size() : 0);
   if (c.pre_norms) norm(L.norm1_w, L.norm1_b, p.n, x.data(), a_in.data());
   MhaResult ar;
-  MhaSaved saved;
-  ATTN_RETURN_IF_ERROR(
-      L.attn.forward_saving(Tensor({p.b, p.t, e}, a_in), nullptr, nullptr, attention_options(l), ar, saved));
+  ATTN_RETURN_IF_ERROR(L.attn.forward_saving(Tensor({p.b, p.t, e}, std::move(a_in)), nullptr, nullptr,
+                                             attention_options(l), ar, s.saved));
   const float* attn_add = ar.output.data.data();
   if (c.post_norms) {
     norm(L.post_attn_w, none, p.n, ar.output.data.data(), tmp.data());
     attn_add = tmp.data();
   }
-  kernels::add_vec(xs, x.data(), attn_add, x1.data());
-  m_in = x1;
-  if (c.pre_norms) norm(L.norm2_w, L.norm2_b, p.n, x1.data(), m_in.data());
-  mlp(L, p.n, m_in.data(), m_out.data());
+  s.x1.resize(x.size());
+  kernels::add_vec(xs, x.data(), attn_add, s.x1.data());
+  if (c.post_norms) s.attn_out = std::move(ar.output.data);
+  s.m_in = s.x1;
+  if (c.pre_norms) norm(L.norm2_w, L.norm2_b, p.n, s.x1.data(), s.m_in.data());
+  const bool out = y || c.post_norms || o.activations;
+  std::vector<float> m_out(out ? x.size() : 0);
+  mlp(L, p.n, s.m_in.data(), out ? m_out.data() : nullptr, &s.a, &s.u);
+  if (!out) return Status::Ok();
+  std::vector<float> branch(m_out);
+  if (c.post_norms) norm(L.post_ff_w, none, p.n, m_out.data(), branch.data());
+  if (y) {
+    y->resize(x.size());
+    kernels::add_vec(xs, s.x1.data(), branch.data(), y->data());
+  }
+  if (c.post_norms) s.m_out = std::move(m_out);
+  if (o.activations) s.m_out_branch_for_activations = std::move(branch);
+  return Status::Ok();
+}
+
+// 2′. Block l backward from its state: dx (N, E) enters as ∂M/∂ the block's output and leaves as
+// ∂M/∂ its input x.
+Status PretrainedModel::block_backward(int l, const Pass& p, const GradientOptions& o,
+                                       const std::vector<float>& x, BlockState& s, std::vector<float>& dx,
+                                       GradientResult& r) const {
+  const PretrainedConfig& c = config_;
+  const Layer& L = layers_[static_cast<std::size_t>(l)];
+  const int e = c.hidden, xs = static_cast<int>(dx.size());
   if (o.activations) {
-    r.z[l] = Tensor({p.b, p.t, c.heads * c.head_dim}, saved.context);
-    r.mlp_branch[l] = Tensor({p.b, p.t, e}, m_out);
-    if (c.post_norms) norm(L.post_ff_w, none, p.n, m_out.data(), r.mlp_branch[l].data.data());
+    r.z[l] = Tensor({p.b, p.t, c.heads * c.head_dim}, s.saved.context);
+    r.mlp_branch[l] = Tensor({p.b, p.t, e}, std::move(s.m_out_branch_for_activations));
   }
   // The MLP branch: ∂M/∂(branch as added) = dx; through [post_ff], the MLP, [norm2] into dx1 = dx + ….
   r.grad_mlp[l] = Tensor({p.b, p.t, e}, dx);
-  std::vector<float> d_branch(dx), d_in(dx.size());
-  if (c.post_norms) norm_backward(L.post_ff_w, p.n, m_out.data(), dx.data(), d_branch.data());
-  mlp_backward(L, p.n, m_in.data(), d_branch.data(), d_in.data());
+  std::vector<float> d_branch(dx), d_in(dx.size()), tmp(dx.size());
+  if (c.post_norms) norm_backward(L.post_ff_w, p.n, s.m_out.data(), dx.data(), d_branch.data());
+  mlp_backward(L, p.n, s.a, s.u, d_branch.data(), d_in.data());
   if (c.pre_norms) {
-    norm_backward(L.norm2_w, p.n, x1.data(), d_in.data(), tmp.data());
+    norm_backward(L.norm2_w, p.n, s.x1.data(), d_in.data(), tmp.data());
     std::swap(d_in, tmp);
   }
   kernels::add_vec(xs, dx.data(), d_in.data(), dx.data());  // dx is now ∂M/∂x1
   // The attention branch: through [post_attn], the attention (frozen: input gradients only), [norm1].
   std::vector<float> d_attn(dx);
-  if (c.post_norms) norm_backward(L.post_attn_w, p.n, ar.output.data.data(), dx.data(), d_attn.data());
+  if (c.post_norms) norm_backward(L.post_attn_w, p.n, s.attn_out.data(), dx.data(), d_attn.data());
   MhaBackwardOptions bo;
   bo.parameters = false;
   bo.context = true;
   bo.attention = o.attention;
   MhaGrads g;
-  ATTN_RETURN_IF_ERROR(L.attn.backward(saved, Tensor({p.b, p.t, e}, d_attn), g, bo));
+  ATTN_RETURN_IF_ERROR(L.attn.backward(s.saved, Tensor({p.b, p.t, e}, std::move(d_attn)), g, bo));
   r.grad_z[l] = std::move(g.context);
   if (o.attention) r.grad_attention[l] = std::move(g.attention);
   if (c.pre_norms) {
@@ -211,18 +257,21 @@ Status PretrainedModel::metric_gradients(int b, int t, const std::vector<std::in
   const int e = c.hidden, layers = c.layers;
   GradRun run;
   run.inputs.resize(static_cast<std::size_t>(layers) + 1);
-  std::vector<float> x(static_cast<std::size_t>(p.n) * e), h(x.size()), out(x.size());
+  std::vector<float> x(static_cast<std::size_t>(p.n) * e);
   if (o.start_embedding.empty())
     embed(p, ids, x);
   else
     x = o.start_embedding;
-  ForwardResult scratch;  // block()'s outputs: nothing is asked of it
-  scratch.attention.assign(static_cast<std::size_t>(layers), Tensor());
-  scratch.traces.assign(static_cast<std::size_t>(layers), Trace());
-  const ForwardOptions plain;
+  // Every block's activations kept from the forward when they fit the memory limit beside the rest
+  // (the backward then reads them); else only the streams, each block recomputed in the backward.
+  const bool keep =
+      check_allocation(gradient_floats(c, b, t, o) + block_state_floats(c, p.n) * layers, "").ok();
+  std::vector<BlockState> states(keep ? static_cast<std::size_t>(layers) : 0);
   for (int l = 0; l < layers; ++l) {
     run.inputs[static_cast<std::size_t>(l)] = x;
-    ATTN_RETURN_IF_ERROR(block(l, p, plain, x, h, out, scratch, nullptr));
+    BlockState s;
+    ATTN_RETURN_IF_ERROR(block_state(l, p, o, run.inputs[static_cast<std::size_t>(l)], s, &x));
+    if (keep) states[static_cast<std::size_t>(l)] = std::move(s);
   }
   run.inputs.back() = x;
   run.final.resize(x.size());
@@ -239,7 +288,12 @@ Status PretrainedModel::metric_gradients(int b, int t, const std::vector<std::in
   std::vector<float> dx;
   head_backward(run, p, o, r, dx);
   for (int l = layers - 1; l >= 0; --l) {
-    ATTN_RETURN_IF_ERROR(block_backward(l, p, o, run, dx, r));
+    const std::vector<float>& in = run.inputs[static_cast<std::size_t>(l)];
+    BlockState recomputed;
+    if (!keep) ATTN_RETURN_IF_ERROR(block_state(l, p, o, in, recomputed, nullptr));
+    ATTN_RETURN_IF_ERROR(
+        block_backward(l, p, o, in, keep ? states[static_cast<std::size_t>(l)] : recomputed, dx, r));
+    if (keep) states[static_cast<std::size_t>(l)] = BlockState{};  // freed as soon as it is used
     r.grad_hidden[static_cast<std::size_t>(l)] = Tensor({b, t, e}, dx);
   }
   for (const Tensor& g : r.grad_hidden)

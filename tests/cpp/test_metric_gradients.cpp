@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/memory_limit.h"
 #include "model/pretrained.h"
 #include "model/tiny_transformer.h"
 #include "parallel_check.h"
@@ -238,4 +239,35 @@ TEST_CASE("metric_gradients: each batch row its own, the same bits at every thre
   o.start_embedding.assign(5, 0.0f);
   REQUIRE(model.metric_gradients(1, 6, one, o, r).code == attn::StatusCode::kInvalidArgument);
   REQUIRE(r.values.empty());
+}
+
+TEST_CASE("metric_gradients under a tight memory limit: each block recomputed, the same bits",
+          "[gradients]") {
+  attn::PretrainedModel model;
+  pretrained_fixture::load_model("olmo2-tiny", "model.safetensors", model);
+  const std::vector<std::int32_t> ids = {7, 52, 19, 83, 40, 11};
+  attn::GradientOptions o;
+  o.metric = {attn::MetricKind::kLogProbability, -1, 24, -1};
+  o.activations = true;
+  attn::GradientResult kept, recomputed;
+  REQUIRE(model.metric_gradients(1, 6, ids, o, kept).ok());
+  const std::uint64_t before = attn::memory_limit_bytes();
+  // The smallest limit (in 4 KB steps) the call passes: there the blocks' activations do not all fit.
+  std::uint64_t lo = 0, hi = std::uint64_t{64} << 20;
+  while (hi - lo > 4096) {
+    const std::uint64_t mid = (lo + hi) / 2;
+    attn::set_memory_limit_bytes(mid);
+    attn::GradientResult r;
+    (model.metric_gradients(1, 6, ids, o, r).ok() ? hi : lo) = mid;
+  }
+  attn::set_memory_limit_bytes(hi);
+  const attn::Status st = model.metric_gradients(1, 6, ids, o, recomputed);
+  attn::set_memory_limit_bytes(before);
+  REQUIRE(st.ok());
+  for (std::size_t l = 0; l < kept.grad_hidden.size(); ++l)
+    REQUIRE(kept.grad_hidden[l].data == recomputed.grad_hidden[l].data);
+  for (std::size_t l = 0; l < kept.grad_z.size(); ++l)
+    REQUIRE(kept.grad_z[l].data == recomputed.grad_z[l].data);
+  for (std::size_t l = 0; l < kept.mlp_branch.size(); ++l)
+    REQUIRE(kept.mlp_branch[l].data == recomputed.mlp_branch[l].data);
 }
