@@ -45,7 +45,7 @@ describe('the induction preset', () => {
     model.dispose();
   });
 
-  it("patching: layer 1's heads carry the copied token, layer 0's do not (8 pairs, one list)", async () => {
+  it("patching: layer 1's heads carry the copied token, layer 0's do not (8 pairs, one list); attribution patching agrees", async () => {
     const model = TinyTransformer.fromSafetensors(
       readFileSync(new URL('../../web/presets/induction.safetensors', import.meta.url)),
     );
@@ -85,9 +85,40 @@ describe('the induction preset', () => {
       component: 'residual',
     });
     for (let t = 0; t < 16; t++) assert.equal(res.result.data[t], t === 5 ? 1 : 0, `residual[0, ${t}]`);
+    // Attribution patching on the same pairs: its agreement with patching per component (the
+    // issue's report; the definition itself is tests/js/attribution-patch.test.mjs's), and the same
+    // story for the heads: layer 1 carries the token.
+    assert.equal(model.config.mlp, false); // attention only: no 'mlp' component
+    for (const component of ['head', 'head-position', 'residual']) {
+      const o = { clean, corrupted, position: 12, token: 0, against: 1, component };
+      const [exact, approx] = [await model.patch(o), await model.attributionPatch(o)];
+      assert.deepEqual(approx.result.shape, exact.result.shape);
+      console.log(
+        `induction preset, ${component}: attributionPatch vs patch correlation ${pearson(approx.result.data, exact.result.data).toFixed(3)}`,
+      );
+      if (component === 'head') {
+        const [a00, a01, a10, a11] = approx.result.data;
+        assert.ok(a10 + a11 > Math.abs(a00) + Math.abs(a01), `attribution by head: ${approx.result.data}`);
+      }
+    }
     model.dispose();
   });
 });
+
+function pearson(x, y) {
+  const n = x.length,
+    mx = x.reduce((a, b) => a + b, 0) / n,
+    my = y.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0,
+    sxx = 0,
+    syy = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) ** 2;
+    syy += (y[i] - my) ** 2;
+  }
+  return sxy / Math.sqrt(sxx * syy);
+}
 
 describe('logitAttribution (TinyTransformer)', () => {
   const ids = [1, 2, 3, 4, 1, 2, 3, 0];
