@@ -46,13 +46,13 @@ export function* decodeSteps(handle, batch, { maxNewTokens, choose, stop }) {
   const stopped = new Uint8Array(b);
   check(handle.createCaches(t + maxNewTokens, b));
   try {
-    let logits = fromCore(check(handle.forwardCached(batch.data, b, t)).logits);
-    let rows = t;
+    // Each step's logits of every sequence's last row only, (B, 1, V): all that decoding reads.
+    let logits = fromCore(check(handle.forwardCached(batch.data, b, t, true)).logits);
     for (let step = 0; step < maxNewTokens; step++) {
       const V = logits.shape[2];
       const next = new Int32Array(b);
       for (let i = 0; i < b; i++) {
-        const row = logits.data.subarray(((i + 1) * rows - 1) * V, (i + 1) * rows * V);
+        const row = logits.data.subarray(i * V, (i + 1) * V);
         next[i] = stopped[i] ? GENERATE_PAD : choose(row);
       }
       yield next;
@@ -62,8 +62,7 @@ export function* decodeSteps(handle, batch, { maxNewTokens, choose, stop }) {
       if (step + 1 === maxNewTokens || stopped.every(Boolean)) return;
       // A stopped row is fed id 0: what it computes is never read.
       const feed = next.map((id, i) => (id === GENERATE_PAD ? 0 : id));
-      logits = fromCore(check(handle.forwardCached(feed, b, 1)).logits);
-      rows = 1;
+      logits = fromCore(check(handle.forwardCached(feed, b, 1, true)).logits);
     }
   } finally {
     handle.dropCaches();

@@ -17,6 +17,7 @@ Status invalid(const std::string& what) {
 
 Status check_hooks(const ForwardOptions& o, int layers, int b, int t, int width, const char* width_name,
                    bool cached) {
+  if (o.logits_row >= t) return invalid("logits_row must be in [0, T)");
   if (!o.patching()) return Status::Ok();
   const bool from_residual = !o.start_residual.empty();
   const std::size_t rows_width = static_cast<std::size_t>(b) * t * width;
@@ -34,7 +35,6 @@ Status check_hooks(const ForwardOptions& o, int layers, int b, int t, int width,
   if (o.mlp_delta_layer >= layers ||
       (o.mlp_delta_layer >= 0 && (o.mlp_delta_layer < o.start_layer || o.mlp_delta.size() != rows_width)))
     return invalid("mlp_delta must be " + shape + " for a layer in [start_layer, layers)");
-  if (o.logits_row >= t) return invalid("logits_row must be in [0, T)");
   return Status::Ok();
 }
 

@@ -53,10 +53,11 @@ struct ForwardOptions {
   // and patching explain (the same pre-cap logits everywhere). Nothing to do for a model without a cap.
   bool pre_cap_logits = false;
 
-  // Whether a hook that needs a full, uncached run from the given ids or residual is set.
+  // Whether a hook that needs a full, uncached run from the given ids or residual is set (logits_row
+  // is not one: decoding asks for the last row's logits only).
   bool patching() const {
     return !start_residual.empty() || start_layer != 0 || delta_layer >= 0 || mlp_outputs || mlp_branch ||
-           mlp_delta_layer >= 0 || logits_row >= 0;
+           mlp_delta_layer >= 0;
   }
 };
 

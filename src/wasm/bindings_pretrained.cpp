@@ -139,14 +139,18 @@ class PretrainedHandle {
     LimitScope scope(limit_);
     return status_object(model_.create_caches(max_length, batch, caches_));
   }
-  // The logits (B, T, V) of ids continuing the cached sequences (positions from the caches' length).
-  val forward_cached(val ids, int b, int t) {
+  // The logits (B, T, V) of ids continuing the cached sequences (positions from the caches' length);
+  // last_only: only each sequence's last row, (B, 1, V) (decoding reads nothing else: the head is
+  // T·V·E multiply-adds and T·V floats otherwise).
+  val forward_cached(val ids, int b, int t, bool last_only) {
     LimitScope scope(limit_);
     attn::PretrainedForwardResult r;
+    attn::ForwardOptions o;
+    if (last_only) o.logits_row = t - 1;
     const attn::Status st =
         caches_.empty()
             ? attn::Status::Error(attn::StatusCode::kInvalidArgument, "no caches: call createCaches first")
-            : model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), {}, r,
+            : model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), o, r,
                              &caches_);
     val out = status_object(st);
     if (st.ok()) out.set("logits", tensor_object(r.logits));

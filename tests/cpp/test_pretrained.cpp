@@ -145,6 +145,17 @@ TEST_CASE("pretrained decoding with KV caches equals the full forward; a refused
       stepped.insert(stepped.end(), r.logits.data.begin(), r.logits.data.end());
     }
     testutil::require_close(stepped, full.logits.data, 1e-5, "cached logits");
+    {  // decoding's prefill asks for the last row only (logits_row): that row, the same bits
+      std::vector<attn::KvCache> fresh;
+      REQUIRE(m.create_caches(6, 1, fresh).ok());
+      attn::ForwardOptions last;
+      last.logits_row = 2;
+      attn::PretrainedForwardResult r;
+      REQUIRE(m.forward(1, 3, {3, 1, 4}, last, r, &fresh).ok());
+      const int v = r.logits.shape[2];
+      REQUIRE(r.logits.shape == attn::Shape{1, 1, v});
+      REQUIRE(r.logits.data == std::vector<float>(stepped.begin() + 2 * v, stepped.begin() + 3 * v));
+    }
     attn::PretrainedForwardResult r;
     REQUIRE(m.forward(1, 2, {1, 2}, {}, r, &caches).code == attn::StatusCode::kTooLarge);  // 5 + 2 > 6
     for (const attn::KvCache& k : caches) REQUIRE(k.length == 5);
@@ -373,9 +384,9 @@ TEST_CASE("pretrained interpretability options: a run from a hidden state, attn_
       REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
       std::vector<attn::KvCache> caches;
       REQUIRE(m.create_caches(6, 2, caches).ok());
-      attn::PretrainedForwardOptions lens;
-      lens.logits_row = 0;
-      REQUIRE(m.forward(2, 4, ids, lens, r, &caches).code == attn::StatusCode::kInvalidArgument);
+      attn::PretrainedForwardOptions hooked;  // the patching hooks need a full run (logits_row does not)
+      hooked.mlp_branch = true;
+      REQUIRE(m.forward(2, 4, ids, hooked, r, &caches).code == attn::StatusCode::kInvalidArgument);
     }
   }
   // read_rows: rows as the model keeps them (GPT-2's Conv1D transposed), vectors as one row
