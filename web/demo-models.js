@@ -24,7 +24,9 @@
 //   logitLens(ids)?  generate(text, { maxNewTokens, signal })? (async iterator of { id, text })
 //   chat(messages)?  dispose()
 //   for the interpretability views (src/js/interp.js; tensors as { data, shape }): headScores(ids, options),
-//   logitAttribution(ids, options), patch(options, { signal, onProgress }) (abortable: long work)
+//   logitAttribution(ids, options), patch(options, { signal, onProgress }) (abortable: long work),
+//   saliency(ids, options, { signal, onProgress }), attributionPatch(options, { signal, onProgress }),
+//   qkAttribution(ids, options)
 import { attn, runModel, tokenizeWithInfo, MAX_TOKENS } from './widgets.js';
 import { rowMax, softmaxTerm, softmaxTotal } from '../src/js/numeric.js';
 
@@ -242,6 +244,26 @@ function tinyInterp(model) {
         ...(onProgress && { onProgress }),
       });
       return { ...r, result: plain(r.result) };
+    },
+    async saliency(ids, options = {}, { signal, onProgress } = {}) {
+      const r = await model.saliency(ids, {
+        ...options,
+        ...(signal && { signal }),
+        ...(onProgress && { onProgress }),
+      });
+      return { scores: plain(r.scores), value: r.value, delta: r.delta };
+    },
+    async attributionPatch(options, { signal, onProgress } = {}) {
+      const r = await model.attributionPatch({
+        ...options,
+        ...(signal && { signal }),
+        ...(onProgress && { onProgress }),
+      });
+      return { ...r, result: plain(r.result) };
+    },
+    async qkAttribution(ids, options) {
+      const r = model.qkAttribution(ids, options);
+      return { ...r, components: Array.from(r.components), matrix: plain(r.matrix) };
     },
   };
 }

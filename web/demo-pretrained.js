@@ -153,6 +153,11 @@ function folderSource(info) {
     /** Activation patching in the worker: `signal` aborting rejects it (AbortError) at its next batch. */
     patch: (options, { signal, onProgress } = {}) =>
       request('patch', { key, options }, { progress: onProgress, signal }),
+    saliency: (ids, options = {}, { signal, onProgress } = {}) =>
+      request('saliency', { key, ids: Array.from(ids), options }, { progress: onProgress, signal }),
+    attributionPatch: (options, { signal, onProgress } = {}) =>
+      request('attributionPatch', { key, options }, { progress: onProgress, signal }),
+    qkAttribution: (ids, options) => request('qkAttribution', { key, ids: Array.from(ids), options }),
     async chat(messages) {
       const text = await request('chat', { key, messages });
       source.chatText = text;

@@ -2,9 +2,18 @@
 // an opened file or an opened folder (whose model lives in the worker) — on the reader's request, the
 // heads that look like previous-token, duplicate-token and induction heads (headScores), which parts
 // write the next-token prediction against the runner-up (logitAttribution), and, for a corrupted
-// input of the same length, which heads carry the answer (patch, with progress and Cancel). It asks
-// the source (demo-models.js), never the kind; token text goes through textContent only.
-import { topK } from './demo-models.js';
+// input of the same length, which heads carry the answer (patch, with progress and Cancel); and, from
+// gradients, which input tokens it depends on (saliency) and the heads' shares estimated from one
+// backward (attribution patching: demo-why-grad.js); a cell of the attention heatmap clicked says which
+// components made that query look at that key (demo-why-qk.js). The token explained is the next one
+// or one of the input's, a generated one (demo-why-target.js). It asks the source (demo-models.js),
+// never the kind; token text goes through textContent only.
+import { page } from './demo-store.js';
+import { fmt, table, topHeads } from './demo-why-table.js';
+import { chooseTarget, fillTargets, targetWhere } from './demo-why-target.js';
+import { attributionPatch, endRun, saliency, startRun } from './demo-why-grad.js';
+import { offers } from './demo-why-calls.js';
+import { explainCell } from './demo-why-qk.js';
 
 // IOI (Wang et al. 2022): the indirect object is the answer; swapping the names corrupts it.
 export const IOI = {
@@ -16,61 +25,6 @@ const KIND_NAMES = {
   'duplicate-token': 'Duplicate-token',
   induction: 'Induction',
 };
-
-const cell = (tag, text, cls) => {
-  const c = document.createElement(tag);
-  c.textContent = text;
-  if (cls) c.className = cls;
-  return c;
-};
-
-// A table of rows (arrays of cell texts) under a caption; a row's `onSelect` makes its first cell a button.
-function table(caption, head, rows) {
-  const t = document.createElement('table');
-  t.append(cell('caption', caption));
-  const tr = document.createElement('tr');
-  for (const h of head) {
-    const th = cell('th', h);
-    th.scope = 'col';
-    tr.append(th);
-  }
-  const thead = document.createElement('thead'),
-    tbody = document.createElement('tbody');
-  thead.append(tr);
-  for (const r of rows) {
-    const row = document.createElement('tr');
-    r.cells.forEach((text, i) => {
-      if (i === 0 && r.onSelect) {
-        const td = document.createElement('td'),
-          b = cell('button', text, 'link-button');
-        b.type = 'button';
-        b.addEventListener('click', r.onSelect);
-        td.append(b);
-        row.append(td);
-      } else row.append(cell('td', text));
-    });
-    tbody.append(row);
-  }
-  t.append(thead, tbody);
-  return t;
-}
-
-// The `count` largest entries of a (L, H) tensor { data, shape } as [{ layer, head, value }].
-function topHeads(t, count, by = (v) => v) {
-  const H = t.shape[1];
-  return Array.from(t.data, (value, i) => ({ layer: Math.floor(i / H), head: i % H, value }))
-    .filter((e) => !Number.isNaN(e.value))
-    .sort((a, b) => by(b.value) - by(a.value))
-    .slice(0, count);
-}
-
-const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(3));
-
-/** The two likeliest next tokens after `ids` (the prediction and the runner-up it is compared with). */
-async function topTwo(source, ids) {
-  const r = await source.forward(ids, { layer: 0, rows: 'last' });
-  return topK(r.logits.subarray(r.logits.length - r.vocabSize), 2);
-}
 
 /** The parts that write the prediction: the 8 largest heads, then the 4 largest other components. */
 function attributionRows(parts, headRow) {
@@ -102,14 +56,12 @@ async function explain($, { getContext, headRow }) {
       return;
     }
     const { ids } = input;
-    const [top, second] = await topTwo(source, ids);
-    const [tokenText, againstText] = await source.strings([top.id, second.id]);
+    fillTargets($, await source.strings(ids));
+    const target = await chooseTarget($, source, ids);
+    const [tokenText, againstText] = await source.strings([target.token, target.against]);
     const scores = await source.headScores(ids);
-    const parts = await source.logitAttribution(ids, {
-      position: ids.length - 1,
-      token: top.id,
-      against: second.id,
-    });
+    const { position, token, against } = target;
+    const parts = await source.logitAttribution(ids, { position, token, against });
     const scoreTables = Object.entries(scores).map(([kind, t]) =>
       table(
         `${KIND_NAMES[kind]} heads (top 3 of ${t.data.length})`,
@@ -120,12 +72,13 @@ async function explain($, { getContext, headRow }) {
     out.append(
       ...scoreTables,
       table(
-        `Who writes “${tokenText}” over “${againstText}” at the last position (logit difference ${fmt(parts.logitDiff)}; the parts sum to ${fmt(parts.total)})`,
+        `Who writes “${tokenText}” over “${againstText}” ${targetWhere(target)} (logit difference ${fmt(parts.logitDiff)}; the parts sum to ${fmt(parts.total)})`,
         ['part', 'contribution'],
         attributionRows(parts, headRow),
       ),
     );
-    note.textContent = `Next token “${tokenText}” over “${againstText}”. A head's name opens it step by step above.`;
+    const what = target.next ? 'Next token' : `Token at position ${position + 1}:`;
+    note.textContent = `${what} “${tokenText}” over “${againstText}”. A head's name opens it step by step above.`;
     if (!$('why-corrupted').value) $('why-corrupted').value = text;
   } catch (error) {
     note.textContent = `Could not explain: ${error.message}`;
@@ -143,33 +96,31 @@ async function patchInputs(source, text, corruptedText) {
   return { clean: clean.ids, corrupted: corrupted.ids };
 }
 
+/** The inputs and the target of a patching run, or null with the reason in the patch note. */
+async function patchPlan($, why) {
+  const { source, text } = why.getContext();
+  $('why-patch-results').replaceChildren();
+  const inputs = await patchInputs(source, text, $('why-corrupted').value);
+  if (inputs.error) {
+    $('why-patch-note').textContent = inputs.error;
+    return null;
+  }
+  return { inputs, target: await chooseTarget($, source, inputs.clean) };
+}
+
 /** "Patch every head": which heads' clean output restores the answer (with progress and Cancel). */
 async function patch($, why) {
-  const { source, text } = why.getContext();
+  const { source } = why.getContext();
   const out = $('why-patch-results'),
-    note = $('why-patch-note'),
-    progress = $('why-progress');
-  out.replaceChildren();
+    note = $('why-patch-note');
+  let run = null; // set once the run starts: only then is there a Cancel and progress to put away
   try {
-    const inputs = await patchInputs(source, text, $('why-corrupted').value);
-    if (inputs.error) {
-      note.textContent = inputs.error;
-      return;
-    }
-    const [top, second] = await topTwo(source, inputs.clean);
-    why.running = new AbortController();
-    $('why-cancel').hidden = false;
-    progress.hidden = false;
+    const plan = await patchPlan($, why);
+    if (!plan) return;
+    const { position, token, against } = plan.target;
+    run = startRun($, why);
     note.textContent = 'Patching every head…';
-    const result = await source.patch(
-      { ...inputs, token: top.id, against: second.id, component: 'head' },
-      {
-        signal: why.running.signal,
-        onProgress: (done, total) => {
-          progress.value = total ? done / total : 0;
-        },
-      },
-    );
+    const result = await source.patch({ ...plan.inputs, position, token, against, component: 'head' }, run);
     out.append(
       table(
         'Heads whose clean output restores the answer (1 = all of it)',
@@ -181,9 +132,17 @@ async function patch($, why) {
   } catch (error) {
     note.textContent = error.name === 'AbortError' ? 'Cancelled.' : `Could not patch: ${error.message}`;
   } finally {
-    why.running = null;
-    $('why-cancel').hidden = true;
-    progress.hidden = true;
+    if (run) endRun($, why);
+  }
+}
+
+/** "Attribution patching": the same heads' shares estimated from one backward (demo-why-grad.js). */
+async function attribution($, why) {
+  try {
+    const plan = await patchPlan($, why);
+    if (plan) await attributionPatch($, why, plan.inputs, plan.target);
+  } catch (error) {
+    $('why-patch-note').textContent = `Could not run attribution patching: ${error.message}`;
   }
 }
 
@@ -202,8 +161,17 @@ export function attachWhy($, { getContext, openHead, setText }) {
     }),
   };
   $('why-explain').addEventListener('click', () => explain($, why));
-  $('why-patch').addEventListener('click', () => {
-    if (!why.running) patch($, why);
+  const once = (id, f) =>
+    $(id).addEventListener('click', () => {
+      if (!why.running) f($, why);
+    });
+  once('why-patch', patch);
+  once('why-attribution', attribution);
+  once('why-saliency', saliency);
+  // A heatmap cell of a model source: which components made that query look at that key.
+  $('heatmap').addEventListener('cell-click', (e) => {
+    const { source, text } = getContext();
+    if (!$('why').hidden) explainCell($, { source, text, layer: page.state.layer }, e.detail);
   });
   $('why-cancel').addEventListener('click', () => why.running?.abort());
   $('why-ioi').addEventListener('click', () => {
@@ -221,4 +189,7 @@ export function showWhy($, source) {
   const can = typeof source?.headScores === 'function' && typeof source?.patch === 'function';
   $('why').hidden = !can;
   $('why-ioi').hidden = !can;
+  // The gradient answers where the source offers them (demo-why-grad.js says so when asked anyway).
+  $('why-saliency').hidden = !can || !offers(source, 'saliency');
+  $('why-attribution').hidden = !can || !offers(source, 'attributionPatch');
 }

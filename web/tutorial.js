@@ -333,6 +333,58 @@ follow($('#interp-attr'), [], (el) => {
   );
 });
 
+follow($('#interp-saliency'), ['saliency-done'], (el) => {
+  const s = el.shown;
+  if (!s) return;
+  const order = Array.from(s.scores.keys()).sort((a, b) => Math.abs(s.scores[b]) - Math.abs(s.scores[a]));
+  const top = order.slice(0, 3).map((t) => `position ${t} (“${s.tokens[t]}”) ${f(s.scores[t], 2)}`);
+  const gap = Number.isFinite(s.delta) ? `; they add up to it within ${f(s.delta, 3)}` : '';
+  bind(
+    'interp-saliency',
+    `The answer’s logit difference is ${f(s.value, 2)}${gap}. Largest scores: ${top.join(', ')}.`,
+  );
+});
+
+/** Pearson's correlation of two equally long arrays (NaN when either is constant). */
+function correlation(a, b) {
+  const n = a.length,
+    ma = a.reduce((x, y) => x + y, 0) / n,
+    mb = b.reduce((x, y) => x + y, 0) / n;
+  let ab = 0,
+    aa = 0,
+    bb = 0;
+  for (let i = 0; i < n; i++) {
+    ab += (a[i] - ma) * (b[i] - mb);
+    aa += (a[i] - ma) ** 2;
+    bb += (b[i] - mb) ** 2;
+  }
+  return ab / Math.sqrt(aa * bb);
+}
+
+// Attribution patching of the same pair, in the page (two forwards and one backward), beside the
+// exact patching result of the widget above.
+follow($('#interp-patch'), ['patch-done'], async (el) => {
+  const s = el.shown,
+    m = el.model;
+  if (!s || s.component !== 'head') return;
+  try {
+    const { clean, corrupted, position, token, against } = s;
+    const r = await m.attributionPatch({ clean, corrupted, position, token, against, component: 'head' });
+    const est = Array.from(r.result.data),
+      exact = Array.from(s.result),
+      H = s.cols;
+    const parts = est.map(
+      (v, i) => `${headName({ layer: Math.floor(i / H), head: i % H })} ${f(v, 2)} (exact ${f(exact[i], 2)})`,
+    );
+    bind(
+      'interp-attrpatch',
+      `Estimated share restored by each head: ${parts.join(', ')}. Correlation with the exact patch: ${f(correlation(est, exact), 2)}.`,
+    );
+  } catch (error) {
+    bind('interp-attrpatch', `Attribution patching failed: ${error.message}`);
+  }
+});
+
 // The induction head opens step by step once the model view has its model (a head selected in any of
 // the section's widgets opens there too: their steps attribute).
 const interpView = $('#interp-view');

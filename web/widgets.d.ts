@@ -11,6 +11,7 @@ import type {
 import type { AttentionModelView, AttentionTrainer } from './widgets-types/trainer.js';
 import type { AlibiBias, GqaHeads, KvCacheStepper, RopeExplorer } from './widgets-types/modern.js';
 import type { HeadScores, LogitAttribution, PatchingView } from './widgets-types/interp.js';
+import type { TokenSaliency } from './widgets-types/saliency.js';
 import type {
   MaskFillCompare,
   QueryExplorer,
@@ -53,6 +54,7 @@ export * from './widgets-types/trainer.js';
 export * from './widgets-types/modern.js';
 export * from './widgets-types/helpers.js';
 export * from './widgets-types/interp.js';
+export * from './widgets-types/saliency.js';
 export * from './widgets-types/tutorial.js';
 
 /** Every element by its tag name, as web/widgets.js registers them. */
@@ -74,6 +76,7 @@ export declare const ELEMENTS: {
   'head-scores': typeof HeadScores;
   'logit-attribution': typeof LogitAttribution;
   'patching-view': typeof PatchingView;
+  'token-saliency': typeof TokenSaliency;
 };
 
 declare global {
@@ -95,5 +98,6 @@ declare global {
     'head-scores': HeadScores;
     'logit-attribution': LogitAttribution;
     'patching-view': PatchingView;
+    'token-saliency': TokenSaliency;
   }
 }

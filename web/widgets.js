@@ -23,6 +23,7 @@ import { KvCacheStepper } from './widgets/kv-cache-stepper.js';
 import { HeadScores } from './widgets/head-scores.js';
 import { LogitAttribution } from './widgets/logit-attribution.js';
 import { PatchingView } from './widgets/patching-view.js';
+import { TokenSaliency } from './widgets/token-saliency.js';
 
 // Every element, registered here and only here (a widget file defines its class, never its tag).
 // README.md and docs/widgets.md list exactly these names (tests/js/docs.test.mjs).
@@ -44,6 +45,7 @@ export const ELEMENTS = {
   'head-scores': HeadScores,
   'logit-attribution': LogitAttribution,
   'patching-view': PatchingView,
+  'token-saliency': TokenSaliency,
 };
 for (const [name, cls] of Object.entries(ELEMENTS)) {
   if (!customElements.get(name)) customElements.define(name, cls);
@@ -114,4 +116,5 @@ export { KvCacheStepper };
 //   <head-scores>        previous-token, duplicate-token and induction scores of every layer × head
 //   <logit-attribution>  each component's share of a logit difference, sorted, with a data table
 //   <patching-view>      activation patching: which heads (or residual positions) carry the answer
-export { HeadScores, LogitAttribution, PatchingView };
+//   <token-saliency>     which input tokens the prediction depends on: gradients, integrated gradients
+export { HeadScores, LogitAttribution, PatchingView, TokenSaliency };

@@ -32,7 +32,8 @@ const BODY = `
   <kv-cache-stepper id="kv" length="6" embed-dim="16" heads="4" kv-heads="2"></kv-cache-stepper>
   <head-scores id="hs" src="${SRC}" ids="${IDS}"></head-scores>
   <logit-attribution id="la" src="${SRC}" ids="${IDS}" limit="20"></logit-attribution>
-  <patching-view id="pv" src="${SRC}" clean="${IDS}" corrupted="5 12 3 9 14 8 7 11 2 3 9 14 0" autorun></patching-view>`;
+  <patching-view id="pv" src="${SRC}" clean="${IDS}" corrupted="5 12 3 9 14 8 7 11 2 3 9 14 0" autorun></patching-view>
+  <token-saliency id="ts" src="${SRC}" ids="${IDS}"></token-saliency>`;
 
 // toSVG's options where its default leaves a canvas out (the heatmap's bars are in the figure on request).
 const SVG_OPTIONS = { 'attention-heatmap': { bars: true } };
@@ -45,7 +46,9 @@ before(async () => {
     () =>
       [...document.querySelectorAll('main > [id]')].every((e) => e.dataset.ready !== undefined) &&
       document.querySelector('#pv').shown &&
-      document.querySelector('#la').shown,
+      document.querySelector('#la').shown &&
+      // <token-saliency> draws once model.saliency has run
+      document.querySelector('#ts').shown,
     null,
     { timeout: 60_000 },
   );
@@ -68,14 +71,16 @@ test('every widget: each canvas is its display list, and its SVG holds the same 
   const r = await page.evaluate(async (svgOptions) => {
     const { ELEMENTS } = await import('/web/widgets.js');
     const { checkCanvases } = await import('/tests/browser/display-list-page.js');
-    const out = {};
+    const out = {},
+      tags = [];
     for (const el of document.querySelectorAll('main > [id]')) {
       const tag = el.localName;
+      tags.push(tag);
       out[`${tag}#${el.id}`] = await checkCanvases(el, el.toSVG(svgOptions[tag] || {}));
     }
-    return { names: Object.keys(ELEMENTS), out };
+    return { names: Object.keys(ELEMENTS), out, tags };
   }, SVG_OPTIONS);
-  const tags = new Set(Object.keys(r.out).map((k) => k.split('#')[0]));
+  const tags = new Set(r.tags);
   assert.deepEqual(
     r.names.filter((n) => !tags.has(n)),
     [],

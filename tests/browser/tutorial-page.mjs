@@ -23,6 +23,7 @@ export const ALL_WIDGETS = [
   'head-scores',
   'logit-attribution',
   'patching-view',
+  'token-saliency',
 ];
 
 export let env, page, w, badResponses;
@@ -35,7 +36,9 @@ async function pageReady(p) {
       return (
         document.documentElement.dataset.tutorialReady !== undefined &&
         els.length > 0 &&
-        els.every((e) => e.dataset.ready !== undefined)
+        els.every((e) => e.dataset.ready !== undefined) &&
+        // <token-saliency>'s first run (integrated gradients, in a worker) has drawn
+        [...document.querySelectorAll('token-saliency')].every((e) => e.shown)
       );
     },
     null,

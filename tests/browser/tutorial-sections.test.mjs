@@ -227,6 +227,40 @@ test("section 9, finding the heads that matter: the scores find the preset's hea
   assert.deepEqual(opened, { head: '1', step: 'weights', same: true }, 'layer 0, head 1 opened step by step');
 });
 
+test('section 9, gradients: the saliency of every input token and attribution patching beside the exact patch', async () => {
+  await page.waitForFunction(
+    () =>
+      document.querySelector('#interp-saliency').shown &&
+      /Correlation|failed/.test(document.querySelector('[data-bind="interp-attrpatch"]').textContent),
+    null,
+    { timeout: 30_000 },
+  );
+  const r = await page.evaluate(async () => {
+    const el = document.querySelector('#interp-saliency');
+    const p = el.plan(),
+      ref = await el.model.saliency(p.ids, p.options);
+    return {
+      method: el.shown.method,
+      where: el.shown.where,
+      diff: Math.max(...Array.from(el.shown.scores, (v, i) => Math.abs(v - ref.scores.data[i]))),
+      prose: ['interp-saliency', 'interp-attrpatch'].map(
+        (n) => document.querySelector(`[data-bind="${n}"]`).textContent,
+      ),
+    };
+  });
+  assert.equal(r.method, 'integrated-gradients');
+  assert.equal(r.where, 'worker', 'integrated gradients run in the worker');
+  assert.ok(r.diff <= 1e-5, `the scores are model.saliency's (${r.diff})`);
+  assert.match(
+    r.prose[0],
+    /^The answer’s logit difference is \d+\.\d\d; they add up to it within \d\.\d{3}\. Largest scores: position \d+/,
+  );
+  assert.match(
+    r.prose[1],
+    /^Estimated share restored by each head: layer 0 head 0 −?\d+\.\d\d \(exact −?\d\.\d\d\),.* Correlation with the exact patch: −?\d\.\d\d\.$/,
+  );
+});
+
 test('each snippet of section 10 (Embed), pasted alone into an empty page with the script tag, renders', async () => {
   const { snippets, scriptTag } = await page.evaluate(() => ({
     snippets: [...document.querySelectorAll('code[data-snippet]')].map((c) => ({
@@ -254,6 +288,14 @@ test('each snippet of section 10 (Embed), pasted alone into an empty page with t
     await p.waitForFunction((sel) => document.querySelector(sel)?.dataset.ready !== undefined, name, {
       timeout: 20_000,
     });
+    // <token-saliency> draws after its first run
+    await p.waitForFunction(
+      () => [...document.querySelectorAll('token-saliency')].every((e) => e.shown),
+      null,
+      {
+        timeout: 20_000,
+      },
+    );
     const [x] = await inspectWidgets(p, name);
     assert.equal(x.error, '', `${name} alone shows no error`);
     assert.ok(x.drawn >= 1 && x.colours > 2, `${name} alone draws (${x.colours} colours)`);

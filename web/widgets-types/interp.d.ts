@@ -77,12 +77,14 @@ export interface PatchingPlan {
   position: number;
   token: number;
   against: number;
-  component: 'head' | 'residual';
+  component: 'head' | 'residual' | 'mlp';
 }
 
 /**
  * <patching-view>: activation patching with Run, a progress bar and Cancel. A `src` model is patched
- * in a Web Worker; a `model` set from JS in the page (yielding between layers).
+ * in a Web Worker; a `model` set from JS in the page (yielding between layers). `method`: exact
+ * (model.patch), attribution (model.attributionPatch: one backward) or both, compared (a second grid,
+ * a scatter and the Pearson correlation).
  * Events: head-select, cell-select, patch-progress, patch-done, patch-cancel, model-load.
  */
 export declare class PatchingView extends AwElement implements InterpModelInput {
@@ -93,14 +95,21 @@ export declare class PatchingView extends AwElement implements InterpModelInput 
   position: number | undefined;
   token: number | undefined;
   against: number | undefined;
-  component: 'head' | 'residual';
+  component: 'head' | 'residual' | 'mlp';
+  method: 'exact' | 'attribution' | 'both';
   autorun: boolean;
   readonly running: boolean;
   readonly shown:
     | (PatchingPlan & {
         L: number;
         cols: number;
+        method: 'exact' | 'attribution' | 'both';
+        /** The grid drawn first: exact, else attribution. */
         result: Float32Array;
+        exact: Float32Array | null;
+        attribution: Float32Array | null;
+        /** Pearson's r of exact and attribution (both run), else null. */
+        correlation: number | null;
         cleanDiff: number;
         corruptedDiff: number;
         where: 'worker' | 'page';
@@ -108,8 +117,14 @@ export declare class PatchingView extends AwElement implements InterpModelInput 
     | null;
   /** The inputs a run would use (defaults filled in); throws with a readable message when incomplete. */
   plan(): PatchingPlan;
-  /** Resolves to the result, or null when cancelled or refused. */
-  run(): Promise<{ result: Float32Array; cleanDiff: number; corruptedDiff: number } | null>;
+  /** Resolves to the result (with attribution and correlation when both ran), or null when cancelled or refused. */
+  run(): Promise<{
+    result: Float32Array;
+    cleanDiff: number;
+    corruptedDiff: number;
+    attribution?: Float32Array;
+    correlation?: number;
+  } | null>;
   cancel(): void;
   toSVG(options?: SVGOptions): string;
 }

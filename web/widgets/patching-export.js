@@ -1,17 +1,34 @@
-// The exports of <patching-view>: the patching result as CSV, JSON and an SVG figure.
+// The exports of <patching-view>: the patching result as CSV, JSON and an SVG figure; with attribution
+// patching shown, its values and its agreement with exact patching (the correlation) in each.
 import { withState } from './base-element.js';
-import { jsonText, toNested } from './export.js';
-import { themeOf } from './draw-util.js';
-import { screenLayoutSVG } from './svg-layout.js';
+import { composeCanvases, jsonText, toNested } from './export.js';
+import { formatNumber, themeOf } from './draw-util.js';
+import { SERIES_COLORS } from './charts.js';
+import { canvasLayoutSVG, heatmapPart, screenLayoutSVG, xyPart } from './svg-layout.js';
 
-/** The grid as CSV: layer, head (or position), the share restored. */
+/**
+ * The grid as CSV: layer, head (or position), the share restored; with attribution beside exact a
+ * fourth column, `attribution`; attribution alone in place of `restored`.
+ */
 export function patchingCSV(s) {
   if (!s) return '';
   const col = s.component === 'head' ? 'head' : 'position';
-  const lines = [`layer,${col},restored`];
+  const both = Boolean(s.exact && s.attribution);
+  const last = s.exact || !s.attribution ? 'restored' : 'attribution';
+  const lines = [`layer,${col},${last}${both ? ',attribution' : ''}`];
   for (let i = 0; i < s.result.length; i++)
-    lines.push(`${Math.floor(i / s.cols)},${i % s.cols},${s.result[i]}`);
+    lines.push(`${Math.floor(i / s.cols)},${i % s.cols},${s.result[i]}${both ? `,${s.attribution[i]}` : ''}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** What the exports add for attribution patching: the method, its grid and the correlation. */
+function attributionPart(s, nested) {
+  if (!s.attribution) return {};
+  return {
+    method: s.method,
+    attribution: nested ? toNested(s.attribution, s.L, s.cols) : s.attribution,
+    correlation: s.correlation,
+  };
 }
 
 /** The inputs and the grid of `el` as JSON, with the widget's state. */
@@ -20,7 +37,7 @@ export function patchingJSON(el) {
   if (!s) return jsonText(withState(el, {}));
   return jsonText(
     withState(el, {
-      kind: 'activation-patching',
+      kind: s.exact || !s.attribution ? 'activation-patching' : 'attribution-patching',
       component: s.component,
       clean: s.clean,
       corrupted: s.corrupted,
@@ -30,6 +47,7 @@ export function patchingJSON(el) {
       cleanDiff: s.cleanDiff,
       corruptedDiff: s.corruptedDiff,
       result: toNested(s.result, s.L, s.cols),
+      ...attributionPart(s, true),
     }),
   );
 }
@@ -38,22 +56,46 @@ export function patchingJSON(el) {
 export function patchingSVG(el, options = {}) {
   const s = el._shown;
   if (!s) throw new Error('toSVG: nothing is drawn yet (press Run first)');
-  return screenLayoutSVG(themeOf(el), [el._view], {
-    width: options.width,
-    fontSize: options.fontSize,
-    title: `Activation patching (${s.component}): ${s.L} layers × ${s.cols}`,
-    state: {
-      widget: 'patching-view',
-      component: s.component,
-      clean: s.clean,
-      corrupted: s.corrupted,
-      position: s.position,
-      token: s.token,
-      against: s.against,
-      cleanDiff: s.cleanDiff,
-      corruptedDiff: s.corruptedDiff,
-      result: s.result,
-      widgetState: el.state,
-    },
+  const state = {
+    widget: 'patching-view',
+    component: s.component,
+    clean: s.clean,
+    corrupted: s.corrupted,
+    position: s.position,
+    token: s.token,
+    against: s.against,
+    cleanDiff: s.cleanDiff,
+    corruptedDiff: s.corruptedDiff,
+    result: s.result,
+    ...attributionPart(s, false),
+    widgetState: el.state,
+  };
+  const o = { width: options.width, fontSize: options.fontSize, state };
+  if (!(s.exact && s.attribution))
+    return screenLayoutSVG(themeOf(el), [el._view], {
+      ...o,
+      title: `${s.exact ? 'Activation' : 'Attribution'} patching (${s.component}): ${s.L} layers × ${s.cols}`,
+    });
+  // Attribution beside exact: the two grids and the scatter, where the page lays them out.
+  const parts = [
+    heatmapPart(el._view, 'Exact (activation patching)'),
+    heatmapPart(el._attrView, 'Attribution patching'),
+    xyPart(el._scatter, el._scatterOpts, SERIES_COLORS, `Agreement: r = ${formatNumber(s.correlation, 3)}`),
+  ];
+  return canvasLayoutSVG(el, themeOf(el), parts, {
+    ...o,
+    title: `Activation and attribution patching (${s.component}): ${s.L} layers × ${s.cols}`,
   });
+}
+
+/** The PNG's picture: the grid; with attribution beside exact, both grids and the scatter as laid out. */
+export function patchingPNG(el) {
+  const s = el._shown;
+  if (!(s?.exact && s.attribution)) return el._canvas;
+  const origin = el._canvas.getBoundingClientRect();
+  const at = (canvas) => {
+    const r = canvas.getBoundingClientRect();
+    return { canvas, x: r.left - origin.left, y: r.top - origin.top };
+  };
+  return composeCanvases([el._canvas, el._attrCanvas, el._scatter].map(at), themeOf(el).bgSolid);
 }

@@ -23,7 +23,17 @@ function patchingWorker(el) {
  * model): resolves to { result: { data, shape }, cleanDiff, corruptedDiff }. `signal` aborting
  * rejects it at once (AbortError) and cancels the job in the worker, which stops at its next batch.
  */
-export async function patchInWorker(el, options, onProgress, signal) {
+export function patchInWorker(el, options, onProgress, signal) {
+  return jobInWorker(el, 'patch', options, onProgress, signal);
+}
+
+/** model.attributionPatch(options) in `el`'s worker, as patchInWorker (the same result shape). */
+export function attributionPatchInWorker(el, options, onProgress, signal) {
+  return jobInWorker(el, 'attributionPatch', options, onProgress, signal);
+}
+
+/** The worker's job `type` ({ options } in, progress and abort as patchInWorker says). */
+async function jobInWorker(el, type, options, onProgress, signal) {
   const worker = patchingWorker(el);
   if (!el._workerReady) {
     const bytes = el._bytes.slice();
@@ -33,6 +43,6 @@ export async function patchInWorker(el, options, onProgress, signal) {
   if (signal.aborted) throw abortError();
   return new Promise((resolve, reject) => {
     signal.addEventListener('abort', () => reject(abortError()), { once: true });
-    worker.call('patch', { options }, { signal, onProgress }).then(resolve, reject);
+    worker.call(type, { options }, { signal, onProgress }).then(resolve, reject);
   });
 }

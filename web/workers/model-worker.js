@@ -3,11 +3,12 @@
 // load, a forward or a generation. web/demo-pretrained.js is its async proxy (the model's source).
 //
 // Jobs (the protocol of web/workers/rpc.js, each started as it comes): open | tokenize | forward |
-//   strings | logitLens | generate | chat | headScores | logitAttribution | patch | dispose { key }.
-// While a job runs it may send progress (open, patch) or events { id, text, of } (generate: text is
-// everything generated so far, decoded; of the number asked). A cancel ends a running generation after
-// its current token, or rejects a running patch (AbortError) at its next batch. Tensors come back as
-// { data, shape }.
+//   strings | logitLens | generate | chat | headScores | logitAttribution | patch | attributionPatch |
+//   saliency | qkAttribution | dispose { key }.
+// While a job runs it may send progress (open, patch, attributionPatch, saliency) or events { id, text,
+// of } (generate: text is everything generated so far, decoded; of the number asked). A cancel ends a
+// running generation after its current token, or rejects a running patch, attribution patch or
+// saliency (AbortError) at its next batch. Tensors come back as { data, shape }.
 import { init, loadPretrained, memoryLimit } from '../../src/js/index.js';
 import { parseGGUF } from '../../src/js/gguf.js';
 import { isGGUF, mb, opensAsGGUF, typeCounts } from './gguf-files.js';
@@ -295,6 +296,26 @@ async function patch({ key, options }, job) {
   return { ...r, result: plain(r.result) };
 }
 
+/** Attribution patching (model.attributionPatch's options less onProgress and signal): as patch. */
+async function attributionPatch({ key, options }, job) {
+  const { model } = modelOf(key);
+  const r = await model.attributionPatch({ ...options, signal: job.signal, onProgress: job.progress });
+  return { ...r, result: plain(r.result) };
+}
+
+/** Input saliency (model.saliency's options less onProgress and signal): progress sent, abortable. */
+async function saliency({ key, ids, options = {} }, job) {
+  const { model } = modelOf(key);
+  const r = await model.saliency(ids, { ...options, signal: job.signal, onProgress: job.progress });
+  return { ...r, scores: plain(r.scores) };
+}
+
+/** QK attribution of one (query, key) score of a head: model.qkAttribution, its matrix plain. */
+function qkAttribution({ key, ids, options }) {
+  const r = modelOf(key).model.qkAttribution(ids, options);
+  return { ...r, matrix: plain(r.matrix) };
+}
+
 /** Frees a model (the page's source of it was replaced or closed). */
 function dispose({ key }) {
   models.get(key)?.model.dispose();
@@ -316,6 +337,9 @@ const handlers = {
   headScores,
   logitAttribution,
   patch,
+  attributionPatch,
+  saliency,
+  qkAttribution,
   dispose,
 };
 
