@@ -171,7 +171,17 @@ test('a GGUF file opens: its summary, tokens, model view, heatmap = the library 
   assert.deepEqual(mv, { L: 2, H: 4, ids: ref.ids });
   await page.selectOption('#layer', '1');
   await page.waitForFunction(() => window.attentionDemo.state.layer === 1);
-  await page.waitForTimeout(50);
+  // The heatmap redraws when the worker's answer for layer 1 arrives: wait for that, not a clock.
+  await page.waitForFunction(
+    (want) => {
+      const got = document
+        .querySelector('attention-heatmap')
+        .shown.matrices.flatMap((m) => Array.from(m.data));
+      return got.length === want.length && got.every((x, i) => x === want[i]);
+    },
+    ref.attention,
+    { timeout: 20_000 },
+  );
   assert.deepEqual(
     await page.$eval('attention-heatmap', (el) => el.shown.matrices.flatMap((m) => Array.from(m.data))),
     ref.attention,

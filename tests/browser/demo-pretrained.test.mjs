@@ -154,7 +154,17 @@ test('the gpt2-tiny folder opens: tokens, model view, steps, heatmap = the torch
   // Layer 1 in the heatmap: the in-page reference (same library, bytes instead of File) bit for bit.
   await page.selectOption('#layer', '1');
   await page.waitForFunction(() => window.attentionDemo.state.layer === 1);
-  await page.waitForTimeout(50);
+  // The heatmap redraws when the worker's answer for layer 1 arrives: wait for that, not a clock.
+  await page.waitForFunction(
+    (want) => {
+      const got = document
+        .querySelector('attention-heatmap')
+        .shown.matrices.flatMap((m) => Array.from(m.data));
+      return got.length === want.length && got.every((x, i) => x === want[i]);
+    },
+    ref.attention,
+    { timeout: 20_000 },
+  );
   assert.deepEqual(
     await heatmapWeights(page),
     ref.attention,
@@ -170,13 +180,20 @@ test('the gpt2-tiny folder opens: tokens, model view, steps, heatmap = the torch
   await page.waitForFunction(
     () => window.attentionDemo.state.head === 2 && window.attentionDemo.state.step === 'weights',
   );
-  await page.waitForTimeout(50);
+  const T = tc.ids.length;
+  await page.waitForFunction(
+    (want) => {
+      const el = document.querySelector('attention-steps');
+      return el.current?.head === 2 && Array.from(el.current.data).every((x, i) => x === want[i]);
+    },
+    ref.attention.slice(2 * T * T, 3 * T * T),
+    { timeout: 20_000 },
+  );
   const stepW = await page.$eval('attention-steps', (el) => ({
     name: el.current.name,
     head: el.current.head,
     data: Array.from(el.current.data),
   }));
-  const T = tc.ids.length;
   assert.equal(stepW.name, 'weights');
   assert.equal(stepW.head, 2);
   assert.deepEqual(
