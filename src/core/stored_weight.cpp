@@ -86,6 +86,9 @@ void WeightView::linear(int m, const float* a, int lda, const float* bias, float
   } else if (format == WeightFormat::kF32) {
     kernels::linear_nt(m, rows, cols, a, lda, static_cast<const float*>(data), cols, bias, c, ldc);
   } else if (is_quantized(format)) {
+    if (int8_activations && kernels::linear_nt_int8(m, rows, cols, a, lda, data, row_bytes(),
+                                                    format_ggml_type(format), bias, c, ldc))
+      return;
     kernels::linear_nt_quant(m, rows, cols, a, lda, data, row_bytes(), format_ggml_type(format), bias, c,
                              ldc);
   } else {

@@ -64,6 +64,9 @@ struct WeightView {
   const void* data = nullptr;  // rows · cols elements of `format`, row-major, no padding (quantized:
                                // each row cols / block elements blocks)
   bool packed = false;         // kF32 only: data is in kernels::pack_weight's layout (rows, cols)
+  // Quantized only: linear() in the int8 activation mode (kernels/quant_int8.h: activations
+  // quantized per block as llama.cpp does, integer dot products) instead of the exact one.
+  bool int8_activations = false;
   bool empty() const { return data == nullptr; }
   std::size_t row_bytes() const;  // bytes of one row as stored (not meaningful when packed)
   // Rows [first, first + count) of this matrix. Of a packed matrix only a block starting at a

@@ -102,7 +102,7 @@ function checkTypes(file, ropeFreqs) {
 }
 
 /** loadPretrained's GGUF path (pretrained.js checked the shared options). */
-export async function loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate }) {
+export async function loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations = 'exact' }) {
   const file = await parseGGUF(gguf);
   const model = ggufConfig(file);
   checkTypes(file, model.ropeFreqs);
@@ -111,7 +111,9 @@ export async function loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate
   const templates = chatTemplates(tokenizerConfig, chatTemplate);
   const chat = { templates, tokenizerConfig, engine: templates.size ? await loadJinja() : null };
   const handle = withLimitHint(() =>
-    rt.newHandle('PretrainedHandle', (h) => h.init({ ...model.core, memoryLimit })),
+    rt.newHandle('PretrainedHandle', (h) =>
+      h.init({ ...model.core, memoryLimit, int8Activations: activations === 'int8' }),
+    ),
   );
   const generation = eosIds ? { eos_token_id: [...eosIds] } : null;
   const out = new rt.PretrainedModel(handle, model.config, model.architecture, model.core, generation);
@@ -119,8 +121,14 @@ export async function loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate
   out._tokenizerWhy = why;
   out._chat = chat;
   out.metadata = summarizeMetadata(file.metadata, file.metadataTypes);
+  out.activations = activations;
   try {
-    await copyTensors(rt, handle, planTensors(handle, file, model), onProgress);
+    const plan = planTensors(handle, file, model);
+    if (activations === 'int8' && !plan.some((p) => p.format > WEIGHT_FORMAT.BF16))
+      throw invalid(
+        "activations: 'int8' needs quantized matrices, and every matrix of this file is F32, F16 or BF16",
+      );
+    await copyTensors(rt, handle, plan, onProgress);
   } catch (error) {
     out.dispose();
     throw error;

@@ -72,6 +72,11 @@ class PretrainedModelBase extends Handle {
     this.stopIds = checkpointStopIds(config, generationConfig, core.vocabSize);
     /** A GGUF file's own key/values (big arrays summarised, as "array<string>[151936]"), else null. */
     this.metadata = null;
+    /**
+     * How the quantized matrices of a GGUF file multiply the activations: 'exact' (dequantized,
+     * float32) or 'int8' (loadPretrained's activations option: quantized per block as llama.cpp does).
+     */
+    this.activations = 'exact';
     this._core = core;
   }
 
@@ -306,6 +311,7 @@ async function loadPretrained(rt, options = {}) {
     onProgress,
     memoryLimit = m._memoryLimit(),
     gguf,
+    activations = 'exact',
   } = checkOptions(
     options,
     [
@@ -319,6 +325,7 @@ async function loadPretrained(rt, options = {}) {
       'onProgress',
       'memoryLimit',
       'gguf',
+      'activations',
     ],
     'loadPretrained option',
   );
@@ -332,13 +339,17 @@ async function loadPretrained(rt, options = {}) {
   }
   if (onProgress != null && typeof onProgress !== 'function')
     throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
+  if (activations !== 'exact' && activations !== 'int8')
+    throw invalid(`activations must be 'exact' or 'int8', got ${describe(activations)}`);
+  if (activations === 'int8' && gguf === undefined)
+    throw invalid("activations: 'int8' computes with a GGUF file's quantized weights: give it as gguf");
   if (gguf !== undefined) {
     // A GGUF file carries its config, weights and tokenizer: the options for a folder's files clash.
     const given = { config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig };
     const clash = Object.keys(given).filter((k) => given[k] !== undefined);
     if (clash.length)
       throw invalid(`gguf cannot be given with ${clash.join(', ')}: the GGUF file holds them`);
-    return loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate });
+    return loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations });
   }
   const { architecture, core } = coreConfig(config);
   checkpointStopIds(config, generationConfig, core.vocabSize); // bad EOS ids refused before any weight is read

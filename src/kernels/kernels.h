@@ -78,6 +78,13 @@ void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uin
 // for bit, and no dequantized copy of W is made.
 void linear_nt_quant(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
                      int type, const float* bias, float* C, int ldc);
+// The same product in the int8 activation mode (quant_int8.h): A's rows quantized per block as
+// llama.cpp's CPU backend quantizes them for `type`, integer dot products, the block scales applied
+// after. The activations are quantized once on the calling thread into a per-thread buffer that
+// only grows; the threads split C's rows or columns (the same bits at every thread count). False,
+// writing nothing, for a type without an int8 path (quant_int8.h activation_blocks_for).
+bool linear_nt_int8(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
+                    int type, const float* bias, float* C, int ldc);
 
 // ---- element-wise and row-wise --------------------------------------------------------------
 // C (M, N) += bias (N) broadcast over rows.

@@ -11,6 +11,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/parallel.h"
+#include "kernels/quant_int8.h"
 
 #if defined(__wasm_simd128__)
 #define ATTN_KERNEL(name) name##_simd128
@@ -117,6 +118,21 @@ void linear_nt_quant(int M, int N, int K, const float* A, int lda, const void* W
      static_cast<const char*>(W) + static_cast<std::ptrdiff_t>(j0) * ldw_bytes, ldw_bytes, type,
      bias ? bias + j0 : nullptr, C + at(i0, ldc, j0), ldc);
   });
+}
+
+bool linear_nt_int8(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
+                    int type, const float* bias, float* C, int ldc) {
+  thread_local QuantizedActivations buffer;  // grows to the largest call, then is reused
+  // The workers read the calling thread's buffer (a lambda naming a thread_local would read theirs).
+  const QuantizedActivations& quantized = buffer;
+  if (M <= 0 || N <= 0) return activation_blocks_for(type) != ActivationBlocks::kNone;
+  if (!quantize_activations(type, M, K, A, lda, buffer)) return false;
+  split_product(M, N, K, [&](int i0, int m, int j0, int n) {
+    ATTN_KERNEL(linear_nt_int8)
+    (m, n, K, quantized, i0, static_cast<const char*>(W) + static_cast<std::ptrdiff_t>(j0) * ldw_bytes,
+     ldw_bytes, type, bias ? bias + j0 : nullptr, C + at(i0, ldc, j0), ldc);
+  });
+  return true;
 }
 
 std::int64_t packed_weight_floats(int N, int K) {

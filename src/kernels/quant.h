@@ -113,6 +113,11 @@ static_assert(sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
 // IQ4_NL's 16 non-linear levels (ggml's kvalues_iq4nl).
 extern const std::int8_t kIQ4NLValues[16];
 
+// The packed scale fields of the K-quants, as ggml unpacks them (shared by the dequantizers and the
+// int8 mode's unpacking, quant_int8.h).
+void q4_k_scale_min(int j, const std::uint8_t* q, std::uint8_t* sc, std::uint8_t* m);  // Q4_K/Q5_K group j
+void q3_k_scales(const std::uint8_t* packed, int* out);  // Q3_K's 16 scales, each minus 32
+
 // ---- dequantizers: y (k) = the k elements the blocks at x hold; k a multiple of the block -----
 // Each value is one float rounding of the exact x above (every product of a float16 scale and a
 // small integer is exact in float32), so these equal ggml's dequantize_row_* bit for bit.

@@ -35,10 +35,12 @@ float f16(std::uint16_t h) {
   return y;
 }
 
+}  // namespace
+
 // Q4_K / Q5_K: the 6-bit scale and min of group j (0..7) from the 12 packed bytes (ggml's
 // get_scale_min_k4): groups 0-3 in the low 6 bits of bytes j and j + 4; groups 4-7 in the nibbles
 // of byte j + 4 with their top 2 bits in the top bits of bytes j - 4 (scale) and j (min).
-void scale_min_k4(int j, const std::uint8_t* q, std::uint8_t* sc, std::uint8_t* m) {
+void q4_k_scale_min(int j, const std::uint8_t* q, std::uint8_t* sc, std::uint8_t* m) {
   if (j < 4) {
     *sc = q[j] & 63;
     *m = q[j + 4] & 63;
@@ -57,8 +59,6 @@ void q3_k_scales(const std::uint8_t* packed, int* out) {
     out[j] = (low | (high << 4)) - 32;
   }
 }
-
-}  // namespace
 
 const GgmlTypeInfo* ggml_types() {
   return kTypes;
@@ -183,9 +183,9 @@ void dequantize_row_q4_K(const BlockQ4_K* x, float* y, std::int64_t k) {
     const std::uint8_t* q = x[i].qs;
     std::uint8_t sc, m;
     for (int is = 0; is < 8; is += 2, q += 32) {
-      scale_min_k4(is, x[i].scales, &sc, &m);
+      q4_k_scale_min(is, x[i].scales, &sc, &m);
       const float d1 = d * sc, m1 = min * m;
-      scale_min_k4(is + 1, x[i].scales, &sc, &m);
+      q4_k_scale_min(is + 1, x[i].scales, &sc, &m);
       const float d2 = d * sc, m2 = min * m;
       for (int l = 0; l < 32; ++l) *y++ = d1 * (q[l] & 0xF) - m1;
       for (int l = 0; l < 32; ++l) *y++ = d2 * (q[l] >> 4) - m2;
@@ -200,9 +200,9 @@ void dequantize_row_q5_K(const BlockQ5_K* x, float* y, std::int64_t k) {
     const std::uint8_t* qh = x[i].qh;
     std::uint8_t sc, m, u1 = 1, u2 = 2;
     for (int is = 0; is < 8; is += 2, ql += 32, u1 <<= 2, u2 <<= 2) {
-      scale_min_k4(is, x[i].scales, &sc, &m);
+      q4_k_scale_min(is, x[i].scales, &sc, &m);
       const float d1 = d * sc, m1 = min * m;
-      scale_min_k4(is + 1, x[i].scales, &sc, &m);
+      q4_k_scale_min(is + 1, x[i].scales, &sc, &m);
       const float d2 = d * sc, m2 = min * m;
       for (int l = 0; l < 32; ++l) *y++ = d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
       for (int l = 0; l < 32; ++l) *y++ = d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;

@@ -188,6 +188,12 @@ class PretrainedModel {
   // key or rows out of range.
   Status read_rows(const TensorKey& key, int first, int count, std::vector<float>& out) const;
 
+  // The int8 activation mode (kernels/quant_int8.h) for the quantized matrices loaded after this
+  // call (so: before the first tensor); the exact mode, the default, otherwise. The backward
+  // (metric_gradients) reads the weights exactly in either mode.
+  void set_int8_activations(bool on) { int8_activations_ = on; }
+  bool int8_activations() const { return int8_activations_; }
+
   // Bytes the weights take (the stored matrices and the float32 vectors).
   std::uint64_t weight_bytes() const;
 
@@ -227,6 +233,7 @@ class PretrainedModel {
   };
   PretrainedConfig config_;
   std::vector<TensorSpec> specs_;
+  bool int8_activations_ = false;
   std::map<TensorKey, bool> set_;
   // Every matrix as loaded, in its format (vectors until they are widened), by key. Views point into
   // these: map nodes and vector buffers stay in place when the model is moved.

@@ -257,7 +257,8 @@ Status PretrainedModel::use(const TensorKey& key) {
       return use_layer_vector(layers_[key.layer], key.role, v);
     return Status::Ok();
   }
-  const WeightView w = stored.view();
+  WeightView w = stored.view();
+  w.int8_activations = int8_activations_ && is_quantized(w.format);
   if (key.role == TensorRole::kEmbed)
     embed_ = w;
   else if (key.role == TensorRole::kPositions)

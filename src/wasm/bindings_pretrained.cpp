@@ -89,7 +89,9 @@ class PretrainedHandle {
   val init(val c) {
     limit_ = static_cast<std::uint64_t>(c["memoryLimit"].as<double>());
     LimitScope scope(limit_);
-    return status_object(attn::PretrainedModel::create(config_from_js(c), model_));
+    const attn::Status st = attn::PretrainedModel::create(config_from_js(c), model_);
+    if (st.ok() && has(c, "int8Activations")) model_.set_int8_activations(c["int8Activations"].as<bool>());
+    return status_object(st);
   }
   // The model's config, by the same names (what init read).
   val config() const { return config_to_js(model_.config()); }

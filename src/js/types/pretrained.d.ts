@@ -88,6 +88,15 @@ export interface LoadGGUFOptions {
   onProgress?: (bytesDone: number, bytesTotal: number) => void;
   /** As {@link LoadPretrainedOptions.memoryLimit}, checked against the stored bytes before the first tensor. */
   memoryLimit?: number;
+  /**
+   * How the quantized matrices multiply the activations (docs/gguf.md, "Activations: exact or
+   * int8"). 'exact' (the default): each block dequantized exactly, float32 products. 'int8': as
+   * llama.cpp's CPU backend computes — each activation row quantized per block to Q8_0, Q8_1 or
+   * Q8_K (the type ggml pairs with the weight's), integer dot products, the block scales applied
+   * after; faster, and closer to llama.cpp's numbers. F32/F16/BF16 matrices, the attention and the
+   * backward (gradients) stay exact. INVALID_ARGUMENT for a file without quantized matrices.
+   */
+  activations?: 'exact' | 'int8';
   config?: undefined;
   weights?: undefined;
 }
@@ -135,6 +144,8 @@ export class PretrainedModel {
   readonly stopIds: number[];
   /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */
   readonly weightBytes: number;
+  /** How the quantized matrices multiply the activations: 'int8' when loaded with {@link LoadGGUFOptions.activations} 'int8', else 'exact'. */
+  readonly activations: 'exact' | 'int8';
   /** The byte limit of this model's weights and calls (loadPretrained's `memoryLimit`). */
   readonly memoryLimit: number;
   /**
