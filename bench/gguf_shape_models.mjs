@@ -139,6 +139,50 @@ export const GGUF_SHAPES = {
       template: TEMPLATES.phi3,
     },
   },
+  // Qwen/Qwen3-0.6B (bench/quant_speed.mjs: 1024 wide, real K-quant blocks)
+  'qwen3-0.6b': {
+    name: 'Qwen3 0.6B',
+    arch: 'qwen3',
+    hp: { ctx: 40960, hidden: 1024, layers: 28, ff: 3072, heads: 16, kvHeads: 8, headDim: 128 },
+    keys: { 'rope.freq_base': 1000000, 'attention.layer_norm_rms_epsilon': 1e-6 },
+    qkNorm: true,
+    headDimKey: true,
+    tied: true,
+    memoryLimit: 1.6e9,
+    tokenizer: {
+      model: 'gpt2',
+      pre: 'qwen2',
+      vocab: 151936,
+      regular: 151643,
+      specials: QWEN3_SPECIALS,
+      top: 151669,
+      ids: { bos: 151643, eos: 151645, padding: 151643 },
+      addBos: false,
+      template: TEMPLATES.chatml,
+    },
+  },
+  // HuggingFaceTB/SmolLM2-360M-Instruct (bench/quant_speed.mjs: 960 wide, so llama.cpp's Q4_K_M
+  // falls back to Q5_0 and Q8_0 for the rows that are not whole 256-blocks). Its 17 special tokens
+  // are at ids 0–16 in the real vocabulary; here they follow the regular ones (only speed is measured).
+  'smollm2-360m': {
+    name: 'SmolLM2 360M Instruct',
+    arch: 'llama',
+    hp: { ctx: 8192, hidden: 960, layers: 32, ff: 2560, heads: 15, kvHeads: 5, headDim: 64 },
+    keys: { 'rope.freq_base': 100000, 'attention.layer_norm_rms_epsilon': 1e-5 },
+    llamaKeys: true,
+    tied: true,
+    memoryLimit: 1.2e9,
+    tokenizer: {
+      model: 'gpt2',
+      pre: 'smollm',
+      vocab: 49152,
+      regular: 49135,
+      specials: { 49135: '<|endoftext|>', 49136: '<|im_start|>', 49137: '<|im_end|>' },
+      ids: { bos: 49136, eos: 49137, padding: 49135 },
+      addBos: false,
+      template: TEMPLATES.chatml,
+    },
+  },
   // HuggingFaceTB/SmolLM3-3B
   'smollm3-3b': {
     name: 'SmolLM3 3B',

@@ -96,6 +96,16 @@ export function q4kmTensors(m) {
   });
 }
 
+/** The tensors of a Q8_0 file (LLAMA_FTYPE_MOSTLY_Q8_0): every matrix Q8_0, the 1-D ones F32. */
+export function q8_0Tensors(m) {
+  return shapes(m).map((t) => {
+    const type = t.dims.length < 2 ? GGML.F32 : GGML.Q8_0;
+    const [per, size] = BLOCK[type];
+    const elements = t.dims.reduce((a, b) => a * b, 1);
+    return { ...t, type, bytes: (elements / per) * size };
+  });
+}
+
 /** Count and bytes of each type in a tensor list: { Q4_K: [n, bytes], … }. */
 export function typeSummary(tensors) {
   const out = {};

@@ -15,13 +15,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { GGUF_SHAPES, llama3RopeFactors } from './gguf_shape_models.mjs';
-import { q4kmTensors, typeSummary } from './gguf_shape_types.mjs';
+import { q4kmTensors, q8_0Tensors, typeSummary } from './gguf_shape_types.mjs';
 import { tokenizerMetadata } from './gguf_shape_vocab.mjs';
 import { writeShapedGGUF } from './gguf_shape_writer.mjs';
 import { checkGGUF, describeGGUF } from './gguf_shape_check.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const FTYPE_Q4_K_M = 15; // llama_ftype LLAMA_FTYPE_MOSTLY_Q4_K_M
+// llama_ftype of each file kind written, and its tensors' types.
+const FTYPES = { Q4_K_M: [15, q4kmTensors], Q8_0: [7, q8_0Tensors] };
 
 /**
  * The memoryLimit model `name` is loaded under: its stated one, or --memory-limit=<bytes> (to measure
@@ -33,7 +34,7 @@ export function memoryLimitOf(name, argv = process.argv) {
 }
 
 /** The metadata entries ([key, type, value]) of model m, in the converter's order. */
-export function shapeMetadata(m) {
+export function shapeMetadata(m, ftype = 'Q4_K_M') {
   const { hp, arch } = m;
   const a = (key) => `${arch}.${key}`;
   const out = [
@@ -60,20 +61,20 @@ export function shapeMetadata(m) {
       [a('vocab_size'), 'uint32', m.tokenizer.vocab],
       [a('rope.dimension_count'), 'uint32', hp.headDim],
     );
-  out.push(['general.file_type', 'uint32', FTYPE_Q4_K_M]);
+  out.push(['general.file_type', 'uint32', FTYPES[ftype][0]]);
   out.push(...tokenizerMetadata(m.tokenizer));
   out.push(['general.quantization_version', 'uint32', 2]);
   return out;
 }
 
-/** Writes (or finds) the shaped file of model `name`: { file, size, written, tensors }. */
-export function writeGGUFShape(name) {
+/** Writes (or finds) the shaped file of model `name`, Q4_K_M or Q8_0: { file, size, written, tensors }. */
+export function writeGGUFShape(name, ftype = 'Q4_K_M') {
   const m = GGUF_SHAPES[name];
-  const tensors = q4kmTensors(m);
+  const tensors = FTYPES[ftype][1](m);
   const values = (t) =>
     t.name === 'rope_freqs.weight' ? llama3RopeFactors(m.ropeFreqs) : new Float32Array(t.dims[0]).fill(1);
-  const file = path.join(here, '.cache', `${name}-Q4_K_M-shaped.gguf`);
-  return { ...writeShapedGGUF(file, shapeMetadata(m), tensors, values), tensors };
+  const file = path.join(here, '.cache', `${name}-${ftype}-shaped.gguf`);
+  return { ...writeShapedGGUF(file, shapeMetadata(m, ftype), tensors, values), tensors };
 }
 
 async function runNode(attn, name) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace attn::kernels {
 
@@ -113,9 +114,41 @@ static_assert(sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210);
 // IQ4_NL's 16 non-linear levels (ggml's kvalues_iq4nl).
 extern const std::int8_t kIQ4NLValues[16];
 
+// A float16 bit pattern's value, exactly (inline: every block reads one or two): exponent and
+// mantissa shifted into a float32's place and multiplied by 2^112 (which also normalises
+// subnormals), exponent 31 (inf, NaN) mapped to 255 — the arithmetic of kernels::widen_half.
+inline float half_to_float(std::uint16_t h) {
+  const std::uint32_t em = h & 0x7fffu, sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  std::uint32_t bits;
+  if (em >= 0x7c00u) {
+    bits = sign | 0x7f800000u | ((em & 0x3ffu) << 13);
+  } else {
+    float scaled;
+    const std::uint32_t shifted = em << 13;
+    std::memcpy(&scaled, &shifted, sizeof scaled);
+    scaled *= 5.192296858534828e33f;  // 2^112
+    std::memcpy(&bits, &scaled, sizeof bits);
+    bits |= sign;
+  }
+  float y;
+  std::memcpy(&y, &bits, sizeof y);
+  return y;
+}
+
 // The packed scale fields of the K-quants, as ggml unpacks them (shared by the dequantizers and the
-// int8 mode's unpacking, quant_int8.h).
-void q4_k_scale_min(int j, const std::uint8_t* q, std::uint8_t* sc, std::uint8_t* m);  // Q4_K/Q5_K group j
+// int8 mode's unpacking, quant_int8.h). Q4_K / Q5_K: the 6-bit scale and min of group j (0..7) from
+// the 12 packed bytes (ggml's get_scale_min_k4): groups 0-3 in the low 6 bits of bytes j and j + 4;
+// groups 4-7 in the nibbles of byte j + 4 with their top 2 bits in the top bits of bytes j - 4
+// (scale) and j (min).
+inline void q4_k_scale_min(int j, const std::uint8_t* q, std::uint8_t* sc, std::uint8_t* m) {
+  if (j < 4) {
+    *sc = q[j] & 63;
+    *m = q[j + 4] & 63;
+  } else {
+    *sc = static_cast<std::uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    *m = static_cast<std::uint8_t>((q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4));
+  }
+}
 void q3_k_scales(const std::uint8_t* packed, int* out);  // Q3_K's 16 scales, each minus 32
 
 // ---- dequantizers: y (k) = the k elements the blocks at x hold; k a multiple of the block -----

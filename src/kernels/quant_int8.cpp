@@ -13,12 +13,6 @@ namespace attn::kernels {
 
 namespace {
 
-float f16_value(std::uint16_t h) {
-  float y;
-  widen_half(1, &h, HalfFormat::kF16, &y);
-  return y;
-}
-
 // The float16 nearest to v (ties to even; overflow to inf), as ggml's GGML_FP32_TO_FP16 rounds.
 std::uint16_t f16_bits(float v) {
   std::uint32_t x;
@@ -64,8 +58,8 @@ void quantize_q8_0_block(const float* x, bool with_sum, std::int16_t* q, float* 
     q[j] = static_cast<std::int16_t>(std::round(x[j] * id));
     sum += q[j];
   }
-  *d_out = f16_value(f16_bits(d));
-  if (with_sum) *s_out = f16_value(f16_bits(static_cast<float>(sum) * d));
+  *d_out = half_to_float(f16_bits(d));
+  if (with_sum) *s_out = half_to_float(f16_bits(static_cast<float>(sum) * d));
 }
 
 // One Q8_K block of 256 (quantize_row_q8_K_ref): the element of largest |x| becomes −127, the
@@ -131,6 +125,7 @@ bool quantize_activations(int type, int M, int K, const float* A, int lda, Quant
   out.cols = K;
   out.block = block;
   out.q.resize(static_cast<std::size_t>(M) * K);  // resize keeps the capacity: no allocation once grown
+  out.q8.resize(static_cast<std::size_t>(M) * K);
   out.d.resize(blocks);
   out.s.resize(kind == ActivationBlocks::kQ8_1 ? blocks : 0);
   out.group_sum.resize(kind == ActivationBlocks::kQ8_K ? blocks * 16 : 0);
@@ -144,6 +139,7 @@ bool quantize_activations(int type, int M, int K, const float* A, int lda, Quant
       quantize_q8_0_block(x, kind == ActivationBlocks::kQ8_1, q, &out.d[b],
                           kind == ActivationBlocks::kQ8_1 ? &out.s[b] : nullptr);
   }
+  for (std::size_t e = 0; e < out.q.size(); ++e) out.q8[e] = static_cast<std::int8_t>(out.q[e]);
   return true;
 }
 

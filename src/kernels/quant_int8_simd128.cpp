@@ -11,16 +11,11 @@
 #include "kernels/kernels.h"
 #include "kernels/quant.h"
 #include "kernels/quant_int8.h"
+#include "kernels/quant_simd128.h"
 
 namespace attn::kernels {
 
 namespace {
-
-float f16(std::uint16_t h) {
-  float y;
-  widen_half(1, &h, HalfFormat::kF16, &y);
-  return y;
-}
 
 // 16 unsigned bytes v, widened to 16 bits, minus `offset`, times `scale`, stored at q (16 values).
 inline void store_scaled_u8(v128_t v, int offset, int scale, std::int16_t* q) {
@@ -35,21 +30,11 @@ inline void store_i8(v128_t v, std::int16_t* q) {  // 16 signed bytes, widened
   wasm_v128_store(q + 8, wasm_i16x8_extend_high_i8x16(v));
 }
 
-// 0x10 in byte j of the result where bit j of the 16-bit mask `bits` is set (Q5_0's fifth bits).
-inline v128_t fifth_bits(std::uint16_t bits) {
-  const v128_t spread = wasm_i8x16_make(static_cast<std::int8_t>(bits & 0xFF), 0, 0, 0, 0, 0, 0, 0,
-                                        static_cast<std::int8_t>(bits >> 8), 0, 0, 0, 0, 0, 0, 0);
-  const v128_t bytes = wasm_i8x16_shuffle(spread, spread, 0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8);
-  const v128_t select = wasm_u8x16_make(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
-  const v128_t set = wasm_i8x16_ne(wasm_v128_and(bytes, select), wasm_i8x16_splat(0));
-  return wasm_v128_and(set, wasm_i8x16_splat(0x10));
-}
-
 // A 32-element block of Q4_0, Q5_0, Q8_0 or IQ4_NL (the types unpacked here).
 void unpack_small_simd(GgmlType t, const std::uint8_t* blk, std::int16_t* q, float* d) {
   std::uint16_t h;
   std::memcpy(&h, blk, sizeof h);
-  *d = f16(h);
+  *d = half_to_float(h);
   if (t == GgmlType::kQ8_0) {
     store_i8(wasm_v128_load(blk + 2), q);
     store_i8(wasm_v128_load(blk + 18), q + 16);
@@ -122,10 +107,7 @@ inline void block_dots(const std::int16_t* w, const std::int16_t* const* x, int 
     for (int r = 0; r < R; ++r)
       acc[r] = wasm_i32x4_add(acc[r], wasm_i32x4_dot_i16x8(wv, wasm_v128_load(x[r] + offset + 8 * v)));
   }
-  for (int r = 0; r < R; ++r) {
-    const v128_t s = wasm_i32x4_add(acc[r], wasm_i32x4_shuffle(acc[r], acc[r], 2, 3, 0, 1));
-    out[r] = wasm_i32x4_extract_lane(wasm_i32x4_add(s, wasm_i32x4_shuffle(s, s, 1, 0, 3, 2)), 0);
-  }
+  for (int r = 0; r < R; ++r) out[r] = sum_lanes(acc[r]);
 }
 
 // C's rows [i0, i0 + R) of column j from the unpacked weight row u.
@@ -167,12 +149,12 @@ bool unpack_row_simd128(int type, const void* row, int K, UnpackedRow& out) {
     } else if (t == GgmlType::kQ4_K) {
       const auto& x = *reinterpret_cast<const BlockQ4_K*>(blk);
       unpack_q4_k_simd(x, q, out.mins.data() + static_cast<std::ptrdiff_t>(b) * 16);
-      out.d[b] = f16(x.d);
-      out.m[b] = f16(x.dmin);
+      out.d[b] = half_to_float(x.d);
+      out.m[b] = half_to_float(x.dmin);
     } else {
       const auto& x = *reinterpret_cast<const BlockQ6_K*>(blk);
       unpack_q6_k_simd(x, q);
-      out.d[b] = f16(x.d);
+      out.d[b] = half_to_float(x.d);
     }
   }
   return true;
@@ -180,6 +162,7 @@ bool unpack_row_simd128(int type, const void* row, int K, UnpackedRow& out) {
 
 void linear_nt_int8_simd128(int M, int N, int K, const QuantizedActivations& a, int first_row, const void* W,
                             std::size_t ldw_bytes, int type, const float* bias, float* C, int ldc) {
+  if (M < 4 && gemv_int8_simd128(M, N, K, a, first_row, W, ldw_bytes, type, bias, C, ldc)) return;
   thread_local UnpackedRow u;
   for (int j = 0; j < N; ++j) {
     unpack_row_simd128(type, static_cast<const char*>(W) + static_cast<std::ptrdiff_t>(j) * ldw_bytes, K, u);

@@ -28,27 +28,7 @@ constexpr GgmlTypeInfo kTypes[] = {
 };
 constexpr int kTypeCount = static_cast<int>(sizeof kTypes / sizeof kTypes[0]);
 
-// float16 bits → float (exact), through the kernels' widening.
-float f16(std::uint16_t h) {
-  float y;
-  widen_half(1, &h, HalfFormat::kF16, &y);
-  return y;
-}
-
 }  // namespace
-
-// Q4_K / Q5_K: the 6-bit scale and min of group j (0..7) from the 12 packed bytes (ggml's
-// get_scale_min_k4): groups 0-3 in the low 6 bits of bytes j and j + 4; groups 4-7 in the nibbles
-// of byte j + 4 with their top 2 bits in the top bits of bytes j - 4 (scale) and j (min).
-void q4_k_scale_min(int j, const std::uint8_t* q, std::uint8_t* sc, std::uint8_t* m) {
-  if (j < 4) {
-    *sc = q[j] & 63;
-    *m = q[j + 4] & 63;
-  } else {
-    *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    *m = (q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4);
-  }
-}
 
 // Q3_K: the 16 signed 6-bit scales from the 12 packed bytes, as ggml unpacks them (low nibbles in
 // bytes 0-7, top 2 bits in bytes 8-11), each minus 32.
@@ -77,7 +57,7 @@ const std::int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
 
 void dequantize_row_q4_0(const BlockQ4_0* x, float* y, std::int64_t k) {
   for (std::int64_t i = 0; i < k / kQK; ++i, y += kQK) {
-    const float d = f16(x[i].d);
+    const float d = half_to_float(x[i].d);
     for (int j = 0; j < kQK / 2; ++j) {
       y[j] = ((x[i].qs[j] & 0x0F) - 8) * d;
       y[j + kQK / 2] = ((x[i].qs[j] >> 4) - 8) * d;
@@ -87,7 +67,7 @@ void dequantize_row_q4_0(const BlockQ4_0* x, float* y, std::int64_t k) {
 
 void dequantize_row_q4_1(const BlockQ4_1* x, float* y, std::int64_t k) {
   for (std::int64_t i = 0; i < k / kQK; ++i, y += kQK) {
-    const float d = f16(x[i].d), m = f16(x[i].m);
+    const float d = half_to_float(x[i].d), m = half_to_float(x[i].m);
     for (int j = 0; j < kQK / 2; ++j) {
       y[j] = (x[i].qs[j] & 0x0F) * d + m;
       y[j + kQK / 2] = (x[i].qs[j] >> 4) * d + m;
@@ -97,7 +77,7 @@ void dequantize_row_q4_1(const BlockQ4_1* x, float* y, std::int64_t k) {
 
 void dequantize_row_q5_0(const BlockQ5_0* x, float* y, std::int64_t k) {
   for (std::int64_t i = 0; i < k / kQK; ++i, y += kQK) {
-    const float d = f16(x[i].d);
+    const float d = half_to_float(x[i].d);
     std::uint32_t qh;
     std::memcpy(&qh, x[i].qh, sizeof qh);  // little-endian, as the file stores it
     for (int j = 0; j < kQK / 2; ++j) {
@@ -111,7 +91,7 @@ void dequantize_row_q5_0(const BlockQ5_0* x, float* y, std::int64_t k) {
 
 void dequantize_row_q5_1(const BlockQ5_1* x, float* y, std::int64_t k) {
   for (std::int64_t i = 0; i < k / kQK; ++i, y += kQK) {
-    const float d = f16(x[i].d), m = f16(x[i].m);
+    const float d = half_to_float(x[i].d), m = half_to_float(x[i].m);
     std::uint32_t qh;
     std::memcpy(&qh, x[i].qh, sizeof qh);
     for (int j = 0; j < kQK / 2; ++j) {
@@ -125,14 +105,14 @@ void dequantize_row_q5_1(const BlockQ5_1* x, float* y, std::int64_t k) {
 
 void dequantize_row_q8_0(const BlockQ8_0* x, float* y, std::int64_t k) {
   for (std::int64_t i = 0; i < k / kQK; ++i, y += kQK) {
-    const float d = f16(x[i].d);
+    const float d = half_to_float(x[i].d);
     for (int j = 0; j < kQK; ++j) y[j] = x[i].qs[j] * d;
   }
 }
 
 void dequantize_row_iq4_nl(const BlockIQ4NL* x, float* y, std::int64_t k) {
   for (std::int64_t i = 0; i < k / kQK; ++i, y += kQK) {
-    const float d = f16(x[i].d);
+    const float d = half_to_float(x[i].d);
     for (int j = 0; j < kQK / 2; ++j) {
       y[j] = d * kIQ4NLValues[x[i].qs[j] & 0xF];
       y[j + kQK / 2] = d * kIQ4NLValues[x[i].qs[j] >> 4];
@@ -142,7 +122,7 @@ void dequantize_row_iq4_nl(const BlockIQ4NL* x, float* y, std::int64_t k) {
 
 void dequantize_row_q2_K(const BlockQ2_K* x, float* y, std::int64_t k) {
   for (std::int64_t i = 0; i < k / kQK_K; ++i) {
-    const float d = f16(x[i].d), min = f16(x[i].dmin);
+    const float d = half_to_float(x[i].d), min = half_to_float(x[i].dmin);
     const std::uint8_t* q = x[i].qs;
     int is = 0;
     for (int n = 0; n < kQK_K; n += 128, q += 32) {
@@ -160,7 +140,7 @@ void dequantize_row_q2_K(const BlockQ2_K* x, float* y, std::int64_t k) {
 void dequantize_row_q3_K(const BlockQ3_K* x, float* y, std::int64_t k) {
   int scales[16];
   for (std::int64_t i = 0; i < k / kQK_K; ++i) {
-    const float d_all = f16(x[i].d);
+    const float d_all = half_to_float(x[i].d);
     q3_k_scales(x[i].scales, scales);
     const std::uint8_t* q = x[i].qs;
     std::uint8_t m = 1;
@@ -179,7 +159,7 @@ void dequantize_row_q3_K(const BlockQ3_K* x, float* y, std::int64_t k) {
 
 void dequantize_row_q4_K(const BlockQ4_K* x, float* y, std::int64_t k) {
   for (std::int64_t i = 0; i < k / kQK_K; ++i) {
-    const float d = f16(x[i].d), min = f16(x[i].dmin);
+    const float d = half_to_float(x[i].d), min = half_to_float(x[i].dmin);
     const std::uint8_t* q = x[i].qs;
     std::uint8_t sc, m;
     for (int is = 0; is < 8; is += 2, q += 32) {
@@ -195,7 +175,7 @@ void dequantize_row_q4_K(const BlockQ4_K* x, float* y, std::int64_t k) {
 
 void dequantize_row_q5_K(const BlockQ5_K* x, float* y, std::int64_t k) {
   for (std::int64_t i = 0; i < k / kQK_K; ++i) {
-    const float d = f16(x[i].d), min = f16(x[i].dmin);
+    const float d = half_to_float(x[i].d), min = half_to_float(x[i].dmin);
     const std::uint8_t* ql = x[i].qs;
     const std::uint8_t* qh = x[i].qh;
     std::uint8_t sc, m, u1 = 1, u2 = 2;
@@ -212,7 +192,7 @@ void dequantize_row_q5_K(const BlockQ5_K* x, float* y, std::int64_t k) {
 
 void dequantize_row_q6_K(const BlockQ6_K* x, float* y, std::int64_t k) {
   for (std::int64_t i = 0; i < k / kQK_K; ++i) {
-    const float d = f16(x[i].d);
+    const float d = half_to_float(x[i].d);
     const std::uint8_t* ql = x[i].ql;
     const std::uint8_t* qh = x[i].qh;
     const std::int8_t* sc = x[i].scales;

@@ -11,24 +11,18 @@ namespace attn::kernels {
 
 namespace {
 
-float f16(std::uint16_t h) {
-  float y;
-  widen_half(1, &h, HalfFormat::kF16, &y);
-  return y;
-}
-
 // The 32-element types: q (32) and the block's d, m.
 void unpack_small(GgmlType t, const std::uint8_t* blk, std::int16_t* q, float* d, float* m) {
   std::uint16_t h[2];
   std::memcpy(h, blk, sizeof h);
-  *d = f16(h[0]);
+  *d = half_to_float(h[0]);
   *m = 0.0f;
   if (t == GgmlType::kQ8_0) {
     for (int j = 0; j < kQK; ++j) q[j] = static_cast<std::int8_t>(blk[2 + j]);
     return;
   }
   const bool with_min = t == GgmlType::kQ4_1 || t == GgmlType::kQ5_1;
-  if (with_min) *m = f16(h[1]);
+  if (with_min) *m = half_to_float(h[1]);
   const bool five = t == GgmlType::kQ5_0 || t == GgmlType::kQ5_1;
   const std::uint8_t* qs = blk + (with_min ? 4 : 2) + (five ? 4 : 0);
   std::uint32_t qh = 0;
@@ -118,26 +112,26 @@ void unpack_k_block(GgmlType t, const std::uint8_t* blk, int b, UnpackedRow& u) 
   if (t == GgmlType::kQ2_K) {
     const auto& x = *reinterpret_cast<const BlockQ2_K*>(blk);
     unpack_q2_k(x, q, mins);
-    u.d[b] = f16(x.d);
-    u.m[b] = f16(x.dmin);
+    u.d[b] = half_to_float(x.d);
+    u.m[b] = half_to_float(x.dmin);
   } else if (t == GgmlType::kQ3_K) {
     const auto& x = *reinterpret_cast<const BlockQ3_K*>(blk);
     unpack_q3_k(x, q);
-    u.d[b] = f16(x.d);
+    u.d[b] = half_to_float(x.d);
   } else if (t == GgmlType::kQ6_K) {
     const auto& x = *reinterpret_cast<const BlockQ6_K*>(blk);
     unpack_q6_k(x, q);
-    u.d[b] = f16(x.d);
+    u.d[b] = half_to_float(x.d);
   } else if (t == GgmlType::kQ4_K) {
     const auto& x = *reinterpret_cast<const BlockQ4_K*>(blk);
     unpack_q45_k(x.scales, x.qs, nullptr, q, mins);
-    u.d[b] = f16(x.d);
-    u.m[b] = f16(x.dmin);
+    u.d[b] = half_to_float(x.d);
+    u.m[b] = half_to_float(x.dmin);
   } else {
     const auto& x = *reinterpret_cast<const BlockQ5_K*>(blk);
     unpack_q45_k(x.scales, x.qs, x.qh, q, mins);
-    u.d[b] = f16(x.d);
-    u.m[b] = f16(x.dmin);
+    u.d[b] = half_to_float(x.d);
+    u.m[b] = half_to_float(x.dmin);
   }
 }
 

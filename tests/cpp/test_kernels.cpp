@@ -158,6 +158,23 @@ TEST_CASE("kernels: gemm_tn with row strides wider than two vectors", "[kernel][
       }
 }
 
+TEST_CASE("kernels: each row of a product has the same bits as that row alone (decoding's M = 1)",
+          "[kernel][gemm]") {
+  // The SIMD128 GEMM runs a one-row A panel through its own micro-kernel: same k order, same bits.
+  const int M = 11, N = 21, K = 800;  // two K slices, partial tiles in both directions
+  const auto A = random_vec(static_cast<size_t>(M) * K, 51u), W = random_vec(static_cast<size_t>(N) * K, 52u);
+  const auto bias = random_vec(N, 53u);
+  for (const auto& v : variants()) {
+    std::vector<float> all(static_cast<size_t>(M) * N), row(N);
+    v.linear_nt(M, N, K, A.data(), K, W.data(), K, bias.data(), all.data(), N);
+    for (int i = 0; i < M; ++i) {
+      INFO(v.name << " row " << i);
+      v.linear_nt(1, N, K, A.data() + static_cast<size_t>(i) * K, K, W.data(), K, bias.data(), row.data(), N);
+      CHECK(bits_equal(row, std::vector<float>(all.begin() + i * N, all.begin() + (i + 1) * N)));
+    }
+  }
+}
+
 TEST_CASE("kernels: gemm_tn equals gemm_nn over an explicit transpose, bit for bit", "[kernel][gemm]") {
   // The backward passes replaced transpose + gemm_nn by gemm_tn; this is why their results did not move.
   struct Shape {

@@ -194,31 +194,36 @@ TEST_CASE("int8: the product is its definition, near the exact mode, the same in
 
 TEST_CASE("int8: the dispatcher and a WeightView in int8 mode, the same bits at every thread count",
           "[kernels][int8][parallel]") {
-  for (const Layout& t : quant_test::layouts()) {
-    const int n = 48, kk = 2 * 256, m = 24;  // 590k multiply-adds: split over the pool
-    const auto blocks = quant_test::make_blocks(t, n, kk, 1100 + t.id);
-    const auto x = testutil::random_tensor({m, kk}, 13).data;
-    const auto bias = testutil::random_tensor({n}, 14).data;
-    attn::WeightView v;
-    for (int f = 0; f < attn::kWeightFormatCount; ++f)
-      if (attn::format_ggml_type(static_cast<attn::WeightFormat>(f)) == t.id)
-        v.format = static_cast<attn::WeightFormat>(f);
-    v.rows = n;
-    v.cols = kk;
-    v.data = blocks.data();
-    v.int8_activations = true;
-    INFO(t.name);
-    k::QuantizedActivations a;
-    REQUIRE(k::quantize_activations(t.id, m, kk, x.data(), kk, a));
-    std::vector<float> twin(static_cast<std::size_t>(m) * n);
-    k::linear_nt_int8_scalar(m, n, kk, a, 0, blocks.data(), blocks.size() / n, t.id, bias.data(), twin.data(),
-                             n);
-    const auto run = [&] {
-      std::vector<float> c(static_cast<std::size_t>(m) * n);
-      v.linear(m, x.data(), kk, bias.data(), c.data(), n);
-      return c;
-    };
-    CHECK(testutil::same_bits(run(), twin));  // the view dispatches to the int8 product
-    testutil::require_same_at_every_count("linear_nt_int8", run);
-  }
+  struct Size {
+    int m, n;
+  };
+  // ≥ 524k multiply-adds: split over the pool by rows (the GEMM) and, at m = 1, by columns (the GEMV)
+  for (const Size size : {Size{24, 48}, Size{1, 1100}})
+    for (const Layout& t : quant_test::layouts()) {
+      const int n = size.n, kk = 2 * 256, m = size.m;
+      const auto blocks = quant_test::make_blocks(t, n, kk, 1100 + t.id);
+      const auto x = testutil::random_tensor({m, kk}, 13).data;
+      const auto bias = testutil::random_tensor({n}, 14).data;
+      attn::WeightView v;
+      for (int f = 0; f < attn::kWeightFormatCount; ++f)
+        if (attn::format_ggml_type(static_cast<attn::WeightFormat>(f)) == t.id)
+          v.format = static_cast<attn::WeightFormat>(f);
+      v.rows = n;
+      v.cols = kk;
+      v.data = blocks.data();
+      v.int8_activations = true;
+      INFO(t.name << " m " << m);
+      k::QuantizedActivations a;
+      REQUIRE(k::quantize_activations(t.id, m, kk, x.data(), kk, a));
+      std::vector<float> twin(static_cast<std::size_t>(m) * n);
+      k::linear_nt_int8_scalar(m, n, kk, a, 0, blocks.data(), blocks.size() / n, t.id, bias.data(),
+                               twin.data(), n);
+      const auto run = [&] {
+        std::vector<float> c(static_cast<std::size_t>(m) * n);
+        v.linear(m, x.data(), kk, bias.data(), c.data(), n);
+        return c;
+      };
+      CHECK(testutil::same_bits(run(), twin));  // the view dispatches to the int8 product
+      testutil::require_same_at_every_count("linear_nt_int8", run);
+    }
 }
