@@ -16,7 +16,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { init, loadPretrained } from '../../src/js/index.js';
-import { CASES, EXPECTED_FILE, GGUF_DIR, greedyAgreement } from './gguf-cases.mjs';
+import { CASES, EXPECTED_FILE, GGUF_DIR, INT8_TOLERANCE, greedyAgreement } from './gguf-cases.mjs';
 import { dequantizedGGUF, makeFixtures, tiny256EmbeddingVariant } from './make_gguf_fixtures.mjs';
 import { NODE_LLAMA_CPP, openLlama, runLlamaCpp } from './llamacpp-run.mjs';
 
@@ -33,8 +33,8 @@ export function softmaxRow(logits, t) {
 }
 
 // The same fixture through the library.
-async function runOurs(bytes, testCase, prompt) {
-  const model = await loadPretrained({ gguf: bytes });
+async function runOurs(bytes, testCase, prompt, activations = 'exact') {
+  const model = await loadPretrained({ gguf: bytes, activations });
   try {
     const texts = testCase.texts.map((text) => ({
       ids: Array.from(model.encode(text, { addSpecialTokens: false })),
@@ -142,6 +142,30 @@ async function checkLayouts(handle) {
   return out;
 }
 
+// The int8 activation mode against llama.cpp with a float32 KV cache (then llama.cpp and the int8
+// mode differ only in float rounding), on each quantized fixture: llama.cpp's top probabilities of
+// that run go into the expectations (the case's `int8`), with the measured |Δp| of both modes.
+async function checkInt8(handle, expected) {
+  const rows = [];
+  let failed = false;
+  for (const c of CASES.filter((x) => x.quantized)) {
+    const path = fileURLToPath(new URL(c.file, GGUF_DIR));
+    const ll = await runLlamaCpp(handle, path, c, { f32Kv: true });
+    const dp = {};
+    for (const activations of ['int8', 'exact'])
+      dp[activations] = maxDp(ll.probs, (await runOurs(readFileSync(path), c, ll.prompt, activations)).probs);
+    expected.cases[c.file].int8 = {
+      top: ll.probs.map((p) => topK(p, TOP_K).map(([id, v]) => [id, round(v)])),
+      measured: { int8: Number(dp.int8.toPrecision(3)), exact: Number(dp.exact.toPrecision(3)) },
+    };
+    rows.push({ fixture: c.file, 'int8 max |Δp|': dp.int8.toExponential(2), 'exact max |Δp|': dp.exact.toExponential(2) });
+    failed ||= dp.int8 > INT8_TOLERANCE;
+  }
+  console.log(`llama.cpp with a float32 KV cache against the int8 and exact modes (tolerance ${INT8_TOLERANCE}):`);
+  console.table(rows);
+  return failed;
+}
+
 // The expectations as JSON with one line per key and per fixture (readable diffs, compact file).
 function formatExpected({ cases, ...rest }) {
   const head = Object.entries(rest).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)},`);
@@ -192,6 +216,7 @@ async function main() {
     failed ||= !a.tokenization || !a.chat || !a.greedy.ok || a.maxDp > c.tolerance;
   }
   console.table(rows);
+  failed ||= await checkInt8(handle, expected);
   expected.layouts = await checkLayouts(handle);
   failed ||= Object.values(expected.layouts).some((dp) => dp > kLayoutDp);
   if (process.env.LLAMACPP_F32_KV)

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { init, loadPretrained } from '../../src/js/index.js';
-import { CASES, EXPECTED_FILE, GGUF_DIR, greedyAgreement } from '../golden/gguf-cases.mjs';
+import { CASES, EXPECTED_FILE, GGUF_DIR, INT8_TOLERANCE, greedyAgreement } from '../golden/gguf-cases.mjs';
 import { makeFixtures } from '../golden/make_gguf_fixtures.mjs';
 
 await init();
@@ -100,4 +100,52 @@ describe('gguf fixtures against llama.cpp (committed expectations)', () => {
       }
     });
   }
+});
+
+describe("gguf: the int8 activation mode computes what llama.cpp's CPU backend computes", () => {
+  // llama.cpp run with a float32 KV cache (its 8-bit activations kept): check_with_llamacpp.mjs.
+  for (const c of CASES.filter((x) => x.quantized)) {
+    it(`${c.file}: int8 probabilities within ${INT8_TOLERANCE} of llama.cpp's; the exact mode is not`, async () => {
+      const want = expected.cases[c.file];
+      assert.ok(want.int8, 'the expectations hold the float32-KV run');
+      const bytes = readFileSync(new URL(c.file, GGUF_DIR));
+      const worst = {};
+      for (const activations of ['int8', 'exact']) {
+        const model = await loadPretrained({ gguf: bytes, activations });
+        try {
+          assert.equal(model.activations, activations);
+          const { logits } = model.forward(want.prompt);
+          worst[activations] = Math.max(
+            ...want.int8.top.map((top, t) => {
+              const p = softmaxRow(logits, t);
+              return Math.max(...top.map(([id, q]) => Math.abs(p[id] - q)));
+            }),
+          );
+        } finally {
+          model.dispose();
+        }
+      }
+      assert.ok(worst.int8 <= INT8_TOLERANCE, `int8: max |Δp| ${worst.int8}`);
+      assert.ok(
+        worst.exact > 10 * INT8_TOLERANCE,
+        `exact: max |Δp| ${worst.exact} (8-bit activations matter here)`,
+      );
+    });
+  }
+
+  it('activations: refused for a file without quantized matrices, for a folder, and when misspelled', async () => {
+    const f32 = readFileSync(new URL('llama-tiny.f32.gguf', GGUF_DIR));
+    await assert.rejects(loadPretrained({ gguf: f32, activations: 'int8' }), /needs quantized matrices/);
+    await assert.rejects(
+      loadPretrained({ gguf: f32, activations: 'int4' }),
+      /activations must be 'exact' or 'int8'/,
+    );
+    await assert.rejects(
+      loadPretrained({ config: {}, weights: new Uint8Array(8), activations: 'int8' }),
+      /give it as gguf/,
+    );
+    const model = await loadPretrained({ gguf: f32 });
+    assert.equal(model.activations, 'exact');
+    model.dispose();
+  });
 });
