@@ -7,8 +7,15 @@ import { mb } from './workers/gguf-files.js';
 
 export { isGGUF, mb, opensAsGGUF, typeCounts } from './workers/gguf-files.js';
 
-/** The Model control's label of an opened GGUF model. */
-export const ggufLabel = (info) => `GGUF: ${info.folderName} (${info.architecture})`;
+/** The Model control's label of an opened GGUF model (what computes every view: the int8 mode is named). */
+export const ggufLabel = (info) =>
+  `GGUF: ${info.folderName} (${info.architecture}${info.gguf.activations === 'int8' ? ', int8 activations' : ''})`;
+
+/** How the model's quantized matrices multiply the activations, as the note says it. */
+const ACTIVATIONS = {
+  exact: 'activations exact (each block dequantized, float32 products)',
+  int8: 'activations int8, as llama.cpp (8-bit blocks, integer dot products)',
+};
 
 /**
  * The note after a GGUF model opened: its name, the architecture the file names and the family it is
@@ -20,7 +27,7 @@ export function ggufNote(info) {
   return (
     `Opened ${info.folderName} (GGUF${g.files.length > 1 ? `, ${g.files.length} parts` : ''}): ` +
     `architecture ${g.architecture} (${info.architecture}), weights ${g.types}, ${bytes}; ` +
-    `${info.numLayers} layers, ${info.numHeads} heads` +
+    `${info.numLayers} layers, ${info.numHeads} heads; ${ACTIVATIONS[g.activations]}` +
     `${info.hasTokenizer ? '' : ' (its tokenizer is not read here: type token ids)'}. ` +
     'A file cannot be in a link: Copy link shares the last preset.'
   );

@@ -248,7 +248,8 @@ async function openFolder($, hooks, fileList, folderName) {
   try {
     const name =
       folderName || (byName.get('config.json')?.webkitRelativePath || '').split('/').slice(-2, -1)[0] || '';
-    const info = await request('open', { files: [...byName], folderName: name }, { progress });
+    const activations = $('gguf-activations').value;
+    const info = await request('open', { files: [...byName], folderName: name, activations }, { progress });
     const source = folderSource(info);
     source.files = info.gguf ? info.gguf.files : modelFiles(byName);
     const option = $('model').querySelector('option[value="folder"]');

@@ -88,12 +88,12 @@ async function typesOf(bytes) {
 }
 
 /** The reference, in the page: loadPretrained on the same bytes. */
-const reference = (page, bytes, text, layer) =>
+const reference = (page, bytes, text, layer, activations = 'exact') =>
   page.evaluate(
-    async ({ bytes, text, layer }) => {
+    async ({ bytes, text, layer, activations }) => {
       const attn = await import('/src/js/index.js');
       await attn.init();
-      const m = await attn.loadPretrained({ gguf: new Uint8Array(bytes) });
+      const m = await attn.loadPretrained({ gguf: new Uint8Array(bytes), activations });
       const ids = Array.from(m.encode(text));
       const out = [];
       for await (const t of m.generateStream(ids, { maxNewTokens: 20 })) out.push(t.id);
@@ -107,7 +107,7 @@ const reference = (page, bytes, text, layer) =>
       m.dispose();
       return r;
     },
-    { bytes: Array.from(bytes), text, layer },
+    { bytes: Array.from(bytes), text, layer, activations },
   );
 
 const modelShown = (page) =>
@@ -151,7 +151,8 @@ test('a GGUF file opens: its summary, tokens, model view, heatmap = the library 
   assert.ok(
     note.startsWith(
       `Opened qwen2-tiny (GGUF): architecture qwen2 (Qwen2ForCausalLM), weights ${types}, ` +
-        `${Math.round(ref.weightBytes / 1e3)} kB stored (${ref.weightBytes.toLocaleString('en-US')} bytes); 2 layers, 4 heads.`,
+        `${Math.round(ref.weightBytes / 1e3)} kB stored (${ref.weightBytes.toLocaleString('en-US')} bytes); 2 layers, 4 heads; ` +
+        'activations exact (each block dequantized, float32 products).',
     ),
     note,
   );
@@ -218,6 +219,46 @@ test('a GGUF file opens: its summary, tokens, model view, heatmap = the library 
   assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
+  await page.close();
+});
+
+test('GGUF activations int8: the label and the note say so, and the heatmap is the int8 mode in the page', async () => {
+  const { page, watch } = await b.newPage();
+  await page.goto(b.url('/'));
+  await demoReady(page);
+  const bytes = qwenGGUF();
+  await page.selectOption('#gguf-activations', 'int8');
+  await page.setInputFiles('#model-file', {
+    name: 'q.gguf',
+    mimeType: 'application/octet-stream',
+    buffer: Buffer.from(bytes),
+  });
+  await modelShown(page);
+  assert.equal(
+    await page.$eval('#model option[value="folder"]', (o) => o.textContent),
+    'GGUF: qwen2-tiny (Qwen2ForCausalLM, int8 activations)',
+  );
+  assert.match(
+    await page.textContent('#model-note'),
+    /; activations int8, as llama\.cpp \(8-bit blocks, integer dot products\)/,
+  );
+  const [exact, int8] = [
+    await reference(page, bytes, TEXT, 0),
+    await reference(page, bytes, TEXT, 0, 'int8'),
+  ];
+  assert.notDeepEqual(int8.attention, exact.attention, 'the modes differ on this file');
+  await typeText(page, TEXT, int8.ids.length);
+  await page.waitForFunction(
+    (want) => {
+      const got = document
+        .querySelector('attention-heatmap')
+        .shown.matrices.flatMap((m) => Array.from(m.data));
+      return got.length === want.length && got.every((x, i) => x === want[i]);
+    },
+    int8.attention,
+    { timeout: 20_000 },
+  );
+  assert.deepEqual(watch.errors, []);
   await page.close();
 });
 

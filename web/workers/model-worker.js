@@ -126,12 +126,13 @@ function describe(model, { idsHint, ...extra }) {
  * Resolves to the model's description; the page frees the model it replaces (dispose) once this one
  * is shown.
  */
-async function open({ files, folderName }, job) {
+async function open({ files, folderName, activations = 'exact' }, job) {
   const byName = new Map(files);
   if (opensAsGGUF([...byName.keys()]))
     return openGGUF(
       [...byName.values()].filter((f) => isGGUF(f.name)),
       job,
+      activations,
     );
   if (!byName.has('config.json')) {
     throw new Error(
@@ -179,13 +180,13 @@ function tokenizerWhy(model) {
  * description adds `gguf`: { architecture (general.architecture), types ("Q4_K ×97, F32 ×65"), bytes
  * (the weights' stored bytes), files (the parts' names) }; its name is general.name, else the file's.
  */
-async function openGGUF(parts, job) {
+async function openGGUF(parts, job, activations) {
   parts.sort((a, b) => (a.name < b.name ? -1 : 1));
   const gguf = parts.length === 1 ? parts[0] : parts;
   const size = parts.reduce((n, f) => n + f.size, 0);
   let model, header;
   try {
-    model = await loadSized({ gguf }, size, 'GGUF', job);
+    model = await loadSized({ gguf, activations }, size, 'GGUF', job);
     header = await parseGGUF(gguf); // the header again (the model keeps no tensor types): no tensor read
   } catch (error) {
     model?.dispose();
@@ -206,6 +207,7 @@ async function openGGUF(parts, job) {
       types: typeCounts(header.tensors.map((t) => t.typeName)),
       bytes: model.weightBytes,
       files: parts.map((f) => f.name),
+      activations: model.activations,
     },
   });
 }
