@@ -51,10 +51,10 @@ BlockSum block_small(GgmlType t, const std::uint8_t* blk, const std::int8_t* x) 
   const v128_t qs = wasm_v128_load(blk + (t == GgmlType::kQ5_0 ? 6 : 2));
   v128_t lo = wasm_v128_and(qs, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(qs, 4);
   if (t == GgmlType::kQ5_0) {
-    std::uint32_t qh;
-    std::memcpy(&qh, blk + 2, sizeof qh);
-    lo = wasm_v128_or(lo, fifth_bits(static_cast<std::uint16_t>(qh & 0xFFFF)));
-    hi = wasm_v128_or(hi, fifth_bits(static_cast<std::uint16_t>(qh >> 16)));
+    v128_t high_lo, high_hi;
+    fifth_bits(blk + 2, &high_lo, &high_hi);
+    lo = wasm_v128_or(lo, high_lo);
+    hi = wasm_v128_or(hi, high_hi);
   }
   const v128_t offset = wasm_i8x16_splat(t == GgmlType::kQ5_0 ? 16 : 8);
   s.dot = sum_lanes(dot32_small(wasm_i8x16_sub(lo, offset), wasm_i8x16_sub(hi, offset), x0, x1));

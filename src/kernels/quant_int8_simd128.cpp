@@ -49,10 +49,10 @@ void unpack_small_simd(GgmlType t, const std::uint8_t* blk, std::int16_t* q, flo
     return;
   }
   if (t == GgmlType::kQ5_0) {
-    std::uint32_t qh;
-    std::memcpy(&qh, blk + 2, sizeof qh);
-    lo = wasm_v128_or(lo, fifth_bits(static_cast<std::uint16_t>(qh & 0xFFFF)));
-    hi = wasm_v128_or(hi, fifth_bits(static_cast<std::uint16_t>(qh >> 16)));
+    v128_t high_lo, high_hi;
+    fifth_bits(blk + 2, &high_lo, &high_hi);
+    lo = wasm_v128_or(lo, high_lo);
+    hi = wasm_v128_or(hi, high_hi);
   }
   const int offset = t == GgmlType::kQ5_0 ? 16 : 8;
   store_scaled_u8(lo, offset, 1, q);

@@ -7,14 +7,17 @@
 
 namespace attn::kernels {
 
-// 0x10 in byte j of the result where bit j of the 16-bit mask `bits` is set (Q5_0's fifth bits).
-inline v128_t fifth_bits(std::uint16_t bits) {
-  const v128_t spread = wasm_i8x16_make(static_cast<std::int8_t>(bits & 0xFF), 0, 0, 0, 0, 0, 0, 0,
-                                        static_cast<std::int8_t>(bits >> 8), 0, 0, 0, 0, 0, 0, 0);
-  const v128_t bytes = wasm_i8x16_shuffle(spread, spread, 0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8);
+// Q5_0's fifth bits as 0x10 in the bytes of two vectors: byte j of `lo` where bit j of the 32-bit
+// qh (little-endian at p) is set, byte j of `hi` where bit j + 16 is. One splat of the word, one
+// shuffle per half (byte j ← the qh byte holding bit j), then a per-lane bit test.
+inline void fifth_bits(const std::uint8_t* p, v128_t* lo, v128_t* hi) {
+  const v128_t word = wasm_v128_load32_splat(p);
   const v128_t select = wasm_u8x16_make(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
-  const v128_t set = wasm_i8x16_ne(wasm_v128_and(bytes, select), wasm_i8x16_splat(0));
-  return wasm_v128_and(set, wasm_i8x16_splat(0x10));
+  const v128_t bit = wasm_i8x16_splat(0x10);
+  const v128_t b0 = wasm_i8x16_shuffle(word, word, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  const v128_t b1 = wasm_i8x16_shuffle(word, word, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  *lo = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(b0, select), select), bit);
+  *hi = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(b1, select), select), bit);
 }
 
 // The sum of an i32x4's four lanes (exact).
