@@ -101,6 +101,11 @@ async function openEngine(browser, key, engine, threads) {
 // A prompt of about T tokens: words appended until our tokenizer (the file's vocabulary, which
 // llama.cpp reads the same way) gives T ids; wllama gets the text, ours its ids.
 async function promptOf(tab, T, seed) {
+  if ((await tab.page.evaluate(() => window.quantBench.encode('a'))) === null)
+    return {
+      text: null,
+      ids: Array.from({ length: T }, (_, i) => ((i * 7919 + seed * 104729) % 30000) + 100),
+    };
   const words = ['the', 'model', 'reads', 'every', 'token', 'and', 'writes', 'one', 'more', 'line'];
   let text = '';
   for (let i = 0; ; i++) {

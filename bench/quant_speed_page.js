@@ -31,7 +31,15 @@ async function loadOurs({ threads, format, activations, config, memoryLimit }) {
   };
   engine = {
     info: { threads: attn.threadCount(), variant: attn.kernelVariant(), activations: model.activations },
-    encode: (text) => Array.from(model.encode(text, { addSpecialTokens: false })),
+    // null without a tokenizer (the BF16 checkpoint: the driver then gives it ids)
+    encode: (text) => {
+      try {
+        return Array.from(model.encode(text, { addSpecialTokens: false }));
+      } catch (error) {
+        if (/without a tokenizer/.test(error.message)) return null;
+        throw error;
+      }
+    },
     prefill: (ids) => time(ids, 1),
     // n tokens after the first: the difference of two runs over the same short prompt
     decode: (ids, _, n) => (time(ids, n + 1) - time(ids, 1)) / n,

@@ -129,6 +129,7 @@ bool quantize_activations(int type, int M, int K, const float* A, int lda, Quant
   out.d.resize(blocks);
   out.s.resize(kind == ActivationBlocks::kQ8_1 ? blocks : 0);
   out.group_sum.resize(kind == ActivationBlocks::kQ8_K ? blocks * 16 : 0);
+  out.pair_sum.resize(kind == ActivationBlocks::kQ8_K ? blocks * 8 : 0);
   for (std::size_t b = 0; b < blocks; ++b) {
     const std::size_t i = b / (K / block), kb = b % (K / block);
     const float* x = A + static_cast<std::ptrdiff_t>(i) * lda + kb * block;
@@ -140,6 +141,8 @@ bool quantize_activations(int type, int M, int K, const float* A, int lda, Quant
                           kind == ActivationBlocks::kQ8_1 ? &out.s[b] : nullptr);
   }
   for (std::size_t e = 0; e < out.q.size(); ++e) out.q8[e] = static_cast<std::int8_t>(out.q[e]);
+  for (std::size_t g = 0; g < out.pair_sum.size(); ++g)
+    out.pair_sum[g] = out.group_sum[2 * g] + out.group_sum[2 * g + 1];
   return true;
 }
 

@@ -35,6 +35,7 @@ struct QuantizedActivations {
   std::vector<float> d;                 // (rows, cols / block): scales (Q8_0/Q8_1: the float16's value)
   std::vector<float> s;                 // Q8_1 (rows, cols / 32): d · Σq as its float16 holds it
   std::vector<std::int32_t> group_sum;  // Q8_K (rows, cols / 16): Σq over each 16 (ggml's bsums)
+  std::vector<std::int32_t> pair_sum;   // Q8_K (rows, cols / 32): Σq over each 32 (Q4_K's groups)
 };
 
 // Quantizes A (M, K), row stride lda, for weights of `type` into `out` (its vectors reused: no
@@ -64,27 +65,31 @@ void linear_nt_int8_simd128(int M, int N, int K, const QuantizedActivations& a, 
                             std::size_t ldw_bytes, int type, const float* bias, float* C, int ldc);
 
 // The float part of a block's term, shared by every path so their bits agree: `acc` plus block b of a
-// weight row (its d, its m — dmin or m, 0 when none — and, for the K-quants with mins, its 16 group
-// mins mn) against activation row `row`, given the block's exact integer sum Σq·a.
-inline float add_block_term(float acc, float d, float m, const std::uint8_t* mn, int b,
+// weight row (its d and its m — dmin or m, 0 when none) against activation row `row`, given the
+// block's exact integer sums: dot = Σq·a and, for the K-quants with mins, min_sum = Σ_g mn_g·Σa_g.
+inline float add_block_term(float acc, float d, float m, std::int32_t min_sum, int b,
                             const QuantizedActivations& a, int row, std::int32_t dot) {
   const int blocks = a.cols / a.block;
   const float da = a.d[static_cast<std::size_t>(row) * blocks + b];
   acc += (d * da) * static_cast<float>(dot);
-  if (a.kind == ActivationBlocks::kQ8_1) {
+  if (a.kind == ActivationBlocks::kQ8_1)
     acc += m * a.s[static_cast<std::size_t>(row) * blocks + b];
-  } else if (a.kind == ActivationBlocks::kQ8_K && m != 0.0f) {
-    const std::int32_t* gs = a.group_sum.data() + (static_cast<std::size_t>(row) * blocks + b) * 16;
-    std::int32_t min_sum = 0;  // Σ_g mn_g · Σa over group g (16 groups of 16; mins per 32 stored twice)
-    for (int g = 0; g < 16; ++g) min_sum += mn[g] * gs[g];
+  else if (a.kind == ActivationBlocks::kQ8_K && m != 0.0f)
     acc -= (m * da) * static_cast<float>(min_sum);
-  }
   return acc;
 }
+// The same for an unpacked row, its min_sum summed here over the 16 groups of 16 (the mins of
+// Q4_K / Q5_K, per 32, stored twice).
 inline float add_block_term(float acc, const UnpackedRow& u, int b, const QuantizedActivations& a, int row,
                             std::int32_t dot) {
-  return add_block_term(acc, u.d[b], u.m[b], u.mins.data() + static_cast<std::size_t>(b) * 16, b, a, row,
-                        dot);
+  std::int32_t min_sum = 0;
+  if (a.kind == ActivationBlocks::kQ8_K && u.m[b] != 0.0f) {
+    const std::size_t block = static_cast<std::size_t>(row) * (a.cols / a.block) + b;
+    const std::int32_t* gs = a.group_sum.data() + block * 16;
+    const std::uint8_t* mn = u.mins.data() + static_cast<std::size_t>(b) * 16;
+    for (int g = 0; g < 16; ++g) min_sum += mn[g] * gs[g];
+  }
+  return add_block_term(acc, u.d[b], u.m[b], min_sum, b, a, row, dot);
 }
 
 // The SIMD128 twin's fused GEMV (quant_gemv_simd128.cpp): C's rows [0, M) for M < 4 with W's blocks
