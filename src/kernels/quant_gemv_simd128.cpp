@@ -34,30 +34,44 @@ inline v128_t dot32_small(v128_t w0, v128_t w1, v128_t x0, v128_t x1) {
 struct BlockSum {
   std::int32_t dot;
   float d, m;
-  std::int32_t min_sum;  // Q4_K: Σ_g mn_g · Σa over its 8 groups of 32
+  std::int32_t min_sum;  // Q2_K, Q4_K, Q5_K: Σ_g mn_g · Σa over their groups
 };
 
-// Q4_0 / Q5_0 / Q8_0: 32 quants, offset removed (Q4_0 −8, Q5_0 −16: |q| ≤ 16).
+// The 32-element types: Q8_0; Q4_0 / Q5_0 (offset removed: −8, −16); Q4_1 / Q5_1 (unsigned, with
+// m); IQ4_NL (its 16 levels looked up by swizzle, |level| ≤ 127: two products per 16-bit lane).
 BlockSum block_small(GgmlType t, const std::uint8_t* blk, const std::int8_t* x) {
-  std::uint16_t h;
-  std::memcpy(&h, blk, sizeof h);
-  BlockSum s{0, half_to_float(h), 0.0f, 0};
+  std::uint16_t h[2];
+  std::memcpy(h, blk, sizeof h);
+  const bool with_min = t == GgmlType::kQ4_1 || t == GgmlType::kQ5_1;
+  const bool five = t == GgmlType::kQ5_0 || t == GgmlType::kQ5_1;
+  BlockSum s{0, half_to_float(h[0]), with_min ? half_to_float(h[1]) : 0.0f, 0};
   const v128_t x0 = wasm_v128_load(x), x1 = wasm_v128_load(x + 16);
   if (t == GgmlType::kQ8_0) {
     s.dot =
         sum_lanes(wasm_i32x4_add(dot16(wasm_v128_load(blk + 2), x0), dot16(wasm_v128_load(blk + 18), x1)));
     return s;
   }
-  const v128_t qs = wasm_v128_load(blk + (t == GgmlType::kQ5_0 ? 6 : 2));
+  const std::uint8_t* after_scales = blk + (with_min ? 4 : 2);
+  const v128_t qs = wasm_v128_load(after_scales + (five ? 4 : 0));
   v128_t lo = wasm_v128_and(qs, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(qs, 4);
-  if (t == GgmlType::kQ5_0) {
+  if (t == GgmlType::kIQ4_NL) {
+    const v128_t table = wasm_v128_load(kIQ4NLValues);
+    s.dot = sum_lanes(
+        wasm_i32x4_add(dot16(wasm_i8x16_swizzle(table, lo), x0), dot16(wasm_i8x16_swizzle(table, hi), x1)));
+    return s;
+  }
+  if (five) {
     v128_t high_lo, high_hi;
-    fifth_bits(blk + 2, &high_lo, &high_hi);
+    fifth_bits(after_scales, &high_lo, &high_hi);
     lo = wasm_v128_or(lo, high_lo);
     hi = wasm_v128_or(hi, high_hi);
   }
-  const v128_t offset = wasm_i8x16_splat(t == GgmlType::kQ5_0 ? 16 : 8);
-  s.dot = sum_lanes(dot32_small(wasm_i8x16_sub(lo, offset), wasm_i8x16_sub(hi, offset), x0, x1));
+  if (!with_min) {
+    const v128_t offset = wasm_i8x16_splat(t == GgmlType::kQ5_0 ? 16 : 8);
+    lo = wasm_i8x16_sub(lo, offset);
+    hi = wasm_i8x16_sub(hi, offset);
+  }
+  s.dot = sum_lanes(dot32_small(lo, hi, x0, x1));  // |q| ≤ 31: four products per 16-bit lane
   return s;
 }
 
@@ -120,11 +134,97 @@ BlockSum block_q6_k(const BlockQ6_K& b, const std::int8_t* x) {
   return s;
 }
 
-BlockSum block_sum(GgmlType t, const std::uint8_t* blk, const std::int8_t* x, const std::int16_t* x16,
-                   const std::int32_t* pair_sum) {
-  if (t == GgmlType::kQ4_K) return block_q4_k(*reinterpret_cast<const BlockQ4_K*>(blk), x16, pair_sum);
-  if (t == GgmlType::kQ6_K) return block_q6_k(*reinterpret_cast<const BlockQ6_K*>(blk), x);
-  return block_small(t, blk, x);
+// Q5_K: as Q4_K, each quant's fifth bit (16) from qh[l]: bit 2c for chunk c's low group, 2c + 1
+// for its high group.
+BlockSum block_q5_k(const BlockQ5_K& b, const std::int16_t* x, const std::int32_t* pair_sum) {
+  BlockSum s{0, half_to_float(b.d), half_to_float(b.dmin), 0};
+  v128_t acc = wasm_i32x4_splat(0);
+  const v128_t low4 = wasm_i8x16_splat(0x0F), sixteen = wasm_i8x16_splat(16), zero = wasm_i8x16_splat(0);
+  const v128_t h0 = wasm_v128_load(b.qh), h1 = wasm_v128_load(b.qh + 16);
+  const auto high = [&](v128_t h, int bit) {  // 16 where qh has `bit`
+    return wasm_v128_and(
+        wasm_i8x16_ne(wasm_v128_and(h, wasm_u8x16_splat(static_cast<std::uint8_t>(1u << bit))), zero),
+        sixteen);
+  };
+  for (int c = 0; c < 4; ++c, x += 64) {
+    std::uint8_t sc1, m1, sc2, m2;
+    q4_k_scale_min(2 * c, b.scales, &sc1, &m1);
+    q4_k_scale_min(2 * c + 1, b.scales, &sc2, &m2);
+    s.min_sum += m1 * pair_sum[2 * c] + m2 * pair_sum[2 * c + 1];
+    const v128_t v0 = wasm_v128_load(b.qs + 32 * c), v1 = wasm_v128_load(b.qs + 32 * c + 16);
+    const v128_t lo = dot32_u8_i16(wasm_v128_or(wasm_v128_and(v0, low4), high(h0, 2 * c)),
+                                   wasm_v128_or(wasm_v128_and(v1, low4), high(h1, 2 * c)), x);
+    const v128_t hi = dot32_u8_i16(wasm_v128_or(wasm_u8x16_shr(v0, 4), high(h0, 2 * c + 1)),
+                                   wasm_v128_or(wasm_u8x16_shr(v1, 4), high(h1, 2 * c + 1)), x + 32);
+    acc = wasm_i32x4_add(acc, wasm_i32x4_mul(lo, wasm_i32x4_splat(sc1)));
+    acc = wasm_i32x4_add(acc, wasm_i32x4_mul(hi, wasm_i32x4_splat(sc2)));
+  }
+  s.dot = sum_lanes(acc);
+  return s;
+}
+
+// Q3_K and Q2_K: 16 groups of 16 in dequantize_row's order — per 128: 2-bit fields at shift 0, 2,
+// 4, 6 of the 32 quant bytes, each as two halves of 16. Q3_K: minus 4 where its hmask bit is clear
+// (the bit moves on with each shift), signed 6-bit scales; Q2_K: 4-bit scales, 4-bit mins.
+BlockSum block_q23_k(GgmlType t, const std::uint8_t* blk, const std::int8_t* x,
+                     const std::int32_t* group_sum) {
+  const bool q3 = t == GgmlType::kQ3_K;
+  const auto& b3 = *reinterpret_cast<const BlockQ3_K*>(blk);
+  const auto& b2 = *reinterpret_cast<const BlockQ2_K*>(blk);
+  BlockSum s{0, half_to_float(q3 ? b3.d : b2.d), q3 ? 0.0f : half_to_float(b2.dmin), 0};
+  int scales[16];
+  if (q3) {
+    q3_k_scales(b3.scales, scales);
+  } else {
+    for (int g = 0; g < 16; ++g) {
+      scales[g] = b2.scales[g] & 0xF;
+      s.min_sum += (b2.scales[g] >> 4) * group_sum[g];
+    }
+  }
+  const v128_t three = wasm_i8x16_splat(3), four = wasm_i8x16_splat(4), zero = wasm_i8x16_splat(0);
+  const v128_t h[2] = {wasm_v128_load(b3.hmask), wasm_v128_load(b3.hmask + 16)};
+  v128_t acc = wasm_i32x4_splat(0);
+  int is = 0;
+  for (int n = 0; n < 2; ++n) {
+    const std::uint8_t* qs = (q3 ? b3.qs : b2.qs) + 32 * n;
+    const v128_t qv[2] = {wasm_v128_load(qs), wasm_v128_load(qs + 16)};
+    for (int j = 0; j < 4; ++j) {
+      const v128_t bit = wasm_u8x16_splat(static_cast<std::uint8_t>(1u << (4 * n + j)));
+      for (int half = 0; half < 2; ++half, x += 16) {
+        v128_t v = wasm_v128_and(wasm_u8x16_shr(qv[half], 2 * j), three);
+        if (q3) v = wasm_i8x16_sub(v, wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(h[half], bit), zero), four));
+        acc =
+            wasm_i32x4_add(acc, wasm_i32x4_mul(dot16(v, wasm_v128_load(x)), wasm_i32x4_splat(scales[is++])));
+      }
+    }
+  }
+  s.dot = sum_lanes(acc);
+  return s;
+}
+
+// Where a block's activations are: their bytes, the same widened to 16 bits, and (Q8_K) their sums
+// per 32 and per 16.
+struct BlockInput {
+  const std::int8_t* x;
+  const std::int16_t* x16;
+  const std::int32_t* pair_sum;
+  const std::int32_t* group_sum;
+};
+
+BlockSum block_sum(GgmlType t, const std::uint8_t* blk, const BlockInput& in) {
+  switch (t) {
+    case GgmlType::kQ4_K:
+      return block_q4_k(*reinterpret_cast<const BlockQ4_K*>(blk), in.x16, in.pair_sum);
+    case GgmlType::kQ5_K:
+      return block_q5_k(*reinterpret_cast<const BlockQ5_K*>(blk), in.x16, in.pair_sum);
+    case GgmlType::kQ6_K:
+      return block_q6_k(*reinterpret_cast<const BlockQ6_K*>(blk), in.x);
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
+      return block_q23_k(t, blk, in.x, in.group_sum);
+    default:
+      return block_small(t, blk, in.x);
+  }
 }
 
 }  // namespace
@@ -132,23 +232,22 @@ BlockSum block_sum(GgmlType t, const std::uint8_t* blk, const std::int8_t* x, co
 bool gemv_int8_simd128(int M, int N, int K, const QuantizedActivations& a, int first_row, const void* W,
                        std::size_t ldw_bytes, int type, const float* bias, float* C, int ldc) {
   const auto t = static_cast<GgmlType>(type);
-  if (t != GgmlType::kQ4_0 && t != GgmlType::kQ5_0 && t != GgmlType::kQ8_0 && t != GgmlType::kQ4_K &&
-      t != GgmlType::kQ6_K)
-    return false;
+  if (activation_blocks_for(type) == ActivationBlocks::kNone) return false;
   const GgmlTypeInfo* info = ggml_type_info(type);
   const int blocks = K / info->block_elements;
   for (int j = 0; j < N; ++j) {
     const auto* row = static_cast<const std::uint8_t*>(W) + static_cast<std::ptrdiff_t>(j) * ldw_bytes;
     for (int i = 0; i < M; ++i) {
-      const std::int8_t* x = a.q8.data() + static_cast<std::ptrdiff_t>(first_row + i) * K;
-      const std::int16_t* x16 = a.q.data() + static_cast<std::ptrdiff_t>(first_row + i) * K;
+      const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(first_row + i) * K;   // its first element
       const std::size_t row0 = static_cast<std::size_t>(first_row + i) * blocks;  // its first block
+      const bool k_quant = a.kind == ActivationBlocks::kQ8_K;
       float acc = 0.0f;
       for (int b = 0; b < blocks; ++b) {
-        const BlockSum s = block_sum(t, row + static_cast<std::ptrdiff_t>(b) * info->block_bytes,
-                                     x + static_cast<std::ptrdiff_t>(b) * info->block_elements,
-                                     x16 + static_cast<std::ptrdiff_t>(b) * info->block_elements,
-                                     t == GgmlType::kQ4_K ? a.pair_sum.data() + (row0 + b) * 8 : nullptr);
+        const std::ptrdiff_t e = at + static_cast<std::ptrdiff_t>(b) * info->block_elements;
+        const BlockInput in{a.q8.data() + e, a.q.data() + e,
+                            k_quant ? a.pair_sum.data() + (row0 + b) * 8 : nullptr,
+                            k_quant ? a.group_sum.data() + (row0 + b) * 16 : nullptr};
+        const BlockSum s = block_sum(t, row + static_cast<std::ptrdiff_t>(b) * info->block_bytes, in);
         acc = add_block_term(acc, s.d, s.m, s.min_sum, b, a, first_row + i, s.dot);
       }
       C[static_cast<std::ptrdiff_t>(i) * ldc + j] = bias ? acc + bias[j] : acc;

@@ -52,7 +52,7 @@ struct UnpackedRow {
   void reserve(int K);  // room for K elements (no allocation after the first call of a size)
 };
 // False for a type without an int8 path. The scalar twin unpacks every type; the SIMD128 one
-// unpacks Q4_0, Q5_0, Q8_0, Q4_K and Q6_K with vector operations and the rest as the scalar does.
+// unpacks Q4_0, Q5_0, Q8_0, IQ4_NL, Q4_K and Q6_K with vector operations and the rest as the scalar does.
 bool unpack_row_scalar(int type, const void* row, int K, UnpackedRow& out);
 bool unpack_row_simd128(int type, const void* row, int K, UnpackedRow& out);
 
@@ -93,7 +93,7 @@ inline float add_block_term(float acc, const UnpackedRow& u, int b, const Quanti
 }
 
 // The SIMD128 twin's fused GEMV (quant_gemv_simd128.cpp): C's rows [0, M) for M < 4 with W's blocks
-// read straight into registers (no unpacked row), for Q4_0, Q5_0, Q8_0, Q4_K and Q6_K. False (nothing
+// read straight into registers (no unpacked row), for every type with an int8 path. False (nothing
 // written) for another type.
 bool gemv_int8_simd128(int M, int N, int K, const QuantizedActivations& a, int first_row, const void* W,
                        std::size_t ldw_bytes, int type, const float* bias, float* C, int ldc);

@@ -82,6 +82,23 @@ void gemms(int threads, const std::vector<std::vector<float>>& want, bool record
     k::linear_nt_packed(d.m, d.n, d.k, A.data(), d.k, packed.data(), bias.data(), c.data(), d.n);
     got.push_back(c);
   }
+  // The int8 mode (Q8_0 blocks, d = 2^-7): split by rows (the GEMM) and, at m = 1, by columns (the
+  // GEMV); its workers read the calling thread's quantized activations.
+  for (Dims d : {Dims{24, 48, 512}, Dims{1, 1100, 512}}) {
+    const std::size_t row_bytes = static_cast<std::size_t>(d.k) / 32 * 34;
+    std::vector<std::uint8_t> W(row_bytes * d.n);
+    for (std::size_t i = 0; i < W.size(); ++i) W[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 24);
+    for (std::size_t blk = 0; blk < W.size() / 34; ++blk) {
+      W[blk * 34] = 0x00;
+      W[blk * 34 + 1] = 0x20;
+    }
+    const auto A = values(static_cast<std::size_t>(d.m) * d.k, 6),
+               bias = values(static_cast<std::size_t>(d.n), 7);
+    std::vector<float> c(static_cast<std::size_t>(d.m) * d.n);
+    check(k::linear_nt_int8(d.m, d.n, d.k, A.data(), d.k, W.data(), row_bytes, 8, bias.data(), c.data(), d.n),
+          "int8 product", threads);
+    got.push_back(c);
+  }
   if (!record)
     for (std::size_t i = 0; i < got.size(); ++i) check(same_bits(got[i], want[i]), "GEMM bits", threads);
 }
