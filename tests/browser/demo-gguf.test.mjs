@@ -119,6 +119,19 @@ const modelShown = (page) =>
     { timeout: 20_000 },
   );
 
+/** Waits until the heatmap shows `want` (its matrices' values, flattened): the worker's answer, not a clock. */
+const heatmapShows = (page, want) =>
+  page.waitForFunction(
+    (w) => {
+      const got = document
+        .querySelector('attention-heatmap')
+        .shown.matrices.flatMap((m) => Array.from(m.data));
+      return got.length === w.length && got.every((x, i) => x === w[i]);
+    },
+    want,
+    { timeout: 20_000 },
+  );
+
 async function typeText(page, text, n) {
   await page.fill('#text', text);
   await page.waitForFunction((k) => document.querySelectorAll('#chips .chip').length === k, n);
@@ -173,16 +186,7 @@ test('a GGUF file opens: its summary, tokens, model view, heatmap = the library 
   await page.selectOption('#layer', '1');
   await page.waitForFunction(() => window.attentionDemo.state.layer === 1);
   // The heatmap redraws when the worker's answer for layer 1 arrives: wait for that, not a clock.
-  await page.waitForFunction(
-    (want) => {
-      const got = document
-        .querySelector('attention-heatmap')
-        .shown.matrices.flatMap((m) => Array.from(m.data));
-      return got.length === want.length && got.every((x, i) => x === want[i]);
-    },
-    ref.attention,
-    { timeout: 20_000 },
-  );
+  await heatmapShows(page, ref.attention);
   assert.deepEqual(
     await page.$eval('attention-heatmap', (el) => el.shown.matrices.flatMap((m) => Array.from(m.data))),
     ref.attention,
@@ -248,16 +252,7 @@ test('GGUF activations int8: the label and the note say so, and the heatmap is t
   ];
   assert.notDeepEqual(int8.attention, exact.attention, 'the modes differ on this file');
   await typeText(page, TEXT, int8.ids.length);
-  await page.waitForFunction(
-    (want) => {
-      const got = document
-        .querySelector('attention-heatmap')
-        .shown.matrices.flatMap((m) => Array.from(m.data));
-      return got.length === want.length && got.every((x, i) => x === want[i]);
-    },
-    int8.attention,
-    { timeout: 20_000 },
-  );
+  await heatmapShows(page, int8.attention);
   assert.deepEqual(watch.errors, []);
   await page.close();
 });
