@@ -51,25 +51,11 @@ BlockSum block_small(GgmlType t, const std::uint8_t* blk, const std::int8_t* x) 
         sum_lanes(wasm_i32x4_add(dot16(wasm_v128_load(blk + 2), x0), dot16(wasm_v128_load(blk + 18), x1)));
     return s;
   }
-  const std::uint8_t* after_scales = blk + (with_min ? 4 : 2);
-  const v128_t qs = wasm_v128_load(after_scales + (five ? 4 : 0));
-  v128_t lo = wasm_v128_and(qs, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(qs, 4);
-  if (t == GgmlType::kIQ4_NL) {
-    const v128_t table = wasm_v128_load(kIQ4NLValues);
-    s.dot = sum_lanes(
-        wasm_i32x4_add(dot16(wasm_i8x16_swizzle(table, lo), x0), dot16(wasm_i8x16_swizzle(table, hi), x1)));
+  v128_t lo, hi;
+  small_block_quants(five, with_min, t == GgmlType::kIQ4_NL, blk + (with_min ? 4 : 2), &lo, &hi);
+  if (t == GgmlType::kIQ4_NL) {  // levels up to 127: two products per 16-bit lane
+    s.dot = sum_lanes(wasm_i32x4_add(dot16(lo, x0), dot16(hi, x1)));
     return s;
-  }
-  if (five) {
-    v128_t high_lo, high_hi;
-    fifth_bits(after_scales, &high_lo, &high_hi);
-    lo = wasm_v128_or(lo, high_lo);
-    hi = wasm_v128_or(hi, high_hi);
-  }
-  if (!with_min) {
-    const v128_t offset = wasm_i8x16_splat(t == GgmlType::kQ5_0 ? 16 : 8);
-    lo = wasm_i8x16_sub(lo, offset);
-    hi = wasm_i8x16_sub(hi, offset);
   }
   s.dot = sum_lanes(dot32_small(lo, hi, x0, x1));  // |q| ≤ 31: four products per 16-bit lane
   return s;
@@ -110,20 +96,12 @@ BlockSum block_q4_k(const BlockQ4_K& b, const std::int16_t* x, const std::int32_
 BlockSum block_q6_k(const BlockQ6_K& b, const std::int8_t* x) {
   BlockSum s{0, half_to_float(b.d), 0.0f, 0};
   v128_t acc = wasm_i32x4_splat(0);
-  const v128_t low4 = wasm_i8x16_splat(0x0F), two = wasm_i8x16_splat(3), bias = wasm_i8x16_splat(32);
+  const v128_t bias = wasm_i8x16_splat(32);
   for (int n = 0; n < 2; ++n, x += 128) {
-    const std::uint8_t* ql = b.ql + 64 * n;
-    const std::uint8_t* qh = b.qh + 32 * n;
     const std::int8_t* sc = b.scales + 8 * n;
     for (int half = 0; half < 2; ++half) {
-      const v128_t a = wasm_v128_load(ql + 16 * half), c = wasm_v128_load(ql + 32 + 16 * half);
-      const v128_t h = wasm_v128_load(qh + 16 * half);
-      const v128_t v[4] = {
-          wasm_v128_or(wasm_v128_and(a, low4), wasm_i8x16_shl(wasm_v128_and(h, two), 4)),
-          wasm_v128_or(wasm_v128_and(c, low4), wasm_i8x16_shl(wasm_v128_and(wasm_u8x16_shr(h, 2), two), 4)),
-          wasm_v128_or(wasm_u8x16_shr(a, 4), wasm_i8x16_shl(wasm_v128_and(wasm_u8x16_shr(h, 4), two), 4)),
-          wasm_v128_or(wasm_u8x16_shr(c, 4), wasm_i8x16_shl(wasm_u8x16_shr(h, 6), 4)),
-      };
+      v128_t v[4];
+      q6_k_quants(b.ql + 64 * n, b.qh + 32 * n, half, v);
       for (int q = 0; q < 4; ++q) {
         const v128_t d = dot16(wasm_i8x16_sub(v[q], bias), wasm_v128_load(x + 32 * q + 16 * half));
         acc = wasm_i32x4_add(acc, wasm_i32x4_mul(d, wasm_i32x4_splat(sc[half + 2 * q])));

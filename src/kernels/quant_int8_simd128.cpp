@@ -40,23 +40,10 @@ void unpack_small_simd(GgmlType t, const std::uint8_t* blk, std::int16_t* q, flo
     store_i8(wasm_v128_load(blk + 18), q + 16);
     return;
   }
-  const v128_t qs = wasm_v128_load(blk + (t == GgmlType::kQ5_0 ? 6 : 2));
-  v128_t lo = wasm_v128_and(qs, wasm_i8x16_splat(0x0F)), hi = wasm_u8x16_shr(qs, 4);
-  if (t == GgmlType::kIQ4_NL) {
-    const v128_t table = wasm_v128_load(kIQ4NLValues);
-    store_i8(wasm_i8x16_swizzle(table, lo), q);
-    store_i8(wasm_i8x16_swizzle(table, hi), q + 16);
-    return;
-  }
-  if (t == GgmlType::kQ5_0) {
-    v128_t high_lo, high_hi;
-    fifth_bits(blk + 2, &high_lo, &high_hi);
-    lo = wasm_v128_or(lo, high_lo);
-    hi = wasm_v128_or(hi, high_hi);
-  }
-  const int offset = t == GgmlType::kQ5_0 ? 16 : 8;
-  store_scaled_u8(lo, offset, 1, q);
-  store_scaled_u8(hi, offset, 1, q + 16);
+  v128_t lo, hi;
+  small_block_quants(t == GgmlType::kQ5_0, false, t == GgmlType::kIQ4_NL, blk + 2, &lo, &hi);
+  store_i8(lo, q);
+  store_i8(hi, q + 16);
 }
 
 void unpack_q4_k_simd(const BlockQ4_K& x, std::int16_t* q, std::uint8_t* mins) {
@@ -76,20 +63,11 @@ void unpack_q4_k_simd(const BlockQ4_K& x, std::int16_t* q, std::uint8_t* mins) {
 }
 
 void unpack_q6_k_simd(const BlockQ6_K& x, std::int16_t* q) {
-  const v128_t low4 = wasm_i8x16_splat(0x0F), two = wasm_i8x16_splat(3);
   for (int n = 0; n < 2; ++n, q += 128) {
-    const std::uint8_t* ql = x.ql + 64 * n;
-    const std::uint8_t* qh = x.qh + 32 * n;
     const std::int8_t* sc = x.scales + 8 * n;
-    for (int half = 0; half < 2; ++half) {  // elements l = 16·half … 16·half + 15 of each quarter
-      const v128_t a = wasm_v128_load(ql + 16 * half), b = wasm_v128_load(ql + 32 + 16 * half);
-      const v128_t h = wasm_v128_load(qh + 16 * half);
-      const v128_t v[4] = {
-          wasm_v128_or(wasm_v128_and(a, low4), wasm_i8x16_shl(wasm_v128_and(h, two), 4)),
-          wasm_v128_or(wasm_v128_and(b, low4), wasm_i8x16_shl(wasm_v128_and(wasm_u8x16_shr(h, 2), two), 4)),
-          wasm_v128_or(wasm_u8x16_shr(a, 4), wasm_i8x16_shl(wasm_v128_and(wasm_u8x16_shr(h, 4), two), 4)),
-          wasm_v128_or(wasm_u8x16_shr(b, 4), wasm_i8x16_shl(wasm_u8x16_shr(h, 6), 4)),
-      };
+    for (int half = 0; half < 2; ++half) {
+      v128_t v[4];
+      q6_k_quants(x.ql + 64 * n, x.qh + 32 * n, half, v);
       for (int quarter = 0; quarter < 4; ++quarter)
         store_scaled_u8(v[quarter], 32, sc[half + 2 * quarter], q + 32 * quarter + 16 * half);
     }
