@@ -79,10 +79,11 @@ Status check_positional(const Tensor* pe, const Dims& d) {
   return check_finite(*pe, "positional");
 }
 
-void record(Trace* trace, const char* name, std::vector<std::string> axes, Shape shape, const float* data,
-            std::size_t n) {
+void record(Trace* trace, const char* name, std::initializer_list<const char*> axes,
+            std::initializer_list<int> shape, const float* data, std::size_t n) {
   if (trace)
-    trace->record(name, std::move(axes), Tensor(std::move(shape), std::vector<float>(data, data + n)));
+    trace->record(name, std::vector<std::string>(axes.begin(), axes.end()),
+                  Tensor(Shape(shape), std::vector<float>(data, data + n)));
 }
 
 // 1. x (B, Tq, E) = query + positional[0:Tq] into x_buf, or the query itself when there is no
@@ -90,14 +91,13 @@ void record(Trace* trace, const char* name, std::vector<std::string> axes, Shape
 const float* encode_positions(const Tensor& query, const Tensor* pe, const Dims& d, float* x_buf,
                               Trace* trace) {
   const std::int64_t n = static_cast<std::int64_t>(d.tq) * d.e;
-  const Shape bte = {d.b, d.tq, d.e};
-  record(trace, "input", {"B", "T_q", "d_model"}, bte, query.data.data(), query.data.size());
+  record(trace, "input", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, query.data.data(), query.data.size());
   if (!pe) return query.data.data();
   for (int bi = 0; bi < d.b; ++bi) {
     kernels::add_vec(static_cast<int>(n), query.data.data() + bi * n, pe->data.data(), x_buf + bi * n);
   }
   record(trace, "positional", {"T_q", "d_model"}, {d.tq, d.e}, pe->data.data(), static_cast<std::size_t>(n));
-  record(trace, "x", {"B", "T_q", "d_model"}, bte, x_buf, static_cast<std::size_t>(d.b * n));
+  record(trace, "x", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, x_buf, static_cast<std::size_t>(d.b * n));
   return x_buf;
 }
 
@@ -172,15 +172,14 @@ void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* con
                   const Dims& d, std::vector<float>& out, std::vector<float>* pre_norm, Trace* trace) {
   const std::int64_t rows = static_cast<std::int64_t>(d.b) * d.tq;
   const std::size_t n = static_cast<std::size_t>(rows) * d.e;
-  const Shape bte = {d.b, d.tq, d.e};
   record(trace, "concat", {"B", "T_q", "H·d_v"}, {d.b, d.tq, vo}, context,
          static_cast<std::size_t>(rows) * vo);
   out.resize(n);  // keeps the capacity of a result reused across calls
   linear_into(context, rows, w.o, out.data(), d.e);
-  record(trace, "output", {"B", "T_q", "d_model"}, bte, out.data(), n);
+  record(trace, "output", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, out.data(), n);
   if (c.residual) {
     kernels::add_vec(static_cast<int>(n), out.data(), x, out.data());
-    record(trace, "residual", {"B", "T_q", "d_model"}, bte, out.data(), n);
+    record(trace, "residual", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, out.data(), n);
   }
   if (c.layer_norm) {
     if (pre_norm) pre_norm->assign(out.begin(), out.end());
@@ -188,7 +187,7 @@ void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* con
       kernels::layer_norm_row(d.e, out.data() + r, w.ln_weight.data.data(), w.ln_bias.data.data(),
                               c.layer_norm_eps, out.data() + r);  // in place (kernels.h)
     }
-    record(trace, "normalized", {"B", "T_q", "d_model"}, bte, out.data(), n);
+    record(trace, "normalized", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, out.data(), n);
   }
 }
 
@@ -196,8 +195,7 @@ void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* con
 
 void mha_steps::rotate_qk(const RotaryOptions& rope, const Heads& hd, int b, int tq, std::int64_t q_first,
                           float* q, int ldq, int tk, int tk_rows, std::int64_t k_first, float* k, int ldk,
-                          bool inverse) {
-  RotaryTable table;
+                          bool inverse, RotaryTable& table) {
   make_rotary_table(rope, hd.dk, q_first, tq, table);
   rotate_rows(q, b, tq, ldq, hd.h, hd.dk, table, inverse);
   make_rotary_table(rope, hd.dk, k_first, tk, table);
@@ -400,8 +398,9 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   }
   // 3b. RoPE on q (positions offset + r) and the real keys (positions c), after the bias
   if (config_.rope) {
+    RotaryTable table;
     mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, pr.q, pr.ldq, d.tk,
-                         p.masks.tk, 0, pr.k, pr.ldkv, false);
+                         p.masks.tk, 0, pr.k, pr.ldkv, false, table);
     record_qk(trace, "q_rotated", "k_rotated", pr, d, hd, p.masks.tk);
   }
   if (saved) mha_steps::save_projections(pr, d, hd, *saved, false);

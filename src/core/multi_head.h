@@ -150,6 +150,10 @@ struct KvCache {
   std::vector<float> k;                 // (batch, max_length, H_kv·dk)
   std::vector<float> v;                 // (batch, max_length, H_kv·dv)
   std::uint64_t parameter_version = 0;  // the module's when rows were appended
+  // A step's scratch, kept with the cache so that decoding allocates nothing once a step has run:
+  // the attention problem's lead axes (B, H) and the rotary table of the new rows' positions.
+  Shape step_lead;
+  RotaryTable step_rotary;
   void reset() { length = 0; }
 };
 

@@ -401,8 +401,9 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
   run_attention_backward(p, d_context, vo, t);
   // 3b. RoPE: the gradients of the unrotated q and k are the rotated ones rotated back
   if (config_.rope) {
+    RotaryTable table;
     mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, t.dq, qk, d.tk,
-                         d.tk + hd.extra, 0, t.dk, kqk, true);
+                         d.tk + hd.extra, 0, t.dk, kqk, true, table);
   }
   if (config_.qk_norm != MhaConfig::QkNorm::kNone)
     qk_norm_backward(config_, hd, d, saved, t, q_norm_, k_norm_);

@@ -3,6 +3,7 @@
 // keys and values read from the cache (rows of H_kv·d floats, max_length rows per batch).
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/attention_engine.h"
 #include "core/memory_limit.h"
@@ -147,6 +148,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   Dims all = d;
   all.tk = cache.length + d.tq;
   AttentionProblem p;
+  p.masks.lead = std::move(cache.step_lead);  // its buffer (B, H) again: no allocation once warm
   ATTN_RETURN_IF_ERROR(make_problem(o, all, hd, trace != nullptr, p));
   const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq;
   ATTN_RETURN_IF_ERROR(
@@ -172,7 +174,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   }
   if (config_.rope) {
     rotate_qk(*config_.rope, hd, d.b, d.tq, cache.length, pr.q, pr.ldq, d.tq, d.tq, cache.length, pr.k,
-              pr.ldkv, false);
+              pr.ldkv, false, cache.step_rotary);
     record_heads(trace, "q_rotated", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
   }
   append(pr, d, cache);  // rows past cache.length: invisible until length moves on success
@@ -197,6 +199,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
                                         "multi-head attention with a KV cache: the scores"));
   cache.length += d.tq;
   cache.parameter_version = parameter_version_;
+  cache.step_lead = std::move(p.masks.lead);
   return Status::Ok();
 }
 

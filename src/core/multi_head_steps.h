@@ -2,6 +2,7 @@
 // (multi_head_backward.cpp) share, so the backward rebuilds exactly the forward's attention problem.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,11 @@ inline Heads heads_of(const MhaConfig& c, int head_dim, int value_head_dim) {
 
 // RoPE (config.rope) in place on q (B·Tq rows, H heads, row stride ldq) at positions q_first + r and
 // on the first tk rows of each batch's keys (k: B blocks of tk_rows rows, H_kv heads, stride ldk) at
-// k_first + c. inverse = true rotates gradients back (the backward).
+// k_first + c. inverse = true rotates gradients back (the backward). `table` is scratch (a reused one
+// keeps its buffers: decoding's, KvCache::step_rotary).
 void rotate_qk(const RotaryOptions& rope, const Heads& hd, int b, int tq, std::int64_t q_first, float* q,
-               int ldq, int tk, int tk_rows, std::int64_t k_first, float* k, int ldk, bool inverse);
+               int ldq, int tk, int tk_rows, std::int64_t k_first, float* k, int ldk, bool inverse,
+               RotaryTable& table);
 
 // The attention problem over (B, H) slices; Tk' = Tk + the extra keys. q/k/v are left unset.
 Status make_problem(const MhaForwardOptions& options, const Dims& d, const Heads& hd, bool tracing,
@@ -73,9 +76,10 @@ struct Weights {
 // 0. Shapes of query/key/value; unbatched (T, E) input runs as B = 1.
 Status resolve_dims(const Tensor& query, const Tensor* key, const Tensor* value, int e, int kdim, int vdim,
                     Dims& d);
-// A trace step copied from data (nothing when trace is null).
-void record(Trace* trace, const char* name, std::vector<std::string> axes, Shape shape, const float* data,
-            std::size_t n);
+// A trace step copied from data (nothing when trace is null). The axes and the shape are plain lists,
+// so an untraced call (decoding) builds no vector or string.
+void record(Trace* trace, const char* name, std::initializer_list<const char*> axes,
+            std::initializer_list<int> shape, const float* data, std::size_t n);
 // 2.–3. q, k, v projections (and the extra keys) in scratch.
 Projections project(const Weights& w, const Heads& hd, const float* x, const float* key_src,
                     const float* value_src, bool self, const Dims& d, ScratchScope& scratch);

@@ -106,9 +106,10 @@ void make_rotary_table(const RotaryOptions& options, int d, std::int64_t first, 
   table.first = first;
   table.count = count;
   const std::size_t n = static_cast<std::size_t>(count) * static_cast<std::size_t>(half);
-  table.cos.assign(n, 0.0f);                                  // cos: (count, dims/2)
-  table.sin.assign(n, 0.0f);                                  // sin: (count, dims/2)
-  std::vector<double> theta(static_cast<std::size_t>(half));  // theta: (dims/2), θ_m = base^(−2m/dims)
+  table.cos.assign(n, 0.0f);                 // cos: (count, dims/2)
+  table.sin.assign(n, 0.0f);                 // sin: (count, dims/2)
+  std::vector<double>& theta = table.theta;  // theta: (dims/2), θ_m = base^(−2m/dims)
+  theta.resize(static_cast<std::size_t>(half));
   const bool given = options.inv_freq.size() == static_cast<std::size_t>(half);
   for (int m = 0; m < half; ++m)
     theta[m] = given ? options.inv_freq[m] : std::pow(options.base, -2.0 * m / dims);

@@ -47,6 +47,7 @@ struct RotaryTable {
   std::int64_t first = 0;
   int count = 0;
   std::vector<float> cos, sin;  // each (count, dims/2)
+  std::vector<double> theta;    // (dims/2): θ_m, kept so that a table refilled allocates nothing
 };
 
 // Fills `table` for positions first … first + count − 1 (options must pass check_rotary(options, d)).

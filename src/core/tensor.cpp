@@ -79,7 +79,7 @@ Status check_finite(const Tensor& t, const char* what) {
   return Status::Ok();
 }
 
-Status check_computed(const float* data, std::size_t n, const std::string& step) {
+Status check_computed(const float* data, std::size_t n, const char* step) {
   std::uint32_t worst = 0;  // the exponent scan of check_finite
   for (std::size_t i = 0; i < n; ++i) {
     std::uint32_t bits;
@@ -89,7 +89,7 @@ Status check_computed(const float* data, std::size_t n, const std::string& step)
   }
   if (worst != 0x7f800000u) return Status::Ok();
   return Status::Error(StatusCode::kNonFinite,
-                       step + " overflowed float32 (the inputs or weights are too large)");
+                       std::string(step) + " overflowed float32 (the inputs or weights are too large)");
 }
 
 Status check_additive_mask_values(const Tensor& t, const char* what) {

@@ -50,7 +50,10 @@ Status check_well_formed(const BoolTensor& t, const char* what);
 Status check_finite(const Tensor& t, const char* what);
 // A value computed from finite inputs: a non-finite one means an intermediate overflowed float32
 // (kNonFinite naming `step`, e.g. "multi-head attention: the scores q·kᵀ·scale"). Never a quiet NaN.
-Status check_computed(const float* data, std::size_t n, const std::string& step);
+Status check_computed(const float* data, std::size_t n, const char* step);  // no string built unless it fails
+inline Status check_computed(const float* data, std::size_t n, const std::string& step) {
+  return check_computed(data, n, step.c_str());
+}
 Status check_additive_mask_values(const Tensor& t, const char* what);
 
 }  // namespace attn

@@ -46,11 +46,16 @@ void lens_top(int v, const float* logits, ForwardResult& r) {
   r.lens_probs.push_back(static_cast<float>(1.0 / z));
 }
 
-std::vector<float> rows_at(const float* x, int b, int t, int width, int row) {
-  std::vector<float> picked(static_cast<std::size_t>(b) * width);
+void rows_at(const float* x, int b, int t, int width, int row, std::vector<float>& picked) {
+  picked.resize(static_cast<std::size_t>(b) * width);
   for (int i = 0; i < b; ++i)
     std::copy_n(x + (static_cast<std::size_t>(i) * t + row) * width, width,
                 picked.data() + static_cast<std::size_t>(i) * width);
+}
+
+std::vector<float> rows_at(const float* x, int b, int t, int width, int row) {
+  std::vector<float> picked;
+  rows_at(x, b, t, width, row, picked);
   return picked;
 }
 

@@ -89,5 +89,7 @@ void lens_top(int v, const float* logits, ForwardResult& r);
 
 // The row at position `row` of each of b sequences of t rows of `width` values: (b, width).
 std::vector<float> rows_at(const float* x, int b, int t, int width, int row);
+// The same into `picked` (resized: a reused buffer allocates nothing).
+void rows_at(const float* x, int b, int t, int width, int row, std::vector<float>& picked);
 
 }  // namespace attn

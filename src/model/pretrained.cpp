@@ -58,10 +58,11 @@ void gelu_tanh_parallel(std::int64_t n, float* h) {
 }  // namespace
 
 // y (rows, E) = GPT-2: down(gelu_tanh(up(x))) with biases;  Llama: down(silu(gate(x)) · up(x)).
-void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, float* y,
-                          std::vector<float>* keep_a, std::vector<float>* keep_u) const {
+void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, float* y, std::vector<float>& h,
+                          std::vector<float>& u, std::vector<float>* keep_a,
+                          std::vector<float>* keep_u) const {
   const int e = config_.hidden, in = config_.intermediate, m = static_cast<int>(rows);
-  std::vector<float> h(static_cast<std::size_t>(rows) * in);  // h: (rows, I)
+  h.resize(static_cast<std::size_t>(rows) * in);  // h: (rows, I)
   if (config_.arch == PretrainedArch::kGpt2) {
     L.up.linear(m, x, e, L.up_b.data.data(), h.data(), in);
     if (keep_a) *keep_a = h;
@@ -70,7 +71,7 @@ void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, flo
     L.down.linear(m, h.data(), in, L.down_b.data.data(), y, e);
     return;
   }
-  std::vector<float> u(h.size());  // u: (rows, I)
+  u.resize(h.size());  // u: (rows, I)
   L.gate.linear(m, x, e, nullptr, h.data(), in);
   L.up.linear(m, x, e, nullptr, u.data(), in);
   if (keep_a) *keep_a = h;
@@ -145,11 +146,11 @@ Status PretrainedModel::check_forward(const Pass& p, const std::vector<std::int3
 }
 
 // 1. x (N, E) = the token embeddings (× embed_scale, Gemma) + the learned positions (GPT-2).
-void PretrainedModel::embed(const Pass& p, const std::vector<std::int32_t>& ids,
-                            std::vector<float>& x) const {
+void PretrainedModel::embed(const Pass& p, const std::vector<std::int32_t>& ids, std::vector<float>& x,
+                            std::vector<float>& position) const {
   const PretrainedConfig& c = config_;
   const int e = c.hidden;
-  std::vector<float> position(static_cast<std::size_t>(e));  // one row of the positions: (E)
+  position.resize(static_cast<std::size_t>(e));  // one row of the positions: (E)
   for (std::int64_t r = 0; r < p.n; ++r) {
     embed_.widen_row(ids[static_cast<std::size_t>(r)], x.data() + r * e);
     if (c.embed_scale != 1)
@@ -175,10 +176,10 @@ MhaForwardOptions PretrainedModel::attention_options(int l) const {
 
 // 2. Block l: x += post_attn(attn(norm1(x))); x += post_ff(mlp(norm2(x))), each norm where the
 //    architecture has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both).
-Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptions& o, std::vector<float>& x,
-                              std::vector<float>& h, std::vector<float>& out, PretrainedForwardResult& result,
-                              std::vector<KvCache>* caches) {
+Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptions& o,
+                              PretrainedForwardResult& result, std::vector<KvCache>* caches) {
   const PretrainedConfig& c = config_;
+  std::vector<float>&x = work_.x, &h = work_.h, &out = work_.out;
   const std::int64_t n = p.n;
   const int e = c.hidden, xs = static_cast<int>(x.size());
   const auto wants = [](const std::vector<int>& list, int i) {
@@ -189,8 +190,10 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
   if (c.pre_norms) norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
   MhaForwardOptions mo = attention_options(l);
   mo.need_weights = wants(o.attention_layers, l);
-  MhaResult r;
-  const Tensor query({p.b, p.t, e}, c.pre_norms ? h : x);
+  MhaResult& r = work_.attention;
+  Tensor& query = work_.query;  // (B, T, E): assign keeps its buffer
+  query.shape.assign({p.b, p.t, e});
+  query.data.assign(c.pre_norms ? h.begin() : x.begin(), c.pre_norms ? h.end() : x.end());
   Trace* trace = wants(o.trace_layers, l) ? &result.traces[l] : nullptr;
   ATTN_RETURN_IF_ERROR(caches ? L.attn.forward_cached(query, (*caches)[l], mo, r, trace)
                               : L.attn.forward(query, nullptr, nullptr, mo, r, trace));
@@ -209,7 +212,7 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
     norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
     mlp_in = h.data();
   }
-  mlp(L, n, mlp_in, out.data());
+  mlp(L, n, mlp_in, out.data(), work_.mlp_a, work_.mlp_u);
   if (o.mlp_outputs) result.mlp_outputs.emplace_back(Shape{p.b, p.t, e}, out);
   float* mlp_out = out.data();
   if (c.post_norms) {
@@ -227,19 +230,21 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
 // 3. logits (N, V) = h · W_headᵀ (the embedding when tied), h the final norm's output; with
 //    logits_row, one position per sequence: (B, 1, V).
 void PretrainedModel::head_logits(const Pass& p, const PretrainedForwardOptions& o,
-                                  const std::vector<float>& h, PretrainedForwardResult& result) const {
+                                  const std::vector<float>& h, std::vector<float>& picked,
+                                  PretrainedForwardResult& result) const {
   const PretrainedConfig& c = config_;
   const int e = c.hidden, b = p.b, t = p.t;
   const WeightView& head = c.tie_embeddings ? embed_ : head_;
+  Tensor& logits = result.logits;  // assign / resize keep the buffer of a result reused
   if (o.logits_row >= 0) {
-    const std::vector<float> picked = rows_at(h.data(), b, t, e, o.logits_row);
-    result.logits =
-        Tensor({b, 1, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(b) * c.vocab_size));
-    head.linear(b, picked.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
+    rows_at(h.data(), b, t, e, o.logits_row, picked);  // (B, E)
+    logits.shape.assign({b, 1, c.vocab_size});
+    logits.data.resize(static_cast<std::size_t>(b) * c.vocab_size);
+    head.linear(b, picked.data(), e, nullptr, logits.data.data(), c.vocab_size);
   } else {
-    result.logits =
-        Tensor({b, t, c.vocab_size}, std::vector<float>(static_cast<std::size_t>(p.n) * c.vocab_size));
-    head.linear(static_cast<int>(p.n), h.data(), e, nullptr, result.logits.data.data(), c.vocab_size);
+    logits.shape.assign({b, t, c.vocab_size});
+    logits.data.resize(static_cast<std::size_t>(p.n) * c.vocab_size);
+    head.linear(static_cast<int>(p.n), h.data(), e, nullptr, logits.data.data(), c.vocab_size);
   }
   if (c.final_softcap > 0 && !o.pre_cap_logits)
     softcap_row(static_cast<int>(result.logits.data.size()), result.logits.data.data(), 1.0f,
@@ -267,13 +272,23 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
         for (KvCache& k : *caches) k.length = length;
     }
   } restore{caches, p.p0};
+  // The buffers are kept for the next step only while decoding (a whole-sequence forward frees them).
+  struct Release {
+    PretrainedModel* model;
+    ~Release() {
+      if (model) model->release_workspace();
+    }
+  } release{caches ? nullptr : this};
   ATTN_RETURN_IF_ERROR(check_forward(p, ids, o, caches != nullptr));
   const int e = c.hidden;
-  std::vector<float> x(static_cast<std::size_t>(p.n) * e), h(x.size()), out(x.size());
+  std::vector<float>&x = work_.x, &h = work_.h;
+  x.resize(static_cast<std::size_t>(p.n) * e);  // x, h, out: (N, E)
+  h.resize(x.size());
+  work_.out.resize(x.size());
   if (p.from_residual)
     x = o.start_residual;
   else
-    embed(p, ids, x);
+    embed(p, ids, x, work_.position);
   result.attention.assign(static_cast<std::size_t>(c.layers), Tensor());
   result.traces.assign(static_cast<std::size_t>(c.layers), Trace());
   result.hidden_states.clear();
@@ -292,12 +307,12 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   };
   keep(x);
   for (int l = o.start_layer; l < c.layers; ++l) {
-    ATTN_RETURN_IF_ERROR(block(l, p, o, x, h, out, result, caches));
+    ATTN_RETURN_IF_ERROR(block(l, p, o, result, caches));
     if (l + 1 < c.layers) keep(x);
   }
   norm(final_w_, final_b_, p.n, x.data(), h.data());
   if (o.hidden_states && !p.from_residual) result.hidden_states.emplace_back(Shape{b, t, e}, h);
-  head_logits(p, o, h, result);
+  head_logits(p, o, h, work_.picked, result);
   if (o.logit_lens) lens_row(p.n, h.data(), result);  // the last row: the model's own prediction
   ATTN_RETURN_IF_ERROR(check_computed(result.logits.data.data(), result.logits.data.size(),
                                       "the pretrained forward: the logits"));

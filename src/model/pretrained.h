@@ -202,6 +202,8 @@ class PretrainedModel {
   // new rows computed (decoding); without, the whole sequence from position 0.
   Status forward(int b, int t, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& options,
                  PretrainedForwardResult& result, std::vector<KvCache>* caches = nullptr);
+  // Frees the buffers a forward with caches keeps for the next step (when a generation ends).
+  void release_workspace() { work_ = Workspace(); }
   // One KV cache per layer for `batch` sequences of up to max_length tokens (≤ max_positions).
   Status create_caches(int max_length, int batch, std::vector<KvCache>& caches) const;
   // ids (B, T) as forward: M's value per sequence and its gradients (metric_gradients.h), by a backward
@@ -231,8 +233,19 @@ class PretrainedModel {
     std::int64_t n = 0;
     bool from_residual = false;
   };
+  // A forward's buffers, kept between calls (resized, never shrunk): a decoding step, whose sizes
+  // repeat, allocates nothing once the first step has run (a result reused by the caller keeps its
+  // own buffers too; tests/cpp/test_decode_allocations.cpp counts).
+  struct Workspace {
+    std::vector<float> x, h, out;         // the stream, a norm's output, the MLP's output: (N, E)
+    std::vector<float> mlp_a, mlp_u;      // the MLP's gate (or up) and up activations: (N, I)
+    std::vector<float> picked, position;  // logits_row's rows (B, E); a learned position (E)
+    Tensor query;                         // the attention's input (B, T, E)
+    MhaResult attention;                  // its output
+  };
   PretrainedConfig config_;
   std::vector<TensorSpec> specs_;
+  Workspace work_;
   bool int8_activations_ = false;
   std::map<TensorKey, bool> set_;
   // Every matrix as loaded, in its format (vectors until they are widened), by key. Views point into
@@ -248,15 +261,19 @@ class PretrainedModel {
   // The float32 slot of a vector role (norm weights and biases), or nullptr.
   const Tensor* vector_slot(const TensorKey& key) const;
   void norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const;
-  // keep_a / keep_u, when given: the pre-activations (GPT-2: up(x) + b; else gate(x)) and up(x).
-  void mlp(const Layer& l, std::int64_t rows, const float* x, float* y, std::vector<float>* keep_a = nullptr,
+  // a, u: the buffers for the activations (resized here); keep_a / keep_u, when given: the
+  // pre-activations (GPT-2: up(x) + b; else gate(x)) and up(x).
+  void mlp(const Layer& l, std::int64_t rows, const float* x, float* y, std::vector<float>& a,
+           std::vector<float>& u, std::vector<float>* keep_a = nullptr,
            std::vector<float>* keep_u = nullptr) const;
   // Appends to the lens the top token and its probability of each row of `normed` (rows, E).
   void lens_row(std::int64_t rows, const float* normed, PretrainedForwardResult& r) const;
   // forward's steps: the checks and the memory, the embeddings, one block, the head.
   Status check_forward(const Pass& p, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& o,
                        bool cached) const;
-  void embed(const Pass& p, const std::vector<std::int32_t>& ids, std::vector<float>& x) const;
+  // position: scratch for a learned position's row (E).
+  void embed(const Pass& p, const std::vector<std::int32_t>& ids, std::vector<float>& x,
+             std::vector<float>& position) const;
   MhaForwardOptions attention_options(int l) const;
   // metric_gradients' steps (pretrained_gradients.cpp).
   struct GradRun;
@@ -271,11 +288,11 @@ class PretrainedModel {
   void mlp_backward(const Layer& L, std::int64_t rows, const std::vector<float>& a,
                     const std::vector<float>& u, const float* dy, float* dx) const;
   void norm_backward(const Tensor& w, std::int64_t rows, const float* x, const float* dy, float* dx) const;
-  Status block(int l, const Pass& p, const PretrainedForwardOptions& o, std::vector<float>& x,
-               std::vector<float>& h, std::vector<float>& out, PretrainedForwardResult& result,
+  // On work_'s buffers: the stream x, h and out.
+  Status block(int l, const Pass& p, const PretrainedForwardOptions& o, PretrainedForwardResult& result,
                std::vector<KvCache>* caches);
   void head_logits(const Pass& p, const PretrainedForwardOptions& o, const std::vector<float>& h,
-                   PretrainedForwardResult& result) const;
+                   std::vector<float>& picked, PretrainedForwardResult& result) const;
 };
 
 }  // namespace attn

@@ -191,7 +191,8 @@ Status PretrainedModel::block_state(int l, const Pass& p, const GradientOptions&
   if (c.pre_norms) norm(L.norm2_w, L.norm2_b, p.n, s.x1.data(), s.m_in.data());
   const bool out = y || c.post_norms || o.activations;
   std::vector<float> m_out(out ? x.size() : 0);
-  mlp(L, p.n, s.m_in.data(), out ? m_out.data() : nullptr, &s.a, &s.u);
+  std::vector<float> a, u;  // the MLP's working buffers (s.a and s.u keep its pre-activations)
+  mlp(L, p.n, s.m_in.data(), out ? m_out.data() : nullptr, a, u, &s.a, &s.u);
   if (!out) return Status::Ok();
   std::vector<float> branch(m_out);
   if (c.post_norms) norm(L.post_ff_w, none, p.n, m_out.data(), branch.data());
@@ -258,8 +259,9 @@ Status PretrainedModel::metric_gradients(int b, int t, const std::vector<std::in
   GradRun run;
   run.inputs.resize(static_cast<std::size_t>(layers) + 1);
   std::vector<float> x(static_cast<std::size_t>(p.n) * e);
+  std::vector<float> position;  // embed's scratch
   if (o.start_embedding.empty())
-    embed(p, ids, x);
+    embed(p, ids, x, position);
   else
     x = o.start_embedding;
   // Every block's activations kept from the forward when they fit the memory limit beside the rest

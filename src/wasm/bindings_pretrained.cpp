@@ -143,22 +143,30 @@ class PretrainedHandle {
   }
   // The logits (B, T, V) of ids continuing the cached sequences (positions from the caches' length);
   // last_only: only each sequence's last row, (B, 1, V) (decoding reads nothing else: the head is
-  // T·V·E multiply-adds and T·V floats otherwise).
+  // T·V·E multiply-adds and T·V floats otherwise). The ids and the result live in the handle, so a
+  // decoding step allocates nothing on the wasm heap once the first has run (the logits are copied
+  // out into a new Float32Array).
   val forward_cached(val ids, int b, int t, bool last_only) {
     LimitScope scope(limit_);
-    attn::PretrainedForwardResult r;
     attn::ForwardOptions o;
     if (last_only) o.logits_row = t - 1;
-    const attn::Status st =
-        caches_.empty()
-            ? attn::Status::Error(attn::StatusCode::kInvalidArgument, "no caches: call createCaches first")
-            : model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), o, r,
-                             &caches_);
+    // The ids as convertJSArrayToNumberVector reads them (Int32Array's set), into the kept buffer.
+    step_ids_.resize(ids["length"].as<std::size_t>());
+    val(emscripten::typed_memory_view(step_ids_.size(), step_ids_.data())).call<void>("set", ids);
+    const attn::Status st = caches_.empty() ? attn::Status::Error(attn::StatusCode::kInvalidArgument,
+                                                                  "no caches: call createCaches first")
+                                            : model_.forward(b, t, step_ids_, o, step_result_, &caches_);
     val out = status_object(st);
-    if (st.ok()) out.set("logits", tensor_object(r.logits));
+    if (st.ok()) out.set("logits", tensor_object(step_result_.logits));
     return out;
   }
-  void drop_caches() { caches_.clear(); }
+  // The caches and the decoding buffers go (a finished generation keeps no memory).
+  void drop_caches() {
+    caches_.clear();
+    step_ids_ = {};
+    step_result_ = {};
+    model_.release_workspace();
+  }
   // A forward without caches: o the forward's options (bindings_interp.h: attention and traced
   // layers, hidden states, the logit lens, the interpretability hooks) → { code, message, logits,
   // attention, traces, hiddenStates, mlpOutputs, logitLens? }.
@@ -201,6 +209,8 @@ class PretrainedHandle {
   }
   attn::PretrainedModel model_;
   std::vector<attn::KvCache> caches_;
+  std::vector<std::int32_t> step_ids_;         // forward_cached's ids (B·T)
+  attn::PretrainedForwardResult step_result_;  // forward_cached's result, its buffers kept between steps
   std::uint64_t limit_ = attn::kDefaultMemoryLimitBytes;
 };
 

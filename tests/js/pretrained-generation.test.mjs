@@ -1,9 +1,10 @@
 // Generation: sampling works on a 151 936-token vocabulary with no stack overflow, deterministically per
-// seed; bad sampling options are refused; stop ids end a row; generateStream matches generate.
+// seed; bad sampling options are refused; stop ids end a row; generateStream matches generate;
+// decoding holds the same heap at every step (test_decode_allocations.cpp counts allocations).
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { init, loadPretrained, GENERATE_PAD } from '../../src/js/index.js';
+import { init, loadPretrained, memoryStats, GENERATE_PAD } from '../../src/js/index.js';
 import { samplingOptions, tokenChooser } from '../../src/js/sampling.js';
 import { read, json, load, IDS } from './pretrained-files.mjs';
 
@@ -153,6 +154,35 @@ describe('generation: sampling on any vocabulary, stop ids', () => {
     assert.throws(() => m.generate([IDS[0]], { maxNewTokens: 2 }), /generateStream of this model is running/);
     await stream.return();
     assert.equal(m.generate([IDS[0]], { maxNewTokens: 2, stop: [] }).data[0], want[0]);
+    m.dispose();
+  });
+
+  it('decoding holds the same wasm heap at every step; the end of a generation frees its buffers', async () => {
+    const m = await loadPretrained({
+      config: json('llama-tiny', 'config.json'),
+      weights: read('llama-tiny', 'model.safetensors'),
+    });
+    // The first run grows the attention's scratch block, kept by design (core/attention_engine.h).
+    const run = async () => {
+      const used = [];
+      for await (const _ of m.generateStream(IDS[0], { maxNewTokens: 12, stop: [] }))
+        used.push(memoryStats().heapUsedBytes);
+      return used;
+    };
+    await run();
+    const before = memoryStats().heapUsedBytes;
+    const used = await run();
+    assert.equal(used.length, 12);
+    assert.ok(used[0] > before, 'the caches are on the heap while the stream runs');
+    assert.deepEqual(used, Array(12).fill(used[0]), 'bytes in use after each step');
+    // What emmalloc counts as used includes its region headers (8 bytes each): freeing can leave the
+    // free memory split differently, a few headers more or less.
+    const REGION_HEADERS = 64;
+    const after = memoryStats().heapUsedBytes;
+    assert.ok(
+      Math.abs(after - before) <= REGION_HEADERS,
+      `the caches and step buffers freed: ${before} → ${after}`,
+    );
     m.dispose();
   });
 });
