@@ -107,13 +107,24 @@ async function handle(root, routes, extra, req, res) {
     info = await stat(file).catch(() => null);
   }
   if (!info || !info.isFile()) return send(res, 404, `not found: ${pathname}\n`);
-  res.writeHead(200, {
-    'Content-Type': MIME[extname(file).toLowerCase()] || 'application/octet-stream',
-    'Content-Length': info.size,
+  // no-cache with a validator: the browser asks every time (an edited file is seen at once) and a
+  // file it holds is answered 304 without its bytes, so its compiled code (scripts, wasm) is reused.
+  const etag = `W/"${info.size}-${Math.floor(info.mtimeMs)}"`;
+  const headers = {
     'Cache-Control': 'no-cache',
+    ETag: etag,
     'X-Content-Type-Options': 'nosniff',
     'Content-Security-Policy': CSP,
     ...extra,
+  };
+  if (req.headers['if-none-match'] === etag) {
+    res.writeHead(304, headers);
+    return res.end();
+  }
+  res.writeHead(200, {
+    'Content-Type': MIME[extname(file).toLowerCase()] || 'application/octet-stream',
+    'Content-Length': info.size,
+    ...headers,
   });
   if (req.method === 'HEAD') return res.end();
   createReadStream(file)

@@ -1,5 +1,6 @@
-// scripts/serve.mjs: routes, MIME types (application/wasm above all), no way out of the project root,
-// and the command line (PORT, the printed URL).
+// scripts/serve.mjs: routes, MIME types (application/wasm above all), revalidation (an unchanged
+// file is answered 304, a changed one in full), no way out of the project root, and the command line
+// (PORT, the printed URL).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -17,13 +18,19 @@ after(async () => {
 });
 
 /** A raw GET (the path is sent exactly as given, no client-side normalisation). */
-function get(path, method = 'GET') {
+function get(path, method = 'GET', headers = {}) {
   return new Promise((ok, fail) => {
-    const req = request({ host: '127.0.0.1', port: server.port, path, method }, (res) => {
+    const req = request({ host: '127.0.0.1', port: server.port, path, method, headers }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () =>
-        ok({ status: res.statusCode, type: res.headers['content-type'], body: Buffer.concat(chunks) }),
+        ok({
+          status: res.statusCode,
+          type: res.headers['content-type'],
+          etag: res.headers.etag,
+          cache: res.headers['cache-control'],
+          body: Buffer.concat(chunks),
+        }),
       );
     });
     req.on('error', fail);
@@ -54,6 +61,18 @@ test('routes and MIME types', async () => {
   }
   const wasm = await get('/dist/attention_core.wasm');
   assert.deepEqual([...wasm.body.subarray(0, 4)], [0, 0x61, 0x73, 0x6d], 'the wasm magic number');
+});
+
+test('revalidation: an unchanged file is answered 304 without its bytes, another ETag in full', async () => {
+  const first = await get('/dist/attention_core.wasm');
+  assert.equal(first.cache, 'no-cache', 'the browser asks every time');
+  assert.match(first.etag, /^W\/"\d+-\d+"$/);
+  const again = await get('/dist/attention_core.wasm', 'GET', { 'If-None-Match': first.etag });
+  assert.equal(again.status, 304);
+  assert.equal(again.body.length, 0);
+  const other = await get('/dist/attention_core.wasm', 'GET', { 'If-None-Match': 'W/"1-2"' });
+  assert.equal(other.status, 200);
+  assert.equal(other.body.length, first.body.length);
 });
 
 test('nothing outside the project root, no dot-files, only GET/HEAD', async () => {
