@@ -31,6 +31,7 @@ import { parseIds, planPatch, planSummary } from './patching-plan.js';
 import { buildPatching } from './patching-build.js';
 import { drawPatching } from './patching-draw.js';
 import { finishRun, runPatching } from './patching-run.js';
+import { endInterpWorker } from './interp-worker-client.js';
 
 const COMPONENTS = ['head', 'residual', 'mlp'];
 const METHODS = ['exact', 'attribution', 'both'];
@@ -165,9 +166,7 @@ export class PatchingView extends InterpElement {
 
   onDisconnect() {
     this.cancel();
-    this._worker?.terminate();
-    this._worker = null;
-    this._workerReady = null;
+    endInterpWorker(this);
   }
 
   /**

@@ -25,7 +25,8 @@ import { visuallyHidden, valueWords } from './a11y.js';
 import { InterpElement, logitsAt, topIds } from './interp-base.js';
 import { BOX_H, saliencyGeometry, saliencyList, scoreDomain } from './token-saliency-list.js';
 import { saliencyCSV, saliencyJSON, saliencySVG } from './token-saliency-export.js';
-import { computeSaliency, endSaliencyWorker, runsInWorker } from './token-saliency-run.js';
+import { computeSaliency, runsInWorker } from './token-saliency-run.js';
+import { endInterpWorker } from './interp-worker-client.js';
 
 export const SALIENCY_METHODS = Object.freeze(['gradient', 'gradient-x-input', 'integrated-gradients']);
 export const SALIENCY_METRICS = Object.freeze(['logit-diff', 'probability', 'log-probability']);
@@ -175,14 +176,14 @@ export class TokenSaliency extends InterpElement {
 
   modelChanged() {
     this.cancel();
-    endSaliencyWorker(this);
+    endInterpWorker(this);
     this._shown = null;
     this._lastKey = null;
   }
 
   onDisconnect() {
     this.cancel();
-    endSaliencyWorker(this);
+    endInterpWorker(this);
   }
 
   /** What a run uses: ids, tokens and model.saliency's options (defaults filled from the top predictions). */
