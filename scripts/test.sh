@@ -12,27 +12,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh   # NODE_PATH, JOBS, configure, section, the shared build configurations
-browser_pid=""
-# On any exit: the background browser suite (below) stops with the run, then the section times.
-trap 'status=$?; [ -z "$browser_pid" ] || kill -- -"$browser_pid" 2> /dev/null || true; report_sections $status' EXIT
+trap 'report_sections $?' EXIT
 mkdir -p build
 
 section "style, layers and shared constants (formatters, sizes, src/ include direction, constants = the C++ enums)"
 node scripts/check-style.mjs
 node scripts/check-layers.mjs
 node scripts/gen-constants.mjs --check
-
-# The browser suite needs only dist/ (build.sh's), so it starts here, in the background, and the
-# run waits for it at the end. Alone it keeps both cores busy for ~250 s; the C++ and JS sections
-# leave a core idle for much of theirs (links, configure steps, one-process test runs): together
-# each fills the other's idle time (docs/testing.md). Two lanes, each one process with one Chromium
-# (a fresh context per file), the files dealt by their measured durations so the lanes end together
-# (tests/browser/group.mjs, durations.json). The pages wait on fonts, workers and layout, never on
-# a clock, so they pass on a busy machine. Its own process group (setsid), so that a failed run
-# stops it; its output is printed when it ends. One file alone: node --test tests/browser/<file>.test.mjs.
-browser_start=$SECONDS
-setsid --wait node --test --test-reporter=dot --test-concurrency=2 tests/browser/groups/*.mjs > build/browser-tests.log 2>&1 &
-browser_pid=$!
 
 section "native release build: kernels and fixtures, convergence of every toy task, presets reproducible"
 # Every Catch2 case runs natively under ASan + UBSan below and in wasm with real threads; the -O3
@@ -104,13 +90,13 @@ section "the relaxed-SIMD build through the API: the module checks and the PyTor
 node --experimental-wasm-relaxed-simd --test --test-concurrency=2 --test-reporter=dot \
   tests/js/wasm.test.mjs tests/js/golden.test.mjs tests/js/pretrained.test.mjs
 
-section "browser tests (playwright-core + /usr/bin/chromium): started after the style section, waited for here"
-browser_status=0
-wait "$browser_pid" || browser_status=$?
-browser_pid=""
-cat build/browser-tests.log
-echo "browser tests: ran from ${browser_start} s to ${SECONDS} s into the run"
-[ "$browser_status" -eq 0 ] || { echo "browser tests: FAILED (exit $browser_status)"; exit 1; }
+section "browser tests (playwright-core + /usr/bin/chromium)"
+# Two lanes at once, each one process with one Chromium (a fresh context per file), the files dealt
+# by their measured durations so the lanes end together (tests/browser/group.mjs, durations.json):
+# a browser per file was ~30% of the suite's CPU; three lanes were slower (the pages are CPU-bound). The pages
+# wait on fonts, workers and layout, never on a clock, so they pass on a busy machine
+# (docs/testing.md). One file alone: node --test tests/browser/<file>.test.mjs.
+node --test --test-reporter=dot --test-concurrency=2 tests/browser/groups/*.mjs
 
 section "benchmark smoke run"
 node bench/run.mjs --smoke
