@@ -71,19 +71,34 @@ inline v128_t dot32_u8_i16(v128_t w0, v128_t w1, const std::int16_t* x) {
   return wasm_i32x4_add(wasm_i32x4_add(a, b), wasm_i32x4_add(c, d));
 }
 
-// Q4_K: four 64-element chunks, each 32 bytes: low nibbles group 2c, high nibbles group 2c + 1.
-BlockSum block_q4_k(const BlockQ4_K& b, const std::int16_t* x, const std::int32_t* pair_sum) {
+// Q4_K and Q5_K: four 64-element chunks, each 32 bytes: low nibbles group 2c, high nibbles group
+// 2c + 1. Q5_K (kFifth) adds each quant's fifth bit (16) from qh[l]: bit 2c for chunk c's low
+// group, 2c + 1 for its high group.
+template <bool kFifth, class Block>
+BlockSum block_k_nibbles(const Block& b, const std::int16_t* x, const std::int32_t* pair_sum) {
   BlockSum s{0, half_to_float(b.d), half_to_float(b.dmin), 0};
   v128_t acc = wasm_i32x4_splat(0);
-  const v128_t low4 = wasm_i8x16_splat(0x0F);
+  const v128_t low4 = wasm_i8x16_splat(0x0F), sixteen = wasm_i8x16_splat(16), zero = wasm_i8x16_splat(0);
+  v128_t h0 = zero, h1 = zero;
+  if constexpr (kFifth) {
+    h0 = wasm_v128_load(b.qh);
+    h1 = wasm_v128_load(b.qh + 16);
+  }
+  const auto with_fifth = [&](v128_t q, v128_t h, int bit) {  // q, plus 16 where qh has `bit`
+    if constexpr (!kFifth) return q;
+    const v128_t mask = wasm_u8x16_splat(static_cast<std::uint8_t>(1u << bit));
+    return wasm_v128_or(q, wasm_v128_and(wasm_i8x16_ne(wasm_v128_and(h, mask), zero), sixteen));
+  };
   for (int c = 0; c < 4; ++c, x += 64) {
     std::uint8_t sc1, m1, sc2, m2;
     q4_k_scale_min(2 * c, b.scales, &sc1, &m1);
     q4_k_scale_min(2 * c + 1, b.scales, &sc2, &m2);
     s.min_sum += m1 * pair_sum[2 * c] + m2 * pair_sum[2 * c + 1];
     const v128_t v0 = wasm_v128_load(b.qs + 32 * c), v1 = wasm_v128_load(b.qs + 32 * c + 16);
-    const v128_t lo = dot32_u8_i16(wasm_v128_and(v0, low4), wasm_v128_and(v1, low4), x);
-    const v128_t hi = dot32_u8_i16(wasm_u8x16_shr(v0, 4), wasm_u8x16_shr(v1, 4), x + 32);
+    const v128_t lo = dot32_u8_i16(with_fifth(wasm_v128_and(v0, low4), h0, 2 * c),
+                                   with_fifth(wasm_v128_and(v1, low4), h1, 2 * c), x);
+    const v128_t hi = dot32_u8_i16(with_fifth(wasm_u8x16_shr(v0, 4), h0, 2 * c + 1),
+                                   with_fifth(wasm_u8x16_shr(v1, 4), h1, 2 * c + 1), x + 32);
     acc = wasm_i32x4_add(acc, wasm_i32x4_mul(lo, wasm_i32x4_splat(sc1)));
     acc = wasm_i32x4_add(acc, wasm_i32x4_mul(hi, wasm_i32x4_splat(sc2)));
   }
@@ -107,35 +122,6 @@ BlockSum block_q6_k(const BlockQ6_K& b, const std::int8_t* x) {
         acc = wasm_i32x4_add(acc, wasm_i32x4_mul(d, wasm_i32x4_splat(sc[half + 2 * q])));
       }
     }
-  }
-  s.dot = sum_lanes(acc);
-  return s;
-}
-
-// Q5_K: as Q4_K, each quant's fifth bit (16) from qh[l]: bit 2c for chunk c's low group, 2c + 1
-// for its high group.
-BlockSum block_q5_k(const BlockQ5_K& b, const std::int16_t* x, const std::int32_t* pair_sum) {
-  BlockSum s{0, half_to_float(b.d), half_to_float(b.dmin), 0};
-  v128_t acc = wasm_i32x4_splat(0);
-  const v128_t low4 = wasm_i8x16_splat(0x0F), sixteen = wasm_i8x16_splat(16), zero = wasm_i8x16_splat(0);
-  const v128_t h0 = wasm_v128_load(b.qh), h1 = wasm_v128_load(b.qh + 16);
-  const auto high = [&](v128_t h, int bit) {  // 16 where qh has `bit`
-    return wasm_v128_and(
-        wasm_i8x16_ne(wasm_v128_and(h, wasm_u8x16_splat(static_cast<std::uint8_t>(1u << bit))), zero),
-        sixteen);
-  };
-  for (int c = 0; c < 4; ++c, x += 64) {
-    std::uint8_t sc1, m1, sc2, m2;
-    q4_k_scale_min(2 * c, b.scales, &sc1, &m1);
-    q4_k_scale_min(2 * c + 1, b.scales, &sc2, &m2);
-    s.min_sum += m1 * pair_sum[2 * c] + m2 * pair_sum[2 * c + 1];
-    const v128_t v0 = wasm_v128_load(b.qs + 32 * c), v1 = wasm_v128_load(b.qs + 32 * c + 16);
-    const v128_t lo = dot32_u8_i16(wasm_v128_or(wasm_v128_and(v0, low4), high(h0, 2 * c)),
-                                   wasm_v128_or(wasm_v128_and(v1, low4), high(h1, 2 * c)), x);
-    const v128_t hi = dot32_u8_i16(wasm_v128_or(wasm_u8x16_shr(v0, 4), high(h0, 2 * c + 1)),
-                                   wasm_v128_or(wasm_u8x16_shr(v1, 4), high(h1, 2 * c + 1)), x + 32);
-    acc = wasm_i32x4_add(acc, wasm_i32x4_mul(lo, wasm_i32x4_splat(sc1)));
-    acc = wasm_i32x4_add(acc, wasm_i32x4_mul(hi, wasm_i32x4_splat(sc2)));
   }
   s.dot = sum_lanes(acc);
   return s;
@@ -192,9 +178,9 @@ struct BlockInput {
 BlockSum block_sum(GgmlType t, const std::uint8_t* blk, const BlockInput& in) {
   switch (t) {
     case GgmlType::kQ4_K:
-      return block_q4_k(*reinterpret_cast<const BlockQ4_K*>(blk), in.x16, in.pair_sum);
+      return block_k_nibbles<false>(*reinterpret_cast<const BlockQ4_K*>(blk), in.x16, in.pair_sum);
     case GgmlType::kQ5_K:
-      return block_q5_k(*reinterpret_cast<const BlockQ5_K*>(blk), in.x16, in.pair_sum);
+      return block_k_nibbles<true>(*reinterpret_cast<const BlockQ5_K*>(blk), in.x16, in.pair_sum);
     case GgmlType::kQ6_K:
       return block_q6_k(*reinterpret_cast<const BlockQ6_K*>(blk), in.x);
     case GgmlType::kQ2_K:
