@@ -95,10 +95,23 @@ function sendPlain(res, status, text, extra) {
   res.end(text);
 }
 
-async function handle(root, routes, extra, req, res) {
+/** Answers a page held in memory (startServer's `pages`): never cached, its headers as given. */
+function sendPage(req, res, extra, { body, headers }) {
+  res.writeHead(200, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    ...(headers ?? { 'Content-Security-Policy': CSP, ...extra }),
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+async function handle(root, routes, pages, extra, req, res) {
   const send = (r, status, text) => sendPlain(r, status, text, extra);
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n');
   const { pathname } = new URL(req.url, 'http://localhost');
+  if (pages.has(pathname)) return sendPage(req, res, extra, pages.get(pathname));
   let file = resolvePath(root, pathname, routes);
   if (!file) return send(res, 403, 'forbidden\n');
   let info = await stat(file).catch(() => null);
@@ -136,20 +149,25 @@ async function handle(root, routes, extra, req, res) {
  * Starts the server. port 0 picks a free port. Resolves to { url, port, close() }.
  * `routes` maps request paths onto files under `root` (default: the demo's and tutorial's); `{}`
  * serves `root` as it is (a bundled app's output, in the bundler test).
+ * `pages` maps request paths onto HTML held in memory, `{ body, headers? }` (the browser tests' own
+ * pages; read at each request, so a caller may add to it while serving): `headers` replaces the CSP
+ * and isolation headers when given.
  * `isolation` (default true) sends ISOLATION_HEADERS with every response.
- * @param {{ port?: number, host?: string, root?: string, routes?: Record<string, string>, isolation?: boolean }} [options]
+ * @param {{ port?: number, host?: string, root?: string, routes?: Record<string, string>,
+ *   pages?: Map<string, { body: string, headers?: Record<string, string> }>, isolation?: boolean }} [options]
  */
 export function startServer({
   port = 8080,
   host = '127.0.0.1',
   root = projectRoot,
   routes = ROUTES,
+  pages = new Map(),
   isolation = true,
 } = {}) {
   const base = resolve(root);
   const extra = isolation ? ISOLATION_HEADERS : {};
   const server = createServer((req, res) => {
-    handle(base, routes, extra, req, res).catch((e) => {
+    handle(base, routes, pages, extra, req, res).catch((e) => {
       if (!res.headersSent) sendPlain(res, 500, `${e.message}\n`, extra);
       else res.destroy();
     });

@@ -1,13 +1,13 @@
 // scripts/serve.mjs: routes, MIME types (application/wasm above all), revalidation (an unchanged
-// file is answered 304, a changed one in full), no way out of the project root, and the command line
-// (PORT, the printed URL).
+// file is answered 304, a changed one in full), pages held in memory (the tests' own), no way out
+// of the project root, and the command line (PORT, the printed URL).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { ROOT } from './helpers.mjs';
-import { resolvePath, startServer } from '../../scripts/serve.mjs';
+import { CSP, resolvePath, startServer } from '../../scripts/serve.mjs';
 
 let server;
 before(async () => {
@@ -73,6 +73,36 @@ test('revalidation: an unchanged file is answered 304 without its bytes, another
   const other = await get('/dist/attention_core.wasm', 'GET', { 'If-None-Match': 'W/"1-2"' });
   assert.equal(other.status, 200);
   assert.equal(other.body.length, first.body.length);
+});
+
+test("pages held in memory: the house headers unless a page's own replace them, read at each request", async () => {
+  const pages = new Map([['/__t/a.html', { body: '<p>a</p>' }]]);
+  const held = await startServer({ port: 0, pages });
+  const fetchPage = async (path) => {
+    const r = await fetch(`${held.url}${path.slice(1)}`);
+    return { status: r.status, headers: Object.fromEntries(r.headers), body: await r.text() };
+  };
+  try {
+    const a = await fetchPage('/__t/a.html');
+    assert.equal(a.status, 200);
+    assert.equal(a.body, '<p>a</p>');
+    assert.equal(a.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(a.headers['content-security-policy'], CSP);
+    assert.equal(a.headers['cross-origin-embedder-policy'], 'require-corp');
+    assert.equal(a.headers['cache-control'], 'no-store');
+    pages.set('/__t/b.html', {
+      body: '<p>b</p>',
+      headers: { 'Content-Security-Policy': "default-src 'none'" },
+    });
+    const b = await fetchPage('/__t/b.html');
+    assert.equal(b.body, '<p>b</p>', 'a page added while serving');
+    assert.equal(b.headers['content-security-policy'], "default-src 'none'");
+    assert.equal(b.headers['cross-origin-embedder-policy'], undefined, 'its headers replace the isolation');
+    assert.equal((await fetchPage('/__t/c.html')).status, 404);
+    assert.equal((await fetchPage('/__t/a.html?x=1')).body, '<p>a</p>', 'matched by path');
+  } finally {
+    await held.close();
+  }
 });
 
 test('nothing outside the project root, no dot-files, only GET/HEAD', async () => {

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ROOT, assertCleanPage, join, launch, openWidgetPage } from './helpers.mjs';
+import { ROOT, assertCleanPage, join, launch, openWidgetPage, routeHtml } from './helpers.mjs';
 
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const BODY = `
@@ -117,14 +117,7 @@ test("served under default-src 'none' it renders: style applied, SVG colours = c
     /<meta http-equiv="Content-Security-Policy"[^>]+>/.exec(html)[0],
   )[1];
   const url = b.url('/__snapshot/view.html');
-  await b.context.route(url, (route) =>
-    route.fulfill({
-      status: 200,
-      contentType: 'text/html; charset=utf-8',
-      headers: { 'Content-Security-Policy': policy },
-      body: html,
-    }),
-  );
+  await routeHtml(b.context, url, html, { 'Content-Security-Policy': policy });
   const snap = await b.newPage();
   await snap.page.addInitScript(() => {
     window.__csp = [];
@@ -207,9 +200,7 @@ test("served under default-src 'none' it renders: style applied, SVG colours = c
 
 test('with JavaScript off the snapshot shows every view', async () => {
   const url = b.url('/__snapshot/nojs.html');
-  await b.context.route(url, (route) =>
-    route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: html }),
-  );
+  await routeHtml(b.context, url, html, {});
   const { page: p, watch: w } = await b.newPage();
   const cdp = await b.context.newCDPSession(p);
   await cdp.send('Emulation.setScriptExecutionDisabled', { value: true });
