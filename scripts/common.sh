@@ -21,6 +21,11 @@ WASM_THREADS_CONFIG=(emcmake cmake -S . -B build/wasm-threads -DCMAKE_BUILD_TYPE
   -DATTN_THREADS=ON -DATTN_RELAXED_SIMD=ON -DATTN_MODULE_NAME=attention_core_threads
   -DATTN_DIST_DIR="$PWD/dist/threads")
 NATIVE_CONFIG=(cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release)
+# The Catch2 suite under ASan + UBSan (test.sh) and the fuzz targets that replay their corpora
+# (fuzz.sh --replay): clang-14 (libFuzzer's compiler; the release build is gcc's), -O1 -g1 (ASan's
+# recommended level, line tables for the reports).
+ASAN_CONFIG=(cmake -S . -B build/asan -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DATTN_SANITIZE=ON)
 
 # configure <build dir> <cmake command...>: runs the command, quietly unless it fails, when the
 # directory has no CMake cache yet or was configured with other arguments (recorded in

@@ -8,7 +8,9 @@
 #   npm run fuzz -- 60 fuzz_mha   one target
 #   bash scripts/fuzz.sh --replay [targets]   what `npm test` runs: every committed corpus file
 #                             once under ASan + UBSan (seconds), no exploring; fails on any crash,
-#                             sanitizer report or timeout, or if a file was not executed
+#                             sanitizer report or timeout, or if a file was not executed. The targets
+#                             come from the test suite's ASan + UBSan build (build/asan, ASAN_CONFIG):
+#                             running given inputs needs no coverage instrumentation.
 #
 # New inputs that reach new code go to build/fuzz/found/<target> (the committed corpus is read-only
 # here; add to it with `<binary> -merge=1 tests/fuzz/corpus/<target> build/fuzz/found/<target>`).
@@ -30,15 +32,12 @@ fi
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_sdpa fuzz_mha fuzz_tiny_train)
 
-if [ ! -f build/fuzz/CMakeCache.txt ]; then
-  mkdir -p build
-  CXX=clang++-14 cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTN_FUZZ=ON -DATTN_BUILD_TESTS=OFF \
-    > build/fuzz.configure.log 2>&1 || { cat build/fuzz.configure.log; exit 1; }
-fi
-cmake --build build/fuzz -j"${JOBS:-2}" --target fuzz_all
-mkdir -p build/fuzz/artifacts
-
 if [ "$REPLAY" = 1 ]; then
+  source scripts/common.sh   # configure, ASAN_CONFIG
+  configure build/asan "${ASAN_CONFIG[@]}"
+  cmake --build build/asan -j"$JOBS" --target fuzz_all
+  BIN=build/asan/tests/fuzz
+  mkdir -p build/fuzz/artifacts
   # Each corpus file is named on the command line, so libFuzzer runs every one once, whole (no
   # -max_len cut), then exits; it stops at the first crash with a non-zero status. The count of
   # "Executed" lines must equal the count of files, so a corpus that was not read fails too.
@@ -47,7 +46,7 @@ if [ "$REPLAY" = 1 ]; then
     [ -f "${files[0]}" ] || { echo "fuzz replay: no corpus in tests/fuzz/corpus/$t"; exit 1; }
     log="build/fuzz/$t.replay.log"
     start=$(date +%s%N)
-    "build/fuzz/tests/fuzz/$t" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="build/fuzz/artifacts/$t-" \
+    "$BIN/$t" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="build/fuzz/artifacts/$t-" \
       "${files[@]}" > "$log" 2>&1 || { tail -60 "$log"
       echo "fuzz replay: $t FAILED on $(grep '^Running: ' "$log" | tail -1 | cut -d' ' -f2-) (full log: $log)"; exit 1; }
     ran=$(grep -c '^Executed ' "$log" || true)
@@ -59,6 +58,14 @@ if [ "$REPLAY" = 1 ]; then
   done
   exit 0
 fi
+
+if [ ! -f build/fuzz/CMakeCache.txt ]; then
+  mkdir -p build
+  CXX=clang++-14 cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTN_FUZZ=ON -DATTN_BUILD_TESTS=OFF \
+    > build/fuzz.configure.log 2>&1 || { cat build/fuzz.configure.log; exit 1; }
+fi
+cmake --build build/fuzz -j"${JOBS:-2}" --target fuzz_all
+mkdir -p build/fuzz/artifacts
 
 declare -A RUNS=([fuzz_sdpa]=1500000 [fuzz_mha]=1125000 [fuzz_tiny_train]=225000)
 for t in "${TARGETS[@]}"; do
