@@ -107,7 +107,7 @@ function sendPage(req, res, extra, { body, headers }) {
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-async function handle(root, routes, pages, extra, req, res) {
+async function handle(root, routes, pages, cacheControl, extra, req, res) {
   const send = (r, status, text) => sendPlain(r, status, text, extra);
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n');
   const { pathname } = new URL(req.url, 'http://localhost');
@@ -120,11 +120,12 @@ async function handle(root, routes, pages, extra, req, res) {
     info = await stat(file).catch(() => null);
   }
   if (!info || !info.isFile()) return send(res, 404, `not found: ${pathname}\n`);
-  // no-cache with a validator: the browser asks every time (an edited file is seen at once) and a
-  // file it holds is answered 304 without its bytes, so its compiled code (scripts, wasm) is reused.
+  // no-cache with a validator (the default): the browser asks every time (an edited file is seen
+  // at once) and a file it holds is answered 304 without its bytes, so its compiled code (scripts,
+  // wasm) is reused.
   const etag = `W/"${info.size}-${Math.floor(info.mtimeMs)}"`;
   const headers = {
-    'Cache-Control': 'no-cache',
+    'Cache-Control': cacheControl,
     ETag: etag,
     'X-Content-Type-Options': 'nosniff',
     'Content-Security-Policy': CSP,
@@ -153,8 +154,12 @@ async function handle(root, routes, pages, extra, req, res) {
  * pages; read at each request, so a caller may add to it while serving): `headers` replaces the CSP
  * and isolation headers when given.
  * `isolation` (default true) sends ISOLATION_HEADERS with every response.
+ * `maxAge` (seconds) lets the browser keep files that long without asking again (the browser tests:
+ * nothing they load changes during a run, and a page's ~170 module requests then cost the browser
+ * less); by default it asks every time (`no-cache`), so an edited file is seen at once.
  * @param {{ port?: number, host?: string, root?: string, routes?: Record<string, string>,
- *   pages?: Map<string, { body: string, headers?: Record<string, string> }>, isolation?: boolean }} [options]
+ *   pages?: Map<string, { body: string, headers?: Record<string, string> }>, isolation?: boolean,
+ *   maxAge?: number }} [options]
  */
 export function startServer({
   port = 8080,
@@ -163,11 +168,13 @@ export function startServer({
   routes = ROUTES,
   pages = new Map(),
   isolation = true,
+  maxAge = 0,
 } = {}) {
+  const cacheControl = maxAge > 0 ? `max-age=${Math.floor(maxAge)}` : 'no-cache';
   const base = resolve(root);
   const extra = isolation ? ISOLATION_HEADERS : {};
   const server = createServer((req, res) => {
-    handle(base, routes, pages, extra, req, res).catch((e) => {
+    handle(base, routes, pages, cacheControl, extra, req, res).catch((e) => {
       if (!res.headersSent) sendPlain(res, 500, `${e.message}\n`, extra);
       else res.destroy();
     });

@@ -105,6 +105,17 @@ test("pages held in memory: the house headers unless a page's own replace them, 
   }
 });
 
+test('maxAge: files kept that long without asking again (the browser tests), still with a validator', async () => {
+  const kept = await startServer({ port: 0, maxAge: 3600 });
+  try {
+    const r = await fetch(`${kept.url}web/widgets.js`);
+    assert.equal(r.headers.get('cache-control'), 'max-age=3600');
+    assert.match(r.headers.get('etag'), /^W\/"\d+-\d+"$/);
+  } finally {
+    await kept.close();
+  }
+});
+
 test('nothing outside the project root, no dot-files, only GET/HEAD', async () => {
   // Dot segments are resolved (as URLs are) and clamped at the root: '/../package.json' is ours.
   assert.match((await get('/../package.json')).body.toString('utf8'), /"name": "attention-wasm"/);
