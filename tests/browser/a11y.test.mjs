@@ -7,11 +7,8 @@
 // Content-Security-Policy does not govern; everything else on the pages still runs under it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT, demoReady, launch, routeHtml, widgetsReady } from './helpers.mjs';
+import { axeViolations, demoReady, launch, routeHtml, widgetsReady } from './helpers.mjs';
 
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const PAGES = [
   ['demo', '/?model=seeded', demoReady],
   [
@@ -45,17 +42,6 @@ after(async () => {
   await light?.close();
   await dark?.close();
 });
-
-/** axe's violations on the page, one readable line per element. */
-async function axeViolations(page) {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
-  return violations.flatMap((v) =>
-    v.nodes.map(
-      (n) => `${v.id} (${v.impact}): ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`,
-    ),
-  );
-}
 
 for (const [name, path, ready] of PAGES) {
   for (const theme of ['light', 'dark']) {

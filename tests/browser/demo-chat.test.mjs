@@ -9,11 +9,10 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { ROOT, demoReady, join, launch } from './helpers.mjs';
+import { ROOT, axeViolations, demoReady, join, launch } from './helpers.mjs';
 import { listPretrained } from '../js/fixture.js';
 
 const GOLDEN = join(ROOT, 'tests', 'golden', 'pretrained');
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors'];
 
 let b, tmp;
@@ -161,12 +160,8 @@ test('chat template, streamed generation with Stop, and files we do not read', a
     { timeout: 20_000 },
   );
 
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
-  assert.deepEqual(
-    violations.flatMap((v) => v.nodes.map((x) => `${v.id}: ${x.target.join(' ')}`)),
-    [],
-  );
+  const found = await axeViolations(page);
+  assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
 
   const bin = join(tmp, 'bin-only');
   await mkdir(bin, { recursive: true });

@@ -10,11 +10,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ROOT, demoReady, join, launch } from './helpers.mjs';
+import { ROOT, axeViolations, demoReady, join, launch } from './helpers.mjs';
 import { GGML, fixtureGGUF, toHalf } from '../js/gguf-from-fixture.js';
 import { parseGGUF } from '../../src/js/gguf.js';
 
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const FIXTURE = join(ROOT, 'tests', 'golden', 'pretrained', 'qwen2-tiny');
 const visible = (s) => String(s).replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || '∅';
 const TEXT = 'Hello world! The cat';
@@ -215,11 +214,7 @@ test('a GGUF file opens: its summary, tokens, model view, heatmap = the library 
   await page.click('#chat button[type="submit"]');
   await page.waitForFunction(() => document.querySelector('#text').value === '<user>hi');
 
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
-  const found = violations.flatMap((v) =>
-    v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${n.failureSummary}`),
-  );
+  const found = await axeViolations(page);
   assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);

@@ -15,11 +15,10 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { ROOT, SHOTS, demoReady, join, launch } from './helpers.mjs';
+import { ROOT, SHOTS, axeViolations, demoReady, join, launch } from './helpers.mjs';
 
 const FOLDER = join(ROOT, 'tests', 'golden', 'pretrained', 'gpt2-tiny');
 const EXPECTED = JSON.parse(readFileSync(join(FOLDER, 'expected.json'), 'utf8'));
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const visible = (s) => String(s).replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || '∅';
 
 let b, tmp;
@@ -261,11 +260,7 @@ test('the gpt2-tiny folder opens: tokens, model view, steps, heatmap = the torch
   assert.equal(page.url(), urlBefore, 'still no folder in the link');
 
   await page.screenshot({ path: join(SHOTS, 'demo-pretrained.png'), fullPage: true });
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
-  const found = violations.flatMap((v) =>
-    v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${n.failureSummary}`),
-  );
+  const found = await axeViolations(page);
   assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);

@@ -6,11 +6,8 @@
 // page stays axe-clean and fits a 360-px phone with the table in either state.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT, demoReady, launch } from './helpers.mjs';
+import { axeViolations, demoReady, launch } from './helpers.mjs';
 
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const PHONE = { viewport: { width: 360, height: 800 }, hasTouch: true, isMobile: true };
 const ROWS = 8; // PREDICTION_ROWS in web/demo-tables.js
 
@@ -122,11 +119,9 @@ const tableRows = (page) =>
   });
 
 async function axeClean(page, when) {
-  await page.evaluate(AXE);
   // The whole page, the steps view included: its formula box scrolls on the scores step at 360 px,
   // and is then a tab stop (keepScrollFocusable in web/widgets/a11y.js).
-  const violations = await page.evaluate(async () => (await window.axe.run()).violations);
-  const found = violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}`));
+  const found = await axeViolations(page);
   assert.deepEqual(found, [], `axe-core violations (${when}):\n${found.join('\n')}`);
 }
 

@@ -6,10 +6,8 @@
 // library's saliency / attributionPatch on the same target; axe clean; the section fits 360 px.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { ROOT, demoReady, join, launch } from './helpers.mjs';
+import { axeViolations, demoReady, join, launch } from './helpers.mjs';
 
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const TEXT = 'the cat sat on the mat';
 const CORRUPTED = 'the dog sat on the mat';
 
@@ -155,14 +153,8 @@ test('default preset: QK attribution from a heatmap cell, a generated token, sal
       .map((v) => Number(v.toFixed(3))),
   );
 
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(
-    async () => (await window.axe.run(document.querySelector('#why'))).violations,
-  );
-  assert.deepEqual(
-    violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}`)),
-    [],
-  );
+  const found = await axeViolations(page, '#why');
+  assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   await page.setViewportSize({ width: 360, height: 800 });
   const right = await page.evaluate(() => ({
     doc: document.documentElement.scrollWidth,

@@ -5,10 +5,8 @@
 // example is prefilled and explained; the seeded layer has no such section; axe clean.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { ROOT, demoReady, join, launch } from './helpers.mjs';
+import { ROOT, axeViolations, demoReady, join, launch } from './helpers.mjs';
 
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 // A repeated segment (the induction preset's data): 5 12 3 9 14 0 7 11 2 3 9 14 0.
 const TEXT = '5 12 3 9 14 0 7 11 2 3 9 14 0';
 const CORRUPTED = '5 12 3 9 14 8 7 11 2 3 9 14 0';
@@ -132,14 +130,8 @@ test('on the induction preset: the tables equal the library run in the page; a h
     { layer, head },
   );
 
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(
-    async () => (await window.axe.run(document.querySelector('#why'))).violations,
-  );
-  assert.deepEqual(
-    violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}`)),
-    [],
-  );
+  const found = await axeViolations(page, '#why');
+  assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   assert.deepEqual(watch.errors, []);
   await page.close();
 });

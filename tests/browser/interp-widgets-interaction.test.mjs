@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ROOT, SHOTS, join, launch, assertCleanPage, openWidgetPage } from './helpers.mjs';
+import { SHOTS, assertCleanPage, axeViolations, join, launch, openWidgetPage } from './helpers.mjs';
 import {
   kSameTol,
   SRC,
@@ -18,8 +18,6 @@ import {
   reference,
   maxDiff,
 } from './interp-widgets-page.mjs';
-
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
 test('the export buttons save what each widget shows (PNG, SVG, CSV, JSON)', async () => {
   for (const name of ['head-scores', 'logit-attribution', 'patching-view']) {
@@ -295,13 +293,8 @@ for (const scheme of ['light', 'dark']) {
     await page.evaluate(() => {
       for (const el of document.querySelectorAll('*')) if (el.localName.includes('-')) el.refresh?.();
     });
-    await page.evaluate(AXE);
-    const violations = await page.evaluate(async () =>
-      (await window.axe.run(document)).violations.map(
-        (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-      ),
-    );
-    assert.deepEqual(violations, []);
+    const found = await axeViolations(page);
+    assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
     await assertCleanPage(page, watch);
     await page.close();
   });

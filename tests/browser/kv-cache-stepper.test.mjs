@@ -7,15 +7,13 @@
 // violation (light and dark). Screenshot: test-results/screenshots/kv-cache-stepper.png.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { ROOT, SHOTS, join, launch, assertCleanPage, openWidgetPage } from './helpers.mjs';
+import { SHOTS, assertCleanPage, axeViolations, join, launch, openWidgetPage } from './helpers.mjs';
 
 // The cached path and the full forward run the same float32 kernels over the same rows; they agree to
 // a few ulps of outputs of order 1 (0 in practice). The brief's bound:
 const kStepTol = 1e-5;
 // Softmax rows sum to 1 within float32 rounding.
 const kSumTol = 1e-6;
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
 let b;
 before(async () => {
@@ -382,7 +380,6 @@ test('axe-core: no violation with the cache empty and after steps (light and dar
     'axe',
     '<section><h2>KV cache</h2><kv-cache-stepper></kv-cache-stepper></section>',
   );
-  await page.evaluate(AXE);
   for (const steps of [0, 4]) {
     await page.$eval(
       'kv-cache-stepper',
@@ -394,12 +391,7 @@ test('axe-core: no violation with the cache empty and after steps (light and dar
     for (const scheme of ['light', 'dark']) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.$eval('kv-cache-stepper', (el) => el.refresh());
-      const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
-      const found = violations.flatMap((v) =>
-        v.nodes.map(
-          (n) => `${v.id} (${v.impact}): ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`,
-        ),
-      );
+      const found = await axeViolations(page);
       assert.deepEqual(found, [], `axe-core violations (${steps} steps, ${scheme}):\n${found.join('\n')}`);
     }
   }

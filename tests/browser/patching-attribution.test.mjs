@@ -6,8 +6,7 @@
 // grid takes the keyboard, axe finds nothing and the widget fits 360 px. One page load.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { ROOT, assertCleanPage, join, launch, openWidgetPage } from './helpers.mjs';
+import { assertCleanPage, axeViolations, join, launch, openWidgetPage } from './helpers.mjs';
 
 // The induction preset and the inputs of interp-widgets-page.mjs (not imported: its hooks would join
 // this file's suite when the browser tests run grouped in one process).
@@ -37,8 +36,6 @@ async function reference(page) {
     window.__ref = { attn, model: attn.TinyTransformer.fromSafetensors(bytes) };
   }, SRC);
 }
-
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
 /** Pearson's r in doubles, over the pairs where both are finite. */
 function pearson(a, b) {
@@ -167,13 +164,8 @@ test('exact and attribution patching side by side: the correlation, the scatter,
   );
   assert.match(readout, /restores .* \(attribution estimate .*\)/);
 
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () =>
-    (await window.axe.run(document)).violations.map(
-      (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-    ),
-  );
-  assert.deepEqual(violations, []);
+  const found = await axeViolations(page);
+  assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
 
   await page.setViewportSize({ width: 360, height: 800 });
   await page.evaluate(() => document.querySelector('patching-view').refresh());

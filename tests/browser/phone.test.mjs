@@ -6,12 +6,10 @@
 // axe-core stays clean at that size.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, SHOTS, demoReady, launch, widgetsReady } from './helpers.mjs';
+import { SHOTS, axeViolations, demoReady, launch, widgetsReady } from './helpers.mjs';
 
 const PHONE = { viewport: { width: 360, height: 800 }, hasTouch: true, isMobile: true };
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const SENTENCE = 'the cat sat on the mat';
 
 let b;
@@ -49,11 +47,7 @@ async function assertFits(page, when) {
 }
 
 async function axeClean(page) {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
-  const found = violations.flatMap((v) =>
-    v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`),
-  );
+  const found = await axeViolations(page);
   assert.deepEqual(found, [], `axe-core violations at 360 px:\n${found.join('\n')}`);
 }
 

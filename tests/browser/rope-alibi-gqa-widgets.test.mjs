@@ -6,8 +6,7 @@
 // finds no violation on a page of the three (light and dark). Screenshots land in test-results/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { ROOT, SHOTS, join, launch, assertCleanPage, openWidgetPage } from './helpers.mjs';
+import { SHOTS, assertCleanPage, axeViolations, join, launch, openWidgetPage } from './helpers.mjs';
 
 // RoPE: rotations are float32 (angles in double), so scores at offsets 0, 100, 1000 and the plain
 // q·k differ by float32 rounding of a handful of products (~1e-6 for |q·k| of a few units).
@@ -16,7 +15,6 @@ const kRopeTol = 1e-4;
 const kSumTol = 1e-6;
 // The same kernel on equal inputs by another route (GQA vs repeat_kv, alibi vs additive bias).
 const kSameTol = 1e-6;
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const ALL = 'rope-explorer, alibi-bias, gqa-heads';
 
 let b;
@@ -300,16 +298,10 @@ test('axe-core: no violation on a page of the three widgets (light and dark)', a
       .map((t) => `<section><h2>${t}</h2><${t}></${t}></section>`)
       .join('\n'),
   );
-  await page.evaluate(AXE);
   for (const scheme of ['light', 'dark']) {
     await page.emulateMedia({ colorScheme: scheme });
     await page.$$eval(ALL, (els) => els.forEach((el) => el.refresh()));
-    const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
-    const found = violations.flatMap((v) =>
-      v.nodes.map(
-        (n) => `${v.id} (${v.impact}): ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`,
-      ),
-    );
+    const found = await axeViolations(page);
     assert.deepEqual(found, [], `axe-core violations (${scheme}):\n${found.join('\n')}`);
   }
   await assertClean(page, watch);

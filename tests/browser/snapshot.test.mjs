@@ -6,10 +6,8 @@
 // there, and axe-core finds no violation in it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { ROOT, assertCleanPage, join, launch, openWidgetPage, routeHtml } from './helpers.mjs';
+import { ROOT, assertCleanPage, axeViolations, join, launch, openWidgetPage, routeHtml } from './helpers.mjs';
 
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const BODY = `
   <attention-heatmap id="hm" style="display:block;width:560px" text="A snapshot & <its> views." head="1" mask="causal"></attention-heatmap>
   <attention-model-view id="mv" ids="1 2 3 4 5"></attention-model-view>
@@ -179,14 +177,8 @@ test("served under default-src 'none' it renders: style applied, SVG colours = c
     path: join(ROOT, 'test-results', 'screenshots', 'snapshot.png'),
     fullPage: false,
   });
-  await snap.page.evaluate(AXE);
-  const violations = await snap.page.evaluate(async () => (await window.axe.run(document)).violations);
-  assert.deepEqual(
-    violations.flatMap((v) =>
-      v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`),
-    ),
-    [],
-  );
+  const found = await axeViolations(snap.page);
+  assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   assert.deepEqual(await snap.page.evaluate(() => window.__csp), [], 'no CSP violation');
   assert.deepEqual(snap.watch.errors, [], 'no console error');
   assert.deepEqual(

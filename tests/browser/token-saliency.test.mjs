@@ -5,16 +5,14 @@
 // display list and the SVG holds the same list, axe-core finds nothing and the widget fits the phone.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, assertCleanPage, launch, openWidgetPage } from './helpers.mjs';
+import { assertCleanPage, axeViolations, launch, openWidgetPage } from './helpers.mjs';
 
 const SRC = '/web/presets/induction.safetensors';
 const IDS = [5, 12, 3, 9, 14, 0, 7, 11, 2, 3, 9, 14, 0];
 const BODY = `
   <token-saliency id="gx" src="${SRC}" ids="${IDS.join(' ')}"></token-saliency>
   <token-saliency id="ig" src="${SRC}" ids="${IDS.join(' ')}" method="integrated-gradients" steps="8"></token-saliency>`;
-const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 // The worker runs the same wasm build on the same float32 weights as the page.
 const TOL = 1e-5;
 
@@ -172,13 +170,8 @@ test('exports: CSV, JSON, SVG and PNG; the canvas is its display list and the SV
 });
 
 test('axe-core finds nothing, the widget fits a 360 px phone, and the page is clean', async () => {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () =>
-    (await window.axe.run(document)).violations.map(
-      (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-    ),
-  );
-  assert.deepEqual(violations, []);
+  const found = await axeViolations(page);
+  assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   const widths = await page.evaluate(() => ({
     doc: document.documentElement.scrollWidth,
     right: Math.max(
