@@ -163,18 +163,18 @@ function renderTrained(seq, t0) {
       if (result && shown.words) page.readableText = text;
       page.lastMs = performance.now() - t0;
       $('timing').textContent = `· computed and redrawn in ${page.lastMs.toFixed(1)} ms${onThreads()}`;
-      settleDrawn();
+      settleDrawn(seq);
     })
     .catch((error) => {
       if (seq !== page.renderSeq) return;
-      settleDrawn();
+      settleDrawn(seq);
       $('token-count').className = 'bad';
       $('token-count').textContent = `The model could not run: ${error.message}`;
     });
 }
 
 /** The seeded layer: every widget recomputes from the settings, synchronously. */
-function renderSeeded(t0) {
+function renderSeeded(seq, t0) {
   const { state } = page;
   const { steps, heatmap, pe } = els;
   const cfg = modelConfig();
@@ -196,7 +196,7 @@ function renderSeeded(t0) {
   renderPanel();
   page.lastMs = performance.now() - t0;
   $('timing').textContent = `· recomputed and redrawn in ${page.lastMs.toFixed(1)} ms${onThreads()}`;
-  settleDrawn();
+  settleDrawn(seq);
 }
 
 /** Renders everything for the shown source (first making the one state.model names shown). */
@@ -214,5 +214,5 @@ export function render() {
   for (const el of [els.steps, els.heatmap, els.maskEditor, els.pe, $('model-view')])
     el.context = figureContext(el.id);
   if (!source.views.settings) renderTrained(seq, t0);
-  else renderSeeded(t0);
+  else renderSeeded(seq, t0);
 }

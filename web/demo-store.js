@@ -33,6 +33,7 @@ export const page = {
   frame: 0, // the requested animation frame of a scheduled render
   renderSeq: 0, // each render's number: a model render that finishes after a newer one is dropped
   drawnWaiters: [], // promises of the next render that draws (a dropped render does not count)
+  drawnSeq: 0, // the number of the last render that drew
 };
 
 /** The seeded layer's config: the demo state plus loaded weights. */
@@ -64,10 +65,19 @@ export function setState(patch, how = 'push') {
   scheduleRender();
 }
 
+/**
+ * Whether the page shows what its state says: no render scheduled, the state's model shown, and the
+ * newest render drawn (a model source answers asynchronously, so a changed control is drawn later).
+ */
+export const settled = () =>
+  page.frame === 0 && page.source?.name === page.state.model && page.drawnSeq === page.renderSeq;
+
 /** A promise of the next render that draws. */
 export const whenDrawn = () => new Promise((resolve) => page.drawnWaiters.push(resolve));
 
-export function settleDrawn() {
+/** Render `seq` has drawn (or shown its error): resolves whenDrawn's promises. */
+export function settleDrawn(seq) {
+  page.drawnSeq = seq;
   const waiting = page.drawnWaiters;
   page.drawnWaiters = [];
   for (const resolve of waiting) resolve();

@@ -10,7 +10,7 @@
 //   demo-embed.js    "Put these widgets in your own page"
 import { attn, clearModelCache, ready } from './widgets.js';
 import { loadedSource } from './demo-models.js';
-import { $, els, modelWidgets, page, setState } from './demo-store.js';
+import { $, els, modelWidgets, page, setState, settled } from './demo-store.js';
 import { attachControls, fillSelects, syncControls } from './demo-controls.js';
 import { attachFiles } from './demo-files.js';
 import { attachSources, ensureSource } from './demo-sources.js';
@@ -56,6 +56,10 @@ window.attentionDemo = {
   },
   get lastRenderMs() {
     return page.lastMs;
+  },
+  /** True once the page shows its state: nothing scheduled, the newest render drawn (tests wait on it). */
+  get settled() {
+    return settled();
   },
   setState(patch, how = 'push') {
     setState(patch, how);

@@ -81,8 +81,15 @@ test('axe-core: no violation on a page of <attention-trainer> and <attention-mod
       numHeads: 2,
       numLayers: 2,
     });
-    await new Promise((r) => setTimeout(r, 100));
   });
+  // The view draws once it has a model and ids (its first draw sets data-ready).
+  await page.waitForFunction(
+    () => document.querySelector('attention-model-view').dataset.ready !== undefined,
+    null,
+    {
+      timeout: 20_000,
+    },
+  );
   const found = await axeViolations(page);
   assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   assert.deepEqual(watch.errors, []);

@@ -71,6 +71,8 @@ test('the demo runs under the policy: tokens render, nothing blocked', async () 
     window.__noReload = 1;
     document.getElementById('controls').requestSubmit();
   });
+  // A negative check: a submission would navigate away within this time; waiting longer proves no
+  // more, and a slow machine can only make it pass for the wrong reason, never fail for one.
   await page.waitForTimeout(300);
   assert.equal(await page.evaluate(() => window.__noReload), 1, 'the form did not submit');
   await assertClean(page, watch, 'demo');

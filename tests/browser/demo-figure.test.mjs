@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { ROOT, demoReady, join, launch } from './helpers.mjs';
+import { ROOT, demoReady, demoSettled, join, launch } from './helpers.mjs';
 
 const FOLDER = join(ROOT, 'tests', 'golden', 'pretrained', 'gpt2-tiny');
 
@@ -45,7 +45,8 @@ async function openDemo(page, query, model) {
     model,
     { timeout: 20_000 },
   );
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
+  await demoSettled(page);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
 }
 
 /** Saves the heatmap's export through its button ('JSON' | 'SVG'); returns the file's path. */
@@ -66,7 +67,8 @@ async function openFigure(page, path, outcome = 'opened') {
   await page.waitForFunction((o) => document.documentElement.dataset.figure === o, outcome, {
     timeout: 20_000,
   });
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
+  await demoSettled(page);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
 }
 
 test("the heatmap's JSON from a preset, opened in the demo on another preset, redraws the same picture", async () => {
@@ -84,7 +86,8 @@ test("the heatmap's JSON from a preset, opened in the demo on another preset, re
       c.dispatchEvent(new PointerEvent('pointerleave'));
   });
   await page.mouse.move(0, 0);
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50))));
+  await demoSettled(page);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
   const before = await pictures(page);
   const stateBefore = await page.evaluate(() => window.attentionDemo.state);
   const json = await exportHeatmap(page, 'JSON', 'heatmap.json');
@@ -170,7 +173,8 @@ test('a figure of an opened folder: names its files until the folder is open aga
     null,
     { timeout: 30_000 },
   );
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
+  await demoSettled(page);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
   const before = await pictures(page);
   const json = await exportHeatmap(page, 'JSON', 'folder-heatmap.json');
   const ctx = JSON.parse(await readFile(json, 'utf8')).state.context;

@@ -6,7 +6,7 @@
 // a preset cannot read switches to the character model and back.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { demoReady, launch } from './helpers.mjs';
+import { demoReady, demoSettled, launch } from './helpers.mjs';
 
 let b;
 before(async () => {
@@ -80,12 +80,13 @@ test('sort has two layers: the layer selector moves the steps and the heatmap; s
   await page.waitForFunction(() => document.querySelector('#text').value.startsWith('3 1 4 1 5 |'), null, {
     timeout: 20_000,
   });
+  await demoSettled(page);
   assert.ok(await page.isVisible('#layer-row'));
   const weights = () => page.$eval('attention-heatmap', (el) => Array.from(el.shown.matrices[0].data));
   const layer0 = await weights();
   await page.selectOption('#layer', '1');
   await page.waitForFunction(() => new URLSearchParams(location.search).get('layer') === '1');
-  await page.waitForTimeout(100);
+  await demoSettled(page);
   const layer1 = await weights();
   assert.notDeepEqual(layer0, layer1, 'layer 1 shows other weights');
   const stepsWeights = await page.$eval('attention-steps', (el) => {
@@ -209,7 +210,7 @@ test('the mask editor works on a trained layer: a click masks a key in every lay
   );
   // A key after the query is the model's own causal mask: a click explains that and changes nothing.
   await page.$eval('mask-editor', (el) => el.toggle(2, 9));
-  await page.waitForTimeout(100);
+  await demoSettled(page);
   assert.equal(new URL(page.url()).searchParams.get('tg'), '6.5');
   assert.match(
     await page.$eval('mask-editor', (el) => el.shadowRoot.querySelector('.readout').textContent),

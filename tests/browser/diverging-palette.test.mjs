@@ -117,13 +117,15 @@ test('the default stays blue–orange; palette colours the probability steps; un
   assert.equal(await page.$eval('#gw', (el) => el.diverging), 'blue-orange');
   await page.$eval('#gw', (el) => {
     el.step = 'scores';
+    el.refresh(); // drawn now, not on the next microtask
   });
-  await page.waitForTimeout(100);
   assert.equal((await sample('gw')).map, 'diverging', 'an unknown diverging name: blue–orange');
   await assertCleanPage(page, watch);
 });
 
 test('palette on <mask-editor> (both panels) and palette + diverging on <kv-cache-stepper>, canvas, SVG and state', async () => {
+  await page.$eval('#kv', (kv) => kv._stepBtn.click()); // Step: one token into the cache
+  await page.waitForFunction(() => document.querySelector('#kv')._wView.opts, null, { timeout: 20_000 });
   const r = await page.evaluate(async () => {
     const { colormap } = await import('/web/widgets.js');
     // The canvas pixel at a cell's centre against the map's colour of its value, and the SVG's fill.
@@ -152,8 +154,6 @@ test('palette on <mask-editor> (both panels) and palette + diverging on <kv-cach
     };
     const me = document.querySelector('#me'),
       kv = document.querySelector('#kv');
-    kv._stepBtn.click(); // Step: one token into the cache
-    for (let i = 0; i < 100 && !kv._wView.opts; i++) await new Promise((ok) => setTimeout(ok, 20));
     return {
       mask: probe(me, me._maskView, 1, 0),
       weights: probe(me, me._weightView, 2, 1),

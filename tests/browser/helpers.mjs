@@ -183,6 +183,15 @@ export async function demoReady(page) {
 }
 
 /**
+ * Waits until the demo shows its state: no render scheduled and the newest one drawn
+ * (`attentionDemo.settled`). A model source answers asynchronously, so a changed control (or URL)
+ * is drawn some time later: this, never a fixed sleep, is what a test waits on before reading views.
+ */
+export async function demoSettled(page) {
+  await page.waitForFunction(() => window.attentionDemo?.settled === true, null, { timeout: 20_000 });
+}
+
+/**
  * The independent reference, run in the page: the documented embedding recipe re-implemented here
  * (FNV-1a over the UTF-8 bytes of the token, then the 4 little-endian bytes of the seed; then
  * seededNormal), and the library's MultiHeadAttention.forward with trace for the same config.

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SHOTS, axeViolations, demoReady, launch, widgetsReady } from './helpers.mjs';
+import { SHOTS, axeViolations, demoReady, demoSettled, launch, widgetsReady } from './helpers.mjs';
 
 const PHONE = { viewport: { width: 360, height: 800 }, hasTouch: true, isMobile: true };
 const SENTENCE = 'the cat sat on the mat';
@@ -166,7 +166,7 @@ test('demo: a link whose text its preset cannot read opens on the character mode
   await assertFits(page, 'the seeded layer (cross-attention)');
   await page.tap('#text');
   await page.type('#text', ' and a much longer sentence that goes on and on');
-  await page.waitForTimeout(300);
+  await demoSettled(page);
   await assertFits(page, 'the seeded layer after typing');
   // A tap on a mask cell masks it (pointer events, not a mouse).
   await page.locator('mask-editor canvas').first().scrollIntoViewIfNeeded();
@@ -231,7 +231,10 @@ test('tutorial at 360 px: fits, formulas wrap or scroll in their own box, the qu
   const cdp = await b.context.newCDPSession(page);
   const at = (fx, fy) => [{ x: box.x + box.width * fx, y: box.y + box.height * fy }];
   await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: at(0.5, 0.5) });
-  await page.waitForTimeout(50);
+  // Input reaches the page's main thread on its own schedule: wait for its effect, not a time.
+  await page.waitForFunction((b) => String(document.querySelector('#qe').query) !== b, String(before), {
+    timeout: 20_000,
+  });
   const touched = await page.$eval('#qe', (el) => el.query);
   for (let i = 1; i <= 8; i++)
     await cdp.send('Input.dispatchTouchEvent', {
@@ -239,7 +242,14 @@ test('tutorial at 360 px: fits, formulas wrap or scroll in their own box, the qu
       touchPoints: at(0.5 + 0.035 * i, 0.5 + 0.035 * i),
     });
   await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
-  await page.waitForTimeout(200);
+  await page.waitForFunction(
+    (t) => {
+      const q = document.querySelector('#qe').query;
+      return q[0] > t[0] + 0.2 && q[1] < t[1] - 0.2;
+    },
+    touched,
+    { timeout: 20_000 },
+  );
   const dragged = await page.$eval('#qe', (el) => el.query);
   assert.notDeepEqual(touched, before, 'a touch puts the query under the finger');
   assert.ok(

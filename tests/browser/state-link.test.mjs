@@ -4,7 +4,7 @@
 // same SVG for every view, byte for byte, and the views' states are equal. No file is involved.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { demoReady, launch } from './helpers.mjs';
+import { demoReady, demoSettled, launch } from './helpers.mjs';
 
 // Each preset with views set away from their defaults where the model has them.
 const CASES = [
@@ -39,7 +39,8 @@ async function viewsAt(url, model) {
       model,
       { timeout: 20_000 },
     );
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
+    await demoSettled(page);
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
     const views = await page.evaluate((ids) => {
       const out = {};
       for (const id of ids) {
