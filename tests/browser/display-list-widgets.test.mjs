@@ -58,10 +58,21 @@ before(async () => {
     for (let i = 0; i < 3; i++) await el.step();
   });
   await page.$eval('#tr', (el) => el.stepOnce(12));
-  await page.waitForFunction(() => document.querySelector('#tr').snapshot?.step >= 12, null, {
-    timeout: 30_000,
-  });
-  await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+  // ... and both drawn: the stepper draws each step at once; the trainer draws a snapshot's status
+  // line and heads together.
+  await page.waitForFunction(
+    () => {
+      const tr = document.querySelector('#tr'),
+        step = tr.snapshot?.step;
+      return (
+        document.querySelector('#kv').length === 3 &&
+        step >= 12 &&
+        tr.shadowRoot.querySelector('.status').textContent.startsWith(`step ${step} ·`)
+      );
+    },
+    null,
+    { timeout: 30_000 },
+  );
 });
 after(async () => {
   await b?.close();

@@ -349,7 +349,7 @@ test('multi-query without RoPE (kv-heads 1, rope="false", 6 tokens, seed 9): the
 
 test('removing the element disposes its module and cache (live handles back to where they were)', async () => {
   const { page, watch } = await open('dispose', '<kv-cache-stepper></kv-cache-stepper>');
-  const r = await page.evaluate(async () => {
+  const { withIt, without } = await page.evaluate(async () => {
     const attn = await import('/src/js/index.js');
     const el = document.querySelector('kv-cache-stepper');
     el.step();
@@ -358,15 +358,21 @@ test('removing the element disposes its module and cache (live handles back to w
     el.remove();
     const without = attn.memoryStats().liveHandles;
     document.querySelector('main').append(el); // reconnected: a new module, an empty cache
-    await new Promise((res) => setTimeout(res, 50));
-    return {
-      withIt,
-      without,
-      again: attn.memoryStats().liveHandles,
-      length: el.length,
-      stepped: el.step()?.position,
-    };
+    return { withIt, without };
   });
+  // Reconnected, it draws again: `shown` (null once disposed) is back with its new module.
+  await page.waitForFunction(() => document.querySelector('kv-cache-stepper').shown !== null, null, {
+    timeout: 20_000,
+  });
+  const r = {
+    withIt,
+    without,
+    ...(await page.evaluate(async () => {
+      const attn = await import('/src/js/index.js');
+      const el = document.querySelector('kv-cache-stepper');
+      return { again: attn.memoryStats().liveHandles, length: el.length, stepped: el.step()?.position };
+    })),
+  };
   assert.equal(r.withIt - r.without, 2, 'the module and the cache were disposed');
   assert.equal(r.again, r.withIt, 'reconnecting creates them again');
   assert.equal(r.length, 0);

@@ -126,7 +126,20 @@ before(async () => {
     hm.shadowRoot.activeElement?.blur();
     tile.dispatchEvent(new PointerEvent('pointerleave'));
   });
-  await page.waitForTimeout(200);
+  // The click sets query="3": the heatmap redraws with that row of the tile as the bars.
+  await page.waitForFunction(
+    () => {
+      const hm = document.querySelector('#a-data');
+      const bars = hm.shadowRoot.querySelector('.dist canvas');
+      return (
+        hm.getAttribute('query') === '3' &&
+        !bars.hidden &&
+        bars.getAttribute('aria-label')?.startsWith('Bar chart: the attention of query 3 ')
+      );
+    },
+    null,
+    { timeout: 20_000 },
+  );
 });
 after(async () => {
   await b?.close();
@@ -181,10 +194,16 @@ test('a state set on a second instance redraws the same picture, bit for bit', a
         JSON.stringify(document.querySelector(`#a-${t}`).state),
       );
   }, TAGS);
-  await page.waitForFunction(() => document.querySelector('#b-kv-cache-stepper').length === 4, null, {
-    timeout: 10_000,
-  });
-  await page.waitForTimeout(300);
+  // Every B draws its state on the microtask that setting it schedules (before evaluate returns); the
+  // stepper re-steps once its module is ready, so its 4 tokens in the cache (and kvHead 1) are awaited.
+  await page.waitForFunction(
+    () => {
+      const kv = document.querySelector('#b-kv-cache-stepper');
+      return kv.length === 4 && kv.shown?.kvHead === 1;
+    },
+    null,
+    { timeout: 20_000 },
+  );
   // Draw A again too: a canvas's first text can come out before the system font is resolved (seen
   // with query-explorer's labels), which no state can reproduce.
   await page.evaluate((tags) => {
@@ -283,7 +302,7 @@ test('the JSON export carries the state; a state of another widget is refused', 
   const text = await page.evaluate(async () => {
     const el = document.querySelector('#b-mask-editor');
     el.setAttribute('text', 'attributes still drive it');
-    await new Promise((r) => setTimeout(r, 50));
+    await null; // after the redraw: setAttribute queued it as a microtask before this one
     return el.config.text;
   });
   assert.equal(text, 'attributes still drive it');
@@ -308,10 +327,19 @@ test('the trainer: the state re-trains to the same step with the same settings a
   await page.evaluate(() => {
     document.querySelector('#tb').state = JSON.parse(JSON.stringify(document.querySelector('#ta').state));
   });
-  await page.waitForFunction(() => document.querySelector('#tb').snapshot.step === 20, null, {
-    timeout: 30_000,
-  });
-  await page.waitForTimeout(300);
+  // Both have drawn their step-20 snapshot (the status line and the heads are drawn together).
+  await page.waitForFunction(
+    () =>
+      ['#ta', '#tb'].every((s) => {
+        const el = document.querySelector(s);
+        return (
+          el.snapshot.step === 20 &&
+          el.shadowRoot.querySelector('.status').textContent.startsWith('step 20 ·')
+        );
+      }),
+    null,
+    { timeout: 30_000 },
+  );
   const [sa, sb] = await page.evaluate(() => ['#ta', '#tb'].map((s) => document.querySelector(s).state));
   assert.deepEqual(sb.settings, sa.settings);
   assert.equal(sb.step, 20);

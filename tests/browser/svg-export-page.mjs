@@ -55,12 +55,16 @@ before(async () => {
       numLayers: 2,
       seed: 3,
     });
-    await new Promise((r) => setTimeout(r, 200));
   }, EVIL);
+  // Every widget the tests read has drawn (the model view once it has its model; the trainer is
+  // awaited by its own test), and the 64 × 64 heatmap shows its data.
   await page.waitForFunction(
     () =>
-      document.querySelector('#mv').dataset.ready !== undefined &&
-      document.querySelector('#big').shown?.matrices[0].rows === 64,
+      ['#mv', '#steps', '#pe', '#alibi', '#gqa'].every(
+        (s) => document.querySelector(s).dataset.ready !== undefined,
+      ) && document.querySelector('#big').shown?.matrices[0].rows === 64,
+    null,
+    { timeout: 30_000 },
   );
 });
 after(async () => {

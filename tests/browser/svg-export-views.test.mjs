@@ -229,12 +229,18 @@ test('the SVG buttons save toSVG(); dark theme has the page background and the s
 });
 
 test('<query-explorer> with 3-component vectors draws no plane: toSVG says so, the SVG button shows it as the error line', async () => {
-  const r = await page.evaluate(async () => {
+  await page.evaluate(() => {
     const el = document.querySelector('#query');
     el.setAttribute('query', '1,0,0.5');
     el.setAttribute('keys', '1,0,0; 0,1,0; 0,0,1; 1,1,1');
     el.setAttribute('values', '1,2,3; 3,2,1; 0,1,0; 1,0,1');
-    await new Promise((res) => setTimeout(res, 50));
+  });
+  // It has drawn the 3-component query (its result is what is shown).
+  await page.waitForFunction(() => document.querySelector('#query').result?.query.length === 3, null, {
+    timeout: 20_000,
+  });
+  const r = await page.evaluate(() => {
+    const el = document.querySelector('#query');
     let message = null;
     try {
       el.toSVG();

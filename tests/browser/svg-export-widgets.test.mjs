@@ -134,13 +134,19 @@ test('<attention-trainer>: loss and accuracy curves as polylines, every head as 
   await page.$eval('#tr', (el) => el.stepOnce(12));
   await page.waitForFunction(
     () => {
-      const m = document.querySelector('#tr').snapshot;
-      return m && m.step >= 12 && m.history.length >= 2;
+      // ... and drawn: the status line and the heads are drawn together from the snapshot.
+      const el = document.querySelector('#tr'),
+        m = el.snapshot;
+      return (
+        m &&
+        m.step >= 12 &&
+        m.history.length >= 2 &&
+        el.shadowRoot.querySelector('.status').textContent.startsWith(`step ${m.step} ·`)
+      );
     },
     null,
     { timeout: 30_000 },
   );
-  await page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
   const r = await inspect('#tr');
   assertWellFormed(r, 'trainer');
   const { L, H, history } = await page.$eval('#tr', (el) => ({

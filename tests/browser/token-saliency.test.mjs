@@ -85,6 +85,7 @@ test('the method control reruns; Cancel stops a long run in the worker', async (
     const ig = document.getElementById('ig');
     const cancelled = new Promise((res) => ig.addEventListener('saliency-cancel', res, { once: true }));
     ig.steps = 4096;
+    // One task: the redraw and the run it starts are microtasks, so the run is under way (asserted).
     await new Promise((res) => setTimeout(res, 0));
     const wasRunning = ig.running;
     ig.shadowRoot.querySelector('.run button').click();

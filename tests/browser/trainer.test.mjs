@@ -95,6 +95,8 @@ test('the trainer learns reverse in its worker: ≥ 95% within the step budget',
   await page.click('attention-trainer >> text=Pause');
   await waitFor(page, () => !document.querySelector('attention-trainer').snapshot.running);
   const paused = (await snapshot(page)).step;
+  // A negative check: a worker still training would send a later step within this time; a slow
+  // machine can only make it pass for the wrong reason, never fail for one.
   await page.waitForTimeout(400);
   assert.equal((await snapshot(page)).step, paused, 'paused means no steps');
   await page.click('attention-trainer >> text=Step');
@@ -154,9 +156,9 @@ test('the model view draws every layer × head and opens a head in <attention-st
     '<attention-model-view ids="1 2 3 4 10 4 3 2" steps="st"></attention-model-view><attention-steps id="st"></attention-steps>',
   );
   await waitFor(page, () => document.querySelector('attention-steps')?.dataset.ready !== undefined);
-  const result = await page.evaluate(async () => {
+  await page.evaluate(async () => {
     const { TinyTransformer } = await import('/src/js/index.js');
-    const model = new TinyTransformer({
+    window.__model = new TinyTransformer({
       vocabSize: 11,
       maxLength: 8,
       dModel: 16,
@@ -164,24 +166,34 @@ test('the model view draws every layer × head and opens a head in <attention-st
       numLayers: 3,
       seed: 5,
     });
+    document.querySelector('attention-model-view').model = window.__model;
+  });
+  // The view draws once it has a model and ids (its first draw sets data-ready).
+  await waitFor(page, () => document.querySelector('attention-model-view').dataset.ready !== undefined);
+  const drawn = await page.evaluate(() => {
     const view = document.querySelector('attention-model-view');
-    view.model = model;
-    await new Promise((r) => setTimeout(r, 50));
     const tiles = view.shadowRoot.querySelectorAll('canvas').length;
     const grids = view.shadowRoot.querySelectorAll('[role="grid"]').length;
     view.open(2, 1);
-    await new Promise((r) => setTimeout(r, 50));
-    const steps = document.querySelector('attention-steps');
-    const shown = steps.current; // the step shown: weights of head 1
-    const want = model.forward([[1, 2, 3, 4, 10, 4, 3, 2]]).attention[2].data.subarray(64, 128);
-    return {
-      tiles,
-      grids,
-      name: shown.name,
-      head: shown.head,
-      same: Array.from(shown.data).every((v, i) => v === want[i]),
-    };
+    return { tiles, grids };
   });
+  // The steps widget has drawn the trace the view opened (what it shows is then that trace).
+  await waitFor(page, () => {
+    const steps = document.querySelector('attention-steps');
+    return Boolean(steps.trace) && steps.result === steps.trace;
+  });
+  const result = {
+    ...drawn,
+    ...(await page.evaluate(() => {
+      const shown = document.querySelector('attention-steps').current; // the step shown: weights of head 1
+      const want = window.__model.forward([[1, 2, 3, 4, 10, 4, 3, 2]]).attention[2].data.subarray(64, 128);
+      return {
+        name: shown.name,
+        head: shown.head,
+        same: Array.from(shown.data).every((v, i) => v === want[i]),
+      };
+    })),
+  };
   assert.equal(result.tiles, 6, '3 layers × 2 heads');
   assert.equal(result.grids, 6, 'each a keyboard grid');
   assert.deepEqual([result.name, result.head, result.same], ['weights', 1, true]);
