@@ -68,7 +68,7 @@ export function themeOf(host) {
   return {
     fg: cs.color || (dark ? '#eee' : '#222'),
     muted: v('--aw-muted') || (dark ? '#a0a7b4' : '#5b6270'),
-    accent: v('--aw-accent') || (dark ? '#ffb454' : '#d4570b'),
+    accent: v('--aw-accent') || (dark ? '#ffb454' : '#b94a08'),
     font: v('--aw-font') || DEFAULT_FONT,
     mono: v('--aw-mono') || DEFAULT_MONO,
     bg: bgVar && bgVar !== 'transparent' ? bgVar : '',

@@ -33,14 +33,14 @@ const QE_CSS = `
 .plane canvas { cursor: crosshair; }
 .plane canvas.drag { touch-action: none; }  /* a finger drags the query instead of scrolling the page */
 .sliders { display: grid; grid-template-columns: auto minmax(120px, 1fr) 5ch; gap: 4px 10px; align-items: center; margin: 10px 0 4px; font-size: 13px; max-width: 520px; }
-.sliders input { accent-color: var(--aw-accent, #d4570b); min-height: 0; padding: 0; border: 0; background: transparent; }
+.sliders input { accent-color: var(--aw-accent, #b94a08); min-height: 0; padding: 0; border: 0; background: transparent; }
 .sliders output { font-family: var(--aw-mono, ui-monospace, Menlo, monospace); text-align: right; }
 table { border-collapse: collapse; margin-top: 8px; font-size: 13px; font-variant-numeric: tabular-nums; width: 100%; }
 th, td { padding: 4px 8px; border-bottom: 1px solid color-mix(in srgb, currentColor 12%, transparent); text-align: right; white-space: nowrap; }
 th { font-size: 12px; font-weight: 600; color: var(--aw-muted, color-mix(in srgb, currentColor 62%, transparent)); }
 th:first-child, td:first-child { text-align: left; }
 td.w { width: 40%; text-align: left; }
-.wbar { display: inline-block; height: 10px; border-radius: 2px; vertical-align: -1px; margin-right: 8px; background: var(--aw-accent, #d4570b); }
+.wbar { display: inline-block; height: 10px; border-radius: 2px; vertical-align: -1px; margin-right: 8px; background: var(--aw-accent, #b94a08); }
 tfoot td { font-weight: 600; border-bottom: 0; }
 `;
 

@@ -28,7 +28,7 @@ const ROPE_CSS = `
 .controls { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; margin: 0 0 10px; font-size: 13px; }
 .controls label { display: inline-flex; align-items: center; gap: 6px; }
 .controls input[type=number] { width: 6.5em; }
-.controls input[type=range] { width: 200px; accent-color: var(--aw-accent, #d4570b); min-height: 0; padding: 0; border: 0; background: transparent; }
+.controls input[type=range] { width: 200px; accent-color: var(--aw-accent, #b94a08); min-height: 0; padding: 0; border: 0; background: transparent; }
 .controls output { font-family: var(--aw-mono, ui-monospace, Menlo, monospace); min-width: 4ch; }
 .row { display: flex; flex-wrap: wrap; gap: 12px 18px; align-items: flex-start; }
 .chart { margin-top: 12px; }

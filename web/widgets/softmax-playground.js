@@ -21,7 +21,7 @@ const SOFTMAX_CSS = `
 .logit { display: flex; flex-direction: column; gap: 2px; font-size: 12px; }
 .logit input { width: 5.2em; font-variant-numeric: tabular-nums; }
 .scale { display: flex; align-items: center; gap: 10px; flex-wrap: wrap; margin: 0 0 10px; font-size: 13px; }
-.scale input[type=range] { flex: 1 1 220px; accent-color: var(--aw-accent, #d4570b); min-height: 0; padding: 0; border: 0; background: transparent; }
+.scale input[type=range] { flex: 1 1 220px; accent-color: var(--aw-accent, #b94a08); min-height: 0; padding: 0; border: 0; background: transparent; }
 .scale output { font-family: var(--aw-mono, ui-monospace, Menlo, monospace); min-width: 4.5ch; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px 18px; }
 .probs { display: flex; flex-wrap: wrap; gap: 6px 18px; list-style: none; margin: 10px 0 0; padding: 0;

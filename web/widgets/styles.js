@@ -37,10 +37,10 @@ button, select, input {
 button { cursor: pointer; }
 button:hover { background: color-mix(in srgb, currentColor 11%, transparent); }
 button[aria-pressed="true"], button[aria-selected="true"] {
-  background: var(--aw-accent, #d4570b); border-color: var(--aw-accent, #d4570b); color: var(--aw-on-accent, #fff);
+  background: var(--aw-accent, #b94a08); border-color: var(--aw-accent, #b94a08); color: var(--aw-on-accent, #fff);
 }
 button:disabled { opacity: 0.45; cursor: default; }
-:focus-visible, canvas:focus { outline: 2px solid var(--aw-accent, #d4570b); outline-offset: 2px; }
+:focus-visible, canvas:focus { outline: 2px solid var(--aw-accent, #b94a08); outline-offset: 2px; }
 canvas { display: block; max-width: 100%; touch-action: manipulation; border-radius: 4px; }
 .exports { display: flex; gap: 4px; }
 .exports button { font-size: 11.5px; letter-spacing: 0.04em; padding: 2px 7px; min-height: 24px; }

@@ -26,7 +26,7 @@ th, td { padding: 4px 8px; text-align: right; white-space: nowrap; border-bottom
 th { font-weight: 600; font-size: 12px; color: var(--aw-muted, color-mix(in srgb, currentColor 62%, transparent)); }
 th:first-child, td:first-child { text-align: left; }
 td.u { color: var(--unscaled); } td.s { color: var(--scaled); }
-tr.sel td { background: color-mix(in srgb, var(--aw-accent, #d4570b) 10%, transparent); }
+tr.sel td { background: color-mix(in srgb, var(--aw-accent, #b94a08) 10%, transparent); }
 .note { margin: 0 0 6px; }
 .caption { margin: 6px 0 0; }
 `;
