@@ -278,3 +278,46 @@ test("a PretrainedModel (tiny GPT-2) as the model property: scores, attribution 
   await assertCleanPage(page, watch);
   await page.close();
 });
+
+test('position, token and against: integer attributes; null is "none" (no comparison), or the default target for <patching-view>', async () => {
+  const { page, watch } = await openAll();
+  const r = await page.evaluate(() =>
+    ['logit-attribution', 'token-saliency', 'patching-view'].map((tag) => {
+      const el = document.createElement(tag);
+      el.position = 3;
+      el.token = 7;
+      el.against = null;
+      const set = [el.getAttribute('position'), el.getAttribute('token'), el.getAttribute('against')];
+      const read = [el.position, el.token, el.against];
+      el.setAttribute('token', '2.5');
+      const notInteger = el.token;
+      el.position = undefined;
+      return { tag, set, read, notInteger, removed: el.hasAttribute('position') };
+    }),
+  );
+  assert.deepEqual(r, [
+    {
+      tag: 'logit-attribution',
+      set: ['3', '7', 'none'],
+      read: [3, 7, null],
+      notInteger: undefined,
+      removed: false,
+    },
+    {
+      tag: 'token-saliency',
+      set: ['3', '7', 'none'],
+      read: [3, 7, null],
+      notInteger: undefined,
+      removed: false,
+    },
+    {
+      tag: 'patching-view',
+      set: ['3', '7', null],
+      read: [3, 7, undefined],
+      notInteger: undefined,
+      removed: false,
+    },
+  ]);
+  await assertCleanPage(page, watch);
+  await page.close();
+});

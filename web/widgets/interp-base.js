@@ -42,6 +42,43 @@ export function topIds(row, k = 2) {
   return order.slice(0, k);
 }
 
+/**
+ * An integer attribute of `el`: undefined when absent, blank or not an integer; null when it says
+ * 'none' and `none` is allowed (a widget's "no comparison token").
+ */
+export function intAttribute(el, name, none = true) {
+  const t = el.getAttribute(name);
+  if (t === null || t.trim() === '') return undefined;
+  if (none && t.trim() === 'none') return null;
+  const n = Number(t);
+  return Number.isInteger(n) ? n : undefined;
+}
+
+/** Sets an optional attribute: undefined removes it; null writes 'none', or removes it where `none` is not allowed. */
+export function setOptionalAttribute(el, name, v, none = true) {
+  if (v === undefined || (v === null && !none)) el.removeAttribute(name);
+  else el.setAttribute(name, v === null ? 'none' : String(v));
+}
+
+/**
+ * Defines the prediction a widget explains on its class, as integer attributes: `position` (the
+ * row), `token` (the explained token) and `against` (the token it is compared with). `none`: null
+ * is kept as the attribute 'none' (no comparison), or (false) removes the attribute, so that the
+ * widget's own default applies (<patching-view>).
+ */
+export function defineTargetAccessors(cls, none = true) {
+  for (const name of ['position', 'token', 'against'])
+    Object.defineProperty(cls.prototype, name, {
+      get() {
+        return intAttribute(this, name, none);
+      },
+      set(v) {
+        setOptionalAttribute(this, name, v, none);
+      },
+      configurable: true,
+    });
+}
+
 export class InterpElement extends AwElement {
   constructor() {
     super();

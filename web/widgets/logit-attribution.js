@@ -22,7 +22,16 @@ import { paintFigure } from './paint-canvas.js';
 import { paintSvg } from './paint-svg.js';
 import { jsonSafe, svgDocument, svgFigure } from './svg.js';
 import { scratchContext } from './svg-core.js';
-import { InterpElement, logitsAt, modelShape, tokenPicker, topIds } from './interp-base.js';
+import {
+  InterpElement,
+  defineTargetAccessors,
+  intAttribute,
+  logitsAt,
+  modelShape,
+  setOptionalAttribute,
+  tokenPicker,
+  topIds,
+} from './interp-base.js';
 import { ROW_H, attributionList, barsGeometry } from './logit-attribution-list.js';
 
 const CSS = `
@@ -40,8 +49,11 @@ export class LogitAttribution extends InterpElement {
   }
 
   build() {
-    this._token = tokenPicker('Token', { onchange: (v) => this.#setAttr('token', v) });
-    this._against = tokenPicker('against', { none: true, onchange: (v) => this.#setAttr('against', v) });
+    this._token = tokenPicker('Token', { onchange: (v) => setOptionalAttribute(this, 'token', v) });
+    this._against = tokenPicker('against', {
+      none: true,
+      onchange: (v) => setOptionalAttribute(this, 'against', v),
+    });
     this._summary = h('p', { class: 'muted small', 'aria-live': 'polite' });
     this._canvas = h('canvas', { role: 'img' });
     this._tbody = h('tbody');
@@ -102,43 +114,12 @@ export class LogitAttribution extends InterpElement {
     return this._model && this.ids?.length ? super.refresh() : false;
   }
 
-  #setAttr(name, v) {
-    if (v === undefined) this.removeAttribute(name);
-    else this.setAttribute(name, v === null ? 'none' : String(v));
-  }
-
-  #intAttr(name) {
-    const t = this.getAttribute(name);
-    if (t === null || t.trim() === '') return undefined;
-    if (t.trim() === 'none') return null;
-    const n = Number(t);
-    return Number.isInteger(n) ? n : undefined;
-  }
-
-  get position() {
-    return this.#intAttr('position');
-  }
-  set position(v) {
-    this.#setAttr('position', v);
-  }
-  get token() {
-    return this.#intAttr('token');
-  }
-  set token(v) {
-    this.#setAttr('token', v);
-  }
-  get against() {
-    return this.#intAttr('against');
-  }
-  set against(v) {
-    this.#setAttr('against', v);
-  }
   get limit() {
-    const n = this.#intAttr('limit');
+    const n = intAttribute(this, 'limit');
     return n && n > 0 ? n : 12;
   }
   set limit(v) {
-    this.#setAttr('limit', v);
+    setOptionalAttribute(this, 'limit', v);
   }
   get shown() {
     return this._shown ?? null;
@@ -339,3 +320,5 @@ export class LogitAttribution extends InterpElement {
     return this._canvas;
   }
 }
+
+defineTargetAccessors(LogitAttribution); // position, token, against ('none': no comparison token)

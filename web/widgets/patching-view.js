@@ -25,7 +25,7 @@
 // attribution (Float32Array | null), correlation (r | null), cleanDiff, corruptedDiff, where }), run(), cancel().
 // Events: head-select { layer, head, value } ('head'), cell-select { layer, position, value }
 // ('residual', 'mlp'), patch-progress { done, total }, patch-done { component, where, ms }, patch-cancel, model-load, ready.
-import { InterpElement, modelShape } from './interp-base.js';
+import { InterpElement, defineTargetAccessors, modelShape, setOptionalAttribute } from './interp-base.js';
 import { patchingCSV, patchingJSON, patchingPNG, patchingSVG } from './patching-export.js';
 import { parseIds, planPatch, planSummary } from './patching-plan.js';
 import { buildPatching } from './patching-build.js';
@@ -53,7 +53,7 @@ export class PatchingView extends InterpElement {
   }
 
   build() {
-    buildPatching(this, (name, v) => this.#setAttr(name, v));
+    buildPatching(this, (name, v) => setOptionalAttribute(this, name, v, false));
   }
 
   /**
@@ -76,18 +76,6 @@ export class PatchingView extends InterpElement {
     this.emit('ready', {});
   }
 
-  #setAttr(name, v) {
-    if (v === undefined || v === null) this.removeAttribute(name);
-    else this.setAttribute(name, String(v));
-  }
-
-  #intAttr(name) {
-    const t = this.getAttribute(name);
-    if (t === null || t.trim() === '') return undefined;
-    const n = Number(t);
-    return Number.isInteger(n) ? n : undefined;
-  }
-
   get clean() {
     return parseIds(this.getAttribute('clean'), this.vocab);
   }
@@ -105,24 +93,6 @@ export class PatchingView extends InterpElement {
       'corrupted',
       Array.isArray(v) || ArrayBuffer.isView(v) ? Array.from(v).join(' ') : String(v),
     );
-  }
-  get position() {
-    return this.#intAttr('position');
-  }
-  set position(v) {
-    this.#setAttr('position', v);
-  }
-  get token() {
-    return this.#intAttr('token');
-  }
-  set token(v) {
-    this.#setAttr('token', v);
-  }
-  get against() {
-    return this.#intAttr('against');
-  }
-  set against(v) {
-    this.#setAttr('against', v);
   }
   get component() {
     const c = this.getAttribute('component');
@@ -276,3 +246,6 @@ export class PatchingView extends InterpElement {
     return patchingPNG(this);
   }
 }
+
+// position, token, against; null removes the attribute (the default target applies)
+defineTargetAccessors(PatchingView, false);

@@ -22,7 +22,14 @@ import { h } from './base-element.js';
 import { formatNumber, themeOf } from './draw-util.js';
 import { paintFigure } from './paint-canvas.js';
 import { visuallyHidden, valueWords } from './a11y.js';
-import { InterpElement, logitsAt, topIds } from './interp-base.js';
+import {
+  InterpElement,
+  defineTargetAccessors,
+  intAttribute,
+  logitsAt,
+  setOptionalAttribute,
+  topIds,
+} from './interp-base.js';
 import { BOX_H, saliencyGeometry, saliencyList, scoreDomain } from './token-saliency-list.js';
 import { saliencyCSV, saliencyJSON, saliencySVG } from './token-saliency-export.js';
 import { computeSaliency, runsInWorker } from './token-saliency-run.js';
@@ -100,43 +107,13 @@ export class TokenSaliency extends InterpElement {
     return this._model && this.ids?.length ? super.refresh() : false;
   }
 
-  #intAttr(name) {
-    const t = this.getAttribute(name);
-    if (t === null || t.trim() === '') return undefined;
-    if (t.trim() === 'none') return null;
-    const n = Number(t);
-    return Number.isInteger(n) ? n : undefined;
-  }
-  #setAttr(name, v) {
-    if (v === undefined) this.removeAttribute(name);
-    else this.setAttribute(name, v === null ? 'none' : String(v));
-  }
-
-  get position() {
-    return this.#intAttr('position');
-  }
-  set position(v) {
-    this.#setAttr('position', v);
-  }
-  get token() {
-    return this.#intAttr('token');
-  }
-  set token(v) {
-    this.#setAttr('token', v);
-  }
-  get against() {
-    return this.#intAttr('against');
-  }
-  set against(v) {
-    this.#setAttr('against', v);
-  }
   /** The metric (attribute `metric`; default 'logit-diff'). */
   get metric() {
     const v = (this.getAttribute('metric') ?? '').trim();
     return SALIENCY_METRICS.includes(v) ? v : 'logit-diff';
   }
   set metric(v) {
-    this.#setAttr('metric', v ?? undefined);
+    setOptionalAttribute(this, 'metric', v ?? undefined);
   }
   /** The method (attribute `method`; default 'gradient-x-input'). */
   get method() {
@@ -144,15 +121,15 @@ export class TokenSaliency extends InterpElement {
     return SALIENCY_METHODS.includes(v) ? v : 'gradient-x-input';
   }
   set method(v) {
-    this.#setAttr('method', v ?? undefined);
+    setOptionalAttribute(this, 'method', v ?? undefined);
   }
   /** Integrated gradients' steps (attribute `steps`; default 32). */
   get steps() {
-    const n = this.#intAttr('steps');
+    const n = intAttribute(this, 'steps');
     return n && n > 0 ? n : 32;
   }
   set steps(v) {
-    this.#setAttr('steps', v ?? undefined);
+    setOptionalAttribute(this, 'steps', v ?? undefined);
   }
   get shown() {
     return this._shown ?? null;
@@ -425,3 +402,5 @@ export class TokenSaliency extends InterpElement {
     return this._canvas;
   }
 }
+
+defineTargetAccessors(TokenSaliency); // position, token, against ('none': no comparison token)
