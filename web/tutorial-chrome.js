@@ -82,5 +82,5 @@ export function attachTheme() {
     /* ignore */
   }
   if (THEMES.includes(saved) && saved !== 'auto') setTheme(toggle, saved);
-  matchMedia('(prefers-color-scheme: dark)').addEventListener('change', redrawWidgets);
+  // A change of the system's scheme: the widgets redraw themselves (web/widgets/base-element.js).
 }

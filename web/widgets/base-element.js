@@ -19,6 +19,14 @@ function sharedSheet() {
   return sheet;
 }
 
+// Canvases take their colours when they draw (the page's background and --aw-* variables): when the
+// system's colour scheme changes, every connected widget draws again. (A page's own theme switch,
+// like the tutorial's, calls refresh() itself.)
+const connected = new Set();
+globalThis.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => {
+  for (const el of connected) el.refresh();
+});
+
 /** Creates an element with attributes; text goes through textContent (never parsed as HTML). */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -69,6 +77,7 @@ export class AwElement extends HTMLElement {
     }
     this._resize.observe(this);
     track(this);
+    connected.add(this);
     if (!this._preparing) {
       this._preparing = this.prepare().then(
         () => {
@@ -88,6 +97,7 @@ export class AwElement extends HTMLElement {
   disconnectedCallback() {
     this._resize.disconnect();
     untrack(this);
+    connected.delete(this);
   }
 
   attributeChangedCallback() {
