@@ -6,7 +6,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SHOTS, join, assertCleanPage, openWidgetPage } from './helpers.mjs';
+import { SHOTS, join, assertCleanPage, openWidgetPage, routeHtml } from './helpers.mjs';
 import { kSameTol, SRC, CLEAN, CORRUPTED, b, openAll, reference, maxDiff } from './interp-widgets-page.mjs';
 
 test('each widget renders: labelled grids and controls, exports with SVG, no error, no CSP violation', async () => {
@@ -280,7 +280,17 @@ test("a PretrainedModel (tiny GPT-2) as the model property: scores, attribution 
 });
 
 test('position, token and against: integer attributes; null is "none" (no comparison), or the default target for <patching-view>', async () => {
-  const { page, watch } = await openAll();
+  // Elements made here, never connected: the accessors are attributes only (no model, no run).
+  const { page, watch } = await b.newPage();
+  await routeHtml(
+    b.context,
+    b.url('/__interp/accessors.html'),
+    '<!doctype html><title>accessors</title><script type="module" src="/web/widgets.js"></script>',
+  );
+  await page.goto(b.url('/__interp/accessors.html'));
+  await page.waitForFunction(
+    () => customElements.get('patching-view') && customElements.get('token-saliency'),
+  );
   const r = await page.evaluate(() =>
     ['logit-attribution', 'token-saliency', 'patching-view'].map((tag) => {
       const el = document.createElement(tag);
@@ -318,6 +328,6 @@ test('position, token and against: integer attributes; null is "none" (no compar
       removed: false,
     },
   ]);
-  await assertCleanPage(page, watch);
+  assert.deepEqual(watch.errors, []);
   await page.close();
 });
