@@ -8,7 +8,7 @@ import { whenReady, isReady } from './runtime.js';
 import { canvasToBlob, download, slug } from './export.js';
 import { CONFIG_ATTRIBUTES, DEFAULT_CONFIG, configFromAttributes, normalizeConfig } from './model.js';
 import { BASE_CSS } from './styles.js';
-import { track, untrack } from './print.js';
+import { liveWidgets, track, untrack } from './print.js';
 
 let sheet = null;
 function sharedSheet() {
@@ -22,9 +22,9 @@ function sharedSheet() {
 // Canvases take their colours when they draw (the page's background and --aw-* variables): when the
 // system's colour scheme changes, every connected widget draws again. (A page's own theme switch,
 // like the tutorial's, calls refresh() itself.)
-const connected = new Set();
+// The connected widgets are print.js's registry (track / untrack below).
 globalThis.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => {
-  for (const el of connected) el.refresh();
+  for (const el of liveWidgets()) el.refresh();
 });
 
 /** Creates an element with attributes; text goes through textContent (never parsed as HTML). */
@@ -77,7 +77,6 @@ export class AwElement extends HTMLElement {
     }
     this._resize.observe(this);
     track(this);
-    connected.add(this);
     if (!this._preparing) {
       this._preparing = this.prepare().then(
         () => {
@@ -97,7 +96,6 @@ export class AwElement extends HTMLElement {
   disconnectedCallback() {
     this._resize.disconnect();
     untrack(this);
-    connected.delete(this);
   }
 
   attributeChangedCallback() {

@@ -16,6 +16,10 @@ const swapped = new Map(); // widget → { box, hidden }
 export function track(el) {
   live.add(el);
 }
+/** The connected widgets (also redrawn by base-element.js when the system's colour scheme changes). */
+export function liveWidgets() {
+  return live;
+}
 export function untrack(el) {
   live.delete(el);
   if (swapped.has(el)) swapOut(el);
