@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CSP, startServer } from '../../scripts/serve.mjs';
+import { pagePool } from './page-pool.mjs';
 
 export { CSP };
 
@@ -33,6 +34,8 @@ const CHROMIUM_ARGS = [
 // launch() follows within kCloseGraceMs (the next file of a group launches at once; a lone file's
 // process then exits).
 const kCloseGraceMs = 250;
+/** The empty page of the test origin that a closed pooled page waits on (page-pool.mjs). */
+const BLANK_PATH = '/__test/blank.html';
 let sharedBrowser = null;
 let browserUsers = 0;
 let closeTimer = null;
@@ -81,15 +84,17 @@ export async function launch({
     ...contextOptions,
   });
   servedPages.set(context, pages);
+  pages.set(BLANK_PATH, { body: '<!doctype html><html lang="en"><title>blank</title></html>' });
+  const pool = pagePool(context, `${server.url.replace(/\/$/, '')}${BLANK_PATH}`);
   await mkdir(SHOTS, { recursive: true });
   const origin = server.url.replace(/\/$/, '');
   return {
     origin,
     context,
     url: (p = '/') => `${origin}${p.startsWith('/') ? p : `/${p}`}`,
-    /** A new page with a watcher attached (see watch()). */
+    /** A page with a watcher attached (see watch()): one a test closed before, or a new one (page-pool.mjs). */
     async newPage() {
-      const page = await context.newPage();
+      const page = await pool.take();
       return { page, watch: watch(page, origin) };
     },
     async close() {
@@ -288,7 +293,8 @@ export { dirname, join };
 
 /**
  * A page at /__<folder>/<name>.html holding `body` and the widgets script, under the CSP, opened and
- * waited on until `selector` is ready; CSP violations land in window.__csp (see assertCleanPage).
+ * waited on until `selector` is ready; CSP violations land in window.__csp (csp-probe.js, read by
+ * assertCleanPage).
  */
 export async function openWidgetPage(b, folder, name, body, selector) {
   const path = `/__${folder}/${name}.html`;
@@ -297,17 +303,10 @@ export async function openWidgetPage(b, folder, name, body, selector) {
     b.url(path),
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title>
     <style>:root { color-scheme: light dark; } @media (prefers-color-scheme: dark) { body { background: #15171c; color: #e8e8ea; } }</style>
+    <script src="/tests/browser/csp-probe.js"></script>
     <script type="module" src="/web/widgets.js"></script></head><body><main><h1>${name}</h1>\n${body}\n</main></body></html>`,
   );
   const { page, watch } = await b.newPage();
-  await page.addInitScript(() => {
-    window.__csp = [];
-    document.addEventListener(
-      'securitypolicyviolation',
-      (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
-      true,
-    );
-  });
   await page.goto(b.url(path));
   await widgetsReady(page, selector);
   return { page, watch };

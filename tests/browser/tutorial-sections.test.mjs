@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { ROOT, join, routeHtml, watch } from './helpers.mjs';
+import { ROOT, join, routeHtml } from './helpers.mjs';
 import { ALL_WIDGETS, env, page, w, inspectWidgets } from './tutorial-page.mjs';
 
 test('multi-head presets: the 512-dim, 8-head example and the shapes at each step', async () => {
@@ -282,8 +282,7 @@ test('each snippet of section 10 (Embed), pasted alone into an empty page with t
       url,
       `<!doctype html>\n<html><head><meta charset="utf-8">${scriptTag}</head><body>\n${html}\n</body></html>`,
     );
-    const p = await env.context.newPage();
-    const pw = watch(p, env.origin);
+    const { page: p, watch: pw } = await env.newPage();
     await p.goto(url);
     await p.waitForFunction((sel) => document.querySelector(sel)?.dataset.ready !== undefined, name, {
       timeout: 20_000,

@@ -216,7 +216,7 @@ test('a fully masked row: zeros here, uniform weights with the −1e9 fill', asy
 });
 
 test('the demo links to the tutorial', async () => {
-  const p = await env.context.newPage();
+  const { page: p } = await env.newPage();
   await p.goto(env.url('/'));
   assert.ok((await p.locator('a[href="/tutorial.html"]').count()) >= 1);
   await p.close();

@@ -1,0 +1,63 @@
+// Pages of a browser context handed out again after a test closes them. A page that Chromium
+// creates and closes costs a renderer process started and torn down, and the browser process's
+// bookkeeping of a tab: a demo load in a new page took 2.1–3.0 core-s of the 2-core machine, the
+// same load in a page that had shown a page of the same origin 0.9–1.0 (docs/testing.md "0.11.3").
+// So `close()` on a pooled page does not close it: it removes the listeners added while it was
+// lent (the test's watch() among them), goes to an empty page of the same origin (same
+// Content-Security-Policy and cross-origin isolation, so the renderer process is kept) and waits
+// for the next newPage(). Every test still loads its page anew: a navigation starts a new document,
+// JS realm and workers. A page whose settings outlive a navigation (init scripts, routes, emulated
+// media, viewport, exposed functions, extra headers) is closed for real instead.
+
+/** The methods whose effect outlives a navigation: a page that used one is not lent again. */
+const STICKY = [
+  'addInitScript',
+  'exposeBinding',
+  'exposeFunction',
+  'route',
+  'routeFromHAR',
+  'emulateMedia',
+  'setViewportSize',
+  'setExtraHTTPHeaders',
+];
+
+/**
+ * A pool of the pages of `context`. `blankUrl` is an empty page of the test origin served with the
+ * origin's headers.
+ * @returns {{ take: () => Promise<import('playwright-core').Page> }}
+ */
+export function pagePool(context, blankUrl) {
+  const idle = [];
+  function lend(page) {
+    const listeners = [];
+    let sticky = false;
+    page.on = page.addListener = (event, fn) => {
+      listeners.push([event, fn]);
+      return Object.getPrototypeOf(page).on.call(page, event, fn);
+    };
+    for (const name of STICKY) {
+      page[name] = (...args) => {
+        sticky = true;
+        return Object.getPrototypeOf(page)[name].apply(page, args);
+      };
+    }
+    page.close = async (options) => {
+      for (const [event, fn] of listeners) page.off(event, fn);
+      listeners.length = 0;
+      const close = Object.getPrototypeOf(page).close;
+      if (sticky || page.isClosed()) return close.call(page, options);
+      try {
+        await page.goto(blankUrl);
+      } catch {
+        return close.call(page, options);
+      }
+      idle.push(page);
+    };
+    return page;
+  }
+  return {
+    async take() {
+      return lend(idle.pop() ?? (await context.newPage()));
+    },
+  };
+}
