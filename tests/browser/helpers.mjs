@@ -85,7 +85,7 @@ export async function launch({
   });
   servedPages.set(context, pages);
   pages.set(BLANK_PATH, { body: '<!doctype html><html lang="en"><title>blank</title></html>' });
-  const pool = pagePool(context, `${server.url.replace(/\/$/, '')}${BLANK_PATH}`);
+  const pool = pagePool(context, `${server.url.replace(/\/$/, '')}${BLANK_PATH}`, { colorScheme, viewport });
   await mkdir(SHOTS, { recursive: true });
   const origin = server.url.replace(/\/$/, '');
   return {

@@ -6,48 +6,61 @@
 // lent (the test's watch() among them), goes to an empty page of the same origin (same
 // Content-Security-Policy and cross-origin isolation, so the renderer process is kept) and waits
 // for the next newPage(). Every test still loads its page anew: a navigation starts a new document,
-// JS realm and workers. A page whose settings outlive a navigation (init scripts, routes, emulated
-// media, viewport, exposed functions, extra headers) is closed for real instead.
+// JS realm and workers. Emulated media and a changed viewport are set back to the context's; a page
+// whose other settings outlive a navigation (init scripts, routes, exposed functions, extra
+// headers) is closed for real instead.
 
-/** The methods whose effect outlives a navigation: a page that used one is not lent again. */
+/** The methods whose effect outlives a navigation and cannot be undone: such a page is not lent again. */
 const STICKY = [
   'addInitScript',
   'exposeBinding',
   'exposeFunction',
   'route',
   'routeFromHAR',
-  'emulateMedia',
-  'setViewportSize',
   'setExtraHTTPHeaders',
 ];
 
 /**
  * A pool of the pages of `context`. `blankUrl` is an empty page of the test origin served with the
- * origin's headers.
+ * origin's headers; `colorScheme` and `viewport` are the context's (what a lent page is set back to).
  * @returns {{ take: () => Promise<import('playwright-core').Page> }}
  */
-export function pagePool(context, blankUrl) {
+export function pagePool(context, blankUrl, { colorScheme, viewport }) {
   const idle = [];
   function lend(page) {
     const listeners = [];
-    let sticky = false;
+    let sticky = false,
+      media = false,
+      resized = false;
+    const proto = Object.getPrototypeOf(page);
+    page.emulateMedia = (options) => {
+      media = true;
+      return proto.emulateMedia.call(page, options);
+    };
+    page.setViewportSize = (size) => {
+      resized = true;
+      return proto.setViewportSize.call(page, size);
+    };
     page.on = page.addListener = (event, fn) => {
       listeners.push([event, fn]);
-      return Object.getPrototypeOf(page).on.call(page, event, fn);
+      return proto.on.call(page, event, fn);
     };
     for (const name of STICKY) {
       page[name] = (...args) => {
         sticky = true;
-        return Object.getPrototypeOf(page)[name].apply(page, args);
+        return proto[name].apply(page, args);
       };
     }
     page.close = async (options) => {
       for (const [event, fn] of listeners) page.off(event, fn);
       listeners.length = 0;
-      const close = Object.getPrototypeOf(page).close;
+      const close = proto.close;
       if (sticky || page.isClosed()) return close.call(page, options);
       try {
         await page.goto(blankUrl);
+        // null: no emulation of that feature, as in a new page of the context
+        if (media) await proto.emulateMedia.call(page, { media: null, colorScheme, reducedMotion: null });
+        if (resized) await proto.setViewportSize.call(page, viewport);
       } catch {
         return close.call(page, options);
       }
