@@ -84,10 +84,10 @@ export async function launch({
     ...contextOptions,
   });
   servedPages.set(context, pages);
-  pages.set(BLANK_PATH, { body: '<!doctype html><html lang="en"><title>blank</title></html>' });
-  const pool = pagePool(context, `${server.url.replace(/\/$/, '')}${BLANK_PATH}`, { colorScheme, viewport });
-  await mkdir(SHOTS, { recursive: true });
   const origin = server.url.replace(/\/$/, '');
+  pages.set(BLANK_PATH, { body: '<!doctype html><html lang="en"><title>blank</title></html>' });
+  const pool = pagePool(context, `${origin}${BLANK_PATH}`, { colorScheme, viewport });
+  await mkdir(SHOTS, { recursive: true });
   return {
     origin,
     context,
