@@ -51,7 +51,10 @@ export function pagePool(context, blankUrl, { colorScheme, viewport }) {
         return proto[name].apply(page, args);
       };
     }
+    let returned = false;
     page.close = async (options) => {
+      if (returned) return; // a second close() must not lend the page twice
+      returned = true;
       for (const [event, fn] of listeners) page.off(event, fn);
       listeners.length = 0;
       const close = proto.close;
