@@ -1,7 +1,7 @@
 // Pages of a browser context handed out again after a test closes them. A page that Chromium
 // creates and closes costs a renderer process started and torn down, and the browser process's
 // bookkeeping of a tab: a demo load in a new page took 2.1–3.0 core-s of the 2-core machine, the
-// same load in a page that had shown a page of the same origin 0.9–1.0 (docs/testing.md "0.11.3").
+// same load in a page that had shown a page of the same origin 0.8–1.0 (docs/testing.md "0.11.3").
 // So `close()` on a pooled page does not close it: it removes the listeners added while it was
 // lent (the test's watch() among them), goes to an empty page of the same origin (same
 // Content-Security-Policy and cross-origin isolation, so the renderer process is kept) and waits
@@ -33,39 +33,34 @@ export function pagePool(context, blankUrl, { colorScheme, viewport }) {
       media = false,
       resized = false;
     const proto = Object.getPrototypeOf(page);
-    page.emulateMedia = (options) => {
-      media = true;
-      return proto.emulateMedia.call(page, options);
+    /** Replaces the page's method `name` by one that calls `mark` first. */
+    const noting = (name, mark) => {
+      page[name] = (...args) => {
+        mark();
+        return proto[name].apply(page, args);
+      };
     };
-    page.setViewportSize = (size) => {
-      resized = true;
-      return proto.setViewportSize.call(page, size);
-    };
+    noting('emulateMedia', () => (media = true));
+    noting('setViewportSize', () => (resized = true));
+    for (const name of STICKY) noting(name, () => (sticky = true));
     page.on = page.addListener = (event, fn) => {
       listeners.push([event, fn]);
       return proto.on.call(page, event, fn);
     };
-    for (const name of STICKY) {
-      page[name] = (...args) => {
-        sticky = true;
-        return proto[name].apply(page, args);
-      };
-    }
     let returned = false;
     page.close = async (options) => {
       if (returned) return; // a second close() must not lend the page twice
       returned = true;
       for (const [event, fn] of listeners) page.off(event, fn);
       listeners.length = 0;
-      const close = proto.close;
-      if (sticky || page.isClosed()) return close.call(page, options);
+      if (sticky || page.isClosed()) return proto.close.call(page, options);
       try {
         await page.goto(blankUrl);
         // null: no emulation of that feature, as in a new page of the context
         if (media) await proto.emulateMedia.call(page, { media: null, colorScheme, reducedMotion: null });
         if (resized) await proto.setViewportSize.call(page, viewport);
       } catch {
-        return close.call(page, options);
+        return proto.close.call(page, options);
       }
       idle.push(page);
     };
