@@ -19,6 +19,12 @@ const PASSIVE_PREFIXES = ['general.', 'tokenizer.', 'split.', 'quantize.'];
 const ROPE_INERT = ['rope.scaling.original_context_length', 'rope.scaling.finetuned'];
 // Keys llama.cpp may do without (it has defaults for them); every other key of a family's table is needed.
 const OPTIONAL = ['attention.head_count_kv', 'attention.key_length', 'rope.freq_base', 'vocab_size'];
+// Keys a family that does not read them may still carry, as long as each holds the value the family
+// implies (llama.cpp writes them for every architecture): accepted when equal, refused by name when
+// the value would change the computation. suffix → (read) → the implied value.
+const IMPLIED = {
+  'attention.head_count_kv': (read) => read('attention.head_count'),
+};
 
 // read(suffix[, fallback]): the number or string value of "<arch>.<suffix>", the fallback when the
 // file has none (no fallback: the key is needed); every suffix asked for is counted as read.
@@ -117,12 +123,21 @@ function hfConfig(family, read, tensors, metadata, arch) {
   return config;
 }
 
-// Every key of the architecture is read or inert; other keys only in the passive namespaces.
-function checkKeys(metadata, arch, g, used) {
+// Every key of the architecture is read, inert, or holds the value the family implies; other keys
+// only in the passive namespaces.
+function checkKeys(metadata, arch, g, used, read) {
   const known = new Set([...Object.keys(g.keys), ...g.inert, ...used, ...ROPE_INERT]);
   for (const [key, value] of Object.entries(metadata)) {
     if (key === 'general.architecture' || PASSIVE_PREFIXES.some((p) => key.startsWith(p))) continue;
-    if (key.startsWith(`${arch}.`) && known.has(key.slice(arch.length + 1))) continue;
+    const suffix = key.startsWith(`${arch}.`) ? key.slice(arch.length + 1) : undefined;
+    if (suffix !== undefined && known.has(suffix)) continue;
+    if (suffix !== undefined && Object.hasOwn(IMPLIED, suffix)) {
+      const implied = IMPLIED[suffix](read);
+      if (value === implied) continue;
+      throw invalid(
+        `gguf: key ${key} (${describe(value)}) is not implemented for ${arch} (only ${describe(implied)}, the value ${arch} implies)`,
+      );
+    }
     throw invalid(`gguf: key ${key} (${describe(value)}) is not implemented for ${arch}`);
   }
 }
@@ -144,7 +159,7 @@ export function ggufConfig(file) {
   const tensors = new Map(file.tensors.map((t) => [t.name, t]));
   const { read, used } = metadataReader(file.metadata, arch);
   const config = hfConfig(family, read, tensors, file.metadata, arch);
-  checkKeys(file.metadata, arch, g, used);
+  checkKeys(file.metadata, arch, g, used, read);
   const { architecture, core } = coreConfig(config);
   // llama.cpp's head is output.weight, else the embeddings (GPT-2's converter writes a copy).
   core.tieEmbeddings = !tensors.has(ggufTensorName(family, 'unembed'));

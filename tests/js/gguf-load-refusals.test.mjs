@@ -59,6 +59,11 @@ describe('GGUF files refused by name', () => {
       ],
       ['gemma3-tiny', [['gemma3.final_logit_softcapping', 'float32', 30]], /gemma3\.final_logit_softcapping/],
       ['gpt2-tiny', [['gpt2.rope.freq_base', 'float32', 10000]], /key gpt2\.rope\.freq_base/],
+      [
+        'gpt2-tiny',
+        [['gpt2.attention.head_count_kv', 'uint32', 1]],
+        /key gpt2\.attention\.head_count_kv \(1\) is not implemented for gpt2 \(only \d+, the value gpt2 implies\)/,
+      ],
       ['phi3-tiny', [['phi3.rope.scaling.attn_factor', 'float32', 1.19]], /phi3\.rope\.scaling\.attn_factor/],
       ['llama-tiny', [['clip.vision.block_count', 'uint32', 2]], /key clip\.vision\.block_count/],
     ];

@@ -202,6 +202,18 @@ describe('what a GGUF model says about itself', () => {
     st.dispose();
   });
 
+  it('gpt2: attention.head_count_kv equal to head_count (as llama.cpp writes it) loads, same logits', async () => {
+    const heads = json('gpt2-tiny', 'config.json').n_head;
+    const withKv = fixtureGGUF('gpt2-tiny', {
+      metadata: (md) => [...md, ['gpt2.attention.head_count_kv', 'uint32', heads]],
+    });
+    const plain = await loadPretrained({ gguf: fixtureGGUF('gpt2-tiny') });
+    const kv = await loadPretrained({ gguf: withKv });
+    const ids = [[1, 5, 9, 2]];
+    assert.deepEqual(kv.forward(ids).logits.data, plain.forward(ids).logits.data);
+    for (const m of [plain, kv]) m.dispose();
+  });
+
   it('weightBytes: the stored bytes of the tensors read (F16 matrices half of F32)', async () => {
     for (const name of ['llama-tiny', 'gpt2-tiny', 'phi3-tiny']) {
       const f32 = await loadPretrained({ gguf: fixtureGGUF(name) });
