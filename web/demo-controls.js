@@ -1,15 +1,17 @@
 // The demo's side panel: the form controls filled from the state and the state set from them, the
 // text boxes, the widgets' own events (a step, a head, a cell, a mask click), and the page buttons
-// (Copy link, Save as HTML, Reset). No inline handler anywhere (strict CSP).
+// (Copy link, Save as HTML, Reset). No inline handler anywhere (strict CSP). A view of the store: it
+// dispatches what the reader does and puts the state into the controls after every change
+// (syncControls, subscribed in demo.js).
 import { downloadSnapshot } from './widgets.js';
-import { normalizeState, stateFromSearch } from './demo-state.js';
+import { MAX_HEADS } from './demo-state.js';
 import { inLink } from './demo-models.js';
-import { $, els, page, setState, writeURL } from './demo-store.js';
-import { render } from './demo-render.js';
+import { page, replaceState, setState, setWayBack, stateFromURL } from './demo-store.js';
+import { $, autosize, els } from './demo-dom.js';
 import { switchModel, switchToText } from './demo-sources.js';
 
-export const D_MODELS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512];
-export const MAX_HEADS = 16;
+const D_MODELS = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512];
+let kvHeadsFor = 0; // the head count the key/value heads select was filled for
 
 // The form controls set from the state by name (the text boxes and the head selects apart).
 const FIELDS = ['dModel', 'seed', 'positional', 'base', 'mask', 'pad', 'temperature', 'dropout'];
@@ -39,15 +41,15 @@ function fillHeads() {
 
 // Key/value heads: every divisor of H (grouped-query attention; 1 = multi-query, H = none). Refilled
 // only when H changed, so a focused select keeps its options.
-export function fillKvHeads() {
+function fillKvHeads() {
   const { state } = page;
   const kv = $('kvHeads');
   const value = state.kvHeads && state.heads % state.kvHeads === 0 ? String(state.kvHeads) : '0';
-  if (page.kvHeadsFor === state.heads) {
+  if (kvHeadsFor === state.heads) {
     kv.value = value;
     return;
   }
-  page.kvHeadsFor = state.heads;
+  kvHeadsFor = state.heads;
   const options = Array.from({ length: state.heads }, (_, i) => i + 1)
     .filter((n) => state.heads % n === 0)
     .map(
@@ -107,12 +109,6 @@ function onControl(e) {
   if (name === 'heads' && page.state.kvHeads && v % page.state.kvHeads !== 0) patch.kvHeads = 0; // keep a divisor
   // Sliders: replace while dragging, one history entry when let go.
   setState(patch, e.type === 'input' && el.type === 'range' ? 'replace' : 'push');
-}
-
-/** Grows a text box with its content (up to 12 lines), so long sentences stay visible. */
-export function autosize(el) {
-  el.style.height = 'auto';
-  el.style.height = `${Math.min(el.scrollHeight + 2, 12 * 28)}px`;
 }
 
 /** The form and the two text boxes. */
@@ -179,20 +175,13 @@ function saveHTML() {
 }
 
 function resetAll() {
-  page.wayBack = null;
-  page.state = normalizeState({});
-  writeURL('push');
-  syncControls();
-  render();
+  setWayBack(null);
+  replaceState({}, 'push');
 }
 
 /** Wires the side panel, the widgets' events and the page buttons. */
 export function attachControls() {
-  addEventListener('popstate', () => {
-    page.state = stateFromSearch(location.search);
-    syncControls();
-    render();
-  });
+  addEventListener('popstate', stateFromURL);
   attachForm();
   attachWidgetEvents();
   $('copy-link').addEventListener('click', copyLink);

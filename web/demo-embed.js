@@ -4,7 +4,7 @@
 // widgets' defaults as an attribute. A trained model is a safetensors file: <attention-model-view>
 // loads it by `src` and opens its heads in an <attention-steps>. The snippet is text (textContent).
 import { DEFAULT_CONFIG, ELEMENTS, formatToggles } from './widgets.js';
-import { $ } from './demo-store.js';
+import { $ } from './demo-dom.js';
 import { visible } from './demo-trained.js';
 
 // Config keys that are not attributes in the snippet (text and source are written apart).

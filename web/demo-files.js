@@ -6,9 +6,9 @@
 import { download, modelStateDict, runModel } from './widgets.js';
 import { loadedSource, openFile } from './demo-models.js';
 import { figureState, planFigure, readFigureFile } from './demo-figure.js';
-import { $, modelConfig, page, seeded, setState, whenDrawn, writeURL } from './demo-store.js';
-import { render } from './demo-render.js';
-import { syncControls } from './demo-controls.js';
+import { modelConfig, page, replaceState, seeded, setWayBack, setWeights } from './demo-store.js';
+import { $ } from './demo-dom.js';
+import { whenDrawn } from './demo-render.js';
 import { switchModel } from './demo-sources.js';
 import { opensAsGGUF } from './demo-gguf.js';
 import { openModelFiles } from './demo-pretrained.js';
@@ -50,12 +50,9 @@ async function loadWeights(e) {
     }
     const trial = runModel({ ...state, ...patch, stateDict: sd });
     if (!trial.ok) throw new Error(trial.error.message);
-    page.stateDict = sd;
-    page.stateDictName = file.name;
     note.textContent = `Loaded ${Object.keys(sd).length} tensors from “${file.name}”${patch.dModel ? ` (d_model set to ${E})` : ''}. Weights are not stored in the link.`;
     $('weights-reset').hidden = false;
-    setState(patch, 'push');
-    syncControls();
+    setWeights(sd, file.name, patch);
   } catch (err) {
     note.className = 'note bad';
     note.textContent = `Could not load “${file.name}”: ${err.message}`;
@@ -63,11 +60,9 @@ async function loadWeights(e) {
 }
 
 function resetWeights() {
-  page.stateDict = null;
-  page.stateDictName = '';
   $('weights-reset').hidden = true;
   $('weights-note').textContent = 'Back to seeded weights.';
-  render();
+  setWeights(null);
 }
 
 function saveWeights() {
@@ -108,19 +103,16 @@ async function openModelFile(e) {
 
 /** Shows a figure's plan: the demo's state from it, drawn; then the view's own state on top. */
 async function showFigure(ws, plan) {
-  page.wayBack = null;
+  setWayBack(null);
+  const weights = {};
   if (!plan.weights && page.stateDict && plan.demoState.model === seeded.name) {
     // the figure was drawn with seeded weights
-    page.stateDict = null;
-    page.stateDictName = '';
+    Object.assign(weights, { stateDict: null, stateDictName: '' });
     $('weights-reset').hidden = true;
     $('weights-note').textContent = 'Back to seeded weights: the figure was drawn with them.';
   }
   const drawn = whenDrawn();
-  page.state = plan.demoState;
-  writeURL('push');
-  syncControls();
-  render();
+  replaceState(plan.demoState, 'push', weights);
   await drawn;
   // The figure's own view gets its state too: what the demo's state does not hold (the tile whose
   // query row is shown as bars, a palette) comes back; the rest is what the demo just drew.

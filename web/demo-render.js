@@ -1,22 +1,49 @@
 // Drawing the demo: the token chips, the side panel's notes, and one render of the shown source — a
 // source the settings define synchronously (the model runs once, cached, and each widget redraws);
 // any other source by asking it (asynchronously, web/demo-trained.js) and drawing what it answers.
+// A view of the store (web/demo-store.js): it reads the state and records what it drew; its own
+// bookkeeping (the scheduled frame, the renders' numbers) is kept here.
 import { keepScrollFocusable } from './widgets/a11y.js';
 import { attn, tokensOf, validHeadCounts, tokenizeWithInfo, PAD_TOKEN } from './widgets.js';
-import { normalizeState, searchFromState } from './demo-state.js';
+import { MAX_HEADS, normalizeState, searchFromState } from './demo-state.js';
 import { renderModel, showMode } from './demo-trained.js';
 import { showWhy } from './demo-why.js';
-import { $, els, modelConfig, modelWidgets, page, seeded, settleDrawn } from './demo-store.js';
-import { autosize, fillKvHeads, MAX_HEADS } from './demo-controls.js';
-import { ensureSource, showSwitchNote } from './demo-sources.js';
+import { modelConfig, page, recordRender, seeded } from './demo-store.js';
+import { $, autosize, els, modelWidgets } from './demo-dom.js';
 import { showEmbed } from './demo-embed.js';
 
+const rendering = {
+  frame: 0, // the requested animation frame of a scheduled render
+  seq: 0, // each render's number: a model render that finishes after a newer one is dropped
+  drawnSeq: 0, // the number of the last render that drew
+  waiters: [], // promises of the next render that draws (a dropped render does not count)
+};
+
+/** A render at the next animation frame (several changes in one frame: one render). */
 export function scheduleRender() {
-  if (!page.frame)
-    page.frame = requestAnimationFrame(() => {
-      page.frame = 0;
+  if (!rendering.frame)
+    rendering.frame = requestAnimationFrame(() => {
+      rendering.frame = 0;
       render();
     });
+}
+
+/**
+ * Whether the page shows what its state says: no render scheduled, the state's model shown, and the
+ * newest render drawn (a model source answers asynchronously, so a changed control is drawn later).
+ */
+export const settled = () =>
+  rendering.frame === 0 && page.source?.name === page.state.model && rendering.drawnSeq === rendering.seq;
+
+/** A promise of the next render that draws. */
+export const whenDrawn = () => new Promise((resolve) => rendering.waiters.push(resolve));
+
+/** Render `seq` has drawn (or shown its error): resolves whenDrawn's promises. */
+function settleDrawn(seq) {
+  rendering.drawnSeq = seq;
+  const waiting = rendering.waiters;
+  rendering.waiters = [];
+  for (const resolve of waiting) resolve();
 }
 
 /** The tokens as numbered chips (redrawn only when they changed). Token text: always textContent. */
@@ -60,7 +87,6 @@ function showHeadsNote(c) {
       `✗ ${c.heads} heads do not divide d_model = ${c.dModel} (${c.dModel} / ${c.heads} = ${(c.dModel / c.heads).toFixed(2)}): ` +
       `every head needs the same whole number of dimensions. Pick ${valid.slice(0, -1).join(', ')}${valid.length > 1 ? ' or ' : ''}${valid.at(-1)}.`;
   }
-  fillKvHeads();
   if (c.kvHeads && c.kvHeads !== c.heads && c.heads % c.kvHeads === 0 && c.dModel % c.heads === 0) {
     note.textContent += ` ${c.heads / c.kvHeads} query heads share each of the ${c.kvHeads} key/value head${c.kvHeads > 1 ? 's' : ''} (grouped-query attention).`;
   }
@@ -154,19 +180,21 @@ function renderTrained(seq, t0) {
     heatmap,
     maskEditor,
     chips,
-    current: () => seq === page.renderSeq && page.source === shown,
+    current: () => seq === rendering.seq && page.source === shown,
     onInput: (input) => showEmbed({ state, source: shown, input }),
   })
     .then((result) => {
       if (result === undefined) return;
-      page.lastPredictions = result;
-      if (result && shown.words) page.readableText = text;
-      page.lastMs = performance.now() - t0;
+      recordRender({
+        ms: performance.now() - t0,
+        predictions: result,
+        readableText: result && shown.words ? text : undefined,
+      });
       $('timing').textContent = `· computed and redrawn in ${page.lastMs.toFixed(1)} ms${onThreads()}`;
       settleDrawn(seq);
     })
     .catch((error) => {
-      if (seq !== page.renderSeq) return;
+      if (seq !== rendering.seq) return;
       settleDrawn(seq);
       $('token-count').className = 'bad';
       $('token-count').textContent = `The model could not run: ${error.message}`;
@@ -194,23 +222,22 @@ function renderSeeded(seq, t0) {
   );
   pe.refresh();
   renderPanel();
-  page.lastMs = performance.now() - t0;
+  recordRender({ ms: performance.now() - t0 });
   $('timing').textContent = `· recomputed and redrawn in ${page.lastMs.toFixed(1)} ms${onThreads()}`;
   settleDrawn(seq);
 }
 
-/** Renders everything for the shown source (first making the one state.model names shown). */
+/**
+ * Renders everything for the shown source. While the source state.model names loads (demo-sources.js
+ * follows the store and shows it when loaded, which renders again), nothing is drawn.
+ */
 export function render() {
-  const seq = ++page.renderSeq;
+  const seq = ++rendering.seq;
   const { source } = page;
-  if (!source || source.name !== page.state.model) {
-    ensureSource();
-    return;
-  }
+  if (!source || source.name !== page.state.model) return;
   const t0 = performance.now();
   showMode({ $, steps: els.steps, heatmap: els.heatmap, maskEditor: els.maskEditor }, source);
   showWhy($, source);
-  showSwitchNote();
   for (const el of [els.steps, els.heatmap, els.maskEditor, els.pe, $('model-view')])
     el.context = figureContext(el.id);
   if (!source.views.settings) renderTrained(seq, t0);

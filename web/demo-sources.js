@@ -1,14 +1,14 @@
 // Which model the demo shows: the source state.model names made the shown one (a preset loads once),
 // the Model control, the opened folder and the "Why this prediction?" section wired to the shown
 // source, and typing that is never a dead end — text a task preset cannot read switches to the
-// character model, with a note and a way back.
+// character model, with a note and a way back. A view of the store: after every change it loads the
+// source the state names when that is not the one shown (followSource, subscribed in demo.js).
 import { DEMO_DEFAULTS, normalizeState } from './demo-state.js';
 import { register, sourceFor } from './demo-models.js';
 import { attachFolder } from './demo-pretrained.js';
 import { attachWhy } from './demo-why.js';
-import { $, els, page, seeded, setState, writeURL } from './demo-store.js';
-import { render } from './demo-render.js';
-import { syncControls } from './demo-controls.js';
+import { page, replaceState, seeded, setState, setWayBack, showSource } from './demo-store.js';
+import { $, els } from './demo-dom.js';
 
 const TEXT_PRESET = 'text'; // the character model: it reads any text (unknown characters as its unknown token)
 
@@ -16,47 +16,58 @@ const TEXT_PRESET = 'text'; // the character model: it reads any text (unknown c
 const freshView = (state, patch) =>
   normalizeState({ ...state, layer: 0, head: 0, view: 'all', query: -1, toggles: [], ...patch });
 
-/** Makes the source state.model names the shown one (loading a preset once), then renders. */
-export async function ensureSource() {
-  const note = $('model-note');
+let loading = null; // { name, promise } of the source being loaded
+
+/** Makes the source state.model names the shown one (loading a preset once; one load per name at a time). */
+export function ensureSource() {
   const name = page.state.model;
+  if (loading?.name === name) return loading.promise;
+  const promise = loadSource(name).finally(() => {
+    if (loading?.promise === promise) loading = null;
+  });
+  loading = { name, promise };
+  return promise;
+}
+
+async function loadSource(name) {
+  const note = $('model-note');
   try {
     const s = await sourceFor(name);
     if (page.state.model !== name) return; // another model was chosen meanwhile
-    page.source = s;
     note.className = 'note';
     note.textContent = '';
     // A link with a model but no input opens on the model's own example, not the seeded sentence.
     if (page.state.text === DEMO_DEFAULTS.text && (await s.tokenize(page.state.text)).error) {
-      page.state = normalizeState({ ...page.state, text: s.example });
-      syncControls();
+      if (page.state.model !== name) return;
+      replaceState({ ...page.state, text: s.example }, 'none', { source: s });
     }
     // A link whose text its preset cannot read opens on the character model (the link follows).
-    if (switchToText(page.state.text, 'replace', s.example)) return;
+    if (switchToText(page.state.text, 'replace', s.example, s)) return;
+    showSource(s);
   } catch (err) {
     if (page.state.model !== name) return;
     note.className = 'note bad';
     note.textContent = `Could not load the model: ${err.message}. Back to seeded weights.`;
-    page.state = normalizeState({ ...page.state, model: seeded.name });
-    page.source = seeded;
-    writeURL('replace');
-    syncControls();
+    replaceState({ ...page.state, model: seeded.name }, 'replace', { source: seeded });
   }
-  render();
+}
+
+/** After every change of the store: the source the state names is loaded, and the switch note drawn. */
+export function followSource() {
+  if (page.source?.name !== page.state.model) ensureSource();
+  showSwitchNote();
 }
 
 /** The Model control: a preset, the opened file or folder, or the seeded layer, on its own example input. */
 export async function switchModel(name) {
-  page.wayBack = null;
+  setWayBack(null);
   const s = await sourceFor(name).catch(() => null);
-  page.state = freshView(page.state, {
+  const state = freshView(page.state, {
     model: name,
     step: s?.firstStep ?? 'weights',
     text: s ? s.example : page.state.text,
   });
-  page.source = null;
-  writeURL('push');
-  syncControls();
+  replaceState(state, 'push', { source: null });
   await ensureSource();
 }
 
@@ -73,29 +84,28 @@ const unknownWord = (text, words) =>
  * the preset and its last readable input. Opened files and folders hand nothing over. Returns whether it
  * switched. `how`: the URL record ('push' while typing; 'replace' for a link).
  */
-export function switchToText(text, how, back = page.readableText) {
-  const { state, source } = page;
+export function switchToText(text, how, back = page.readableText, source = page.source) {
+  const { state } = page;
   const words = source?.name === state.model ? source.words : null;
   if (!words) return false;
   const token = unknownWord(text, words);
   if (token === undefined) return false;
   const reads = (t) => Boolean(String(t).trim()) && unknownWord(t, words) === undefined;
-  page.wayBack = {
+  const wayBack = {
     state: { ...state, text: reads(back) ? back : source.example },
     label: source.label,
     vocabulary: words,
     token,
   };
-  page.state = freshView(state, { model: TEXT_PRESET, step: 'weights', text });
-  page.source = null;
-  writeURL(how);
-  syncControls();
-  ensureSource();
+  replaceState(freshView(state, { model: TEXT_PRESET, step: 'weights', text }), how, {
+    source: null,
+    wayBack,
+  });
   return true;
 }
 
 /** The note after a switch (shown while the character model is): what happened, and the way back. */
-export function showSwitchNote() {
+function showSwitchNote() {
   const { wayBack, state } = page;
   const shown = Boolean(wayBack) && state.model === TEXT_PRESET;
   $('switch-note').hidden = !shown;
@@ -111,18 +121,13 @@ export function showSwitchNote() {
 
 function switchBack() {
   if (!page.wayBack) return;
-  page.state = normalizeState(page.wayBack.state);
-  page.wayBack = null;
-  writeURL('push');
-  syncControls();
+  replaceState(page.wayBack.state, 'push', { wayBack: null });
   $('text').focus();
-  render();
 }
 
 /** Makes `text` the input, as typed (one history entry). */
 function setText(text) {
   setState({ text }, 'push');
-  syncControls();
 }
 
 /** Wires the way back, the opened folder, the model view's heads and "Why this prediction?". */
@@ -143,7 +148,7 @@ export function attachSources() {
   );
   // "Why this prediction?": asks the shown source; a head named there opens in the steps view.
   attachWhy($, {
-    getContext: () => ({ source: page.source, text: page.state.text }),
+    getContext: () => ({ source: page.source, text: page.state.text, layer: page.state.layer }),
     openHead: (layer, head) => {
       setState({ layer, head, step: 'weights' }, 'push');
       els.steps.scrollIntoView({ block: 'nearest' });

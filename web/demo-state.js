@@ -3,6 +3,9 @@
 //   /?t=The+cat+sat&d=32&h=4&m=causal&tg=2.1,3.0&step=scores&head=1
 import { DEFAULT_CONFIG, formatToggles, normalizeConfig, parseBool, parseToggles } from './widgets.js';
 
+/** The most heads the side panel offers. */
+export const MAX_HEADS = 16;
+
 export const DEMO_DEFAULTS = Object.freeze({
   ...DEFAULT_CONFIG,
   text: 'The animal did not cross the street because it was too tired.',

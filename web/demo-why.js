@@ -8,7 +8,6 @@
 // components made that query look at that key (demo-why-qk.js). The token explained is the next one
 // or one of the input's, a generated one (demo-why-target.js). It asks the source (demo-models.js),
 // never the kind; token text goes through textContent only.
-import { page } from './demo-store.js';
 import { fmt, table, topHeads } from './demo-why-table.js';
 import { chooseTarget, fillTargets, targetWhere } from './demo-why-target.js';
 import { attributionPatch, endRun, saliency, startRun } from './demo-why-grad.js';
@@ -147,7 +146,7 @@ async function attribution($, why) {
 }
 
 /**
- * Wires the section: `getContext()` → { source, text } of what is shown; `openHead(layer, head)`
+ * Wires the section: `getContext()` → { source, text, layer } of what is shown; `openHead(layer, head)`
  * opens a head in the steps view; `setText(text)` makes a text the input.
  */
 export function attachWhy($, { getContext, openHead, setText }) {
@@ -170,8 +169,8 @@ export function attachWhy($, { getContext, openHead, setText }) {
   once('why-saliency', saliency);
   // A heatmap cell of a model source: which components made that query look at that key.
   $('heatmap').addEventListener('cell-click', (e) => {
-    const { source, text } = getContext();
-    if (!$('why').hidden) explainCell($, { source, text, layer: page.state.layer }, e.detail);
+    const { source, text, layer } = getContext();
+    if (!$('why').hidden) explainCell($, { source, text, layer }, e.detail);
   });
   $('why-cancel').addEventListener('click', () => why.running?.abort());
   $('why-ioi').addEventListener('click', () => {

@@ -1,8 +1,10 @@
 // The demo page: the controls, the URL, and the widgets — no second implementation of anything the
-// widgets do. One state object drives everything (web/demo-store.js); it lives in the URL. The model
-// shown is a model source (web/demo-models.js): the page asks it what to show, never which kind of
-// model it is. The page's parts, each wired here once:
-//   demo-store.js    the state object, the URL, setState
+// widgets do. One store drives everything (web/demo-store.js: the state, its actions, subscribe); the
+// state lives in the URL. The views read the store and dispatch its actions; those that follow every
+// change are subscribed here. The model shown is a model source (web/demo-models.js): the page asks
+// it what to show, never which kind of model it is. The page's parts, each wired here once:
+//   demo-store.js    the store: state, actions (setState, replaceState, showSource …), subscribe
+//   demo-dom.js      the page's elements
 //   demo-controls.js the side panel, the widgets' events, Copy link / Save as HTML / Reset
 //   demo-files.js    weights JSON, a model file, a figure
 //   demo-sources.js  the source shown, the Model control, the folder, "Why this prediction?"
@@ -10,13 +12,22 @@
 //   demo-embed.js    "Put these widgets in your own page"
 import { attn, clearModelCache, ready } from './widgets.js';
 import { loadedSource } from './demo-models.js';
-import { $, els, modelWidgets, page, setState, settled } from './demo-store.js';
+import { page, setState, showSource, subscribe } from './demo-store.js';
+import { $, els, modelWidgets } from './demo-dom.js';
 import { attachControls, fillSelects, syncControls } from './demo-controls.js';
 import { attachFiles } from './demo-files.js';
-import { attachSources, ensureSource } from './demo-sources.js';
-import { render, watchChipScrolling } from './demo-render.js';
+import { attachSources, ensureSource, followSource } from './demo-sources.js';
+import { render, scheduleRender, settled, watchChipScrolling } from './demo-render.js';
 import { attachPredictionsToggle } from './demo-tables.js';
 import { showElementCount } from './demo-embed.js';
+
+// The views that follow every change of the store: the side panel (not while the reader types: the
+// box already holds the text), the model source, and the render (once per frame).
+subscribe(({ how }) => {
+  if (how !== 'typing') syncControls();
+});
+subscribe(followSource);
+subscribe(scheduleRender);
 
 attachControls();
 attachFiles();
@@ -33,9 +44,11 @@ await ready;
 $('kernel').textContent = `kernels: ${attn.kernelVariant()}`;
 // A source open from the start (the seeded layer) renders now, before the widgets draw on their own
 // defaults; a preset loads first.
-page.source = loadedSource(page.state.model);
-if (page.source) render();
-else await ensureSource();
+const opened = loadedSource(page.state.model);
+if (opened) {
+  showSource(opened);
+  render();
+} else await ensureSource();
 // Widgets that were still loading (KaTeX) render themselves when ready; re-render once they are.
 await Promise.all(
   [...modelWidgets, els.pe].map((w) =>
@@ -63,7 +76,6 @@ window.attentionDemo = {
   },
   setState(patch, how = 'push') {
     setState(patch, how);
-    syncControls();
     render();
   },
   render,
