@@ -1,6 +1,6 @@
 // Synthetic vocabularies of a real model's size for the shaped GGUF files (bench/gguf_shapes.mjs):
 // the token strings are made up, the structure is the real one, so the file's tokenizer metadata is
-// readable by the loader (src/js/gguf-tokenizer.js) as llama.cpp would read it.
+// readable by the loader (src/js/tokenizers/gguf-tokenizer.js) as llama.cpp would read it.
 //   gpt2:  256 byte-level tokens (GPT-2's bytes_to_unicode), then byte pairs, then pair + byte, each
 //          with its merge; the model's special tokens (control) at their real ids; unused pads.
 //   llama: SentencePiece pieces (<unk>, <s>, </s>, <0xNN> bytes, then ▁-words of 1–3 characters with

@@ -12,7 +12,7 @@ import {
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
-import { coreConfig } from '../src/js/pretrained-config.js';
+import { coreConfig } from '../src/js/pretrained/config.js';
 import { checkpointTensors, familyOf } from '../src/js/architectures/index.js';
 
 /**

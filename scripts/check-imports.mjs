@@ -1,15 +1,65 @@
-// The import graph of the hand-written JavaScript (src/js and web, vendored code aside) has no cycle:
-// data flows one way (docs/architecture.md), so each module can be read knowing only what it imports.
+// The import graph of the hand-written JavaScript (src/js and web, vendored code aside):
+//   1. has no cycle: data flows one way (docs/architecture.md), so each module can be read knowing
+//      only what it imports;
+//   2. follows the folders' layering (FOLDER_IMPORTS, each folder's README.md says the same): a
+//      module of src/js/<area>/ imports only the areas listed for it; src/js/index.js (the wiring)
+//      imports any; web/ imports the top of src/js (the public entry and its base values) and formats/.
 // Static imports, re-exports and dynamic import('…') with a literal path all count. Run by
 // tests/js/import-cycles.test.mjs; by hand:
 //
-//   node scripts/check-imports.mjs     prints each cycle as a → b → … → a, exits 1 if any
+//   node scripts/check-imports.mjs     prints each cycle and each import against the layering, exits 1 if any
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as acorn from 'acorn';
 
 export const GRAPH_ROOTS = ['src/js', 'web'];
+
+/**
+ * Area → the areas its modules may import, bottom-up. An area is a folder of src/js ('top': the files
+ * directly in src/js), 'web', 'vendor' (src/js/vendor, copied at build time) or 'dist' (the build).
+ */
+export const FOLDER_IMPORTS = {
+  top: ['top'],
+  runtime: ['top', 'dist'],
+  formats: ['top'],
+  tokenizers: ['top', 'vendor'],
+  architectures: ['top'],
+  attention: ['top', 'runtime'],
+  interp: ['top'],
+  tiny: ['top', 'runtime', 'formats', 'interp'],
+  pretrained: ['top', 'runtime', 'formats', 'tokenizers', 'architectures', 'interp', 'vendor'],
+  // The model worker reads a GGUF file's header (formats/gguf.js) to tell its parts before loading.
+  web: ['web', 'top', 'formats'],
+};
+const WIRING = 'src/js/index.js'; // the public entry: re-exports and wiring, may import every area
+
+/** The area of a file path relative to the root (see FOLDER_IMPORTS), or undefined outside them. */
+export function areaOf(path) {
+  if (path.startsWith('web/')) return 'web';
+  if (path.startsWith('dist/')) return 'dist';
+  if (!path.startsWith('src/js/')) return undefined;
+  const rest = path.slice('src/js/'.length);
+  return rest.includes('/') ? rest.slice(0, rest.indexOf('/')) : 'top';
+}
+
+/** Each import of the graph against FOLDER_IMPORTS: ["a.js → b.js: area x imports y (allowed: …)"]. */
+export function layeringProblems(graph) {
+  const problems = [];
+  for (const [file, targets] of Object.entries(graph)) {
+    if (file === WIRING) continue;
+    const from = areaOf(file);
+    const allowed = FOLDER_IMPORTS[from];
+    for (const target of targets) {
+      const to = areaOf(target);
+      if (to === from) continue;
+      if (!allowed) problems.push(`${file} → ${target}: src/js/${from}/ is not in FOLDER_IMPORTS`);
+      else if (!allowed.includes(to))
+        problems.push(`${file} → ${target}: ${from} imports ${to} (allowed: ${allowed.join(', ')})`);
+    }
+  }
+  return problems;
+}
 const SKIP = new Set(['vendor', 'node_modules']);
 
 function jsFiles(dir, out = []) {
@@ -110,8 +160,13 @@ function cyclePath(graph, component) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const cycles = findCycles(importGraph(join(dirname(fileURLToPath(import.meta.url)), '..')));
+  const graph = importGraph(join(dirname(fileURLToPath(import.meta.url)), '..'));
+  const cycles = findCycles(graph);
   for (const c of cycles) console.error(`import cycle: ${c.join(' → ')}`);
-  if (cycles.length) process.exit(1);
-  console.log(`check-imports: no import cycle in ${GRAPH_ROOTS.join(', ')}`);
+  const layering = layeringProblems(graph);
+  for (const p of layering) console.error(`import against the layering: ${p}`);
+  if (cycles.length || layering.length) process.exit(1);
+  console.log(
+    `check-imports: no import cycle in ${GRAPH_ROOTS.join(', ')}; every import follows the folders' layering`,
+  );
 }

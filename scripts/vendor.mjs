@@ -104,7 +104,7 @@ async function main() {
 }
 
 // @huggingface/tokenizers (Apache-2.0; pinned in package.json): its ES module build, imported by
-// src/js/pretrained.js through a relative path, and only when a tokenizer.json is given.
+// src/js/pretrained/pretrained.js through a relative path, and only when a tokenizer.json is given.
 async function vendorTokenizers() {
   const from = join(root, 'node_modules', '@huggingface', 'tokenizers');
   const to = join(root, 'src', 'js', 'vendor', 'tokenizers');
@@ -120,7 +120,7 @@ async function vendorTokenizers() {
 }
 
 // @huggingface/jinja (MIT; pinned in package.json): the template engine transformers.js uses, for
-// chat templates; imported by src/js/chat-template.js through a relative path, only when a model
+// chat templates; imported by src/js/tokenizers/chat-template.js through a relative path, only when a model
 // has a chat template.
 async function vendorJinja() {
   const from = join(root, 'node_modules', '@huggingface', 'jinja');

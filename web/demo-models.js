@@ -23,7 +23,7 @@
 //   scored(ids)                    → [from, to): the positions whose next token is predictable
 //   logitLens(ids)?  generate(text, { maxNewTokens, signal })? (async iterator of { id, text })
 //   chat(messages)?  dispose()
-//   for the interpretability views (src/js/interp.js; tensors as { data, shape }): headScores(ids, options),
+//   for the interpretability views (src/js/interp/head-scores.js; tensors as { data, shape }): headScores(ids, options),
 //   logitAttribution(ids, options), patch(options, { signal, onProgress }) (abortable: long work),
 //   saliency(ids, options, { signal, onProgress }), attributionPatch(options, { signal, onProgress }),
 //   qkAttribution(ids, options)

@@ -5,25 +5,25 @@
 // Every function copies its inputs into the wasm heap and its results out of it, so results stay
 // valid after later calls and memory growth. Errors are AttentionError with a `.code`.
 import { AttentionError } from './errors.js';
-import { relaxedSimdSupported } from './relaxed-simd.js';
-import { backwardApi } from './backward.js';
-import { positionsApi } from './positions.js';
-import { pretrainedApi } from './pretrained.js';
-import { tinyTransformerClass } from './model.js';
-import { trainApi } from './train.js';
-import { threadsApi } from './threads.js';
-import { mhaApi } from './mha.js';
-import { opsApi } from './ops.js';
-import { loaderApi } from './loader.js';
-import { createRuntime } from './runtime.js';
+import { relaxedSimdSupported } from './runtime/relaxed-simd.js';
+import { backwardApi } from './attention/backward.js';
+import { positionsApi } from './attention/positions.js';
+import { pretrainedApi } from './pretrained/pretrained.js';
+import { tinyTransformerClass } from './tiny/tiny-transformer.js';
+import { trainApi } from './tiny/train.js';
+import { threadsApi } from './runtime/threads.js';
+import { mhaApi } from './attention/mha.js';
+import { opsApi } from './attention/ops.js';
+import { loaderApi } from './runtime/loader.js';
+import { createRuntime } from './runtime/runtime.js';
 import { Tensor } from './tensor.js';
 
 export { AttentionError, Tensor, relaxedSimdSupported };
-export { readSafetensorsMetadata } from './safetensors.js';
-export { GENERATE_PAD } from './generation.js';
-export { CONFIG_KEYS as PRETRAINED_CONFIG_KEYS } from './pretrained-config.js';
+export { readSafetensorsMetadata } from './formats/safetensors.js';
+export { GENERATE_PAD } from './pretrained/generation.js';
+export { CONFIG_KEYS as PRETRAINED_CONFIG_KEYS } from './pretrained/config.js';
 export { ARCHITECTURES as PRETRAINED_ARCHITECTURES } from './architectures/index.js';
-export { attentionRollout } from './interp.js';
+export { attentionRollout } from './interp/head-scores.js';
 
 // This copy's module and memory limit (runtime.js), shared with the functions of backward.js.
 const runtime = createRuntime();

@@ -41,7 +41,7 @@ struct GgmlTypeInfo {
   bool dequantized;
 };
 
-// Every ggml type id a GGUF file may hold (src/js/gguf-types.js has the same table; a test
+// Every ggml type id a GGUF file may hold (src/js/formats/gguf-types.js has the same table; a test
 // compares them), in id order.
 const GgmlTypeInfo* ggml_types();
 int ggml_type_count();

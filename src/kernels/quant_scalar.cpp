@@ -11,7 +11,7 @@ namespace {
 
 // The table (quant.h GgmlTypeInfo): id, name, block elements, block bytes, dequantized.
 // tests/js/gguf.test.mjs reads these { ... } entries from this file and compares them with
-// src/js/gguf-types.js, so keep each entry's literal form.
+// src/js/formats/gguf-types.js, so keep each entry's literal form.
 constexpr GgmlTypeInfo kTypes[] = {
     {0, "F32", 1, 4, true},          {1, "F16", 1, 2, true},          {2, "Q4_0", 32, 18, true},
     {3, "Q4_1", 32, 20, true},       {6, "Q5_0", 32, 22, true},       {7, "Q5_1", 32, 24, true},

@@ -1,7 +1,7 @@
 // One forward's options and outputs, shared by both model classes (TinyTransformer and PretrainedModel):
 // the attention weights and traces a page shows, and the interpretability hooks (hidden states, the
 // logit lens, each MLP's output, the patching hooks). The binding reads them from one JS object
-// (src/wasm/bindings_interp.h); the JS adapters (src/js/interp-adapter.js) run attribution and patching
+// (src/wasm/bindings_interp.h); the JS adapters (src/js/interp/adapter.js) run attribution and patching
 // over them, so neither model's math is written again in JS.
 //
 // hidden_states follow Hugging Face's output_hidden_states, L + 1 of (B, T, width) for both models:

@@ -1,6 +1,6 @@
 // Bindings of the backward functions (gradients), with the conventions of bindings.cpp: tensors in
 // as { data, shape } objects, results out as copies, and a { code, message, ... } object per call.
-// The JS side is src/js/backward.js.
+// The JS side is src/js/attention/backward.js.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 

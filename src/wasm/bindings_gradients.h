@@ -1,6 +1,6 @@
 // A metric gradient call's options and result (model/metric_gradients.h) between a JS object and the
 // core, shared by both model bindings (bindings_model.cpp, bindings_pretrained.cpp); the wrappers
-// (src/js/interp-gradients.js) check the options first and pass one object, read here once.
+// (src/js/interp/gradients.js) check the options first and pass one object, read here once.
 #pragma once
 #include <emscripten/bind.h>
 #include <emscripten/val.h>

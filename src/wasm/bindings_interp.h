@@ -1,6 +1,7 @@
 // One forward's options and outputs (model/interp_hooks.h) between a JS object and the core, for both
 // model bindings (bindings_model.cpp: TinyTransformer, bindings_pretrained.cpp: PretrainedModel): the
-// wrappers (src/js/model.js, pretrained.js, interp-adapter.js) pass one object, read here once.
+// wrappers (src/js/tiny/tiny-transformer.js, pretrained.js, interp/adapter.js) pass one object, read here
+// once.
 #pragma once
 #include <emscripten/bind.h>
 #include <emscripten/val.h>

@@ -1,6 +1,7 @@
 // Bindings of the model and training API (src/model, src/train), with the conventions of
 // bindings.cpp: tensors in as { data, shape } objects, token ids as Int32Array + (B, T), results
-// out as copies, and a { code, message, ... } object per call. The JS side is src/js/model.js.
+// out as copies, and a { code, message, ... } object per call. The JS side is
+// src/js/tiny/tiny-transformer.js.
 //
 // Ownership: a TinyModelHandle holds its TinyTransformer through a shared_ptr, and a TrainerHandle
 // holds another reference to the same model, because attn::Trainer keeps a raw pointer to it: the

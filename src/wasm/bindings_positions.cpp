@@ -2,7 +2,7 @@
 // (core/positional.h), and today's rotary embeddings (forward and backward) and the ALiBi paper's
 // slopes (core/rotary.h). Conventions of bindings.cpp: tensors in as
 // { data, shape }, results out as copies, one { code, message, ... } object per call. The JS side
-// is applyRotary / applyRotaryBackward / alibiSlopes in src/js/positions.js.
+// is applyRotary / applyRotaryBackward / alibiSlopes in src/js/attention/positions.js.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 

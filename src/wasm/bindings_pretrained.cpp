@@ -4,7 +4,7 @@
 // so no second copy of a tensor, let alone of the file, is made. forward returns logits, attention,
 // traces, hidden states and the interpretability outputs as copies (bindings_interp.h). Every call runs under
 // the model's own memory limit (given at init). Conventions of bindings.cpp. The JS side is
-// src/js/pretrained.js.
+// src/js/pretrained/pretrained.js.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 

@@ -4,7 +4,7 @@
 // loop, before relying on them), _threadsSupported(), _poolJobs() (loops split so far, as a double:
 // tests check that a call really ran in parallel). Only in a build with -DATTN_THREADS=ON
 // (Emscripten pthreads): the single-thread builds have no pool and do not carry these (their size
-// budget is tight); src/js/threads.js treats their absence as one thread.
+// budget is tight); src/js/runtime/threads.js treats their absence as one thread.
 #if defined(__EMSCRIPTEN_PTHREADS__)
 #include <emscripten/bind.h>
 

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ROOT, axeViolations, demoReady, join, launch } from './helpers.mjs';
 import { GGML, fixtureGGUF, toHalf } from '../js/gguf-from-fixture.js';
-import { parseGGUF } from '../../src/js/gguf.js';
+import { parseGGUF } from '../../src/js/formats/gguf.js';
 
 const FIXTURE = join(ROOT, 'tests', 'golden', 'pretrained', 'qwen2-tiny');
 const visible = (s) => String(s).replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || '∅';

@@ -153,7 +153,7 @@ inline std::vector<TensorFile> tensor_roles(const testjson::Value& list) {
 
 // THE adapter between a checkpoint file and the model's tensor API: every tensor the registry maps
 // (tensor-roles.json), found in the file under one of its names (GPT-2's with or without
-// "transformer.", as src/js/pretrained.js finds them), copied by role in its file format through
+// "transformer.", as src/js/pretrained/pretrained.js finds them), copied by role in its file format through
 // begin_tensor / end_tensor after reserve() of the total, as the JS loader does. The Hugging Face
 // names come only from tensor-roles.json: no C++ copy of them.
 inline void load_checkpoint(attn::PretrainedModel& model, const Safetensors& file,

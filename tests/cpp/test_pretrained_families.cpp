@@ -109,8 +109,8 @@ std::vector<std::int32_t> last_argmax(const attn::Tensor& logits) {
   return out;
 }
 
-// Greedy decoding as generate() does it (src/js/generation.js): the prompt through the caches, then
-// one token per step; returns the new ids (B, steps) row-major.
+// Greedy decoding as generate() does it (src/js/pretrained/generation.js): the prompt through the caches,
+// then one token per step; returns the new ids (B, steps) row-major.
 std::vector<std::int32_t> greedy(attn::PretrainedModel& model, const Ids& prompt, int steps) {
   std::vector<attn::KvCache> caches;
   REQUIRE(model.create_caches(prompt.t + steps, prompt.b, caches).ok());

@@ -14,7 +14,7 @@
 //   node tests/golden/write-core-configs.mjs
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { coreConfig } from '../../src/js/pretrained-config.js';
+import { coreConfig } from '../../src/js/pretrained/config.js';
 import {
   familyOf,
   fileNames,

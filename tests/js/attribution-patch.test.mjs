@@ -1,4 +1,4 @@
-// model.attributionPatch (src/js/interp-attribution-patch.js) against its definition, computed here
+// model.attributionPatch (src/js/interp/attribution-patch.js) against its definition, computed here
 // from metricGradients and forwards: (a_clean − a_corrupted)·∂M/∂a on the corrupted run over
 // (M_clean − M_corrupted), for heads (z from the forward's trace), head-positions, the residual stream
 // and MLP branches; lists of pairs average; its correlation with patch printed (not a correctness
@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { init } from '../../src/js/index.js';
-import { tracedForward } from '../../src/js/interp-attribution.js';
+import { tracedForward } from '../../src/js/interp/attribution.js';
 import { tiny, loadCheckpoint, metricOf } from './gradient-checks.mjs';
 
 await init();

@@ -1,11 +1,11 @@
-// Hostile GGUF files refused by parseGGUF (src/js/gguf.js) with INVALID_ARGUMENT naming the problem
+// Hostile GGUF files refused by parseGGUF (src/js/formats/gguf.js) with INVALID_ARGUMENT naming the problem
 // before anything large is allocated: out-of-range counts, lengths, dimensions, offsets and
 // alignment, tensors past the end or overlapping, partial blocks, duplicate names, unknown types,
 // big-endian and old files, every truncation of a file; and random corruption never throws
 // anything but an AttentionError.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseGGUF } from '../../src/js/gguf.js';
+import { parseGGUF } from '../../src/js/formats/gguf.js';
 import { writeGGUF } from './gguf-writer.js';
 
 const F32 = 0;

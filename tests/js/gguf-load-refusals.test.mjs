@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { init, loadPretrained, memoryStats, AttentionError } from '../../src/js/index.js';
 import { GGML, fixtureGGUF } from './gguf-from-fixture.js';
 import { writeGGUF } from './gguf-writer.js';
-import { parseGGUF } from '../../src/js/gguf.js';
+import { parseGGUF } from '../../src/js/formats/gguf.js';
 
 await init();
 

@@ -271,7 +271,7 @@ function tokenizerKeys(name) {
   ];
 }
 
-describe("the file's tokenizer (gguf-tokenizer.js)", () => {
+describe("the file's tokenizer (tokenizers/gguf-tokenizer.js)", () => {
   it('encode as the checkpoint, the chat template, stop ids from the file', async () => {
     for (const name of ['gpt2-tiny', 'qwen2-tiny']) {
       const gguf = fixtureGGUF(name, { metadata: (md) => [...md, ...tokenizerKeys(name)] });

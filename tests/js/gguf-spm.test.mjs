@@ -1,11 +1,11 @@
-// llama.cpp's SentencePiece tokenizer for a GGUF "llama" vocab (src/js/gguf-spm.js, built by
+// llama.cpp's SentencePiece tokenizer for a GGUF "llama" vocab (src/js/tokenizers/gguf-spm.js, built by
 // tokenizerFromGGUF). A hand-made vocab (scores chosen so the order of merges matters, characters
 // that are no piece, equal scores) written and read back by the GGUF reader, checked against a
 // direct score-based merge written here (llama.cpp's llm_tokenizer_spm), and decoded back.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseGGUF } from '../../src/js/gguf.js';
-import { tokenizerFromGGUF } from '../../src/js/gguf-tokenizer.js';
+import { parseGGUF } from '../../src/js/formats/gguf.js';
+import { tokenizerFromGGUF } from '../../src/js/tokenizers/gguf-tokenizer.js';
 import { writeGGUF } from './gguf-writer.js';
 
 const TYPE = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, BYTE: 6 };

@@ -1,4 +1,4 @@
-// The tokenizer from a GGUF file (src/js/gguf-tokenizer.js). Each fixture's tokenizer.json (all
+// The tokenizer from a GGUF file (src/js/tokenizers/gguf-tokenizer.js). Each fixture's tokenizer.json (all
 // byte-level BPE) is turned into GGUF metadata as llama.cpp's converter writes it, written and read
 // back by the GGUF reader, and the tokenizer built from it must encode and decode as the original
 // does (SentencePiece vocabs: gguf-spm.test.mjs). Plus the add-BOS/EOS flags, the end-of-generation
@@ -6,9 +6,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { parseGGUF } from '../../src/js/gguf.js';
-import { tokenizerFromGGUF } from '../../src/js/gguf-tokenizer.js';
-import { makeTokenizer } from '../../src/js/pretrained-files.js';
+import { parseGGUF } from '../../src/js/formats/gguf.js';
+import { tokenizerFromGGUF } from '../../src/js/tokenizers/gguf-tokenizer.js';
+import { makeTokenizer } from '../../src/js/pretrained/files.js';
 import { writeGGUF } from './gguf-writer.js';
 import { PRETRAINED_DIR, listPretrained } from './fixture.js';
 

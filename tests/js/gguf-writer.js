@@ -1,7 +1,7 @@
 // A small GGUF writer for the tests (https://github.com/ggml-org/ggml/blob/master/docs/gguf.md):
 // valid files of any version, value type and tensor layout, and hostile ones through overrides
 // (counts, raw value type ids, dimensions, types, offsets, big-endian fields).
-import { GGML_TYPES } from '../../src/js/gguf-types.js';
+import { GGML_TYPES } from '../../src/js/formats/gguf-types.js';
 
 const SCALARS = {
   uint8: [0, 1, 'setUint8'],

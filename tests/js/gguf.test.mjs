@@ -1,11 +1,11 @@
-// The GGUF reader (src/js/gguf.js): files written by the test's own writer (gguf-writer.js) read
+// The GGUF reader (src/js/formats/gguf.js): files written by the test's own writer (gguf-writer.js) read
 // back — metadata of every value type, tensor infos, data ranges, versions 2 and 3, alignment,
 // Blobs with headers larger than the first read, split files — and the ggml type table against
 // the C++ kernels' one. Hostile files are in gguf-hostile.test.mjs.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { parseGGUF, GGML_TYPES } from '../../src/js/gguf.js';
+import { parseGGUF, GGML_TYPES } from '../../src/js/formats/gguf.js';
 import { writeGGUF, tensorBytes } from './gguf-writer.js';
 
 const TENSORS = [

@@ -2,7 +2,7 @@
 // the metric of a row of pre-cap logits, forwards from a residual with a perturbation, and models.
 
 import { TinyTransformer } from '../../src/js/index.js';
-import { patchMetric } from '../../src/js/interp-patch.js';
+import { patchMetric } from '../../src/js/interp/patch.js';
 
 export { loadCheckpoint, refuses, code } from './interp-checks.mjs';
 

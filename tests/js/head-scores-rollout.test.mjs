@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { init, loadPretrained, attentionRollout, TinyTransformer, Tensor } from '../../src/js/index.js';
-import { headScoresFromAttention } from '../../src/js/interp.js';
+import { headScoresFromAttention } from '../../src/js/interp/head-scores.js';
 import { listPretrained } from './fixture.js';
 import {
   ATTR_TOL,

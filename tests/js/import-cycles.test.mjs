@@ -1,10 +1,18 @@
-// The import graph of src/js and web has no cycle (scripts/check-imports.mjs), and the check finds
-// one when there is: a planted graph, and real module text with static, re-export and dynamic imports.
+// The import graph of src/js and web has no cycle and follows the folders' layering
+// (scripts/check-imports.mjs); the checks find what they look for in planted graphs and module text.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { findCycles, importGraph, importsOf } from '../../scripts/check-imports.mjs';
+import {
+  FOLDER_IMPORTS,
+  areaOf,
+  findCycles,
+  importGraph,
+  importsOf,
+  layeringProblems,
+} from '../../scripts/check-imports.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -39,5 +47,35 @@ describe('import graph', () => {
       'const named = (n) => import(n);',
     ].join('\n');
     assert.deepEqual(importsOf(text), ['./x.js', '../y.js', './z.js', './lazy.js']);
+  });
+});
+
+describe('folder layering of src/js', () => {
+  it('every import follows FOLDER_IMPORTS', () => {
+    assert.deepEqual(layeringProblems(importGraph(ROOT)), []);
+  });
+
+  it('names an import against the layering, and a folder with no rule', () => {
+    assert.equal(areaOf('src/js/index.js'), 'top');
+    assert.equal(areaOf('src/js/formats/gguf.js'), 'formats');
+    assert.equal(areaOf('web/widgets/model.js'), 'web');
+    const graph = {
+      'src/js/formats/gguf.js': ['src/js/pretrained/load.js', 'src/js/errors.js'],
+      'src/js/newarea/x.js': ['src/js/errors.js'],
+      'src/js/index.js': ['src/js/pretrained/load.js'],
+    };
+    assert.deepEqual(layeringProblems(graph), [
+      'src/js/formats/gguf.js → src/js/pretrained/load.js: formats imports pretrained (allowed: top)',
+      'src/js/newarea/x.js → src/js/errors.js: src/js/newarea/ is not in FOLDER_IMPORTS',
+    ]);
+  });
+
+  it('each folder of src/js has a README.md that names what its modules may import', () => {
+    for (const area of Object.keys(FOLDER_IMPORTS)) {
+      if (['top', 'web'].includes(area)) continue;
+      const readme = readFileSync(join(ROOT, 'src/js', area, 'README.md'), 'utf8');
+      for (const other of FOLDER_IMPORTS[area].filter((a) => a !== 'top'))
+        assert.match(readme, new RegExp(`\\b${other}\\b`), `src/js/${area}/README.md names ${other}`);
+    }
   });
 });

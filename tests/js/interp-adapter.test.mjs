@@ -1,18 +1,19 @@
-// The interpretability adapter (src/js/interp-adapter.js) both model classes implement, and the core's
+// The interpretability adapter (src/js/interp/adapter.js) both model classes implement, and the core's
 // shared forward hooks (src/model/interp_hooks.h) behind it: hidden states in Hugging Face's L + 1
 // order for both, a run from a hidden state, the logit lens, the pre-cap logits; and no import cycle
 // between the model classes and the interpretability modules.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { init, TinyTransformer } from '../../src/js/index.js';
 import { loadCheckpoint } from './interp-checks.mjs';
 import { small } from './tiny-transformer-setup.mjs';
+import { FOLDER_IMPORTS, importGraph, layeringProblems } from '../../scripts/check-imports.mjs';
 
 await init();
 
-const SRC = new URL('../../src/js/', import.meta.url);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ADAPTER_KEYS = [
   'L',
   'H',
@@ -36,15 +37,14 @@ const ADAPTER_KEYS = [
 const ids = Int32Array.from([3, 1, 4, 1, 5, 9]);
 
 describe('the interpretability modules', () => {
-  it('import neither model class (the model.js ↔ interp.js cycle is gone)', () => {
-    const mods = readdirSync(SRC).filter((f) => /^(interp.*|ids)\.js$/.test(f));
-    assert.ok(mods.length >= 5, mods.join(', '));
-    for (const f of mods) {
-      const text = readFileSync(new URL(f, SRC), 'utf8');
-      const from = [...text.matchAll(/from '([^']+)'/g)].map((m) => m[1]);
-      for (const bad of ['./model.js', './pretrained.js'])
-        assert.ok(!from.includes(bad), `${f} imports ${bad}`);
-    }
+  it('import neither model class (the folder layering: interp/ sees only the base values)', () => {
+    assert.deepEqual(FOLDER_IMPORTS.interp, ['top']);
+    const graph = importGraph(ROOT);
+    const interp = Object.fromEntries(Object.entries(graph).filter(([f]) => f.startsWith('src/js/interp/')));
+    assert.ok(Object.keys(interp).length >= 5, Object.keys(interp).join(', '));
+    assert.deepEqual(layeringProblems(interp), []);
+    for (const [file, targets] of Object.entries(interp))
+      for (const t of targets) assert.ok(!/^src\/js\/(tiny|pretrained)\//.test(t), `${file} imports ${t}`);
   });
 });
 

@@ -1,4 +1,4 @@
-// model.metricGradients (src/js/interp-gradients.js) against central finite differences of the model's
+// model.metricGradients (src/js/interp/gradients.js) against central finite differences of the model's
 // own float32 forward: ∂M/∂ hidden state l along a direction (a forward restarted at block l from the
 // perturbed stream), ∂M/∂z of a layer (its W_O image added to the attention output), the last hidden
 // state's gradient = the unembedding difference at position; on TinyTransformers and pretrained

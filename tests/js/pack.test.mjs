@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, normalize, extname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assertClose } from './close.js';
+import { importGraph } from '../../scripts/check-imports.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHROMIUM = '/usr/bin/chromium';
@@ -38,7 +39,16 @@ const REQUIRED_FILES = [
   'src/js/index.d.ts',
   'src/js/vendor/tokenizers/tokenizers.mjs',
   'src/js/vendor/tokenizers/LICENSE',
+  ...reachableFrom('src/js/index.js'),
 ];
+
+/** Every module the entry point imports, directly or not (the folders of src/js included). */
+function reachableFrom(entry) {
+  const graph = importGraph(ROOT);
+  const seen = new Set([entry]);
+  for (const file of seen) for (const next of graph[file] ?? []) seen.add(next);
+  return [...seen].filter((f) => !f.startsWith('dist/'));
+}
 
 const npm = (args, cwd) =>
   execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { init, TinyTransformer, Tensor } from '../../src/js/index.js';
-import { _setTraceBudget } from '../../src/js/interp.js';
+import { _setTraceBudget } from '../../src/js/interp/head-scores.js';
 import { assertClose, code, loadCheckpoint } from './interp-checks.mjs';
 
 await init();

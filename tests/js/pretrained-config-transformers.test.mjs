@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { init, PRETRAINED_CONFIG_KEYS } from '../../src/js/index.js';
-import { coreConfig } from '../../src/js/pretrained-config.js';
+import { coreConfig } from '../../src/js/pretrained/config.js';
 
 await init();
 

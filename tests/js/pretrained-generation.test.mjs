@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { init, loadPretrained, memoryStats, GENERATE_PAD } from '../../src/js/index.js';
-import { samplingOptions, tokenChooser } from '../../src/js/sampling.js';
+import { samplingOptions, tokenChooser } from '../../src/js/pretrained/sampling.js';
 import { read, json, load, IDS } from './pretrained-files.mjs';
 
 await init();

@@ -12,7 +12,7 @@ import {
   familyOf,
   tensorRoles,
 } from '../../src/js/architectures/index.js';
-import { coreConfig } from '../../src/js/pretrained-config.js';
+import { coreConfig } from '../../src/js/pretrained/config.js';
 import { json, load, read } from './pretrained-files.mjs';
 import { PRETRAINED_DIR } from './fixture.js';
 import {

@@ -1,4 +1,4 @@
-// model.qkAttribution (src/js/interp-qk.js): Σ matrix + positionBias = the score, against a score
+// model.qkAttribution (src/js/interp/qk.js): Σ matrix + positionBias = the score, against a score
 // recomputed here from the forward's own trace (scale · q · k of the last q/k steps, plus the traced
 // ALiBi bias), for every pretrained fixture family and TinyTransformers with each positional kind,
 // norm placement and grouped-query heads; the components' names and order; one entry against a

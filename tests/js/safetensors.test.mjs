@@ -11,7 +11,7 @@ import {
   memoryStats,
   readSafetensorsMetadata,
 } from '../../src/js/index.js';
-import { stateDictShapes } from '../../src/js/safetensors.js';
+import { stateDictShapes } from '../../src/js/formats/safetensors.js';
 
 await init();
 

@@ -1,4 +1,4 @@
-// model.saliency (src/js/interp-gradients.js): gradient and gradient × input against metricGradients and
+// model.saliency (src/js/interp/gradients.js): gradient and gradient × input against metricGradients and
 // hidden state 0; integrated gradients' completeness gap (delta) shrinking as steps double on GPT-2
 // and TinyTransformer (the numbers are printed); baselines, progress, abort, refusals.
 

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 import * as api from '../../src/js/index.js';
 import * as single from '../../src/js/index.js?instance=threads-single';
-import { resolveThreads, startThreaded, AUTO_THREADS_MAX } from '../../src/js/threads.js';
+import { resolveThreads, startThreaded, AUTO_THREADS_MAX } from '../../src/js/runtime/threads.js';
 import { writeShapedCheckpoint } from '../../bench/shaped_checkpoint.mjs';
 
 const POOL = 2; // explicit, so the test means the same on a 1-core and a 16-core machine

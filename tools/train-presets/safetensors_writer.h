@@ -1,5 +1,5 @@
 // A safetensors file in the layout TinyTransformer.toSafetensors() writes and fromSafetensors reads
-// (src/js/safetensors.js): 8-byte little-endian header length, a JSON header padded with spaces to a
+// (src/js/formats/safetensors.js): 8-byte little-endian header length, a JSON header padded with spaces to a
 // multiple of 8, then every tensor in state-dict order. Here the tensors are F16 (round to nearest
 // even), which halves the presets' size; `__metadata__` holds the format, the model config and the
 // preset's description, each a JSON string.

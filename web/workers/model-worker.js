@@ -10,7 +10,7 @@
 // running generation after its current token, or rejects a running patch, attribution patch or
 // saliency (AbortError) at its next batch. Tensors come back as { data, shape }.
 import { init, loadPretrained, memoryLimit } from '../../src/js/index.js';
-import { parseGGUF } from '../../src/js/gguf.js';
+import { parseGGUF } from '../../src/js/formats/gguf.js';
 import { isGGUF, mb, opensAsGGUF, typeCounts } from './gguf-files.js';
 import { serve } from './rpc.js';
 
@@ -276,7 +276,7 @@ async function generate({ key, text, addSpecialTokens, maxNewTokens }, job) {
   return { count: ids.length, of: n, aborted: job.signal.aborted };
 }
 
-// ---- interpretability (src/js/interp.js through the model's methods) ----
+// ---- interpretability (src/js/interp/head-scores.js through the model's methods) ----
 
 const plain = (t) => ({ data: t.data, shape: Array.from(t.shape) });
 

@@ -6,13 +6,13 @@
 // every layer uses the full layers' RoPE).
 import { describe } from '../options.js';
 import { PRETRAINED_ARCH } from '../constants.js';
-import { ropeFrequencies } from '../pretrained-rope.js';
+import { ropeFrequencies } from './rope.js';
 import { POST_NORM_NAMES } from './llama-layout.js';
 import { checkLayerTypes, invalid } from './shared.js';
 
 export const GEMMA_TENSORS = POST_NORM_NAMES;
 
-/** The core config of a Gemma-layout family's config.json (r: pretrained-config.js's reader). */
+/** The core config of a Gemma-layout family's config.json (r: pretrained/config.js's reader). */
 export function gemmaCore(config, r, family) {
   const v = family.variant;
   const act = r.get('hidden_activation');

@@ -1,6 +1,6 @@
 // Gemma 2 (transformers' Gemma2ForCausalLM): the Gemma layout without q/k norms and with one RoPE,
 // every other layer sliding (layer 0 first), attention-logit and final-logit soft-capping.
-import { ropeSettings } from '../pretrained-rope.js';
+import { ropeSettings } from './rope.js';
 import { GEMMA_TENSORS, gemmaCore } from './gemma-layout.js';
 import { QK_NORM } from './shared.js';
 import { gemmaQueryScalar, llamaGGUF, swaPattern } from './gguf-layout.js';

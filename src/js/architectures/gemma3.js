@@ -2,7 +2,7 @@
 // RMSNorms and one RoPE per layer type (the full layers' rope_theta + scaling, the sliding layers'
 // rope_local_base_freq, unscaled), all but every sliding_window_pattern-th layer sliding.
 import { describe } from '../options.js';
-import { ropeSettings, sameRope } from '../pretrained-rope.js';
+import { ropeSettings, sameRope } from './rope.js';
 import { GEMMA_TENSORS, gemmaCore } from './gemma-layout.js';
 import { QK_NORM, invalid } from './shared.js';
 import { gemmaQueryScalar, llamaGGUF, swaPattern, swaPeriod } from './gguf-layout.js';

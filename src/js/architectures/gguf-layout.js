@@ -1,10 +1,10 @@
 // What the families share in GGUF files (llama.cpp's format): the tensor names llama.cpp gives each
 // role (src/llama-arch.cpp; the same for every family: blk.N.attn_q.weight …), the metadata keys
 // the Llama layout reads (gguf-py's constants.py, read as llama.cpp's load_hparams reads them) and
-// the hooks a family's `gguf` part gives (src/js/gguf-config.js applies them):
+// the hooks a family's `gguf` part gives (src/js/pretrained/gguf-config.js applies them):
 //   names: the general.architecture values llama.cpp writes for it;
 //   keys: GGUF key (after "<arch>.") → config.json key, read as is; inert: keys llama.cpp does not
-//   read for the family (they cannot change what it computes); special keys read by gguf-config.js:
+//   read for the family (they cannot change what it computes); special keys read by pretrained/gguf-config.js:
 //   rope.dimension_count, attention.value_length, rope.scaling.*;
 //   permutedQK: llama.cpp's rope type NORM (rotates adjacent pairs): its converter permuted the
 //   q/k rows (LlamaModel.permute), which the loader undoes;

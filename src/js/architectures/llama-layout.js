@@ -7,7 +7,7 @@
 //   fullOnly: use_sliding_window true is refused; noRopeLayers: no_rope_layers / its interval.
 import { describe } from '../options.js';
 import { PRETRAINED_ARCH } from '../constants.js';
-import { ropeFrequencies, ropeSettings } from '../pretrained-rope.js';
+import { ropeFrequencies, ropeSettings } from './rope.js';
 import { QK_NORM, checkLayerTypes, invalid, positiveWindow } from './shared.js';
 
 // Hugging Face's names of the Llama layout: the global tensors and, after `layer` + l + ".", the
@@ -48,7 +48,7 @@ export const POST_NORM_NAMES = {
   },
 };
 
-/** The core config of a Llama-layout family's config.json (r: pretrained-config.js's reader). */
+/** The core config of a Llama-layout family's config.json (r: pretrained/config.js's reader). */
 export function llamaCore(config, r, family) {
   const v = family.variant;
   const act = r.get('hidden_act');

@@ -1,5 +1,5 @@
 // Gradients of one prediction's metric: metricGradients, saliency and attribution patching, on
-// TinyTransformer and PretrainedModel (src/js/interp-gradients.js, interp-attribution-patch.js).
+// TinyTransformer and PretrainedModel (src/js/interp/gradients.js, interp/attribution-patch.js).
 import type { Tensor } from './tensor.js';
 import type { IdsLike } from './model.js';
 import type { PatchOptions } from './interp.js';

@@ -1,0 +1,134 @@
+// RoPE settings of a config.json in either layout and the inverse frequencies of each implemented
+// rope_type: transformers 4 (rope_theta, rope_scaling at the top level) and transformers 5
+// (rope_parameters); when both appear they must agree.
+import { AttentionError } from '../errors.js';
+import { describe } from '../options.js';
+
+const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
+
+export const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+function positive(object, key, where) {
+  const v = object[key];
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+    throw invalid(`config.json: ${where}.${key} must be a number > 0, got ${describe(v)}`);
+  return v;
+}
+
+// The keys each implemented rope_type reads (besides rope_type / type and rope_theta).
+const ROPE_TYPES = {
+  default: [],
+  linear: ['factor'],
+  dynamic: ['factor', 'original_max_position_embeddings'],
+  llama3: ['factor', 'low_freq_factor', 'high_freq_factor', 'original_max_position_embeddings'],
+};
+
+/**
+ * The RoPE settings of a config in either layout: { type, theta, params } where params holds the
+ * rope_type's own keys. transformers 4: rope_theta + rope_scaling; transformers 5: rope_parameters
+ * ({ rope_type, rope_theta, … }). Both present: they must agree. `partial` is a
+ * partial_rotary_factor given among the rope settings (rotaryDimsOf checks it). `defaultTheta`:
+ * the architecture's class default for rope_theta; `architecture` names it in errors.
+ */
+export function ropeSettings(config, architecture, defaultTheta) {
+  const { rope_parameters: p5, rope_scaling: scaling } = config;
+  const legacy = config.rope_theta !== undefined || (scaling !== undefined && scaling !== null);
+  const fromLegacy = {
+    rope_type: scaling?.rope_type ?? scaling?.type ?? 'default',
+    rope_theta: config.rope_theta ?? defaultTheta,
+    ...withoutType(scaling ?? {}),
+  };
+  if (p5 != null && (typeof p5 !== 'object' || Array.isArray(p5)))
+    throw invalid(`config.json: rope_parameters must be an object, got ${describe(p5)}`);
+  if (scaling != null && (typeof scaling !== 'object' || Array.isArray(scaling)))
+    throw invalid(`config.json: rope_scaling must be an object or null, got ${describe(scaling)}`);
+  if (p5 != null && ('full_attention' in p5 || 'sliding_attention' in p5)) {
+    throw invalid(
+      `config.json: rope_parameters per layer type (${Object.keys(p5).join(', ')}) are not implemented for ${architecture}`,
+    );
+  }
+  let chosen = fromLegacy;
+  if (p5 != null) {
+    const from5 = {
+      rope_type: p5.rope_type ?? p5.type ?? 'default',
+      rope_theta: p5.rope_theta ?? fromLegacy.rope_theta,
+      ...withoutType(p5),
+    };
+    if (legacy && !sameRope(fromLegacy, from5)) {
+      throw invalid(
+        `config.json: rope_parameters ${JSON.stringify(p5)} disagrees with rope_theta ${JSON.stringify(config.rope_theta)} / rope_scaling ${JSON.stringify(scaling ?? null)}`,
+      );
+    }
+    chosen = from5;
+  }
+  const { rope_type: type, rope_theta: theta, partial_rotary_factor: partial, ...params } = chosen;
+  if (!Object.hasOwn(ROPE_TYPES, type))
+    throw invalid(
+      `config.json: rope_type ${describe(type)} is not implemented (implemented: ${Object.keys(ROPE_TYPES).join(', ')})`,
+    );
+  if (typeof theta !== 'number' || !Number.isFinite(theta) || theta <= 0)
+    throw invalid(`config.json: rope_theta must be a number > 0, got ${describe(theta)}`);
+  for (const [key, value] of Object.entries(params)) {
+    if (!ROPE_TYPES[type].includes(key))
+      throw invalid(
+        `config.json: rope key "${key}" (${describe(value)}) is not implemented for rope_type "${type}"`,
+      );
+  }
+  return { type, theta, params, partial };
+}
+
+function withoutType(o) {
+  const { rope_type: _t, type: _u, rope_theta: _r, ...rest } = o;
+  return rest;
+}
+// Two rope settings agree when every key either gives is equal (rope_type "default" = no scaling).
+// partial_rotary_factor is compared with the top-level key by rotaryDimsOf instead.
+export function sameRope(a, b) {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  keys.delete('partial_rotary_factor');
+  return [...keys].every((k) => sameValue(a[k], b[k]));
+}
+
+/**
+ * The inverse frequencies (dims / 2, double; dims = the rotated features) of a rope setting, or null
+ * for the default ones the core computes from theta; and the longest input the setting is exact for.
+ */
+export function ropeFrequencies({ type, theta, params }, headDim, maxPositions) {
+  const base = () => Array.from({ length: headDim / 2 }, (_, i) => 1 / theta ** ((2 * i) / headDim));
+  if (type === 'default') return { invFreq: null, maxPositions };
+  if (type === 'linear') {
+    const factor = positive(params, 'factor', 'rope linear');
+    return { invFreq: base().map((f) => f / factor), maxPositions };
+  }
+  if (type === 'dynamic') {
+    // transformers' dynamic NTK keeps the default frequencies up to original_max_position_embeddings
+    // and rescales beyond it; we implement the first part and refuse longer inputs.
+    positive(params, 'factor', 'rope dynamic');
+    const original = params.original_max_position_embeddings ?? maxPositions;
+    if (!Number.isSafeInteger(original) || original < 1)
+      throw invalid(
+        `config.json: rope dynamic original_max_position_embeddings must be a positive integer, got ${describe(original)}`,
+      );
+    return { invFreq: null, maxPositions: Math.min(maxPositions, original) };
+  }
+  return { invFreq: llama3Frequencies(params, theta, headDim), maxPositions };
+}
+
+/** Llama 3's scaled RoPE frequencies (transformers' _compute_llama3_parameters), in double. */
+function llama3Frequencies(scaling, theta, headDim) {
+  const where = 'rope llama3';
+  const factor = positive(scaling, 'factor', where),
+    low = positive(scaling, 'low_freq_factor', where);
+  const high = positive(scaling, 'high_freq_factor', where),
+    old = positive(scaling, 'original_max_position_embeddings', where);
+  const lowWavelen = old / low,
+    highWavelen = old / high;
+  return Array.from({ length: headDim / 2 }, (_, i) => {
+    const f = 1 / theta ** ((2 * i) / headDim);
+    const wavelen = (2 * Math.PI) / f;
+    if (wavelen < highWavelen) return f;
+    if (wavelen > lowWavelen) return f / factor;
+    const smooth = (old / wavelen - low) / (high - low);
+    return (1 - smooth) * (f / factor) + smooth * f;
+  });
+}

@@ -1,0 +1,190 @@
+// A GGUF file's metadata → the Hugging Face-style config.json it maps to and the core's config,
+// computing what llama.cpp computes for the file (docs/gguf.md, "Loading a model"): each family's
+// GGUF part in the registry (src/js/architectures/) names its general.architecture, its keys and
+// what llama.cpp fixes; the config then goes through the same checks as a config.json
+// (pretrained/config.js). A key of the architecture that is neither read nor known to be inert is
+// refused by name, never defaulted.
+import { AttentionError } from '../errors.js';
+import { describe } from '../options.js';
+import { GGUF_ARCHITECTURES, familyOfGGUF, ggufTensorName } from '../architectures/index.js';
+import { ROPE_FREQS } from '../architectures/gguf-layout.js';
+import { coreConfig } from './config.js';
+
+const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
+
+// Keys outside the architecture's own that cannot change the forward: the file's description, the
+// tokenizer (read by tokenizers/gguf-tokenizer.js), a split file's bookkeeping, the quantizer's notes.
+const PASSIVE_PREFIXES = ['general.', 'tokenizer.', 'split.', 'quantize.'];
+// Keys read only by a RoPE scaling that is refused (YaRN): inert.
+const ROPE_INERT = ['rope.scaling.original_context_length', 'rope.scaling.finetuned'];
+// Keys llama.cpp may do without (it has defaults for them); every other key of a family's table is needed.
+const OPTIONAL = ['attention.head_count_kv', 'attention.key_length', 'rope.freq_base', 'vocab_size'];
+// Keys a family that does not read them may still carry, as long as each holds the value the family
+// implies (llama.cpp writes them for every architecture): accepted when equal, refused by name when
+// the value would change the computation. suffix → (read) → the implied value.
+const IMPLIED = {
+  'attention.head_count_kv': (read) => read('attention.head_count'),
+};
+
+// read(suffix[, fallback]): the number or string value of "<arch>.<suffix>", the fallback when the
+// file has none (no fallback: the key is needed); every suffix asked for is counted as read.
+function metadataReader(metadata, arch) {
+  const used = new Set();
+  function read(suffix, ...fallback) {
+    const key = `${arch}.${suffix}`;
+    used.add(suffix);
+    const v = metadata[key];
+    if (v === undefined) {
+      if (fallback.length === 0) throw invalid(`gguf: the file has no ${key}, which ${arch} needs`);
+      return fallback[0];
+    }
+    if (typeof v !== 'string' && !(typeof v === 'number' && Number.isFinite(v)))
+      throw invalid(`gguf: ${key} must be one number or string, got ${describe(v)}`);
+    return v;
+  }
+  return { read, used };
+}
+
+// The family's keys copied into the config under their config.json names (needed ones checked).
+function tableKeys(g, read) {
+  const out = {};
+  for (const [key, hfKey] of Object.entries(g.keys)) {
+    const v = OPTIONAL.includes(key) ? read(key, undefined) : read(key);
+    if (v !== undefined) out[hfKey] = v;
+  }
+  return out;
+}
+
+// The head size llama.cpp uses (attention.key_length, else hidden / heads), checked against
+// value_length and against a family that has no head_dim key.
+function headDims(config, g, read, table) {
+  const heads = config.num_attention_heads ?? config.n_head;
+  const derived = Math.floor((config.hidden_size ?? config.n_embd) / heads);
+  const key = read('attention.key_length', derived);
+  const value = read('attention.value_length', key);
+  if (value !== key)
+    throw invalid(
+      `gguf: attention.value_length ${value} differs from attention.key_length ${key}: not implemented`,
+    );
+  if (Object.hasOwn(table, 'head_dim')) config.head_dim = key;
+  else if (key !== derived)
+    throw invalid(
+      `gguf: attention.key_length ${key} is not hidden/heads (${derived}): not implemented for this architecture`,
+    );
+  return key;
+}
+
+// RoPE as llama.cpp reads it: rope.dimension_count (a partial RoPE), and a linear scaling by
+// rope.scaling.factor (llama.cpp divides positions by it whatever the type, unless YaRN/LongRoPE).
+function ropeKeys(config, read, table, headDim, arch) {
+  config.rope_theta ??= 10000; // llama.cpp's default rope.freq_base
+  const dims = read('rope.dimension_count', headDim);
+  if (dims !== headDim) {
+    if (!Object.hasOwn(table, 'partial_rotary_factor'))
+      throw invalid(
+        `gguf: ${arch}.rope.dimension_count ${dims} is not the head size ${headDim}: not implemented for ${arch}`,
+      );
+    config.partial_rotary_factor = dims / headDim;
+  }
+  const type = read('rope.scaling.type', 'linear');
+  if (type !== 'linear' && type !== 'none')
+    throw invalid(`gguf: ${arch}.rope.scaling.type "${type}" is not implemented (only none and linear)`);
+  const factor = read('rope.scaling.factor', read('rope.scale_linear', 0));
+  if (factor !== 0 && factor !== 1) config.rope_scaling = { rope_type: 'linear', factor };
+}
+
+// The config.json of the file: the family's keys, llama.cpp's defaults and fixes, the special ids.
+function hfConfig(family, read, tensors, metadata, arch) {
+  const g = family.gguf;
+  const table = family.keys.implemented;
+  const config = {
+    architectures: [family.architecture],
+    model_type: family.keys.modelType,
+    ...tableKeys(g, read),
+  };
+  const embed = tensors.get(ggufTensorName(family, 'embed'));
+  if (!embed) throw invalid(`gguf: the file has no tensor "${ggufTensorName(family, 'embed')}"`);
+  const vocab = embed.shape[0];
+  if (config.vocab_size !== undefined && config.vocab_size !== vocab)
+    throw invalid(
+      `gguf: ${arch}.vocab_size ${config.vocab_size} differs from the ${vocab} rows of ${embed.name}`,
+    );
+  config.vocab_size = vocab;
+  if (Object.hasOwn(table, 'num_key_value_heads')) config.num_key_value_heads ??= config.num_attention_heads;
+  if (Object.hasOwn(table, 'tie_word_embeddings'))
+    config.tie_word_embeddings = !tensors.has(ggufTensorName(family, 'unembed'));
+  const headDim = headDims(config, g, read, table);
+  if (Object.hasOwn(table, 'rope_theta')) ropeKeys(config, read, table, headDim, arch);
+  Object.assign(config, g.config(read));
+  for (const id of ['bos', 'eos']) {
+    const v = metadata[`tokenizer.ggml.${id}_token_id`];
+    if (Number.isSafeInteger(v)) config[`${id}_token_id`] = v;
+  }
+  return config;
+}
+
+// Every key of the architecture is read, inert, or holds the value the family implies; other keys
+// only in the passive namespaces.
+function checkKeys(metadata, arch, g, used, read) {
+  const known = new Set([...Object.keys(g.keys), ...g.inert, ...used, ...ROPE_INERT]);
+  for (const [key, value] of Object.entries(metadata)) {
+    if (key === 'general.architecture' || PASSIVE_PREFIXES.some((p) => key.startsWith(p))) continue;
+    const suffix = key.startsWith(`${arch}.`) ? key.slice(arch.length + 1) : undefined;
+    if (suffix !== undefined && known.has(suffix)) continue;
+    if (suffix !== undefined && Object.hasOwn(IMPLIED, suffix)) {
+      const implied = IMPLIED[suffix](read);
+      if (value === implied) continue;
+      throw invalid(
+        `gguf: key ${key} (${describe(value)}) is not implemented for ${arch} (only ${describe(implied)}, the value ${arch} implies)`,
+      );
+    }
+    throw invalid(`gguf: key ${key} (${describe(value)}) is not implemented for ${arch}`);
+  }
+}
+
+/**
+ * The model a parsed GGUF file (formats/gguf.js parseGGUF) describes: { family, architecture, config (the
+ * config.json it maps to), core (the core's config), ropeFreqs (the rope_freqs tensor the family
+ * reads, or undefined) }. INVALID_ARGUMENT naming an unknown architecture or a key not implemented.
+ */
+export function ggufConfig(file) {
+  const arch = file.metadata['general.architecture'];
+  const family = typeof arch === 'string' ? familyOfGGUF(arch) : undefined;
+  if (!family) {
+    throw invalid(
+      `gguf: general.architecture ${describe(arch)} is not supported; supported: ${GGUF_ARCHITECTURES.join(', ')}`,
+    );
+  }
+  const g = family.gguf;
+  const tensors = new Map(file.tensors.map((t) => [t.name, t]));
+  const { read, used } = metadataReader(file.metadata, arch);
+  const config = hfConfig(family, read, tensors, file.metadata, arch);
+  checkKeys(file.metadata, arch, g, used, read);
+  const { architecture, core } = coreConfig(config);
+  // llama.cpp's head is output.weight, else the embeddings (GPT-2's converter writes a copy).
+  core.tieEmbeddings = !tensors.has(ggufTensorName(family, 'unembed'));
+  if (g.normsPlusOne) core.normWeightOffset = 0; // stored as 1 + w: used as stored
+  return { family, architecture, config, core, ropeFreqs: g.ropeFreqs ? tensors.get(ROPE_FREQS) : undefined };
+}
+
+/**
+ * Llama 3's scaled RoPE as llama.cpp runs it: each frequency divided by the rope_freqs tensor's
+ * factor (F32, one per rotated pair), on top of a linear scaling if any.
+ */
+export async function applyRopeFreqs(file, tensor, core) {
+  const dims = core.rotaryDims || core.headDim;
+  if (tensor.typeName !== 'F32' || tensor.shape.length !== 1 || tensor.shape[0] !== dims / 2) {
+    throw invalid(
+      `gguf: tensor "${tensor.name}" must be F32 [${dims / 2}], got ${tensor.typeName} [${tensor.shape}]`,
+    );
+  }
+  const bytes = await file.readTensor(tensor);
+  const factors = new Float32Array(bytes.slice().buffer);
+  const theta = core.ropeTheta;
+  const base = core.ropeInvFreq ?? Array.from({ length: dims / 2 }, (_, i) => 1 / theta ** ((2 * i) / dims));
+  factors.forEach((f, i) => {
+    if (!(f > 0) || !Number.isFinite(f))
+      throw invalid(`gguf: tensor "${tensor.name}" holds ${f} at ${i}; the factors must be finite and > 0`);
+  });
+  core.ropeInvFreq = base.map((f, i) => f / factors[i]);
+}
