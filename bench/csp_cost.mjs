@@ -1,5 +1,5 @@
 // Per-call cost of MultiHeadAttention.forward on the demo shape (B = 1, T = 16, D = 64, 4 heads),
-// plain and with the trace the demo asks for: the number behind the README's
+// plain and with the trace the demo asks for: the number behind docs/security.md's
 // "Content-Security-Policy" section (Embind linked with -sDYNAMIC_EXECUTION=0 calls through a
 // generic invoker instead of a `new Function`-generated one). Build, then:
 //   node bench/csp_cost.mjs [rounds=5]

@@ -6,7 +6,9 @@
 //      brace count over the sources with comments, strings and preprocessor lines removed);
 //   5. no test reads a clock (performance.now, Date.now, hrtime, long-task observers): a test asserts
 //      what the code computes, never how long it took (times are benchmark numbers, bench/);
-//   6. no code file names an issue number (the word issue, a hash and digits; or digits after "(#"): a comment says why, the tracker says when.
+//   6. no code file names an issue number (the word issue, a hash and digits; or digits after "(#"): a comment says why, the tracker says when;
+//   7. whole classes in web/ (widgets, workers, the pages): no access to another object's `_field`
+//      (`x._name` where x is not `this`; scripts/private-access.mjs).
 // There is no list of exceptions. `--fix` formats (prettier --write, clang-format -i) before checking.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as acorn from 'acorn';
 import { cppFunctions } from './cpp-functions.mjs';
+import { privateAccesses } from './private-access.mjs';
 
 export const MAX_FILE_LINES = 450;
 export const MAX_FUNCTION_LINES = 80;
@@ -110,6 +113,21 @@ function checkSizes(files, problems, { functions }) {
   }
 }
 
+// Rule 7: the product code of web/ reads only its own objects' _fields.
+function checkPrivateAccess(files, problems) {
+  for (const file of files) {
+    if (!file.startsWith('web/') || !/\.m?js$/.test(file)) continue;
+    let found = [];
+    try {
+      found = privateAccesses(readFileSync(join(root, file), 'utf8'));
+    } catch (e) {
+      problems.push(`${file}: cannot be parsed: ${e.message}`);
+    }
+    for (const { line, text } of found)
+      problems.push(`${file}:${line}: reads another object's private field (${text.replace(/\s+/g, ' ')})`);
+  }
+}
+
 function run(cmd, args) {
   try {
     execFileSync(cmd, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -139,6 +157,7 @@ function main() {
   if (cppDiff) problems.push(`not formatted by clang-format (npm run format):\n${cppDiff.slice(0, 4000)}`);
   checkSizes(sources, problems, { functions: true });
   checkSizes(tests, problems, { functions: false });
+  checkPrivateAccess(sources, problems);
   if (problems.length) {
     console.error(`check-style: ${problems.length} problem(s)\n${problems.join('\n')}`);
     process.exit(1);

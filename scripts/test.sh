@@ -95,12 +95,10 @@ node --experimental-wasm-relaxed-simd --test --test-concurrency=2 --test-reporte
   tests/js/wasm.test.mjs tests/js/golden.test.mjs tests/js/pretrained.test.mjs
 
 section "browser tests (playwright-core + /usr/bin/chromium)"
-# Two lanes at once, each one process with one Chromium (a fresh context per file, whose pages are
-# lent again after a test closes them: page-pool.mjs), the files dealt by their measured durations
-# so the lanes end together (tests/browser/group.mjs, durations.json):
-# a browser per file was ~30% of the suite's CPU; three lanes were slower (the pages are CPU-bound). The pages
-# wait on fonts, workers and layout, never on a clock, so they pass on a busy machine
-# (docs/testing.md). One file alone: node --test tests/browser/<file>.test.mjs.
+# Two lanes at once, each one process with one Chromium (a fresh context per file; a test hands its
+# page back with release() for the next test of the file), the files dealt by how many tests each
+# declares (tests/browser/group.mjs; tests/browser/README.md). The pages wait on what they show,
+# never on a clock, so they pass on a busy machine. One file alone: node --test tests/browser/<file>.test.mjs.
 node --test --test-reporter=dot --test-concurrency=2 tests/browser/groups/*.mjs
 
 section "benchmark smoke run"

@@ -3,7 +3,7 @@
 // any other source by asking it (asynchronously, web/demo-trained.js) and drawing what it answers.
 // A view of the store (web/demo-store.js): it reads the state and records what it drew; its own
 // bookkeeping (the scheduled frame, the renders' numbers) is kept here.
-import { keepScrollFocusable } from './widgets/a11y.js';
+import { keepScrollFocusable } from './widgets/figures/a11y.js';
 import { attn, tokensOf, validHeadCounts, tokenizeWithInfo, PAD_TOKEN } from './widgets.js';
 import { MAX_HEADS, normalizeState, searchFromState } from './demo-state.js';
 import { renderModel, showMode } from './demo-trained.js';
@@ -26,6 +26,7 @@ export function scheduleRender() {
       rendering.frame = 0;
       render();
     });
+  showSettled();
 }
 
 /**
@@ -35,12 +36,21 @@ export function scheduleRender() {
 export const settled = () =>
   rendering.frame === 0 && page.source?.name === page.state.model && rendering.drawnSeq === rendering.seq;
 
+/**
+ * The page says whether it shows its state: `data-settled` on <html> while settled() holds (what a
+ * script driving the page, or a test, waits on after changing a control or the URL).
+ */
+function showSettled() {
+  document.documentElement.toggleAttribute('data-settled', settled());
+}
+
 /** A promise of the next render that draws. */
 export const whenDrawn = () => new Promise((resolve) => rendering.waiters.push(resolve));
 
 /** Render `seq` has drawn (or shown its error): resolves whenDrawn's promises. */
 function settleDrawn(seq) {
   rendering.drawnSeq = seq;
+  showSettled();
   const waiting = rendering.waiters;
   rendering.waiters = [];
   for (const resolve of waiting) resolve();
@@ -233,6 +243,7 @@ function renderSeeded(seq, t0) {
  */
 export function render() {
   const seq = ++rendering.seq;
+  showSettled();
   const { source } = page;
   if (!source || source.name !== page.state.model) return;
   const t0 = performance.now();

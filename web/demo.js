@@ -62,7 +62,11 @@ clearModelCache();
 render();
 document.documentElement.dataset.ready = '';
 
-/** For tests and the curious: the state, a synchronous render, and a timing helper. */
+/**
+ * The page's scripting interface, for the console and for scripts that drive the demo (docs/demo.md):
+ * the state, a synchronous render, a timing helper, the model shown. Whether the page shows its
+ * state is also on the page itself: `data-settled` on <html>.
+ */
 window.attentionDemo = {
   get state() {
     return { ...page.state };
@@ -70,7 +74,7 @@ window.attentionDemo = {
   get lastRenderMs() {
     return page.lastMs;
   },
-  /** True once the page shows its state: nothing scheduled, the newest render drawn (tests wait on it). */
+  /** True once the page shows its state: nothing scheduled, the newest render drawn (= <html data-settled>). */
   get settled() {
     return settled();
   },

@@ -3,7 +3,7 @@
 // its box made a tab stop. Its width is final only once the math fonts have loaded, so it is checked
 // again then and whenever a formula's box or content resizes (ResizeObserver + document.fonts: a slow
 // machine or phone loads the fonts after the first pass).
-import { keepScrollFocusable } from './widgets/a11y.js';
+import { keepScrollFocusable } from './widgets/figures/a11y.js';
 import { loadKatex } from './widgets.js';
 
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];

@@ -5,25 +5,25 @@
 // The module also exports the helpers the demo and tutorial pages build on.
 import * as attn from '../src/js/index.js';
 import { whenReady } from './widgets/runtime.js';
-import { AttentionSteps } from './widgets/attention-steps.js';
-import { AttentionHeatmap } from './widgets/attention-heatmap.js';
-import { PositionalEncodingHeatmap } from './widgets/positional-encoding-heatmap.js';
-import { MaskEditor } from './widgets/mask-editor.js';
-import { AttentionTrainer } from './widgets/attention-trainer.js';
-import { AttentionModelView } from './widgets/attention-model-view.js';
+import { AttentionSteps } from './widgets/attention/attention-steps.js';
+import { AttentionHeatmap } from './widgets/attention/attention-heatmap.js';
+import { PositionalEncodingHeatmap } from './widgets/positions/positional-encoding-heatmap.js';
+import { MaskEditor } from './widgets/attention/mask-editor.js';
+import { AttentionTrainer } from './widgets/models/attention-trainer.js';
+import { AttentionModelView } from './widgets/models/attention-model-view.js';
 
-import { QueryExplorer } from './widgets/query-explorer.js';
-import { VarianceExperiment } from './widgets/variance-experiment.js';
-import { SoftmaxPlayground } from './widgets/softmax-playground.js';
-import { MaskFillCompare } from './widgets/mask-fill-compare.js';
-import { RopeExplorer } from './widgets/rope-explorer.js';
-import { AlibiBias } from './widgets/alibi-bias.js';
-import { GqaHeads } from './widgets/gqa-heads.js';
-import { KvCacheStepper } from './widgets/kv-cache-stepper.js';
-import { HeadScores } from './widgets/head-scores.js';
-import { LogitAttribution } from './widgets/logit-attribution.js';
-import { PatchingView } from './widgets/patching-view.js';
-import { TokenSaliency } from './widgets/token-saliency.js';
+import { QueryExplorer } from './widgets/attention/query-explorer.js';
+import { VarianceExperiment } from './widgets/attention/variance-experiment.js';
+import { SoftmaxPlayground } from './widgets/attention/softmax-playground.js';
+import { MaskFillCompare } from './widgets/attention/mask-fill-compare.js';
+import { RopeExplorer } from './widgets/positions/rope-explorer.js';
+import { AlibiBias } from './widgets/positions/alibi-bias.js';
+import { GqaHeads } from './widgets/attention/gqa-heads.js';
+import { KvCacheStepper } from './widgets/attention/kv-cache-stepper.js';
+import { HeadScores } from './widgets/interp/head-scores.js';
+import { LogitAttribution } from './widgets/interp/logit-attribution.js';
+import { PatchingView } from './widgets/interp/patching-view.js';
+import { TokenSaliency } from './widgets/interp/token-saliency.js';
 
 // Every element, registered here and only here (a widget file defines its class, never its tag).
 // README.md and docs/widgets.md list exactly these names (tests/js/docs.test.mjs).
@@ -81,11 +81,11 @@ export {
   resultFromTrace,
   PAD_TOKEN,
 } from './widgets/model.js';
-export { HeatmapView } from './widgets/heatmap-view.js';
-export { drawBars, drawLines, SERIES_COLORS } from './widgets/charts.js';
-export { colormap, colorOf, autoDomain } from './widgets/colormap.js';
+export { HeatmapView } from './widgets/figures/heatmap-view.js';
+export { drawBars, drawLines, SERIES_COLORS } from './widgets/figures/charts.js';
+export { colormap, colorOf, autoDomain } from './widgets/figures/colormap.js';
 export { matrixToCSV, download } from './widgets/export.js';
-export { formatNumber, exactNumber } from './widgets/draw-util.js';
+export { formatNumber, exactNumber } from './widgets/figures/draw-util.js';
 export { loadKatex } from './widgets/runtime.js';
 // Figures: a standalone HTML snapshot of views, and printing them as vectors.
 export { snapshotHTML, downloadSnapshot, figureSVG, sha256Base64, SNAPSHOT_CSS } from './widgets/snapshot.js';
@@ -98,7 +98,7 @@ export { preparePrint, restorePrint } from './widgets/print.js';
 //   <mask-fill-compare>     a fully masked row: −∞ (this library: zeros) versus a −1e9 fill (uniform)
 export { QueryExplorer };
 export { VarianceExperiment };
-export { measureDotProductVariance } from './widgets/variance-experiment.js';
+export { measureDotProductVariance } from './widgets/attention/variance-experiment.js';
 export { SoftmaxPlayground };
 export { MaskFillCompare };
 

@@ -1,7 +1,8 @@
 // attention-wasm: the public JS API over the wasm core. Hand-written; types in index.d.ts. This file
-// only wires the API together: each area lives in its module (loader.js: init; ops.js: the plain
-// functions; mha.js: MultiHeadAttention, its KV cache and fast path; backward.js, positions.js,
-// model.js, train.js, pretrained.js, threads.js), each over this copy's runtime (runtime.js).
+// only wires the API together: each area lives in its folder (runtime/loader.js: init;
+// attention/ops.js: the plain functions; attention/mha.js: MultiHeadAttention, its KV cache and fast
+// path; attention/backward.js, attention/positions.js, tiny/tiny-transformer.js, tiny/train.js,
+// pretrained/pretrained.js, runtime/threads.js), each over this copy's runtime (runtime/runtime.js).
 // Every function copies its inputs into the wasm heap and its results out of it, so results stay
 // valid after later calls and memory growth. Errors are AttentionError with a `.code`.
 import { AttentionError } from './errors.js';
@@ -30,7 +31,7 @@ const runtime = createRuntime();
 export const { scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward } = backwardApi(runtime);
 export const { applyRotary, applyRotaryBackward, alibiSlopes } = positionsApi(runtime);
 export const { loadPretrained, PretrainedModel } = pretrainedApi(runtime);
-// The model and training API (model.js, train.js) over the same runtime.
+// The model and training API (tiny/tiny-transformer.js, tiny/train.js) over the same runtime.
 export const TinyTransformer = tinyTransformerClass(runtime);
 export const { Trainer, createTask, evaluate } = trainApi(runtime, TinyTransformer);
 export const { threadCount, setThreadCount } = threadsApi(runtime);

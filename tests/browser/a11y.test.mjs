@@ -58,7 +58,7 @@ for (const [name, path, ready] of PAGES) {
       assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
       assert.deepEqual(watch.errors, []);
       if (name === 'tutorial' && theme === 'light') lightTutorial = page;
-      else await page.close();
+      else await env.release(page);
     });
   }
 }
@@ -98,7 +98,7 @@ test('axe-core: no violation on a page of <attention-trainer> and <attention-mod
   const found = await axeViolations(page);
   assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await light.release(page);
 });
 
 /** The focused element inside shadow roots: its role and accessible text. */
@@ -162,7 +162,7 @@ test('a heatmap is one tab stop: a grid whose live cell names query, key and val
   f = await focused(page);
   assert.notEqual(f.role, 'gridcell');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await light.release(page);
 });
 
 test('the steps view: every step matrix is a grid; masked cells are announced as masked', async () => {
@@ -174,7 +174,7 @@ test('the steps view: every step matrix is a grid; masked cells are announced as
   const f = await focused(page);
   assert.equal(f.role, 'gridcell');
   assert.match(f.text, /^query 0 “a”, key 1 “b”: masked \(−∞\)$/);
-  await page.close();
+  await light.release(page);
 });
 
 test('charts carry their values as a table', async () => {
@@ -199,5 +199,5 @@ test('charts carry their values as a table', async () => {
     assert.ok(list.length >= 1, 'each chart widget has a data table');
     for (const t of list) assert.ok(t.caption && t.rows >= 2, JSON.stringify(t));
   }
-  await page.close();
+  await light.release(page);
 });

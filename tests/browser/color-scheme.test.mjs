@@ -51,7 +51,7 @@ test('the demo: every widget redraws when the system turns dark, and draws the s
   const dark = await redrawnFor(page, 'dark', DEMO_WIDGETS, light);
   assert.deepEqual(await redrawnFor(page, 'light', DEMO_WIDGETS, dark), light, 'the light picture again');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('widgets alone in a page redraw for the system scheme too', async () => {
@@ -67,5 +67,5 @@ test('widgets alone in a page redraw for the system scheme too', async () => {
   const light = await page.evaluate((s) => window.__pictures(s), sel);
   await redrawnFor(page, 'dark', sel, light);
   await assertCleanPage(page, watch);
-  await page.close();
+  await b.release(page);
 });

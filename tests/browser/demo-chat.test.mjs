@@ -100,7 +100,7 @@ test('every checkpoint folder opens in the demo: model view, next tokens', async
       );
   }
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('chat template, streamed generation with Stop, and files we do not read', async () => {
@@ -177,5 +177,5 @@ test('chat template, streamed generation with Stop, and files we do not read', a
   await writeFile(join(gguf, 'model-q4.gguf'), 'GGUF');
   assert.match(await openFolder(page, gguf), /model-q4\.gguf is a GGUF file/);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

@@ -116,7 +116,7 @@ test("the heatmap's JSON from a preset, opened in the demo on another preset, re
   await openFigure(page, svg);
   assert.deepEqual(await pictures(page), before, 'from the SVG: pixel-identical');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test("the seeded layer: a figure reproduces its settings; a folder's figure names the files to open", async () => {
@@ -160,7 +160,7 @@ test("the seeded layer: a figure reproduces its settings; a folder's figure name
   await openFigure(page, bad, 'error');
   assert.match(await page.textContent('#figure-note'), /no widget state/);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('a figure of an opened folder: names its files until the folder is open again, then redraws the same picture', async () => {
@@ -197,5 +197,5 @@ test('a figure of an opened folder: names its files until the folder is open aga
   await openFigure(page, json);
   assert.deepEqual(await pictures(page), before, 'pixel-identical');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

@@ -218,7 +218,7 @@ test('a GGUF file opens: its summary, tokens, model view, heatmap = the library 
   assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('GGUF activations int8: the label and the note say so, and the heatmap is the int8 mode in the page', async () => {
@@ -249,7 +249,7 @@ test('GGUF activations int8: the label and the note say so, and the heatmap is t
   await typeText(page, TEXT, int8.ids.length);
   await heatmapShows(page, int8.attention);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 /** A split file's two parts (gguf-split's keys): the first half of the tensors and the rest. */
@@ -340,5 +340,5 @@ test('bad GGUF files get a clear message and the page stays usable; a split file
       window.attentionDemo.predictionScore?.scored > 0,
   );
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

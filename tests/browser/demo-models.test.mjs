@@ -41,7 +41,7 @@ test('a link opens the demo on the reverse preset: its mirror head, as claimed, 
   assert.ok((await page.$eval('#predictions-table', (t) => t.querySelectorAll('td.ok').length)) === 5);
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
-  await page.close();
+  await b.release(page);
 });
 
 test("in Chromium: ablating the reverse preset's mirror head drops its accuracy below 50%", async () => {
@@ -69,7 +69,7 @@ test("in Chromium: ablating the reverse preset's mirror head drops its accuracy 
   });
   assert.ok(r.full >= 0.9 && r.without < 0.5, JSON.stringify(r));
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('sort has two layers: the layer selector moves the steps and the heatmap; seeded mode comes back', async () => {
@@ -124,7 +124,7 @@ test('sort has two layers: the layer selector moves the steps and the heatmap; s
   ); // seeded mode drawn
   assert.ok(await page.isHidden('#predictions'));
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('a model exported by the library opens in the demo with identical logits', async () => {
@@ -173,7 +173,7 @@ test('a model exported by the library opens in the demo with identical logits', 
   assert.equal(new URLSearchParams(new URL(page.url()).search).get('model'), 'file');
   assert.ok(await page.isHidden('#switch-note'));
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('the mask editor works on a trained layer: a click masks a key in every layer, a causal cell stays masked', async () => {
@@ -221,5 +221,5 @@ test('the mask editor works on a trained layer: a click masks a key in every lay
   await page.waitForFunction(() => !new URLSearchParams(location.search).get('tg'));
   await page.waitForFunction((n) => window.attentionDemo.predictionScore.right === n, before.right);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

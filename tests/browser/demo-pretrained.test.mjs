@@ -268,7 +268,7 @@ test('the gpt2-tiny folder opens: tokens, model view, steps, heatmap = the torch
     watch.requests.every((u) => !u.includes('/tests/golden/') || u.includes('gpt2-tiny/')),
     'only the reference fetched the fixtures',
   );
-  await page.close();
+  await b.release(page);
 });
 
 test('the model-source interface for the interpretability views: the worker answers as the library does in the page, a patch can be aborted', async () => {
@@ -356,7 +356,7 @@ test('the model-source interface for the interpretability views: the worker answ
     assert.ok(r.after, `${where}: the source answers after an abort`);
   }
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('clear messages for a bad folder; the presets keep working; dropped files open a folder', async () => {
@@ -429,5 +429,5 @@ test('clear messages for a bad folder; the presets keep working; dropped files o
   );
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
-  await page.close();
+  await b.release(page);
 });

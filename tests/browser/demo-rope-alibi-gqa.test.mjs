@@ -84,7 +84,7 @@ for (const [pe, extra] of [
     await page.waitForFunction(() => !new URLSearchParams(location.search).has('pe')); // the default is not in the link
     await page.waitForFunction((n) => !document.querySelector('attention-steps').steps.includes(n), extra[0]);
     assert.deepEqual(watch.errors, []);
-    await page.close();
+    await b.release(page);
   });
 }
 
@@ -100,5 +100,5 @@ test('a key/value head count that no longer divides the heads falls back to one 
   const options = await page.$$eval('#kvHeads option', (o) => o.map((x) => x.value));
   assert.deepEqual(options, ['0', '1', '2']);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

@@ -30,5 +30,5 @@ test('Save as HTML writes the shown views as inline SVG with their tables, and n
   assert.match(html, /3 1 4 1 5 9 \|/);
   assert.match(html, /model=reverse/, 'a preset is in a link: the file names it');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

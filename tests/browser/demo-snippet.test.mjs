@@ -86,7 +86,7 @@ test('the embed code box is filled on the default preset and follows views and p
   assert.match(code, /<attention-steps text="[^"]+" d-model="32" mask="causal"><\/attention-steps>/);
   assert.match(code, /<positional-encoding-heatmap d-model="32" base="10000">/);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('the element count is what widgets.js defines', async () => {
@@ -107,7 +107,7 @@ test('the element count is what widgets.js defines', async () => {
   assert.match(text, new RegExp(`then any of its ${defined} elements`));
   assert.doesNotMatch(text, /four elements/);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 /** The predictions table's rows: how many, how many shown, the first shown position. */
@@ -120,7 +120,7 @@ const tableRows = (page) =>
 
 async function axeClean(page, when) {
   // The whole page, the steps view included: its formula box scrolls on the scores step at 360 px,
-  // and is then a tab stop (keepScrollFocusable in web/widgets/a11y.js).
+  // and is then a tab stop (keepScrollFocusable in web/widgets/figures/a11y.js).
   const found = await axeViolations(page);
   assert.deepEqual(found, [], `axe-core violations (${when}):\n${found.join('\n')}`);
 }
@@ -170,5 +170,5 @@ test('the predictions table shows the last positions, and all of them on request
   await page.waitForFunction(() => document.querySelectorAll('#predictions-table td.ok').length === 5);
   assert.deepEqual(await tableRows(page), { all: 12, shown: ROWS, first: '4' });
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await phone.release(page);
 });

@@ -162,5 +162,5 @@ test('default preset: QK attribution from a heatmap cell, a generated token, sal
   }));
   assert.ok(right.doc <= 360 && right.why <= 360, JSON.stringify(right));
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

@@ -133,7 +133,7 @@ test('on the induction preset: the tables equal the library run in the page; a h
   const found = await axeViolations(page, '#why');
   assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('an opened GPT-2 folder: the IOI example, explained from the worker; the seeded layer has no section', async () => {
@@ -170,5 +170,5 @@ test('an opened GPT-2 folder: the IOI example, explained from the worker; the se
   assert.match(await page.textContent('#why-patch-note'), /Clean logit difference/);
   assert.equal((await rowsOf(page, '#why-patch-results')).length, 6);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

@@ -70,7 +70,7 @@ test('the demo loads, shows tokens as chips, and makes no request outside its or
     await page.textContent('#timing'),
     new RegExp(` in [0-9.]+ ms on ${threads} thread${threads === 1 ? '' : 's'}$`),
   );
-  await page.close();
+  await b.release(page);
 });
 
 test('typing recomputes live: chips, widgets and the URL follow every keystroke', async () => {
@@ -90,7 +90,7 @@ test('typing recomputes live: chips, widgets and the URL follow every keystroke'
   assert.equal(new URL(page.url()).searchParams.get('t'), 'Attention is all you need!');
   assert.match(await page.textContent('#token-count'), /^6 tokens/);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('stepping through every step shows exactly the library trace, for every head', async () => {
@@ -128,7 +128,7 @@ test('stepping through every step shows exactly the library trace, for every hea
   }
   assert.ok(await next.isDisabled(), 'the last step has no next');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 /** Hovers a cell of the steps matrix and returns the read-out. */
@@ -194,7 +194,7 @@ test('hover read-outs: exact values, q·k term by term, softmax rows summing to 
   }));
   assert.deepEqual([kb.row, kb.col], ['1', '1']);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('an invalid head count is explained, not crashed; a valid one recovers', async () => {
@@ -214,7 +214,7 @@ test('an invalid head count is explained, not crashed; a valid one recovers', as
   assert.equal(await page.$eval('attention-steps', (el) => el.result.heads), 8);
   assert.ok(await page.$eval('attention-steps', (el) => el.shadowRoot.querySelector('.error').hidden));
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('weights round-trip: save as a PyTorch state dict, edit, load back', async () => {
@@ -264,7 +264,7 @@ test('weights round-trip: save as a PyTorch state dict, edit, load back', async 
   const reset = await stepsCurrent(page);
   assert.ok(maxAbsDiff(reset.data, before.data) === 0, 'back to the seeded weights');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('timing: recompute and redraw, 32 tokens, d_model 64, 4 heads (printed, not asserted)', async () => {
@@ -287,7 +287,7 @@ test('timing: recompute and redraw, 32 tokens, d_model 64, 4 heads (printed, not
       `(min ${t.min.toFixed(2)}, max ${t.max.toFixed(2)}, n = ${t.n}; target < 16 ms)`,
   );
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('long input: capped at 512 tokens, said so, still drawn (timing printed)', async () => {
@@ -305,5 +305,5 @@ test('long input: capped at 512 tokens, said so, still drawn (timing printed)', 
     `# recompute + redraw at 512 tokens (d_model 16, 4 heads, all widgets): median ${t.median.toFixed(1)} ms`,
   );
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

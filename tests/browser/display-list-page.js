@@ -2,10 +2,10 @@
 // display-list and display-list-widgets tests): a widget's canvas must be exactly the list painted
 // onto a fresh canvas, and its SVG must hold the list's items, in order (each item found as the
 // element it paints to).
-import { prepareCanvas, themeOf } from '/web/widgets/draw-util.js';
-import { paintCanvas } from '/web/widgets/paint-canvas.js';
-import { colormap } from '/web/widgets/colormap.js';
-import { baseY, hex3 } from '/web/widgets/svg-core.js';
+import { prepareCanvas, themeOf } from '/web/widgets/figures/draw-util.js';
+import { paintCanvas } from '/web/widgets/figures/paint-canvas.js';
+import { colormap } from '/web/widgets/figures/colormap.js';
+import { baseY, hex3 } from '/web/widgets/figures/svg-core.js';
 import { readSvg } from '/tests/browser/svg-inspect.js';
 
 /**
@@ -152,7 +152,7 @@ function candidateOffsets(doc, items) {
  * their words and places), and the cells not in the list's colours. Canvases not shown are named.
  */
 export async function checkCanvases(el, svg) {
-  const { paintedList } = await import('/web/widgets/paint-canvas.js');
+  const { paintedList } = await import('/web/widgets/figures/paint-canvas.js');
   const { doc, fillAt, hex } = await readSvg(svg);
   const theme = themeOf(el),
     ctx = document.createElement('canvas').getContext('2d');

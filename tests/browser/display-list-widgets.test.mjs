@@ -1,5 +1,5 @@
 // One drawing path, for every widget: one page holds each element of widgets.js's ELEMENTS, and one
-// loop checks every canvas each one paints. A canvas is painted by paintFigure (paint-canvas.js),
+// loop checks every canvas each one paints. A canvas is painted by paintFigure (figures/paint-canvas.js),
 // which keeps the display list it painted (paintedList); for each canvas shown: its pixels are that
 // list painted afresh onto a new canvas, and the widget's toSVG() holds every item of the same list
 // where the SVG placed the panel (texts as <text> with their words and places, strokes, bars,

@@ -1,4 +1,4 @@
-// One drawing path: every widget figure moved onto a display list (display-list.js) is painted by
+// One drawing path: every widget figure moved onto a display list (figures/display-list.js) is painted by
 // both backends from the same list. For each: the widget's canvas is, pixel for pixel, the list
 // painted onto a fresh canvas; and its SVG holds the list's items in order (texts with their
 // words and places, strokes, bars, lines, the legend) and its cells in the list's colours.
@@ -36,8 +36,8 @@ after(async () => {
 function heatmaps(id) {
   return page.evaluate(async (id) => {
     const { canvasDiff, cellMismatches, missingItems } = await import('/tests/browser/display-list-page.js');
-    const { heatmapList } = await import('/web/widgets/heatmap-list.js');
-    const { themeOf } = await import('/web/widgets/draw-util.js');
+    const { heatmapList } = await import('/web/widgets/figures/heatmap-list.js');
+    const { themeOf } = await import('/web/widgets/figures/draw-util.js');
     const { readSvg } = await import('/tests/browser/svg-inspect.js');
     const el = document.querySelector(`#${id}`);
     const views = el._views ? el._views.map((v) => v.view) : [el._biasView, el._weightView];
@@ -73,11 +73,12 @@ function chart(id, canvas, opts, kind) {
   return page.evaluate(
     async ({ id, canvas, opts, kind }) => {
       const { canvasDiff, missingItems } = await import('/tests/browser/display-list-page.js');
-      const { barsLayout, barsList, linesList } = await import('/web/widgets/chart-list.js');
-      const { xyLayout, xyList } = await import('/web/widgets/xy-list.js');
-      const { SERIES_COLORS } = await import('/web/widgets/charts.js');
-      const { barsPanel, linesPanel, xyPanel, svgDocument, svgFigure } = await import('/web/widgets/svg.js');
-      const { themeOf } = await import('/web/widgets/draw-util.js');
+      const { barsLayout, barsList, linesList } = await import('/web/widgets/figures/chart-list.js');
+      const { xyLayout, xyList } = await import('/web/widgets/figures/xy-list.js');
+      const { SERIES_COLORS } = await import('/web/widgets/figures/charts.js');
+      const { barsPanel, linesPanel, xyPanel, svgDocument, svgFigure } =
+        await import('/web/widgets/figures/svg.js');
+      const { themeOf } = await import('/web/widgets/figures/draw-util.js');
       const el = document.querySelector(`#${id}`);
       const o = { host: el, ...el[opts] };
       const colors = SERIES_COLORS;
@@ -136,29 +137,44 @@ test('bar, line and x–y charts: the canvas is the display list, and the SVG pa
 test('vector planes with arrows: the canvas is the display list, and the SVG holds its items', async () => {
   const planes = await page.evaluate(async () => {
     const { canvasDiff, missingItems } = await import('/tests/browser/display-list-page.js');
-    const q = await import('/web/widgets/query-explorer-planes.js');
-    const r = await import('/web/widgets/rope-explorer-plane.js');
-    const { svgDocument, svgFigure } = await import('/web/widgets/svg.js');
-    const { themeOf } = await import('/web/widgets/draw-util.js');
+    const q = await import('/web/widgets/attention/query-explorer-planes.js');
+    const r = await import('/web/widgets/positions/rope-explorer-plane.js');
+    const { svgDocument, svgFigure } = await import('/web/widgets/figures/svg.js');
+    const { themeOf } = await import('/web/widgets/figures/draw-util.js');
+    const { pairColors } = await import('/web/widgets/figures/xy-chart.js');
     const qe = document.querySelector('#qe'),
       re = document.querySelector('#re');
-    const size = parseFloat(qe._keyCanvas.style.width);
+    // What each plane draws, from the widgets' public properties: the key plane's canvas comes
+    // first in <query-explorer>, then the value plane's; the plane first in <rope-explorer>.
+    const [keyCanvas, valueCanvas] = qe.shadowRoot.querySelectorAll('canvas'),
+      ropeCanvas = re.shadowRoot.querySelector('canvas');
+    const size = parseFloat(keyCanvas.style.width);
+    const result = qe.result,
+      sh = { q: result.query, K: qe.keys, V: qe.values, labels: qe.labels, result };
+    const view = {
+      shown: re.shown,
+      pair: re.pair,
+      position: re.position,
+      style: re.rotaryStyle,
+      size: parseFloat(ropeCanvas.style.width),
+    };
+    const frame = r.planeFrame(view, themeOf(re), pairColors(re));
     const lists = {
       key: (theme, o = 0, s = 1) => {
         const { P, items } = q.planeAxes(theme, size, -q.RANGE, q.RANGE, o, o);
-        return [...items, ...q.keyPlaneList(qe, theme, P, s)];
+        return [...items, ...q.keyPlaneList(sh, theme, P, s)];
       },
       value: (theme, o = 0, s = 1) => {
-        const { P, items } = q.planeAxes(theme, size, ...q.valueRange(qe._shown), o, o);
-        return [...items, ...q.valuePlaneList(qe, theme, P, s)];
+        const { P, items } = q.planeAxes(theme, size, ...q.valueRange(sh), o, o);
+        return [...items, ...q.valuePlaneList(sh, theme, P, s)];
       },
-      rope: (theme, o = 0, s = 1) => r.planeList(re, r.planeFrame(re), { ox: o, oy: o, s }).items,
+      rope: (theme, o = 0, s = 1) => r.planeList(frame, { ox: o, oy: o, s }).items,
     };
-    const canvases = { key: qe._keyCanvas, value: qe._valueCanvas, rope: re._plane };
+    const canvases = { key: keyCanvas, value: valueCanvas, rope: ropeCanvas };
     const svgOf = {
-      key: (fig) => q.keyPlaneSVG(qe, fig, 10, 10, size),
-      value: (fig) => q.valuePlaneSVG(qe, fig, 10, 10, size),
-      rope: (fig) => r.planeSVG(re, fig, 10, 10),
+      key: (fig) => q.keyPlaneSVG(sh, fig, 10, 10, size),
+      value: (fig) => q.valuePlaneSVG(sh, fig, 10, 10, size),
+      rope: (fig) => r.planeSVG(frame, fig, 10, 10),
     };
     const out = {};
     for (const k of Object.keys(lists)) {
@@ -189,12 +205,12 @@ test("<logit-attribution>'s bars: the canvas is the display list, and the SVG ho
   await page.waitForFunction(() => document.querySelector('#la')?.shown, null, { timeout: 20_000 });
   const r = await page.evaluate(async () => {
     const { canvasDiff, missingItems } = await import('/tests/browser/display-list-page.js');
-    const { attributionList } = await import('/web/widgets/logit-attribution-list.js');
+    const { attributionList } = await import('/web/widgets/interp/logit-attribution-list.js');
     const el = document.querySelector('#la');
     const list = (ctx, theme) => attributionList(ctx, theme, el._geo);
     const items = list(
       document.createElement('canvas').getContext('2d'),
-      (await import('/web/widgets/draw-util.js')).themeOf(el),
+      (await import('/web/widgets/figures/draw-util.js')).themeOf(el),
     );
     const doc = new DOMParser().parseFromString(el.toSVG(), 'image/svg+xml');
     return {

@@ -124,10 +124,12 @@ test('the default stays blue–orange; palette colours the probability steps; un
 });
 
 test('palette on <mask-editor> (both panels) and palette + diverging on <kv-cache-stepper>, canvas, SVG and state', async () => {
-  await page.$eval('#kv', (kv) => kv._stepBtn.click()); // Step: one token into the cache
-  await page.waitForFunction(() => document.querySelector('#kv')._wView.opts, null, { timeout: 20_000 });
+  await page.$eval('#kv', (kv) => kv.shadowRoot.querySelector('button[aria-label^="Step"]').click()); // Step: one token into the cache
+  await page.waitForFunction(() => document.querySelector('#kv').weights !== null, null, { timeout: 20_000 });
   const r = await page.evaluate(async () => {
     const { colormap } = await import('/web/widgets.js');
+    const { paintedList } = await import('/web/widgets/figures/paint-canvas.js');
+    const { themeOf } = await import('/web/widgets/figures/draw-util.js');
     // The canvas pixel at a cell's centre against the map's colour of its value, and the SVG's fill.
     const probe = (el, view, row, col) => {
       const o = view.opts,
@@ -152,13 +154,29 @@ test('palette on <mask-editor> (both panels) and palette + diverging on <kv-cach
       const svg = new DOMParser().parseFromString(el.toSVG(), 'image/svg+xml');
       return { map: o.domain.map, px, want, inSvg: svg.querySelector(`path[fill="${hex}"]`) !== null };
     };
+    // A panel of <kv-cache-stepper> seen from outside, shaped as probe reads a view: the index-th
+    // canvas of its shadow root, where the cells of the display list it was painted from lie and their
+    // map, and the values (data, cols) from a public property, in the domain [lo, hi].
+    const kvPanel = (kv, index, data, cols, lo, hi) => {
+      const canvas = kv.shadowRoot.querySelectorAll('canvas')[index];
+      const cells = paintedList(canvas)(canvas.getContext('2d'), themeOf(kv)).find(
+        (it) => it.kind === 'cells',
+      );
+      const cellCenter = (row, col) => {
+        const b = canvas.getBoundingClientRect();
+        return { x: b.left + cells.x + (col + 0.5) * cells.cw, y: b.top + cells.y + (row + 0.5) * cells.ch };
+      };
+      return { canvas, cellCenter, opts: { data, cols, domain: { lo, hi, map: cells.map } } };
+    };
     const me = document.querySelector('#me'),
       kv = document.querySelector('#kv');
+    const x = kv.x,
+      mx = Math.max(...Array.from(x, (v) => Math.abs(v))); // x's map is symmetric about 0
     return {
       mask: probe(me, me._maskView, 1, 0),
       weights: probe(me, me._weightView, 2, 1),
-      x: probe(kv, kv._xView, 0, 0),
-      kvWeights: probe(kv, kv._wView, 0, 0),
+      x: probe(kv, kvPanel(kv, 0, x, kv.shown.embedDim, -mx, mx), 0, 0),
+      kvWeights: probe(kv, kvPanel(kv, 2, kv.weights, kv.length, 0, 1), 0, 0),
       meState: me.state.attributes.palette,
       kvState: [kv.state.attributes.palette, kv.state.attributes.diverging],
       props: [me.palette, kv.palette, kv.diverging],

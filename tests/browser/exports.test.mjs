@@ -33,7 +33,7 @@ beforeEach(async () => {
 afterEach(async () => {
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
-  await page.close();
+  await b.release(page);
 });
 
 /** Clicks a widget's export button and returns { name, bytes }. */

@@ -8,7 +8,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CSP, startServer } from '../../scripts/serve.mjs';
-import { pagePool } from './page-pool.mjs';
 
 export { CSP };
 
@@ -34,8 +33,10 @@ const CHROMIUM_ARGS = [
 // launch() follows within kCloseGraceMs (the next file of a group launches at once; a lone file's
 // process then exits).
 const kCloseGraceMs = 250;
-/** The empty page of the test origin that a closed pooled page waits on (page-pool.mjs). */
+/** The empty page of the test origin that a released page waits on (release() below). */
 const BLANK_PATH = '/__test/blank.html';
+/** The page events the tests and watch() listen to: what release() clears. */
+const PAGE_EVENTS = ['console', 'pageerror', 'dialog', 'request', 'requestfailed', 'response', 'download'];
 let sharedBrowser = null;
 let browserUsers = 0;
 let closeTimer = null;
@@ -65,7 +66,7 @@ function releaseBrowser() {
  * Starts the server and a fresh browser context (Chromium is shared within the process, see above).
  * Other options go to the browser context (a phone:
  * `{ viewport: { width: 360, height: 800 }, hasTouch: true, isMobile: true }`).
- * @returns {Promise<{ origin: string, url: (p: string) => string, context, newPage: Function, close: Function }>}
+ * @returns {Promise<{ origin: string, url: (p: string) => string, context, newPage: Function, release: Function, close: Function }>}
  */
 export async function launch({
   colorScheme = 'light',
@@ -86,16 +87,35 @@ export async function launch({
   servedPages.set(context, pages);
   const origin = server.url.replace(/\/$/, '');
   pages.set(BLANK_PATH, { body: '<!doctype html><html lang="en"><title>blank</title></html>' });
-  const pool = pagePool(context, `${origin}${BLANK_PATH}`, { colorScheme, viewport });
+  const idle = []; // released pages, for the next newPage()
   await mkdir(SHOTS, { recursive: true });
   return {
     origin,
     context,
     url: (p = '/') => `${origin}${p.startsWith('/') ? p : `/${p}`}`,
-    /** A page with a watcher attached (see watch()): one a test closed before, or a new one (page-pool.mjs). */
+    /** A page with a watcher attached (see watch()): one a test released before, or a new one. */
     async newPage() {
-      const page = await pool.take();
+      const page = idle.pop() ?? (await context.newPage());
       return { page, watch: watch(page, origin) };
+    },
+    /**
+     * Hands a page back for the next newPage() (tests/browser/README.md): the listeners of the
+     * events tests listen to are removed, an empty page of the origin is loaded (same CSP and
+     * isolation: Chromium keeps the renderer process), and the context's colour scheme and viewport
+     * are set again. A page given an init script, a route or an exposed function keeps them across
+     * navigations: close such a page instead.
+     */
+    async release(page) {
+      for (const event of PAGE_EVENTS) page.removeAllListeners(event);
+      if (page.isClosed() || idle.includes(page)) return; // a page released twice is lent once
+      try {
+        await page.goto(`${origin}${BLANK_PATH}`);
+        await page.emulateMedia({ media: null, colorScheme, reducedMotion: null });
+        await page.setViewportSize(viewport);
+        idle.push(page);
+      } catch {
+        await page.close().catch(() => {});
+      }
     },
     async close() {
       await context.close();
@@ -189,11 +209,13 @@ export async function demoReady(page) {
 
 /**
  * Waits until the demo shows its state: no render scheduled and the newest one drawn
- * (`attentionDemo.settled`). A model source answers asynchronously, so a changed control (or URL)
+ * (`data-settled` on <html>). A model source answers asynchronously, so a changed control (or URL)
  * is drawn some time later: this, never a fixed sleep, is what a test waits on before reading views.
  */
 export async function demoSettled(page) {
-  await page.waitForFunction(() => window.attentionDemo?.settled === true, null, { timeout: 20_000 });
+  await page.waitForFunction(() => document.documentElement.hasAttribute('data-settled'), null, {
+    timeout: 20_000,
+  });
 }
 
 /**

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { SHOTS, assertCleanPage, axeViolations, join, launch, openWidgetPage } from './helpers.mjs';
 import {
+  useInterpWidgetsPage,
   kSameTol,
   SRC,
   CLEAN,
@@ -18,6 +19,8 @@ import {
   reference,
   maxDiff,
 } from './interp-widgets-page.mjs';
+
+useInterpWidgetsPage();
 
 test('the export buttons save what each widget shows (PNG, SVG, CSV, JSON)', async () => {
   for (const name of ['head-scores', 'logit-attribution', 'patching-view']) {
@@ -36,7 +39,7 @@ test('the export buttons save what each widget shows (PNG, SVG, CSV, JSON)', asy
       if (format === 'json') assert.deepEqual(JSON.parse(bytes.toString('utf8')).state, expected.json.state);
     }
     await assertCleanPage(page, watch);
-    await page.close();
+    await b.release(page);
   }
 });
 
@@ -68,7 +71,7 @@ test("printing swaps each widget's pictures for its SVG figure, and back", async
   }
   assert.deepEqual(r.after, [0, 0, 0, 0]);
   await assertCleanPage(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('keyboard and pointer: arrows move over heads, Enter and clicks emit head-select', async () => {
@@ -96,8 +99,8 @@ test('keyboard and pointer: arrows move over heads, Enter and clicks emit head-s
   await page.keyboard.press('Enter');
   // A click on <patching-view>'s cell (1, 0) and on <logit-attribution>'s first bar (its largest head).
   const p = await page.locator('patching-view').evaluate((el) => {
-    el._view.canvas.scrollIntoView({ block: 'center' });
-    return el._view.cellCenter(1, 0);
+    el.shadowRoot.querySelector('canvas').scrollIntoView({ block: 'center' });
+    return el.cellCenter(1, 0);
   });
   await page.mouse.click(p.x, p.y);
   const top = await page.locator('logit-attribution').evaluate((el) => {
@@ -130,7 +133,7 @@ test('keyboard and pointer: arrows move over heads, Enter and clicks emit head-s
   assert.deepEqual(sel[4].slice(0, 1), ['logit-attribution']);
   assert.equal(`L${sel[4][1]} H${sel[4][2]}`, firstButton);
   await assertCleanPage(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('steps="id": a selected head opens step by step in that <attention-steps>, the model\'s own weights', async () => {
@@ -164,10 +167,10 @@ test('steps="id": a selected head opens step by step in that <attention-steps>, 
     document.querySelector('logit-attribution').select(1, 0);
     out.push([await shown(), expect(1, 0)]);
     const pv = document.querySelector('patching-view');
-    pv._view.canvas.dispatchEvent(
+    pv.shadowRoot.querySelector('canvas').dispatchEvent(
       new MouseEvent('click', {
-        clientX: pv._view.cellCenter(1, 1).x,
-        clientY: pv._view.cellCenter(1, 1).y,
+        clientX: pv.cellCenter(1, 1).x,
+        clientY: pv.cellCenter(1, 1).y,
         bubbles: true,
       }),
     );
@@ -188,7 +191,7 @@ test('steps="id": a selected head opens step by step in that <attention-steps>, 
   );
   for (const x of r) assert.ok(x.diff <= kSameTol, `the steps view shows the head's weights (${x.diff})`);
   await assertCleanPage(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('Cancel stops a patch run (worker and page), the widget stays usable and the next run gives the result', async () => {
@@ -283,7 +286,7 @@ test('Cancel stops a patch run (worker and page), the widget stays usable and th
     'stopped part-way',
   );
   await assertCleanPage(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 for (const scheme of ['light', 'dark']) {
@@ -296,7 +299,7 @@ for (const scheme of ['light', 'dark']) {
     const found = await axeViolations(page);
     assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
     await assertCleanPage(page, watch);
-    await page.close();
+    await b.release(page);
   });
 }
 
@@ -326,7 +329,7 @@ test('every widget fits a 360 px phone (no sideways scrolling of the page)', asy
     }
     await page.screenshot({ path: join(SHOTS, 'interp-widgets-phone.png'), fullPage: true });
     await assertCleanPage(page, watch);
-    await page.close();
+    await phone.release(page);
   } finally {
     await phone.close();
   }

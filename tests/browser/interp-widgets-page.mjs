@@ -1,5 +1,5 @@
 // Shared by the interpretability widget tests (interp-widgets and interp-widgets-interaction .test.mjs):
-// importing it launches Chromium before the file's tests and closes it after them (`b`); openAll opens
+// useInterpWidgetsPage() launches Chromium before the calling file's tests and closes it after them (`b`); openAll opens
 // <head-scores>, <logit-attribution>, <patching-view> and <attention-model-view mode="rollout"> on the
 // induction preset under the strict CSP, and reference() loads the same model in the page.
 
@@ -21,12 +21,19 @@ export const PAGE = `
   <attention-model-view src="${SRC}" ids="${CLEAN.join(' ')}" mode="rollout"></attention-model-view>`;
 
 export let b;
-before(async () => {
-  b = await launch({ viewport: { width: 1000, height: 900 } });
-});
-after(async () => {
-  await b?.close();
-});
+/**
+ * Registers the hooks that open the browser before the calling file's tests and close it after them:
+ * each test file calls this once at its top level (a module is evaluated once per process, so
+ * hooks registered at import would serve only the first file of a lane that imports it).
+ */
+export function useInterpWidgetsPage() {
+  before(async () => {
+    b = await launch({ viewport: { width: 1000, height: 900 } });
+  });
+  after(async () => {
+    await b?.close();
+  });
+}
 
 export async function openAll(name = 'all', body = PAGE) {
   const r = await openWidgetPage(b, 'interp', name, body, ALL);

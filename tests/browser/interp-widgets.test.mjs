@@ -7,7 +7,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SHOTS, join, assertCleanPage, openWidgetPage, routeHtml } from './helpers.mjs';
-import { kSameTol, SRC, CLEAN, CORRUPTED, b, openAll, reference, maxDiff } from './interp-widgets-page.mjs';
+import {
+  useInterpWidgetsPage,
+  kSameTol,
+  SRC,
+  CLEAN,
+  CORRUPTED,
+  b,
+  openAll,
+  reference,
+  maxDiff,
+} from './interp-widgets-page.mjs';
+
+useInterpWidgetsPage();
 
 test('each widget renders: labelled grids and controls, exports with SVG, no error, no CSP violation', async () => {
   const { page, watch } = await openAll();
@@ -56,7 +68,7 @@ test('each widget renders: labelled grids and controls, exports with SVG, no err
   }
   await page.screenshot({ path: join(SHOTS, 'interp-widgets.png'), fullPage: true });
   await assertCleanPage(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('the grids and bars equal headScores, logitAttribution, patch and attentionRollout computed in the page', async () => {
@@ -157,7 +169,7 @@ test('the grids and bars equal headScores, logitAttribution, patch and attention
   assert.deepEqual([r.rollout.mode, r.rollout.tiles, r.rollout.H], ['rollout', 2, 1]);
   assert.ok(r.rollout.diff <= kSameTol, `rollout tiles = attentionRollout (${r.rollout.diff})`);
   await assertCleanPage(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('a model set as a property: patched in the page, residual component, same numbers as patch', async () => {
@@ -209,7 +221,7 @@ test('a model set as a property: patched in the page, residual component, same n
   assert.equal(r.progress[0], r.progress[1], 'the progress bar ends full');
   assert.equal(r.shown[5], 1, 'block 0 at the changed token restores everything');
   await assertCleanPage(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test("a PretrainedModel (tiny GPT-2) as the model property: scores, attribution and patching equal the library's", async () => {
@@ -276,7 +288,7 @@ test("a PretrainedModel (tiny GPT-2) as the model property: scores, attribution 
   assert.equal(r.where, 'page');
   assert.deepEqual(r.errors, [true, true, true], 'no error shown');
   await assertCleanPage(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('position, token and against: integer attributes; null is "none" (no comparison), or the default target for <patching-view>', async () => {
@@ -329,5 +341,5 @@ test('position, token and against: integer attributes; null is "none" (no compar
     },
   ]);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

@@ -238,7 +238,7 @@ test('<kv-cache-stepper> renders alone, empty: labelled grids, named controls, e
   assert.equal(s.reset, false);
   await page.locator('kv-cache-stepper').screenshot({ path: join(SHOTS, 'kv-cache-stepper.png') });
   await assertClean(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('stepping every token one by one: outputs = fullOutput() (1e-5), length +1 per step; reset empties it and replays the same rows', async () => {
@@ -283,7 +283,7 @@ test('stepping every token one by one: outputs = fullOutput() (1e-5), length +1 
   const again = await stepAll(page, cfg);
   assert.deepEqual(again.steps.at(-1).outputs, r.steps.at(-1).outputs, 'the same outputs after reset()');
   await assertClean(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('multi-query without RoPE (kv-heads 1, rope="false", 6 tokens, seed 9): the same equality; Run all; a bad head count is the library\'s error', async () => {
@@ -344,7 +344,7 @@ test('multi-query without RoPE (kv-heads 1, rope="false", 6 tokens, seed 9): the
     'kv-heads 4 (plain multi-head) steps',
   );
   await assertClean(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('removing the element disposes its module and cache (live handles back to where they were)', async () => {
@@ -378,7 +378,7 @@ test('removing the element disposes its module and cache (live handles back to w
   assert.equal(r.length, 0);
   assert.equal(r.stepped, 0);
   await assertClean(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('axe-core: no violation with the cache empty and after steps (light and dark)', async () => {
@@ -402,5 +402,5 @@ test('axe-core: no violation with the cache empty and after steps (light and dar
     }
   }
   await assertClean(page, watch);
-  await page.close();
+  await b.release(page);
 });

@@ -77,7 +77,11 @@ function runBoth(page, component) {
         refAttribution: Array.from(attribution.result.data),
         correlation: s.correlation,
         agreement: el.shadowRoot.querySelector('.agreement').textContent,
-        points: el._scatterOpts.series[0].points.length,
+        points: Number(
+          /^Scatter of (\d+) entries/.exec(
+            el.shadowRoot.querySelector('.scatter canvas').getAttribute('aria-label'),
+          )[1],
+        ),
         csv: el.getCSV().trim().split('\n'),
         json: JSON.parse(el.getJSON()),
         svg: el.toSVG(),
@@ -183,5 +187,5 @@ test('exact and attribution patching side by side: the correlation, the scatter,
   assert.ok(widths.doc <= 360, `the page is ${widths.doc} px wide`);
   assert.ok(widths.inner <= widths.right + 0.5, `contents end at ${widths.inner} (box ${widths.right})`);
   await assertCleanPage(page, watch);
-  await page.close();
+  await b.release(page);
 });

@@ -138,7 +138,7 @@ test('demo at 360 px: opens on the character model, fits; a sentence on a task p
   );
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('demo: a link whose text its preset cannot read opens on the character model; seeded mode fits too', async () => {
@@ -175,7 +175,7 @@ test('demo: a link whose text its preset cannot read opens on the character mode
   await page.waitForFunction(() => new URL(location.href).searchParams.get('tg') === '2.0');
   await assertFits(page, 'the seeded layer after a tap in the mask editor');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('tutorial at 360 px: fits, formulas wrap or scroll in their own box, the query explorer drags by touch; axe clean', async () => {
@@ -261,5 +261,5 @@ test('tutorial at 360 px: fits, formulas wrap or scroll in their own box, the qu
   await axeClean(page);
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
-  await page.close();
+  await b.release(page);
 });

@@ -77,7 +77,7 @@ for (const [name, html] of Object.entries({
     assert.ok(a.csv > 10 && typeof a.json === 'string');
     await page.locator(name).screenshot({ path: join(SHOTS, `${name}.png`) });
     await assertClean(page, watch);
-    await page.close();
+    await b.release(page);
   });
 }
 
@@ -133,7 +133,7 @@ test('<rope-explorer>: scores at offsets 0, 100, 1000 coincide, δ = 0 is q·k, 
     await page.keyboard.press('ArrowRight');
     assert.equal(await page.$eval('rope-explorer', (el) => el.position), before + 1);
     await assertClean(page, watch);
-    await page.close();
+    await b.release(page);
   }
 });
 
@@ -212,7 +212,7 @@ test('<alibi-bias>: bias = −m_h·(i − j) from alibiSlopes, weights rows sum 
   const readout = await page.$eval('alibi-bias', (el) => el.shadowRoot.querySelector('.readout').textContent);
   assert.match(readout, /^head 3, query 1, key 0: bias −1\/16·\|1 − 0\| = −0\.0625/);
   await assertClean(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('<gqa-heads>: groups, heads of a group differ, weights = SDPA on repeat_kv; a count that does not divide is an error', async () => {
@@ -287,7 +287,7 @@ test('<gqa-heads>: groups, heads of a group differ, weights = SDPA on repeat_kv;
   await page.waitForFunction(() => document.querySelector('gqa-heads').groups?.length === 1);
   assert.equal(await page.$eval('gqa-heads', (el) => el.shadowRoot.querySelector('.error').hidden), true);
   await assertClean(page, watch);
-  await page.close();
+  await b.release(page);
 });
 
 test('axe-core: no violation on a page of the three widgets (light and dark)', async () => {
@@ -305,5 +305,5 @@ test('axe-core: no violation on a page of the three widgets (light and dark)', a
     assert.deepEqual(found, [], `axe-core violations (${scheme}):\n${found.join('\n')}`);
   }
   await assertClean(page, watch);
-  await page.close();
+  await b.release(page);
 });

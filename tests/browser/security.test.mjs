@@ -102,7 +102,7 @@ test('typed hostile text becomes inert chips and canvas labels', async () => {
   );
   assert.ok(tip.startsWith('< · >'), `tooltip: ${tip}`);
   await assertInert(page, watch, 'typed');
-  await page.close();
+  await b.release(page);
 });
 
 test('hostile text in a shared link stays text', async () => {
@@ -125,7 +125,7 @@ test('hostile text in a shared link stays text', async () => {
     ),
   );
   await assertInert(page, watch, 'link');
-  await page.close();
+  await b.release(page);
 });
 
 test('whole hostile tokens given to widgets render inert, and export safely', async () => {
@@ -174,5 +174,5 @@ test('whole hostile tokens given to widgets render inert, and export safely', as
   ]);
   assert.deepEqual(JSON.parse(await readFile(await dl.path(), 'utf8')).keyTokens, HOSTILE);
   await assertInert(page, watch, 'tokens property');
-  await page.close();
+  await b.release(page);
 });

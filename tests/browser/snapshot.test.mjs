@@ -209,5 +209,5 @@ test('with JavaScript off the snapshot shows every view', async () => {
   assert.equal(await p.locator('table').count(), 5);
   assert.equal(await p.locator('h1').textContent(), 'Snapshot <test> & co');
   assert.deepEqual(w.errors, []);
-  await p.close();
+  await b.release(p);
 });

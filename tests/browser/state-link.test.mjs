@@ -58,7 +58,7 @@ async function viewsAt(url, model) {
     assert.deepEqual(watch.errors, []);
     return { link, views };
   } finally {
-    await page.close();
+    await b.release(page);
   }
 }
 

@@ -1,6 +1,6 @@
-// Shared by the SVG export tests (svg-export and svg-export-widgets .test.mjs): importing it launches
-// Chromium and opens one page of widgets under the strict CSP before the file's tests (`b`, `page`,
-// `watch`) and closes it after them; inspect() reads a widget's SVG and samples it against the canvas,
+// Shared by the SVG export tests (svg-export and svg-export-widgets .test.mjs): in each file that calls
+// useSvgExportPage(), it launches Chromium and opens one page of widgets under the strict
+// CSP before its tests (`b`, `page`, `watch`) and closes it after them; inspect() reads a widget's SVG and samples it against the canvas,
 // and the assertions compare colours within TOL and check the document is well formed and self-contained.
 
 import { after, before } from 'node:test';
@@ -25,51 +25,58 @@ const BODY = `
   <attention-trainer id="tr" task="copy" length="5" layers="2" heads="2" d-model="16"></attention-trainer>`;
 
 export let b, page, watch;
-before(async () => {
-  b = await launch({ viewport: { width: 1100, height: 900 } });
-  ({ page, watch } = await openWidgetPage(b, 'svg', 'svg-export', BODY, 'attention-heatmap'));
-  await page.evaluate(async (evil) => {
-    // A 64 × 64 heatmap of random-looking weights (rows sum to 1), with hostile token texts.
-    const T = 64,
-      w = new Float32Array(T * T);
-    let seed = 7;
-    const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-    for (let r = 0; r < T; r++) {
-      let sum = 0;
-      for (let c = 0; c < T; c++) sum += w[r * T + c] = rnd() ** 3;
-      for (let c = 0; c < T; c++) w[r * T + c] /= sum;
-    }
-    const tokens = Array.from({ length: T }, (_, i) => evil[i % evil.length] + (i >= evil.length ? i : ''));
-    document.querySelector('#big').data = {
-      weights: w,
-      shape: [T, T],
-      queryTokens: tokens,
-      keyTokens: tokens,
-    };
-    const { TinyTransformer } = await import('/src/js/index.js');
-    document.querySelector('#mv').model = new TinyTransformer({
-      vocabSize: 11,
-      maxLength: 8,
-      dModel: 12,
-      numHeads: 3,
-      numLayers: 2,
-      seed: 3,
-    });
-  }, EVIL);
-  // Every widget the tests read has drawn (the model view once it has its model; the trainer is
-  // awaited by its own test), and the 64 × 64 heatmap shows its data.
-  await page.waitForFunction(
-    () =>
-      ['#mv', '#steps', '#pe', '#alibi', '#gqa'].every(
-        (s) => document.querySelector(s).dataset.ready !== undefined,
-      ) && document.querySelector('#big').shown?.matrices[0].rows === 64,
-    null,
-    { timeout: 30_000 },
-  );
-});
-after(async () => {
-  await b?.close();
-});
+/**
+ * Registers the hooks that open the page of widgets before the calling file's tests and close it after them:
+ * each test file calls this once at its top level (a module is evaluated once per process, so
+ * hooks registered at import would serve only the first file of a lane that imports it).
+ */
+export function useSvgExportPage() {
+  before(async () => {
+    b = await launch({ viewport: { width: 1100, height: 900 } });
+    ({ page, watch } = await openWidgetPage(b, 'svg', 'svg-export', BODY, 'attention-heatmap'));
+    await page.evaluate(async (evil) => {
+      // A 64 × 64 heatmap of random-looking weights (rows sum to 1), with hostile token texts.
+      const T = 64,
+        w = new Float32Array(T * T);
+      let seed = 7;
+      const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+      for (let r = 0; r < T; r++) {
+        let sum = 0;
+        for (let c = 0; c < T; c++) sum += w[r * T + c] = rnd() ** 3;
+        for (let c = 0; c < T; c++) w[r * T + c] /= sum;
+      }
+      const tokens = Array.from({ length: T }, (_, i) => evil[i % evil.length] + (i >= evil.length ? i : ''));
+      document.querySelector('#big').data = {
+        weights: w,
+        shape: [T, T],
+        queryTokens: tokens,
+        keyTokens: tokens,
+      };
+      const { TinyTransformer } = await import('/src/js/index.js');
+      document.querySelector('#mv').model = new TinyTransformer({
+        vocabSize: 11,
+        maxLength: 8,
+        dModel: 12,
+        numHeads: 3,
+        numLayers: 2,
+        seed: 3,
+      });
+    }, EVIL);
+    // Every widget the tests read has drawn (the model view once it has its model; the trainer is
+    // awaited by its own test), and the 64 × 64 heatmap shows its data.
+    await page.waitForFunction(
+      () =>
+        ['#mv', '#steps', '#pe', '#alibi', '#gqa'].every(
+          (s) => document.querySelector(s).dataset.ready !== undefined,
+        ) && document.querySelector('#big').shown?.matrices[0].rows === 64,
+      null,
+      { timeout: 30_000 },
+    );
+  });
+  after(async () => {
+    await b?.close();
+  });
+}
 
 /**
  * In the page: el.toSVG(options), parsed and checked. Returns { size, parseError, external, state,

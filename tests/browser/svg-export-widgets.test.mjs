@@ -7,7 +7,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { assertCleanPage, axeViolations, join } from './helpers.mjs';
-import { page, watch, inspect, assertColoursMatch, assertWellFormed } from './svg-export-page.mjs';
+import {
+  useSvgExportPage,
+  page,
+  watch,
+  inspect,
+  assertColoursMatch,
+  assertWellFormed,
+} from './svg-export-page.mjs';
+
+useSvgExportPage();
 
 test('<attention-model-view>: layer × head grid, one colour bar, one layer on request, size limit offers one layer', async () => {
   const r = await inspect('#mv');
@@ -194,7 +203,7 @@ test('palette: cividis and gray recolour screen and SVG alike; the colour bar fo
   assert.equal(c.state.palette, 'cividis');
   assertColoursMatch(c, 'cividis');
   const lut = await page.evaluate(async () =>
-    Array.from((await import('/web/widgets/colormap.js')).colormap('cividis')),
+    Array.from((await import('/web/widgets/figures/colormap.js')).colormap('cividis')),
   );
   const inLut = (f) => {
     for (let i = 0; i < 256; i++)

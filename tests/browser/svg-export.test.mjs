@@ -6,7 +6,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { page, inspect, assertColoursMatch, assertWellFormed } from './svg-export-page.mjs';
+import { useSvgExportPage, page, inspect, assertColoursMatch, assertWellFormed } from './svg-export-page.mjs';
+
+useSvgExportPage();
 
 test('<attention-heatmap> one head: valid, self-contained SVG whose cells are the canvas colours', async () => {
   const r = await inspect('#one');

@@ -1,6 +1,6 @@
-// Shared by the tutorial tests (tutorial and tutorial-sections .test.mjs): importing it launches Chromium
-// and opens web/tutorial.html before the file's tests (`env`, `page`, its watch `w`, `badResponses`) and
-// closes it after them; inspectWidgets() reads what each widget draws.
+// Shared by the tutorial tests (tutorial and tutorial-sections .test.mjs): in each file that calls
+// useTutorialPage(), it launches Chromium and opens web/tutorial.html before its tests (`env`,
+// `page`, its watch `w`, `badResponses`) and closes it after them; inspectWidgets() reads what each widget draws.
 
 import { after, before } from 'node:test';
 import { launch } from './helpers.mjs';
@@ -77,17 +77,24 @@ export function inspectWidgets(p, selector) {
   );
 }
 
-before(async () => {
-  env = await launch();
-  ({ page, watch: w } = await env.newPage());
-  badResponses = [];
-  page.on('response', (r) => {
-    if (r.status() >= 400) badResponses.push(`${r.status()} ${r.url()}`);
+/**
+ * Registers the hooks that open the tutorial page before the calling file's tests and close it after them:
+ * each test file calls this once at its top level (a module is evaluated once per process, so
+ * hooks registered at import would serve only the first file of a lane that imports it).
+ */
+export function useTutorialPage() {
+  before(async () => {
+    env = await launch();
+    ({ page, watch: w } = await env.newPage());
+    badResponses = [];
+    page.on('response', (r) => {
+      if (r.status() >= 400) badResponses.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(env.url('/tutorial.html'));
+    await pageReady(page);
   });
-  await page.goto(env.url('/tutorial.html'));
-  await pageReady(page);
-});
 
-after(async () => {
-  await env?.close();
-});
+  after(async () => {
+    await env?.close();
+  });
+}

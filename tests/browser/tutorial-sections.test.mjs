@@ -7,7 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { ROOT, join, routeHtml } from './helpers.mjs';
-import { ALL_WIDGETS, env, page, w, inspectWidgets } from './tutorial-page.mjs';
+import { useTutorialPage, ALL_WIDGETS, env, page, w, inspectWidgets } from './tutorial-page.mjs';
+
+useTutorialPage();
 
 test('multi-head presets: the 512-dim, 8-head example and the shapes at each step', async () => {
   await page.locator('[data-preset="paper"]').click();
@@ -209,8 +211,8 @@ test("section 9, finding the heads that matter: the scores find the preset's hea
   assert.match(r.prose[2], /^Of the logit difference \d+\.\d\d \(“7” against “\d+”\): layer 1 head/);
   // A click on layer 0 head 1 in the patching grid opens that layer in the steps view, head 1.
   const p = await page.locator('#interp-patch').evaluate((el) => {
-    el._view.canvas.scrollIntoView({ block: 'center', behavior: 'instant' });
-    return el._view.cellCenter(0, 1);
+    el.shadowRoot.querySelector('canvas').scrollIntoView({ block: 'center', behavior: 'instant' });
+    return el.cellCenter(0, 1);
   });
   await page.mouse.click(p.x, p.y);
   const opened = await page.evaluate(() => {
@@ -300,7 +302,7 @@ test('each snippet of section 10 (Embed), pasted alone into an empty page with t
     assert.ok(x.drawn >= 1 && x.colours > 2, `${name} alone draws (${x.colours} colours)`);
     assert.deepEqual(pw.errors, [], `${name} alone: no console error`);
     assert.deepEqual(pw.offOrigin, [], `${name} alone: nothing outside the origin`);
-    await p.close();
+    await env.release(p);
   }
 });
 

@@ -7,7 +7,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SHOTS, join } from './helpers.mjs';
-import { ALL_WIDGETS, env, page, w, badResponses, inspectWidgets } from './tutorial-page.mjs';
+import {
+  useTutorialPage,
+  ALL_WIDGETS,
+  env,
+  page,
+  w,
+  badResponses,
+  inspectWidgets,
+} from './tutorial-page.mjs';
+
+useTutorialPage();
 
 // Softmax of [1, 1, 1, 5] shown to 4 decimals; the float32 values may differ from the double
 // reference by a few ulps, far below this.
@@ -219,7 +229,7 @@ test('the demo links to the tutorial', async () => {
   const { page: p } = await env.newPage();
   await p.goto(env.url('/'));
   assert.ok((await p.locator('a[href="/tutorial.html"]').count()) >= 1);
-  await p.close();
+  await env.release(p);
 });
 
 // The page is ~40,000 px tall: a full-page PNG costs ~2–3 s of CPU each, for a picture nobody

@@ -57,7 +57,7 @@ test('a reload restores typed text and changed controls', async () => {
     '.',
   ]);
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('the back button undoes discrete changes one at a time', async () => {
@@ -96,7 +96,7 @@ test('the back button undoes discrete changes one at a time', async () => {
   assert.equal(await page.inputValue('select[name=mask]'), 'causal');
   assert.equal((await widgetConfig(page)).mask, 'causal');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('typing replaces the history entry instead of adding one per keystroke', async () => {
@@ -109,7 +109,7 @@ test('typing replaces the history entry instead of adding one per keystroke', as
   await page.waitForFunction(() => new URL(location.href).searchParams.get('t') === 'abc def ghi');
   const grown = (await page.evaluate(() => history.length)) - start;
   assert.ok(grown <= 2, `one burst of typing adds at most a couple of entries, not ${grown}`);
-  await page.close();
+  await b.release(page);
 });
 
 test('a shared link opens the configuration it names', async () => {
@@ -155,5 +155,5 @@ test('a shared link opens the configuration it names', async () => {
   assert.equal(await page.inputValue('#source'), 'The cat sleeps now');
   assert.equal(param(page, 'x'), '1');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });

@@ -88,7 +88,7 @@ for (const [name, html] of Object.entries(WIDGETS)) {
     await page.locator(name).screenshot({ path: join(SHOTS, `${name}.png`) });
     assert.deepEqual(watch.errors, []);
     assert.deepEqual(watch.offOrigin, []);
-    await page.close();
+    await b.release(page);
   });
 }
 
@@ -121,7 +121,7 @@ test('several widgets share one wasm instance (one download, one instantiation)'
   });
   assert.ok(same, 'widgets and page code see the same library module and the same instance');
   assert.deepEqual(watch.errors, []);
-  await page.close();
+  await b.release(page);
 });
 
 test('<mask-editor>: a clicked cell gets weight 0 and its row still sums to 1, in every head', async () => {

@@ -45,6 +45,13 @@ describe('scripts/check-style.mjs', () => {
     const r = check(CLEAN);
     assert.equal(r.status, 0, r.out);
   });
+  it("fails on web/ code that reads another object's _field, not on this._field", () => {
+    const own = 'export class A {\n  constructor() {\n    this._x = 1;\n  }\n}\n';
+    assert.equal(check({ ...CLEAN, 'web/widgets/a.js': own }).status, 0);
+    const r = check({ ...CLEAN, 'web/widgets/b.js': 'export const peek = (el) => el._x;\n' });
+    assert.equal(r.status, 1);
+    assert.match(r.out, /web\/widgets\/b\.js:1: reads another object's private field \(el\._x\)/);
+  });
   it('fails on JavaScript prettier would change', () => {
     const r = check({ ...CLEAN, 'web/b.js': 'export const x = {a:1}\n' });
     assert.equal(r.status, 1);

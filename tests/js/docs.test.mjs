@@ -38,7 +38,11 @@ describe('docs that cannot go stale', () => {
     const widgetsDoc = read('docs/widgets.md');
     for (const name of elements)
       assert.ok(widgetsDoc.includes(`## \`<${name}>\``), `docs/widgets.md has no section for <${name}>`);
-    for (const f of readdirSync(join(ROOT, 'web', 'widgets'))) {
+    const widgetFiles = readdirSync(join(ROOT, 'web', 'widgets'), { recursive: true }).filter((f) =>
+      f.endsWith('.js'),
+    );
+    assert.ok(widgetFiles.length > 50, 'the widget modules, in their folders');
+    for (const f of widgetFiles) {
       assert.ok(
         !/customElements\.define/.test(read(`web/widgets/${f}`)),
         `web/widgets/${f} registers its own tag: register it in web/widgets.js`,

@@ -1,6 +1,9 @@
 // docs/architecture.md's folder map ("## The folders") is true to the tree: every folder it lists
 // exists, and every tracked folder under src, web, tests, bench, scripts and tools is named there —
-// as an entry of its own, or as "name/" in its parent's entry (fixture and corpus data aside).
+// as an entry of its own, or as "name/" in its parent's entry (fixture and corpus data aside). And
+// every source file of src, web, scripts, bench and tools is on the map: the entry of its nearest
+// mapped folder names it, or a pattern there matches it (`demo-*.js`, `*_scalar.cpp`: a `*` with
+// more than the extension beside it).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -26,6 +29,42 @@ function mapEntries() {
     if (current) entries[current] = `${entries[current] ?? ''}${line}\n`;
   }
   return entries;
+}
+
+const SOURCE_ROOTS = ['src', 'web', 'scripts', 'bench', 'tools'];
+// Files that are data, not source: the trained presets and their claims, committed benchmark tables.
+const NOT_SOURCE = /^web\/presets\/.+\.(safetensors|json)$|\.(svg|css|csv|txt|png|ico)$/;
+
+/** Whether an entry's text names a file by its name or by a pattern (a glob with a fixed part). */
+export function entryCovers(text, name) {
+  const words = text.match(/[\w.*+-]+\.\w+|[\w*+-]*\*[\w*+-]*/g) ?? [];
+  const stem = name.replace(/\.\w+$/, '');
+  // C++ files by their stem: "attention (SDPA)" names attention.h and attention.cpp
+  if (/\.(h|cpp)$/.test(name) && new RegExp(`(^|[^\\w/.-])${stem}([^\\w-]|$)`).test(text)) return true;
+  return words.some((word) => {
+    if (word === name) return true;
+    if (!word.includes('*')) return false;
+    const fixed = word.replace(/\*/g, '').replace(/\.\w+$/, '');
+    if (fixed.replace(/[-_.]/g, '').length === 0) return false; // "*.js" says nothing of the file
+    const pattern = new RegExp(`^${word.replace(/[.+]/g, '\\$&').replace(/\*/g, '[\\w.-]*')}$`);
+    return pattern.test(name) || pattern.test(name.replace(/\.\w+$/, ''));
+  });
+}
+
+function trackedFiles(roots) {
+  return execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', ...roots], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter((f) => f && existsSync(join(ROOT, f)));
+}
+
+/** A folder and the folders above it. */
+function ancestors(folder) {
+  const out = [];
+  for (let f = folder; f !== '.'; f = dirname(f)) out.push(f);
+  return out;
 }
 
 function trackedFolders() {
@@ -66,5 +105,29 @@ describe('docs/architecture.md folder map', () => {
         `${folder}/ is not in the folder map (its own entry, or "${name}/" in ${parent}/'s)`,
       );
     }
+  });
+  it('names every source file, or matches it by a pattern, in its nearest mapped folder', () => {
+    const missing = [];
+    for (const file of trackedFiles(SOURCE_ROOTS)) {
+      if (NOT_SOURCE.test(file)) continue;
+      let folder = dirname(file);
+      while (folder !== '.' && !entries[folder]) folder = dirname(folder);
+      if (folder === '.') continue; // a root's own files: by the roots' entries (checked above)
+      const name = file.split('/').pop();
+      // A folder's README.md is covered where an enclosing entry says its folders have one.
+      const readme = name === 'README.md' && ancestors(folder).some((f) => entries[f]?.includes('README.md'));
+      if (!readme && !entryCovers(entries[folder], name)) missing.push(`${file} (in ${folder}/)`);
+    }
+    assert.deepEqual(missing, [], 'source files the map does not name');
+  });
+
+  it('a pattern covers a file only with a fixed part beside the wildcard', () => {
+    assert.ok(entryCovers('demo-*.js the demo', 'demo-store.js'));
+    assert.ok(entryCovers('kernels: *_scalar.cpp twins', 'quant_scalar.cpp'));
+    assert.ok(entryCovers('rope-explorer* (the RoPE plane)', 'rope-explorer-plane.js'));
+    assert.ok(entryCovers('uses gguf.js + gguf-header.js', 'gguf-header.js'));
+    assert.ok(!entryCovers('every *.js file', 'demo-store.js'));
+    assert.ok(!entryCovers('demo-*.js', 'tutorial.js'));
+    assert.ok(!entryCovers('gguf-header.js', 'gguf.js'));
   });
 });

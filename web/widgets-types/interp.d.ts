@@ -126,5 +126,7 @@ export declare class PatchingView extends AwElement implements InterpModelInput 
     correlation?: number;
   } | null>;
   cancel(): void;
+  /** The client coordinates of the centre of the first grid's cell (layer, then head or position). */
+  cellCenter(layer: number, column: number): { x: number; y: number };
   toSVG(options?: SVGOptions): string;
 }

@@ -1,21 +1,20 @@
 // Base classes of the custom elements.
 //   AwElement     Shadow DOM with the shared stylesheet, the export toolbar (PNG/CSV/JSON), an error
-//                 line, a tooltip, an aria-live readout, resize handling, one `ready` event.
+//                 line, a tooltip, an aria-live readout, resize handling, one `ready` event, and the
+//                 attributes a subclass declares once (`static attributes`: observed, and JS properties).
 //   ModelElement  adds the model config: attributes (text, d-model, heads, mask, …) and the same as
 //                 JS properties (el.dModel = 32) or all at once (el.config = {...}).
 // Subclasses implement render() (synchronous) and getCSV() / getJSON() / pngCanvas().
 import { whenReady, isReady } from './runtime.js';
 import { canvasToBlob, download, slug } from './export.js';
 import { CONFIG_ATTRIBUTES, DEFAULT_CONFIG, configFromAttributes, normalizeConfig } from './model.js';
+import { declaredAttributes } from './attributes.js';
 import { BASE_CSS } from './styles.js';
 import { liveWidgets, track, untrack } from './print.js';
 
 let sheet = null;
 function sharedSheet() {
-  if (!sheet) {
-    sheet = new CSSStyleSheet();
-    sheet.replaceSync(BASE_CSS);
-  }
+  if (!sheet) (sheet = new CSSStyleSheet()).replaceSync(BASE_CSS);
   return sheet;
 }
 
@@ -41,9 +40,11 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 export class AwElement extends HTMLElement {
-  /** Extra attributes of a subclass (besides the config ones for ModelElement). */
+  /** A subclass's own attributes (besides ModelElement's config ones), declared once (attributes.js). */
+  static attributes = {};
+  /** Their names, in order (their JS properties installed on first use). */
   static get ownAttributes() {
-    return [];
+    return declaredAttributes(this);
   }
   static get observedAttributes() {
     return this.ownAttributes;
@@ -179,10 +180,8 @@ export class AwElement extends HTMLElement {
     tip.replaceChildren(...lines.map((l, i) => h('div', { class: i === 0 ? 'tip-head' : '', text: l })));
     tip.hidden = false;
     const host = this.getBoundingClientRect();
-    const tw = tip.offsetWidth,
-      th = tip.offsetHeight;
-    let left = x - host.left + 14,
-      top = y - host.top + 14;
+    const [tw, th] = [tip.offsetWidth, tip.offsetHeight];
+    let [left, top] = [x - host.left + 14, y - host.top + 14];
     if (left + tw > host.width - 4) left = Math.max(4, x - host.left - tw - 14);
     if (top + th > host.height - 4) top = Math.max(4, y - host.top - th - 14);
     tip.style.left = `${left}px`;
@@ -206,9 +205,8 @@ export class AwElement extends HTMLElement {
    */
   get state() {
     const attributes = {};
-    for (const name of this.constructor.observedAttributes) {
+    for (const name of this.constructor.observedAttributes)
       if (name !== 'style' && this.hasAttribute(name)) attributes[name] = this.getAttribute(name);
-    }
     return stateJSON({
       widget: this.localName,
       version: STATE_VERSION,
@@ -329,9 +327,7 @@ export function withState(el, obj) {
 /** data: URL → Blob, synchronously. */
 function dataUrlToBlob(url) {
   const [head, body] = url.split(',');
-  const bin = atob(body);
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const bytes = Uint8Array.from(atob(body), (c) => c.charCodeAt(0));
   return new Blob([bytes], { type: /data:([^;]+)/.exec(head)[1] });
 }
 
@@ -388,7 +384,7 @@ export class ModelElement extends AwElement {
 }
 
 // One JS property per config key: el.text, el.dModel, el.heads, el.mask, el.toggles, el.stateDict …
-for (const key of Object.keys(DEFAULT_CONFIG)) {
+for (const key of Object.keys(DEFAULT_CONFIG))
   Object.defineProperty(ModelElement.prototype, key, {
     get() {
       return this.config[key];
@@ -398,4 +394,3 @@ for (const key of Object.keys(DEFAULT_CONFIG)) {
     },
     configurable: true,
   });
-}

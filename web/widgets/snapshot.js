@@ -8,7 +8,7 @@
 //   downloadSnapshot(elements, { title, filename, ... })             saves it
 //   figureSVG(el)                                                    the SVG a snapshot / print uses
 import { download, slug } from './export.js';
-import { xmlText } from './svg.js';
+import { xmlText } from './figures/svg.js';
 
 /** The stylesheet of every snapshot (constant: its hash goes into the page's policy). */
 export const SNAPSHOT_CSS = `:root { color-scheme: light; color: #1d2330; background: #fff;

@@ -159,7 +159,7 @@ async function open({ files, folderName, activations = 'exact' }, job) {
     chatTemplate,
   };
   const model = await loadSized(options, size, 'safetensors', job);
-  const name = String(folderName || config._name_or_path || config.model_type || 'model')
+  const name = String(folderName || config['_name_or_path'] || config.model_type || 'model')
     .split('/')
     .pop();
   return describe(model, { folderName: name, hasTokenizer: Boolean(tokenizer) });

@@ -48,7 +48,7 @@ export default {
   // Its row of the architectures table of docs/checkpoints.md (scripts/config-keys-doc.mjs).
   docs: {
     computes:
-      'as Gemma 3 below without q/k norms and with one RoPE, every other layer sliding (layer 0 first), plus attention-logit soft-capping (scaled scores → c·tanh(s/c) before the mask, `attn_logit_softcapping`) and final-logit soft-capping (`final_logit_softcapping`); `logitAttribution` and `patch`, which need the logits before the final cap, are refused for it',
+      'as Gemma 3 below without q/k norms and with one RoPE, every other layer sliding (layer 0 first), plus attention-logit soft-capping (scaled scores → c·tanh(s/c) before the mask, `attn_logit_softcapping`) and final-logit soft-capping (`final_logit_softcapping`); the interpretability tools explain the logits before the final cap',
     fixtures: '`gemma2-tiny` (caps 5 and 3)',
   },
   // GGUF: norms stored as 1 + w; llama.cpp slides every other layer (layer 0 first), scales

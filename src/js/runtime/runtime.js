@@ -1,4 +1,4 @@
-// What the API modules (index.js, backward.js, model.js, train.js) share: the per-wrapper state (the
+// What the API modules (index.js and the modules of attention/, tiny/, pretrained/) share: the per-wrapper state (the
 // loaded wasm module, the Handle base class and its count of live handles, the input-size check run
 // before anything is copied into its heap) and the parsing of the option objects that forward and
 // backward functions have in common. Internal: not exported from index.js.
@@ -53,7 +53,7 @@ export class Handle {
  * The state of one copy of the wrapper: its wasm module, loaded once, and the memory limit it
  * enforces. Each copy of index.js makes its own (Node caches modules by URL, query included, so
  * `index.js?instance=x` is a second, independent wrapper: the benchmarks and tests rely on that)
- * and hands it to the API modules it re-exports (backward.js, model.js, train.js). The methods are closures:
+ * and hands it to the API modules it re-exports (attention/, tiny/, pretrained/). The methods are closures:
  * destructuring them is fine.
  */
 export function createRuntime() {

@@ -1,7 +1,7 @@
 // A user's app: imports the package by name, lets init() pick a build (or the one ?variant= names),
 // runs a forward, then loads the widgets (after init, so they share its module). The page reports
 // into #result as JSON for tests/browser/bundler.test.mjs. `wasmBaseUrl` is set by the esbuild
-// entry only (esbuild does not copy `new URL(…, import.meta.url)` assets; see README, Bundlers).
+// entry only (esbuild does not copy `new URL(…, import.meta.url)` assets; see docs/bundlers.md).
 import { init, kernelVariant, scaledDotProductAttention, seededNormal, threadCount } from 'attention-wasm';
 import { fnv1a } from './fnv1a.js'; // the bits of a larger result, compared with Node's
 
