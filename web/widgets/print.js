@@ -5,7 +5,7 @@
 // controls, export buttons, tooltips and hover readouts under @media print (styles.js), so a page
 // printed without these events still prints without controls (its pictures then as canvases).
 //
-//   preparePrint()  the swap, as on beforeprint (for tests, or a page's own "print" flow)
+//   preparePrint()  the swap, as on beforeprint (a page's own "print" flow, or a script checking it)
 //   restorePrint()  back, as on afterprint
 import { figureSVG } from './snapshot.js';
 

@@ -5,7 +5,7 @@
 // 100 ms while training, and after every job.
 //
 // Jobs: init { config } | train | pause | step { n } | reset | ablate { heads: [[layer, head], …] } |
-//   export → { bytes (transferred), step } | logits { ids } → { data, shape } (for tests).
+//   export → { bytes (transferred), step } | logits { ids } → { data, shape } (the element's logits(ids)).
 // Events: { type: 'snapshot', … } | { type: 'error', code, message } (a training step failed while training).
 // A job that fails rejects its call with its error (an AttentionError keeps its code) and stops training.
 import { init, createTask, evaluate, threadCount, TinyTransformer, Trainer } from '../../src/js/index.js';
@@ -174,7 +174,7 @@ const handlers = {
     return transfer({ bytes, step }, [bytes.buffer]);
   },
   logits(msg) {
-    // for tests: this model's logits on `ids`
+    // the element's logits(ids): this model's logits on `ids`, as it is now
     const { logits } = model.forward(msg.ids, { attention: false });
     return { type: 'logits', data: logits.data, shape: logits.shape };
   },

@@ -205,7 +205,7 @@ export class AttentionTrainer extends AwElement {
   exportWeights() {
     return this.#call('export').then((m) => m.bytes);
   }
-  /** @returns {Promise<{ data: Float32Array, shape: number[] }>} the worker model's logits (for tests) */
+  /** @returns {Promise<{ data: Float32Array, shape: number[] }>} the model's logits on `ids` as it is now in the worker (B, T, V) */
   logits(ids) {
     return this.#call('logits', { ids });
   }
