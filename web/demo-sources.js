@@ -43,7 +43,7 @@ async function loadSource(name) {
     }
     // A link whose text its preset cannot read opens on the character model (the link follows).
     if (switchToText(page.state.text, 'replace', s.example, s)) return;
-    showSource(s);
+    if (page.source !== s) showSource(s); // (already shown when its example replaced the text)
   } catch (err) {
     if (page.state.model !== name) return;
     note.className = 'note bad';

@@ -1,8 +1,8 @@
 // Runs a share of the browser test files in one process, so they share one Chromium (helpers.mjs
 // launch()): `npm test` runs tests/browser/groups/*.mjs at once (one lane each) instead of starting a
 // process and a browser per file. Each file runs as a suite of its own (its top-level hooks and tests
-// stay its own). The files are dealt to the lanes by how many tests each holds (its `it(` calls):
-// most tests first, each to the lane with the fewest so far — a property of the files, not of a
+// stay its own). The files are dealt to the lanes by how many tests each holds (its `it(` and `test(`
+// calls): most tests first, each to the lane with the fewest so far — a property of the files, not of a
 // machine, so nothing is measured or refreshed by hand.
 import { readFileSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -11,9 +11,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const DIR = dirname(fileURLToPath(import.meta.url));
 
-/** The number of tests a file declares (its `it(` calls), at least 1. */
+/** The number of tests a file declares (its `it(` and `test(` calls), at least 1. */
 function testCount(file) {
-  return Math.max(1, (readFileSync(join(DIR, file), 'utf8').match(/\bit\(/g) ?? []).length);
+  return Math.max(1, (readFileSync(join(DIR, file), 'utf8').match(/\b(?:it|test)\(/g) ?? []).length);
 }
 
 /** The test files of lane k (1-based) of n, in the order they run (most tests first). */

@@ -33,20 +33,25 @@ function attributionPart(s, nested) {
   };
 }
 
+/** The inputs of a shown run, as the JSON and the SVG's metadata both record them. */
+const inputsOf = (s) => ({
+  component: s.component,
+  clean: s.clean,
+  corrupted: s.corrupted,
+  position: s.position,
+  token: s.token,
+  against: s.against,
+  cleanDiff: s.cleanDiff,
+  corruptedDiff: s.corruptedDiff,
+});
+
 /** The inputs and the grid of shown `s` as JSON, with the state of the widget `el`. */
 export function patchingJSON(el, s) {
   if (!s) return jsonText(withState(el, {}));
   return jsonText(
     withState(el, {
       kind: s.exact || !s.attribution ? 'activation-patching' : 'attribution-patching',
-      component: s.component,
-      clean: s.clean,
-      corrupted: s.corrupted,
-      position: s.position,
-      token: s.token,
-      against: s.against,
-      cleanDiff: s.cleanDiff,
-      corruptedDiff: s.corruptedDiff,
+      ...inputsOf(s),
       result: toNested(s.result, s.L, s.cols),
       ...attributionPart(s, true),
     }),
@@ -58,14 +63,7 @@ export function patchingSVG(el, s, figure, options = {}) {
   if (!s) throw new Error('toSVG: nothing is drawn yet (press Run first)');
   const state = {
     widget: 'patching-view',
-    component: s.component,
-    clean: s.clean,
-    corrupted: s.corrupted,
-    position: s.position,
-    token: s.token,
-    against: s.against,
-    cleanDiff: s.cleanDiff,
-    corruptedDiff: s.corruptedDiff,
+    ...inputsOf(s),
     result: s.result,
     ...attributionPart(s, false),
     widgetState: el.state,
