@@ -25,7 +25,7 @@ int full_block_rows(int tq, int tk) {
 }  // namespace
 
 bool uses_tiled_path(const AttentionProblem& p, bool need_weights, bool tracing) {
-  return !need_weights && !tracing && !(p.dropout.p > 0.0f);
+  return !need_weights && !tracing && !(p.dropout.p > 0.0f) && !p.hooks_scores();
 }
 
 std::uint64_t attention_scratch_elements(const AttentionProblem& p, bool need_weights, bool tracing) {
@@ -129,35 +129,58 @@ void mark_overflowed_row(int tk, float* w, const std::uint8_t* allowed, const fl
   if (has_allowed_key(tk, allowed, additive)) w[0] = std::numeric_limits<float>::quiet_NaN();
 }
 
+// Scale (Gemma 2: and cap) one row of scores into `scaled`, then mask it into `masked` (either may
+// be the other, or the weights row: the kernels run in place).
+void scale_mask_row(const AttentionProblem& p, int tk, const float* scores, float* scaled, float* masked,
+                    const float* additive, const std::uint8_t* allowed) {
+  if (p.softcap > 0) {  // the trace's "scaled" holds the capped scores
+    std::copy(scores, scores + tk, scaled);
+    softcap_row(tk, scaled, p.scale, p.softcap);
+  } else {
+    kernels::scale_vec(tk, scores, p.scale, scaled);
+  }
+  kernels::mask_row(tk, scaled, additive, allowed, masked);
+}
+
 // 2.–4. Scale, mask and softmax rows [i0, i0 + rows) of one slice. The traced variant calls the
-// three kernels the fused one is defined as, so both produce the same bits.
+// three kernels the fused one is defined as, so both produce the same bits; so does the hooked one,
+// which masks every row of the block, shows them to the hook on the scores, then takes the softmax.
 void softmax_rows(const AttentionProblem& p, std::int64_t slice, int i0, int rows, const Steps& st,
                   bool tracing, const MaskRow& mr) {
   const int tk = p.masks.tk;
   const std::uint8_t* allowed_ptr = p.masks.has_bool() ? mr.allowed : nullptr;
   const float* additive_ptr = p.masks.has_additive() ? mr.additive : nullptr;
   const bool masked = allowed_ptr || additive_ptr;
-  for (int r = 0; r < rows; ++r) {
+  const bool hooked = p.hooks && p.hooks->wants(AttnPoint::kScores);
+  float* masked_rows = tracing ? st.masked : st.weights;  // the softmax's input, (rows, Tk)
+  const auto row_steps = [&](int r, bool softmax) {
     // Without masks there is no mask row to fill.
     if (masked) p.masks.fill_row(slice, i0 + r, 0, tk, mr.allowed, mr.additive);
     const std::int64_t row = static_cast<std::int64_t>(r) * tk;
-    if (p.softcap > 0) {  // Gemma 2: scale, cap, mask, softmax (the trace's "scaled" holds the capped scores)
-      float* capped = tracing ? st.scaled + row : st.weights + row;
-      std::copy(st.scores + row, st.scores + row + tk, capped);
-      softcap_row(tk, capped, p.scale, p.softcap);
-      float* masked_out = tracing ? st.masked + row : st.weights + row;
-      kernels::mask_row(tk, capped, additive_ptr, allowed_ptr, masked_out);
-      kernels::softmax_row(tk, masked_out, st.weights + row);
-    } else if (tracing) {
-      kernels::scale_vec(tk, st.scores + row, p.scale, st.scaled + row);
-      kernels::mask_row(tk, st.scaled + row, additive_ptr, allowed_ptr, st.masked + row);
-      kernels::softmax_row(tk, st.masked + row, st.weights + row);
+    if (!softmax) {
+      scale_mask_row(p, tk, st.scores + row, tracing ? st.scaled + row : st.weights + row, masked_rows + row,
+                     additive_ptr, allowed_ptr);
+      return;
+    }
+    if (hooked) {
+      kernels::softmax_row(tk, masked_rows + row, st.weights + row);
+    } else if (p.softcap > 0 || tracing) {
+      scale_mask_row(p, tk, st.scores + row, tracing ? st.scaled + row : st.weights + row, masked_rows + row,
+                     additive_ptr, allowed_ptr);
+      kernels::softmax_row(tk, masked_rows + row, st.weights + row);
     } else {
       kernels::scale_mask_softmax_row(tk, st.scores + row, p.scale, additive_ptr, allowed_ptr,
                                       st.weights + row);
     }
     mark_overflowed_row(tk, st.weights + row, allowed_ptr, additive_ptr);
+  };
+  if (hooked) {
+    for (int r = 0; r < rows; ++r) row_steps(r, false);
+    p.hooks->scores(AttnPoint::kScores,
+                    ScoresBlock{masked_rows, static_cast<int>(slice / p.heads),
+                                static_cast<int>(slice % p.heads), i0, rows, tk, p.masks.position_offset});
   }
+  for (int r = 0; r < rows; ++r) row_steps(r, true);
 }
 
 // 7. The head average of weights rows (rows, Tk) of slice s into avg (N, Tq, Tk): the first head
@@ -235,6 +258,11 @@ void full_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, con
                    st.scores, tk, false);
   // 2.–4. scale, mask, softmax
   softmax_rows(p, s, i0, rows, st, tracing, mr);
+  if (p.hooks && p.hooks->wants(AttnPoint::kPattern)) {
+    p.hooks->scores(AttnPoint::kPattern,
+                    ScoresBlock{st.weights, static_cast<int>(s / p.heads), static_cast<int>(s % p.heads), i0,
+                                rows, tk, p.masks.position_offset});
+  }
   // 5. dropout on the weights
   const bool dropout = p.dropout.p > 0.0f;
   if (dropout) apply_dropout(p, s, i0, rows, st.weights, st.dropped);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/activation_hooks.h"
 #include "core/attention.h"
 #include "core/mask_plan.h"
 #include "core/trace.h"
@@ -52,6 +53,11 @@ struct AttentionProblem {
   int group_axis = 1;
   // Rows per outer index of the k and v buffers: 0 = Tk. A KV cache holds maxLength rows per batch.
   int kv_rows = 0;
+  // Hooks on the scores and weights (MultiHeadAttention's, lead = {B, H}); null = none.
+  const AttentionHooks* hooks = nullptr;
+  bool hooks_scores() const {
+    return hooks && (hooks->wants(AttnPoint::kScores) || hooks->wants(AttnPoint::kPattern));
+  }
 
   const float* q_slice(std::int64_t s) const {
     return q + (s / heads) * masks.tq * static_cast<std::int64_t>(row_stride(ldq, dk)) + (s % heads) * dk;

@@ -248,6 +248,7 @@ Status mha_steps::make_problem(const MhaForwardOptions& options, const Dims& d, 
     return Status::Error(StatusCode::kInvalidArgument, "softcap must be a finite number >= 0 (0 = none)");
   p.softcap = options.softcap;
   p.dropout = options.dropout;
+  p.hooks = options.hooks;
   if (tracing) p.lead_axes = {"B", "H"};  // only the trace names axes
   return Status::Ok();
 }
@@ -388,6 +389,8 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   const float* key_src = key ? key->data.data() : x;
   const float* value_src = key ? (value ? value : key)->data.data() : x;
   const Projections pr = project(w, hd, x, key_src, value_src, key == nullptr, d, scratch);
+  const std::int64_t q_first = p.masks.position_offset;
+  mha_steps::hook_projections(options.hooks, false, pr, d, hd, p.masks.tk, q_first, 0);
   record_qk(trace, "q", "k", pr, d, hd, p.masks.tk);
   record_heads(trace, "v", "T_k", "d_v", pr.v, pr.ldkv, d.b, hd.hkv, p.masks.tk, hd.dv);
   // 3a. q/k RMSNorm (Qwen3, OLMo 2), after the bias, before RoPE
@@ -403,6 +406,7 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
                          p.masks.tk, 0, pr.k, pr.ldkv, false, table);
     record_qk(trace, "q_rotated", "k_rotated", pr, d, hd, p.masks.tk);
   }
+  mha_steps::hook_projections(options.hooks, true, pr, d, hd, p.masks.tk, q_first, 0);
   if (saved) mha_steps::save_projections(pr, d, hd, *saved, false);
   // 4. per (b, h): scores → scaled → masked → weights → [dropped] → context, into the concat layout
   bind_projections(pr, p);
@@ -411,6 +415,7 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   att.ldo = hd.h * hd.dv;
   prepare_weights(options, d, hd.h, p.masks.tk, result.weights, att);
   run_attention(p, options.need_weights, att, trace);
+  mha_steps::hook_context(options.hooks, att.context_out, d, hd, q_first);
   // 5.–8. concat, output projection, [residual], [LayerNorm]
   set_output_shape(d, result.output);
   if (saved) saved->context.assign(att.context_out, att.context_out + rows_q * hd.h * hd.dv);

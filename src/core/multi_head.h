@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/activation_hooks.h"
 #include "core/attention.h"
 #include "core/rotary.h"
 #include "core/stored_weight.h"
@@ -83,6 +84,9 @@ struct MhaForwardOptions {
   // "x"). In self-attention (key == nullptr) keys and values use the encoded x too; in
   // cross-attention the memory (key/value) is taken as already encoded, as in a Transformer decoder.
   const Tensor* positional = nullptr;
+  // Reads or changes q, k, v, the scores, the weights and z during this call (activation_hooks.h);
+  // null = none. The cached forward takes the hooks on q, k, v and z.
+  const AttentionHooks* hooks = nullptr;
 };
 
 struct MhaResult {

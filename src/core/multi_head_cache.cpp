@@ -167,6 +167,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   // 1.–3. the new rows' q, k, v; RoPE at positions cache.length + t; appended after the cached rows
   record(trace, "input", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, x.data.data(), x.data.size());
   const Projections pr = project(w, hd, x.data.data(), x.data.data(), x.data.data(), true, d, scratch);
+  hook_projections(options.hooks, false, pr, d, hd, d.tq, cache.length, cache.length);
   record_heads(trace, "q", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
   if (config_.qk_norm != MhaConfig::QkNorm::kNone) {  // before RoPE, as in forward
     norm_qk(d.b, d.tq, pr.q, pr.ldq, d.tq, d.tq, pr.k, pr.ldkv);
@@ -177,6 +178,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
               pr.ldkv, false, cache.step_rotary);
     record_heads(trace, "q_rotated", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
   }
+  hook_projections(options.hooks, true, pr, d, hd, d.tq, cache.length, cache.length);
   append(pr, d, cache);  // rows past cache.length: invisible until length moves on success
   record_cache(trace, config_.rope ? "k_rotated" : "k", "d_k", cache.k.data(), cache, hd.hkv, hd.dk,
                cache.length + d.tq);
@@ -188,6 +190,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   att.ldo = hd.h * hd.dv;
   prepare_weights(options, d, hd.h, p.masks.tk, result.weights, att);
   run_attention(p, options.need_weights, att, trace);
+  hook_context(options.hooks, att.context_out, d, hd, cache.length);
   // 5.–8. concat, output projection, [residual], [LayerNorm]
   set_output_shape(d, result.output);
   output_stage(w, config_, hd.h * hd.dv, att.context_out, x.data.data(), d, result.output.data, nullptr,

@@ -93,6 +93,14 @@ void output_stage(const Weights& w, const MhaConfig& c, int vo, const float* con
 void prepare_weights(const MhaForwardOptions& options, const Dims& d, int h, int tk, Tensor& weights,
                      AttentionOutputs& att);
 
+// The hooks (options.hooks) on q, k, v (rotated: q and k after the q/k norm and RoPE) and on z, as
+// strided views into the projections (k and v: tk_rows rows per batch) and the context; q_first and
+// k_first: the absolute positions of the first query and key rows.
+void hook_projections(const AttentionHooks* hooks, bool rotated, const Projections& pr, const Dims& d,
+                      const Heads& hd, int tk_rows, std::int64_t q_first, std::int64_t k_first);
+void hook_context(const AttentionHooks* hooks, float* context, const Dims& d, const Heads& hd,
+                  std::int64_t q_first);
+
 // ---- forward_saving's copies (multi_head_backward.cpp) ----
 // Float elements forward_saving keeps in MhaSaved (for the memory check before the forward).
 std::uint64_t saved_elements(const Dims& d, const Heads& hd, const MhaConfig& c, int kdim, int vdim,

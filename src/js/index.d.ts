@@ -27,6 +27,7 @@ export * from './types/ops.js';
 export * from './types/mha.js';
 export * from './types/model.js';
 export * from './types/interp.js';
+export * from './types/hooks.js';
 export * from './types/gradients.js';
 export * from './types/train.js';
 export * from './types/pretrained.js';

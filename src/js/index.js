@@ -20,7 +20,7 @@ import { createRuntime } from './runtime/runtime.js';
 import { Tensor } from './tensor.js';
 
 export { AttentionError, Tensor, relaxedSimdSupported };
-export { readSafetensorsMetadata } from './formats/safetensors.js';
+export { captureToSafetensors, readSafetensorsMetadata } from './formats/safetensors.js';
 export { GENERATE_PAD } from './pretrained/generation.js';
 export { CONFIG_KEYS as PRETRAINED_CONFIG_KEYS } from './pretrained/config.js';
 export { ARCHITECTURES as PRETRAINED_ARCHITECTURES } from './architectures/index.js';

@@ -59,21 +59,28 @@ void gelu_tanh_parallel(std::int64_t n, float* h) {
 
 // y (rows, E) = GPT-2: down(gelu_tanh(up(x))) with biases;  Llama: down(silu(gate(x)) · up(x)).
 void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, float* y, std::vector<float>& h,
-                          std::vector<float>& u, std::vector<float>* keep_a,
-                          std::vector<float>* keep_u) const {
+                          std::vector<float>& u, std::vector<float>* keep_a, std::vector<float>* keep_u,
+                          const HookRun* hooks) const {
   const int e = config_.hidden, in = config_.intermediate, m = static_cast<int>(rows);
+  const int l = static_cast<int>(&L - layers_.data());
   h.resize(static_cast<std::size_t>(rows) * in);  // h: (rows, I)
   if (config_.arch == PretrainedArch::kGpt2) {
     L.up.linear(m, x, e, L.up_b.data.data(), h.data(), in);
+    if (hooks) hooks->stream(HookKind::kMlpPre, l, h.data(), in);
     if (keep_a) *keep_a = h;
     if (!y) return;  // only the pre-activations were asked for
     gelu_tanh_parallel(static_cast<std::int64_t>(h.size()), h.data());  // "gelu_new"
+    if (hooks) hooks->stream(HookKind::kMlpPost, l, h.data(), in);
     L.down.linear(m, h.data(), in, L.down_b.data.data(), y, e);
     return;
   }
   u.resize(h.size());  // u: (rows, I)
   L.gate.linear(m, x, e, nullptr, h.data(), in);
   L.up.linear(m, x, e, nullptr, u.data(), in);
+  if (hooks) {
+    hooks->stream(HookKind::kMlpPre, l, h.data(), in);
+    hooks->stream(HookKind::kMlpPreLinear, l, u.data(), in);
+  }
   if (keep_a) *keep_a = h;
   if (keep_u) *keep_u = u;
   if (!y) return;
@@ -86,6 +93,7 @@ void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, flo
           kernels::silu_mul_row(static_cast<int>(i1 - i0), h.data() + i0, u.data() + i0, h.data() + i0);
         });
   }
+  if (hooks) hooks->stream(HookKind::kMlpPost, l, h.data(), in);
   L.down.linear(m, h.data(), in, nullptr, y, e);
 }
 
@@ -98,6 +106,17 @@ void PretrainedModel::lens_row(std::int64_t rows, const float* normed, Pretraine
     if (config_.final_softcap > 0) softcap_row(v, logits.data(), 1.0f, config_.final_softcap);  // Gemma 2
     lens_top(v, logits.data(), r);
   }
+}
+
+HookShapes PretrainedModel::hook_shapes() const {
+  const PretrainedConfig& c = config_;
+  HookShapes s;
+  s.width = c.hidden;
+  s.pos_embed = c.arch == PretrainedArch::kGpt2;
+  s.layers.assign(
+      static_cast<std::size_t>(c.layers),
+      HookShapes::Layer{c.heads, c.kv_heads, c.head_dim, c.intermediate, s.pos_embed ? false : true});
+  return s;
 }
 
 Status PretrainedModel::create_caches(int max_length, int batch, std::vector<KvCache>& caches) const {
@@ -131,13 +150,13 @@ Status PretrainedModel::check_forward(const Pass& p, const std::vector<std::int3
   const std::int64_t n = p.n;
   const int e = c.hidden, b = p.b, t = p.t;
   if (o.mask) return invalid("a mask is TinyTransformer's option: a pretrained model runs its own masks");
-  ATTN_RETURN_IF_ERROR(check_hooks(o, c.layers, b, t, e, "hidden", cached));
+  if (o.hooks && cached && o.from_stream()) return invalid("startAt runs without KV caches");
+  ATTN_RETURN_IF_ERROR(check_hooks(o, t));
   const std::int64_t logit_rows = o.logits_row >= 0 ? b : n;  // logits_row: one position per sequence
   std::uint64_t need = static_cast<std::uint64_t>(n) * (6 * e + 2 * c.intermediate) +
                        static_cast<std::uint64_t>(logit_rows) * c.vocab_size;
   need += static_cast<std::uint64_t>(o.attention_layers.size()) * b * c.heads * t * t;
   if (o.hidden_states) need += static_cast<std::uint64_t>(n) * e * (c.layers + 1);
-  if (o.mlp_outputs) need += static_cast<std::uint64_t>(n) * e * c.layers;
   if (o.logit_lens) need += static_cast<std::uint64_t>(n) * 2 * (c.layers + 1) + c.vocab_size;
   const Status mem = check_allocation(need, "the pretrained forward");
   if (!mem.ok())
@@ -146,19 +165,22 @@ Status PretrainedModel::check_forward(const Pass& p, const std::vector<std::int3
 }
 
 // 1. x (N, E) = the token embeddings (× embed_scale, Gemma) + the learned positions (GPT-2).
-void PretrainedModel::embed(const Pass& p, const std::vector<std::int32_t>& ids, std::vector<float>& x,
-                            std::vector<float>& position) const {
+void PretrainedModel::embed(const Pass& p, const std::vector<std::int32_t>& ids, const HookRun* hooks,
+                            std::vector<float>& x, std::vector<float>& positions) const {
   const PretrainedConfig& c = config_;
   const int e = c.hidden;
-  position.resize(static_cast<std::size_t>(e));  // one row of the positions: (E)
   for (std::int64_t r = 0; r < p.n; ++r) {
     embed_.widen_row(ids[static_cast<std::size_t>(r)], x.data() + r * e);
     if (c.embed_scale != 1)
       kernels::scale_vec(e, x.data() + r * e, c.embed_scale, x.data() + r * e);  // Gemma 3: × √hidden
-    if (c.arch != PretrainedArch::kGpt2) continue;
-    positions_.widen_row(static_cast<int>(p.p0 + r % p.t), position.data());
-    kernels::add_vec(e, x.data() + r * e, position.data(), x.data() + r * e);
   }
+  if (hooks) hooks->stream(HookKind::kEmbed, -1, x.data(), e);
+  if (c.arch != PretrainedArch::kGpt2) return;
+  positions.resize(static_cast<std::size_t>(p.n) * e);  // the learned positions' rows: (N, E)
+  for (std::int64_t r = 0; r < p.n; ++r)
+    positions_.widen_row(static_cast<int>(p.p0 + r % p.t), positions.data() + r * e);
+  if (hooks) hooks->stream(HookKind::kPosEmbed, -1, positions.data(), e);
+  kernels::add_vec(static_cast<int>(p.n * e), x.data(), positions.data(), x.data());
 }
 
 // Layer l's attention options: causal, its sliding window, the family's scale and soft-cap.
@@ -187,9 +209,12 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
   };
   const Tensor none;
   Layer& L = layers_[l];
+  const HookRun* hooks = o.hooks;
+  if (hooks) hooks->stream(HookKind::kResidPre, l, x.data(), e);
   if (c.pre_norms) norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
   MhaForwardOptions mo = attention_options(l);
   mo.need_weights = wants(o.attention_layers, l);
+  mo.hooks = hooks ? hooks->attention(l) : nullptr;
   MhaResult& r = work_.attention;
   Tensor& query = work_.query;  // (B, T, E): assign keeps its buffer
   query.shape.assign({p.b, p.t, e});
@@ -198,32 +223,30 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
   ATTN_RETURN_IF_ERROR(caches ? L.attn.forward_cached(query, (*caches)[l], mo, r, trace)
                               : L.attn.forward(query, nullptr, nullptr, mo, r, trace));
   if (mo.need_weights) result.attention[l] = std::move(r.weights);
-  // A patched head's z enters the attention output before any post-norm (interp: patch).
-  if (l == o.delta_layer)
-    kernels::add_vec(xs, r.output.data.data(), o.attn_delta.data(), r.output.data.data());
-  const float* attn_out = r.output.data.data();
+  float* attn_out = r.output.data.data();
+  if (hooks) hooks->stream(HookKind::kAttnResult, l, attn_out, e);
   if (c.post_norms) {
     norm(L.post_attn_w, none, n, attn_out, h.data());
     attn_out = h.data();
   }
+  if (hooks) hooks->stream(HookKind::kAttnOut, l, attn_out, e);
   kernels::add_vec(xs, x.data(), attn_out, x.data());
+  if (hooks) hooks->stream(HookKind::kResidMid, l, x.data(), e);
   const float* mlp_in = x.data();
   if (c.pre_norms) {
     norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
     mlp_in = h.data();
   }
-  mlp(L, n, mlp_in, out.data(), work_.mlp_a, work_.mlp_u);
-  if (o.mlp_outputs) result.mlp_outputs.emplace_back(Shape{p.b, p.t, e}, out);
+  mlp(L, n, mlp_in, out.data(), work_.mlp_a, work_.mlp_u, nullptr, nullptr, hooks);
   float* mlp_out = out.data();
+  if (hooks) hooks->stream(HookKind::kMlpResult, l, mlp_out, e);
   if (c.post_norms) {
     norm(L.post_ff_w, none, n, out.data(), h.data());
     mlp_out = h.data();
   }
-  // A patched MLP output enters the branch as it is added (after any post-norm) (interp: patch).
-  if (l == o.mlp_delta_layer) kernels::add_vec(xs, mlp_out, o.mlp_delta.data(), mlp_out);
-  if (o.mlp_branch)
-    result.mlp_branch.emplace_back(Shape{p.b, p.t, e}, std::vector<float>(mlp_out, mlp_out + xs));
+  if (hooks) hooks->stream(HookKind::kMlpOut, l, mlp_out, e);
   kernels::add_vec(xs, x.data(), mlp_out, x.data());
+  if (hooks) hooks->stream(HookKind::kResidPost, l, x.data(), e);
   return Status::Ok();
 }
 
@@ -261,7 +284,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   p.t = t;
   p.p0 = caches ? (*caches)[0].length : 0;  // the position of row 0
   p.n = static_cast<std::int64_t>(b) * t;
-  p.from_residual = !o.start_residual.empty();
+  p.from_residual = o.from_stream();
   // A call that fails after some layers appended leaves every cache as it found it.
   struct Restore {
     std::vector<KvCache>* caches;
@@ -286,16 +309,14 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   h.resize(x.size());
   work_.out.resize(x.size());
   if (p.from_residual)
-    x = o.start_residual;
+    x = *o.hooks->start_stream();
   else
-    embed(p, ids, x, work_.position);
+    embed(p, ids, o.hooks, x, work_.position);
   result.attention.assign(static_cast<std::size_t>(c.layers), Tensor());
   result.traces.assign(static_cast<std::size_t>(c.layers), Trace());
   result.hidden_states.clear();
   result.lens_ids.clear();
   result.lens_probs.clear();
-  result.mlp_outputs.clear();
-  result.mlp_branch.clear();
   // After the embeddings and each block but the last: the hidden state and the logit lens (the
   // stream through the final norm and the head).
   const auto keep = [&](const std::vector<float>& stream) {
@@ -306,11 +327,12 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     lens_row(p.n, h.data(), result);
   };
   keep(x);
-  for (int l = o.start_layer; l < c.layers; ++l) {
+  for (int l = o.start_layer(); l < c.layers; ++l) {
     ATTN_RETURN_IF_ERROR(block(l, p, o, result, caches));
     if (l + 1 < c.layers) keep(x);
   }
   norm(final_w_, final_b_, p.n, x.data(), h.data());
+  if (o.hooks) o.hooks->stream(HookKind::kFinalNormalized, -1, h.data(), e);
   if (o.hidden_states && !p.from_residual) result.hidden_states.emplace_back(Shape{b, t, e}, h);
   head_logits(p, o, h, work_.picked, result);
   if (o.logit_lens) lens_row(p.n, h.data(), result);  // the last row: the model's own prediction

@@ -202,6 +202,8 @@ class PretrainedModel {
   // new rows computed (decoding); without, the whole sequence from position 0.
   Status forward(int b, int t, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& options,
                  PretrainedForwardResult& result, std::vector<KvCache>* caches = nullptr);
+  // Its hook points' shapes (hooks.h): HookRun::create checks a forward's captures and edits by them.
+  HookShapes hook_shapes() const;
   // Frees the buffers a forward with caches keeps for the next step (when a generation ends).
   void release_workspace() { work_ = Workspace(); }
   // One KV cache per layer for `batch` sequences of up to max_length tokens (≤ max_positions).
@@ -239,7 +241,7 @@ class PretrainedModel {
   struct Workspace {
     std::vector<float> x, h, out;         // the stream, a norm's output, the MLP's output: (N, E)
     std::vector<float> mlp_a, mlp_u;      // the MLP's gate (or up) and up activations: (N, I)
-    std::vector<float> picked, position;  // logits_row's rows (B, E); a learned position (E)
+    std::vector<float> picked, position;  // logits_row's rows (B, E); the learned positions (N, E)
     Tensor query;                         // the attention's input (B, T, E)
     MhaResult attention;                  // its output
   };
@@ -263,17 +265,18 @@ class PretrainedModel {
   void norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const;
   // a, u: the buffers for the activations (resized here); keep_a / keep_u, when given: the
   // pre-activations (GPT-2: up(x) + b; else gate(x)) and up(x).
+  // hooks: the MLP's hook points (mlp.hook_pre, hook_pre_linear, hook_post) in a forward.
   void mlp(const Layer& l, std::int64_t rows, const float* x, float* y, std::vector<float>& a,
-           std::vector<float>& u, std::vector<float>* keep_a = nullptr,
-           std::vector<float>* keep_u = nullptr) const;
+           std::vector<float>& u, std::vector<float>* keep_a = nullptr, std::vector<float>* keep_u = nullptr,
+           const HookRun* hooks = nullptr) const;
   // Appends to the lens the top token and its probability of each row of `normed` (rows, E).
   void lens_row(std::int64_t rows, const float* normed, PretrainedForwardResult& r) const;
   // forward's steps: the checks and the memory, the embeddings, one block, the head.
   Status check_forward(const Pass& p, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& o,
                        bool cached) const;
-  // position: scratch for a learned position's row (E).
-  void embed(const Pass& p, const std::vector<std::int32_t>& ids, std::vector<float>& x,
-             std::vector<float>& position) const;
+  // positions: scratch for the learned positions' rows (N, E).
+  void embed(const Pass& p, const std::vector<std::int32_t>& ids, const HookRun* hooks, std::vector<float>& x,
+             std::vector<float>& positions) const;
   MhaForwardOptions attention_options(int l) const;
   // metric_gradients' steps (pretrained_gradients.cpp).
   struct GradRun;

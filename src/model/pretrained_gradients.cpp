@@ -261,7 +261,7 @@ Status PretrainedModel::metric_gradients(int b, int t, const std::vector<std::in
   std::vector<float> x(static_cast<std::size_t>(p.n) * e);
   std::vector<float> position;  // embed's scratch
   if (o.start_embedding.empty())
-    embed(p, ids, x, position);
+    embed(p, ids, nullptr, x, position);
   else
     x = o.start_embedding;
   // Every block's activations kept from the forward when they fit the memory limit beside the rest

@@ -258,4 +258,17 @@ Status TinyTransformer::check_batch(const IdBatch& ids, const IdBatch* targets) 
   return Status::Ok();
 }
 
+HookShapes TinyTransformer::hook_shapes() const {
+  const TinyConfig& c = config_;
+  HookShapes s;
+  s.width = c.d_model;
+  s.pos_embed = c.positional == PositionalKind::kLearned || c.positional == PositionalKind::kSinusoidal;
+  s.final_norm = c.norm == NormKind::kPre;
+  const int kv = c.num_kv_heads > 0 ? c.num_kv_heads : c.num_heads;
+  const int hidden = c.mlp ? (c.mlp_hidden > 0 ? c.mlp_hidden : 4 * c.d_model) : 0;
+  s.layers.assign(static_cast<std::size_t>(c.num_layers),
+                  HookShapes::Layer{c.num_heads, kv, c.d_model / c.num_heads, hidden, false});
+  return s;
+}
+
 }  // namespace attn

@@ -89,6 +89,9 @@ class TinyTransformer {
     return params_;
   }
 
+  // Its hook points' shapes (hooks.h): HookRun::create checks a forward's captures and edits by them.
+  HookShapes hook_shapes() const;
+
   // Checks ids (and targets when given) without running anything.
   Status check_batch(const IdBatch& ids, const IdBatch* targets) const;
   Status forward(const IdBatch& ids, const ForwardOptions& options, ForwardResult& result);

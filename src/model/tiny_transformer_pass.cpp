@@ -87,32 +87,47 @@ struct TinyPass {
     });
   }
 
-  // 1. x (N, d) = tok_emb[ids] (+ pos_emb[t] or the sinusoidal table)
-  void embed() {
+  // 1. x (N, d) = tok_emb[ids] (+ pos_emb[t] or the sinusoidal table); hook_embed, hook_pos_embed
+  void embed(const HookRun* hooks) {
     x.resize(static_cast<std::size_t>(n) * d);
     embedding_forward(n, ids.data.data(), param("tok_emb.weight"), d, x.data());
+    if (hooks) hooks->stream(HookKind::kEmbed, -1, x.data(), d);
     const float* pos = c.positional == PositionalKind::kLearned      ? param("pos_emb.weight")
                        : c.positional == PositionalKind::kSinusoidal ? m.sinusoid_.data.data()
                                                                      : nullptr;
     if (!pos) return;
+    if (hooks && hooks->wants(HookKind::kPosEmbed, -1)) {  // the positions of every row, (N, d)
+      std::vector<float>& rows = ws.out;
+      rows.resize(x.size());
+      for (int bi = 0; bi < ids.b; ++bi)
+        std::copy(pos, pos + static_cast<std::int64_t>(ids.t) * d,
+                  rows.begin() + static_cast<std::int64_t>(bi) * ids.t * d);
+      hooks->stream(HookKind::kPosEmbed, -1, rows.data(), d);
+      kernels::add_vec(static_cast<int>(x.size()), x.data(), rows.data(), x.data());
+      return;
+    }
     for (int bi = 0; bi < ids.b; ++bi) {
       float* rows = x.data() + static_cast<std::int64_t>(bi) * ids.t * d;
       kernels::add_vec(ids.t * d, rows, pos, rows);
     }
   }
 
-  // 2. One residual unit around f(u (N, d), out (N, d)), updating the stream x in place.
+  // 2. One residual unit around f(u (N, d), out (N, d)), updating the stream x in place; `branch`
+  //    and `after`: the hooks on the branch as added and on the stream after the unit (layer l).
   template <class F>
-  Status unit_forward(Unit& unit, F&& f) {
+  Status unit_forward(Unit& unit, F&& f, const HookRun* hooks = nullptr, int l = -1,
+                      HookKind branch = HookKind::kAttnOut, HookKind after = HookKind::kResidMid) {
     std::vector<float>& u = grads ? unit.u : ws.u;  // kept for the backward only when it runs
     u = x;
     if (c.norm == NormKind::kPre) layer_norm(unit.ln, x.data(), u.data());
     ws.out.resize(x.size());
     ATTN_RETURN_IF_ERROR(f(u, ws.out));
+    if (hooks) hooks->stream(branch, l, ws.out.data(), d);
     if (grads) unit.x = x;
     kernels::add_vec(static_cast<int>(x.size()), x.data(), ws.out.data(), x.data());
     if (grads) unit.s = x;
     if (c.norm == NormKind::kPost) layer_norm(unit.ln, x.data(), x.data());
+    if (hooks) hooks->stream(after, l, x.data(), d);
     return Status::Ok();
   }
 
@@ -142,19 +157,18 @@ struct TinyPass {
       options.need_weights = o && wants(o->attention_layers);
       options.mask = o ? o->mask : nullptr;
       options.average_weights = false;
+      options.hooks = o && o->hooks ? o->hooks->attention(l) : nullptr;
       Trace* trace = o && wants(o->trace_layers) ? &result->traces[l] : nullptr;
       ATTN_RETURN_IF_ERROR(m.attn_[l].forward(query, nullptr, nullptr, options, r, trace));
       if (options.need_weights) result->attention[l] = std::move(r.weights);
-      if (o && o->delta_layer == l)
-        kernels::add_vec(static_cast<int>(r.output.data.size()), r.output.data.data(), o->attn_delta.data(),
-                         r.output.data.data());
+      if (o && o->hooks) o->hooks->stream(HookKind::kAttnResult, l, r.output.data.data(), d);
     }
     out.swap(r.output.data);
     return Status::Ok();
   }
 
   // mlp(u) = fc2(GELU(fc1(u))): h (N, hidden), g (N, hidden)
-  Status mlp(int l, const std::vector<float>& u, std::vector<float>& out) {
+  Status mlp(int l, const std::vector<float>& u, std::vector<float>& out, const HookRun* hooks = nullptr) {
     const int hid = c.mlp_hidden;
     LayerState& L = layers[l];
     L.h.resize(static_cast<std::size_t>(n) * hid);
@@ -162,9 +176,11 @@ struct TinyPass {
     const std::string p = block(l) + "mlp.";
     kernels::linear_nt(static_cast<int>(n), hid, d, u.data(), d, param(p + "fc1.weight"), d,
                        param(p + "fc1.bias"), L.h.data(), hid);
+    if (hooks) hooks->stream(HookKind::kMlpPre, l, L.h.data(), hid);
     if (grads) L.cdf.resize(L.h.size());
     gelu_forward(static_cast<std::int64_t>(L.h.size()), L.h.data(), L.g.data(),
                  grads ? L.cdf.data() : nullptr);
+    if (hooks) hooks->stream(HookKind::kMlpPost, l, L.g.data(), hid);
     kernels::linear_nt(static_cast<int>(n), d, hid, L.g.data(), hid, param(p + "fc2.weight"), hid,
                        param(p + "fc2.bias"), out.data(), d);
     return Status::Ok();
@@ -193,56 +209,58 @@ struct TinyPass {
 
   // After the embeddings and each block but the last: the hidden state and the logit lens.
   void keep(const ForwardOptions* o, ForwardResult* result) {
-    if (!o || o->start_layer > 0 || !o->start_residual.empty()) return;
+    if (!o || o->from_stream()) return;
     if (o->hidden_states) result->hidden_states.emplace_back(Shape{ids.b, ids.t, d}, x);
     if (!o->logit_lens) return;
     final_norm(x, ws.u);
     lens(ws.u, *result);
   }
 
-  // One block: the attention unit, then the MLP unit (its output kept with mlp_outputs).
+  // One block: the attention unit, then the MLP unit, with their hook points.
   Status block_forward(int l, const ForwardOptions* o, ForwardResult* result) {
     LayerState& L = layers[l];
+    const HookRun* hooks = o ? o->hooks : nullptr;
+    if (hooks) hooks->stream(HookKind::kResidPre, l, x.data(), d);
     const bool norm = c.norm != NormKind::kNone;
     L.attn.ln = norm ? m.index_of(block(l) + "ln1.weight") : -1;
-    ATTN_RETURN_IF_ERROR(unit_forward(L.attn, [&](std::vector<float>& u, std::vector<float>& out) {
-      return attention(l, u, out, o, result);
-    }));
+    ATTN_RETURN_IF_ERROR(unit_forward(
+        L.attn,
+        [&](std::vector<float>& u, std::vector<float>& out) { return attention(l, u, out, o, result); },
+        hooks, l, HookKind::kAttnOut, c.mlp ? HookKind::kResidMid : HookKind::kResidPost));
     if (!c.mlp) return Status::Ok();
     L.mlp.ln = norm ? m.index_of(block(l) + "ln2.weight") : -1;
-    return unit_forward(L.mlp, [&](const std::vector<float>& u, std::vector<float>& out) {
-      ATTN_RETURN_IF_ERROR(mlp(l, u, out));
-      if (o && o->mlp_outputs) result->mlp_outputs.emplace_back(Shape{ids.b, ids.t, d}, out);
-      // A patched MLP output: the branch as added (before a post-norm unit's LayerNorm).
-      if (o && o->mlp_delta_layer == l)
-        kernels::add_vec(static_cast<int>(out.size()), out.data(), o->mlp_delta.data(), out.data());
-      if (o && o->mlp_branch) result->mlp_branch.emplace_back(Shape{ids.b, ids.t, d}, out);
-      return Status::Ok();
-    });
+    return unit_forward(
+        L.mlp,
+        [&](const std::vector<float>& u, std::vector<float>& out) {
+          ATTN_RETURN_IF_ERROR(mlp(l, u, out, hooks));
+          if (hooks) hooks->stream(HookKind::kMlpResult, l, out.data(), d);
+          return Status::Ok();
+        },
+        hooks, l, HookKind::kMlpOut, HookKind::kResidPost);
   }
 
-  // 1.–4. embeddings (or options' start_residual), layers, ln_f, head → logits (N, V), or (B, V)
+  // 1.–4. embeddings (or startAt's stream), layers, ln_f, head → logits (N, V), or (B, V)
   //       with logits_row.
   Status forward(std::vector<float>& logits, const ForwardOptions* o, ForwardResult* result) {
     m.sync_attention();
-    if (o) ATTN_RETURN_IF_ERROR(check_hooks(*o, c.num_layers, ids.b, ids.t, d, "d_model", false));
-    if (o && !o->start_residual.empty())
-      x = o->start_residual;
+    if (o) ATTN_RETURN_IF_ERROR(check_hooks(*o, ids.t));
+    if (o && o->from_stream())
+      x = *o->hooks->start_stream();
     else
-      embed();
+      embed(o ? o->hooks : nullptr);
     if (result) {
       result->hidden_states.clear();
       result->lens_ids.clear();
       result->lens_probs.clear();
-      result->mlp_outputs.clear();
-      result->mlp_branch.clear();
     }
     keep(o, result);
-    for (int l = o ? o->start_layer : 0; l < c.num_layers; ++l) {
+    for (int l = o ? o->start_layer() : 0; l < c.num_layers; ++l) {
       ATTN_RETURN_IF_ERROR(block_forward(l, o, result));
       if (l + 1 < c.num_layers) keep(o, result);
     }
     final_norm(x, xf);
+    if (o && o->hooks && c.norm == NormKind::kPre)
+      o->hooks->stream(HookKind::kFinalNormalized, -1, xf.data(), d);
     if (o && o->hidden_states) result->hidden_states.emplace_back(Shape{ids.b, ids.t, d}, xf);
     if (o && o->logit_lens) lens(xf, *result);  // the last row: the model's own prediction
     if (o && o->logits_row >= 0) {

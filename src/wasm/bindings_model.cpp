@@ -95,9 +95,11 @@ class TinyModelHandle {
     JsForwardOptions options;
     read_forward_options(o, options);
     attn::ForwardResult r;
-    const attn::Status st = model_->forward(id_batch(ids, b, t), options.options, r);
-    return forward_result_object(st, r, options.options, model_->config().num_layers, b, t);
+    attn::Status st = make_hooks(options, model_->hook_shapes(), b, t);
+    if (st.ok()) st = model_->forward(id_batch(ids, b, t), options.options, r);
+    return forward_result_object(st, r, options, model_->config().num_layers, b, t);
   }
+  val hook_names() const { return hook_names_array(model_->hook_shapes()); }
 
   // o: the metric and what to return (bindings_gradients.h) → { code, message, values, gradHidden,
   // gradZ, gradMlp, gradAttention, hidden, z, mlpBranch } (TinyTransformer::metric_gradients).
@@ -230,6 +232,7 @@ EMSCRIPTEN_BINDINGS(attention_model) {
       .function("parameters", &TinyModelHandle::parameters)
       .function("setParameters", &TinyModelHandle::set_parameters)
       .function("forward", &TinyModelHandle::forward)
+      .function("hookNames", &TinyModelHandle::hook_names)
       .function("loss", &TinyModelHandle::loss)
       .function("gradients", &TinyModelHandle::gradients)
       .function("metricGradients", &TinyModelHandle::metric_gradients);

@@ -153,9 +153,16 @@ class PretrainedHandle {
     // The ids as convertJSArrayToNumberVector reads them (Int32Array's set), into the kept buffer.
     step_ids_.resize(ids["length"].as<std::size_t>());
     val(emscripten::typed_memory_view(step_ids_.size(), step_ids_.data())).call<void>("set", ids);
-    const attn::Status st = caches_.empty() ? attn::Status::Error(attn::StatusCode::kInvalidArgument,
-                                                                  "no caches: call createCaches first")
-                                            : model_.forward(b, t, step_ids_, o, step_result_, &caches_);
+    attn::Status st = caches_.empty() ? attn::Status::Error(attn::StatusCode::kInvalidArgument,
+                                                            "no caches: call createCaches first")
+                                      : attn::Status::Ok();
+    std::unique_ptr<attn::HookRun> hooks;  // steering: the same edits at every step's positions
+    if (st.ok() && !decode_edits_.empty()) {
+      st = attn::HookRun::create(decode_edits_, model_.hook_shapes(), b, t, caches_[0].length,
+                                 model_.config().max_positions, hooks);
+      o.hooks = hooks.get();
+    }
+    if (st.ok()) st = model_.forward(b, t, step_ids_, o, step_result_, &caches_);
     val out = status_object(st);
     if (st.ok()) out.set("logits", tensor_object(step_result_.logits));
     return out;
@@ -175,9 +182,26 @@ class PretrainedHandle {
     JsForwardOptions options;
     read_forward_options(o, options);
     attn::ForwardResult r;
-    const attn::Status st =
-        model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), options.options, r);
-    return forward_result_object(st, r, options.options, model_.config().layers, b, t);
+    attn::Status st = make_hooks(options, model_.hook_shapes(), b, t);
+    if (st.ok())
+      st = model_.forward(b, t, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids), options.options,
+                          r);
+    return forward_result_object(st, r, options, model_.config().layers, b, t);
+  }
+  val hook_names() const { return hook_names_array(model_.hook_shapes()); }
+  // The edits every decoding step applies (steering: generate's `edits`), checked now as a decoding
+  // step takes them; null or [] = none.
+  val set_decode_edits(val edits) {
+    attn::HookRequest request;
+    if (!edits.isNull() && !edits.isUndefined()) request.edits = read_hook_edits(edits);
+    if (!request.empty()) {
+      std::unique_ptr<attn::HookRun> check;
+      const attn::Status st =
+          attn::HookRun::create(request, model_.hook_shapes(), 1, 1, 1, model_.config().max_positions, check);
+      if (!st.ok()) return status_object(st);
+    }
+    decode_edits_ = std::move(request);
+    return status_object(attn::Status::Ok());
   }
   // o: the metric and what to return (bindings_gradients.h) → { code, message, values, gradHidden,
   // gradZ, gradMlp, gradAttention, hidden, z, mlpBranch } (PretrainedModel::metric_gradients).
@@ -211,6 +235,7 @@ class PretrainedHandle {
   std::vector<attn::KvCache> caches_;
   std::vector<std::int32_t> step_ids_;         // forward_cached's ids (B·T)
   attn::PretrainedForwardResult step_result_;  // forward_cached's result, its buffers kept between steps
+  attn::HookRequest decode_edits_;             // set_decode_edits': steering
   std::uint64_t limit_ = attn::kDefaultMemoryLimitBytes;
 };
 
@@ -228,6 +253,8 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
       .function("weightBytes", &PretrainedHandle::weight_bytes)
       .function("memoryLimit", &PretrainedHandle::memory_limit)
       .function("forward", &PretrainedHandle::forward)
+      .function("hookNames", &PretrainedHandle::hook_names)
+      .function("setDecodeEdits", &PretrainedHandle::set_decode_edits)
       .function("metricGradients", &PretrainedHandle::metric_gradients)
       .function("readRows", &PretrainedHandle::read_rows)
       .function("createCaches", &PretrainedHandle::create_caches)

@@ -1,12 +1,13 @@
-// ForwardOptions' interpretability hooks (model/interp_hooks.h) on TinyTransformer, as
+// The forward's options and hook points (model/interp_hooks.h, model/hooks.h) on TinyTransformer, as
 // test_pretrained.cpp checks them on PretrainedModel: hidden states in Hugging Face's L + 1 order, a run
-// from hidden state l gives the full forward's logits bit for bit, logits_row the same row, a delta at
-// one row changes only that row onward, each MLP's output, the logit lens, the refusals.
+// from hidden state l (startAt) gives the full forward's logits bit for bit, logits_row the same row,
+// an edit at one row changes only that row onward, each MLP's output, the logit lens, the refusals.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "core/rng.h"
+#include "hook_helpers.h"
 #include "model/tiny_transformer.h"
 
 namespace {
@@ -41,15 +42,16 @@ TEST_CASE("TinyTransformer hooks: hidden states, runs from a hidden state, delta
   for (const attn::NormKind norm : {attn::NormKind::kPre, attn::NormKind::kPost, attn::NormKind::kNone}) {
     for (const bool mlp : {true, false}) {
       attn::TinyTransformer m = model_of(norm, mlp);
-      attn::ForwardOptions o;
-      o.hidden_states = true;
-      o.mlp_outputs = true;
-      o.logit_lens = true;
+      testutil::Hooked o;
+      o.options.hidden_states = true;
+      o.options.logit_lens = true;
+      if (mlp) o.request.capture = {"blocks.*.mlp.hook_out"};
+      REQUIRE(o.make(m.hook_shapes(), 2, 5).ok());
       attn::ForwardResult full;
-      REQUIRE(m.forward(kIds, o, full).ok());
+      REQUIRE(m.forward(kIds, o.options, full).ok());
       REQUIRE(full.hidden_states.size() == 4);  // L + 1
       REQUIRE(full.hidden_states[0].shape == attn::Shape{2, 5, 8});
-      REQUIRE(full.mlp_outputs.size() == (mlp ? 3u : 0u));
+      REQUIRE(o.run->take_captures().size() == (mlp ? 3u : 0u));
       // the lens: (L + 1, B, T), its last row the model's own top token
       REQUIRE(full.lens_ids.size() == 4u * 10u);
       for (int r = 0; r < 10; ++r) {
@@ -58,25 +60,26 @@ TEST_CASE("TinyTransformer hooks: hidden states, runs from a hidden state, delta
         REQUIRE(full.lens_probs[30 + r] > 0.0f);
       }
       for (int l = 0; l < 3; ++l) {
-        attn::ForwardOptions from;
-        from.start_layer = l;
-        from.start_residual = full.hidden_states[l].data;
+        testutil::Hooked from;
+        from.start_at(l, full.hidden_states[l].data, {2, 5, 8});
+        REQUIRE(from.make(m.hook_shapes(), 2, 5).ok());
         attn::ForwardResult r;
-        REQUIRE(m.forward(kIds, from, r).ok());
+        REQUIRE(m.forward(kIds, from.options, r).ok());
         REQUIRE(r.logits.data == full.logits.data);  // bit for bit
-        from.logits_row = 2;
-        REQUIRE(m.forward(kIds, from, r).ok());
+        from.options.logits_row = 2;
+        REQUIRE(m.forward(kIds, from.options, r).ok());
         REQUIRE(r.logits.shape == attn::Shape{2, 1, 9});
         for (int b = 0; b < 2; ++b)
           for (int v = 0; v < 9; ++v)
             REQUIRE(std::fabs(r.logits.data[b * 9 + v] - full.logits.data[(b * 5 + 2) * 9 + v]) <= 1e-6f);
       }
-      attn::ForwardOptions delta;
-      delta.delta_layer = 1;
-      delta.attn_delta.assign(80, 0.0f);
-      delta.attn_delta[(0 * 5 + 1) * 8 + 3] = 0.5f;  // sequence 0, row 1
+      testutil::Hooked delta;
+      std::vector<float> add(80, 0.0f);
+      add[(0 * 5 + 1) * 8 + 3] = 0.5f;  // sequence 0, row 1
+      delta.edit("blocks.1.attn.hook_out", true, {2, 5, 8}, add);
+      REQUIRE(delta.make(m.hook_shapes(), 2, 5).ok());
       attn::ForwardResult r;
-      REQUIRE(m.forward(kIds, delta, r).ok());
+      REQUIRE(m.forward(kIds, delta.options, r).ok());
       for (int row = 0; row < 10; ++row) {
         const bool same = std::equal(r.logits.data.begin() + row * 9, r.logits.data.begin() + (row + 1) * 9,
                                      full.logits.data.begin() + row * 9);
@@ -88,24 +91,29 @@ TEST_CASE("TinyTransformer hooks: hidden states, runs from a hidden state, delta
 
 TEST_CASE("TinyTransformer hooks: refusals", "[tiny][interp]") {
   attn::TinyTransformer m = model_of(attn::NormKind::kPre, true);
-  attn::ForwardResult r;
-  const auto refused = [&](const attn::ForwardOptions& o) {
-    return m.forward(kIds, o, r).code == attn::StatusCode::kInvalidArgument;
+  const auto refused = [&](testutil::Hooked& h) {
+    return h.make(m.hook_shapes(), 2, 5).code != attn::StatusCode::kOk;
   };
-  attn::ForwardOptions bad;
-  bad.start_layer = 1;  // without start_residual
+  testutil::Hooked bad;
+  bad.request.start_at = "blocks.1.hook_resid_pre";  // without a set of it
   REQUIRE(refused(bad));
-  bad.start_residual.assign(79, 0.0f);
+  bad.edit("blocks.1.hook_resid_pre", false, {2, 5, 7}, std::vector<float>(70, 0.0f));
   REQUIRE(refused(bad));
-  bad.start_residual.assign(80, 0.0f);
-  REQUIRE(m.forward(kIds, bad, r).ok());
-  bad.hidden_states = true;  // a run from a residual has no hidden states
-  REQUIRE(refused(bad));
-  bad = {};
-  bad.delta_layer = 3;
-  bad.attn_delta.assign(80, 0.0f);
-  REQUIRE(refused(bad));
-  bad = {};
-  bad.logits_row = 5;
-  REQUIRE(refused(bad));
+  testutil::Hooked ok;
+  ok.start_at(1, std::vector<float>(80, 0.0f), {2, 5, 8});
+  REQUIRE(ok.make(m.hook_shapes(), 2, 5).ok());
+  attn::ForwardResult r;
+  REQUIRE(m.forward(kIds, ok.options, r).ok());
+  ok.options.hidden_states = true;  // a run from a residual has no hidden states
+  REQUIRE(m.forward(kIds, ok.options, r).code == attn::StatusCode::kInvalidArgument);
+  testutil::Hooked late;
+  late.edit("blocks.3.attn.hook_out", true, {8}, std::vector<float>(8, 0.0f));  // 3 layers
+  REQUIRE(refused(late));
+  testutil::Hooked before;
+  before.start_at(2, std::vector<float>(80, 0.0f), {2, 5, 8});
+  before.edit("blocks.1.hook_attn_out", true, {8}, std::vector<float>(8, 0.0f));  // before startAt
+  REQUIRE(refused(before));
+  attn::ForwardOptions row;
+  row.logits_row = 5;
+  REQUIRE(m.forward(kIds, row, r).code == attn::StatusCode::kInvalidArgument);
 }

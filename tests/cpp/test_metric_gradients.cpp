@@ -1,14 +1,15 @@
 // metric_gradients on both model classes, against the models' own float32 forward: central finite
 // differences of M along a direction in each hidden state (a forward restarted at block l from the
-// perturbed stream), in each MLP branch (ForwardOptions::mlp_delta) and in a layer's z (attn_delta =
-// W_O·Δz); the MLP-branch hook against the gradient pass's own activations; the batch rows each their
-// own; the same bits at every thread count; bad options refused, nothing changed. (The values
-// themselves are held to PyTorch float64 autograd in test_gradient_fixtures.cpp.)
+// perturbed stream: startAt), in each MLP branch (an add at hook_mlp_out) and in a layer's z (an add
+// at attn.hook_out of W_O·Δz); the hook_mlp_out capture against the gradient pass's own activations; the
+// batch rows each their own; the same bits at every thread count; bad options refused, nothing changed. (The
+// values themselves are held to PyTorch float64 autograd in test_gradient_fixtures.cpp.)
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
 
 #include "core/memory_limit.h"
+#include "hook_helpers.h"
 #include "model/pretrained.h"
 #include "model/tiny_transformer.h"
 #include "parallel_check.h"
@@ -40,12 +41,19 @@ double dot(const std::vector<float>& a, const std::vector<float>& b) {
   return s;
 }
 
-// M of a forward with `hooks` (its logits at the metric's position, one sequence).
+// A run from block l with the stream x (1, T, E) (startAt).
+attn::HookRequest start_at(int l, const attn::Shape& shape, std::vector<float> x) {
+  attn::HookRequest r;
+  r.start_at = "blocks." + std::to_string(l) + ".hook_resid_pre";
+  r.edits.push_back({r.start_at, false, shape, std::move(x), {}, {}});
+  return r;
+}
+
+// M of a forward with the hooks of `request` (its logits at the metric's position, one sequence).
 template <class Forward>
-double metric_of(Forward&& forward, const attn::MetricSpec& m, float cap, attn::ForwardOptions hooks) {
-  hooks.logits_row = m.position;
+double metric_of(Forward&& forward, const attn::MetricSpec& m, float cap, const attn::HookRequest& request) {
   attn::ForwardResult r;
-  REQUIRE(forward(hooks, r).ok());
+  REQUIRE(forward(request, m.position, r).ok());
   std::vector<float> d(r.logits.data.size());
   return attn::metric_value_and_grad(m, static_cast<int>(r.logits.data.size()), r.logits.data.data(), cap,
                                      d.data());
@@ -74,11 +82,9 @@ void check_model(Forward&& forward, const attn::GradientResult& g, const attn::M
     require_fd(
         forward, m, cap, g.grad_hidden[static_cast<std::size_t>(l)].data, v,
         [&](float s) {
-          attn::ForwardOptions o;
-          o.start_layer = l;
-          o.start_residual = h;
-          for (std::size_t i = 0; i < h.size(); ++i) o.start_residual[i] += s * v[i];
-          return o;
+          std::vector<float> x = h;
+          for (std::size_t i = 0; i < h.size(); ++i) x[i] += s * v[i];
+          return start_at(l, g.hidden[static_cast<std::size_t>(l)].shape, x);
         },
         "a hidden state");
     if (g.grad_mlp.empty()) continue;
@@ -87,12 +93,11 @@ void check_model(Forward&& forward, const attn::GradientResult& g, const attn::M
     require_fd(
         forward, m, cap, g.grad_mlp[static_cast<std::size_t>(l)].data, u,
         [&](float s) {
-          attn::ForwardOptions o;
-          o.start_layer = l;
-          o.start_residual = h;
-          o.mlp_delta_layer = l;
-          o.mlp_delta.resize(u.size());
-          for (std::size_t i = 0; i < u.size(); ++i) o.mlp_delta[i] = s * u[i];
+          const attn::Shape& shape = g.hidden[static_cast<std::size_t>(l)].shape;
+          attn::HookRequest o = start_at(l, shape, h);
+          std::vector<float> delta(u.size());
+          for (std::size_t i = 0; i < u.size(); ++i) delta[i] = s * u[i];
+          o.edits.push_back({"blocks." + std::to_string(l) + ".hook_mlp_out", true, shape, delta, {}, {}});
           return o;
         },
         "an MLP branch");
@@ -108,12 +113,12 @@ void check_model(Forward&& forward, const attn::GradientResult& g, const attn::M
   require_fd(
       forward, m, cap, g.grad_z.back().data, dz,
       [&](float s) {
-        attn::ForwardOptions o;
-        o.start_layer = layers - 1;
-        o.start_residual = g.hidden[static_cast<std::size_t>(layers - 1)].data;
-        o.delta_layer = layers - 1;
-        o.attn_delta.resize(moved.size());
-        for (std::size_t i = 0; i < moved.size(); ++i) o.attn_delta[i] = s * moved[i];
+        const attn::Tensor& last = g.hidden[static_cast<std::size_t>(layers - 1)];
+        attn::HookRequest o = start_at(layers - 1, last.shape, last.data);
+        std::vector<float> delta(moved.size());
+        for (std::size_t i = 0; i < moved.size(); ++i) delta[i] = s * moved[i];
+        o.edits.push_back(
+            {"blocks." + std::to_string(layers - 1) + ".attn.hook_out", true, last.shape, delta, {}, {}});
         return o;
       },
       "a layer's z");
@@ -130,10 +135,13 @@ TEST_CASE("PretrainedModel::metric_gradients: float32 finite differences of the 
     const attn::PretrainedConfig& c = model.config();
     const std::vector<std::int32_t> ids = {7, 52, 19, 83, 40, 11};
     const int t = static_cast<int>(ids.size());
-    auto forward = [&](const attn::ForwardOptions& o, attn::ForwardResult& r) {
-      attn::ForwardOptions pre = o;
-      pre.pre_cap_logits = true;  // M applies the cap itself (metric_value_and_grad)
-      return model.forward(1, t, ids, pre, r);
+    auto forward = [&](const attn::HookRequest& request, int row, attn::ForwardResult& r) {
+      testutil::Hooked h;
+      h.request = request;
+      h.options.logits_row = row;
+      h.options.pre_cap_logits = true;  // M applies the cap itself (metric_value_and_grad)
+      const attn::Status st = h.make(model.hook_shapes(), 1, t);
+      return st.ok() ? model.forward(1, t, ids, h.options, r) : st;
     };
     std::vector<float> w_o;
     const attn::TensorRole o_role = attn::TensorRole::kO;
@@ -145,12 +153,14 @@ TEST_CASE("PretrainedModel::metric_gradients: float32 finite differences of the 
       attn::GradientResult g;
       REQUIRE(model.metric_gradients(1, t, ids, o, g).ok());
       check_model(forward, g, o.metric, c.final_softcap, w_o, c.heads * c.head_dim);
-      attn::ForwardOptions branch;
-      branch.mlp_branch = true;
+      testutil::Hooked branch;
+      branch.request.capture = {"blocks.*.hook_mlp_out"};
+      REQUIRE(branch.make(model.hook_shapes(), 1, t).ok());
       attn::ForwardResult r;
-      REQUIRE(model.forward(1, t, ids, branch, r).ok());
+      REQUIRE(model.forward(1, t, ids, branch.options, r).ok());
       for (int l = 0; l < c.layers; ++l)
-        testutil::require_close(r.mlp_branch[l].data, g.mlp_branch[l].data, 1e-6, "the MLP branch hook");
+        testutil::require_close(branch.captured("blocks." + std::to_string(l) + ".hook_mlp_out").data,
+                                g.mlp_branch[l].data, 1e-6, "the MLP branch hook");
     }
   }
 }
@@ -184,8 +194,12 @@ TEST_CASE(
       for (float& x : p.data) x *= 5.0f;
     const std::vector<attn::Tensor> before = model.parameters();
     const attn::IdBatch ids{1, 6, {3, 1, 4, 1, 5, 9}};
-    auto forward = [&](const attn::ForwardOptions& o, attn::ForwardResult& r) {
-      return model.forward(ids, o, r);
+    auto forward = [&](const attn::HookRequest& request, int row, attn::ForwardResult& r) {
+      testutil::Hooked h;
+      h.request = request;
+      h.options.logits_row = row;
+      const attn::Status st = h.make(model.hook_shapes(), 1, 6);
+      return st.ok() ? model.forward(ids, h.options, r) : st;
     };
     attn::GradientOptions o;
     o.metric = {attn::MetricKind::kProbability, 4, 2, -1};

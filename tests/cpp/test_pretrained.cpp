@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/memory_limit.h"
+#include "hook_helpers.h"
 #include "kernels/kernels.h"
 #include "model/pretrained.h"
 #include "test_helpers.h"
@@ -320,8 +321,9 @@ TEST_CASE(
   REQUIRE(m.reserve(bytes).ok());
 }
 
-TEST_CASE("pretrained interpretability options: a run from a hidden state, attn_delta, logits_row, read_rows",
-          "[pretrained][interp]") {
+TEST_CASE(
+    "pretrained hooks: a run from a hidden state (startAt), an edit of attn.hook_out, logits_row, read_rows",
+    "[pretrained][interp]") {
   for (const bool post : {false, true}) {
     for (const auto arch : {attn::PretrainedArch::kGpt2, attn::PretrainedArch::kLlama}) {
       if (post && arch == attn::PretrainedArch::kGpt2) continue;
@@ -331,62 +333,69 @@ TEST_CASE("pretrained interpretability options: a run from a hidden state, attn_
       REQUIRE(attn::PretrainedModel::create(c, m).ok());
       fill(m, 9);
       const std::vector<std::int32_t> ids = {1, 2, 3, 4, 5, 6, 7, 8};
-      attn::PretrainedForwardOptions o;
-      o.hidden_states = true;
-      o.mlp_outputs = true;
+      testutil::Hooked o;
+      o.options.hidden_states = true;
+      o.request.capture = {"blocks.*.mlp.hook_out"};
+      REQUIRE(o.make(m.hook_shapes(), 2, 4).ok());
       attn::PretrainedForwardResult full;
-      REQUIRE(m.forward(2, 4, ids, o, full).ok());
-      REQUIRE(full.mlp_outputs.size() == 2);
-      REQUIRE(full.mlp_outputs[1].shape == attn::Shape{2, 4, 8});
+      REQUIRE(m.forward(2, 4, ids, o.options, full).ok());
+      REQUIRE(o.captured("blocks.1.mlp.hook_out").shape == attn::Shape{2, 4, 8});
       for (int l = 0; l < c.layers; ++l) {
-        // the stream entering block l given back: the same logits, bit for bit; a zero delta changes nothing
-        attn::PretrainedForwardOptions from;
-        from.start_layer = l;
-        from.start_residual = full.hidden_states[l].data;
-        from.delta_layer = l;
-        from.attn_delta.assign(64, 0.0f);
+        // the stream entering block l given back: the same logits, bit for bit; a zero add changes nothing
+        const std::string out = "blocks." + std::to_string(l) + ".attn.hook_out";
+        testutil::Hooked from;
+        from.start_at(l, full.hidden_states[l].data, {2, 4, 8});
+        from.edit(out, true, {2, 4, 8}, std::vector<float>(64, 0.0f));
+        REQUIRE(from.make(m.hook_shapes(), 2, 4).ok());
         attn::PretrainedForwardResult r;
-        REQUIRE(m.forward(2, 4, ids, from, r).ok());
+        REQUIRE(m.forward(2, 4, ids, from.options, r).ok());
         REQUIRE(r.logits.data == full.logits.data);
-        from.logits_row = 2;  // one position's logits: (B, 1, V), the same values
-        REQUIRE(m.forward(2, 4, ids, from, r).ok());
+        from.options.logits_row = 2;  // one position's logits: (B, 1, V), the same values
+        REQUIRE(m.forward(2, 4, ids, from.options, r).ok());
         REQUIRE(r.logits.shape == attn::Shape{2, 1, 11});
         for (int b = 0; b < 2; ++b)
           for (int v = 0; v < 11; ++v)
             REQUIRE(r.logits.data[b * 11 + v] == full.logits.data[(b * 4 + 2) * 11 + v]);
-        // a delta at one row changes only that row and the rows after it
-        from.logits_row = -1;
-        from.attn_delta[(0 * 4 + 1) * 8 + 3] = 0.5f;
-        REQUIRE(m.forward(2, 4, ids, from, r).ok());
+        // an add at one row changes only that row and the rows after it
+        testutil::Hooked moved;
+        moved.start_at(l, full.hidden_states[l].data, {2, 4, 8});
+        std::vector<float> delta(64, 0.0f);
+        delta[(0 * 4 + 1) * 8 + 3] = 0.5f;
+        moved.edit(out, true, {2, 4, 8}, delta);
+        REQUIRE(moved.make(m.hook_shapes(), 2, 4).ok());
+        REQUIRE(m.forward(2, 4, ids, moved.options, r).ok());
         for (int v = 0; v < 11; ++v) REQUIRE(r.logits.data[v] == full.logits.data[v]);
         REQUIRE(r.logits.data[11] != full.logits.data[11]);
         for (int i = 44; i < 88; ++i) REQUIRE(r.logits.data[i] == full.logits.data[i]);  // the other sequence
       }
-      // refusals
+      // refusals: each before anything runs
+      const auto refused = [&](testutil::Hooked& h) { return !h.make(m.hook_shapes(), 2, 4).ok(); };
+      testutil::Hooked bad;
+      bad.request.start_at = "blocks.1.hook_resid_pre";  // without a set of it
+      REQUIRE(refused(bad));
+      testutil::Hooked short_stream;
+      short_stream.start_at(1, std::vector<float>(63, 0.0f), {2, 4, 8});
+      REQUIRE(refused(short_stream));
+      testutil::Hooked past;
+      past.start_at(2, std::vector<float>(64, 0.0f), {2, 4, 8});  // 2 layers
+      REQUIRE(refused(past));
+      testutil::Hooked early;
+      early.start_at(1, std::vector<float>(64, 0.0f), {2, 4, 8});
+      early.edit("blocks.0.attn.hook_out", true, {8}, std::vector<float>(8, 0.0f));  // before startAt
+      REQUIRE(refused(early));
       attn::PretrainedForwardResult r;
-      attn::PretrainedForwardOptions bad;
-      bad.start_layer = 1;  // without start_residual
-      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
-      bad.start_residual.assign(63, 0.0f);
-      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
-      bad.start_residual.assign(64, 0.0f);
-      bad.start_layer = 2;
-      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
-      bad.start_layer = 1;
-      bad.delta_layer = 0;  // before start_layer
-      bad.attn_delta.assign(64, 0.0f);
-      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
-      bad.delta_layer = -1;
-      bad.logits_row = 4;
-      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
-      bad.logits_row = -1;
-      bad.hidden_states = true;
-      REQUIRE(m.forward(2, 4, ids, bad, r).code == attn::StatusCode::kInvalidArgument);
+      testutil::Hooked ok;
+      ok.start_at(1, std::vector<float>(64, 0.0f), {2, 4, 8});
+      REQUIRE(ok.make(m.hook_shapes(), 2, 4).ok());
+      ok.options.logits_row = 4;
+      REQUIRE(m.forward(2, 4, ids, ok.options, r).code == attn::StatusCode::kInvalidArgument);
+      ok.options.logits_row = -1;
+      ok.options.hidden_states = true;
+      REQUIRE(m.forward(2, 4, ids, ok.options, r).code == attn::StatusCode::kInvalidArgument);
       std::vector<attn::KvCache> caches;
       REQUIRE(m.create_caches(6, 2, caches).ok());
-      attn::PretrainedForwardOptions hooked;  // the patching hooks need a full run (logits_row does not)
-      hooked.mlp_branch = true;
-      REQUIRE(m.forward(2, 4, ids, hooked, r, &caches).code == attn::StatusCode::kInvalidArgument);
+      ok.options.hidden_states = false;  // startAt needs a full run (logits_row does not)
+      REQUIRE(m.forward(2, 4, ids, ok.options, r, &caches).code == attn::StatusCode::kInvalidArgument);
     }
   }
   // read_rows: rows as the model keeps them (GPT-2's Conv1D transposed), vectors as one row

@@ -21,12 +21,21 @@ function definition(model, clean, corrupted, o) {
     T = clean.length;
   const run = (ids) => {
     const { first, z } = tracedForward(
-      (layers, f) => a.forward(ids, 1, T, { traceLayers: layers, hiddenStates: f, mlpBranch: f }),
+      (layers, f) =>
+        a.forward(ids, 1, T, {
+          traceLayers: layers,
+          hiddenStates: f,
+          capture: f ? ['blocks.*.hook_mlp_out'] : [],
+        }),
       L,
       H,
       T,
     );
-    return { hidden: first.hiddenStates.map((x) => x.data), mlp: first.mlpBranch.map((x) => x.data), z };
+    return {
+      hidden: first.hiddenStates.map((x) => x.data),
+      mlp: Array.from({ length: L }, (_, l) => first.activations[`blocks.${l}.hook_mlp_out`].data),
+      z,
+    };
   };
   const c = run(clean),
     x = run(corrupted);

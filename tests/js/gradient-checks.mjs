@@ -28,6 +28,17 @@ export function metricOf(a, ids, o, hooks = {}) {
   return patchMetric({ metric: o.metric ?? 'logit-diff', token: o.token, against: o.against })(row);
 }
 
+/**
+ * The hooks of a run from block l with `stream` (1, T, E) (startAt), adding `delta` (1, T, E) at
+ * `hook` when given.
+ */
+export function fromStream(l, stream, T, E, hook, delta) {
+  const start = `blocks.${l}.hook_resid_pre`;
+  const edits = [{ hook: start, op: 'set', value: stream, shape: [1, T, E] }];
+  if (hook) edits.push({ hook, op: 'add', value: delta, shape: [1, T, E] });
+  return { startAt: start, edits };
+}
+
 // A deterministic direction of n values in [−1, 1].
 export function direction(n, seed = 1) {
   let s = seed;

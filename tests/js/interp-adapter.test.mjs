@@ -5,6 +5,7 @@
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { fromStream } from './gradient-checks.mjs';
 import { fileURLToPath } from 'node:url';
 import { init, TinyTransformer } from '../../src/js/index.js';
 import { loadCheckpoint } from './interp-checks.mjs';
@@ -56,9 +57,13 @@ describe('the adapter of both model classes', () => {
     const L = a.L,
       E = a.E,
       T = ids.length;
-    const full = a.forward(ids, 1, T, { hiddenStates: true, mlpOutputs: true, logitLens: true });
+    const full = a.forward(ids, 1, T, {
+      hiddenStates: true,
+      capture: ['blocks.*.mlp.hook_out'],
+      logitLens: true,
+    });
     assert.equal(full.hiddenStates.length, L + 1);
-    assert.equal(full.mlpOutputs.length, L);
+    assert.equal(Object.keys(full.activations).length, L);
     const sd = model.stateDict();
     const tok = sd['tok_emb.weight'].data,
       pos = sd['pos_emb.weight'].data;
@@ -76,7 +81,7 @@ describe('the adapter of both model classes', () => {
       assert.equal(full.logitLens.ids[L * T + t], row.indexOf(Math.max(...row)));
     }
     for (let l = 0; l < L; l++) {
-      const r = a.forward(ids, 1, T, { startLayer: l, startResidual: full.hiddenStates[l].data });
+      const r = a.forward(ids, 1, T, fromStream(l, full.hiddenStates[l].data, T, E));
       assert.deepEqual(r.logits.data, plain, `from hidden state ${l}`);
     }
     model.dispose();

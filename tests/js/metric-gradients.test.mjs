@@ -7,7 +7,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { init } from '../../src/js/index.js';
-import { tiny, loadCheckpoint, metricOf, direction, dotOf, near, refuses } from './gradient-checks.mjs';
+import {
+  tiny,
+  loadCheckpoint,
+  metricOf,
+  direction,
+  dotOf,
+  near,
+  refuses,
+  fromStream,
+} from './gradient-checks.mjs';
 
 await init();
 
@@ -28,10 +37,17 @@ function checkHidden(model, ids, o, what) {
     const rms = Math.sqrt(dotOf(hidden[l].data, hidden[l].data) / hidden[l].data.length);
     const v = direction(T * a.E, l + 7).map((x) => x * rms);
     const at = (s) =>
-      metricOf(a, ids, o, {
-        startLayer: l,
-        startResidual: Float32Array.from(hidden[l].data, (x, i) => x + s * v[i]),
-      });
+      metricOf(
+        a,
+        ids,
+        o,
+        fromStream(
+          l,
+          Float32Array.from(hidden[l].data, (x, i) => x + s * v[i]),
+          T,
+          a.E,
+        ),
+      );
     const fd = (at(EPS) - at(-EPS)) / (2 * EPS);
     const want = dotOf(g.gradHiddenStates[l].data, v);
     assert.ok(
@@ -61,12 +77,19 @@ function checkZ(model, ids, o, l, what) {
       delta[t * E + r] = s;
     }
   const at = (s) =>
-    metricOf(a, ids, o, {
-      startLayer: l,
-      startResidual: hidden[l].data,
-      deltaLayer: l,
-      attnDelta: Float32Array.from(delta, (x) => s * x),
-    });
+    metricOf(
+      a,
+      ids,
+      o,
+      fromStream(
+        l,
+        hidden[l].data,
+        T,
+        E,
+        `blocks.${l}.attn.hook_out`,
+        Float32Array.from(delta, (x) => s * x),
+      ),
+    );
   const fd = (at(EPS) - at(-EPS)) / (2 * EPS);
   const want = dotOf(g.gradZ.data.subarray(l * H * T * d, (l + 1) * H * T * d), u);
   assert.ok(near(want, fd, FD_TOL), `${what} z ${l}: ${want} vs fd ${fd}`);

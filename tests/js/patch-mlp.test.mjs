@@ -1,5 +1,5 @@
 // patch's component 'mlp' (an MLP branch's output at one position, clean into corrupted) against a
-// direct forward of the corrupted run with mlpDelta at (l, t), for each metric, log-probability
+// direct forward of the corrupted run with the difference added at blocks.{l}.hook_mlp_out, row t, for each metric, log-probability
 // included; on a TinyTransformer and the GPT-2 fixture.
 
 import { describe, it } from 'node:test';
@@ -14,8 +14,12 @@ function direct(model, clean, corrupted, o) {
   const a = model._interp();
   const { L, E } = a,
     T = clean.length;
-  const bc = a.forward(clean, 1, T, { mlpBranch: true }).mlpBranch.map((x) => x.data);
-  const bx = a.forward(corrupted, 1, T, { mlpBranch: true }).mlpBranch.map((x) => x.data);
+  const branches = (ids) => {
+    const r = a.forward(ids, 1, T, { capture: ['blocks.*.hook_mlp_out'] });
+    return Array.from({ length: L }, (_, l) => r.activations[`blocks.${l}.hook_mlp_out`].data);
+  };
+  const bc = branches(clean),
+    bx = branches(corrupted);
   const mc = metricOf(a, clean, o),
     mx = metricOf(a, corrupted, o);
   const out = new Float64Array(L * T);
@@ -23,7 +27,9 @@ function direct(model, clean, corrupted, o) {
     for (let t = 0; t < T; t++) {
       const delta = new Float32Array(T * E);
       for (let k = t * E; k < (t + 1) * E; k++) delta[k] = bc[l][k] - bx[l][k];
-      const m = metricOf(a, corrupted, o, { mlpDeltaLayer: l, mlpDelta: delta });
+      const m = metricOf(a, corrupted, o, {
+        edits: [{ hook: `blocks.${l}.hook_mlp_out`, op: 'add', value: delta, shape: [1, T, E] }],
+      });
       out[l * T + t] = (m - mx) / (mc - mx);
     }
   }
@@ -42,7 +48,7 @@ describe("patch component 'mlp'", () => {
     ],
   ];
   for (const [name, open, clean, corrupted, o] of cases) {
-    it(`${name}: against a direct forward with mlpDelta, for each metric`, async () => {
+    it(`${name}: against a direct forward with an add at hook_mlp_out, for each metric`, async () => {
       const model = await open();
       const c = Int32Array.from(clean),
         x = Int32Array.from(corrupted);

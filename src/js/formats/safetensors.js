@@ -67,7 +67,26 @@ export function stateDictShapes(c) {
 
 /** The bytes of a safetensors file of `tensors` ({ name: Tensor }, float32) and the model config. */
 export function encodeSafetensors(tensors, config) {
-  const header = { __metadata__: { format: SAFETENSORS_FORMAT, config: JSON.stringify(config) } };
+  return encodeFloat32Safetensors(tensors, { format: SAFETENSORS_FORMAT, config: JSON.stringify(config) });
+}
+
+/**
+ * Captured activations (run()'s `activations`: { [hook]: Tensor }) as the bytes of a safetensors
+ * file, one F32 tensor per hook under its name, for other tools (safetensors.torch.load,
+ * TransformerLens' cache names).
+ */
+export function captureToSafetensors(activations) {
+  if (activations == null || typeof activations !== 'object')
+    throw new AttentionError('INVALID_ARGUMENT', "captureToSafetensors needs run()'s activations object");
+  for (const [name, t] of Object.entries(activations)) {
+    if (!(t?.data instanceof Float32Array) || !Array.isArray(t.shape))
+      throw new AttentionError('INVALID_ARGUMENT', `activation "${name}" is not a float32 Tensor`);
+  }
+  return encodeFloat32Safetensors(activations, { format: 'attention-wasm/activations' });
+}
+
+function encodeFloat32Safetensors(tensors, metadata) {
+  const header = { __metadata__: metadata };
   let offset = 0;
   for (const [name, t] of Object.entries(tensors)) {
     header[name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + 4 * t.data.length] };

@@ -263,7 +263,7 @@ export function logitAttribution(model, ids, options = {}) {
       a.forward(batch.data, 1, T, {
         traceLayers: layers,
         hiddenStates: first,
-        mlpOutputs: first,
+        capture: first && a.mlp ? ['blocks.*.mlp.hook_out'] : [],
         logitsRow: position,
       }),
     L,
@@ -276,7 +276,7 @@ export function logitAttribution(model, ids, options = {}) {
       a,
       l,
       allLayers(H).map((h) => zl.subarray((h * T + position) * d, (h * T + position + 1) * d)),
-      a.mlp ? Float64Array.from(at(r.mlpOutputs[l])) : null,
+      a.mlp ? Float64Array.from(at(r.activations[`blocks.${l}.mlp.hook_out`])) : null,
     ),
   );
   const finalNorm = a.finalNorm();

@@ -311,20 +311,27 @@ export function modelPatch(model, options) {
             a.forward(ids, 1, ids.length, {
               traceLayers: layers,
               hiddenStates: first,
-              mlpBranch: first && a.mlp,
+              capture: first && a.mlp ? ['blocks.*.hook_mlp_out'] : [],
               logitsRow: position,
             }),
           L,
           H,
           ids.length,
         );
-        const mlp = (r.mlpBranch ?? []).map((t) => t.data);
+        const mlp = a.mlp ? allLayers(L).map((l) => r.activations[`blocks.${l}.hook_mlp_out`].data) : [];
         return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z, mlp, row: r.logits.data };
       },
+      // A run from block startLayer's input (startAt) with the patched difference added where the
+      // patched activation enters the stream: a head's W_O·Δz at attn.hook_out, an MLP's at hook_mlp_out.
       run(ids, b, t, startLayer, residual, deltaLayer, delta, position, mlp) {
-        const hooks = mlp ? { mlpDeltaLayer: deltaLayer, mlpDelta: delta } : { deltaLayer, attnDelta: delta };
-        return a.forward(ids, b, t, { startLayer, startResidual: residual, ...hooks, logitsRow: position })
-          .logits.data;
+        const start = `blocks.${startLayer}.hook_resid_pre`;
+        const shape = [b, t, a.E];
+        const edits = [{ hook: start, op: 'set', value: residual, shape }];
+        if (deltaLayer >= 0) {
+          const hook = mlp ? `blocks.${deltaLayer}.hook_mlp_out` : `blocks.${deltaLayer}.attn.hook_out`;
+          edits.push({ hook, op: 'add', value: delta, shape });
+        }
+        return a.forward(ids, b, t, { startAt: start, edits, logitsRow: position }).logits.data;
       },
       outProj: (l) => a.outProj(l),
     },

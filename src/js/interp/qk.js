@@ -74,7 +74,7 @@ function streamAt(a, run, layer, t) {
       a,
       l,
       allLayers(H).map((h) => run.z[l].subarray((h * T + t) * d, (h * T + t + 1) * d)),
-      a.mlp ? Float64Array.from(at(run.r.mlpOutputs[l])) : null,
+      a.mlp ? Float64Array.from(at(run.r.activations[`blocks.${l}.mlp.hook_out`])) : null,
     ),
   );
   const stream = residualStream(E, inputs);
@@ -157,7 +157,7 @@ function runTraced(a, batch, o) {
       a.forward(batch.data, 1, T, {
         traceLayers: layers,
         hiddenStates: first,
-        mlpOutputs: first,
+        capture: first && a.mlp ? ['blocks.*.mlp.hook_out'] : [],
         logitsRow: 0,
       }),
     o.layer + 1,

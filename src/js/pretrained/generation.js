@@ -9,7 +9,7 @@ import { fromCore } from '../tensor.js';
 export const GENERATE_PAD = -1;
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
-const OPTIONS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'stop'];
+const OPTIONS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'edits'];
 
 // A list of token ids from a number, an array or null/undefined (none), each in [0, vocab).
 function idList(value, vocab, what) {
@@ -41,9 +41,11 @@ export function generationOptions(options, { vocab, defaultStop, extra = [] }) {
  * GENERATE_PAD from then on, and the loop ends when every row has stopped. The caches live from
  * the first step until the generator finishes or is closed.
  */
-export function* decodeSteps(handle, batch, { maxNewTokens, choose, stop }) {
+export function* decodeSteps(handle, batch, { maxNewTokens, choose, stop, edits = [] }) {
   const { b, t } = batch;
   const stopped = new Uint8Array(b);
+  // Steering: the edits (interp/hooks.js) at the prompt's rows and every step's, checked here first.
+  check(handle.setDecodeEdits(edits));
   check(handle.createCaches(t + maxNewTokens, b));
   try {
     // Each step's logits of every sequence's last row only, (B, 1, V): all that decoding reads.
@@ -66,5 +68,6 @@ export function* decodeSteps(handle, batch, { maxNewTokens, choose, stop }) {
     }
   } finally {
     handle.dropCaches();
+    handle.setDecodeEdits(null);
   }
 }

@@ -23,6 +23,7 @@ import {
   saliency,
 } from '../interp/head-scores.js';
 import { pretrainedInterp } from '../interp/adapter.js';
+import { hookEdits, hookNamesOf, runHooks, steeringVector } from '../interp/hooks.js';
 import { coreConfig } from './config.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
 import { chatTemplates, loadJinja, renderChatTemplate } from '../tokenizers/chat-template.js';
@@ -66,7 +67,10 @@ class PretrainedModelBase extends Handle {
     this.hiddenSize = core.hidden;
     this.vocabSize = core.vocabSize;
     this.maxPositions = core.maxPositions; // the longest input (ids plus generated tokens)
-    /** What differs between layers, one entry per layer: { window (0 = full), rope, ropeTheta, qkNorm, softcap }. */
+    /**
+     * Each layer: { kind ('attention'), heads, kvHeads, headDim, kvFrom (the layer whose K/V it
+     * reads: itself), window (0 = full), rope, ropeTheta, ropeScaled, qkNorm, softcap }.
+     */
     this.layers = Object.freeze(Array.from({ length: core.layers }, (_, l) => layerSummary(core, l)));
     /** generate's default stop ids: the checkpoint's EOS ids (generation_config.json, else config.json). */
     this.stopIds = checkpointStopIds(config, generationConfig, core.vocabSize);
@@ -122,6 +126,21 @@ class PretrainedModelBase extends Handle {
       out.logitLens = { ids: new Tensor(lensIds, shape), probs: new Tensor(probs, shape) };
     }
     return out;
+  }
+
+  /** [{ name, shape }] of every hook point (docs/interpretability.md; "B" and "T" symbolic). */
+  hookNames() {
+    return hookNamesOf(this._live());
+  }
+
+  /** { logits, activations } of one forward with hook captures and edits; see docs/interpretability.md. */
+  run(ids, options = {}) {
+    return runHooks(this, ids, options);
+  }
+
+  /** Mean of a hook at `position` over positive prompts minus over negative ones (activation addition). */
+  steeringVector(options) {
+    return steeringVector(this, options);
   }
 
   /** { [kind]: Tensor (L, H) } head-type scores from this model's attention on `ids` (a batch of one); see interp/head-scores.js. */
@@ -243,6 +262,7 @@ class PretrainedModelBase extends Handle {
   generate(ids, options = {}) {
     const handle = this._idle();
     const o = generationOptions(options, { vocab: this.vocabSize, defaultStop: this.stopIds });
+    o.edits = hookEdits(o.edits);
     const batch = idBatch(ids, 'ids');
     const out = new Int32Array(batch.b * o.maxNewTokens).fill(GENERATE_PAD);
     let step = 0;
@@ -269,6 +289,7 @@ class PretrainedModelBase extends Handle {
     });
     if (signal != null && typeof signal.aborted !== 'boolean')
       throw invalid(`signal must be an AbortSignal, got ${describe(signal)}`);
+    o.edits = hookEdits(o.edits);
     const batch = idBatch(ids, 'ids');
     if (batch.b !== 1) throw invalid(`generateStream takes a batch of one, got ${batch.b} sequences`);
     this._streaming = true;
@@ -401,6 +422,11 @@ function layerSummary(core, l) {
   const rope = core.arch !== PRETRAINED_ARCH.GPT2 && (core.layerRope ? core.layerRope[l] === 1 : true);
   const local = rope && window > 0 && core.localRopeTheta > 0;
   return Object.freeze({
+    kind: 'attention',
+    heads: core.heads,
+    kvHeads: core.kvHeads,
+    headDim: core.headDim,
+    kvFrom: l,
     window,
     rope,
     ropeTheta: rope ? (local ? core.localRopeTheta : core.ropeTheta) : null,

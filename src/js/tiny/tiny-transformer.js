@@ -17,6 +17,7 @@ import {
   saliency,
 } from '../interp/head-scores.js';
 import { tinyInterp } from '../interp/adapter.js';
+import { hookNamesOf, runHooks, steeringVector } from '../interp/hooks.js';
 import { Handle } from '../runtime/runtime.js';
 
 // The id and layer checks every model shares (ids.js), here too for the modules that import them from here.
@@ -290,6 +291,34 @@ class TinyTransformerBase extends Handle {
   // The interpretability adapter (interp/adapter.js): what attribution and patching ask of a model.
   _interp() {
     return tinyInterp(this);
+  }
+
+  /** [{ name, shape }] of every hook point; run() captures and edits them (docs/interpretability.md). */
+  hookNames() {
+    return hookNamesOf(this._live());
+  }
+
+  run(ids, options = {}) {
+    return runHooks(this, ids, options);
+  }
+
+  steeringVector(options) {
+    return steeringVector(this, options);
+  }
+
+  /** Each layer: { kind ('attention'), heads, kvHeads, headDim, kvFrom, window }. */
+  get layers() {
+    const c = this.config;
+    return Array.from({ length: c.numLayers }, (_, l) =>
+      Object.freeze({
+        kind: 'attention',
+        heads: c.numHeads,
+        kvHeads: c.numKVHeads,
+        headDim: this.headDim,
+        kvFrom: l,
+        window: c.window ?? 0,
+      }),
+    );
   }
 
   /** Mean cross-entropy over the positions whose target is not -100. */

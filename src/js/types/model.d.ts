@@ -1,5 +1,6 @@
 // TinyTransformer, the small trainable language model, and reading safetensors metadata.
 import type { NestedArray, Tensor, TensorLike } from './tensor.js';
+import type { HookInfo, LayerInfo, RunOptions, RunResult, SteeringVectorOptions, HookEdit } from './hooks.js';
 import type { TraceStep } from './ops.js';
 import type { MultiHeadAttention, StateDict } from './mha.js';
 import type {
@@ -145,6 +146,14 @@ export class TinyTransformer {
    * An unknown kind is `INVALID_ARGUMENT` naming it (nothing runs).
    */
   headScores(ids: IdsLike, options?: HeadScoresOptions): HeadScores;
+  /** Every hook point with its shape (docs/interpretability.md). */
+  hookNames(): HookInfo[];
+  /** One forward with hook captures and edits. */
+  run(ids: IdsLike, options?: RunOptions): RunResult;
+  /** Mean of a hook at a position over positive prompts minus over negative ones. */
+  steeringVector(options: SteeringVectorOptions): Tensor;
+  /** Each layer as computed. */
+  readonly layers: LayerInfo[];
   /**
    * Direct logit attribution (a batch of one): logits[position, token] − logits[position, against]
    * split into the embedding, each head's output, each MLP's output and constants, through every

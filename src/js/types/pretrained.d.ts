@@ -1,5 +1,6 @@
 // Hugging Face checkpoints: loadPretrained, PretrainedModel and generation.
 import type { Tensor } from './tensor.js';
+import type { HookInfo, LayerInfo, RunOptions, RunResult, SteeringVectorOptions, HookEdit } from './hooks.js';
 import type { TraceStep } from './ops.js';
 import type { memoryLimit, setMemoryLimit } from './runtime.js';
 import type { IdsLike, TinyTransformer } from './model.js';
@@ -126,20 +127,28 @@ export class PretrainedModel {
   /** The longest input, prompt plus generated tokens (for rope_type "dynamic": its original_max_position_embeddings). */
   readonly maxPositions: number;
   /**
-   * What differs between layers, one entry per layer: `window` (the keys a query sees, itself
+   * Each layer: {@link LayerInfo} (`kind`, `heads`, `kvHeads`, `headDim`, `kvFrom`) and what differs
+   * between layers: `window` (the keys a query sees, itself
    * included; 0 = all earlier ones), `rope` (whether q and k are rotated: SmolLM3 has layers without),
    * `ropeTheta` (its base: Gemma 3's sliding layers have their own; null without RoPE), `ropeScaled`
    * (scaled frequencies: llama3, linear), `qkNorm` (q and k RMS-normalised), `softcap` (scores
    * soft-capped at c·tanh(s/c); 0 = none).
    */
-  readonly layers: ReadonlyArray<{
-    window: number;
-    rope: boolean;
-    ropeTheta: number | null;
-    ropeScaled: boolean;
-    qkNorm: boolean;
-    softcap: number;
-  }>;
+  readonly layers: ReadonlyArray<
+    LayerInfo & {
+      rope: boolean;
+      ropeTheta: number | null;
+      ropeScaled: boolean;
+      qkNorm: boolean;
+      softcap: number;
+    }
+  >;
+  /** Every hook point with its shape (docs/interpretability.md). */
+  hookNames(): HookInfo[];
+  /** One forward with hook captures and edits. */
+  run(ids: IdsLike, options?: RunOptions): RunResult;
+  /** Mean of a hook at a position over positive prompts minus over negative ones: Tensor shaped like the hook at one position. */
+  steeringVector(options: SteeringVectorOptions): Tensor;
   /** generate's default `stop`: the checkpoint's EOS ids (generation_config.json's, else config.json's); may be empty. */
   readonly stopIds: number[];
   /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */
@@ -262,6 +271,8 @@ export interface GenerateOptions {
   seed?: number;
   /** Ids that end a row (kept, then padded with GENERATE_PAD); default the model's `stopIds`; [] = never stop early. */
   stop?: number | number[];
+  /** Steering: edits applied to the prompt's rows and every decoding step (vectors over one position; not the scores or the pattern). */
+  edits?: HookEdit[];
 }
 
 /** The id generate() writes after a row's stop token: -1, never a token id. */
