@@ -90,6 +90,9 @@ Status check_rotary(const RotaryOptions& options, int d) {
   if (!(options.base > 0.0) || !std::isfinite(options.base)) {
     return invalid("rotary base must be a finite number > 0, got " + format_number(options.base));
   }
+  if (!(options.scale > 0.0) || !std::isfinite(options.scale)) {
+    return invalid("rotary scale must be a finite number > 0, got " + format_number(options.scale));
+  }
   if (options.offset < 0) return invalid("rotary offset must be >= 0, got " + std::to_string(options.offset));
   if (options.offset >= kMaxRotaryOffset) {
     return invalid("rotary offset must be < 2^53 (positions must be exact in double), got " +
@@ -118,8 +121,8 @@ void make_rotary_table(const RotaryOptions& options, int d, std::int64_t first, 
     const double p = static_cast<double>(first + i);
     for (int m = 0; m < half; ++m) {
       const double angle = p * theta[m];
-      table.cos[static_cast<std::size_t>(i) * half + m] = static_cast<float>(std::cos(angle));
-      table.sin[static_cast<std::size_t>(i) * half + m] = static_cast<float>(std::sin(angle));
+      table.cos[static_cast<std::size_t>(i) * half + m] = static_cast<float>(options.scale * std::cos(angle));
+      table.sin[static_cast<std::size_t>(i) * half + m] = static_cast<float>(options.scale * std::sin(angle));
     }
   }
 }

@@ -7,7 +7,9 @@
 //   y_a = x_a·cos − x_b·sin,  y_b = x_b·cos + x_a·sin
 // with (a, b) = (m, m + dims/2) in the `half` style (GPT-NeoX / Llama rotate_half) and
 // (2m, 2m + 1) in the `interleaved` style (GPT-J / RoFormer). Features dims … d − 1 pass through
-// (partial rotary). The map is a rotation, so its backward is the inverse rotation (sin → −sin).
+// (partial rotary). With `scale` s ≠ 1 (Phi-3's LongRoPE attention factor, which transformers
+// multiplies into cos and sin) the rotated pairs are also scaled by s: y = s·R·x. The map is a scaled
+// rotation, so its backward is its transpose s·Rᵀ, the rotation by −angle with the same table.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -26,13 +28,16 @@ struct RotaryOptions {
   // When it holds dims/2 values: θ_m per pair instead of base^(−2m/dims) (Llama 3's scaled
   // frequencies, computed by the model that needs them).
   std::vector<double> inv_freq;
+  // Multiplies cos and sin (in double, before they are rounded to float): the rotated features are
+  // scaled by it, the features past dims are not (transformers' attention_scaling of LongRoPE).
+  double scale = 1.0;
 };
 
 // Positions must stay exact in double (and offset + T must not overflow): offset < 2^53.
 constexpr std::int64_t kMaxRotaryOffset = std::int64_t{1} << 53;
 
 // INVALID_ARGUMENT naming the problem: d < 1, dims < 0, dims > d, dims (or d when dims is 0) odd,
-// base not finite or <= 0, offset < 0 or >= kMaxRotaryOffset. `d` is the head size.
+// base not finite or <= 0, scale not finite or <= 0, offset < 0 or >= kMaxRotaryOffset. `d` is the head size.
 Status check_rotary(const RotaryOptions& options, int d);
 
 // The rotated feature count: options.dims, or d when it is 0.

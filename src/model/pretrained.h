@@ -96,6 +96,7 @@ struct PretrainedConfig {
   bool qkv_bias = false;      // Qwen2: biases on q, k and v
   bool tie_embeddings = true;
   std::vector<double> rope_inv_freq;  // Llama 3 scaled frequencies (head_dim / 2), or empty
+  double rope_attention_factor = 1;   // Phi-3 LongRoPE: cos and sin × it (the rotated features only)
   // Llama-family variants, each named by the architecture that needs it:
   MhaConfig::QkNorm qk_norm = MhaConfig::QkNorm::kNone;  // Qwen3 (per head), OLMo 2 (over all heads)
   bool pre_norms = true;  // a norm before the attention and before the MLP (all but OLMo 2)
@@ -121,34 +122,35 @@ struct PretrainedConfig {
 // Every PretrainedConfig field with its name in the wrapper's config object (src/js/architectures/
 // builds it): the one list the binding reads a config through and writes it back with, so no
 // field is copied by hand. X(member, "jsName").
-#define ATTN_PRETRAINED_CONFIG_FIELDS(X)    \
-  X(arch, "arch")                           \
-  X(vocab_size, "vocabSize")                \
-  X(hidden, "hidden")                       \
-  X(layers, "layers")                       \
-  X(heads, "heads")                         \
-  X(kv_heads, "kvHeads")                    \
-  X(head_dim, "headDim")                    \
-  X(intermediate, "intermediate")           \
-  X(max_positions, "maxPositions")          \
-  X(norm_eps, "normEps")                    \
-  X(rope_theta, "ropeTheta")                \
-  X(qkv_bias, "qkvBias")                    \
-  X(tie_embeddings, "tieEmbeddings")        \
-  X(rope_inv_freq, "ropeInvFreq")           \
-  X(qk_norm, "qkNorm")                      \
-  X(pre_norms, "preNorms")                  \
-  X(post_norms, "postNorms")                \
-  X(norm_weight_offset, "normWeightOffset") \
-  X(embed_scale, "embedScale")              \
-  X(attention_scale, "attentionScale")      \
-  X(gelu_mlp, "geluMlp")                    \
-  X(local_rope_theta, "localRopeTheta")     \
-  X(attn_softcap, "attnSoftcap")            \
-  X(final_softcap, "finalSoftcap")          \
-  X(fused_projections, "fusedProjections")  \
-  X(rotary_dims, "rotaryDims")              \
-  X(layer_window, "layerWindow")            \
+#define ATTN_PRETRAINED_CONFIG_FIELDS(X)          \
+  X(arch, "arch")                                 \
+  X(vocab_size, "vocabSize")                      \
+  X(hidden, "hidden")                             \
+  X(layers, "layers")                             \
+  X(heads, "heads")                               \
+  X(kv_heads, "kvHeads")                          \
+  X(head_dim, "headDim")                          \
+  X(intermediate, "intermediate")                 \
+  X(max_positions, "maxPositions")                \
+  X(norm_eps, "normEps")                          \
+  X(rope_theta, "ropeTheta")                      \
+  X(qkv_bias, "qkvBias")                          \
+  X(tie_embeddings, "tieEmbeddings")              \
+  X(rope_inv_freq, "ropeInvFreq")                 \
+  X(rope_attention_factor, "ropeAttentionFactor") \
+  X(qk_norm, "qkNorm")                            \
+  X(pre_norms, "preNorms")                        \
+  X(post_norms, "postNorms")                      \
+  X(norm_weight_offset, "normWeightOffset")       \
+  X(embed_scale, "embedScale")                    \
+  X(attention_scale, "attentionScale")            \
+  X(gelu_mlp, "geluMlp")                          \
+  X(local_rope_theta, "localRopeTheta")           \
+  X(attn_softcap, "attnSoftcap")                  \
+  X(final_softcap, "finalSoftcap")                \
+  X(fused_projections, "fusedProjections")        \
+  X(rotary_dims, "rotaryDims")                    \
+  X(layer_window, "layerWindow")                  \
   X(layer_rope, "layerRope")
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own

@@ -65,15 +65,17 @@ Status check_config(const PretrainedConfig& c) {
   if (!(c.embed_scale > 0) || !std::isfinite(c.embed_scale) || !(c.attention_scale >= 0) ||
       !std::isfinite(c.attention_scale) || !(c.local_rope_theta >= 0) || !std::isfinite(c.local_rope_theta) ||
       !std::isfinite(c.norm_weight_offset) || !(c.attn_softcap >= 0) || !std::isfinite(c.attn_softcap) ||
-      !(c.final_softcap >= 0) || !std::isfinite(c.final_softcap))
+      !(c.final_softcap >= 0) || !std::isfinite(c.final_softcap) || !(c.rope_attention_factor > 0) ||
+      !std::isfinite(c.rope_attention_factor))
     return invalid(
-        "config: embedding scale, attention scale, local RoPE base and norm offset must be finite (scales > "
-        "0)");
+        "config: embedding scale, attention scale, RoPE attention factor, local RoPE base and norm offset "
+        "must "
+        "be finite (scales > 0)");
   const bool variant = c.qk_norm != MhaConfig::QkNorm::kNone || c.post_norms || !c.pre_norms ||
                        c.fused_projections || c.rotary_dims || !c.layer_window.empty() ||
                        !c.layer_rope.empty() || c.norm_weight_offset != 0 || c.embed_scale != 1 ||
                        c.attention_scale != 0 || c.gelu_mlp || c.local_rope_theta != 0 ||
-                       c.attn_softcap != 0 || c.final_softcap != 0;
+                       c.attn_softcap != 0 || c.final_softcap != 0 || c.rope_attention_factor != 1;
   if (c.arch == PretrainedArch::kGpt2 && variant)
     return invalid("config: GPT-2 has none of the Llama-family variants");
   return Status::Ok();
@@ -125,6 +127,7 @@ Status make_attention(const PretrainedConfig& c, int l, MultiHeadAttention& out)
     const bool local = c.local_rope_theta > 0 && !c.layer_window.empty() && c.layer_window[l] > 0;
     r.base = local ? c.local_rope_theta : c.rope_theta;  // Gemma 3's sliding layers: their own base, unscaled
     if (!local) r.inv_freq = c.rope_inv_freq;
+    if (!local) r.scale = c.rope_attention_factor;
     r.dims = c.rotary_dims;
     mc.rope = r;
   }

@@ -67,6 +67,7 @@ inline attn::PretrainedConfig core_config(const testjson::Value& c) {
   p.qkv_bias = c["qkvBias"].flag();
   p.tie_embeddings = c["tieEmbeddings"].flag();
   if (c.has("ropeInvFreq")) p.rope_inv_freq = c["ropeInvFreq"].numbers<double>();
+  if (c.has("ropeAttentionFactor")) p.rope_attention_factor = c["ropeAttentionFactor"].num();
   if (c.has("qkNorm")) p.qk_norm = static_cast<attn::MhaConfig::QkNorm>(c["qkNorm"].integer());
   if (c.has("postNorms")) p.post_norms = c["postNorms"].flag();
   if (c.has("preNorms")) p.pre_norms = c["preNorms"].flag();

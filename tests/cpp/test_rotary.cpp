@@ -160,6 +160,33 @@ TEST_CASE("the rotary backward is the transpose and undoes the forward", "[rotar
   }
 }
 
+TEST_CASE("a rotary scale multiplies the rotated features only, and the backward stays the transpose",
+          "[rotary]") {
+  // Phi-3's LongRoPE attention factor: transformers multiplies cos and sin by it.
+  const double scale = 1.1902380714238083;  // √(1 + ln 32 / ln 4096), Phi-4-mini's
+  RotaryOptions plain;
+  plain.dims = 6;
+  plain.offset = 5;
+  RotaryOptions scaled = plain;
+  scaled.scale = scale;
+  const attn::Tensor x = testutil::random_tensor({3, 7, 8}, 41);
+  const attn::Tensor g = testutil::random_tensor({3, 7, 8}, 42);
+  attn::Tensor y0, y, gx;
+  REQUIRE(attn::apply_rotary(x, plain, y0).ok());
+  REQUIRE(attn::apply_rotary(x, scaled, y).ok());
+  std::vector<float> want = y0.data;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (i % 8 < 6) want[i] = static_cast<float>(scale * y0.data[i]);
+  testutil::require_close(y.data, want, kRotaryTol, "scaled rotary");
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (i % 8 >= 6) CHECK(y.data[i] == x.data[i]);  // the pass-through features are not scaled
+  REQUIRE(attn::apply_rotary_backward(g, scaled, gx).ok());
+  double magnitude = 0;
+  const double lhs = dot(y.data, g.data, &magnitude);
+  const double rhs = dot(x.data, gx.data, nullptr);
+  CHECK(std::fabs(lhs - rhs) <= kAdjointRelTol * magnitude);
+}
+
 TEST_CASE("rotary scores depend only on the relative position: q(p+δ)·k(p) is the same for every p",
           "[rotary]") {
   const int d = 8, delta = 3;
@@ -244,6 +271,10 @@ TEST_CASE("rotary and ALiBi errors name the problem", "[rotary]") {
   o.base = std::numeric_limits<double>::quiet_NaN();
   require_error(attn::check_rotary(o, 8), StatusCode::kInvalidArgument,
                 "base must be a finite number > 0, got NaN");
+  o = RotaryOptions();
+  o.scale = 0.0;
+  require_error(attn::check_rotary(o, 8), StatusCode::kInvalidArgument,
+                "rotary scale must be a finite number > 0");
   o = RotaryOptions();
   o.offset = -1;
   require_error(attn::check_rotary(o, 8), StatusCode::kInvalidArgument, "rotary offset must be >= 0, got -1");

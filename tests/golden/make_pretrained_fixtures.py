@@ -409,6 +409,19 @@ PHI3_CONFIG = {
     "vocab_size": VOCAB,
 }
 
+# Phi-4-mini's shape in small (microsoft/Phi-4-mini-instruct: Phi3ForCausalLM, partial_rotary_factor
+# 0.75, 24 heads over 8 kv heads, tied embeddings, LongRoPE with original_max_position_embeddings 4096
+# and max_position_embeddings 131072, rope_scaling written with "type"): hidden 64 (a whole number of
+# Q8_0 blocks), 4 heads over 2 kv heads of 16 features, 12 of them rotated (6 pairs, each with its own
+# short and long factor, float32-exact), max / original = 4 (attention factor sqrt(1 + ln 4 / ln 256)
+# = sqrt(1.25)). original 256: llama.cpp pads its context to 256 and picks the short factors while
+# the context is <= the original length.
+PHI4_CONFIG = dict(PHI3_CONFIG, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                   partial_rotary_factor=0.75, max_position_embeddings=1024,
+                   original_max_position_embeddings=256, sliding_window=262144, tie_word_embeddings=True,
+                   rope_scaling={"type": "longrope", "short_factor": [1.0, 1.25, 1.5, 2.0, 3.25, 4.5],
+                                 "long_factor": [1.5, 2.5, 4.0, 8.0, 12.75, 20.0]})
+
 # Gemma 3 (text): sandwich norms with (1 + w), GeGLU, scaled embeddings, per-head q/k norms,
 # query_pre_attn_scalar, layer 0 sliding (3 keys, local RoPE base) and layer 1 full (linear-scaled RoPE).
 GEMMA3_CONFIG = {
@@ -488,6 +501,8 @@ def as_transformers5(cfg):
     out = {k: v for k, v in cfg.items() if k not in ("rope_theta", "rope_scaling", "partial_rotary_factor", "rope_local_base_freq")}
     rp = {"rope_type": "default"}
     rp.update(cfg.get("rope_scaling") or {})
+    if "type" in rp:  # rope_scaling's older spelling of rope_type
+        rp["rope_type"] = rp.pop("type")
     rp["rope_theta"] = cfg["rope_theta"]
     if "partial_rotary_factor" in cfg:
         rp["partial_rotary_factor"] = cfg["partial_rotary_factor"]
@@ -563,9 +578,12 @@ def rope_inv_freq(cfg, dtype=torch.float64):
     rs = cfg.get("rope_scaling")
     if rs is None:
         return inv_freq
-    if rs["rope_type"] == "linear":  # _compute_linear_scaling_rope_parameters: inv_freq / factor
+    if rope_type(rs) == "linear":  # _compute_linear_scaling_rope_parameters: inv_freq / factor
         return inv_freq / rs["factor"]
-    assert rs["rope_type"] == "llama3"
+    if rope_type(rs) == "longrope":  # _compute_longrope_parameters (seq_len <= original: short_factor)
+        ext = torch.tensor(rs["short_factor"], dtype=dtype)
+        return 1.0 / (ext * base ** (torch.arange(0, d, 2, dtype=torch.int64).to(dtype) / d))
+    assert rope_type(rs) == "llama3"
     factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
     old_context_len = rs["original_max_position_embeddings"]
     low_freq_wavelen = old_context_len / low
@@ -578,6 +596,24 @@ def rope_inv_freq(cfg, dtype=torch.float64):
     smoothed = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
     is_medium = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
     return torch.where(is_medium, smoothed, inv_freq_llama)
+
+
+def rope_type(rs):
+    return rs.get("rope_type", rs.get("type"))
+
+
+def rope_attention_factor(cfg):
+    """_compute_longrope_parameters' attention_factor (cos and sin are multiplied by it): with
+    original_max_position_embeddings (Phi-3 always has it) factor = max / original, and
+    sqrt(1 + ln(factor) / ln(original)) when factor > 1; 1 for every other rope type."""
+    rs = cfg.get("rope_scaling")
+    if rs is None or rope_type(rs) != "longrope":
+        return 1.0
+    if rs.get("attention_factor") is not None:
+        return rs["attention_factor"]
+    orig = cfg["original_max_position_embeddings"]
+    factor = cfg["max_position_embeddings"] / orig
+    return 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(orig))
 
 
 def rotate_half(x):
@@ -634,7 +670,8 @@ def llama_forward(w, ids, cfg, hooks=None):
         inv_freq = rope_inv_freq(layer_rope_cfg(cfg, layer)).to(dtype)
         freqs = torch.arange(T, dtype=dtype)[:, None] * inv_freq[None, :]
         emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos(), emb.sin()  # (T, rd), broadcast over (B, H)
+        af = rope_attention_factor(layer_rope_cfg(cfg, layer))  # LongRoPE: cos, sin x attention_scaling
+        cos, sin = emb.cos() * af, emb.sin() * af  # (T, rd), broadcast over (B, H)
         x_rot, x_pass = x[..., :rd], x[..., rd:]
         return torch.cat((x_rot * cos + rotate_half(x_rot) * sin, x_pass), dim=-1)
 
@@ -756,8 +793,10 @@ def np_inv_freq(cfg):
     for m in range(d // 2):
         f = cfg["rope_theta"] ** (-(2.0 * m) / d)
         rs = cfg.get("rope_scaling")
-        if rs is not None and rs["rope_type"] == "linear":
+        if rs is not None and rope_type(rs) == "linear":
             f = f / rs["factor"]
+        elif rs is not None and rope_type(rs) == "longrope":
+            f = f / rs["short_factor"][m]
         elif rs is not None:
             wavelen = 2 * math.pi / f
             old = rs["original_max_position_embeddings"]
@@ -785,9 +824,15 @@ def np_llama(w, ids, cfg):
     def rope(vec, pos, layer):
         """Rotate the pairs (m, m + rd/2) by angle pos * inv[m]; features from rd on pass."""
         inv = np_inv_freq(layer_rope_cfg(cfg, layer))
+        rs = cfg.get("rope_scaling") or {}
+        if rope_type(rs) == "longrope":  # the default attention factor, written out again
+            ratio = cfg["max_position_embeddings"] / cfg["original_max_position_embeddings"]
+            amp = math.sqrt(1 + math.log(ratio) / math.log(cfg["original_max_position_embeddings"]))
+        else:
+            amp = 1.0
         out = vec.copy()
         for m in range(rd // 2):
-            c, s = math.cos(pos * inv[m]), math.sin(pos * inv[m])
+            c, s = amp * math.cos(pos * inv[m]), amp * math.sin(pos * inv[m])
             a, b = vec[m], vec[m + rd // 2]
             out[m], out[m + rd // 2] = a * c - b * s, b * c + a * s
         return out
@@ -1115,6 +1160,8 @@ def build(name, cfg, tok_style, vocab, merges, logits_only=False):
         exp["rope_inv_freq"] = tensor_json(rope_inv_freq(cfg))
         if cfg.get("rope_scaling"):
             exp["rope_inv_freq_unscaled"] = tensor_json(rope_inv_freq(dict(cfg, rope_scaling=None)))
+        if rope_attention_factor(cfg) != 1.0:
+            exp["rope_attention_factor"] = rope_attention_factor(cfg)
     exp["cases"] = cases
     new, margin = greedy(forward, w64, cfg, IDS_1[0])
     assert margin >= GEN_MARGIN_MIN, (name, margin)
@@ -1203,6 +1250,7 @@ def main():
              ("smollm3-tiny", SMOLLM3_CONFIG, "llama", False),
              ("olmo2-tiny", OLMO2_CONFIG, "llama", False),
              ("phi3-tiny", PHI3_CONFIG, "llama", False),
+             ("phi4-mini-tiny", PHI4_CONFIG, "llama", False),
              ("gemma3-tiny", GEMMA3_CONFIG, "llama", False),
              ("gemma2-tiny", GEMMA2_CONFIG, "llama", False)]
     names = {}

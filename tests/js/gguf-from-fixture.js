@@ -190,6 +190,19 @@ function ropeFreqs(c, headDim) {
   });
 }
 
+// Phi-3's LongRoPE (convert_hf_to_gguf's Phi3MiniModel): the original context length, the attention
+// factor as a float32 key, and the short / long factors as F32 tensors.
+const longRope = (c) => (c.rope_scaling?.rope_type ?? c.rope_scaling?.type) === 'longrope';
+function longRopeMetadata(c, k) {
+  const orig = c.original_max_position_embeddings,
+    scale = c.max_position_embeddings / orig;
+  const attn = scale > 1 ? Math.sqrt(1 + Math.log(scale) / Math.log(orig)) : 1;
+  return [
+    [k('rope.scaling.original_context_length'), 'uint32', orig],
+    [k('rope.scaling.attn_factor'), 'float32', attn],
+  ];
+}
+
 // The metadata the converter writes for config c.
 function metadataOf(c, arch, name) {
   const k = (key) => `${arch}.${key}`;
@@ -225,6 +238,7 @@ function metadataOf(c, arch, name) {
         [k('rope.scaling.factor'), 'float32', c.rope_scaling.factor],
       );
     if (c.sliding_window) md.push([k('attention.sliding_window'), 'uint32', c.sliding_window]);
+    if (longRope(c)) md.push(...longRopeMetadata(c, k));
   }
   if (arch === 'gemma2')
     md.push(
@@ -260,6 +274,11 @@ export function fixtureGGUF(model, { type = 'F32', weightsFile, quantize, metada
     const data = ropeFreqs(c, c.head_dim ?? c.hidden_size / c.num_attention_heads);
     list.push({ name: 'rope_freqs.weight', shape: [data.length], data });
   }
+  if (longRope(c))
+    for (const which of ['long', 'short']) {
+      const data = Float32Array.from(c.rope_scaling[`${which}_factor`]);
+      list.push({ name: `rope_factors_${which}.weight`, shape: [data.length], data });
+    }
   let written = list.map((t) => ({
     name: t.name,
     dims: [...t.shape].reverse(),

@@ -9,7 +9,8 @@
 //   permutedQK: llama.cpp's rope type NORM (rotates adjacent pairs): its converter permuted the
 //   q/k rows (LlamaModel.permute), which the loader undoes;
 //   normsPlusOne: norm weights stored as 1 + w (Gemma), used as stored; ropeFreqs: a rope_freqs
-//   tensor (Llama 3's scaled RoPE) divides the frequencies;
+//   tensor (Llama 3's scaled RoPE) divides the frequencies; longRope: Phi-3's rope_factors_short /
+//   rope_factors_long tensors with rope.scaling.attn_factor and rope.scaling.original_context_length;
 //   config(read, ctx): config.json keys llama.cpp fixes or that the file does not carry.
 import { AttentionError } from '../errors.js';
 
@@ -53,6 +54,8 @@ export const GGUF_TENSORS = {
 
 /** Tensors llama.cpp's converter writes that the loader reads itself, not as a role. */
 export const ROPE_FREQS = 'rope_freqs.weight';
+/** Phi-3's LongRoPE factors (one per rotated pair; llama.cpp picks long past n_ctx_orig). */
+export const ROPE_FACTORS = { short: 'rope_factors_short.weight', long: 'rope_factors_long.weight' };
 
 /** The Llama layout's keys (llama.cpp's LLM_KV_* for the llama-like archs) → config.json keys. */
 export const LLAMA_GGUF_KEYS = {
@@ -78,6 +81,7 @@ export function llamaGGUF(names, more = {}) {
     permutedQK: false,
     normsPlusOne: false,
     ropeFreqs: false,
+    longRope: false,
     config: () => ({}),
     ...more,
   };

@@ -4,7 +4,8 @@
 //   qkvBias, qkNorm, preNorms, postNorms, fusedProjections: the core's fields of the same name;
 //   partialRotary: partial_rotary_factor may be < 1; windows: 'every' (one sliding_window on every
 //   layer, null = none) or 'qwen' (use_sliding_window, max_window_layers, layer_types);
-//   fullOnly: use_sliding_window true is refused; noRopeLayers: no_rope_layers / its interval.
+//   fullOnly: use_sliding_window true is refused; noRopeLayers: no_rope_layers / its interval;
+//   longRope: rope_type longrope (reads original_max_position_embeddings; ropeAttentionFactor).
 import { describe } from '../options.js';
 import { PRETRAINED_ARCH } from '../constants.js';
 import { ropeFrequencies, ropeSettings } from './rope.js';
@@ -60,7 +61,14 @@ export function llamaCore(config, r, family) {
   const headDim = r.int('head_dim', r.get('head_dim') ?? Math.floor(hidden / heads));
   const rope = ropeSettings(config, family.architecture, family.keys.implemented.rope_theta);
   const rotaryDims = rotaryDimsOf(config, family, rope.partial, headDim);
-  const { invFreq, maxPositions } = ropeFrequencies(rope, rotaryDims, r.int('max_position_embeddings'));
+  // Phi-3 reads original_max_position_embeddings (its LongRoPE); the other families have no such key.
+  const original = v.longRope ? r.int('original_max_position_embeddings') : undefined;
+  const { invFreq, maxPositions, attentionFactor } = ropeFrequencies(
+    rope,
+    rotaryDims,
+    r.int('max_position_embeddings'),
+    original,
+  );
   const core = {
     arch: PRETRAINED_ARCH.LLAMA,
     vocabSize: r.int('vocab_size'),
@@ -82,6 +90,7 @@ export function llamaCore(config, r, family) {
     rotaryDims: rotaryDims === headDim ? 0 : rotaryDims,
   };
   if (invFreq) core.ropeInvFreq = invFreq;
+  if (attentionFactor !== 1) core.ropeAttentionFactor = attentionFactor;
   const windows = layerWindows(config, family, r, layers);
   if (windows) core.layerWindow = windows;
   if (v.noRopeLayers) core.layerRope = noRopeLayers(config, r, layers);

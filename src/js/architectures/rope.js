@@ -21,6 +21,7 @@ const ROPE_TYPES = {
   linear: ['factor'],
   dynamic: ['factor', 'original_max_position_embeddings'],
   llama3: ['factor', 'low_freq_factor', 'high_freq_factor', 'original_max_position_embeddings'],
+  longrope: ['short_factor', 'long_factor', 'factor', 'attention_factor', 'original_max_position_embeddings'],
 };
 
 /**
@@ -91,14 +92,18 @@ export function sameRope(a, b) {
 
 /**
  * The inverse frequencies (dims / 2, double; dims = the rotated features) of a rope setting, or null
- * for the default ones the core computes from theta; and the longest input the setting is exact for.
+ * for the default ones the core computes from theta; the longest input the setting is exact for; and
+ * the factor cos and sin are multiplied by (1 but for LongRoPE). `original`: the top-level
+ * original_max_position_embeddings of a family that reads it (Phi-3), needed by longrope; a caller
+ * without it refuses longrope.
  */
-export function ropeFrequencies({ type, theta, params }, headDim, maxPositions) {
+export function ropeFrequencies({ type, theta, params }, headDim, maxPositions, original) {
   const base = () => Array.from({ length: headDim / 2 }, (_, i) => 1 / theta ** ((2 * i) / headDim));
-  if (type === 'default') return { invFreq: null, maxPositions };
+  const plain = (invFreq, max = maxPositions) => ({ invFreq, maxPositions: max, attentionFactor: 1 });
+  if (type === 'default') return plain(null);
   if (type === 'linear') {
     const factor = positive(params, 'factor', 'rope linear');
-    return { invFreq: base().map((f) => f / factor), maxPositions };
+    return plain(base().map((f) => f / factor));
   }
   if (type === 'dynamic') {
     // transformers' dynamic NTK keeps the default frequencies up to original_max_position_embeddings
@@ -109,9 +114,53 @@ export function ropeFrequencies({ type, theta, params }, headDim, maxPositions) 
       throw invalid(
         `config.json: rope dynamic original_max_position_embeddings must be a positive integer, got ${describe(original)}`,
       );
-    return { invFreq: null, maxPositions: Math.min(maxPositions, original) };
+    return plain(null, Math.min(maxPositions, original));
   }
-  return { invFreq: llama3Frequencies(params, theta, headDim), maxPositions };
+  if (type === 'longrope') return longRope(params, theta, headDim, maxPositions, original);
+  return plain(llama3Frequencies(params, theta, headDim));
+}
+
+// LongRoPE (transformers' _compute_longrope_parameters and longrope_frequency_update, Phi-3):
+// inv_freq_m = 1 / (ext_m · θ^(2m/dims)) with ext = short_factor while the sequence is at most
+// original_max_position_embeddings long and long_factor beyond; cos and sin × attention_factor
+// (default √(1 + ln f / ln original), f = max_position_embeddings / original, 1 when f <= 1). We
+// implement the short factors and cap the input at original_max_position_embeddings: a longer input
+// is refused rather than computed with factors transformers would have switched (docs/checkpoints.md).
+function longRope(params, theta, dims, maxPositions, topOriginal) {
+  if (topOriginal === undefined)
+    throw invalid('config.json: rope_type "longrope" is implemented for Phi-3 only');
+  const inRope = params.original_max_position_embeddings;
+  if (inRope !== undefined && inRope !== topOriginal)
+    throw invalid(
+      `config.json: rope original_max_position_embeddings ${describe(inRope)} disagrees with original_max_position_embeddings ${describe(topOriginal)}`,
+    );
+  const original = topOriginal;
+  if (!Number.isSafeInteger(original) || original < 1)
+    throw invalid(
+      `config.json: original_max_position_embeddings must be a positive integer, got ${describe(original)}`,
+    );
+  const factors = (key) => {
+    const v = params[key];
+    if (!Array.isArray(v) || v.length !== dims / 2 || v.some((f) => typeof f !== 'number' || !(f > 0)))
+      throw invalid(
+        `config.json: rope longrope ${key} must hold ${dims / 2} numbers > 0 (one per rotated pair), got ${describe(v)}`,
+      );
+    return v;
+  };
+  const short = factors('short_factor');
+  factors('long_factor'); // checked as transformers checks it; used only past the cap
+  // transformers ignores rope_scaling.factor when the config has original_max_position_embeddings
+  // (Phi-3's always has): the factor is max_position_embeddings / original.
+  if (params.factor !== undefined) positive(params, 'factor', 'rope longrope');
+  const factor = maxPositions / original;
+  const attentionFactor =
+    params.attention_factor !== undefined
+      ? positive(params, 'attention_factor', 'rope longrope')
+      : factor <= 1
+        ? 1
+        : Math.sqrt(1 + Math.log(factor) / Math.log(original));
+  const invFreq = short.map((ext, m) => 1 / (ext * theta ** ((2 * m) / dims)));
+  return { invFreq, maxPositions: Math.min(maxPositions, original), attentionFactor };
 }
 
 /** Llama 3's scaled RoPE frequencies (transformers' _compute_llama3_parameters), in double. */

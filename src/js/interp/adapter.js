@@ -206,6 +206,7 @@ function pretrainedAttention(model, names, rows, l) {
           invFreq: summary.ropeScaled
             ? Float64Array.from(core.ropeInvFreq)
             : ropeFreqs(summary.ropeTheta, dims),
+          scale: summary.ropeScaled ? (core.ropeAttentionFactor ?? 1) : 1, // LongRoPE: cos, sin × it
         }
       : null,
     alibi: null,

@@ -126,8 +126,8 @@ function rotate(v, rope, t) {
     y = Float64Array.from(v);
   for (let m = 0; m < half; m++) {
     const angle = t * rope.invFreq[m];
-    const c = Math.fround(Math.cos(angle)),
-      s = Math.fround(Math.sin(angle));
+    const c = Math.fround((rope.scale ?? 1) * Math.cos(angle)),
+      s = Math.fround((rope.scale ?? 1) * Math.sin(angle));
     y[m] = v[m] * c - v[m + half] * s;
     y[m + half] = v[m + half] * c + v[m] * s;
   }

@@ -6,7 +6,7 @@
 import { AttentionError } from '../errors.js';
 import { WEIGHT_FORMAT } from '../constants.js';
 import { parseGGUF } from '../formats/gguf.js';
-import { applyRopeFreqs, ggufConfig } from './gguf-config.js';
+import { applyRopeFreqs, ggufConfig, readRopeFactors } from './gguf-config.js';
 import { ggufTensorName } from '../architectures/index.js';
 import { makeTokenizer } from './files.js';
 import { chatTemplates, loadJinja } from '../tokenizers/chat-template.js';
@@ -42,7 +42,7 @@ function unpermute(rows, heads) {
 function planTensors(handle, file, model) {
   const { family, core, ropeFreqs } = model;
   const byName = new Map(file.tensors.map((t) => [t.name, t]));
-  const read = new Set(ropeFreqs ? [ropeFreqs.name] : []);
+  const read = new Set([...(ropeFreqs ? [ropeFreqs.name] : []), ...model.configTensors]);
   const plan = handle.expected().map(({ role, layer, shape }) => {
     const name = ggufTensorName(family, role, layer);
     const t = byName.get(name);
@@ -104,7 +104,7 @@ function checkTypes(file, ropeFreqs) {
 /** loadPretrained's GGUF path (pretrained.js checked the shared options). */
 export async function loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations = 'exact' }) {
   const file = await parseGGUF(gguf);
-  const model = ggufConfig(file);
+  const model = ggufConfig(file, await readRopeFactors(file));
   checkTypes(file, model.ropeFreqs);
   if (model.ropeFreqs) await applyRopeFreqs(file, model.ropeFreqs, model.core);
   const { tok, tokenizerConfig, eosIds, why } = await fileTokenizer(file.metadata);

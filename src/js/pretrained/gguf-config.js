@@ -7,7 +7,7 @@
 import { AttentionError } from '../errors.js';
 import { describe } from '../options.js';
 import { GGUF_ARCHITECTURES, familyOfGGUF, ggufTensorName } from '../architectures/index.js';
-import { ROPE_FREQS } from '../architectures/gguf-layout.js';
+import { ROPE_FACTORS, ROPE_FREQS } from '../architectures/gguf-layout.js';
 import { coreConfig } from './config.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
@@ -93,8 +93,60 @@ function ropeKeys(config, read, table, headDim, arch) {
   if (factor !== 0 && factor !== 1) config.rope_scaling = { rope_type: 'linear', factor };
 }
 
+// Phi-3's LongRoPE as its converter writes it (convert_hf_to_gguf's Phi3MiniModel): the factor
+// tensors (read by readRopeFactors), rope.scaling.attn_factor (llama.cpp multiplies cos and sin by
+// it) and rope.scaling.original_context_length, back as the config.json's rope_scaling. Without the
+// tensors an attn_factor other than 1 is refused (llama.cpp would still apply it).
+function longRopeKeys(config, read, factors, arch) {
+  const attn = read('rope.scaling.attn_factor', 1);
+  const original = read('rope.scaling.original_context_length', undefined);
+  if (!factors) {
+    if (attn !== 1)
+      throw invalid(
+        `gguf: ${arch}.rope.scaling.attn_factor ${attn} without ${ROPE_FACTORS.short} / ${ROPE_FACTORS.long} is not implemented`,
+      );
+    return;
+  }
+  if (original === undefined)
+    throw invalid(
+      `gguf: the file has ${ROPE_FACTORS.short} but no ${arch}.rope.scaling.original_context_length`,
+    );
+  if (config.rope_scaling)
+    throw invalid(`gguf: ${arch}.rope.scaling.factor together with LongRoPE factors is not implemented`);
+  config.original_max_position_embeddings = original;
+  config.rope_scaling = {
+    rope_type: 'longrope',
+    short_factor: Array.from(factors.short),
+    long_factor: Array.from(factors.long),
+    attention_factor: attn,
+  };
+}
+
+/**
+ * The LongRoPE factor tensors of a file ({ short, long } as F32 arrays, or null when it has neither):
+ * F32, one dimension; both or none.
+ */
+export async function readRopeFactors(file) {
+  const found = file.tensors.filter((t) => t.name === ROPE_FACTORS.short || t.name === ROPE_FACTORS.long);
+  if (found.length === 0) return null;
+  if (found.length !== 2)
+    throw invalid(
+      `gguf: LongRoPE needs both ${ROPE_FACTORS.short} and ${ROPE_FACTORS.long}, the file has one`,
+    );
+  const out = {};
+  for (const t of found) {
+    if (t.typeName !== 'F32' || t.shape.length !== 1)
+      throw invalid(
+        `gguf: tensor "${t.name}" must be F32 with one dimension, got ${t.typeName} [${t.shape}]`,
+      );
+    const bytes = await file.readTensor(t);
+    out[t.name === ROPE_FACTORS.short ? 'short' : 'long'] = new Float32Array(bytes.slice().buffer);
+  }
+  return out;
+}
+
 // The config.json of the file: the family's keys, llama.cpp's defaults and fixes, the special ids.
-function hfConfig(family, read, tensors, metadata, arch) {
+function hfConfig(family, read, tensors, metadata, arch, factors) {
   const g = family.gguf;
   const table = family.keys.implemented;
   const config = {
@@ -115,6 +167,7 @@ function hfConfig(family, read, tensors, metadata, arch) {
     config.tie_word_embeddings = !tensors.has(ggufTensorName(family, 'unembed'));
   const headDim = headDims(config, g, read, table);
   if (Object.hasOwn(table, 'rope_theta')) ropeKeys(config, read, table, headDim, arch);
+  if (g.longRope) longRopeKeys(config, read, factors, arch);
   Object.assign(config, g.config(read));
   for (const id of ['bos', 'eos']) {
     const v = metadata[`tokenizer.ggml.${id}_token_id`];
@@ -145,9 +198,11 @@ function checkKeys(metadata, arch, g, used, read) {
 /**
  * The model a parsed GGUF file (formats/gguf.js parseGGUF) describes: { family, architecture, config (the
  * config.json it maps to), core (the core's config), ropeFreqs (the rope_freqs tensor the family
- * reads, or undefined) }. INVALID_ARGUMENT naming an unknown architecture or a key not implemented.
+ * reads, or undefined), configTensors (names of the tensors read into the config) }. `factors`: the
+ * file's LongRoPE factors (readRopeFactors). INVALID_ARGUMENT naming an unknown architecture or a
+ * key not implemented.
  */
-export function ggufConfig(file) {
+export function ggufConfig(file, factors = null) {
   const arch = file.metadata['general.architecture'];
   const family = typeof arch === 'string' ? familyOfGGUF(arch) : undefined;
   if (!family) {
@@ -158,13 +213,15 @@ export function ggufConfig(file) {
   const g = family.gguf;
   const tensors = new Map(file.tensors.map((t) => [t.name, t]));
   const { read, used } = metadataReader(file.metadata, arch);
-  const config = hfConfig(family, read, tensors, file.metadata, arch);
+  const config = hfConfig(family, read, tensors, file.metadata, arch, g.longRope ? factors : null);
   checkKeys(file.metadata, arch, g, used, read);
   const { architecture, core } = coreConfig(config);
   // llama.cpp's head is output.weight, else the embeddings (GPT-2's converter writes a copy).
   core.tieEmbeddings = !tensors.has(ggufTensorName(family, 'unembed'));
   if (g.normsPlusOne) core.normWeightOffset = 0; // stored as 1 + w: used as stored
-  return { family, architecture, config, core, ropeFreqs: g.ropeFreqs ? tensors.get(ROPE_FREQS) : undefined };
+  const configTensors = g.longRope && factors ? [ROPE_FACTORS.short, ROPE_FACTORS.long] : [];
+  const ropeFreqs = g.ropeFreqs ? tensors.get(ROPE_FREQS) : undefined;
+  return { family, architecture, config, core, ropeFreqs, configTensors };
 }
 
 /**

@@ -14,6 +14,19 @@ const CONTRACTIONS = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
 const LLAMA3 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
 const QWEN2 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
 const QWEN35 = `${CONTRACTIONS}|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`;
+// GPT-4o's (o200k, Phi-4-mini's) split as llama.cpp adapts it: its upper- and lower-case letter
+// classes spelled with look-aheads (a letter that is not a-z / not A-Z), groups non-capturing.
+const UPPER = '(?:(?=[\\p{L}])[^a-z])',
+  LOWER = '(?:(?=[\\p{L}])[^A-Z])';
+const GPT4O = [
+  `[^\\r\\n\\p{L}\\p{N}]?${UPPER}*${LOWER}+${CONTRACTIONS}?`,
+  `[^\\r\\n\\p{L}\\p{N}]?${UPPER}+${LOWER}*${CONTRACTIONS}?`,
+  '\\p{N}{1,3}',
+  ' ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*',
+  '\\s*[\\r\\n]+',
+  '\\s+(?!\\S)',
+  '\\s+',
+].join('|');
 
 // llama.cpp's regex lists by pre-tokenizer type (each regex splits the pieces of the one before).
 const REGEXES = {
@@ -22,6 +35,7 @@ const REGEXES = {
   llama3: [LLAMA3],
   qwen2: [QWEN2],
   qwen35: [QWEN35],
+  gpt4o: [GPT4O],
   starcoder: ['\\p{N}', GPT2],
 };
 
@@ -48,6 +62,7 @@ const PRE = {
   megrez: { regexes: 'qwen2', cleanSpaces: true },
   stablelm2: { regexes: 'qwen2', cleanSpaces: true },
   qwen35: { regexes: 'qwen35', cleanSpaces: false },
+  'gpt-4o': { regexes: 'gpt4o', cleanSpaces: false },
   smollm: { regexes: 'starcoder', cleanSpaces: false },
   starcoder: { regexes: 'starcoder', cleanSpaces: true },
   refact: { regexes: 'starcoder', cleanSpaces: true },
