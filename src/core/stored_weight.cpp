@@ -9,30 +9,14 @@
 
 #include "core/memory_limit.h"
 #include "kernels/kernels.h"
-#include "kernels/quant.h"
 
 namespace attn {
 
 namespace {
 
-// Each WeightFormat in enum order: its ggml type id and the byte offsets, within a block, of the
-// float16 scale fields check_finite reads (ggml-common.h: d, and dmin or m; -1: none).
-struct FormatInfo {
-  int ggml;
-  int scale_offsets[2];
-};
-constexpr FormatInfo kFormats[kWeightFormatCount] = {
-    {0, {-1, -1}}, {1, {-1, -1}}, {30, {-1, -1}},  {2, {0, -1}},   {3, {0, 2}},
-    {6, {0, -1}},  {7, {0, 2}},   {8, {0, -1}},    {10, {80, 82}}, {11, {108, -1}},
-    {12, {0, 2}},  {13, {0, 2}},  {14, {208, -1}}, {20, {0, -1}},
-};
-
+// f's row of the type table (f known).
 const kernels::GgmlTypeInfo& type_info(WeightFormat f) {
-  return *kernels::ggml_type_info(kFormats[static_cast<int>(f)].ggml);
-}
-
-kernels::HalfFormat half_format(WeightFormat f) {
-  return f == WeightFormat::kF16 ? kernels::HalfFormat::kF16 : kernels::HalfFormat::kBF16;
+  return *format_info(f);
 }
 
 // float32 elements (the memory limit's unit) that `bytes` take, rounded up.
@@ -53,7 +37,7 @@ const char* format_name(WeightFormat f) {
 }
 
 int format_ggml_type(WeightFormat f) {
-  return known_format(f) ? kFormats[static_cast<int>(f)].ggml : -1;
+  return known_format(f) ? static_cast<int>(f) : -1;
 }
 
 int format_block_elements(WeightFormat f) {
@@ -80,36 +64,26 @@ WeightView WeightView::row_block(int first, int count) const {
   return v;
 }
 
+// Through the row of W's type (kernels/weight_types.h): its int8 product when asked for and the
+// type has one, else its exact product.
 void WeightView::linear(int m, const float* a, int lda, const float* bias, float* c, int ldc) const {
   if (packed) {
     kernels::linear_nt_packed(m, rows, cols, a, lda, static_cast<const float*>(data), bias, c, ldc);
-  } else if (format == WeightFormat::kF32) {
-    kernels::linear_nt(m, rows, cols, a, lda, static_cast<const float*>(data), cols, bias, c, ldc);
-  } else if (is_quantized(format)) {
-    if (int8_activations && kernels::linear_nt_int8(m, rows, cols, a, lda, data, row_bytes(),
-                                                    format_ggml_type(format), bias, c, ldc))
-      return;
-    kernels::linear_nt_quant(m, rows, cols, a, lda, data, row_bytes(), format_ggml_type(format), bias, c,
-                             ldc);
-  } else {
-    kernels::linear_nt_half(m, rows, cols, a, lda, static_cast<const std::uint16_t*>(data), cols,
-                            half_format(format), bias, c, ldc);
+    return;
   }
+  const kernels::GgmlTypeInfo& t = type_info(format);
+  if (int8_activations && t.int8 != nullptr &&
+      t.int8(m, rows, cols, a, lda, data, row_bytes(), t.id, bias, c, ldc))
+    return;
+  t.exact(m, rows, cols, a, lda, data, row_bytes(), t.id, bias, c, ldc);
 }
 
 void WeightView::widen_row(int r, float* out) const {
-  const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(r) * cols;
-  if (packed) {
+  if (packed)
     kernels::packed_weight_row(cols, static_cast<const float*>(data), r, out);
-  } else if (format == WeightFormat::kF32) {
-    std::memcpy(out, static_cast<const float*>(data) + at, static_cast<std::size_t>(cols) * sizeof(float));
-  } else if (is_quantized(format)) {
-    kernels::dequantize_row(format_ggml_type(format),
-                            static_cast<const char*>(data) + static_cast<std::ptrdiff_t>(r) * row_bytes(),
-                            out, cols);
-  } else {
-    kernels::widen_half(cols, static_cast<const std::uint16_t*>(data) + at, half_format(format), out);
-  }
+  else
+    type_info(format).dequantize(
+        static_cast<const char*>(data) + static_cast<std::ptrdiff_t>(r) * row_bytes(), out, cols);
 }
 
 void WeightView::linear_backward_input(int m, const float* dy, int lddy, float* dx, int lddx,
@@ -186,11 +160,10 @@ std::int64_t StoredWeight::numel() const {
 // (-1: none): the only non-finite values blocks can hold (their quants are small integers).
 std::int64_t StoredWeight::first_bad_block() const {
   const kernels::GgmlTypeInfo& t = type_info(format_);
-  const FormatInfo& info = kFormats[static_cast<int>(format_)];
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(words_.data());
   const std::int64_t blocks = numel() / t.block_elements;
   for (std::int64_t b = 0; b < blocks; ++b)
-    for (int offset : info.scale_offsets) {
+    for (int offset : t.scale_offsets) {
       if (offset < 0) continue;
       const std::uint8_t* h = bytes + b * t.block_bytes + offset;  // little-endian float16
       if ((h[1] & 0x7c) == 0x7c) return b * t.block_elements;
@@ -282,10 +255,8 @@ Tensor StoredWeight::widened() const {
   Tensor t = Tensor::zeros(shape_);
   if (format_ == WeightFormat::kF32)
     t.data = f32_;
-  else if (is_quantized(format_))  // the rows' blocks back to back: one long row
-    kernels::dequantize_row(format_ggml_type(format_), words_.data(), t.data.data(), numel());
-  else
-    kernels::widen_half(static_cast<int>(words_.size()), words_.data(), half_format(format_), t.data.data());
+  else  // 16-bit values or the rows' blocks, back to back: one long row
+    type_info(format_).dequantize(words_.data(), t.data.data(), numel());
   return t;
 }
 

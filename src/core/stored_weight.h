@@ -16,42 +16,38 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "kernels/weight_types.h"
 
 namespace attn {
 
-// F32, F16, BF16 as safetensors and GGUF store them; the rest are ggml's block formats (quant.h),
-// whose names are ggml's type names ("Q4_K", "IQ4_NL"), the keys the GGUF loader looks up.
-enum class WeightFormat : int {
-  kF32 = 0,
-  kF16 = 1,
-  kBF16 = 2,
-  kQ4_0 = 3,
-  kQ4_1 = 4,
-  kQ5_0 = 5,
-  kQ5_1 = 6,
-  kQ8_0 = 7,
-  kQ2_K = 8,
-  kQ3_K = 9,
-  kQ4_K = 10,
-  kQ5_K = 11,
-  kQ6_K = 12,
-  kIQ4_NL = 13
-};
-constexpr int kWeightFormatCount = 14;
+// A weight format is the ggml type its bytes are in: F32, F16, BF16 as safetensors and GGUF store
+// them, the rest ggml's block formats (quant.h). Its number is ggml's type id and its facts (name,
+// block, bytes, the products that read it) are that type's row of the one table,
+// kernels/weight_types.h; the formats are the rows marked `dequantized` (WeightFormat::kQ8_K, say,
+// names a type the core does not keep: known_format is false). The names are ggml's type names
+// ("Q4_K", "IQ4_NL"), the keys the loaders look up (WEIGHT_FORMAT in src/js/constants.js).
+using WeightFormat = kernels::GgmlType;
+// Every format number is below this (not every number below it is a format: known_format).
+constexpr int kWeightFormatCount = kernels::dequantized_id_end();
 
-// Whether f is one of the enumerators above (a format number from JS may be anything).
-inline bool known_format(WeightFormat f) {
-  return static_cast<int>(f) >= 0 && static_cast<int>(f) < kWeightFormatCount;
+// f's row of the type table, or nullptr when f is not a format (a number from JS may be anything).
+constexpr const kernels::GgmlTypeInfo* format_info(WeightFormat f) {
+  const kernels::GgmlTypeInfo* t = kernels::ggml_type_info(static_cast<int>(f));
+  return t != nullptr && t->dequantized ? t : nullptr;
 }
+inline bool known_format(WeightFormat f) {
+  return format_info(f) != nullptr;
+}
+// Kept in blocks of more than one element (ggml's block formats).
 inline bool is_quantized(WeightFormat f) {
-  return known_format(f) && static_cast<int>(f) > static_cast<int>(WeightFormat::kBF16);
+  return known_format(f) && format_info(f)->block_elements > 1;
 }
 // Bytes per element of F32 (4), F16 and BF16 (2); 0 for a quantized format (see stored_bytes).
 inline int format_bytes(WeightFormat f) {
-  return f == WeightFormat::kF32 ? 4 : is_quantized(f) ? 0 : 2;
+  return known_format(f) && !is_quantized(f) ? format_info(f)->block_bytes : 0;
 }
 const char* format_name(WeightFormat f);    // ggml's name ("F32", "BF16", "Q4_K"); "?" for an unknown f
-int format_ggml_type(WeightFormat f);       // the ggml type id (quant.h GgmlType); -1 for an unknown f
+int format_ggml_type(WeightFormat f);       // the ggml type id (f's number); -1 for an unknown f
 int format_block_elements(WeightFormat f);  // elements per block: 1 for F32/F16/BF16, 32 or 256
 // Bytes `elements` consecutive values take in f (blocks rounded up; a whole number of blocks is
 // what StoredWeight::allocate accepts).

@@ -1,52 +1,17 @@
-// Quantized weights as llama.cpp stores them in GGUF files: ggml's block layouts, the table of
-// every ggml type id (name, elements per block, bytes per block), and a scalar dequantizer per
-// type read (docs/gguf.md). A block is a fixed number of consecutive elements of a row (32 or
-// 256) stored as a few scales and packed small integers; a row of k elements is k / block
-// elements blocks, one after another. Blocks hold 16-bit fields, so rows must be 2-byte aligned
-// (GGUF aligns every tensor to 32 bytes and every block size here is even).
+// Quantized weights as llama.cpp stores them in GGUF files: ggml's block layouts and a scalar
+// dequantizer per type read (docs/gguf.md); the table of every ggml type id (name, elements and
+// bytes per block, entry points) is weight_types.h's. A block is a fixed number of consecutive
+// elements of a row (32 or 256) stored as a few scales and packed small integers; a row of k
+// elements is k / block elements blocks, one after another. Blocks hold 16-bit fields, so rows must
+// be 2-byte aligned (GGUF aligns every tensor to 32 bytes and every block size here is even).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/weight_types.h"
+
 namespace attn::kernels {
-
-// ggml's type ids (ggml.h enum ggml_type). The gaps are ids ggml removed.
-enum class GgmlType : int {
-  kF32 = 0,
-  kF16 = 1,
-  kQ4_0 = 2,
-  kQ4_1 = 3,
-  kQ5_0 = 6,
-  kQ5_1 = 7,
-  kQ8_0 = 8,
-  kQ8_1 = 9,
-  kQ2_K = 10,
-  kQ3_K = 11,
-  kQ4_K = 12,
-  kQ5_K = 13,
-  kQ6_K = 14,
-  kQ8_K = 15,
-  kIQ4_NL = 20,
-  kBF16 = 30,
-};
-
-// One ggml type: its id, its name as llama.cpp prints it, elements per block and bytes per block,
-// and whether dequantize_row below reads it.
-struct GgmlTypeInfo {
-  int id;
-  const char* name;
-  int block_elements;
-  int block_bytes;
-  bool dequantized;
-};
-
-// Every ggml type id a GGUF file may hold (src/js/formats/gguf-types.js has the same table; a test
-// compares them), in id order.
-const GgmlTypeInfo* ggml_types();
-int ggml_type_count();
-// The entry of a type id, or nullptr for an id ggml does not define.
-const GgmlTypeInfo* ggml_type_info(int id);
 
 // ---- block layouts (ggml-common.h); d, m, dmin are float16 bit patterns ----------------------
 constexpr int kQK = 32;     // elements of a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL block
@@ -167,8 +132,8 @@ void dequantize_row_q5_K(const BlockQ5_K* x, float* y, std::int64_t k);
 void dequantize_row_q6_K(const BlockQ6_K* x, float* y, std::int64_t k);
 
 // Any type with `dequantized` set (F32, F16 and BF16 included: copied or widened exactly): y (k)
-// from the row at x. False, writing nothing, for another type or a k that is not a whole number
-// of blocks.
+// from the row at x, through its row's dequantizer (weight_types.h). False, writing nothing, for
+// another type or a k that is not a whole number of blocks.
 bool dequantize_row(int type, const void* x, float* y, std::int64_t k);
 
 }  // namespace attn::kernels

@@ -91,24 +91,8 @@ void quantize_q8_k_block(const float* x, std::int16_t* q, float* d_out, std::int
 }  // namespace
 
 ActivationBlocks activation_blocks_for(int type) {
-  switch (static_cast<GgmlType>(type)) {
-    case GgmlType::kQ4_0:
-    case GgmlType::kQ5_0:
-    case GgmlType::kQ8_0:
-    case GgmlType::kIQ4_NL:
-      return ActivationBlocks::kQ8_0;
-    case GgmlType::kQ4_1:
-    case GgmlType::kQ5_1:
-      return ActivationBlocks::kQ8_1;
-    case GgmlType::kQ2_K:
-    case GgmlType::kQ3_K:
-    case GgmlType::kQ4_K:
-    case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K:
-      return ActivationBlocks::kQ8_K;
-    default:
-      return ActivationBlocks::kNone;
-  }
+  const GgmlTypeInfo* info = ggml_type_info(type);
+  return info != nullptr ? info->activations : ActivationBlocks::kNone;
 }
 
 int activation_block_elements(ActivationBlocks kind) {

@@ -19,10 +19,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/weight_types.h"
+
 namespace attn::kernels {
 
-// ggml's vec_dot_type of each quantized weight type: how the activations are quantized.
-enum class ActivationBlocks { kNone, kQ8_0, kQ8_1, kQ8_K };
+// ggml's vec_dot_type of each quantized weight type: how the activations are quantized (the
+// `activations` of its row, weight_types.h).
 ActivationBlocks activation_blocks_for(int type);      // kNone: not a type the int8 mode reads
 int activation_block_elements(ActivationBlocks kind);  // 32, or 256 for Q8_K
 

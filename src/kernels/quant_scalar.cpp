@@ -7,29 +7,6 @@
 #include "kernels/quant.h"
 
 namespace attn::kernels {
-namespace {
-
-// The table (quant.h GgmlTypeInfo): id, name, block elements, block bytes, dequantized.
-// tests/js/gguf.test.mjs reads these { ... } entries from this file and compares them with
-// src/js/formats/gguf-types.js, so keep each entry's literal form.
-constexpr GgmlTypeInfo kTypes[] = {
-    {0, "F32", 1, 4, true},          {1, "F16", 1, 2, true},          {2, "Q4_0", 32, 18, true},
-    {3, "Q4_1", 32, 20, true},       {6, "Q5_0", 32, 22, true},       {7, "Q5_1", 32, 24, true},
-    {8, "Q8_0", 32, 34, true},       {9, "Q8_1", 32, 36, false},      {10, "Q2_K", 256, 84, true},
-    {11, "Q3_K", 256, 110, true},    {12, "Q4_K", 256, 144, true},    {13, "Q5_K", 256, 176, true},
-    {14, "Q6_K", 256, 210, true},    {15, "Q8_K", 256, 292, false},   {16, "IQ2_XXS", 256, 66, false},
-    {17, "IQ2_XS", 256, 74, false},  {18, "IQ3_XXS", 256, 98, false}, {19, "IQ1_S", 256, 50, false},
-    {20, "IQ4_NL", 32, 18, true},    {21, "IQ3_S", 256, 110, false},  {22, "IQ2_S", 256, 82, false},
-    {23, "IQ4_XS", 256, 136, false}, {24, "I8", 1, 1, false},         {25, "I16", 1, 2, false},
-    {26, "I32", 1, 4, false},        {27, "I64", 1, 8, false},        {28, "F64", 1, 8, false},
-    {29, "IQ1_M", 256, 56, false},   {30, "BF16", 1, 2, true},        {34, "TQ1_0", 256, 54, false},
-    {35, "TQ2_0", 256, 66, false},   {39, "MXFP4", 32, 17, false},    {40, "NVFP4", 64, 36, false},
-    {41, "Q1_0", 128, 18, false},
-};
-constexpr int kTypeCount = static_cast<int>(sizeof kTypes / sizeof kTypes[0]);
-
-}  // namespace
-
 // Q3_K: the 16 signed 6-bit scales from the 12 packed bytes, as ggml unpacks them (low nibbles in
 // bytes 0-7, top 2 bits in bytes 8-11), each minus 32.
 void q3_k_scales(const std::uint8_t* packed, int* out) {
@@ -38,18 +15,6 @@ void q3_k_scales(const std::uint8_t* packed, int* out) {
     const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
     out[j] = (low | (high << 4)) - 32;
   }
-}
-
-const GgmlTypeInfo* ggml_types() {
-  return kTypes;
-}
-int ggml_type_count() {
-  return kTypeCount;
-}
-const GgmlTypeInfo* ggml_type_info(int id) {
-  for (const GgmlTypeInfo& t : kTypes)
-    if (t.id == id) return &t;
-  return nullptr;
 }
 
 const std::int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
@@ -215,52 +180,7 @@ void dequantize_row_q6_K(const BlockQ6_K* x, float* y, std::int64_t k) {
 bool dequantize_row(int type, const void* x, float* y, std::int64_t k) {
   const GgmlTypeInfo* info = ggml_type_info(type);
   if (info == nullptr || !info->dequantized || k < 0 || k % info->block_elements != 0) return false;
-  switch (static_cast<GgmlType>(type)) {
-    case GgmlType::kF32:
-      std::memcpy(y, x, static_cast<std::size_t>(k) * sizeof(float));
-      break;
-    case GgmlType::kF16:
-    case GgmlType::kBF16: {
-      const auto format = type == static_cast<int>(GgmlType::kF16) ? HalfFormat::kF16 : HalfFormat::kBF16;
-      widen_half(static_cast<int>(k), static_cast<const std::uint16_t*>(x), format, y);
-      break;
-    }
-    case GgmlType::kQ4_0:
-      dequantize_row_q4_0(static_cast<const BlockQ4_0*>(x), y, k);
-      break;
-    case GgmlType::kQ4_1:
-      dequantize_row_q4_1(static_cast<const BlockQ4_1*>(x), y, k);
-      break;
-    case GgmlType::kQ5_0:
-      dequantize_row_q5_0(static_cast<const BlockQ5_0*>(x), y, k);
-      break;
-    case GgmlType::kQ5_1:
-      dequantize_row_q5_1(static_cast<const BlockQ5_1*>(x), y, k);
-      break;
-    case GgmlType::kQ8_0:
-      dequantize_row_q8_0(static_cast<const BlockQ8_0*>(x), y, k);
-      break;
-    case GgmlType::kIQ4_NL:
-      dequantize_row_iq4_nl(static_cast<const BlockIQ4NL*>(x), y, k);
-      break;
-    case GgmlType::kQ2_K:
-      dequantize_row_q2_K(static_cast<const BlockQ2_K*>(x), y, k);
-      break;
-    case GgmlType::kQ3_K:
-      dequantize_row_q3_K(static_cast<const BlockQ3_K*>(x), y, k);
-      break;
-    case GgmlType::kQ4_K:
-      dequantize_row_q4_K(static_cast<const BlockQ4_K*>(x), y, k);
-      break;
-    case GgmlType::kQ5_K:
-      dequantize_row_q5_K(static_cast<const BlockQ5_K*>(x), y, k);
-      break;
-    case GgmlType::kQ6_K:
-      dequantize_row_q6_K(static_cast<const BlockQ6_K*>(x), y, k);
-      break;
-    default:
-      return false;
-  }
+  info->dequantize(x, y, k);
   return true;
 }
 

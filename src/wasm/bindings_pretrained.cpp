@@ -114,7 +114,7 @@ class PretrainedHandle {
     LimitScope scope(limit_);
     return status_object(model_.reserve(static_cast<std::uint64_t>(bytes)));
   }
-  // Room for one tensor in `format` (0 F32, 1 F16, 2 BF16), `shape` as the file stores it
+  // Room for one tensor in `format` (WEIGHT_FORMAT: a ggml type id), `shape` as the file stores it
   // (`transposed`: (in, out)), `label` its file name for messages: { ok, address } — its byte
   // offset in the heap, valid until endTensor (the wrapper re-reads HEAPU8 after this call: the heap
   // may have grown).

@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as generated from '../../src/js/constants.js';
-import { generate, parseEnum } from '../../scripts/gen-constants.mjs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { SOURCES, generate, parseEnum } from '../../scripts/gen-constants.mjs';
+import { parseRoles, parseWeightTypes } from '../../scripts/gen-constants-tables.mjs';
+import { tensorRoles } from '../../src/js/architectures/roles.js';
 import createAttentionModule from '../../dist/attention_core.mjs';
 
 describe('shared constants (src/js/constants.js)', () => {
@@ -38,6 +44,72 @@ describe('shared constants (src/js/constants.js)', () => {
     assert.throws(() => parseEnum('enum class E { kA, kB };', 'attn::E', 'upper'), /kA/);
     assert.throws(() => parseEnum('enum class E { kA = 1 << 2 };', 'attn::E', 'upper'), /integer/);
     assert.throws(() => parseEnum('enum class F { kA = 1 };', 'attn::E', 'upper'), /found 0/);
+  });
+
+  it('the table readers refuse what they would have to guess', () => {
+    const table = (rows) => `inline constexpr GgmlTypeInfo kTypes[] = {\n${rows.join('\n')}\n};`;
+    const f32 = '    {0, "F32", 1, 4, true, f32_to_float, kF32, nullptr, kNone, {-1, -1}},';
+    const q4 = '    {2, "Q4_0", 32, 18, true, q4_0_to_float, kQuant, kInt8, kQ8_0, {0, -1}},';
+    assert.deepEqual(parseWeightTypes(table([f32, '    // a comment', q4])), [
+      { id: 0, name: 'F32', blockElements: 1, blockBytes: 4, dequantized: true, int8: false },
+      { id: 2, name: 'Q4_0', blockElements: 32, blockBytes: 18, dequantized: true, int8: true },
+    ]);
+    assert.throws(() => parseWeightTypes(table([q4, f32])), /F32 \(id 0\) is not after Q4_0/);
+    assert.throws(() => parseWeightTypes(table([f32, '    {2, "Q4_0", 32, 18, true},'])), /is not a row/);
+    assert.throws(() => parseWeightTypes('constexpr int x = 1;'), /no "GgmlTypeInfo kTypes/);
+    const names = 'constexpr const char* kRoleNames[] = {"embed", "q_bias"};';
+    assert.deepEqual(parseRoles(names, 'enum class TensorRole { kEmbed, kQBias, kCount };'), [
+      'embed',
+      'q_bias',
+    ]);
+    assert.throws(() => parseRoles(names, 'enum class TensorRole { kQBias, kEmbed, kCount };'), /in order/);
+    assert.throws(() => parseRoles(names, 'enum class TensorRole { kEmbed, kQBias };'), /kCount/);
+  });
+
+  it('--check fails when the C++ tables and constants.js differ', () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const copy = mkdtempSync(join(tmpdir(), 'gen-constants-'));
+    try {
+      for (const path of [
+        ...SOURCES,
+        'src/js/constants.js',
+        'scripts/gen-constants.mjs',
+        'scripts/gen-constants-tables.mjs',
+      ]) {
+        mkdirSync(dirname(join(copy, path)), { recursive: true });
+        cpSync(join(root, path), join(copy, path));
+      }
+      const check = () =>
+        execFileSync(process.execPath, [join(copy, 'scripts/gen-constants.mjs'), '--check'], {
+          stdio: 'pipe',
+        });
+      check(); // the copy as committed: passes
+      const types = join(copy, 'src/kernels/weight_types.h');
+      const text = readFileSync(types, 'utf8');
+      const changed = text.replace('{8, "Q8_0", 32, 34,', '{8, "Q8_0", 32, 35,');
+      assert.notEqual(changed, text);
+      writeFileSync(types, changed);
+      assert.throws(check, (error) => error.status === 1 && /is not what the C\+\+/.test(error.stderr));
+      writeFileSync(types, text);
+      const roles = join(copy, 'src/model/pretrained_roles.cpp');
+      writeFileSync(roles, readFileSync(roles, 'utf8').replace('"gate_up"', '"gate_up_fused"'));
+      assert.throws(check, (error) => error.status === 1 && /gate_up_fused/.test(error.stderr));
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+
+  it("TENSOR_ROLE: the registry's tensorRoles gives every core role, for some config, and no other", () => {
+    const { PRETRAINED_ARCH, QK_NORM, TENSOR_ROLE } = generated;
+    const base = { hidden: 8, intermediate: 16, heads: 2, headDim: 4, kvHeads: 1, layers: 1 };
+    const configs = [
+      { ...base, arch: PRETRAINED_ARCH.GPT2, vocabSize: 5, maxPositions: 4, tieEmbeddings: false },
+      { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, preNorms: true, qkvBias: true },
+      { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, postNorms: true, fusedProjections: true },
+      { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, qkNorm: QK_NORM.perHead, tieEmbeddings: true },
+    ];
+    const given = new Set(configs.flatMap((c) => tensorRoles(c).map((t) => t.role)));
+    assert.deepEqual([...given].sort(), Object.keys(TENSOR_ROLE).sort());
   });
 
   it('the lean path io block: inputs end where outputs start, outputs fit', () => {

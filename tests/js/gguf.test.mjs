@@ -6,6 +6,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parseGGUF, GGML_TYPES } from '../../src/js/formats/gguf.js';
+import { WEIGHT_FORMAT } from '../../src/js/constants.js';
+import { parseWeightTypes } from '../../scripts/gen-constants-tables.mjs';
 import { writeGGUF, tensorBytes } from './gguf-writer.js';
 
 const TENSORS = [
@@ -254,19 +256,17 @@ describe('parseGGUF of a split file', () => {
 });
 
 describe('GGML_TYPES', () => {
-  it("is the C++ kernels' table (src/kernels/quant_scalar.cpp kTypes), entry for entry", () => {
-    const cpp = readFileSync(new URL('../../src/kernels/quant_scalar.cpp', import.meta.url), 'utf8');
-    const entries = [...cpp.matchAll(/\{(\d+), "(\w+)", (\d+), (\d+), (true|false)\}/g)].map((m) => ({
-      id: Number(m[1]),
-      name: m[2],
-      blockElements: Number(m[3]),
-      blockBytes: Number(m[4]),
-      dequantized: m[5] === 'true',
-    }));
+  it("is the C++ kernels' table (src/kernels/weight_types.h kTypes), entry for entry", () => {
+    const cpp = readFileSync(new URL('../../src/kernels/weight_types.h', import.meta.url), 'utf8');
+    const entries = parseWeightTypes(cpp);
     assert.ok(entries.length > 30);
     assert.deepEqual(
       GGML_TYPES.map((t) => ({ ...t })),
       entries,
+    );
+    assert.deepEqual(
+      Object.keys(WEIGHT_FORMAT),
+      entries.filter((t) => t.dequantized).map((t) => t.name),
     );
   });
 });

@@ -1,9 +1,9 @@
 // The tensors a core config needs, by role, in the core's layout ((out, in) as nn.Linear): the
-// order and shapes of src/model/pretrained_roles.cpp's list (pretrained_tensor_specs). Roles: embed, positions, final_norm,
-// final_norm_bias, unembed; per layer attn_norm(_bias), mlp_norm(_bias), post_attn_norm,
-// post_mlp_norm, q, k, v or qkv, their biases, q_norm, k_norm, o, o_bias, gate, up or gate_up,
-// down, up_bias, down_bias.
-import { PRETRAINED_ARCH } from '../constants.js';
+// order and shapes of src/model/pretrained_roles.cpp's list (pretrained_tensor_specs; the test
+// pretrained-registry.test.mjs compares the two for every fixture). The roles themselves are the
+// core's: TENSOR_ROLE (constants.js, generated from pretrained_roles.cpp's names), and a name that
+// is not one of them is an error here rather than a tensor the loader would look for in vain.
+import { PRETRAINED_ARCH, TENSOR_ROLE } from '../constants.js';
 import { QK_NORM } from './shared.js';
 
 // GPT-2's block: LayerNorms with biases, fused [q; k; v] with bias, an MLP up → GELU → down.
@@ -59,6 +59,12 @@ function llamaLayer(c) {
   return list;
 }
 
+// The core's role of that name.
+function coreRole(name) {
+  if (!Object.hasOwn(TENSOR_ROLE, name)) throw new Error(`"${name}" is not one of the core's tensor roles`);
+  return name;
+}
+
 /** [{ role, layer (-1: not per layer), shape }] of every tensor core config `c` needs, in load order. */
 export function tensorRoles(c) {
   const gpt2 = c.arch === PRETRAINED_ARCH.GPT2;
@@ -70,5 +76,6 @@ export function tensorRoles(c) {
   out.push({ role: 'final_norm', layer: -1, shape: [c.hidden] });
   if (gpt2) out.push({ role: 'final_norm_bias', layer: -1, shape: [c.hidden] });
   if (!c.tieEmbeddings) out.push({ role: 'unembed', layer: -1, shape: [c.vocabSize, c.hidden] });
+  for (const t of out) coreRole(t.role);
   return out;
 }

@@ -5,7 +5,7 @@
 // rows of the families whose converter permuted them put back in Hugging Face's order on the way.
 import { AttentionError } from '../errors.js';
 import { WEIGHT_FORMAT } from '../constants.js';
-import { parseGGUF } from '../formats/gguf.js';
+import { ggmlType, parseGGUF } from '../formats/gguf.js';
 import { applyRopeFreqs, ggufConfig, readRopeFactors } from './gguf-config.js';
 import { ggufTensorName } from '../architectures/index.js';
 import { makeTokenizer } from './files.js';
@@ -124,7 +124,7 @@ export async function loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate
   out.activations = activations;
   try {
     const plan = planTensors(handle, file, model);
-    if (activations === 'int8' && !plan.some((p) => p.format > WEIGHT_FORMAT.BF16))
+    if (activations === 'int8' && !plan.some((p) => ggmlType(p.format).int8))
       throw invalid(
         "activations: 'int8' needs quantized matrices, and every matrix of this file is F32, F16 or BF16",
       );
