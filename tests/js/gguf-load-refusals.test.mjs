@@ -116,7 +116,7 @@ describe('GGUF files refused by name', () => {
     await expectReject(
       { gguf: extra('rope_factors_long.weight') },
       'INVALID_ARGUMENT',
-      /"rope_factors_long\.weight" is not read/,
+      /LongRoPE needs both rope_factors_short\.weight and rope_factors_long\.weight, the file has one/,
     );
     await expectReject(
       { gguf: extra('rope_freqs.weight') },
