@@ -22,81 +22,6 @@ Status invalid(const std::string& what) {
 
 }  // namespace
 
-// y (rows, E) = LayerNorm (GPT-2, weight and bias) or RMSNorm (Llama: x / rms(x) · w, in double).
-// Rows in parallel (each row is its own: docs/threads.md).
-void PretrainedModel::norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x,
-                           float* y) const {
-  const int e = config_.hidden;
-  kernels::parallel_items(rows, 4 * e, [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const float* xr = x + r * e;
-      float* yr = y + r * e;
-      if (config_.arch == PretrainedArch::kGpt2) {
-        kernels::layer_norm_row(e, xr, w.data.data(), b.data.data(), static_cast<float>(config_.norm_eps),
-                                yr);
-        continue;
-      }
-      double ss = 0;
-      for (int i = 0; i < e; ++i) ss += static_cast<double>(xr[i]) * xr[i];
-      const double inv = 1.0 / std::sqrt(ss / e + config_.norm_eps);
-      for (int i = 0; i < e; ++i) yr[i] = static_cast<float>(xr[i] * inv) * w.data[i];
-    }
-  });
-}
-
-namespace {
-
-// Elementwise activations over n values in parallel (each value is its own: docs/threads.md).
-constexpr std::int64_t kActivationWork = 24;  // ~multiply-adds per value (exp/tanh polynomials)
-
-void gelu_tanh_parallel(std::int64_t n, float* h) {
-  kernels::parallel_items(n, kActivationWork, [&](std::int64_t i0, std::int64_t i1) {
-    kernels::gelu_tanh_row(static_cast<int>(i1 - i0), h + i0, h + i0);
-  });
-}
-
-}  // namespace
-
-// y (rows, E) = GPT-2: down(gelu_tanh(up(x))) with biases;  Llama: down(silu(gate(x)) · up(x)).
-void PretrainedModel::mlp(const Layer& L, std::int64_t rows, const float* x, float* y, std::vector<float>& h,
-                          std::vector<float>& u, std::vector<float>* keep_a, std::vector<float>* keep_u,
-                          const HookRun* hooks) const {
-  const int e = config_.hidden, in = config_.intermediate, m = static_cast<int>(rows);
-  const int l = static_cast<int>(&L - layers_.data());
-  h.resize(static_cast<std::size_t>(rows) * in);  // h: (rows, I)
-  if (config_.arch == PretrainedArch::kGpt2) {
-    L.up.linear(m, x, e, L.up_b.data.data(), h.data(), in);
-    if (hooks) hooks->stream(HookKind::kMlpPre, l, h.data(), in);
-    if (keep_a) *keep_a = h;
-    if (!y) return;  // only the pre-activations were asked for
-    gelu_tanh_parallel(static_cast<std::int64_t>(h.size()), h.data());  // "gelu_new"
-    if (hooks) hooks->stream(HookKind::kMlpPost, l, h.data(), in);
-    L.down.linear(m, h.data(), in, L.down_b.data.data(), y, e);
-    return;
-  }
-  u.resize(h.size());  // u: (rows, I)
-  L.gate.linear(m, x, e, nullptr, h.data(), in);
-  L.up.linear(m, x, e, nullptr, u.data(), in);
-  if (hooks) {
-    hooks->stream(HookKind::kMlpPre, l, h.data(), in);
-    hooks->stream(HookKind::kMlpPreLinear, l, u.data(), in);
-  }
-  if (keep_a) *keep_a = h;
-  if (keep_u) *keep_u = u;
-  if (!y) return;
-  if (config_.gelu_mlp) {  // Gemma 3's GeGLU: gelu_pytorch_tanh(gate) · up
-    gelu_tanh_parallel(static_cast<std::int64_t>(h.size()), h.data());
-    for (std::size_t i = 0; i < h.size(); ++i) h[i] *= u[i];
-  } else {
-    kernels::parallel_items(
-        static_cast<std::int64_t>(h.size()), kActivationWork, [&](std::int64_t i0, std::int64_t i1) {
-          kernels::silu_mul_row(static_cast<int>(i1 - i0), h.data() + i0, u.data() + i0, h.data() + i0);
-        });
-  }
-  if (hooks) hooks->stream(HookKind::kMlpPost, l, h.data(), in);
-  L.down.linear(m, h.data(), in, nullptr, y, e);
-}
-
 void PretrainedModel::lens_row(std::int64_t rows, const float* normed, PretrainedForwardResult& r) const {
   const int v = config_.vocab_size, e = config_.hidden;
   const WeightView& head = config_.tie_embeddings ? embed_ : head_;
@@ -112,10 +37,9 @@ HookShapes PretrainedModel::hook_shapes() const {
   const PretrainedConfig& c = config_;
   HookShapes s;
   s.width = c.hidden;
-  s.pos_embed = c.arch == PretrainedArch::kGpt2;
-  s.layers.assign(
-      static_cast<std::size_t>(c.layers),
-      HookShapes::Layer{c.heads, c.kv_heads, c.head_dim, c.intermediate, s.pos_embed ? false : true});
+  s.pos_embed = learned_positions_;
+  for (const Layer& L : layers_)
+    s.layers.push_back(HookShapes::Layer{c.heads, c.kv_heads, c.head_dim, c.intermediate, L.mlp.gated()});
   return s;
 }
 
@@ -126,7 +50,7 @@ Status PretrainedModel::create_caches(int max_length, int batch, std::vector<KvC
                                                     std::to_string(config_.max_positions) + " positions");
   std::vector<KvCache> made(layers_.size());
   for (std::size_t l = 0; l < layers_.size(); ++l)
-    ATTN_RETURN_IF_ERROR(layers_[l].attn.create_cache(max_length, batch, made[l]));
+    ATTN_RETURN_IF_ERROR(layers_[l].mixer.attn.create_cache(max_length, batch, made[l]));
   caches = std::move(made);
   return Status::Ok();
 }
@@ -175,25 +99,12 @@ void PretrainedModel::embed(const Pass& p, const std::vector<std::int32_t>& ids,
       kernels::scale_vec(e, x.data() + r * e, c.embed_scale, x.data() + r * e);  // Gemma 3: × √hidden
   }
   if (hooks) hooks->stream(HookKind::kEmbed, -1, x.data(), e);
-  if (c.arch != PretrainedArch::kGpt2) return;
+  if (!learned_positions_) return;
   positions.resize(static_cast<std::size_t>(p.n) * e);  // the learned positions' rows: (N, E)
   for (std::int64_t r = 0; r < p.n; ++r)
     positions_.widen_row(static_cast<int>(p.p0 + r % p.t), positions.data() + r * e);
   if (hooks) hooks->stream(HookKind::kPosEmbed, -1, positions.data(), e);
   kernels::add_vec(static_cast<int>(p.n * e), x.data(), positions.data(), x.data());
-}
-
-// Layer l's attention options: causal, its sliding window, the family's scale and soft-cap.
-MhaForwardOptions PretrainedModel::attention_options(int l) const {
-  const PretrainedConfig& c = config_;
-  MhaForwardOptions mo;
-  mo.causal = true;
-  mo.need_weights = false;
-  mo.average_weights = false;
-  if (!c.layer_window.empty() && c.layer_window[l] > 0) mo.positions.window = c.layer_window[l];
-  if (c.attention_scale > 0) mo.scale = static_cast<float>(c.attention_scale);
-  mo.softcap = c.attn_softcap;
-  return mo;
 }
 
 // 2. Block l: x += post_attn(attn(norm1(x))); x += post_ff(mlp(norm2(x))), each norm where the
@@ -207,41 +118,41 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
   const auto wants = [](const std::vector<int>& list, int i) {
     return std::find(list.begin(), list.end(), i) != list.end();
   };
-  const Tensor none;
   Layer& L = layers_[l];
   const HookRun* hooks = o.hooks;
   if (hooks) hooks->stream(HookKind::kResidPre, l, x.data(), e);
-  if (c.pre_norms) norm(L.norm1_w, L.norm1_b, n, x.data(), h.data());
-  MhaForwardOptions mo = attention_options(l);
+  if (L.attn_norm.present()) L.attn_norm.forward(n, x.data(), h.data());
+  MhaForwardOptions mo = L.mixer.options;
   mo.need_weights = wants(o.attention_layers, l);
   mo.hooks = hooks ? hooks->attention(l) : nullptr;
   MhaResult& r = work_.attention;
   Tensor& query = work_.query;  // (B, T, E): assign keeps its buffer
   query.shape.assign({p.b, p.t, e});
-  query.data.assign(c.pre_norms ? h.begin() : x.begin(), c.pre_norms ? h.end() : x.end());
+  const bool normed = L.attn_norm.present();
+  query.data.assign(normed ? h.begin() : x.begin(), normed ? h.end() : x.end());
   Trace* trace = wants(o.trace_layers, l) ? &result.traces[l] : nullptr;
-  ATTN_RETURN_IF_ERROR(caches ? L.attn.forward_cached(query, (*caches)[l], mo, r, trace)
-                              : L.attn.forward(query, nullptr, nullptr, mo, r, trace));
+  ATTN_RETURN_IF_ERROR(caches ? L.mixer.attn.forward_cached(query, (*caches)[l], mo, r, trace)
+                              : L.mixer.attn.forward(query, nullptr, nullptr, mo, r, trace));
   if (mo.need_weights) result.attention[l] = std::move(r.weights);
   float* attn_out = r.output.data.data();
   if (hooks) hooks->stream(HookKind::kAttnResult, l, attn_out, e);
-  if (c.post_norms) {
-    norm(L.post_attn_w, none, n, attn_out, h.data());
+  if (L.post_attn_norm.present()) {
+    L.post_attn_norm.forward(n, attn_out, h.data());
     attn_out = h.data();
   }
   if (hooks) hooks->stream(HookKind::kAttnOut, l, attn_out, e);
   kernels::add_vec(xs, x.data(), attn_out, x.data());
   if (hooks) hooks->stream(HookKind::kResidMid, l, x.data(), e);
   const float* mlp_in = x.data();
-  if (c.pre_norms) {
-    norm(L.norm2_w, L.norm2_b, n, x.data(), h.data());
+  if (L.mlp_norm.present()) {
+    L.mlp_norm.forward(n, x.data(), h.data());
     mlp_in = h.data();
   }
-  mlp(L, n, mlp_in, out.data(), work_.mlp_a, work_.mlp_u, nullptr, nullptr, hooks);
+  L.mlp.forward(n, mlp_in, out.data(), work_.mlp_a, work_.mlp_u, nullptr, nullptr, hooks, l);
   float* mlp_out = out.data();
   if (hooks) hooks->stream(HookKind::kMlpResult, l, mlp_out, e);
-  if (c.post_norms) {
-    norm(L.post_ff_w, none, n, out.data(), h.data());
+  if (L.post_mlp_norm.present()) {
+    L.post_mlp_norm.forward(n, out.data(), h.data());
     mlp_out = h.data();
   }
   if (hooks) hooks->stream(HookKind::kMlpOut, l, mlp_out, e);
@@ -323,7 +234,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     if (p.from_residual) return;
     if (o.hidden_states) result.hidden_states.emplace_back(Shape{b, t, e}, stream);
     if (!o.logit_lens) return;
-    norm(final_w_, final_b_, p.n, stream.data(), h.data());
+    final_norm_.forward(p.n, stream.data(), h.data());
     lens_row(p.n, h.data(), result);
   };
   keep(x);
@@ -331,7 +242,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
     ATTN_RETURN_IF_ERROR(block(l, p, o, result, caches));
     if (l + 1 < c.layers) keep(x);
   }
-  norm(final_w_, final_b_, p.n, x.data(), h.data());
+  final_norm_.forward(p.n, x.data(), h.data());
   if (o.hooks) o.hooks->stream(HookKind::kFinalNormalized, -1, h.data(), e);
   if (o.hidden_states && !p.from_residual) result.hidden_states.emplace_back(Shape{b, t, e}, h);
   head_logits(p, o, h, work_.picked, result);

@@ -11,6 +11,9 @@
 //           x += down(silu(gate(rms(x))) · up(rms(x))); final_norm; logits = x · unembedᵀ (or tied).
 //           Mistral, Qwen3, SmolLM3, OLMo 2, Phi-3 and Gemma 3 are Llama with the variants PretrainedConfig
 //           lists (sliding windows, q/k norms, no-RoPE layers, post-norms, fused projections, GeGLU, …).
+// Each layer is composed of block kinds (blocks.h: norms, an MLP, the attention token mixer) once, when
+// the model is made (compose_layer, pretrained_load.cpp): the only place the family's config chooses
+// them; the forward, the loader's tensor placement and the backward run whatever a layer holds.
 // forward's options and outputs are interp_hooks.h's (ForwardOptions, shared with TinyTransformer).
 #pragma once
 #include <cstdint>
@@ -22,6 +25,7 @@
 #include "core/stored_weight.h"
 #include "core/tensor.h"
 #include "core/trace.h"
+#include "model/blocks.h"
 #include "model/interp_hooks.h"
 #include "model/metric_gradients.h"
 
@@ -218,14 +222,15 @@ class PretrainedModel {
                           GradientResult& result);
 
  private:
+  // One block, composed from the family's config when the model is made (pretrained_load.cpp:
+  // compose_layer): x += post_attn(mixer(attn_norm(x))); x += post_mlp(mlp(mlp_norm(x))), each norm
+  // present where the family has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both).
   struct Layer {
-    MultiHeadAttention attn;  // frozen: its projections are views into stored_
-    // LayerNorm (GPT-2: weight and bias) or RMSNorm (weight) before the attention (norm1) and the MLP
-    // (norm2); post_attn_w / post_ff_w on their outputs (post_norms: OLMo 2, Gemma 3).
-    Tensor norm1_w, norm1_b, norm2_w, norm2_b, post_attn_w, post_ff_w;
-    WeightView gate, up, down;  // GPT-2: up (4E, E), down (E, 4E), no gate; Llama: (I, E), (I, E), (E, I)
-    Tensor up_b, down_b;        // GPT-2's MLP biases
+    AttentionBlock mixer;  // frozen: its projections are views into stored_
+    NormBlock attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;
+    MlpBlock mlp;
   };
+  static Status compose_layer(const PretrainedConfig& c, int l, Layer& out);
   struct Pending {
     StoredWeight weight;
     std::string label;
@@ -257,20 +262,14 @@ class PretrainedModel {
   std::map<TensorKey, StoredWeight> stored_;
   std::map<TensorKey, Pending> pending_;
   WeightView embed_, positions_, head_;
-  Tensor final_w_, final_b_;
+  bool learned_positions_ = false;  // GPT-2: a positions tensor added to the embeddings
+  NormBlock final_norm_;
   std::vector<Layer> layers_;
   Status use(const TensorKey& key);  // puts stored_[key] in use (views, widened vectors)
   Status use_layer_matrix(Layer& l, TensorRole role, const WeightView& w);
   Status use_layer_vector(Layer& l, TensorRole role, const Tensor& v);
   // The float32 slot of a vector role (norm weights and biases), or nullptr.
   const Tensor* vector_slot(const TensorKey& key) const;
-  void norm(const Tensor& w, const Tensor& b, std::int64_t rows, const float* x, float* y) const;
-  // a, u: the buffers for the activations (resized here); keep_a / keep_u, when given: the
-  // pre-activations (GPT-2: up(x) + b; else gate(x)) and up(x).
-  // hooks: the MLP's hook points (mlp.hook_pre, hook_pre_linear, hook_post) in a forward.
-  void mlp(const Layer& l, std::int64_t rows, const float* x, float* y, std::vector<float>& a,
-           std::vector<float>& u, std::vector<float>* keep_a = nullptr, std::vector<float>* keep_u = nullptr,
-           const HookRun* hooks = nullptr) const;
   // Appends to the lens the top token and its probability of each row of `normed` (rows, E).
   void lens_row(std::int64_t rows, const float* normed, PretrainedForwardResult& r) const;
   // forward's steps: the checks and the memory, the embeddings, one block, the head.
@@ -279,7 +278,6 @@ class PretrainedModel {
   // positions: scratch for the learned positions' rows (N, E).
   void embed(const Pass& p, const std::vector<std::int32_t>& ids, const HookRun* hooks, std::vector<float>& x,
              std::vector<float>& positions) const;
-  MhaForwardOptions attention_options(int l) const;
   // metric_gradients' steps (pretrained_gradients.cpp).
   struct GradRun;
   Status check_gradients(const Pass& p, const std::vector<std::int32_t>& ids, const GradientOptions& o) const;
@@ -290,9 +288,6 @@ class PretrainedModel {
                      BlockState& s, std::vector<float>* y) const;
   Status block_backward(int l, const Pass& p, const GradientOptions& o, const std::vector<float>& x,
                         BlockState& s, std::vector<float>& dx, GradientResult& r) const;
-  void mlp_backward(const Layer& L, std::int64_t rows, const std::vector<float>& a,
-                    const std::vector<float>& u, const float* dy, float* dx) const;
-  void norm_backward(const Tensor& w, std::int64_t rows, const float* x, const float* dy, float* dx) const;
   // On work_'s buffers: the stream x, h and out.
   Status block(int l, const Pass& p, const PretrainedForwardOptions& o, PretrainedForwardResult& result,
                std::vector<KvCache>* caches);

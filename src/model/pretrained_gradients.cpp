@@ -39,72 +39,7 @@ Status invalid(const std::string& what) {
   return Status::Error(StatusCode::kInvalidArgument, what);
 }
 
-constexpr double kGeluK = 0.7978845608028654;  // √(2/π)
-
-// gelu_tanh(a) = 0.5·a·(1 + tanh(k·(a + 0.044715·a³))) and its derivative, in double.
-double gelu_tanh(double a, double& slope) {
-  const double inner = kGeluK * (a + 0.044715 * a * a * a), th = std::tanh(inner);
-  slope = 0.5 * (1 + th) + 0.5 * a * (1 - th * th) * kGeluK * (1 + 3 * 0.044715 * a * a);
-  return 0.5 * a * (1 + th);
-}
-
-// silu(a) = a·σ(a) and its derivative σ(a)·(1 + a·(1 − σ(a))), in double.
-double silu(double a, double& slope) {
-  const double s = 1 / (1 + std::exp(-a));
-  slope = s * (1 + a * (1 - s));
-  return a * s;
-}
-
 }  // namespace
-
-// dx (rows, E) = the input gradient of the norm (LayerNorm for GPT-2, RMSNorm otherwise: y = x · r · w,
-// r = (mean(x²) + eps)^−1/2, so dx_i = r·w_i·dy_i − x_i·r³/E·Σ_j w_j·dy_j·x_j), the weights fixed.
-void PretrainedModel::norm_backward(const Tensor& w, std::int64_t rows, const float* x, const float* dy,
-                                    float* dx) const {
-  const int e = config_.hidden;
-  if (config_.arch == PretrainedArch::kGpt2) {
-    layer_norm_backward_rows(rows, e, x, w.data.data(), static_cast<float>(config_.norm_eps), dy, dx, false,
-                             nullptr, nullptr);
-    return;
-  }
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float *xr = x + r * e, *dyr = dy + r * e;
-    double ss = 0, dot = 0;
-    for (int i = 0; i < e; ++i) {
-      ss += static_cast<double>(xr[i]) * xr[i];
-      dot += static_cast<double>(w.data[i]) * dyr[i] * xr[i];
-    }
-    const double inv = 1.0 / std::sqrt(ss / e + config_.norm_eps), c = inv * inv * inv / e * dot;
-    for (int i = 0; i < e; ++i) dx[r * e + i] = static_cast<float>(inv * w.data[i] * dyr[i] - xr[i] * c);
-  }
-}
-
-// dx (rows, E) = the input gradient of mlp() for dy (rows, E) from its pre-activations a and u
-// (mlp's keep_a / keep_u): GPT-2's gelu_tanh MLP, SwiGLU or Gemma's GeGLU.
-void PretrainedModel::mlp_backward(const Layer& L, std::int64_t rows, const std::vector<float>& a,
-                                   const std::vector<float>& u, const float* dy, float* dx) const {
-  const int e = config_.hidden, in = config_.intermediate, m = static_cast<int>(rows);
-  const std::size_t n = static_cast<std::size_t>(rows) * in;
-  std::vector<float> dh(n);                                      // (rows, I)
-  L.down.linear_backward_input(m, dy, e, dh.data(), in, false);  // dh = dy · W_down
-  double slope = 0;
-  if (config_.arch == PretrainedArch::kGpt2) {
-    for (std::size_t i = 0; i < n; ++i) {
-      gelu_tanh(a[i], slope);
-      dh[i] = static_cast<float>(dh[i] * slope);
-    }
-    L.up.linear_backward_input(m, dh.data(), in, dx, e, false);
-    return;
-  }
-  std::vector<float> du(n);  // (rows, I): the gradient of up(x); dh becomes the gradient of gate(x)
-  for (std::size_t i = 0; i < n; ++i) {
-    const double act = config_.gelu_mlp ? gelu_tanh(a[i], slope) : silu(a[i], slope);
-    du[i] = static_cast<float>(dh[i] * act);
-    dh[i] = static_cast<float>(dh[i] * static_cast<double>(u[i]) * slope);
-  }
-  L.gate.linear_backward_input(m, dh.data(), in, dx, e, false);
-  L.up.linear_backward_input(m, du.data(), in, dx, e, true);
-}
 
 namespace {
 
@@ -163,7 +98,7 @@ void PretrainedModel::head_backward(const GradRun& run, const Pass& p, const Gra
     std::copy_n(dpicked.data() + static_cast<std::size_t>(i) * e, e,
                 last.data.data() + (static_cast<std::size_t>(i) * p.t + pos) * e);
   dx.assign(last.data.size(), 0.0f);
-  norm_backward(final_w_, p.n, run.inputs.back().data(), last.data.data(), dx.data());
+  final_norm_.backward(p.n, run.inputs.back().data(), last.data.data(), dx.data());
 }
 
 // 2. Block l's activations from its input x (block()'s computation, keeping what the backward
@@ -173,34 +108,34 @@ Status PretrainedModel::block_state(int l, const Pass& p, const GradientOptions&
   const PretrainedConfig& c = config_;
   const Layer& L = layers_[static_cast<std::size_t>(l)];
   const int e = c.hidden, xs = static_cast<int>(x.size());
-  const Tensor none;
-  std::vector<float> a_in(x), tmp(c.post_norms ? x.size() : 0);
-  if (c.pre_norms) norm(L.norm1_w, L.norm1_b, p.n, x.data(), a_in.data());
+  const bool post_attn = L.post_attn_norm.present(), post_mlp = L.post_mlp_norm.present();
+  std::vector<float> a_in(x), tmp(post_attn ? x.size() : 0);
+  if (L.attn_norm.present()) L.attn_norm.forward(p.n, x.data(), a_in.data());
   MhaResult ar;
-  ATTN_RETURN_IF_ERROR(L.attn.forward_saving(Tensor({p.b, p.t, e}, std::move(a_in)), nullptr, nullptr,
-                                             attention_options(l), ar, s.saved));
+  ATTN_RETURN_IF_ERROR(L.mixer.attn.forward_saving(Tensor({p.b, p.t, e}, std::move(a_in)), nullptr, nullptr,
+                                                   L.mixer.options, ar, s.saved));
   const float* attn_add = ar.output.data.data();
-  if (c.post_norms) {
-    norm(L.post_attn_w, none, p.n, ar.output.data.data(), tmp.data());
+  if (post_attn) {
+    L.post_attn_norm.forward(p.n, ar.output.data.data(), tmp.data());
     attn_add = tmp.data();
   }
   s.x1.resize(x.size());
   kernels::add_vec(xs, x.data(), attn_add, s.x1.data());
-  if (c.post_norms) s.attn_out = std::move(ar.output.data);
+  if (post_attn) s.attn_out = std::move(ar.output.data);
   s.m_in = s.x1;
-  if (c.pre_norms) norm(L.norm2_w, L.norm2_b, p.n, s.x1.data(), s.m_in.data());
-  const bool out = y || c.post_norms || o.activations;
+  if (L.mlp_norm.present()) L.mlp_norm.forward(p.n, s.x1.data(), s.m_in.data());
+  const bool out = y || post_mlp || o.activations;
   std::vector<float> m_out(out ? x.size() : 0);
   std::vector<float> a, u;  // the MLP's working buffers (s.a and s.u keep its pre-activations)
-  mlp(L, p.n, s.m_in.data(), out ? m_out.data() : nullptr, a, u, &s.a, &s.u);
+  L.mlp.forward(p.n, s.m_in.data(), out ? m_out.data() : nullptr, a, u, &s.a, &s.u, nullptr, l);
   if (!out) return Status::Ok();
   std::vector<float> branch(m_out);
-  if (c.post_norms) norm(L.post_ff_w, none, p.n, m_out.data(), branch.data());
+  if (post_mlp) L.post_mlp_norm.forward(p.n, m_out.data(), branch.data());
   if (y) {
     y->resize(x.size());
     kernels::add_vec(xs, s.x1.data(), branch.data(), y->data());
   }
-  if (c.post_norms) s.m_out = std::move(m_out);
+  if (post_mlp) s.m_out = std::move(m_out);
   if (o.activations) s.m_out_branch_for_activations = std::move(branch);
   return Status::Ok();
 }
@@ -220,26 +155,26 @@ Status PretrainedModel::block_backward(int l, const Pass& p, const GradientOptio
   // The MLP branch: ∂M/∂(branch as added) = dx; through [post_ff], the MLP, [norm2] into dx1 = dx + ….
   r.grad_mlp[l] = Tensor({p.b, p.t, e}, dx);
   std::vector<float> d_branch(dx), d_in(dx.size()), tmp(dx.size());
-  if (c.post_norms) norm_backward(L.post_ff_w, p.n, s.m_out.data(), dx.data(), d_branch.data());
-  mlp_backward(L, p.n, s.a, s.u, d_branch.data(), d_in.data());
-  if (c.pre_norms) {
-    norm_backward(L.norm2_w, p.n, s.x1.data(), d_in.data(), tmp.data());
+  if (L.post_mlp_norm.present()) L.post_mlp_norm.backward(p.n, s.m_out.data(), dx.data(), d_branch.data());
+  L.mlp.backward(p.n, s.a, s.u, d_branch.data(), d_in.data());
+  if (L.mlp_norm.present()) {
+    L.mlp_norm.backward(p.n, s.x1.data(), d_in.data(), tmp.data());
     std::swap(d_in, tmp);
   }
   kernels::add_vec(xs, dx.data(), d_in.data(), dx.data());  // dx is now ∂M/∂x1
   // The attention branch: through [post_attn], the attention (frozen: input gradients only), [norm1].
   std::vector<float> d_attn(dx);
-  if (c.post_norms) norm_backward(L.post_attn_w, p.n, s.attn_out.data(), dx.data(), d_attn.data());
+  if (L.post_attn_norm.present()) L.post_attn_norm.backward(p.n, s.attn_out.data(), dx.data(), d_attn.data());
   MhaBackwardOptions bo;
   bo.parameters = false;
   bo.context = true;
   bo.attention = o.attention;
   MhaGrads g;
-  ATTN_RETURN_IF_ERROR(L.attn.backward(s.saved, Tensor({p.b, p.t, e}, std::move(d_attn)), g, bo));
+  ATTN_RETURN_IF_ERROR(L.mixer.attn.backward(s.saved, Tensor({p.b, p.t, e}, std::move(d_attn)), g, bo));
   r.grad_z[l] = std::move(g.context);
   if (o.attention) r.grad_attention[l] = std::move(g.attention);
-  if (c.pre_norms) {
-    norm_backward(L.norm1_w, p.n, x.data(), g.query.data.data(), tmp.data());
+  if (L.attn_norm.present()) {
+    L.attn_norm.backward(p.n, x.data(), g.query.data.data(), tmp.data());
     kernels::add_vec(xs, dx.data(), tmp.data(), dx.data());
   } else {
     kernels::add_vec(xs, dx.data(), g.query.data.data(), dx.data());
@@ -277,7 +212,7 @@ Status PretrainedModel::metric_gradients(int b, int t, const std::vector<std::in
   }
   run.inputs.back() = x;
   run.final.resize(x.size());
-  norm(final_w_, final_b_, p.n, x.data(), run.final.data());
+  final_norm_.forward(p.n, x.data(), run.final.data());
   GradientResult r;
   r.grad_hidden.resize(static_cast<std::size_t>(layers) + 1);
   r.grad_z.resize(static_cast<std::size_t>(layers));

@@ -136,7 +136,35 @@ Status make_attention(const PretrainedConfig& c, int l, MultiHeadAttention& out)
   return MultiHeadAttention::create(mc, out);
 }
 
+// Layer l's attention options: causal, its sliding window, the family's scale and soft-cap.
+MhaForwardOptions attention_options(const PretrainedConfig& c, int l) {
+  MhaForwardOptions mo;
+  mo.causal = true;
+  mo.need_weights = false;
+  mo.average_weights = false;
+  if (!c.layer_window.empty() && c.layer_window[l] > 0) mo.positions.window = c.layer_window[l];
+  if (c.attention_scale > 0) mo.scale = static_cast<float>(c.attention_scale);
+  mo.softcap = c.attn_softcap;
+  return mo;
+}
+
 }  // namespace
+
+// The family's composition of layer l from its config: the one place the architecture chooses block
+// kinds (GPT-2: LayerNorms and the GELU MLP; the Llama layout: RMSNorms where the family has them —
+// pre-norms, post-norms (OLMo 2, Gemma) — and SwiGLU or Gemma's GeGLU).
+Status PretrainedModel::compose_layer(const PretrainedConfig& c, int l, Layer& L) {
+  const bool gpt2 = c.arch == PretrainedArch::kGpt2;
+  const NormBlock norm(gpt2 ? NormBlock::Kind::kLayer : NormBlock::Kind::kRms, c.hidden, c.norm_eps);
+  if (c.pre_norms) L.attn_norm = L.mlp_norm = norm;
+  if (c.post_norms) L.post_attn_norm = L.post_mlp_norm = norm;
+  const MlpBlock::Kind mlp = gpt2         ? MlpBlock::Kind::kGelu
+                             : c.gelu_mlp ? MlpBlock::Kind::kGeGlu
+                                          : MlpBlock::Kind::kSwiGlu;
+  L.mlp = MlpBlock(mlp, c.hidden, c.intermediate);
+  L.mixer.options = attention_options(c, l);
+  return make_attention(c, l, L.mixer.attn);
+}
 
 Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& out) {
   ATTN_RETURN_IF_ERROR(check_config(config));
@@ -149,7 +177,13 @@ Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& 
   m.config_ = config;
   m.specs_ = pretrained_tensor_specs(config);
   m.layers_.resize(static_cast<std::size_t>(config.layers));
-  for (int l = 0; l < config.layers; ++l) ATTN_RETURN_IF_ERROR(make_attention(config, l, m.layers_[l].attn));
+  for (int l = 0; l < config.layers; ++l) ATTN_RETURN_IF_ERROR(compose_layer(config, l, m.layers_[l]));
+  m.final_norm_ =
+      NormBlock(config.arch == PretrainedArch::kGpt2 ? NormBlock::Kind::kLayer : NormBlock::Kind::kRms,
+                config.hidden, config.norm_eps);
+  m.learned_positions_ = std::any_of(m.specs_.begin(), m.specs_.end(), [](const TensorSpec& s) {
+    return s.key.role == TensorRole::kPositions;
+  });
   for (const TensorSpec& s : m.specs_) m.set_[s.key] = false;
   out = std::move(m);
   return Status::Ok();
@@ -170,11 +204,11 @@ std::uint64_t PretrainedModel::weight_bytes() const {
   std::uint64_t bytes = 0;
   for (const auto& [key, w] : stored_) bytes += w.byte_size();
   for (const auto& [key, p] : pending_) bytes += p.weight.byte_size();
-  std::uint64_t vector_floats = final_w_.data.size() + final_b_.data.size();
+  const auto norm_floats = [](const NormBlock& n) { return n.weight.data.size() + n.bias.data.size(); };
+  std::uint64_t vector_floats = norm_floats(final_norm_);
   for (const Layer& L : layers_)
-    vector_floats += L.norm1_w.data.size() + L.norm1_b.data.size() + L.norm2_w.data.size() +
-                     L.norm2_b.data.size() + L.post_attn_w.data.size() + L.post_ff_w.data.size() +
-                     L.up_b.data.size() + L.down_b.data.size();
+    vector_floats += norm_floats(L.attn_norm) + norm_floats(L.mlp_norm) + norm_floats(L.post_attn_norm) +
+                     norm_floats(L.post_mlp_norm) + L.mlp.up_b.data.size() + L.mlp.down_b.data.size();
   return bytes + 4 * vector_floats;
 }
 
@@ -253,9 +287,9 @@ Status PretrainedModel::use(const TensorKey& key) {
       for (float& w : v.data) w += config_.norm_weight_offset;
     stored_.erase(key);
     if (key.role == TensorRole::kFinalNorm)
-      final_w_ = v;
+      final_norm_.weight = v;
     else if (key.role == TensorRole::kFinalNormBias)
-      final_b_ = v;
+      final_norm_.bias = v;
     else if (key.layer >= 0)
       return use_layer_vector(layers_[key.layer], key.role, v);
     return Status::Ok();
@@ -274,7 +308,7 @@ Status PretrainedModel::use(const TensorKey& key) {
 }
 
 Status PretrainedModel::use_layer_matrix(Layer& L, TensorRole role, const WeightView& w) {
-  MultiHeadAttention& a = L.attn;
+  MultiHeadAttention& a = L.mixer.attn;
   const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
   switch (role) {
     case TensorRole::kQkv:  // (H·d + 2·H_kv·d, E) = [W_q; W_k; W_v]
@@ -282,8 +316,8 @@ Status PretrainedModel::use_layer_matrix(Layer& L, TensorRole role, const Weight
       ATTN_RETURN_IF_ERROR(a.set_weight_view("k_proj_weight", w.row_block(qk, kv)));
       return a.set_weight_view("v_proj_weight", w.row_block(qk + kv, kv));
     case TensorRole::kGateUp:  // (2I, E) = [W_gate; W_up]
-      L.gate = w.row_block(0, config_.intermediate);
-      L.up = w.row_block(config_.intermediate, config_.intermediate);
+      L.mlp.gate = w.row_block(0, config_.intermediate);
+      L.mlp.up = w.row_block(config_.intermediate, config_.intermediate);
       return Status::Ok();
     case TensorRole::kO:
       return a.set_weight_view("out_proj.weight", w);
@@ -294,13 +328,13 @@ Status PretrainedModel::use_layer_matrix(Layer& L, TensorRole role, const Weight
     case TensorRole::kV:
       return a.set_weight_view("v_proj_weight", w);
     case TensorRole::kGate:
-      L.gate = w;
+      L.mlp.gate = w;
       return Status::Ok();
     case TensorRole::kUp:
-      L.up = w;
+      L.mlp.up = w;
       return Status::Ok();
     case TensorRole::kDown:
-      L.down = w;
+      L.mlp.down = w;
       return Status::Ok();
     default:
       return Status::Ok();
@@ -308,34 +342,34 @@ Status PretrainedModel::use_layer_matrix(Layer& L, TensorRole role, const Weight
 }
 
 const Tensor* PretrainedModel::vector_slot(const TensorKey& key) const {
-  if (key.role == TensorRole::kFinalNorm) return &final_w_;
-  if (key.role == TensorRole::kFinalNormBias) return &final_b_;
+  if (key.role == TensorRole::kFinalNorm) return &final_norm_.weight;
+  if (key.role == TensorRole::kFinalNormBias) return &final_norm_.bias;
   if (key.layer < 0 || key.layer >= static_cast<int>(layers_.size())) return nullptr;
   const Layer& L = layers_[static_cast<std::size_t>(key.layer)];
   switch (key.role) {
     case TensorRole::kAttnNorm:
-      return &L.norm1_w;
+      return &L.attn_norm.weight;
     case TensorRole::kAttnNormBias:
-      return &L.norm1_b;
+      return &L.attn_norm.bias;
     case TensorRole::kMlpNorm:
-      return &L.norm2_w;
+      return &L.mlp_norm.weight;
     case TensorRole::kMlpNormBias:
-      return &L.norm2_b;
+      return &L.mlp_norm.bias;
     case TensorRole::kPostAttnNorm:
-      return &L.post_attn_w;
+      return &L.post_attn_norm.weight;
     case TensorRole::kPostMlpNorm:
-      return &L.post_ff_w;
+      return &L.post_mlp_norm.weight;
     case TensorRole::kUpBias:
-      return &L.up_b;
+      return &L.mlp.up_b;
     case TensorRole::kDownBias:
-      return &L.down_b;
+      return &L.mlp.down_b;
     default:
       return nullptr;
   }
 }
 
 Status PretrainedModel::use_layer_vector(Layer& L, TensorRole role, const Tensor& v) {
-  MultiHeadAttention& a = L.attn;
+  MultiHeadAttention& a = L.mixer.attn;
   const int l = static_cast<int>(&L - layers_.data());
   if (const Tensor* slot = vector_slot({role, l})) {
     *const_cast<Tensor*>(slot) = v;  // L is ours to change here
@@ -379,16 +413,16 @@ Status PretrainedModel::read_rows(const TensorKey& key, int first, int count, st
   if (const Tensor* slot = vector_slot(key))
     v = *slot;
   else if (L && key.role == TensorRole::kOBias)
-    ATTN_RETURN_IF_ERROR(L->attn.get_parameter("out_proj.bias", v));
+    ATTN_RETURN_IF_ERROR(L->mixer.attn.get_parameter("out_proj.bias", v));
   else if (L && key.role == TensorRole::kQkvBias)
-    ATTN_RETURN_IF_ERROR(L->attn.get_parameter("in_proj_bias", v));
+    ATTN_RETURN_IF_ERROR(L->mixer.attn.get_parameter("in_proj_bias", v));
   else if (L && (key.role == TensorRole::kQNorm || key.role == TensorRole::kKNorm))
-    v = L->attn.qk_norm_weight(key.role == TensorRole::kKNorm);
+    v = L->mixer.attn.qk_norm_weight(key.role == TensorRole::kKNorm);
   else if (L && (key.role == TensorRole::kQBias || key.role == TensorRole::kKBias ||
                  key.role == TensorRole::kVBias)) {
     // Qwen2's separate biases: their segment of in_proj_bias [b_q; b_k; b_v], as use() put them
     Tensor bias;
-    ATTN_RETURN_IF_ERROR(L->attn.get_parameter("in_proj_bias", bias));
+    ATTN_RETURN_IF_ERROR(L->mixer.attn.get_parameter("in_proj_bias", bias));
     const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
     const int at = key.role == TensorRole::kQBias ? 0 : key.role == TensorRole::kKBias ? qk : qk + kv;
     if (at + cols <= static_cast<int>(bias.data.size()))
