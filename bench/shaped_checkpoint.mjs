@@ -13,15 +13,16 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { coreConfig } from '../src/js/pretrained/config.js';
-import { checkpointTensors, familyOf } from '../src/js/architectures/index.js';
+import { checkpointTensors, init } from '../src/js/index.js';
+
+await init();
 
 /**
  * Hugging Face tensor names and shapes of a config.json (any family of the registry), in the file's
  * layout and sorted by name as safetensors writers do; with the core config it maps to.
  */
 export function configTensors(config) {
-  const { architecture, core } = coreConfig(config);
-  return { tensors: checkpointTensors(familyOf(architecture), core), core };
+  return { tensors: checkpointTensors(config), core: coreConfig(config).core };
 }
 
 // The header bytes (8-byte length + JSON padded with spaces to 8) and the data size.

@@ -30,7 +30,7 @@ export { attentionRollout } from './interp/head-scores.js';
 const runtime = createRuntime();
 export const { scaledDotProductAttentionBackward, softmaxBackward, layerNormBackward } = backwardApi(runtime);
 export const { applyRotary, applyRotaryBackward, alibiSlopes } = positionsApi(runtime);
-export const { loadPretrained, PretrainedModel } = pretrainedApi(runtime);
+export const { loadPretrained, PretrainedModel, checkpointTensors } = pretrainedApi(runtime);
 // The model and training API (tiny/tiny-transformer.js, tiny/train.js) over the same runtime.
 export const TinyTransformer = tinyTransformerClass(runtime);
 export const { Trainer, createTask, evaluate } = trainApi(runtime, TinyTransformer);

@@ -2,8 +2,9 @@
 // tests/golden/pretrained/<fixture>/:
 // - core-config.json: the object the JS passes to the C++ PretrainedModel (src/model/pretrained.h's
 //   PretrainedConfig, in the binding's names) computed from the fixture's config.json;
-// - tensor-roles.json: every tensor the family registry (src/js/architectures/) maps for that config,
-//   in the core's load order: { name (as model.safetensors spells it, with the prefix that file uses),
+// - tensor-roles.json: every tensor the core lists for that config (its one role list,
+//   src/model/pretrained_roles.cpp, read through the built module), named by the family registry
+//   (src/js/architectures/), in the core's load order: { name (as model.safetensors spells it, with the prefix that file uses),
 //   fileNames (every name a file may give it), role (the core's role name), layer (-1: global),
 //   transposed (stored (in, out), as GPT-2's Conv1D) }.
 // The native Catch2 suite (tests/cpp/test_pretrained_families.cpp) builds and loads every family from
@@ -15,13 +16,22 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { coreConfig } from '../../src/js/pretrained/config.js';
-import {
-  familyOf,
-  fileNames,
-  storedTransposed,
-  tensorName,
-  tensorRoles,
-} from '../../src/js/architectures/index.js';
+import { familyOf, fileNames, storedTransposed, tensorName } from '../../src/js/architectures/index.js';
+import createAttentionModule from '../../dist/attention_core.mjs';
+
+const module = await createAttentionModule();
+
+/** [{ role, layer, shape }] of every tensor core config `core` needs, in load order: the core's list. */
+export function coreTensorRoles(core) {
+  const handle = new module.PretrainedHandle();
+  try {
+    const st = handle.init({ ...core, memoryLimit: 2 ** 52 });
+    if (st.code !== 0) throw new Error(st.message);
+    return handle.expected().map(({ role, layer, shape }) => ({ role, layer, shape: Array.from(shape) }));
+  } finally {
+    handle.delete();
+  }
+}
 
 export const PRETRAINED_DIR = new URL('./pretrained/', import.meta.url);
 
@@ -59,13 +69,13 @@ function safetensorsNames(fixture, file) {
   return new Set(Object.keys(header).filter((name) => name !== '__metadata__'));
 }
 
-/** The tensor roles the registry computes for a fixture (tensor-roles.json's entries). */
+/** The core's tensor roles of a fixture, named by the registry (tensor-roles.json's entries). */
 export function computedTensorRoles(fixture) {
   const config = readJson(fixture, 'config.json');
   const { architecture, core } = coreConfig(config);
   const family = familyOf(architecture);
   const inFile = safetensorsNames(fixture, 'model.safetensors');
-  return tensorRoles(core).map(({ role, layer }) => {
+  return coreTensorRoles(core).map(({ role, layer }) => {
     const names = fileNames(family, tensorName(family, role, layer));
     const name = names.find((n) => inFile.has(n));
     if (name === undefined) throw new Error(`${fixture}/model.safetensors has none of ${names.join(', ')}`);

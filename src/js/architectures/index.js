@@ -14,9 +14,6 @@ import olmo2 from './olmo2.js';
 import gemma2 from './gemma2.js';
 import gemma3 from './gemma3.js';
 import phi3 from './phi3.js';
-import { tensorRoles } from './roles.js';
-
-export { tensorRoles };
 
 /** The families, in the docs' order. */
 export const FAMILIES = Object.freeze([
@@ -61,19 +58,6 @@ export function fileNames(family, name) {
 /** Whether a role's matrix is stored (in, out) in the family's files (GPT-2's Conv1D). */
 export function storedTransposed(family, role) {
   return family.tensors.transposed.includes(role);
-}
-
-/**
- * [name, shape] of every tensor a checkpoint of `family` with core config `core` holds, in the
- * file's layout, sorted by name as safetensors writers do.
- */
-export function checkpointTensors(family, core) {
-  return tensorRoles(core)
-    .map(({ role, layer, shape }) => [
-      tensorName(family, role, layer),
-      storedTransposed(family, role) ? [...shape].reverse() : shape,
-    ])
-    .sort((a, b) => (a[0] < b[0] ? -1 : 1));
 }
 
 const byGGUFName = new Map(FAMILIES.flatMap((f) => (f.gguf ? f.gguf.names.map((n) => [n, f]) : [])));

@@ -25,6 +25,7 @@ import {
 import { pretrainedInterp } from '../interp/adapter.js';
 import { hookEdits, hookNamesOf, runHooks, steeringVector } from '../interp/hooks.js';
 import { coreConfig } from './config.js';
+import { checkpointTensors } from './checkpoint-tensors.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
 import { chatTemplates, loadJinja, renderChatTemplate } from '../tokenizers/chat-template.js';
 
@@ -412,7 +413,11 @@ export function pretrainedApi(rt) {
     }
   }
   rt.PretrainedModel = PretrainedModel; // what loadPretrained makes
-  return { loadPretrained: (...args) => loadPretrained(rt, ...args), PretrainedModel };
+  return {
+    loadPretrained: (...args) => loadPretrained(rt, ...args),
+    PretrainedModel,
+    checkpointTensors: (config) => checkpointTensors(rt, config),
+  };
 }
 
 // Layer l's attention as the core runs it (src/model/pretrained.h): its window, whether and with

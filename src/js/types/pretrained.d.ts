@@ -281,6 +281,14 @@ export const GENERATE_PAD: -1;
 /** Loads a Hugging Face checkpoint of a supported architecture ({@link PRETRAINED_CONFIG_KEYS}) from its files, offline. */
 export function loadPretrained(options: LoadPretrainedOptions | LoadGGUFOptions): Promise<PretrainedModel>;
 
+/**
+ * [name, shape] of every tensor a checkpoint of `config` (a parsed config.json of a supported
+ * architecture) holds, in the file's layout, sorted by name as safetensors writers do: the core's
+ * list of the tensors it needs, named by the family registry (after {@link init}). For writing or
+ * checking a checkpoint; unsupported configs are refused as loadPretrained refuses them.
+ */
+export function checkpointTensors(config: Record<string, unknown>): Array<[string, number[]]>;
+
 /** One supported architecture's config.json keys (docs/checkpoints.md, "The rule: no silent wrong answers"). */
 export interface PretrainedConfigKeys {
   /** The `model_type` config.json must name with this architecture. */

@@ -1,0 +1,26 @@
+// The tensors a checkpoint of a config.json holds, as the core lists them: the core's one role list
+// (src/model/pretrained_roles.cpp, through a PretrainedHandle that loads nothing) named by the
+// family's registry module: [name, shape] in the file's layout, sorted by name as safetensors writers do.
+import { coreConfig } from './config.js';
+import { familyOf, storedTransposed, tensorName } from '../architectures/index.js';
+
+// The handle only lists the tensors: no weight is allocated, so no memory limit applies to it.
+const kListingLimit = 2 ** 52;
+
+/** [name, shape] of every tensor a checkpoint of `config` (a parsed config.json) holds (after init()). */
+export function checkpointTensors(rt, config) {
+  const { architecture, core } = coreConfig(config);
+  const family = familyOf(architecture);
+  const handle = rt.newHandle('PretrainedHandle', (h) => h.init({ ...core, memoryLimit: kListingLimit }));
+  try {
+    return handle
+      .expected()
+      .map(({ role, layer, shape }) => [
+        tensorName(family, role, layer),
+        storedTransposed(family, role) ? Array.from(shape).reverse() : Array.from(shape),
+      ])
+      .sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  } finally {
+    handle.delete();
+  }
+}
