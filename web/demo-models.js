@@ -23,12 +23,15 @@
 //   scored(ids)                    → [from, to): the positions whose next token is predictable
 //   logitLens(ids)?  generate(text, { maxNewTokens, signal })? (async iterator of { id, text })
 //   chat(messages)?  dispose()
+//   steer(recipe, { signal, onToken })? (the Steer panel: web/workers/steer.js's runSteer — the plain and
+//                                    the steered continuations, each token told to onToken as it comes)
 //   for the interpretability views (src/js/interp/head-scores.js; tensors as { data, shape }): headScores(ids, options),
 //   logitAttribution(ids, options), patch(options, { signal, onProgress }) (abortable: long work),
 //   saliency(ids, options, { signal, onProgress }), attributionPatch(options, { signal, onProgress }),
 //   qkAttribution(ids, options)
 import { attn, runModel, tokenizeWithInfo, MAX_TOKENS } from './widgets.js';
 import { rowMax, softmaxTerm, softmaxTotal } from '../src/js/numeric.js';
+import { runLoop, runSteer } from './workers/steer.js';
 
 export const PRESETS = ['reverse', 'copy', 'sort', 'induction', 'text'];
 /** What a link names when the source it names was opened from this device (it is not in the link). */
@@ -275,6 +278,22 @@ function tinyExample(preset, vocab, model) {
   return vocab.slice(0, Math.min(6, model.maxPositions)).join(' ');
 }
 
+/**
+ * The Steer panel's recipe on a TinyTransformer held in this page (no generate: one run() per token,
+ * letting the page in between). Continuations read as the input does: characters, or spaced words.
+ */
+function tinySteer(model, tokenize, vocab, isText) {
+  const decode = (ids) => ids.map((id) => (isText ? vocab[id] : ` ${vocab[id]}`)).join('');
+  const on = {
+    model,
+    tokenize,
+    decode,
+    stream: (ids, options) => runLoop(model, ids, options),
+    maxPositions: model.maxPositions,
+  };
+  return (recipe, { signal, onToken } = {}) => runSteer(on, recipe, { signal, emit: (t) => onToken?.(t) });
+}
+
 /** A TinyTransformer (a preset or a trainer export) from its safetensors bytes, held in this page. */
 function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '' }) {
   const meta = attn.readSafetensorsMetadata(bytes);
@@ -282,6 +301,7 @@ function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '
   const model = attn.TinyTransformer.fromSafetensors(bytes);
   const vocab = preset?.tokens ?? Array.from({ length: model.vocabSize }, (_, i) => String(i));
   const index = new Map(vocab.map((t, i) => [t, i]));
+  const tokenize = tinyTokenizer(preset, vocab, index, model.maxPositions);
   return {
     name,
     label,
@@ -293,7 +313,8 @@ function tinySource(name, bytes, { ref, label = `Trained: ${name}`, fileName = '
     preset,
     words: preset && preset.kind !== 'text' ? index : null,
     info: tinyInfo(model),
-    tokenize: tinyTokenizer(preset, vocab, index, model.maxPositions),
+    tokenize,
+    steer: tinySteer(model, tokenize, vocab, preset?.kind === 'text'),
     /** `mask` (T × T, 1 = may attend) is applied in every layer on top of the model's causal mask. */
     async forward(ids, { layer = null, mask = null, rows = 'all', attention = true } = {}) {
       const T = ids.length,

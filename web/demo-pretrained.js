@@ -147,6 +147,9 @@ function folderSource(info) {
     logitLens: (ids) => request('logitLens', { key, ids: Array.from(ids) }),
     generate: (text, { maxNewTokens, signal }) =>
       generateTokens({ key, text, addSpecialTokens: text !== source.chatText, maxNewTokens }, signal),
+    /** The Steer panel's recipe in the worker (its job `steer`): the plain and the steered continuations. */
+    steer: (recipe, { signal, onToken } = {}) =>
+      request('steer', { key, recipe }, { token: onToken, signal }),
     headScores: (ids, options = {}) => request('headScores', { key, ids: Array.from(ids), options }),
     logitAttribution: (ids, options = {}) =>
       request('logitAttribution', { key, ids: Array.from(ids), options }),

@@ -8,6 +8,7 @@ import { attn, tokensOf, validHeadCounts, tokenizeWithInfo, PAD_TOKEN } from './
 import { MAX_HEADS, normalizeState, searchFromState } from './demo-state.js';
 import { renderModel, showMode } from './demo-trained.js';
 import { showWhy } from './demo-why.js';
+import { showSteer } from './demo-steer.js';
 import { modelConfig, page, recordRender, seeded } from './demo-store.js';
 import { $, autosize, els, modelWidgets } from './demo-dom.js';
 import { showEmbed } from './demo-embed.js';
@@ -249,6 +250,7 @@ export function render() {
   const t0 = performance.now();
   showMode({ $, steps: els.steps, heatmap: els.heatmap, maskEditor: els.maskEditor }, source);
   showWhy($, source);
+  showSteer(source);
   for (const el of [els.steps, els.heatmap, els.maskEditor, els.pe, $('model-view')])
     el.context = figureContext(el.id);
   if (!source.views.settings) renderTrained(seq, t0);

@@ -1,7 +1,9 @@
 // The demo's whole state, and its round trip through the URL query string. Only values that differ
 // from the defaults are written, so a shared link stays short and readable:
 //   /?t=The+cat+sat&d=32&h=4&m=causal&tg=2.1,3.0&step=scores&head=1
+// The Steer panel's recipe is part of it (hook, pos, neg, coef, cont, ntok: web/demo-steer.js).
 import { DEFAULT_CONFIG, formatToggles, normalizeConfig, parseBool, parseToggles } from './widgets.js';
+import { MAX_STEER_TOKENS } from './workers/steer.js';
 
 /** The most heads the side panel offers. */
 export const MAX_HEADS = 16;
@@ -17,7 +19,17 @@ export const DEMO_DEFAULTS = Object.freeze({
   model: 'text', // the demo opens on the character model, which reads whatever is typed; 'seeded' (the
   // config-driven layer) | a preset | 'file' | 'folder'
   layer: 0, // the layer shown of a trained model
+  // The Steer panel's recipe (activation addition, after Turner et al.'s "Love" − "Hate"):
+  steerHook: '', // 'blocks.{l}.hook_resid_pre'; '' = the middle layer of the model shown
+  steerPositive: 'Love', // the positive prompts, one per line
+  steerNegative: 'Hate', // the negative prompts, one per line
+  steerCoefficient: 4, // × the steering vector (−10 … 10)
+  steerPrompt: 'I hate you because', // the prompt both continuations continue
+  steerTokens: 20, // new tokens of each continuation
 });
+
+/** The longest prompt text of the Steer panel a state keeps (each box). */
+export const MAX_STEER_TEXT = 4000;
 
 // state key → [URL parameter, kind]
 const PARAMS = {
@@ -45,7 +57,32 @@ const PARAMS = {
   query: ['q', 'int'],
   model: ['model', 'str'],
   layer: ['layer', 'int'],
+  steerHook: ['hook', 'str'],
+  steerPositive: ['pos', 'str'],
+  steerNegative: ['neg', 'str'],
+  steerCoefficient: ['coef', 'num'],
+  steerPrompt: ['cont', 'str'],
+  steerTokens: ['ntok', 'int'],
 };
+
+/** The Steer panel's recipe normalized: a resid_pre hook or '', texts cut, the numbers in range. */
+function normalizeSteer(merged) {
+  const text = (v) => String(v ?? '').slice(0, MAX_STEER_TEXT);
+  const hook = /^blocks\.\d{1,3}\.hook_resid_pre$/.test(String(merged.steerHook)) ? merged.steerHook : '';
+  const c = Number(merged.steerCoefficient);
+  const coefficient = Number.isFinite(c)
+    ? Math.round(Math.max(-10, Math.min(10, c)) * 10) / 10
+    : DEMO_DEFAULTS.steerCoefficient;
+  const n = Math.round(Number(merged.steerTokens));
+  return {
+    steerHook: hook,
+    steerPositive: text(merged.steerPositive),
+    steerNegative: text(merged.steerNegative),
+    steerCoefficient: coefficient === 0 ? 0 : coefficient, // no −0 in a link
+    steerPrompt: text(merged.steerPrompt),
+    steerTokens: Number.isFinite(n) ? Math.max(1, Math.min(MAX_STEER_TOKENS, n)) : DEMO_DEFAULTS.steerTokens,
+  };
+}
 
 /** Normalizes a demo state (model keys through the widgets' normalizeConfig). */
 export function normalizeState(s) {
@@ -72,6 +109,7 @@ export function normalizeState(s) {
     query,
     model: modelName,
     layer,
+    ...normalizeSteer(merged),
   };
 }
 

@@ -10,6 +10,7 @@
 //   demo-sources.js  the source shown, the Model control, the folder, "Why this prediction?"
 //   demo-render.js   one render of everything; demo-trained.js and demo-tables.js for a trained model
 //   demo-embed.js    "Put these widgets in your own page"
+//   demo-steer.js    the Steer panel (activation addition; its recipe is in the state)
 import { attn, clearModelCache, ready } from './widgets.js';
 import { loadedSource } from './demo-models.js';
 import { page, setState, showSource, subscribe } from './demo-store.js';
@@ -20,17 +21,21 @@ import { attachSources, ensureSource, followSource } from './demo-sources.js';
 import { render, scheduleRender, settled, watchChipScrolling } from './demo-render.js';
 import { attachPredictionsToggle } from './demo-tables.js';
 import { showElementCount } from './demo-embed.js';
+import { attachSteer, syncSteer } from './demo-steer.js';
 
-// The views that follow every change of the store: the side panel (not while the reader types: the
-// box already holds the text), the model source, and the render (once per frame).
+// The views that follow every change of the store: the side panel and the Steer panel (not while the
+// reader types: the box already holds the text), the model source, and the render (once per frame).
 subscribe(({ how }) => {
-  if (how !== 'typing') syncControls();
+  if (how === 'typing') return;
+  syncControls();
+  syncSteer();
 });
 subscribe(followSource);
 subscribe(scheduleRender);
 
 attachControls();
 attachFiles();
+attachSteer();
 attachSources();
 attachPredictionsToggle($);
 showElementCount();

@@ -3,16 +3,18 @@
 // load, a forward or a generation. web/demo-pretrained.js is its async proxy (the model's source).
 //
 // Jobs (the protocol of web/workers/rpc.js, each started as it comes): open | tokenize | forward |
-//   strings | logitLens | generate | chat | headScores | logitAttribution | patch | attributionPatch |
-//   saliency | qkAttribution | dispose { key }.
+//   strings | logitLens | generate | steer | chat | headScores | logitAttribution | patch |
+//   attributionPatch | saliency | qkAttribution | dispose { key }.
 // While a job runs it may send progress (open, patch, attributionPatch, saliency) or events { id, text,
-// of } (generate: text is everything generated so far, decoded; of the number asked). A cancel ends a
-// running generation after its current token, or rejects a running patch, attribution patch or
+// of } (generate: text is everything generated so far, decoded; of the number asked; steer: the same
+// with `which`, 'plain' or 'steered': web/workers/steer.js). A cancel ends a running generation or
+// steer after its current token, or rejects a running patch, attribution patch or
 // saliency (AbortError) at its next batch. Tensors come back as { data, shape }.
 import { init, loadPretrained, memoryLimit } from '../../src/js/index.js';
 import { parseGGUF } from '../../src/js/formats/gguf.js';
 import { isGGUF, mb, opensAsGGUF, typeCounts } from './gguf-files.js';
 import { serve } from './rpc.js';
+import { runSteer } from './steer.js';
 
 const kMaxModelBytes = 3 * 2 ** 30; // of the 4 GiB heap, leaving room for the forwards' buffers
 const models = new Map(); // key → { model, hasTokenizer, idsHint (what a model without a tokenizer says) }
@@ -276,6 +278,22 @@ async function generate({ key, text, addSpecialTokens, maxNewTokens }, job) {
   return { count: ids.length, of: n, aborted: job.signal.aborted };
 }
 
+/**
+ * The Steer panel's recipe on the model (web/workers/steer.js): the steering vector of its prompts at
+ * its hook, then the plain and the steered greedy continuations of its prompt, sent token by token.
+ */
+function steer({ key, recipe }, job) {
+  const { model, hasTokenizer } = modelOf(key);
+  const on = {
+    model,
+    tokenize: (text) => tokenize({ key, text }),
+    decode: (ids) => (hasTokenizer ? model.decode(ids) : ` ${ids.join(' ')}`),
+    stream: (ids, options) => model.generateStream(ids, options),
+    maxPositions: model.maxPositions,
+  };
+  return runSteer(on, recipe, job);
+}
+
 // ---- interpretability (src/js/interp/head-scores.js through the model's methods) ----
 
 const plain = (t) => ({ data: t.data, shape: Array.from(t.shape) });
@@ -335,6 +353,7 @@ const handlers = {
   forward,
   logitLens,
   generate,
+  steer,
   chat,
   headScores,
   logitAttribution,
