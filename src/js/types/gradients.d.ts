@@ -32,7 +32,8 @@ export interface MetricGradientsOptions extends MetricOptions {
    * `blocks.{l}.hook_resid_pre`, `blocks.{l}.hook_resid_post` (the last block's only where its
    * gradient is returned exactly: no final norm, or an MLP branch added straight to the stream),
    * `blocks.{l}.hook_mlp_out`, `blocks.{l}.attn.hook_z`, `blocks.{l}.attn.hook_pattern`, and
-   * `blocks.{l}.hook_attn_out` in a block without an MLP. Any other hook is an `AttentionError`
+   * `blocks.{l}.hook_attn_out` in a block without an MLP where it equals the stream leaving the block
+   * (docs/interpretability.md). Any other hook is an `AttentionError`
    * (`INVALID_ARGUMENT`) naming it and listing these; a name the model lacks, "unknown hook".
    */
   hooks?: string[];
