@@ -7,6 +7,7 @@ import { checkOptions, describe } from '../options.js';
 import { idBatch } from '../ids.js';
 import { Tensor } from '../tensor.js';
 import { attributionOptions } from './attribution.js';
+import { gradientHooks, gradHookTensors } from './grad-hooks.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
@@ -72,12 +73,13 @@ function headMajor(gradZ, H, T, d) {
 
 /**
  * model.metricGradients for both model classes → { value, gradHiddenStates (L + 1 of (T, E)), gradZ
- * (L, H, T, d_head), gradAttention (L of (1, H, T, T)) | null }; see docs/interpretability.md.
+ * (L, H, T, d_head), gradAttention (L of (1, H, T, T)) | null, gradHooks ({ [hook]: Tensor in the
+ * hook's shape } for the `hooks` asked for, interp/grad-hooks.js) }; see docs/interpretability.md.
  */
 export function metricGradients(model, ids, options = {}) {
   const o = checkOptions(
     options,
-    ['position', 'token', 'against', 'metric', 'attention'],
+    ['position', 'token', 'against', 'metric', 'attention', 'hooks'],
     'metricGradients option',
   );
   if (o.attention != null && typeof o.attention !== 'boolean')
@@ -86,13 +88,15 @@ export function metricGradients(model, ids, options = {}) {
   const batch = oneSequence(ids, a.vocab, 'metricGradients');
   const T = batch.t;
   const { core } = metricOptions(o, T, a.vocab, 'metricGradients');
+  const plan = gradientHooks(model, a, o.hooks);
   const attention = o.attention === true;
-  const r = a.gradients(batch.data, 1, T, { ...core, attention });
+  const r = a.gradients(batch.data, 1, T, { ...core, attention: attention || plan.attention });
   return {
     value: r.values[0],
     gradHiddenStates: r.gradHidden.map((g) => new Tensor(g.data, [T, a.E])),
     gradZ: headMajor(r.gradZ, a.H, T, a.d),
     gradAttention: attention ? r.gradAttention.map((g) => new Tensor(g.data, g.shape)) : null,
+    gradHooks: gradHookTensors(plan, r, T),
   };
 }
 

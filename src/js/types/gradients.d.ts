@@ -27,6 +27,16 @@ export interface MetricOptions {
 export interface MetricGradientsOptions extends MetricOptions {
   /** Also ∂M/∂A, A each layer's attention weights (default false). */
   attention?: boolean;
+  /**
+   * Hook names (`blocks.*.…`: every layer) whose gradients {@link MetricGradients.gradHooks} holds:
+   * `blocks.{l}.hook_resid_pre`, `blocks.{l}.hook_resid_post` (the last block's only where its
+   * gradient is returned exactly: no final norm, or an MLP branch added straight to the stream),
+   * `blocks.{l}.hook_mlp_out`, `blocks.{l}.attn.hook_z`, `blocks.{l}.attn.hook_pattern`, and
+   * `blocks.{l}.hook_attn_out` in a block without an MLP where it equals the stream leaving the block
+   * (docs/interpretability.md). Any other hook is an `AttentionError`
+   * (`INVALID_ARGUMENT`) naming it and listing these; a name the model lacks, "unknown hook".
+   */
+  hooks?: string[];
 }
 
 /** M's value and its gradients; the weights are frozen (no weight gradients). */
@@ -42,6 +52,12 @@ export interface MetricGradients {
   gradZ: Tensor;
   /** With `attention: true`: ∂M/∂A per layer, Tensor (1, H, T, T) each; otherwise null. */
   gradAttention: Tensor[] | null;
+  /**
+   * ∂M/∂ each hook asked for in `hooks`, by name, in the hook's own shape with B = 1: (1, T, E) for
+   * the stream and the branches, (1, T, H, d_head) for `hook_z`, (1, H, T, T) for `hook_pattern`
+   * (copies; `{}` without `hooks`).
+   */
+  gradHooks: Record<string, Tensor>;
 }
 
 export type SaliencyMethod = 'gradient' | 'gradient-x-input' | 'integrated-gradients';

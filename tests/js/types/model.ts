@@ -250,3 +250,9 @@ void pretrained
 tiny.patch({ clean: [1], corrupted: [2], token: 1, component: 'mlp' });
 // @ts-expect-error not a component
 tiny.patch({ clean: [1], corrupted: [2], token: 1, component: 'attn' });
+const hookGrads: Record<string, Tensor> = tiny.metricGradients([1, 2], {
+  token: 1,
+  hooks: ['blocks.*.hook_resid_pre', 'blocks.0.attn.hook_z'],
+}).gradHooks;
+// @ts-expect-error hooks is a list of names
+tiny.metricGradients([1, 2], { token: 1, hooks: 'blocks.0.hook_resid_pre' });
