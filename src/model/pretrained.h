@@ -9,8 +9,9 @@
 //           store qkv, o, up and down (in, out) (Conv1D): transposed on load.
 //   Llama:  x = embed[ids]; block: x += o(attn(rms(x))) with RoPE (rotate_half) and H_kv heads;
 //           x += down(silu(gate(rms(x))) · up(rms(x))); final_norm; logits = x · unembedᵀ (or tied).
-//           Mistral, Qwen3, SmolLM3, OLMo 2, Phi-3 and Gemma 3 are Llama with the variants PretrainedConfig
-//           lists (sliding windows, q/k norms, no-RoPE layers, post-norms, fused projections, GeGLU, …).
+//           Mistral, Qwen3, SmolLM3, OLMo 2, Phi-3, Gemma 3 and Granite are Llama with the variants
+//           PretrainedConfig lists (sliding windows, q/k norms, no-RoPE layers, post-norms, fused
+//           projections, GeGLU, branch and logit scales, …).
 // Each layer is composed of block kinds (blocks.h: norms, an MLP, the attention token mixer) once, when
 // the model is made (compose_layer, pretrained_load.cpp): the only place the family's config chooses
 // them; the forward, the loader's tensor placement and the backward run whatever a layer holds.
@@ -115,6 +116,8 @@ struct PretrainedConfig {
       0;  // Gemma 3: the sliding layers' RoPE base (default frequencies); 0 = every layer's is rope_theta
   float attn_softcap = 0;          // Gemma 2: scaled scores → c · tanh(s / c) before the mask; 0 = none
   float final_softcap = 0;         // Gemma 2: logits → c · tanh(logits / c); 0 = none
+  float residual_scale = 1;        // Granite: residual_multiplier, each branch × it before its residual add
+  float logits_scaling = 1;        // Granite: logits ÷ it (before any final soft-cap)
   bool fused_projections = false;  // Phi-3: qkv [q; k; v] and gate_up [gate; up]
   int rotary_dims = 0;             // Phi-3: partial_rotary_factor · head_dim features rotated (0 = all)
   std::vector<int> layer_window;   // per layer: 0 = full, w = the w most recent keys, itself included
@@ -152,6 +155,8 @@ struct PretrainedConfig {
   X(local_rope_theta, "localRopeTheta")           \
   X(attn_softcap, "attnSoftcap")                  \
   X(final_softcap, "finalSoftcap")                \
+  X(residual_scale, "residualScale")              \
+  X(logits_scaling, "logitsScaling")              \
   X(fused_projections, "fusedProjections")        \
   X(rotary_dims, "rotaryDims")                    \
   X(layer_window, "layerWindow")                  \
@@ -223,12 +228,15 @@ class PretrainedModel {
 
  private:
   // One block, composed from the family's config when the model is made (pretrained_load.cpp:
-  // compose_layer): x += post_attn(mixer(attn_norm(x))); x += post_mlp(mlp(mlp_norm(x))), each norm
-  // present where the family has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both).
+  // compose_layer): x += s · post_attn(mixer(attn_norm(x))); x += s · post_mlp(mlp(mlp_norm(x))), each
+  // norm present where the family has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both),
+  // s the branch scale (Granite's residual_multiplier; 1 elsewhere). hook_attn_out / hook_mlp_out hold
+  // each branch as added (after s); attn.hook_out / mlp.hook_out, before the post-norm and s.
   struct Layer {
     AttentionBlock mixer;  // frozen: its projections are views into stored_
     NormBlock attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;
     MlpBlock mlp;
+    float branch_scale = 1;
   };
   static Status compose_layer(const PretrainedConfig& c, int l, Layer& out);
   struct Pending {
@@ -270,6 +278,8 @@ class PretrainedModel {
   Status use_layer_vector(Layer& l, TensorRole role, const Tensor& v);
   // The float32 slot of a vector role (norm weights and biases), or nullptr.
   const Tensor* vector_slot(const TensorKey& key) const;
+  // logits (n) ÷ logits_scaling (Granite; transformers divides), where it is not 1.
+  void scale_logits(int n, float* logits) const;
   // Appends to the lens the top token and its probability of each row of `normed` (rows, E).
   void lens_row(std::int64_t rows, const float* normed, PretrainedForwardResult& r) const;
   // forward's steps: the checks and the memory, the embeddings, one block, the head.
