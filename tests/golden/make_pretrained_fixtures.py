@@ -451,6 +451,19 @@ GEMMA2_CONFIG = {
 }
 
 
+# Granite: Llama with GQA and its four scalars (embedding_multiplier, residual_multiplier,
+# attention_multiplier instead of 1/sqrt(head_dim), logits_scaling), none of them 1.
+GRANITE_CONFIG = {
+    "architectures": ["GraniteForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "attention_multiplier": 0.3, "bos_token_id": 94, "embedding_multiplier": 3.0, "eos_token_id": 95,
+    "hidden_act": "silu", "hidden_size": HIDDEN, "initializer_range": 0.02, "intermediate_size": 64,
+    "logits_scaling": 2.5, "max_position_embeddings": MAX_POS, "mlp_bias": False, "model_type": "granite",
+    "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "pad_token_id": 0,
+    "residual_multiplier": 0.5, "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 10000.0,
+    "tie_word_embeddings": False, "torch_dtype": "float32", "use_cache": True, "vocab_size": VOCAB,
+}
+
+
 def is_gemma(cfg):
     return cfg["model_type"] in ("gemma2", "gemma3_text")
 
@@ -643,7 +656,10 @@ def llama_forward(w, ids, cfg, hooks=None):
     pre-norms), Phi-3 (fused qkv_proj / gate_up_proj, RoPE on the first rotary_dim features),
     Gemma 3 (models/gemma3/modeling_gemma3.py: embeddings x sqrt(hidden), RMSNorm with (1 + w)
     before and after attention and MLP, per-head q/k norms, query_pre_attn_scalar, GeGLU, sliding
-    layers with their own RoPE base). hooks: as gpt2_forward's."""
+    layers with their own RoPE base), Granite (models/granite/modular_granite.py: embeddings x
+    embedding_multiplier, scores x attention_multiplier, each branch x residual_multiplier before
+    its residual add, logits / logits_scaling). hooks: as gpt2_forward's ("mlp": the MLP branch as
+    added to the stream, after Granite's multiplier)."""
     hooks = hooks or {}
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
@@ -653,6 +669,10 @@ def llama_forward(w, ids, cfg, hooks=None):
     h = w["model.embed_tokens.weight"][ids]
     if gemma:  # Gemma3TextScaledWordEmbedding: × sqrt(hidden_size), a float32 constant
         h = h * torch.tensor(E ** 0.5, dtype=torch.float32).to(dtype)
+    granite = mt == "granite"
+    rm = cfg["residual_multiplier"] if granite else 1.0  # GraniteDecoderLayer: residual + branch * rm
+    if granite:  # GraniteModel: inputs_embeds * embedding_multiplier
+        h = h * cfg["embedding_multiplier"]
     hidden, attn = [], []
     i_idx, j_idx = torch.arange(T)[:, None], torch.arange(T)[None, :]
 
@@ -698,6 +718,8 @@ def llama_forward(w, ids, cfg, hooks=None):
         visible = (j_idx <= i_idx) & ((i_idx - j_idx < window) if window else True)
         mask = torch.where(visible, torch.zeros((), dtype=dtype), torch.tensor(torch.finfo(dtype).min, dtype=dtype))
         scaling = cfg["query_pre_attn_scalar"] ** -0.5 if gemma else d ** -0.5
+        if granite:  # GraniteAttention.scaling = config.attention_multiplier
+            scaling = cfg["attention_multiplier"]
         s = (q @ k.transpose(2, 3)) * scaling
         if cfg.get("attn_logit_softcapping"):  # Gemma 2: s / c, tanh, * c, before the mask
             s = torch.tanh(s / cfg["attn_logit_softcapping"]) * cfg["attn_logit_softcapping"]
@@ -713,7 +735,7 @@ def llama_forward(w, ids, cfg, hooks=None):
             h = h + norm(o, w[p + "post_attention_layernorm.weight"])
             x = norm(h, w[p + "pre_feedforward_layernorm.weight"])
         else:
-            h = h + o
+            h = h + o * rm
             x = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps)
         # LlamaMLP: down(silu(gate(x)) * up(x)); Phi3MLP: gate, up = gate_up_proj(x).chunk(2)
         if mt == "phi3":
@@ -723,11 +745,14 @@ def llama_forward(w, ids, cfg, hooks=None):
         act = torch.nn.functional.gelu(gate, approximate="tanh") if gemma else torch.nn.functional.silu(gate)
         m = lin(act * up, p + "mlp.down_proj")
         m = norm(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" or gemma else m
+        m = m * rm if granite else m
         h = h + (hooks["mlp"](i, m) if "mlp" in hooks else m)
     h = norm(h, w["model.norm.weight"])
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
     logits = h @ head.T
+    if granite:  # GraniteForCausalLM: logits / config.logits_scaling
+        logits = logits / cfg["logits_scaling"]
     if cfg.get("final_logit_softcapping"):  # Gemma2ForCausalLM: logits / c, tanh, * c
         logits = torch.tanh(logits / cfg["final_logit_softcapping"]) * cfg["final_logit_softcapping"]
     return {"logits": logits, "attention": attn, "hidden_states": hidden}
@@ -852,6 +877,10 @@ def np_llama(w, ids, cfg):
     h = np.stack([[w["model.embed_tokens.weight"][ids[b, t]] for t in range(T)] for b in range(B)])
     if gemma:
         h = h * float(np.float32(math.sqrt(E)))
+    granite = mt == "granite"
+    if granite:
+        h = h * cfg["embedding_multiplier"]
+    rm = cfg["residual_multiplier"] if granite else 1.0
     hidden, attn = [], []
     windows, ropes = layer_windows(cfg), rope_layers(cfg)
     for li in range(cfg["num_hidden_layers"]):
@@ -878,7 +907,9 @@ def np_llama(w, ids, cfg):
                     q = np.stack([rope(q[t], t, li) for t in range(T)])
                     k = np.stack([rope(k[t], t, li) for t in range(T)])
                 for i in range(T):
-                    row = np.array([q[i] @ k[j] for j in range(T)]) / math.sqrt(cfg["query_pre_attn_scalar"] if gemma else d)
+                    row = np.array([q[i] @ k[j] for j in range(T)])
+                    row = row * cfg["attention_multiplier"] if granite else row / math.sqrt(
+                        cfg["query_pre_attn_scalar"] if gemma else d)
                     cap = cfg.get("attn_logit_softcapping")
                     if cap:
                         row = cap * np.tanh(row / cap)
@@ -895,7 +926,7 @@ def np_llama(w, ids, cfg):
             h = h + rms(o, w[p + "post_attention_layernorm.weight"])
             x = rms(h, w[p + "pre_feedforward_layernorm.weight"])
         else:
-            h = h + o
+            h = h + rm * o
             x = rms(h, w[p + "post_attention_layernorm.weight"])
         if mt == "phi3":
             Wgu = w[p + "mlp.gate_up_proj.weight"]
@@ -908,11 +939,13 @@ def np_llama(w, ids, cfg):
         else:
             act = gate / (1.0 + np.exp(-gate))
         m = (act * up) @ w[p + "mlp.down_proj.weight"].T
-        h = h + (rms(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" or gemma else m)
+        h = h + (rms(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" or gemma else rm * m)
     h = rms(h, w["model.norm.weight"])
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
     logits = h @ head.T
+    if granite:
+        logits = logits / cfg["logits_scaling"]
     cap = cfg.get("final_logit_softcapping")
     return {"logits": cap * np.tanh(logits / cap) if cap else logits, "attention": attn, "hidden_states": hidden}
 
@@ -1252,7 +1285,8 @@ def main():
              ("phi3-tiny", PHI3_CONFIG, "llama", False),
              ("phi4-mini-tiny", PHI4_CONFIG, "llama", False),
              ("gemma3-tiny", GEMMA3_CONFIG, "llama", False),
-             ("gemma2-tiny", GEMMA2_CONFIG, "llama", False)]
+             ("gemma2-tiny", GEMMA2_CONFIG, "llama", False),
+             ("granite-tiny", GRANITE_CONFIG, "llama", False)]
     names = {}
     for name, cfg, style, logits_only in archs:
         names[name] = build(name, cfg, style, vocab, merges, logits_only)

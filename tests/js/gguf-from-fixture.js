@@ -2,7 +2,7 @@
 // llama.cpp's convert_hf_to_gguf.py writes it — general.architecture and its keys, llama.cpp's
 // tensor names, the q/k rows of the rope-type-NORM archs permuted (LlamaModel.permute), Gemma's
 // norms stored as 1 + w, GPT-2's Conv1D weights transposed and its head written as a copy of the
-// embeddings, Llama 3's scaled RoPE as a rope_freqs tensor — with matrices in F32, F16, or quantized
+// embeddings, Llama 3's scaled RoPE as a rope_freqs tensor, Granite's four scalars as keys — with matrices in F32, F16, or quantized
 // by `quantize(name, values, rowLength)` (return { type, data } or null to keep the type).
 import { readFileSync } from 'node:fs';
 import { writeGGUF } from './gguf-writer.js';
@@ -21,8 +21,9 @@ const ARCH = {
   GPT2LMHeadModel: 'gpt2',
   Olmo2ForCausalLM: 'olmo2',
   SmolLM3ForCausalLM: 'smollm3',
+  GraniteForCausalLM: 'granite',
 };
-const PERMUTED = ['llama', 'smollm3']; // llama.cpp's rope type NORM among them
+const PERMUTED = ['llama', 'smollm3', 'granite']; // llama.cpp's rope type NORM among them
 
 /** float32 → float16 bits, rounding to nearest even. */
 export function toHalf(x) {
@@ -244,6 +245,13 @@ function metadataOf(c, arch, name) {
     md.push(
       [k('attn_logit_softcapping'), 'float32', c.attn_logit_softcapping],
       [k('final_logit_softcapping'), 'float32', c.final_logit_softcapping],
+    );
+  if (arch === 'granite')
+    md.push(
+      [k('embedding_scale'), 'float32', c.embedding_multiplier],
+      [k('residual_scale'), 'float32', c.residual_multiplier],
+      [k('attention.scale'), 'float32', c.attention_multiplier],
+      [k('logit_scale'), 'float32', c.logits_scaling],
     );
   if (Number.isInteger(c.bos_token_id)) md.push(['tokenizer.ggml.bos_token_id', 'uint32', c.bos_token_id]);
   if (Number.isInteger(c.eos_token_id)) md.push(['tokenizer.ggml.eos_token_id', 'uint32', c.eos_token_id]);

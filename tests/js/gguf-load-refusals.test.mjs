@@ -66,6 +66,11 @@ describe('GGUF files refused by name', () => {
       ],
       ['phi3-tiny', [['phi3.rope.scaling.attn_factor', 'float32', 1.19]], /phi3\.rope\.scaling\.attn_factor/],
       ['llama-tiny', [['clip.vision.block_count', 'uint32', 2]], /key clip\.vision\.block_count/],
+      [
+        'granite-tiny',
+        [['granite.rope.scaling.finetuned', 'bool', false]],
+        /granite\.rope\.scaling\.finetuned false \(Granite without RoPE\) is not implemented/,
+      ],
     ];
     for (const [model, extra, pattern] of cases)
       await expectReject({ gguf: withKeys(model, extra) }, 'INVALID_ARGUMENT', pattern);
@@ -81,6 +86,10 @@ describe('GGUF files refused by name', () => {
       metadata: (md) => md.filter(([k]) => k !== 'qwen2.embedding_length'),
     });
     await expectReject({ gguf }, 'INVALID_ARGUMENT', /has no qwen2\.embedding_length, which qwen2 needs/);
+    const noLogitScale = fixtureGGUF('granite-tiny', {
+      metadata: (md) => md.filter(([k]) => k !== 'granite.logit_scale'),
+    });
+    await expectReject({ gguf: noLogitScale }, 'INVALID_ARGUMENT', /has no granite\.logit_scale/);
   });
 
   it('a tensor type the core cannot compute with, naming the type and the tensor', async () => {

@@ -14,6 +14,7 @@ import olmo2 from './olmo2.js';
 import gemma2 from './gemma2.js';
 import gemma3 from './gemma3.js';
 import phi3 from './phi3.js';
+import granite from './granite.js';
 
 /** The families, in the docs' order. */
 export const FAMILIES = Object.freeze([
@@ -27,6 +28,7 @@ export const FAMILIES = Object.freeze([
   gemma2,
   gemma3,
   phi3,
+  granite,
 ]);
 
 /** The supported architectures (config.json's architectures[0]). */

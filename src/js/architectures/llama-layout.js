@@ -5,7 +5,9 @@
 //   partialRotary: partial_rotary_factor may be < 1; windows: 'every' (one sliding_window on every
 //   layer, null = none) or 'qwen' (use_sliding_window, max_window_layers, layer_types);
 //   fullOnly: use_sliding_window true is refused; noRopeLayers: no_rope_layers / its interval;
-//   longRope: rope_type longrope (reads original_max_position_embeddings; ropeAttentionFactor).
+//   longRope: rope_type longrope (reads original_max_position_embeddings; ropeAttentionFactor);
+//   multipliers: Granite's embedding_multiplier, residual_multiplier, attention_multiplier (the score
+//   scale) and logits_scaling (embedScale, residualScale, attentionScale, logitsScaling).
 import { describe } from '../options.js';
 import { PRETRAINED_ARCH } from '../constants.js';
 import { ropeFrequencies, ropeSettings } from './rope.js';
@@ -94,7 +96,19 @@ export function llamaCore(config, r, family) {
   const windows = layerWindows(config, family, r, layers);
   if (windows) core.layerWindow = windows;
   if (v.noRopeLayers) core.layerRope = noRopeLayers(config, r, layers);
+  if (v.multipliers) Object.assign(core, graniteMultipliers(r));
   return core;
+}
+
+// Granite's four scalars as the core takes them: float32 constants where transformers multiplies a
+// float32 tensor by them; the score scale as given (the core rounds it once, as 1/√d).
+function graniteMultipliers(r) {
+  return {
+    embedScale: Math.fround(r.num('embedding_multiplier')),
+    residualScale: Math.fround(r.num('residual_multiplier')),
+    attentionScale: r.num('attention_multiplier'),
+    logitsScaling: Math.fround(r.num('logits_scaling')),
+  };
 }
 
 // The features RoPE rotates: partial_rotary_factor · head_dim (Phi-3; top level or in the rope
