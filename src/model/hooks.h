@@ -7,7 +7,8 @@
 //   blocks.{l}.hook_resid_pre (B, T, E)  the stream entering block l (Hugging Face's hidden state l)
 //   blocks.{l}.attn.hook_q (B, T, H, d), hook_k / hook_v (B, T, H_kv, d)  after the projection and
 //                                        its bias, before any q/k norm and RoPE
-//   blocks.{l}.attn.hook_rot_q / hook_rot_k   after the q/k norm and RoPE
+//   blocks.{l}.attn.hook_rot_q / hook_rot_k   after the q/k norm and RoPE (q also × Ministral 3's
+//                                        query temperature)
 //   blocks.{l}.attn.hook_attn_scores (B, H, T, T)  scaled (soft-capped) and masked, before the softmax
 //   blocks.{l}.attn.hook_pattern (B, H, T, T)      the softmax weights
 //   blocks.{l}.attn.hook_z (B, T, H, d)  each head's weighted values, before the output projection

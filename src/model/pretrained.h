@@ -11,7 +11,7 @@
 //           x += down(silu(gate(rms(x))) · up(rms(x))); final_norm; logits = x · unembedᵀ (or tied).
 //           Mistral, Qwen3, SmolLM3, OLMo 2, Phi-3, Gemma 3 and Granite are Llama with the variants
 //           PretrainedConfig lists (sliding windows, q/k norms, no-RoPE layers, post-norms, fused
-//           projections, GeGLU, branch and logit scales, …).
+//           projections, GeGLU, branch and logit scales, a query temperature, …).
 // Each layer is composed of block kinds (blocks.h: norms, an MLP, the attention token mixer) once, when
 // the model is made (compose_layer, pretrained_load.cpp): the only place the family's config chooses
 // them; the forward, the loader's tensor placement and the backward run whatever a layer holds.
@@ -114,10 +114,14 @@ struct PretrainedConfig {
   bool gelu_mlp = false;       // Gemma 3: down(gelu_tanh(gate(x)) · up(x)) (GeGLU) instead of SwiGLU
   double local_rope_theta =
       0;  // Gemma 3: the sliding layers' RoPE base (default frequencies); 0 = every layer's is rope_theta
-  float attn_softcap = 0;          // Gemma 2: scaled scores → c · tanh(s / c) before the mask; 0 = none
-  float final_softcap = 0;         // Gemma 2: logits → c · tanh(logits / c); 0 = none
-  float residual_scale = 1;        // Granite: residual_multiplier, each branch × it before its residual add
-  float logits_scaling = 1;        // Granite: logits ÷ it (before any final soft-cap)
+  float attn_softcap = 0;    // Gemma 2: scaled scores → c · tanh(s / c) before the mask; 0 = none
+  float final_softcap = 0;   // Gemma 2: logits → c · tanh(logits / c); 0 = none
+  float residual_scale = 1;  // Granite: residual_multiplier, each branch × it before its residual add
+  float logits_scaling = 1;  // Granite: logits ÷ it (before any final soft-cap)
+  // Ministral 3 (llama_4_scaling_beta): q at position p × (1 + beta · ln(1 + ⌊p / floor⌋)) after RoPE,
+  // floor = original_max_position_embeddings; beta 0 = none
+  double query_temperature_beta = 0;
+  int query_temperature_floor = 0;
   bool fused_projections = false;  // Phi-3: qkv [q; k; v] and gate_up [gate; up]
   int rotary_dims = 0;             // Phi-3: partial_rotary_factor · head_dim features rotated (0 = all)
   std::vector<int> layer_window;   // per layer: 0 = full, w = the w most recent keys, itself included
@@ -129,37 +133,39 @@ struct PretrainedConfig {
 // Every PretrainedConfig field with its name in the wrapper's config object (src/js/architectures/
 // builds it): the one list the binding reads a config through and writes it back with, so no
 // field is copied by hand. X(member, "jsName").
-#define ATTN_PRETRAINED_CONFIG_FIELDS(X)          \
-  X(arch, "arch")                                 \
-  X(vocab_size, "vocabSize")                      \
-  X(hidden, "hidden")                             \
-  X(layers, "layers")                             \
-  X(heads, "heads")                               \
-  X(kv_heads, "kvHeads")                          \
-  X(head_dim, "headDim")                          \
-  X(intermediate, "intermediate")                 \
-  X(max_positions, "maxPositions")                \
-  X(norm_eps, "normEps")                          \
-  X(rope_theta, "ropeTheta")                      \
-  X(qkv_bias, "qkvBias")                          \
-  X(tie_embeddings, "tieEmbeddings")              \
-  X(rope_inv_freq, "ropeInvFreq")                 \
-  X(rope_attention_factor, "ropeAttentionFactor") \
-  X(qk_norm, "qkNorm")                            \
-  X(pre_norms, "preNorms")                        \
-  X(post_norms, "postNorms")                      \
-  X(norm_weight_offset, "normWeightOffset")       \
-  X(embed_scale, "embedScale")                    \
-  X(attention_scale, "attentionScale")            \
-  X(gelu_mlp, "geluMlp")                          \
-  X(local_rope_theta, "localRopeTheta")           \
-  X(attn_softcap, "attnSoftcap")                  \
-  X(final_softcap, "finalSoftcap")                \
-  X(residual_scale, "residualScale")              \
-  X(logits_scaling, "logitsScaling")              \
-  X(fused_projections, "fusedProjections")        \
-  X(rotary_dims, "rotaryDims")                    \
-  X(layer_window, "layerWindow")                  \
+#define ATTN_PRETRAINED_CONFIG_FIELDS(X)              \
+  X(arch, "arch")                                     \
+  X(vocab_size, "vocabSize")                          \
+  X(hidden, "hidden")                                 \
+  X(layers, "layers")                                 \
+  X(heads, "heads")                                   \
+  X(kv_heads, "kvHeads")                              \
+  X(head_dim, "headDim")                              \
+  X(intermediate, "intermediate")                     \
+  X(max_positions, "maxPositions")                    \
+  X(norm_eps, "normEps")                              \
+  X(rope_theta, "ropeTheta")                          \
+  X(qkv_bias, "qkvBias")                              \
+  X(tie_embeddings, "tieEmbeddings")                  \
+  X(rope_inv_freq, "ropeInvFreq")                     \
+  X(rope_attention_factor, "ropeAttentionFactor")     \
+  X(qk_norm, "qkNorm")                                \
+  X(pre_norms, "preNorms")                            \
+  X(post_norms, "postNorms")                          \
+  X(norm_weight_offset, "normWeightOffset")           \
+  X(embed_scale, "embedScale")                        \
+  X(attention_scale, "attentionScale")                \
+  X(gelu_mlp, "geluMlp")                              \
+  X(local_rope_theta, "localRopeTheta")               \
+  X(attn_softcap, "attnSoftcap")                      \
+  X(final_softcap, "finalSoftcap")                    \
+  X(residual_scale, "residualScale")                  \
+  X(logits_scaling, "logitsScaling")                  \
+  X(query_temperature_beta, "queryTemperatureBeta")   \
+  X(query_temperature_floor, "queryTemperatureFloor") \
+  X(fused_projections, "fusedProjections")            \
+  X(rotary_dims, "rotaryDims")                        \
+  X(layer_window, "layerWindow")                      \
   X(layer_rope, "layerRope")
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own

@@ -76,7 +76,7 @@ Status check_config(const PretrainedConfig& c) {
                        !c.layer_rope.empty() || c.norm_weight_offset != 0 || c.embed_scale != 1 ||
                        c.attention_scale != 0 || c.gelu_mlp || c.local_rope_theta != 0 ||
                        c.attn_softcap != 0 || c.final_softcap != 0 || c.rope_attention_factor != 1 ||
-                       c.residual_scale != 1 || c.logits_scaling != 1;
+                       c.residual_scale != 1 || c.logits_scaling != 1 || c.query_temperature_beta != 0;
   if (c.arch == PretrainedArch::kGpt2 && variant)
     return invalid("config: GPT-2 has none of the Llama-family variants");
   return Status::Ok();
@@ -131,6 +131,7 @@ Status make_attention(const PretrainedConfig& c, int l, MultiHeadAttention& out)
     if (!local) r.scale = c.rope_attention_factor;
     r.dims = c.rotary_dims;
     mc.rope = r;
+    mc.query_temperature = {c.query_temperature_beta, c.query_temperature_floor};  // Ministral 3
   }
   mc.qk_norm = c.qk_norm;
   mc.qk_norm_eps = c.norm_eps;
