@@ -273,7 +273,7 @@ PATCH_CASES = [
 # The checkpoints whose patching references are written (expected_patch.json): every family.
 PATCH_MODELS = ["gpt2-tiny", "llama-tiny", "qwen2-tiny", "llama3-scaled-tiny", "llama-linear-tiny", "qwen3-tiny",
                 "mistral-tiny", "qwen2-sliding-tiny", "smollm3-tiny", "olmo2-tiny", "phi3-tiny", "phi4-mini-tiny", "gemma3-tiny", "gemma2-tiny",
-                "granite-tiny"]
+                "granite-tiny", "ministral3-tiny"]
 
 
 def patch_reference(run, L, H, clean, corrupted, position, cap=None):

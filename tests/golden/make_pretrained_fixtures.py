@@ -464,6 +464,40 @@ GRANITE_CONFIG = {
 }
 
 
+# Ministral 3 (transformers 5 only: rope_parameters): YaRN with factor 64 / 4 = 16 (transformers'
+# max / original), betas that put the ramp across the 4 pairs (correction dims 0 and 2), mscale 1
+# over mscale_all_dim 0.5 (attention factor (1 + 0.1 ln 16) / (1 + 0.05 ln 16)), and Llama 4's query
+# temperature over an original length of 4 (the 5-10-token inputs cross it twice), beta 0.5.
+MINISTRAL3_CONFIG = {
+    "architectures": ["Ministral3ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 94, "eos_token_id": 95,
+    "head_dim": HIDDEN // HEADS, "hidden_act": "silu", "hidden_size": HIDDEN, "initializer_range": 0.02,
+    "intermediate_size": 64, "max_position_embeddings": MAX_POS, "model_type": "ministral3",
+    "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "pad_token_id": 11,
+    "rms_norm_eps": 1e-05, "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "float32",
+    "use_cache": True, "vocab_size": VOCAB,
+    "rope_parameters": {"beta_fast": 0.25, "beta_slow": 0.01, "factor": 16.0, "llama_4_scaling_beta": 0.5,
+                        "mscale": 1.0, "mscale_all_dim": 0.5, "original_max_position_embeddings": 4,
+                        "rope_theta": 10000.0, "rope_type": "yarn", "type": "yarn"},
+}
+
+
+def with_rope(cfg):
+    """A transformers-5 config (rope_parameters) with rope_theta / rope_scaling beside it, as the
+    reference forwards read them."""
+    rp = cfg.get("rope_parameters")
+    return cfg if rp is None else dict(cfg, rope_theta=rp["rope_theta"], rope_scaling=rp)
+
+
+def query_temperature(cfg, T, dtype=torch.float64):
+    """Ministral3Attention (_get_llama_4_attn_scale): 1 + beta * log(1 + floor(pos / original)) per
+    position (T, 1); ones for every other family."""
+    pos = torch.arange(T, dtype=dtype)[:, None]
+    rp = cfg.get("rope_parameters") or {}
+    if cfg["model_type"] != "ministral3":
+        return torch.ones_like(pos)
+    return 1 + rp["llama_4_scaling_beta"] * torch.log(1 + torch.floor(pos / rp["original_max_position_embeddings"]))
+
+
 def is_gemma(cfg):
     return cfg["model_type"] in ("gemma2", "gemma3_text")
 
@@ -593,6 +627,21 @@ def rope_inv_freq(cfg, dtype=torch.float64):
         return inv_freq
     if rope_type(rs) == "linear":  # _compute_linear_scaling_rope_parameters: inv_freq / factor
         return inv_freq / rs["factor"]
+    if rope_type(rs) == "yarn":  # _compute_yarn_parameters (factor = max / original when given)
+        orig = rs.get("original_max_position_embeddings", cfg["max_position_embeddings"])
+        factor = cfg["max_position_embeddings"] / orig if "original_max_position_embeddings" in rs else rs["factor"]
+
+        def corr(rot):
+            return (d * math.log(orig / (rot * 2 * math.pi))) / (2 * math.log(base))
+        low, high = corr(rs.get("beta_fast") or 32), corr(rs.get("beta_slow") or 1)
+        if rs.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, d - 1)
+        if low == high:
+            high += 0.001
+        ramp = torch.clamp((torch.arange(d // 2, dtype=dtype) - low) / (high - low), 0, 1)
+        extra_factor = 1 - ramp
+        return inv_freq / factor * (1 - extra_factor) + inv_freq * extra_factor
     if rope_type(rs) == "longrope":  # _compute_longrope_parameters (seq_len <= original: short_factor)
         ext = torch.tensor(rs["short_factor"], dtype=dtype)
         return 1.0 / (ext * base ** (torch.arange(0, d, 2, dtype=torch.int64).to(dtype) / d))
@@ -620,6 +669,14 @@ def rope_attention_factor(cfg):
     original_max_position_embeddings (Phi-3 always has it) factor = max / original, and
     sqrt(1 + ln(factor) / ln(original)) when factor > 1; 1 for every other rope type."""
     rs = cfg.get("rope_scaling")
+    if rs is not None and rope_type(rs) == "yarn":  # _compute_yarn_parameters' get_mscale
+        factor = cfg["max_position_embeddings"] / rs["original_max_position_embeddings"]
+
+        def mscale(scale, m=1.0):
+            return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+        if rs.get("mscale") and rs.get("mscale_all_dim"):
+            return mscale(factor, rs["mscale"]) / mscale(factor, rs["mscale_all_dim"])
+        return mscale(factor)
     if rs is None or rope_type(rs) != "longrope":
         return 1.0
     if rs.get("attention_factor") is not None:
@@ -661,6 +718,7 @@ def llama_forward(w, ids, cfg, hooks=None):
     its residual add, logits / logits_scaling). hooks: as gpt2_forward's ("mlp": the MLP branch as
     added to the stream, after Granite's multiplier)."""
     hooks = hooks or {}
+    cfg = with_rope(cfg)
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
@@ -713,6 +771,7 @@ def llama_forward(w, ids, cfg, hooks=None):
             q, k = norm(q, w[p + "self_attn.q_norm.weight"]), norm(k, w[p + "self_attn.k_norm.weight"])
         if rope_layers(cfg)[i]:
             q, k = rope(q, i), rope(k, i)
+        q = q * query_temperature(cfg, T, dtype)  # Ministral 3: after RoPE, q only
         k, v = repeat_kv(k, H // Hkv), repeat_kv(v, H // Hkv)
         # causal (and sliding) mask: 0 where visible, finfo.min elsewhere (added to the scores)
         visible = (j_idx <= i_idx) & ((i_idx - j_idx < window) if window else True)
@@ -822,6 +881,13 @@ def np_inv_freq(cfg):
             f = f / rs["factor"]
         elif rs is not None and rope_type(rs) == "longrope":
             f = f / rs["short_factor"][m]
+        elif rs is not None and rope_type(rs) == "yarn":
+            # the wavelength form: pair m's rotations over the original length decide its blend
+            orig = rs["original_max_position_embeddings"]
+            dim_of = lambda r: d * math.log(orig / (r * 2 * math.pi)) / (2 * math.log(cfg["rope_theta"]))  # noqa: E731
+            lo, hi = max(math.floor(dim_of(rs["beta_fast"])), 0), min(math.ceil(dim_of(rs["beta_slow"])), d - 1)
+            mix = 0.0 if m <= lo else 1.0 if m >= hi else (m - lo) / (hi - lo)  # 1: fully interpolated
+            f = (1 - mix) * f + mix * f / (cfg["max_position_embeddings"] / orig)
         elif rs is not None:
             wavelen = 2 * math.pi / f
             old = rs["original_max_position_embeddings"]
@@ -838,6 +904,7 @@ def np_inv_freq(cfg):
 
 def np_llama(w, ids, cfg):
     """The Llama family per head and per query row, with each variant written out separately."""
+    cfg = with_rope(cfg)
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
@@ -853,6 +920,9 @@ def np_llama(w, ids, cfg):
         if rope_type(rs) == "longrope":  # the default attention factor, written out again
             ratio = cfg["max_position_embeddings"] / cfg["original_max_position_embeddings"]
             amp = math.sqrt(1 + math.log(ratio) / math.log(cfg["original_max_position_embeddings"]))
+        elif rope_type(rs) == "yarn":  # mscale / mscale_all_dim, both given in the fixture
+            ratio = cfg["max_position_embeddings"] / rs["original_max_position_embeddings"]
+            amp = (1 + 0.1 * rs["mscale"] * math.log(ratio)) / (1 + 0.1 * rs["mscale_all_dim"] * math.log(ratio))
         else:
             amp = 1.0
         out = vec.copy()
@@ -873,6 +943,12 @@ def np_llama(w, ids, cfg):
         W, bias = weight(name, rows)
         y = x @ W.T
         return y if bias is None else y + bias
+
+    def tau(t):  # Ministral 3's query temperature at position t (1 elsewhere)
+        rp = cfg.get("rope_parameters")
+        if mt != "ministral3":
+            return 1.0
+        return 1 + rp["llama_4_scaling_beta"] * math.log(1 + t // rp["original_max_position_embeddings"])
 
     h = np.stack([[w["model.embed_tokens.weight"][ids[b, t]] for t in range(T)] for b in range(B)])
     if gemma:
@@ -904,7 +980,7 @@ def np_llama(w, ids, cfg):
                 if mt in ("qwen3", "gemma3_text"):
                     q, k = rms(q, w[p + "self_attn.q_norm.weight"]), rms(k, w[p + "self_attn.k_norm.weight"])
                 if ropes[li]:
-                    q = np.stack([rope(q[t], t, li) for t in range(T)])
+                    q = np.stack([rope(q[t], t, li) * tau(t) for t in range(T)])
                     k = np.stack([rope(k[t], t, li) for t in range(T)])
                 for i in range(T):
                     row = np.array([q[i] @ k[j] for j in range(T)])
@@ -1170,7 +1246,9 @@ def build(name, cfg, tok_style, vocab, merges, logits_only=False):
     TOKENIZER_CHECKS.append((folder, tok_cases))
 
     write(os.path.join(folder, "config.json"), json.dumps(cfg, indent=2, sort_keys=True) + "\n")
-    if not is_gpt2:  # the same model as transformers 5 saves it (tests: both layouts, same outputs)
+    # the same model as transformers 5 saves it (tests: both layouts, same outputs); Ministral 3 exists
+    # in transformers 5 only: its config.json is that layout already
+    if not is_gpt2 and "rope_parameters" not in cfg:
         write(os.path.join(folder, "config.transformers5.json"), json.dumps(as_transformers5(cfg), indent=2, sort_keys=True) + "\n")
 
     # --- expected.json
@@ -1189,12 +1267,13 @@ def build(name, cfg, tok_style, vocab, merges, logits_only=False):
         "float32_forward_max_abs_diff": {k: float("%.2g" % v) for k, v in f32_diff.items()
                                          if not (logits_only and k != "logits")},
     }
-    if cfg.get("rope_scaling") or not is_gpt2:
-        exp["rope_inv_freq"] = tensor_json(rope_inv_freq(cfg))
-        if cfg.get("rope_scaling"):
-            exp["rope_inv_freq_unscaled"] = tensor_json(rope_inv_freq(dict(cfg, rope_scaling=None)))
-        if rope_attention_factor(cfg) != 1.0:
-            exp["rope_attention_factor"] = rope_attention_factor(cfg)
+    rcfg = with_rope(cfg)
+    if rcfg.get("rope_scaling") or not is_gpt2:
+        exp["rope_inv_freq"] = tensor_json(rope_inv_freq(rcfg))
+        if rcfg.get("rope_scaling"):
+            exp["rope_inv_freq_unscaled"] = tensor_json(rope_inv_freq(dict(rcfg, rope_scaling=None)))
+        if rope_attention_factor(rcfg) != 1.0:
+            exp["rope_attention_factor"] = rope_attention_factor(rcfg)
     exp["cases"] = cases
     new, margin = greedy(forward, w64, cfg, IDS_1[0])
     assert margin >= GEN_MARGIN_MIN, (name, margin)
@@ -1286,7 +1365,8 @@ def main():
              ("phi4-mini-tiny", PHI4_CONFIG, "llama", False),
              ("gemma3-tiny", GEMMA3_CONFIG, "llama", False),
              ("gemma2-tiny", GEMMA2_CONFIG, "llama", False),
-             ("granite-tiny", GRANITE_CONFIG, "llama", False)]
+             ("granite-tiny", GRANITE_CONFIG, "llama", False),
+             ("ministral3-tiny", MINISTRAL3_CONFIG, "llama", False)]
     names = {}
     for name, cfg, style, logits_only in archs:
         names[name] = build(name, cfg, style, vocab, merges, logits_only)

@@ -74,6 +74,21 @@ describe('GGUF files refused by name', () => {
     ];
     for (const [model, extra, pattern] of cases)
       await expectReject({ gguf: withKeys(model, extra) }, 'INVALID_ARGUMENT', pattern);
+    for (const [key, type, value, pattern] of [
+      [
+        'mistral3.rope.scaling.type',
+        'string',
+        'linear',
+        /rope\.scaling\.type "linear" is not implemented \(only yarn\)/,
+      ],
+      ['mistral3.rope.scaling.factor', 'float32', 8, /rope\.scaling\.factor 8 is not context_length/],
+    ])
+      await expectReject({ gguf: setKey('ministral3-tiny', key, type, value) }, 'INVALID_ARGUMENT', pattern);
+    await expectReject(
+      { gguf: withKeys('ministral3-tiny', [['mistral3.rope.scaling.yarn_ext_factor', 'float32', 1]]) },
+      'INVALID_ARGUMENT',
+      /key mistral3\.rope\.scaling\.yarn_ext_factor \(1\) is not implemented/,
+    );
     await expectReject(
       { gguf: setKey('llama-tiny', 'llama.attention.value_length', 'uint32', 16) },
       'INVALID_ARGUMENT',

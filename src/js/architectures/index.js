@@ -15,6 +15,7 @@ import gemma2 from './gemma2.js';
 import gemma3 from './gemma3.js';
 import phi3 from './phi3.js';
 import granite from './granite.js';
+import ministral3 from './ministral3.js';
 
 /** The families, in the docs' order. */
 export const FAMILIES = Object.freeze([
@@ -29,6 +30,7 @@ export const FAMILIES = Object.freeze([
   gemma3,
   phi3,
   granite,
+  ministral3,
 ]);
 
 /** The supported architectures (config.json's architectures[0]). */

@@ -25,7 +25,8 @@
 //     attention(l) → what decides layer l's scores (qkAttribution, interp/qk.js): { kvHeads, window
 //       (0 = none), scale (as the core applies it), rope: { dims, invFreq (dims/2, float64) } | null
 //       (the `half` pairing (m, m + dims/2), after the q/k norm), alibi: slopes (H) | null,
-//       params() (the weights as the core computes with them) → { inputNorm (the block's pre-norm on the
+//       queryTemperature(t) → the factor q at position t is multiplied by after RoPE (Ministral 3),
+//       or undefined (none); params() (the weights as the core computes with them) → { inputNorm (the block's pre-norm on the
 //       stream, or null), q, k: { weight (rows · d, E) row-major, bias (rows · d) | null }, qNorm, kNorm:
 //       { weight, perHead, eps } | null (RMSNorm after the bias) } }.
 // A norm spec is { kind: 'layer' | 'rms', weight, bias?, eps }.
@@ -219,6 +220,11 @@ function pretrainedAttention(model, names, rows, l) {
         }
       : null,
     alibi: null,
+    // Ministral 3 (llama_4_scaling_beta): 1 + β·ln(1 + ⌊t / floor⌋), on the layers with RoPE
+    queryTemperature:
+      summary.rope && core.queryTemperatureBeta
+        ? (t) => 1 + core.queryTemperatureBeta * Math.log(1 + Math.floor(t / core.queryTemperatureFloor))
+        : undefined,
     params: () => pretrainedParams(model, names, rows, l),
   };
 }
