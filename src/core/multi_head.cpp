@@ -399,11 +399,13 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
     norm_qk(d.b, d.tq, pr.q, pr.ldq, d.tk, p.masks.tk, pr.k, pr.ldkv);
     record_qk(trace, "q_normed", "k_normed", pr, d, hd, p.masks.tk);
   }
-  // 3b. RoPE on q (positions offset + r) and the real keys (positions c), after the bias
+  // 3b. RoPE on q (positions offset + r) and the real keys (positions c), after the bias; q × the
+  //     temperature τ(offset + r) (Ministral 3)
   if (config_.rope) {
     RotaryTable table;
     mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, pr.q, pr.ldq, d.tk,
                          p.masks.tk, 0, pr.k, pr.ldkv, false, table);
+    temper_rows(pr.q, d.b, d.tq, pr.ldq, hd.h * hd.dk, config_.query_temperature, p.masks.position_offset);
     record_qk(trace, "q_rotated", "k_rotated", pr, d, hd, p.masks.tk);
   }
   mha_steps::hook_projections(options.hooks, true, pr, d, hd, p.masks.tk, q_first, 0);

@@ -51,6 +51,9 @@ struct MhaConfig {
   // query row r at positionOffset + r, key row c at c (+ the length already in a KV cache).
   // `offset` must stay 0 (positions come from the forward). Unset = no RoPE.
   std::optional<RotaryOptions> rope;
+  // Llama 4's attention temperature (rotary.h): q at position p × τ(p) after RoPE (Ministral 3);
+  // beta 0 = none. Positions as RoPE's.
+  QueryTemperature query_temperature;
   // Inference only, for pretrained checkpoints: q/k/v/out projection weights are not allocated here
   // but read through views set by set_weight_view (16-bit stays 16-bit, widened inside the GEMM).
   // forward, forward_cached and traces work; forward_saving and backward give the inputs' gradients

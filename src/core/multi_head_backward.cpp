@@ -399,8 +399,10 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
                          kvo};
   fill_extras(options, saved, d, hd, d_context, grads, t);
   run_attention_backward(p, d_context, vo, t);
-  // 3b. RoPE: the gradients of the unrotated q and k are the rotated ones rotated back
+  // 3b. RoPE: the gradients of the unrotated q and k are the rotated ones rotated back (dq × the
+  //     query temperature first: a scalar per row)
   if (config_.rope) {
+    temper_rows(t.dq, d.b, d.tq, qk, hd.h * hd.dk, config_.query_temperature, p.masks.position_offset);
     RotaryTable table;
     mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, t.dq, qk, d.tk,
                          d.tk + hd.extra, 0, t.dk, kqk, true, table);

@@ -176,6 +176,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   if (config_.rope) {
     rotate_qk(*config_.rope, hd, d.b, d.tq, cache.length, pr.q, pr.ldq, d.tq, d.tq, cache.length, pr.k,
               pr.ldkv, false, cache.step_rotary);
+    temper_rows(pr.q, d.b, d.tq, pr.ldq, hd.h * hd.dk, config_.query_temperature, cache.length);
     record_heads(trace, "q_rotated", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
   }
   hook_projections(options.hooks, true, pr, d, hd, d.tq, cache.length, cache.length);

@@ -96,6 +96,10 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
   m.vdim_ = config.vdim ? config.vdim : e;
   m.kv_heads_ = config.num_kv_heads ? config.num_kv_heads : h;
   if (config.rope) ATTN_RETURN_IF_ERROR(check_rotary(*config.rope, m.head_dim_));
+  ATTN_RETURN_IF_ERROR(check_query_temperature(config.query_temperature));
+  if (config.query_temperature.active() && !config.rope)
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "the query temperature is applied after RoPE: set rope");
   if (config.qk_norm != MhaConfig::QkNorm::kNone && !config.frozen)
     return Status::Error(StatusCode::kInvalidArgument, "a q/k norm needs a frozen (inference-only) module");
   if (!(config.qk_norm_eps > 0) || !std::isfinite(config.qk_norm_eps))

@@ -127,6 +127,31 @@ void make_rotary_table(const RotaryOptions& options, int d, std::int64_t first, 
   }
 }
 
+Status check_query_temperature(const QueryTemperature& t) {
+  if (!std::isfinite(t.beta)) return invalid("the query temperature's beta must be finite");
+  if (t.active() && t.floor < 1)
+    return invalid("the query temperature needs a floor scale >= 1 (original_max_position_embeddings), got " +
+                   std::to_string(t.floor));
+  return Status::Ok();
+}
+
+double query_temperature(const QueryTemperature& t, std::int64_t position) {
+  if (!t.active()) return 1.0;
+  return 1.0 + t.beta * std::log(1.0 + static_cast<double>(position / t.floor));
+}
+
+void temper_rows(float* x, int seqs, int t, int ld, int width, const QueryTemperature& temperature,
+                 std::int64_t first) {
+  if (!temperature.active()) return;
+  for (int r = 0; r < t; ++r) {
+    const float tau = static_cast<float>(query_temperature(temperature, first + r));
+    for (int n = 0; n < seqs; ++n) {
+      float* row = x + (static_cast<std::int64_t>(n) * t + r) * ld;
+      for (int i = 0; i < width; ++i) row[i] *= tau;
+    }
+  }
+}
+
 void rotate_rows(float* x, int seqs, int t, int ld, int heads, int d, const RotaryTable& table,
                  bool inverse) {
   const int half = table.dims / 2;

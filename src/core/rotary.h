@@ -73,6 +73,23 @@ Status apply_rotary(const Tensor& x, const RotaryOptions& options, Tensor& out);
 // The gradient of x given the gradient of apply_rotary's output (same options): grad_x (..., T, d).
 Status apply_rotary_backward(const Tensor& grad_out, const RotaryOptions& options, Tensor& grad_x);
 
+// Llama 4's attention temperature (Ministral 3's llama_4_scaling_beta; llama.cpp's
+// attention.temperature_scale): after RoPE, the query at position p is multiplied by
+//   τ(p) = 1 + beta · ln(1 + ⌊p / floor⌋)   (in double, rounded to float once per row),
+// the keys are not. beta 0 = none. Its backward multiplies the query's gradient by the same τ(p).
+struct QueryTemperature {
+  double beta = 0;
+  std::int64_t floor = 0;  // original_max_position_embeddings; >= 1 when beta != 0
+  bool active() const { return beta != 0; }
+};
+// INVALID_ARGUMENT: beta not finite, or beta != 0 with floor < 1.
+Status check_query_temperature(const QueryTemperature& t);
+double query_temperature(const QueryTemperature& t, std::int64_t position);
+// In place on rows laid out as rotate_rows' (seqs sequences of t rows, stride ld, `width` features
+// each): row r × τ(first + r). Nothing when !temperature.active().
+void temper_rows(float* x, int seqs, int t, int ld, int width, const QueryTemperature& temperature,
+                 std::int64_t first);
+
 // ALiBi (Press et al.) head slopes, the paper's get_slopes(H): for H a power of two
 // m_h = 2^(−8(h+1)/H); otherwise get_slopes(P) for P the largest power of two below H, followed by
 // 2^(−8(2j+1)/(2P)) for j = 0 … H−P−1 (every other slope of get_slopes(2P)). Computed in double,

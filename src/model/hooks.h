@@ -7,19 +7,21 @@
 //   blocks.{l}.hook_resid_pre (B, T, E)  the stream entering block l (Hugging Face's hidden state l)
 //   blocks.{l}.attn.hook_q (B, T, H, d), hook_k / hook_v (B, T, H_kv, d)  after the projection and
 //                                        its bias, before any q/k norm and RoPE
-//   blocks.{l}.attn.hook_rot_q / hook_rot_k   after the q/k norm and RoPE
+//   blocks.{l}.attn.hook_rot_q / hook_rot_k   after the q/k norm and RoPE (q also × Ministral 3's
+//                                        query temperature)
 //   blocks.{l}.attn.hook_attn_scores (B, H, T, T)  scaled (soft-capped) and masked, before the softmax
 //   blocks.{l}.attn.hook_pattern (B, H, T, T)      the softmax weights
 //   blocks.{l}.attn.hook_z (B, T, H, d)  each head's weighted values, before the output projection
 //   blocks.{l}.attn.hook_out (B, T, E)   the attention's output projection (bias included), before
 //                                        any post-norm
-//   blocks.{l}.hook_attn_out (B, T, E)   the attention branch as it is added to the stream
+//   blocks.{l}.hook_attn_out (B, T, E)   the attention branch as it is added to the stream (after any
+//                                        post-norm and the branch scale: Granite's residual_multiplier)
 //   blocks.{l}.hook_resid_mid (B, T, E)  the stream between the attention and the MLP
 //   blocks.{l}.mlp.hook_pre (B, T, I)    the MLP's first pre-activation (GPT-2: up(x) + b; gated: gate(x))
 //   blocks.{l}.mlp.hook_pre_linear (B, T, I)  a gated MLP's up(x)
 //   blocks.{l}.mlp.hook_post (B, T, I)   what the down projection reads (act(gate) · up, or act(up))
 //   blocks.{l}.mlp.hook_out (B, T, E)    the MLP's output (bias included), before any post-norm
-//   blocks.{l}.hook_mlp_out (B, T, E)    the MLP branch as it is added to the stream
+//   blocks.{l}.hook_mlp_out (B, T, E)    the MLP branch as it is added to the stream (as hook_attn_out)
 //   blocks.{l}.hook_resid_post (B, T, E) the stream leaving block l
 //   ln_final.hook_normalized (B, T, E)   the final norm's output (what the head reads)
 // A post-norm TinyTransformer (x = ln(x + f(x))) adds hook_attn_out / hook_mlp_out before its norm;

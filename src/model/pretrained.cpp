@@ -28,6 +28,7 @@ void PretrainedModel::lens_row(std::int64_t rows, const float* normed, Pretraine
   std::vector<float> logits(static_cast<std::size_t>(v));  // one position's logits at a time: (V)
   for (std::int64_t i = 0; i < rows; ++i) {
     head.linear(1, normed + i * e, e, nullptr, logits.data(), v);
+    scale_logits(v, logits.data());
     if (config_.final_softcap > 0) softcap_row(v, logits.data(), 1.0f, config_.final_softcap);  // Gemma 2
     lens_top(v, logits.data(), r);
   }
@@ -107,8 +108,9 @@ void PretrainedModel::embed(const Pass& p, const std::vector<std::int32_t>& ids,
   kernels::add_vec(static_cast<int>(p.n * e), x.data(), positions.data(), x.data());
 }
 
-// 2. Block l: x += post_attn(attn(norm1(x))); x += post_ff(mlp(norm2(x))), each norm where the
-//    architecture has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both).
+// 2. Block l: x += s · post_attn(attn(norm1(x))); x += s · post_ff(mlp(norm2(x))), each norm where
+//    the architecture has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both), s the
+//    layer's branch scale (Granite's residual_multiplier, else 1).
 Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptions& o,
                               PretrainedForwardResult& result, std::vector<KvCache>* caches) {
   const PretrainedConfig& c = config_;
@@ -140,6 +142,7 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
     L.post_attn_norm.forward(n, attn_out, h.data());
     attn_out = h.data();
   }
+  if (L.branch_scale != 1) kernels::scale_vec(xs, attn_out, L.branch_scale, attn_out);  // Granite
   if (hooks) hooks->stream(HookKind::kAttnOut, l, attn_out, e);
   kernels::add_vec(xs, x.data(), attn_out, x.data());
   if (hooks) hooks->stream(HookKind::kResidMid, l, x.data(), e);
@@ -155,14 +158,21 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
     L.post_mlp_norm.forward(n, out.data(), h.data());
     mlp_out = h.data();
   }
+  if (L.branch_scale != 1) kernels::scale_vec(xs, mlp_out, L.branch_scale, mlp_out);  // Granite
   if (hooks) hooks->stream(HookKind::kMlpOut, l, mlp_out, e);
   kernels::add_vec(xs, x.data(), mlp_out, x.data());
   if (hooks) hooks->stream(HookKind::kResidPost, l, x.data(), e);
   return Status::Ok();
 }
 
-// 3. logits (N, V) = h · W_headᵀ (the embedding when tied), h the final norm's output; with
-//    logits_row, one position per sequence: (B, 1, V).
+void PretrainedModel::scale_logits(int n, float* logits) const {
+  const float s = config_.logits_scaling;
+  if (s != 1)
+    for (int i = 0; i < n; ++i) logits[i] /= s;
+}
+
+// 3. logits (N, V) = h · W_headᵀ (the embedding when tied) ÷ logits_scaling (Granite), h the final
+//    norm's output; with logits_row, one position per sequence: (B, 1, V).
 void PretrainedModel::head_logits(const Pass& p, const PretrainedForwardOptions& o,
                                   const std::vector<float>& h, std::vector<float>& picked,
                                   PretrainedForwardResult& result) const {
@@ -180,6 +190,7 @@ void PretrainedModel::head_logits(const Pass& p, const PretrainedForwardOptions&
     logits.data.resize(static_cast<std::size_t>(p.n) * c.vocab_size);
     head.linear(static_cast<int>(p.n), h.data(), e, nullptr, logits.data.data(), c.vocab_size);
   }
+  scale_logits(static_cast<int>(logits.data.size()), logits.data.data());
   if (c.final_softcap > 0 && !o.pre_cap_logits)
     softcap_row(static_cast<int>(result.logits.data.size()), result.logits.data.data(), 1.0f,
                 c.final_softcap);

@@ -9,8 +9,9 @@
 //           store qkv, o, up and down (in, out) (Conv1D): transposed on load.
 //   Llama:  x = embed[ids]; block: x += o(attn(rms(x))) with RoPE (rotate_half) and H_kv heads;
 //           x += down(silu(gate(rms(x))) · up(rms(x))); final_norm; logits = x · unembedᵀ (or tied).
-//           Mistral, Qwen3, SmolLM3, OLMo 2, Phi-3 and Gemma 3 are Llama with the variants PretrainedConfig
-//           lists (sliding windows, q/k norms, no-RoPE layers, post-norms, fused projections, GeGLU, …).
+//           Mistral, Qwen3, SmolLM3, OLMo 2, Phi-3, Gemma 3 and Granite are Llama with the variants
+//           PretrainedConfig lists (sliding windows, q/k norms, no-RoPE layers, post-norms, fused
+//           projections, GeGLU, branch and logit scales, a query temperature, …).
 // Each layer is composed of block kinds (blocks.h: norms, an MLP, the attention token mixer) once, when
 // the model is made (compose_layer, pretrained_load.cpp): the only place the family's config chooses
 // them; the forward, the loader's tensor placement and the backward run whatever a layer holds.
@@ -113,8 +114,14 @@ struct PretrainedConfig {
   bool gelu_mlp = false;       // Gemma 3: down(gelu_tanh(gate(x)) · up(x)) (GeGLU) instead of SwiGLU
   double local_rope_theta =
       0;  // Gemma 3: the sliding layers' RoPE base (default frequencies); 0 = every layer's is rope_theta
-  float attn_softcap = 0;          // Gemma 2: scaled scores → c · tanh(s / c) before the mask; 0 = none
-  float final_softcap = 0;         // Gemma 2: logits → c · tanh(logits / c); 0 = none
+  float attn_softcap = 0;    // Gemma 2: scaled scores → c · tanh(s / c) before the mask; 0 = none
+  float final_softcap = 0;   // Gemma 2: logits → c · tanh(logits / c); 0 = none
+  float residual_scale = 1;  // Granite: residual_multiplier, each branch × it before its residual add
+  float logits_scaling = 1;  // Granite: logits ÷ it (before any final soft-cap)
+  // Ministral 3 (llama_4_scaling_beta): q at position p × (1 + beta · ln(1 + ⌊p / floor⌋)) after RoPE,
+  // floor = original_max_position_embeddings; beta 0 = none
+  double query_temperature_beta = 0;
+  int query_temperature_floor = 0;
   bool fused_projections = false;  // Phi-3: qkv [q; k; v] and gate_up [gate; up]
   int rotary_dims = 0;             // Phi-3: partial_rotary_factor · head_dim features rotated (0 = all)
   std::vector<int> layer_window;   // per layer: 0 = full, w = the w most recent keys, itself included
@@ -126,35 +133,39 @@ struct PretrainedConfig {
 // Every PretrainedConfig field with its name in the wrapper's config object (src/js/architectures/
 // builds it): the one list the binding reads a config through and writes it back with, so no
 // field is copied by hand. X(member, "jsName").
-#define ATTN_PRETRAINED_CONFIG_FIELDS(X)          \
-  X(arch, "arch")                                 \
-  X(vocab_size, "vocabSize")                      \
-  X(hidden, "hidden")                             \
-  X(layers, "layers")                             \
-  X(heads, "heads")                               \
-  X(kv_heads, "kvHeads")                          \
-  X(head_dim, "headDim")                          \
-  X(intermediate, "intermediate")                 \
-  X(max_positions, "maxPositions")                \
-  X(norm_eps, "normEps")                          \
-  X(rope_theta, "ropeTheta")                      \
-  X(qkv_bias, "qkvBias")                          \
-  X(tie_embeddings, "tieEmbeddings")              \
-  X(rope_inv_freq, "ropeInvFreq")                 \
-  X(rope_attention_factor, "ropeAttentionFactor") \
-  X(qk_norm, "qkNorm")                            \
-  X(pre_norms, "preNorms")                        \
-  X(post_norms, "postNorms")                      \
-  X(norm_weight_offset, "normWeightOffset")       \
-  X(embed_scale, "embedScale")                    \
-  X(attention_scale, "attentionScale")            \
-  X(gelu_mlp, "geluMlp")                          \
-  X(local_rope_theta, "localRopeTheta")           \
-  X(attn_softcap, "attnSoftcap")                  \
-  X(final_softcap, "finalSoftcap")                \
-  X(fused_projections, "fusedProjections")        \
-  X(rotary_dims, "rotaryDims")                    \
-  X(layer_window, "layerWindow")                  \
+#define ATTN_PRETRAINED_CONFIG_FIELDS(X)              \
+  X(arch, "arch")                                     \
+  X(vocab_size, "vocabSize")                          \
+  X(hidden, "hidden")                                 \
+  X(layers, "layers")                                 \
+  X(heads, "heads")                                   \
+  X(kv_heads, "kvHeads")                              \
+  X(head_dim, "headDim")                              \
+  X(intermediate, "intermediate")                     \
+  X(max_positions, "maxPositions")                    \
+  X(norm_eps, "normEps")                              \
+  X(rope_theta, "ropeTheta")                          \
+  X(qkv_bias, "qkvBias")                              \
+  X(tie_embeddings, "tieEmbeddings")                  \
+  X(rope_inv_freq, "ropeInvFreq")                     \
+  X(rope_attention_factor, "ropeAttentionFactor")     \
+  X(qk_norm, "qkNorm")                                \
+  X(pre_norms, "preNorms")                            \
+  X(post_norms, "postNorms")                          \
+  X(norm_weight_offset, "normWeightOffset")           \
+  X(embed_scale, "embedScale")                        \
+  X(attention_scale, "attentionScale")                \
+  X(gelu_mlp, "geluMlp")                              \
+  X(local_rope_theta, "localRopeTheta")               \
+  X(attn_softcap, "attnSoftcap")                      \
+  X(final_softcap, "finalSoftcap")                    \
+  X(residual_scale, "residualScale")                  \
+  X(logits_scaling, "logitsScaling")                  \
+  X(query_temperature_beta, "queryTemperatureBeta")   \
+  X(query_temperature_floor, "queryTemperatureFloor") \
+  X(fused_projections, "fusedProjections")            \
+  X(rotary_dims, "rotaryDims")                        \
+  X(layer_window, "layerWindow")                      \
   X(layer_rope, "layerRope")
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
@@ -223,12 +234,15 @@ class PretrainedModel {
 
  private:
   // One block, composed from the family's config when the model is made (pretrained_load.cpp:
-  // compose_layer): x += post_attn(mixer(attn_norm(x))); x += post_mlp(mlp(mlp_norm(x))), each norm
-  // present where the family has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both).
+  // compose_layer): x += s · post_attn(mixer(attn_norm(x))); x += s · post_mlp(mlp(mlp_norm(x))), each
+  // norm present where the family has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both),
+  // s the branch scale (Granite's residual_multiplier; 1 elsewhere). hook_attn_out / hook_mlp_out hold
+  // each branch as added (after s); attn.hook_out / mlp.hook_out, before the post-norm and s.
   struct Layer {
     AttentionBlock mixer;  // frozen: its projections are views into stored_
     NormBlock attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;
     MlpBlock mlp;
+    float branch_scale = 1;
   };
   static Status compose_layer(const PretrainedConfig& c, int l, Layer& out);
   struct Pending {
@@ -270,6 +284,8 @@ class PretrainedModel {
   Status use_layer_vector(Layer& l, TensorRole role, const Tensor& v);
   // The float32 slot of a vector role (norm weights and biases), or nullptr.
   const Tensor* vector_slot(const TensorKey& key) const;
+  // logits (n) ÷ logits_scaling (Granite; transformers divides), where it is not 1.
+  void scale_logits(int n, float* logits) const;
   // Appends to the lens the top token and its probability of each row of `normed` (rows, E).
   void lens_row(std::int64_t rows, const float* normed, PretrainedForwardResult& r) const;
   // forward's steps: the checks and the memory, the embeddings, one block, the head.

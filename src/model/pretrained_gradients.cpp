@@ -86,11 +86,13 @@ void PretrainedModel::head_backward(const GradRun& run, const Pass& p, const Gra
   const std::vector<float> picked = rows_at(run.final.data(), p.b, p.t, e, pos);  // (B, E)
   std::vector<float> logits(static_cast<std::size_t>(p.b) * v), dlogits(logits.size());
   head.linear(p.b, picked.data(), e, nullptr, logits.data(), v);
+  scale_logits(static_cast<int>(logits.size()), logits.data());  // ÷ logits_scaling (Granite)
   r.values.resize(static_cast<std::size_t>(p.b));
   for (int i = 0; i < p.b; ++i)
     r.values[i] = metric_value_and_grad(o.metric, v, logits.data() + static_cast<std::size_t>(i) * v,
                                         c.final_softcap, dlogits.data() + static_cast<std::size_t>(i) * v);
-  std::vector<float> dpicked(picked.size());  // (B, E) = dlogits · W_head
+  scale_logits(static_cast<int>(dlogits.size()), dlogits.data());  // ∂M/∂(h · W_headᵀ)
+  std::vector<float> dpicked(picked.size());                       // (B, E) = dlogits · W_head
   head.linear_backward_input(p.b, dlogits.data(), v, dpicked.data(), e, false);
   Tensor& last = r.grad_hidden[static_cast<std::size_t>(c.layers)];
   last = Tensor::zeros({p.b, p.t, e});
@@ -114,14 +116,15 @@ Status PretrainedModel::block_state(int l, const Pass& p, const GradientOptions&
   MhaResult ar;
   ATTN_RETURN_IF_ERROR(L.mixer.attn.forward_saving(Tensor({p.b, p.t, e}, std::move(a_in)), nullptr, nullptr,
                                                    L.mixer.options, ar, s.saved));
-  const float* attn_add = ar.output.data.data();
+  float* attn_add = ar.output.data.data();
   if (post_attn) {
     L.post_attn_norm.forward(p.n, ar.output.data.data(), tmp.data());
     attn_add = tmp.data();
   }
   s.x1.resize(x.size());
+  if (L.branch_scale != 1) kernels::scale_vec(xs, attn_add, L.branch_scale, attn_add);  // Granite
   kernels::add_vec(xs, x.data(), attn_add, s.x1.data());
-  if (post_attn) s.attn_out = std::move(ar.output.data);
+  if (post_attn) s.attn_out = std::move(ar.output.data);  // attn_add is tmp then
   s.m_in = s.x1;
   if (L.mlp_norm.present()) L.mlp_norm.forward(p.n, s.x1.data(), s.m_in.data());
   const bool out = y || post_mlp || o.activations;
@@ -131,6 +134,7 @@ Status PretrainedModel::block_state(int l, const Pass& p, const GradientOptions&
   if (!out) return Status::Ok();
   std::vector<float> branch(m_out);
   if (post_mlp) L.post_mlp_norm.forward(p.n, m_out.data(), branch.data());
+  if (L.branch_scale != 1) kernels::scale_vec(xs, branch.data(), L.branch_scale, branch.data());
   if (y) {
     y->resize(x.size());
     kernels::add_vec(xs, s.x1.data(), branch.data(), y->data());
@@ -152,19 +156,27 @@ Status PretrainedModel::block_backward(int l, const Pass& p, const GradientOptio
     r.z[l] = Tensor({p.b, p.t, c.heads * c.head_dim}, s.saved.context);
     r.mlp_branch[l] = Tensor({p.b, p.t, e}, std::move(s.m_out_branch_for_activations));
   }
-  // The MLP branch: ∂M/∂(branch as added) = dx; through [post_ff], the MLP, [norm2] into dx1 = dx + ….
+  // The MLP branch: ∂M/∂(branch as added) = dx; through the branch scale (Granite), [post_ff], the
+  // MLP, [norm2] into dx1 = dx + ….
   r.grad_mlp[l] = Tensor({p.b, p.t, e}, dx);
-  std::vector<float> d_branch(dx), d_in(dx.size()), tmp(dx.size());
-  if (L.post_mlp_norm.present()) L.post_mlp_norm.backward(p.n, s.m_out.data(), dx.data(), d_branch.data());
+  std::vector<float> d_scaled(dx), d_in(dx.size()), tmp(dx.size());
+  if (L.branch_scale != 1) kernels::scale_vec(xs, d_scaled.data(), L.branch_scale, d_scaled.data());
+  std::vector<float> d_branch(d_scaled);
+  if (L.post_mlp_norm.present())
+    L.post_mlp_norm.backward(p.n, s.m_out.data(), d_scaled.data(), d_branch.data());
   L.mlp.backward(p.n, s.a, s.u, d_branch.data(), d_in.data());
   if (L.mlp_norm.present()) {
     L.mlp_norm.backward(p.n, s.x1.data(), d_in.data(), tmp.data());
     std::swap(d_in, tmp);
   }
   kernels::add_vec(xs, dx.data(), d_in.data(), dx.data());  // dx is now ∂M/∂x1
-  // The attention branch: through [post_attn], the attention (frozen: input gradients only), [norm1].
-  std::vector<float> d_attn(dx);
-  if (L.post_attn_norm.present()) L.post_attn_norm.backward(p.n, s.attn_out.data(), dx.data(), d_attn.data());
+  // The attention branch: through the branch scale, [post_attn], the attention (frozen: input
+  // gradients only), [norm1].
+  d_scaled = dx;
+  if (L.branch_scale != 1) kernels::scale_vec(xs, d_scaled.data(), L.branch_scale, d_scaled.data());
+  std::vector<float> d_attn(d_scaled);
+  if (L.post_attn_norm.present())
+    L.post_attn_norm.backward(p.n, s.attn_out.data(), d_scaled.data(), d_attn.data());
   MhaBackwardOptions bo;
   bo.parameters = false;
   bo.context = true;

@@ -66,16 +66,17 @@ Status check_config(const PretrainedConfig& c) {
       !std::isfinite(c.attention_scale) || !(c.local_rope_theta >= 0) || !std::isfinite(c.local_rope_theta) ||
       !std::isfinite(c.norm_weight_offset) || !(c.attn_softcap >= 0) || !std::isfinite(c.attn_softcap) ||
       !(c.final_softcap >= 0) || !std::isfinite(c.final_softcap) || !(c.rope_attention_factor > 0) ||
-      !std::isfinite(c.rope_attention_factor))
+      !std::isfinite(c.rope_attention_factor) || !(c.residual_scale > 0) ||
+      !std::isfinite(c.residual_scale) || !(c.logits_scaling > 0) || !std::isfinite(c.logits_scaling))
     return invalid(
-        "config: embedding scale, attention scale, RoPE attention factor, local RoPE base and norm offset "
-        "must "
-        "be finite (scales > 0)");
+        "config: embedding scale, attention scale, RoPE attention factor, residual scale, logits scaling, "
+        "local RoPE base and norm offset must be finite (scales > 0)");
   const bool variant = c.qk_norm != MhaConfig::QkNorm::kNone || c.post_norms || !c.pre_norms ||
                        c.fused_projections || c.rotary_dims || !c.layer_window.empty() ||
                        !c.layer_rope.empty() || c.norm_weight_offset != 0 || c.embed_scale != 1 ||
                        c.attention_scale != 0 || c.gelu_mlp || c.local_rope_theta != 0 ||
-                       c.attn_softcap != 0 || c.final_softcap != 0 || c.rope_attention_factor != 1;
+                       c.attn_softcap != 0 || c.final_softcap != 0 || c.rope_attention_factor != 1 ||
+                       c.residual_scale != 1 || c.logits_scaling != 1 || c.query_temperature_beta != 0;
   if (c.arch == PretrainedArch::kGpt2 && variant)
     return invalid("config: GPT-2 has none of the Llama-family variants");
   return Status::Ok();
@@ -130,6 +131,7 @@ Status make_attention(const PretrainedConfig& c, int l, MultiHeadAttention& out)
     if (!local) r.scale = c.rope_attention_factor;
     r.dims = c.rotary_dims;
     mc.rope = r;
+    mc.query_temperature = {c.query_temperature_beta, c.query_temperature_floor};  // Ministral 3
   }
   mc.qk_norm = c.qk_norm;
   mc.qk_norm_eps = c.norm_eps;
@@ -152,7 +154,8 @@ MhaForwardOptions attention_options(const PretrainedConfig& c, int l) {
 
 // The family's composition of layer l from its config: the one place the architecture chooses block
 // kinds (GPT-2: LayerNorms and the GELU MLP; the Llama layout: RMSNorms where the family has them —
-// pre-norms, post-norms (OLMo 2, Gemma) — and SwiGLU or Gemma's GeGLU).
+// pre-norms, post-norms (OLMo 2, Gemma) — and SwiGLU or Gemma's GeGLU) and the scale of each branch
+// as it is added to the stream (Granite's residual_multiplier).
 Status PretrainedModel::compose_layer(const PretrainedConfig& c, int l, Layer& L) {
   const bool gpt2 = c.arch == PretrainedArch::kGpt2;
   const NormBlock norm(gpt2 ? NormBlock::Kind::kLayer : NormBlock::Kind::kRms, c.hidden, c.norm_eps);
@@ -162,6 +165,7 @@ Status PretrainedModel::compose_layer(const PretrainedConfig& c, int l, Layer& L
                              : c.gelu_mlp ? MlpBlock::Kind::kGeGlu
                                           : MlpBlock::Kind::kSwiGlu;
   L.mlp = MlpBlock(mlp, c.hidden, c.intermediate);
+  L.branch_scale = c.residual_scale;
   L.mixer.options = attention_options(c, l);
   return make_attention(c, l, L.mixer.attn);
 }

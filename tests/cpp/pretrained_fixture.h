@@ -78,6 +78,10 @@ inline attn::PretrainedConfig core_config(const testjson::Value& c) {
   if (c.has("localRopeTheta")) p.local_rope_theta = c["localRopeTheta"].num();
   if (c.has("attnSoftcap")) p.attn_softcap = static_cast<float>(c["attnSoftcap"].num());
   if (c.has("finalSoftcap")) p.final_softcap = static_cast<float>(c["finalSoftcap"].num());
+  if (c.has("residualScale")) p.residual_scale = static_cast<float>(c["residualScale"].num());
+  if (c.has("logitsScaling")) p.logits_scaling = static_cast<float>(c["logitsScaling"].num());
+  if (c.has("queryTemperatureBeta")) p.query_temperature_beta = c["queryTemperatureBeta"].num();
+  if (c.has("queryTemperatureFloor")) p.query_temperature_floor = c["queryTemperatureFloor"].integer();
   if (c.has("fusedProjections")) p.fused_projections = c["fusedProjections"].flag();
   if (c.has("rotaryDims")) p.rotary_dims = c["rotaryDims"].integer();
   if (c.has("layerWindow")) p.layer_window = c["layerWindow"].numbers<int>();

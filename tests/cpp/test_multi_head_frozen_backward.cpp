@@ -4,6 +4,7 @@
 // q/k norms and the soft-cap against central finite differences of the forward; the extras against
 // their definitions in double; WeightView::linear_backward_input in every format against a double
 // GEMM; the same bits at every thread count.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -29,8 +30,10 @@ constexpr double kFdTol = 5e-3;
 
 constexpr int kE = 32, kH = 4, kKv = 2, kD = 8;  // every matrix's columns a whole Q8_0 block (32)
 
-attn::MhaConfig config(bool frozen, attn::MhaConfig::QkNorm qk_norm = attn::MhaConfig::QkNorm::kNone) {
+attn::MhaConfig config(bool frozen, attn::MhaConfig::QkNorm qk_norm = attn::MhaConfig::QkNorm::kNone,
+                       attn::QueryTemperature temperature = {}) {
   attn::MhaConfig c;
+  c.query_temperature = temperature;
   c.embed_dim = kE;
   c.num_heads = kH;
   c.num_kv_heads = kKv;
@@ -76,8 +79,9 @@ attn::StoredWeight stored_matrix(int rows, int cols, WeightFormat format, std::u
 // A frozen module over views of `store` (q, k, v, o in `format`) and, with trainable, the normal
 // module holding the same widened weights.
 void make_pair(WeightFormat format, attn::MhaConfig::QkNorm qk_norm, std::vector<attn::StoredWeight>& store,
-               attn::MultiHeadAttention& frozen, attn::MultiHeadAttention* trainable) {
-  REQUIRE(attn::MultiHeadAttention::create(config(true, qk_norm), frozen).ok());
+               attn::MultiHeadAttention& frozen, attn::MultiHeadAttention* trainable,
+               attn::QueryTemperature temperature = {}) {
+  REQUIRE(attn::MultiHeadAttention::create(config(true, qk_norm, temperature), frozen).ok());
   if (trainable) REQUIRE(attn::MultiHeadAttention::create(config(false), *trainable).ok());
   const char* names[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight"};
   const int shapes[][2] = {{kH * kD, kE}, {kKv * kD, kE}, {kKv * kD, kE}, {kE, kH * kD}};
@@ -190,6 +194,60 @@ TEST_CASE("frozen backward through the q/k norms and the soft-cap: central finit
     INFO("max |finite difference − gradient| " << worst << ", largest gradient " << largest);
     REQUIRE(largest > 0.1);
     REQUIRE(worst <= kFdTol * largest);
+  }
+}
+
+TEST_CASE("the query temperature (Ministral 3): q_rotated × τ(p), backward by finite differences, cached",
+          "[mha][frozen][backward][rotary]") {
+  const attn::QueryTemperature temperature{0.5, 3};  // τ = 1, 1 + 0.5 ln 2, 1 + 0.5 ln 3 over 9 rows
+  const attn::Tensor x = testutil::random_tensor({1, 9, kE}, 31, 1.0f);
+  const attn::Tensor g = testutil::random_tensor({1, 9, kE}, 32, 1.0f);
+  std::vector<attn::StoredWeight> store, plain_store;
+  attn::MultiHeadAttention m, plain;
+  make_pair(WeightFormat::kF32, attn::MhaConfig::QkNorm::kNone, store, m, nullptr, temperature);
+  make_pair(WeightFormat::kF32, attn::MhaConfig::QkNorm::kNone, plain_store, plain, nullptr);
+  const attn::MhaForwardOptions o = options(0.0f);
+  attn::Trace with, without;
+  attn::MhaResult r;
+  REQUIRE(m.forward(x, nullptr, nullptr, o, r, &with).ok());
+  REQUIRE(plain.forward(x, nullptr, nullptr, o, r, &without).ok());
+  const auto q_rotated = [](const attn::Trace& t) {
+    const attn::TraceStep* step = t.find("q_rotated");
+    return step ? step->tensor.data : std::vector<float>{};
+  };
+  const std::vector<float> a = q_rotated(with), b = q_rotated(without);  // (B, H, T, d)
+  REQUIRE((a.size() == b.size() && !a.empty()));
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const int t = static_cast<int>(i / kD % 9);
+    REQUIRE(a[i] == b[i] * static_cast<float>(1 + 0.5 * std::log(1.0 + t / 3)));
+  }
+  const attn::MhaGrads grads = input_grads(m, x, o, g, false);
+  double largest = 0, worst = 0;
+  for (std::size_t i = 0; i < x.data.size(); ++i) {
+    attn::Tensor plus = x, minus = x;
+    plus.data[i] += kStep;
+    minus.data[i] -= kStep;
+    const double fd = (loss(m, plus, o, g) - loss(m, minus, o, g)) / (2.0 * kStep);
+    worst = std::max(worst, std::abs(fd - grads.query.data[i]));
+    largest = std::max(largest, std::abs(fd));
+  }
+  INFO("max |finite difference − gradient| " << worst << ", largest gradient " << largest);
+  REQUIRE(largest > 0.1);
+  REQUIRE(worst <= kFdTol * largest);
+  // decoding in chunks of 4, 1 and 4 rows: positions from the cache's length, as the full forward's
+  attn::MhaResult full;
+  REQUIRE(m.forward(x, nullptr, nullptr, o, full).ok());
+  attn::KvCache cache;
+  REQUIRE(m.create_cache(9, 1, cache).ok());
+  int at = 0;
+  for (const int n : {4, 1, 4}) {
+    attn::Tensor chunk = attn::Tensor::zeros({1, n, kE});
+    std::copy_n(x.data.begin() + at * kE, n * kE, chunk.data.begin());
+    attn::MhaResult step;
+    REQUIRE(m.forward_cached(chunk, cache, o, step).ok());
+    for (int i = 0; i < n * kE; ++i)
+      REQUIRE(std::abs(step.output.data[i] - full.output.data[at * kE + i]) <= 1e-5);
+    at += n;
   }
 }
 

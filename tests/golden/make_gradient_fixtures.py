@@ -66,12 +66,13 @@ def load_weights(folder, fname):
 
 
 def pre_cap_logits(w, cfg, out):
-    """The logits before any final soft-cap: the last hidden state times the unembedding."""
+    """The logits before any final soft-cap: the last hidden state times the unembedding (Granite:
+    divided by logits_scaling)."""
     if cfg["model_type"] == "gpt2":
         head = w["wte.weight"]
     else:
         head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
-    return out["hidden_states"][-1][0] @ head.T
+    return out["hidden_states"][-1][0] @ head.T / cfg.get("logits_scaling", 1.0)
 
 
 def metric(w, cfg, out, spec):

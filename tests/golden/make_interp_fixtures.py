@@ -272,7 +272,8 @@ PATCH_CASES = [
 ]
 # The checkpoints whose patching references are written (expected_patch.json): every family.
 PATCH_MODELS = ["gpt2-tiny", "llama-tiny", "qwen2-tiny", "llama3-scaled-tiny", "llama-linear-tiny", "qwen3-tiny",
-                "mistral-tiny", "qwen2-sliding-tiny", "smollm3-tiny", "olmo2-tiny", "phi3-tiny", "phi4-mini-tiny", "gemma3-tiny", "gemma2-tiny"]
+                "mistral-tiny", "qwen2-sliding-tiny", "smollm3-tiny", "olmo2-tiny", "phi3-tiny", "phi4-mini-tiny", "gemma3-tiny", "gemma2-tiny",
+                "granite-tiny", "ministral3-tiny"]
 
 
 def patch_reference(run, L, H, clean, corrupted, position, cap=None):
@@ -398,8 +399,10 @@ def pretrained_attribution(w, cfg, forward, ids, position, token, against):
     no pre-norm, each branch RMS-normed; Gemma 3: GeGLU, both norms, (1 + w)), and the stream rebuilt from the parts must equal the
     forward's hidden states (1e-12). Components frozen through OLMo 2's branch norms and the final norm
     at their actual inputs, dotted with u = W_U[token] - W_U[against]; their total must equal the
-    forward's logit difference to 1e-10."""
+    forward's logit difference to 1e-10. Granite: each branch (heads, o bias, MLP) x residual_multiplier,
+    u / logits_scaling."""
     gpt2, mt = cfg["model_type"] == "gpt2", cfg["model_type"]
+    rm = cfg["residual_multiplier"] if mt == "granite" else 1.0
     L = cfg["n_layer"] if gpt2 else cfg["num_hidden_layers"]
     H = cfg["n_head"] if gpt2 else cfg["num_attention_heads"]
     E = cfg["n_embd"] if gpt2 else cfg["hidden_size"]
@@ -440,9 +443,9 @@ def pretrained_attribution(w, cfg, forward, ids, position, token, against):
             parts = [s * hh[position] * g for hh in heads]
             branch = mp.rms_norm(attn_out, g, eps)
         else:
-            parts = [hh[position] for hh in heads]
-            bias = bias + bo
-            branch = attn_out
+            parts = [rm * hh[position] for hh in heads]
+            bias = bias + rm * bo
+            branch = rm * attn_out
         for h in range(H):
             rows.append(parts[h])
             kinds.append(("head", l, h))
@@ -461,6 +464,7 @@ def pretrained_attribution(w, cfg, forward, ids, position, token, against):
             m = (act * up) @ w[p + "mlp.down_proj.weight"].T
             if post:
                 m = mp.rms_norm(m, gamma(p + "post_feedforward_layernorm.weight"), eps)
+            m = rm * m
         rows.append(m[position])
         kinds.append(("mlp", l))
         x = x + m
@@ -482,7 +486,7 @@ def pretrained_attribution(w, cfg, forward, ids, position, token, against):
         final = mp.rms_norm(x, g, eps)
     assert float((final - hidden[-1][0]).abs().max()) < 1e-12, "the final norm"
     Wu = w["wte.weight"] if gpt2 else (w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"])
-    u = Wu[token] - (Wu[against] if against is not None else 0)
+    u = (Wu[token] - (Wu[against] if against is not None else 0)) / cfg.get("logits_scaling", 1.0)
     out = {"heads": np.zeros((L, H)), "mlp": np.zeros(L)}
     for kind, r in zip(kinds, R):
         v = float(r @ u)

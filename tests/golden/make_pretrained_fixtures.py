@@ -451,6 +451,53 @@ GEMMA2_CONFIG = {
 }
 
 
+# Granite: Llama with GQA and its four scalars (embedding_multiplier, residual_multiplier,
+# attention_multiplier instead of 1/sqrt(head_dim), logits_scaling), none of them 1.
+GRANITE_CONFIG = {
+    "architectures": ["GraniteForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "attention_multiplier": 0.3, "bos_token_id": 94, "embedding_multiplier": 3.0, "eos_token_id": 95,
+    "hidden_act": "silu", "hidden_size": HIDDEN, "initializer_range": 0.02, "intermediate_size": 64,
+    "logits_scaling": 2.5, "max_position_embeddings": MAX_POS, "mlp_bias": False, "model_type": "granite",
+    "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "pad_token_id": 0,
+    "residual_multiplier": 0.5, "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 10000.0,
+    "tie_word_embeddings": False, "torch_dtype": "float32", "use_cache": True, "vocab_size": VOCAB,
+}
+
+
+# Ministral 3 (transformers 5 only: rope_parameters): YaRN with factor 64 / 4 = 16 (transformers'
+# max / original), betas that put the ramp across the 4 pairs (correction dims 0 and 2), mscale 1
+# over mscale_all_dim 0.5 (attention factor (1 + 0.1 ln 16) / (1 + 0.05 ln 16)), and Llama 4's query
+# temperature over an original length of 4 (the 5-10-token inputs cross it twice), beta 0.5.
+MINISTRAL3_CONFIG = {
+    "architectures": ["Ministral3ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 94, "eos_token_id": 95,
+    "head_dim": HIDDEN // HEADS, "hidden_act": "silu", "hidden_size": HIDDEN, "initializer_range": 0.02,
+    "intermediate_size": 64, "max_position_embeddings": MAX_POS, "model_type": "ministral3",
+    "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "pad_token_id": 11,
+    "rms_norm_eps": 1e-05, "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "float32",
+    "use_cache": True, "vocab_size": VOCAB,
+    "rope_parameters": {"beta_fast": 0.25, "beta_slow": 0.01, "factor": 16.0, "llama_4_scaling_beta": 0.5,
+                        "mscale": 1.0, "mscale_all_dim": 0.5, "original_max_position_embeddings": 4,
+                        "rope_theta": 10000.0, "rope_type": "yarn", "type": "yarn"},
+}
+
+
+def with_rope(cfg):
+    """A transformers-5 config (rope_parameters) with rope_theta / rope_scaling beside it, as the
+    reference forwards read them."""
+    rp = cfg.get("rope_parameters")
+    return cfg if rp is None else dict(cfg, rope_theta=rp["rope_theta"], rope_scaling=rp)
+
+
+def query_temperature(cfg, T, dtype=torch.float64):
+    """Ministral3Attention (_get_llama_4_attn_scale): 1 + beta * log(1 + floor(pos / original)) per
+    position (T, 1); ones for every other family."""
+    pos = torch.arange(T, dtype=dtype)[:, None]
+    rp = cfg.get("rope_parameters") or {}
+    if cfg["model_type"] != "ministral3":
+        return torch.ones_like(pos)
+    return 1 + rp["llama_4_scaling_beta"] * torch.log(1 + torch.floor(pos / rp["original_max_position_embeddings"]))
+
+
 def is_gemma(cfg):
     return cfg["model_type"] in ("gemma2", "gemma3_text")
 
@@ -580,6 +627,21 @@ def rope_inv_freq(cfg, dtype=torch.float64):
         return inv_freq
     if rope_type(rs) == "linear":  # _compute_linear_scaling_rope_parameters: inv_freq / factor
         return inv_freq / rs["factor"]
+    if rope_type(rs) == "yarn":  # _compute_yarn_parameters (factor = max / original when given)
+        orig = rs.get("original_max_position_embeddings", cfg["max_position_embeddings"])
+        factor = cfg["max_position_embeddings"] / orig if "original_max_position_embeddings" in rs else rs["factor"]
+
+        def corr(rot):
+            return (d * math.log(orig / (rot * 2 * math.pi))) / (2 * math.log(base))
+        low, high = corr(rs.get("beta_fast") or 32), corr(rs.get("beta_slow") or 1)
+        if rs.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, d - 1)
+        if low == high:
+            high += 0.001
+        ramp = torch.clamp((torch.arange(d // 2, dtype=dtype) - low) / (high - low), 0, 1)
+        extra_factor = 1 - ramp
+        return inv_freq / factor * (1 - extra_factor) + inv_freq * extra_factor
     if rope_type(rs) == "longrope":  # _compute_longrope_parameters (seq_len <= original: short_factor)
         ext = torch.tensor(rs["short_factor"], dtype=dtype)
         return 1.0 / (ext * base ** (torch.arange(0, d, 2, dtype=torch.int64).to(dtype) / d))
@@ -607,6 +669,14 @@ def rope_attention_factor(cfg):
     original_max_position_embeddings (Phi-3 always has it) factor = max / original, and
     sqrt(1 + ln(factor) / ln(original)) when factor > 1; 1 for every other rope type."""
     rs = cfg.get("rope_scaling")
+    if rs is not None and rope_type(rs) == "yarn":  # _compute_yarn_parameters' get_mscale
+        factor = cfg["max_position_embeddings"] / rs["original_max_position_embeddings"]
+
+        def mscale(scale, m=1.0):
+            return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+        if rs.get("mscale") and rs.get("mscale_all_dim"):
+            return mscale(factor, rs["mscale"]) / mscale(factor, rs["mscale_all_dim"])
+        return mscale(factor)
     if rs is None or rope_type(rs) != "longrope":
         return 1.0
     if rs.get("attention_factor") is not None:
@@ -643,8 +713,12 @@ def llama_forward(w, ids, cfg, hooks=None):
     pre-norms), Phi-3 (fused qkv_proj / gate_up_proj, RoPE on the first rotary_dim features),
     Gemma 3 (models/gemma3/modeling_gemma3.py: embeddings x sqrt(hidden), RMSNorm with (1 + w)
     before and after attention and MLP, per-head q/k norms, query_pre_attn_scalar, GeGLU, sliding
-    layers with their own RoPE base). hooks: as gpt2_forward's."""
+    layers with their own RoPE base), Granite (models/granite/modular_granite.py: embeddings x
+    embedding_multiplier, scores x attention_multiplier, each branch x residual_multiplier before
+    its residual add, logits / logits_scaling). hooks: as gpt2_forward's ("mlp": the MLP branch as
+    added to the stream, after Granite's multiplier)."""
     hooks = hooks or {}
+    cfg = with_rope(cfg)
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
@@ -653,6 +727,10 @@ def llama_forward(w, ids, cfg, hooks=None):
     h = w["model.embed_tokens.weight"][ids]
     if gemma:  # Gemma3TextScaledWordEmbedding: × sqrt(hidden_size), a float32 constant
         h = h * torch.tensor(E ** 0.5, dtype=torch.float32).to(dtype)
+    granite = mt == "granite"
+    rm = cfg["residual_multiplier"] if granite else 1.0  # GraniteDecoderLayer: residual + branch * rm
+    if granite:  # GraniteModel: inputs_embeds * embedding_multiplier
+        h = h * cfg["embedding_multiplier"]
     hidden, attn = [], []
     i_idx, j_idx = torch.arange(T)[:, None], torch.arange(T)[None, :]
 
@@ -693,11 +771,14 @@ def llama_forward(w, ids, cfg, hooks=None):
             q, k = norm(q, w[p + "self_attn.q_norm.weight"]), norm(k, w[p + "self_attn.k_norm.weight"])
         if rope_layers(cfg)[i]:
             q, k = rope(q, i), rope(k, i)
+        q = q * query_temperature(cfg, T, dtype)  # Ministral 3: after RoPE, q only
         k, v = repeat_kv(k, H // Hkv), repeat_kv(v, H // Hkv)
         # causal (and sliding) mask: 0 where visible, finfo.min elsewhere (added to the scores)
         visible = (j_idx <= i_idx) & ((i_idx - j_idx < window) if window else True)
         mask = torch.where(visible, torch.zeros((), dtype=dtype), torch.tensor(torch.finfo(dtype).min, dtype=dtype))
         scaling = cfg["query_pre_attn_scalar"] ** -0.5 if gemma else d ** -0.5
+        if granite:  # GraniteAttention.scaling = config.attention_multiplier
+            scaling = cfg["attention_multiplier"]
         s = (q @ k.transpose(2, 3)) * scaling
         if cfg.get("attn_logit_softcapping"):  # Gemma 2: s / c, tanh, * c, before the mask
             s = torch.tanh(s / cfg["attn_logit_softcapping"]) * cfg["attn_logit_softcapping"]
@@ -713,7 +794,7 @@ def llama_forward(w, ids, cfg, hooks=None):
             h = h + norm(o, w[p + "post_attention_layernorm.weight"])
             x = norm(h, w[p + "pre_feedforward_layernorm.weight"])
         else:
-            h = h + o
+            h = h + o * rm
             x = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps)
         # LlamaMLP: down(silu(gate(x)) * up(x)); Phi3MLP: gate, up = gate_up_proj(x).chunk(2)
         if mt == "phi3":
@@ -723,11 +804,14 @@ def llama_forward(w, ids, cfg, hooks=None):
         act = torch.nn.functional.gelu(gate, approximate="tanh") if gemma else torch.nn.functional.silu(gate)
         m = lin(act * up, p + "mlp.down_proj")
         m = norm(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" or gemma else m
+        m = m * rm if granite else m
         h = h + (hooks["mlp"](i, m) if "mlp" in hooks else m)
     h = norm(h, w["model.norm.weight"])
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
     logits = h @ head.T
+    if granite:  # GraniteForCausalLM: logits / config.logits_scaling
+        logits = logits / cfg["logits_scaling"]
     if cfg.get("final_logit_softcapping"):  # Gemma2ForCausalLM: logits / c, tanh, * c
         logits = torch.tanh(logits / cfg["final_logit_softcapping"]) * cfg["final_logit_softcapping"]
     return {"logits": logits, "attention": attn, "hidden_states": hidden}
@@ -797,6 +881,13 @@ def np_inv_freq(cfg):
             f = f / rs["factor"]
         elif rs is not None and rope_type(rs) == "longrope":
             f = f / rs["short_factor"][m]
+        elif rs is not None and rope_type(rs) == "yarn":
+            # the wavelength form: pair m's rotations over the original length decide its blend
+            orig = rs["original_max_position_embeddings"]
+            dim_of = lambda r: d * math.log(orig / (r * 2 * math.pi)) / (2 * math.log(cfg["rope_theta"]))  # noqa: E731
+            lo, hi = max(math.floor(dim_of(rs["beta_fast"])), 0), min(math.ceil(dim_of(rs["beta_slow"])), d - 1)
+            mix = 0.0 if m <= lo else 1.0 if m >= hi else (m - lo) / (hi - lo)  # 1: fully interpolated
+            f = (1 - mix) * f + mix * f / (cfg["max_position_embeddings"] / orig)
         elif rs is not None:
             wavelen = 2 * math.pi / f
             old = rs["original_max_position_embeddings"]
@@ -813,6 +904,7 @@ def np_inv_freq(cfg):
 
 def np_llama(w, ids, cfg):
     """The Llama family per head and per query row, with each variant written out separately."""
+    cfg = with_rope(cfg)
     E, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     d, eps, mt, rd = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"], rotary_dim(cfg)
     B, T = ids.shape
@@ -828,6 +920,9 @@ def np_llama(w, ids, cfg):
         if rope_type(rs) == "longrope":  # the default attention factor, written out again
             ratio = cfg["max_position_embeddings"] / cfg["original_max_position_embeddings"]
             amp = math.sqrt(1 + math.log(ratio) / math.log(cfg["original_max_position_embeddings"]))
+        elif rope_type(rs) == "yarn":  # mscale / mscale_all_dim, both given in the fixture
+            ratio = cfg["max_position_embeddings"] / rs["original_max_position_embeddings"]
+            amp = (1 + 0.1 * rs["mscale"] * math.log(ratio)) / (1 + 0.1 * rs["mscale_all_dim"] * math.log(ratio))
         else:
             amp = 1.0
         out = vec.copy()
@@ -849,9 +944,19 @@ def np_llama(w, ids, cfg):
         y = x @ W.T
         return y if bias is None else y + bias
 
+    def tau(t):  # Ministral 3's query temperature at position t (1 elsewhere)
+        rp = cfg.get("rope_parameters")
+        if mt != "ministral3":
+            return 1.0
+        return 1 + rp["llama_4_scaling_beta"] * math.log(1 + t // rp["original_max_position_embeddings"])
+
     h = np.stack([[w["model.embed_tokens.weight"][ids[b, t]] for t in range(T)] for b in range(B)])
     if gemma:
         h = h * float(np.float32(math.sqrt(E)))
+    granite = mt == "granite"
+    if granite:
+        h = h * cfg["embedding_multiplier"]
+    rm = cfg["residual_multiplier"] if granite else 1.0
     hidden, attn = [], []
     windows, ropes = layer_windows(cfg), rope_layers(cfg)
     for li in range(cfg["num_hidden_layers"]):
@@ -875,10 +980,12 @@ def np_llama(w, ids, cfg):
                 if mt in ("qwen3", "gemma3_text"):
                     q, k = rms(q, w[p + "self_attn.q_norm.weight"]), rms(k, w[p + "self_attn.k_norm.weight"])
                 if ropes[li]:
-                    q = np.stack([rope(q[t], t, li) for t in range(T)])
+                    q = np.stack([rope(q[t], t, li) * tau(t) for t in range(T)])
                     k = np.stack([rope(k[t], t, li) for t in range(T)])
                 for i in range(T):
-                    row = np.array([q[i] @ k[j] for j in range(T)]) / math.sqrt(cfg["query_pre_attn_scalar"] if gemma else d)
+                    row = np.array([q[i] @ k[j] for j in range(T)])
+                    row = row * cfg["attention_multiplier"] if granite else row / math.sqrt(
+                        cfg["query_pre_attn_scalar"] if gemma else d)
                     cap = cfg.get("attn_logit_softcapping")
                     if cap:
                         row = cap * np.tanh(row / cap)
@@ -895,7 +1002,7 @@ def np_llama(w, ids, cfg):
             h = h + rms(o, w[p + "post_attention_layernorm.weight"])
             x = rms(h, w[p + "pre_feedforward_layernorm.weight"])
         else:
-            h = h + o
+            h = h + rm * o
             x = rms(h, w[p + "post_attention_layernorm.weight"])
         if mt == "phi3":
             Wgu = w[p + "mlp.gate_up_proj.weight"]
@@ -908,11 +1015,13 @@ def np_llama(w, ids, cfg):
         else:
             act = gate / (1.0 + np.exp(-gate))
         m = (act * up) @ w[p + "mlp.down_proj.weight"].T
-        h = h + (rms(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" or gemma else m)
+        h = h + (rms(m, w[p + "post_feedforward_layernorm.weight"]) if mt == "olmo2" or gemma else rm * m)
     h = rms(h, w["model.norm.weight"])
     hidden.append(h)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
     logits = h @ head.T
+    if granite:
+        logits = logits / cfg["logits_scaling"]
     cap = cfg.get("final_logit_softcapping")
     return {"logits": cap * np.tanh(logits / cap) if cap else logits, "attention": attn, "hidden_states": hidden}
 
@@ -1137,7 +1246,9 @@ def build(name, cfg, tok_style, vocab, merges, logits_only=False):
     TOKENIZER_CHECKS.append((folder, tok_cases))
 
     write(os.path.join(folder, "config.json"), json.dumps(cfg, indent=2, sort_keys=True) + "\n")
-    if not is_gpt2:  # the same model as transformers 5 saves it (tests: both layouts, same outputs)
+    # the same model as transformers 5 saves it (tests: both layouts, same outputs); Ministral 3 exists
+    # in transformers 5 only: its config.json is that layout already
+    if not is_gpt2 and "rope_parameters" not in cfg:
         write(os.path.join(folder, "config.transformers5.json"), json.dumps(as_transformers5(cfg), indent=2, sort_keys=True) + "\n")
 
     # --- expected.json
@@ -1156,12 +1267,13 @@ def build(name, cfg, tok_style, vocab, merges, logits_only=False):
         "float32_forward_max_abs_diff": {k: float("%.2g" % v) for k, v in f32_diff.items()
                                          if not (logits_only and k != "logits")},
     }
-    if cfg.get("rope_scaling") or not is_gpt2:
-        exp["rope_inv_freq"] = tensor_json(rope_inv_freq(cfg))
-        if cfg.get("rope_scaling"):
-            exp["rope_inv_freq_unscaled"] = tensor_json(rope_inv_freq(dict(cfg, rope_scaling=None)))
-        if rope_attention_factor(cfg) != 1.0:
-            exp["rope_attention_factor"] = rope_attention_factor(cfg)
+    rcfg = with_rope(cfg)
+    if rcfg.get("rope_scaling") or not is_gpt2:
+        exp["rope_inv_freq"] = tensor_json(rope_inv_freq(rcfg))
+        if rcfg.get("rope_scaling"):
+            exp["rope_inv_freq_unscaled"] = tensor_json(rope_inv_freq(dict(rcfg, rope_scaling=None)))
+        if rope_attention_factor(rcfg) != 1.0:
+            exp["rope_attention_factor"] = rope_attention_factor(rcfg)
     exp["cases"] = cases
     new, margin = greedy(forward, w64, cfg, IDS_1[0])
     assert margin >= GEN_MARGIN_MIN, (name, margin)
@@ -1252,7 +1364,9 @@ def main():
              ("phi3-tiny", PHI3_CONFIG, "llama", False),
              ("phi4-mini-tiny", PHI4_CONFIG, "llama", False),
              ("gemma3-tiny", GEMMA3_CONFIG, "llama", False),
-             ("gemma2-tiny", GEMMA2_CONFIG, "llama", False)]
+             ("gemma2-tiny", GEMMA2_CONFIG, "llama", False),
+             ("granite-tiny", GRANITE_CONFIG, "llama", False),
+             ("ministral3-tiny", MINISTRAL3_CONFIG, "llama", False)]
     names = {}
     for name, cfg, style, logits_only in archs:
         names[name] = build(name, cfg, style, vocab, merges, logits_only)

@@ -2,7 +2,7 @@
 // llama.cpp's convert_hf_to_gguf.py writes it — general.architecture and its keys, llama.cpp's
 // tensor names, the q/k rows of the rope-type-NORM archs permuted (LlamaModel.permute), Gemma's
 // norms stored as 1 + w, GPT-2's Conv1D weights transposed and its head written as a copy of the
-// embeddings, Llama 3's scaled RoPE as a rope_freqs tensor — with matrices in F32, F16, or quantized
+// embeddings, Llama 3's scaled RoPE as a rope_freqs tensor, Granite's four scalars as keys — with matrices in F32, F16, or quantized
 // by `quantize(name, values, rowLength)` (return { type, data } or null to keep the type).
 import { readFileSync } from 'node:fs';
 import { writeGGUF } from './gguf-writer.js';
@@ -21,8 +21,10 @@ const ARCH = {
   GPT2LMHeadModel: 'gpt2',
   Olmo2ForCausalLM: 'olmo2',
   SmolLM3ForCausalLM: 'smollm3',
+  GraniteForCausalLM: 'granite',
+  Ministral3ForCausalLM: 'mistral3',
 };
-const PERMUTED = ['llama', 'smollm3']; // llama.cpp's rope type NORM among them
+const PERMUTED = ['llama', 'smollm3', 'granite', 'mistral3']; // llama.cpp's rope type NORM among them
 
 /** float32 → float16 bits, rounding to nearest even. */
 export function toHalf(x) {
@@ -203,6 +205,20 @@ function longRopeMetadata(c, k) {
   ];
 }
 
+// YaRN as convert_hf_to_gguf writes it (TextModel.set_gguf_parameters), and Ministral 3's
+// mscale_all_dim and query temperature (Mistral3Model.Ministral3Model).
+function yarnMetadata(r, k) {
+  return [
+    [k('rope.scaling.type'), 'string', 'yarn'],
+    [k('rope.scaling.factor'), 'float32', r.factor],
+    [k('rope.scaling.original_context_length'), 'uint32', r.original_max_position_embeddings],
+    [k('rope.scaling.yarn_beta_fast'), 'float32', r.beta_fast],
+    [k('rope.scaling.yarn_beta_slow'), 'float32', r.beta_slow],
+    [k('rope.scaling.yarn_log_multiplier'), 'float32', r.mscale_all_dim],
+    [k('attention.temperature_scale'), 'float32', r.llama_4_scaling_beta],
+  ];
+}
+
 // The metadata the converter writes for config c.
 function metadataOf(c, arch, name) {
   const k = (key) => `${arch}.${key}`;
@@ -224,7 +240,7 @@ function metadataOf(c, arch, name) {
     md.push(
       [k('attention.head_count_kv'), 'uint32', c.num_key_value_heads ?? heads],
       [k('attention.layer_norm_rms_epsilon'), 'float32', c.rms_norm_eps],
-      [k('rope.freq_base'), 'float32', c.rope_theta],
+      [k('rope.freq_base'), 'float32', c.rope_theta ?? c.rope_parameters.rope_theta],
       [k('rope.dimension_count'), 'uint32', Math.floor(headDim * (c.partial_rotary_factor ?? 1))],
     );
     if (c.head_dim)
@@ -239,11 +255,19 @@ function metadataOf(c, arch, name) {
       );
     if (c.sliding_window) md.push([k('attention.sliding_window'), 'uint32', c.sliding_window]);
     if (longRope(c)) md.push(...longRopeMetadata(c, k));
+    if (c.rope_parameters?.rope_type === 'yarn') md.push(...yarnMetadata(c.rope_parameters, k));
   }
   if (arch === 'gemma2')
     md.push(
       [k('attn_logit_softcapping'), 'float32', c.attn_logit_softcapping],
       [k('final_logit_softcapping'), 'float32', c.final_logit_softcapping],
+    );
+  if (arch === 'granite')
+    md.push(
+      [k('embedding_scale'), 'float32', c.embedding_multiplier],
+      [k('residual_scale'), 'float32', c.residual_multiplier],
+      [k('attention.scale'), 'float32', c.attention_multiplier],
+      [k('logit_scale'), 'float32', c.logits_scaling],
     );
   if (Number.isInteger(c.bos_token_id)) md.push(['tokenizer.ggml.bos_token_id', 'uint32', c.bos_token_id]);
   if (Number.isInteger(c.eos_token_id)) md.push(['tokenizer.ggml.eos_token_id', 'uint32', c.eos_token_id]);

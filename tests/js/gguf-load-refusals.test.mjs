@@ -66,9 +66,29 @@ describe('GGUF files refused by name', () => {
       ],
       ['phi3-tiny', [['phi3.rope.scaling.attn_factor', 'float32', 1.19]], /phi3\.rope\.scaling\.attn_factor/],
       ['llama-tiny', [['clip.vision.block_count', 'uint32', 2]], /key clip\.vision\.block_count/],
+      [
+        'granite-tiny',
+        [['granite.rope.scaling.finetuned', 'bool', false]],
+        /granite\.rope\.scaling\.finetuned false \(Granite without RoPE\) is not implemented/,
+      ],
     ];
     for (const [model, extra, pattern] of cases)
       await expectReject({ gguf: withKeys(model, extra) }, 'INVALID_ARGUMENT', pattern);
+    for (const [key, type, value, pattern] of [
+      [
+        'mistral3.rope.scaling.type',
+        'string',
+        'linear',
+        /rope\.scaling\.type "linear" is not implemented \(only yarn\)/,
+      ],
+      ['mistral3.rope.scaling.factor', 'float32', 8, /rope\.scaling\.factor 8 is not context_length/],
+    ])
+      await expectReject({ gguf: setKey('ministral3-tiny', key, type, value) }, 'INVALID_ARGUMENT', pattern);
+    await expectReject(
+      { gguf: withKeys('ministral3-tiny', [['mistral3.rope.scaling.yarn_ext_factor', 'float32', 1]]) },
+      'INVALID_ARGUMENT',
+      /key mistral3\.rope\.scaling\.yarn_ext_factor \(1\) is not implemented/,
+    );
     await expectReject(
       { gguf: setKey('llama-tiny', 'llama.attention.value_length', 'uint32', 16) },
       'INVALID_ARGUMENT',
@@ -81,6 +101,10 @@ describe('GGUF files refused by name', () => {
       metadata: (md) => md.filter(([k]) => k !== 'qwen2.embedding_length'),
     });
     await expectReject({ gguf }, 'INVALID_ARGUMENT', /has no qwen2\.embedding_length, which qwen2 needs/);
+    const noLogitScale = fixtureGGUF('granite-tiny', {
+      metadata: (md) => md.filter(([k]) => k !== 'granite.logit_scale'),
+    });
+    await expectReject({ gguf: noLogitScale }, 'INVALID_ARGUMENT', /has no granite\.logit_scale/);
   });
 
   it('a tensor type the core cannot compute with, naming the type and the tensor', async () => {

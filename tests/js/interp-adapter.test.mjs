@@ -29,6 +29,7 @@ const ADAPTER_KEYS = [
   'outProj',
   'outBias',
   'normAfter',
+  'branchScale',
   'finalNorm',
   'unembed',
   'embedding',

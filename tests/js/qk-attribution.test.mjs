@@ -88,7 +88,10 @@ describe('qkAttribution on every pretrained fixture family', () => {
     it(`${name}: Σ matrix + positionBias = score = the trace's scale · q · k`, async () => {
       const model = await loadCheckpoint(name);
       const c = model.config;
-      const scale = c.query_pre_attn_scalar ? c.query_pre_attn_scalar ** -0.5 : model.headDim ** -0.5;
+      // Granite's attention_multiplier, Gemma's query_pre_attn_scalar^−½, else 1/√head_dim
+      const scale =
+        c.attention_multiplier ??
+        (c.query_pre_attn_scalar ? c.query_pre_attn_scalar ** -0.5 : model.headDim ** -0.5);
       const windowOf = (l) => model.layers[l].window;
       checkModel(
         model,

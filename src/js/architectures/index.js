@@ -14,6 +14,8 @@ import olmo2 from './olmo2.js';
 import gemma2 from './gemma2.js';
 import gemma3 from './gemma3.js';
 import phi3 from './phi3.js';
+import granite from './granite.js';
+import ministral3 from './ministral3.js';
 
 /** The families, in the docs' order. */
 export const FAMILIES = Object.freeze([
@@ -27,6 +29,8 @@ export const FAMILIES = Object.freeze([
   gemma2,
   gemma3,
   phi3,
+  granite,
+  ministral3,
 ]);
 
 /** The supported architectures (config.json's architectures[0]). */

@@ -5,7 +5,12 @@
 //   partialRotary: partial_rotary_factor may be < 1; windows: 'every' (one sliding_window on every
 //   layer, null = none) or 'qwen' (use_sliding_window, max_window_layers, layer_types);
 //   fullOnly: use_sliding_window true is refused; noRopeLayers: no_rope_layers / its interval;
-//   longRope: rope_type longrope (reads original_max_position_embeddings; ropeAttentionFactor).
+//   longRope: rope_type longrope (reads original_max_position_embeddings; ropeAttentionFactor);
+//   yarn: rope_type yarn is implemented (else refused);
+//   queryTemperature: Ministral 3's llama_4_scaling_beta in the rope settings (q × 1 + β·ln(1 +
+//   ⌊p / original⌋) after RoPE; queryTemperatureBeta, queryTemperatureFloor), refused elsewhere;
+//   multipliers: Granite's embedding_multiplier, residual_multiplier, attention_multiplier (the score
+//   scale) and logits_scaling (embedScale, residualScale, attentionScale, logitsScaling).
 import { describe } from '../options.js';
 import { PRETRAINED_ARCH } from '../constants.js';
 import { ropeFrequencies, ropeSettings } from './rope.js';
@@ -68,6 +73,7 @@ export function llamaCore(config, r, family) {
     rotaryDims,
     r.int('max_position_embeddings'),
     original,
+    { yarn: Boolean(v.yarn), architecture: family.architecture },
   );
   const core = {
     arch: PRETRAINED_ARCH.LLAMA,
@@ -94,7 +100,41 @@ export function llamaCore(config, r, family) {
   const windows = layerWindows(config, family, r, layers);
   if (windows) core.layerWindow = windows;
   if (v.noRopeLayers) core.layerRope = noRopeLayers(config, r, layers);
+  if (v.multipliers) Object.assign(core, graniteMultipliers(r));
+  const temperature = queryTemperature(rope, family);
+  if (temperature) Object.assign(core, temperature);
   return core;
+}
+
+// Ministral 3's query temperature from its rope settings (transformers' _get_llama_4_attn_scale:
+// beta llama_4_scaling_beta, floor original_max_position_embeddings, both needed), or null.
+function queryTemperature(rope, family) {
+  const beta = rope.params.llama_4_scaling_beta;
+  if (!family.variant.queryTemperature) {
+    if (beta !== undefined)
+      throw invalid(
+        `config.json: rope llama_4_scaling_beta (${describe(beta)}) is not implemented for ${family.architecture}`,
+      );
+    return null;
+  }
+  const floor = rope.params.original_max_position_embeddings;
+  if (beta === 0) return null;
+  if (typeof beta !== 'number' || !Number.isFinite(beta) || !Number.isSafeInteger(floor) || floor < 1)
+    throw invalid(
+      `config.json: ${family.name} needs rope llama_4_scaling_beta (a number) and original_max_position_embeddings (a positive integer), got ${describe(beta)} and ${describe(floor)}`,
+    );
+  return { queryTemperatureBeta: beta, queryTemperatureFloor: floor };
+}
+
+// Granite's four scalars as the core takes them: float32 constants where transformers multiplies a
+// float32 tensor by them; the score scale as given (the core rounds it once, as 1/√d).
+function graniteMultipliers(r) {
+  return {
+    embedScale: Math.fround(r.num('embedding_multiplier')),
+    residualScale: Math.fround(r.num('residual_multiplier')),
+    attentionScale: r.num('attention_multiplier'),
+    logitsScaling: Math.fround(r.num('logits_scaling')),
+  };
 }
 
 // The features RoPE rotates: partial_rotary_factor · head_dim (Phi-3; top level or in the rope

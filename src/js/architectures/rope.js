@@ -22,6 +22,21 @@ const ROPE_TYPES = {
   dynamic: ['factor', 'original_max_position_embeddings'],
   llama3: ['factor', 'low_freq_factor', 'high_freq_factor', 'original_max_position_embeddings'],
   longrope: ['short_factor', 'long_factor', 'factor', 'attention_factor', 'original_max_position_embeddings'],
+  // llama_4_scaling_beta: Ministral 3's query temperature (read by a family whose variant has
+  // queryTemperature, refused by the others); max_position_embeddings: Ministral3Config writes the
+  // top-level value here too, and transformers' YaRN reads the top-level one.
+  yarn: [
+    'factor',
+    'attention_factor',
+    'beta_fast',
+    'beta_slow',
+    'mscale',
+    'mscale_all_dim',
+    'original_max_position_embeddings',
+    'truncate',
+    'llama_4_scaling_beta',
+    'max_position_embeddings',
+  ],
 };
 
 /**
@@ -93,11 +108,18 @@ export function sameRope(a, b) {
 /**
  * The inverse frequencies (dims / 2, double; dims = the rotated features) of a rope setting, or null
  * for the default ones the core computes from theta; the longest input the setting is exact for; and
- * the factor cos and sin are multiplied by (1 but for LongRoPE). `original`: the top-level
+ * the factor cos and sin are multiplied by (1 but for LongRoPE and YaRN). `original`: the top-level
  * original_max_position_embeddings of a family that reads it (Phi-3), needed by longrope; a caller
- * without it refuses longrope.
+ * without it refuses longrope. `yarn`: the family's variant implements YaRN (tested against its
+ * fixture: Ministral 3); else it is refused.
  */
-export function ropeFrequencies({ type, theta, params }, headDim, maxPositions, original) {
+export function ropeFrequencies(
+  { type, theta, params },
+  headDim,
+  maxPositions,
+  original,
+  { yarn = false, architecture = 'this architecture' } = {},
+) {
   const base = () => Array.from({ length: headDim / 2 }, (_, i) => 1 / theta ** ((2 * i) / headDim));
   const plain = (invFreq, max = maxPositions) => ({ invFreq, maxPositions: max, attentionFactor: 1 });
   if (type === 'default') return plain(null);
@@ -117,7 +139,65 @@ export function ropeFrequencies({ type, theta, params }, headDim, maxPositions, 
     return plain(null, Math.min(maxPositions, original));
   }
   if (type === 'longrope') return longRope(params, theta, headDim, maxPositions, original);
+  if (type === 'yarn') {
+    if (!yarn) throw invalid(`config.json: rope_type "yarn" is not implemented for ${architecture}`);
+    return yarnFrequencies(params, theta, headDim, maxPositions);
+  }
   return plain(llama3Frequencies(params, theta, headDim));
+}
+
+// YaRN (transformers' _compute_yarn_parameters, in double): with original_max_position_embeddings
+// the factor is max_position_embeddings / original (the given `factor` is not used), else `factor`
+// over max_position_embeddings; per pair m the extrapolated θ^(−2m/dims) and the interpolated one
+// (÷ factor) blended by a ramp between the correction dims of beta_fast (32) and beta_slow (1)
+// (floor / ceil unless truncate is false); cos and sin × attention_factor (default
+// mscale(factor, mscale) / mscale(factor, mscale_all_dim) when both are given, else
+// mscale(factor), mscale(s, m) = 1 + 0.1·m·ln s for s > 1, else 1).
+function yarnFrequencies(params, theta, dims, maxPositions) {
+  const where = 'rope yarn';
+  let factor = positive(params, 'factor', where),
+    original = maxPositions;
+  if (params.original_max_position_embeddings !== undefined) {
+    original = params.original_max_position_embeddings;
+    if (!Number.isSafeInteger(original) || original < 1)
+      throw invalid(
+        `config.json: ${where} original_max_position_embeddings must be a positive integer, got ${describe(original)}`,
+      );
+    factor = maxPositions / original;
+  }
+  const inRope = params.max_position_embeddings;
+  if (inRope !== undefined && inRope !== maxPositions)
+    throw invalid(
+      `config.json: ${where} max_position_embeddings ${describe(inRope)} disagrees with max_position_embeddings ${maxPositions}`,
+    );
+  for (const key of ['beta_fast', 'beta_slow', 'mscale', 'mscale_all_dim'])
+    if (params[key] != null && params[key] !== 0) positive(params, key, where);
+  if (params.truncate !== undefined && typeof params.truncate !== 'boolean')
+    throw invalid(`config.json: ${where} truncate must be true or false, got ${describe(params.truncate)}`);
+  const mscale = (s, m = 1) => (s <= 1 ? 1 : 0.1 * m * Math.log(s) + 1);
+  const { mscale: ms, mscale_all_dim: all } = params;
+  const attentionFactor =
+    params.attention_factor != null
+      ? positive(params, 'attention_factor', where)
+      : ms && all
+        ? mscale(factor, ms) / mscale(factor, all)
+        : mscale(factor);
+  const correction = (rotations) =>
+    (dims * Math.log(original / (rotations * 2 * Math.PI))) / (2 * Math.log(theta));
+  const truncate = params.truncate ?? true;
+  let low = correction(params.beta_fast || 32),
+    high = correction(params.beta_slow || 1);
+  if (truncate) [low, high] = [Math.floor(low), Math.ceil(high)];
+  low = Math.max(low, 0);
+  high = Math.min(high, dims - 1);
+  if (low === high) high += 0.001; // transformers' guard against a zero-width ramp
+  const invFreq = Array.from({ length: dims / 2 }, (_, m) => {
+    const extrapolated = 1 / theta ** ((2 * m) / dims),
+      interpolated = extrapolated / factor;
+    const ramp = Math.min(1, Math.max(0, (m - low) / (high - low)));
+    return interpolated * ramp + extrapolated * (1 - ramp);
+  });
+  return { invFreq, maxPositions, attentionFactor };
 }
 
 // LongRoPE (transformers' _compute_longrope_parameters and longrope_frequency_update, Phi-3):

@@ -15,14 +15,18 @@
 //     normAfter(l, 'attn' | 'mlp') → the norm to freeze after that sublayer's output, or null:
 //       { spec, branch } (branch: on the sublayer's output, OLMo 2's and Gemma's post-norms, x += norm(f(x));
 //       else on the stream, a post-norm TinyTransformer's x = norm(x + f(x)));
+//     branchScale(l) → the scale of layer l's branches as they are added to the stream (Granite's
+//       residual_multiplier; 1 elsewhere), after any post-norm;
 //     finalNorm() → the norm before the head, or null;
-//     unembed(token) → { row (E): the unembedding row, bias: the head's bias there (0 without one) };
+//     unembed(token) → { row (E): the unembedding row (÷ Granite's logits_scaling: the logits'
+//       own map), bias: the head's bias there (0 without one) };
 //     embedding(id) → { token (E): the token's embedding row as the stream gets it, positionsAdded
 //       (whether hidden state 0 adds position vectors to it: GPT-2, a learned/sinusoidal TinyTransformer) };
 //     attention(l) → what decides layer l's scores (qkAttribution, interp/qk.js): { kvHeads, window
 //       (0 = none), scale (as the core applies it), rope: { dims, invFreq (dims/2, float64) } | null
 //       (the `half` pairing (m, m + dims/2), after the q/k norm), alibi: slopes (H) | null,
-//       params() (the weights as the core computes with them) → { inputNorm (the block's pre-norm on the
+//       queryTemperature(t) → the factor q at position t is multiplied by after RoPE (Ministral 3),
+//       or undefined (none); params() (the weights as the core computes with them) → { inputNorm (the block's pre-norm on the
 //       stream, or null), q, k: { weight (rows · d, E) row-major, bias (rows · d) | null }, qNorm, kNorm:
 //       { weight, perHead, eps } | null (RMSNorm after the bias) } }.
 // A norm spec is { kind: 'layer' | 'rms', weight, bias?, eps }.
@@ -68,6 +72,7 @@ export function tinyInterp(model) {
       cfg.norm === 'post' && (sublayer === 'attn' || cfg.mlp)
         ? { spec: ln(`blocks.${l}.${sublayer === 'attn' ? 'ln1' : 'ln2'}`), branch: false }
         : null,
+    branchScale: () => 1,
     finalNorm: () => (cfg.norm === 'pre' ? ln('ln_f') : null),
     unembed: (token) => ({
       row: w('head.weight').subarray(token * E, (token + 1) * E),
@@ -175,11 +180,16 @@ export function pretrainedInterp(model) {
       core.postNorms
         ? { spec: rms(sublayer === 'attn' ? names.post1(l) : names.post2(l)), branch: true }
         : null,
+    branchScale: () => core.residualScale ?? 1, // Granite's residual_multiplier (float32)
     finalNorm: () =>
       names.finalNormBias
         ? { kind: 'layer', weight: rows(names.finalNorm), bias: rows(names.finalNormBias), eps: core.normEps }
         : rms(names.finalNorm),
-    unembed: (token) => ({ row: rows(names.unembed, token), bias: 0 }),
+    unembed: (token) => {
+      const row = rows(names.unembed, token),
+        s = core.logitsScaling ?? 1; // Granite: logits ÷ logits_scaling
+      return { row: s === 1 ? row : Float64Array.from(row, (v) => v / s), bias: 0 };
+    },
     embedding: (id) => ({
       token: rows(names.embed, id).map((v) => Math.fround(v * (core.embedScale ?? 1))), // Gemma: × √hidden
       positionsAdded: names.positions !== null,
@@ -210,6 +220,11 @@ function pretrainedAttention(model, names, rows, l) {
         }
       : null,
     alibi: null,
+    // Ministral 3 (llama_4_scaling_beta): 1 + β·ln(1 + ⌊t / floor⌋), on the layers with RoPE
+    queryTemperature:
+      summary.rope && core.queryTemperatureBeta
+        ? (t) => 1 + core.queryTemperatureBeta * Math.log(1 + Math.floor(t / core.queryTemperatureFloor))
+        : undefined,
     params: () => pretrainedParams(model, names, rows, l),
   };
 }

@@ -227,7 +227,8 @@ export function tracedForward(run, L, H, T, onTrace) {
 
 // Layer l of the walk (attributeResidual's plan): each head's output W_O,h · z_h, the MLP's output at
 // the position (the core's, bias included), and the norms after them: a norm on a branch is frozen
-// here at the branch's own output (OLMo 2, Gemma: x += norm(f(x))), one on the stream in the walk.
+// here at the branch's own output (OLMo 2, Gemma: x += norm(f(x))), one on the stream in the walk;
+// each branch then × the layer's branch scale (Granite: x += m · f(x)), its bias included.
 export function layerPlan(a, l, z, mlpOut) {
   const wo = a.outProj(l);
   let heads = z.map((zh, h) => headOutput(wo, a.E, a.H * a.d, zh, h));
@@ -236,11 +237,13 @@ export function layerPlan(a, l, z, mlpOut) {
     afterMlp = a.normAfter(l, 'mlp');
   if (afterAttn?.branch) heads = normBranch(afterAttn.spec, heads);
   if (afterMlp?.branch && mlp) mlp = applyNorm(afterMlp.spec, mlp);
+  const m = a.branchScale(l);
+  const scaled = (v) => (v && m !== 1 ? Float64Array.from(v, (x) => x * m) : v);
   return {
-    heads,
-    attnBias: a.outBias(l),
+    heads: heads.map(scaled),
+    attnBias: scaled(a.outBias(l)),
     post1: afterAttn && !afterAttn.branch ? afterAttn.spec : null,
-    mlp: mlp ? () => mlp : null,
+    mlp: mlp ? () => scaled(mlp) : null,
     post2: afterMlp && !afterMlp.branch ? afterMlp.spec : null,
   };
 }

@@ -194,7 +194,11 @@ export function qkAttribution(model, ids, options = {}) {
   const kSide = o.key === o.query ? qSide : streamAt(a, run, o.layer, o.key);
   const qParts = normedParts(qSide.stream, p.inputNorm),
     kParts = o.key === o.query ? qParts : normedParts(kSide.stream, p.inputNorm);
-  const qv = sideVectors(qParts, p.q, p.qNorm, att.rope, o.head, d, E, o.query);
+  // Ministral 3: q × its position's temperature after RoPE (as the core rounds it, to float32)
+  const tau = Math.fround(att.queryTemperature?.(o.query) ?? 1);
+  const qv = sideVectors(qParts, p.q, p.qNorm, att.rope, o.head, d, E, o.query).map((v) =>
+    tau === 1 ? v : v.map((x) => x * tau),
+  );
   const kv = sideVectors(kParts, p.k, p.kNorm, att.rope, kh, d, E, o.key);
   const C = qv.length,
     matrix = new Float32Array(C * C);

@@ -26,7 +26,7 @@ const IMPLIED = {
   'attention.head_count_kv': (read) => read('attention.head_count'),
 };
 
-// read(suffix[, fallback]): the number or string value of "<arch>.<suffix>", the fallback when the
+// read(suffix[, fallback]): the number, string or bool value of "<arch>.<suffix>", the fallback when the
 // file has none (no fallback: the key is needed); every suffix asked for is counted as read.
 function metadataReader(metadata, arch) {
   const used = new Set();
@@ -38,8 +38,8 @@ function metadataReader(metadata, arch) {
       if (fallback.length === 0) throw invalid(`gguf: the file has no ${key}, which ${arch} needs`);
       return fallback[0];
     }
-    if (typeof v !== 'string' && !(typeof v === 'number' && Number.isFinite(v)))
-      throw invalid(`gguf: ${key} must be one number or string, got ${describe(v)}`);
+    if (typeof v !== 'string' && typeof v !== 'boolean' && !(typeof v === 'number' && Number.isFinite(v)))
+      throw invalid(`gguf: ${key} must be one number, string or bool, got ${describe(v)}`);
     return v;
   }
   return { read, used };

@@ -28,6 +28,18 @@ const GPT4O = [
   '\\s+',
 ].join('|');
 
+// Mistral's Tekken split (Ministral 3, Mistral Nemo) as llama.cpp adapts it: GPT-4o's letter classes,
+// single digits, no contractions.
+const TEKKEN = [
+  `[^\\r\\n\\p{L}\\p{N}]?${UPPER}*${LOWER}+`,
+  `[^\\r\\n\\p{L}\\p{N}]?${UPPER}+${LOWER}*`,
+  '\\p{N}',
+  ' ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*',
+  '\\s*[\\r\\n]+',
+  '\\s+(?!\\S)',
+  '\\s+',
+].join('|');
+
 // llama.cpp's regex lists by pre-tokenizer type (each regex splits the pieces of the one before).
 const REGEXES = {
   default: ['[\\p{P}\\$\\+<=>\\^~\\|]+', GPT2, '\\p{N}+', '[0-9][0-9][0-9]'],
@@ -36,6 +48,7 @@ const REGEXES = {
   qwen2: [QWEN2],
   qwen35: [QWEN35],
   gpt4o: [GPT4O],
+  tekken: [TEKKEN],
   starcoder: ['\\p{N}', GPT2],
 };
 
@@ -63,6 +76,7 @@ const PRE = {
   stablelm2: { regexes: 'qwen2', cleanSpaces: true },
   qwen35: { regexes: 'qwen35', cleanSpaces: false },
   'gpt-4o': { regexes: 'gpt4o', cleanSpaces: false },
+  tekken: { regexes: 'tekken', ignoreMerges: true, addBos: true, cleanSpaces: false },
   smollm: { regexes: 'starcoder', cleanSpaces: false },
   starcoder: { regexes: 'starcoder', cleanSpaces: true },
   refact: { regexes: 'starcoder', cleanSpaces: true },
