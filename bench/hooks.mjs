@@ -18,6 +18,7 @@ import { openAsBlob } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GPT2_SMALL_CONFIG, writeShapedCheckpoint } from './shaped_checkpoint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -26,36 +27,8 @@ const ROUNDS = quick ? 1 : 5;
 const NEW_TOKENS = quick ? 8 : 32;
 const STEER_HOOK = 'blocks.6.hook_resid_pre';
 
-const E = 768,
-  L = 12,
-  V = 50257,
-  P = 1024;
-// bench/interp.mjs's config, so both share the cached checkpoint.
-const config = {
-  activation_function: 'gelu_new',
-  architectures: ['GPT2LMHeadModel'],
-  attn_pdrop: 0.1,
-  bos_token_id: 50256,
-  embd_pdrop: 0.1,
-  eos_token_id: 50256,
-  initializer_range: 0.02,
-  layer_norm_epsilon: 1e-5,
-  model_type: 'gpt2',
-  n_ctx: P,
-  n_embd: E,
-  n_head: 12,
-  n_inner: null,
-  n_layer: L,
-  n_positions: P,
-  reorder_and_upcast_attn: false,
-  resid_pdrop: 0.1,
-  scale_attn_by_inverse_layer_idx: false,
-  scale_attn_weights: true,
-  tie_word_embeddings: true,
-  torch_dtype: 'bfloat16',
-  use_cache: true,
-  vocab_size: V,
-};
+const config = GPT2_SMALL_CONFIG;
+const { n_embd: E, vocab_size: V } = config;
 
 // Seeded values in [0, 1) (an LCG): the ids and the steering vector.
 function uniform(n, seed) {
@@ -101,9 +74,7 @@ async function rounds(calls) {
 }
 
 async function loadModel(attn) {
-  // init first: shaped_checkpoint.mjs's own init() (every core) would otherwise come first
   await attn.init({ threads: 1 });
-  const { writeShapedCheckpoint } = await import('./shaped_checkpoint.mjs');
   const t0 = performance.now();
   const dir = path.join(here, '.cache', 'gpt2-small-bf16');
   const { written } = writeShapedCheckpoint(dir, config);

@@ -20,42 +20,15 @@ import { openAsBlob } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { writeShapedCheckpoint } from './shaped_checkpoint.mjs';
+import { GPT2_SMALL_CONFIG, writeShapedCheckpoint } from './shaped_checkpoint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const all = process.argv.includes('--all');
 const threadsAt = process.argv.indexOf('--threads');
 const THREADS = threadsAt > 0 ? Number(process.argv[threadsAt + 1]) : 1; // each line prints threadCount()
 
-const E = 768,
-  L = 12,
-  V = 50257,
-  P = 1024;
-const config = {
-  activation_function: 'gelu_new',
-  architectures: ['GPT2LMHeadModel'],
-  attn_pdrop: 0.1,
-  bos_token_id: 50256,
-  embd_pdrop: 0.1,
-  eos_token_id: 50256,
-  initializer_range: 0.02,
-  layer_norm_epsilon: 1e-5,
-  model_type: 'gpt2',
-  n_ctx: P,
-  n_embd: E,
-  n_head: 12,
-  n_inner: null,
-  n_layer: L,
-  n_positions: P,
-  reorder_and_upcast_attn: false,
-  resid_pdrop: 0.1,
-  scale_attn_by_inverse_layer_idx: false,
-  scale_attn_weights: true,
-  tie_word_embeddings: true,
-  torch_dtype: 'bfloat16',
-  use_cache: true,
-  vocab_size: V,
-};
+const config = GPT2_SMALL_CONFIG;
+const { vocab_size: V } = config;
 // GPT-2's tensors come from the family registry (bench/shaped_checkpoint.mjs; the writer sets only
 // '*norm.weight' to 1: GPT-2's ln weights stay random, which changes no timing).
 

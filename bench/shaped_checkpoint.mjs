@@ -13,16 +13,56 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { coreConfig } from '../src/js/pretrained/config.js';
-import { checkpointTensors, init } from '../src/js/index.js';
+import { familyOf } from '../src/js/architectures/index.js';
+import { LISTING_LIMIT, namedTensors } from '../src/js/pretrained/checkpoint-tensors.js';
+import createAttentionModule from '../dist/attention_core.mjs';
 
-await init();
+// A module instance of its own (the single-thread build) lists a config's tensors (it loads
+// nothing), so the library's init() — and the thread count a benchmark asks of it — stays the
+// caller's.
+const lister = await createAttentionModule();
+
+/** GPT-2-small's config.json (bench/interp.mjs and bench/hooks.mjs share its cached checkpoint). */
+export const GPT2_SMALL_CONFIG = Object.freeze({
+  activation_function: 'gelu_new',
+  architectures: ['GPT2LMHeadModel'],
+  attn_pdrop: 0.1,
+  bos_token_id: 50256,
+  embd_pdrop: 0.1,
+  eos_token_id: 50256,
+  initializer_range: 0.02,
+  layer_norm_epsilon: 1e-5,
+  model_type: 'gpt2',
+  n_ctx: 1024,
+  n_embd: 768,
+  n_head: 12,
+  n_inner: null,
+  n_layer: 12,
+  n_positions: 1024,
+  reorder_and_upcast_attn: false,
+  resid_pdrop: 0.1,
+  scale_attn_by_inverse_layer_idx: false,
+  scale_attn_weights: true,
+  tie_word_embeddings: true,
+  torch_dtype: 'bfloat16',
+  use_cache: true,
+  vocab_size: 50257,
+});
 
 /**
  * Hugging Face tensor names and shapes of a config.json (any family of the registry), in the file's
  * layout and sorted by name as safetensors writers do; with the core config it maps to.
  */
 export function configTensors(config) {
-  return { tensors: checkpointTensors(config), core: coreConfig(config).core };
+  const { architecture, core } = coreConfig(config);
+  const handle = new lister.PretrainedHandle();
+  try {
+    const st = handle.init({ ...core, memoryLimit: LISTING_LIMIT });
+    if (st.code !== 0) throw new Error(st.message);
+    return { tensors: namedTensors(familyOf(architecture), handle.expected()), core };
+  } finally {
+    handle.delete();
+  }
 }
 
 // The header bytes (8-byte length + JSON padded with spaces to 8) and the data size.

@@ -140,7 +140,7 @@ Status HookRun::add_capture(const std::string& name) {
 }
 
 Status HookRun::add_edit(std::size_t index, std::int64_t max_position) {
-  const HookEdit& e = edits_[index];
+  const HookEdit& e = (*edits_)[index];
   HookId id;
   ATTN_RETURN_IF_ERROR(parse_hook(e.hook, shapes_, id));
   const std::string what = "edit of \"" + e.hook + "\"";
@@ -197,7 +197,7 @@ Status HookRun::create(const HookRequest& r, const HookShapes& shapes, int b, in
   h.t0_ = t0;
   const int layers = static_cast<int>(shapes.layers.size());
   h.points_.resize(static_cast<std::size_t>(layers + 1) * static_cast<int>(HookKind::kCount));
-  h.edits_ = r.edits;  // copied once: the points refer to them
+  h.edits_ = &r.edits;  // the points refer to the request's edits: no value is copied
   int start_edit = -1;
   if (!r.start_at.empty()) {
     HookId id;
@@ -205,8 +205,8 @@ Status HookRun::create(const HookRequest& r, const HookShapes& shapes, int b, in
     if (id.kind != HookKind::kResidPre)
       return invalid("startAt must be a blocks.{l}.hook_resid_pre, got \"" + r.start_at + "\"");
     if (t0 > 0) return invalid("startAt is run()'s: a decoding step starts at the embeddings");
-    for (std::size_t i = 0; i < h.edits_.size() && start_edit < 0; ++i) {
-      const HookEdit& e = h.edits_[i];
+    for (std::size_t i = 0; i < r.edits.size() && start_edit < 0; ++i) {
+      const HookEdit& e = r.edits[i];
       if (e.hook == r.start_at && !e.add && e.value_shape == whole_shape(shapes, id, b, t) &&
           e.positions.empty())
         start_edit = static_cast<int>(i);
@@ -217,10 +217,10 @@ Status HookRun::create(const HookRequest& r, const HookShapes& shapes, int b, in
     h.start_layer_ = id.layer;
   }
   for (const std::string& name : r.capture) ATTN_RETURN_IF_ERROR(h.add_capture(name));
-  for (std::size_t i = 0; i < h.edits_.size(); ++i)
+  for (std::size_t i = 0; i < r.edits.size(); ++i)
     if (static_cast<int>(i) != start_edit) ATTN_RETURN_IF_ERROR(h.add_edit(i, max_position));
   if (start_edit >= 0) {
-    const HookEdit& e = h.edits_[static_cast<std::size_t>(start_edit)];
+    const HookEdit& e = r.edits[static_cast<std::size_t>(start_edit)];
     if (static_cast<std::int64_t>(e.value.size()) != product(e.value_shape))
       return Status::Error(StatusCode::kShapeMismatch,
                            "edit of \"" + e.hook + "\": value has " + std::to_string(e.value.size()) +

@@ -125,6 +125,8 @@ class HookRun {
   // A pass of b sequences of t rows from position t0 (t0 > 0: a decoding step on KV caches, which
   // takes only edits over a position's axes, not of scores or weights); positions must be below
   // max_position. INVALID_ARGUMENT / SHAPE_MISMATCH naming the hook, TOO_LARGE for the captures.
+  // The run reads the request's edit values where they are (none is copied): `request` must
+  // outlive it.
   static Status create(const HookRequest& request, const HookShapes& shapes, int b, int t, std::int64_t t0,
                        std::int64_t max_position, std::unique_ptr<HookRun>& out);
   HookRun();
@@ -156,7 +158,7 @@ class HookRun {
   mutable std::vector<std::pair<std::string, Tensor>> captures_;
   int start_layer_ = 0;
   const std::vector<float>* start_stream_ = nullptr;
-  std::vector<HookEdit> edits_;  // the request's, kept for the run
+  const std::vector<HookEdit>* edits_ = nullptr;  // the request's (it outlives the run)
 
   const Point& point(HookKind kind, int layer) const;
   Point& point(HookKind kind, int layer);

@@ -142,6 +142,24 @@ attn::MhaGrads input_grads(const attn::MultiHeadAttention& m, const attn::Tensor
   return grads;
 }
 
+// The input gradient for g against central finite differences of the loss, every element of x.
+void require_query_gradient(const attn::MultiHeadAttention& m, const attn::Tensor& x,
+                            const attn::MhaForwardOptions& o, const attn::Tensor& g) {
+  const attn::MhaGrads grads = input_grads(m, x, o, g, false);
+  double largest = 0, worst = 0;
+  for (std::size_t i = 0; i < x.data.size(); ++i) {
+    attn::Tensor plus = x, minus = x;
+    plus.data[i] += kStep;
+    minus.data[i] -= kStep;
+    const double fd = (loss(m, plus, o, g) - loss(m, minus, o, g)) / (2.0 * kStep);
+    worst = std::max(worst, std::abs(fd - grads.query.data[i]));
+    largest = std::max(largest, std::abs(fd));
+  }
+  INFO("max |finite difference − gradient| " << worst << ", largest gradient " << largest);
+  REQUIRE(largest > 0.1);
+  REQUIRE(worst <= kFdTol * largest);
+}
+
 }  // namespace
 
 TEST_CASE("frozen backward: the trainable module's gradients over the widened weights (F32, BF16, Q8_0)",
@@ -181,19 +199,7 @@ TEST_CASE("frozen backward through the q/k norms and the soft-cap: central finit
     attn::MultiHeadAttention m;
     make_pair(WeightFormat::kF32, kind, store, m, nullptr);
     const attn::MhaForwardOptions o = options(2.0f);
-    const attn::MhaGrads grads = input_grads(m, x, o, g, false);
-    double largest = 0, worst = 0;
-    for (std::size_t i = 0; i < x.data.size(); ++i) {
-      attn::Tensor plus = x, minus = x;
-      plus.data[i] += kStep;
-      minus.data[i] -= kStep;
-      const double fd = (loss(m, plus, o, g) - loss(m, minus, o, g)) / (2.0 * kStep);
-      worst = std::max(worst, std::abs(fd - grads.query.data[i]));
-      largest = std::max(largest, std::abs(fd));
-    }
-    INFO("max |finite difference − gradient| " << worst << ", largest gradient " << largest);
-    REQUIRE(largest > 0.1);
-    REQUIRE(worst <= kFdTol * largest);
+    require_query_gradient(m, x, o, g);
   }
 }
 
@@ -221,19 +227,7 @@ TEST_CASE("the query temperature (Ministral 3): q_rotated × τ(p), backward by 
     const int t = static_cast<int>(i / kD % 9);
     REQUIRE(a[i] == b[i] * static_cast<float>(1 + 0.5 * std::log(1.0 + t / 3)));
   }
-  const attn::MhaGrads grads = input_grads(m, x, o, g, false);
-  double largest = 0, worst = 0;
-  for (std::size_t i = 0; i < x.data.size(); ++i) {
-    attn::Tensor plus = x, minus = x;
-    plus.data[i] += kStep;
-    minus.data[i] -= kStep;
-    const double fd = (loss(m, plus, o, g) - loss(m, minus, o, g)) / (2.0 * kStep);
-    worst = std::max(worst, std::abs(fd - grads.query.data[i]));
-    largest = std::max(largest, std::abs(fd));
-  }
-  INFO("max |finite difference − gradient| " << worst << ", largest gradient " << largest);
-  REQUIRE(largest > 0.1);
-  REQUIRE(worst <= kFdTol * largest);
+  require_query_gradient(m, x, o, g);
   // decoding in chunks of 4, 1 and 4 rows: positions from the cache's length, as the full forward's
   attn::MhaResult full;
   REQUIRE(m.forward(x, nullptr, nullptr, o, full).ok());

@@ -95,9 +95,10 @@ function addPrompts(model, prompts, hook, position, sum, what) {
     const p = position < 0 ? batch.t + position : position;
     if (p < 0 || p >= batch.t)
       throw invalid(`steeringVector: position ${position} is outside ${what}[${i}]'s ${batch.t} tokens`);
-    const value = runHooks(model, batch.tensor, { capture: [hook] }).activations[hook];
-    if (!value || value.shape[1] !== batch.t)
+    // The scores and the pattern, (1, H, T, T), have no value per position to steer with.
+    if (/\.hook_(attn_scores|pattern)$/.test(hook))
       throw invalid(`steeringVector: "${hook}" has no value per position (capture it with run() instead)`);
+    const value = runHooks(model, batch.tensor, { capture: [hook] }).activations[hook];
     const per = value.data.length / batch.t;
     const row = value.data.subarray(p * per, (p + 1) * per);
     if (!sum.data) sum.data = new Float64Array(per);

@@ -7,19 +7,25 @@ import { familyOf, storedTransposed, tensorName } from '../architectures/index.j
 // The handle only lists the tensors: no weight is allocated, so no memory limit applies to it.
 const kListingLimit = 2 ** 52;
 
+/** The memory limit of a handle that only lists tensors (PretrainedHandle.init's `memoryLimit`). */
+export const LISTING_LIMIT = kListingLimit;
+
+/** [name, shape] of a core's tensor list (PretrainedHandle.expected()) named by `family`, sorted by name. */
+export function namedTensors(family, expected) {
+  return expected
+    .map(({ role, layer, shape }) => [
+      tensorName(family, role, layer),
+      storedTransposed(family, role) ? Array.from(shape).reverse() : Array.from(shape),
+    ])
+    .sort((a, b) => (a[0] < b[0] ? -1 : 1));
+}
+
 /** [name, shape] of every tensor a checkpoint of `config` (a parsed config.json) holds (after init()). */
 export function checkpointTensors(rt, config) {
   const { architecture, core } = coreConfig(config);
-  const family = familyOf(architecture);
   const handle = rt.newHandle('PretrainedHandle', (h) => h.init({ ...core, memoryLimit: kListingLimit }));
   try {
-    return handle
-      .expected()
-      .map(({ role, layer, shape }) => [
-        tensorName(family, role, layer),
-        storedTransposed(family, role) ? Array.from(shape).reverse() : Array.from(shape),
-      ])
-      .sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    return namedTensors(familyOf(architecture), handle.expected());
   } finally {
     handle.delete();
   }

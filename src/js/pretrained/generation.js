@@ -4,6 +4,7 @@ import { AttentionError, check } from '../errors.js';
 import { checkOptions, describe } from '../options.js';
 import { samplingOptions, tokenChooser } from './sampling.js';
 import { fromCore } from '../tensor.js';
+import { hookEdits } from '../interp/hooks.js';
 
 /** The id written after a row's stop token in generate()'s output (never a real token id). */
 export const GENERATE_PAD = -1;
@@ -27,13 +28,13 @@ export function defaultStopIds(config, generationConfig, vocab) {
   return idList(eos, vocab, 'eos_token_id');
 }
 
-/** generate()'s options checked: { maxNewTokens, chooser, stop (Set) }, plus the `extra` keys given. */
+/** generate()'s options checked: { maxNewTokens, chooser, stop (Set), edits (the core's form) }, plus the `extra` keys given. */
 export function generationOptions(options, { vocab, defaultStop, extra = [] }) {
   const o = checkOptions(options, [...OPTIONS, ...extra], 'generate option');
   if (!Number.isInteger(o.maxNewTokens) || o.maxNewTokens < 1)
     throw invalid(`maxNewTokens must be an integer >= 1, got ${describe(o.maxNewTokens)}`);
   const stop = new Set(o.stop === undefined ? defaultStop : idList(o.stop, vocab, 'stop'));
-  return { ...o, choose: tokenChooser(samplingOptions(o)), stop };
+  return { ...o, choose: tokenChooser(samplingOptions(o)), stop, edits: hookEdits(o.edits) };
 }
 
 /**

@@ -23,7 +23,7 @@ import {
   saliency,
 } from '../interp/head-scores.js';
 import { pretrainedInterp } from '../interp/adapter.js';
-import { hookEdits, hookNamesOf, runHooks, steeringVector } from '../interp/hooks.js';
+import { hookNamesOf, runHooks, steeringVector } from '../interp/hooks.js';
 import { coreConfig } from './config.js';
 import { checkpointTensors } from './checkpoint-tensors.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
@@ -263,7 +263,6 @@ class PretrainedModelBase extends Handle {
   generate(ids, options = {}) {
     const handle = this._idle();
     const o = generationOptions(options, { vocab: this.vocabSize, defaultStop: this.stopIds });
-    o.edits = hookEdits(o.edits);
     const batch = idBatch(ids, 'ids');
     const out = new Int32Array(batch.b * o.maxNewTokens).fill(GENERATE_PAD);
     let step = 0;
@@ -290,7 +289,6 @@ class PretrainedModelBase extends Handle {
     });
     if (signal != null && typeof signal.aborted !== 'boolean')
       throw invalid(`signal must be an AbortSignal, got ${describe(signal)}`);
-    o.edits = hookEdits(o.edits);
     const batch = idBatch(ids, 'ids');
     if (batch.b !== 1) throw invalid(`generateStream takes a batch of one, got ${batch.b} sequences`);
     this._streaming = true;
