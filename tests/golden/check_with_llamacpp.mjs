@@ -1,4 +1,4 @@
-// Every GGUF fixture of tests/golden/gguf/ through llama.cpp itself (node-llama-cpp 3.21.1, its
+// Every GGUF fixture of tests/golden/gguf/ through llama.cpp itself (node-llama-cpp 3.22.1, its
 // prebuilt CPU binary, installed by this script into build/llamacpp) and through the library
 // (src/js/index.js over dist/), in the same Node process:
 //   node tests/golden/check_with_llamacpp.mjs

@@ -1,10 +1,10 @@
-// llama.cpp's side of check_with_llamacpp.mjs: node-llama-cpp 3.21.1 installed into build/llamacpp
+// llama.cpp's side of check_with_llamacpp.mjs: node-llama-cpp 3.22.1 installed into build/llamacpp
 // (never into the project's node_modules), and one GGUF fixture run through it on the CPU.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const NODE_LLAMA_CPP = '3.21.1';
+export const NODE_LLAMA_CPP = '3.22.1';
 const PREFIX = fileURLToPath(new URL('../../build/llamacpp/', import.meta.url));
 const PACKAGE = `${PREFIX}node_modules/node-llama-cpp/`;
 
