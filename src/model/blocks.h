@@ -63,11 +63,35 @@ class MlpBlock {
   int width_ = 0, hidden_ = 0;
 };
 
+// Which token mixer a layer has (PretrainedModel::Layer::kind): the block the forward, the decoding
+// state and the backward dispatch on. A recurrent mixer (a short convolution, a delta rule) is a
+// new value with its block class beside AttentionBlock and its state in LayerCache::state.
+enum class MixerKind { kAttention };
+
 // A token mixer: softmax attention (frozen MultiHeadAttention, its projections views into the stored
 // matrices) with the layer's options (causal, its window, the family's scale and soft-cap).
 struct AttentionBlock {
   MultiHeadAttention attn;
   MhaForwardOptions options;  // need_weights and hooks are set per call
+};
+
+// One layer's decoding state (PretrainedModel::create_caches): an attention layer's KV cache, or a
+// recurrent mixer's state (its block says the layout). A step reads `state` and writes the state
+// after its rows into `next_state`; the model swaps the two only when the whole step has succeeded,
+// so a refused or failed step leaves every layer's state as it found it (as KvCache::length is
+// restored for attention layers).
+struct LayerCache {
+  KvCache kv;
+  std::vector<float> state, next_state;
+};
+
+// A pretrained model's decoding state: the tokens each sequence has seen (the position of the next
+// row), the sizes the caches were made for, and one LayerCache per layer.
+struct DecodeCaches {
+  int length = 0, max_length = 0, batch = 0;
+  std::vector<LayerCache> layers;
+  bool empty() const { return layers.empty(); }
+  void clear() { *this = DecodeCaches(); }
 };
 
 }  // namespace attn

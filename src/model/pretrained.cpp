@@ -44,14 +44,23 @@ HookShapes PretrainedModel::hook_shapes() const {
   return s;
 }
 
-Status PretrainedModel::create_caches(int max_length, int batch, std::vector<KvCache>& caches) const {
+Status PretrainedModel::create_caches(int max_length, int batch, DecodeCaches& caches) const {
   if (max_length > config_.max_positions)
     return Status::Error(StatusCode::kTooLarge, "a cache of " + std::to_string(max_length) +
                                                     " tokens is above the model's " +
                                                     std::to_string(config_.max_positions) + " positions");
-  std::vector<KvCache> made(layers_.size());
-  for (std::size_t l = 0; l < layers_.size(); ++l)
-    ATTN_RETURN_IF_ERROR(layers_[l].mixer.attn.create_cache(max_length, batch, made[l]));
+  DecodeCaches made;
+  made.max_length = max_length;
+  made.batch = batch;
+  made.layers.resize(layers_.size());
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& L = layers_[l];
+    switch (L.kind) {
+      case MixerKind::kAttention:
+        ATTN_RETURN_IF_ERROR(L.mixer.attn.create_cache(max_length, batch, made.layers[l].kv));
+        break;
+    }
+  }
   caches = std::move(made);
   return Status::Ok();
 }
@@ -108,35 +117,48 @@ void PretrainedModel::embed(const Pass& p, const std::vector<std::int32_t>& ids,
   kernels::add_vec(static_cast<int>(p.n * e), x.data(), positions.data(), x.data());
 }
 
-// 2. Block l: x += s · post_attn(attn(norm1(x))); x += s · post_ff(mlp(norm2(x))), each norm where
+// 2a. Layer l's token mixer on `in` (N, E), the attention's input as normed (or the stream itself):
+//     softmax attention through its KV cache while decoding; its (B, H, T, T) weights where asked.
+Status PretrainedModel::token_mixer(int l, const Pass& p, const PretrainedForwardOptions& o,
+                                    const std::vector<float>& in, PretrainedForwardResult& result,
+                                    DecodeCaches* caches) {
+  const Layer& L = layers_[l];
+  MhaResult& r = work_.attention;
+  switch (L.kind) {
+    case MixerKind::kAttention: {
+      MhaForwardOptions mo = L.mixer.options;
+      mo.need_weights =
+          std::find(o.attention_layers.begin(), o.attention_layers.end(), l) != o.attention_layers.end();
+      mo.hooks = o.hooks ? o.hooks->attention(l) : nullptr;
+      Tensor& query = work_.query;  // (B, T, E): assign keeps its buffer
+      query.shape.assign({p.b, p.t, config_.hidden});
+      query.data.assign(in.begin(), in.end());
+      const bool traced = std::find(o.trace_layers.begin(), o.trace_layers.end(), l) != o.trace_layers.end();
+      Trace* trace = traced ? &result.traces[l] : nullptr;
+      ATTN_RETURN_IF_ERROR(caches ? L.mixer.attn.forward_cached(query, caches->layers[l].kv, mo, r, trace)
+                                  : L.mixer.attn.forward(query, nullptr, nullptr, mo, r, trace));
+      if (mo.need_weights) result.attention[l] = std::move(r.weights);
+      return Status::Ok();
+    }
+  }
+  return invalid("layer " + std::to_string(l) + ": unknown token mixer");
+}
+
+// 2. Block l: x += s · post_attn(mixer(norm1(x))); x += s · post_ff(mlp(norm2(x))), each norm where
 //    the architecture has it (Llama: the pre-norms; OLMo 2: the post-norms; Gemma: both), s the
 //    layer's branch scale (Granite's residual_multiplier, else 1).
 Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptions& o,
-                              PretrainedForwardResult& result, std::vector<KvCache>* caches) {
+                              PretrainedForwardResult& result, DecodeCaches* caches) {
   const PretrainedConfig& c = config_;
   std::vector<float>&x = work_.x, &h = work_.h, &out = work_.out;
   const std::int64_t n = p.n;
   const int e = c.hidden, xs = static_cast<int>(x.size());
-  const auto wants = [](const std::vector<int>& list, int i) {
-    return std::find(list.begin(), list.end(), i) != list.end();
-  };
   Layer& L = layers_[l];
   const HookRun* hooks = o.hooks;
   if (hooks) hooks->stream(HookKind::kResidPre, l, x.data(), e);
   if (L.attn_norm.present()) L.attn_norm.forward(n, x.data(), h.data());
-  MhaForwardOptions mo = L.mixer.options;
-  mo.need_weights = wants(o.attention_layers, l);
-  mo.hooks = hooks ? hooks->attention(l) : nullptr;
-  MhaResult& r = work_.attention;
-  Tensor& query = work_.query;  // (B, T, E): assign keeps its buffer
-  query.shape.assign({p.b, p.t, e});
-  const bool normed = L.attn_norm.present();
-  query.data.assign(normed ? h.begin() : x.begin(), normed ? h.end() : x.end());
-  Trace* trace = wants(o.trace_layers, l) ? &result.traces[l] : nullptr;
-  ATTN_RETURN_IF_ERROR(caches ? L.mixer.attn.forward_cached(query, (*caches)[l], mo, r, trace)
-                              : L.mixer.attn.forward(query, nullptr, nullptr, mo, r, trace));
-  if (mo.need_weights) result.attention[l] = std::move(r.weights);
-  float* attn_out = r.output.data.data();
+  ATTN_RETURN_IF_ERROR(token_mixer(l, p, o, L.attn_norm.present() ? h : x, result, caches));
+  float* attn_out = work_.attention.output.data.data();
   if (hooks) hooks->stream(HookKind::kAttnResult, l, attn_out, e);
   if (L.post_attn_norm.present()) {
     L.post_attn_norm.forward(n, attn_out, h.data());
@@ -198,23 +220,37 @@ void PretrainedModel::head_logits(const Pass& p, const PretrainedForwardOptions&
 
 Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& ids,
                                 const PretrainedForwardOptions& o, PretrainedForwardResult& result,
-                                std::vector<KvCache>* caches) {
+                                DecodeCaches* caches) {
   const PretrainedConfig& c = config_;
-  if (caches && caches->size() != layers_.size()) return invalid("one KV cache per layer is needed");
+  if (caches && caches->layers.size() != layers_.size()) return invalid("one cache per layer is needed");
+  if (caches && b != caches->batch)
+    return Status::Error(StatusCode::kShapeMismatch, "the caches hold " + std::to_string(caches->batch) +
+                                                         " sequences, the ids " + std::to_string(b));
+  if (caches && caches->length + t > caches->max_length)
+    return Status::Error(StatusCode::kTooLarge, "the caches hold " + std::to_string(caches->max_length) +
+                                                    " tokens: " + std::to_string(caches->length) + " + " +
+                                                    std::to_string(t) + " do not fit");
   Pass p;
   p.b = b;
   p.t = t;
-  p.p0 = caches ? (*caches)[0].length : 0;  // the position of row 0
+  p.p0 = caches ? caches->length : 0;  // the position of row 0
   p.n = static_cast<std::int64_t>(b) * t;
   p.from_residual = o.from_stream();
-  // A call that fails after some layers appended leaves every cache as it found it.
+  // A call that fails after some layers appended leaves every cache as it found it (the recurrent
+  // states are only swapped in when it succeeds).
   struct Restore {
-    std::vector<KvCache>* caches;
+    DecodeCaches* caches;
     int length;
     bool done = false;
     ~Restore() {
-      if (caches && !done)
-        for (KvCache& k : *caches) k.length = length;
+      if (!caches) return;
+      if (done) {
+        caches->length = length;
+        for (LayerCache& c : caches->layers)
+          if (!c.next_state.empty()) std::swap(c.state, c.next_state);
+        return;
+      }
+      for (LayerCache& c : caches->layers) c.kv.length = length;
     }
   } restore{caches, p.p0};
   // The buffers are kept for the next step only while decoding (a whole-sequence forward frees them).
@@ -260,6 +296,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   if (o.logit_lens) lens_row(p.n, h.data(), result);  // the last row: the model's own prediction
   ATTN_RETURN_IF_ERROR(check_computed(result.logits.data.data(), result.logits.data.size(),
                                       "the pretrained forward: the logits"));
+  restore.length = p.p0 + p.t;
   restore.done = true;
   return Status::Ok();
 }

@@ -128,6 +128,9 @@ struct PretrainedConfig {
                                    // (Mistral, Qwen2, Phi-3)
   std::vector<int>
       layer_rope;  // per layer: 1 = RoPE, 0 = none (SmolLM3's no-RoPE layers); empty = every layer
+  // per layer: its token mixer, MixerKind's value (blocks.h; 0 = softmax attention); empty = attention
+  // in every layer
+  std::vector<int> layer_mixer;
 };
 
 // Every PretrainedConfig field with its name in the wrapper's config object (src/js/architectures/
@@ -166,7 +169,8 @@ struct PretrainedConfig {
   X(fused_projections, "fusedProjections")            \
   X(rotary_dims, "rotaryDims")                        \
   X(layer_window, "layerWindow")                      \
-  X(layer_rope, "layerRope")
+  X(layer_rope, "layerRope")                          \
+  X(layer_mixer, "layerMixer")
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
 // format (F32, F16 or BF16: a 16-bit file stays 16-bit in memory, widened inside the GEMM; a GGUF
@@ -214,17 +218,18 @@ class PretrainedModel {
   // Bytes the weights take (the stored matrices and the float32 vectors).
   std::uint64_t weight_bytes() const;
 
-  // ids (B, T) row-major; T ≤ max_positions, ids in [0, vocab). With `caches` (one per layer, from
-  // create_caches) the rows continue the cached sequence: positions from caches[0].length, only the
-  // new rows computed (decoding); without, the whole sequence from position 0.
+  // ids (B, T) row-major; T ≤ max_positions, ids in [0, vocab). With `caches` (from create_caches)
+  // the rows continue the cached sequences: positions from caches->length, only the new rows computed
+  // (decoding); without, the whole sequence from position 0. A failed call leaves the caches as it
+  // found them.
   Status forward(int b, int t, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& options,
-                 PretrainedForwardResult& result, std::vector<KvCache>* caches = nullptr);
+                 PretrainedForwardResult& result, DecodeCaches* caches = nullptr);
   // Its hook points' shapes (hooks.h): HookRun::create checks a forward's captures and edits by them.
   HookShapes hook_shapes() const;
   // Frees the buffers a forward with caches keeps for the next step (when a generation ends).
   void release_workspace() { work_ = Workspace(); }
-  // One KV cache per layer for `batch` sequences of up to max_length tokens (≤ max_positions).
-  Status create_caches(int max_length, int batch, std::vector<KvCache>& caches) const;
+  // The decoding state of every layer for `batch` sequences of up to max_length tokens (≤ max_positions).
+  Status create_caches(int max_length, int batch, DecodeCaches& caches) const;
   // ids (B, T) as forward: M's value per sequence and its gradients (metric_gradients.h), by a backward
   // through every block (recomputing each block's activations from its saved input, so only the L + 1
   // hidden states are kept), on the thread pool with the same bits at any thread count. Checks as
@@ -239,7 +244,8 @@ class PretrainedModel {
   // s the branch scale (Granite's residual_multiplier; 1 elsewhere). hook_attn_out / hook_mlp_out hold
   // each branch as added (after s); attn.hook_out / mlp.hook_out, before the post-norm and s.
   struct Layer {
-    AttentionBlock mixer;  // frozen: its projections are views into stored_
+    MixerKind kind = MixerKind::kAttention;  // which token mixer below the layer runs
+    AttentionBlock mixer;                    // frozen: its projections are views into stored_
     NormBlock attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;
     MlpBlock mlp;
     float branch_scale = 1;
@@ -306,7 +312,10 @@ class PretrainedModel {
                         BlockState& s, std::vector<float>& dx, GradientResult& r) const;
   // On work_'s buffers: the stream x, h and out.
   Status block(int l, const Pass& p, const PretrainedForwardOptions& o, PretrainedForwardResult& result,
-               std::vector<KvCache>* caches);
+               DecodeCaches* caches);
+  // Layer l's token mixer on its normed input `in` (N, E): its output (N, E) in work_.attention.output.
+  Status token_mixer(int l, const Pass& p, const PretrainedForwardOptions& o, const std::vector<float>& in,
+                     PretrainedForwardResult& result, DecodeCaches* caches);
   void head_logits(const Pass& p, const PretrainedForwardOptions& o, const std::vector<float>& h,
                    std::vector<float>& picked, PretrainedForwardResult& result) const;
 };

@@ -53,6 +53,12 @@ Status check_config(const PretrainedConfig& c) {
   if (!c.layer_rope.empty() && c.layer_rope.size() != layers)
     return invalid("config: one no-RoPE flag per layer is needed, got " +
                    std::to_string(c.layer_rope.size()));
+  if (!c.layer_mixer.empty() && c.layer_mixer.size() != layers)
+    return invalid("config: one token-mixer kind per layer is needed, got " +
+                   std::to_string(c.layer_mixer.size()));
+  for (int kind : c.layer_mixer)
+    if (kind != static_cast<int>(MixerKind::kAttention))
+      return invalid("config: token-mixer kind " + std::to_string(kind) + " does not exist");
   if (c.rotary_dims < 0 || c.rotary_dims > c.head_dim || c.rotary_dims % 2 != 0)
     return invalid(
         "config: the rotated features (partial_rotary_factor · head_dim) must be even and in [0, head_dim], "
@@ -73,10 +79,11 @@ Status check_config(const PretrainedConfig& c) {
         "local RoPE base and norm offset must be finite (scales > 0)");
   const bool variant = c.qk_norm != MhaConfig::QkNorm::kNone || c.post_norms || !c.pre_norms ||
                        c.fused_projections || c.rotary_dims || !c.layer_window.empty() ||
-                       !c.layer_rope.empty() || c.norm_weight_offset != 0 || c.embed_scale != 1 ||
-                       c.attention_scale != 0 || c.gelu_mlp || c.local_rope_theta != 0 ||
-                       c.attn_softcap != 0 || c.final_softcap != 0 || c.rope_attention_factor != 1 ||
-                       c.residual_scale != 1 || c.logits_scaling != 1 || c.query_temperature_beta != 0;
+                       !c.layer_rope.empty() || !c.layer_mixer.empty() || c.norm_weight_offset != 0 ||
+                       c.embed_scale != 1 || c.attention_scale != 0 || c.gelu_mlp ||
+                       c.local_rope_theta != 0 || c.attn_softcap != 0 || c.final_softcap != 0 ||
+                       c.rope_attention_factor != 1 || c.residual_scale != 1 || c.logits_scaling != 1 ||
+                       c.query_temperature_beta != 0;
   if (c.arch == PretrainedArch::kGpt2 && variant)
     return invalid("config: GPT-2 has none of the Llama-family variants");
   return Status::Ok();
@@ -166,6 +173,7 @@ Status PretrainedModel::compose_layer(const PretrainedConfig& c, int l, Layer& L
                                           : MlpBlock::Kind::kSwiGlu;
   L.mlp = MlpBlock(mlp, c.hidden, c.intermediate);
   L.branch_scale = c.residual_scale;
+  L.kind = c.layer_mixer.empty() ? MixerKind::kAttention : static_cast<MixerKind>(c.layer_mixer[l]);
   L.mixer.options = attention_options(c, l);
   return make_attention(c, l, L.mixer.attn);
 }

@@ -158,7 +158,7 @@ class PretrainedHandle {
                                       : attn::Status::Ok();
     std::unique_ptr<attn::HookRun> hooks;  // steering: the same edits at every step's positions
     if (st.ok() && !decode_edits_.empty()) {
-      st = attn::HookRun::create(decode_edits_, model_.hook_shapes(), b, t, caches_[0].length,
+      st = attn::HookRun::create(decode_edits_, model_.hook_shapes(), b, t, caches_.length,
                                  model_.config().max_positions, hooks);
       o.hooks = hooks.get();
     }
@@ -232,7 +232,7 @@ class PretrainedHandle {
     return attn::Status::Error(attn::StatusCode::kUnknownParameter, "no tensor role \"" + role + "\"");
   }
   attn::PretrainedModel model_;
-  std::vector<attn::KvCache> caches_;
+  attn::DecodeCaches caches_;
   std::vector<std::int32_t> step_ids_;         // forward_cached's ids (B·T)
   attn::PretrainedForwardResult step_result_;  // forward_cached's result, its buffers kept between steps
   attn::HookRequest decode_edits_;             // set_decode_edits': steering

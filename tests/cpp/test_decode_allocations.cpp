@@ -108,7 +108,7 @@ void load(attn::PretrainedModel& m, Weights w) {
 // Each step's logits must equal the last row of the whole sequence's forward.
 long decode_allocations(attn::PretrainedModel& m) {
   const std::vector<std::int32_t> ids = {3, 141, 59, 26, 535, 897, 93, 238, 46, 264, 338};
-  std::vector<attn::KvCache> caches;
+  attn::DecodeCaches caches;
   REQUIRE(m.create_caches(16, 1, caches).ok());
   attn::ForwardOptions last;
   last.logits_row = 3;

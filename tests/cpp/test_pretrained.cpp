@@ -135,7 +135,7 @@ TEST_CASE("pretrained decoding with KV caches equals the full forward; a refused
     const std::vector<std::int32_t> ids = {3, 1, 4, 1, 5};
     attn::PretrainedForwardResult full;
     REQUIRE(m.forward(1, 5, ids, {}, full).ok());
-    std::vector<attn::KvCache> caches;
+    attn::DecodeCaches caches;
     REQUIRE(m.create_caches(6, 1, caches).ok());
     std::vector<float> stepped;
     for (const auto& [t0, n] : {std::pair{0, 3}, std::pair{3, 1}, std::pair{4, 1}}) {
@@ -147,7 +147,7 @@ TEST_CASE("pretrained decoding with KV caches equals the full forward; a refused
     }
     testutil::require_close(stepped, full.logits.data, 1e-5, "cached logits");
     {  // decoding's prefill asks for the last row only (logits_row): that row, the same bits
-      std::vector<attn::KvCache> fresh;
+      attn::DecodeCaches fresh;
       REQUIRE(m.create_caches(6, 1, fresh).ok());
       attn::ForwardOptions last;
       last.logits_row = 2;
@@ -159,7 +159,8 @@ TEST_CASE("pretrained decoding with KV caches equals the full forward; a refused
     }
     attn::PretrainedForwardResult r;
     REQUIRE(m.forward(1, 2, {1, 2}, {}, r, &caches).code == attn::StatusCode::kTooLarge);  // 5 + 2 > 6
-    for (const attn::KvCache& k : caches) REQUIRE(k.length == 5);
+    REQUIRE(caches.length == 5);
+    for (const attn::LayerCache& k : caches.layers) REQUIRE(k.kv.length == 5);
     REQUIRE(m.create_caches(7, 1, caches).code == attn::StatusCode::kTooLarge);  // above max_positions 6
   }
 }
@@ -262,7 +263,7 @@ TEST_CASE(
         REQUIRE(a.traces[1].steps().size() == b.traces[1].steps().size());
         REQUIRE(a.lens_ids == b.lens_ids);
         // Decoding through the caches reads the same 16-bit weights.
-        std::vector<attn::KvCache> caches;
+        attn::DecodeCaches caches;
         REQUIRE(half.create_caches(6, 1, caches).ok());
         attn::PretrainedForwardResult first, next, full;
         REQUIRE(half.forward(1, 3, {3, 1, 4}, {}, first, &caches).ok());
@@ -392,7 +393,7 @@ TEST_CASE(
       ok.options.logits_row = -1;
       ok.options.hidden_states = true;
       REQUIRE(m.forward(2, 4, ids, ok.options, r).code == attn::StatusCode::kInvalidArgument);
-      std::vector<attn::KvCache> caches;
+      attn::DecodeCaches caches;
       REQUIRE(m.create_caches(6, 2, caches).ok());
       ok.options.hidden_states = false;  // startAt needs a full run (logits_row does not)
       REQUIRE(m.forward(2, 4, ids, ok.options, r, &caches).code == attn::StatusCode::kInvalidArgument);

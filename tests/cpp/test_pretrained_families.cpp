@@ -112,7 +112,7 @@ std::vector<std::int32_t> last_argmax(const attn::Tensor& logits) {
 // Greedy decoding as generate() does it (src/js/pretrained/generation.js): the prompt through the caches,
 // then one token per step; returns the new ids (B, steps) row-major.
 std::vector<std::int32_t> greedy(attn::PretrainedModel& model, const Ids& prompt, int steps) {
-  std::vector<attn::KvCache> caches;
+  attn::DecodeCaches caches;
   REQUIRE(model.create_caches(prompt.t + steps, prompt.b, caches).ok());
   attn::PretrainedForwardResult r;
   REQUIRE(model.forward(prompt.b, prompt.t, prompt.data, {}, r, &caches).ok());
