@@ -74,9 +74,11 @@ export function weightFiles(weights, weightsIndex) {
   });
 }
 
-// The file's entry for a tensor name, under any of the family's prefixes (GPT-2: "transformer.").
-export function entryOf(entries, family, name) {
-  for (const n of fileNames(family, name)) if (entries.has(n)) return entries.get(n);
+// The file's entry for a tensor name, under any of the family's prefixes (GPT-2: "transformer."),
+// `names` giving the names a composition's file uses for it (pretrained/config.js: coreConfig).
+export function entryOf(entries, family, name, names = (n) => [n]) {
+  for (const w of names(name))
+    for (const n of fileNames(family, w)) if (entries.has(n)) return entries.get(n);
   return undefined;
 }
 

@@ -10,7 +10,7 @@ import { WEIGHT_FORMAT, PRETRAINED_ARCH } from '../constants.js';
 import { checkOptions, describe } from '../options.js';
 import { layerList, idBatch, traceLayers } from '../ids.js';
 import { entryOf, makeTokenizer, readEntries, weightFiles } from './files.js';
-import { familyOf, storedTransposed, tensorName } from '../architectures/index.js';
+import { storedTransposed, tensorName } from '../architectures/index.js';
 import { Handle } from '../runtime/runtime.js';
 import { Tensor, fromCore } from '../tensor.js';
 import {
@@ -36,13 +36,12 @@ const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 // them to one copy of index.js.
 // Every tensor the core needs (by role) from the entries into the model, found by the family's file
 // names, shapes checked in the file's layout, the memory reserved first (pretrained/load.js).
-async function loadTensors(rt, handle, entries, architecture, onProgress) {
-  const family = familyOf(architecture);
+async function loadTensors(rt, handle, entries, { family, names }, onProgress) {
   const plan = handle.expected().map(({ role, layer, shape: kept }) => {
     const name = tensorName(family, role, layer);
     const transposed = storedTransposed(family, role);
     const shape = transposed ? [...kept].reverse() : kept;
-    const e = entryOf(entries, family, name);
+    const e = entryOf(entries, family, name, names);
     if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
     if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
       throw new AttentionError(
@@ -77,6 +76,8 @@ class PretrainedModelBase extends Handle {
     this.stopIds = checkpointStopIds(config, generationConfig, core.vocabSize);
     /** A GGUF file's own key/values (big arrays summarised, as "array<string>[151936]"), else null. */
     this.metadata = null;
+    /** What the checkpoint holds that is not run (a multimodal model's towers: its text model alone is). */
+    this.ignored = Object.freeze([]);
     /**
      * How the quantized matrices of a GGUF file multiply the activations: 'exact' (dequantized,
      * float32) or 'int8' (loadPretrained's activations option: quantized per block as llama.cpp does).
@@ -371,7 +372,8 @@ async function loadPretrained(rt, options = {}) {
       throw invalid(`gguf cannot be given with ${clash.join(', ')}: the GGUF file holds them`);
     return loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations });
   }
-  const { architecture, core } = coreConfig(config);
+  const read = coreConfig(config);
+  const { architecture, core } = read;
   checkpointStopIds(config, generationConfig, core.vocabSize); // bad EOS ids refused before any weight is read
   const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
   const templates = chatTemplates(tokenizerConfig, chatTemplate);
@@ -384,8 +386,9 @@ async function loadPretrained(rt, options = {}) {
   const model = new rt.PretrainedModel(handle, config, architecture, core, generationConfig);
   model._tokenizer = tok;
   model._chat = chat;
+  model.ignored = Object.freeze(read.ignored);
   try {
-    await loadTensors(rt, handle, entries, architecture, onProgress);
+    await loadTensors(rt, handle, entries, read, onProgress);
   } catch (error) {
     model.dispose();
     throw error;
@@ -397,7 +400,7 @@ async function loadPretrained(rt, options = {}) {
 // Ids outside [0, vocab) name no token (transformers' class defaults with a small vocabulary, old
 // Llama configs' -1): they are left out, as transformers loads such a file. Non-integers are refused.
 function checkpointStopIds(config, generationConfig, vocab) {
-  const eos = generationConfig?.eos_token_id ?? config?.eos_token_id;
+  const eos = generationConfig?.eos_token_id ?? config?.eos_token_id ?? config?.text_config?.eos_token_id;
   const list = eos == null ? [] : Array.isArray(eos) ? eos : [eos];
   const named = list.filter((id) => !Number.isInteger(id) || (id >= 0 && id < vocab));
   return defaultStopIds({ eos_token_id: named }, null, vocab);

@@ -113,8 +113,13 @@ export class PretrainedModel {
    * safetensors checkpoint.
    */
   readonly metadata: Readonly<Record<string, unknown>> | null;
-  /** `config.architectures[0]`. */
+  /** `config.architectures[0]`; for a multimodal checkpoint, its text model's (e.g. `Ministral3ForCausalLM`). */
   readonly architecture: string;
+  /**
+   * What the checkpoint holds that is not run: a multimodal checkpoint's towers (e.g. "the vision
+   * tower (Pixtral) and its projector (vision_config)"; its text model alone is loaded); else empty.
+   */
+  readonly ignored: readonly string[];
   readonly numLayers: number;
   /** Query heads. */
   readonly numHeads: number;
