@@ -28,6 +28,8 @@ import { coreConfig } from './config.js';
 import { checkpointTensors } from './checkpoint-tensors.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
 import { chatTemplates, loadJinja, renderChatTemplate } from '../tokenizers/chat-template.js';
+import { loadFromHub } from '../hub/hub.js';
+import { signalOption } from '../hub/api.js';
 
 const FORMATS = WEIGHT_FORMAT; // the core's WeightFormat (constants.js, generated from the C++ enum)
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
@@ -36,7 +38,7 @@ const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 // them to one copy of index.js.
 // Every tensor the core needs (by role) from the entries into the model, found by the family's file
 // names, shapes checked in the file's layout, the memory reserved first (pretrained/load.js).
-async function loadTensors(rt, handle, entries, architecture, onProgress) {
+async function loadTensors(rt, handle, entries, architecture, onProgress, signal) {
   const family = familyOf(architecture);
   const plan = handle.expected().map(({ role, layer, shape: kept }) => {
     const name = tensorName(family, role, layer);
@@ -53,7 +55,7 @@ async function loadTensors(rt, handle, entries, architecture, onProgress) {
     const read = (b, end) => e.src.read(e.begin + b, e.begin + end);
     return { name, role, layer, shape, format: FORMATS[e.dtype], transposed, bytes: e.end - e.begin, read };
   });
-  await copyTensors(rt, handle, plan, onProgress);
+  await copyTensors(rt, handle, plan, onProgress, signal);
 }
 
 class PretrainedModelBase extends Handle {
@@ -316,10 +318,14 @@ class PretrainedModelBase extends Handle {
  * A Hugging Face checkpoint as a PretrainedModel (dispose it): `config` the parsed config.json,
  * `weights` model.safetensors (ArrayBuffer, Uint8Array, Blob or File) or its shards with
  * `weightsIndex`; or `gguf`, a GGUF file or the parts of a split one (pretrained/from-gguf.js); `onProgress(bytesDone, bytesTotal)` after each chunk; `memoryLimit` (bytes,
- * default the library's memoryLimit()) bounds the weights in the heap and each of the model's calls.
+ * default the library's memoryLimit()) bounds the weights in the heap and each of the model's calls;
+ * `signal` (an AbortSignal) stops the load between chunks. Or `hub: 'owner/name'`: a repository of
+ * the Hugging Face Hub, listed, read by ranges and cached (hub/hub.js, docs/hub.md).
  */
 async function loadPretrained(rt, options = {}) {
   const m = rt.requireCore();
+  if (options !== null && typeof options === 'object' && options.hub !== undefined)
+    return loadFromHub(options, (resolved) => loadPretrained(rt, resolved));
   const {
     config,
     weights,
@@ -332,6 +338,7 @@ async function loadPretrained(rt, options = {}) {
     memoryLimit = m._memoryLimit(),
     gguf,
     activations = 'exact',
+    signal,
   } = checkOptions(
     options,
     [
@@ -346,6 +353,7 @@ async function loadPretrained(rt, options = {}) {
       'memoryLimit',
       'gguf',
       'activations',
+      'signal',
     ],
     'loadPretrained option',
   );
@@ -359,6 +367,7 @@ async function loadPretrained(rt, options = {}) {
   }
   if (onProgress != null && typeof onProgress !== 'function')
     throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
+  signalOption(signal);
   if (activations !== 'exact' && activations !== 'int8')
     throw invalid(`activations must be 'exact' or 'int8', got ${describe(activations)}`);
   if (activations === 'int8' && gguf === undefined)
@@ -369,7 +378,7 @@ async function loadPretrained(rt, options = {}) {
     const clash = Object.keys(given).filter((k) => given[k] !== undefined);
     if (clash.length)
       throw invalid(`gguf cannot be given with ${clash.join(', ')}: the GGUF file holds them`);
-    return loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations });
+    return loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations, signal });
   }
   const { architecture, core } = coreConfig(config);
   checkpointStopIds(config, generationConfig, core.vocabSize); // bad EOS ids refused before any weight is read
@@ -385,7 +394,7 @@ async function loadPretrained(rt, options = {}) {
   model._tokenizer = tok;
   model._chat = chat;
   try {
-    await loadTensors(rt, handle, entries, architecture, onProgress);
+    await loadTensors(rt, handle, entries, architecture, onProgress, signal);
   } catch (error) {
     model.dispose();
     throw error;
