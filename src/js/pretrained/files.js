@@ -5,11 +5,13 @@ import { AttentionError } from '../errors.js';
 import { describe } from '../options.js';
 import { asBytes, checkEntries, headerLength, readHeader } from '../formats/safetensors.js';
 import { fileNames } from '../architectures/index.js';
+import { isRangeSource } from '../range-source.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
 // A file to read ranges of: bytes already in memory, or a Blob/File read slice by slice.
 function source(value, what) {
+  if (isRangeSource(value)) return value;
   if (typeof Blob !== 'undefined' && value instanceof Blob) {
     return { size: value.size, read: async (b, e) => new Uint8Array(await value.slice(b, e).arrayBuffer()) };
   }
