@@ -6,11 +6,12 @@
 import { AttentionError, check } from '../errors.js';
 import { copyTensors, withLimitHint } from './load.js';
 import { loadGGUF } from './from-gguf.js';
-import { WEIGHT_FORMAT, PRETRAINED_ARCH } from '../constants.js';
+import { WEIGHT_FORMAT } from '../constants.js';
+import { layerSummary } from './layers.js';
 import { checkOptions, describe } from '../options.js';
 import { layerList, idBatch, traceLayers } from '../ids.js';
 import { entryOf, makeTokenizer, readEntries, weightFiles } from './files.js';
-import { familyOf, storedTransposed, tensorName } from '../architectures/index.js';
+import { familyOf, fileShape, storedTransposed, tensorName } from '../architectures/index.js';
 import { Handle } from '../runtime/runtime.js';
 import { Tensor, fromCore } from '../tensor.js';
 import {
@@ -44,10 +45,11 @@ async function loadTensors(rt, handle, entries, architecture, onProgress) {
     const shape = transposed ? [...kept].reverse() : kept;
     const e = entryOf(entries, family, name);
     if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
-    if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
+    const want = fileShape(family, role, shape); // the same bytes as `shape` (LFM2's (E, 1, K) kernel)
+    if (e.shape.length !== want.length || e.shape.some((n, i) => n !== want[i])) {
       throw new AttentionError(
         'SHAPE_MISMATCH',
-        `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`,
+        `tensor "${e.name}" has shape [${e.shape}] but the config needs [${want}]`,
       );
     }
     const read = (b, end) => e.src.read(e.begin + b, e.begin + end);
@@ -120,6 +122,8 @@ class PretrainedModelBase extends Handle {
       logits: fromCore(r.logits),
       attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)),
     };
+    // What each returned map is: softmax weights, or a short convolution's mixing (layers.js).
+    out.attentionKinds = out.attention.map((a, l) => (a ? this.layers[l].kind : null));
     if (trace !== false && trace != null) out.trace = r.traces;
     if (hiddenStates) out.hiddenStates = r.hiddenStates.map(fromCore);
     if (logitLens) {
@@ -416,25 +420,4 @@ export function pretrainedApi(rt) {
     PretrainedModel,
     checkpointTensors: (config) => checkpointTensors(rt, config),
   };
-}
-
-// Layer l's attention as the core runs it (src/model/pretrained.h): its window, whether and with
-// which base it rotates q and k, its q/k norm and score soft-capping.
-function layerSummary(core, l) {
-  const window = core.layerWindow?.[l] ?? 0;
-  const rope = core.arch !== PRETRAINED_ARCH.GPT2 && (core.layerRope ? core.layerRope[l] === 1 : true);
-  const local = rope && window > 0 && core.localRopeTheta > 0;
-  return Object.freeze({
-    kind: 'attention',
-    heads: core.heads,
-    kvHeads: core.kvHeads,
-    headDim: core.headDim,
-    kvFrom: l,
-    window,
-    rope,
-    ropeTheta: rope ? (local ? core.localRopeTheta : core.ropeTheta) : null,
-    ropeScaled: rope && !local && Boolean(core.ropeInvFreq),
-    qkNorm: Boolean(core.qkNorm),
-    softcap: core.attnSoftcap ?? 0,
-  });
 }
