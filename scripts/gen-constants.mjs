@@ -85,6 +85,13 @@ const ENUMS = [
     'upper',
     "Int32 slots of MhaHandle's io block (ioPtr) on the lean forward path.",
   ],
+  [
+    'MIXER_KIND',
+    'src/model/blocks.h',
+    'attn::MixerKind',
+    'upper',
+    "A pretrained layer's token mixer (PretrainedConfig.layer_mixer): softmax attention, LFM2's short convolution.",
+  ],
 ];
 
 /** Every file generate() reads, relative to the repository root (the test copies them). */

@@ -68,6 +68,12 @@ export const FAST_IO = Object.freeze({
   SIZE: 24,
 });
 
+/** A pretrained layer's token mixer (PretrainedConfig.layer_mixer): softmax attention, LFM2's short convolution. attn::MixerKind (src/model/blocks.h). */
+export const MIXER_KIND = Object.freeze({
+  ATTENTION: 0,
+  SHORT_CONV: 1,
+});
+
 /**
  * Every ggml tensor type a GGUF file may hold, by ggml's name, in id order (gaps: ids ggml removed):
  * elements and bytes per block, whether the core computes with it (dequantized: it is a
@@ -162,4 +168,7 @@ export const TENSOR_ROLE = Object.freeze({
   down: 26,
   up_bias: 27,
   down_bias: 28,
+  conv_in_proj: 29,
+  conv_weight: 30,
+  conv_out_proj: 31,
 });

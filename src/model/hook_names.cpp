@@ -29,6 +29,11 @@ constexpr KindName kKinds[] = {
     {HookKind::kPattern, "attn.hook_pattern", true},
     {HookKind::kZ, "attn.hook_z", true},
     {HookKind::kAttnResult, "attn.hook_out", true},
+    {HookKind::kConvBcx, "conv.hook_bcx", true},
+    {HookKind::kConvIn, "conv.hook_in", true},
+    {HookKind::kConvOut, "conv.hook_out", true},
+    {HookKind::kConvGated, "conv.hook_gated", true},
+    {HookKind::kConvResult, "conv.hook_result", true},
     {HookKind::kAttnOut, "hook_attn_out", true},
     {HookKind::kResidMid, "hook_resid_mid", true},
     {HookKind::kMlpPre, "mlp.hook_pre", true},
@@ -66,8 +71,15 @@ bool hook_exists(const HookShapes& s, const HookId& id) {
     case HookKind::kMlpResult:
     case HookKind::kMlpOut:
       return s.layers[id.layer].mlp_width > 0;
-    default:
-      return true;
+    case HookKind::kConvBcx:
+    case HookKind::kConvIn:
+    case HookKind::kConvOut:
+    case HookKind::kConvGated:
+    case HookKind::kConvResult:
+      return s.layers[id.layer].conv_channels > 0;
+    default:  // a short-convolution layer has no attention hooks
+      return !(is_head_hook(id.kind) || id.kind == HookKind::kAttnResult) ||
+             s.layers[id.layer].conv_channels == 0;
   }
 }
 
@@ -89,6 +101,8 @@ Shape hook_position_shape(const HookShapes& s, const HookId& id) {
     case HookKind::kMlpPreLinear:
     case HookKind::kMlpPost:
       return {l->mlp_width};
+    case HookKind::kConvBcx:
+      return {3 * l->conv_channels};
     default:
       return {s.width};
   }

@@ -24,6 +24,13 @@
 //   blocks.{l}.hook_mlp_out (B, T, E)    the MLP branch as it is added to the stream (as hook_attn_out)
 //   blocks.{l}.hook_resid_post (B, T, E) the stream leaving block l
 //   ln_final.hook_normalized (B, T, E)   the final norm's output (what the head reads)
+// A short-convolution layer (LFM2, short_conv.h) has no attn.* hooks; its mixer's are
+//   blocks.{l}.conv.hook_bcx (B, T, 3E)  in_proj's output [B | C | X]
+//   blocks.{l}.conv.hook_in (B, T, E)    B ⊙ X, the convolution's input
+//   blocks.{l}.conv.hook_out (B, T, E)   the causal convolution's output
+//   blocks.{l}.conv.hook_gated (B, T, E) C ⊙ that, what out_proj reads
+//   blocks.{l}.conv.hook_result (B, T, E)  out_proj's output, the block's output (as attn.hook_out);
+// hook_attn_out, hook_resid_* are the stream's as in any layer.
 // A post-norm TinyTransformer (x = ln(x + f(x))) adds hook_attn_out / hook_mlp_out before its norm;
 // hook_resid_mid / hook_resid_post are after it.
 #pragma once
@@ -61,6 +68,11 @@ enum class HookKind {
   kMlpResult,  // mlp.hook_out
   kMlpOut,
   kResidPost,
+  kConvBcx,     // conv.hook_bcx (short-convolution layers)
+  kConvIn,      // conv.hook_in
+  kConvOut,     // conv.hook_out
+  kConvGated,   // conv.hook_gated
+  kConvResult,  // conv.hook_result
   kCount
 };
 
@@ -70,6 +82,7 @@ struct HookShapes {
     int heads = 0, kv_heads = 0, head_dim = 0;
     int mlp_width = 0;  // 0: no MLP
     bool gated_mlp = false;
+    int conv_channels = 0;  // a short-convolution layer's E (its heads 0); 0: attention
   };
   int width = 0;
   bool pos_embed = false;  // GPT-2, a learned or sinusoidal TinyTransformer

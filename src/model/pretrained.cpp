@@ -39,8 +39,10 @@ HookShapes PretrainedModel::hook_shapes() const {
   HookShapes s;
   s.width = c.hidden;
   s.pos_embed = learned_positions_;
-  for (const Layer& L : layers_)
+  for (const Layer& L : layers_) {
     s.layers.push_back(HookShapes::Layer{c.heads, c.kv_heads, c.head_dim, c.intermediate, L.mlp.gated()});
+    if (L.kind == MixerKind::kShortConv) s.layers.back() = {0, 0, 0, c.intermediate, L.mlp.gated(), c.hidden};
+  }
   return s;
 }
 
@@ -58,6 +60,10 @@ Status PretrainedModel::create_caches(int max_length, int batch, DecodeCaches& c
     switch (L.kind) {
       case MixerKind::kAttention:
         ATTN_RETURN_IF_ERROR(L.mixer.attn.create_cache(max_length, batch, made.layers[l].kv));
+        break;
+      case MixerKind::kShortConv:  // the last K − 1 rows of B ⊙ X: zeros before the first token
+        made.layers[l].state.assign(L.conv.state_size(batch), 0.0f);
+        made.layers[l].next_state.assign(L.conv.state_size(batch), 0.0f);
         break;
     }
   }
@@ -92,6 +98,7 @@ Status PretrainedModel::check_forward(const Pass& p, const std::vector<std::int3
   need += static_cast<std::uint64_t>(o.attention_layers.size()) * b * c.heads * t * t;
   if (o.hidden_states) need += static_cast<std::uint64_t>(n) * e * (c.layers + 1);
   if (o.logit_lens) need += static_cast<std::uint64_t>(n) * 2 * (c.layers + 1) + c.vocab_size;
+  if (c.conv_kernel > 0) need += static_cast<std::uint64_t>(n) * 5 * e;  // a short convolution's buffers
   const Status mem = check_allocation(need, "the pretrained forward");
   if (!mem.ok())
     return Status::Error(StatusCode::kTooLarge, mem.message + " (ask for fewer layers: attention: [layers])");
@@ -140,6 +147,20 @@ Status PretrainedModel::token_mixer(int l, const Pass& p, const PretrainedForwar
       if (mo.need_weights) result.attention[l] = std::move(r.weights);
       return Status::Ok();
     }
+    case MixerKind::kShortConv: {
+      const bool map =
+          std::find(o.attention_layers.begin(), o.attention_layers.end(), l) != o.attention_layers.end();
+      if (map && caches)
+        return invalid("layer " + std::to_string(l) +
+                       " is a short convolution: its mixing map comes from a forward without caches");
+      r.output.shape.assign({p.b, p.t, config_.hidden});
+      r.output.data.resize(static_cast<std::size_t>(p.n) * config_.hidden);
+      LayerCache* lc = caches ? &caches->layers[l] : nullptr;
+      L.conv.forward(p.b, p.t, in.data(), r.output.data.data(), lc ? lc->state.data() : nullptr,
+                     lc ? &lc->next_state : nullptr, work_.conv, map ? &result.attention[l] : nullptr,
+                     o.hooks, l);
+      return Status::Ok();
+    }
   }
   return invalid("layer " + std::to_string(l) + ": unknown token mixer");
 }
@@ -159,7 +180,9 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
   if (L.attn_norm.present()) L.attn_norm.forward(n, x.data(), h.data());
   ATTN_RETURN_IF_ERROR(token_mixer(l, p, o, L.attn_norm.present() ? h : x, result, caches));
   float* attn_out = work_.attention.output.data.data();
-  if (hooks) hooks->stream(HookKind::kAttnResult, l, attn_out, e);
+  if (hooks)
+    hooks->stream(L.kind == MixerKind::kShortConv ? HookKind::kConvResult : HookKind::kAttnResult, l,
+                  attn_out, e);
   if (L.post_attn_norm.present()) {
     L.post_attn_norm.forward(n, attn_out, h.data());
     attn_out = h.data();

@@ -29,6 +29,7 @@
 #include "model/blocks.h"
 #include "model/interp_hooks.h"
 #include "model/metric_gradients.h"
+#include "model/short_conv.h"
 
 namespace attn {
 
@@ -66,6 +67,9 @@ enum class TensorRole {
   kDown,
   kUpBias,
   kDownBias,
+  kConvInProj,   // LFM2's short convolution: in_proj (3E, E) = [B; C; X]
+  kConvWeight,   // its depthwise kernel (E, K) (folders: (E, 1, K))
+  kConvOutProj,  // its out_proj (E, E)
   kCount
 };
 const char* role_name(TensorRole role);
@@ -131,6 +135,7 @@ struct PretrainedConfig {
   // per layer: its token mixer, MixerKind's value (blocks.h; 0 = softmax attention); empty = attention
   // in every layer
   std::vector<int> layer_mixer;
+  int conv_kernel = 0;  // LFM2: the short convolution's kernel (conv_L_cache), ≥ 2 where a layer has one
 };
 
 // Every PretrainedConfig field with its name in the wrapper's config object (src/js/architectures/
@@ -170,7 +175,8 @@ struct PretrainedConfig {
   X(rotary_dims, "rotaryDims")                        \
   X(layer_window, "layerWindow")                      \
   X(layer_rope, "layerRope")                          \
-  X(layer_mixer, "layerMixer")
+  X(layer_mixer, "layerMixer")                        \
+  X(conv_kernel, "convKernel")
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
 // format (F32, F16 or BF16: a 16-bit file stays 16-bit in memory, widened inside the GEMM; a GGUF
@@ -246,6 +252,7 @@ class PretrainedModel {
   struct Layer {
     MixerKind kind = MixerKind::kAttention;  // which token mixer below the layer runs
     AttentionBlock mixer;                    // frozen: its projections are views into stored_
+    ShortConvBlock conv;                     // MixerKind::kShortConv's (views into stored_)
     NormBlock attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;
     MlpBlock mlp;
     float branch_scale = 1;
@@ -271,6 +278,7 @@ class PretrainedModel {
     std::vector<float> picked, position;  // logits_row's rows (B, E); the learned positions (N, E)
     Tensor query;                         // the attention's input (B, T, E)
     MhaResult attention;                  // its output
+    ShortConvWork conv;                   // a short-convolution layer's buffers
   };
   PretrainedConfig config_;
   std::vector<TensorSpec> specs_;

@@ -71,6 +71,11 @@ Status PretrainedModel::check_gradients(const Pass& p, const std::vector<std::in
   const PretrainedConfig& c = config_;
   ATTN_RETURN_IF_ERROR(check_forward(p, ids, ForwardOptions{}, false));
   ATTN_RETURN_IF_ERROR(check_metric(o.metric, p.t, c.vocab_size));
+  for (std::size_t l = 0; l < layers_.size(); ++l)
+    if (layers_[l].kind == MixerKind::kShortConv)
+      return Status::Error(StatusCode::kInvalidArgument, "metric gradients: layer " + std::to_string(l) +
+                                                             " is a short convolution, whose backward is not "
+                                                             "implemented");
   if (!o.start_embedding.empty() && o.start_embedding.size() != static_cast<std::uint64_t>(p.n) * c.hidden)
     return invalid("start_embedding must be (B, T, hidden)");
   return check_allocation(gradient_floats(c, p.b, p.t, o), "the pretrained model's metric gradients");

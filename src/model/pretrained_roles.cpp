@@ -38,7 +38,10 @@ constexpr const char* kRoleNames[] = {"embed",
                                       "gate_up",
                                       "down",
                                       "up_bias",
-                                      "down_bias"};
+                                      "down_bias",
+                                      "conv_in_proj",
+                                      "conv_weight",
+                                      "conv_out_proj"};
 static_assert(sizeof(kRoleNames) / sizeof(kRoleNames[0]) == static_cast<std::size_t>(TensorRole::kCount),
               "one name per TensorRole");
 
@@ -89,6 +92,25 @@ Block llama_block(const PretrainedConfig& c) {
   return out;
 }
 
+// A short-convolution layer (LFM2): the Llama block's norms and MLP, the convolution's in_proj,
+// kernel and out_proj instead of the attention's tensors.
+Block short_conv_block(const PretrainedConfig& c) {
+  const int e = c.hidden;
+  Block out;
+  for (const auto& entry : llama_block(c)) {
+    const TensorRole r = entry.first;
+    const bool attention = r == TensorRole::kQ || r == TensorRole::kK || r == TensorRole::kV ||
+                           r == TensorRole::kQkv || r == TensorRole::kQBias || r == TensorRole::kKBias ||
+                           r == TensorRole::kVBias || r == TensorRole::kQNorm || r == TensorRole::kKNorm ||
+                           r == TensorRole::kO;
+    if (!attention) out.push_back(entry);
+  }
+  out.push_back({TensorRole::kConvInProj, {3 * e, e}});
+  out.push_back({TensorRole::kConvWeight, {e, c.conv_kernel}});
+  out.push_back({TensorRole::kConvOutProj, {e, e}});
+  return out;
+}
+
 }  // namespace
 
 const char* role_name(TensorRole role) {
@@ -116,8 +138,12 @@ std::vector<TensorSpec> pretrained_tensor_specs(const PretrainedConfig& c) {
   out.push_back({{TensorRole::kEmbed, -1}, {c.vocab_size, c.hidden}});
   if (gpt2) out.push_back({{TensorRole::kPositions, -1}, {c.max_positions, c.hidden}});
   const Block block = gpt2 ? gpt2_block(c) : llama_block(c);
-  for (int l = 0; l < c.layers; ++l)
-    for (const auto& [role, shape] : block) out.push_back({{role, l}, shape});
+  const Block conv = short_conv_block(c);
+  for (int l = 0; l < c.layers; ++l) {
+    const bool is_conv =
+        !c.layer_mixer.empty() && c.layer_mixer[l] == static_cast<int>(MixerKind::kShortConv);
+    for (const auto& [role, shape] : is_conv ? conv : block) out.push_back({{role, l}, shape});
+  }
   out.push_back({{TensorRole::kFinalNorm, -1}, {c.hidden}});
   if (gpt2) out.push_back({{TensorRole::kFinalNormBias, -1}, {c.hidden}});
   if (!c.tie_embeddings) out.push_back({{TensorRole::kUnembed, -1}, {c.vocab_size, c.hidden}});

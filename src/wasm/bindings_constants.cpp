@@ -95,6 +95,8 @@ val constants_js() {
                                     {"OUT_WEIGHTS_DIMS", FastIo::kOutWeightsDims},
                                     {"OUT_END", FastIo::kOutEnd},
                                     {"SIZE", FastIo::kSize}}));
+  out.set("MIXER_KIND", table<attn::MixerKind>({{"ATTENTION", attn::MixerKind::kAttention},
+                                                {"SHORT_CONV", attn::MixerKind::kShortConv}}));
   out.set("GGML_TYPE", ggml_types_js());
   out.set("WEIGHT_FORMAT", weight_formats_js());
   val roles = val::object();

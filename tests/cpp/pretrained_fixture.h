@@ -86,6 +86,8 @@ inline attn::PretrainedConfig core_config(const testjson::Value& c) {
   if (c.has("rotaryDims")) p.rotary_dims = c["rotaryDims"].integer();
   if (c.has("layerWindow")) p.layer_window = c["layerWindow"].numbers<int>();
   if (c.has("layerRope")) p.layer_rope = c["layerRope"].numbers<int>();
+  if (c.has("layerMixer")) p.layer_mixer = c["layerMixer"].numbers<int>();
+  if (c.has("convKernel")) p.conv_kernel = c["convKernel"].integer();
   return p;
 }
 

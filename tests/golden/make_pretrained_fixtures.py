@@ -43,6 +43,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from make_fixtures import seed_for  # noqa: E402
+from lfm2_reference import lfm2_forward, lfm2_tensors, np_lfm2  # noqa: E402
 
 OUT_DIR = os.path.join(HERE, "pretrained")
 SCRIPT = "tests/golden/make_pretrained_fixtures.py"
@@ -323,6 +324,8 @@ def draw(shape, kind):
         return r * (1.0 / math.sqrt(fan_in))
     if kind == "head":
         return r * (3.0 / math.sqrt(fan_in))
+    if kind == "conv_kernel":  # LFM2's depthwise (E, 1, K) kernel
+        return r * 0.8
     raise ValueError(kind)
 
 
@@ -369,6 +372,17 @@ QWEN3_CONFIG = {
     "num_hidden_layers": LAYERS, "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_scaling": None,
     "rope_theta": 1000000.0, "sliding_window": None, "tie_word_embeddings": True, "torch_dtype": "float32",
     "use_cache": True, "use_sliding_window": False, "vocab_size": VOCAB,
+}
+# LFM2: a conv layer then an attention layer; intermediate_size 72 → int(2·72/3) = 48 → rounded up
+# to block_multiple_of 40: 80 (Lfm2MLP).
+LFM2_CONFIG = {
+    "architectures": ["Lfm2ForCausalLM"], "block_auto_adjust_ff_dim": True, "block_ffn_dim_multiplier": 1.0,
+    "block_multiple_of": 40, "bos_token_id": 94, "conv_L_cache": 3, "conv_bias": False, "eos_token_id": 95,
+    "hidden_size": HIDDEN, "initializer_range": 0.02, "intermediate_size": 72,
+    "layer_types": ["conv", "full_attention"], "max_position_embeddings": MAX_POS, "model_type": "lfm2",
+    "norm_eps": 1e-05, "num_attention_heads": HEADS, "num_hidden_layers": LAYERS, "num_key_value_heads": 2,
+    "pad_token_id": 0, "rope_theta": 1000000.0, "tie_word_embeddings": True, "torch_dtype": "float32",
+    "use_cache": True, "vocab_size": VOCAB,
 }
 MISTRAL_CONFIG = {
     "architectures": ["MistralForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 94, "eos_token_id": 95,
@@ -1164,6 +1178,8 @@ def build(name, cfg, tok_style, vocab, merges, logits_only=False):
     spec = gpt2_tensors() if is_gpt2 else llama_tensors(cfg)
     forward = gpt2_forward if is_gpt2 else llama_forward
     np_forward = np_gpt2 if is_gpt2 else np_llama
+    if cfg["model_type"] == "lfm2":
+        spec, forward, np_forward = lfm2_tensors(cfg, VOCAB), lfm2_forward, np_lfm2
 
     seed_for(name)
     w32 = {n: draw(shape, kind).numpy() for n, shape, kind in spec}
@@ -1248,7 +1264,7 @@ def build(name, cfg, tok_style, vocab, merges, logits_only=False):
     write(os.path.join(folder, "config.json"), json.dumps(cfg, indent=2, sort_keys=True) + "\n")
     # the same model as transformers 5 saves it (tests: both layouts, same outputs); Ministral 3 exists
     # in transformers 5 only: its config.json is that layout already
-    if not is_gpt2 and "rope_parameters" not in cfg:
+    if not is_gpt2 and "rope_parameters" not in cfg and cfg["model_type"] != "lfm2":
         write(os.path.join(folder, "config.transformers5.json"), json.dumps(as_transformers5(cfg), indent=2, sort_keys=True) + "\n")
 
     # --- expected.json
@@ -1366,7 +1382,10 @@ def main():
              ("gemma3-tiny", GEMMA3_CONFIG, "llama", False),
              ("gemma2-tiny", GEMMA2_CONFIG, "llama", False),
              ("granite-tiny", GRANITE_CONFIG, "llama", False),
-             ("ministral3-tiny", MINISTRAL3_CONFIG, "llama", False)]
+             ("ministral3-tiny", MINISTRAL3_CONFIG, "llama", False),
+             ("lfm2-tiny", LFM2_CONFIG, "qwen2", False)]
+    if sys.argv[1:]:  # only the folders named (the others' files stay as committed)
+        archs = [a for a in archs if a[0] in sys.argv[1:]]
     names = {}
     for name, cfg, style, logits_only in archs:
         names[name] = build(name, cfg, style, vocab, merges, logits_only)

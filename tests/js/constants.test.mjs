@@ -100,7 +100,7 @@ describe('shared constants (src/js/constants.js)', () => {
   });
 
   it('TENSOR_ROLE: every role the core lists for some config is one of its names', () => {
-    const { PRETRAINED_ARCH, QK_NORM, TENSOR_ROLE } = generated;
+    const { MIXER_KIND, PRETRAINED_ARCH, QK_NORM, TENSOR_ROLE } = generated;
     const base = {
       hidden: 8,
       intermediate: 16,
@@ -115,6 +115,13 @@ describe('shared constants (src/js/constants.js)', () => {
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, preNorms: true, qkvBias: true },
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, postNorms: true, fusedProjections: true },
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, qkNorm: QK_NORM.perHead, tieEmbeddings: true },
+      {
+        ...base,
+        arch: PRETRAINED_ARCH.LLAMA,
+        vocabSize: 5,
+        layerMixer: [MIXER_KIND.SHORT_CONV],
+        convKernel: 3,
+      },
     ];
     const given = new Set(configs.flatMap((c) => coreTensorRoles(c).map((t) => t.role)));
     assert.deepEqual([...given].sort(), Object.keys(TENSOR_ROLE).sort());

@@ -110,6 +110,19 @@ export function listFixtures(index = 'index.txt') {
  * too when given, e.g. 'expected_interp.json'), sorted by name. Tests list the fixtures through this, never
  * by hand, so a folder added there is covered by every test at once.
  */
+/**
+ * listPretrained() less the hybrid models with a short-convolution layer (LFM2), whose backward and
+ * head patching are refused (tests/cpp/test_short_conv.cpp): the folders the gradient and patching
+ * references exist for.
+ */
+export function listSoftmaxPretrained() {
+  const conv = (name) =>
+    JSON.parse(
+      readFileSync(new URL(`${name}/core-config.json`, PRETRAINED_DIR), 'utf8'),
+    ).layerMixer?.includes(1);
+  return listPretrained().filter((name) => !conv(name));
+}
+
 export function listPretrained(withFile) {
   const has = (name, file) => existsSync(new URL(`${name}/${file}`, PRETRAINED_DIR));
   return readdirSync(PRETRAINED_DIR)

@@ -24,6 +24,16 @@ const ARCH = {
   GraniteForCausalLM: 'granite',
   Ministral3ForCausalLM: 'mistral3',
 };
+/**
+ * The fixture folders this converter writes GGUF files of: those whose architecture it knows (LFM2's
+ * conversion — per-layer head_count_kv, the shortconv tensors — is not written yet).
+ */
+export function convertibleFixtures(names) {
+  const arch = (name) =>
+    JSON.parse(readFileSync(new URL(`${name}/config.json`, PRETRAINED_DIR), 'utf8')).architectures[0];
+  return names.filter((name) => Object.hasOwn(ARCH, arch(name)));
+}
+
 const PERMUTED = ['llama', 'smollm3', 'granite', 'mistral3']; // llama.cpp's rope type NORM among them
 
 /** float32 → float16 bits, rounding to nearest even. */

@@ -16,6 +16,7 @@ import gemma3 from './gemma3.js';
 import phi3 from './phi3.js';
 import granite from './granite.js';
 import ministral3 from './ministral3.js';
+import lfm2 from './lfm2.js';
 
 /** The families, in the docs' order. */
 export const FAMILIES = Object.freeze([
@@ -31,7 +32,21 @@ export const FAMILIES = Object.freeze([
   phi3,
   granite,
   ministral3,
+  lfm2,
 ]);
+
+/**
+ * Architectures and GGUF general.architecture names that are refused by name, with why: a family's
+ * relatives whose blocks the library does not compute (a config or file of theirs must never be read
+ * as the supported one).
+ */
+export const REFUSED_ARCHITECTURES = Object.freeze({
+  Lfm2MoeForCausalLM: 'LFM2 MoE (mixture-of-experts MLPs) is not implemented; Lfm2ForCausalLM is',
+  Lfm2VlForConditionalGeneration: 'LFM2-VL (vision-language) is not implemented; Lfm2ForCausalLM is',
+});
+export const REFUSED_GGUF = Object.freeze({
+  lfm2moe: "llama.cpp's lfm2moe (LFM2 MoE) is not implemented; lfm2 is",
+});
 
 /** The supported architectures (config.json's architectures[0]). */
 export const ARCHITECTURES = Object.freeze(FAMILIES.map((f) => f.architecture));
@@ -57,6 +72,12 @@ export function tensorName(family, role, layer = -1) {
 /** The names a file may give a tensor: the family's prefixes (GPT-2: with or without "transformer."). */
 export function fileNames(family, name) {
   return family.tensors.prefixes.map((p) => p + name);
+}
+
+/** The shape a role's tensor has in the family's files for the core's `shape` (the same bytes). */
+export function fileShape(family, role, shape) {
+  const f = family.tensors.fileShapes?.[role];
+  return f ? f(shape) : shape;
 }
 
 /** Whether a role's matrix is stored (in, out) in the family's files (GPT-2's Conv1D). */

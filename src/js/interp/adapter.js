@@ -30,7 +30,7 @@
 //       stream, or null), q, k: { weight (rows · d, E) row-major, bias (rows · d) | null }, qNorm, kNorm:
 //       { weight, perHead, eps } | null (RMSNorm after the bias) } }.
 // A norm spec is { kind: 'layer' | 'rms', weight, bias?, eps }.
-import { check } from '../errors.js';
+import { AttentionError, check } from '../errors.js';
 import { QK_NORM } from '../constants.js';
 
 // The score scale the core uses by default: 1/√d in float32 (1.0f / sqrtf(d)).
@@ -151,8 +151,22 @@ function pretrainedTensors(handle) {
   };
 }
 
+/**
+ * An AttentionError naming the first short-convolution layer (LFM2) of `model`: the tools read every
+ * layer as attention heads and do not yet take a conv layer's mixing apart.
+ */
+export function refuseConvLayers(model, tool) {
+  const l = model.layers.findIndex((s) => s.kind === 'conv');
+  if (l >= 0)
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `${tool} is not implemented for a model with short-convolution layers: layer ${l} is of kind 'conv'`,
+    );
+}
+
 /** A PretrainedModel's adapter: its weights read back from the heap by role (float32 rows). */
 export function pretrainedInterp(model) {
+  refuseConvLayers(model, 'this interpretability tool');
   const handle = model._live();
   const core = model._core;
   const E = core.hidden;

@@ -5,6 +5,7 @@ import { AttentionError } from '../errors.js';
 import { checkOptions, describe } from '../options.js';
 import { idBatch } from '../ids.js';
 import { Tensor, asFloatTensor } from '../tensor.js';
+import { refuseConvLayers } from './adapter.js';
 
 /** The head-score kinds headScores knows, in its default order. */
 export const HEAD_SCORE_KINDS = Object.freeze(['previous-token', 'duplicate-token', 'induction']);
@@ -102,6 +103,7 @@ export function headScoresFromAttention(ids, attention, kinds = HEAD_SCORE_KINDS
 export function modelHeadScores(model, ids, options = {}) {
   const { kinds = HEAD_SCORE_KINDS } = checkOptions(options, ['kinds'], 'headScores option');
   checkKinds(kinds);
+  if (model.layers) refuseConvLayers(model, 'headScores');
   const batch = idBatch(ids, 'ids');
   if (batch.b !== 1)
     throw invalid(`headScores needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);

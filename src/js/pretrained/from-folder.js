@@ -7,7 +7,7 @@ import { AttentionError } from '../errors.js';
 import { WEIGHT_FORMAT } from '../constants.js';
 import { copyTensors, withLimitHint } from './load.js';
 import { entryOf, makeTokenizer, readEntries, weightFiles } from './files.js';
-import { storedTransposed, tensorName } from '../architectures/index.js';
+import { fileShape, storedTransposed, tensorName } from '../architectures/index.js';
 import { coreConfig } from './config.js';
 import { defaultStopIds } from './generation.js';
 import { chatTemplates, loadJinja } from '../tokenizers/chat-template.js';
@@ -23,10 +23,11 @@ async function loadTensors(rt, handle, entries, { family, names }, onProgress, s
     const shape = transposed ? [...kept].reverse() : kept;
     const e = entryOf(entries, family, name, names);
     if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
-    if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
+    const want = fileShape(family, role, shape); // the same bytes as `shape` (LFM2's (E, 1, K) kernel)
+    if (e.shape.length !== want.length || e.shape.some((n, i) => n !== want[i])) {
       throw new AttentionError(
         'SHAPE_MISMATCH',
-        `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`,
+        `tensor "${e.name}" has shape [${e.shape}] but the config needs [${want}]`,
       );
     }
     const read = (b, end) => e.src.read(e.begin + b, e.begin + end);

@@ -6,7 +6,7 @@
 // refused by name, never defaulted.
 import { AttentionError } from '../errors.js';
 import { describe } from '../options.js';
-import { GGUF_ARCHITECTURES, familyOfGGUF, ggufTensorName } from '../architectures/index.js';
+import { GGUF_ARCHITECTURES, REFUSED_GGUF, familyOfGGUF, ggufTensorName } from '../architectures/index.js';
 import { ROPE_FACTORS, ROPE_FREQS } from '../architectures/gguf-layout.js';
 import { coreConfig } from './config.js';
 
@@ -42,7 +42,16 @@ function metadataReader(metadata, arch) {
       throw invalid(`gguf: ${key} must be one number, string or bool, got ${describe(v)}`);
     return v;
   }
-  return { read, used };
+  // An array key (lfm2's head_count_kv per layer): whole numbers, needed.
+  function readArray(suffix) {
+    const key = `${arch}.${suffix}`;
+    used.add(suffix);
+    const v = metadata[key];
+    if (!(Array.isArray(v) || ArrayBuffer.isView(v)) || Array.from(v).some((n) => !Number.isSafeInteger(n)))
+      throw invalid(`gguf: ${key} must be an array of whole numbers, got ${describe(v)}`);
+    return Array.from(v);
+  }
+  return { read, readArray, used };
 }
 
 // The family's keys copied into the config under their config.json names (needed ones checked).
@@ -146,7 +155,7 @@ export async function readRopeFactors(file) {
 }
 
 // The config.json of the file: the family's keys, llama.cpp's defaults and fixes, the special ids.
-function hfConfig(family, read, tensors, metadata, arch, factors) {
+function hfConfig(family, { read, readArray }, tensors, metadata, arch, factors) {
   const g = family.gguf;
   const table = family.keys.implemented;
   const config = {
@@ -168,7 +177,7 @@ function hfConfig(family, read, tensors, metadata, arch, factors) {
   const headDim = headDims(config, g, read, table);
   if (Object.hasOwn(table, 'rope_theta')) ropeKeys(config, read, table, headDim, arch);
   if (g.longRope) longRopeKeys(config, read, factors, arch);
-  Object.assign(config, g.config(read));
+  Object.assign(config, g.config(read, { readArray }));
   for (const id of ['bos', 'eos']) {
     const v = metadata[`tokenizer.ggml.${id}_token_id`];
     if (Number.isSafeInteger(v)) config[`${id}_token_id`] = v;
@@ -204,6 +213,8 @@ function checkKeys(metadata, arch, g, used, read) {
  */
 export function ggufConfig(file, factors = null) {
   const arch = file.metadata['general.architecture'];
+  if (typeof arch === 'string' && Object.hasOwn(REFUSED_GGUF, arch))
+    throw invalid(`gguf: general.architecture ${arch}: ${REFUSED_GGUF[arch]}`);
   const family = typeof arch === 'string' ? familyOfGGUF(arch) : undefined;
   if (!family) {
     throw invalid(
@@ -212,8 +223,9 @@ export function ggufConfig(file, factors = null) {
   }
   const g = family.gguf;
   const tensors = new Map(file.tensors.map((t) => [t.name, t]));
-  const { read, used } = metadataReader(file.metadata, arch);
-  const config = hfConfig(family, read, tensors, file.metadata, arch, g.longRope ? factors : null);
+  const reader = metadataReader(file.metadata, arch);
+  const { read, used } = reader;
+  const config = hfConfig(family, reader, tensors, file.metadata, arch, g.longRope ? factors : null);
   checkKeys(file.metadata, arch, g, used, read);
   const { architecture, core } = coreConfig(config);
   // llama.cpp's head is output.weight, else the embeddings (GPT-2's converter writes a copy).

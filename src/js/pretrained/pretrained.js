@@ -6,7 +6,7 @@
 import { AttentionError, check } from '../errors.js';
 import { loadGGUF } from './from-gguf.js';
 import { checkpointStopIds, loadFolder } from './from-folder.js';
-import { PRETRAINED_ARCH } from '../constants.js';
+import { layerSummary } from './layers.js';
 import { checkOptions, describe } from '../options.js';
 import { layerList, idBatch, traceLayers } from '../ids.js';
 import { Handle } from '../runtime/runtime.js';
@@ -99,6 +99,8 @@ class PretrainedModelBase extends Handle {
       logits: fromCore(r.logits),
       attention: attention === false ? [] : r.attention.map((w) => (w ? fromCore(w) : null)),
     };
+    // What each returned map is: softmax weights, or a short convolution's mixing (layers.js).
+    out.attentionKinds = out.attention.map((a, l) => (a ? this.layers[l].kind : null));
     if (trace !== false && trace != null) out.trace = r.traces;
     if (hiddenStates) out.hiddenStates = r.hiddenStates.map(fromCore);
     if (logitLens) {
@@ -382,25 +384,4 @@ export function pretrainedApi(rt) {
     PretrainedModel,
     checkpointTensors: (config) => checkpointTensors(rt, config),
   };
-}
-
-// Layer l's attention as the core runs it (src/model/pretrained.h): its window, whether and with
-// which base it rotates q and k, its q/k norm and score soft-capping.
-function layerSummary(core, l) {
-  const window = core.layerWindow?.[l] ?? 0;
-  const rope = core.arch !== PRETRAINED_ARCH.GPT2 && (core.layerRope ? core.layerRope[l] === 1 : true);
-  const local = rope && window > 0 && core.localRopeTheta > 0;
-  return Object.freeze({
-    kind: 'attention',
-    heads: core.heads,
-    kvHeads: core.kvHeads,
-    headDim: core.headDim,
-    kvFrom: l,
-    window,
-    rope,
-    ropeTheta: rope ? (local ? core.localRopeTheta : core.ropeTheta) : null,
-    ropeScaled: rope && !local && Boolean(core.ropeInvFreq),
-    qkNorm: Boolean(core.qkNorm),
-    softcap: core.attnSoftcap ?? 0,
-  });
 }

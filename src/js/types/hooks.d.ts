@@ -49,12 +49,18 @@ export interface SteeringVectorOptions {
 
 /** A layer as the model computes it. */
 export interface LayerInfo {
-  kind: 'attention';
+  /**
+   * The token mixer: softmax attention, or (LFM2) a short convolution — `heads` 0 (the (L, H) results
+   * of the interpretability tools hold NaN for it), `kernel` its width, `window` = `kernel`.
+   */
+  kind: 'attention' | 'conv';
+  /** A conv layer's kernel (conv_L_cache). */
+  kernel?: number;
   heads: number;
   kvHeads: number;
   headDim: number;
-  /** The layer whose keys and values it reads (itself). */
-  kvFrom: number;
+  /** The layer whose keys and values it reads (itself); null for a conv layer. */
+  kvFrom: number | null;
   /** The keys a query sees, itself included; 0 = all earlier ones. */
   window: number;
 }

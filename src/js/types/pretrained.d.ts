@@ -182,7 +182,14 @@ export class PretrainedModel {
     },
   ): {
     logits: Tensor;
+    /**
+     * Per layer asked for: an attention layer's softmax weights (B, H, T, T); a conv layer's (LFM2)
+     * exact token mixing, (B, 1, T, T): A[t, s] = mean over channels c of C[t, c]·w[c][K − 1 − (t − s)]·B[s, c],
+     * banded (0 unless t − K < s ≤ t), signed, rows not summing to 1.
+     */
     attention: (Tensor | null)[];
+    /** What each `attention` entry is: `'attention'`, `'conv'`, or null where none was returned. */
+    attentionKinds: ('attention' | 'conv' | null)[];
     trace?: (TraceStep[] | null)[];
     hiddenStates?: Tensor[];
     /**

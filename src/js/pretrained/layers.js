@@ -1,0 +1,45 @@
+// model.layers[l] (PretrainedModel.layers): what each layer of a pretrained model is, from the core
+// config — its token mixer's kind (softmax attention or LFM2's short convolution), heads, window and
+// RoPE.
+import { PRETRAINED_ARCH, MIXER_KIND } from '../constants.js';
+
+// Layer l's attention as the core runs it (src/model/pretrained.h): its window, whether and with
+// which base it rotates q and k, its q/k norm and score soft-capping.
+export function layerSummary(core, l) {
+  if (core.layerMixer?.[l] === MIXER_KIND.SHORT_CONV) return convSummary(core);
+  const window = core.layerWindow?.[l] ?? 0;
+  const rope = core.arch !== PRETRAINED_ARCH.GPT2 && (core.layerRope ? core.layerRope[l] === 1 : true);
+  const local = rope && window > 0 && core.localRopeTheta > 0;
+  return Object.freeze({
+    kind: 'attention',
+    heads: core.heads,
+    kvHeads: core.kvHeads,
+    headDim: core.headDim,
+    kvFrom: l,
+    window,
+    rope,
+    ropeTheta: rope ? (local ? core.localRopeTheta : core.ropeTheta) : null,
+    ropeScaled: rope && !local && Boolean(core.ropeInvFreq),
+    qkNorm: Boolean(core.qkNorm),
+    softcap: core.attnSoftcap ?? 0,
+  });
+}
+
+// A short-convolution layer (LFM2): no heads (the interpretability tools' (L, H) results hold NaN
+// for it); its forward "attention" is one (T, T) channel-mean mixing map, banded by the kernel.
+function convSummary(core) {
+  return Object.freeze({
+    kind: 'conv',
+    heads: 0,
+    kvHeads: 0,
+    headDim: 0,
+    kernel: core.convKernel,
+    kvFrom: null,
+    window: core.convKernel,
+    rope: false,
+    ropeTheta: null,
+    ropeScaled: false,
+    qkNorm: false,
+    softcap: 0,
+  });
+}

@@ -1,0 +1,93 @@
+// LFM2 (src/js/architectures/lfm2.js, the core's short convolution): what the config classes
+// compute (the MLP width, layer kinds from layer_types or full_attn_idxs, the older key spellings),
+// refusals by name, model.layers[l] and the forward's labels on the lfm2-tiny fixture, and the
+// interpretability tools refusing a conv layer. Its logits, maps and generation against PyTorch are
+// pretrained.test.mjs's (every fixture folder); decoding and the map's float64 check are
+// tests/cpp/test_short_conv.cpp's.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { init, AttentionError } from '../../src/js/index.js';
+import { coreConfig } from '../../src/js/pretrained/config.js';
+import { lfm2Intermediate } from '../../src/js/architectures/lfm2.js';
+import { json, load, rejects } from './pretrained-files.mjs';
+
+await init();
+
+const NAME = 'lfm2-tiny';
+const base = () => json(NAME, 'config.json');
+
+describe('LFM2 configs', () => {
+  it('the MLP width as Lfm2MLP computes it (LFM2-1.2B: 12288 → 8192; the fixture: 72 → 80)', () => {
+    assert.equal(lfm2Intermediate(12288, true, 1.0, 256), 8192);
+    assert.equal(lfm2Intermediate(72, true, 1.0, 40), 80);
+    assert.equal(lfm2Intermediate(72, true, null, 40), 48); // no multiplier: no rounding either
+    assert.equal(lfm2Intermediate(72, false, 1.0, 40), 72);
+    assert.equal(coreConfig(base()).core.intermediate, 80);
+  });
+
+  it('full_attn_idxs (older configs) and the older key spellings give the same core config', () => {
+    const want = coreConfig(base()).core;
+    const {
+      layer_types: _t,
+      intermediate_size: i,
+      rope_theta: r,
+      tie_word_embeddings: tie,
+      ...rest
+    } = base();
+    const older = {
+      ...rest,
+      full_attn_idxs: [1],
+      block_ff_dim: i,
+      theta: r,
+      tie_embedding: tie,
+      block_dim: 32,
+    };
+    assert.deepEqual(coreConfig(older).core, want);
+    assert.deepEqual(want.layerMixer, [1, 0]);
+    assert.equal(want.convKernel, 3);
+  });
+
+  it('refuses what it does not compute, by name', async () => {
+    await rejects({ ...base(), conv_bias: true }, NAME, /conv_bias/);
+    await rejects({ ...base(), layer_types: ['conv', 'sliding_attention'] }, NAME, /layer_types/);
+    await rejects({ ...base(), block_ff_dim: 64 }, NAME, /block_ff_dim.*intermediate_size.*disagree/);
+    await rejects({ ...base(), architectures: ['Lfm2MoeForCausalLM'] }, NAME, /LFM2 MoE/);
+    await rejects({ ...base(), architectures: ['Lfm2VlForConditionalGeneration'] }, NAME, /LFM2-VL/);
+  });
+});
+
+describe('an LFM2 model', () => {
+  it("says each layer's kind; forward labels its maps; a conv map is banded", async () => {
+    const model = await load(NAME);
+    assert.equal(model.layers[0].kind, 'conv');
+    assert.equal(model.layers[0].heads, 0);
+    assert.equal(model.layers[0].kernel, 3);
+    assert.equal(model.layers[1].kind, 'attention');
+    const r = model.forward([[5, 17, 42, 88, 3, 61, 29]]);
+    assert.deepEqual(r.attentionKinds, ['conv', 'attention']);
+    assert.deepEqual(r.attention[0].shape, [1, 1, 7, 7]);
+    const a = r.attention[0].data;
+    for (let t = 0; t < 7; t++)
+      for (let s = 0; s < 7; s++) if (s > t || t - s >= 3) assert.equal(a[t * 7 + s], 0, `A[${t}, ${s}]`);
+    const names = model.hookNames().map((h) => h.name);
+    for (const n of ['blocks.0.conv.hook_in', 'blocks.0.conv.hook_out', 'blocks.0.conv.hook_result'])
+      assert.ok(names.includes(n), n);
+    assert.ok(!names.includes('blocks.0.attn.hook_pattern'));
+    assert.ok(names.includes('blocks.1.attn.hook_pattern'));
+    model.dispose();
+  });
+
+  it('the interpretability tools refuse a conv layer by its kind', async () => {
+    const model = await load(NAME);
+    const ids = [5, 17, 42, 88];
+    const refused = (fn) =>
+      assert.throws(
+        fn,
+        (e) => e instanceof AttentionError && /kind 'conv'/.test(e.message) && /layer 0/.test(e.message),
+      );
+    refused(() => model.headScores(ids));
+    refused(() => model.qkAttribution(ids, { layer: 1, head: 0, query: 3, key: 1 }));
+    refused(() => model.logitAttribution(ids, { token: 3 }));
+    model.dispose();
+  });
+});
