@@ -142,26 +142,36 @@ async function check($) {
   }
 }
 
-/** The progress bar's reporter: the phase (download, then the copy into the model) and the percent. */
+/**
+ * The progress bar's reporter. A GGUF file's tensors are fetched as they are placed, so the download
+ * and the copy into the model alternate: the bar shows the download until every byte is here, then
+ * the copy.
+ */
 function progressReporter($) {
   const bar = $('hub-progress'),
     text = $('hub-progress-text');
+  const seen = { download: [0, 0], load: [0, 0] };
   let phase = 'download',
     shown = '';
-  const say = (done, total) => {
+  const say = () => {
+    const [got, of] = seen.download;
+    const downloading = of === 0 || got < of;
+    const [done, total] = downloading ? seen.download : seen.load;
     bar.value = total ? (100 * done) / total : 0;
-    const line =
-      phase === 'download'
-        ? `Downloading: ${Math.floor(bar.value)} % (${mb(done)} of ${mb(total)})`
-        : `Loading weights: ${Math.floor(bar.value)} %`;
+    const percent = Math.floor(bar.value);
+    const line = downloading
+      ? `Downloading: ${percent} % (${mb(done)} of ${mb(total)})`
+      : `Loading weights: ${percent} %`;
     if (line !== shown) text.textContent = shown = line;
   };
-  say(0, 0);
+  say();
   return {
-    progress: say,
+    progress: (done, total) => {
+      seen[phase] = [done, total];
+      say();
+    },
     phase: (p) => {
-      phase = p;
-      say(0, 0);
+      if (p in seen) phase = p;
     },
   };
 }

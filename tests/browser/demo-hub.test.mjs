@@ -140,6 +140,8 @@ it('the token reaches the Hub only, never the link or storage; Delete empties th
   await page.getByRole('button', { name: `Delete ${REPO} (main) from this browser` }).click();
   await waitText(page, 'hub-cached', /^Nothing yet\.$/);
   assert.deepEqual(await axeViolations(page, '#hub-panel'), []);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  assert.deepEqual(await axeViolations(page, '#hub-panel'), [], 'dark theme');
 
   await page.setViewportSize({ width: 360, height: 800 });
   // Every element of the panel inside the phone's width (the rest of the page: phone.test.mjs).
