@@ -61,7 +61,37 @@ async function showStorage($) {
     : 'This browser does not say how much this page may store.';
 }
 
-/** The cached list, from the worker: each entry with its size and a Delete button. */
+/** A button of a cached entry: its text, its accessible name, what a click does. */
+function entryButton(text, label, action) {
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.textContent = text;
+  button.setAttribute('aria-label', label);
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    await action();
+    button.disabled = false;
+  });
+  return button;
+}
+
+/**
+ * A cached entry opened at its commit: from the cache alone when the Hub cannot be reached (the
+ * library's offline path); a GGUF entry names its file.
+ */
+function openCached($, entry) {
+  const gguf = entry.files.find((f) => /\.gguf$/i.test(f.path));
+  const listing = {
+    repo: entry.repo,
+    kind: gguf ? 'gguf' : 'safetensors',
+    size: entry.size,
+    files: entry.files,
+  };
+  const args = { hub: entry.repo, file: gguf?.path ?? '', revision: entry.commit, hubUrl: page.state.hubUrl };
+  return download($, { args, listing, cached: true });
+}
+
+/** The cached list, from the worker: each entry with its size, Open and Delete. */
 async function showCached($) {
   const list = $('hub-cached');
   let entries;
@@ -77,19 +107,21 @@ async function showCached($) {
       const li = document.createElement('li');
       const what = document.createElement('span');
       const rev = entry.revisions.length ? entry.revisions.join(', ') : entry.commit.slice(0, 7);
-      what.textContent = `${entry.repo} (${rev}): ${entry.files.map((f) => f.path).join(', ')}, ${mb(entry.size)}`;
-      const del = document.createElement('button');
-      del.type = 'button';
-      del.textContent = 'Delete';
-      del.setAttribute('aria-label', `Delete ${entry.repo} (${rev}) from this browser`);
-      del.addEventListener('click', async () => {
-        del.disabled = true;
+      const name = `${entry.repo} (${rev})`;
+      what.textContent = `${name}: ${entry.files.map((f) => f.path).join(', ')}, ${mb(entry.size)}`;
+      const remove = async () => {
         await hubRequest('hubCacheDelete', { entry: { repo: entry.repo, commit: entry.commit } }).catch(
           (error) => ($('hub-note').textContent = `Could not delete ${entry.repo}: ${error.message}`),
         );
         await refresh($);
-      });
-      li.append(what, del);
+      };
+      const buttons = document.createElement('span');
+      buttons.append(
+        entryButton('Open', `Open ${name} from this browser`, () => openCached($, entry)),
+        ' ',
+        entryButton('Delete', `Delete ${name} from this browser`, remove),
+      );
+      li.append(what, buttons);
       return li;
     }),
   );
@@ -152,6 +184,7 @@ function progressReporter($) {
     text = $('hub-progress-text');
   const seen = { download: [0, 0], load: [0, 0] };
   let phase = 'download',
+    rate = 0,
     shown = '';
   const say = () => {
     const [got, of] = seen.download;
@@ -160,7 +193,7 @@ function progressReporter($) {
     bar.value = total ? (100 * done) / total : 0;
     const percent = Math.floor(bar.value);
     const line = downloading
-      ? `Downloading: ${percent} % (${mb(done)} of ${mb(total)})`
+      ? `Downloading: ${percent} % (${mb(done)} of ${mb(total)}${rate > 0 ? `, ${mb(rate)}/s` : ''})`
       : `Loading weights: ${percent} %`;
     if (line !== shown) text.textContent = shown = line;
   };
@@ -170,22 +203,25 @@ function progressReporter($) {
       seen[phase] = [done, total];
       say();
     },
-    phase: (p) => {
+    phase: ({ phase: p, bytesPerSecond }) => {
       if (p in seen) phase = p;
+      if (bytesPerSecond >= 0) rate = bytesPerSecond;
     },
   };
 }
 
-/** Download and open: persistent storage asked for a large download, then the model opened with Stop. */
-async function download($) {
-  const pending = hub.pending;
+/**
+ * Download and open (the confirmed listing), or Open of a cached entry: persistent storage asked for
+ * a large download, then the model opened in the worker with a progress bar and Stop.
+ */
+async function download($, pending = hub.pending) {
   if (!pending || hub.download) return;
-  const { args, listing } = pending;
+  const { args, listing, cached = false } = pending;
   const note = $('hub-note');
   $('hub-confirm').hidden = true;
   hub.pending = null;
   let kept = '';
-  if (listing.size > kLargeDownload && navigator.storage?.persist) {
+  if (!cached && listing.size > kLargeDownload && navigator.storage?.persist) {
     const granted = await navigator.storage.persist().catch(() => false);
     kept = granted ? ' The browser keeps it (persistent storage).' : '';
   }
@@ -200,9 +236,9 @@ async function download($) {
       { ...progressReporter($), signal: hub.download.signal, files: listing.files.map((f) => f.path) },
     );
     note.textContent =
-      `Opened ${listing.repo} from the Hub (${info.architecture}): ${info.numLayers} layers, ${info.numHeads} heads` +
-      `${info.hasTokenizer ? '' : ' (no tokenizer: type token ids)'}. Cached in this browser: it opens again offline.${kept}` +
-      ' A Hub model is not put in a link: Copy link shares the last preset.';
+      `Opened ${listing.repo} ${cached ? 'from this browser' : 'from the Hub'} (${info.architecture}): ` +
+      `${info.numLayers} layers, ${info.numHeads} heads${info.hasTokenizer ? '' : ' (no tokenizer: type token ids)'}. ` +
+      `Cached in this browser: it opens again offline.${kept} A Hub model is not put in a link: Copy link shares the last preset.`;
   } catch (error) {
     const stopped = error.code === 'ABORTED' || error.name === 'AbortError';
     note.textContent = stopped

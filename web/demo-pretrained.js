@@ -280,14 +280,15 @@ export const hubRequest = (type, args = {}, { signal } = {}) => request(type, ar
 /**
  * Opens a Hugging Face Hub repository in the model worker (args: its job hubOpen's: hub, file,
  * revision, hubUrl, token, kind, size, activations) and shows its model in the Model control. `on`:
- * progress(done, total), phase('download' | 'load'), signal (Stop). Resolves to the model's
+ * progress(done, total), phase({ phase: 'download' | 'load', bytesPerSecond }), signal (Stop), files
+ * (the paths a figure names). Resolves to the model's
  * description; rejects with the worker's error (ABORTED after Stop). One open at a time (a folder's too).
  */
 export async function openHubModel(args, { progress, phase, signal, files }) {
   if (folder.busy) throw new Error('another model is being opened: wait for it, or stop it');
   folder.busy = true;
   try {
-    const info = await request('hubOpen', args, { progress, token: (e) => phase(e.phase), signal });
+    const info = await request('hubOpen', args, { progress, token: phase, signal });
     const source = folderSource(info);
     source.files = files;
     const option = document.getElementById('model').querySelector('option[value="folder"]');

@@ -3,8 +3,9 @@
 // setting) and allowed by the server's CSP (connect-src: its two origins added, as for a mirror). One
 // page: nothing reaches the Hub before the reader asks; Check size states the listing's size; a
 // download stalled mid-file is stopped (Stop) and the next one resumes and opens the model, whose
-// logits equal the same bytes loaded in the page; the cached list gives its size and Delete empties
-// it; the token reaches the Hub's origin only and never the link or storage; axe clean; a 360-px phone.
+// logits equal the same bytes loaded in the page; a safetensors repository opens; a 403 is named; the
+// cached list gives the sizes, Open works with the Hub stopped and Delete empties it; the token
+// reaches the Hub's origin only and never the link or storage; axe clean (both themes); a 360-px phone.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -12,6 +13,13 @@ import { axeViolations, demoReady, launch } from './helpers.mjs';
 import { startHub } from '../js/hub-server.js';
 
 const q8 = readFileSync(new URL('../golden/gguf/llama-tiny.q8_0.gguf', import.meta.url));
+const GPT2 = new URL('../golden/pretrained/gpt2-tiny/', import.meta.url);
+const gpt2 = Object.fromEntries(
+  ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'].map((n) => [
+    n,
+    readFileSync(new URL(n, GPT2)),
+  ]),
+);
 const FILE = 'llama-tiny.Q8_0.gguf';
 const REPO = 'test/llama-gguf';
 const TOKEN = 'hf_demotoken42';
@@ -19,7 +27,13 @@ const kLogitAbs = 1e-5; // the same file and kernels in the worker and in the pa
 
 let b, hub;
 before(async () => {
-  hub = await startHub({ repos: { [REPO]: { files: { [FILE]: q8, 'README.md': 'tiny' } } } });
+  hub = await startHub({
+    repos: {
+      [REPO]: { files: { [FILE]: q8, 'README.md': 'tiny' } },
+      'test/gpt2': { files: gpt2 },
+      'test/gated': { files: { [FILE]: q8 }, token: 'hf_someone_else' },
+    },
+  });
   b = await launch({ connectSrc: [hub.url, hub.storageUrl] });
 });
 after(async () => {
@@ -36,9 +50,9 @@ const waitText = (page, id, pattern) =>
     [id, pattern.source],
   );
 
-async function checkSize(page) {
-  await page.fill('#hub-repo', REPO);
-  await page.fill('#hub-file', 'q8_0');
+async function checkSize(page, repo = REPO, file = 'q8_0') {
+  await page.fill('#hub-repo', repo);
+  await page.fill('#hub-file', file);
   await page.click('#hub-check');
   await page.locator('#hub-confirm').waitFor({ state: 'visible' });
 }
@@ -118,8 +132,19 @@ it('Stop ends a stalled download; the next one resumes, opens the model and list
   assert.ok((await text(page, 'hub-cached')).includes(kb), kb);
 });
 
-it('the token reaches the Hub only, never the link or storage; Delete empties the cache; axe; a phone', async () => {
+it('a safetensors repository; a refusal named; offline, a cached model opens; Delete; the token kept nowhere', async () => {
   const { page, watch } = await shared();
+  await checkSize(page, 'test/gpt2', '');
+  const sizes = Object.entries(gpt2).map(([n, b]) => `${n} (${Math.round(b.length / 1e3)} kB)`);
+  assert.ok((await text(page, 'hub-confirm-text')).includes(`safetensors: ${sizes.join(', ')}.`));
+  await page.click('#hub-download');
+  await waitText(page, 'hub-note', /^Opened test\/gpt2 from the Hub \(GPT2LMHeadModel\): 2 layers/);
+
+  await page.fill('#hub-repo', 'test/gated');
+  await page.click('#hub-check');
+  await waitText(page, 'hub-note', /^Could not list test\/gated: .*no access with this token \(403\)/);
+  assert.ok(await page.locator('#hub-confirm').isHidden());
+
   const auth = hub.log.filter((r) => r.auth);
   assert.ok(auth.length > 0 && auth.every((r) => r.origin === 'hub' && r.auth === `Bearer ${TOKEN}`));
   assert.ok(
@@ -132,12 +157,16 @@ it('the token reaches the Hub only, never the link or storage; Delete empties th
     JSON.stringify(sessionStorage),
   ]);
   assert.ok(
-    kept.every((s) => !s.includes('hf_demotoken42')),
+    kept.every((s) => !s.includes(TOKEN)),
     'no token in the link or storage',
   );
   assert.ok(kept[0].includes('hub-url='), 'the mirror stays in the link');
 
-  await page.getByRole('button', { name: `Delete ${REPO} (main) from this browser` }).click();
+  await hub.stop();
+  await page.getByRole('button', { name: `Open ${REPO} (main) from this browser` }).click();
+  await waitText(page, 'hub-note', /^Opened test\/llama-gguf from this browser \(LlamaForCausalLM\)/);
+  for (const repo of [REPO, 'test/gpt2'])
+    await page.getByRole('button', { name: `Delete ${repo} (main) from this browser` }).click();
   await waitText(page, 'hub-cached', /^Nothing yet\.$/);
   assert.deepEqual(await axeViolations(page, '#hub-panel'), []);
   await page.emulateMedia({ colorScheme: 'dark' });

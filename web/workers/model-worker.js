@@ -231,13 +231,16 @@ const hubOptions = ({ hub, file, revision, hubUrl, token }) => ({
 const listHub = (args, job) => hubFiles({ ...hubOptions(args), signal: job.signal });
 
 /**
- * Loads a Hub repository (`kind` and `size` from listHub) through the cache, its progress sent and
- * each phase's change sent as an event ({ phase }); the job's cancel stops it (ABORTED).
+ * Loads a Hub repository (`kind` and `size` from listHub) through the cache, its progress sent, with
+ * events { phase, bytesPerSecond } (the download's rate); the job's cancel stops it (ABORTED).
  */
 async function openHub({ kind, size, activations = 'exact', ...args }, job) {
   let phase = '';
   const progress = (done, total, info) => {
-    if (info?.phase && info.phase !== phase) job.emit({ phase: (phase = info.phase) });
+    // the download's rate with each of its reports; the copy's phase once, when it starts
+    if (info?.phase === 'download')
+      job.emit({ phase: (phase = 'download'), bytesPerSecond: info.bytesPerSecond });
+    else if (info?.phase && info.phase !== phase) job.emit({ phase: (phase = info.phase) });
     job.progress(done, total);
   };
   const options = { ...hubOptions(args), signal: job.signal, ...(kind === 'gguf' ? { activations } : {}) };
