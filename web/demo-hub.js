@@ -11,6 +11,9 @@ import { page } from './demo-store.js';
 import { hubRequest, openHubModel } from './demo-pretrained.js';
 import { mb } from './demo-gguf.js';
 
+/** A byte count for people, up to gigabytes: "31 kB", "145 MB", "10.7 GB". */
+const size = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : mb(bytes));
+
 const kHubUrl = 'https://huggingface.co';
 /** Above this many bytes, the page asks the browser to keep its storage (navigator.storage.persist). */
 const kLargeDownload = 100e6;
@@ -56,7 +59,7 @@ async function showStorage($) {
   const e = await storageEstimate();
   const kept = await navigator.storage?.persisted?.().catch(() => false);
   $('hub-storage').textContent = e
-    ? `This page stores ${mb(e.usage)}; this browser allows it about ${mb(e.quota)}` +
+    ? `This page stores ${size(e.usage)}; this browser allows it about ${size(e.quota)}` +
       `${kept ? ' (persistent: not cleared under storage pressure)' : ''}.`
     : 'This browser does not say how much this page may store.';
 }
@@ -108,7 +111,7 @@ async function showCached($) {
       const what = document.createElement('span');
       const rev = entry.revisions.length ? entry.revisions.join(', ') : entry.commit.slice(0, 7);
       const name = `${entry.repo} (${rev})`;
-      what.textContent = `${name}: ${entry.files.map((f) => f.path).join(', ')}, ${mb(entry.size)}`;
+      what.textContent = `${name}: ${entry.files.map((f) => f.path).join(', ')}, ${size(entry.size)}`;
       const remove = async () => {
         await hubRequest('hubCacheDelete', { entry: { repo: entry.repo, commit: entry.commit } }).catch(
           (error) => ($('hub-note').textContent = `Could not delete ${entry.repo}: ${error.message}`),
@@ -159,11 +162,11 @@ async function check($) {
     const listing = await hubRequest('hubFiles', args);
     const e = await storageEstimate();
     const free = e ? e.quota - e.usage : Infinity;
-    const files = listing.files.map((f) => `${f.path} (${mb(f.size)})`).join(', ');
+    const files = listing.files.map((f) => `${f.path} (${size(f.size)})`).join(', ');
     $('hub-confirm-text').textContent =
       `${listing.repo} at ${listing.revision} (${listing.commit.slice(0, 7)}), ${listing.kind}: ${files}. ` +
-      `Download ${mb(listing.size)} (${listing.size.toLocaleString('en-US')} bytes)` +
-      `${e ? `; this browser lets this page store about ${mb(Math.max(0, free))} more` : ''}` +
+      `Download ${size(listing.size)} (${listing.size.toLocaleString('en-US')} bytes)` +
+      `${e ? `; this browser lets this page store about ${size(Math.max(0, free))} more` : ''}` +
       `${listing.size > free ? ': not enough room, the download would fail' : ''}. Files already cached are not downloaded again.`;
     hub.pending = { args: { ...args, revision: listing.revision }, listing };
     note.textContent = '';
@@ -193,7 +196,7 @@ function progressReporter($) {
     bar.value = total ? (100 * done) / total : 0;
     const percent = Math.floor(bar.value);
     const line = downloading
-      ? `Downloading: ${percent} % (${mb(done)} of ${mb(total)}${rate > 0 ? `, ${mb(rate)}/s` : ''})`
+      ? `Downloading: ${percent} % (${size(done)} of ${size(total)}${rate > 0 ? `, ${size(rate)}/s` : ''})`
       : `Loading weights: ${percent} %`;
     if (line !== shown) text.textContent = shown = line;
   };
@@ -258,7 +261,7 @@ function fillCurated($) {
       const li = document.createElement('li');
       const b = document.createElement('button');
       b.type = 'button';
-      b.textContent = `${m.name}${m.file ? ` ${m.file}` : ''}, about ${mb(m.bytes)}`;
+      b.textContent = `${m.name}${m.file ? ` ${m.file}` : ''}, about ${size(m.bytes)}`;
       b.setAttribute('aria-label', `${b.textContent}: check the size of ${m.repo}`);
       b.addEventListener('click', () => {
         $('hub-repo').value = m.repo;
