@@ -79,6 +79,20 @@ it('nothing reaches the Hub until asked; Check size states the size from the lis
     'only the listing was asked',
   );
   assert.deepEqual(await axeViolations(page, '#hub-panel'), []);
+
+  // hub-url keeps an http(s) URL without credentials, query or fragment; anything else is the Hub itself
+  const kept = await page.evaluate((url) => {
+    const d = window.attentionDemo;
+    const out = [
+      'https://user:pw@mirror.example',
+      'javascript:alert(1)',
+      'https://mirror.example/?x=1',
+      'https://mirror.example/hf/',
+    ].map((hubUrl) => (d.setState({ hubUrl }, 'replace'), d.state.hubUrl));
+    d.setState({ hubUrl: url }, 'replace');
+    return out;
+  }, hub.url);
+  assert.deepEqual(kept, ['', '', '', 'https://mirror.example/hf']);
 });
 
 it('Stop ends a stalled download; the next one resumes, opens the model and lists it cached', async () => {
