@@ -3,6 +3,7 @@
 //
 //   node scripts/serve.mjs            serves the project root on http://127.0.0.1:8080 (PORT changes it)
 //   node scripts/serve.mjs --no-isolation   the same without COOP/COEP (pages then run on one thread)
+//   node scripts/serve.mjs --connect-src=https://hub.mirror.example   a Hub mirror's origins allowed too
 //   import { startServer } from './scripts/serve.mjs'; const { url, close } = await startServer({ port: 0 });
 //
 // Every response carries the strict CSP below and, unless isolation is off, the two headers that make
@@ -40,14 +41,34 @@ const MIME = {
 };
 
 /**
+ * The Hugging Face Hub's origins, the only ones beyond 'self' the pages may connect to (the demo's
+ * "Open from Hugging Face…", nothing before the reader asks): the Hub (its API and resolve URLs) and
+ * the hosts its resolve URLs redirect files to, as https://huggingface.co/.well-known/meta.json lists
+ * them (lfsDomains; cdnDomains, all under cdn.hf.co) plus the Xet bridge (docs/security.md).
+ */
+export const HUB_ORIGINS = [
+  'https://huggingface.co',
+  'https://cdn-lfs.hf.co',
+  'https://cdn-lfs-us-1.hf.co',
+  'https://cdn-lfs-eu-1.hf.co',
+  'https://cas-bridge.xethub.hf.co',
+  'https://*.cdn.hf.co',
+];
+
+/**
  * The Content-Security-Policy sent with every response: the strict policy the library and its pages
  * must run under (docs/security.md, "Content-Security-Policy"). WebAssembly compilation needs
  * 'wasm-unsafe-eval'; no string evaluation ('unsafe-eval') and no inline script. Inline styles stay
  * allowed (KaTeX and the widgets set style attributes). The pages' workers (the trainer, the demo's
  * model worker) are same-origin module files, which `script-src 'self'` already allows (worker-src falls back to it).
+ * connect-src is last, so that cspWith() can add origins to it.
  */
 export const CSP =
-  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
+  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+  `connect-src 'self' ${HUB_ORIGINS.join(' ')}`;
+
+/** The CSP with more origins allowed in connect-src (a Hub mirror: `--connect-src`, startServer's `connectSrc`). */
+export const cspWith = (origins = []) => (origins.length ? `${CSP} ${origins.join(' ')}` : CSP);
 
 /**
  * Cross-origin isolation: COOP same-origin + COEP require-corp. Everything the pages load is
@@ -88,7 +109,6 @@ function sendPlain(res, status, text, extra) {
   res.writeHead(status, {
     'Content-Type': 'text/plain; charset=utf-8',
     'Content-Length': Buffer.byteLength(text),
-    'Content-Security-Policy': CSP,
     'X-Content-Type-Options': 'nosniff',
     ...extra,
   });
@@ -102,7 +122,7 @@ function sendPage(req, res, extra, { body, headers }) {
     'Content-Length': Buffer.byteLength(body),
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
-    ...(headers ?? { 'Content-Security-Policy': CSP, ...extra }),
+    ...(headers ?? extra),
   });
   res.end(req.method === 'HEAD' ? undefined : body);
 }
@@ -128,7 +148,6 @@ async function handle(root, routes, pages, cacheControl, extra, req, res) {
     'Cache-Control': cacheControl,
     ETag: etag,
     'X-Content-Type-Options': 'nosniff',
-    'Content-Security-Policy': CSP,
     ...extra,
   };
   if (req.headers['if-none-match'] === etag) {
@@ -154,12 +173,13 @@ async function handle(root, routes, pages, cacheControl, extra, req, res) {
  * pages; read at each request, so a caller may add to it while serving): `headers` replaces the CSP
  * and isolation headers when given.
  * `isolation` (default true) sends ISOLATION_HEADERS with every response.
+ * `connectSrc`: origins added to the CSP's connect-src (a Hub mirror, the tests' local Hub).
  * `maxAge` (seconds) lets the browser keep files that long without asking again (the browser tests:
  * nothing they load changes during a run, and a page's ~170 module requests then cost the browser
  * less); by default it asks every time (`no-cache`), so an edited file is seen at once.
  * @param {{ port?: number, host?: string, root?: string, routes?: Record<string, string>,
  *   pages?: Map<string, { body: string, headers?: Record<string, string> }>, isolation?: boolean,
- *   maxAge?: number }} [options]
+ *   maxAge?: number, connectSrc?: string[] }} [options]
  */
 export function startServer({
   port = 8080,
@@ -169,10 +189,11 @@ export function startServer({
   pages = new Map(),
   isolation = true,
   maxAge = 0,
+  connectSrc = [],
 } = {}) {
   const cacheControl = maxAge > 0 ? `max-age=${Math.floor(maxAge)}` : 'no-cache';
   const base = resolve(root);
-  const extra = isolation ? ISOLATION_HEADERS : {};
+  const extra = { 'Content-Security-Policy': cspWith(connectSrc), ...(isolation ? ISOLATION_HEADERS : {}) };
   const server = createServer((req, res) => {
     handle(base, routes, pages, cacheControl, extra, req, res).catch((e) => {
       if (!res.headersSent) sendPlain(res, 500, `${e.message}\n`, extra);
@@ -200,7 +221,10 @@ export function startServer({
 if (import.meta.url === pathToFileURL(process.argv[1] || '').href) {
   const port = Number(process.env.PORT ?? 8080);
   const isolation = !process.argv.includes('--no-isolation');
-  startServer({ port, host: process.env.HOST || '127.0.0.1', isolation }).then(
+  // --connect-src=https://mirror.example,https://files.mirror.example: a Hub mirror's origins.
+  const connect = process.argv.find((a) => a.startsWith('--connect-src='));
+  const connectSrc = connect ? connect.slice(14).split(',').filter(Boolean) : [];
+  startServer({ port, host: process.env.HOST || '127.0.0.1', isolation, connectSrc }).then(
     ({ url }) => {
       console.log(`attention-wasm demo:      ${url}`);
       console.log(`attention-wasm tutorial:  ${url}tutorial.html`);

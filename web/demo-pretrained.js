@@ -24,6 +24,7 @@ const folder = {
   generation: null, // the running generation's AbortController
   busy: false, // a folder is being opened
   open: null, // opens files (a folder's or a GGUF file's) once attachFolder has wired the page
+  hooks: null, // attachFolder's hooks: opened(source) shows a model
 };
 
 /**
@@ -122,7 +123,11 @@ function folderSource(info) {
   const memo = memoForward(key);
   const source = {
     name: 'folder',
-    label: info.gguf ? ggufLabel(info) : `Folder: ${info.folderName} (${info.architecture})`,
+    label: info.gguf
+      ? ggufLabel(info)
+      : info.hub
+        ? `Hub: ${info.hub.repo} (${info.architecture})`
+        : `Folder: ${info.folderName} (${info.architecture})`,
     ref: null,
     key,
     folderName: info.folderName,
@@ -269,6 +274,33 @@ async function openFolder($, hooks, fileList, folderName) {
   }
 }
 
+/** A Hub job of the model worker that shows no model (hubFiles, hubCacheList, hubCacheDelete): its answer. */
+export const hubRequest = (type, args = {}, { signal } = {}) => request(type, args, { signal });
+
+/**
+ * Opens a Hugging Face Hub repository in the model worker (args: its job hubOpen's: hub, file,
+ * revision, hubUrl, token, kind, size, activations) and shows its model in the Model control. `on`:
+ * progress(done, total), phase({ phase: 'download' | 'load', bytesPerSecond }), signal (Stop), files
+ * (the paths a figure names). Resolves to the model's
+ * description; rejects with the worker's error (ABORTED after Stop). One open at a time (a folder's too).
+ */
+export async function openHubModel(args, { progress, phase, signal, files }) {
+  if (folder.busy) throw new Error('another model is being opened: wait for it, or stop it');
+  folder.busy = true;
+  try {
+    const info = await request('hubOpen', args, { progress, token: phase, signal });
+    const source = folderSource(info);
+    source.files = files;
+    const option = document.getElementById('model').querySelector('option[value="folder"]');
+    option.textContent = source.label;
+    option.hidden = false;
+    await folder.hooks.opened(source);
+    return info;
+  } finally {
+    folder.busy = false;
+  }
+}
+
 /** Opens picked files as a folder's are (Open a model… with a GGUF file or a split one's parts). */
 export function openModelFiles(files) {
   folder.open?.(files, '');
@@ -319,6 +351,7 @@ async function applyChat($, hooks) {
 export function attachFolder($, hooks) {
   const open = (files, folderName) => openFolder($, hooks, files, folderName);
   folder.open = open;
+  folder.hooks = hooks;
   $('model-folder').addEventListener('change', (e) => {
     const files = [...e.target.files];
     e.target.value = '';

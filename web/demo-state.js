@@ -26,6 +26,9 @@ export const DEMO_DEFAULTS = Object.freeze({
   steerCoefficient: 4, // × the steering vector (−10 … 10)
   steerPrompt: 'I hate you because', // the prompt both continuations continue
   steerTokens: 20, // new tokens of each continuation
+  // The Hugging Face Hub "Open from Hugging Face…" asks ('' = https://huggingface.co): a mirror's URL
+  // (HF_ENDPOINT's role; the page's CSP must allow its origins in connect-src, docs/hub.md).
+  hubUrl: '',
 });
 
 /** The longest prompt text of the Steer panel a state keeps (each box). */
@@ -63,7 +66,20 @@ const PARAMS = {
   steerCoefficient: ['coef', 'num'],
   steerPrompt: ['cont', 'str'],
   steerTokens: ['ntok', 'int'],
+  hubUrl: ['hub-url', 'str'],
 };
+
+/** A Hub URL kept in the state: http(s), no credentials, query or fragment, no trailing slash; else ''. */
+function hubUrlOf(value) {
+  let url;
+  try {
+    url = new URL(String(value));
+  } catch {
+    return '';
+  }
+  const plain = /^https?:$/.test(url.protocol) && !url.username && !url.password && !url.search && !url.hash;
+  return plain ? url.href.replace(/\/+$/, '') : '';
+}
 
 /** The Steer panel's recipe normalized: a resid_pre hook or '', texts cut, the numbers in range. */
 function normalizeSteer(merged) {
@@ -110,6 +126,7 @@ export function normalizeState(s) {
     model: modelName,
     layer,
     ...normalizeSteer(merged),
+    hubUrl: hubUrlOf(merged.hubUrl),
   };
 }
 

@@ -11,6 +11,7 @@
 //   demo-render.js   one render of everything; demo-trained.js and demo-tables.js for a trained model
 //   demo-embed.js    "Put these widgets in your own page"
 //   demo-steer.js    the Steer panel (activation addition; its recipe is in the state)
+//   demo-hub.js      "Open from Hugging Face…" (the model worker's hub jobs; asks before any download)
 import { attn, clearModelCache, ready } from './widgets.js';
 import { loadedSource } from './demo-models.js';
 import { page, setState, showSource, subscribe } from './demo-store.js';
@@ -22,6 +23,7 @@ import { render, scheduleRender, settled, watchChipScrolling } from './demo-rend
 import { attachPredictionsToggle } from './demo-tables.js';
 import { showElementCount } from './demo-embed.js';
 import { attachSteer, syncSteer } from './demo-steer.js';
+import { attachHub } from './demo-hub.js';
 
 // The views that follow every change of the store: the side panel and the Steer panel (not while the
 // reader types: the box already holds the text), the model source, and the render (once per frame).
@@ -37,6 +39,7 @@ attachControls();
 attachFiles();
 attachSteer();
 attachSources();
+attachHub($);
 attachPredictionsToggle($);
 showElementCount();
 watchChipScrolling();

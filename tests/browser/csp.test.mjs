@@ -7,8 +7,12 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CSP, demoReady, launch, routeHtml, widgetsReady } from './helpers.mjs';
 
+// connect-src: 'self' and the Hugging Face Hub's origins only (docs/security.md), for the demo's
+// "Open from Hugging Face…".
 const EXPECTED =
-  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
+  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+  "connect-src 'self' https://huggingface.co https://cdn-lfs.hf.co https://cdn-lfs-us-1.hf.co https://cdn-lfs-eu-1.hf.co " +
+  'https://cas-bridge.xethub.hf.co https://*.cdn.hf.co';
 
 let b;
 before(async () => {

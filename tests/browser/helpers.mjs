@@ -64,19 +64,20 @@ function releaseBrowser() {
 
 /**
  * Starts the server and a fresh browser context (Chromium is shared within the process, see above).
- * Other options go to the browser context (a phone:
+ * `connectSrc`: origins the server's CSP adds to connect-src (a local Hub, tests/js/hub-server.js). Other options go to the browser context (a phone:
  * `{ viewport: { width: 360, height: 800 }, hasTouch: true, isMobile: true }`).
  * @returns {Promise<{ origin: string, url: (p: string) => string, context, newPage: Function, release: Function, close: Function }>}
  */
 export async function launch({
   colorScheme = 'light',
   viewport = { width: 1280, height: 900 },
+  connectSrc = [],
   ...contextOptions
 } = {}) {
   const pages = new Map();
   // Files kept an hour: nothing a test loads changes during the run, and a demo load then costs ~7%
   // less CPU (no revalidation of its ~170 module requests on the next page of the context).
-  const server = await startServer({ port: 0, pages, maxAge: 3600 });
+  const server = await startServer({ port: 0, pages, maxAge: 3600, connectSrc });
   const browser = await acquireBrowser();
   const context = await browser.newContext({
     viewport,

@@ -6,8 +6,8 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { CSP, launch, routeHtml } from './helpers.mjs';
-import { ISOLATION_HEADERS } from '../../scripts/serve.mjs';
+import { launch, routeHtml } from './helpers.mjs';
+import { ISOLATION_HEADERS, cspWith } from '../../scripts/serve.mjs';
 import { startHub } from '../js/hub-server.js';
 
 const q8 = readFileSync(new URL('../golden/gguf/llama-tiny.q8_0.gguf', import.meta.url));
@@ -17,13 +17,13 @@ let b, hub, spare;
 before(async () => {
   [hub, spare] = await Promise.all([startHub({ repos }), startHub({ repos })]);
   b = await launch();
-  const origins = [hub.url, hub.storageUrl, spare.url, spare.storageUrl].join(' ');
+  const origins = [hub.url, hub.storageUrl, spare.url, spare.storageUrl];
   await routeHtml(
     b.context,
     b.url('/__hub.html'),
     '<!doctype html><html lang="en"><title>hub</title></html>',
     {
-      'Content-Security-Policy': `${CSP}; connect-src 'self' ${origins}`,
+      'Content-Security-Policy': cspWith(origins),
       ...ISOLATION_HEADERS,
     },
   );

@@ -116,6 +116,25 @@ test('maxAge: files kept that long without asking again (the browser tests), sti
   }
 });
 
+test("connectSrc: a mirror's origins added to connect-src, on files and errors; the policy else unchanged", async () => {
+  const mirror = ['http://127.0.0.1:9', 'https://files.mirror.example'];
+  const served = await startServer({ port: 0, connectSrc: mirror });
+  try {
+    for (const path of ['web/widgets.js', 'no-such-file']) {
+      const r = await fetch(`${served.url}${path}`);
+      await r.arrayBuffer();
+      assert.equal(r.headers.get('content-security-policy'), `${CSP} ${mirror.join(' ')}`, path);
+    }
+    assert.match(
+      CSP,
+      /; connect-src 'self' https:\/\/huggingface\.co [^;]*$/,
+      'connect-src is the last directive',
+    );
+  } finally {
+    await served.close();
+  }
+});
+
 test('nothing outside the project root, no dot-files, only GET/HEAD', async () => {
   // Dot segments are resolved (as URLs are) and clamped at the root: '/../package.json' is ours.
   assert.match((await get('/../package.json')).body.toString('utf8'), /"name": "attention-wasm"/);

@@ -4,6 +4,7 @@
 //   const hub = await startHub({ repos: { 'test/llama': { files: { 'a.gguf': bytes }, token: 'hf_x' } } });
 //   hub.url                      // http://127.0.0.1:<port>, loadPretrained's hubUrl
 //   hub.cut(path, byte, times)   // the next `times` downloads of `path` end at `byte` (socket closed)
+//   await hub.hold(path, byte)   // the next download of `path` sends up to `byte`, then stalls (resolves then)
 //   hub.log                      // [{ origin: 'hub' | 'storage', method, path, range, auth }]
 //   await hub.stop()             // both servers closed: a load after it finds no network
 //
@@ -54,7 +55,7 @@ const fail = (res, status, code, message) =>
   });
 
 // Bytes of a file with a Range request answered (206, or 416 past the end), cut when asked.
-function sendBytes(req, res, bytes, etag, cuts, key) {
+function sendBytes(req, res, bytes, etag, { cuts, holds }, key) {
   const m = req.headers.range?.match(/^bytes=(\d+)-(\d*)$/);
   const begin = m ? Number(m[1]) : 0;
   const end = m && m[2] !== '' ? Math.min(Number(m[2]) + 1, bytes.length) : bytes.length;
@@ -70,6 +71,12 @@ function sendBytes(req, res, bytes, etag, cuts, key) {
     // the bytes up to the cut reach the client, then the connection drops mid-body
     if (cut.byte === begin) return (res.flushHeaders(), setImmediate(() => res.destroy()));
     return res.write(bytes.subarray(begin, cut.byte), () => res.destroy());
+  }
+  const hold = holds.get(key);
+  if (hold && hold.byte > begin && hold.byte < end) {
+    // the bytes up to `byte` reach the client, then nothing more: the answer stalls until the client goes
+    holds.delete(key);
+    return res.write(bytes.subarray(begin, hold.byte), () => hold.engaged());
   }
   res.end(bytes.subarray(begin, end));
 }
@@ -143,7 +150,7 @@ function hubHandler(repos, storage, log) {
     const path = resolve[3].split('/').map(decodeURIComponent).join('/');
     const f = repo.files.get(path);
     if (!f) return fail(res, 404, 'EntryNotFound', `${path} does not exist on "${resolve[2]}"`);
-    if (!f.lfs) return sendBytes(req, res, f.data, f.blobId, storage.cuts, path);
+    if (!f.lfs) return sendBytes(req, res, f.data, f.blobId, storage, path);
     answer(res, 302, '', {
       Location: `${storage.url}/repos/${f.sha256}?signature=test`,
       'X-Repo-Commit': repo.commit,
@@ -175,7 +182,7 @@ function storageHandler(repos, storage, log) {
     const sha = url.pathname.match(/^\/repos\/([0-9a-f]{64})$/)?.[1];
     for (const repo of repos.values())
       for (const f of repo.files.values())
-        if (f.sha256 === sha) return sendBytes(req, res, f.data, f.sha256, storage.cuts, f.path);
+        if (f.sha256 === sha) return sendBytes(req, res, f.data, f.sha256, storage, f.path);
     fail(res, 404, null, 'NoSuchKey');
   };
 }
@@ -190,7 +197,7 @@ function listen(server) {
 export async function startHub({ repos }) {
   const prepared = prepare(repos);
   const log = [];
-  const storage = { cuts: new Map(), url: null };
+  const storage = { cuts: new Map(), holds: new Map(), url: null };
   const servers = [
     createServer(hubHandler(prepared, storage, log)),
     createServer(storageHandler(prepared, storage, log)),
@@ -204,6 +211,9 @@ export async function startHub({ repos }) {
     repo: (name) => prepared.get(name),
     cut(path, byte, times = 1) {
       storage.cuts.set(path, { byte, times });
+    },
+    hold(path, byte) {
+      return new Promise((engaged) => storage.holds.set(path, { byte, engaged }));
     },
     async stop() {
       await Promise.all(

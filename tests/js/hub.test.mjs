@@ -17,7 +17,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AttentionError, hubCache, init, loadPretrained } from '../../src/js/index.js';
+import { AttentionError, hubCache, hubFiles, init, loadPretrained } from '../../src/js/index.js';
 import { fixtureGGUF } from './gguf-from-fixture.js';
 import { startHub } from './hub-server.js';
 
@@ -194,6 +194,42 @@ describe('loadPretrained({ hub })', () => {
     const { text, ids } = expected.tokenizer_cases[0];
     assert.deepEqual(Array.from(model.encode(text)), ids);
     model.dispose();
+  });
+});
+
+describe('hubFiles', () => {
+  it('lists what a load would download, sizes from the listing, no file fetched', async () => {
+    const from = hub.log.length;
+    const o = { hubUrl: hub.url };
+    const q = await hubFiles({ hub: 'test/llama-gguf', file: 'q8_0', ...o });
+    assert.deepEqual(q, {
+      repo: 'test/llama-gguf',
+      revision: 'main',
+      commit: hub.repo('test/llama-gguf').commit,
+      kind: 'gguf',
+      files: [{ path: 'llama-tiny.Q8_0.gguf', size: q8.length }],
+      size: q8.length,
+    });
+    const split = await hubFiles({ hub: 'test/split', ...o });
+    const parts = Object.entries(splitParts());
+    assert.deepEqual(
+      split.files,
+      parts.map(([path, bytes]) => ({ path, size: bytes.length })),
+    );
+    const folder = await hubFiles({ hub: 'test/llama', ...o });
+    assert.equal(folder.kind, 'safetensors');
+    assert.deepEqual(folder.files.map((f) => f.path).sort(), Object.keys(folderFiles).sort());
+    assert.equal(
+      folder.size,
+      Object.values(folderFiles).reduce((n, b) => n + b.length, 0),
+    );
+    assert.ok(
+      hub.log.slice(from).every((r) => r.origin === 'hub' && r.path.startsWith('/api/models/')),
+      'only the listing was asked',
+    );
+    await rejects(hubFiles({ hub: 'test/llama-gguf', file: 'Q2_K', ...o }), 'NOT_FOUND', /it has: F32, Q8_0/);
+    await rejects(hubFiles({ hub: 'test/gated', ...o }), 'NEEDS_TOKEN', /needs a token/);
+    await rejects(hubFiles({ hub: 'test/llama', cache: false, ...o }), 'INVALID_ARGUMENT', /cache/);
   });
 });
 

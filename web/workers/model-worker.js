@@ -2,15 +2,17 @@
 // here, in this worker's own wasm instance, so its weights are held once and the page never waits on a
 // load, a forward or a generation. web/demo-pretrained.js is its async proxy (the model's source).
 //
-// Jobs (the protocol of web/workers/rpc.js, each started as it comes): open | tokenize | forward |
-//   strings | logitLens | generate | steer | chat | headScores | logitAttribution | patch |
-//   attributionPatch | saliency | qkAttribution | dispose { key }.
+// Jobs (the protocol of web/workers/rpc.js, each started as it comes): open | hubFiles | hubOpen |
+//   hubCacheList | hubCacheDelete | tokenize | forward | strings | logitLens | generate | steer | chat |
+//   headScores | logitAttribution | patch | attributionPatch | saliency | qkAttribution | dispose { key }.
+// The hub jobs reach the Hugging Face Hub (or the mirror the page names) only when the reader asks;
+// the token they are given is passed to the library and kept nowhere.
 // While a job runs it may send progress (open, patch, attributionPatch, saliency) or events { id, text,
 // of } (generate: text is everything generated so far, decoded; of the number asked; steer: the same
 // with `which`, 'plain' or 'steered': web/workers/steer.js). A cancel ends a running generation or
 // steer after its current token, or rejects a running patch, attribution patch or
 // saliency (AbortError) at its next batch. Tensors come back as { data, shape }.
-import { init, loadPretrained, memoryLimit } from '../../src/js/index.js';
+import { hubCache, hubFiles, init, loadPretrained, memoryLimit } from '../../src/js/index.js';
 import { parseGGUF } from '../../src/js/formats/gguf.js';
 import { isGGUF, mb, opensAsGGUF, typeCounts } from './gguf-files.js';
 import { serve } from './rpc.js';
@@ -214,6 +216,44 @@ async function openGGUF(parts, job, activations) {
   });
 }
 
+// ---- the Hugging Face Hub (loadPretrained({ hub }), docs/hub.md) ----
+
+/** The Hub options the page sends: repository, file, revision, Hub URL and token (none kept). */
+const hubOptions = ({ hub, file, revision, hubUrl, token }) => ({
+  hub,
+  ...(file ? { file } : {}),
+  ...(revision ? { revision } : {}),
+  ...(hubUrl ? { hubUrl } : {}),
+  ...(token ? { token } : {}),
+});
+
+/** What opening the repository would download (the Hub's listing only): hubFiles's answer. */
+const listHub = (args, job) => hubFiles({ ...hubOptions(args), signal: job.signal });
+
+/**
+ * Loads a Hub repository (`kind` and `size` from listHub) through the cache, its progress sent, with
+ * events { phase, bytesPerSecond } (the download's rate); the job's cancel stops it (ABORTED).
+ */
+async function openHub({ kind, size, activations = 'exact', ...args }, job) {
+  let phase = '';
+  const progress = (done, total, info) => {
+    // the download's rate with each of its reports; the copy's phase once, when it starts
+    if (info?.phase === 'download')
+      job.emit({ phase: (phase = 'download'), bytesPerSecond: info.bytesPerSecond });
+    else if (info?.phase && info.phase !== phase) job.emit({ phase: (phase = info.phase) });
+    job.progress(done, total);
+  };
+  const options = { ...hubOptions(args), signal: job.signal, ...(kind === 'gguf' ? { activations } : {}) };
+  const model = await loadSized(options, size, kind === 'gguf' ? 'GGUF' : 'safetensors', { progress });
+  const why = tokenizerWhy(model);
+  return describe(model, {
+    folderName: args.hub,
+    hasTokenizer: !why,
+    idsHint: why && `${why[0].toUpperCase()}${why.slice(1)}. Type`,
+    hub: { repo: args.hub, kind, size, activations: model.activations ?? null },
+  });
+}
+
 /** { tokens, ids, error, truncated } of the text (token ids typed with spaces when there is no tokenizer). */
 function tokenize({ key, text, addSpecialTokens = true }) {
   const { model, hasTokenizer, idsHint } = modelOf(key);
@@ -348,6 +388,10 @@ function chat({ key, messages }) {
 
 const handlers = {
   open,
+  hubFiles: listHub,
+  hubOpen: openHub,
+  hubCacheList: () => hubCache.list(),
+  hubCacheDelete: ({ entry }) => hubCache.delete(entry),
   tokenize,
   strings,
   forward,

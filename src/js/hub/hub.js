@@ -152,6 +152,35 @@ export async function loadFromHub(options, load) {
   }
 }
 
+// The files of a pick that a load reads: a GGUF file's parts, or the folder's files. A sharded folder
+// counts every .safetensors file at the repository's root (its index, read at load time, names them).
+function pickedFiles(pick, files) {
+  if (pick.kind === 'gguf') return pick.files;
+  const shards = pick.weights ? [pick.weights] : files.filter((f) => /^[^/]+\.safetensors$/.test(f.path));
+  return [pick.config, ...(pick.index ? [pick.index] : []), ...shards, ...Object.values(pick.extra)];
+}
+
+/**
+ * What loadPretrained({ hub }) with the same options would download, from the Hub's listing alone (no
+ * byte of a file fetched): { repo, revision, commit, kind: 'gguf' | 'safetensors', files: [{ path,
+ * size }], size }. Errors as a load's (NEEDS_TOKEN, NO_ACCESS, NOT_FOUND, NETWORK, ABORTED).
+ */
+export async function hubFiles(options) {
+  const keys = ['hub', 'revision', 'file', 'hubUrl', 'token', 'signal'];
+  const o = hubOptions(checkOptions(options, keys, 'hubFiles option'));
+  const list = await modelInfo(o);
+  const pick = pickFiles(list.files, o.file, o.repo);
+  const files = pickedFiles(pick, list.files).map(({ path, size }) => ({ path, size }));
+  return {
+    repo: o.repo,
+    revision: o.revision,
+    commit: list.commit,
+    kind: pick.kind === 'gguf' ? 'gguf' : 'safetensors',
+    files,
+    size: files.reduce((n, f) => n + f.size, 0),
+  };
+}
+
 // hubCache's options: cacheDir (Node).
 function cacheOptions(options) {
   const { cacheDir } = checkOptions(options, ['cacheDir'], 'hubCache option');

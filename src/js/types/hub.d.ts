@@ -61,3 +61,25 @@ export const hubCache: {
   /** Deletes the entry's snapshot and the files no other snapshot of the repository uses. */
   delete(entry: Pick<HubCacheEntry, 'repo' | 'commit'>, options?: { cacheDir?: string }): Promise<void>;
 };
+
+/** What a Hub load would download: {@link hubFiles}'s answer. */
+export interface HubFiles {
+  readonly repo: string;
+  readonly revision: string;
+  /** The commit the revision names: a load at it reads these files. */
+  readonly commit: string;
+  readonly kind: 'gguf' | 'safetensors';
+  /** A GGUF file's parts, or the folder's files (a sharded folder: every .safetensors file at its root). */
+  readonly files: Array<{ path: string; size: number }>;
+  /** Bytes of the files. */
+  readonly size: number;
+}
+
+/**
+ * The files {@link loadPretrained} with these hub options would download, from the Hub's listing
+ * alone (no byte of a file fetched): a page can state the size and ask before loading. Errors as a
+ * Hub load's: NEEDS_TOKEN, NO_ACCESS, NOT_FOUND, NETWORK, ABORTED, INVALID_ARGUMENT.
+ */
+export function hubFiles(
+  options: Pick<LoadHubOptions, 'hub' | 'revision' | 'file' | 'hubUrl' | 'token' | 'signal'>,
+): Promise<HubFiles>;

@@ -191,6 +191,20 @@ const text: string = pretrained.decode(newIds);
 pretrained.generate([1], {});
 pretrained.dispose();
 
+// ---- the Hugging Face Hub: what a load would download, then the load --------------------------------
+import { hubFiles, hubCache } from 'attention-wasm';
+import type { HubFiles, HubCacheEntry } from 'attention-wasm';
+const listed: HubFiles = await hubFiles({
+  hub: 'owner/name',
+  file: 'Q4_K_M',
+  signal: new AbortController().signal,
+});
+const listedBytes: number = listed.size + listed.files[0].size;
+const listedKind: 'gguf' | 'safetensors' = listed.kind;
+// @ts-expect-error hubFiles lists: it takes no cache option
+await hubFiles({ hub: 'owner/name', cache: false });
+const cachedEntries: HubCacheEntry[] = await hubCache.list();
+
 // ---- interpretability ---------------------------------------------------------------------------
 import { attentionRollout } from 'attention-wasm';
 import type {
