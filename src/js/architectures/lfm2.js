@@ -76,6 +76,20 @@ function layerKinds(config, layers) {
   return Array.from({ length: layers }, (_, i) => (idxs.includes(i) ? 'full_attention' : 'conv'));
 }
 
+// transformers 5 writes LFM2's rope_parameters per layer type — { full_attention: {…}, conv: null }
+// (the conv layers have no RoPE): the attention layers' entry is the RoPE; any other layer type, or
+// settings for the conv layers, are refused.
+function attentionRope(config) {
+  const p5 = config.rope_parameters;
+  if (p5 == null || typeof p5 !== 'object' || !('full_attention' in p5 || 'conv' in p5)) return config;
+  const extra = Object.keys(p5).filter((k) => k !== 'full_attention' && k !== 'conv');
+  if (extra.length || p5.conv != null)
+    throw invalid(
+      `config.json: rope_parameters for layer types other than full_attention (${describe(p5)}) are not implemented for ${ARCHITECTURE}`,
+    );
+  return { ...config, rope_parameters: p5.full_attention ?? null };
+}
+
 function lfm2Core(original, r0, family) {
   const config = withAliases(original);
   const get = (key) => config[key] ?? family.keys.implemented[key];
@@ -94,7 +108,7 @@ function lfm2Core(original, r0, family) {
   if (hidden % heads !== 0)
     throw invalid(`config.json: num_attention_heads ${heads} must divide hidden_size ${hidden}`);
   const headDim = hidden / heads;
-  const rope = ropeSettings(config, ARCHITECTURE, family.keys.implemented.rope_theta);
+  const rope = ropeSettings(attentionRope(config), ARCHITECTURE, family.keys.implemented.rope_theta);
   const { invFreq, maxPositions } = ropeFrequencies(
     rope,
     headDim,
