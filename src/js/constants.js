@@ -162,4 +162,13 @@ export const TENSOR_ROLE = Object.freeze({
   down: 26,
   up_bias: 27,
   down_bias: 28,
+  linear_qkv: 29,
+  linear_z: 30,
+  linear_b: 31,
+  linear_a: 32,
+  linear_conv: 33,
+  linear_decay: 34,
+  linear_dt_bias: 35,
+  linear_norm: 36,
+  linear_out: 37,
 });

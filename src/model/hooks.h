@@ -24,6 +24,12 @@
 //   blocks.{l}.hook_mlp_out (B, T, E)    the MLP branch as it is added to the stream (as hook_attn_out)
 //   blocks.{l}.hook_resid_post (B, T, E) the stream leaving block l
 //   ln_final.hook_normalized (B, T, E)   the final norm's output (what the head reads)
+//   blocks.{l}.linear_attn.hook_q / hook_k (B, T, H_k, d_k), hook_v (B, T, H_v, d_v)  a DeltaNet
+//                                        layer's after the conv and its SiLU, before the L2 norm
+//   blocks.{l}.linear_attn.hook_beta / hook_g (B, T, H_v)  its write strength β and log-decay g
+//   blocks.{l}.linear_attn.hook_o (B, T, H_v, d_v)  the delta rule's read, before the gated norm
+//   blocks.{l}.linear_attn.hook_gate (B, T, H_v, d_v)  the gate z as projected (silu(z) gates o)
+//   A DeltaNet layer has no attn.hook_q … attn.hook_z; its attn.hook_out is the mixer's output.
 // A post-norm TinyTransformer (x = ln(x + f(x))) adds hook_attn_out / hook_mlp_out before its norm;
 // hook_resid_mid / hook_resid_post are after it.
 #pragma once
@@ -61,6 +67,13 @@ enum class HookKind {
   kMlpResult,  // mlp.hook_out
   kMlpOut,
   kResidPost,
+  kDeltaQ,  // a DeltaNet layer's (delta_net.h): linear_attn.hook_q …
+  kDeltaK,
+  kDeltaV,
+  kDeltaBeta,
+  kDeltaG,
+  kDeltaO,
+  kDeltaGate,
   kCount
 };
 
@@ -70,6 +83,10 @@ struct HookShapes {
     int heads = 0, kv_heads = 0, head_dim = 0;
     int mlp_width = 0;  // 0: no MLP
     bool gated_mlp = false;
+    // The token mixer (MixerKind's value, blocks.h): 0 softmax attention (the attn.hook_* points);
+    // 2 a DeltaNet (linear_attn.hook_*: heads = H_v, kv_heads = H_k, head_dim = d_k, value_dim = d_v).
+    int mixer = 0;
+    int value_dim = 0;
   };
   int width = 0;
   bool pos_embed = false;  // GPT-2, a learned or sinusoidal TinyTransformer

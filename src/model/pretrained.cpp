@@ -39,8 +39,15 @@ HookShapes PretrainedModel::hook_shapes() const {
   HookShapes s;
   s.width = c.hidden;
   s.pos_embed = learned_positions_;
-  for (const Layer& L : layers_)
-    s.layers.push_back(HookShapes::Layer{c.heads, c.kv_heads, c.head_dim, c.intermediate, L.mlp.gated()});
+  for (const Layer& L : layers_) {
+    if (L.kind != MixerKind::kDeltaNet) {
+      s.layers.push_back(HookShapes::Layer{c.heads, c.kv_heads, c.head_dim, c.intermediate, L.mlp.gated()});
+      continue;
+    }
+    const DeltaNetShape& d = L.delta.shape();  // linear_attn.hook_* (delta_net.h)
+    s.layers.push_back(HookShapes::Layer{d.v_heads, d.k_heads, d.k_dim, c.intermediate, L.mlp.gated(),
+                                         static_cast<int>(MixerKind::kDeltaNet), d.v_dim});
+  }
   return s;
 }
 
@@ -59,6 +66,12 @@ Status PretrainedModel::create_caches(int max_length, int batch, DecodeCaches& c
       case MixerKind::kAttention:
         ATTN_RETURN_IF_ERROR(L.mixer.attn.create_cache(max_length, batch, made.layers[l].kv));
         break;
+      case MixerKind::kDeltaNet:  // the conv's last inputs and S per sequence (delta_net.h), zero
+        made.layers[l].state.assign(static_cast<std::size_t>(batch * L.delta.shape().state_floats()), 0.0f);
+        made.layers[l].next_state = made.layers[l].state;
+        break;
+      case MixerKind::kShortConv:
+        return invalid("layer " + std::to_string(l) + ": no short-convolution block in this build");
     }
   }
   caches = std::move(made);
@@ -140,6 +153,10 @@ Status PretrainedModel::token_mixer(int l, const Pass& p, const PretrainedForwar
       if (mo.need_weights) result.attention[l] = std::move(r.weights);
       return Status::Ok();
     }
+    case MixerKind::kDeltaNet:
+      return delta_mixer(l, p, o, in, result, caches);
+    case MixerKind::kShortConv:
+      break;
   }
   return invalid("layer " + std::to_string(l) + ": unknown token mixer");
 }

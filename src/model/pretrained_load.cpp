@@ -57,8 +57,9 @@ Status check_config(const PretrainedConfig& c) {
     return invalid("config: one token-mixer kind per layer is needed, got " +
                    std::to_string(c.layer_mixer.size()));
   for (int kind : c.layer_mixer)
-    if (kind != static_cast<int>(MixerKind::kAttention))
+    if (kind != static_cast<int>(MixerKind::kAttention) && kind != static_cast<int>(MixerKind::kDeltaNet))
       return invalid("config: token-mixer kind " + std::to_string(kind) + " does not exist");
+  ATTN_RETURN_IF_ERROR(check_delta_config(c));
   if (c.rotary_dims < 0 || c.rotary_dims > c.head_dim || c.rotary_dims % 2 != 0)
     return invalid(
         "config: the rotated features (partial_rotary_factor · head_dim) must be even and in [0, head_dim], "
@@ -105,7 +106,7 @@ std::uint64_t weight_values(const PretrainedConfig& c) {
   const std::uint64_t mlp = 3 * e * i + i + e, per_layer = attn + mlp + 4 * e;
   std::uint64_t n = static_cast<std::uint64_t>(c.vocab_size) * e * (c.tie_embeddings ? 1 : 2) + 2 * e;
   if (c.arch == PretrainedArch::kGpt2) n += static_cast<std::uint64_t>(c.max_positions) * e;
-  return n + c.layers * per_layer;
+  return n + c.layers * (per_layer + static_cast<std::uint64_t>(delta_shape(c).weight_values()));
 }
 
 std::uint64_t as_floats(std::uint64_t bytes) {
@@ -175,6 +176,7 @@ Status PretrainedModel::compose_layer(const PretrainedConfig& c, int l, Layer& L
   L.branch_scale = c.residual_scale;
   L.kind = c.layer_mixer.empty() ? MixerKind::kAttention : static_cast<MixerKind>(c.layer_mixer[l]);
   L.mixer.options = attention_options(c, l);
+  if (L.kind == MixerKind::kDeltaNet) L.delta = DeltaNetBlock(delta_shape(c));
   return make_attention(c, l, L.mixer.attn);
 }
 
@@ -320,6 +322,7 @@ Status PretrainedModel::use(const TensorKey& key) {
 }
 
 Status PretrainedModel::use_layer_matrix(Layer& L, TensorRole role, const WeightView& w) {
+  if (use_delta_matrix(L, role, w)) return Status::Ok();
   MultiHeadAttention& a = L.mixer.attn;
   const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
   switch (role) {
@@ -358,6 +361,7 @@ const Tensor* PretrainedModel::vector_slot(const TensorKey& key) const {
   if (key.role == TensorRole::kFinalNormBias) return &final_norm_.bias;
   if (key.layer < 0 || key.layer >= static_cast<int>(layers_.size())) return nullptr;
   const Layer& L = layers_[static_cast<std::size_t>(key.layer)];
+  if (const Tensor* delta = delta_slot(L, key.role)) return delta;
   switch (key.role) {
     case TensorRole::kAttnNorm:
       return &L.attn_norm.weight;
@@ -398,52 +402,6 @@ Status PretrainedModel::use_layer_vector(Layer& L, TensorRole role, const Tensor
   const int at = role == TensorRole::kQBias ? 0 : role == TensorRole::kKBias ? qk : qk + kv;
   std::copy(v.data.begin(), v.data.end(), bias.data.begin() + at);
   return a.set_parameter("in_proj_bias", bias);
-}
-
-Status PretrainedModel::read_rows(const TensorKey& key, int first, int count, std::vector<float>& out) const {
-  const auto known = set_.find(key);
-  if (known == set_.end()) return invalid("this model has no tensor " + key.label());
-  if (!known->second) return invalid("tensor " + key.label() + " was never set");
-  const Shape* shape = nullptr;
-  for (const TensorSpec& s : specs_)
-    if (s.key == key) shape = &s.shape;
-  const bool matrix = shape->size() == 2;
-  const int rows = matrix ? static_cast<int>((*shape)[0]) : 1;
-  const int cols = matrix ? static_cast<int>((*shape)[1]) : static_cast<int>((*shape)[0]);
-  if (first < 0 || count < 0 || first > rows || count > rows - first)
-    return invalid("rows [" + std::to_string(first) + ", " + std::to_string(first + count) +
-                   ") are outside tensor " + key.label() + "'s " + std::to_string(rows) + " rows");
-  if (matrix) {
-    const WeightView w = stored_.at(key).view();  // GPT-2's Conv1D weights already transposed: (out, in)
-    out.assign(static_cast<std::size_t>(count) * w.cols, 0.0f);
-    for (int r = 0; r < count; ++r) w.widen_row(first + r, out.data() + static_cast<std::size_t>(r) * w.cols);
-    return Status::Ok();
-  }
-  // A vector: widened into its place by use().
-  Tensor v;
-  const Layer* L = key.layer >= 0 ? &layers_[static_cast<std::size_t>(key.layer)] : nullptr;
-  if (const Tensor* slot = vector_slot(key))
-    v = *slot;
-  else if (L && key.role == TensorRole::kOBias)
-    ATTN_RETURN_IF_ERROR(L->mixer.attn.get_parameter("out_proj.bias", v));
-  else if (L && key.role == TensorRole::kQkvBias)
-    ATTN_RETURN_IF_ERROR(L->mixer.attn.get_parameter("in_proj_bias", v));
-  else if (L && (key.role == TensorRole::kQNorm || key.role == TensorRole::kKNorm))
-    v = L->mixer.attn.qk_norm_weight(key.role == TensorRole::kKNorm);
-  else if (L && (key.role == TensorRole::kQBias || key.role == TensorRole::kKBias ||
-                 key.role == TensorRole::kVBias)) {
-    // Qwen2's separate biases: their segment of in_proj_bias [b_q; b_k; b_v], as use() put them
-    Tensor bias;
-    ATTN_RETURN_IF_ERROR(L->mixer.attn.get_parameter("in_proj_bias", bias));
-    const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
-    const int at = key.role == TensorRole::kQBias ? 0 : key.role == TensorRole::kKBias ? qk : qk + kv;
-    if (at + cols <= static_cast<int>(bias.data.size()))
-      v.data.assign(bias.data.begin() + at, bias.data.begin() + at + cols);
-  }
-  if (static_cast<int>(v.data.size()) != cols)
-    return invalid("tensor " + key.label() + " cannot be read back");
-  out = v.data;
-  return Status::Ok();
 }
 
 }  // namespace attn

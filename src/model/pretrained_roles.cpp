@@ -38,7 +38,16 @@ constexpr const char* kRoleNames[] = {"embed",
                                       "gate_up",
                                       "down",
                                       "up_bias",
-                                      "down_bias"};
+                                      "down_bias",
+                                      "linear_qkv",
+                                      "linear_z",
+                                      "linear_b",
+                                      "linear_a",
+                                      "linear_conv",
+                                      "linear_decay",
+                                      "linear_dt_bias",
+                                      "linear_norm",
+                                      "linear_out"};
 static_assert(sizeof(kRoleNames) / sizeof(kRoleNames[0]) == static_cast<std::size_t>(TensorRole::kCount),
               "one name per TensorRole");
 
@@ -89,6 +98,32 @@ Block llama_block(const PretrainedConfig& c) {
   return out;
 }
 
+// A DeltaNet layer's block (delta_net.h): the Llama layout's norms and MLP around the mixer's tensors.
+Block delta_block(const PretrainedConfig& c) {
+  const int e = c.hidden, hv = c.linear_v_heads, vd = hv * c.linear_v_dim;
+  const int ch = 2 * c.linear_k_heads * c.linear_k_dim + vd;
+  Block out;
+  for (const auto& role_shape : llama_block(c)) {
+    const TensorRole r = role_shape.first;
+    const bool mixer = r == TensorRole::kQ || r == TensorRole::kK || r == TensorRole::kV ||
+                       r == TensorRole::kQkv || r == TensorRole::kQBias || r == TensorRole::kKBias ||
+                       r == TensorRole::kVBias || r == TensorRole::kQNorm || r == TensorRole::kKNorm ||
+                       r == TensorRole::kO;
+    if (!mixer) out.push_back(role_shape);
+  }
+  const Block linear = {{TensorRole::kLinearQkv, {ch, e}},
+                        {TensorRole::kLinearZ, {vd, e}},
+                        {TensorRole::kLinearB, {hv, e}},
+                        {TensorRole::kLinearA, {hv, e}},
+                        {TensorRole::kLinearConv, {ch, c.linear_conv_kernel}},
+                        {TensorRole::kLinearDecay, {hv}},
+                        {TensorRole::kLinearDtBias, {hv}},
+                        {TensorRole::kLinearNorm, {c.linear_v_dim}},
+                        {TensorRole::kLinearOut, {e, vd}}};
+  out.insert(out.end(), linear.begin(), linear.end());
+  return out;
+}
+
 }  // namespace
 
 const char* role_name(TensorRole role) {
@@ -116,8 +151,11 @@ std::vector<TensorSpec> pretrained_tensor_specs(const PretrainedConfig& c) {
   out.push_back({{TensorRole::kEmbed, -1}, {c.vocab_size, c.hidden}});
   if (gpt2) out.push_back({{TensorRole::kPositions, -1}, {c.max_positions, c.hidden}});
   const Block block = gpt2 ? gpt2_block(c) : llama_block(c);
-  for (int l = 0; l < c.layers; ++l)
-    for (const auto& [role, shape] : block) out.push_back({{role, l}, shape});
+  const Block delta = c.linear_v_heads > 0 ? delta_block(c) : Block();
+  for (int l = 0; l < c.layers; ++l) {
+    const bool linear = !c.layer_mixer.empty() && c.layer_mixer[l] == static_cast<int>(MixerKind::kDeltaNet);
+    for (const auto& [role, shape] : linear ? delta : block) out.push_back({{role, l}, shape});
+  }
   out.push_back({{TensorRole::kFinalNorm, -1}, {c.hidden}});
   if (gpt2) out.push_back({{TensorRole::kFinalNormBias, -1}, {c.hidden}});
   if (!c.tie_embeddings) out.push_back({{TensorRole::kUnembed, -1}, {c.vocab_size, c.hidden}});
