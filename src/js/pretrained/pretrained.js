@@ -6,7 +6,7 @@
 import { AttentionError, check } from '../errors.js';
 import { copyTensors, withLimitHint } from './load.js';
 import { loadGGUF } from './from-gguf.js';
-import { WEIGHT_FORMAT, PRETRAINED_ARCH } from '../constants.js';
+import { WEIGHT_FORMAT } from '../constants.js';
 import { checkOptions, describe } from '../options.js';
 import { layerList, idBatch, traceLayers } from '../ids.js';
 import { entryOf, makeTokenizer, readEntries, weightFiles } from './files.js';
@@ -25,6 +25,7 @@ import {
 import { pretrainedInterp } from '../interp/adapter.js';
 import { hookNamesOf, runHooks, steeringVector } from '../interp/hooks.js';
 import { coreConfig } from './config.js';
+import { layerSummary } from './layer-summary.js';
 import { checkpointTensors } from './checkpoint-tensors.js';
 import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
 import { chatTemplates, loadJinja, renderChatTemplate } from '../tokenizers/chat-template.js';
@@ -416,25 +417,4 @@ export function pretrainedApi(rt) {
     PretrainedModel,
     checkpointTensors: (config) => checkpointTensors(rt, config),
   };
-}
-
-// Layer l's attention as the core runs it (src/model/pretrained.h): its window, whether and with
-// which base it rotates q and k, its q/k norm and score soft-capping.
-function layerSummary(core, l) {
-  const window = core.layerWindow?.[l] ?? 0;
-  const rope = core.arch !== PRETRAINED_ARCH.GPT2 && (core.layerRope ? core.layerRope[l] === 1 : true);
-  const local = rope && window > 0 && core.localRopeTheta > 0;
-  return Object.freeze({
-    kind: 'attention',
-    heads: core.heads,
-    kvHeads: core.kvHeads,
-    headDim: core.headDim,
-    kvFrom: l,
-    window,
-    rope,
-    ropeTheta: rope ? (local ? core.localRopeTheta : core.ropeTheta) : null,
-    ropeScaled: rope && !local && Boolean(core.ropeInvFreq),
-    qkNorm: Boolean(core.qkNorm),
-    softcap: core.attnSoftcap ?? 0,
-  });
 }

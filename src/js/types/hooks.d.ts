@@ -49,10 +49,18 @@ export interface SteeringVectorOptions {
 
 /** A layer as the model computes it. */
 export interface LayerInfo {
-  kind: 'attention';
+  /**
+   * 'attention': softmax attention; 'delta': a gated DeltaNet (Qwen3.5's linear attention), whose
+   * heads are its value heads, kvHeads its key heads, headDim the key head size, and whose attention
+   * map is its exact effective attention (signed; rows need not sum to 1).
+   */
+  kind: 'attention' | 'delta';
   heads: number;
   kvHeads: number;
   headDim: number;
+  /** A 'delta' layer's value head size and conv kernel. */
+  valueDim?: number;
+  convKernel?: number;
   /** The layer whose keys and values it reads (itself). */
   kvFrom: number;
   /** The keys a query sees, itself included; 0 = all earlier ones. */
