@@ -115,6 +115,19 @@ describe('shared constants (src/js/constants.js)', () => {
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, preNorms: true, qkvBias: true },
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, postNorms: true, fusedProjections: true },
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, qkNorm: QK_NORM.perHead, tieEmbeddings: true },
+      // a DeltaNet layer (MixerKind 2) beside a softmax one: the linear_* roles
+      {
+        ...base,
+        arch: PRETRAINED_ARCH.LLAMA,
+        vocabSize: 5,
+        layers: 2,
+        layerMixer: [2, 0],
+        linearKHeads: 1,
+        linearVHeads: 2,
+        linearKDim: 4,
+        linearVDim: 3,
+        linearConvKernel: 2,
+      },
     ];
     const given = new Set(configs.flatMap((c) => coreTensorRoles(c).map((t) => t.role)));
     assert.deepEqual([...given].sort(), Object.keys(TENSOR_ROLE).sort());
