@@ -171,4 +171,5 @@ export const TENSOR_ROLE = Object.freeze({
   linear_dt_bias: 35,
   linear_norm: 36,
   linear_out: 37,
+  q_gate: 38,
 });

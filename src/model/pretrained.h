@@ -76,6 +76,7 @@ enum class TensorRole {
   kLinearDtBias,  // dt_bias (H_v)
   kLinearNorm,    // the gated norm's weight (d_v)
   kLinearOut,     // the output projection (E, H_v·d_v)
+  kQGate,         // attn_output_gate: q_proj as files store it, per head [q_h; gate_h] (2·H·d, E)
   kCount
 };
 const char* role_name(TensorRole role);
@@ -146,11 +147,18 @@ struct PretrainedConfig {
   // linear_layout 0: a folder's (grouped value heads, A_log), 1: GGUF's (tiled, −exp(A_log))
   int linear_k_heads = 0, linear_v_heads = 0, linear_k_dim = 0, linear_v_dim = 0, linear_conv_kernel = 0;
   int linear_layout = 0;
+  // Qwen3.5's full layers: the attention's output × σ(W_gate x) before o_proj (MhaConfig::output_gate),
+  // W_gate read from q_proj (TensorRole::kQGate)
+  bool attn_output_gate = false;
 };
 
 // The DeltaNet layers' sizes (pretrained_delta.cpp): their checks, and the block's shape.
 Status check_delta_config(const PretrainedConfig& c);
 DeltaNetShape delta_shape(const PretrainedConfig& c);
+// TensorRole::kQGate's rows as the files store them (per head h: its d rows of W_q, then its d rows
+// of W_gate) reordered in place into [W_q; W_gate], the row blocks the attention reads
+// (pretrained_gate.cpp). Any format: a row is whole blocks.
+void split_q_gate_rows(StoredWeight& w, int heads);
 
 // Every PretrainedConfig field with its name in the wrapper's config object (src/js/architectures/
 // builds it): the one list the binding reads a config through and writes it back with, so no
@@ -195,7 +203,8 @@ DeltaNetShape delta_shape(const PretrainedConfig& c);
   X(linear_k_dim, "linearKDim")                       \
   X(linear_v_dim, "linearVDim")                       \
   X(linear_conv_kernel, "linearConvKernel")           \
-  X(linear_layout, "linearLayout")
+  X(linear_layout, "linearLayout")                    \
+  X(attn_output_gate, "attnOutputGate")
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
 // format (F32, F16 or BF16: a 16-bit file stays 16-bit in memory, widened inside the GEMM; a GGUF

@@ -84,7 +84,9 @@ Status check_config(const PretrainedConfig& c) {
                        c.embed_scale != 1 || c.attention_scale != 0 || c.gelu_mlp ||
                        c.local_rope_theta != 0 || c.attn_softcap != 0 || c.final_softcap != 0 ||
                        c.rope_attention_factor != 1 || c.residual_scale != 1 || c.logits_scaling != 1 ||
-                       c.query_temperature_beta != 0;
+                       c.query_temperature_beta != 0 || c.attn_output_gate;
+  if (c.attn_output_gate && c.fused_projections)
+    return invalid("config: an output gate with fused projections does not exist");
   if (c.arch == PretrainedArch::kGpt2 && variant)
     return invalid("config: GPT-2 has none of the Llama-family variants");
   return Status::Ok();
@@ -95,6 +97,7 @@ std::vector<int> fused_blocks(const PretrainedConfig& c, TensorRole role) {
   const int qk = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim;
   if (role == TensorRole::kQkv) return {qk, kv, kv};
   if (role == TensorRole::kGateUp) return {c.intermediate, c.intermediate};
+  if (role == TensorRole::kQGate) return {qk, qk};
   return {};
 }
 
@@ -102,7 +105,7 @@ std::vector<int> fused_blocks(const PretrainedConfig& c, TensorRole role) {
 std::uint64_t weight_values(const PretrainedConfig& c) {
   const std::uint64_t e = c.hidden, qk = static_cast<std::uint64_t>(c.heads) * c.head_dim,
                       kv = static_cast<std::uint64_t>(c.kv_heads) * c.head_dim, i = c.intermediate;
-  const std::uint64_t attn = e * qk + 2 * e * kv + qk * e + qk + 2 * kv + e;
+  const std::uint64_t attn = e * qk * (c.attn_output_gate ? 2 : 1) + 2 * e * kv + qk * e + qk + 2 * kv + e;
   const std::uint64_t mlp = 3 * e * i + i + e, per_layer = attn + mlp + 4 * e;
   std::uint64_t n = static_cast<std::uint64_t>(c.vocab_size) * e * (c.tie_embeddings ? 1 : 2) + 2 * e;
   if (c.arch == PretrainedArch::kGpt2) n += static_cast<std::uint64_t>(c.max_positions) * e;
@@ -143,6 +146,7 @@ Status make_attention(const PretrainedConfig& c, int l, MultiHeadAttention& out)
   }
   mc.qk_norm = c.qk_norm;
   mc.qk_norm_eps = c.norm_eps;
+  mc.output_gate = c.attn_output_gate;
   return MultiHeadAttention::create(mc, out);
 }
 
@@ -281,6 +285,7 @@ Status PretrainedModel::end_tensor(const TensorKey& key) {
   pending_.erase(it);
   ATTN_RETURN_IF_ERROR(p.weight.check_finite(p.label.c_str()));
   if (p.transposed) ATTN_RETURN_IF_ERROR(p.weight.transpose());
+  if (key.role == TensorRole::kQGate) split_q_gate_rows(p.weight, config_.heads);
   // float32 matrices into the GEMM's layout, unless a fused matrix's blocks would be cut mid-panel.
   const std::vector<int> blocks = fused_blocks(config_, key.role);
   if (std::all_of(blocks.begin(), blocks.end(), StoredWeight::packable)) p.weight.pack_for_linear();
@@ -338,6 +343,9 @@ Status PretrainedModel::use_layer_matrix(Layer& L, TensorRole role, const Weight
       return a.set_weight_view("out_proj.weight", w);
     case TensorRole::kQ:
       return a.set_weight_view("q_proj_weight", w);
+    case TensorRole::kQGate:  // [W_q; W_gate] once split_q_gate_rows has run
+      ATTN_RETURN_IF_ERROR(a.set_weight_view("q_proj_weight", w.row_block(0, qk)));
+      return a.set_weight_view("gate_proj_weight", w.row_block(qk, qk));
     case TensorRole::kK:
       return a.set_weight_view("k_proj_weight", w);
     case TensorRole::kV:

@@ -47,7 +47,8 @@ constexpr const char* kRoleNames[] = {"embed",
                                       "linear_decay",
                                       "linear_dt_bias",
                                       "linear_norm",
-                                      "linear_out"};
+                                      "linear_out",
+                                      "q_gate"};
 static_assert(sizeof(kRoleNames) / sizeof(kRoleNames[0]) == static_cast<std::size_t>(TensorRole::kCount),
               "one name per TensorRole");
 
@@ -78,7 +79,10 @@ Block llama_block(const PretrainedConfig& c) {
     const TensorRole biases[] = {TensorRole::kQBias, TensorRole::kKBias, TensorRole::kVBias};
     for (int i = 0; i < 3; ++i) {
       const int rows = i == 0 ? qk : kv;
-      out.push_back({weights[i], {rows, e}});
+      if (i == 0 && c.attn_output_gate)  // q_proj holds the gate's rows too
+        out.push_back({TensorRole::kQGate, {2 * qk, e}});
+      else
+        out.push_back({weights[i], {rows, e}});
       if (c.qkv_bias) out.push_back({biases[i], {rows}});
     }
   }
@@ -108,7 +112,7 @@ Block delta_block(const PretrainedConfig& c) {
     const bool mixer = r == TensorRole::kQ || r == TensorRole::kK || r == TensorRole::kV ||
                        r == TensorRole::kQkv || r == TensorRole::kQBias || r == TensorRole::kKBias ||
                        r == TensorRole::kVBias || r == TensorRole::kQNorm || r == TensorRole::kKNorm ||
-                       r == TensorRole::kO;
+                       r == TensorRole::kO || r == TensorRole::kQGate;
     if (!mixer) out.push_back(role_shape);
   }
   const Block linear = {{TensorRole::kLinearQkv, {ch, e}},

@@ -115,7 +115,7 @@ describe('shared constants (src/js/constants.js)', () => {
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, preNorms: true, qkvBias: true },
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, postNorms: true, fusedProjections: true },
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, qkNorm: QK_NORM.perHead, tieEmbeddings: true },
-      // a DeltaNet layer (MixerKind 2) beside a softmax one: the linear_* roles
+      // a DeltaNet layer (MixerKind 2) beside a gated softmax one: the linear_* roles and q_gate
       {
         ...base,
         arch: PRETRAINED_ARCH.LLAMA,
@@ -127,6 +127,7 @@ describe('shared constants (src/js/constants.js)', () => {
         linearKDim: 4,
         linearVDim: 3,
         linearConvKernel: 2,
+        attnOutputGate: true,
       },
     ];
     const given = new Set(configs.flatMap((c) => coreTensorRoles(c).map((t) => t.role)));

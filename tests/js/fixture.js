@@ -110,6 +110,12 @@ export function listFixtures(index = 'index.txt') {
  * too when given, e.g. 'expected_interp.json'), sorted by name. Tests list the fixtures through this, never
  * by hand, so a folder added there is covered by every test at once.
  */
+/** Whether a pretrained fixture is a hybrid: a layer whose token mixer is not softmax attention (its core-config.json). */
+export function hybridPretrained(name) {
+  const core = JSON.parse(readFileSync(new URL(`${name}/core-config.json`, PRETRAINED_DIR), 'utf8'));
+  return (core.layerMixer ?? []).some((kind) => kind !== 0);
+}
+
 export function listPretrained(withFile) {
   const has = (name, file) => existsSync(new URL(`${name}/${file}`, PRETRAINED_DIR));
   return readdirSync(PRETRAINED_DIR)

@@ -283,6 +283,14 @@ function encode(t, type, quantize) {
   return { type: GGML.F16, data: new Uint8Array(Uint16Array.from(t.data, toHalf).buffer) };
 }
 
+/** The fixtures this converter writes as GGUF: those of an architecture llama.cpp's converter maps here. */
+export function ggufFixtures(names) {
+  return names.filter((model) => {
+    const c = JSON.parse(readFileSync(new URL(`${model}/config.json`, PRETRAINED_DIR), 'utf8'));
+    return Object.hasOwn(ARCH, c.architectures[0]);
+  });
+}
+
 /**
  * The GGUF bytes of fixture `model` (its model.safetensors, or `weightsFile`), matrices in `type`
  * ('F32' or 'F16') unless `quantize` gives them; `metadata` / `tensors` edit the result for hostile

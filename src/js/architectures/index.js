@@ -16,6 +16,7 @@ import gemma3 from './gemma3.js';
 import phi3 from './phi3.js';
 import granite from './granite.js';
 import ministral3 from './ministral3.js';
+import qwen3_5, { qwen3_5Vision } from './qwen3_5.js';
 
 /** The families, in the docs' order. */
 export const FAMILIES = Object.freeze([
@@ -31,6 +32,8 @@ export const FAMILIES = Object.freeze([
   phi3,
   granite,
   ministral3,
+  qwen3_5,
+  qwen3_5Vision,
 ]);
 
 /** The supported architectures (config.json's architectures[0]). */
@@ -40,6 +43,11 @@ export const ARCHITECTURES = Object.freeze(FAMILIES.map((f) => f.architecture));
 export const CONFIG_KEYS = Object.fromEntries(FAMILIES.map((f) => [f.architecture, f.keys]));
 
 const byArchitecture = new Map(FAMILIES.map((f) => [f.architecture, f]));
+
+/** Architectures refused by name, each with why: { architecture: reason } (a family's `refuses`). */
+export const REFUSED_ARCHITECTURES = Object.freeze(
+  Object.assign({}, ...FAMILIES.map((f) => f.refuses ?? {})),
+);
 
 /** The registry entry of a supported architecture, or undefined. */
 export function familyOf(architecture) {
@@ -57,6 +65,17 @@ export function tensorName(family, role, layer = -1) {
 /** The names a file may give a tensor: the family's prefixes (GPT-2: with or without "transformer."). */
 export function fileNames(family, name) {
   return family.tensors.prefixes.map((p) => p + name);
+}
+
+/**
+ * The shape a role's tensor has in the family's files, from the core's: reversed where stored (in,
+ * out), or as the family's `tensors.fileShapes[role]` gives it (Qwen3.5's conv1d: (C, 1, K)).
+ */
+export function fileShape(family, role, shape) {
+  const core = Array.from(shape);
+  const reshape = family.tensors.fileShapes?.[role];
+  if (reshape) return reshape(core);
+  return storedTransposed(family, role) ? core.reverse() : core;
 }
 
 /** Whether a role's matrix is stored (in, out) in the family's files (GPT-2's Conv1D). */

@@ -7,7 +7,7 @@
 // rope_scaling at the top level) and transformers 5 (rope_parameters); when both appear they must agree.
 import { AttentionError } from '../errors.js';
 import { describe } from '../options.js';
-import { familyOf } from '../architectures/index.js';
+import { REFUSED_ARCHITECTURES, familyOf } from '../architectures/index.js';
 import { ropeFrequencies, ropeSettings as settingsOf, sameValue } from '../architectures/rope.js';
 import { ARCHITECTURES, CONFIG_KEYS, DEFAULT_ONLY_COMMON, INERT_COMMON, REFUSED } from './keys.js';
 
@@ -73,6 +73,8 @@ function reader(config, architecture) {
 function architectureOf(config) {
   const list = config.architectures;
   const architecture = Array.isArray(list) && list.length === 1 ? list[0] : undefined;
+  if (Object.hasOwn(REFUSED_ARCHITECTURES, architecture ?? ''))
+    throw invalid(`config.json: architecture ${architecture}: ${REFUSED_ARCHITECTURES[architecture]}`);
   if (!Object.hasOwn(CONFIG_KEYS, architecture)) {
     throw invalid(
       `config.json: architecture ${describe(Array.isArray(list) && list.length === 1 ? architecture : list)} is not supported; supported: ${ARCHITECTURES.join(', ')}`,
@@ -95,5 +97,7 @@ export function coreConfig(config) {
   checkKeys(config, architecture);
   const r = reader(config, architecture);
   const family = familyOf(architecture);
+  // a multimodal folder: its text model's config, read as that architecture's
+  if (family.textConfig) return { architecture, core: coreConfig(family.textConfig(config)).core };
   return { architecture, core: family.core(config, r, family) };
 }

@@ -10,7 +10,7 @@ import { WEIGHT_FORMAT } from '../constants.js';
 import { checkOptions, describe } from '../options.js';
 import { layerList, idBatch, traceLayers } from '../ids.js';
 import { entryOf, makeTokenizer, readEntries, weightFiles } from './files.js';
-import { familyOf, storedTransposed, tensorName } from '../architectures/index.js';
+import { familyOf, fileShape, storedTransposed, tensorName } from '../architectures/index.js';
 import { Handle } from '../runtime/runtime.js';
 import { Tensor, fromCore } from '../tensor.js';
 import {
@@ -42,7 +42,7 @@ async function loadTensors(rt, handle, entries, architecture, onProgress) {
   const plan = handle.expected().map(({ role, layer, shape: kept }) => {
     const name = tensorName(family, role, layer);
     const transposed = storedTransposed(family, role);
-    const shape = transposed ? [...kept].reverse() : kept;
+    const shape = fileShape(family, role, kept);
     const e = entryOf(entries, family, name);
     if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
     if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
@@ -52,7 +52,18 @@ async function loadTensors(rt, handle, entries, architecture, onProgress) {
       );
     }
     const read = (b, end) => e.src.read(e.begin + b, e.begin + end);
-    return { name, role, layer, shape, format: FORMATS[e.dtype], transposed, bytes: e.end - e.begin, read };
+    // the core takes a transposed matrix as stored, any other tensor in its own shape
+    const core = transposed ? shape : Array.from(kept);
+    return {
+      name,
+      role,
+      layer,
+      shape: core,
+      format: FORMATS[e.dtype],
+      transposed,
+      bytes: e.end - e.begin,
+      read,
+    };
   });
   await copyTensors(rt, handle, plan, onProgress);
 }
@@ -398,7 +409,8 @@ async function loadPretrained(rt, options = {}) {
 // Ids outside [0, vocab) name no token (transformers' class defaults with a small vocabulary, old
 // Llama configs' -1): they are left out, as transformers loads such a file. Non-integers are refused.
 function checkpointStopIds(config, generationConfig, vocab) {
-  const eos = generationConfig?.eos_token_id ?? config?.eos_token_id;
+  // a multimodal config keeps its text model's ids in text_config (Qwen3.5's)
+  const eos = generationConfig?.eos_token_id ?? config?.eos_token_id ?? config?.text_config?.eos_token_id;
   const list = eos == null ? [] : Array.isArray(eos) ? eos : [eos];
   const named = list.filter((id) => !Number.isInteger(id) || (id >= 0 && id < vocab));
   return defaultStopIds({ eos_token_id: named }, null, vocab);
