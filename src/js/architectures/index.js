@@ -85,6 +85,11 @@ export function storedTransposed(family, role) {
 
 const byGGUFName = new Map(FAMILIES.flatMap((f) => (f.gguf ? f.gguf.names.map((n) => [n, f]) : [])));
 
+/** GGUF general.architecture names refused by name, each with why (a family's `refusesGGUF`). */
+export const REFUSED_GGUF_ARCHITECTURES = Object.freeze(
+  Object.assign({}, ...FAMILIES.map((f) => f.refusesGGUF ?? {})),
+);
+
 /** The general.architecture names of GGUF files the registry reads, in the docs' order. */
 export const GGUF_ARCHITECTURES = Object.freeze([...byGGUFName.keys()]);
 

@@ -143,6 +143,14 @@ const text = {
       '`qwen3_5-tiny` (2 DeltaNet layers, 4 value heads on 2 key heads; 1 full layer, GQA, factor 0.5)',
   },
   tensors: QWEN3_5_TENSORS,
+  // GGUF files of the same lineage refused by name (pretrained/gguf-config.js): llama.cpp's qwen35
+  // (its tiled value heads and the converter's reorder are not mapped here yet), qwen3next, qwen35moe.
+  refusesGGUF: {
+    qwen35: "llama.cpp's qwen35 files are not read yet (a Qwen3.5 folder is)",
+    qwen3next:
+      'Qwen3-Next (a mixture of experts over DeltaNet and gated attention layers) is not implemented',
+    qwen35moe: 'Qwen3.5-MoE (mixture-of-experts MLPs) is not implemented',
+  },
   // Architectures of the same lineage this library refuses by name (pretrained/config.js).
   refuses: {
     Qwen3NextForCausalLM:
