@@ -364,8 +364,9 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   const Heads hd = mha_steps::heads_of(config_, head_dim_, value_head_dim_);
   AttentionProblem p;
   ATTN_RETURN_IF_ERROR(mha_steps::make_problem(options, d, hd, trace != nullptr, p));
-  const std::uint64_t mine =
-      forward_elements(d, hd, options.positional != nullptr, options.need_weights, options.average_weights);
+  const std::uint64_t mine =  // + the output gate's pre-activations (B, Tq, H·dv)
+      forward_elements(d, hd, options.positional != nullptr, options.need_weights, options.average_weights) +
+      (config_.output_gate ? static_cast<std::uint64_t>(d.b) * d.tq * hd.h * hd.dv : 0);
   const std::uint64_t kept =  // what forward_saving copies into MhaSaved
       saved ? mha_steps::saved_elements(d, hd, config_, kdim_, vdim_, key, value, options) : 0;
   ATTN_RETURN_IF_ERROR(check_allocation(
@@ -417,6 +418,8 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   att.ldo = hd.h * hd.dv;
   prepare_weights(options, d, hd.h, p.masks.tk, result.weights, att);
   run_attention(p, options.need_weights, att, trace);
+  if (config_.output_gate)  // z × σ(W_g x) (multi_head_gate.cpp): the z the hooks and out_proj see
+    gate_context(d.b, d.tq, x, att.context_out, trace);
   mha_steps::hook_context(options.hooks, att.context_out, d, hd, q_first);
   // 5.–8. concat, output projection, [residual], [LayerNorm]
   set_output_shape(d, result.output);

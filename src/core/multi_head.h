@@ -66,6 +66,10 @@ struct MhaConfig {
   enum class QkNorm { kNone, kPerHead, kAllHeads };
   QkNorm qk_norm = QkNorm::kNone;
   double qk_norm_eps = 1e-6;
+  // An output gate: each head's context z (before the output projection) × σ(W_g x), feature by
+  // feature, W_g (H·d_v, E) a view set by set_weight_view("gate_proj_weight") (Qwen3.5's full
+  // layers). Frozen modules only; backward refuses it (the gate's gradient is not implemented).
+  bool output_gate = false;
 };
 
 struct MhaForwardOptions {
@@ -180,7 +184,8 @@ class MultiHeadAttention {
   // whenever the shapes allow. kShapeMismatch / kUnknownParameter / kNonFinite otherwise.
   Status set_parameter(const std::string& name, const Tensor& value);
   Status get_parameter(const std::string& name, Tensor& out) const;
-  // Frozen modules (config.frozen): q_proj_weight, k_proj_weight, v_proj_weight or out_proj.weight as
+  // Frozen modules (config.frozen): q_proj_weight, k_proj_weight, v_proj_weight, out_proj.weight
+  // (or gate_proj_weight, config.output_gate's (H·d_v, E)) as
   // a view of weights the caller owns and keeps alive (shapes as above, any WeightFormat). A view
   // with data == nullptr unsets it. INVALID_ARGUMENT on a module that is not frozen.
   Status set_weight_view(const std::string& name, const WeightView& w);
@@ -233,6 +238,10 @@ class MultiHeadAttention {
   std::vector<float> packed_q_, packed_k_, packed_v_, packed_o_;
   // config.frozen: the projections, read in place of w_q_ … w_o_ (which stay empty).
   WeightView view_q_, view_k_, view_v_, view_o_;
+  WeightView view_gate_;  // config.output_gate's W_g
+  // config.output_gate on the b·tq rows of z (H·d_v each) from the inputs x (E each), in place (the
+  // gate's pre-activations traced as "gate").
+  void gate_context(int b, int tq, const float* x, float* z, Trace* trace) const;
   Tensor q_norm_, k_norm_;            // config.qk_norm's weights
   Status check_frozen_ready() const;  // every view set (and the q/k norm weights)
   // config.qk_norm on the b·tq query rows at q (stride ldq) and the tk key rows of each batch at k

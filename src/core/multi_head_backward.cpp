@@ -356,6 +356,9 @@ void fill_extras(const MhaBackwardOptions& o, const MhaSaved& saved, const Dims&
 Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_output, MhaGrads& grads,
                                     const MhaBackwardOptions& options) const {
   ATTN_RETURN_IF_ERROR(check_saved(saved, parameter_version_));
+  if (config_.output_gate)
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "multi-head attention: the backward through an output gate is not implemented");
   if (config_.frozen && options.parameters)
     return Status::Error(StatusCode::kInvalidArgument,
                          "a frozen module's weights are fixed: backward needs parameters = false");

@@ -152,7 +152,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   ATTN_RETURN_IF_ERROR(make_problem(o, all, hd, trace != nullptr, p));
   const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq;
   ATTN_RETURN_IF_ERROR(
-      check_allocation(rows_q * (hd.h * (hd.dk + hd.dv) + hd.kqk() + hd.kvo() + d.e) * (trace ? 2 : 1) +
+      check_allocation(rows_q * (hd.h * (hd.dk + 2 * hd.dv) + hd.kqk() + hd.kvo() + d.e) * (trace ? 2 : 1) +
                            attention_scratch_elements(p, options.need_weights, trace != nullptr),
                        "multi-head attention with a KV cache"));
   ScratchScope scratch;
@@ -191,6 +191,8 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   att.ldo = hd.h * hd.dv;
   prepare_weights(options, d, hd.h, p.masks.tk, result.weights, att);
   run_attention(p, options.need_weights, att, trace);
+  if (config_.output_gate)  // as in forward
+    gate_context(d.b, d.tq, x.data.data(), att.context_out, trace);
   hook_context(options.hooks, att.context_out, d, hd, cache.length);
   // 5.–8. concat, output projection, [residual], [LayerNorm]
   set_output_shape(d, result.output);

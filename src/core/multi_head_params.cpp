@@ -102,6 +102,9 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
                          "the query temperature is applied after RoPE: set rope");
   if (config.qk_norm != MhaConfig::QkNorm::kNone && !config.frozen)
     return Status::Error(StatusCode::kInvalidArgument, "a q/k norm needs a frozen (inference-only) module");
+  if (config.output_gate && !config.frozen)
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "an output gate needs a frozen (inference-only) module");
   if (!(config.qk_norm_eps > 0) || !std::isfinite(config.qk_norm_eps))
     return Status::Error(StatusCode::kInvalidArgument, "the q/k norm epsilon must be a finite number > 0");
   const int qk = h * m.head_dim_, vo = h * m.value_head_dim_;
@@ -282,8 +285,10 @@ Status MultiHeadAttention::set_weight_view(const std::string& name, const Weight
   } slots[] = {{"q_proj_weight", &view_q_, qk, e},
                {"k_proj_weight", &view_k_, kv_heads_ * head_dim_, kdim_},
                {"v_proj_weight", &view_v_, kv_heads_ * value_head_dim_, vdim_},
-               {"out_proj.weight", &view_o_, e, vo}};
+               {"out_proj.weight", &view_o_, e, vo},
+               {"gate_proj_weight", config_.output_gate ? &view_gate_ : nullptr, vo, e}};
   for (const auto& s : slots) {
+    if (s.view == nullptr) continue;  // no output gate: no gate_proj_weight
     if (name != s.name) continue;
     if (!w.empty() && (w.rows != s.rows || w.cols != s.cols)) {
       return Status::Error(StatusCode::kShapeMismatch, name + " must have shape " +
@@ -307,6 +312,8 @@ Status MultiHeadAttention::check_frozen_ready() const {
                            std::string("the frozen module's ") + names[i] + " is not set");
   if (config_.qk_norm != MhaConfig::QkNorm::kNone && (q_norm_.data.empty() || k_norm_.data.empty()))
     return Status::Error(StatusCode::kInvalidArgument, "the frozen module's q/k norm weights are not set");
+  if (config_.output_gate && view_gate_.empty())
+    return Status::Error(StatusCode::kInvalidArgument, "the frozen module's gate_proj_weight is not set");
   return Status::Ok();
 }
 

@@ -72,6 +72,7 @@ export const FAST_IO = Object.freeze({
 export const MIXER_KIND = Object.freeze({
   ATTENTION: 0,
   SHORT_CONV: 1,
+  DELTA_NET: 2,
 });
 
 /**
@@ -171,4 +172,14 @@ export const TENSOR_ROLE = Object.freeze({
   conv_in_proj: 29,
   conv_weight: 30,
   conv_out_proj: 31,
+  linear_qkv: 32,
+  linear_z: 33,
+  linear_b: 34,
+  linear_a: 35,
+  linear_conv: 36,
+  linear_decay: 37,
+  linear_dt_bias: 38,
+  linear_norm: 39,
+  linear_out: 40,
+  q_gate: 41,
 });

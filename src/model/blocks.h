@@ -66,7 +66,8 @@ class MlpBlock {
 // Which token mixer a layer has (PretrainedModel::Layer::kind): the block the forward, the decoding
 // state and the backward dispatch on. A recurrent mixer (a short convolution, a delta rule) is a
 // new value with its block class beside AttentionBlock and its state in LayerCache::state.
-enum class MixerKind { kAttention = 0, kShortConv = 1 };
+// kShortConv: LFM2's short convolution; kDeltaNet: Qwen3.5's gated DeltaNet (delta_net.h).
+enum class MixerKind { kAttention = 0, kShortConv = 1, kDeltaNet = 2 };
 
 // A token mixer: softmax attention (frozen MultiHeadAttention, its projections views into the stored
 // matrices) with the layer's options (causal, its window, the family's scale and soft-cap).

@@ -28,6 +28,13 @@ constexpr KindName kKinds[] = {
     {HookKind::kScores, "attn.hook_attn_scores", true},
     {HookKind::kPattern, "attn.hook_pattern", true},
     {HookKind::kZ, "attn.hook_z", true},
+    {HookKind::kDeltaGate, "linear_attn.hook_gate", true},
+    {HookKind::kDeltaQ, "linear_attn.hook_q", true},
+    {HookKind::kDeltaK, "linear_attn.hook_k", true},
+    {HookKind::kDeltaV, "linear_attn.hook_v", true},
+    {HookKind::kDeltaBeta, "linear_attn.hook_beta", true},
+    {HookKind::kDeltaG, "linear_attn.hook_g", true},
+    {HookKind::kDeltaO, "linear_attn.hook_o", true},
     {HookKind::kAttnResult, "attn.hook_out", true},
     {HookKind::kConvBcx, "conv.hook_bcx", true},
     {HookKind::kConvIn, "conv.hook_in", true},
@@ -57,7 +64,18 @@ Status invalid(const std::string& what) {
 
 }  // namespace
 
+bool is_delta_hook(HookKind k) {
+  return static_cast<int>(k) >= static_cast<int>(HookKind::kDeltaQ) &&
+         static_cast<int>(k) <= static_cast<int>(HookKind::kDeltaGate);
+}
+
 bool hook_exists(const HookShapes& s, const HookId& id) {
+  constexpr int kDeltaMixer = 2;  // MixerKind::kDeltaNet (blocks.h)
+  if (id.layer >= 0 && (is_head_hook(id.kind) || is_delta_hook(id.kind))) {
+    const HookShapes::Layer& layer = s.layers[id.layer];  // attention heads: neither mixer's layers
+    if (is_delta_hook(id.kind)) return layer.mixer == kDeltaMixer;
+    return layer.mixer != kDeltaMixer && layer.conv_channels == 0;
+  }
   switch (id.kind) {
     case HookKind::kPosEmbed:
       return s.pos_embed;
@@ -103,6 +121,16 @@ Shape hook_position_shape(const HookShapes& s, const HookId& id) {
       return {l->mlp_width};
     case HookKind::kConvBcx:
       return {3 * l->conv_channels};
+    case HookKind::kDeltaQ:
+    case HookKind::kDeltaK:
+      return {l->kv_heads, l->head_dim};
+    case HookKind::kDeltaV:
+    case HookKind::kDeltaO:
+    case HookKind::kDeltaGate:
+      return {l->heads, l->value_dim};
+    case HookKind::kDeltaBeta:
+    case HookKind::kDeltaG:
+      return {l->heads};
     default:
       return {s.width};
   }

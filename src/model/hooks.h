@@ -31,6 +31,12 @@
 //   blocks.{l}.conv.hook_gated (B, T, E) C ⊙ that, what out_proj reads
 //   blocks.{l}.conv.hook_result (B, T, E)  out_proj's output, the block's output (as attn.hook_out);
 // hook_attn_out, hook_resid_* are the stream's as in any layer.
+//   blocks.{l}.linear_attn.hook_q / hook_k (B, T, H_k, d_k), hook_v (B, T, H_v, d_v)  a DeltaNet
+//                                        layer's after the conv and its SiLU, before the L2 norm
+//   blocks.{l}.linear_attn.hook_beta / hook_g (B, T, H_v)  its write strength β and log-decay g
+//   blocks.{l}.linear_attn.hook_o (B, T, H_v, d_v)  the delta rule's read, before the gated norm
+//   blocks.{l}.linear_attn.hook_gate (B, T, H_v, d_v)  the gate z as projected (silu(z) gates o)
+//   A DeltaNet layer has no attn.hook_q … attn.hook_z; its attn.hook_out is the mixer's output.
 // A post-norm TinyTransformer (x = ln(x + f(x))) adds hook_attn_out / hook_mlp_out before its norm;
 // hook_resid_mid / hook_resid_post are after it.
 #pragma once
@@ -73,6 +79,13 @@ enum class HookKind {
   kConvOut,     // conv.hook_out
   kConvGated,   // conv.hook_gated
   kConvResult,  // conv.hook_result
+  kDeltaQ,      // a DeltaNet layer's (delta_net.h): linear_attn.hook_q …
+  kDeltaK,
+  kDeltaV,
+  kDeltaBeta,
+  kDeltaG,
+  kDeltaO,
+  kDeltaGate,
   kCount
 };
 
@@ -83,6 +96,10 @@ struct HookShapes {
     int mlp_width = 0;  // 0: no MLP
     bool gated_mlp = false;
     int conv_channels = 0;  // a short-convolution layer's E (its heads 0); 0: attention
+    // The token mixer (MixerKind's value, blocks.h): 0 softmax attention (the attn.hook_* points);
+    // 2 a DeltaNet (linear_attn.hook_*: heads = H_v, kv_heads = H_k, head_dim = d_k, value_dim = d_v).
+    int mixer = 0;
+    int value_dim = 0;
   };
   int width = 0;
   bool pos_embed = false;  // GPT-2, a learned or sinusoidal TinyTransformer

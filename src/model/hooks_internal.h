@@ -11,5 +11,7 @@ Shape hook_position_shape(const HookShapes& shapes, const HookId& id);
 bool is_score_hook(HookKind kind);
 // q, k, v, rot_q, rot_k, scores, pattern, z: the attention's hooks, which `heads` may restrict.
 bool is_head_hook(HookKind kind);
+// A DeltaNet layer's linear_attn.hook_* (delta_net.h).
+bool is_delta_hook(HookKind kind);
 
 }  // namespace attn

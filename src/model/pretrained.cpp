@@ -40,6 +40,12 @@ HookShapes PretrainedModel::hook_shapes() const {
   s.width = c.hidden;
   s.pos_embed = learned_positions_;
   for (const Layer& L : layers_) {
+    if (L.kind == MixerKind::kDeltaNet) {
+      const DeltaNetShape& d = L.delta.shape();  // linear_attn.hook_* (delta_net.h)
+      s.layers.push_back(HookShapes::Layer{d.v_heads, d.k_heads, d.k_dim, c.intermediate, L.mlp.gated(), 0,
+                                           static_cast<int>(MixerKind::kDeltaNet), d.v_dim});
+      continue;
+    }
     s.layers.push_back(HookShapes::Layer{c.heads, c.kv_heads, c.head_dim, c.intermediate, L.mlp.gated()});
     if (L.kind == MixerKind::kShortConv) s.layers.back() = {0, 0, 0, c.intermediate, L.mlp.gated(), c.hidden};
   }
@@ -64,6 +70,10 @@ Status PretrainedModel::create_caches(int max_length, int batch, DecodeCaches& c
       case MixerKind::kShortConv:  // the last K − 1 rows of B ⊙ X: zeros before the first token
         made.layers[l].state.assign(L.conv.state_size(batch), 0.0f);
         made.layers[l].next_state.assign(L.conv.state_size(batch), 0.0f);
+        break;
+      case MixerKind::kDeltaNet:  // the conv's last inputs and S per sequence (delta_net.h), zero
+        made.layers[l].state.assign(static_cast<std::size_t>(batch * L.delta.shape().state_floats()), 0.0f);
+        made.layers[l].next_state = made.layers[l].state;
         break;
     }
   }
@@ -147,6 +157,8 @@ Status PretrainedModel::token_mixer(int l, const Pass& p, const PretrainedForwar
       if (mo.need_weights) result.attention[l] = std::move(r.weights);
       return Status::Ok();
     }
+    case MixerKind::kDeltaNet:
+      return delta_mixer(l, p, o, in, result, caches);
     case MixerKind::kShortConv: {
       const bool map =
           std::find(o.attention_layers.begin(), o.attention_layers.end(), l) != o.attention_layers.end();

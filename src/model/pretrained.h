@@ -27,6 +27,7 @@
 #include "core/tensor.h"
 #include "core/trace.h"
 #include "model/blocks.h"
+#include "model/delta_net.h"
 #include "model/interp_hooks.h"
 #include "model/metric_gradients.h"
 #include "model/short_conv.h"
@@ -67,9 +68,19 @@ enum class TensorRole {
   kDown,
   kUpBias,
   kDownBias,
-  kConvInProj,   // LFM2's short convolution: in_proj (3E, E) = [B; C; X]
-  kConvWeight,   // its depthwise kernel (E, K) (folders: (E, 1, K))
-  kConvOutProj,  // its out_proj (E, E)
+  kConvInProj,    // LFM2's short convolution: in_proj (3E, E) = [B; C; X]
+  kConvWeight,    // its depthwise kernel (E, K) (folders: (E, 1, K))
+  kConvOutProj,   // its out_proj (E, E)
+  kLinearQkv,     // a DeltaNet layer's (delta_net.h): [q; k; v] (C, E)
+  kLinearZ,       // the gate z (H_v·d_v, E)
+  kLinearB,       // β's projection (H_v, E)
+  kLinearA,       // the decay's projection (H_v, E)
+  kLinearConv,    // the depthwise conv (C, K)
+  kLinearDecay,   // A_log (folders) or −exp(A_log) (GGUF) (H_v)
+  kLinearDtBias,  // dt_bias (H_v)
+  kLinearNorm,    // the gated norm's weight (d_v)
+  kLinearOut,     // the output projection (E, H_v·d_v)
+  kQGate,         // attn_output_gate: q_proj as files store it, per head [q_h; gate_h] (2·H·d, E)
   kCount
 };
 const char* role_name(TensorRole role);
@@ -136,7 +147,23 @@ struct PretrainedConfig {
   // in every layer
   std::vector<int> layer_mixer;
   int conv_kernel = 0;  // LFM2: the short convolution's kernel (conv_L_cache), ≥ 2 where a layer has one
+  // Qwen3.5's DeltaNet layers (MixerKind::kDeltaNet, delta_net.h): linear_num_key_heads,
+  // linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, linear_conv_kernel_dim;
+  // linear_layout 0: a folder's (grouped value heads, A_log), 1: GGUF's (tiled, −exp(A_log))
+  int linear_k_heads = 0, linear_v_heads = 0, linear_k_dim = 0, linear_v_dim = 0, linear_conv_kernel = 0;
+  int linear_layout = 0;
+  // Qwen3.5's full layers: the attention's output × σ(W_gate x) before o_proj (MhaConfig::output_gate),
+  // W_gate read from q_proj (TensorRole::kQGate)
+  bool attn_output_gate = false;
 };
+
+// The DeltaNet layers' sizes (pretrained_delta.cpp): their checks, and the block's shape.
+Status check_delta_config(const PretrainedConfig& c);
+DeltaNetShape delta_shape(const PretrainedConfig& c);
+// TensorRole::kQGate's rows as the files store them (per head h: its d rows of W_q, then its d rows
+// of W_gate) reordered in place into [W_q; W_gate], the row blocks the attention reads
+// (pretrained_gate.cpp). Any format: a row is whole blocks.
+void split_q_gate_rows(StoredWeight& w, int heads);
 
 // Every PretrainedConfig field with its name in the wrapper's config object (src/js/architectures/
 // builds it): the one list the binding reads a config through and writes it back with, so no
@@ -176,7 +203,14 @@ struct PretrainedConfig {
   X(layer_window, "layerWindow")                      \
   X(layer_rope, "layerRope")                          \
   X(layer_mixer, "layerMixer")                        \
-  X(conv_kernel, "convKernel")
+  X(conv_kernel, "convKernel")                        \
+  X(linear_k_heads, "linearKHeads")                   \
+  X(linear_v_heads, "linearVHeads")                   \
+  X(linear_k_dim, "linearKDim")                       \
+  X(linear_v_dim, "linearVDim")                       \
+  X(linear_conv_kernel, "linearConvKernel")           \
+  X(linear_layout, "linearLayout")                    \
+  X(attn_output_gate, "attnOutputGate")
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
 // format (F32, F16 or BF16: a 16-bit file stays 16-bit in memory, widened inside the GEMM; a GGUF
@@ -253,11 +287,16 @@ class PretrainedModel {
     MixerKind kind = MixerKind::kAttention;  // which token mixer below the layer runs
     AttentionBlock mixer;                    // frozen: its projections are views into stored_
     ShortConvBlock conv;                     // MixerKind::kShortConv's (views into stored_)
+    DeltaNetBlock delta;                     // a DeltaNet layer's (pretrained_delta.cpp)
     NormBlock attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;
     MlpBlock mlp;
     float branch_scale = 1;
   };
   static Status compose_layer(const PretrainedConfig& c, int l, Layer& out);
+  // The DeltaNet layers' part (pretrained_delta.cpp): a layer's and vectors as loaded (false / null: not a
+  // DeltaNet role); delta_mixer: its forward step.
+  static bool use_delta_matrix(Layer& L, TensorRole role, const WeightView& w);
+  static const Tensor* delta_slot(const Layer& L, TensorRole role);
   struct Pending {
     StoredWeight weight;
     std::string label;
@@ -323,6 +362,8 @@ class PretrainedModel {
                DecodeCaches* caches);
   // Layer l's token mixer on its normed input `in` (N, E): its output (N, E) in work_.attention.output.
   Status token_mixer(int l, const Pass& p, const PretrainedForwardOptions& o, const std::vector<float>& in,
+                     PretrainedForwardResult& result, DecodeCaches* caches);
+  Status delta_mixer(int l, const Pass& p, const PretrainedForwardOptions& o, const std::vector<float>& in,
                      PretrainedForwardResult& result, DecodeCaches* caches);
   void head_logits(const Pass& p, const PretrainedForwardOptions& o, const std::vector<float>& h,
                    std::vector<float>& picked, PretrainedForwardResult& result) const;

@@ -69,6 +69,10 @@ std::uint64_t block_state_floats(const PretrainedConfig& c, std::int64_t n) {
 Status PretrainedModel::check_gradients(const Pass& p, const std::vector<std::int32_t>& ids,
                                         const GradientOptions& o) const {
   const PretrainedConfig& c = config_;
+  for (int l = 0; l < c.layers; ++l)  // the backward runs softmax attention's only
+    if (layers_[l].kind != MixerKind::kAttention)
+      return invalid("metric gradients: layer " + std::to_string(l) +
+                     " is a DeltaNet (linear attention) layer, whose backward is not built");
   ATTN_RETURN_IF_ERROR(check_forward(p, ids, ForwardOptions{}, false));
   ATTN_RETURN_IF_ERROR(check_metric(o.metric, p.t, c.vocab_size));
   for (std::size_t l = 0; l < layers_.size(); ++l)

@@ -57,9 +57,11 @@ Status check_config(const PretrainedConfig& c) {
     return invalid("config: one token-mixer kind per layer is needed, got " +
                    std::to_string(c.layer_mixer.size()));
   for (int kind : c.layer_mixer)
-    if (kind != static_cast<int>(MixerKind::kAttention) && kind != static_cast<int>(MixerKind::kShortConv))
+    if (kind != static_cast<int>(MixerKind::kAttention) && kind != static_cast<int>(MixerKind::kShortConv) &&
+        kind != static_cast<int>(MixerKind::kDeltaNet))
       return invalid("config: token-mixer kind " + std::to_string(kind) + " does not exist");
   ATTN_RETURN_IF_ERROR(ShortConvBlock::check_config(c.layer_mixer, c.conv_kernel));
+  ATTN_RETURN_IF_ERROR(check_delta_config(c));
   if (c.rotary_dims < 0 || c.rotary_dims > c.head_dim || c.rotary_dims % 2 != 0)
     return invalid(
         "config: the rotated features (partial_rotary_factor · head_dim) must be even and in [0, head_dim], "
@@ -84,7 +86,9 @@ Status check_config(const PretrainedConfig& c) {
                        c.embed_scale != 1 || c.attention_scale != 0 || c.gelu_mlp ||
                        c.local_rope_theta != 0 || c.attn_softcap != 0 || c.final_softcap != 0 ||
                        c.rope_attention_factor != 1 || c.residual_scale != 1 || c.logits_scaling != 1 ||
-                       c.query_temperature_beta != 0 || c.conv_kernel != 0;
+                       c.query_temperature_beta != 0 || c.conv_kernel != 0 || c.attn_output_gate;
+  if (c.attn_output_gate && c.fused_projections)
+    return invalid("config: an output gate with fused projections does not exist");
   if (c.arch == PretrainedArch::kGpt2 && variant)
     return invalid("config: GPT-2 has none of the Llama-family variants");
   return Status::Ok();
@@ -95,6 +99,7 @@ std::vector<int> fused_blocks(const PretrainedConfig& c, TensorRole role) {
   const int qk = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim;
   if (role == TensorRole::kQkv) return {qk, kv, kv};
   if (role == TensorRole::kGateUp) return {c.intermediate, c.intermediate};
+  if (role == TensorRole::kQGate) return {qk, qk};
   return {};
 }
 
@@ -102,12 +107,13 @@ std::vector<int> fused_blocks(const PretrainedConfig& c, TensorRole role) {
 std::uint64_t weight_values(const PretrainedConfig& c) {
   const std::uint64_t e = c.hidden, qk = static_cast<std::uint64_t>(c.heads) * c.head_dim,
                       kv = static_cast<std::uint64_t>(c.kv_heads) * c.head_dim, i = c.intermediate;
-  const std::uint64_t attn = e * qk + 2 * e * kv + qk * e + qk + 2 * kv + e;
+  const std::uint64_t attn = e * qk * (c.attn_output_gate ? 2 : 1) + 2 * e * kv + qk * e + qk + 2 * kv + e;
   const std::uint64_t mlp = 3 * e * i + i + e, per_layer = attn + mlp + 4 * e;
   std::uint64_t n = static_cast<std::uint64_t>(c.vocab_size) * e * (c.tie_embeddings ? 1 : 2) + 2 * e;
   if (c.arch == PretrainedArch::kGpt2) n += static_cast<std::uint64_t>(c.max_positions) * e;
-  n += c.layers * (4 * e * e + e * static_cast<std::uint64_t>(c.conv_kernel));  // LFM2's conv, a bound
-  return n + c.layers * per_layer;
+  if (c.conv_kernel > 0)  // LFM2's conv layers, a bound
+    n += c.layers * (4 * e * e + e * static_cast<std::uint64_t>(c.conv_kernel));
+  return n + c.layers * (per_layer + static_cast<std::uint64_t>(delta_shape(c).weight_values()));
 }
 
 std::uint64_t as_floats(std::uint64_t bytes) {
@@ -144,6 +150,7 @@ Status make_attention(const PretrainedConfig& c, int l, MultiHeadAttention& out)
   }
   mc.qk_norm = c.qk_norm;
   mc.qk_norm_eps = c.norm_eps;
+  mc.output_gate = c.attn_output_gate;
   return MultiHeadAttention::create(mc, out);
 }
 
@@ -178,6 +185,7 @@ Status PretrainedModel::compose_layer(const PretrainedConfig& c, int l, Layer& L
   L.kind = c.layer_mixer.empty() ? MixerKind::kAttention : static_cast<MixerKind>(c.layer_mixer[l]);
   L.mixer.options = attention_options(c, l);
   if (L.kind == MixerKind::kShortConv) L.conv = ShortConvBlock(c.hidden, c.conv_kernel);
+  if (L.kind == MixerKind::kDeltaNet) L.delta = DeltaNetBlock(delta_shape(c));
   return make_attention(c, l, L.mixer.attn);
 }
 
@@ -284,6 +292,7 @@ Status PretrainedModel::end_tensor(const TensorKey& key) {
   pending_.erase(it);
   ATTN_RETURN_IF_ERROR(p.weight.check_finite(p.label.c_str()));
   if (p.transposed) ATTN_RETURN_IF_ERROR(p.weight.transpose());
+  if (key.role == TensorRole::kQGate) split_q_gate_rows(p.weight, config_.heads);
   // float32 matrices into the GEMM's layout, unless a fused matrix's blocks would be cut mid-panel.
   const std::vector<int> blocks = fused_blocks(config_, key.role);
   if (std::all_of(blocks.begin(), blocks.end(), StoredWeight::packable)) p.weight.pack_for_linear();
@@ -325,6 +334,7 @@ Status PretrainedModel::use(const TensorKey& key) {
 }
 
 Status PretrainedModel::use_layer_matrix(Layer& L, TensorRole role, const WeightView& w) {
+  if (use_delta_matrix(L, role, w)) return Status::Ok();
   MultiHeadAttention& a = L.mixer.attn;
   const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
   switch (role) {
@@ -340,6 +350,9 @@ Status PretrainedModel::use_layer_matrix(Layer& L, TensorRole role, const Weight
       return a.set_weight_view("out_proj.weight", w);
     case TensorRole::kQ:
       return a.set_weight_view("q_proj_weight", w);
+    case TensorRole::kQGate:  // [W_q; W_gate] once split_q_gate_rows has run
+      ATTN_RETURN_IF_ERROR(a.set_weight_view("q_proj_weight", w.row_block(0, qk)));
+      return a.set_weight_view("gate_proj_weight", w.row_block(qk, qk));
     case TensorRole::kK:
       return a.set_weight_view("k_proj_weight", w);
     case TensorRole::kV:
@@ -370,6 +383,7 @@ const Tensor* PretrainedModel::vector_slot(const TensorKey& key) const {
   if (key.role == TensorRole::kFinalNormBias) return &final_norm_.bias;
   if (key.layer < 0 || key.layer >= static_cast<int>(layers_.size())) return nullptr;
   const Layer& L = layers_[static_cast<std::size_t>(key.layer)];
+  if (const Tensor* delta = delta_slot(L, key.role)) return delta;
   switch (key.role) {
     case TensorRole::kAttnNorm:
       return &L.attn_norm.weight;

@@ -41,7 +41,17 @@ constexpr const char* kRoleNames[] = {"embed",
                                       "down_bias",
                                       "conv_in_proj",
                                       "conv_weight",
-                                      "conv_out_proj"};
+                                      "conv_out_proj",
+                                      "linear_qkv",
+                                      "linear_z",
+                                      "linear_b",
+                                      "linear_a",
+                                      "linear_conv",
+                                      "linear_decay",
+                                      "linear_dt_bias",
+                                      "linear_norm",
+                                      "linear_out",
+                                      "q_gate"};
 static_assert(sizeof(kRoleNames) / sizeof(kRoleNames[0]) == static_cast<std::size_t>(TensorRole::kCount),
               "one name per TensorRole");
 
@@ -72,7 +82,10 @@ Block llama_block(const PretrainedConfig& c) {
     const TensorRole biases[] = {TensorRole::kQBias, TensorRole::kKBias, TensorRole::kVBias};
     for (int i = 0; i < 3; ++i) {
       const int rows = i == 0 ? qk : kv;
-      out.push_back({weights[i], {rows, e}});
+      if (i == 0 && c.attn_output_gate)  // q_proj holds the gate's rows too
+        out.push_back({TensorRole::kQGate, {2 * qk, e}});
+      else
+        out.push_back({weights[i], {rows, e}});
       if (c.qkv_bias) out.push_back({biases[i], {rows}});
     }
   }
@@ -111,6 +124,32 @@ Block short_conv_block(const PretrainedConfig& c) {
   return out;
 }
 
+// A DeltaNet layer's block (delta_net.h): the Llama layout's norms and MLP around the mixer's tensors.
+Block delta_block(const PretrainedConfig& c) {
+  const int e = c.hidden, hv = c.linear_v_heads, vd = hv * c.linear_v_dim;
+  const int ch = 2 * c.linear_k_heads * c.linear_k_dim + vd;
+  Block out;
+  for (const auto& role_shape : llama_block(c)) {
+    const TensorRole r = role_shape.first;
+    const bool mixer = r == TensorRole::kQ || r == TensorRole::kK || r == TensorRole::kV ||
+                       r == TensorRole::kQkv || r == TensorRole::kQBias || r == TensorRole::kKBias ||
+                       r == TensorRole::kVBias || r == TensorRole::kQNorm || r == TensorRole::kKNorm ||
+                       r == TensorRole::kO || r == TensorRole::kQGate;
+    if (!mixer) out.push_back(role_shape);
+  }
+  const Block linear = {{TensorRole::kLinearQkv, {ch, e}},
+                        {TensorRole::kLinearZ, {vd, e}},
+                        {TensorRole::kLinearB, {hv, e}},
+                        {TensorRole::kLinearA, {hv, e}},
+                        {TensorRole::kLinearConv, {ch, c.linear_conv_kernel}},
+                        {TensorRole::kLinearDecay, {hv}},
+                        {TensorRole::kLinearDtBias, {hv}},
+                        {TensorRole::kLinearNorm, {c.linear_v_dim}},
+                        {TensorRole::kLinearOut, {e, vd}}};
+  out.insert(out.end(), linear.begin(), linear.end());
+  return out;
+}
+
 }  // namespace
 
 const char* role_name(TensorRole role) {
@@ -139,10 +178,13 @@ std::vector<TensorSpec> pretrained_tensor_specs(const PretrainedConfig& c) {
   if (gpt2) out.push_back({{TensorRole::kPositions, -1}, {c.max_positions, c.hidden}});
   const Block block = gpt2 ? gpt2_block(c) : llama_block(c);
   const Block conv = short_conv_block(c);
+  const Block delta = c.linear_v_heads > 0 ? delta_block(c) : Block();
   for (int l = 0; l < c.layers; ++l) {
-    const bool is_conv =
-        !c.layer_mixer.empty() && c.layer_mixer[l] == static_cast<int>(MixerKind::kShortConv);
-    for (const auto& [role, shape] : is_conv ? conv : block) out.push_back({{role, l}, shape});
+    const int kind = c.layer_mixer.empty() ? 0 : c.layer_mixer[l];
+    const Block& chosen = kind == static_cast<int>(MixerKind::kShortConv)  ? conv
+                          : kind == static_cast<int>(MixerKind::kDeltaNet) ? delta
+                                                                           : block;
+    for (const auto& [role, shape] : chosen) out.push_back({{role, l}, shape});
   }
   out.push_back({{TensorRole::kFinalNorm, -1}, {c.hidden}});
   if (gpt2) out.push_back({{TensorRole::kFinalNormBias, -1}, {c.hidden}});

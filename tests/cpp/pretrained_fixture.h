@@ -88,6 +88,13 @@ inline attn::PretrainedConfig core_config(const testjson::Value& c) {
   if (c.has("layerRope")) p.layer_rope = c["layerRope"].numbers<int>();
   if (c.has("layerMixer")) p.layer_mixer = c["layerMixer"].numbers<int>();
   if (c.has("convKernel")) p.conv_kernel = c["convKernel"].integer();
+  if (c.has("linearKHeads")) p.linear_k_heads = c["linearKHeads"].integer();
+  if (c.has("linearVHeads")) p.linear_v_heads = c["linearVHeads"].integer();
+  if (c.has("linearKDim")) p.linear_k_dim = c["linearKDim"].integer();
+  if (c.has("linearVDim")) p.linear_v_dim = c["linearVDim"].integer();
+  if (c.has("linearConvKernel")) p.linear_conv_kernel = c["linearConvKernel"].integer();
+  if (c.has("linearLayout")) p.linear_layout = c["linearLayout"].integer();
+  if (c.has("attnOutputGate")) p.attn_output_gate = c["attnOutputGate"].flag();
   return p;
 }
 
@@ -158,6 +165,13 @@ inline std::vector<TensorFile> tensor_roles(const testjson::Value& list) {
   return out;
 }
 
+inline attn::Shape squeezed(const attn::Shape& s) {
+  attn::Shape out;
+  for (auto n : s)
+    if (n != 1) out.push_back(n);
+  return out;
+}
+
 // THE adapter between a checkpoint file and the model's tensor API: every tensor the registry maps
 // (tensor-roles.json), found in the file under one of its names (GPT-2's with or without
 // "transformer.", as src/js/pretrained/pretrained.js finds them), copied by role in its file format through
@@ -179,8 +193,13 @@ inline void load_checkpoint(attn::PretrainedModel& model, const Safetensors& fil
   REQUIRE(model.reserve(total).ok());
   for (const auto& [t, it] : found) {
     const Safetensors::Entry& e = it->second;
+    // The file's shape up to dimensions of size 1 (Qwen3.5's conv1d (C, 1, K) is the core's (C, K)),
+    // as src/js/pretrained/pretrained.js reads it
+    attn::Shape shape = e.shape;
+    for (const attn::TensorSpec& spec : model.tensors())
+      if (spec.key == t->key && squeezed(spec.shape) == squeezed(e.shape)) shape = spec.shape;
     void* room = nullptr;
-    const attn::Status begin = model.begin_tensor(t->key, e.shape, e.format, t->transposed, it->first, room);
+    const attn::Status begin = model.begin_tensor(t->key, shape, e.format, t->transposed, it->first, room);
     INFO(it->first << ": " << begin.message);
     REQUIRE(begin.ok());
     std::memcpy(room, file.bytes.data() + e.begin, e.end - e.begin);

@@ -138,7 +138,14 @@ TEST_CASE("metric gradients match float64 autograd on every pretrained family", 
     if (std::count(config.layer_mixer.begin(), config.layer_mixer.end(), 1) > 0) continue;
     const std::string file = pretrained_fixture::path(fixture, "expected_gradients.json");
     INFO(fixture << ": " << file << " (tests/golden/make_gradient_fixtures.py writes it)");
-    REQUIRE(std::ifstream(file).good());
+    if (!std::ifstream(file).good()) {  // a hybrid: its DeltaNet layers have no backward yet
+      const std::vector<int> mixers =
+          pretrained_fixture::core_config(
+              testjson::parse_file(pretrained_fixture::path(fixture, "core-config.json")))
+              .layer_mixer;
+      REQUIRE(std::find(mixers.begin(), mixers.end(), 2) != mixers.end());
+      continue;
+    }
     const testjson::Value doc = testjson::parse_file(file);
     std::map<std::string, std::unique_ptr<attn::PretrainedModel>> models;  // one per weights file
     const std::vector<testjson::Value>& cases = doc["cases"].items();

@@ -122,6 +122,20 @@ describe('shared constants (src/js/constants.js)', () => {
         layerMixer: [MIXER_KIND.SHORT_CONV],
         convKernel: 3,
       },
+      // a DeltaNet layer beside a gated softmax one: the linear_* roles and q_gate
+      {
+        ...base,
+        arch: PRETRAINED_ARCH.LLAMA,
+        vocabSize: 5,
+        layers: 2,
+        layerMixer: [MIXER_KIND.DELTA_NET, MIXER_KIND.ATTENTION],
+        linearKHeads: 1,
+        linearVHeads: 2,
+        linearKDim: 4,
+        linearVDim: 3,
+        linearConvKernel: 2,
+        attnOutputGate: true,
+      },
     ];
     const given = new Set(configs.flatMap((c) => coreTensorRoles(c).map((t) => t.role)));
     assert.deepEqual([...given].sort(), Object.keys(TENSOR_ROLE).sort());

@@ -110,17 +110,25 @@ export function listFixtures(index = 'index.txt') {
  * too when given, e.g. 'expected_interp.json'), sorted by name. Tests list the fixtures through this, never
  * by hand, so a folder added there is covered by every test at once.
  */
+/** Whether a pretrained fixture is a hybrid: a layer whose token mixer is not softmax attention (its core-config.json). */
+export function hybridPretrained(name) {
+  const core = JSON.parse(readFileSync(new URL(`${name}/core-config.json`, PRETRAINED_DIR), 'utf8'));
+  return (core.layerMixer ?? []).some((kind) => kind !== 0);
+}
+
+/** Whether a pretrained fixture has a gated DeltaNet layer (Qwen3.5; its core-config.json). */
+export function deltaPretrained(name) {
+  const core = JSON.parse(readFileSync(new URL(`${name}/core-config.json`, PRETRAINED_DIR), 'utf8'));
+  return (core.layerMixer ?? []).includes(2);
+}
+
 /**
- * listPretrained() less the hybrid models with a short-convolution layer (LFM2), whose backward and
- * head patching are refused (tests/cpp/test_short_conv.cpp): the folders the gradient and patching
- * references exist for.
+ * listPretrained() less the hybrid models (LFM2's short convolutions, Qwen3.5's DeltaNet layers),
+ * whose backward and head patching are refused: the folders the gradient and patching references
+ * exist for.
  */
 export function listSoftmaxPretrained() {
-  const conv = (name) =>
-    JSON.parse(
-      readFileSync(new URL(`${name}/core-config.json`, PRETRAINED_DIR), 'utf8'),
-    ).layerMixer?.includes(1);
-  return listPretrained().filter((name) => !conv(name));
+  return listPretrained().filter((name) => !hybridPretrained(name));
 }
 
 export function listPretrained(withFile) {

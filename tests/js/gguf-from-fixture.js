@@ -24,16 +24,6 @@ const ARCH = {
   GraniteForCausalLM: 'granite',
   Ministral3ForCausalLM: 'mistral3',
 };
-/**
- * The fixture folders this converter writes GGUF files of: those whose architecture it knows (LFM2's
- * conversion — per-layer head_count_kv, the shortconv tensors — is not written yet).
- */
-export function convertibleFixtures(names) {
-  const arch = (name) =>
-    JSON.parse(readFileSync(new URL(`${name}/config.json`, PRETRAINED_DIR), 'utf8')).architectures[0];
-  return names.filter((name) => Object.hasOwn(ARCH, arch(name)));
-}
-
 const PERMUTED = ['llama', 'smollm3', 'granite', 'mistral3']; // llama.cpp's rope type NORM among them
 
 /** float32 → float16 bits, rounding to nearest even. */
@@ -291,6 +281,14 @@ function encode(t, type, quantize) {
   if (t.shape.length === 1 || type === 'F32' || t.name === 'rope_freqs.weight')
     return { type: GGML.F32, data: new Uint8Array(Float32Array.from(t.data).buffer) };
   return { type: GGML.F16, data: new Uint8Array(Uint16Array.from(t.data, toHalf).buffer) };
+}
+
+/** The fixtures this converter writes as GGUF: those of an architecture llama.cpp's converter maps here. */
+export function ggufFixtures(names) {
+  return names.filter((model) => {
+    const c = JSON.parse(readFileSync(new URL(`${model}/config.json`, PRETRAINED_DIR), 'utf8'));
+    return Object.hasOwn(ARCH, c.architectures[0]);
+  });
 }
 
 /**

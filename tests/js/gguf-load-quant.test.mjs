@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { init, loadPretrained } from '../../src/js/index.js';
 import { listPretrained } from './fixture.js';
-import { GGML, convertibleFixtures, fixtureGGUF, fromHalf, toHalf } from './gguf-from-fixture.js';
+import { GGML, fixtureGGUF, fromHalf, ggufFixtures, toHalf } from './gguf-from-fixture.js';
 
 await init();
 
@@ -108,7 +108,7 @@ describe('quantized GGUF weights (Q8_0, Q4_0) equal their dequantized values', (
     }
   });
 
-  for (const name of convertibleFixtures(listPretrained())) {
+  for (const name of ggufFixtures(listPretrained())) {
     it(`${name}: logits of the quantized file = those of the dequantized F32 file`, async () => {
       const { quantized, dequantized } = twins(name);
       const q = await loadPretrained({ gguf: quantized });

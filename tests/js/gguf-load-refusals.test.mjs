@@ -40,6 +40,19 @@ describe('GGUF files refused by name', () => {
     );
   });
 
+  it("Qwen3.5's lineage by its own reason: qwen35 (not read yet), qwen3next, qwen35moe", async () => {
+    for (const [arch, why] of [
+      ['qwen35', /qwen35: llama\.cpp's qwen35 files are not read yet/],
+      ['qwen3next', /qwen3next: Qwen3-Next/],
+      ['qwen35moe', /qwen35moe: Qwen3\.5-MoE/],
+    ])
+      await expectReject(
+        { gguf: setKey('llama-tiny', 'general.architecture', 'string', arch) },
+        'INVALID_ARGUMENT',
+        why,
+      );
+  });
+
   it('a key that changes the computation and is not implemented, never defaulted', async () => {
     const cases = [
       [

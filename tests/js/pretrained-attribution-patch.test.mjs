@@ -13,12 +13,30 @@ import {
   refuses,
   loadCheckpoint,
 } from './interp-checks.mjs';
-import { listSoftmaxPretrained } from './fixture.js';
+import { deltaPretrained, hybridPretrained, listPretrained } from './fixture.js';
 
 await init();
 
-// every checkpoint folder, so a family added there is covered at once
-const CHECKPOINTS = listSoftmaxPretrained();
+// every checkpoint folder, so a family added there is covered at once; a hybrid's (DeltaNet layers)
+// refusal is checked below
+const CHECKPOINTS = listPretrained().filter((name) => !hybridPretrained(name));
+
+describe('a hybrid model: logitAttribution and head patching refuse it, naming its first DeltaNet layer', () => {
+  for (const name of listPretrained().filter(deltaPretrained)) {
+    it(name, async () => {
+      const model = await loadCheckpoint(name);
+      const first = model.layers.findIndex((l) => l.kind === 'delta');
+      const ids = [7, 52, 19, 83, 40];
+      const named = new RegExp(`layer ${first} is a DeltaNet layer`);
+      assert.throws(() => model.logitAttribution(ids, { token: 3 }), named);
+      await assert.rejects(
+        model.patch({ clean: ids, corrupted: [7, 52, 20, 83, 40], token: 3, component: 'head' }),
+        named,
+      );
+      model.dispose();
+    });
+  }
+});
 
 // LD_patched = corruptedDiff + ratio · (cleanDiff − corruptedDiff), each against the float64 reference.
 function checkPatched(got, want, c, what) {

@@ -20,14 +20,17 @@ const FIXTURES = readdirSync(PRETRAINED_DIR, { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .map((d) => d.name);
 
-// The tensor names and shapes a safetensors file holds (its header), without GPT-2's buffers.
+// The tensor names and shapes a safetensors file holds (its header), without GPT-2's buffers and
+// what the family never reads (its tensors.ignored: Qwen3.5's vision tower).
 function fileTensors(name) {
+  const ignored = familyOf(json(name, 'config.json').architectures[0]).tensors.ignored ?? [];
   const bytes = read(name, 'model.safetensors');
   const n = Number(bytes.readBigUInt64LE(0));
   const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
   delete header.__metadata__;
   return Object.entries(header)
     .filter(([k]) => !/\.attn\.bias$/.test(k)) // GPT-2's causal-mask buffers, which the loader ignores
+    .filter(([k]) => !ignored.some((re) => re.test(k)))
     .map(([k, v]) => [k.replace(/^transformer\./, ''), v.shape])
     .sort((a, b) => (a[0] < b[0] ? -1 : 1));
 }

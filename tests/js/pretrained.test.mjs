@@ -71,7 +71,8 @@ describe('the tiny checkpoints against their PyTorch references', () => {
         assert.deepEqual(Array.from(raw.data), g.new_ids.flat(), 'greedy generation');
         // By default a row stops at the checkpoint's EOS id (kept), then GENERATE_PAD.
         const out = model.generate(g.input_ids, { maxNewTokens: g.max_new_tokens });
-        assert.deepEqual(model.stopIds, [json(name, 'config.json').eos_token_id]);
+        const config = json(name, 'config.json');
+        assert.deepEqual(model.stopIds, [config.eos_token_id ?? config.text_config.eos_token_id]);
         assert.deepEqual(
           Array.from(out.data),
           g.new_ids.flatMap((row) => stoppedRow(row, model.stopIds)),

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { init, TinyTransformer } from '../../src/js/index.js';
 import { loadCheckpoint, refuses } from './interp-checks.mjs';
-import { listSoftmaxPretrained } from './fixture.js';
+import { deltaPretrained, hybridPretrained, listPretrained } from './fixture.js';
 
 await init();
 
@@ -84,7 +84,19 @@ function checkModel(model, ids, { L, H, scale, positions, mlp, visible }, what) 
 const IDS = Int32Array.from([3, 1, 4, 1, 5, 9, 2, 6]);
 
 describe('qkAttribution on every pretrained fixture family', () => {
-  for (const name of listSoftmaxPretrained()) {
+  // A hybrid (DeltaNet layers): refused, naming the first such layer, which has no q·k to explain.
+  for (const name of listPretrained().filter(deltaPretrained)) {
+    it(`${name}: refused, naming its first DeltaNet layer`, async () => {
+      const model = await loadCheckpoint(name);
+      const first = model.layers.findIndex((l) => l.kind === 'delta');
+      assert.throws(
+        () => model.qkAttribution(IDS, { layer: first, head: 0, query: 7, key: 6 }),
+        new RegExp(`layer ${first} is a DeltaNet layer`),
+      );
+      model.dispose();
+    });
+  }
+  for (const name of listPretrained().filter((n) => !hybridPretrained(n))) {
     it(`${name}: Σ matrix + positionBias = score = the trace's scale · q · k`, async () => {
       const model = await loadCheckpoint(name);
       const c = model.config;

@@ -17,6 +17,7 @@ import phi3 from './phi3.js';
 import granite from './granite.js';
 import ministral3 from './ministral3.js';
 import lfm2 from './lfm2.js';
+import qwen3_5, { qwen3_5Vision } from './qwen3_5.js';
 
 /** The families, in the docs' order. */
 export const FAMILIES = Object.freeze([
@@ -33,20 +34,9 @@ export const FAMILIES = Object.freeze([
   granite,
   ministral3,
   lfm2,
+  qwen3_5,
+  qwen3_5Vision,
 ]);
-
-/**
- * Architectures and GGUF general.architecture names that are refused by name, with why: a family's
- * relatives whose blocks the library does not compute (a config or file of theirs must never be read
- * as the supported one).
- */
-export const REFUSED_ARCHITECTURES = Object.freeze({
-  Lfm2MoeForCausalLM: 'LFM2 MoE (mixture-of-experts MLPs) is not implemented; Lfm2ForCausalLM is',
-  Lfm2VlForConditionalGeneration: 'LFM2-VL (vision-language) is not implemented; Lfm2ForCausalLM is',
-});
-export const REFUSED_GGUF = Object.freeze({
-  lfm2moe: "llama.cpp's lfm2moe (LFM2 MoE) is not implemented; lfm2 is",
-});
 
 /** The supported architectures (config.json's architectures[0]). */
 export const ARCHITECTURES = Object.freeze(FAMILIES.map((f) => f.architecture));
@@ -55,6 +45,11 @@ export const ARCHITECTURES = Object.freeze(FAMILIES.map((f) => f.architecture));
 export const CONFIG_KEYS = Object.fromEntries(FAMILIES.map((f) => [f.architecture, f.keys]));
 
 const byArchitecture = new Map(FAMILIES.map((f) => [f.architecture, f]));
+
+/** Architectures refused by name, each with why: { architecture: reason } (a family's `refuses`). */
+export const REFUSED_ARCHITECTURES = Object.freeze(
+  Object.assign({}, ...FAMILIES.map((f) => f.refuses ?? {})),
+);
 
 /** The registry entry of a supported architecture, or undefined. */
 export function familyOf(architecture) {
@@ -74,10 +69,15 @@ export function fileNames(family, name) {
   return family.tensors.prefixes.map((p) => p + name);
 }
 
-/** The shape a role's tensor has in the family's files for the core's `shape` (the same bytes). */
+/**
+ * The shape a role's tensor has in the family's files, from the core's: reversed where stored (in,
+ * out), or as the family's `tensors.fileShapes[role]` gives it (Qwen3.5's conv1d: (C, 1, K)).
+ */
 export function fileShape(family, role, shape) {
-  const f = family.tensors.fileShapes?.[role];
-  return f ? f(shape) : shape;
+  const core = Array.from(shape);
+  const reshape = family.tensors.fileShapes?.[role];
+  if (reshape) return reshape(core);
+  return storedTransposed(family, role) ? core.reverse() : core;
 }
 
 /** Whether a role's matrix is stored (in, out) in the family's files (GPT-2's Conv1D). */
@@ -86,6 +86,11 @@ export function storedTransposed(family, role) {
 }
 
 const byGGUFName = new Map(FAMILIES.flatMap((f) => (f.gguf ? f.gguf.names.map((n) => [n, f]) : [])));
+
+/** GGUF general.architecture names refused by name, each with why (a family's `refusesGGUF`). */
+export const REFUSED_GGUF_ARCHITECTURES = Object.freeze(
+  Object.assign({}, ...FAMILIES.map((f) => f.refusesGGUF ?? {})),
+);
 
 /** The general.architecture names of GGUF files the registry reads, in the docs' order. */
 export const GGUF_ARCHITECTURES = Object.freeze([...byGGUFName.keys()]);

@@ -4,7 +4,7 @@
 // with per-head q/k RMSNorm and RoPE; every layer has the SwiGLU MLP (w1 gate, w3 up, w2 down) behind
 // RMSNorms (operator_norm, ffn_norm) and the final norm is model.embedding_norm. Lfm2MoeForCausalLM,
 // llama.cpp's lfm2moe and the LFM2-VL models are refused by name (pretrained/config.js,
-// pretrained/gguf-config.js read REFUSED_ARCHITECTURES).
+// pretrained/gguf-config.js read the registry's refused names).
 import { describe } from '../options.js';
 import { PRETRAINED_ARCH, MIXER_KIND } from '../constants.js';
 import { ropeFrequencies, ropeSettings } from './rope.js';
@@ -172,6 +172,12 @@ function ggufConfig(read, { readArray }) {
 export default {
   architecture: ARCHITECTURE,
   name: 'LFM2',
+  // Its relatives the library refuses by name (pretrained/config.js, pretrained/gguf-config.js).
+  refuses: {
+    Lfm2MoeForCausalLM: 'LFM2 MoE (mixture-of-experts MLPs) is not implemented; Lfm2ForCausalLM is',
+    Lfm2VlForConditionalGeneration: 'LFM2-VL (vision-language) is not implemented; Lfm2ForCausalLM is',
+  },
+  refusesGGUF: { lfm2moe: "llama.cpp's lfm2moe (LFM2 MoE) is not implemented; lfm2 is" },
   keys: {
     modelType: 'lfm2',
     implemented: {

@@ -2,7 +2,7 @@
 // (src/model/pretrained_roles.cpp, through a PretrainedHandle that loads nothing) named by the
 // family's registry module: [name, shape] in the file's layout, sorted by name as safetensors writers do.
 import { coreConfig } from './config.js';
-import { familyOf, fileShape, storedTransposed, tensorName } from '../architectures/index.js';
+import { familyOf, fileShape, tensorName } from '../architectures/index.js';
 
 // The handle only lists the tensors: no weight is allocated, so no memory limit applies to it.
 const kListingLimit = 2 ** 52;
@@ -13,14 +13,7 @@ export const LISTING_LIMIT = kListingLimit;
 /** [name, shape] of a core's tensor list (PretrainedHandle.expected()) named by `family`, sorted by name. */
 export function namedTensors(family, expected) {
   return expected
-    .map(({ role, layer, shape }) => [
-      tensorName(family, role, layer),
-      fileShape(
-        family,
-        role,
-        storedTransposed(family, role) ? Array.from(shape).reverse() : Array.from(shape),
-      ),
-    ])
+    .map(({ role, layer, shape }) => [tensorName(family, role, layer), fileShape(family, role, shape)])
     .sort((a, b) => (a[0] < b[0] ? -1 : 1));
 }
 

@@ -74,7 +74,7 @@ function reader(config, architecture) {
 function architectureOf(config) {
   const list = config.architectures;
   const architecture = Array.isArray(list) && list.length === 1 ? list[0] : undefined;
-  if (Object.hasOwn(REFUSED_ARCHITECTURES, architecture))
+  if (Object.hasOwn(REFUSED_ARCHITECTURES, architecture ?? ''))
     throw invalid(`config.json: architecture ${architecture}: ${REFUSED_ARCHITECTURES[architecture]}`);
   if (!Object.hasOwn(CONFIG_KEYS, architecture)) {
     throw invalid(
@@ -142,5 +142,16 @@ export function coreConfig(config) {
   checkKeys(config, architecture);
   const r = reader(config, architecture);
   const family = familyOf(architecture);
+  // a multimodal folder registered as its own family: its text model's config, read as that architecture's
+  if (family.textConfig) {
+    const text = coreConfig(family.textConfig(config));
+    return {
+      ...text,
+      architecture,
+      family,
+      ignored: ['the vision tower (vision_config)'],
+      names: (n) => [n],
+    };
+  }
   return { architecture, core: family.core(config, r, family), family, ignored: [], names: (n) => [n] };
 }

@@ -20,18 +20,28 @@ async function loadTensors(rt, handle, entries, { family, names }, onProgress, s
   const plan = handle.expected().map(({ role, layer, shape: kept }) => {
     const name = tensorName(family, role, layer);
     const transposed = storedTransposed(family, role);
-    const shape = transposed ? [...kept].reverse() : kept;
+    const shape = fileShape(family, role, kept); // as the files store it (reversed, or reshaped)
     const e = entryOf(entries, family, name, names);
     if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
-    const want = fileShape(family, role, shape); // the same bytes as `shape` (LFM2's (E, 1, K) kernel)
-    if (e.shape.length !== want.length || e.shape.some((n, i) => n !== want[i])) {
+    if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
       throw new AttentionError(
         'SHAPE_MISMATCH',
-        `tensor "${e.name}" has shape [${e.shape}] but the config needs [${want}]`,
+        `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`,
       );
     }
     const read = (b, end) => e.src.read(e.begin + b, e.begin + end);
-    return { name, role, layer, shape, format: FORMATS[e.dtype], transposed, bytes: e.end - e.begin, read };
+    // the core takes a transposed matrix as stored, any other tensor in its own shape
+    const core = transposed ? shape : Array.from(kept);
+    return {
+      name,
+      role,
+      layer,
+      shape: core,
+      format: FORMATS[e.dtype],
+      transposed,
+      bytes: e.end - e.begin,
+      read,
+    };
   });
   await copyTensors(rt, handle, plan, onProgress, signal);
 }

@@ -6,7 +6,12 @@
 // refused by name, never defaulted.
 import { AttentionError } from '../errors.js';
 import { describe } from '../options.js';
-import { GGUF_ARCHITECTURES, REFUSED_GGUF, familyOfGGUF, ggufTensorName } from '../architectures/index.js';
+import {
+  GGUF_ARCHITECTURES,
+  REFUSED_GGUF_ARCHITECTURES,
+  familyOfGGUF,
+  ggufTensorName,
+} from '../architectures/index.js';
 import { ROPE_FACTORS, ROPE_FREQS } from '../architectures/gguf-layout.js';
 import { coreConfig } from './config.js';
 
@@ -213,9 +218,9 @@ function checkKeys(metadata, arch, g, used, read) {
  */
 export function ggufConfig(file, factors = null) {
   const arch = file.metadata['general.architecture'];
-  if (typeof arch === 'string' && Object.hasOwn(REFUSED_GGUF, arch))
-    throw invalid(`gguf: general.architecture ${arch}: ${REFUSED_GGUF[arch]}`);
   const family = typeof arch === 'string' ? familyOfGGUF(arch) : undefined;
+  if (!family && Object.hasOwn(REFUSED_GGUF_ARCHITECTURES, arch ?? ''))
+    throw invalid(`gguf: general.architecture ${arch}: ${REFUSED_GGUF_ARCHITECTURES[arch]}`);
   if (!family) {
     throw invalid(
       `gguf: general.architecture ${describe(arch)} is not supported; supported: ${GGUF_ARCHITECTURES.join(', ')}`,

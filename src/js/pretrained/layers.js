@@ -1,12 +1,13 @@
 // model.layers[l] (PretrainedModel.layers): what each layer of a pretrained model is, from the core
-// config — its token mixer's kind (softmax attention or LFM2's short convolution), heads, window and
-// RoPE.
+// config — its token mixer's kind (softmax attention, LFM2's short convolution or Qwen3.5's gated
+// DeltaNet), heads, window and RoPE.
 import { PRETRAINED_ARCH, MIXER_KIND } from '../constants.js';
 
 // Layer l's attention as the core runs it (src/model/pretrained.h): its window, whether and with
 // which base it rotates q and k, its q/k norm and score soft-capping.
 export function layerSummary(core, l) {
   if (core.layerMixer?.[l] === MIXER_KIND.SHORT_CONV) return convSummary(core);
+  if (core.layerMixer?.[l] === MIXER_KIND.DELTA_NET) return deltaSummary(core, l);
   const window = core.layerWindow?.[l] ?? 0;
   const rope = core.arch !== PRETRAINED_ARCH.GPT2 && (core.layerRope ? core.layerRope[l] === 1 : true);
   const local = rope && window > 0 && core.localRopeTheta > 0;
@@ -41,5 +42,21 @@ function convSummary(core) {
     ropeScaled: false,
     qkNorm: false,
     softcap: 0,
+  });
+}
+
+// A gated DeltaNet layer (Qwen3.5, src/model/delta_net.h): its value heads (the effective
+// attention's maps), key heads and sizes.
+function deltaSummary(core, l) {
+  return Object.freeze({
+    kind: 'delta',
+    heads: core.linearVHeads,
+    kvHeads: core.linearKHeads,
+    headDim: core.linearKDim,
+    valueDim: core.linearVDim,
+    convKernel: core.linearConvKernel,
+    kvFrom: l,
+    window: 0,
+    rope: false,
   });
 }

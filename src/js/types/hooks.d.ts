@@ -50,15 +50,21 @@ export interface SteeringVectorOptions {
 /** A layer as the model computes it. */
 export interface LayerInfo {
   /**
-   * The token mixer: softmax attention, or (LFM2) a short convolution — `heads` 0 (the (L, H) results
-   * of the interpretability tools hold NaN for it), `kernel` its width, `window` = `kernel`.
+   * The token mixer: 'attention' (softmax attention); 'conv' (LFM2's short convolution: `heads` 0 —
+   * the (L, H) results of the interpretability tools hold NaN for it —, `kernel` its width, `window`
+   * = `kernel`); 'delta' (a gated DeltaNet, Qwen3.5's linear attention: `heads` its value heads,
+   * `kvHeads` its key heads, `headDim` the key head size). A conv or delta layer's attention map is
+   * its exact effective token mixing (signed; rows need not sum to 1).
    */
-  kind: 'attention' | 'conv';
+  kind: 'attention' | 'conv' | 'delta';
   /** A conv layer's kernel (conv_L_cache). */
   kernel?: number;
   heads: number;
   kvHeads: number;
   headDim: number;
+  /** A 'delta' layer's value head size and conv kernel. */
+  valueDim?: number;
+  convKernel?: number;
   /** The layer whose keys and values it reads (itself); null for a conv layer. */
   kvFrom: number | null;
   /** The keys a query sees, itself included; 0 = all earlier ones. */

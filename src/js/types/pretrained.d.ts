@@ -189,7 +189,7 @@ export class PretrainedModel {
      */
     attention: (Tensor | null)[];
     /** What each `attention` entry is: `'attention'`, `'conv'`, or null where none was returned. */
-    attentionKinds: ('attention' | 'conv' | null)[];
+    attentionKinds: ('attention' | 'conv' | 'delta' | null)[];
     trace?: (TraceStep[] | null)[];
     hiddenStates?: Tensor[];
     /**
