@@ -70,7 +70,7 @@ Status PretrainedModel::check_gradients(const Pass& p, const std::vector<std::in
                                         const GradientOptions& o) const {
   const PretrainedConfig& c = config_;
   for (int l = 0; l < c.layers; ++l)  // the backward runs softmax attention's only
-    if (layers_[l].kind != MixerKind::kAttention)
+    if (layers_[l].kind == MixerKind::kDeltaNet)
       return invalid("metric gradients: layer " + std::to_string(l) +
                      " is a DeltaNet (linear attention) layer, whose backward is not built");
   ATTN_RETURN_IF_ERROR(check_forward(p, ids, ForwardOptions{}, false));
