@@ -113,7 +113,12 @@ std::uint64_t weight_values(const PretrainedConfig& c) {
   if (c.arch == PretrainedArch::kGpt2) n += static_cast<std::uint64_t>(c.max_positions) * e;
   if (c.conv_kernel > 0)  // LFM2's conv layers, a bound
     n += c.layers * (4 * e * e + e * static_cast<std::uint64_t>(c.conv_kernel));
-  return n + c.layers * (per_layer + static_cast<std::uint64_t>(delta_shape(c).weight_values()));
+  // a DeltaNet layer has its block's weights instead of the attention's
+  const std::uint64_t delta = static_cast<std::uint64_t>(delta_shape(c).weight_values()) + mlp + 4 * e;
+  for (int l = 0; l < c.layers; ++l)
+    n += !c.layer_mixer.empty() && c.layer_mixer[l] == static_cast<int>(MixerKind::kDeltaNet) ? delta
+                                                                                              : per_layer;
+  return n;
 }
 
 std::uint64_t as_floats(std::uint64_t bytes) {
