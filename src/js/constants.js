@@ -162,4 +162,11 @@ export const TENSOR_ROLE = Object.freeze({
   down: 26,
   up_bias: 27,
   down_bias: 28,
+  per_layer_embed: 29,
+  per_layer_model_proj: 30,
+  per_layer_proj_norm: 31,
+  per_layer_gate: 32,
+  per_layer_proj: 33,
+  per_layer_post_norm: 34,
+  layer_scale: 35,
 });

@@ -36,6 +36,7 @@ constexpr KindName kKinds[] = {
     {HookKind::kMlpPost, "mlp.hook_post", true},
     {HookKind::kMlpResult, "mlp.hook_out", true},
     {HookKind::kMlpOut, "hook_mlp_out", true},
+    {HookKind::kPerLayerOut, "hook_per_layer_out", true},
     {HookKind::kResidPost, "hook_resid_post", true},
     {HookKind::kFinalNormalized, "ln_final.hook_normalized", false},
 };
@@ -66,6 +67,12 @@ bool hook_exists(const HookShapes& s, const HookId& id) {
     case HookKind::kMlpResult:
     case HookKind::kMlpOut:
       return s.layers[id.layer].mlp_width > 0;
+    case HookKind::kPerLayerOut:
+      return s.layers[id.layer].per_layer_input;
+    case HookKind::kK:
+    case HookKind::kV:
+    case HookKind::kRotK:  // a layer sharing an earlier one's keys and values: they are that layer's hooks
+      return !s.layers[id.layer].shared_kv;
     default:
       return true;
   }

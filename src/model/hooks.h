@@ -61,6 +61,7 @@ enum class HookKind {
   kMlpResult,  // mlp.hook_out
   kMlpOut,
   kResidPost,
+  kPerLayerOut,  // Gemma 4: the per-layer input's branch as added (before hook_resid_post)
   kCount
 };
 
@@ -70,6 +71,8 @@ struct HookShapes {
     int heads = 0, kv_heads = 0, head_dim = 0;
     int mlp_width = 0;  // 0: no MLP
     bool gated_mlp = false;
+    bool per_layer_input = false;  // hook_per_layer_out (Gemma 4)
+    bool shared_kv = false;  // its keys and values are an earlier layer's: no hook_k, hook_v, hook_rot_k
   };
   int width = 0;
   bool pos_embed = false;  // GPT-2, a learned or sinusoidal TinyTransformer

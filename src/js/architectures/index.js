@@ -16,6 +16,7 @@ import gemma3 from './gemma3.js';
 import phi3 from './phi3.js';
 import granite from './granite.js';
 import ministral3 from './ministral3.js';
+import gemma4 from './gemma4.js';
 
 /** The families, in the docs' order. */
 export const FAMILIES = Object.freeze([
@@ -31,6 +32,7 @@ export const FAMILIES = Object.freeze([
   phi3,
   granite,
   ministral3,
+  gemma4,
 ]);
 
 /** The supported architectures (config.json's architectures[0]). */
