@@ -69,8 +69,6 @@ std::uint64_t block_state_floats(const PretrainedConfig& c, std::int64_t n) {
 Status PretrainedModel::check_gradients(const Pass& p, const std::vector<std::int32_t>& ids,
                                         const GradientOptions& o) const {
   const PretrainedConfig& c = config_;
-  ATTN_RETURN_IF_ERROR(check_forward(p, ids, ForwardOptions{}, false));
-  ATTN_RETURN_IF_ERROR(check_metric(o.metric, p.t, c.vocab_size));
   if (c.per_layer_width > 0 || c.layer_scale || c.v_norm || !c.layer_head_dim.empty() ||
       !c.layer_kv_heads.empty() || !c.layer_intermediate.empty() ||
       std::any_of(c.layer_kv_from.begin(), c.layer_kv_from.end(), [](int from) { return from >= 0; }))
@@ -78,6 +76,8 @@ Status PretrainedModel::check_gradients(const Pass& p, const std::vector<std::in
         "metric gradients: the backward does not yet cover per-layer inputs, shared keys and values, the "
         "value "
         "norm, layer output scales or per-layer head sizes (Gemma 4)");
+  ATTN_RETURN_IF_ERROR(check_forward(p, ids, ForwardOptions{}, false));
+  ATTN_RETURN_IF_ERROR(check_metric(o.metric, p.t, c.vocab_size));
   if (!o.start_embedding.empty() && o.start_embedding.size() != static_cast<std::uint64_t>(p.n) * c.hidden)
     return invalid("start_embedding must be (B, T, hidden)");
   return check_allocation(gradient_floats(c, p.b, p.t, o), "the pretrained model's metric gradients");
