@@ -28,7 +28,8 @@ export const FOLDER_IMPORTS = {
   attention: ['top', 'runtime'],
   interp: ['top'],
   tiny: ['top', 'runtime', 'formats', 'interp'],
-  pretrained: ['top', 'runtime', 'formats', 'tokenizers', 'architectures', 'interp', 'vendor'],
+  hub: ['top'],
+  pretrained: ['top', 'runtime', 'formats', 'tokenizers', 'architectures', 'interp', 'vendor', 'hub'],
   // web/: the widgets see the library only through its entry (web/widgets/runtime.js); figures/ (the
   // display lists, their painters and accessible twins) knows no widget; a widget area sees the
   // shared base (web/widgets/*.js), figures/ and, for a widget with a worker, workers/.

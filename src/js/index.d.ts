@@ -31,3 +31,4 @@ export * from './types/hooks.js';
 export * from './types/gradients.js';
 export * from './types/train.js';
 export * from './types/pretrained.js';
+export * from './types/hub.js';

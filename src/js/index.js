@@ -25,6 +25,7 @@ export { GENERATE_PAD } from './pretrained/generation.js';
 export { CONFIG_KEYS as PRETRAINED_CONFIG_KEYS } from './pretrained/config.js';
 export { ARCHITECTURES as PRETRAINED_ARCHITECTURES } from './architectures/index.js';
 export { attentionRollout } from './interp/head-scores.js';
+export { hubCache } from './hub/hub.js';
 
 // This copy's module and memory limit (runtime.js), shared with the functions of backward.js.
 const runtime = createRuntime();

@@ -7,7 +7,7 @@
 // Content-Security-Policy does not govern; everything else on the pages still runs under it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { axeViolations, demoReady, launch, routeHtml, widgetsReady } from './helpers.mjs';
+import { axeViolations, demoReady, demoSettled, launch, routeHtml, widgetsReady } from './helpers.mjs';
 
 const PAGES = [
   ['demo', '/?model=seeded', demoReady],
@@ -34,31 +34,33 @@ const PAGES = [
   ],
 ];
 
-let light, dark;
+let light;
 before(async () => {
-  [light, dark] = await Promise.all([launch(), launch({ colorScheme: 'dark' })]);
+  light = await launch();
 });
 after(async () => {
   await light?.close();
-  await dark?.close();
 });
 
-// The tutorial in the light theme stays open for 'charts carry their values as a table' below
-// (one load of the 40,000-px page fewer; that test loads it itself if this one failed first).
-let lightTutorial = null;
+// Each page is loaded once (light.shared) and checked in both themes: the dark test switches the
+// system's colour scheme under the open page, as a reader's system does. The pages' CSS follows the
+// media query live and every widget redraws on the change (color-scheme.test.mjs proves it), so axe
+// sees the dark page a dark load would show. The tests below read the same pages back in light.
+const inScheme = async (page, scheme) => {
+  await page.emulateMedia({ colorScheme: scheme });
+  await page.waitForFunction((s) => matchMedia(`(prefers-color-scheme: ${s})`).matches, scheme);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+};
 
 for (const [name, path, ready] of PAGES) {
   for (const theme of ['light', 'dark']) {
     test(`axe-core: no violation on the ${name} (${theme} theme)`, async () => {
-      const env = theme === 'light' ? light : dark;
-      const { page, watch } = await env.newPage();
-      await page.goto(env.url(path));
-      await ready(page);
+      const { page, watch } = await light.shared(path, ready);
+      await inScheme(page, theme);
       const found = await axeViolations(page);
       assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
       assert.deepEqual(watch.errors, []);
-      if (name === 'tutorial' && theme === 'light') lightTutorial = page;
-      else await env.release(page);
+      if (theme === 'dark') await inScheme(page, 'light');
     });
   }
 }
@@ -126,6 +128,8 @@ const focused = (page) =>
   });
 
 test('a heatmap is one tab stop: a grid whose live cell names query, key and value and follows the arrows', async () => {
+  // Its own load: the heatmap as a link opens it (one head, from the start), not one that showed
+  // four heads before.
   const { page, watch } = await light.newPage();
   await page.goto(light.url('/?model=seeded&t=The+cat+sat+down&h=1&view=0'));
   await demoReady(page);
@@ -166,24 +170,20 @@ test('a heatmap is one tab stop: a grid whose live cell names query, key and val
 });
 
 test('the steps view: every step matrix is a grid; masked cells are announced as masked', async () => {
-  const { page } = await light.newPage();
-  await page.goto(light.url('/?model=seeded&t=a+b+c&m=causal&step=masked&h=1'));
-  await demoReady(page);
+  const { page } = await light.shared('/?model=seeded', demoReady);
+  await page.evaluate(() =>
+    window.attentionDemo.setState({ text: 'a b c', mask: 'causal', step: 'masked', heads: 1 }, 'replace'),
+  );
+  await demoSettled(page);
   await page.focus('attention-steps canvas'); // focus moves on to the grid's live cell
   await page.keyboard.press('ArrowRight');
   const f = await focused(page);
   assert.equal(f.role, 'gridcell');
   assert.match(f.text, /^query 0 “a”, key 1 “b”: masked \(−∞\)$/);
-  await light.release(page);
 });
 
 test('charts carry their values as a table', async () => {
-  let page = lightTutorial;
-  if (!page) {
-    ({ page } = await light.newPage());
-    await page.goto(light.url('/tutorial.html'));
-    await PAGES.find(([name]) => name === 'tutorial')[2](page);
-  }
+  const { page } = await light.shared('/tutorial.html', PAGES.find(([name]) => name === 'tutorial')[2]);
   const tables = await page.evaluate(() =>
     [
       ...document.querySelectorAll('softmax-playground, variance-experiment, positional-encoding-heatmap'),
@@ -199,5 +199,4 @@ test('charts carry their values as a table', async () => {
     assert.ok(list.length >= 1, 'each chart widget has a data table');
     for (const t of list) assert.ok(t.caption && t.rows >= 2, JSON.stringify(t));
   }
-  await light.release(page);
 });

@@ -3,7 +3,9 @@
 // has the pattern the preset's description claims; predictions are shown and marked; a
 // multi-layer model gets a layer selector that moves every view; a model file exported from the
 // library opens in the demo and gives the same logits; back to seeded weights restores the layer; text
-// a preset cannot read switches to the character model and back.
+// a preset cannot read switches to the character model and back. One load of the demo on the reverse
+// preset serves every test (b.shared): the tests on the preset as linked come first (the mask test
+// unmasks what it masked), then those that switch the model.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { demoReady, demoSettled, launch } from './helpers.mjs';
@@ -22,9 +24,7 @@ const scoreOf = (page) =>
     .then(() => page.evaluate(() => window.attentionDemo.predictionScore));
 
 test('a link opens the demo on the reverse preset: its mirror head, as claimed, and every answer right', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?model=reverse'));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/?model=reverse', demoReady);
   const score = await scoreOf(page);
   assert.equal(await page.inputValue('#text'), '3 1 4 1 5 9 | 9 5 1 4 1', "the preset's example input");
   assert.deepEqual(
@@ -41,13 +41,55 @@ test('a link opens the demo on the reverse preset: its mirror head, as claimed, 
   assert.ok((await page.$eval('#predictions-table', (t) => t.querySelectorAll('td.ok').length)) === 5);
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
-  await b.release(page);
+});
+
+test('the mask editor works on a trained layer: a click masks a key in every layer, a causal cell stays masked', async () => {
+  const { page, watch } = await b.shared('/?model=reverse', demoReady);
+  const before = await scoreOf(page);
+  assert.ok(await page.isVisible('mask-editor'), 'the mask editor is shown in trained mode');
+  // Row 6 (the first answer) attends its mirrored key 5 (the last input): mask that cell.
+  await page.$eval('mask-editor', (el) => el.toggle(6, 5));
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('tg') === '6.5');
+  await page.waitForFunction(() => document.querySelector('mask-editor').allowed?.data[6 * 12 + 5] === 0);
+  const shown = await page.evaluate(() => {
+    const ed = document.querySelector('mask-editor'),
+      hm = document.querySelector('attention-heatmap');
+    return {
+      editor: ed.weights.data[6 * 12 + 5],
+      heatmap: Array.from(hm.shown.matrices, (m) => m.data[6 * 12 + 5]),
+      rowSum: Array.from(ed.weights.data.slice(6 * 12, 7 * 12)).reduce((a, x) => a + x, 0),
+      summary: ed.shadowRoot.textContent,
+    };
+  });
+  assert.equal(shown.editor, 0, 'the masked cell has weight 0 in the editor');
+  assert.ok(
+    shown.heatmap.every((w) => w === 0),
+    'and in every head of the heatmap',
+  );
+  assert.ok(Math.abs(shown.rowSum - 1) < 1e-5, 'the row still sums to 1');
+  assert.match(shown.summary, /clicks mask cells in every layer/);
+  const after = await page.evaluate(() => window.attentionDemo.predictionScore);
+  assert.ok(
+    after.right < before.right,
+    `masking the mirrored key breaks that answer (${before.right} → ${after.right} right)`,
+  );
+  // A key after the query is the model's own causal mask: a click explains that and changes nothing.
+  await page.$eval('mask-editor', (el) => el.toggle(2, 9));
+  await demoSettled(page);
+  assert.equal(new URL(page.url()).searchParams.get('tg'), '6.5');
+  assert.match(
+    await page.$eval('mask-editor', (el) => el.shadowRoot.querySelector('.readout').textContent),
+    /cannot unmask/,
+  );
+  // Clicking the cell again unmasks it: the predictions come back.
+  await page.$eval('mask-editor', (el) => el.toggle(6, 5));
+  await page.waitForFunction(() => !new URLSearchParams(location.search).get('tg'));
+  await page.waitForFunction((n) => window.attentionDemo.predictionScore.right === n, before.right);
+  assert.deepEqual(watch.errors, []);
 });
 
 test("in Chromium: ablating the reverse preset's mirror head drops its accuracy below 50%", async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?model=reverse'));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/?model=reverse', demoReady);
   const r = await page.evaluate(async () => {
     const lib = await import('/src/js/index.js');
     const bytes = new Uint8Array(await (await fetch('/web/presets/reverse.safetensors')).arrayBuffer());
@@ -69,13 +111,10 @@ test("in Chromium: ablating the reverse preset's mirror head drops its accuracy 
   });
   assert.ok(r.full >= 0.9 && r.without < 0.5, JSON.stringify(r));
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 test('sort has two layers: the layer selector moves the steps and the heatmap; seeded mode comes back', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/'));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/?model=reverse', demoReady);
   await page.selectOption('#model', 'sort');
   await page.waitForFunction(() => document.querySelector('#text').value.startsWith('3 1 4 1 5 |'), null, {
     timeout: 20_000,
@@ -124,13 +163,10 @@ test('sort has two layers: the layer selector moves the steps and the heatmap; s
   ); // seeded mode drawn
   assert.ok(await page.isHidden('#predictions'));
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 test('a model exported by the library opens in the demo with identical logits', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/'));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/?model=reverse', demoReady);
   const { bytes, ids, logits } = await page.evaluate(async () => {
     const { TinyTransformer } = await import('/src/js/index.js');
     const m = new TinyTransformer({
@@ -173,53 +209,4 @@ test('a model exported by the library opens in the demo with identical logits', 
   assert.equal(new URLSearchParams(new URL(page.url()).search).get('model'), 'file');
   assert.ok(await page.isHidden('#switch-note'));
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
-});
-
-test('the mask editor works on a trained layer: a click masks a key in every layer, a causal cell stays masked', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?model=reverse'));
-  await demoReady(page);
-  const before = await scoreOf(page);
-  assert.ok(await page.isVisible('mask-editor'), 'the mask editor is shown in trained mode');
-  // Row 6 (the first answer) attends its mirrored key 5 (the last input): mask that cell.
-  await page.$eval('mask-editor', (el) => el.toggle(6, 5));
-  await page.waitForFunction(() => new URLSearchParams(location.search).get('tg') === '6.5');
-  await page.waitForFunction(() => document.querySelector('mask-editor').allowed?.data[6 * 12 + 5] === 0);
-  const shown = await page.evaluate(() => {
-    const ed = document.querySelector('mask-editor'),
-      hm = document.querySelector('attention-heatmap');
-    return {
-      editor: ed.weights.data[6 * 12 + 5],
-      heatmap: Array.from(hm.shown.matrices, (m) => m.data[6 * 12 + 5]),
-      rowSum: Array.from(ed.weights.data.slice(6 * 12, 7 * 12)).reduce((a, x) => a + x, 0),
-      summary: ed.shadowRoot.textContent,
-    };
-  });
-  assert.equal(shown.editor, 0, 'the masked cell has weight 0 in the editor');
-  assert.ok(
-    shown.heatmap.every((w) => w === 0),
-    'and in every head of the heatmap',
-  );
-  assert.ok(Math.abs(shown.rowSum - 1) < 1e-5, 'the row still sums to 1');
-  assert.match(shown.summary, /clicks mask cells in every layer/);
-  const after = await page.evaluate(() => window.attentionDemo.predictionScore);
-  assert.ok(
-    after.right < before.right,
-    `masking the mirrored key breaks that answer (${before.right} → ${after.right} right)`,
-  );
-  // A key after the query is the model's own causal mask: a click explains that and changes nothing.
-  await page.$eval('mask-editor', (el) => el.toggle(2, 9));
-  await demoSettled(page);
-  assert.equal(new URL(page.url()).searchParams.get('tg'), '6.5');
-  assert.match(
-    await page.$eval('mask-editor', (el) => el.shadowRoot.querySelector('.readout').textContent),
-    /cannot unmask/,
-  );
-  // Clicking the cell again unmasks it: the predictions come back.
-  await page.$eval('mask-editor', (el) => el.toggle(6, 5));
-  await page.waitForFunction(() => !new URLSearchParams(location.search).get('tg'));
-  await page.waitForFunction((n) => window.attentionDemo.predictionScore.right === n, before.right);
-  assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });

@@ -46,9 +46,7 @@ const snippetFor = (page, model, text) =>
   );
 
 test('the embed code box is filled on the default preset and follows views and presets', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/'));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/', demoReady);
   await predictions(page);
   const state = await page.evaluate(() => window.attentionDemo.state);
   assert.equal(state.model, 'text', 'the default preset is the character model');
@@ -86,13 +84,11 @@ test('the embed code box is filled on the default preset and follows views and p
   assert.match(code, /<attention-steps text="[^"]+" d-model="32" mask="causal"><\/attention-steps>/);
   assert.match(code, /<positional-encoding-heatmap d-model="32" base="10000">/);
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
+// Read on the page the test above leaves open (the count and the sentence do not depend on the model).
 test('the element count is what widgets.js defines', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?model=seeded'));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/', demoReady);
   const { shown, defined, registered } = await page.evaluate(async () => {
     const { ELEMENTS } = await import('/web/widgets.js');
     return {
@@ -107,7 +103,6 @@ test('the element count is what widgets.js defines', async () => {
   assert.match(text, new RegExp(`then any of its ${defined} elements`));
   assert.doesNotMatch(text, /four elements/);
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 /** The predictions table's rows: how many, how many shown, the first shown position. */

@@ -1,10 +1,20 @@
 // The demo page in a real browser: typing, every step against an independent library trace, hover
 // read-outs (exact values, q·k term by term, softmax row sums), invalid heads, loading weights,
-// screenshots and the recompute timing.
+// screenshots and the recompute timing. Two loads of the demo serve every test: the page at QUERY
+// and the seeded layer at its defaults (b.shared), each test setting the state it needs.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { SHOTS, block, demoReady, join, launch, maxAbsDiff, referenceTrace } from './helpers.mjs';
+import {
+  SHOTS,
+  block,
+  demoReady,
+  demoSettled,
+  join,
+  launch,
+  maxAbsDiff,
+  referenceTrace,
+} from './helpers.mjs';
 
 // Widget and reference run the same wasm code on the same inputs, so they agree exactly; the
 // tolerance only allows for float32 → JS number → text round trips.
@@ -44,9 +54,7 @@ const stepsCurrent = (page) =>
   });
 
 test('the demo loads, shows tokens as chips, and makes no request outside its origin', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url(`/${QUERY}`));
-  await demoReady(page);
+  const { page, watch } = await b.shared(`/${QUERY}`, demoReady);
   const chips = await page.$$eval('#chips .chip .t', (els) => els.map((e) => e.textContent));
   assert.deepEqual(chips, TOKENS);
   assert.match((await page.textContent('.disclaimer')).replace(/\s+/g, ' '), /seeded random values/);
@@ -56,6 +64,8 @@ test('the demo loads, shows tokens as chips, and makes no request outside its or
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.evaluate(() => window.attentionDemo.render());
   await page.screenshot({ path: join(SHOTS, 'demo-dark.png') });
+  await page.emulateMedia({ colorScheme: 'light' }); // the page stays open for the tests below
+  await page.evaluate(() => window.attentionDemo.render());
   assert.deepEqual(watch.errors, []);
   assert.deepEqual(watch.offOrigin, []);
   // Chromium has relaxed SIMD (since 114) and the test server sends COOP/COEP: init() loads the
@@ -70,13 +80,10 @@ test('the demo loads, shows tokens as chips, and makes no request outside its or
     await page.textContent('#timing'),
     new RegExp(` in [0-9.]+ ms on ${threads} thread${threads === 1 ? '' : 's'}$`),
   );
-  await b.release(page);
 });
 
 test('typing recomputes live: chips, widgets and the URL follow every keystroke', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?model=seeded'));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/?model=seeded', demoReady);
   await page.fill('#text', '');
   await page.type('#text', 'Attention is all you need!', { delay: 5 });
   await page.waitForFunction(() => document.querySelectorAll('#chips .chip').length === 6);
@@ -90,13 +97,10 @@ test('typing recomputes live: chips, widgets and the URL follow every keystroke'
   assert.equal(new URL(page.url()).searchParams.get('t'), 'Attention is all you need!');
   assert.match(await page.textContent('#token-count'), /^6 tokens/);
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 test('stepping through every step shows exactly the library trace, for every head', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url(`/${QUERY}`));
-  await demoReady(page);
+  const { page, watch } = await b.shared(`/${QUERY}`, demoReady);
   const ref = await referenceTrace(page, CONFIG);
   const names = await page.$eval('attention-steps', (el) => el.steps);
   assert.deepEqual(names, Object.keys(ref.steps), 'the same steps, in trace order');
@@ -128,7 +132,6 @@ test('stepping through every step shows exactly the library trace, for every hea
   }
   assert.ok(await next.isDisabled(), 'the last step has no next');
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 /** Hovers a cell of the steps matrix and returns the read-out. */
@@ -147,9 +150,7 @@ async function hoverSteps(page, row, col) {
 }
 
 test('hover read-outs: exact values, q·k term by term, softmax rows summing to 1', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url(`/${QUERY}`));
-  await demoReady(page);
+  const { page, watch } = await b.shared(`/${QUERY}`, demoReady);
   const ref = await referenceTrace(page, CONFIG);
   const dk = CONFIG.dModel / CONFIG.heads,
     T = TOKENS.length;
@@ -194,13 +195,12 @@ test('hover read-outs: exact values, q·k term by term, softmax rows summing to 
   }));
   assert.deepEqual([kb.row, kb.col], ['1', '1']);
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 test('an invalid head count is explained, not crashed; a valid one recovers', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?model=seeded&d=16'));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/?model=seeded', demoReady);
+  await page.evaluate(() => window.attentionDemo.setState({ dModel: 16, heads: 4 }, 'replace'));
+  await demoSettled(page);
   await page.selectOption('#heads', '3');
   await page.waitForFunction(() => document.querySelector('#heads-note').classList.contains('bad'));
   assert.match(
@@ -214,13 +214,15 @@ test('an invalid head count is explained, not crashed; a valid one recovers', as
   assert.equal(await page.$eval('attention-steps', (el) => el.result.heads), 8);
   assert.ok(await page.$eval('attention-steps', (el) => el.shadowRoot.querySelector('.error').hidden));
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 test('weights round-trip: save as a PyTorch state dict, edit, load back', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url(`/?model=seeded&t=${encodeURIComponent(TEXT)}&step=output`));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/?model=seeded', demoReady);
+  await page.evaluate(
+    (t) => window.attentionDemo.setState({ text: t, dModel: 16, heads: 4, step: 'output' }, 'replace'),
+    TEXT,
+  );
+  await demoSettled(page);
   const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#weights-save')]);
   const sd = JSON.parse(await readFile(await dl.path(), 'utf8'));
   assert.deepEqual(Object.keys(sd), ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']);
@@ -264,13 +266,10 @@ test('weights round-trip: save as a PyTorch state dict, edit, load back', async 
   const reset = await stepsCurrent(page);
   assert.ok(maxAbsDiff(reset.data, before.data) === 0, 'back to the seeded weights');
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 test('timing: recompute and redraw, 32 tokens, d_model 64, 4 heads (printed, not asserted)', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?model=seeded'));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/?model=seeded', demoReady);
   const words =
     'the quick brown fox jumps over the lazy dog while seven tired cats watch from a warm and sunny window ledge near an old quiet river bank today as birds sing loudly'.split(
       ' ',
@@ -287,15 +286,15 @@ test('timing: recompute and redraw, 32 tokens, d_model 64, 4 heads (printed, not
       `(min ${t.min.toFixed(2)}, max ${t.max.toFixed(2)}, n = ${t.n}; target < 16 ms)`,
   );
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 test('long input: capped at 512 tokens, said so, still drawn (timing printed)', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?model=seeded'));
-  await demoReady(page);
+  const { page, watch } = await b.shared('/?model=seeded', demoReady);
   const words = Array.from({ length: 600 }, (_, i) => `w${i % 97}`).join(' ');
-  await page.evaluate((t) => window.attentionDemo.setState({ text: t, step: 'weights' }, 'replace'), words);
+  await page.evaluate(
+    (t) => window.attentionDemo.setState({ text: t, dModel: 16, heads: 4, step: 'weights' }, 'replace'),
+    words,
+  );
   assert.match(await page.textContent('#token-count'), /^512 tokens \(the first 512; the rest is cut\)/);
   assert.equal(await page.$eval('attention-heatmap', (el) => el.shown.queryTokens.length), 512);
   const rows = await page.$eval('attention-steps', (el) => [el.current.rows, el.current.cols]);
@@ -305,5 +304,4 @@ test('long input: capped at 512 tokens, said so, still drawn (timing printed)', 
     `# recompute + redraw at 512 tokens (d_model 16, 4 heads, all widgets): median ${t.median.toFixed(1)} ms`,
   );
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });

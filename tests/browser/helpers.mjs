@@ -88,6 +88,7 @@ export async function launch({
   const origin = server.url.replace(/\/$/, '');
   pages.set(BLANK_PATH, { body: '<!doctype html><html lang="en"><title>blank</title></html>' });
   const idle = []; // released pages, for the next newPage()
+  const kept = new Map(); // path → the page shared() opened there, kept open for the file's tests
   await mkdir(SHOTS, { recursive: true });
   return {
     origin,
@@ -97,6 +98,26 @@ export async function launch({
     async newPage() {
       const page = idle.pop() ?? (await context.newPage());
       return { page, watch: watch(page, origin) };
+    },
+    /**
+     * One load for several tests (tests/browser/README.md): the first call opens `path` in a page of
+     * its own and waits on `ready(page)`; later calls with the same path get the same `{ page, watch }`
+     * as the previous test left it (its watcher still recording since the load). The page stays
+     * open until close(). A test that needs the page as loaded runs first, or loads its own.
+     */
+    async shared(path, ready) {
+      if (!kept.has(path))
+        kept.set(
+          path,
+          (async () => {
+            const page = await context.newPage();
+            const w = watch(page, origin);
+            await page.goto(`${origin}${path}`);
+            await ready(page);
+            return { page, watch: w };
+          })(),
+        );
+      return kept.get(path);
     },
     /**
      * Hands a page back for the next newPage() (tests/browser/README.md): the listeners of the

@@ -1,21 +1,13 @@
 // The tutorial page (web/tutorial.html) in a real browser: it loads offline with no console error, every
 // widget on it draws, and the numbers the prose of the first sections promises (softmax, variance, query
-// explorer, masking) are the numbers shown; the demo links to it.
+// explorer, masking) are the numbers shown (that the demo links to it is demo.test.mjs's first test).
 // Screenshots: test-results/screenshots/tutorial.png (light) and tutorial-dark.png (the first
 // screen; the whole page with ATTN_FULL_SCREENSHOTS=1).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SHOTS, join } from './helpers.mjs';
-import {
-  useTutorialPage,
-  ALL_WIDGETS,
-  env,
-  page,
-  w,
-  badResponses,
-  inspectWidgets,
-} from './tutorial-page.mjs';
+import { useTutorialPage, ALL_WIDGETS, page, w, badResponses, inspectWidgets } from './tutorial-page.mjs';
 
 useTutorialPage();
 
@@ -223,13 +215,6 @@ test('a fully masked row: zeros here, uniform weights with the −1e9 fill', asy
   assert.deepEqual(r.fillWeights, [0, 1, 0, 0]);
   assert.match(await page.locator('[data-bind="fill-summary"]').textContent(), /both rules give/);
   await el.locator('button', { hasText: 'Mask every key' }).click();
-});
-
-test('the demo links to the tutorial', async () => {
-  const { page: p } = await env.newPage();
-  await p.goto(env.url('/'));
-  assert.ok((await p.locator('a[href="/tutorial.html"]').count()) >= 1);
-  await env.release(p);
 });
 
 // The page is ~40,000 px tall: a full-page PNG costs ~2–3 s of CPU each, for a picture nobody

@@ -13,6 +13,7 @@ import { describe } from '../options.js';
 import { asBytes } from './safetensors.js';
 import { NeedMore, ggufFail as fail, parseHeader } from './gguf-header.js';
 import { ggmlType } from './gguf-types.js';
+import { isRangeSource } from '../range-source.js';
 
 export { GGML_TYPES, ggmlType } from './gguf-types.js';
 
@@ -23,6 +24,7 @@ export const kMaxGgufHeaderBytes = 256 * 1024 * 1024;
 
 // A file to read ranges of: bytes already in memory (read as views), or a Blob/File read by slices.
 function source(value, what) {
+  if (isRangeSource(value)) return value;
   if (typeof Blob !== 'undefined' && value instanceof Blob) {
     return { size: value.size, read: async (b, e) => new Uint8Array(await value.slice(b, e).arrayBuffer()) };
   }

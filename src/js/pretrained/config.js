@@ -8,6 +8,7 @@
 import { AttentionError } from '../errors.js';
 import { describe } from '../options.js';
 import { familyOf } from '../architectures/index.js';
+import { WRAPPERS, wrapperOf, wrappedNames } from '../architectures/wrappers.js';
 import { ropeFrequencies, ropeSettings as settingsOf, sameValue } from '../architectures/rope.js';
 import { ARCHITECTURES, CONFIG_KEYS, DEFAULT_ONLY_COMMON, INERT_COMMON, REFUSED } from './keys.js';
 
@@ -75,7 +76,7 @@ function architectureOf(config) {
   const architecture = Array.isArray(list) && list.length === 1 ? list[0] : undefined;
   if (!Object.hasOwn(CONFIG_KEYS, architecture)) {
     throw invalid(
-      `config.json: architecture ${describe(Array.isArray(list) && list.length === 1 ? architecture : list)} is not supported; supported: ${ARCHITECTURES.join(', ')}`,
+      `config.json: architecture ${describe(Array.isArray(list) && list.length === 1 ? architecture : list)} is not supported; supported: ${ARCHITECTURES.join(', ')} (and the text model of ${WRAPPERS.map((w) => w.architecture).join(', ')})`,
     );
   }
   const want = CONFIG_KEYS[architecture].modelType;
@@ -87,13 +88,57 @@ function architectureOf(config) {
   return architecture;
 }
 
-/** The core's config of a parsed config.json; anything not implemented is INVALID_ARGUMENT naming it. */
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+// The text model's config.json of a composition class (architectures/wrappers.js): text_config with
+// its family's architecture, every key of the composition classed; what it ignores, said.
+function unwrap(config, wrapper) {
+  const where = `config.json (${wrapper.architecture})`;
+  if (config.model_type !== undefined && config.model_type !== wrapper.modelType)
+    throw invalid(`${where}: model_type ${describe(config.model_type)} is not "${wrapper.modelType}"`);
+  const text = config.text_config;
+  if (!isObject(text)) throw invalid(`${where}: text_config must be the text model's config object`);
+  const architecture = wrapper.text[text.model_type];
+  if (architecture === undefined) {
+    throw invalid(
+      `${where}: a text model of model_type ${describe(text.model_type)} is not supported; supported: ${Object.keys(wrapper.text).join(', ')}`,
+    );
+  }
+  const ignored = [];
+  for (const [key, value] of Object.entries(config)) {
+    if (Object.hasOwn(REFUSED, key)) throw invalid(`config.json: ${key}: ${REFUSED[key]}`);
+    if (Object.hasOwn(wrapper.towers, key)) ignored.push(`${wrapper.towers[key]} (${key})`);
+    else if (!['text_config', 'tie_word_embeddings'].includes(key) && !wrapper.inert.includes(key))
+      if (!INERT_COMMON.includes(key))
+        throw invalid(`${where}: key "${key}" (${describe(value)}) is not implemented`);
+  }
+  const tie = (c, fallback) => c.tie_word_embeddings ?? fallback;
+  const textTie = tie(text, CONFIG_KEYS[architecture].implemented.tie_word_embeddings);
+  if (config.tie_word_embeddings !== undefined && config.tie_word_embeddings !== textTie) {
+    throw invalid(
+      `${where}: tie_word_embeddings is ${config.tie_word_embeddings} but ${textTie} in text_config: which one ties the head is not implemented`,
+    );
+  }
+  return { text: { ...text, architectures: [architecture] }, ignored };
+}
+
+/**
+ * The core's config of a parsed config.json; anything not implemented is INVALID_ARGUMENT naming it.
+ * { architecture (the text model's), core, family, ignored (what a composition's file holds that is
+ * not run: its towers), names(name) (the names a file may give a tensor of the family) }.
+ */
 export function coreConfig(config) {
   if (config === null || typeof config !== 'object' || Array.isArray(config))
     throw invalid(`config must be the parsed config.json object, got ${describe(config)}`);
+  const list = config.architectures;
+  const wrapper = Array.isArray(list) && list.length === 1 ? wrapperOf(list[0]) : undefined;
+  if (wrapper) {
+    const { text, ignored } = unwrap(config, wrapper);
+    return { ...coreConfig(text), ignored, names: wrappedNames };
+  }
   const architecture = architectureOf(config);
   checkKeys(config, architecture);
   const r = reader(config, architecture);
   const family = familyOf(architecture);
-  return { architecture, core: family.core(config, r, family) };
+  return { architecture, core: family.core(config, r, family), family, ignored: [], names: (n) => [n] };
 }

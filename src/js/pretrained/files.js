@@ -5,11 +5,13 @@ import { AttentionError } from '../errors.js';
 import { describe } from '../options.js';
 import { asBytes, checkEntries, headerLength, readHeader } from '../formats/safetensors.js';
 import { fileNames } from '../architectures/index.js';
+import { isRangeSource } from '../range-source.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
 // A file to read ranges of: bytes already in memory, or a Blob/File read slice by slice.
 function source(value, what) {
+  if (isRangeSource(value)) return value;
   if (typeof Blob !== 'undefined' && value instanceof Blob) {
     return { size: value.size, read: async (b, e) => new Uint8Array(await value.slice(b, e).arrayBuffer()) };
   }
@@ -74,9 +76,11 @@ export function weightFiles(weights, weightsIndex) {
   });
 }
 
-// The file's entry for a tensor name, under any of the family's prefixes (GPT-2: "transformer.").
-export function entryOf(entries, family, name) {
-  for (const n of fileNames(family, name)) if (entries.has(n)) return entries.get(n);
+// The file's entry for a tensor name, under any of the family's prefixes (GPT-2: "transformer."),
+// `names` giving the names a composition's file uses for it (pretrained/config.js: coreConfig).
+export function entryOf(entries, family, name, names = (n) => [n]) {
+  for (const w of names(name))
+    for (const n of fileNames(family, w)) if (entries.has(n)) return entries.get(n);
   return undefined;
 }
 

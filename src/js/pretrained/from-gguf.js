@@ -102,7 +102,10 @@ function checkTypes(file, ropeFreqs) {
 }
 
 /** loadPretrained's GGUF path (pretrained.js checked the shared options). */
-export async function loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations = 'exact' }) {
+export async function loadGGUF(
+  rt,
+  { gguf, memoryLimit, onProgress, chatTemplate, activations = 'exact', signal },
+) {
   const file = await parseGGUF(gguf);
   const model = ggufConfig(file, await readRopeFactors(file));
   checkTypes(file, model.ropeFreqs);
@@ -128,7 +131,7 @@ export async function loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate
       throw invalid(
         "activations: 'int8' needs quantized matrices, and every matrix of this file is F32, F16 or BF16",
       );
-    await copyTensors(rt, handle, plan, onProgress);
+    await copyTensors(rt, handle, plan, onProgress, signal);
   } catch (error) {
     out.dispose();
     throw error;

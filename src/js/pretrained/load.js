@@ -2,6 +2,7 @@
 // every tensor's bytes go from the file straight into their room in the wasm heap, chunk by chunk,
 // in the file's format, after the memory for all of them is reserved.
 import { AttentionError, check } from '../errors.js';
+import { checkSignal } from '../hub/api.js';
 
 const kChunkBytes = 16 * 1024 * 1024; // a Blob is read this much at a time: JS never holds a whole large tensor
 
@@ -28,7 +29,9 @@ export function withLimitHint(fn) {
 async function copyBytes(rt, p, address, progress) {
   for (let at = 0; at < p.bytes; at += kChunkBytes) {
     const stop = Math.min(p.bytes, at + kChunkBytes);
-    rt.requireCore().HEAPU8.set(await p.read(at, stop), address + at);
+    const bytes = await p.read(at, stop);
+    progress.check();
+    rt.requireCore().HEAPU8.set(bytes, address + at);
     progress(stop - at);
   }
 }
@@ -42,6 +45,7 @@ async function copyRows(rt, p, address, progress) {
   for (let r0 = 0; r0 < rows; r0 += perChunk) {
     const r1 = Math.min(rows, r0 + perChunk);
     const bytes = await p.read(r0 * rowBytes, r1 * rowBytes);
+    progress.check();
     const heap = rt.requireCore().HEAPU8;
     for (let r = r0; r < r1; r++) {
       const from = (r - r0) * rowBytes;
@@ -55,9 +59,9 @@ async function copyRows(rt, p, address, progress) {
  * Loads the planned tensors into `handle`: plan = [{ name, role, layer, shape, format,
  * transposed, bytes, read(begin, end) (bytes of the tensor), rowOrder? (file row → model row) }].
  * TOO_LARGE before the first tensor is allocated when their stored bytes pass the model's limit;
- * onProgress(bytesDone, bytesTotal) after each chunk.
+ * onProgress(bytesDone, bytesTotal) after each chunk; ABORTED between chunks once `signal` fires.
  */
-export async function copyTensors(rt, handle, plan, onProgress) {
+export async function copyTensors(rt, handle, plan, onProgress, signal) {
   const total = plan.reduce((n, p) => n + p.bytes, 0);
   withLimitHint(() => check(handle.reserve(total)));
   let done = 0;
@@ -65,6 +69,8 @@ export async function copyTensors(rt, handle, plan, onProgress) {
     done += n;
     onProgress?.(done, total);
   };
+  progress.check = () => checkSignal(signal);
+  progress.check();
   for (const p of plan) {
     const { address } = check(handle.beginTensor(p.role, p.layer, p.shape, p.format, p.transposed, p.name));
     await (p.rowOrder ? copyRows : copyBytes)(rt, p, address, progress);

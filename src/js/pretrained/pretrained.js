@@ -4,13 +4,11 @@
 // bytes go from the bytes or Blob/File given straight into their room in the wasm heap, in chunks,
 // in the file's format (F16/BF16 stay 16-bit; the core widens them inside its GEMM).
 import { AttentionError, check } from '../errors.js';
-import { copyTensors, withLimitHint } from './load.js';
 import { loadGGUF } from './from-gguf.js';
-import { WEIGHT_FORMAT, PRETRAINED_ARCH } from '../constants.js';
+import { checkpointStopIds, loadFolder } from './from-folder.js';
+import { PRETRAINED_ARCH } from '../constants.js';
 import { checkOptions, describe } from '../options.js';
 import { layerList, idBatch, traceLayers } from '../ids.js';
-import { entryOf, makeTokenizer, readEntries, weightFiles } from './files.js';
-import { familyOf, storedTransposed, tensorName } from '../architectures/index.js';
 import { Handle } from '../runtime/runtime.js';
 import { Tensor, fromCore } from '../tensor.js';
 import {
@@ -24,37 +22,16 @@ import {
 } from '../interp/head-scores.js';
 import { pretrainedInterp } from '../interp/adapter.js';
 import { hookNamesOf, runHooks, steeringVector } from '../interp/hooks.js';
-import { coreConfig } from './config.js';
 import { checkpointTensors } from './checkpoint-tensors.js';
-import { GENERATE_PAD, decodeSteps, defaultStopIds, generationOptions } from './generation.js';
-import { chatTemplates, loadJinja, renderChatTemplate } from '../tokenizers/chat-template.js';
+import { GENERATE_PAD, decodeSteps, generationOptions } from './generation.js';
+import { renderChatTemplate } from '../tokenizers/chat-template.js';
+import { loadFromHub } from '../hub/hub.js';
+import { signalOption } from '../hub/api.js';
 
-const FORMATS = WEIGHT_FORMAT; // the core's WeightFormat (constants.js, generated from the C++ enum)
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
 // The functions and the class below take the wrapper copy `rt` (runtime.js); pretrainedApi(rt) binds
 // them to one copy of index.js.
-// Every tensor the core needs (by role) from the entries into the model, found by the family's file
-// names, shapes checked in the file's layout, the memory reserved first (pretrained/load.js).
-async function loadTensors(rt, handle, entries, architecture, onProgress) {
-  const family = familyOf(architecture);
-  const plan = handle.expected().map(({ role, layer, shape: kept }) => {
-    const name = tensorName(family, role, layer);
-    const transposed = storedTransposed(family, role);
-    const shape = transposed ? [...kept].reverse() : kept;
-    const e = entryOf(entries, family, name);
-    if (!e) throw new AttentionError('INVALID_ARGUMENT', `the checkpoint has no tensor "${name}"`);
-    if (e.shape.length !== shape.length || e.shape.some((n, i) => n !== shape[i])) {
-      throw new AttentionError(
-        'SHAPE_MISMATCH',
-        `tensor "${e.name}" has shape [${e.shape}] but the config needs [${shape}]`,
-      );
-    }
-    const read = (b, end) => e.src.read(e.begin + b, e.begin + end);
-    return { name, role, layer, shape, format: FORMATS[e.dtype], transposed, bytes: e.end - e.begin, read };
-  });
-  await copyTensors(rt, handle, plan, onProgress);
-}
 
 class PretrainedModelBase extends Handle {
   constructor(rt, handle, config, architecture, core, generationConfig) {
@@ -77,6 +54,8 @@ class PretrainedModelBase extends Handle {
     this.stopIds = checkpointStopIds(config, generationConfig, core.vocabSize);
     /** A GGUF file's own key/values (big arrays summarised, as "array<string>[151936]"), else null. */
     this.metadata = null;
+    /** What the checkpoint holds that is not run (a multimodal model's towers: its text model alone is). */
+    this.ignored = Object.freeze([]);
     /**
      * How the quantized matrices of a GGUF file multiply the activations: 'exact' (dequantized,
      * float32) or 'int8' (loadPretrained's activations option: quantized per block as llama.cpp does).
@@ -316,10 +295,14 @@ class PretrainedModelBase extends Handle {
  * A Hugging Face checkpoint as a PretrainedModel (dispose it): `config` the parsed config.json,
  * `weights` model.safetensors (ArrayBuffer, Uint8Array, Blob or File) or its shards with
  * `weightsIndex`; or `gguf`, a GGUF file or the parts of a split one (pretrained/from-gguf.js); `onProgress(bytesDone, bytesTotal)` after each chunk; `memoryLimit` (bytes,
- * default the library's memoryLimit()) bounds the weights in the heap and each of the model's calls.
+ * default the library's memoryLimit()) bounds the weights in the heap and each of the model's calls;
+ * `signal` (an AbortSignal) stops the load between chunks. Or `hub: 'owner/name'`: a repository of
+ * the Hugging Face Hub, listed, read by ranges and cached (hub/hub.js, docs/hub.md).
  */
 async function loadPretrained(rt, options = {}) {
   const m = rt.requireCore();
+  if (options !== null && typeof options === 'object' && options.hub !== undefined)
+    return loadFromHub(options, (resolved) => loadPretrained(rt, resolved));
   const {
     config,
     weights,
@@ -332,6 +315,7 @@ async function loadPretrained(rt, options = {}) {
     memoryLimit = m._memoryLimit(),
     gguf,
     activations = 'exact',
+    signal,
   } = checkOptions(
     options,
     [
@@ -346,6 +330,7 @@ async function loadPretrained(rt, options = {}) {
       'memoryLimit',
       'gguf',
       'activations',
+      'signal',
     ],
     'loadPretrained option',
   );
@@ -359,6 +344,7 @@ async function loadPretrained(rt, options = {}) {
   }
   if (onProgress != null && typeof onProgress !== 'function')
     throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
+  signalOption(signal);
   if (activations !== 'exact' && activations !== 'int8')
     throw invalid(`activations must be 'exact' or 'int8', got ${describe(activations)}`);
   if (activations === 'int8' && gguf === undefined)
@@ -369,38 +355,18 @@ async function loadPretrained(rt, options = {}) {
     const clash = Object.keys(given).filter((k) => given[k] !== undefined);
     if (clash.length)
       throw invalid(`gguf cannot be given with ${clash.join(', ')}: the GGUF file holds them`);
-    return loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations });
+    return loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations, signal });
   }
-  const { architecture, core } = coreConfig(config);
-  checkpointStopIds(config, generationConfig, core.vocabSize); // bad EOS ids refused before any weight is read
-  const tok = tokenizer == null ? null : await makeTokenizer(tokenizer, tokenizerConfig);
-  const templates = chatTemplates(tokenizerConfig, chatTemplate);
-  const chat = { templates, tokenizerConfig, engine: templates.size ? await loadJinja() : null };
-  const files = weightFiles(weights, weightsIndex);
-  const entries = await readEntries(files);
-  const handle = withLimitHint(() =>
-    rt.newHandle('PretrainedHandle', (h) => h.init({ ...core, memoryLimit })),
-  );
-  const model = new rt.PretrainedModel(handle, config, architecture, core, generationConfig);
-  model._tokenizer = tok;
-  model._chat = chat;
-  try {
-    await loadTensors(rt, handle, entries, architecture, onProgress);
-  } catch (error) {
-    model.dispose();
-    throw error;
-  }
-  return model;
-}
-
-// generate's default stop ids: the checkpoint's EOS ids (generation_config.json, else config.json).
-// Ids outside [0, vocab) name no token (transformers' class defaults with a small vocabulary, old
-// Llama configs' -1): they are left out, as transformers loads such a file. Non-integers are refused.
-function checkpointStopIds(config, generationConfig, vocab) {
-  const eos = generationConfig?.eos_token_id ?? config?.eos_token_id;
-  const list = eos == null ? [] : Array.isArray(eos) ? eos : [eos];
-  const named = list.filter((id) => !Number.isInteger(id) || (id >= 0 && id < vocab));
-  return defaultStopIds({ eos_token_id: named }, null, vocab);
+  const folder = {
+    config,
+    weights,
+    weightsIndex,
+    tokenizer,
+    tokenizerConfig,
+    generationConfig,
+    chatTemplate,
+  };
+  return loadFolder(rt, { ...folder, onProgress, memoryLimit, signal });
 }
 
 /** loadPretrained and the PretrainedModel class of one wrapper copy. */

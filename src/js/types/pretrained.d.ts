@@ -21,6 +21,7 @@ import type {
   Saliency,
   SaliencyOptions,
 } from './gradients.js';
+import type { LoadHubOptions } from './hub.js';
 
 /**
  * {@link loadPretrained}'s options. Weights are kept in the file's format in the wasm heap (F16 and
@@ -65,6 +66,8 @@ export interface LoadPretrainedOptions {
    * own limit is not changed. The 32-bit heap holds at most 4 GiB.
    */
   memoryLimit?: number;
+  /** Stops the load between chunks: ABORTED. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -89,6 +92,8 @@ export interface LoadGGUFOptions {
   onProgress?: (bytesDone: number, bytesTotal: number) => void;
   /** As {@link LoadPretrainedOptions.memoryLimit}, checked against the stored bytes before the first tensor. */
   memoryLimit?: number;
+  /** As {@link LoadPretrainedOptions.signal}. */
+  signal?: AbortSignal;
   /**
    * How the quantized matrices multiply the activations (docs/gguf.md, "Activations: exact or
    * int8"). 'exact' (the default): each block dequantized exactly, float32 products. 'int8': as
@@ -113,8 +118,13 @@ export class PretrainedModel {
    * safetensors checkpoint.
    */
   readonly metadata: Readonly<Record<string, unknown>> | null;
-  /** `config.architectures[0]`. */
+  /** `config.architectures[0]`; for a multimodal checkpoint, its text model's (e.g. `Ministral3ForCausalLM`). */
   readonly architecture: string;
+  /**
+   * What the checkpoint holds that is not run: a multimodal checkpoint's towers (e.g. "the vision
+   * tower (Pixtral) and its projector (vision_config)"; its text model alone is loaded); else empty.
+   */
+  readonly ignored: readonly string[];
   readonly numLayers: number;
   /** Query heads. */
   readonly numHeads: number;
@@ -279,7 +289,9 @@ export interface GenerateOptions {
 export const GENERATE_PAD: -1;
 
 /** Loads a Hugging Face checkpoint of a supported architecture ({@link PRETRAINED_CONFIG_KEYS}) from its files, offline. */
-export function loadPretrained(options: LoadPretrainedOptions | LoadGGUFOptions): Promise<PretrainedModel>;
+export function loadPretrained(
+  options: LoadPretrainedOptions | LoadGGUFOptions | LoadHubOptions,
+): Promise<PretrainedModel>;
 
 /**
  * [name, shape] of every tensor a checkpoint of `config` (a parsed config.json of a supported

@@ -11,7 +11,13 @@ export type AttentionErrorCode =
   | 'INVALID_MASK'
   | 'UNKNOWN_PARAMETER'
   | 'NOT_INITIALIZED'
-  | 'DISPOSED';
+  | 'DISPOSED'
+  | 'ABORTED'
+  | 'NETWORK'
+  | 'NOT_FOUND'
+  | 'NEEDS_TOKEN'
+  | 'NO_ACCESS'
+  | 'QUOTA';
 
 /** Every error thrown by the library; `message` names the problem. */
 export class AttentionError extends Error {

@@ -1,0 +1,46 @@
+// Multimodal checkpoints whose text model is a registered family: transformers'
+// *ForConditionalGeneration classes, a config with a `text_config` (the text model's own config.json
+// keys) beside the towers' configs (vision, audio) and a few keys of the composition. The library runs
+// the text model alone: its config is `text_config` read by its family (every key checked there), the
+// towers are ignored and said so (PretrainedModel.ignored), and each key of the composition is
+// classed here as a tower's, inert (it only concerns the towers' inputs) or refused.
+//
+// Tensor names: a text model's tensor "model.X" is "model.language_model.X" in transformers 5's
+// files and "language_model.model.X" in transformers 4's ("lm_head.weight": itself, or
+// "language_model.lm_head.weight"); the towers' tensors are never read.
+
+/**
+ * The composition classes: { architecture, modelType, text (text_config's model_type → the family's
+ * architecture), towers (config key → what it configures), inert (keys of the composition that cannot
+ * change the text model's forward), tieDefault (the composition's tie_word_embeddings default) }.
+ */
+export const WRAPPERS = Object.freeze([
+  {
+    architecture: 'Mistral3ForConditionalGeneration',
+    modelType: 'mistral3',
+    text: { ministral3: 'Ministral3ForCausalLM', mistral: 'MistralForCausalLM' },
+    towers: { vision_config: 'the vision tower (Pixtral) and its projector' },
+    inert: [
+      'image_token_index',
+      'image_token_id',
+      'projector_hidden_act',
+      'vision_feature_layer',
+      'multimodal_projector_bias',
+      'spatial_merge_size',
+    ],
+    tieDefault: true,
+  },
+]);
+
+const byArchitecture = new Map(WRAPPERS.map((w) => [w.architecture, w]));
+
+/** The composition class of a config.json's architectures[0], or undefined. */
+export function wrapperOf(architecture) {
+  return byArchitecture.get(architecture);
+}
+
+/** The names a composition's file may give a text model's tensor `name`. */
+export function wrappedNames(name) {
+  const inner = name.startsWith('model.') ? `model.language_model.${name.slice('model.'.length)}` : name;
+  return [inner, `language_model.${name}`];
+}
