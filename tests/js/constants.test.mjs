@@ -115,6 +115,8 @@ describe('shared constants (src/js/constants.js)', () => {
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, preNorms: true, qkvBias: true },
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, postNorms: true, fusedProjections: true },
       { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, qkNorm: QK_NORM.perHead, tieEmbeddings: true },
+      // Gemma 4: per-layer inputs and layer output scales
+      { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, perLayerWidth: 2, layerScale: true },
     ];
     const given = new Set(configs.flatMap((c) => coreTensorRoles(c).map((t) => t.role)));
     assert.deepEqual([...given].sort(), Object.keys(TENSOR_ROLE).sort());

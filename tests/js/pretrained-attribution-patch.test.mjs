@@ -13,12 +13,12 @@ import {
   refuses,
   loadCheckpoint,
 } from './interp-checks.mjs';
-import { listPretrained } from './fixture.js';
+import { listPretrainedInterp } from './fixture.js';
 
 await init();
 
 // every checkpoint folder, so a family added there is covered at once
-const CHECKPOINTS = listPretrained();
+const CHECKPOINTS = listPretrainedInterp();
 
 // LD_patched = corruptedDiff + ratio · (cleanDiff − corruptedDiff), each against the float64 reference.
 function checkPatched(got, want, c, what) {

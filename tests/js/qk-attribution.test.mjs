@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { init, TinyTransformer } from '../../src/js/index.js';
 import { loadCheckpoint, refuses } from './interp-checks.mjs';
-import { listPretrained } from './fixture.js';
+import { listPretrainedInterp } from './fixture.js';
 
 await init();
 
@@ -84,7 +84,7 @@ function checkModel(model, ids, { L, H, scale, positions, mlp, visible }, what) 
 const IDS = Int32Array.from([3, 1, 4, 1, 5, 9, 2, 6]);
 
 describe('qkAttribution on every pretrained fixture family', () => {
-  for (const name of listPretrained()) {
+  for (const name of listPretrainedInterp()) {
     it(`${name}: Σ matrix + positionBias = score = the trace's scale · q · k`, async () => {
       const model = await loadCheckpoint(name);
       const c = model.config;

@@ -51,6 +51,7 @@ export default {
       moe_intermediate_size: null,
     },
   },
+  refuse: refuseVariants,
   core: gemma4Core,
   docs: {
     computes:
@@ -77,13 +78,17 @@ export default {
   },
 };
 
-/** The core config of a Gemma 4 config.json (r: pretrained/config.js's reader). */
-function gemma4Core(config, r) {
+// The variants not implemented, named before any of their own keys is refused one by one.
+function refuseVariants(config) {
   for (const key of ['enable_moe_block', 'attention_k_eq_v'])
     if (config[key] === true)
       throw invalid(
         `config.json: ${key} = true (${key === 'enable_moe_block' ? "Gemma 4's MoE, 26B-A4B" : "Gemma 4 31B's shared K = V projection"}) is not implemented`,
       );
+}
+
+/** The core config of a Gemma 4 config.json (r: pretrained/config.js's reader). */
+function gemma4Core(config, r) {
   const act = r.get('hidden_activation');
   if (act !== 'gelu_pytorch_tanh')
     throw invalid(

@@ -107,8 +107,9 @@ function unwrap(config, wrapper) {
   const ignored = [];
   for (const [key, value] of Object.entries(config)) {
     if (Object.hasOwn(REFUSED, key)) throw invalid(`config.json: ${key}: ${REFUSED[key]}`);
-    if (Object.hasOwn(wrapper.towers, key)) ignored.push(`${wrapper.towers[key]} (${key})`);
-    else if (!['text_config', 'tie_word_embeddings'].includes(key) && !wrapper.inert.includes(key))
+    if (Object.hasOwn(wrapper.towers, key)) {
+      if (value !== null) ignored.push(`${wrapper.towers[key]} (${key})`); // null: no such tower
+    } else if (!['text_config', 'tie_word_embeddings'].includes(key) && !wrapper.inert.includes(key))
       if (!INERT_COMMON.includes(key))
         throw invalid(`${where}: key "${key}" (${describe(value)}) is not implemented`);
   }
@@ -137,8 +138,9 @@ export function coreConfig(config) {
     return { ...coreConfig(text), ignored, names: wrappedNames };
   }
   const architecture = architectureOf(config);
+  const family = familyOf(architecture);
+  family.refuse?.(config); // a variant refused by its name before its keys are classed one by one
   checkKeys(config, architecture);
   const r = reader(config, architecture);
-  const family = familyOf(architecture);
   return { architecture, core: family.core(config, r, family), family, ignored: [], names: (n) => [n] };
 }

@@ -384,8 +384,9 @@ export function pretrainedApi(rt) {
   };
 }
 
-// Layer l's attention as the core runs it (src/model/pretrained.h): its window, whether and with
-// which base it rotates q and k, its q/k norm and score soft-capping.
+// Layer l's attention as the core runs it (src/model/pretrained.h): its sizes (per layer where the
+// config gives them: Gemma 4), the layer whose keys and values it attends over, its window, whether
+// and with which base it rotates q and k, its q/k norm and score soft-capping.
 function layerSummary(core, l) {
   const window = core.layerWindow?.[l] ?? 0;
   const rope = core.arch !== PRETRAINED_ARCH.GPT2 && (core.layerRope ? core.layerRope[l] === 1 : true);
@@ -393,9 +394,9 @@ function layerSummary(core, l) {
   return Object.freeze({
     kind: 'attention',
     heads: core.heads,
-    kvHeads: core.kvHeads,
-    headDim: core.headDim,
-    kvFrom: l,
+    kvHeads: core.layerKvHeads?.[l] || core.kvHeads,
+    headDim: core.layerHeadDim?.[l] || core.headDim,
+    kvFrom: (core.layerKvFrom?.[l] ?? -1) >= 0 ? core.layerKvFrom[l] : l,
     window,
     rope,
     ropeTheta: rope ? (local ? core.localRopeTheta : core.ropeTheta) : null,

@@ -52,8 +52,9 @@ export interface LayerInfo {
   kind: 'attention';
   heads: number;
   kvHeads: number;
+  /** Its own head size (Gemma 4: the sliding and the full layers' differ). */
   headDim: number;
-  /** The layer whose keys and values it reads (itself). */
+  /** The layer whose keys and values it reads: itself, or an earlier layer whose K/V it shares (Gemma 4). */
   kvFrom: number;
   /** The keys a query sees, itself included; 0 = all earlier ones. */
   window: number;
