@@ -2,10 +2,13 @@
 // attending over layers 0 and 1): model.layers says each layer's own sizes and whose keys and values
 // it reads, its hooks (no keys or values of its own where shared); the interpretability tools, which do not model per-layer inputs, shared K/V or layer
 // scales yet, refuse by name before computing anything; a Gemma4ForConditionalGeneration folder runs
-// its text model to the same bits as the plain fixture, its towers said to be ignored.
+// its text model to the same bits as the plain fixture, its towers said to be ignored; its gguf file
+// (tests/js/gguf-from-fixture.js) too, and what llama.cpp would compute otherwise is refused by name.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { init, AttentionError } from '../../src/js/index.js';
+import { init, loadPretrained, AttentionError } from '../../src/js/index.js';
+import { fixtureGGUF } from './gguf-from-fixture.js';
+import { coreConfig } from '../../src/js/pretrained/config.js';
 import { IDS, json, load, read, rejects } from './pretrained-files.mjs';
 import { renamed } from './safetensors-rename.mjs';
 
@@ -72,6 +75,22 @@ test('the interpretability tools refuse Gemma 4 by name (what they do not model 
   }
 });
 
+test('layer_types as Gemma4TextConfig makes them: every 6th layer full, and the last layer full', () => {
+  const base = { ...json(FIXTURE, 'config.json'), num_kv_shared_layers: 0, num_hidden_layers: 8 };
+  const windows = (layerTypes) => coreConfig({ ...base, layer_types: layerTypes }).core.layerWindow;
+  assert.deepEqual(windows(null), [3, 3, 3, 3, 3, 0, 3, 0]);
+  const given = [...Array(7).fill('full_attention'), 'sliding_attention'];
+  assert.deepEqual(windows(given), Array(8).fill(0)); // transformers forces the last one full
+  // 0 shared layers and no per-layer inputs (null, as the larger Gemma 4 configs say) are allowed
+  const core = coreConfig({ ...base, layer_types: null, hidden_size_per_layer_input: null }).core;
+  assert.equal(core.perLayerWidth, 0);
+  assert.deepEqual(core.layerKvFrom, Array(8).fill(-1));
+  assert.throws(
+    () => coreConfig({ ...base, layer_types: null, num_kv_shared_layers: -1 }),
+    /num_kv_shared_layers must be a whole number/,
+  );
+});
+
 function composition(overrides = {}) {
   const { architectures: _a, ...text } = json(FIXTURE, 'config.json');
   return {
@@ -128,4 +147,59 @@ test('a Gemma4ForConditionalGeneration folder runs its text model: the same bits
     /enable_moe_block = true.*26B-A4B.*not implemented/,
   );
   await rejects(composition({ model_type: 'gemma3' }), FIXTURE, /model_type "gemma3" is not "gemma4"/);
+});
+
+// The gemma4 GGUF file of the fixture with its metadata edited by `edit` (key → value).
+const ggufWith = (edit) =>
+  fixtureGGUF(FIXTURE, {
+    metadata: (md) =>
+      md.map(([k, t, v]) => {
+        if (!Object.hasOwn(edit, k)) return [k, t, v];
+        const array = Array.isArray(edit[k]) && !t.startsWith('array<'); // one value per layer
+        return [k, array ? `array<${t}>` : t, edit[k]];
+      }),
+  });
+
+test('a gemma4 GGUF file: the folder model to the bit; what llama.cpp would compute otherwise is refused', async () => {
+  const plain = await load(FIXTURE);
+  const gguf = await loadPretrained({ gguf: fixtureGGUF(FIXTURE) });
+  try {
+    assert.deepEqual(
+      gguf.forward(IDS, { attention: false }).logits.data,
+      plain.forward(IDS, { attention: false }).logits.data,
+    );
+    assert.deepEqual(
+      gguf.layers.map((s) => [s.headDim, s.kvFrom, s.window]),
+      [
+        [8, 0, 3],
+        [16, 1, 0],
+        [8, 0, 3],
+        [16, 1, 0],
+      ],
+    );
+  } finally {
+    plain.dispose();
+    gguf.dispose();
+  }
+  const refused = async (edit, pattern) =>
+    assert.rejects(loadPretrained({ gguf: ggufWith(edit) }), (e) => {
+      assert.ok(e instanceof AttentionError && e.code === 'INVALID_ARGUMENT', String(e));
+      assert.match(e.message, pattern);
+      return true;
+    });
+  // llama.cpp would share layers 1 (full) and 0 (sliding) the other way round than transformers
+  await refused(
+    { 'gemma4.attention.sliding_window_pattern': [false, true, true, false] },
+    /llama\.cpp's sharing rule/,
+  );
+  await refused(
+    { 'gemma4.attention.sliding_window_pattern': [true, false, true, true] },
+    /slides the last layer/,
+  );
+  await refused({ 'gemma4.feed_forward_length': [48, 64, 96, 96] }, /feed_forward_length \[48,64,96,96\]/);
+  await refused({ 'gemma4.rope.dimension_count_swa': 4 }, /partial RoPE/);
+  await refused(
+    { 'gemma4.attention.head_count_kv': [2, 1, 2, 1] },
+    /head_count_kv \[2,1,2,1\] differs by layer/,
+  );
 });

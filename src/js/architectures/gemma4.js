@@ -10,10 +10,11 @@ import { describe } from '../options.js';
 import { PRETRAINED_ARCH } from '../constants.js';
 import { GEMMA_TENSORS } from './gemma-layout.js';
 import { QK_NORM, checkLayerTypes, invalid, positiveWindow } from './shared.js';
+import { GEMMA4_GGUF } from './gemma4-gguf.js';
 
 const ARCH = 'Gemma4ForCausalLM';
 
-export default {
+const GEMMA4 = {
   architecture: ARCH,
   name: 'Gemma 4',
   keys: {
@@ -55,11 +56,12 @@ export default {
   core: gemma4Core,
   docs: {
     computes:
-      'embeddings × √hidden_size (a float32 constant: transformers rounds it to bfloat16 for bfloat16 weights, we do not), RMSNorm with w, a norm before and after both the attention and the MLP, GeGLU, per-head q/k RMSNorm and a weightless v RMSNorm, attention scale 1, sliding and full layers by `layer_types` with their own head size (`head_dim`, `global_head_dim`) and RoPE (`rope_parameters`: default on sliding layers, proportional on full ones), K/V shared by the last `num_kv_shared_layers` layers (double-wide MLP there where `use_double_wide_mlp`), per-layer inputs (`hidden_size_per_layer_input`), `layer_scalar`, the final logit soft-cap',
+      'embeddings × √hidden_size (a float32 constant: transformers rounds it to bfloat16 for bfloat16 weights, we do not), RMSNorm with w, a norm before and after both the attention and the MLP, GeGLU, per-head q/k RMSNorm and a weightless v RMSNorm, attention scale 1, sliding and full layers by `layer_types` (the last layer full, as transformers forces it) with their own head size (`head_dim`, `global_head_dim`) and RoPE (`rope_parameters`: default on sliding layers, proportional on full ones), K/V shared by the last `num_kv_shared_layers` layers (double-wide MLP there where `use_double_wide_mlp`), per-layer inputs (`hidden_size_per_layer_input`), `layer_scalar`, the final logit soft-cap',
     fixtures:
       '`gemma4-tiny` (sliding/full/sliding/full, head sizes 8 and 16, a 3-key window, layers 2 and 3 sharing 0 and 1, per-layer inputs)',
     qualifier: '(text; MoE and attention_k_eq_v refused)',
   },
+  gguf: GEMMA4_GGUF,
   tensors: {
     ...GEMMA_TENSORS,
     global: {
@@ -77,6 +79,14 @@ export default {
     },
   },
 };
+
+// A key that may be 0 (or null: 0, as transformers tests it), else its class default.
+function wholeNumber(config, key) {
+  const v = config[key] === undefined ? GEMMA4.keys.implemented[key] : (config[key] ?? 0);
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw invalid(`config.json: ${key} must be a whole number ≥ 0, got ${describe(v)}`);
+  return v;
+}
 
 // The variants not implemented, named before any of their own keys is refused one by one.
 function refuseVariants(config) {
@@ -100,11 +110,15 @@ function gemma4Core(config, r) {
     globalDim = r.int('global_head_dim');
   const kvHeads = r.int('num_key_value_heads'),
     intermediate = r.int('intermediate_size');
-  const types =
-    checkLayerTypes(config.layer_types, layers) ??
-    Array.from({ length: layers }, (_, i) => ((i + 1) % 6 ? 'sliding_attention' : 'full_attention'));
+  // Gemma4TextConfig: every 6th layer full by default, and the last layer always full (it forces a
+  // sliding last layer to full, warning)
+  const types = [
+    ...(checkLayerTypes(config.layer_types, layers) ??
+      Array.from({ length: layers }, (_, i) => ((i + 1) % 6 ? 'sliding_attention' : 'full_attention'))),
+  ];
+  types[layers - 1] = 'full_attention';
   const window = positiveWindow(r.int('sliding_window'));
-  const shared = r.int('num_kv_shared_layers', config.num_kv_shared_layers ?? 0);
+  const shared = wholeNumber(config, 'num_kv_shared_layers');
   if (shared < 0 || shared >= layers)
     throw invalid(`config.json: num_kv_shared_layers must be in [0, ${layers - 1}], got ${shared}`);
   const first = layers - shared;
@@ -115,7 +129,7 @@ function gemma4Core(config, r) {
   };
   const wide = r.get('use_double_wide_mlp') === true;
   const { sliding, full } = gemma4Ropes(config.rope_parameters, globalDim);
-  const perLayer = r.int('hidden_size_per_layer_input', config.hidden_size_per_layer_input ?? 0);
+  const perLayer = wholeNumber(config, 'hidden_size_per_layer_input'); // 0 or null: none
   if (perLayer > 0 && r.int('vocab_size_per_layer_input') !== r.int('vocab_size'))
     throw invalid('config.json: vocab_size_per_layer_input must equal vocab_size');
   return {
@@ -196,3 +210,5 @@ function gemma4Ropes(given, globalDim) {
   );
   return { sliding: { theta: theta(s, 'sliding_attention') }, full: { theta: base, invFreq } };
 }
+
+export default GEMMA4;

@@ -42,6 +42,16 @@ function metadataReader(metadata, arch) {
       throw invalid(`gguf: ${key} must be one number, string or bool, got ${describe(v)}`);
     return v;
   }
+  // read.array(suffix[, fallback]): a key that may hold one value per layer (llama.cpp's get_key_or_arr,
+  // get_arr): an Array of its numbers or bools, or the fallback.
+  read.array = (suffix, ...fallback) => {
+    const key = `${arch}.${suffix}`;
+    used.add(suffix);
+    const v = metadata[key];
+    if (v === undefined && fallback.length > 0) return fallback[0];
+    if (v === undefined) throw invalid(`gguf: the file has no ${key}, which ${arch} needs`);
+    return ArrayBuffer.isView(v) || Array.isArray(v) ? Array.from(v) : read(suffix);
+  };
   return { read, used };
 }
 
@@ -168,7 +178,7 @@ function hfConfig(family, read, tensors, metadata, arch, factors) {
   const headDim = headDims(config, g, read, table);
   if (Object.hasOwn(table, 'rope_theta')) ropeKeys(config, read, table, headDim, arch);
   if (g.longRope) longRopeKeys(config, read, factors, arch);
-  Object.assign(config, g.config(read));
+  Object.assign(config, g.config(read, config));
   for (const id of ['bos', 'eos']) {
     const v = metadata[`tokenizer.ggml.${id}_token_id`];
     if (Number.isSafeInteger(v)) config[`${id}_token_id`] = v;
@@ -229,7 +239,8 @@ export function ggufConfig(file, factors = null) {
  * factor (F32, one per rotated pair), on top of a linear scaling if any.
  */
 export async function applyRopeFreqs(file, tensor, core) {
-  const dims = core.rotaryDims || core.headDim;
+  // the frequencies it divides: the scaled RoPE's own (Gemma 4's full layers, wider than head_dim)
+  const dims = core.ropeInvFreq ? core.ropeInvFreq.length * 2 : core.rotaryDims || core.headDim;
   if (tensor.typeName !== 'F32' || tensor.shape.length !== 1 || tensor.shape[0] !== dims / 2) {
     throw invalid(
       `gguf: tensor "${tensor.name}" must be F32 [${dims / 2}], got ${tensor.typeName} [${tensor.shape}]`,
