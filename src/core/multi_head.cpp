@@ -115,6 +115,10 @@ void linear_into(const float* x, std::int64_t rows, const Linear& l, float* c, i
 // three GEMMs writing their column blocks. Otherwise q (B·Tq, H·dk) and kv (B·Tk', H·(dk + dv)):
 // the key rows of batch b move to rows b·Tk' … (memmove, last batch first), then
 // 3. the extra keys: the bias_k / bias_v row, then the zero-attention row (PyTorch's order).
+void project_q(const Weights& w, const float* x, std::int64_t rows, float* q, int ld) {
+  linear_into(x, rows, w.q, q, ld);
+}
+
 Projections project(const Weights& w, const Heads& hd, const float* x, const float* key_src,
                     const float* value_src, bool self, const Dims& d, ScratchScope& scratch) {
   const int qk = hd.h * hd.dk, kqk = hd.kqk(), kvo = hd.kvo(), tk = d.tk + hd.extra;
@@ -356,7 +360,7 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
                                        const MhaForwardOptions& options, MhaResult& result, MhaSaved* saved,
                                        Trace* trace) const {
   if (saved) saved->filled = false;  // a failed forward_saving leaves nothing for backward to misuse
-  if (config_.frozen) ATTN_RETURN_IF_ERROR(check_frozen_ready());
+  if (config_.frozen) ATTN_RETURN_IF_ERROR(check_plain_call(saved != nullptr));
   Dims d;
   ATTN_RETURN_IF_ERROR(resolve_dims(query, key, value, config_.embed_dim, kdim_, vdim_, d));
   ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
@@ -400,8 +404,8 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
     norm_qk(d.b, d.tq, pr.q, pr.ldq, d.tk, p.masks.tk, pr.k, pr.ldkv);
     record_qk(trace, "q_normed", "k_normed", pr, d, hd, p.masks.tk);
   }
-  // 3b. RoPE on q (positions offset + r) and the real keys (positions c), after the bias; q × the
-  //     temperature τ(offset + r) (Ministral 3)
+  if (config_.v_norm) norm_v(d.b, d.tk, p.masks.tk, pr.v, pr.ldkv);  // Gemma 4: weightless, per head
+  // 3b. RoPE on q (positions offset + r) and the keys (c) after the bias; q × τ(offset + r) (Ministral 3)
   if (config_.rope) {
     RotaryTable table;
     mha_steps::rotate_qk(*config_.rope, hd, d.b, d.tq, p.masks.position_offset, pr.q, pr.ldq, d.tk,

@@ -70,6 +70,13 @@ struct MhaConfig {
   // feature, W_g (H·d_v, E) a view set by set_weight_view("gate_proj_weight") (Qwen3.5's full
   // layers). Frozen modules only; backward refuses it (the gate's gradient is not implemented).
   bool output_gate = false;
+  // Gemma 4: a weightless RMSNorm of each value head, v / sqrt(mean(v²) + qk_norm_eps), after the
+  // projection. Frozen modules only (the backward refuses it).
+  bool v_norm = false;
+  // Gemma 4's K/V sharing: the module has no key/value projections (nor k norm) and attends with its
+  // own queries over the keys and values another module of the same sizes put in a KvCache
+  // (forward_shared only; forward and forward_cached refuse it). Frozen modules only.
+  bool shared_kv = false;
 };
 
 struct MhaForwardOptions {
@@ -216,6 +223,13 @@ class MultiHeadAttention {
   // INVALID_ARGUMENT with a cache, as is a cache filled before the weights last changed.
   Status forward_cached(const Tensor& x, KvCache& cache, const MhaForwardOptions& options, MhaResult& result,
                         Trace* trace = nullptr) const;
+  // A shared_kv module: x (B, T, E)'s queries at positions source.length − T + r attend over rows
+  // [0, source.length) of `source` (a KvCache of a module with the same key/value widths, which has
+  // just appended these T rows), causal and windowed as the options say; nothing is appended. The
+  // hooks and traces on q and z as forward_cached's (the shared keys and values are not this call's).
+  // INVALID_ARGUMENT for a module that is not shared_kv, a cache of other widths or shorter than T.
+  Status forward_shared(const Tensor& x, const KvCache& source, const MhaForwardOptions& options,
+                        MhaResult& result, Trace* trace = nullptr) const;
   // Gradients of sum(output ⊙ grad_output) for the forward that filled `saved` (multi_head_backward.cpp).
   // kInvalidArgument when `saved` is empty or a parameter was set after that forward, or when a frozen
   // module is asked for its parameters' gradients; kShapeMismatch / kNonFinite for grad_output.
@@ -244,9 +258,13 @@ class MultiHeadAttention {
   void gate_context(int b, int tq, const float* x, float* z, Trace* trace) const;
   Tensor q_norm_, k_norm_;            // config.qk_norm's weights
   Status check_frozen_ready() const;  // every view set (and the q/k norm weights)
+  // forward / forward_saving (`saving`) of a frozen module: not shared_kv, no value norm to save.
+  Status check_plain_call(bool saving) const;
   // config.qk_norm on the b·tq query rows at q (stride ldq) and the tk key rows of each batch at k
   // (batch bi's first row at bi·tk_rows·ldk), in place.
   void norm_qk(int b, int tq, float* q, int ldq, int tk, int tk_rows, float* k, int ldk) const;
+  // config.v_norm on the first tk value rows of each batch (tk_rows rows per batch, stride ldv).
+  void norm_v(int b, int tk, int tk_rows, float* v, int ldv) const;
   // Floats the packed copies take, for the memory check before they are allocated.
   std::uint64_t packed_floats() const;
   void pack_weights();

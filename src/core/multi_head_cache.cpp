@@ -1,6 +1,7 @@
 // MultiHeadAttention's KV cache: decoding one token (or a chunk) at a time, projecting only the new
 // rows and attending over every cached key. The same stages as forward (multi_head.cpp), with the
 // keys and values read from the cache (rows of H_kv·d floats, max_length rows per batch).
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -113,6 +114,26 @@ void set_output_shape(const Dims& d, Tensor& output) {
 
 }  // namespace
 
+void MultiHeadAttention::norm_v(int b, int tk, int tk_rows, float* v, int ldv) const {
+  const int wv = kv_heads_ * value_head_dim_;
+  for (int bi = 0; bi < b; ++bi)
+    for (int t = 0; t < tk; ++t) {
+      float* row = v + (static_cast<std::int64_t>(bi) * tk_rows + t) * ldv;
+      for (int g = 0; g < wv; g += value_head_dim_) {  // weightless: rms_groups without its × w
+        double ss = 0;
+        for (int i = 0; i < value_head_dim_; ++i) ss += static_cast<double>(row[g + i]) * row[g + i];
+        const double inv = 1.0 / std::sqrt(ss / value_head_dim_ + config_.qk_norm_eps);
+        for (int i = 0; i < value_head_dim_; ++i) row[g + i] = static_cast<float>(row[g + i] * inv);
+      }
+    }
+}
+
+Status MultiHeadAttention::check_plain_call(bool saving) const {
+  if (config_.shared_kv) return invalid("this module shares another's keys and values: call forward_shared");
+  if (saving && config_.v_norm) return invalid("the value norm has no backward yet");
+  return check_frozen_ready();
+}
+
 Status MultiHeadAttention::create_cache(int max_length, int batch, KvCache& out) const {
   if (max_length < 1 || batch < 1) {
     return invalid("a KV cache needs maxLength >= 1 and batch >= 1, got " + std::to_string(max_length) +
@@ -135,6 +156,7 @@ Status MultiHeadAttention::create_cache(int max_length, int batch, KvCache& out)
 Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const MhaForwardOptions& options,
                                           MhaResult& result, Trace* trace) const {
   const Heads hd = heads_of(config_, head_dim_, value_head_dim_);
+  if (config_.shared_kv) return invalid("this module shares another's keys and values: call forward_shared");
   ATTN_RETURN_IF_ERROR(check_cached_call(config_, cache, hd.kqk(), hd.kvo(), options, parameter_version_));
   if (config_.frozen) ATTN_RETURN_IF_ERROR(check_frozen_ready());
   Dims d;
@@ -173,6 +195,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
     norm_qk(d.b, d.tq, pr.q, pr.ldq, d.tq, d.tq, pr.k, pr.ldkv);
     record_heads(trace, "q_normed", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
   }
+  if (config_.v_norm) norm_v(d.b, d.tq, d.tq, pr.v, pr.ldkv);  // as in forward
   if (config_.rope) {
     rotate_qk(*config_.rope, hd, d.b, d.tq, cache.length, pr.q, pr.ldq, d.tq, d.tq, cache.length, pr.k,
               pr.ldkv, false, cache.step_rotary);
@@ -207,6 +230,81 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
   cache.parameter_version = parameter_version_;
   cache.step_lead = std::move(p.masks.lead);
   return Status::Ok();
+}
+
+// Only q is projected (the module has no k/v projections); the keys and values are the source cache's
+// first source.length rows, this call's T queries its last T positions.
+Status MultiHeadAttention::forward_shared(const Tensor& x, const KvCache& source,
+                                          const MhaForwardOptions& options, MhaResult& result,
+                                          Trace* trace) const {
+  const Heads hd = heads_of(config_, head_dim_, value_head_dim_);
+  if (!config_.shared_kv) return invalid("forward_shared is for a module made with shared_kv");
+  if (source.key_width != hd.kqk() || source.value_width != hd.kvo() || source.k.empty())
+    return invalid("the shared KV cache has other key/value widths than this module's heads");
+  if (options.mask || options.additive_mask || options.key_padding_mask || options.positional ||
+      options.dropout.p > 0.0f)
+    return invalid("masks, positional tables and dropout are not supported over shared keys and values");
+  ATTN_RETURN_IF_ERROR(check_frozen_ready());
+  Dims d;
+  ATTN_RETURN_IF_ERROR(resolve_dims(x, nullptr, nullptr, config_.embed_dim, kdim_, vdim_, d));
+  ATTN_RETURN_IF_ERROR(check_scale_and_dropout(options.scale, options.dropout));
+  if (d.b != source.batch || d.tq > source.length)
+    return Status::Error(StatusCode::kShapeMismatch, "the shared KV cache must hold this call's " +
+                                                         std::to_string(d.tq) + " rows of " +
+                                                         std::to_string(d.b) + " sequences");
+  const int first = source.length - d.tq;  // the position of query row 0
+  MhaForwardOptions o = options;
+  o.positions.offset = first;
+  o.positions.bottom_right = false;
+  Dims all = d;
+  all.tk = source.length;
+  AttentionProblem p;
+  ATTN_RETURN_IF_ERROR(make_problem(o, all, hd, trace != nullptr, p));
+  const std::uint64_t rows_q = static_cast<std::uint64_t>(d.b) * d.tq;
+  ATTN_RETURN_IF_ERROR(
+      check_allocation(rows_q * (hd.h * (hd.dk + hd.dv) + d.e) * (trace ? 2 : 1) +
+                           attention_scratch_elements(p, options.need_weights, trace != nullptr),
+                       "multi-head attention over shared keys and values"));
+  ScratchScope scratch;
+  const Weights w{{w_q_, packed_q_, b_q_, view_q_},
+                  {w_k_, packed_k_, b_k_, view_k_},
+                  {w_v_, packed_v_, b_v_, view_v_},
+                  {w_o_, packed_o_, b_o_, view_o_},
+                  bias_k_,
+                  bias_v_,
+                  ln_weight_,
+                  ln_bias_};
+  record(trace, "input", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, x.data.data(), x.data.size());
+  // 1.–3. q only (B·T, H·dk); its norm and RoPE at positions first + r, as forward_cached's
+  const int qk = hd.h * hd.dk;
+  float* q = scratch.floats(static_cast<std::size_t>(rows_q) * qk);
+  project_q(w, x.data.data(), static_cast<std::int64_t>(rows_q), q, qk);
+  const Projections pr{q, nullptr, nullptr, qk, 0};
+  hook_queries(options.hooks, false, pr, d, hd, first);
+  if (config_.qk_norm != MhaConfig::QkNorm::kNone) norm_qk(d.b, d.tq, q, qk, 0, 0, nullptr, 0);
+  if (config_.rope) {
+    RotaryTable table;
+    make_rotary_table(*config_.rope, hd.dk, first, d.tq, table);
+    rotate_rows(q, d.b, d.tq, qk, hd.h, hd.dk, table, false);
+    temper_rows(q, d.b, d.tq, qk, qk, config_.query_temperature, first);
+  }
+  hook_queries(options.hooks, true, pr, d, hd, first);
+  record_heads(trace, "q_rotated", "T_q", "d_k", q, qk, d.b, hd.h, d.tq, hd.dk);
+  record_cache(trace, "k_shared", "d_k", source.k.data(), source, hd.hkv, hd.dk, source.length);
+  record_cache(trace, "v_shared", "d_v", source.v.data(), source, hd.hkv, hd.dv, source.length);
+  // 4. attention over the source's rows
+  bind_cache(pr, source, hd, p);
+  AttentionOutputs att;
+  att.context_out = scratch.floats(static_cast<std::size_t>(rows_q) * hd.h * hd.dv);  // (B, Tq, H·dv)
+  att.ldo = hd.h * hd.dv;
+  prepare_weights(options, d, hd.h, p.masks.tk, result.weights, att);
+  run_attention(p, options.need_weights, att, trace);
+  hook_context(options.hooks, att.context_out, d, hd, first);
+  set_output_shape(d, result.output);
+  output_stage(w, config_, hd.h * hd.dv, att.context_out, x.data.data(), d, result.output.data, nullptr,
+               trace);
+  return check_computed(result.output.data.data(), result.output.data.size(),
+                        "multi-head attention over shared keys and values: the output");
 }
 
 }  // namespace attn

@@ -20,6 +20,13 @@ void mha_steps::hook_projections(const AttentionHooks* hooks, bool rotated, cons
     hooks->heads(AttnPoint::kV, HeadsView{pr.v, d.b, d.tk, hd.hkv, hd.dv, pr.ldkv, tk_rows, k_first});
 }
 
+void mha_steps::hook_queries(const AttentionHooks* hooks, bool rotated, const Projections& pr, const Dims& d,
+                             const Heads& hd, std::int64_t q_first) {
+  const AttnPoint qp = rotated ? AttnPoint::kRotQ : AttnPoint::kQ;
+  if (hooks && hooks->wants(qp))
+    hooks->heads(qp, HeadsView{pr.q, d.b, d.tq, hd.h, hd.dk, pr.ldq, d.tq, q_first});
+}
+
 // The hook on z: each head's context (B, Tq, H·dv), before the output projection.
 void mha_steps::hook_context(const AttentionHooks* hooks, float* context, const Dims& d, const Heads& hd,
                              std::int64_t q_first) {

@@ -107,6 +107,9 @@ Status MultiHeadAttention::create(const MhaConfig& config, MultiHeadAttention& o
                          "an output gate needs a frozen (inference-only) module");
   if (!(config.qk_norm_eps > 0) || !std::isfinite(config.qk_norm_eps))
     return Status::Error(StatusCode::kInvalidArgument, "the q/k norm epsilon must be a finite number > 0");
+  if ((config.v_norm || config.shared_kv) && !config.frozen)
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "a value norm or shared keys and values need a frozen (inference-only) module");
   const int qk = h * m.head_dim_, vo = h * m.value_head_dim_;
   const int kqk = m.kv_heads_ * m.head_dim_, kvo = m.kv_heads_ * m.value_head_dim_;  // key/value widths
   // All parameters and their packed copies, counted in 64 bits before anything is allocated.
@@ -307,10 +310,11 @@ Status MultiHeadAttention::check_frozen_ready() const {
   const WeightView* views[] = {&view_q_, &view_k_, &view_v_, &view_o_};
   const char* names[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight"};
   for (int i = 0; i < 4; ++i)
-    if (views[i]->empty())
+    if (views[i]->empty() && !(config_.shared_kv && (i == 1 || i == 2)))  // shared: no k/v projections
       return Status::Error(StatusCode::kInvalidArgument,
                            std::string("the frozen module's ") + names[i] + " is not set");
-  if (config_.qk_norm != MhaConfig::QkNorm::kNone && (q_norm_.data.empty() || k_norm_.data.empty()))
+  if (config_.qk_norm != MhaConfig::QkNorm::kNone &&
+      (q_norm_.data.empty() || (k_norm_.data.empty() && !config_.shared_kv)))
     return Status::Error(StatusCode::kInvalidArgument, "the frozen module's q/k norm weights are not set");
   if (config_.output_gate && view_gate_.empty())
     return Status::Error(StatusCode::kInvalidArgument, "the frozen module's gate_proj_weight is not set");

@@ -80,6 +80,8 @@ Status resolve_dims(const Tensor& query, const Tensor* key, const Tensor* value,
 // so an untraced call (decoding) builds no vector or string.
 void record(Trace* trace, const char* name, std::initializer_list<const char*> axes,
             std::initializer_list<int> shape, const float* data, std::size_t n);
+// q (rows, H·dk) = x · W_qᵀ + b_q with row stride ld (a shared_kv module projects only q).
+void project_q(const Weights& w, const float* x, std::int64_t rows, float* q, int ld);
 // 2.–3. q, k, v projections (and the extra keys) in scratch.
 Projections project(const Weights& w, const Heads& hd, const float* x, const float* key_src,
                     const float* value_src, bool self, const Dims& d, ScratchScope& scratch);
@@ -98,6 +100,9 @@ void prepare_weights(const MhaForwardOptions& options, const Dims& d, int h, int
 // k_first: the absolute positions of the first query and key rows.
 void hook_projections(const AttentionHooks* hooks, bool rotated, const Projections& pr, const Dims& d,
                       const Heads& hd, int tk_rows, std::int64_t q_first, std::int64_t k_first);
+// The hooks on q alone (rotated: after the q norm and RoPE), for a module without key projections.
+void hook_queries(const AttentionHooks* hooks, bool rotated, const Projections& pr, const Dims& d,
+                  const Heads& hd, std::int64_t q_first);
 void hook_context(const AttentionHooks* hooks, float* context, const Dims& d, const Heads& hd,
                   std::int64_t q_first);
 

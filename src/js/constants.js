@@ -182,4 +182,11 @@ export const TENSOR_ROLE = Object.freeze({
   linear_norm: 39,
   linear_out: 40,
   q_gate: 41,
+  per_layer_embed: 42,
+  per_layer_model_proj: 43,
+  per_layer_proj_norm: 44,
+  per_layer_gate: 45,
+  per_layer_proj: 46,
+  per_layer_post_norm: 47,
+  layer_scale: 48,
 });

@@ -48,6 +48,7 @@ constexpr KindName kKinds[] = {
     {HookKind::kMlpPost, "mlp.hook_post", true},
     {HookKind::kMlpResult, "mlp.hook_out", true},
     {HookKind::kMlpOut, "hook_mlp_out", true},
+    {HookKind::kPerLayerOut, "hook_per_layer_out", true},
     {HookKind::kResidPost, "hook_resid_post", true},
     {HookKind::kFinalNormalized, "ln_final.hook_normalized", false},
 };
@@ -74,7 +75,9 @@ bool hook_exists(const HookShapes& s, const HookId& id) {
   if (id.layer >= 0 && (is_head_hook(id.kind) || is_delta_hook(id.kind))) {
     const HookShapes::Layer& layer = s.layers[id.layer];  // attention heads: neither mixer's layers
     if (is_delta_hook(id.kind)) return layer.mixer == kDeltaMixer;
-    return layer.mixer != kDeltaMixer && layer.conv_channels == 0;
+    const bool shared = id.kind == HookKind::kK || id.kind == HookKind::kV || id.kind == HookKind::kRotK;
+    // a layer sharing an earlier one's keys and values: they are that layer's hooks
+    return layer.mixer != kDeltaMixer && layer.conv_channels == 0 && !(shared && layer.shared_kv);
   }
   switch (id.kind) {
     case HookKind::kPosEmbed:
@@ -95,6 +98,8 @@ bool hook_exists(const HookShapes& s, const HookId& id) {
     case HookKind::kConvGated:
     case HookKind::kConvResult:
       return s.layers[id.layer].conv_channels > 0;
+    case HookKind::kPerLayerOut:
+      return s.layers[id.layer].per_layer_input;
     default:  // a short-convolution layer has no attention hooks
       return !(is_head_hook(id.kind) || id.kind == HookKind::kAttnResult) ||
              s.layers[id.layer].conv_channels == 0;

@@ -86,6 +86,7 @@ enum class HookKind {
   kDeltaG,
   kDeltaO,
   kDeltaGate,
+  kPerLayerOut,  // Gemma 4: the per-layer input's branch as added (before hook_resid_post)
   kCount
 };
 
@@ -100,6 +101,8 @@ struct HookShapes {
     // 2 a DeltaNet (linear_attn.hook_*: heads = H_v, kv_heads = H_k, head_dim = d_k, value_dim = d_v).
     int mixer = 0;
     int value_dim = 0;
+    bool per_layer_input = false;  // hook_per_layer_out (Gemma 4)
+    bool shared_kv = false;  // its keys and values are an earlier layer's: no hook_k, hook_v, hook_rot_k
   };
   int width = 0;
   bool pos_embed = false;  // GPT-2, a learned or sinusoidal TinyTransformer

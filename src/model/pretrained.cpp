@@ -46,8 +46,16 @@ HookShapes PretrainedModel::hook_shapes() const {
                                            static_cast<int>(MixerKind::kDeltaNet), d.v_dim});
       continue;
     }
-    s.layers.push_back(HookShapes::Layer{c.heads, c.kv_heads, c.head_dim, c.intermediate, L.mlp.gated()});
-    if (L.kind == MixerKind::kShortConv) s.layers.back() = {0, 0, 0, c.intermediate, L.mlp.gated(), c.hidden};
+    const MultiHeadAttention& a = L.mixer.attn;  // its sizes: Gemma 4's differ per layer
+    const int l = static_cast<int>(&L - layers_.data());
+    HookShapes::Layer h{c.heads, a.num_kv_heads(), a.head_dim(), layer_intermediate(c, l), L.mlp.gated()};
+    h.per_layer_input = per_layer_.present();
+    h.shared_kv = L.kv_from >= 0;
+    if (L.kind == MixerKind::kShortConv) {  // conv.hook_*, no attention heads
+      h.heads = h.kv_heads = h.head_dim = 0;
+      h.conv_channels = c.hidden;
+    }
+    s.layers.push_back(h);
   }
   return s;
 }
@@ -64,8 +72,9 @@ Status PretrainedModel::create_caches(int max_length, int batch, DecodeCaches& c
   for (std::size_t l = 0; l < layers_.size(); ++l) {
     const Layer& L = layers_[l];
     switch (L.kind) {
-      case MixerKind::kAttention:
-        ATTN_RETURN_IF_ERROR(L.mixer.attn.create_cache(max_length, batch, made.layers[l].kv));
+      case MixerKind::kAttention:  // a layer sharing an earlier one's keys and values keeps none
+        if (L.kv_from < 0)
+          ATTN_RETURN_IF_ERROR(L.mixer.attn.create_cache(max_length, batch, made.layers[l].kv));
         break;
       case MixerKind::kShortConv:  // the last K − 1 rows of B ⊙ X: zeros before the first token
         made.layers[l].state.assign(L.conv.state_size(batch), 0.0f);
@@ -103,8 +112,11 @@ Status PretrainedModel::check_forward(const Pass& p, const std::vector<std::int3
   if (o.hooks && cached && o.from_stream()) return invalid("startAt runs without KV caches");
   ATTN_RETURN_IF_ERROR(check_hooks(o, t));
   const std::int64_t logit_rows = o.logits_row >= 0 ? b : n;  // logits_row: one position per sequence
-  std::uint64_t need = static_cast<std::uint64_t>(n) * (6 * e + 2 * c.intermediate) +
+  int widest = c.intermediate;
+  for (int l = 0; l < c.layers; ++l) widest = std::max(widest, layer_intermediate(c, l));
+  std::uint64_t need = static_cast<std::uint64_t>(n) * (6 * e + 2 * widest) +
                        static_cast<std::uint64_t>(logit_rows) * c.vocab_size;
+  need += static_cast<std::uint64_t>(n) * 2 * c.layers * c.per_layer_width;  // Gemma 4's per-layer inputs
   need += static_cast<std::uint64_t>(o.attention_layers.size()) * b * c.heads * t * t;
   if (o.hidden_states) need += static_cast<std::uint64_t>(n) * e * (c.layers + 1);
   if (o.logit_lens) need += static_cast<std::uint64_t>(n) * 2 * (c.layers + 1) + c.vocab_size;
@@ -152,8 +164,18 @@ Status PretrainedModel::token_mixer(int l, const Pass& p, const PretrainedForwar
       query.data.assign(in.begin(), in.end());
       const bool traced = std::find(o.trace_layers.begin(), o.trace_layers.end(), l) != o.trace_layers.end();
       Trace* trace = traced ? &result.traces[l] : nullptr;
-      ATTN_RETURN_IF_ERROR(caches ? L.mixer.attn.forward_cached(query, caches->layers[l].kv, mo, r, trace)
-                                  : L.mixer.attn.forward(query, nullptr, nullptr, mo, r, trace));
+      // Keys and values: an earlier layer's (Gemma 4's shared K/V), read from its cache; the caches'
+      // while decoding; a forward without caches keeps those later layers read (make_shared_caches).
+      std::vector<KvCache>& kept = work_.shared_kv;
+      if (L.kv_from >= 0) {
+        const KvCache& source = caches ? caches->layers[L.kv_from].kv : kept[L.kv_from];
+        ATTN_RETURN_IF_ERROR(L.mixer.attn.forward_shared(query, source, mo, r, trace));
+      } else if (caches || L.kv_kept) {
+        ATTN_RETURN_IF_ERROR(
+            L.mixer.attn.forward_cached(query, caches ? caches->layers[l].kv : kept[l], mo, r, trace));
+      } else {
+        ATTN_RETURN_IF_ERROR(L.mixer.attn.forward(query, nullptr, nullptr, mo, r, trace));
+      }
       if (mo.need_weights) result.attention[l] = std::move(r.weights);
       return Status::Ok();
     }
@@ -218,6 +240,13 @@ Status PretrainedModel::block(int l, const Pass& p, const PretrainedForwardOptio
   if (L.branch_scale != 1) kernels::scale_vec(xs, mlp_out, L.branch_scale, mlp_out);  // Granite
   if (hooks) hooks->stream(HookKind::kMlpOut, l, mlp_out, e);
   kernels::add_vec(xs, x.data(), mlp_out, x.data());
+  if (per_layer_.present()) {  // Gemma 4: the per-layer input's branch, added after the MLP's
+    per_layer_.branch(l, n, x.data(), work_.per_layer, work_.per_layer_g, work_.per_layer_y, out.data());
+    if (hooks) hooks->stream(HookKind::kPerLayerOut, l, out.data(), e);
+    kernels::add_vec(xs, x.data(), out.data(), x.data());
+  }
+  if (!L.output_scale.data.empty())  // Gemma 4's layer_output_scale: the whole stream
+    kernels::scale_vec(xs, x.data(), L.output_scale.data[0], x.data());
   if (hooks) hooks->stream(HookKind::kResidPost, l, x.data(), e);
   return Status::Ok();
 }
@@ -301,10 +330,7 @@ Status PretrainedModel::forward(int b, int t, const std::vector<std::int32_t>& i
   x.resize(static_cast<std::size_t>(p.n) * e);  // x, h, out: (N, E)
   h.resize(x.size());
   work_.out.resize(x.size());
-  if (p.from_residual)
-    x = *o.hooks->start_stream();
-  else
-    embed(p, ids, o.hooks, x, work_.position);
+  ATTN_RETURN_IF_ERROR(begin_stream(p, ids, o, caches != nullptr));
   result.attention.assign(static_cast<std::size_t>(c.layers), Tensor());
   result.traces.assign(static_cast<std::size_t>(c.layers), Trace());
   result.hidden_states.clear();

@@ -30,6 +30,7 @@
 #include "model/delta_net.h"
 #include "model/interp_hooks.h"
 #include "model/metric_gradients.h"
+#include "model/per_layer_input.h"
 #include "model/short_conv.h"
 
 namespace attn {
@@ -68,19 +69,26 @@ enum class TensorRole {
   kDown,
   kUpBias,
   kDownBias,
-  kConvInProj,    // LFM2's short convolution: in_proj (3E, E) = [B; C; X]
-  kConvWeight,    // its depthwise kernel (E, K) (folders: (E, 1, K))
-  kConvOutProj,   // its out_proj (E, E)
-  kLinearQkv,     // a DeltaNet layer's (delta_net.h): [q; k; v] (C, E)
-  kLinearZ,       // the gate z (H_v·d_v, E)
-  kLinearB,       // β's projection (H_v, E)
-  kLinearA,       // the decay's projection (H_v, E)
-  kLinearConv,    // the depthwise conv (C, K)
-  kLinearDecay,   // A_log (folders) or −exp(A_log) (GGUF) (H_v)
-  kLinearDtBias,  // dt_bias (H_v)
-  kLinearNorm,    // the gated norm's weight (d_v)
-  kLinearOut,     // the output projection (E, H_v·d_v)
-  kQGate,         // attn_output_gate: q_proj as files store it, per head [q_h; gate_h] (2·H·d, E)
+  kConvInProj,         // LFM2's short convolution: in_proj (3E, E) = [B; C; X]
+  kConvWeight,         // its depthwise kernel (E, K) (folders: (E, 1, K))
+  kConvOutProj,        // its out_proj (E, E)
+  kLinearQkv,          // a DeltaNet layer's (delta_net.h): [q; k; v] (C, E)
+  kLinearZ,            // the gate z (H_v·d_v, E)
+  kLinearB,            // β's projection (H_v, E)
+  kLinearA,            // the decay's projection (H_v, E)
+  kLinearConv,         // the depthwise conv (C, K)
+  kLinearDecay,        // A_log (folders) or −exp(A_log) (GGUF) (H_v)
+  kLinearDtBias,       // dt_bias (H_v)
+  kLinearNorm,         // the gated norm's weight (d_v)
+  kLinearOut,          // the output projection (E, H_v·d_v)
+  kQGate,              // attn_output_gate: q_proj as files store it, per head [q_h; gate_h] (2·H·d, E)
+  kPerLayerEmbed,      // Gemma 4: the per-layer table (V, L·P), global
+  kPerLayerModelProj,  // (L·P, E), global
+  kPerLayerProjNorm,   // (P), global
+  kPerLayerGate,       // (P, E) per layer
+  kPerLayerProj,       // (E, P) per layer
+  kPerLayerPostNorm,   // (E) per layer
+  kLayerScale,         // (1) per layer: layer_output_scale
   kCount
 };
 const char* role_name(TensorRole role);
@@ -155,6 +163,13 @@ struct PretrainedConfig {
   // Qwen3.5's full layers: the attention's output × σ(W_gate x) before o_proj (MhaConfig::output_gate),
   // W_gate read from q_proj (TensorRole::kQGate)
   bool attn_output_gate = false;
+  // Gemma 4. Per layer (empty = the global value in every layer): its head size, key/value heads,
+  // MLP width (the double-wide MLP of shared layers) and the layer whose keys and values it attends
+  // over (-1 or itself = its own; an earlier layer = K/V shared: no k/v projections of its own).
+  std::vector<int> layer_head_dim, layer_kv_heads, layer_intermediate, layer_kv_from;
+  bool v_norm = false;       // a weightless RMSNorm of each value head (eps norm_eps)
+  int per_layer_width = 0;   // P of the per-layer inputs (per_layer_input.h); 0 = none
+  bool layer_scale = false;  // a layer_output_scale scalar per layer: the stream × it after each block
 };
 
 // The DeltaNet layers' sizes (pretrained_delta.cpp): their checks, and the block's shape.
@@ -164,6 +179,17 @@ DeltaNetShape delta_shape(const PretrainedConfig& c);
 // of W_gate) reordered in place into [W_q; W_gate], the row blocks the attention reads
 // (pretrained_gate.cpp). Any format: a row is whole blocks.
 void split_q_gate_rows(StoredWeight& w, int heads);
+
+// A layer's sizes where the config gives them per layer (else the global ones).
+int layer_head_dim(const PretrainedConfig& c, int l);
+int layer_kv_heads(const PretrainedConfig& c, int l);
+int layer_intermediate(const PretrainedConfig& c, int l);
+// The layer whose keys and values layer l attends over (l itself unless shared).
+int layer_kv_source(const PretrainedConfig& c, int l);
+// The per-layer fields' checks (pretrained_per_layer.cpp): sizes, sources, widths.
+Status check_layer_variants(const PretrainedConfig& c);
+// Values of the per-layer input tensors (0 without them), for the memory check.
+std::uint64_t per_layer_input_values(const PretrainedConfig& c);
 
 // Every PretrainedConfig field with its name in the wrapper's config object (src/js/architectures/
 // builds it): the one list the binding reads a config through and writes it back with, so no
@@ -210,7 +236,14 @@ void split_q_gate_rows(StoredWeight& w, int heads);
   X(linear_v_dim, "linearVDim")                       \
   X(linear_conv_kernel, "linearConvKernel")           \
   X(linear_layout, "linearLayout")                    \
-  X(attn_output_gate, "attnOutputGate")
+  X(attn_output_gate, "attnOutputGate")               \
+  X(layer_head_dim, "layerHeadDim")                   \
+  X(layer_kv_heads, "layerKvHeads")                   \
+  X(layer_intermediate, "layerIntermediate")          \
+  X(layer_kv_from, "layerKvFrom")                     \
+  X(v_norm, "vNorm")                                  \
+  X(per_layer_width, "perLayerWidth")                 \
+  X(layer_scale, "layerScale")
 
 // Weights: every matrix (embeddings, projections, MLP, head) is kept once, in its checkpoint's own
 // format (F32, F16 or BF16: a 16-bit file stays 16-bit in memory, widened inside the GEMM; a GGUF
@@ -291,6 +324,9 @@ class PretrainedModel {
     NormBlock attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;
     MlpBlock mlp;
     float branch_scale = 1;
+    int kv_from = -1;      // Gemma 4: attends over this earlier layer's keys and values (-1: its own)
+    bool kv_kept = false;  // a later layer attends over its keys and values
+    Tensor output_scale;   // Gemma 4's layer_output_scale (1): the stream × it after the block; or empty
   };
   static Status compose_layer(const PretrainedConfig& c, int l, Layer& out);
   // The DeltaNet layers' part (pretrained_delta.cpp): a layer's and vectors as loaded (false / null: not a
@@ -318,6 +354,10 @@ class PretrainedModel {
     Tensor query;                         // the attention's input (B, T, E)
     MhaResult attention;                  // its output
     ShortConvWork conv;                   // a short-convolution layer's buffers
+    // Gemma 4: the per-layer inputs (N, L·P) and their scratch; in a forward without caches, the
+    // keys and values of the layers others share (one KvCache per layer, empty where none is kept)
+    std::vector<float> per_layer, per_layer_proj, per_layer_g, per_layer_y;
+    std::vector<KvCache> shared_kv;
   };
   PretrainedConfig config_;
   std::vector<TensorSpec> specs_;
@@ -332,6 +372,17 @@ class PretrainedModel {
   bool learned_positions_ = false;  // GPT-2: a positions tensor added to the embeddings
   NormBlock final_norm_;
   std::vector<Layer> layers_;
+  PerLayerInput per_layer_;  // Gemma 4's per-layer inputs (absent elsewhere)
+  // pretrained_per_layer.cpp: the per-layer input tensors and layer scales put in use, their slots,
+  // the caches of shared keys and values of a forward without caches, and the
+  // per-layer inputs of a forward.
+  static bool is_per_layer_role(TensorRole role);
+  Status use_per_layer(const TensorKey& key, const StoredWeight& stored);
+  const Tensor* per_layer_slot(const TensorKey& key) const;
+  // forward's start: x = the embeddings (or the stream it starts from), Gemma 4's per-layer inputs
+  // and, without caches, the caches of the keys and values later layers share.
+  Status begin_stream(const Pass& p, const std::vector<std::int32_t>& ids, const PretrainedForwardOptions& o,
+                      bool cached);
   Status use(const TensorKey& key);  // puts stored_[key] in use (views, widened vectors)
   Status use_layer_matrix(Layer& l, TensorRole role, const WeightView& w);
   Status use_layer_vector(Layer& l, TensorRole role, const Tensor& v);

@@ -73,6 +73,13 @@ Status PretrainedModel::check_gradients(const Pass& p, const std::vector<std::in
     if (layers_[l].kind == MixerKind::kDeltaNet)
       return invalid("metric gradients: layer " + std::to_string(l) +
                      " is a DeltaNet (linear attention) layer, whose backward is not built");
+  if (c.per_layer_width > 0 || c.layer_scale || c.v_norm || !c.layer_head_dim.empty() ||
+      !c.layer_kv_heads.empty() || !c.layer_intermediate.empty() ||
+      std::any_of(c.layer_kv_from.begin(), c.layer_kv_from.end(), [](int from) { return from >= 0; }))
+    return invalid(
+        "metric gradients: the backward does not yet cover per-layer inputs, shared keys and values, the "
+        "value "
+        "norm, layer output scales or per-layer head sizes (Gemma 4)");
   ATTN_RETURN_IF_ERROR(check_forward(p, ids, ForwardOptions{}, false));
   ATTN_RETURN_IF_ERROR(check_metric(o.metric, p.t, c.vocab_size));
   for (std::size_t l = 0; l < layers_.size(); ++l)

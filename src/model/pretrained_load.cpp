@@ -91,7 +91,7 @@ Status check_config(const PretrainedConfig& c) {
     return invalid("config: an output gate with fused projections does not exist");
   if (c.arch == PretrainedArch::kGpt2 && variant)
     return invalid("config: GPT-2 has none of the Llama-family variants");
-  return Status::Ok();
+  return check_layer_variants(c);
 }
 
 // Row blocks of a fused matrix ([q; k; v]: GPT-2's and Phi-3's qkv; [gate; up]), or empty.
@@ -105,20 +105,21 @@ std::vector<int> fused_blocks(const PretrainedConfig& c, TensorRole role) {
 
 // Values of every weight (norms and biases included), for the memory check before anything is allocated.
 std::uint64_t weight_values(const PretrainedConfig& c) {
-  const std::uint64_t e = c.hidden, qk = static_cast<std::uint64_t>(c.heads) * c.head_dim,
-                      kv = static_cast<std::uint64_t>(c.kv_heads) * c.head_dim, i = c.intermediate;
-  const std::uint64_t attn = e * qk * (c.attn_output_gate ? 2 : 1) + 2 * e * kv + qk * e + qk + 2 * kv + e;
-  const std::uint64_t mlp = 3 * e * i + i + e, per_layer = attn + mlp + 4 * e;
+  const std::uint64_t e = c.hidden;
   std::uint64_t n = static_cast<std::uint64_t>(c.vocab_size) * e * (c.tie_embeddings ? 1 : 2) + 2 * e;
   if (c.arch == PretrainedArch::kGpt2) n += static_cast<std::uint64_t>(c.max_positions) * e;
   if (c.conv_kernel > 0)  // LFM2's conv layers, a bound
     n += c.layers * (4 * e * e + e * static_cast<std::uint64_t>(c.conv_kernel));
-  // a DeltaNet layer has its block's weights instead of the attention's
-  const std::uint64_t delta = static_cast<std::uint64_t>(delta_shape(c).weight_values()) + mlp + 4 * e;
-  for (int l = 0; l < c.layers; ++l)
-    n += !c.layer_mixer.empty() && c.layer_mixer[l] == static_cast<int>(MixerKind::kDeltaNet) ? delta
-                                                                                              : per_layer;
-  return n;
+  const std::uint64_t delta = static_cast<std::uint64_t>(delta_shape(c).weight_values());
+  for (int l = 0; l < c.layers; ++l) {  // each layer's sizes (Gemma 4's differ)
+    const std::uint64_t d = layer_head_dim(c, l), qk = c.heads * d, kv = layer_kv_heads(c, l) * d,
+                        i = layer_intermediate(c, l);
+    const std::uint64_t attn = e * qk * (c.attn_output_gate ? 2 : 1) + 2 * e * kv + qk * e + qk + 2 * kv + e;
+    // a DeltaNet layer has its block's weights instead of the attention's
+    const bool linear = !c.layer_mixer.empty() && c.layer_mixer[l] == static_cast<int>(MixerKind::kDeltaNet);
+    n += (linear ? delta : attn) + 3 * e * i + i + e + 4 * e;
+  }
+  return n + per_layer_input_values(c);
 }
 
 std::uint64_t as_floats(std::uint64_t bytes) {
@@ -129,7 +130,7 @@ std::uint64_t as_floats(std::uint64_t bytes) {
 bool is_norm_weight(TensorRole r) {
   return r == TensorRole::kFinalNorm || r == TensorRole::kAttnNorm || r == TensorRole::kMlpNorm ||
          r == TensorRole::kPostAttnNorm || r == TensorRole::kPostMlpNorm || r == TensorRole::kQNorm ||
-         r == TensorRole::kKNorm;
+         r == TensorRole::kKNorm || r == TensorRole::kPerLayerProjNorm || r == TensorRole::kPerLayerPostNorm;
 }
 
 // Layer l's attention (frozen: its projections are views into the stored matrices) with the config's
@@ -139,8 +140,8 @@ Status make_attention(const PretrainedConfig& c, int l, MultiHeadAttention& out)
   MhaConfig mc;
   mc.embed_dim = c.hidden;
   mc.num_heads = c.heads;
-  mc.num_kv_heads = c.kv_heads;
-  mc.head_dim = c.head_dim;
+  mc.num_kv_heads = layer_kv_heads(c, l);
+  mc.head_dim = layer_head_dim(c, l);
   mc.frozen = true;              // projections: views into the stored checkpoint matrices
   mc.bias = gpt2 || c.qkv_bias;  // Qwen2's o has none: its out_proj.bias stays zero
   if (!gpt2 && (c.layer_rope.empty() || c.layer_rope[l])) {
@@ -156,6 +157,8 @@ Status make_attention(const PretrainedConfig& c, int l, MultiHeadAttention& out)
   mc.qk_norm = c.qk_norm;
   mc.qk_norm_eps = c.norm_eps;
   mc.output_gate = c.attn_output_gate;
+  mc.v_norm = c.v_norm;                       // Gemma 4
+  mc.shared_kv = layer_kv_source(c, l) != l;  // Gemma 4: attends over an earlier layer's keys and values
   return MultiHeadAttention::create(mc, out);
 }
 
@@ -185,7 +188,8 @@ Status PretrainedModel::compose_layer(const PretrainedConfig& c, int l, Layer& L
   const MlpBlock::Kind mlp = gpt2         ? MlpBlock::Kind::kGelu
                              : c.gelu_mlp ? MlpBlock::Kind::kGeGlu
                                           : MlpBlock::Kind::kSwiGlu;
-  L.mlp = MlpBlock(mlp, c.hidden, c.intermediate);
+  L.mlp = MlpBlock(mlp, c.hidden, layer_intermediate(c, l));
+  L.kv_from = layer_kv_source(c, l) == l ? -1 : layer_kv_source(c, l);
   L.branch_scale = c.residual_scale;
   L.kind = c.layer_mixer.empty() ? MixerKind::kAttention : static_cast<MixerKind>(c.layer_mixer[l]);
   L.mixer.options = attention_options(c, l);
@@ -206,6 +210,10 @@ Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& 
   m.specs_ = pretrained_tensor_specs(config);
   m.layers_.resize(static_cast<std::size_t>(config.layers));
   for (int l = 0; l < config.layers; ++l) ATTN_RETURN_IF_ERROR(compose_layer(config, l, m.layers_[l]));
+  for (const Layer& L : m.layers_)
+    if (L.kv_from >= 0) m.layers_[L.kv_from].kv_kept = true;
+  if (config.per_layer_width > 0)
+    m.per_layer_ = PerLayerInput(config.layers, config.per_layer_width, config.hidden, config.norm_eps);
   m.final_norm_ =
       NormBlock(config.arch == PretrainedArch::kGpt2 ? NormBlock::Kind::kLayer : NormBlock::Kind::kRms,
                 config.hidden, config.norm_eps);
@@ -226,18 +234,6 @@ std::vector<TensorKey> PretrainedModel::missing() const {
 
 Status PretrainedModel::reserve(std::uint64_t bytes) const {
   return check_allocation(as_floats(bytes), "the checkpoint's weights");
-}
-
-std::uint64_t PretrainedModel::weight_bytes() const {
-  std::uint64_t bytes = 0;
-  for (const auto& [key, w] : stored_) bytes += w.byte_size();
-  for (const auto& [key, p] : pending_) bytes += p.weight.byte_size();
-  const auto norm_floats = [](const NormBlock& n) { return n.weight.data.size() + n.bias.data.size(); };
-  std::uint64_t vector_floats = norm_floats(final_norm_);
-  for (const Layer& L : layers_)
-    vector_floats += norm_floats(L.attn_norm) + norm_floats(L.mlp_norm) + norm_floats(L.post_attn_norm) +
-                     norm_floats(L.post_mlp_norm) + L.mlp.up_b.data.size() + L.mlp.down_b.data.size();
-  return bytes + 4 * vector_floats;
 }
 
 namespace {
@@ -311,6 +307,7 @@ Status PretrainedModel::end_tensor(const TensorKey& key) {
 // Matrices stay stored and are read through views.
 Status PretrainedModel::use(const TensorKey& key) {
   const StoredWeight& stored = stored_.at(key);
+  if (is_per_layer_role(key.role)) return use_per_layer(key, stored);
   if (stored.shape().size() == 1) {
     Tensor v = stored.widened();
     if (config_.norm_weight_offset != 0 &&
@@ -341,7 +338,7 @@ Status PretrainedModel::use(const TensorKey& key) {
 Status PretrainedModel::use_layer_matrix(Layer& L, TensorRole role, const WeightView& w) {
   if (use_delta_matrix(L, role, w)) return Status::Ok();
   MultiHeadAttention& a = L.mixer.attn;
-  const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
+  const int qk = config_.heads * a.head_dim(), kv = a.num_kv_heads() * a.head_dim();
   switch (role) {
     case TensorRole::kQkv:  // (H·d + 2·H_kv·d, E) = [W_q; W_k; W_v]
       ATTN_RETURN_IF_ERROR(a.set_weight_view("q_proj_weight", w.row_block(0, qk)));
@@ -386,7 +383,7 @@ Status PretrainedModel::use_layer_matrix(Layer& L, TensorRole role, const Weight
 const Tensor* PretrainedModel::vector_slot(const TensorKey& key) const {
   if (key.role == TensorRole::kFinalNorm) return &final_norm_.weight;
   if (key.role == TensorRole::kFinalNormBias) return &final_norm_.bias;
-  if (key.layer < 0 || key.layer >= static_cast<int>(layers_.size())) return nullptr;
+  if (key.layer < 0 || key.layer >= static_cast<int>(layers_.size())) return per_layer_slot(key);
   const Layer& L = layers_[static_cast<std::size_t>(key.layer)];
   if (const Tensor* delta = delta_slot(L, key.role)) return delta;
   switch (key.role) {
@@ -407,7 +404,7 @@ const Tensor* PretrainedModel::vector_slot(const TensorKey& key) const {
     case TensorRole::kDownBias:
       return &L.mlp.down_b;
     default:
-      return nullptr;
+      return per_layer_slot(key);
   }
 }
 
@@ -425,7 +422,7 @@ Status PretrainedModel::use_layer_vector(Layer& L, TensorRole role, const Tensor
   // q/k/v biases (Qwen2): their segment of in_proj_bias [b_q; b_k; b_v]
   Tensor bias;
   ATTN_RETURN_IF_ERROR(a.get_parameter("in_proj_bias", bias));
-  const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
+  const int qk = config_.heads * a.head_dim(), kv = a.num_kv_heads() * a.head_dim();
   const int at = role == TensorRole::kQBias ? 0 : role == TensorRole::kKBias ? qk : qk + kv;
   std::copy(v.data.begin(), v.data.end(), bias.data.begin() + at);
   return a.set_parameter("in_proj_bias", bias);

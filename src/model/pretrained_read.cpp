@@ -49,7 +49,8 @@ Status PretrainedModel::read_rows(const TensorKey& key, int first, int count, st
     // Qwen2's separate biases: their segment of in_proj_bias [b_q; b_k; b_v], as use() put them
     Tensor bias;
     ATTN_RETURN_IF_ERROR(L->mixer.attn.get_parameter("in_proj_bias", bias));
-    const int qk = config_.heads * config_.head_dim, kv = config_.kv_heads * config_.head_dim;
+    const MultiHeadAttention& a = L->mixer.attn;  // its sizes: Gemma 4's differ per layer
+    const int qk = config_.heads * a.head_dim(), kv = a.num_kv_heads() * a.head_dim();
     const int at = key.role == TensorRole::kQBias ? 0 : key.role == TensorRole::kKBias ? qk : qk + kv;
     if (at + cols <= static_cast<int>(bias.data.size()))
       v.data.assign(bias.data.begin() + at, bias.data.begin() + at + cols);

@@ -51,7 +51,14 @@ constexpr const char* kRoleNames[] = {"embed",
                                       "linear_dt_bias",
                                       "linear_norm",
                                       "linear_out",
-                                      "q_gate"};
+                                      "q_gate",
+                                      "per_layer_embed",
+                                      "per_layer_model_proj",
+                                      "per_layer_proj_norm",
+                                      "per_layer_gate",
+                                      "per_layer_proj",
+                                      "per_layer_post_norm",
+                                      "layer_scale"};
 static_assert(sizeof(kRoleNames) / sizeof(kRoleNames[0]) == static_cast<std::size_t>(TensorRole::kCount),
               "one name per TensorRole");
 
@@ -66,10 +73,13 @@ Block gpt2_block(const PretrainedConfig& c) {
           {TensorRole::kUpBias, {in}},     {TensorRole::kDown, {e, in}},     {TensorRole::kDownBias, {e}}};
 }
 
-// The Llama layout's block with the config's variants: pre- and/or post-norms, fused projections,
-// q/k/v biases, q/k norms per head or over all heads.
-Block llama_block(const PretrainedConfig& c) {
-  const int e = c.hidden, qk = c.heads * c.head_dim, kv = c.kv_heads * c.head_dim, in = c.intermediate;
+// Layer l's block in the Llama layout with the config's variants: pre- and/or post-norms, fused
+// projections, q/k/v biases, q/k norms per head or over all heads; Gemma 4's per-layer sizes, no k/v
+// of a layer that shares another's, its per-layer input branch and output scale.
+Block llama_block(const PretrainedConfig& c, int l) {
+  const int d = layer_head_dim(c, l), e = c.hidden, qk = c.heads * d, kv = layer_kv_heads(c, l) * d,
+            in = layer_intermediate(c, l);
+  const bool own_kv = layer_kv_source(c, l) == l;
   Block out;
   if (c.pre_norms) out.push_back({TensorRole::kAttnNorm, {e}});
   if (c.post_norms) out.push_back({TensorRole::kPostAttnNorm, {e}});
@@ -81,6 +91,7 @@ Block llama_block(const PretrainedConfig& c) {
     const TensorRole weights[] = {TensorRole::kQ, TensorRole::kK, TensorRole::kV};
     const TensorRole biases[] = {TensorRole::kQBias, TensorRole::kKBias, TensorRole::kVBias};
     for (int i = 0; i < 3; ++i) {
+      if (i > 0 && !own_kv) continue;
       const int rows = i == 0 ? qk : kv;
       if (i == 0 && c.attn_output_gate)  // q_proj holds the gate's rows too
         out.push_back({TensorRole::kQGate, {2 * qk, e}});
@@ -91,8 +102,8 @@ Block llama_block(const PretrainedConfig& c) {
   }
   if (c.qk_norm != MhaConfig::QkNorm::kNone) {
     const bool per_head = c.qk_norm == MhaConfig::QkNorm::kPerHead;
-    out.push_back({TensorRole::kQNorm, {per_head ? c.head_dim : qk}});
-    out.push_back({TensorRole::kKNorm, {per_head ? c.head_dim : kv}});
+    out.push_back({TensorRole::kQNorm, {per_head ? d : qk}});
+    if (own_kv) out.push_back({TensorRole::kKNorm, {per_head ? d : kv}});
   }
   out.push_back({TensorRole::kO, {e, qk}});
   if (c.fused_projections) {
@@ -102,6 +113,12 @@ Block llama_block(const PretrainedConfig& c) {
     out.push_back({TensorRole::kUp, {in, e}});
   }
   out.push_back({TensorRole::kDown, {e, in}});
+  if (c.per_layer_width > 0) {
+    out.push_back({TensorRole::kPerLayerGate, {c.per_layer_width, e}});
+    out.push_back({TensorRole::kPerLayerProj, {e, c.per_layer_width}});
+    out.push_back({TensorRole::kPerLayerPostNorm, {e}});
+  }
+  if (c.layer_scale) out.push_back({TensorRole::kLayerScale, {1}});
   return out;
 }
 
@@ -110,7 +127,7 @@ Block llama_block(const PretrainedConfig& c) {
 Block short_conv_block(const PretrainedConfig& c) {
   const int e = c.hidden;
   Block out;
-  for (const auto& entry : llama_block(c)) {
+  for (const auto& entry : llama_block(c, -1)) {
     const TensorRole r = entry.first;
     const bool attention = r == TensorRole::kQ || r == TensorRole::kK || r == TensorRole::kV ||
                            r == TensorRole::kQkv || r == TensorRole::kQBias || r == TensorRole::kKBias ||
@@ -129,7 +146,7 @@ Block delta_block(const PretrainedConfig& c) {
   const int e = c.hidden, hv = c.linear_v_heads, vd = hv * c.linear_v_dim;
   const int ch = 2 * c.linear_k_heads * c.linear_k_dim + vd;
   Block out;
-  for (const auto& role_shape : llama_block(c)) {
+  for (const auto& role_shape : llama_block(c, -1)) {
     const TensorRole r = role_shape.first;
     const bool mixer = r == TensorRole::kQ || r == TensorRole::kK || r == TensorRole::kV ||
                        r == TensorRole::kQkv || r == TensorRole::kQBias || r == TensorRole::kKBias ||
@@ -150,7 +167,26 @@ Block delta_block(const PretrainedConfig& c) {
   return out;
 }
 
+// A per-layer value, or the global one (no per-layer list, or l = -1: a block shared by layers).
+int per_layer_or(const std::vector<int>& values, int l, int global) {
+  return values.empty() || l < 0 ? global : values[static_cast<std::size_t>(l)];
+}
+
 }  // namespace
+
+int layer_head_dim(const PretrainedConfig& c, int l) {
+  return per_layer_or(c.layer_head_dim, l, c.head_dim);
+}
+int layer_kv_heads(const PretrainedConfig& c, int l) {
+  return per_layer_or(c.layer_kv_heads, l, c.kv_heads);
+}
+int layer_intermediate(const PretrainedConfig& c, int l) {
+  return per_layer_or(c.layer_intermediate, l, c.intermediate);
+}
+int layer_kv_source(const PretrainedConfig& c, int l) {
+  const int from = per_layer_or(c.layer_kv_from, l, -1);
+  return from < 0 ? l : from;
+}
 
 const char* role_name(TensorRole role) {
   const int i = static_cast<int>(role);
@@ -176,14 +212,20 @@ std::vector<TensorSpec> pretrained_tensor_specs(const PretrainedConfig& c) {
   std::vector<TensorSpec> out;
   out.push_back({{TensorRole::kEmbed, -1}, {c.vocab_size, c.hidden}});
   if (gpt2) out.push_back({{TensorRole::kPositions, -1}, {c.max_positions, c.hidden}});
-  const Block block = gpt2 ? gpt2_block(c) : llama_block(c);
+  if (c.per_layer_width > 0) {
+    const int lp = c.layers * c.per_layer_width;
+    out.push_back({{TensorRole::kPerLayerEmbed, -1}, {c.vocab_size, lp}});
+    out.push_back({{TensorRole::kPerLayerModelProj, -1}, {lp, c.hidden}});
+    out.push_back({{TensorRole::kPerLayerProjNorm, -1}, {c.per_layer_width}});
+  }
   const Block conv = short_conv_block(c);
   const Block delta = c.linear_v_heads > 0 ? delta_block(c) : Block();
   for (int l = 0; l < c.layers; ++l) {
     const int kind = c.layer_mixer.empty() ? 0 : c.layer_mixer[l];
     const Block& chosen = kind == static_cast<int>(MixerKind::kShortConv)  ? conv
                           : kind == static_cast<int>(MixerKind::kDeltaNet) ? delta
-                                                                           : block;
+                          : gpt2                                           ? gpt2_block(c)
+                                                                           : llama_block(c, l);
     for (const auto& [role, shape] : chosen) out.push_back({{role, l}, shape});
   }
   out.push_back({{TensorRole::kFinalNorm, -1}, {c.hidden}});

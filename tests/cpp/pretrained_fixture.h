@@ -95,6 +95,12 @@ inline attn::PretrainedConfig core_config(const testjson::Value& c) {
   if (c.has("linearConvKernel")) p.linear_conv_kernel = c["linearConvKernel"].integer();
   if (c.has("linearLayout")) p.linear_layout = c["linearLayout"].integer();
   if (c.has("attnOutputGate")) p.attn_output_gate = c["attnOutputGate"].flag();
+  if (c.has("layerHeadDim")) p.layer_head_dim = c["layerHeadDim"].numbers<int>();  // Gemma 4
+  if (c.has("layerKvFrom")) p.layer_kv_from = c["layerKvFrom"].numbers<int>();
+  if (c.has("layerIntermediate")) p.layer_intermediate = c["layerIntermediate"].numbers<int>();
+  if (c.has("vNorm")) p.v_norm = c["vNorm"].flag();
+  if (c.has("perLayerWidth")) p.per_layer_width = c["perLayerWidth"].integer();
+  if (c.has("layerScale")) p.layer_scale = c["layerScale"].flag();
   return p;
 }
 

@@ -138,6 +138,15 @@ TEST_CASE("metric gradients match float64 autograd on every pretrained family", 
     if (std::count(config.layer_mixer.begin(), config.layer_mixer.end(), 1) > 0) continue;
     const std::string file = pretrained_fixture::path(fixture, "expected_gradients.json");
     INFO(fixture << ": " << file << " (tests/golden/make_gradient_fixtures.py writes it)");
+    if (fixture == "gemma4-tiny") {  // its backward is not written yet: refused, naming what is missing
+      attn::PretrainedModel model;
+      pretrained_fixture::load_model(fixture, "model.safetensors", model);
+      attn::GradientResult r;
+      const attn::Status st = model.metric_gradients(1, 2, {1, 2}, attn::GradientOptions{}, r);
+      REQUIRE(!st.ok());
+      REQUIRE(st.message.find("per-layer inputs, shared keys and values") != std::string::npos);
+      continue;
+    }
     if (!std::ifstream(file).good()) {  // a hybrid: its DeltaNet layers have no backward yet
       const std::vector<int> mixers =
           pretrained_fixture::core_config(

@@ -14,7 +14,7 @@ import tempfile
 import transformers
 from transformers import AutoConfig
 out = {"transformers": transformers.__version__, "models": {}}
-for mt in ["gpt2", "llama", "qwen2", "qwen3", "mistral", "smollm3", "olmo2", "gemma2", "gemma3_text", "phi3", "granite", "ministral3", "lfm2", "qwen3_5_text", "qwen3_5"]:
+for mt in ["gpt2", "llama", "qwen2", "qwen3", "mistral", "smollm3", "olmo2", "gemma2", "gemma3_text", "phi3", "granite", "ministral3", "lfm2", "qwen3_5_text", "qwen3_5", "gemma4_text"]:
     try:
         cfg = AutoConfig.for_model(mt)
         d = tempfile.mkdtemp()

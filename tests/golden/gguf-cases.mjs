@@ -27,6 +27,18 @@ const SPM_TEXTS = [
   'Zoe: I quit, Bob? QUIZ xyz',
 ];
 
+// The gemma4 fixture's vocab has lower-case letters, H, T, W, `,.!?`, space and newline only
+// (make_gguf_fixtures.mjs; no byte tokens): the strings keep to those. Runs of spaces and newlines
+// test the "▁" merges and llama.cpp's newline-only words.
+const GEMMA4_TEXTS = [
+  'Hello world',
+  'hello there, the sea!',
+  '  leading and   inner  spaces  ',
+  'lines\n\nand more \n',
+  'What is this?\n\n\nThe end.',
+  'He said hello, hello world.',
+];
+
 const CHAT = [
   { role: 'system', content: 'Be brief.' },
   { role: 'user', content: 'Hello there' },
@@ -49,6 +61,11 @@ export const TEMPLATES = {
     "{% set role = m.role %}{% endif %}{{ '<start_of_turn>' + role + '\\n' + m.content | trim + " +
     "'<end_of_turn>\\n' }}{% endfor %}" +
     "{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}",
+  // Gemma 4's turns (<|turn>role … <turn|>), a system turn kept as its own
+  gemma4:
+    "{{ bos_token }}{% for m in messages %}{% if m.role == 'assistant' %}{% set role = 'model' %}{% else %}" +
+    "{% set role = m.role %}{% endif %}{{ '<|turn>' + role + '\\n' + m.content | trim + '<turn|>\\n' }}" +
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|turn>model\\n' }}{% endif %}",
   phi3:
     "{% for m in messages %}{{ '<|' + m.role + '|>\\n' + m.content + '<|end|>\\n' }}{% endfor %}" +
     "{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}",
@@ -83,7 +100,8 @@ const NAMES = { 'phi3-tiny': { name: 'tiny-phi' } };
  * with a quantization and a tokenizer.ggml.pre, or 'tiny256' for the K-quant model); the strings
  * tokenized; the prompt (tokenized by llama.cpp, run at every position); greedy steps; the chat.
  * `tolerance`: the largest |Δp| allowed against llama.cpp's probabilities in npm test (docs/gguf.md,
- * "Agreement with llama.cpp": set from the measured agreement with headroom).
+ * "Agreement with llama.cpp": set from the measured agreement with headroom); `int8Tolerance`: a
+ * quantized case's own bound for the int8 mode where it is not yet INT8_TOLERANCE.
  */
 /**
  * The largest |Δp| allowed between the library's int8 activation mode (loadPretrained({ gguf,
@@ -139,6 +157,28 @@ export const CASES = [
     prompt: 'Hello there, the world. the sea',
     tolerance: 5e-2, // measured 1.9e-2 (8-bit activations)
     quantized: true,
+  },
+  {
+    file: 'gemma4-tiny.f32.gguf',
+    source: { model: 'gemma4-tiny', type: 'F32', pre: 'gemma4', template: 'gemma4' },
+    texts: GEMMA4_TEXTS,
+    prompt: 'hello there, the sea. Hello world',
+    tolerance: 2e-3, // measured 3.8e-4 (F16 KV cache)
+  },
+  {
+    file: 'gemma4-tiny.q8_0.gguf',
+    source: { model: 'gemma4-tiny', type: 'F32', quant: 'Q8_0', pre: 'gemma4', template: 'gemma4' },
+    texts: GEMMA4_TEXTS,
+    prompt: 'hello there, the sea. Hello world',
+    // measured 1.85e-1 (8-bit activations: llama.cpp against its own run on the dequantized weights
+    // is 1.83e-1 apart, the library 2.1e-3; the soft-capped tiny model's probabilities are sharp)
+    tolerance: 0.25,
+    quantized: true,
+    // NOT YET llama.cpp's numbers: the int8 mode is 2.86e-2 from llama.cpp's float32-KV run (the exact
+    // mode 4.94e-2). Diagnosis (one file per variant): only the embeddings quantized 1.5e-4, only
+    // attn_q 5.1e-4, attn_k 8.2e-4, attn_v 6.6e-4, attn_output 2.5e-3, all four 5.7e-2, the
+    // per-layer-input matrices kept F32 2.8e-2: not found yet (amplification or the attention's path).
+    int8Tolerance: 3.5e-2,
   },
   {
     file: 'tiny256-kquants.gguf',

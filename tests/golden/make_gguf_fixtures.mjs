@@ -57,6 +57,48 @@ function gpt2Tokenizer(model, pre, template) {
   return md;
 }
 
+// A "gemma4" vocab (SentencePiece-style BPE over raw UTF-8, Gemma4Model.set_vocab) for a checkpoint of
+// `size` ids: <pad>, Gemma 4's turn tokens, "▁" and single characters, then each merge's result in
+// merge order (ranks), "[PADi]" up to the <bos> / <eos> ids of the config; no byte tokens (the
+// strings of gguf-cases.mjs keep to these characters: llama.cpp drops a character missing from the
+// vocab). Merges chain on earlier pieces so that their order matters ("▁hello" = "▁he" + "llo").
+const GEMMA4_CHARS = [...'\u2581abcdefghijklmnopqrstuvwxyzHTW,.!?\n'];
+const GEMMA4_MERGES = (
+  'h e|l l|\u2581 t|\u2581 w|o r|l d|i n|e r|t h|\u2581 a|a n|n d|r e|e a|s e|\u2581 s|\u2581 h|' +
+  'l o|ll o|e llo|\u2581t he|\u2581h e|\u2581he llo|\u2581w or|\u2581wor ld|\u2581a nd|\u2581s ea|' +
+  '\u2581the re|H e|He llo|\u2581 Hello|\u2581 \u2581|\u2581\u2581 \u2581|i s|\u2581 is|\n \n'
+)
+  .split('|')
+  .map((m) => m.split(' '));
+
+function gemma4Tokenizer(model, template) {
+  const config = readJson(model, 'config.json');
+  const specials = [['<pad>', TYPE.CONTROL], ['<|turn>', TYPE.CONTROL], ['<turn|>', TYPE.CONTROL]];
+  const pieces = [...GEMMA4_CHARS, ...GEMMA4_MERGES.map(([a, b]) => a + b)];
+  const tokens = [...specials.map(([t]) => t), ...pieces];
+  const types = [...specials.map(([, t]) => t), ...pieces.map(() => TYPE.NORMAL)];
+  const { bos_token_id: bos, eos_token_id: eos, vocab_size: n } = config;
+  if (tokens.length > Math.min(bos, eos)) throw new Error('gemma4 vocab: too many pieces for the ids');
+  while (tokens.length < n) {
+    const id = tokens.length;
+    tokens.push(id === bos ? '<bos>' : id === eos ? '<eos>' : `[PAD${id}]`);
+    types.push(id === bos || id === eos ? TYPE.CONTROL : TYPE.NORMAL);
+  }
+  return [
+    ['tokenizer.ggml.model', 'string', 'gemma4'],
+    ['tokenizer.ggml.tokens', 'array<string>', tokens],
+    ['tokenizer.ggml.scores', 'array<float32>', tokens.map(() => 0)],
+    ['tokenizer.ggml.token_type', 'array<int32>', types],
+    ['tokenizer.ggml.merges', 'array<string>', GEMMA4_MERGES.map((m) => m.join(' '))],
+    ['tokenizer.ggml.bos_token_id', 'uint32', bos],
+    ['tokenizer.ggml.eos_token_id', 'uint32', eos],
+    ['tokenizer.ggml.padding_token_id', 'uint32', 0],
+    ['tokenizer.ggml.add_space_prefix', 'bool', false],
+    ['tokenizer.ggml.add_bos_token', 'bool', true],
+    ['tokenizer.chat_template', 'string', TEMPLATES[template]],
+  ];
+}
+
 // The converter's metadata with its tokenizer.* keys replaced by the checkpoint's tokenizer, and
 // general.name by `name` where given (llama.cpp looks Phi-3's special tokens up by text when the name
 // says "phi3", and the tiny vocab has none of them).
@@ -66,7 +108,7 @@ const checkpointMetadata =
     ...md
       .filter(([k]) => !k.startsWith('tokenizer.'))
       .map(([k, t, v]) => (k === 'general.name' && name ? [k, t, name] : [k, t, v])),
-    ...gpt2Tokenizer(model, pre, template),
+    ...(pre === 'gemma4' ? gemma4Tokenizer(model, template) : gpt2Tokenizer(model, pre, template)),
   ];
 
 // A checkpoint of tests/golden/pretrained/ as a GGUF file with its tokenizer.
@@ -74,7 +116,8 @@ function checkpointGGUF(source) {
   const { model, type, quant } = source;
   return fixtureGGUF(model, {
     type,
-    quantize: quant ? (_name, values) => quantize(quant, values) : undefined,
+    // rows that are no whole number of blocks stay F32, as llama.cpp's quantizer keeps them
+    quantize: quant ? (_name, values, row) => (row % 32 ? null : quantize(quant, values)) : undefined,
     metadata: checkpointMetadata(source),
   });
 }
@@ -87,7 +130,8 @@ export function dequantizedGGUF(source) {
   const { model, type, quant } = source;
   return fixtureGGUF(model, {
     type,
-    quantize: (_name, values) => {
+    quantize: (_name, values, row) => {
+      if (row % 32) return null;
       const f32 = dequantize(quant, quantize(quant, values));
       return { type: 0, data: new Uint8Array(f32.buffer) };
     },

@@ -44,6 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from make_fixtures import seed_for  # noqa: E402
 from lfm2_reference import lfm2_forward, lfm2_tensors, np_lfm2  # noqa: E402
+from gemma4_reference import gemma4_forward, gemma4_tensors, np_gemma4  # noqa: E402
 
 OUT_DIR = os.path.join(HERE, "pretrained")
 SCRIPT = "tests/golden/make_pretrained_fixtures.py"
@@ -462,6 +463,28 @@ GEMMA2_CONFIG = {
     "query_pre_attn_scalar": 8, "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 10000.0,
     "sliding_window": 3, "tie_word_embeddings": True, "torch_dtype": "float32", "use_cache": True,
     "vocab_size": VOCAB,
+}
+
+
+# Gemma 4 (text): 4 layers sliding/full/sliding/full, head sizes 8 (sliding) and 16 (full, proportional
+# RoPE rotating a quarter of it), a 3-key window, the last two layers sharing layers 0's and 1's keys and
+# values (with the double-wide MLP), per-layer inputs of width 4, layer scalars, a final soft-cap.
+GEMMA4_CONFIG = {
+    "architectures": ["Gemma4ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "attention_k_eq_v": False, "bos_token_id": 94, "enable_moe_block": False, "eos_token_id": 95,
+    "final_logit_softcapping": 20.0, "global_head_dim": 16, "head_dim": 8,
+    "hidden_activation": "gelu_pytorch_tanh", "hidden_size": HIDDEN, "hidden_size_per_layer_input": 4,
+    "initializer_range": 0.02, "intermediate_size": 48, "layer_types": [
+        "sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+    "max_position_embeddings": MAX_POS, "model_type": "gemma4_text", "moe_intermediate_size": None,
+    "num_attention_heads": HEADS, "num_experts": None, "num_global_key_value_heads": None,
+    "num_hidden_layers": 4, "num_key_value_heads": 2, "num_kv_shared_layers": 2, "pad_token_id": 0,
+    "rms_norm_eps": 1e-06, "rope_parameters": {
+        "full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 1000000.0, "rope_type": "proportional"},
+        "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}},
+    "sliding_window": 3, "tie_word_embeddings": True, "top_k_experts": None, "torch_dtype": "float32",
+    "use_bidirectional_attention": None, "use_cache": True, "use_double_wide_mlp": True,
+    "vocab_size": VOCAB, "vocab_size_per_layer_input": VOCAB,
 }
 
 
@@ -1174,12 +1197,13 @@ def greedy(forward, w, cfg, prompt):
 def build(name, cfg, tok_style, vocab, merges, logits_only=False):
     folder = os.path.join(OUT_DIR, name)
     os.makedirs(folder, exist_ok=True)
-    is_gpt2 = cfg["model_type"] == "gpt2"
-    spec = gpt2_tensors() if is_gpt2 else llama_tensors(cfg)
-    forward = gpt2_forward if is_gpt2 else llama_forward
-    np_forward = np_gpt2 if is_gpt2 else np_llama
+    is_gpt2, is_gemma4 = cfg["model_type"] == "gpt2", cfg["model_type"] == "gemma4_text"
+    spec = gpt2_tensors() if is_gpt2 else gemma4_tensors(cfg, VOCAB) if is_gemma4 else llama_tensors(cfg)
+    forward = gpt2_forward if is_gpt2 else gemma4_forward if is_gemma4 else llama_forward
+    np_forward = np_gpt2 if is_gpt2 else np_gemma4 if is_gemma4 else np_llama
     if cfg["model_type"] == "lfm2":
         spec, forward, np_forward = lfm2_tensors(cfg, VOCAB), lfm2_forward, np_lfm2
+    n_layers = cfg.get("num_hidden_layers", LAYERS)
 
     seed_for(name)
     w32 = {n: draw(shape, kind).numpy() for n, shape, kind in spec}
@@ -1233,7 +1257,7 @@ def build(name, cfg, tok_style, vocab, merges, logits_only=False):
         for key in ("attention", "hidden_states"):
             for a, b in zip(ref[key], chk[key]):
                 worst = max(worst, rel_err(a, b))
-        assert len(ref["hidden_states"]) == LAYERS + 1 and len(ref["attention"]) == LAYERS
+        assert len(ref["hidden_states"]) == n_layers + 1 and len(ref["attention"]) == n_layers
         # the same forward in float32 arithmetic: how far a float32 loader may land (a hint)
         r32 = forward({n: torch.from_numpy(a) for n, a in w32.items()}, ids_t, cfg)
         f32_diff["logits"] = max(f32_diff["logits"], float((r32["logits"].double() - ref["logits"]).abs().max()))
@@ -1279,12 +1303,12 @@ def build(name, cfg, tok_style, vocab, merges, logits_only=False):
                                        "; attention[l] (B,H,T,T) softmax probabilities of layer l; "
                                        "hidden_states[0] embedding output, [i] output of block i-1 "
                                        "(i = 1..L-1), [L] after the final norm (HF output_hidden_states)"),
-        "attention_layers": [] if logits_only else list(range(LAYERS)),
+        "attention_layers": [] if logits_only else list(range(n_layers)),
         "float32_forward_max_abs_diff": {k: float("%.2g" % v) for k, v in f32_diff.items()
                                          if not (logits_only and k != "logits")},
     }
-    rcfg = with_rope(cfg)
-    if rcfg.get("rope_scaling") or not is_gpt2:
+    rcfg = cfg if is_gemma4 else with_rope(cfg)
+    if (rcfg.get("rope_scaling") or not is_gpt2) and not is_gemma4:
         exp["rope_inv_freq"] = tensor_json(rope_inv_freq(rcfg))
         if rcfg.get("rope_scaling"):
             exp["rope_inv_freq_unscaled"] = tensor_json(rope_inv_freq(dict(rcfg, rope_scaling=None)))
@@ -1383,7 +1407,8 @@ def main():
              ("gemma2-tiny", GEMMA2_CONFIG, "llama", False),
              ("granite-tiny", GRANITE_CONFIG, "llama", False),
              ("ministral3-tiny", MINISTRAL3_CONFIG, "llama", False),
-             ("lfm2-tiny", LFM2_CONFIG, "qwen2", False)]
+             ("lfm2-tiny", LFM2_CONFIG, "qwen2", False),
+             ("gemma4-tiny", GEMMA4_CONFIG, "llama", False)]
     if sys.argv[1:]:  # only the folders named (the others' files stay as committed)
         archs = [a for a in archs if a[0] in sys.argv[1:]]
     names = {}

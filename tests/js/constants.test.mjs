@@ -136,6 +136,8 @@ describe('shared constants (src/js/constants.js)', () => {
         linearConvKernel: 2,
         attnOutputGate: true,
       },
+      // Gemma 4: per-layer inputs and layer output scales
+      { ...base, arch: PRETRAINED_ARCH.LLAMA, vocabSize: 5, perLayerWidth: 2, layerScale: true },
     ];
     const given = new Set(configs.flatMap((c) => coreTensorRoles(c).map((t) => t.role)));
     assert.deepEqual([...given].sort(), Object.keys(TENSOR_ROLE).sort());

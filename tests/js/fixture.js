@@ -137,3 +137,13 @@ export function listPretrained(withFile) {
     .filter((name) => has(name, 'model.safetensors') && (withFile === undefined || has(name, withFile)))
     .sort();
 }
+
+// The fixtures whose interpretability tools (logitAttribution, qkAttribution, patch, gradients)
+// refuse by name — Gemma 4's per-layer inputs, shared K/V and layer scales are not modelled yet:
+// tests/js/pretrained-gemma4.test.mjs asserts the refusal; the tools' suites run the others.
+export const INTERP_REFUSED = Object.freeze(['gemma4-tiny']);
+
+/** listPretrained() less INTERP_REFUSED. */
+export function listPretrainedInterp(withFile) {
+  return listPretrained(withFile).filter((name) => !INTERP_REFUSED.includes(name));
+}

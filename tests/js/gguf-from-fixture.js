@@ -23,6 +23,7 @@ const ARCH = {
   SmolLM3ForCausalLM: 'smollm3',
   GraniteForCausalLM: 'granite',
   Ministral3ForCausalLM: 'mistral3',
+  Gemma4ForCausalLM: 'gemma4',
 };
 const PERMUTED = ['llama', 'smollm3', 'granite', 'mistral3']; // llama.cpp's rope type NORM among them
 
@@ -111,11 +112,14 @@ function ggufName(hfName, arch) {
     'wpe.weight': 'position_embd.weight',
     'ln_f.weight': 'output_norm.weight',
     'ln_f.bias': 'output_norm.bias',
+    'model.embed_tokens_per_layer.weight': 'per_layer_token_embd.weight',
+    'model.per_layer_model_projection.weight': 'per_layer_model_proj.weight',
+    'model.per_layer_projection_norm.weight': 'per_layer_proj_norm.weight',
   };
   if (global[name]) return global[name];
   const m = /^(?:model\.layers|h)\.(\d+)\.(.+)$/.exec(name);
   if (!m) throw new Error(`converter: no GGUF name for ${name}`);
-  const post = arch === 'gemma2' || arch === 'gemma3' || arch === 'olmo2';
+  const post = arch.startsWith('gemma') || arch === 'olmo2';
   const per = {
     'input_layernorm.weight': 'attn_norm.weight',
     'post_attention_layernorm.weight': post ? 'post_attention_norm.weight' : 'ffn_norm.weight',
@@ -147,6 +151,10 @@ function ggufName(hfName, arch) {
     'mlp.c_fc.bias': 'ffn_up.bias',
     'mlp.c_proj.weight': 'ffn_down.weight',
     'mlp.c_proj.bias': 'ffn_down.bias',
+    'per_layer_input_gate.weight': 'inp_gate.weight',
+    'per_layer_projection.weight': 'proj.weight',
+    'post_per_layer_input_norm.weight': 'post_norm.weight',
+    layer_scalar: 'layer_output_scale.weight',
   }[m[2]];
   if (!per) throw new Error(`converter: no GGUF name for ${name}`);
   return `blk.${m[1]}.${per}`;
@@ -164,7 +172,8 @@ function convertTensors(tensors, c, arch) {
       kv = c.num_key_value_heads ?? heads;
     if (PERMUTED.includes(arch) && /attn_q\.weight$/.test(name)) data = permute(data, s[0], s[1], heads);
     if (PERMUTED.includes(arch) && /attn_k\.weight$/.test(name)) data = permute(data, s[0], s[1], kv);
-    if (arch.startsWith('gemma') && name.endsWith('norm.weight')) data = data.map((w) => w + 1);
+    const plusOne = arch === 'gemma2' || arch === 'gemma3'; // Gemma 4's RMSNorm scales by w
+    if (plusOne && name.endsWith('norm.weight')) data = data.map((w) => w + 1);
     if (arch === 'gpt2' && /(attn_qkv|attn_output|ffn_up|ffn_down)\.weight$/.test(name)) {
       data = transpose(data, s[0], s[1]);
       s = [s[1], s[0]];
@@ -219,9 +228,60 @@ function yarnMetadata(r, k) {
   ];
 }
 
+// Gemma 4's keys (Gemma4Model.set_gguf_parameters): per-layer arrays, the two head sizes.
+function gemma4Metadata(c, k) {
+  const layers = c.num_hidden_layers,
+    first = layers - c.num_kv_shared_layers;
+  const ff = c.layer_types.map((_, i) => (c.use_double_wide_mlp && i >= first ? 2 : 1) * c.intermediate_size);
+  const md = [
+    [k('context_length'), 'uint32', c.max_position_embeddings],
+    [k('embedding_length'), 'uint32', c.hidden_size],
+    [k('feed_forward_length'), 'array<uint32>', ff],
+    [k('block_count'), 'uint32', layers],
+    [k('attention.head_count'), 'uint32', c.num_attention_heads],
+    [k('attention.head_count_kv'), 'uint32', c.num_key_value_heads],
+    [k('attention.layer_norm_rms_epsilon'), 'float32', c.rms_norm_eps],
+    [k('rope.freq_base'), 'float32', c.rope_parameters.full_attention.rope_theta],
+    [k('rope.freq_base_swa'), 'float32', c.rope_parameters.sliding_attention.rope_theta],
+    [k('attention.sliding_window'), 'uint32', c.sliding_window],
+    [k('attention.shared_kv_layers'), 'uint32', c.num_kv_shared_layers],
+    [k('embedding_length_per_layer_input'), 'uint32', c.hidden_size_per_layer_input],
+    [
+      k('attention.sliding_window_pattern'),
+      'array<bool>',
+      c.layer_types.map((t) => t === 'sliding_attention'),
+    ],
+    [k('attention.key_length'), 'uint32', c.global_head_dim],
+    [k('attention.value_length'), 'uint32', c.global_head_dim],
+    [k('attention.key_length_swa'), 'uint32', c.head_dim],
+    [k('attention.value_length_swa'), 'uint32', c.head_dim],
+    [k('rope.dimension_count'), 'uint32', c.global_head_dim],
+    [k('rope.dimension_count_swa'), 'uint32', c.head_dim],
+  ];
+  if (c.final_logit_softcapping)
+    md.push([k('final_logit_softcapping'), 'float32', c.final_logit_softcapping]);
+  return md;
+}
+
+// Gemma 4's rope_freqs (Gemma4Model.generate_extra_tensors): the full layers' proportional RoPE as
+// divisors, 1 on the rotated pairs, 1e30 on the others.
+function gemma4RopeFreqs(c) {
+  const half = c.global_head_dim / 2,
+    rotated = Math.floor((c.global_head_dim * c.rope_parameters.full_attention.partial_rotary_factor) / 2);
+  return Float32Array.from({ length: half }, (_, i) => (i < rotated ? 1 : 1e30));
+}
+
 // The metadata the converter writes for config c.
 function metadataOf(c, arch, name) {
   const k = (key) => `${arch}.${key}`;
+  if (arch === 'gemma4')
+    return [
+      ['general.architecture', 'string', arch],
+      ['general.name', 'string', name],
+      ...gemma4Metadata(c, k),
+      ['tokenizer.ggml.bos_token_id', 'uint32', c.bos_token_id],
+      ['tokenizer.ggml.eos_token_id', 'uint32', c.eos_token_id],
+    ];
   const gpt2 = arch === 'gpt2';
   const hidden = gpt2 ? c.n_embd : c.hidden_size,
     heads = gpt2 ? c.n_head : c.num_attention_heads;
@@ -304,6 +364,10 @@ export function fixtureGGUF(model, { type = 'F32', weightsFile, quantize, metada
   const list = convertTensors(readSafetensors(readFileSync(new URL(file, dir))), c, arch);
   if (c.rope_scaling?.rope_type === 'llama3') {
     const data = ropeFreqs(c, c.head_dim ?? c.hidden_size / c.num_attention_heads);
+    list.push({ name: 'rope_freqs.weight', shape: [data.length], data });
+  }
+  if (arch === 'gemma4') {
+    const data = gemma4RopeFreqs(c);
     list.push({ name: 'rope_freqs.weight', shape: [data.length], data });
   }
   if (longRope(c))

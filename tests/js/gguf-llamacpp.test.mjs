@@ -105,7 +105,8 @@ describe('gguf fixtures against llama.cpp (committed expectations)', () => {
 describe("gguf: the int8 activation mode computes what llama.cpp's CPU backend computes", () => {
   // llama.cpp run with a float32 KV cache (its 8-bit activations kept): check_with_llamacpp.mjs.
   for (const c of CASES.filter((x) => x.quantized)) {
-    it(`${c.file}: int8 probabilities within ${INT8_TOLERANCE} of llama.cpp's; the exact mode is not`, async () => {
+    const tolerance = c.int8Tolerance ?? INT8_TOLERANCE;
+    it(`${c.file}: int8 probabilities within ${tolerance} of llama.cpp's; the exact mode is not`, async () => {
       const want = expected.cases[c.file];
       assert.ok(want.int8, 'the expectations hold the float32-KV run');
       const bytes = readFileSync(new URL(c.file, GGUF_DIR));
@@ -125,7 +126,7 @@ describe("gguf: the int8 activation mode computes what llama.cpp's CPU backend c
           model.dispose();
         }
       }
-      assert.ok(worst.int8 <= INT8_TOLERANCE, `int8: max |Δp| ${worst.int8}`);
+      assert.ok(worst.int8 <= tolerance, `int8: max |Δp| ${worst.int8}`);
       assert.ok(
         worst.exact > 10 * INT8_TOLERANCE,
         `exact: max |Δp| ${worst.exact} (8-bit activations matter here)`,

@@ -75,18 +75,19 @@ function quantize(kind, values) {
 const kindOf = (name) => (/ffn_|^output\./.test(name) ? 'Q4_0' : 'Q8_0');
 
 // The quantized file and its F32 twin holding the dequantized values.
+// Rows that are no whole number of blocks stay as they are, as llama.cpp's quantizer keeps them
+// (Gemma 4's per-layer tables and MLP of the tiny fixture).
 function twins(model) {
   const quantized = fixtureGGUF(model, {
-    quantize: (name, values) => {
+    quantize: (name, values, row) => {
+      if (row % 32) return null;
       const { type, data } = quantize(kindOf(name), values);
       return { type, data };
     },
   });
   const dequantized = fixtureGGUF(model, {
-    quantize: (name, values) => ({
-      type: GGML.F32,
-      data: new Uint8Array(quantize(kindOf(name), values).deq.buffer),
-    }),
+    quantize: (name, values, row) =>
+      row % 32 ? null : { type: GGML.F32, data: new Uint8Array(quantize(kindOf(name), values).deq.buffer) },
   });
   return { quantized, dequantized };
 }

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { init, loadPretrained, TinyTransformer, Tensor } from '../../src/js/index.js';
-import { PRETRAINED_DIR, deltaPretrained, listPretrained } from './fixture.js';
+import { PRETRAINED_DIR, deltaPretrained, listPretrained, listPretrainedInterp } from './fixture.js';
 
 await init();
 
@@ -88,7 +88,7 @@ describe('metricGradients against float64 autograd (every checkpoint folder)', (
       model.dispose();
     });
   }
-  for (const name of listPretrained('expected_gradients.json')) {
+  for (const name of listPretrainedInterp('expected_gradients.json')) {
     it(name, async () => {
       const doc = json(name, 'expected_gradients.json');
       assert.ok(doc.cases.length > 0, `${name}: no cases`);

@@ -13,13 +13,15 @@ import {
   refuses,
   loadCheckpoint,
 } from './interp-checks.mjs';
-import { deltaPretrained, hybridPretrained, listPretrained } from './fixture.js';
+import { INTERP_REFUSED, deltaPretrained, hybridPretrained, listPretrained } from './fixture.js';
 
 await init();
 
 // every checkpoint folder, so a family added there is covered at once; a hybrid's (DeltaNet layers)
 // refusal is checked below
-const CHECKPOINTS = listPretrained().filter((name) => !hybridPretrained(name));
+const CHECKPOINTS = listPretrained().filter(
+  (name) => !hybridPretrained(name) && !INTERP_REFUSED.includes(name),
+);
 
 describe('a hybrid model: logitAttribution and head patching refuse it, naming its first DeltaNet layer', () => {
   for (const name of listPretrained().filter(deltaPretrained)) {

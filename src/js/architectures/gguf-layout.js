@@ -11,7 +11,8 @@
 //   normsPlusOne: norm weights stored as 1 + w (Gemma), used as stored; ropeFreqs: a rope_freqs
 //   tensor (Llama 3's scaled RoPE) divides the frequencies; longRope: Phi-3's rope_factors_short /
 //   rope_factors_long tensors with rope.scaling.attn_factor and rope.scaling.original_context_length;
-//   config(read, ctx): config.json keys llama.cpp fixes or that the file does not carry.
+//   config(read, config): config.json keys llama.cpp fixes or that the file does not carry (config:
+//   the keys read so far; read.array reads a key that may hold one value per layer).
 import { AttentionError } from '../errors.js';
 
 /** llama.cpp's tensor names by role (LLM_TENSOR_NAMES); per-layer ones after "blk.N.". */

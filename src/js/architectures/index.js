@@ -18,6 +18,7 @@ import granite from './granite.js';
 import ministral3 from './ministral3.js';
 import lfm2 from './lfm2.js';
 import qwen3_5, { qwen3_5Vision } from './qwen3_5.js';
+import gemma4 from './gemma4.js';
 
 /** The families, in the docs' order. */
 export const FAMILIES = Object.freeze([
@@ -36,6 +37,7 @@ export const FAMILIES = Object.freeze([
   lfm2,
   qwen3_5,
   qwen3_5Vision,
+  gemma4,
 ]);
 
 /** The supported architectures (config.json's architectures[0]). */

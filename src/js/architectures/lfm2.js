@@ -149,10 +149,10 @@ function lfm2Core(original, r0, family) {
 
 // llama.cpp's lfm2: attention.head_count_kv per layer (0 = a conv layer), the FF width already
 // adjusted (feed_forward_length), token_embd_norm the final norm (LLM_TENSOR_OUTPUT_NORM_LFM2).
-function ggufConfig(read, { readArray }) {
-  const kv = readArray('attention.head_count_kv');
+function ggufConfig(read) {
+  const kv = read.array('attention.head_count_kv');
   const layers = read('block_count');
-  if (kv.length !== layers || kv.some((n) => !Number.isSafeInteger(n) || n < 0))
+  if (!Array.isArray(kv) || kv.length !== layers || kv.some((n) => !Number.isSafeInteger(n) || n < 0))
     throw invalid(
       `gguf: lfm2.attention.head_count_kv must hold one count ≥ 0 per layer, got ${describe(kv)}`,
     );

@@ -30,6 +30,26 @@ export const WRAPPERS = Object.freeze([
     ],
     tieDefault: true,
   },
+  {
+    architecture: 'Gemma4ForConditionalGeneration',
+    modelType: 'gemma4',
+    text: { gemma4_text: 'Gemma4ForCausalLM' },
+    towers: {
+      vision_config: 'the vision tower and its embedder',
+      audio_config: 'the audio tower (conformer) and its embedder',
+    },
+    // the ids of the image, video and audio placeholders and their delimiters
+    inert: [
+      'boi_token_id',
+      'eoi_token_id',
+      'image_token_id',
+      'video_token_id',
+      'boa_token_id',
+      'eoa_token_index',
+      'audio_token_id',
+    ],
+    tieDefault: true,
+  },
 ]);
 
 const byArchitecture = new Map(WRAPPERS.map((w) => [w.architecture, w]));

@@ -164,11 +164,30 @@ export function refuseConvLayers(model, tool) {
     );
 }
 
+// What the adapter below does not model (Gemma 4): each tool decomposes the stream into attention
+// heads and MLPs of one head size, so a model with any of these is refused, by name, rather than
+// decomposed wrongly.
+function notModelled(core) {
+  const missing = [];
+  if (core.layerHeadDim?.length || core.layerKvHeads?.length) missing.push('per-layer head sizes');
+  if (core.layerKvFrom?.some((from) => from >= 0)) missing.push('keys and values shared across layers');
+  if (core.perLayerWidth > 0) missing.push('per-layer inputs');
+  if (core.layerScale) missing.push('layer output scales (the whole stream scaled after each layer)');
+  if (core.vNorm) missing.push('the value norm');
+  return missing;
+}
+
 /** A PretrainedModel's adapter: its weights read back from the heap by role (float32 rows). */
 export function pretrainedInterp(model) {
   refuseConvLayers(model, 'this interpretability tool');
   const handle = model._live();
   const core = model._core;
+  const missing = notModelled(core);
+  if (missing.length > 0)
+    throw new AttentionError(
+      'INVALID_ARGUMENT',
+      `the interpretability tools (logitAttribution, qkAttribution, patch, attributionPatch, gradients) do not yet model ${model.architecture}'s ${missing.join(', ')}`,
+    );
   const E = core.hidden;
   const names = pretrainedTensors(handle);
   const rows = (key, first = 0, count = 1) => check(handle.readRows(key.role, key.layer, first, count)).data;

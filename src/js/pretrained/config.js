@@ -109,8 +109,9 @@ function unwrap(config, wrapper) {
   const ignored = [];
   for (const [key, value] of Object.entries(config)) {
     if (Object.hasOwn(REFUSED, key)) throw invalid(`config.json: ${key}: ${REFUSED[key]}`);
-    if (Object.hasOwn(wrapper.towers, key)) ignored.push(`${wrapper.towers[key]} (${key})`);
-    else if (!['text_config', 'tie_word_embeddings'].includes(key) && !wrapper.inert.includes(key))
+    if (Object.hasOwn(wrapper.towers, key)) {
+      if (value !== null) ignored.push(`${wrapper.towers[key]} (${key})`); // null: no such tower
+    } else if (!['text_config', 'tie_word_embeddings'].includes(key) && !wrapper.inert.includes(key))
       if (!INERT_COMMON.includes(key))
         throw invalid(`${where}: key "${key}" (${describe(value)}) is not implemented`);
   }
@@ -139,9 +140,10 @@ export function coreConfig(config) {
     return { ...coreConfig(text), ignored, names: wrappedNames };
   }
   const architecture = architectureOf(config);
+  const family = familyOf(architecture);
+  family.refuse?.(config); // a variant refused by its name before its keys are classed one by one
   checkKeys(config, architecture);
   const r = reader(config, architecture);
-  const family = familyOf(architecture);
   // a multimodal folder registered as its own family: its text model's config, read as that architecture's
   if (family.textConfig) {
     const text = coreConfig(family.textConfig(config));

@@ -47,16 +47,17 @@ function metadataReader(metadata, arch) {
       throw invalid(`gguf: ${key} must be one number, string or bool, got ${describe(v)}`);
     return v;
   }
-  // An array key (lfm2's head_count_kv per layer): whole numbers, needed.
-  function readArray(suffix) {
+  // read.array(suffix[, fallback]): a key that may hold one value per layer (llama.cpp's get_key_or_arr,
+  // get_arr): an Array of its numbers or bools, or the fallback.
+  read.array = (suffix, ...fallback) => {
     const key = `${arch}.${suffix}`;
     used.add(suffix);
     const v = metadata[key];
-    if (!(Array.isArray(v) || ArrayBuffer.isView(v)) || Array.from(v).some((n) => !Number.isSafeInteger(n)))
-      throw invalid(`gguf: ${key} must be an array of whole numbers, got ${describe(v)}`);
-    return Array.from(v);
-  }
-  return { read, readArray, used };
+    if (v === undefined && fallback.length > 0) return fallback[0];
+    if (v === undefined) throw invalid(`gguf: the file has no ${key}, which ${arch} needs`);
+    return ArrayBuffer.isView(v) || Array.isArray(v) ? Array.from(v) : read(suffix);
+  };
+  return { read, used };
 }
 
 // The family's keys copied into the config under their config.json names (needed ones checked).
@@ -160,7 +161,7 @@ export async function readRopeFactors(file) {
 }
 
 // The config.json of the file: the family's keys, llama.cpp's defaults and fixes, the special ids.
-function hfConfig(family, { read, readArray }, tensors, metadata, arch, factors) {
+function hfConfig(family, { read }, tensors, metadata, arch, factors) {
   const g = family.gguf;
   const table = family.keys.implemented;
   const config = {
@@ -182,7 +183,7 @@ function hfConfig(family, { read, readArray }, tensors, metadata, arch, factors)
   const headDim = headDims(config, g, read, table);
   if (Object.hasOwn(table, 'rope_theta')) ropeKeys(config, read, table, headDim, arch);
   if (g.longRope) longRopeKeys(config, read, factors, arch);
-  Object.assign(config, g.config(read, { readArray }));
+  Object.assign(config, g.config(read, config));
   for (const id of ['bos', 'eos']) {
     const v = metadata[`tokenizer.ggml.${id}_token_id`];
     if (Number.isSafeInteger(v)) config[`${id}_token_id`] = v;
@@ -246,7 +247,8 @@ export function ggufConfig(file, factors = null) {
  * factor (F32, one per rotated pair), on top of a linear scaling if any.
  */
 export async function applyRopeFreqs(file, tensor, core) {
-  const dims = core.rotaryDims || core.headDim;
+  // the frequencies it divides: the scaled RoPE's own (Gemma 4's full layers, wider than head_dim)
+  const dims = core.ropeInvFreq ? core.ropeInvFreq.length * 2 : core.rotaryDims || core.headDim;
   if (tensor.typeName !== 'F32' || tensor.shape.length !== 1 || tensor.shape[0] !== dims / 2) {
     throw invalid(
       `gguf: tensor "${tensor.name}" must be F32 [${dims / 2}], got ${tensor.typeName} [${tensor.shape}]`,

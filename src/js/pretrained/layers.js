@@ -14,9 +14,9 @@ export function layerSummary(core, l) {
   return Object.freeze({
     kind: 'attention',
     heads: core.heads,
-    kvHeads: core.kvHeads,
-    headDim: core.headDim,
-    kvFrom: l,
+    kvHeads: core.layerKvHeads?.[l] || core.kvHeads, // per layer where the config gives them (Gemma 4)
+    headDim: core.layerHeadDim?.[l] || core.headDim,
+    kvFrom: (core.layerKvFrom?.[l] ?? -1) >= 0 ? core.layerKvFrom[l] : l, // an earlier layer: K/V shared
     window,
     rope,
     ropeTheta: rope ? (local ? core.localRopeTheta : core.ropeTheta) : null,

@@ -133,3 +133,44 @@ export function gpt2Parts({ vocab, merges, flags }) {
     },
   };
 }
+
+/**
+ * The model, normalizer, pre-tokenizer and decoder of a "gemma4" vocab (llama.cpp's
+ * LLAMA_VOCAB_PRE_TYPE_GEMMA4): SentencePiece-style BPE over raw UTF-8 — spaces written as "▁",
+ * the text split into runs of newlines and runs of anything else only, merges by rank from single
+ * characters, a piece not in the vocab spelled as its <0xXX> byte tokens (dropped where the vocab
+ * has none, as llama.cpp drops it); decoded back with "▁" as a space and the bytes fused.
+ */
+export function gemma4Parts({ vocab, merges }) {
+  if (!Array.isArray(merges)) throw invalid('gguf: tokenizer.ggml.merges (an array of strings) is missing');
+  const space = { type: 'Replace', pattern: { String: ' ' }, content: '\u2581' };
+  return {
+    normalizer: space,
+    pre_tokenizer: {
+      type: 'Split',
+      pattern: { Regex: '[^\\n]+|[\\n]+' },
+      behavior: 'Isolated',
+      invert: false,
+    },
+    decoder: {
+      type: 'Sequence',
+      decoders: [
+        { type: 'Replace', pattern: { String: '\u2581' }, content: ' ' },
+        { type: 'ByteFallback' },
+        { type: 'Fuse' },
+      ],
+    },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: true,
+      ignore_merges: false,
+      vocab,
+      merges: merges.map(splitMerge),
+    },
+  };
+}

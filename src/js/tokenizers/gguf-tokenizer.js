@@ -1,16 +1,16 @@
 // The tokenizer of a GGUF file (its tokenizer.ggml.* keys, as llama.cpp's llama-vocab.cpp reads
-// them): a "gpt2" vocab as the tokenizer.json object of the Hugging Face tokenizer llama.cpp's
+// them): a "gpt2" or "gemma4" vocab as the tokenizer.json object of the Hugging Face tokenizer llama.cpp's
 // converter read from, a "llama" (SentencePiece) vocab as llama.cpp's own tokenizer (tokenizers/gguf-spm.js);
 // plus the tokenizer_config.json object and the end-of-generation ids llama.cpp stops at.
 import { AttentionError } from '../errors.js';
 import { describe } from '../options.js';
-import { gpt2Parts, preFlags } from './gguf-tokenizer-models.js';
+import { gemma4Parts, gpt2Parts, preFlags } from './gguf-tokenizer-models.js';
 import { SpmTokenizer } from './gguf-spm.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
 /** The tokenizer models this module reads (tokenizer.ggml.model). */
-export const GGUF_TOKENIZER_MODELS = Object.freeze(['llama', 'gpt2']);
+export const GGUF_TOKENIZER_MODELS = Object.freeze(['llama', 'gpt2', 'gemma4']);
 
 // llama.cpp's token types (tokenizer.ggml.token_type).
 const TYPE = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, UNUSED: 5, BYTE: 6 };
@@ -176,6 +176,12 @@ function modelParts(metadata, vocab) {
     const parts = gpt2Parts({ vocab: object, merges: metadata[key('merges')], flags });
     return { parts, bos: 11, eos: 11, addBos: flags.addBos, cleanSpaces: flags.cleanSpaces };
   }
+  if (model === 'gemma4') {
+    // llama.cpp sets add_bos_token true whatever the file says (forceBos) and ignores tokenizer.ggml.pre
+    const object = Object.fromEntries(vocab.tokens.map((t, i) => [t, i]));
+    const parts = gemma4Parts({ vocab: object, merges: metadata[key('merges')] });
+    return { parts, bos: null, eos: null, addBos: true, forceBos: true, cleanSpaces: true };
+  }
   throw invalid(
     `gguf: tokenizer.ggml.model ${describe(model)} is not supported; supported: ${GGUF_TOKENIZER_MODELS.join(', ')}`,
   );
@@ -237,7 +243,7 @@ export function tokenizerFromGGUF(metadata) {
   const bos = specialId(metadata, 'bos', model.bos, n);
   const eos = specialId(metadata, 'eos', model.eos, n);
   const flags = {
-    addBos: flag(metadata, 'add_bos_token', model.addBos),
+    addBos: model.forceBos || flag(metadata, 'add_bos_token', model.addBos),
     addEos: flag(metadata, 'add_eos_token', false),
     bos,
     eos,

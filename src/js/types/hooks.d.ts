@@ -61,11 +61,15 @@ export interface LayerInfo {
   kernel?: number;
   heads: number;
   kvHeads: number;
+  /** Its own head size (Gemma 4: the sliding and the full layers' differ). */
   headDim: number;
   /** A 'delta' layer's value head size and conv kernel. */
   valueDim?: number;
   convKernel?: number;
-  /** The layer whose keys and values it reads (itself); null for a conv layer. */
+  /**
+   * The layer whose keys and values it reads: itself, or an earlier layer whose K/V it shares
+   * (Gemma 4); null for a conv layer.
+   */
   kvFrom: number | null;
   /** The keys a query sees, itself included; 0 = all earlier ones. */
   window: number;
