@@ -20,7 +20,6 @@ export function niceUp(x) {
   return 10 * p;
 }
 
-
 /**
  * The colour scale of the tiles `matrices`: [0, 1] (or [0, max] when every weight is under 0.5) on
  * the sequential `palette`; signed (`signed`, or any weight negative): symmetric ±max|a| on the

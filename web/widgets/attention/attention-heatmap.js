@@ -20,7 +20,7 @@ import { runModel } from '../model.js';
 import { PART_GAP } from '../figures/display-list.js';
 import { GAP, heatmapSVG, tileLayout } from './attention-heatmap-figure.js';
 import { SIGNED_NOTE, heatmapDomain, niceCeil, niceUp, normalizeData } from './attention-heatmap-data.js';
-import { divergingName } from '../figures/colormap.js';
+import { colorOf, divergingName } from '../figures/colormap.js';
 
 export class AttentionHeatmap extends ModelElement {
   static attributes = {
@@ -278,7 +278,14 @@ export class AttentionHeatmap extends ModelElement {
       values: row,
       labels: sh.keyTokens,
       maxValue: top,
-      ...(signed ? { minValue: -top } : {}),
+      // Signed: the map's own colours for the sign (its ends, as in the cells).
+      ...(signed
+        ? {
+            minValue: -top,
+            color: colorOf(this._domain.map, 0.78, -1, 1),
+            negativeColor: colorOf(this._domain.map, -0.78, -1, 1),
+          }
+        : {}),
       title: `Query “${sh.queryTokens[q]}” (row ${q}), ${headName}: ${signed ? 'its signed weights of the values' : 'where its attention goes'}`,
     };
     this._bars = drawBars(this._barsCanvas, { host: this, ...this._barsOpts });

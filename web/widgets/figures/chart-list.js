@@ -76,15 +76,18 @@ export function barsList(ctx, theme, o, L, { s = 1, ox = 0, oy = 0 } = {}) {
       weight: 600,
     });
   }
-  const boxes = [];
+  const boxes = [],
+    below = []; // the negative bars, in o.negativeColor where given
   for (let i = 0; i < n; i++) {
     const v = Math.max(min, Math.min(max, value(i)));
     const y0 = yOf(Math.max(v, 0)),
       bh = yOf(Math.min(v, 0)) - y0;
     const bx = ox + left + i * bw + (bw > 4 ? 1 : 0);
-    if (bh > 0) boxes.push([bx, y0, Math.max(1, bw - (bw > 4 ? 2 : 0)), bh]);
+    if (bh > 0)
+      (v < 0 && o.negativeColor ? below : boxes).push([bx, y0, Math.max(1, bw - (bw > 4 ? 2 : 0)), bh]);
   }
   items.push({ kind: 'boxes', boxes, fill: o.color || theme.accent });
+  if (below.length) items.push({ kind: 'boxes', boxes: below, fill: o.negativeColor });
   // The numbers over bars wide enough for them (over the zero line for a negative one).
   if (bw >= 30)
     for (let i = 0; i < n; i++) {

@@ -238,6 +238,8 @@ export class AttentionModelView extends AwElement {
           host: this,
           onClick: () => {
             if (sh.mode === 'heads' && !sh.signed[layer]) this.open(layer, head);
+            else if (sh.signed[layer])
+              this._readout.textContent = `${sh.names[layer]}: no softmax steps to open; ${SIGNED_NOTE}.`;
           },
         });
         row.append(canvas);
