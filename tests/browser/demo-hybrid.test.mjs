@@ -3,7 +3,7 @@
 // heads) opened through the folder input: on the conv layer the heatmap draws its one signed map
 // (the torch reference's, expected.json) on the diverging palette over ±max|a|, the layer note says
 // what the map is, the steps view says the layer has no softmax steps, the model view has 1 + 4
-// tiles; on the attention layer the 4 heads on the sequential palette and the steps view; no
+// tiles (and the notes of a DeltaNet layer and of one reading another layer's K/V); on the attention layer the 4 heads on the sequential palette and the steps view; no
 // console error, axe clean, nothing wider than a 360-px phone. A signed heatmap's readout, legend,
 // bars and cell colours against the values it was given.
 import { after, before, test } from 'node:test';
@@ -116,8 +116,27 @@ test('lfm2-tiny in the demo: the conv layer signed on the diverging palette with
   assert.equal(att.stepsNote, null);
   assert.equal(att.stepsHeads, 4);
 
+  // The notes of the layer kinds this fixture lacks: a DeltaNet layer, and one reading another's K/V.
+  const notes = await page.evaluate(async () => {
+    const { showLayerNote } = await import('/web/demo-trained.js');
+    const el = { hidden: true, textContent: '' };
+    const note = (info, l) => (showLayerNote(() => el, info, l), el.textContent);
+    const attention = { kind: 'attention', window: 0, rope: false, kvFrom: 1 };
+    return [note({ kind: 'delta', heads: 4, kvFrom: null }, 0), note(attention, 3), note(attention, 1)];
+  });
+  assert.deepEqual(notes, [
+    'Layer 0: gated DeltaNet linear attention: its map is the exact effective attention of the delta rule ' +
+      'per value head — signed, rows need not sum to 1.',
+    'Layer 3: full causal attention; no RoPE in this layer; K/V from layer 1.',
+    'Layer 1: full causal attention; no RoPE in this layer.',
+  ]);
+
   await showLayer(page, 0, 1);
-  assert.deepEqual(await axeViolations(page), [], 'axe clean with the conv layer shown');
+  // The parts a hybrid layer changes (the rest of the page with a folder open: demo-pretrained.test.mjs).
+  const parts = {
+    include: ['#layer-row', '#layer-note', '#steps-note', '#model-view', '#heatmap'].map((id) => [id]),
+  };
+  assert.deepEqual(await axeViolations(page, parts), [], 'axe clean with the conv layer shown');
   await page.setViewportSize({ width: 360, height: 800 });
   await page.waitForFunction(() => document.documentElement.scrollWidth <= 360, null, { timeout: 5000 });
   assert.deepEqual(watch.errors, [], 'no console error');
