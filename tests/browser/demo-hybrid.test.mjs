@@ -103,6 +103,18 @@ test('lfm2-tiny in the demo: the conv layer signed on the diverging palette with
   assert.deepEqual(conv.mv.kinds, ['conv', 'attention']);
   assert.deepEqual(conv.mv.maps, ['diverging', 'viridis'], 'the conv tile diverging, the heads sequential');
   assert.deepEqual(conv.mv.conv, { lo: -m, hi: m, title: 'L0 · conv' });
+  // The model view's SVG: the conv layer named, its tile and colour bar captioned signed, 1 + 4 panels.
+  const svg = await page.$eval('attention-model-view', (el) => {
+    const text = el.toSVG();
+    const state = JSON.parse(
+      new DOMParser().parseFromString(text, 'image/svg+xml').querySelector('metadata').textContent,
+    );
+    return { text, kinds: state.panels.map((p) => p.kind), heads: state.heads };
+  });
+  assert.deepEqual(svg.kinds, ['conv', 'attention', 'attention', 'attention', 'attention']);
+  assert.deepEqual(svg.heads, [1, 4]);
+  assert.match(svg.text, />Layer 0 · short convolution \(signed\)</);
+  assert.match(svg.text, />signed</);
 
   await showLayer(page, 1, 4);
   const att = await shown(page);
