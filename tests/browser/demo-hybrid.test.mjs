@@ -59,6 +59,8 @@ const shown = (page) =>
       domain: hm._domain,
       weights: hm.data.flat ? Array.from(hm.data.flat) : [],
       summary: hm.shadowRoot.querySelector('.summary').textContent,
+      select: hm.shadowRoot.querySelector('select').value,
+      drawn: hm.shown.matrices.map((m) => m.head),
       note: document.querySelector('#layer-note').textContent,
       stepsHidden: document.querySelector('#steps').hidden,
       stepsNote: document.querySelector('#steps-note').hidden
@@ -76,6 +78,8 @@ const shown = (page) =>
 
 test('lfm2-tiny in the demo: the conv layer signed on the diverging palette with its note, the attention layer as before', async () => {
   const { page, watch } = await folderPage();
+  await page.evaluate(() => window.attentionDemo.setState({ view: '3' })); // head 3 of layer 1's 4
+  await page.waitForFunction(() => document.querySelector('attention-heatmap').getAttribute('head') === '3');
   await showLayer(page, 0, 1);
   const conv = await shown(page);
   const want0 = CASE.attention[0].data;
@@ -87,6 +91,7 @@ test('lfm2-tiny in the demo: the conv layer signed on the diverging palette with
   );
   const m = Math.max(...conv.weights.map(Math.abs));
   assert.equal(conv.signed, true);
+  assert.deepEqual([conv.drawn, conv.select], [[0], '0'], 'head 3 asked of a 1-map layer: its map, said so');
   assert.deepEqual(
     [conv.domain.map, conv.domain.lo, conv.domain.hi, conv.domain.caption],
     ['diverging', -m, m, 'signed: weights of the values, not probabilities'],
@@ -121,6 +126,7 @@ test('lfm2-tiny in the demo: the conv layer signed on the diverging palette with
   const want1 = CASE.attention[1].data;
   att.weights.forEach((x, i) => assert.ok(close(x, want1[i]), `attention [${i}] ${x} vs ${want1[i]}`));
   assert.equal(att.signed, false);
+  assert.deepEqual([att.drawn, att.select], [[3], '3']);
   assert.deepEqual([att.domain.map, att.domain.lo, att.domain.hi], ['viridis', 0, 1]);
   assert.doesNotMatch(att.summary, /signed/);
   assert.match(att.note, /^Layer 1: full causal attention; RoPE/);

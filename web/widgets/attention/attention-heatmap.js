@@ -163,6 +163,7 @@ export class AttentionHeatmap extends ModelElement {
     let view = this.head;
     if (typeof view === 'number' && view >= s.H) view = 0;
     if (view === 'mean' && !s.mean) view = 'all';
+    this._select.value = String(view); // the view drawn (a head past this map's H shows head 0)
     const matrices =
       view === 'all'
         ? s.perHead.map((data, i) => ({ head: i, data }))
