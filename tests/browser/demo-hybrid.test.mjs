@@ -120,6 +120,19 @@ test('lfm2-tiny in the demo: the conv layer signed on the diverging palette with
   assert.deepEqual(svg.heads, [1, 4]);
   assert.match(svg.text, />Layer 0 · short convolution \(signed\)</);
   assert.match(svg.text, />signed</);
+  // The rollout multiplies softmax maps: refused for this model, naming the conv layer.
+  const rollout = await page.$eval('attention-model-view', async (el) => {
+    el.mode = 'rollout';
+    await new Promise((ok) => requestAnimationFrame(ok));
+    const said = el.shadowRoot.querySelector('.error').textContent;
+    el.mode = 'heads';
+    return said;
+  });
+  assert.equal(rollout, 'The rollout needs softmax attention in every layer: layer 0 is a conv layer.');
+  assert.equal(
+    JSON.parse(await page.$eval('attention-heatmap', (el) => el.getJSON())).signed,
+    'signed: weights of the values, not probabilities',
+  );
 
   await showLayer(page, 1, 4);
   const att = await shown(page);

@@ -367,6 +367,7 @@ export class AttentionHeatmap extends ModelElement {
     return jsonText(
       withState(this, {
         kind: 'attention-weights',
+        ...(this._domain?.signed ? { signed: SIGNED_NOTE } : {}),
         view: sh.view,
         queryTokens: sh.queryTokens,
         keyTokens: sh.keyTokens,
