@@ -349,7 +349,8 @@ function plainConfig(c) {
 /** What the heads mode draws: each layer's heads (its map's own count), names and tile labels. */
 function headsShown(attention, kinds, signed) {
   const heads = attention.map((w) => w.shape[1]);
-  const what = (l) => (kinds[l] === 'conv' ? 'short convolution' : `${kinds[l]} layer`);
+  const KNOWN = { conv: 'short convolution', delta: 'gated DeltaNet' };
+  const what = (l) => KNOWN[kinds[l]] ?? `${kinds[l]} layer`;
   return {
     mode: 'heads',
     layers: attention.map((w) => w.data),
