@@ -18,7 +18,10 @@
 //   words     a word vocabulary (Set) when text with another word goes to the character model, else null
 //   tokenize(text)                 → { tokens, ids, error, truncated }
 //   forward(ids, { layer, mask, rows, attention }) → { logits (rows × vocabSize; rows: 'all' | 'last'),
-//                                    vocabSize, attention: Float32Array (H, T, T) per layer, trace: the layer's steps }
+//                                    vocabSize, attention: Float32Array (H_l, T, T) per layer (H_l: the layer's
+//                                    own heads, 1 for a conv layer), kinds? (per layer 'attention' | 'conv' |
+//                                    'delta'; absent: all softmax attention), trace: the layer's steps (null
+//                                    for a layer without softmax steps) }
 //   strings(ids)                   → the token texts of ids
 //   scored(ids)                    → [from, to): the positions whose next token is predictable
 //   logitLens(ids)?  generate(text, { maxNewTokens, signal })? (async iterator of { id, text })

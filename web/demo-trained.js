@@ -18,14 +18,31 @@ export function fillLayers($, L, layer) {
   $('layer-row').hidden = L < 2;
 }
 
+// What a layer that is not softmax attention computes, and what its map is (model.layers[l].kind).
+const MIXERS = {
+  conv: (info) =>
+    `a short convolution (kernel ${info.kernel}): its map is the effective token mixing A[t,s] = mean over ` +
+    'channels of C_t·w[t−s]·B_s — signed, banded, no softmax',
+  delta: () =>
+    'gated DeltaNet linear attention: its map is the exact effective attention of the delta rule per ' +
+    'value head — signed, rows need not sum to 1',
+};
+
 /**
- * What is particular to the shown layer of a checkpoint (model.layers): its window, its RoPE (or none),
- * q/k norms, soft-capping — the steps view's numbers follow them.
+ * What is particular to the shown layer of a checkpoint (model.layers): what it is (softmax
+ * attention, a short convolution, DeltaNet), its window, its RoPE (or none), q/k norms,
+ * soft-capping, whose K/V it reads — the steps view's numbers follow them.
  */
 export function showLayerNote($, info, layer) {
   const note = $('layer-note');
   note.hidden = !info;
   if (!info) return;
+  if (info.kind !== 'attention') {
+    const what =
+      MIXERS[info.kind]?.(info) ?? `a ${info.kind} layer, not softmax attention: its map is signed`;
+    note.textContent = `Layer ${layer}: ${what}.`;
+    return;
+  }
   const parts = [
     info.window > 0
       ? `a sliding window: each query sees its ${info.window} latest keys, itself included`
@@ -39,6 +56,7 @@ export function showLayerNote($, info, layer) {
   if (info.qkNorm) parts.push('q and k RMS-normalised first (the q-norm and k-norm steps)');
   if (info.softcap > 0)
     parts.push(`scores soft-capped at ${info.softcap}·tanh(s / ${info.softcap}) (shown in the scaled step)`);
+  if (Number.isInteger(info.kvFrom) && info.kvFrom !== layer) parts.push(`K/V from layer ${info.kvFrom}`);
   note.textContent = `Layer ${layer}: ${parts.join('; ')}.`;
 }
 
@@ -55,6 +73,9 @@ export function showMode({ $, steps, heatmap, maskEditor }, { views, preset }) {
   if (isModel) $('source-block').hidden = true;
   $('pe').closest('section').hidden = isModel;
   if (!isModel) {
+    steps.hidden = false;
+    $('steps-note').hidden = true;
+    heatmap.removeAttribute('signed');
     $('layer-row').hidden = true;
     $('layer-note').hidden = true;
     if (steps.trace) steps.trace = null;
@@ -73,20 +94,49 @@ async function predict(source, ids, r) {
   return top.map((t, k) => ({ ...t, token: strings[k] }));
 }
 
-/** The steps view, the heatmap and the mask editor on the forward's layer `layer`. */
-function drawAttention({ state, source, steps, heatmap, maskEditor }, { r, layer, tokens, mask }) {
-  const { numHeads: H, headDim, causal } = source.info;
-  const T = tokens.length;
-  steps.trace = { tokens, steps: r.trace, heads: H, dModel: H * headDim, causal };
+/**
+ * The steps view (or, for a layer without softmax steps, a note saying so) on the forward's layer
+ * `layer` of H heads (the layer's own).
+ */
+function drawSteps({ state, source, steps, $ }, { r, layer, tokens, H, kind }) {
+  const softmax = kind === 'attention';
+  steps.hidden = !softmax;
+  $('steps-note').hidden = softmax;
+  if (!softmax) {
+    $('steps-note').textContent =
+      `Layer ${layer} is ${kind === 'conv' ? 'a short convolution' : kind === 'delta' ? 'a gated DeltaNet layer' : `a ${kind} layer`}: ` +
+      'it has no softmax steps (no scores, no softmax) to walk through. Its signed map is drawn below.';
+    return;
+  }
+  const { headDim, causal } = source.info;
+  const dk = source.info.layers?.[layer]?.headDim ?? headDim;
+  steps.trace = { tokens, steps: r.trace, heads: H, dModel: H * dk, causal };
   steps.setAttribute('step', state.step);
   steps.setAttribute('head', String(Math.min(state.head, H - 1)));
-  heatmap.data = { weights: r.attention[layer], shape: [H, T, T], queryTokens: tokens, keyTokens: tokens };
+}
+
+/**
+ * The steps view, the heatmap and the mask editor on the forward's layer `layer`: H, the layer's own
+ * heads, from its map's size (a hybrid model's layers differ); a layer that is not softmax attention
+ * (r.kinds) has a signed map and no softmax steps, and no mask editor.
+ */
+function drawAttention(ctx, { r, layer, tokens, mask }) {
+  const { state, source, heatmap, maskEditor } = ctx;
+  const { causal } = source.info;
+  const T = tokens.length;
+  const weights = r.attention[layer];
+  const H = weights.length / (T * T);
+  const kind = r.kinds?.[layer] ?? 'attention';
+  drawSteps(ctx, { r, layer, tokens, H, kind });
+  heatmap.toggleAttribute('signed', kind !== 'attention'); // absent, not "false", for softmax layers
+  heatmap.data = { weights, shape: [H, T, T], queryTokens: tokens, keyTokens: tokens };
   heatmap.setAttribute('head', state.view);
   heatmap.setAttribute('query', String(state.query));
-  if (!source.views.maskEditor) return;
+  maskEditor.hidden = !source.views.maskEditor || kind !== 'attention';
+  if (maskEditor.hidden) return;
   maskEditor.setAttribute('head', state.view === 'all' ? 'mean' : state.view);
   maskEditor.data = {
-    weights: r.attention[layer],
+    weights,
     heads: H,
     allowed: mask.allowed,
     fixed: mask.fixed,
@@ -135,7 +185,7 @@ export async function renderModel(ctx) {
   drawAttention(ctx, { r, layer, tokens, mask });
   const result = showPredictions($, views.predictions, predicted, { tokens, layer, L });
   $('chat').hidden = !views.chat;
-  if (views.modelView) showModelView($('model-view'), source, ids, tokens, r.attention);
+  if (views.modelView) showModelView($('model-view'), source, { ids, tokens, r });
   if (views.lens) {
     $('lens').hidden = false;
     scheduleLens(source, ids, tokens, $);
@@ -172,15 +222,17 @@ function showPreset($, p) {
  * this render already has (the source may live in a worker), so it gets a model that answers from them.
  * The page opens a clicked head itself (head-select), so the widget is not given the steps view.
  */
-function showModelView(view, source, ids, tokens, attention) {
+function showModelView(view, source, { ids, tokens, r }) {
   const sig = `${source.label}|${source.key ?? ''}|${ids}`;
   if (view.dataset.sig === sig) return;
   view.dataset.sig = sig;
   const { numLayers, numHeads, headDim, causal } = source.info;
-  const shape = [1, numHeads, ids.length, ids.length]; // as the library's forward gives it (a batch of one)
+  const T = ids.length;
+  // As the library's forward gives them: a batch of one, each layer's own heads, each layer's kind.
+  const shaped = r.attention.map((data) => ({ data, shape: [1, data.length / (T * T), T, T] }));
   view.model = {
     config: { numLayers, numHeads, dModel: numHeads * headDim, causal },
-    forward: () => ({ attention: attention.map((data) => ({ data, shape })) }),
+    forward: () => ({ attention: shaped, ...(r.kinds ? { attentionKinds: r.kinds } : {}) }),
   };
   view.ids = ids;
   view.tokens = tokens;

@@ -69,10 +69,12 @@ test('every checkpoint folder opens in the demo: model view, next tokens', async
     await page.waitForFunction(() => document.querySelectorAll('#next-table tbody tr').length === 10, null, {
       timeout: 20_000,
     });
+    // A layer's tiles are its own maps: an LFM2 conv layer's one (its token mixing), the others' heads.
+    const maps = Array.from({ length: layers }, (_, l) => (config.layer_types?.[l] === 'conv' ? 1 : heads));
     assert.equal(
       await page.$eval('attention-model-view', (el) => el._tiles.length),
-      layers * heads,
-      `${name}: ${layers} layers × ${heads} heads`,
+      maps.reduce((a, m) => a + m, 0),
+      `${name}: ${layers} layers of ${maps} maps`,
     );
     if (name === 'gemma3-tiny') {
       // what differs between its layers, shown with the layer (model.layers)

@@ -51,7 +51,7 @@ export declare class AttentionSteps extends ModelElement {
   trace: null | { tokens: string[]; steps: TraceStep[]; heads: number; dModel: number; causal?: boolean };
 }
 
-/** <attention-heatmap head="all|mean|0…" query="-1">. Events: cell-hover, cell-click { head, row, col, value, query, key }, view-change. */
+/** <attention-heatmap head="all|mean|0…" query="-1" signed diverging>. Events: cell-hover, cell-click { head, row, col, value, query, key }, view-change. */
 export declare class AttentionHeatmap extends ModelElement {
   state: HeatmapState;
   head: 'all' | 'mean' | number;
@@ -72,6 +72,14 @@ export declare class AttentionHeatmap extends ModelElement {
   cellCenter(tile: number, row: number, col: number): { x: number; y: number };
   /** The colour map of the cells (attribute `palette`). */
   palette: Palette;
+  /**
+   * Signed weights — weights of the values, not probabilities (a conv or DeltaNet layer's map):
+   * drawn on the diverging map over ±max|a| (attribute `signed`; data with a negative weight is
+   * drawn signed without it).
+   */
+  signed: boolean;
+  /** The map of signed weights (attribute `diverging`). */
+  diverging: DivergingPalette;
   /** The heatmap(s) as a standalone vector SVG document; the view's state is in its <metadata>. bars: add the query row's bar chart. */
   toSVG(options?: SVGOptions & { bars?: boolean }): string;
 }

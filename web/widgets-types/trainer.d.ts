@@ -2,6 +2,7 @@
 import type * as Attn from '../../src/js/index.js';
 import type {
   AwElement,
+  DivergingPalette,
   ModelViewState,
   ModelViewSVGOptions,
   Palette,
@@ -82,11 +83,21 @@ export declare class AttentionModelView extends AwElement {
     layers: Float32Array[];
     T: number;
     L: number;
+    /** The widest layer's heads. */
     H: number;
+    /** Each layer's own tiles: its heads (the forward's attention[l].shape[1]). */
+    heads: number[];
+    /** Each layer's kind (the forward's attentionKinds; 'attention' where it has none). */
+    kinds: string[];
+    /** Whether each layer's tiles are signed maps (a layer that is not softmax attention). */
+    signed: boolean[];
+    mode: 'heads' | 'rollout';
   };
   open(layer: number, head: number): void;
   /** The colour map of the tiles (attribute `palette`). */
   palette: Palette;
+  /** The map of a signed layer's tiles (a conv or DeltaNet layer; attribute `diverging`). */
+  diverging: DivergingPalette;
   /** 'heads' (default) or 'rollout': one tile per layer, the attention rollout through it (attribute `mode`). */
   mode: 'heads' | 'rollout';
   /** Every layer × head (or one layer) as a standalone SVG document; throws (code 'SVG_TOO_LARGE') over maxBytes. */

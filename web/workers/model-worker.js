@@ -284,17 +284,25 @@ function strings({ key, ids }) {
   return hasTokenizer ? model.tokenStrings(ids) : Array.from(ids, String);
 }
 
-/** Logits (every row, or the last: rows 'last'), every layer's attention (H, T, T) and `layer`'s trace. */
+/**
+ * Logits (every row, or the last: rows 'last'), every layer's map (H_l, T, T) with its kind
+ * ('attention' | 'conv' | 'delta', model.layers) and head count, and `layer`'s trace: asked only of a
+ * softmax attention layer (the other kinds have no softmax steps), else null.
+ */
 function forward({ key, ids, layer = null, rows = 'all', attention = true }) {
   const { model } = modelOf(key);
-  const r = model.forward([ids], { attention, trace: layer === null ? false : { layers: [layer] } });
+  const kinds = model.layers.map((d) => d.kind);
+  const traced = layer !== null && kinds[layer] === 'attention';
+  const r = model.forward([ids], { attention, trace: traced ? { layers: [layer] } : false });
   const V = model.vocabSize,
     T = ids.length;
   return {
     logits: rows === 'last' ? r.logits.data.slice((T - 1) * V) : r.logits.data,
     vocabSize: V,
     attention: r.attention.map((w) => w.data),
-    trace: layer === null ? null : r.trace[layer],
+    kinds,
+    heads: r.attention.map((w) => w.shape[1]),
+    trace: traced ? r.trace[layer] : null,
   };
 }
 

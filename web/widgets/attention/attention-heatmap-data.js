@@ -1,5 +1,8 @@
 // The numbers behind <attention-heatmap>: precomputed weights as the element keeps them, and the
-// scale of its query-row bar chart.
+// scale of its query-row bar chart, the colour scale of its tiles (signed or not).
+import { SIGNED_NOTE } from '../figures/colormap.js';
+
+export { SIGNED_NOTE };
 
 /** The next of 0.05, 0.1, 0.2, 0.25, 0.5, 1 (and so on) at or above x. */
 export function niceCeil(x) {
@@ -7,6 +10,34 @@ export function niceCeil(x) {
   const p = Math.pow(10, Math.floor(Math.log10(x)));
   for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= x - 1e-12) return Math.min(1, m * p);
   return 1;
+}
+
+/** The next of 1, 2, 2.5, 5 (times a power of ten) at or above x: the axis of signed bars, not capped at 1. */
+export function niceUp(x) {
+  if (!(x > 0)) return 1;
+  const p = Math.pow(10, Math.floor(Math.log10(x)));
+  for (const m of [1, 2, 2.5, 5]) if (m * p >= x * (1 - 1e-12)) return m * p;
+  return 10 * p;
+}
+
+/**
+ * The colour scale of the tiles `matrices`: [0, 1] (or [0, max] when every weight is under 0.5) on
+ * the sequential `palette`; signed (`signed`, or any weight negative): symmetric ±max|a| on the
+ * diverging map `diverging`, with 0 the neutral colour and the legend's caption saying so.
+ */
+export function heatmapDomain(matrices, { signed, palette, diverging }) {
+  let max = 0,
+    min = 0;
+  for (const { data } of matrices)
+    for (let i = 0; i < data.length; i++) {
+      if (data[i] > max) max = data[i];
+      if (data[i] < min) min = data[i];
+    }
+  if (signed || min < 0) {
+    const m = Math.max(max, -min, 1e-6);
+    return { lo: -m, hi: m, map: diverging, caption: SIGNED_NOTE, signed: true };
+  }
+  return { lo: 0, hi: max > 0.5 ? 1 : Math.max(max, 1e-6), map: palette, signed: false };
 }
 
 /** Accepts flat or nested weights with shape (H, Tq, Tk) or (Tq, Tk). */

@@ -24,7 +24,8 @@ export function tileLayout(W, n, Tk) {
  * The figure of an <attention-heatmap> (see its toSVG for the options): `sh` is what it shows (its
  * `shown`), `views` the HeatmapView of each tile, `barsOpts` the query row's drawBars options (or
  * null), `host` what it tells about itself: width (its content width), theme (themeOf), domain (the
- * tiles' colour scale), config (null with external data), query, palette and state.
+ * tiles' colour scale), config (null with external data), query, palette, signed (the tiles are
+ * signed weights) and state.
  */
 export function heatmapSVG(sh, views, barsOpts, options, host) {
   const W = Math.max(160, Number(options.width) || host.width);
@@ -78,6 +79,6 @@ export function heatmapSVG(sh, views, barsOpts, options, host) {
     width: Math.max(width, 1),
     height: Math.max(y, 1),
     state,
-    title: `Attention weights, ${view}: ${sh.matrices[0].rows} query by ${Tk} key tokens`,
+    title: `${host.signed ? 'Signed weights (of the values, not probabilities)' : 'Attention weights'}, ${view}: ${sh.matrices[0].rows} query by ${Tk} key tokens`,
   });
 }

@@ -5,6 +5,10 @@
 // Attributes: every model config attribute (text, d-model, heads, mask, …) plus
 //   head="all" | "mean" | 0…H-1   (default "all")
 //   query="<row>"  the query row shown as bars (default: the last row)
+//   signed         the weights are signed (a conv or DeltaNet layer's map: weights of the values, not
+//                  probabilities): drawn on a diverging map over ±max|a|, 0 neutral; data with a
+//                  negative weight is drawn so without it
+//   diverging="blue-orange" | "red-blue"  the map of signed weights
 // Property `data` shows precomputed weights instead of running the model:
 //   el.data = { weights: flat or nested numbers, shape: [H, Tq, Tk] | [Tq, Tk], queryTokens, keyTokens }
 import { ModelElement, h, numbersFromState, withState } from '../base-element.js';
@@ -15,7 +19,8 @@ import { exactNumber, themeOf } from '../figures/draw-util.js';
 import { runModel } from '../model.js';
 import { PART_GAP } from '../figures/display-list.js';
 import { GAP, heatmapSVG, tileLayout } from './attention-heatmap-figure.js';
-import { niceCeil, normalizeData } from './attention-heatmap-data.js';
+import { SIGNED_NOTE, heatmapDomain, niceCeil, niceUp, normalizeData } from './attention-heatmap-data.js';
+import { colorOf, divergingName } from '../figures/colormap.js';
 
 export class AttentionHeatmap extends ModelElement {
   static attributes = {
@@ -24,6 +29,10 @@ export class AttentionHeatmap extends ModelElement {
     query: { type: 'int', parseInt: true, default: -1, min: -1 },
     // The colour map of the cells, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'.
     palette: { type: 'palette' },
+    // Signed weights (weights of the values, not probabilities): the diverging map, symmetric about 0.
+    signed: { type: 'boolean', default: false },
+    // The map of signed weights: 'blue-orange' (default) | 'red-blue'.
+    diverging: { type: 'diverging' },
   };
 
   build() {
@@ -154,6 +163,7 @@ export class AttentionHeatmap extends ModelElement {
     let view = this.head;
     if (typeof view === 'number' && view >= s.H) view = 0;
     if (view === 'mean' && !s.mean) view = 'all';
+    this._select.value = String(view); // the view drawn (a head past this map's H shows head 0)
     const matrices =
       view === 'all'
         ? s.perHead.map((data, i) => ({ head: i, data }))
@@ -166,12 +176,13 @@ export class AttentionHeatmap extends ModelElement {
     }
     this._shown = { view: String(view), queryTokens: s.queryTokens, keyTokens: s.keyTokens, matrices };
     const c = this._data ? null : this.config;
+    this.#drawTiles(s, matrices);
     this._summary.textContent =
       `${s.Tq} query × ${s.Tk} key tokens · ${s.H} head${s.H > 1 ? 's' : ''}` +
+      (this._domain.signed ? ` · ${SIGNED_NOTE}` : '') +
       (c
         ? ` · d_model ${c.dModel} · ${c.cross ? 'cross' : 'self'}-attention · mask: ${c.mask}${c.toggles.length ? ` + ${c.toggles.length} clicked` : ''}`
         : '');
-    this.#drawTiles(s, matrices);
     this.#drawBars();
   }
 
@@ -214,9 +225,12 @@ export class AttentionHeatmap extends ModelElement {
       this._views.push({ canvas, view });
     }
     // One colour scale for all heads, so tiles can be compared.
-    let max = 0;
-    for (const { data } of matrices) for (let i = 0; i < data.length; i++) if (data[i] > max) max = data[i];
-    const domain = { lo: 0, hi: max > 0.5 ? 1 : Math.max(max, 1e-6), map: this.palette };
+    const domain = heatmapDomain(matrices, {
+      signed: this.signed,
+      palette: this.palette,
+      diverging: divergingName(this.diverging),
+    });
+    const what = domain.signed ? 'Signed weights (of the values, not probabilities)' : 'Attention weights';
     const q = this.query < 0 ? s.Tq - 1 : Math.min(this.query, s.Tq - 1);
     matrices.forEach((m, k) => {
       const { canvas, view: v } = this._views[k];
@@ -224,7 +238,7 @@ export class AttentionHeatmap extends ModelElement {
       canvas.setAttribute('role', 'img');
       canvas.setAttribute(
         'aria-label',
-        `Attention weights, ${title.toLowerCase()}: ${s.Tq} query tokens (rows) by ${s.Tk} key tokens (columns). ` +
+        `${what}, ${title.toLowerCase()}: ${s.Tq} query tokens (rows) by ${s.Tk} key tokens (columns). ` +
           'Arrow keys move between cells; Enter shows that query row as bars.',
       );
       v.width = tileW;
@@ -257,13 +271,23 @@ export class AttentionHeatmap extends ModelElement {
     const m = sh.matrices[k];
     const row = m.data.subarray(q * m.cols, (q + 1) * m.cols);
     const headName = m.head === 'mean' ? 'mean over heads' : `head ${m.head}`;
+    const signed = this._domain.signed;
+    const top = signed ? niceUp(Math.max(...row.map(Math.abs))) : niceCeil(Math.max(...row));
     this._barsCanvas.hidden = false;
     this._barsOpts = {
       width: Math.min(this.contentWidth, 900),
       values: row,
       labels: sh.keyTokens,
-      maxValue: niceCeil(Math.max(...row)),
-      title: `Query “${sh.queryTokens[q]}” (row ${q}), ${headName}: where its attention goes`,
+      maxValue: top,
+      // Signed: the map's own colours for the sign (its ends, as in the cells).
+      ...(signed
+        ? {
+            minValue: -top,
+            color: colorOf(this._domain.map, 0.78, -1, 1),
+            negativeColor: colorOf(this._domain.map, -0.78, -1, 1),
+          }
+        : {}),
+      title: `Query “${sh.queryTokens[q]}” (row ${q}), ${headName}: ${signed ? 'its signed weights of the values' : 'where its attention goes'}`,
     };
     this._bars = drawBars(this._barsCanvas, { host: this, ...this._barsOpts });
     this._barsRow = { row, q, head: m.head };
@@ -273,7 +297,7 @@ export class AttentionHeatmap extends ModelElement {
       'aria-label',
       `Bar chart: the attention of query ${q} over ${m.cols} keys; the bars sum to ${sum.toFixed(4)}.`,
     );
-    this._barsCaption.textContent = `The bars sum to ${sum.toFixed(6)}.`;
+    this._barsCaption.textContent = `The bars sum to ${sum.toFixed(6)}${signed ? ` (${SIGNED_NOTE}: a row need not sum to 1)` : ''}.`;
   }
 
   #barHover(e) {
@@ -313,7 +337,8 @@ export class AttentionHeatmap extends ModelElement {
       `${head} · query “${d.query}” (${d.row}) → key “${d.key}” (${d.col})`,
       `weight = ${exactNumber(d.value)}`,
     ];
-    this._readout.textContent = `${lines[0]}: ${lines[1]}`;
+    if (this._domain.signed) lines.push(SIGNED_NOTE);
+    this._readout.textContent = `${lines[0]}: ${lines.slice(1).join(' — ')}`;
     const p = this._views[k].view.cellCenter(cell.row, cell.col);
     this.showTooltip(p.x, p.y, lines);
     void via;
@@ -342,6 +367,7 @@ export class AttentionHeatmap extends ModelElement {
     return jsonText(
       withState(this, {
         kind: 'attention-weights',
+        ...(this._domain?.signed ? { signed: SIGNED_NOTE } : {}),
         view: sh.view,
         queryTokens: sh.queryTokens,
         keyTokens: sh.keyTokens,
@@ -367,6 +393,7 @@ export class AttentionHeatmap extends ModelElement {
       config: this._data ? null : this.config,
       query: this.query,
       palette: this.palette,
+      signed: this._domain.signed,
       state: this.state,
     });
   }

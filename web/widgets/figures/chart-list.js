@@ -25,7 +25,9 @@ export function barsLayout(ctx, o, theme, s = 1) {
   const bottom = labelled ? (angled ? Math.ceil(longest * 0.72) + 16 : 22 * s) : 8;
   const plotH = 130;
   const max = o.maxValue ?? Math.max(1e-9, ...Array.from(o.values, (v) => (Number.isFinite(v) ? v : 0)));
-  return { n, left, plotW, bw, top, labelled, angled, plotH, height: top + plotH + bottom, max };
+  // minValue (< 0): signed bars, the axis from minValue to max with the zero line inside.
+  const min = Math.min(0, o.minValue ?? 0);
+  return { n, left, plotW, bw, top, labelled, angled, plotH, height: top + plotH + bottom, max, min };
 }
 
 /** A small muted number (axis values, bar values) at font scale s. */
@@ -43,19 +45,22 @@ const smallText = (theme, s, x, y, str, anchor, baseline) => ({
 
 /**
  * The items of a bar chart (options as drawBars) laid out as L (barsLayout at font scale s), its top
- * left at (ox, oy): grid with values at 0, max/2, max, the title, one bar per positive value,
- * numbers over wide bars, labels under the bars. ctx measures the labels.
+ * left at (ox, oy): grid with values at the axis' ends and middle, the title, one bar per nonzero
+ * value (down from the zero line for a negative one, with minValue), numbers over wide bars, labels
+ * under the bars. ctx measures the labels.
  */
 export function barsList(ctx, theme, o, L, { s = 1, ox = 0, oy = 0 } = {}) {
-  const { n, left, plotW, bw, top, plotH, max } = L;
+  const { n, left, plotW, bw, top, plotH, max, min = 0 } = L;
   const items = [];
   const segs = [];
   const value = (i) => (Number.isFinite(o.values[i]) ? o.values[i] : 0);
+  const yOf = (v) => oy + top + plotH * (1 - (v - min) / (max - min)); // the axis: min at the bottom
   for (const f of [0, 0.5, 1]) {
-    const y = oy + top + plotH * (1 - f);
-    segs.push([ox + left, y, 'h', plotW]);
-    items.push(smallText(theme, s, ox + left - 6, y, formatNumber(max * f, 2), 'end', 'middle'));
+    const v = min + (max - min) * f;
+    segs.push([ox + left, yOf(v), 'h', plotW]);
+    items.push(smallText(theme, s, ox + left - 6, yOf(v), formatNumber(v, 2), 'end', 'middle'));
   }
+  if (min < 0) segs.push([ox + left, yOf(0), 'h', plotW]);
   items.unshift({ kind: 'rules', segs, stroke: gridColor(theme) });
   if (o.title) {
     ctx.font = `600 ${12 * s}px ${theme.font}`;
@@ -71,18 +76,23 @@ export function barsList(ctx, theme, o, L, { s = 1, ox = 0, oy = 0 } = {}) {
       weight: 600,
     });
   }
-  const boxes = [];
+  const boxes = [],
+    below = []; // the negative bars, in o.negativeColor where given
   for (let i = 0; i < n; i++) {
-    const bh = (value(i) / max) * plotH;
+    const v = Math.max(min, Math.min(max, value(i)));
+    const y0 = yOf(Math.max(v, 0)),
+      bh = yOf(Math.min(v, 0)) - y0;
     const bx = ox + left + i * bw + (bw > 4 ? 1 : 0);
-    if (bh > 0) boxes.push([bx, oy + top + plotH - bh, Math.max(1, bw - (bw > 4 ? 2 : 0)), bh]);
+    if (bh > 0)
+      (v < 0 && o.negativeColor ? below : boxes).push([bx, y0, Math.max(1, bw - (bw > 4 ? 2 : 0)), bh]);
   }
   items.push({ kind: 'boxes', boxes, fill: o.color || theme.accent });
-  // The numbers over bars wide enough for them.
+  if (below.length) items.push({ kind: 'boxes', boxes: below, fill: o.negativeColor });
+  // The numbers over bars wide enough for them (over the zero line for a negative one).
   if (bw >= 30)
     for (let i = 0; i < n; i++) {
       const x = ox + left + (i + 0.5) * bw,
-        y = oy + top + plotH - (value(i) / max) * plotH - 2;
+        y = yOf(Math.max(0, Math.min(max, value(i)))) - 2;
       items.push(smallText(theme, s, x, y, formatNumber(value(i), 2), 'middle', 'bottom'));
     }
   if (L.labelled) barLabels(ctx, theme, o, L, { s, ox, oy, items });

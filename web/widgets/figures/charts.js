@@ -24,7 +24,8 @@ export const SERIES_COLORS = [
  * Vertical bars with labels under them.
  * @param {HTMLCanvasElement} canvas
  * @param {{ host: Element, width: number, values: ArrayLike<number>, labels: string[], title?: string,
- *           color?: string, maxValue?: number }} o
+ *           color?: string, negativeColor?: string, maxValue?: number, minValue?: number }} o
+ *   minValue < 0: signed bars, the negative ones in negativeColor (default color)
  * @returns {{ barAt(clientX: number): number }} hit testing for tooltips
  */
 export function drawBars(canvas, o) {

@@ -93,6 +93,9 @@ export function divergingName(value) {
   return v === 'red-blue' || v === 'rdbu' ? 'red-blue' : 'diverging';
 }
 
+/** What a signed attention-like map's numbers are (its legend caption, readout and summary say so). */
+export const SIGNED_NOTE = 'signed: weights of the values, not probabilities';
+
 /** The LUT index (0…255) of value v in [lo, hi]; values outside are clamped. */
 export function lutIndex(v, lo, hi) {
   if (!(hi > lo)) return 128;

@@ -106,7 +106,9 @@ export function heatmapLayout(ctx, theme, o, width, s = 1) {
     (o.title ? 22 * s : 0) + (o.colLabels ? (angled ? Math.ceil(colLabelW * 0.72) + 14 * s : 18 * s) : 0);
   const x0 = PAD + rowW,
     y0 = PAD + top;
-  const h = y0 + o.rows * ch + (o.legend ? LEGEND_H * s + 6 : 0) + PAD;
+  // A legend with a caption (domain.caption, heatmap-list.js) takes up to two more lines of 11 px text.
+  const legendH = o.legend ? (LEGEND_H + (o.domain?.caption ? 30 : 0)) * s + 6 : 0;
+  const h = y0 + o.rows * ch + legendH + PAD;
   return {
     x0,
     y0,

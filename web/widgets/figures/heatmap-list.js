@@ -56,8 +56,35 @@ export function heatmapList(ctx, theme, o, g, { s = 1, ox = 0, oy = 0, legend = 
     const { x, y, w } = legendBox(o, g);
     const box = { x: P.X(x), y: P.Y(y), w, domain: o.domain, masked: masked.length > 0 };
     P.items.push(...legendList(box, theme, s));
+    if (o.domain.caption) legendCaption(P, x, y);
   }
   return { items: P.items, masked };
+}
+
+/**
+ * The domain's caption (what the colours mean, e.g. signed weights) under the colour bar: wrapped at
+ * spaces into at most two lines of the picture's width, the second cut to fit.
+ */
+function legendCaption({ ctx, o, g, theme, s, X, Y, items }, x, y) {
+  ctx.font = `${11 * s}px ${theme.font}`;
+  const width = g.w - x - PAD;
+  const lines = [''];
+  for (const word of o.domain.caption.split(' ')) {
+    const line = lines.at(-1) ? `${lines.at(-1)} ${word}` : word;
+    if (lines.length < 2 && lines.at(-1) && ctx.measureText(line).width > width) lines.push(word);
+    else lines[lines.length - 1] = line;
+  }
+  lines.forEach((line, k) =>
+    items.push({
+      kind: 'text',
+      x: X(x),
+      y: Y(y + (27 + 14 * k) * s),
+      text: fitText(ctx, line, width),
+      size: 11 * s,
+      baseline: 'top',
+      fill: theme.muted,
+    }),
+  );
 }
 
 /** A diagonal stroke over each masked cell (flat indices `masked`). */

@@ -111,7 +111,8 @@ export class HeatmapView {
    * @param {Float32Array|number[]} o.data  (rows, cols) row-major; −∞ draws as a masked cell
    * @param {number} o.rows @param {number} o.cols
    * @param {string[]} [o.rowLabels] @param {string[]} [o.colLabels]
-   * @param {{ lo: number, hi: number, map: string }} o.domain
+   * @param {{ lo: number, hi: number, map: string, caption?: string }} o.domain  caption: a line under
+   *   the legend saying what the colours are (e.g. signed weights, not probabilities)
    * @param {number} [o.decimals=2]   rounding of the numbers inside cells
    * @param {'auto'|'always'|'never'} [o.values='auto']
    * @param {boolean} [o.rowSums=false]  draw a Σ column

@@ -8,19 +8,18 @@
 // default the ids). `steps`: the id of an <attention-steps> on the page to open heads in.
 // `mode="rollout"`: one tile per layer instead, the attention rollout through layers 0 … l
 // (attentionRollout of the forward's attention, residual weight 0.5).
+// A layer's tiles are its own heads (the forward's attention[l].shape[1]: a hybrid model's layers
+// differ); a layer whose forward kind (attentionKinds) is not softmax attention — a conv or DeltaNet
+// layer's signed map — is drawn on the diverging map `diverging` over its own ±max|a|, with its bar.
 // Events: head-select { layer, head } (heads mode).
 import { AwElement, h, withState } from '../base-element.js';
 import { HeatmapView } from '../figures/heatmap-view.js';
 import { attn } from '../runtime.js';
 import { jsonText, matricesToLongCSV } from '../export.js';
-import { themeOf } from '../figures/draw-util.js';
-import { heatmapPanel, jsonSafe, svgDocument, svgFigure } from '../figures/svg.js';
-import { figureLegend } from '../figures/display-list.js';
-import { paintSvg } from '../figures/paint-svg.js';
+import { SIGNED_NOTE, divergingName } from '../figures/colormap.js';
+import { SVG_MAX_BYTES, TILE_GAP, modelViewSVG } from './attention-model-view-svg.js';
 
-/** The largest model-view SVG toSVG() writes (bytes); over it, it throws and offers one layer. */
-export const SVG_MAX_BYTES = 8 * 1024 * 1024;
-const TILE_GAP = 8;
+export { SVG_MAX_BYTES };
 
 const CSS = `
   .grid { display: grid; gap: ${TILE_GAP}px; }
@@ -35,6 +34,8 @@ export class AttentionModelView extends AwElement {
     steps: { property: false }, // the id of the <attention-steps> a clicked head opens in
     // The colour map of the tiles, on screen and in exports: 'viridis' (default) | 'cividis' | 'gray'.
     palette: { type: 'palette' },
+    // The map of a signed layer's tiles (a conv or DeltaNet layer): 'blue-orange' (default) | 'red-blue'.
+    diverging: { type: 'diverging' },
     // 'heads' (default: every layer × head) or 'rollout' (one tile per layer: the attention rollout through it).
     mode: { type: 'enum', values: ['heads', 'rollout'], default: 'heads' },
   };
@@ -160,45 +161,59 @@ export class AttentionModelView extends AwElement {
       this.showError(m ? 'Set ids: the sequence to show.' : '');
       return;
     }
-    let attention;
+    let attention, kinds;
     try {
-      attention = m.forward([ids], { attention: true }).attention;
+      ({ attention, attentionKinds: kinds } = m.forward([ids], { attention: true }));
     } catch (error) {
       this.showError(`${error.code ?? 'ERROR'}: ${error.message}`);
       return;
     }
-    this.showError('');
     const rollout = this.mode === 'rollout';
-    const { numLayers: L } = m.config,
-      H = rollout ? 1 : m.config.numHeads,
-      T = ids.length,
+    const signed = attention.map((_, l) => Boolean(kinds?.[l]) && kinds[l] !== 'attention');
+    const mixer = signed.indexOf(true);
+    // The rollout multiplies row-stochastic maps: a signed layer's has no meaning there.
+    this.showError(
+      rollout && mixer >= 0
+        ? `The rollout needs softmax attention in every layer: layer ${mixer} is a ${kinds[mixer]} layer.`
+        : '',
+    );
+    if (rollout && mixer >= 0) return;
+    this.#draw(rollout ? rolloutShown(attention, ids.length) : headsShown(attention, kinds, signed), ids);
+  }
+
+  // Draws `sh` (headsShown or rolloutShown, tiles per layer) as tiles on `ids`.
+  #draw(sh, ids) {
+    const T = ids.length,
       tokens = this.tokens;
-    // Rollout: (L, T, T), layer l's tile the flow through layers 0 … l.
-    const layers = rollout
-      ? (() => {
-          const R = attn.attentionRollout(attention).data;
-          return Array.from({ length: L }, (_, l) => R.slice(l * T * T, (l + 1) * T * T));
-        })()
-      : attention.map((w) => w.data);
-    if (this._tiles.length !== L * H || this._rollout !== rollout) this.#buildTiles(L, H, rollout);
-    const tileW = AttentionModelView.tileWidth(this.contentWidth, H);
-    this.shown = { ids, tokens, layers, T, L, H, mode: rollout ? 'rollout' : 'heads' };
+    const key = `${sh.heads}|${sh.mode}|${sh.names}`;
+    if (this._tilesKey !== key) this.#buildTiles(sh);
+    this._tilesKey = key;
+    this.shown = { ids, tokens, T, ...sh };
+    const diverging = divergingName(this.diverging);
+    // A signed layer's scale: ±max|a| over its maps (every head of the layer on one scale).
+    const scale = sh.layers.map((d, l) =>
+      sh.signed[l] ? d.reduce((a, v) => Math.max(a, Math.abs(v)), 1e-6) : 1,
+    );
     for (const t of this._tiles) {
-      t.view.width = tileW;
+      const data = sh.layers[t.layer].subarray(t.head * T * T, (t.head + 1) * T * T);
+      const m = scale[t.layer];
+      t.view.width = AttentionModelView.tileWidth(this.contentWidth, sh.heads[t.layer]);
       t.view.set({
-        data: layers[t.layer].subarray(t.head * T * T, (t.head + 1) * T * T),
+        data,
         rows: T,
         cols: T,
         rowLabels: tokens,
         colLabels: tokens,
         rowAxis: 'query',
-        colAxis: rollout ? 'input' : 'key',
-        domain: { lo: 0, hi: 1, map: this.palette },
+        colAxis: sh.mode === 'rollout' ? 'input' : 'key',
+        domain: sh.signed[t.layer]
+          ? { lo: -m, hi: m, map: diverging, caption: 'signed' }
+          : { lo: 0, hi: 1, map: this.palette },
         values: 'never',
         maxCell: 14,
         minRowHeight: 0,
-        legend: false,
-        title: rollout ? `Rollout to L${t.layer}` : `L${t.layer} · H${t.head}`,
+        legend: sh.signed[t.layer] && t.head === 0, // a signed layer's own scale
+        title: sh.titles[t.layer](t.head),
       });
     }
   }
@@ -208,33 +223,30 @@ export class AttentionModelView extends AwElement {
     return Math.min(240, Math.max(130, Math.floor(W / Math.min(H, 4)) - 10));
   }
 
-  #buildTiles(L, H, rollout = false) {
+  #buildTiles(sh) {
     this._tiles = [];
-    this._rollout = rollout;
     const rows = [];
-    for (let layer = 0; layer < L; layer++) {
+    sh.heads.forEach((H, layer) => {
       const row = h(
         'div',
-        { class: 'layer', role: 'group', 'aria-label': `Layer ${layer}` },
-        h('div', { class: 'layer-name muted', text: `Layer ${layer}` }),
+        { class: 'layer', role: 'group', 'aria-label': sh.names[layer] },
+        h('div', { class: 'layer-name muted', text: sh.names[layer] }),
       );
       for (let head = 0; head < H; head++) {
-        const canvas = h('canvas', {
-          'aria-label': rollout
-            ? `Attention rollout through layers 0 to ${layer}: how much each input can reach each position.`
-            : `Layer ${layer}, head ${head}: attention weights. Enter opens it step by step.`,
-        });
+        const canvas = h('canvas', { 'aria-label': sh.labels[layer](head) });
         const view = new HeatmapView(canvas, {
           host: this,
           onClick: () => {
-            if (!rollout) this.open(layer, head);
+            if (sh.mode === 'heads' && !sh.signed[layer]) this.open(layer, head);
+            else if (sh.signed[layer])
+              this._readout.textContent = `${sh.names[layer]}: no softmax steps to open; ${SIGNED_NOTE}.`;
           },
         });
         row.append(canvas);
         this._tiles.push({ layer, head, view });
       }
       rows.push(row);
-    }
+    });
     this._grid.replaceChildren(...rows);
   }
 
@@ -249,7 +261,7 @@ export class AttentionModelView extends AwElement {
       target.trace = {
         tokens: this.tokens,
         steps: trace[layer],
-        heads: m.config.numHeads,
+        heads: this.shown?.heads[layer] ?? m.config.numHeads,
         dModel: m.config.dModel,
         causal: m.config.causal,
       };
@@ -262,79 +274,16 @@ export class AttentionModelView extends AwElement {
 
   /**
    * Every layer × head (or one layer: option `layer`) as an SVG document: the tiles as on screen, one
-   * colour bar for all of them (one scale, 0…1). Options: width (CSS px), fontSize (px), layer,
-   * maxBytes (default 8 MB). A figure over maxBytes is not returned: it throws an Error (code
-   * 'SVG_TOO_LARGE') whose message gives its size and offers one layer.
+   * colour bar for the softmax layers (one scale, 0…1), each signed layer's own bar in its first tile.
+   * Options: width (CSS px), fontSize (px), layer, maxBytes (default 8 MB). A figure over maxBytes is
+   * not returned: it throws an Error (code 'SVG_TOO_LARGE') whose message gives its size and offers
+   * one layer.
    */
   toSVG(options = {}) {
     const sh = this.shown;
-    if (!sh || this._tiles.length !== sh.L * sh.H)
+    if (!sh || this._tiles.length !== sh.heads.reduce((a, b) => a + b, 0))
       throw new Error('toSVG: nothing is drawn yet (set a model and ids, wait for ready)');
-    const W = Math.max(160, Number(options.width) || this.contentWidth);
-    const fontSize = Math.max(6, Math.min(48, Number(options.fontSize) || 12));
-    const s = fontSize / 12;
-    const layers = svgLayers(options.layer, sh.L);
-    const theme = themeOf(this);
-    const fig = svgFigure(theme, s);
-    const tileW = AttentionModelView.tileWidth(W, sh.H);
-    const panels = [];
-    let y = 0,
-      width = 0;
-    for (const layer of layers) {
-      // The layer's name (12 px, muted, 4 px above), then its tiles wrapped as the flex row wraps them.
-      const name = `Layer ${layer}`;
-      fig.body.push(
-        paintSvg(fig, [
-          { kind: 'text', x: 0, y: y + 4 + 12 * s, text: name, size: 12 * s, fill: theme.muted },
-        ]),
-      );
-      y += 4 + Math.ceil(15 * s) + TILE_GAP;
-      let x = 0,
-        rowH = 0;
-      for (let head = 0; head < sh.H; head++) {
-        const { view } = this._tiles[layer * sh.H + head];
-        const w = view.layout(tileW, s).w;
-        if (x > 0 && x + w > W) {
-          y += rowH + TILE_GAP;
-          x = 0;
-          rowH = 0;
-        }
-        const p = heatmapPanel(fig, view, { x, y, width: tileW });
-        panels.push({ layer, head, rows: sh.T, cols: sh.T, cells: p.cells });
-        width = Math.max(width, x + p.w);
-        rowH = Math.max(rowH, p.h);
-        x += p.w + TILE_GAP;
-      }
-      y += rowH + TILE_GAP;
-    }
-    // One colour bar: every tile shares the scale 0…1.
-    const domain = { lo: 0, hi: 1, map: this.palette };
-    const legend = figureLegend(y, width, domain, theme, s);
-    fig.body.push(paintSvg(fig, legend.items));
-    y += legend.h;
-    const state = jsonSafe({
-      widget: 'attention-model-view',
-      palette: this.palette,
-      ids: sh.ids,
-      tokens: sh.tokens,
-      L: sh.L,
-      H: sh.H,
-      T: sh.T,
-      layers,
-      domain,
-      options: { width: W, fontSize, ...(layers.length === 1 && sh.L > 1 ? { layer: layers[0] } : {}) },
-      panels,
-      theme: theme.dark ? 'dark' : 'light',
-      widgetState: this.state,
-    });
-    const svg = svgDocument(fig, {
-      width: Math.max(width, 240),
-      height: y,
-      state,
-      title: `Attention weights of ${layers.length === 1 ? `layer ${layers[0]}` : `all ${sh.L} layers`} × ${sh.H} heads on ${sh.T} tokens`,
-    });
-    checkSvgSize(svg, Number(options.maxBytes) || SVG_MAX_BYTES, layers, sh.L);
-    return svg;
+    return modelViewSVG(this, sh, this._tiles, options);
   }
 
   /** The SVG button: the whole model, or (when that is too large) the layer last opened, and why. */
@@ -363,7 +312,7 @@ export class AttentionModelView extends AwElement {
     if (!s) return '';
     return matricesToLongCSV(
       s.layers.flatMap((data, l) =>
-        Array.from({ length: s.H }, (_, hd) => ({
+        Array.from({ length: s.heads[l] }, (_, hd) => ({
           key: `layer ${l} head ${hd}`,
           data: data.subarray(hd * s.T * s.T, (hd + 1) * s.T * s.T),
           rows: s.T,
@@ -397,31 +346,49 @@ function plainConfig(c) {
   }
 }
 
-/** The layers toSVG draws: all L, or the one of option `layer` (an integer in 0…L−1). */
-function svgLayers(layer, L) {
-  if (layer === undefined || layer === null) return [...Array(L).keys()];
-  const l = Number(layer);
-  if (!Number.isInteger(l) || l < 0 || l >= L)
-    throw new RangeError(`toSVG: layer must be an integer in 0…${L - 1}, not ${layer}`);
-  return [l];
+/** What the heads mode draws: each layer's heads (its map's own count), names and tile labels. */
+function headsShown(attention, kinds, signed) {
+  const heads = attention.map((w) => w.shape[1]);
+  const KNOWN = { conv: 'short convolution', delta: 'gated DeltaNet' };
+  const what = (l) => KNOWN[kinds[l]] ?? `${kinds[l]} layer`;
+  return {
+    mode: 'heads',
+    layers: attention.map((w) => w.data),
+    L: attention.length,
+    H: Math.max(...heads),
+    heads,
+    kinds: attention.map((_, l) => kinds?.[l] ?? 'attention'),
+    signed,
+    names: heads.map((_, l) => (signed[l] ? `Layer ${l} · ${what(l)} (signed)` : `Layer ${l}`)),
+    titles: signed.map((sg, l) =>
+      sg && heads[l] === 1 ? () => `L${l} · ${kinds[l]}` : (hd) => `L${l} · H${hd}`,
+    ),
+    labels: signed.map((sg, l) =>
+      sg
+        ? (hd) => `Layer ${l} (${what(l)}), map ${hd}: ${SIGNED_NOTE}.`
+        : (hd) => `Layer ${l}, head ${hd}: attention weights. Enter opens it step by step.`,
+    ),
+  };
 }
 
-/**
- * Throws an Error (code 'SVG_TOO_LARGE', its size in `bytes`) when the figure of `layers` (of L) is
- * over `max` bytes of UTF-8, offering one layer (or the PNG export when it is one already).
- */
-function checkSvgSize(svg, max, layers, L) {
-  // Counted in UTF-16 units first: UTF-8 is at most 3 bytes per unit, so short figures skip encoding.
-  const bytes = svg.length > max / 3 ? new TextEncoder().encode(svg).length : svg.length;
-  if (bytes <= max) return;
-  const mb = (b) => `${(b / 1048576).toFixed(1)} MB`;
-  const e = new Error(
-    `The ${layers.length === 1 ? `layer ${layers[0]}` : 'model view'} as SVG would be ${mb(bytes)}, over the limit of ${mb(max)}: ` +
-      (layers.length > 1
-        ? `export one layer instead, toSVG({ layer: n }) with n in 0…${L - 1}.`
-        : 'use the PNG export.'),
-  );
-  e.code = 'SVG_TOO_LARGE';
-  e.bytes = bytes;
-  throw e;
+/** What the rollout mode draws: one tile per layer, the attention rollout through layers 0 … l. */
+function rolloutShown(attention, T) {
+  const L = attention.length;
+  const R = attn.attentionRollout(attention).data;
+  return {
+    mode: 'rollout',
+    layers: Array.from({ length: L }, (_, l) => R.slice(l * T * T, (l + 1) * T * T)),
+    L,
+    H: 1,
+    heads: Array(L).fill(1),
+    kinds: Array(L).fill('attention'),
+    signed: Array(L).fill(false),
+    names: Array.from({ length: L }, (_, l) => `Layer ${l}`),
+    titles: Array.from({ length: L }, (_, l) => () => `Rollout to L${l}`),
+    labels: Array.from(
+      { length: L },
+      (_, l) => () =>
+        `Attention rollout through layers 0 to ${l}: how much each input can reach each position.`,
+    ),
+  };
 }
