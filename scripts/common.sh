@@ -9,14 +9,16 @@ JOBS=${JOBS:-2}
 # ATTN_RELAXED_SIMD their relaxed-SIMD twins (*_relaxed), which differ only in the kernels, compiled
 # a second time with relaxed SIMD's fused multiply-add (attn_relaxed_twin in CMakeLists.txt).
 # build/wasm: dist/attention_core.{mjs,wasm}, the relaxed twin into build/wasm/dist-relaxed (build.sh
-# ships its .wasm only: it shares the SIMD128 glue), attn_kernel_tests and attn_kernel_tests_relaxed.
+# ships its .wasm only: it shares the SIMD128 glue); its Catch2 binaries (attn_kernel_tests and the
+# relaxed twin) are built on request only (docs/testing.md, "What runs once").
 WASM_CONFIG=(emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=ON
   -DATTN_RELAXED_SIMD=ON -DATTN_RELAXED_DIST_DIR="$PWD/build/wasm/dist-relaxed")
 # The threaded modules (Emscripten pthreads, docs/threads.md), both into dist/threads/ (glue, worker
 # script, .wasm, and the {"type": "commonjs"} package.json the classic worker scripts need). Unlike the
 # single-thread pair, each has its own glue: a threaded glue holds a data address of its binary
 # (__emscripten_allow_main_runtime_queued_calls), which differs between the two.
-# build/wasm-threads also builds the Catch2 suite with real threads (scripts/test.sh runs it).
+# build/wasm-threads also builds the Catch2 suite with real threads, on each kernel flavour
+# (attn_tests, attn_tests_relaxed: scripts/test.sh runs both).
 WASM_THREADS_CONFIG=(emcmake cmake -S . -B build/wasm-threads -DCMAKE_BUILD_TYPE=Release -DATTN_BUILD_TESTS=ON
   -DATTN_THREADS=ON -DATTN_RELAXED_SIMD=ON -DATTN_MODULE_NAME=attention_core_threads
   -DATTN_DIST_DIR="$PWD/dist/threads")

@@ -2,8 +2,8 @@
 # Runs every suite, in the order a failure is cheapest to read: the house style (formatters, file
 # and function sizes), native Catch2 (ctest), the thread pool under ThreadSanitizer, the same suite
 # under ASan + UBSan, the committed fuzz corpora replayed under ASan + UBSan, the same Catch2 suite
-# compiled to wasm and run by Node (every case with real threads; the kernel and fixture tests on the
-# single-thread and relaxed-SIMD builds), the
+# compiled to wasm and run by Node (every case with real threads, on the SIMD128 kernels and on the
+# relaxed-SIMD ones), the
 # JS API tests (node --test, on the threaded build init() loads in Node), the fixture suites again on
 # the relaxed-SIMD build, the real-browser tests (playwright-core + Debian Chromium), and a benchmark
 # smoke run. Node 20 runs relaxed SIMD only with --experimental-wasm-relaxed-simd. Prints each
@@ -59,26 +59,20 @@ section "libFuzzer corpus replay: every committed input of the 3 targets once (A
 # (new inputs, a coverage-instrumented build) are `npm run fuzz` (scripts/fuzz.sh).
 bash scripts/fuzz.sh --replay
 
-section "wasm Catch2 kernel and fixture tests, single-thread SIMD128 build (run by Node in one process)"
-# build/wasm is build.sh's directory: the test binaries link the objects the modules did, and the
-# relaxed-SIMD twin links the same test objects too (only the kernels are compiled twice).
-# The wasm suites run as one Node process each (run_wasm_suite): ctest would start Node and compile
-# the test .wasm once per test case (41 s for what one process does in 8 s). This build differs from
-# the threaded one below (which runs every case) only in having no pthreads, and the relaxed-SIMD
-# twin only in the kernels' FMA: both run attn_kernel_tests, the tests of what differs
-# (tests/cpp/CMakeLists.txt; docs/testing.md). Both binaries are built here, two links at a time.
-configure build/wasm "${WASM_CONFIG[@]}"
-cmake build/wasm > /dev/null   # an existing directory learns of a test target added since
-cmake --build build/wasm -j"$JOBS" --target attn_kernel_tests attn_kernel_tests_relaxed
-run_wasm_suite build/wasm attn_kernel_tests
-
-section "wasm Catch2 kernel and fixture tests, relaxed-SIMD twin (f32x4.relaxed_madd, Node with relaxed SIMD on)"
-run_wasm_suite build/wasm attn_kernel_tests_relaxed --experimental-wasm-relaxed-simd
-
 section "wasm Catch2 suite, every case, with real threads (Emscripten pthreads: a pool of 4)"
+# build/wasm-threads is build.sh's directory: the test binaries link the objects the modules did.
+# The wasm suites run as one Node process each (run_wasm_suite): ctest would start Node and compile
+# the test .wasm once per test case (41 s for what one process does in 8 s). The relaxed-SIMD twin
+# links the same test objects and the relaxed kernels the threaded relaxed module has: both
+# binaries are built here, two links at a time. The single-thread build runs no Catch2 suite: its
+# kernels compute with these instructions (docs/testing.md, "What runs once").
 configure build/wasm-threads "${WASM_THREADS_CONFIG[@]}"
-cmake --build build/wasm-threads -j"$JOBS" --target attn_tests
+cmake build/wasm-threads > /dev/null   # an existing directory learns of a test target added since
+cmake --build build/wasm-threads -j"$JOBS" --target attn_tests attn_tests_relaxed
 run_wasm_suite build/wasm-threads attn_tests
+
+section "wasm Catch2 suite, every case, relaxed-SIMD twin (f32x4.relaxed_madd, Node with relaxed SIMD on)"
+run_wasm_suite build/wasm-threads attn_tests_relaxed --experimental-wasm-relaxed-simd
 
 section "JS API tests (node --test, two files at a time; init() loads the threaded build: Node runs threads)"
 node --test --test-concurrency=2 --test-reporter=dot tests/js/

@@ -72,6 +72,11 @@ export function showMode({ $, steps, heatmap, maskEditor }, { views, preset }) {
   if (!preset) $('preset-about').hidden = true;
   if (isModel) $('source-block').hidden = true;
   $('pe').closest('section').hidden = isModel;
+  // The seeded layer set its settings as the widgets' config; a model's views draw the model's trace
+  // and weights, so they go back to no config of the page's (as a link to the model opens them, and
+  // their exported state names no settings that the figure does not show). No trace yet: the seeded
+  // layer (or nothing) was drawn last.
+  if (isModel && !steps.trace) for (const w of [steps, heatmap, maskEditor]) w.config = null;
   if (!isModel) {
     steps.hidden = false;
     $('steps-note').hidden = true;
@@ -80,7 +85,12 @@ export function showMode({ $, steps, heatmap, maskEditor }, { views, preset }) {
     $('layer-note').hidden = true;
     if (steps.trace) steps.trace = null;
     if (heatmap.data) heatmap.data = null;
-    if (maskEditor.data) maskEditor.data = null;
+    // A model source set the mask editor's head from the heatmap's view: the seeded layer leaves it to
+    // the editor's own selector, so it goes back to what a link to the seeded layer opens with.
+    if (maskEditor.data) {
+      maskEditor.data = null;
+      maskEditor.removeAttribute('head');
+    }
   }
 }
 

@@ -128,11 +128,19 @@ const focused = (page) =>
   });
 
 test('a heatmap is one tab stop: a grid whose live cell names query, key and value and follows the arrows', async () => {
-  // Its own load: the heatmap as a link opens it (one head, from the start), not one that showed
-  // four heads before.
-  const { page, watch } = await light.newPage();
-  await page.goto(light.url('/?model=seeded&t=The+cat+sat+down&h=1&view=0'));
-  await demoReady(page);
+  // The demo page the axe tests read, moved from four heads in a grid to one head on a new text:
+  // the tiles of the heads gone leave nothing behind in the Tab order.
+  const { page, watch } = await light.shared('/?model=seeded', demoReady);
+  await page.evaluate(() => window.attentionDemo.setState({ view: 'all' }, 'replace'));
+  await demoSettled(page);
+  const tiles = () =>
+    page.$eval('attention-heatmap', (el) => el.shadowRoot.querySelectorAll('[role="grid"]').length);
+  assert.equal(await tiles(), 4, 'four heads: four grids');
+  await page.evaluate(() =>
+    window.attentionDemo.setState({ text: 'The cat sat down', heads: 1, view: '0' }, 'replace'),
+  );
+  await demoSettled(page);
+  assert.equal(await tiles(), 1, 'one head: one grid');
   const weights = await page.$eval('attention-heatmap', (el) => Array.from(el.shown.matrices[0].data));
   const tokens = await page.$eval('attention-heatmap', (el) => el.shown.queryTokens);
   // Tabbing on from the head selector reaches the grid's live cell, at (0, 0).
@@ -166,7 +174,6 @@ test('a heatmap is one tab stop: a grid whose live cell names query, key and val
   f = await focused(page);
   assert.notEqual(f.role, 'gridcell');
   assert.deepEqual(watch.errors, []);
-  await light.release(page);
 });
 
 test('the steps view: every step matrix is a grid; masked cells are announced as masked', async () => {

@@ -3,11 +3,14 @@
 // another model — redraws the same picture bit for bit: the heatmap's canvases equal the ones the
 // figure was exported from, the demo's state (model, text, view, query …) and link are the figure's.
 // A figure of an opened folder says which files to open; nothing changes. No console error.
+// One page serves the file (b.shared): it moves in place from link to link (the back button's path),
+// each time to a model that draws another picture before the figure is opened; the last test loads
+// it anew, where a new page (no folder open) is the point.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { ROOT, demoReady, demoSettled, join, launch } from './helpers.mjs';
+import { ROOT, demoMoveTo, demoReady, demoSettled, join, launch } from './helpers.mjs';
 
 const FOLDER = join(ROOT, 'tests', 'golden', 'pretrained', 'gpt2-tiny');
 
@@ -33,10 +36,15 @@ function pictures(page) {
   );
 }
 
-/** The demo at `query`, with the heatmap drawn for its model. */
-async function openDemo(page, query, model) {
-  await page.goto(b.url(`/?${query}`));
-  await demoReady(page);
+/** The file's one page of the demo. */
+const demo = () => b.shared('/?model=copy', demoReady);
+
+/** The demo moved in place to `query` (a new load with `load`), with the heatmap drawn for its model. */
+async function openDemo(page, query, model, { load = false } = {}) {
+  if (load) {
+    await page.goto(b.url(`/?${query}`));
+    await demoReady(page);
+  } else await demoMoveTo(page, `?${query}`, model);
   await page.waitForFunction(
     (m) =>
       window.attentionDemo.state.model === m &&
@@ -72,7 +80,7 @@ async function openFigure(page, path, outcome = 'opened') {
 }
 
 test("the heatmap's JSON from a preset, opened in the demo on another preset, redraws the same picture", async () => {
-  const { page, watch } = await b.newPage();
+  const { page, watch } = await demo();
   await openDemo(page, 'model=sort&t=3+1+4+1+5+%7C+1+1+3&layer=1', 'sort');
   // A click on head 1's tile: its query row 2 becomes the bars (the tile is the widget's, the row the demo's).
   await page.locator('#heatmap').scrollIntoViewIfNeeded();
@@ -116,11 +124,10 @@ test("the heatmap's JSON from a preset, opened in the demo on another preset, re
   await openFigure(page, svg);
   assert.deepEqual(await pictures(page), before, 'from the SVG: pixel-identical');
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 test("the seeded layer: a figure reproduces its settings; a folder's figure names the files to open", async () => {
-  const { page, watch } = await b.newPage();
+  const { page, watch } = await demo();
   await openDemo(
     page,
     'model=seeded&t=Figures+you+can+open+again&d=24&h=3&m=causal&view=mean&pe=rope',
@@ -160,13 +167,11 @@ test("the seeded layer: a figure reproduces its settings; a folder's figure name
   await openFigure(page, bad, 'error');
   assert.match(await page.textContent('#figure-note'), /no widget state/);
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });
 
 test('a figure of an opened folder: names its files until the folder is open again, then redraws the same picture', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url('/?model=copy'));
-  await demoReady(page);
+  const { page, watch } = await demo();
+  await openDemo(page, 'model=copy', 'copy');
   await page.setInputFiles('#model-folder', FOLDER);
   await page.waitForFunction(
     () => window.attentionDemo.source?.name === 'folder' && document.querySelector('#heatmap').data !== null,
@@ -184,7 +189,7 @@ test('a figure of an opened folder: names its files until the folder is open aga
     `files: ${ctx.model.files}`,
   );
   // A new page has no folder open: the figure says what to open.
-  await openDemo(page, 'model=copy', 'copy');
+  await openDemo(page, 'model=copy', 'copy', { load: true });
   await openFigure(page, json, 'needs-files');
   assert.match(
     await page.textContent('#figure-note'),
@@ -197,5 +202,4 @@ test('a figure of an opened folder: names its files until the folder is open aga
   await openFigure(page, json);
   assert.deepEqual(await pictures(page), before, 'pixel-identical');
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });

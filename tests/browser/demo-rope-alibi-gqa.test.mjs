@@ -1,9 +1,11 @@
 // The demo's seeded layer with today's attention: RoPE and ALiBi as positional choices
 // and a key/value head count (grouped-query attention). Each step the page shows equals the
 // library's own trace of the same configuration, the link keeps the choices, nothing errors.
+// One page serves the file (b.shared): it opens at the first link, and each later test moves it to
+// its own link in place (the back button's path), from the previous test's configuration.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { demoReady, launch, maxAbsDiff, referenceTrace } from './helpers.mjs';
+import { demoMoveTo, demoReady, launch, maxAbsDiff, referenceTrace } from './helpers.mjs';
 
 // Widget and reference run the same wasm code on the same inputs (as demo.test.mjs).
 const kTraceTol = 1e-6;
@@ -17,6 +19,16 @@ before(async () => {
 after(async () => {
   await b?.close();
 });
+
+const link = (pe, heads, kv, extra = '') =>
+  `?model=seeded&t=${encodeURIComponent(TEXT)}&d=16&h=${heads}&kv=${kv}&pe=${pe}${extra}`;
+const FIRST = link('rope', 4, 2, '&m=causal&step=weights');
+/** The file's one page at `search` (its first test finds it loaded there). */
+async function demoAt(search) {
+  const opened = await b.shared(`/${FIRST}`, demoReady);
+  if (search !== FIRST) await demoMoveTo(opened.page, search, 'seeded');
+  return opened;
+}
 
 const shown = (page, step, head) =>
   page.$eval(
@@ -48,11 +60,7 @@ for (const [pe, extra] of [
   ['alibi', ['alibi']],
 ]) {
   test(`positional ${pe} with 2 key/value heads for 4 query heads: the steps are the library's trace`, async () => {
-    const { page, watch } = await b.newPage();
-    await page.goto(
-      b.url(`/?model=seeded&t=${encodeURIComponent(TEXT)}&d=16&h=4&kv=2&pe=${pe}&m=causal&step=weights`),
-    );
-    await demoReady(page);
+    const { page, watch } = await demoAt(link(pe, 4, 2, '&m=causal&step=weights'));
     assert.equal(await page.inputValue('#kvHeads'), '2');
     assert.equal(await page.inputValue('select[name="positional"]'), pe);
     assert.match(await page.textContent('#heads-note'), /2 query heads share each of the 2 key\/value heads/);
@@ -84,14 +92,11 @@ for (const [pe, extra] of [
     await page.waitForFunction(() => !new URLSearchParams(location.search).has('pe')); // the default is not in the link
     await page.waitForFunction((n) => !document.querySelector('attention-steps').steps.includes(n), extra[0]);
     assert.deepEqual(watch.errors, []);
-    await b.release(page);
   });
 }
 
 test('a key/value head count that no longer divides the heads falls back to one per head', async () => {
-  const { page, watch } = await b.newPage();
-  await page.goto(b.url(`/?model=seeded&t=${encodeURIComponent(TEXT)}&d=16&h=8&kv=4&pe=rope`));
-  await demoReady(page);
+  const { page, watch } = await demoAt(link('rope', 8, 4));
   assert.equal(await page.inputValue('#kvHeads'), '4');
   await page.selectOption('#heads', '2');
   await page.waitForFunction(() => new URLSearchParams(location.search).get('h') === '2');
@@ -100,5 +105,4 @@ test('a key/value head count that no longer divides the heads falls back to one 
   const options = await page.$$eval('#kvHeads option', (o) => o.map((x) => x.value));
   assert.deepEqual(options, ['0', '1', '2']);
   assert.deepEqual(watch.errors, []);
-  await b.release(page);
 });

@@ -241,6 +241,21 @@ export async function demoSettled(page) {
 }
 
 /**
+ * Moves an open demo page to the link `search` ('?model=…') in place, as the back and forward buttons
+ * move it: the address changes (history.pushState) and the page hears popstate. Waits until it shows
+ * `model` and has drawn it. Cheaper than a load, and the path a reader's back button takes: tests that
+ * need several links of the demo move one page through them (a fresh load is a test of its own).
+ */
+export async function demoMoveTo(page, search, model) {
+  await page.evaluate((s) => {
+    history.pushState(null, '', `/${s}`);
+    dispatchEvent(new PopStateEvent('popstate'));
+  }, search);
+  await page.waitForFunction((m) => window.attentionDemo.source?.name === m, model, { timeout: 20_000 });
+  await demoSettled(page);
+}
+
+/**
  * The independent reference, run in the page: the documented embedding recipe re-implemented here
  * (FNV-1a over the UTF-8 bytes of the token, then the 4 little-endian bytes of the seed; then
  * seededNormal), and the library's MultiHeadAttention.forward with trace for the same config.

@@ -7,7 +7,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SHOTS, axeViolations, demoReady, demoSettled, launch, widgetsReady } from './helpers.mjs';
+import {
+  SHOTS,
+  axeViolations,
+  demoMoveTo,
+  demoReady,
+  demoSettled,
+  launch,
+  widgetsReady,
+} from './helpers.mjs';
 
 const PHONE = { viewport: { width: 360, height: 800 }, hasTouch: true, isMobile: true };
 const SENTENCE = 'the cat sat on the mat';
@@ -161,8 +169,8 @@ test('demo: a link whose text its preset cannot read opens on the character mode
   );
   assert.equal(await page.inputValue('#text'), '3 1 4 1 5 | 1 1 3 4', "back to the preset's own example");
 
-  await page.goto(b.url('/?model=seeded&m=causal&x=1'));
-  await demoReady(page);
+  // The seeded layer, moved to in place (the back button's path; a load of it is demo.test.mjs's).
+  await demoMoveTo(page, '?model=seeded&m=causal&x=1', 'seeded');
   await assertFits(page, 'the seeded layer (cross-attention)');
   await page.tap('#text');
   await page.type('#text', ' and a much longer sentence that goes on and on');

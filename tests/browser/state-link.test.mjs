@@ -1,10 +1,12 @@
 // A figure's state round trip through a link alone: for every trained preset and the
 // seeded layer, the demo at a link that sets its views (layer, head, step, heatmap view, query) draws
-// every view; its link (the demo's own URL, what "Copy link" copies) opened in a new page draws the
-// same SVG for every view, byte for byte, and the views' states are equal. No file is involved.
+// every view; its link (the demo's own URL, what "Copy link" copies), reached in place by one page
+// that showed the previous case (the back button's path: pushState + popstate), draws the same SVG
+// for every view, byte for byte, and the views' states are equal. No file is involved. Six loads
+// and one page moving in place, where each case once loaded its link twice (twelve loads).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { demoReady, demoSettled, launch } from './helpers.mjs';
+import { demoMoveTo, demoReady, demoSettled, launch } from './helpers.mjs';
 
 // Each preset with views set away from their defaults where the model has them.
 const CASES = [
@@ -25,46 +27,63 @@ after(async () => {
   await b?.close();
 });
 
-/** Opens the demo at `url` and returns the link it shows and, per drawn view, its SVG and state. */
-async function viewsAt(url, model) {
+/** The demo's URL and, per drawn view, its SVG and state, once it shows `model`. */
+async function viewsOf(page, watch, model) {
+  await page.waitForFunction(
+    (m) =>
+      window.attentionDemo.state.model === m &&
+      window.attentionDemo.source?.name === m &&
+      document.querySelector('#heatmap').shown !== null,
+    model,
+    { timeout: 20_000 },
+  );
+  await demoSettled(page);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+  const views = await page.evaluate((ids) => {
+    const out = {};
+    for (const id of ids) {
+      const el = document.querySelector(id);
+      if (!el || el.closest('[hidden]') || el.hidden || typeof el.toSVG !== 'function') continue;
+      try {
+        out[id] = { svg: el.toSVG(), state: JSON.stringify(el.state) };
+      } catch (e) {
+        out[id] = { error: e.message };
+      }
+    }
+    return out;
+  }, VIEWS);
+  const link = await page.evaluate(() => location.href);
+  assert.deepEqual(watch.errors, []);
+  return { link, views };
+}
+
+/** A fresh page of the demo opened at `url`. */
+async function opened(url, model) {
   const { page, watch } = await b.newPage();
   try {
     await page.goto(url);
     await demoReady(page);
-    await page.waitForFunction(
-      (m) =>
-        window.attentionDemo.state.model === m &&
-        window.attentionDemo.source?.name === m &&
-        document.querySelector('#heatmap').shown !== null,
-      model,
-      { timeout: 20_000 },
-    );
-    await demoSettled(page);
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
-    const views = await page.evaluate((ids) => {
-      const out = {};
-      for (const id of ids) {
-        const el = document.querySelector(id);
-        if (!el || el.closest('[hidden]') || el.hidden || typeof el.toSVG !== 'function') continue;
-        try {
-          out[id] = { svg: el.toSVG(), state: JSON.stringify(el.state) };
-        } catch (e) {
-          out[id] = { error: e.message };
-        }
-      }
-      return out;
-    }, VIEWS);
-    const link = await page.evaluate(() => location.href);
-    assert.deepEqual(watch.errors, []);
-    return { link, views };
+    return await viewsOf(page, watch, model);
   } finally {
     await b.release(page);
   }
 }
 
+/**
+ * The one page that moves from link to link in place, as the back and forward buttons move it: the
+ * link becomes the address (history.pushState) and the page hears popstate. It moves through every
+ * case in turn, so each starts from the previous case's model and views (text → seeded: a trained
+ * model's views on the page before the seeded layer's).
+ */
+async function movedTo(link, model) {
+  const { page, watch } = await b.shared('/?model=seeded', demoReady);
+  await demoMoveTo(page, new URL(link).search, model);
+  return viewsOf(page, watch, model);
+}
+
 for (const [model, query] of CASES) {
   test(`${model}: every view's SVG and state survive the link`, async () => {
-    const first = await viewsAt(b.url(`/?${query}`), model);
+    const first = await opened(b.url(`/?${query}`), model);
     const drawn = Object.entries(first.views).filter(([, v]) => v.svg);
     assert.ok(drawn.length >= 2, `views drawn: ${Object.keys(first.views)}`);
     // The link really set the views (the round trip is not of the defaults).
@@ -75,7 +94,8 @@ for (const [model, query] of CASES) {
         step,
         'the steps view shows the linked step',
       );
-    const second = await viewsAt(first.link, model);
+    // The page's own link, reached in place on a page that showed another model and other views.
+    const second = await movedTo(first.link, model);
     assert.equal(second.link, first.link, 'the link opens to itself');
     for (const [id, v] of drawn) {
       assert.ok(second.views[id]?.svg, `${id} drawn again`);

@@ -2,7 +2,8 @@
 // widget on it draws, and the numbers the prose of the first sections promises (softmax, variance, query
 // explorer, masking) are the numbers shown (that the demo links to it is demo.test.mjs's first test).
 // Screenshots: test-results/screenshots/tutorial.png (light) and tutorial-dark.png (the first
-// screen; the whole page with ATTN_FULL_SCREENSHOTS=1).
+// screen; the whole page with ATTN_FULL_SCREENSHOTS=1). Last, the page in print (as print.test.mjs
+// checks the demo's): one column of views, no contents or controls.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -233,4 +234,22 @@ test('screenshots, light and dark (the whole page with ATTN_FULL_SCREENSHOTS=1)'
   await page.screenshot({ path: join(SHOTS, 'tutorial-dark.png'), fullPage: kFullPage });
   await page.emulateMedia({ colorScheme: 'light' });
   assert.deepEqual(w.errors, [], 'no console error after all the interaction');
+});
+
+test('the tutorial prints as one column of views: no contents or controls', async () => {
+  await page.emulateMedia({ media: 'print' });
+  await page.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
+  const r = await page.evaluate(() => ({
+    hidden: ['nav.toc', 'nav.top-links'].map((s) => [s, getComputedStyle(document.querySelector(s)).display]),
+    figures: document.querySelectorAll('[data-aw-printing]').length,
+    buttons: [...document.querySelectorAll('button')].filter((x) => x.getBoundingClientRect().width > 0)
+      .length,
+  }));
+  for (const [s, display] of r.hidden) assert.equal(display, 'none', `${s} hidden in print`);
+  assert.ok(r.figures >= 1, `${r.figures} widgets print as SVG`);
+  assert.equal(r.buttons, 0, 'no page button shown');
+  await page.evaluate(() => window.dispatchEvent(new Event('afterprint')));
+  assert.equal(await page.evaluate(() => document.querySelectorAll('[data-aw-printing]').length), 0);
+  await page.emulateMedia({ media: null });
+  assert.deepEqual(w.errors, [], 'no console error');
 });

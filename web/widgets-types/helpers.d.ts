@@ -150,6 +150,8 @@ export declare class HeatmapView {
     title?: string;
     legend?: boolean;
   }): void;
+  /** Takes the canvas and its keyboard grid off the page (removing the canvas alone leaves the grid). */
+  remove(): void;
   resize(width: number): void;
   draw(): void;
   cell(row: number, col: number): CellDetail;

@@ -212,7 +212,7 @@ export class AttentionHeatmap extends ModelElement {
     const n = matrices.length;
     const { perRow, tileW } = AttentionHeatmap.tileLayout(W, n, s.Tk);
     this._grid.style.gridTemplateColumns = `repeat(${perRow}, minmax(0, 1fr))`;
-    while (this._views.length > n) this._views.pop().canvas.remove();
+    while (this._views.length > n) this._views.pop().view.remove();
     while (this._views.length < n) {
       const k = this._views.length;
       const canvas = h('canvas');

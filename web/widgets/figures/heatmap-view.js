@@ -142,6 +142,15 @@ export class HeatmapView {
     this.draw();
   }
 
+  /**
+   * Takes the view off the page: its canvas and its grid (the grid sits beside the canvas, so
+   * removing the canvas alone would leave the grid's live cell in the Tab order).
+   */
+  remove() {
+    this.canvas.remove();
+    this.grid.remove();
+  }
+
   /** Sets the CSS width the view may use and redraws. */
   resize(width) {
     if (width > 0 && Math.abs(width - this.width) >= 1) {
