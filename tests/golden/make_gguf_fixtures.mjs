@@ -69,12 +69,16 @@ const checkpointMetadata =
     ...gpt2Tokenizer(model, pre, template),
   ];
 
+// Rows that are whole blocks of 32 are quantized; the others (LFM2's FF width of 80) stay F32 —
+// convert_hf_to_gguf falls back to F16 there; F32 keeps those matrices out of the comparison.
+const whole = (row) => row % 32 === 0;
+
 // A checkpoint of tests/golden/pretrained/ as a GGUF file with its tokenizer.
 function checkpointGGUF(source) {
   const { model, type, quant } = source;
   return fixtureGGUF(model, {
     type,
-    quantize: quant ? (_name, values) => quantize(quant, values) : undefined,
+    quantize: quant ? (_name, values, row) => (whole(row) ? quantize(quant, values) : null) : undefined,
     metadata: checkpointMetadata(source),
   });
 }
@@ -87,7 +91,8 @@ export function dequantizedGGUF(source) {
   const { model, type, quant } = source;
   return fixtureGGUF(model, {
     type,
-    quantize: (_name, values) => {
+    quantize: (_name, values, row) => {
+      if (!whole(row)) return null;
       const f32 = dequantize(quant, quantize(quant, values));
       return { type: 0, data: new Uint8Array(f32.buffer) };
     },

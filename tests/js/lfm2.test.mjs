@@ -1,15 +1,17 @@
 // LFM2 (src/js/architectures/lfm2.js, the core's short convolution): what the config classes
 // compute (the MLP width, layer kinds from layer_types or full_attn_idxs, the older key spellings),
 // refusals by name, model.layers[l] and the forward's labels on the lfm2-tiny fixture, and the
-// interpretability tools refusing a conv layer. Its logits, maps and generation against PyTorch are
-// pretrained.test.mjs's (every fixture folder); decoding and the map's float64 check are
-// tests/cpp/test_short_conv.cpp's.
+// interpretability tools refusing a conv layer, and llama.cpp's lfm2 files as LFM2Model converts the
+// folder (tests/js/gguf-from-fixture.js). Its logits, maps and generation against PyTorch are
+// pretrained.test.mjs's (every fixture folder), the GGUF files' against llama.cpp
+// gguf-llamacpp.test.mjs's; decoding and the map's float64 check are tests/cpp/test_short_conv.cpp's.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { init, AttentionError } from '../../src/js/index.js';
+import { init, loadPretrained, AttentionError } from '../../src/js/index.js';
 import { coreConfig } from '../../src/js/pretrained/config.js';
 import { lfm2Intermediate } from '../../src/js/architectures/lfm2.js';
 import { json, load, rejects } from './pretrained-files.mjs';
+import { fixtureGGUF } from './gguf-from-fixture.js';
 
 await init();
 
@@ -89,5 +91,45 @@ describe('an LFM2 model', () => {
     refused(() => model.qkAttribution(ids, { layer: 1, head: 0, query: 3, key: 1 }));
     refused(() => model.logitAttribution(ids, { token: 3 }));
     model.dispose();
+  });
+});
+
+// The fixture's GGUF file with lfm2.attention.head_count_kv set to `kv` (type `type`).
+const withKv = (kv, type = 'array<int32>') =>
+  fixtureGGUF(NAME, {
+    metadata: (md) => md.map((e) => (e[0] === 'lfm2.attention.head_count_kv' ? [e[0], type, kv] : e)),
+  });
+
+describe("llama.cpp's lfm2 files", () => {
+  it('layer kinds from head_count_kv, the adjusted MLP width, the kernel; generation as the folder', async () => {
+    const model = await loadPretrained({ gguf: fixtureGGUF(NAME) });
+    const c = model.config;
+    assert.deepEqual(c.layer_types, ['conv', 'full_attention']);
+    assert.deepEqual([c.intermediate_size, c.block_auto_adjust_ff_dim], [80, false]);
+    assert.deepEqual([c.conv_L_cache, c.num_key_value_heads], [3, 2]);
+    assert.deepEqual(
+      model.layers.map((l) => l.kind),
+      ['conv', 'attention'],
+    );
+    const folder = await load(NAME);
+    const ids = [[5, 17, 42, 88, 3]];
+    const options = { maxNewTokens: 6, stop: [] };
+    assert.deepEqual(
+      Array.from(model.generate(ids, options).data),
+      Array.from(folder.generate(ids, options).data),
+    );
+    for (const m of [model, folder]) m.dispose();
+  });
+
+  it('refuses the head counts it cannot map, and keys it does not read, by name', async () => {
+    const refused = (gguf, pattern) =>
+      assert.rejects(loadPretrained({ gguf }), (e) => e instanceof AttentionError && pattern.test(e.message));
+    await refused(withKv([0, 2, 2]), /head_count_kv must hold one count ≥ 0 per layer/);
+    await refused(withKv([1, 2]), /different KV head counts/);
+    await refused(withKv(2, 'uint32'), /head_count_kv must be an array/);
+    const windowed = fixtureGGUF(NAME, {
+      metadata: (md) => [...md, ['lfm2.attention.sliding_window', 'uint32', 4]],
+    });
+    await refused(windowed, /lfm2\.attention\.sliding_window/);
   });
 });
