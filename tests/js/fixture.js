@@ -111,9 +111,8 @@ export function listFixtures(index = 'index.txt') {
  * by hand, so a folder added there is covered by every test at once.
  */
 /**
- * listPretrained() less the hybrid models with a short-convolution layer (LFM2), whose backward and
- * head patching are refused (tests/cpp/test_short_conv.cpp): the folders the gradient and patching
- * references exist for.
+ * listPretrained() less the hybrid models with a short-convolution layer (LFM2), whose backward is
+ * refused (tests/cpp/test_short_conv.cpp): the folders the gradient references exist for.
  */
 export function listSoftmaxPretrained() {
   const conv = (name) =>

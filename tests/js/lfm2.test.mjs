@@ -79,17 +79,51 @@ describe('an LFM2 model', () => {
     model.dispose();
   });
 
-  it('the interpretability tools refuse a conv layer by its kind', async () => {
+  it('(L, H) tools: NaN for the conv layer, the attention layer as any; a backward through it refused', async () => {
     const model = await load(NAME);
-    const ids = [5, 17, 42, 88];
-    const refused = (fn) =>
-      assert.throws(
-        fn,
-        (e) => e instanceof AttentionError && /kind 'conv'/.test(e.message) && /layer 0/.test(e.message),
+    const ids = [5, 17, 42, 88, 5, 17, 3];
+    const T = ids.length;
+    // headScores: layer 0 has no heads; layer 1's previous-token score is the mean weight on key t − 1
+    const scores = model.headScores(ids)['previous-token'];
+    assert.deepEqual(scores.shape, [2, 4]);
+    assert.ok(scores.data.subarray(0, 4).every(Number.isNaN));
+    const a = model.forward([ids], { attention: [1] }).attention[1].data;
+    for (let h = 0; h < 4; h++) {
+      let want = 0;
+      for (let t = 1; t < T; t++) want += a[(h * T + t) * T + t - 1] / (T - 1);
+      assert.ok(Math.abs(scores.data[4 + h] - want) <= 1e-6, `previous-token head ${h}`);
+    }
+    // qkAttribution of the attention layer: the conv layer's output is one component; Σ = the score
+    // the trace's q and k give (scale 1/√d)
+    const { trace } = model.forward([ids], { trace: true, attention: false });
+    const q = trace[1].find((x) => x.name === 'q_rotated'),
+      k = trace[1].find((x) => x.name === 'k_rotated');
+    const d = q.shape[3];
+    for (const [head, query, key] of [
+      [0, 6, 2],
+      [3, 4, 4],
+    ]) {
+      const r = model.qkAttribution(ids, { layer: 1, head, query, key });
+      assert.deepEqual([...r.components], ['embed', 'L0CONV', 'L0MLP', 'bias']);
+      const sum = r.matrix.data.reduce((x, y) => x + y, 0) + r.positionBias;
+      assert.ok(Math.abs(sum - r.score) <= 1e-4 * Math.max(1, Math.abs(r.score)), `Σ ${sum} vs ${r.score}`);
+      let want = 0;
+      const kh = Math.floor(head / 2);
+      for (let i = 0; i < d; i++) want += q.data[(head * T + query) * d + i] * k.data[(kh * T + key) * d + i];
+      assert.ok(
+        Math.abs(r.score - want / Math.sqrt(d)) <= 1e-4,
+        `score ${r.score} vs ${want / Math.sqrt(d)}`,
       );
-    refused(() => model.headScores(ids));
-    refused(() => model.qkAttribution(ids, { layer: 1, head: 0, query: 3, key: 1 }));
-    refused(() => model.logitAttribution(ids, { token: 3 }));
+    }
+    assert.throws(
+      () => model.qkAttribution(ids, { layer: 0, head: 0, query: 3, key: 1 }),
+      (e) => e instanceof AttentionError && /layer 0 is of kind 'conv'/.test(e.message),
+    );
+    // what needs the backward through the convolution is refused naming it
+    const backward = (e) => e instanceof AttentionError && /layer 0 is a short convolution/.test(e.message);
+    assert.throws(() => model.metricGradients([ids], { token: 3 }), backward);
+    const pair = { clean: ids, corrupted: [5, 17, 42, 9, 5, 17, 3], token: 3, against: 7 };
+    await assert.rejects(model.attributionPatch(pair), backward);
     model.dispose();
   });
 });
