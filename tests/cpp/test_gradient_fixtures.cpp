@@ -132,7 +132,8 @@ TEST_CASE("metric gradients match float64 autograd on every pretrained family", 
   const std::vector<std::string> fixtures = pretrained_fixture::list_fixtures();
   REQUIRE(!fixtures.empty());
   for (const std::string& fixture : fixtures) {
-    // A short-convolution model's backward is refused (test_short_conv.cpp checks it): no references.
+    // A short-convolution model has no autograd references here: test_short_conv.cpp checks its
+    // backward against finite differences.
     const attn::PretrainedConfig config = pretrained_fixture::core_config(
         testjson::parse_file(pretrained_fixture::path(fixture, "core-config.json")));
     if (std::count(config.layer_mixer.begin(), config.layer_mixer.end(), 1) > 0) continue;

@@ -7,7 +7,7 @@
 // gguf-llamacpp.test.mjs's; decoding and the map's float64 check are tests/cpp/test_short_conv.cpp's.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { init, loadPretrained, AttentionError } from '../../src/js/index.js';
+import { init, loadPretrained, AttentionError, Tensor } from '../../src/js/index.js';
 import { coreConfig } from '../../src/js/pretrained/config.js';
 import { lfm2Intermediate } from '../../src/js/architectures/lfm2.js';
 import { json, load, rejects } from './pretrained-files.mjs';
@@ -16,6 +16,11 @@ import { fixtureGGUF } from './gguf-from-fixture.js';
 await init();
 
 const NAME = 'lfm2-tiny';
+// Central differences of the float32 forward at step 1e-2 along a direction v: their own error is the
+// forward's rounding / h plus O(h²) (measured ≤ 2e-5 of the bound); allowed: FD_TOL × |∇M on v's
+// support|₂ · |v|₂ (the Cauchy–Schwarz bound on |∇M·v|). A conv backward off by a row or a channel
+// misses by ~5e-2 of it.
+const FD_TOL = 5e-4;
 const base = () => json(NAME, 'config.json');
 
 describe('LFM2 configs', () => {
@@ -119,11 +124,50 @@ describe('an LFM2 model', () => {
       () => model.qkAttribution(ids, { layer: 0, head: 0, query: 3, key: 1 }),
       (e) => e instanceof AttentionError && /layer 0 is of kind 'conv'/.test(e.message),
     );
-    // what needs the backward through the convolution is refused naming it
-    const backward = (e) => e instanceof AttentionError && /layer 0 is a short convolution/.test(e.message);
-    assert.throws(() => model.metricGradients([ids], { token: 3 }), backward);
+    model.dispose();
+  });
+
+  it('metricGradients through the conv layer: ∂M/∂(the stream entering block 0) against central differences', async () => {
+    const model = await load(NAME);
+    const ids = [5, 17, 42, 88, 5, 17, 3];
+    const T = ids.length,
+      E = 32,
+      hook = 'blocks.0.hook_resid_pre';
+    const g = model.metricGradients(ids, { token: 3, against: 7 });
+    assert.ok(g.gradZ.data.subarray(0, 4 * T * 8).every(Number.isNaN), 'the conv layer has no z');
+    const grad = g.gradHiddenStates[0].data;
+    const e0 = model.run([ids], { capture: [hook] }).activations[hook].data;
+    // M from the stream entering block 0 (the float32 forward), as the metric: logit 3 − logit 7 at T − 1
+    const M = (e) => {
+      const { logits } = model.run([ids], { edits: [{ hook, op: 'set', value: new Tensor(e, [1, T, E]) }] });
+      return logits.get(0, T - 1, 3) - logits.get(0, T - 1, 7);
+    };
+    assert.ok(Math.abs(M(e0) - g.value) <= 1e-5 * Math.max(1, Math.abs(g.value)), 'the value');
+    // Directions: one per position (the conv and attention carry each back to later rows), two dense.
+    let seed = 1;
+    const rnd = () => ((seed = (seed * 16807) % 2147483647) / 2147483647) * 2 - 1;
+    const dirs = [...ids.map((_, t) => t), -1, -1].map((t) =>
+      Float64Array.from({ length: T * E }, (_, i) => (t < 0 || Math.floor(i / E) === t ? rnd() : 0)),
+    );
+    const h = 1e-2;
+    for (const v of dirs) {
+      const shifted = (sign) => Float32Array.from(e0, (x, i) => x + sign * h * v[i]);
+      const fd = (M(shifted(1)) - M(shifted(-1))) / (2 * h);
+      let dot = 0,
+        gg = 0,
+        vv = 0;
+      for (let i = 0; i < v.length; i++) {
+        dot += grad[i] * v[i];
+        if (v[i] !== 0) gg += grad[i] * grad[i];
+        vv += v[i] * v[i];
+      }
+      assert.ok(Math.abs(fd - dot) <= FD_TOL * Math.sqrt(gg * vv), `directional ${fd} vs ${dot}`);
+    }
     const pair = { clean: ids, corrupted: [5, 17, 42, 9, 5, 17, 3], token: 3, against: 7 };
-    await assert.rejects(model.attributionPatch(pair), backward);
+    const ap = await model.attributionPatch(pair);
+    assert.ok(
+      ap.result.data.subarray(0, 4).every(Number.isNaN) && !ap.result.data.subarray(4).some(Number.isNaN),
+    );
     model.dispose();
   });
 });
