@@ -7,7 +7,7 @@
 // gguf-llamacpp.test.mjs's; decoding and the map's float64 check are tests/cpp/test_short_conv.cpp's.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { init, loadPretrained, AttentionError, Tensor } from '../../src/js/index.js';
+import { init, loadPretrained, attentionRollout, AttentionError, Tensor } from '../../src/js/index.js';
 import { coreConfig } from '../../src/js/pretrained/config.js';
 import { lfm2Intermediate } from '../../src/js/architectures/lfm2.js';
 import { json, load, rejects } from './pretrained-files.mjs';
@@ -120,6 +120,11 @@ describe('an LFM2 model', () => {
         `score ${r.score} vs ${want / Math.sqrt(d)}`,
       );
     }
+    // rollout needs distributions: the conv layer's signed map is refused
+    assert.throws(
+      () => attentionRollout(model.forward([ids]).attention),
+      (e) => e instanceof AttentionError && /attentions\[0\] has negative entries/.test(e.message),
+    );
     assert.throws(
       () => model.qkAttribution(ids, { layer: 0, head: 0, query: 3, key: 1 }),
       (e) => e instanceof AttentionError && /layer 0 is of kind 'conv'/.test(e.message),

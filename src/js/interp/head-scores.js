@@ -156,6 +156,11 @@ export function attentionRollout(attentions, options = {}) {
   layers.forEach((t, l) => {
     if (t.shape[2] !== T)
       throw invalid(`attentionRollout: attentions[${l}] has T = ${t.shape[2]}, layer 0 has ${T}`);
+    // a signed map (LFM2's conv layers: forward's attentionKinds 'conv') is no distribution to roll out
+    if (t.data.some((v) => v < 0))
+      throw invalid(
+        `attentionRollout: attentions[${l}] has negative entries: rollout needs softmax weights, not a signed mixing map (a short-convolution layer's)`,
+      );
   });
   const w = residualWeight;
   const L = layers.length;
