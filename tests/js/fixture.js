@@ -111,8 +111,8 @@ export function listFixtures(index = 'index.txt') {
  * by hand, so a folder added there is covered by every test at once.
  */
 /**
- * listPretrained() less the hybrid models with a short-convolution layer (LFM2), whose backward is
- * refused (tests/cpp/test_short_conv.cpp): the folders the gradient references exist for.
+ * listPretrained() less the hybrid models with a short-convolution layer (LFM2), whose conv layers
+ * have no heads: for the tests that walk every (layer, head) (LFM2's own in lfm2.test.mjs).
  */
 export function listSoftmaxPretrained() {
   const conv = (name) =>

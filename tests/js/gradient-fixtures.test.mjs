@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { init, loadPretrained, TinyTransformer, Tensor } from '../../src/js/index.js';
-import { PRETRAINED_DIR, listSoftmaxPretrained } from './fixture.js';
+import { PRETRAINED_DIR, listPretrained } from './fixture.js';
 
 await init();
 
@@ -61,7 +61,12 @@ function checkCase(model, c, what) {
     assertGradClose(got.gradHiddenStates[l].data, want.data, `${what}: gradHiddenStates[${l}]`);
   });
   assert.equal(got.gradZ.shape[0], c.grad_z.length, `${what}: gradZ layers`);
-  c.grad_z.forEach((want, l) => assertGradClose(zAsFixture(got.gradZ, l), want.data, `${what}: gradZ[${l}]`));
+  c.grad_z.forEach((want, l) => {
+    // a layer without heads (LFM2's conv): (T, 0) in the fixture, NaN in gradZ
+    if (want.data.length === 0)
+      assert.ok(zAsFixture(got.gradZ, l).every(Number.isNaN), `${what}: gradZ[${l}]`);
+    else assertGradClose(zAsFixture(got.gradZ, l), want.data, `${what}: gradZ[${l}]`);
+  });
   if (!attention) {
     assert.equal(got.gradAttention, null, `${what}: gradAttention without attention`);
     return;
@@ -73,7 +78,7 @@ function checkCase(model, c, what) {
 }
 
 describe('metricGradients against float64 autograd (every checkpoint folder)', () => {
-  for (const name of listSoftmaxPretrained()) {
+  for (const name of listPretrained()) {
     it(name, async () => {
       const doc = json(name, 'expected_gradients.json');
       assert.ok(doc.cases.length > 0, `${name}: no cases`);
