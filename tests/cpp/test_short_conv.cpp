@@ -2,7 +2,8 @@
 // then an attention layer): decoding with the conv state equals the whole-sequence forward, a
 // failed step leaves every state as it found it, the hook points' values and the mixing map agree
 // with a float64 recomputation from the captured [B | C | X] and the kernel, and the metric's
-// gradient through the conv layer agrees with central differences of the metric. The logits
+// gradient through the conv layer agrees with central differences of the metric, keeps sequences
+// apart and has the same bits at every thread count. The logits
 // themselves are checked against PyTorch by test_pretrained_families.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "model/pretrained.h"
+#include "parallel_check.h"
 #include "pretrained_fixture.h"
 
 namespace {
@@ -211,4 +213,31 @@ TEST_CASE("short conv: the metric's gradient through the conv layer against cent
     INFO("direction " << only << ": finite differences " << fd << ", gradient " << dot);
     REQUIRE(std::fabs(fd - dot) <= kFdTol * std::sqrt(gg * vv));
   }
+}
+
+// The conv backward keeps each sequence's rows apart (row 0 of a batch of two is the batch of one's)
+// and gives the same bits at every thread count.
+TEST_CASE("short conv: the backward per sequence, the same bits at every thread count",
+          "[pretrained][short_conv][parallel]") {
+  attn::PretrainedModel m;
+  fx::load_model("lfm2-tiny", "model.safetensors", m);
+  attn::GradientOptions o;
+  o.metric = {attn::MetricKind::kLogitDiff, -1, 24, 95};
+  const std::vector<std::int32_t> one = {7, 52, 19, 83, 40, 11},
+                                  two = {7, 52, 19, 83, 40, 11, 9, 3, 1, 4, 1, 5};
+  attn::GradientResult a, b;
+  REQUIRE(m.metric_gradients(1, 6, one, o, a).ok());
+  REQUIRE(m.metric_gradients(2, 6, two, o, b).ok());
+  REQUIRE(b.values[0] == a.values[0]);
+  for (std::size_t i = 0; i < a.grad_hidden[0].data.size(); ++i)
+    REQUIRE(std::fabs(b.grad_hidden[0].data[i] - a.grad_hidden[0].data[i]) <=
+            1e-6 * (1 + std::fabs(a.grad_hidden[0].data[i])));
+  // 96 × 64 rows: the conv's row loops (3E·K work a row) split too, not only the GEMMs
+  std::vector<std::int32_t> long_ids;
+  for (int i = 0; i < 96 * 64; ++i) long_ids.push_back((i * 37 + 5) % 90);
+  testutil::require_same_at_every_count("lfm2 metric gradients", [&] {
+    attn::GradientResult r;
+    REQUIRE(m.metric_gradients(96, 64, long_ids, o, r).ok());
+    return r.grad_hidden[0].data;
+  });
 }
