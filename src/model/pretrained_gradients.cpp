@@ -29,6 +29,7 @@ struct PretrainedModel::GradRun {
 // activations only).
 struct PretrainedModel::BlockState {
   MhaSaved saved;
+  ShortConvWork conv;  // a short-convolution layer's buffers (its bcx and B ⊙ X)
   std::vector<float> attn_out, x1, m_in, a, u, m_out;
   std::vector<float> m_out_branch_for_activations;  // the branch as added, with activations
 };
@@ -82,11 +83,6 @@ Status PretrainedModel::check_gradients(const Pass& p, const std::vector<std::in
         "norm, layer output scales or per-layer head sizes (Gemma 4)");
   ATTN_RETURN_IF_ERROR(check_forward(p, ids, ForwardOptions{}, false));
   ATTN_RETURN_IF_ERROR(check_metric(o.metric, p.t, c.vocab_size));
-  for (std::size_t l = 0; l < layers_.size(); ++l)
-    if (layers_[l].kind == MixerKind::kShortConv)
-      return Status::Error(StatusCode::kInvalidArgument, "metric gradients: layer " + std::to_string(l) +
-                                                             " is a short convolution, whose backward is not "
-                                                             "implemented");
   if (!o.start_embedding.empty() && o.start_embedding.size() != static_cast<std::uint64_t>(p.n) * c.hidden)
     return invalid("start_embedding must be (B, T, hidden)");
   return check_allocation(gradient_floats(c, p.b, p.t, o), "the pretrained model's metric gradients");
@@ -130,8 +126,14 @@ Status PretrainedModel::block_state(int l, const Pass& p, const GradientOptions&
   std::vector<float> a_in(x), tmp(post_attn ? x.size() : 0);
   if (L.attn_norm.present()) L.attn_norm.forward(p.n, x.data(), a_in.data());
   MhaResult ar;
-  ATTN_RETURN_IF_ERROR(L.mixer.attn.forward_saving(Tensor({p.b, p.t, e}, std::move(a_in)), nullptr, nullptr,
-                                                   L.mixer.options, ar, s.saved));
+  if (L.kind == MixerKind::kShortConv) {
+    ar.output.data.resize(x.size());
+    L.conv.forward(p.b, p.t, a_in.data(), ar.output.data.data(), nullptr, nullptr, s.conv, nullptr, nullptr,
+                   l);
+  } else {
+    ATTN_RETURN_IF_ERROR(L.mixer.attn.forward_saving(Tensor({p.b, p.t, e}, std::move(a_in)), nullptr, nullptr,
+                                                     L.mixer.options, ar, s.saved));
+  }
   float* attn_add = ar.output.data.data();
   if (post_attn) {
     L.post_attn_norm.forward(p.n, ar.output.data.data(), tmp.data());
@@ -168,8 +170,9 @@ Status PretrainedModel::block_backward(int l, const Pass& p, const GradientOptio
   const PretrainedConfig& c = config_;
   const Layer& L = layers_[static_cast<std::size_t>(l)];
   const int e = c.hidden, xs = static_cast<int>(dx.size());
+  const bool conv = L.kind == MixerKind::kShortConv;  // no heads: its z and weights stay empty
   if (o.activations) {
-    r.z[l] = Tensor({p.b, p.t, c.heads * c.head_dim}, s.saved.context);
+    if (!conv) r.z[l] = Tensor({p.b, p.t, c.heads * c.head_dim}, s.saved.context);
     r.mlp_branch[l] = Tensor({p.b, p.t, e}, std::move(s.m_out_branch_for_activations));
   }
   // The MLP branch: ∂M/∂(branch as added) = dx; through the branch scale (Granite), [post_ff], the
@@ -193,14 +196,19 @@ Status PretrainedModel::block_backward(int l, const Pass& p, const GradientOptio
   std::vector<float> d_attn(d_scaled);
   if (L.post_attn_norm.present())
     L.post_attn_norm.backward(p.n, s.attn_out.data(), d_scaled.data(), d_attn.data());
-  MhaBackwardOptions bo;
-  bo.parameters = false;
-  bo.context = true;
-  bo.attention = o.attention;
   MhaGrads g;
-  ATTN_RETURN_IF_ERROR(L.mixer.attn.backward(s.saved, Tensor({p.b, p.t, e}, std::move(d_attn)), g, bo));
-  r.grad_z[l] = std::move(g.context);
-  if (o.attention) r.grad_attention[l] = std::move(g.attention);
+  if (conv) {
+    g.query.data.resize(dx.size());
+    L.conv.backward(p.b, p.t, s.conv, d_attn.data(), g.query.data.data());
+  } else {
+    MhaBackwardOptions bo;
+    bo.parameters = false;
+    bo.context = true;
+    bo.attention = o.attention;
+    ATTN_RETURN_IF_ERROR(L.mixer.attn.backward(s.saved, Tensor({p.b, p.t, e}, std::move(d_attn)), g, bo));
+    r.grad_z[l] = std::move(g.context);
+    if (o.attention) r.grad_attention[l] = std::move(g.attention);
+  }
   if (L.attn_norm.present()) {
     L.attn_norm.backward(p.n, x.data(), g.query.data.data(), tmp.data());
     kernels::add_vec(xs, dx.data(), tmp.data(), dx.data());

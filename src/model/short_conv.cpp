@@ -1,5 +1,5 @@
 // The short-convolution token mixer (short_conv.h): the projections on the GEMM, the convolution
-// and the gate row by row on the thread pool.
+// and the gate row by row on the thread pool; its backward the same way.
 #include "model/short_conv.h"
 
 #include <algorithm>
@@ -68,6 +68,51 @@ void ShortConvBlock::forward(int b, int t, const float* in, float* y, const floa
   });
   if (hooks) hooks->stream(HookKind::kConvGated, layer, conv, e);
   out_proj.linear(static_cast<int>(n), conv, e, nullptr, y, e);
+}
+
+// y = W_out·g, g = C ⊙ conv, conv[r] = Σ_j w[j]·bx[r − (K − 1) + j], bx = B ⊙ X, [B | C | X] = W_in·in:
+// dg = dy·W_out; dC = dg ⊙ conv; dconv = dg ⊙ C; dbx[u] = Σ_j w[j]·dconv[u + (K − 1) − j] (rows of the
+// same sequence); dB = dbx ⊙ X; dX = dbx ⊙ B; dx = [dB | dC | dX]·W_in. conv is recomputed from bx
+// as the forward computed it (same order, same bits).
+void ShortConvBlock::backward(int b, int t, const ShortConvWork& work, const float* dy, float* dx) const {
+  const int e = channels_, k = kernel_, keep = kernel_ - 1;
+  const std::int64_t n = static_cast<std::int64_t>(b) * t;
+  std::vector<float> dg(static_cast<std::size_t>(n) * e), dconv(dg.size()), dbcx(dg.size() * 3);
+  out_proj.linear_backward_input(static_cast<int>(n), dy, e, dg.data(), e, false);
+  const float* bcx = work.bcx.data();
+  const float* bx = work.bx.data();
+  const auto w = [&](int c, int j) {
+    return static_cast<double>(weight[static_cast<std::size_t>(c) * k + j]);
+  };
+  kernels::parallel_items(n, static_cast<std::int64_t>(k) * e, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t first = r - r % t;  // row 0 of this sequence
+      const int row = static_cast<int>(r % t);
+      for (int c = 0; c < e; ++c) {
+        double acc = 0;
+        for (int j = 0; j < k; ++j)
+          if (row - keep + j >= 0) acc += w(c, j) * bx[(first + row - keep + j) * e + c];
+        const float conv = static_cast<float>(acc), g = dg[r * e + c];
+        dbcx[r * 3 * e + e + c] = g * conv;
+        dconv[r * e + c] = g * bcx[r * 3 * e + e + c];
+      }
+    }
+  });
+  kernels::parallel_items(n, static_cast<std::int64_t>(k) * e, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t first = r - r % t;
+      const int row = static_cast<int>(r % t);
+      for (int c = 0; c < e; ++c) {
+        double acc = 0;
+        for (int j = 0; j < k; ++j)
+          if (row + keep - j < t) acc += w(c, j) * dconv[(first + row + keep - j) * e + c];
+        const float d = static_cast<float>(acc);
+        dbcx[r * 3 * e + c] = d * bcx[r * 3 * e + 2 * e + c];
+        dbcx[r * 3 * e + 2 * e + c] = d * bcx[r * 3 * e + c];
+      }
+    }
+  });
+  in_proj.linear_backward_input(static_cast<int>(n), dbcx.data(), 3 * e, dx, e, false);
 }
 
 // A[s][t][u] = mean_c C[t, c] · w[c][K − 1 − (t − u)] · B[u, c] for t − K < u ≤ t, in double.

@@ -46,6 +46,10 @@ class ShortConvBlock {
   // the bits do not depend on the thread count.
   void forward(int b, int t, const float* in, float* y, const float* state, std::vector<float>* next_state,
                ShortConvWork& work, Tensor* map, const HookRun* hooks, int layer) const;
+  // dx (b·t, E) = ∂M/∂in for dy = ∂M/∂y of a whole-sequence forward (no state) whose `work` it kept
+  // (bcx and bx): input gradients only, the weights frozen. Rows in parallel, each value by one thread
+  // in a fixed order.
+  void backward(int b, int t, const ShortConvWork& work, const float* dy, float* dx) const;
   WeightView in_proj, out_proj;  // (3E, E), (E, E): set by the loader
   std::vector<float> weight;     // (E, K) float32, w[c][k]
 

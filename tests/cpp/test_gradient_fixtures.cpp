@@ -44,6 +44,7 @@ void require_grad_close(const attn::Tensor& got, const testjson::Value& want, co
   const std::vector<double> w = want["data"].numbers<double>();
   INFO(what);
   REQUIRE(got.data.size() == w.size());
+  if (w.empty()) return;  // a layer without heads (LFM2's conv): no z, in both
   double scale = 0;
   for (double v : w) scale = std::max(scale, std::fabs(v));
   double worst = 0;
@@ -132,10 +133,6 @@ TEST_CASE("metric gradients match float64 autograd on every pretrained family", 
   const std::vector<std::string> fixtures = pretrained_fixture::list_fixtures();
   REQUIRE(!fixtures.empty());
   for (const std::string& fixture : fixtures) {
-    // A short-convolution model's backward is refused (test_short_conv.cpp checks it): no references.
-    const attn::PretrainedConfig config = pretrained_fixture::core_config(
-        testjson::parse_file(pretrained_fixture::path(fixture, "core-config.json")));
-    if (std::count(config.layer_mixer.begin(), config.layer_mixer.end(), 1) > 0) continue;
     const std::string file = pretrained_fixture::path(fixture, "expected_gradients.json");
     INFO(fixture << ": " << file << " (tests/golden/make_gradient_fixtures.py writes it)");
     if (fixture == "gemma4-tiny") {  // its backward is not written yet: refused, naming what is missing

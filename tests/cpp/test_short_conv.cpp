@@ -1,8 +1,10 @@
 // LFM2's short-convolution layers (src/model/short_conv.h) on the lfm2-tiny fixture (a conv layer,
 // then an attention layer): decoding with the conv state equals the whole-sequence forward, a
 // failed step leaves every state as it found it, the hook points' values and the mixing map agree
-// with a float64 recomputation from the captured [B | C | X] and the kernel, and the backward is
-// refused by name. The logits themselves are checked against PyTorch by test_pretrained_families.
+// with a float64 recomputation from the captured [B | C | X] and the kernel, and the metric's
+// gradient through the conv layer agrees with central differences of the metric, keeps sequences
+// apart and has the same bits at every thread count. The logits
+// themselves are checked against PyTorch by test_pretrained_families.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "model/pretrained.h"
+#include "parallel_check.h"
 #include "pretrained_fixture.h"
 
 namespace {
@@ -145,8 +148,7 @@ TEST_CASE("short conv: hooks and the mixing map against a float64 recomputation"
   }
 }
 
-TEST_CASE("short conv: hook names, and the backward refused naming the layer's kind",
-          "[pretrained][short_conv]") {
+TEST_CASE("short conv: hook names; the map needs the whole sequence", "[pretrained][short_conv]") {
   attn::PretrainedModel m;
   fx::load_model("lfm2-tiny", "model.safetensors", m);
   const attn::HookShapes shapes = m.hook_shapes();
@@ -156,13 +158,6 @@ TEST_CASE("short conv: hook names, and the backward refused naming the layer's k
   REQUIRE(!attn::parse_hook("blocks.0.attn.hook_pattern", shapes, id).ok());
   REQUIRE(!attn::parse_hook("blocks.1.conv.hook_in", shapes, id).ok());
   REQUIRE(attn::parse_hook("blocks.1.attn.hook_pattern", shapes, id).ok());
-  attn::GradientOptions g;
-  g.metric.kind = attn::MetricKind::kLogProbability;
-  g.metric.token = 3;
-  attn::GradientResult gr;
-  const attn::Status st = m.metric_gradients(1, 3, {5, 17, 42}, g, gr);
-  REQUIRE(!st.ok());
-  REQUIRE(st.message.find("short convolution") != std::string::npos);
   attn::PretrainedForwardResult r;
   attn::DecodeCaches caches;
   REQUIRE(m.create_caches(8, 1, caches).ok());
@@ -170,4 +165,79 @@ TEST_CASE("short conv: hook names, and the backward refused naming the layer's k
   o.attention_layers = {0};
   REQUIRE(!m.forward(1, 2, {5, 17}, o, r, &caches).ok());  // the map needs the whole sequence
   REQUIRE(caches.length == 0);
+}
+
+// ∂M/∂(the stream entering block 0) along directions v (one per position, one dense) against
+// (M(e + h·v) − M(e − h·v)) / 2h of the float32 forward (metric_gradients' value from start_embedding),
+// h = 1e-2: within kFdTol of the Cauchy–Schwarz bound |∇M on v's support|·|v| (measured ≤ 2e-5 of it;
+// a conv backward off by a row or a channel misses by ~5e-2 of it).
+TEST_CASE("short conv: the metric's gradient through the conv layer against central differences",
+          "[pretrained][short_conv]") {
+  constexpr double kFdTol = 5e-4, kStep = 1e-2;
+  attn::PretrainedModel m;
+  fx::load_model("lfm2-tiny", "model.safetensors", m);
+  const std::vector<std::int32_t> ids = {5, 17, 42, 88, 5, 17, 3};
+  const int t = static_cast<int>(ids.size()), e = 32;
+  attn::GradientOptions g;
+  g.metric.kind = attn::MetricKind::kLogitDiff;  // logit 3 − logit 7 at T − 1
+  g.metric.token = 3;
+  g.metric.against = 7;
+  g.activations = true;
+  attn::GradientResult gr;
+  REQUIRE(m.metric_gradients(1, t, ids, g, gr).ok());
+  REQUIRE(gr.grad_z[0].data.empty());  // the conv layer has no heads
+  const std::vector<float> e0 = gr.hidden[0].data, grad = gr.grad_hidden[0].data;
+  const auto metric = [&](const std::vector<double>& v, double sign) {
+    attn::GradientOptions o = g;
+    o.activations = false;
+    o.start_embedding.resize(e0.size());
+    for (std::size_t i = 0; i < e0.size(); ++i)
+      o.start_embedding[i] = static_cast<float>(e0[i] + sign * kStep * v[i]);
+    attn::GradientResult r;
+    REQUIRE(m.metric_gradients(1, t, ids, o, r).ok());
+    return r.values[0];
+  };
+  std::uint32_t seed = 7;
+  const auto rnd = [&]() { return (seed = seed * 1664525u + 1013904223u) / 4294967296.0 * 2 - 1; };
+  for (int only = -1; only < t; ++only) {
+    std::vector<double> v(e0.size(), 0.0);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (only < 0 || static_cast<int>(i) / e == only) v[i] = rnd();
+    double dot = 0, gg = 0, vv = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      dot += grad[i] * v[i];
+      if (v[i] != 0) gg += static_cast<double>(grad[i]) * grad[i];
+      vv += v[i] * v[i];
+    }
+    const double fd = (metric(v, 1) - metric(v, -1)) / (2 * kStep);
+    INFO("direction " << only << ": finite differences " << fd << ", gradient " << dot);
+    REQUIRE(std::fabs(fd - dot) <= kFdTol * std::sqrt(gg * vv));
+  }
+}
+
+// The conv backward keeps each sequence's rows apart (row 0 of a batch of two is the batch of one's)
+// and gives the same bits at every thread count.
+TEST_CASE("short conv: the backward per sequence, the same bits at every thread count",
+          "[pretrained][short_conv][parallel]") {
+  attn::PretrainedModel m;
+  fx::load_model("lfm2-tiny", "model.safetensors", m);
+  attn::GradientOptions o;
+  o.metric = {attn::MetricKind::kLogitDiff, -1, 24, 95};
+  const std::vector<std::int32_t> one = {7, 52, 19, 83, 40, 11},
+                                  two = {7, 52, 19, 83, 40, 11, 9, 3, 1, 4, 1, 5};
+  attn::GradientResult a, b;
+  REQUIRE(m.metric_gradients(1, 6, one, o, a).ok());
+  REQUIRE(m.metric_gradients(2, 6, two, o, b).ok());
+  REQUIRE(b.values[0] == a.values[0]);
+  for (std::size_t i = 0; i < a.grad_hidden[0].data.size(); ++i)
+    REQUIRE(std::fabs(b.grad_hidden[0].data[i] - a.grad_hidden[0].data[i]) <=
+            1e-6 * (1 + std::fabs(a.grad_hidden[0].data[i])));
+  // 96 × 64 rows: the conv's row loops (3E·K work a row) split too, not only the GEMMs
+  std::vector<std::int32_t> long_ids;
+  for (int i = 0; i < 96 * 64; ++i) long_ids.push_back((i * 37 + 5) % 90);
+  testutil::require_same_at_every_count("lfm2 metric gradients", [&] {
+    attn::GradientResult r;
+    REQUIRE(m.metric_gradients(96, 64, long_ids, o, r).ok());
+    return r.grad_hidden[0].data;
+  });
 }

@@ -68,7 +68,9 @@ def rotate_half(x):
 
 
 def lfm2_forward(w, ids, cfg, hooks=None):
-    """Lfm2ForCausalLM's forward (eager attention, no cache, slow_forward's conv)."""
+    """Lfm2ForCausalLM's forward (eager attention, no cache, slow_forward's conv). hooks: "resid"
+    (i, h) and "z" (i, z (B, H, T, d)) may replace the stream entering block i and an attention
+    layer's z; "mlp" (i, m) the MLP's output; "mixer" (i, o) sees the mixer's output."""
     hooks = hooks or {}
     E, H, Hkv, K = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["conv_L_cache"]
     d, eps = E // H, cfg["norm_eps"]
@@ -84,6 +86,8 @@ def lfm2_forward(w, ids, cfg, hooks=None):
     hidden, maps = [], []
     for i in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % i
+        if "resid" in hooks:  # the stream entering block i (patching)
+            h = hooks["resid"](i, h)
         hidden.append(h)
         x = rms(h, w[p + "operator_norm.weight"], eps)
         if is_conv(cfg, i):
@@ -110,6 +114,8 @@ def lfm2_forward(w, ids, cfg, hooks=None):
             maps.append(a)
             z = hooks["z"](i, a @ v) if "z" in hooks else a @ v
             o = z.transpose(1, 2).reshape(B, T, H * d) @ w[p + "self_attn.out_proj.weight"].T
+        if "mixer" in hooks:  # the token mixer's output as added to the stream (seen, not changed)
+            hooks["mixer"](i, o)
         h = h + o
         y = rms(h, w[p + "ffn_norm.weight"], eps)
         m = (torch.nn.functional.silu(y @ w[p + "feed_forward.w1.weight"].T) * (y @ w[p + "feed_forward.w3.weight"].T)) @ w[p + "feed_forward.w2.weight"].T

@@ -8,7 +8,8 @@ tests/golden/interp/tiny_transformer.json as tests/golden/gradients/tiny_transfo
 Run with Debian's interpreter (python3-torch 1.13, python3-numpy; no transformers):
     /usr/bin/python3 tests/golden/make_gradient_fixtures.py
 
-The forwards are make_pretrained_fixtures.py's float64 ones (gpt2_forward, llama_forward), run on the
+The forwards are make_pretrained_fixtures.py's float64 ones (gpt2_forward, llama_forward; LFM2's
+lfm2_reference.lfm2_forward, whose conv layers have no z: grad_z (T, 0) there), run on the
 committed safetensors weights read with that script's own reader and widened to float64 (the bf16
 case: the bfloat16 values widened, as the library computes with them). Its hooks expose hidden
 state i (the stream entering block i), each layer's z (B, H, T, d) and the MLP branch as added to the
@@ -35,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_pretrained_fixtures as mp  # noqa: E402
 from gradient_fixtures_tiny import tiny_cases  # noqa: E402
+from lfm2_reference import lfm2_forward  # noqa: E402
 
 OUT_DIR = os.path.join(HERE, "pretrained")
 SCRIPT = "tests/golden/make_gradient_fixtures.py"
@@ -85,11 +87,17 @@ def metric(w, cfg, out, spec):
     return logp if spec["kind"] == "log-probability" else torch.exp(logp)
 
 
+def forward_of(cfg):
+    """The family's float64 forward: GPT-2's, LFM2's (lfm2_reference.py: its conv layers have no z,
+    their grad_z is stored as (T, 0)), the Llama layout's."""
+    return {"gpt2": mp.gpt2_forward, "lfm2": lfm2_forward}.get(cfg["model_type"], mp.llama_forward)
+
+
 def run_case(folder, cfg, fname, spec, attention):
     """One forward with the hooks keeping every watched tensor, one backward of M."""
     # the weights require grad only so that autograd tracks the activations (their grads are unused)
     w = {k: v.requires_grad_(True) for k, v in load_weights(folder, fname).items()}
-    forward = mp.gpt2_forward if cfg["model_type"] == "gpt2" else mp.llama_forward
+    forward = forward_of(cfg)
     kept = {"z": {}, "mlp": {}}
 
     def keep(kind):
@@ -108,7 +116,8 @@ def run_case(folder, cfg, fname, spec, attention):
     case = {"ids": IDS, "weights": fname, "metric": spec, "value": float(value)}
     case["grad_hidden"] = [t.grad[0] for t in out["hidden_states"]]
     check_directional(w, cfg, forward, spec, out["hidden_states"][0].grad)
-    case["grad_z"] = [kept["z"][i].grad[0].transpose(0, 1).reshape(T, -1) for i in range(L)]
+    case["grad_z"] = [kept["z"][i].grad[0].transpose(0, 1).reshape(T, -1) if i in kept["z"]
+                      else torch.zeros(T, 0, dtype=torch.float64) for i in range(L)]
     case["grad_mlp"] = [kept["mlp"][i].grad[0] for i in range(L)]
     if attention:
         case["grad_attention"] = [t.grad[0] for t in out["attention"]]
@@ -151,7 +160,7 @@ def check_forward(folder, cfg):
     with open(os.path.join(folder, "expected.json"), encoding="utf-8") as f:
         expected = json.load(f)["cases"][0]
     w = load_weights(folder, "model.safetensors")
-    forward = mp.gpt2_forward if cfg["model_type"] == "gpt2" else mp.llama_forward
+    forward = forward_of(cfg)
     ids = expected["input_ids"]["data"]
     logits = forward(w, torch.tensor([ids]), cfg)["logits"].reshape(-1)
     want = torch.tensor(expected["logits"]["data"], dtype=torch.float64)

@@ -122,15 +122,6 @@ export function deltaPretrained(name) {
   return (core.layerMixer ?? []).includes(2);
 }
 
-/**
- * listPretrained() less the hybrid models (LFM2's short convolutions, Qwen3.5's DeltaNet layers),
- * whose backward and head patching are refused: the folders the gradient and patching references
- * exist for.
- */
-export function listSoftmaxPretrained() {
-  return listPretrained().filter((name) => !hybridPretrained(name));
-}
-
 export function listPretrained(withFile) {
   const has = (name, file) => existsSync(new URL(`${name}/${file}`, PRETRAINED_DIR));
   return readdirSync(PRETRAINED_DIR)

@@ -2,7 +2,9 @@
 // llama.cpp's convert_hf_to_gguf.py writes it — general.architecture and its keys, llama.cpp's
 // tensor names, the q/k rows of the rope-type-NORM archs permuted (LlamaModel.permute), Gemma's
 // norms stored as 1 + w, GPT-2's Conv1D weights transposed and its head written as a copy of the
-// embeddings, Llama 3's scaled RoPE as a rope_freqs tensor, Granite's four scalars as keys — with matrices in F32, F16, or quantized
+// embeddings, Llama 3's scaled RoPE as a rope_freqs tensor, Granite's four scalars as keys, LFM2's
+// per-layer head_count_kv (0 for a conv layer), adjusted FF width, shortconv.l_cache and its
+// (E, 1, K) kernels squeezed to (E, K) (LFM2Model) — with matrices in F32, F16, or quantized
 // by `quantize(name, values, rowLength)` (return { type, data } or null to keep the type).
 import { readFileSync } from 'node:fs';
 import { writeGGUF } from './gguf-writer.js';
@@ -24,6 +26,7 @@ const ARCH = {
   GraniteForCausalLM: 'granite',
   Ministral3ForCausalLM: 'mistral3',
   Gemma4ForCausalLM: 'gemma4',
+  Lfm2ForCausalLM: 'lfm2',
 };
 const PERMUTED = ['llama', 'smollm3', 'granite', 'mistral3']; // llama.cpp's rope type NORM among them
 
@@ -115,6 +118,7 @@ function ggufName(hfName, arch) {
     'model.embed_tokens_per_layer.weight': 'per_layer_token_embd.weight',
     'model.per_layer_model_projection.weight': 'per_layer_model_proj.weight',
     'model.per_layer_projection_norm.weight': 'per_layer_proj_norm.weight',
+    'model.embedding_norm.weight': 'token_embd_norm.weight', // LFM2's final norm
   };
   if (global[name]) return global[name];
   const m = /^(?:model\.layers|h)\.(\d+)\.(.+)$/.exec(name);
@@ -155,6 +159,17 @@ function ggufName(hfName, arch) {
     'per_layer_projection.weight': 'proj.weight',
     'post_per_layer_input_norm.weight': 'post_norm.weight',
     layer_scalar: 'layer_output_scale.weight',
+    'operator_norm.weight': 'attn_norm.weight',
+    'ffn_norm.weight': 'ffn_norm.weight',
+    'self_attn.out_proj.weight': 'attn_output.weight',
+    'self_attn.q_layernorm.weight': 'attn_q_norm.weight',
+    'self_attn.k_layernorm.weight': 'attn_k_norm.weight',
+    'feed_forward.w1.weight': 'ffn_gate.weight',
+    'feed_forward.w3.weight': 'ffn_up.weight',
+    'feed_forward.w2.weight': 'ffn_down.weight',
+    'conv.in_proj.weight': 'shortconv.in_proj.weight',
+    'conv.conv.weight': 'shortconv.conv.weight',
+    'conv.out_proj.weight': 'shortconv.out_proj.weight',
   }[m[2]];
   if (!per) throw new Error(`converter: no GGUF name for ${name}`);
   return `blk.${m[1]}.${per}`;
@@ -178,6 +193,7 @@ function convertTensors(tensors, c, arch) {
       data = transpose(data, s[0], s[1]);
       s = [s[1], s[0]];
     }
+    if (name.endsWith('shortconv.conv.weight')) s = [s[0], s[2]]; // squeeze(1): ggml's conv is 2-D
     out.push({ name, shape: s, data });
     if (arch === 'gpt2' && name === 'token_embd.weight') out.push({ name: 'output.weight', shape: s, data });
   }
@@ -271,8 +287,39 @@ function gemma4RopeFreqs(c) {
   return Float32Array.from({ length: half }, (_, i) => (i < rotated ? 1 : 1e30));
 }
 
+// LFM2Model._add_feed_forward_length: the SwiGLU width the block_* keys make of intermediate_size.
+function lfm2FeedForward(c) {
+  let ff = c.block_ff_dim ?? c.intermediate_size;
+  if (!c.block_auto_adjust_ff_dim) return ff;
+  ff = Math.trunc((2 * ff) / 3);
+  if (c.block_ffn_dim_multiplier != null) ff = Math.trunc(c.block_ffn_dim_multiplier * ff);
+  return c.block_multiple_of * Math.ceil(ff / c.block_multiple_of);
+}
+
+// LFM2Model.set_gguf_parameters: the KV head count per layer (0 for a conv layer; gguf-py writes a
+// list of ints as int32), the adjusted FF width, the vocab size and the conv kernel length.
+function lfm2Metadata(md, c, k) {
+  const kv = c.layer_types.map((t) => (t === 'conv' ? 0 : c.num_key_value_heads));
+  const edited = md.map(([key, type, value]) => {
+    if (key === k('attention.head_count_kv')) return [key, 'array<int32>', kv];
+    if (key === k('feed_forward_length')) return [key, type, lfm2FeedForward(c)];
+    if (key === k('attention.layer_norm_rms_epsilon')) return [key, type, c.norm_eps];
+    return [key, type, value];
+  });
+  return [
+    ...edited,
+    [k('vocab_size'), 'uint32', c.vocab_size],
+    [k('shortconv.l_cache'), 'uint32', c.conv_L_cache],
+  ];
+}
+
 // The metadata the converter writes for config c.
 function metadataOf(c, arch, name) {
+  const md = baseMetadata(c, arch, name);
+  return arch === 'lfm2' ? lfm2Metadata(md, c, (key) => `${arch}.${key}`) : md;
+}
+
+function baseMetadata(c, arch, name) {
   const k = (key) => `${arch}.${key}`;
   if (arch === 'gemma4')
     return [
@@ -334,11 +381,15 @@ function metadataOf(c, arch, name) {
   return md;
 }
 
+// The converter keeps these F32 whatever the file type (ModelBase.prepare_tensors).
+const ALWAYS_F32 = /^rope_freqs\.weight$|shortconv\.conv\.weight$/;
+
 // A tensor's bytes in `type` (F32 or F16), or as `quantize` returns them.
 function encode(t, type, quantize) {
-  const q = t.shape.length === 2 && quantize ? quantize(t.name, t.data, t.shape[1]) : null;
+  const f32 = ALWAYS_F32.test(t.name);
+  const q = t.shape.length === 2 && quantize && !f32 ? quantize(t.name, t.data, t.shape[1]) : null;
   if (q) return q;
-  if (t.shape.length === 1 || type === 'F32' || t.name === 'rope_freqs.weight')
+  if (t.shape.length === 1 || type === 'F32' || f32)
     return { type: GGML.F32, data: new Uint8Array(Float32Array.from(t.data).buffer) };
   return { type: GGML.F16, data: new Uint8Array(Uint16Array.from(t.data, toHalf).buffer) };
 }

@@ -1,5 +1,5 @@
 // The GGUF fixtures of tests/golden/gguf/ held to llama.cpp's own numbers (llamacpp-expected.json,
-// written by tests/golden/check_with_llamacpp.mjs with node-llama-cpp 3.21.1; nothing of llama.cpp
+// written by tests/golden/check_with_llamacpp.mjs with node-llama-cpp 3.22.1; nothing of llama.cpp
 // runs here): tokenization identical (with and without what the vocab adds), next-token
 // probabilities at every prompt position within each fixture's tolerance (gguf-cases.mjs: measured
 // agreement with headroom — llama.cpp keeps an F16 KV cache and quantizes activations to 8 bits

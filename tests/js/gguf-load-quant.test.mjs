@@ -1,6 +1,6 @@
 // Quantized GGUF weights kept as stored: each tiny checkpoint written with Q8_0 and Q4_0 matrices
-// (a quantizer written here from ggml's block layouts and quantize_row_q8_0_ref / _q4_0_ref; the
-// fixtures' rows of 32 and 64 are whole blocks) gives the logits of the same model loaded from a
+// (a quantizer written here from ggml's block layouts and quantize_row_q8_0_ref / _q4_0_ref, on the
+// matrices whose rows are whole blocks) gives the logits of the same model loaded from a
 // GGUF whose F32 weights are the dequantized values, within 1e-5 relative — the q/k rows of the
 // permuted families reordered as whole rows of blocks, the embeddings looked up from blocks.
 import { describe, it } from 'node:test';
@@ -74,20 +74,21 @@ function quantize(kind, values) {
 // Q8_0 for the attention and the embeddings, Q4_0 for the MLP and the head: mixed per tensor.
 const kindOf = (name) => (/ffn_|^output\./.test(name) ? 'Q4_0' : 'Q8_0');
 
-// The quantized file and its F32 twin holding the dequantized values.
-// Rows that are no whole number of blocks stay as they are, as llama.cpp's quantizer keeps them
-// (Gemma 4's per-layer tables and MLP of the tiny fixture).
+// The quantized file and its F32 twin holding the dequantized values; a matrix whose rows are not
+// whole blocks (LFM2's MLP width of 80, Gemma 4's per-layer tables) stays F32 in both.
 function twins(model) {
   const quantized = fixtureGGUF(model, {
     quantize: (name, values, row) => {
-      if (row % 32) return null;
+      if (row % 32 !== 0) return null;
       const { type, data } = quantize(kindOf(name), values);
       return { type, data };
     },
   });
   const dequantized = fixtureGGUF(model, {
     quantize: (name, values, row) =>
-      row % 32 ? null : { type: GGML.F32, data: new Uint8Array(quantize(kindOf(name), values).deq.buffer) },
+      row % 32 !== 0
+        ? null
+        : { type: GGML.F32, data: new Uint8Array(quantize(kindOf(name), values).deq.buffer) },
   });
   return { quantized, dequantized };
 }

@@ -33,6 +33,13 @@ export function checkAttribution(model, ids, want, what) {
   assert.deepEqual(got.heads.shape, want.heads.shape, `${what}: heads shape`);
   assertClose(got.heads.data, want.heads.data, `${what} heads`, ATTR_TOL);
   assertClose(got.mlp.data, want.mlp.data, `${what} mlp`, ATTR_TOL);
+  // a headless mixer's output (LFM2's conv layers); NaN for attention layers
+  assertClose(
+    got.mixers.data,
+    want.mixers?.data ?? want.mlp.data.map(() => null),
+    `${what} mixers`,
+    ATTR_TOL,
+  );
   for (const k of ['embed', 'bias', 'total', 'logitDiff'])
     assertClose([got[k]], [want[k]], `${what} ${k}`, ATTR_TOL);
   // total = logitDiff (the sum of the parts against the real forward's logits)

@@ -13,14 +13,15 @@ import {
   refuses,
   loadCheckpoint,
 } from './interp-checks.mjs';
-import { INTERP_REFUSED, deltaPretrained, hybridPretrained, listPretrained } from './fixture.js';
+import { INTERP_REFUSED, deltaPretrained, listPretrained } from './fixture.js';
 
 await init();
 
-// every checkpoint folder, so a family added there is covered at once; a hybrid's (DeltaNet layers)
-// refusal is checked below
+// every checkpoint folder, so a family added there is covered at once (LFM2's conv layer: its
+// (layer, head) entries NaN, its output one part of the attribution, `mixers`); a model with DeltaNet
+// layers is refused (below), Gemma 4's additions too (INTERP_REFUSED)
 const CHECKPOINTS = listPretrained().filter(
-  (name) => !hybridPretrained(name) && !INTERP_REFUSED.includes(name),
+  (name) => !deltaPretrained(name) && !INTERP_REFUSED.includes(name),
 );
 
 describe('a hybrid model: logitAttribution and head patching refuse it, naming its first DeltaNet layer', () => {
@@ -74,7 +75,8 @@ async function checkPatchCases(model, cases, what) {
       const T = c.clean.length;
       if (component !== 'head') {
         for (let i = 0; i < got.result.data.length; i++)
-          if (i % T > c.position) assert.equal(got.result.data[i], 0, `${what} ${c.name} ${component}[${i}]`);
+          if (i % T > c.position && !Number.isNaN(got.result.data[i]))
+            assert.equal(got.result.data[i], 0, `${what} ${c.name} ${component}[${i}]`);
       }
       if (component === 'residual') {
         // block 0: exactly 1 at the token that differs, 0 elsewhere
@@ -139,8 +141,17 @@ describe('logitAttribution (PretrainedModel): total = logitDiff for every archit
             Math.abs(r.logitDiff) >= Math.abs(want) - 1e-5,
             `${name}: the pre-cap difference is at least the capped one`,
           );
-        // total is the sum of the parts (heads and mlp are float32: their rounding)
-        const parts = [r.embed, r.bias, ...r.heads.data, ...r.mlp.data];
+        // total is the sum of the parts (heads, mixers and mlp are float32: their rounding); NaN where
+        // a layer has no such part (a conv layer's heads, an attention layer's mixer)
+        assert.deepEqual(r.mixers.shape, [model.numLayers]);
+        model.layers.forEach((layer, l) => {
+          const row = r.heads.data.subarray(l * model.numHeads, (l + 1) * model.numHeads);
+          assert.equal(row.filter(Number.isNaN).length, model.numHeads - layer.heads, `${name} heads[${l}]`);
+          assert.equal(Number.isNaN(r.mixers.data[l]), layer.heads > 0, `${name} mixers[${l}]`);
+        });
+        const parts = [r.embed, r.bias, ...r.heads.data, ...r.mixers.data, ...r.mlp.data].filter(
+          (v) => !Number.isNaN(v),
+        );
         const sum = parts.reduce((a, b) => a + b, 0),
           scale = parts.reduce((a, b) => a + Math.abs(b), 0);
         assert.ok(

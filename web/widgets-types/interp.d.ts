@@ -34,7 +34,8 @@ export declare class HeadScores extends AwElement implements InterpModelInput {
 
 export interface AttributionComponent {
   name: string;
-  kind: 'embed' | 'head' | 'mlp' | 'bias';
+  /** 'mixer': a layer without heads (LFM2's short convolution), its output as one part. */
+  kind: 'embed' | 'head' | 'mixer' | 'mlp' | 'bias';
   layer?: number;
   head?: number;
   value: number;

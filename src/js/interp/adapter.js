@@ -3,7 +3,11 @@
 // no model's math is written again in JS (the core's forward returns every activation they read).
 //
 // An adapter (model._interp()) is
-//   { L, H, E, d (head dim), vocab, causal, mlp (whether the blocks have an MLP),
+//   { L, H (the widest layer's heads), E, d (head dim), vocab, causal, mlp (whether the blocks have an MLP),
+//     heads(l) → layer l's query heads (0: a token mixer without heads, LFM2's short convolution; the
+//       tools' (L, H) results are NaN past a layer's heads); kind(l) → its mixer's kind
+//       (model.layers[l].kind: 'attention', 'conv'); mixerHook(l) → the hook of such a layer's
+//       mixer output before any post-norm (its one component in the attributions), null for attention;
 //     forward(ids (b·t), b, t, hooks) → the core's forward (src/wasm/bindings_interp.h: traceLayers,
 //       hiddenStates (L + 1, Hugging Face's order), mlpOutputs, startLayer, startResidual, deltaLayer,
 //       attnDelta, logitsRow), with the logits before any final soft-capping;
@@ -30,7 +34,7 @@
 //       stream, or null), q, k: { weight (rows · d, E) row-major, bias (rows · d) | null }, qNorm, kNorm:
 //       { weight, perHead, eps } | null (RMSNorm after the bias) } }.
 // A norm spec is { kind: 'layer' | 'rms', weight, bias?, eps }.
-import { AttentionError, check } from '../errors.js';
+import { check } from '../errors.js';
 import { QK_NORM } from '../constants.js';
 
 // The score scale the core uses by default: 1/√d in float32 (1.0f / sqrtf(d)).
@@ -57,6 +61,9 @@ export function tinyInterp(model) {
   return {
     L: cfg.numLayers,
     H,
+    heads: () => H,
+    kind: () => 'attention',
+    mixerHook: () => null,
     E,
     d: E / H,
     vocab: cfg.vocabSize,
@@ -151,19 +158,6 @@ function pretrainedTensors(handle) {
   };
 }
 
-/**
- * An AttentionError naming the first short-convolution layer (LFM2) of `model`: the tools read every
- * layer as attention heads and do not yet take a conv layer's mixing apart.
- */
-export function refuseConvLayers(model, tool) {
-  const l = model.layers.findIndex((s) => s.kind === 'conv');
-  if (l >= 0)
-    throw new AttentionError(
-      'INVALID_ARGUMENT',
-      `${tool} is not implemented for a model with short-convolution layers: layer ${l} is of kind 'conv'`,
-    );
-}
-
 // What the adapter below does not model (Gemma 4): each tool decomposes the stream into attention
 // heads and MLPs of one head size, so a model with any of these is refused, by name, rather than
 // decomposed wrongly.
@@ -179,7 +173,6 @@ function notModelled(core) {
 
 /** A PretrainedModel's adapter: its weights read back from the heap by role (float32 rows). */
 export function pretrainedInterp(model) {
-  refuseConvLayers(model, 'this interpretability tool');
   const handle = model._live();
   const core = model._core;
   const missing = notModelled(core);
@@ -194,7 +187,11 @@ export function pretrainedInterp(model) {
   const rms = (key) => ({ kind: 'rms', weight: rows(key), eps: core.normEps });
   return {
     L: core.layers,
-    H: core.heads,
+    H: Math.max(...model.layers.map((s) => s.heads)),
+    heads: (l) => model.layers[l].heads,
+    kind: (l) => model.layers[l].kind,
+    // a short convolution's output (conv.hook_result), one component where attention has a head each
+    mixerHook: (l) => (model.layers[l].kind === 'conv' ? `blocks.${l}.conv.hook_result` : null),
     E,
     d: core.headDim,
     vocab: core.vocabSize,

@@ -28,16 +28,18 @@ function dot(c, x, g, from, to) {
 }
 
 // One pair's entries (unnormalised) added into sums with weight w.
-function addPair(sums, clean, corr, { L, H, E, d }, component, T, w) {
-  const HD = H * d;
+function addPair(sums, clean, corr, { L, H, E, d, heads }, component, T, w) {
   for (let l = 0; l < L; l++) {
     if (component === 'head' || component === 'head-position') {
       const zc = clean.z[l].data,
         zx = corr.z[l].data,
         g = corr.gradZ[l].data;
+      const Hl = heads(l),
+        HD = Hl * d;
       for (let h = 0; h < H; h++) {
         for (let t = 0; t < T; t++) {
-          const v = dot(zc, zx, g, t * HD + h * d, t * HD + (h + 1) * d) * w;
+          // NaN past the layer's heads (a short convolution has none)
+          const v = h < Hl ? dot(zc, zx, g, t * HD + h * d, t * HD + (h + 1) * d) * w : NaN;
           sums[component === 'head' ? l * H + h : (l * H + h) * T + t] += v;
         }
       }

@@ -83,44 +83,49 @@ export function residualStream(E, inputs) {
 }
 
 /**
- * The blocks of attributeResidual's plan.layers over a residualStream: each layer's heads, its
- * attention bias, post-norms and MLP output in order. Returns { headIndex (per layer, per head),
- * mlpIndex (per layer, -1 without an MLP) }: the components' indices in stream.comps.
+ * The blocks of attributeResidual's plan.layers over a residualStream: each layer's heads (or its
+ * headless mixer's output), its attention bias, post-norms and MLP output in order. Returns
+ * { headIndex (per layer, per head), mixerIndex (per layer, -1 where the mixer has heads), mlpIndex
+ * (per layer, -1 without an MLP) }: the components' indices in stream.comps.
  */
 export function walkLayers(stream, layers) {
   const headIndex = [],
+    mixerIndex = [],
     mlpIndex = [];
   for (const layer of layers) {
     headIndex.push(layer.heads.map((h) => stream.add(h)));
+    mixerIndex.push(layer.mixer ? stream.add(layer.mixer) : -1);
     if (layer.attnBias) stream.addBias(layer.attnBias);
     if (layer.post1) stream.freeze(layer.post1);
     mlpIndex.push(layer.mlp ? stream.add(layer.mlp(stream.total())) : -1);
     if (layer.post2) stream.freeze(layer.post2);
   }
-  return { headIndex, mlpIndex };
+  return { headIndex, mixerIndex, mlpIndex };
 }
 
 /**
  * Walks one position's residual stream through the blocks, keeping every component apart.
- * plan: { hidden, embed (E), layers: [{ heads: (E)[] per query head, attnBias (E) | null,
- *   post1: norm | null (after the attention's residual add), mlp: (residual) => (E) | null (it applies
- *   its own input norm), post2: norm | null }], finalNorm: norm | null, u (E), constant (number: the
- *   output head's bias difference) }.
- * Returns { heads: number[][], mlp: number[], embed, bias, total }.
+ * plan: { hidden, embed (E), layers: [{ heads: (E)[] per query head (none for a headless mixer),
+ *   mixer: (E) | null (a headless mixer's output), attnBias (E) | null, post1: norm | null (after the
+ *   attention's residual add), mlp: (residual) => (E) | null (it applies its own input norm), post2:
+ *   norm | null }], finalNorm: norm | null, u (E), constant (number: the output head's bias difference) }.
+ * Returns { heads: number[][], mixers: number[] (NaN where the mixer has heads), mlp: number[], embed,
+ * bias, total }.
  */
 export function attributeResidual(plan) {
   const stream = residualStream(plan.hidden, [plan.embed]); // comps[0]: the embedding
-  const { headIndex, mlpIndex } = walkLayers(stream, plan.layers);
+  const { headIndex, mixerIndex, mlpIndex } = walkLayers(stream, plan.layers);
   if (plan.finalNorm) stream.freeze(plan.finalNorm);
   const part = (k) => (k < 0 ? 0 : dot(stream.comps[k], plan.u));
   const out = {
     heads: headIndex.map((ks) => ks.map(part)),
+    mixers: mixerIndex.map((k) => (k < 0 ? NaN : part(k))),
     mlp: mlpIndex.map(part),
     embed: part(0),
     bias: dot(stream.bias, plan.u) + plan.constant,
   };
-  out.total =
-    out.embed + out.bias + out.heads.flat().reduce((a, b) => a + b, 0) + out.mlp.reduce((a, b) => a + b, 0);
+  const sum = (list) => list.reduce((a, b) => (Number.isNaN(b) ? a : a + b), 0);
+  out.total = out.embed + out.bias + sum(out.heads.flat()) + sum(out.mixers) + sum(out.mlp);
   return out;
 }
 
@@ -158,12 +163,15 @@ export function attributionOptions(options, T, vocab) {
   return { position, token, against };
 }
 
-// The result object of a walk: heads (L, H) and mlp (L) as Tensors, logitDiff from the real forward.
-function attributionResult(parts, logitDiff) {
-  const L = parts.heads.length,
-    H = L > 0 ? parts.heads[0].length : 0;
+// The result object of a walk: heads (L, H: NaN past a layer's heads), mixers and mlp (L) as Tensors,
+// logitDiff from the real forward.
+function attributionResult(parts, H, logitDiff) {
+  const L = parts.heads.length;
+  const heads = new Float32Array(L * H).fill(NaN);
+  parts.heads.forEach((row, l) => heads.set(row, l * H));
   return {
-    heads: new Tensor(Float32Array.from(parts.heads.flat()), [L, H]),
+    heads: new Tensor(heads, [L, H]),
+    mixers: new Tensor(Float32Array.from(parts.mixers), [L]),
     mlp: new Tensor(Float32Array.from(parts.mlp), [L]),
     embed: parts.embed,
     bias: parts.bias,
@@ -206,14 +214,16 @@ export function _setTraceBudget(bytes) {
  * forward tracing `layers` (first: the call whose other outputs the caller keeps). Short inputs trace
  * every layer in one forward; long ones a few layers per forward, so the traces' (T, T) steps stay
  * under the trace budget. onTrace(l, steps), when given, sees each layer's trace before it is
- * dropped. Returns { first (that call's result, traces dropped), z }.
+ * dropped. `traced(l)`: whether layer l has heads to trace (z[l] is null where not; at least one
+ * forward runs). Returns { first (that call's result, traces dropped), z }.
  */
-export function tracedForward(run, L, H, T, onTrace) {
+export function tracedForward(run, L, H, T, onTrace, traced = () => true) {
   const per = Math.max(1, Math.floor(traceBudgetBytes / (2 * 4 * 4 * H * T * T)));
-  const z = new Array(L);
+  const z = new Array(L).fill(null);
+  const all = allLayers(L).filter(traced);
   let first = null;
-  for (let l0 = 0; l0 < L; l0 += per) {
-    const layers = allLayers(Math.min(per, L - l0)).map((i) => l0 + i);
+  for (let i0 = 0; i0 < Math.max(all.length, 1); i0 += per) {
+    const layers = all.slice(i0, i0 + per);
     const r = run(layers, first === null);
     for (const l of layers) {
       z[l] = r.traces[l].find((s) => s.name === 'context').data;
@@ -225,23 +235,26 @@ export function tracedForward(run, L, H, T, onTrace) {
   return { first, z };
 }
 
-// Layer l of the walk (attributeResidual's plan): each head's output W_O,h · z_h, the MLP's output at
-// the position (the core's, bias included), and the norms after them: a norm on a branch is frozen
-// here at the branch's own output (OLMo 2, Gemma: x += norm(f(x))), one on the stream in the walk;
-// each branch then × the layer's branch scale (Granite: x += m · f(x)), its bias included.
-export function layerPlan(a, l, z, mlpOut) {
-  const wo = a.outProj(l);
-  let heads = z.map((zh, h) => headOutput(wo, a.E, a.H * a.d, zh, h));
+// Layer l of the walk (attributeResidual's plan): each head's output W_O,h · z_h (z null: a headless
+// mixer, whose output `mixerOut` is one component), the MLP's output at the position (the core's,
+// bias included), and the norms after them: a norm on a branch is frozen here at the branch's own
+// output (OLMo 2, Gemma: x += norm(f(x))), one on the stream in the walk; each branch then × the
+// layer's branch scale (Granite: x += m · f(x)), its bias included.
+export function layerPlan(a, l, z, mlpOut, mixerOut = null) {
+  let heads = z ? z.map((zh, h) => headOutput(a.outProj(l), a.E, a.heads(l) * a.d, zh, h)) : [];
+  let mixer = z ? null : mixerOut;
   let mlp = mlpOut;
   const afterAttn = a.normAfter(l, 'attn'),
     afterMlp = a.normAfter(l, 'mlp');
-  if (afterAttn?.branch) heads = normBranch(afterAttn.spec, heads);
+  if (afterAttn?.branch && z) heads = normBranch(afterAttn.spec, heads);
+  if (afterAttn?.branch && mixer) mixer = applyNorm(afterAttn.spec, mixer);
   if (afterMlp?.branch && mlp) mlp = applyNorm(afterMlp.spec, mlp);
   const m = a.branchScale(l);
   const scaled = (v) => (v && m !== 1 ? Float64Array.from(v, (x) => x * m) : v);
   return {
     heads: heads.map(scaled),
-    attnBias: scaled(a.outBias(l)),
+    mixer: scaled(mixer),
+    attnBias: z ? scaled(a.outBias(l)) : null,
     post1: afterAttn && !afterAttn.branch ? afterAttn.spec : null,
     mlp: mlp ? () => scaled(mlp) : null,
     post2: afterMlp && !afterMlp.branch ? afterMlp.spec : null,
@@ -266,20 +279,23 @@ export function logitAttribution(model, ids, options = {}) {
       a.forward(batch.data, 1, T, {
         traceLayers: layers,
         hiddenStates: first,
-        capture: first && a.mlp ? ['blocks.*.mlp.hook_out'] : [],
+        capture: first ? branchHooks(a) : [],
         logitsRow: position,
       }),
     L,
     H,
     T,
+    undefined,
+    (l) => a.heads(l) > 0,
   );
   const at = (t) => t.data.subarray(position * E, (position + 1) * E);
   const layers = zAll.map((zl, l) =>
     layerPlan(
       a,
       l,
-      allLayers(H).map((h) => zl.subarray((h * T + position) * d, (h * T + position + 1) * d)),
+      zl && allLayers(a.heads(l)).map((h) => zl.subarray((h * T + position) * d, (h * T + position + 1) * d)),
       a.mlp ? Float64Array.from(at(r.activations[`blocks.${l}.mlp.hook_out`])) : null,
+      zl ? null : Float64Array.from(at(r.activations[a.mixerHook(l)])),
     ),
   );
   const finalNorm = a.finalNorm();
@@ -300,5 +316,13 @@ export function logitAttribution(model, ids, options = {}) {
     constant,
   });
   const logits = fromCore(r.logits); // (1, 1, V): the row at position
-  return attributionResult(parts, logitDifference(logits, 0, token, against));
+  return attributionResult(parts, H, logitDifference(logits, 0, token, against));
+}
+
+/** The hooks the walks capture: every MLP's output and each headless mixer's (adapter.mixerHook). */
+export function branchHooks(a) {
+  const mixers = allLayers(a.L)
+    .map((l) => a.mixerHook(l))
+    .filter(Boolean);
+  return [...(a.mlp ? ['blocks.*.mlp.hook_out'] : []), ...mixers];
 }

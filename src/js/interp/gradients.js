@@ -56,14 +56,16 @@ function oneSequence(ids, vocab, name) {
   return batch;
 }
 
-// The core's z gradient per layer, (1, T, H·d) each, as one Tensor (L, H, T, d).
+// The core's z gradient per layer, (1, T, H_l·d) each (empty for a layer without heads), as one
+// Tensor (L, H, T, d), H the widest layer's.
 function headMajor(gradZ, H, T, d) {
   const L = gradZ.length;
-  const out = new Float32Array(L * H * T * d);
+  const out = new Float32Array(L * H * T * d).fill(NaN); // NaN past a layer's heads (a conv layer)
   gradZ.forEach((g, l) => {
+    const Hl = g.data.length / (T * d);
     for (let t = 0; t < T; t++) {
-      for (let h = 0; h < H; h++) {
-        const from = (t * H + h) * d;
+      for (let h = 0; h < Hl; h++) {
+        const from = (t * Hl + h) * d;
         out.set(g.data.subarray(from, from + d), ((l * H + h) * T + t) * d);
       }
     }
@@ -95,7 +97,10 @@ export function metricGradients(model, ids, options = {}) {
     value: r.values[0],
     gradHiddenStates: r.gradHidden.map((g) => new Tensor(g.data, [T, a.E])),
     gradZ: headMajor(r.gradZ, a.H, T, a.d),
-    gradAttention: attention ? r.gradAttention.map((g) => new Tensor(g.data, g.shape)) : null,
+    // null for a layer without attention weights (a short convolution)
+    gradAttention: attention
+      ? r.gradAttention.map((g) => (g.data.length ? new Tensor(g.data, g.shape) : null))
+      : null,
     gradHooks: gradHookTensors(plan, r, T),
   };
 }

@@ -5,7 +5,6 @@ import { AttentionError } from '../errors.js';
 import { checkOptions, describe } from '../options.js';
 import { idBatch } from '../ids.js';
 import { Tensor, asFloatTensor } from '../tensor.js';
-import { refuseConvLayers } from './adapter.js';
 
 /** The head-score kinds headScores knows, in its default order. */
 export const HEAD_SCORE_KINDS = Object.freeze(['previous-token', 'duplicate-token', 'induction']);
@@ -46,14 +45,16 @@ function keysOf(kind, ids, i) {
 
 /**
  * { [kind]: Tensor (L, H) } of a batch-of-one forward: `ids` (length T) and `attention`, one Tensor
- * (1, H, T, T) per layer (rows = queries). Each score is the mean over the kind's qualifying rows of
- * the attention weight on that row's keys (see keysOf); no qualifying row gives NaN for every head.
+ * (1, H_l, T, T) per layer (rows = queries), or null for a layer without heads (LFM2's short
+ * convolution). H is the widest layer's H_l; a layer's entries past its heads are NaN. Each score is
+ * the mean over the kind's qualifying rows of the attention weight on that row's keys (see keysOf);
+ * no qualifying row gives NaN for every head.
  */
 export function headScoresFromAttention(ids, attention, kinds = HEAD_SCORE_KINDS) {
   checkKinds(kinds);
   const L = attention.length;
   const T = ids.length;
-  const H = L > 0 ? attention[0].shape[1] : 0;
+  const H = Math.max(0, ...attention.map((a) => (a ? a.shape?.[1] : 0)));
   const out = {};
   for (const kind of kinds) {
     const rows = [];
@@ -61,22 +62,23 @@ export function headScoresFromAttention(ids, attention, kinds = HEAD_SCORE_KINDS
       const keys = keysOf(kind, ids, i);
       if (keys) rows.push([i, keys]);
     }
-    const scores = new Float32Array(L * H);
+    const scores = new Float32Array(L * H).fill(NaN);
     for (let l = 0; l < L; l++) {
       const a = attention[l];
+      if (a === null) continue; // no heads
       if (
         !a ||
         a.shape.length !== 4 ||
         a.shape[0] !== 1 ||
-        a.shape[1] !== H ||
+        !(a.shape[1] >= 1) ||
         a.shape[2] !== T ||
         a.shape[3] !== T
       ) {
         throw invalid(
-          `headScores: layer ${l}'s attention must be a Tensor (1, ${H}, ${T}, ${T}), got ${a ? `(${a.shape.join(', ')})` : describe(a)}`,
+          `headScores: layer ${l}'s attention must be a Tensor (1, H, ${T}, ${T}) or null, got ${a ? `(${a.shape.join(', ')})` : describe(a)}`,
         );
       }
-      for (let h = 0; h < H; h++) {
+      for (let h = 0; h < a.shape[1]; h++) {
         if (rows.length === 0) {
           scores[l * H + h] = NaN;
           continue;
@@ -103,12 +105,18 @@ export function headScoresFromAttention(ids, attention, kinds = HEAD_SCORE_KINDS
 export function modelHeadScores(model, ids, options = {}) {
   const { kinds = HEAD_SCORE_KINDS } = checkOptions(options, ['kinds'], 'headScores option');
   checkKinds(kinds);
-  if (model.layers) refuseConvLayers(model, 'headScores');
   const batch = idBatch(ids, 'ids');
   if (batch.b !== 1)
     throw invalid(`headScores needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
-  const { attention } = model.forward(batch.tensor, { attention: true });
-  return headScoresFromAttention(batch.data, attention, kinds);
+  // a layer without heads (a short convolution: its map is no head's) is not asked for, its row NaN
+  const headed = model.layers ? model.layers.map((s) => s.heads > 0) : null;
+  const which = headed && headed.includes(false) ? headed.flatMap((h, l) => (h ? [l] : [])) : true;
+  const { attention } = model.forward(batch.tensor, { attention: which });
+  return headScoresFromAttention(
+    batch.data,
+    attention.map((a, l) => (headed && !headed[l] ? null : a)),
+    kinds,
+  );
 }
 
 /**
@@ -148,6 +156,11 @@ export function attentionRollout(attentions, options = {}) {
   layers.forEach((t, l) => {
     if (t.shape[2] !== T)
       throw invalid(`attentionRollout: attentions[${l}] has T = ${t.shape[2]}, layer 0 has ${T}`);
+    // a signed map (LFM2's conv layers: forward's attentionKinds 'conv') is no distribution to roll out
+    if (t.data.some((v) => v < 0))
+      throw invalid(
+        `attentionRollout: attentions[${l}] has negative entries: rollout needs softmax weights, not a signed mixing map (a short-convolution layer's)`,
+      );
   });
   const w = residualWeight;
   const L = layers.length;

@@ -129,15 +129,17 @@ function baselines(adapter, o, rows, metric) {
   });
 }
 
-// The jobs: one batch of patched runs each (a layer of a pair); `entry` says where each run's ratio goes.
-function patchJobs(bases, { L, H }, component, rows, T) {
+// The jobs: one batch of patched runs each (a layer of a pair); `entry` says where each run's ratio
+// goes. A layer's heads only (none for a headless mixer: its entries stay NaN).
+function patchJobs(bases, { L, H, heads }, component, rows, T) {
   const jobs = [];
   for (const base of bases) {
     for (let l = 0; l < L; l++) {
-      if (component === 'head')
-        jobs.push({ base, l, heads: allLayers(H).map((h) => ({ h, t: -1, entry: l * H + h })) });
-      else if (component === 'head-position') {
-        for (let h = 0; h < H; h++)
+      if (component === 'head') {
+        if (heads(l) > 0)
+          jobs.push({ base, l, heads: allLayers(heads(l)).map((h) => ({ h, t: -1, entry: l * H + h })) });
+      } else if (component === 'head-position') {
+        for (let h = 0; h < heads(l); h++)
           jobs.push({ base, l, heads: allLayers(rows).map((t) => ({ h, t, entry: (l * H + h) * T + t })) });
       } else {
         const positions = allLayers(rows).map((t) => ({ t, entry: l * T + t }));
@@ -173,10 +175,10 @@ function patchDiffers(job, { E, d }, rows) {
 
 // Each head run's change to the attention output, (b, rows, E): (z_clean − z_corrupted) of the head's
 // rows (or its one row) through its slice of W_O (E, H·d), in double.
-function headDeltas(runs, job, wo, { H, E, d }, rows) {
+function headDeltas(runs, job, wo, { heads, E, d }, rows) {
   const { base, l } = job;
   const n = rows * E,
-    inner = H * d,
+    inner = heads(l) * d,
     zc = base.c.z[l],
     zx = base.x.z[l];
   const delta = new Float32Array(runs.length * n);
@@ -240,15 +242,23 @@ function runJob(adapter, job, runs, outProj, ctx) {
   });
 }
 
+// NaN in the (L, H[, T]) entries past each layer's heads: there is no such head to patch.
+function noHeads(sums, { L, H, heads }, shape) {
+  const per = shape.length === 3 ? shape[2] : 1;
+  for (let l = 0; l < L; l++) sums.fill(NaN, (l * H + heads(l)) * per, (l + 1) * H * per);
+}
+
 /**
- * model.patch over an adapter: { L, H, E, d (head dim), vocab, causal, baseline(ids, position) →
- * { resid: [L] Float32Array (T·E) entering each block, z: [L] (H, T, d), mlp: [L] (T·E) the MLP
+ * model.patch over an adapter: { L, H (the widest layer's), heads(l) (layer l's; 0: a headless mixer,
+ * its head entries NaN), E, d (head dim), vocab, causal, baseline(ids, position) →
+ * { resid: [L] Float32Array (T·E) entering each block, z: [L] (heads(l), T, d) or null, mlp: [L] (T·E) the MLP
  * branches, row: logits at position (V) }, run(ids (b·T), b, T, startLayer, residual (b·T·E),
  * deltaLayer, delta | null, position, mlp (delta is the MLP branch's, not the attention output's))
  * → b rows (V),
  * outProj(l) → W_O (E, H·d) }.
  */
-export async function runPatch(adapter, options) {
+export async function runPatch(given, options) {
+  const adapter = { heads: () => given.H, ...given };
   const o = patchOptions(options, adapter.vocab);
   const { L, H } = adapter;
   const { T, component, position, signal, onProgress } = o;
@@ -257,6 +267,7 @@ export async function runPatch(adapter, options) {
   const metric = patchMetric(o, adapter.finalSoftcap ?? 0);
   const shape = component === 'head' ? [L, H] : component === 'head-position' ? [L, H, T] : [L, T];
   const sums = new Float64Array(shape.reduce((a, b) => a * b, 1));
+  if (component === 'head' || component === 'head-position') noHeads(sums, adapter, shape);
   if (component === 'mlp' && !adapter.mlp)
     throw invalid("patch: component 'mlp' needs a model with MLP blocks");
   const bases = baselines(adapter, o, rows, metric);
@@ -299,6 +310,7 @@ export function modelPatch(model, options) {
     {
       L,
       H,
+      heads: a.heads,
       E: a.E,
       d: a.d,
       vocab: a.vocab,
@@ -317,6 +329,8 @@ export function modelPatch(model, options) {
           L,
           H,
           ids.length,
+          undefined,
+          (l) => a.heads(l) > 0,
         );
         const mlp = a.mlp ? allLayers(L).map((l) => r.activations[`blocks.${l}.hook_mlp_out`].data) : [];
         return { resid: r.hiddenStates.slice(0, L).map((t) => t.data), z, mlp, row: r.logits.data };

@@ -19,6 +19,7 @@ import {
   residualStream,
   tracedForward,
   walkLayers,
+  branchHooks,
 } from './attribution.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
@@ -31,6 +32,15 @@ function qkOptions(options, a, T) {
     if (!Number.isInteger(o[name]) || o[name] < 0 || o[name] >= n)
       throw invalid(`qkAttribution: ${name} must be an integer in [0, ${n}), got ${describe(o[name])}`);
   }
+  const heads = a.heads(o.layer);
+  if (heads === 0)
+    throw invalid(
+      `qkAttribution: layer ${o.layer} is of kind '${a.kind(o.layer)}': its token mixer has no heads and no scores`,
+    );
+  if (o.head >= heads)
+    throw invalid(
+      `qkAttribution: head must be an integer in [0, ${heads}) for layer ${o.layer}, got ${o.head}`,
+    );
   return o;
 }
 
@@ -48,11 +58,13 @@ function checkVisible(a, att, { layer, query, key }) {
 }
 
 // The components' names in the matrix's order: 'embed', ['pos'], per layer l < layer its heads
-// 'L{l}H{h}' and its MLP 'L{l}MLP' (where the blocks have one), then 'bias'.
+// 'L{l}H{h}' (a headless mixer's one output 'L{l}CONV'; the kind in capitals) and its MLP 'L{l}MLP'
+// (where the blocks have one), then 'bias'.
 function componentNames(a, layer, positionsAdded) {
   const names = positionsAdded ? ['embed', 'pos'] : ['embed'];
   for (let l = 0; l < layer; l++) {
-    for (let h = 0; h < a.H; h++) names.push(`L${l}H${h}`);
+    for (let h = 0; h < a.heads(l); h++) names.push(`L${l}H${h}`);
+    if (a.heads(l) === 0) names.push(`L${l}${a.kind(l).toUpperCase()}`);
     if (a.mlp) names.push(`L${l}MLP`);
   }
   names.push('bias');
@@ -63,7 +75,7 @@ function componentNames(a, layer, positionsAdded) {
 // embedding and the position part where positions are added to it), then each earlier layer's heads
 // (W_O,h · z_h) and MLP output with the post-norms frozen as logitAttribution freezes them.
 function streamAt(a, run, layer, t) {
-  const { E, H, d } = a,
+  const { E, d } = a,
     T = run.T;
   const at = (x) => x.data.subarray(t * E, (t + 1) * E);
   const h0 = at(run.r.hiddenStates[0]);
@@ -73,8 +85,9 @@ function streamAt(a, run, layer, t) {
     layerPlan(
       a,
       l,
-      allLayers(H).map((h) => run.z[l].subarray((h * T + t) * d, (h * T + t + 1) * d)),
+      run.z[l] && allLayers(a.heads(l)).map((h) => run.z[l].subarray((h * T + t) * d, (h * T + t + 1) * d)),
       a.mlp ? Float64Array.from(at(run.r.activations[`blocks.${l}.mlp.hook_out`])) : null,
+      run.z[l] ? null : Float64Array.from(at(run.r.activations[a.mixerHook(l)])),
     ),
   );
   const stream = residualStream(E, inputs);
@@ -157,7 +170,7 @@ function runTraced(a, batch, o) {
       a.forward(batch.data, 1, T, {
         traceLayers: layers,
         hiddenStates: first,
-        capture: first && a.mlp ? ['blocks.*.mlp.hook_out'] : [],
+        capture: first ? branchHooks(a) : [],
         logitsRow: 0,
       }),
     o.layer + 1,
@@ -167,6 +180,7 @@ function runTraced(a, batch, o) {
       if (l !== o.layer) return;
       raw = traced.find((s) => s.name === 'scores').data[(o.head * T + o.query) * T + o.key];
     },
+    (l) => a.heads(l) > 0,
   );
   return { r, z, T, ids: batch.data, raw };
 }
@@ -189,7 +203,7 @@ export function qkAttribution(model, ids, options = {}) {
   const run = runTraced(a, batch, o);
   const p = att.params();
   const { E, d } = a,
-    kh = Math.floor(o.head / (a.H / att.kvHeads)); // grouped-query heads: their key head
+    kh = Math.floor(o.head / (a.heads(o.layer) / att.kvHeads)); // grouped-query heads: their key head
   const qSide = streamAt(a, run, o.layer, o.query);
   const kSide = o.key === o.query ? qSide : streamAt(a, run, o.layer, o.key);
   const qParts = normedParts(qSide.stream, p.inputNorm),

@@ -68,6 +68,7 @@ const PRE = {
   'llama-bpe': LLAMA3_FLAGS,
   falcon3: LLAMA3_FLAGS,
   pixtral: LLAMA3_FLAGS,
+  lfm2: LLAMA3_FLAGS,
   dbrx: { regexes: 'llama3', cleanSpaces: true },
   'smaug-bpe': { regexes: 'llama3', cleanSpaces: true },
   qwen2: { regexes: 'qwen2', cleanSpaces: false },

@@ -48,10 +48,16 @@ export interface MetricGradients {
    * its gradient is the unembedding difference at `position`, 0 elsewhere).
    */
   gradHiddenStates: Tensor[];
-  /** ∂M/∂z, z each query head's attention-weighted values before the output projection: (L, H, T, d_head). */
+  /**
+   * ∂M/∂z, z each query head's attention-weighted values before the output projection: (L, H, T,
+   * d_head), H the widest layer's; NaN past a layer's heads (LFM2's conv layers have none).
+   */
   gradZ: Tensor;
-  /** With `attention: true`: ∂M/∂A per layer, Tensor (1, H, T, T) each; otherwise null. */
-  gradAttention: Tensor[] | null;
+  /**
+   * With `attention: true`: ∂M/∂A per layer, Tensor (1, H, T, T) each (null for a layer without
+   * attention weights, a short convolution); otherwise null.
+   */
+  gradAttention: (Tensor | null)[] | null;
   /**
    * ∂M/∂ each hook asked for in `hooks`, by name, in the hook's own shape with B = 1: (1, T, E) for
    * the stream and the branches, (1, T, H, d_head) for `hook_z`, (1, H, T, T) for `hook_pattern`

@@ -19,7 +19,10 @@ export interface HeadScoresOptions {
   kinds?: HeadScoreKind[];
 }
 
-/** One Tensor (numLayers, numHeads) per requested kind. */
+/**
+ * One Tensor (numLayers, numHeads) per requested kind; NaN past a layer's heads (a layer without
+ * heads, LFM2's short convolution, is all NaN).
+ */
 export type HeadScores = Partial<Record<HeadScoreKind, Tensor>>;
 
 /** Options of {@link attentionRollout}. */
@@ -45,15 +48,23 @@ export interface LogitAttributionOptions {
  * part is that component carried through every later norm, dotted with u. Computed in double.
  */
 export interface LogitAttribution {
-  /** (numLayers, numHeads): each query head's output (its z times its columns of the output projection, no bias). */
+  /**
+   * (numLayers, numHeads): each query head's output (its z times its columns of the output
+   * projection, no bias); NaN past a layer's heads (a conv layer's row).
+   */
   heads: Tensor;
+  /**
+   * (numLayers): the output of a layer whose token mixer has no heads (LFM2's short convolution:
+   * conv.hook_result) as one part; NaN for an attention layer (its parts are in `heads`).
+   */
+  mixers: Tensor;
   /** (numLayers): each MLP's output, its bias included (0 for a model without MLPs). */
   mlp: Tensor;
   /** The embedding entering block 0 (token plus learned or sinusoidal positions). */
   embed: number;
   /** Constants: attention output biases, norm β's, the output head's bias difference. */
   bias: number;
-  /** The sum of every part: equals logitDiff within float error. */
+  /** The sum of every part that is not NaN: equals logitDiff within float error. */
   total: number;
   /**
    * logits[position, token] − logits[position, against] (or the logit alone) of the real forward,
@@ -64,7 +75,7 @@ export interface LogitAttribution {
 
 /** Options of {@link TinyTransformer.qkAttribution} and {@link PretrainedModel.qkAttribution}; every one required. */
 export interface QkAttributionOptions {
-  /** The layer whose score is explained, in [0, numLayers). */
+  /** The layer whose score is explained, in [0, numLayers); a layer without heads (LFM2's conv) is refused. */
   layer: number;
   /** The query head, in [0, numHeads) (a grouped-query head uses its key head). */
   head: number;
@@ -88,7 +99,8 @@ export interface QkAttribution {
   /**
    * The components, rows and columns alike: `'embed'` (the token embedding part), `'pos'` (only where
    * positions are added to the stream: GPT-2, a learned or sinusoidal TinyTransformer), then for each
-   * layer l < `layer` its heads `'L{l}H{h}'` and its MLP `'L{l}MLP'` (where the blocks have one), then
+   * layer l < `layer` its heads `'L{l}H{h}'` (a layer without heads: its output `'L{l}CONV'`) and its
+   * MLP `'L{l}MLP'` (where the blocks have one), then
    * `'bias'` (the stream's constants and the q/k projection biases).
    */
   components: readonly string[];
@@ -139,7 +151,8 @@ export interface PatchOptions {
  * Each entry of `result` is (M_patched − M_corrupted) / (M_clean − M_corrupted), M the metric at
  * `position` (1: the activation carries the whole difference; 0: nothing). A pair whose clean and
  * corrupted M differ by less than 1e-6·max(1, |M_clean|) is `INVALID_ARGUMENT` (nothing to explain).
- * In causal models positions after `position` are not run: their entries are 0.
+ * In causal models positions after `position` are not run: their entries are 0. The `'head'` and
+ * `'head-position'` entries past a layer's heads (a layer without heads: LFM2's conv) are NaN.
  */
 export interface PatchResult {
   result: Tensor;

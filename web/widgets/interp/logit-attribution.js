@@ -1,6 +1,7 @@
 // <logit-attribution>: which parts of the model write a prediction — model.logitAttribution(ids,
 // { position, token, against }) (docs/interpretability.md): the token embedding (with
-// positions), each head, each MLP and the constant biases, each one's share of the logit difference
+// positions), each head (a hybrid model's conv layer as one part), each MLP and the constant biases,
+// each one's share of the logit difference
 // logits[position, token] − logits[position, against], sorted by |share| as bars (positive in orange,
 // negative in blue, the value written beside each) and, below them, every component in a data table.
 // The shares add up to the logit difference. Click a head's bar (or its button in the table) to emit
@@ -151,7 +152,18 @@ export class LogitAttribution extends InterpElement {
     const components = [{ name: 'embed', kind: 'embed', value: a.embed }];
     for (let l = 0; l < L; l++) {
       for (let hd = 0; hd < H; hd++)
-        components.push({ name: `L${l} H${hd}`, kind: 'head', layer: l, head: hd, value: heads[l * H + hd] });
+        if (!Number.isNaN(heads[l * H + hd]))
+          components.push({
+            name: `L${l} H${hd}`,
+            kind: 'head',
+            layer: l,
+            head: hd,
+            value: heads[l * H + hd],
+          });
+      // a layer without heads (LFM2's short convolution): its output is one part
+      const mixer = a.mixers?.data[l];
+      if (mixer !== undefined && !Number.isNaN(mixer))
+        components.push({ name: `L${l} CONV`, kind: 'mixer', layer: l, value: mixer });
       if (hasMlp) components.push({ name: `L${l} MLP`, kind: 'mlp', layer: l, value: mlp[l] });
     }
     components.push({ name: 'bias', kind: 'bias', value: a.bias });
