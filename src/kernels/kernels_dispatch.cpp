@@ -12,6 +12,7 @@
 #include "kernels/kernels.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_int8.h"
+#include "kernels/weight_types.h"
 
 #if defined(__wasm_simd128__)
 #define ATTN_KERNEL(name) name##_simd128
@@ -112,6 +113,18 @@ void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uin
 
 void linear_nt_quant(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
                      int type, const float* bias, float* C, int ldc) {
+  // Decoding (few rows): the fused GEMV, chosen by the whole product's M so that every part of a
+  // split takes the same path (the same bits at every thread count).
+  const GgmlTypeInfo* info = ggml_type_info(type);
+  if (M >= 1 && M <= kQuantGemvRows && info && info->dequantized && info->block_elements > 1) {
+    split_product(M, N, K, [&](int i0, int m, int j0, int n) {
+      ATTN_KERNEL(gemv_quant)
+      (m, n, K, A + at(i0, lda, 0), lda,
+       static_cast<const char*>(W) + static_cast<std::ptrdiff_t>(j0) * ldw_bytes, ldw_bytes, type,
+       bias ? bias + j0 : nullptr, C + at(i0, ldc, j0), ldc);
+    });
+    return;
+  }
   split_product(M, N, K, [&](int i0, int m, int j0, int n) {
     ATTN_KERNEL(linear_nt_quant)
     (m, n, K, A + at(i0, lda, 0), lda,
