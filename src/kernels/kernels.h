@@ -99,6 +99,29 @@ bool gemv_quant_simd128(int M, int N, int K, const float* A, int lda, const void
 bool linear_nt_int8(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
                     int type, const float* bias, float* C, int ldc);
 
+// One of several products over the same activations (linear_nt_quant_group): C (M, N), row stride
+// ldc, = A · Wᵀ + bias, W (N, K) of ggml type `type`, row j at W + j·ldw_bytes; bias may be null.
+struct QuantProduct {
+  int N;
+  const void* W;
+  std::size_t ldw_bytes;
+  int type;
+  const float* bias;
+  float* C;
+  int ldc;
+};
+constexpr int kMaxQuantGroup = 8;
+// A layer's products of one A (M ≤ kQuantGemvRows rows: decoding), such as its q, k and v, or gate
+// and up, as one job of the pool: their output columns are concatenated and dealt to the threads
+// in contiguous runs of 8, so each thread streams contiguous weight rows and the pool wakes once
+// for all of them; in the int8 mode (`int8`) the activations are quantized once. Every element gets
+// the bits linear_nt_quant (or linear_nt_int8) gives it alone, at every thread count. False,
+// computing nothing, where they cannot go together: M out of range, more than kMaxQuantGroup
+// products, a type without blocks, or (int8) one without an int8 product or with other activation
+// blocks than the first's; the caller then runs them one by one.
+bool linear_nt_quant_group(int M, int K, const float* A, int lda, const QuantProduct* products, int count,
+                           bool int8);
+
 // ---- element-wise and row-wise --------------------------------------------------------------
 // C (M, N) += bias (N) broadcast over rows.
 void add_bias_rows(int M, int N, const float* bias, float* C, int ldc);

@@ -148,6 +148,56 @@ bool linear_nt_int8(int M, int N, int K, const float* A, int lda, const void* W,
   return true;
 }
 
+namespace {
+
+// Whether linear_nt_quant_group can run these products together (its contract).
+bool groupable(int M, int K, const QuantProduct* products, int count, bool int8) {
+  if (M < 1 || M > kQuantGemvRows || count < 1 || count > kMaxQuantGroup) return false;
+  for (int p = 0; p < count; ++p) {
+    const GgmlTypeInfo* info = ggml_type_info(products[p].type);
+    if (info == nullptr || !info->dequantized || info->block_elements == 1 || K % info->block_elements != 0 ||
+        products[p].N < 0)
+      return false;
+    if (int8 && (info->int8 == nullptr ||
+                 activation_blocks_for(products[p].type) != activation_blocks_for(products[0].type)))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool linear_nt_quant_group(int M, int K, const float* A, int lda, const QuantProduct* products, int count,
+                           bool int8) {
+  thread_local QuantizedActivations buffer;  // as linear_nt_int8's: the workers read the caller's
+  const QuantizedActivations& quantized = buffer;
+  if (!groupable(M, K, products, count, int8)) return false;
+  if (int8 && !quantize_activations(products[0].type, M, K, A, lda, buffer)) return false;
+  std::int64_t first[kMaxQuantGroup + 1] = {0};  // product p's columns are units [first[p], first[p + 1])
+  for (int p = 0; p < count; ++p) first[p + 1] = first[p] + (products[p].N + kColumnBlock - 1) / kColumnBlock;
+  const auto run = [&](std::int64_t begin, std::int64_t end) {
+    for (int p = 0; p < count; ++p) {
+      const std::int64_t lo = std::max(begin, first[p]), hi = std::min(end, first[p + 1]);
+      if (lo >= hi) continue;
+      const QuantProduct& q = products[p];
+      const int j0 = static_cast<int>(lo - first[p]) * kColumnBlock;
+      const int n = std::min(q.N, static_cast<int>(hi - first[p]) * kColumnBlock) - j0;
+      const char* w = static_cast<const char*>(q.W) + static_cast<std::ptrdiff_t>(j0) * q.ldw_bytes;
+      const float* bias = q.bias ? q.bias + j0 : nullptr;
+      if (int8)
+        ATTN_KERNEL(linear_nt_int8)(M, n, K, quantized, 0, w, q.ldw_bytes, q.type, bias, q.C + j0, q.ldc);
+      else
+        ATTN_KERNEL(gemv_quant)(M, n, K, A, lda, w, q.ldw_bytes, q.type, bias, q.C + j0, q.ldc);
+    }
+  };
+  const std::int64_t unit_work = static_cast<std::int64_t>(kColumnBlock) * M * std::max(K, 1);
+  if (thread_count() == 1 || first[count] * unit_work < 2 * kMinParallelWork)
+    run(0, first[count]);
+  else
+    parallel_for(first[count], min_items_for(unit_work), run);
+  return true;
+}
+
 std::int64_t packed_weight_floats(int N, int K) {
   return ATTN_KERNEL(packed_weight_floats)(N, K);
 }

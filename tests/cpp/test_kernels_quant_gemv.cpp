@@ -128,3 +128,67 @@ TEST_CASE("gemv_quant: the same bits at every thread count", "[kernels][quant][g
     }
   }
 }
+
+TEST_CASE("linear_nt_quant_group: each product's own bits, one pool job, at every thread count",
+          "[kernels][quant][gemv][parallel]") {
+  // Three products of one A (a layer's q, k, v): types with the same activation blocks (Q8_K), row
+  // counts that are not multiples of the 8-column units, 1037 · 512 multiply-adds per row (split).
+  const int kk = 512;
+  const std::vector<int> types = {12, 14, 13}, rows = {300, 37, 700};
+  std::vector<std::vector<std::uint8_t>> w;
+  for (std::size_t p = 0; p < types.size(); ++p)
+    for (const Layout& t : quant_test::layouts())
+      if (t.id == types[p]) w.push_back(quant_test::make_blocks(t, rows[p], kk, 90 + p));
+  REQUIRE(w.size() == types.size());
+  for (const bool int8 : {false, true})
+    for (const int m : {1, 2, 4}) {
+      const auto x = testutil::random_tensor({m, kk}, 91 + m).data;
+      const auto bias = testutil::random_tensor({700}, 92).data;
+      const auto run = [&](bool grouped) {
+        std::vector<float> c(static_cast<std::size_t>(m) * 1037, -9.0f);  // the three C side by side
+        std::vector<k::QuantProduct> products;
+        int col = 0;
+        for (std::size_t p = 0; p < types.size(); ++p) {
+          const k::QuantProduct q{
+              rows[p],        w[p].data(), w[p].size() / rows[p], types[p], p == 1 ? nullptr : bias.data(),
+              c.data() + col, 1037};
+          products.push_back(q);
+          col += rows[p];
+          if (grouped) continue;
+          if (int8)
+            REQUIRE(
+                k::linear_nt_int8(m, q.N, kk, x.data(), kk, q.W, q.ldw_bytes, q.type, q.bias, q.C, q.ldc));
+          else
+            k::linear_nt_quant(m, q.N, kk, x.data(), kk, q.W, q.ldw_bytes, q.type, q.bias, q.C, q.ldc);
+        }
+        if (grouped) REQUIRE(k::linear_nt_quant_group(m, kk, x.data(), kk, products.data(), 3, int8));
+        return c;
+      };
+      INFO((int8 ? "int8" : "exact") << " M " << m);
+      const std::vector<float> alone = run(false);
+      CHECK(testutil::same_bits(run(true), alone));
+      testutil::require_same_at_every_count("linear_nt_quant_group", [&] {
+        const std::uint64_t jobs = k::pool_jobs();
+        const std::vector<float> c = run(true);
+        CHECK(k::pool_jobs() - jobs <= 1);  // one wake-up for the three products
+        return c;
+      });
+    }
+}
+
+TEST_CASE("linear_nt_quant_group: refuses what it cannot run together", "[kernels][quant][gemv]") {
+  const Layout& q8_0 = quant_test::layouts()[4];
+  const Layout& q4_k = quant_test::layouts()[8];
+  REQUIRE((q8_0.id == 8 && q4_k.id == 12));
+  const auto a = quant_test::make_blocks(q8_0, 8, 256, 5), b = quant_test::make_blocks(q4_k, 8, 256, 6);
+  const auto x = testutil::random_tensor({5, 256}, 7).data;
+  std::vector<float> c(16, -9.0f);
+  const k::QuantProduct mixed[] = {{8, a.data(), a.size() / 8, q8_0.id, nullptr, c.data(), 16},
+                                   {8, b.data(), b.size() / 8, q4_k.id, nullptr, c.data() + 8, 16}};
+  CHECK_FALSE(k::linear_nt_quant_group(1, 256, x.data(), 256, mixed, 2, true));   // Q8_0 and Q8_K blocks
+  CHECK_FALSE(k::linear_nt_quant_group(5, 256, x.data(), 256, mixed, 2, false));  // more rows than decoding's
+  for (const float v : c) CHECK(v == -9.0f);
+  CHECK(k::linear_nt_quant_group(1, 256, x.data(), 256, mixed, 2, false));  // the exact mode takes both
+  const k::QuantProduct f32[] = {{8, x.data(), 256 * 4, 0, nullptr, c.data(), 16}};
+  CHECK_FALSE(k::linear_nt_quant_group(1, 256, x.data(), 256, f32, 1, false));
+}
