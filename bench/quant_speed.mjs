@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// `npm run bench:quant [-- --threads=1,2] [--rounds=3] [--models=qwen3-q4km,qwen3-q8,smollm2-q4km,qwen3-bf16]`:
+// `npm run bench:quant [-- --threads=1,2] [--rounds=5] [--models=qwen3-q4km,qwen3-q8,smollm2-q4km,qwen3-bf16]`:
 // quantized models at llama.cpp's speed (bench/README.md, "Quantized GGUF against wllama"). In
 // Chromium, on the same files, ours (exact and int8 activations; BF16 safetensors of the same
-// shape) against wllama (@wllama/wllama 3.8.1, llama.cpp's wasm build, installed by this script
+// shape) against wllama (@wllama/wllama 3.13.0, llama.cpp's wasm build, installed by this script
 // into build/wllama — never a project dependency) at each thread count: prompt processing tokens/s
 // (T = 128) and decode tokens/s (64 greedy tokens after an 8-token prompt), interleaved rounds, the
 // medians printed with the ratios against wllama. Files: Qwen3-0.6B-shaped Q4_K_M and Q8_0 GGUF
@@ -22,7 +22,7 @@ import { writeShapedCheckpoint } from './shaped_checkpoint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(here, '..');
-const WLLAMA_VERSION = '3.8.1';
+const WLLAMA_VERSION = '3.13.0';
 const PREFIX = path.join(ROOT, 'build', 'wllama');
 const PROMPT_T = 128,
   DECODE_PROMPT_T = 8,
@@ -33,7 +33,7 @@ const arg = (name, fallback) => {
   return a ? a.slice(name.length + 3) : fallback;
 };
 const THREADS = arg('threads', '1,2').split(',').map(Number);
-const ROUNDS = Number(arg('rounds', '3'));
+const ROUNDS = Number(arg('rounds', '5'));
 
 // Each file measured: which engines read it.
 const MODELS = {

@@ -127,9 +127,17 @@ Projections project(const Weights& w, const Heads& hd, const float* x, const flo
   if (self && hd.extra == 0) {
     const int ld = qk + kqk + kvo;
     float* qkv = scratch.floats(static_cast<std::size_t>(rows_q * ld));  // qkv: (B·T, H·dk + H_kv·(dk + dv))
-    linear_into(x, rows_q, w.q, qkv, ld);
-    linear_into(x, rows_q, w.k, qkv + qk, ld);
-    linear_into(x, rows_q, w.v, qkv + qk + kqk, ld);
+    if (!w.q.view.empty() && !w.k.view.empty() && !w.v.view.empty()) {  // stored weights: one job
+      const auto bias = [](const Linear& l) { return l.b.empty() ? nullptr : l.b.data.data(); };
+      const WeightView::Output out[] = {{&w.q.view, bias(w.q), qkv, ld},
+                                        {&w.k.view, bias(w.k), qkv + qk, ld},
+                                        {&w.v.view, bias(w.v), qkv + qk + kqk, ld}};
+      WeightView::linear_many(static_cast<int>(rows_q), x, w.q.view.cols, out, 3);
+    } else {
+      linear_into(x, rows_q, w.q, qkv, ld);
+      linear_into(x, rows_q, w.k, qkv + qk, ld);
+      linear_into(x, rows_q, w.v, qkv + qk + kqk, ld);
+    }
     return Projections{qkv, qkv + qk, qkv + qk + kqk, ld, ld};
   }
   const int ld = kqk + kvo;

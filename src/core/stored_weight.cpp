@@ -78,6 +78,23 @@ void WeightView::linear(int m, const float* a, int lda, const float* bias, float
   t.exact(m, rows, cols, a, lda, data, row_bytes(), t.id, bias, c, ldc);
 }
 
+void WeightView::linear_many(int m, const float* a, int lda, const Output* outputs, int count) {
+  kernels::QuantProduct products[kernels::kMaxQuantGroup];
+  bool together = count <= kernels::kMaxQuantGroup;
+  for (int p = 0; p < count && together; ++p) {
+    const WeightView& v = *outputs[p].view;
+    together = is_quantized(v.format) && !v.packed && v.cols == outputs[0].view->cols &&
+               v.int8_activations == outputs[0].view->int8_activations;
+    products[p] = {v.rows,          v.data,       v.row_bytes(), static_cast<int>(v.format),
+                   outputs[p].bias, outputs[p].c, outputs[p].ldc};
+  }
+  if (together && kernels::linear_nt_quant_group(m, outputs[0].view->cols, a, lda, products, count,
+                                                 outputs[0].view->int8_activations))
+    return;
+  for (int p = 0; p < count; ++p)
+    outputs[p].view->linear(m, a, lda, outputs[p].bias, outputs[p].c, outputs[p].ldc);
+}
+
 void WeightView::widen_row(int r, float* out) const {
   if (packed)
     kernels::packed_weight_row(cols, static_cast<const float*>(data), r, out);

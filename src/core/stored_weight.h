@@ -71,6 +71,16 @@ struct WeightView {
   WeightView row_block(int first, int count) const;
   // C (m, rows) with row stride ldc = A (m, cols) with row stride lda · Wᵀ + bias (rows; may be null).
   void linear(int m, const float* a, int lda, const float* bias, float* c, int ldc) const;
+  // Several linears of the same A (each view's cols the same), e.g. a layer's q, k, v: as one job of
+  // the pool where kernels::linear_nt_quant_group takes them (quantized views in one activation
+  // mode, decoding's few rows), else one by one. The same bits as a linear call per view.
+  struct Output {
+    const WeightView* view;
+    const float* bias;
+    float* c;
+    int ldc;
+  };
+  static void linear_many(int m, const float* a, int lda, const Output* outputs, int count);
   // The input gradient of linear: dx (m, cols), row stride lddx, = dy (m, rows), row stride lddy, · W
   // (added to dx when accumulate). Any format: a float32 matrix as stored is read by the GEMM itself;
   // a packed, 16-bit or quantized one is widened kBackwardPanelRows rows at a time into a panel, the

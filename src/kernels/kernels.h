@@ -73,11 +73,24 @@ void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uin
 // ---- quantized weights (ggml blocks, quant.h) ------------------------------------------------
 // C (M, N) = A (M, K) · dequantize(W)ᵀ + bias, W (N, K) in ggml type `type` (any type quant.h's
 // dequantize_row reads; K a whole number of its blocks), row j at W + j·ldw_bytes; bias (N) may be
-// null. Each panel of W is dequantized (dequantize_row, exact) into a bounded per-thread scratch
-// and multiplied by the float32 GEMM, so the result equals linear_nt over the dequantized W, bit
-// for bit, and no dequantized copy of W is made.
+// null. For M > kQuantGemvRows (prefill) each panel of W is dequantized (dequantize_row, exact) into
+// a bounded per-thread scratch and multiplied by the float32 GEMM, so the result equals linear_nt
+// over the dequantized W, bit for bit, and no dequantized copy of W is made. For a block type and
+// 1 ≤ M ≤ kQuantGemvRows (decoding) it is gemv_quant: the same products of the same dequantized
+// values summed in another order (within float32 rounding of the GEMM's result, not its bits).
 void linear_nt_quant(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
                      int type, const float* bias, float* C, int ldc);
+// The exact mode's fused GEMV for a block type (block_elements > 1) and M ≤ kQuantGemvRows: each
+// block dequantized into registers (SIMD128) or a block-sized stack buffer (scalar), with the
+// dequantizer's bits, and multiplied into sixteen partial sums per row: element k into sum k mod 16
+// in k order, then t_l = (s_l + s_{4+l}) + (s_{8+l} + s_{12+l}), (t_0 + t_2) + (t_1 + t_3), + bias.
+// The SIMD128 version equals the scalar twin bit for bit; the relaxed-SIMD build fuses each
+// multiply-add (within float32 rounding). False, writing nothing, for another type or a larger M.
+constexpr int kQuantGemvRows = 4;
+bool gemv_quant_scalar(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
+                       int type, const float* bias, float* C, int ldc);
+bool gemv_quant_simd128(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
+                        int type, const float* bias, float* C, int ldc);
 // The same product in the int8 activation mode (quant_int8.h): A's rows quantized per block as
 // llama.cpp's CPU backend quantizes them for `type`, integer dot products, the block scales applied
 // after. The activations are quantized once on the calling thread into a per-thread buffer that
@@ -85,6 +98,29 @@ void linear_nt_quant(int M, int N, int K, const float* A, int lda, const void* W
 // writing nothing, for a type without an int8 path (quant_int8.h activation_blocks_for).
 bool linear_nt_int8(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
                     int type, const float* bias, float* C, int ldc);
+
+// One of several products over the same activations (linear_nt_quant_group): C (M, N), row stride
+// ldc, = A · Wᵀ + bias, W (N, K) of ggml type `type`, row j at W + j·ldw_bytes; bias may be null.
+struct QuantProduct {
+  int N;
+  const void* W;
+  std::size_t ldw_bytes;
+  int type;
+  const float* bias;
+  float* C;
+  int ldc;
+};
+constexpr int kMaxQuantGroup = 8;
+// A layer's products of one A (M ≤ kQuantGemvRows rows: decoding), such as its q, k and v, or gate
+// and up, as one job of the pool: their output columns are concatenated and dealt to the threads
+// in contiguous runs of 8, so each thread streams contiguous weight rows and the pool wakes once
+// for all of them; in the int8 mode (`int8`) the activations are quantized once. Every element gets
+// the bits linear_nt_quant (or linear_nt_int8) gives it alone, at every thread count. False,
+// computing nothing, where they cannot go together: M out of range, more than kMaxQuantGroup
+// products, a type without blocks, or (int8) one without an int8 product or with other activation
+// blocks than the first's; the caller then runs them one by one.
+bool linear_nt_quant_group(int M, int K, const float* A, int lda, const QuantProduct* products, int count,
+                           bool int8);
 
 // ---- element-wise and row-wise --------------------------------------------------------------
 // C (M, N) += bias (N) broadcast over rows.

@@ -12,6 +12,7 @@
 #include "kernels/kernels.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_int8.h"
+#include "kernels/weight_types.h"
 
 #if defined(__wasm_simd128__)
 #define ATTN_KERNEL(name) name##_simd128
@@ -112,6 +113,18 @@ void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uin
 
 void linear_nt_quant(int M, int N, int K, const float* A, int lda, const void* W, std::size_t ldw_bytes,
                      int type, const float* bias, float* C, int ldc) {
+  // Decoding (few rows): the fused GEMV, chosen by the whole product's M so that every part of a
+  // split takes the same path (the same bits at every thread count).
+  const GgmlTypeInfo* info = ggml_type_info(type);
+  if (M >= 1 && M <= kQuantGemvRows && info && info->dequantized && info->block_elements > 1) {
+    split_product(M, N, K, [&](int i0, int m, int j0, int n) {
+      ATTN_KERNEL(gemv_quant)
+      (m, n, K, A + at(i0, lda, 0), lda,
+       static_cast<const char*>(W) + static_cast<std::ptrdiff_t>(j0) * ldw_bytes, ldw_bytes, type,
+       bias ? bias + j0 : nullptr, C + at(i0, ldc, j0), ldc);
+    });
+    return;
+  }
   split_product(M, N, K, [&](int i0, int m, int j0, int n) {
     ATTN_KERNEL(linear_nt_quant)
     (m, n, K, A + at(i0, lda, 0), lda,
@@ -132,6 +145,56 @@ bool linear_nt_int8(int M, int N, int K, const float* A, int lda, const void* W,
     (m, n, K, quantized, i0, static_cast<const char*>(W) + static_cast<std::ptrdiff_t>(j0) * ldw_bytes,
      ldw_bytes, type, bias ? bias + j0 : nullptr, C + at(i0, ldc, j0), ldc);
   });
+  return true;
+}
+
+namespace {
+
+// Whether linear_nt_quant_group can run these products together (its contract).
+bool groupable(int M, int K, const QuantProduct* products, int count, bool int8) {
+  if (M < 1 || M > kQuantGemvRows || count < 1 || count > kMaxQuantGroup) return false;
+  for (int p = 0; p < count; ++p) {
+    const GgmlTypeInfo* info = ggml_type_info(products[p].type);
+    if (info == nullptr || !info->dequantized || info->block_elements == 1 || K % info->block_elements != 0 ||
+        products[p].N < 0)
+      return false;
+    if (int8 && (info->int8 == nullptr ||
+                 activation_blocks_for(products[p].type) != activation_blocks_for(products[0].type)))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool linear_nt_quant_group(int M, int K, const float* A, int lda, const QuantProduct* products, int count,
+                           bool int8) {
+  thread_local QuantizedActivations buffer;  // as linear_nt_int8's: the workers read the caller's
+  const QuantizedActivations& quantized = buffer;
+  if (!groupable(M, K, products, count, int8)) return false;
+  if (int8 && !quantize_activations(products[0].type, M, K, A, lda, buffer)) return false;
+  std::int64_t first[kMaxQuantGroup + 1] = {0};  // product p's columns are units [first[p], first[p + 1])
+  for (int p = 0; p < count; ++p) first[p + 1] = first[p] + (products[p].N + kColumnBlock - 1) / kColumnBlock;
+  const auto run = [&](std::int64_t begin, std::int64_t end) {
+    for (int p = 0; p < count; ++p) {
+      const std::int64_t lo = std::max(begin, first[p]), hi = std::min(end, first[p + 1]);
+      if (lo >= hi) continue;
+      const QuantProduct& q = products[p];
+      const int j0 = static_cast<int>(lo - first[p]) * kColumnBlock;
+      const int n = std::min(q.N, static_cast<int>(hi - first[p]) * kColumnBlock) - j0;
+      const char* w = static_cast<const char*>(q.W) + static_cast<std::ptrdiff_t>(j0) * q.ldw_bytes;
+      const float* bias = q.bias ? q.bias + j0 : nullptr;
+      if (int8)
+        ATTN_KERNEL(linear_nt_int8)(M, n, K, quantized, 0, w, q.ldw_bytes, q.type, bias, q.C + j0, q.ldc);
+      else
+        ATTN_KERNEL(gemv_quant)(M, n, K, A, lda, w, q.ldw_bytes, q.type, bias, q.C + j0, q.ldc);
+    }
+  };
+  const std::int64_t unit_work = static_cast<std::int64_t>(kColumnBlock) * M * std::max(K, 1);
+  if (thread_count() == 1 || first[count] * unit_work < 2 * kMinParallelWork)
+    run(0, first[count]);
+  else
+    parallel_for(first[count], min_items_for(unit_work), run);
   return true;
 }
 

@@ -92,8 +92,8 @@ void MlpBlock::forward(std::int64_t rows, const float* x, float* y, std::vector<
     return;
   }
   u.resize(h.size());  // u: (rows, I)
-  gate.linear(m, x, e, nullptr, h.data(), in);
-  up.linear(m, x, e, nullptr, u.data(), in);
+  const WeightView::Output gate_up[] = {{&gate, nullptr, h.data(), in}, {&up, nullptr, u.data(), in}};
+  WeightView::linear_many(m, x, e, gate_up, 2);  // one job of the pool while decoding
   if (hooks) {
     hooks->stream(HookKind::kMlpPre, layer, h.data(), in);
     hooks->stream(HookKind::kMlpPreLinear, layer, u.data(), in);

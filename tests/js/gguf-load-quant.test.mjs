@@ -2,7 +2,8 @@
 // (a quantizer written here from ggml's block layouts and quantize_row_q8_0_ref / _q4_0_ref, on the
 // matrices whose rows are whole blocks) gives the logits of the same model loaded from a
 // GGUF whose F32 weights are the dequantized values, within 1e-5 relative — the q/k rows of the
-// permuted families reordered as whole rows of blocks, the embeddings looked up from blocks.
+// permuted families reordered as whole rows of blocks, the embeddings looked up from blocks; for
+// T = 7 (the panel GEMM) and for 3 rows (decoding's fused GEMV).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { init, loadPretrained } from '../../src/js/index.js';
@@ -122,9 +123,13 @@ describe('quantized GGUF weights (Q8_0, Q4_0) equal their dequantized values', (
       ];
       const a = q.forward(ids, { attention: [0] }),
         b = d.forward(ids, { attention: [0] });
+      // Three rows, as decoding has: the quantized products take the fused GEMV, q/k/v and gate/up
+      // together (kernels::linear_nt_quant_group) — another order of the same float operations.
+      const short = [[9, 4, 33]];
       for (const [got, want, what] of [
         [a.logits.data, b.logits.data, 'logits'],
         [a.attention[0].data, b.attention[0].data, 'attention 0'],
+        [q.forward(short).logits.data, d.forward(short).logits.data, 'logits of 3 rows'],
       ]) {
         const scale = want.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
         got.forEach((v, i) => {
