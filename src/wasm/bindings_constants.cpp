@@ -96,7 +96,8 @@ val constants_js() {
                                     {"OUT_END", FastIo::kOutEnd},
                                     {"SIZE", FastIo::kSize}}));
   out.set("MIXER_KIND", table<attn::MixerKind>({{"ATTENTION", attn::MixerKind::kAttention},
-                                                {"SHORT_CONV", attn::MixerKind::kShortConv}}));
+                                                {"SHORT_CONV", attn::MixerKind::kShortConv},
+                                                {"DELTA_NET", attn::MixerKind::kDeltaNet}}));
   out.set("GGML_TYPE", ggml_types_js());
   out.set("WEIGHT_FORMAT", weight_formats_js());
   val roles = val::object();

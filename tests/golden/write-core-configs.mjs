@@ -16,7 +16,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { coreConfig } from '../../src/js/pretrained/config.js';
-import { familyOf, fileNames, storedTransposed, tensorName } from '../../src/js/architectures/index.js';
+import { fileNames, storedTransposed, tensorName } from '../../src/js/architectures/index.js';
 import createAttentionModule from '../../dist/attention_core.mjs';
 
 const module = await createAttentionModule();
@@ -72,11 +72,10 @@ function safetensorsNames(fixture, file) {
 /** The core's tensor roles of a fixture, named by the registry (tensor-roles.json's entries). */
 export function computedTensorRoles(fixture) {
   const config = readJson(fixture, 'config.json');
-  const { architecture, core } = coreConfig(config);
-  const family = familyOf(architecture);
+  const { core, family, names: wrapped } = coreConfig(config);
   const inFile = safetensorsNames(fixture, 'model.safetensors');
   return coreTensorRoles(core).map(({ role, layer }) => {
-    const names = fileNames(family, tensorName(family, role, layer));
+    const names = wrapped(tensorName(family, role, layer)).flatMap((n) => fileNames(family, n));
     const name = names.find((n) => inFile.has(n));
     if (name === undefined) throw new Error(`${fixture}/model.safetensors has none of ${names.join(', ')}`);
     return { name, fileNames: names, role, layer, transposed: storedTransposed(family, role) };

@@ -34,6 +34,9 @@ const ADAPTER_KEYS = [
   'unembed',
   'embedding',
   'attention',
+  'heads',
+  'kind',
+  'mixerHook',
 ].sort();
 
 const ids = Int32Array.from([3, 1, 4, 1, 5, 9]);

@@ -3,6 +3,7 @@
 // (q/k/v biases, tied head) and Llama 3 RoPE scaling, from F32, F16 and BF16 files; logits, every
 // layer's attention, hidden states, greedy generation with the KV cache, the tokenizer; and hostile
 // files and configs refused with an AttentionError before anything large is allocated.
+import { wrapperOf } from '../../src/js/architectures/wrappers.js';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -50,7 +51,13 @@ describe('the tiny checkpoints against their PyTorch references', () => {
     it(`${name}: logits, attention of every layer and hidden states (F32)`, async () => {
       const expected = json(name, 'expected.json');
       const model = await load(name);
-      assert.equal(model.architecture, json(name, 'config.json').architectures[0]);
+      const config = json(name, 'config.json');
+      // a multimodal checkpoint's model is its text model (architectures/wrappers.js)
+      const wrapper = wrapperOf(config.architectures[0]);
+      assert.equal(
+        model.architecture,
+        wrapper ? wrapper.text[config.text_config.model_type] : config.architectures[0],
+      );
       for (const c of expected.cases) {
         const r = model.forward(ids2d(c.input_ids), { hiddenStates: true });
         assertClose(r.logits.data, c.logits.data, kLogitAbs, kLogitRel, `${c.name} logits`);

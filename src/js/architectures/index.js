@@ -17,7 +17,7 @@ import phi3 from './phi3.js';
 import granite from './granite.js';
 import ministral3 from './ministral3.js';
 import lfm2 from './lfm2.js';
-import qwen3_5, { qwen3_5Vision } from './qwen3_5.js';
+import qwen3_5 from './qwen3_5.js';
 import gemma4 from './gemma4.js';
 
 /** The families, in the docs' order. */
@@ -36,7 +36,6 @@ export const FAMILIES = Object.freeze([
   ministral3,
   lfm2,
   qwen3_5,
-  qwen3_5Vision,
   gemma4,
 ]);
 

@@ -152,7 +152,9 @@ function lfm2Core(original, r0, family) {
 function ggufConfig(read) {
   const kv = read.array('attention.head_count_kv');
   const layers = read('block_count');
-  if (!Array.isArray(kv) || kv.length !== layers || kv.some((n) => !Number.isSafeInteger(n) || n < 0))
+  if (!Array.isArray(kv))
+    throw invalid(`gguf: lfm2.attention.head_count_kv must be an array, got ${describe(kv)}`);
+  if (kv.length !== layers || kv.some((n) => !Number.isSafeInteger(n) || n < 0))
     throw invalid(
       `gguf: lfm2.attention.head_count_kv must hold one count ≥ 0 per layer, got ${describe(kv)}`,
     );

@@ -12,7 +12,7 @@
 /**
  * The composition classes: { architecture, modelType, text (text_config's model_type → the family's
  * architecture), towers (config key → what it configures), inert (keys of the composition that cannot
- * change the text model's forward), tieDefault (the composition's tie_word_embeddings default) }.
+ * change the text model's forward))}.
  */
 export const WRAPPERS = Object.freeze([
   {
@@ -28,7 +28,6 @@ export const WRAPPERS = Object.freeze([
       'multimodal_projector_bias',
       'spatial_merge_size',
     ],
-    tieDefault: true,
   },
   {
     architecture: 'Gemma4ForConditionalGeneration',
@@ -48,8 +47,28 @@ export const WRAPPERS = Object.freeze([
       'eoa_token_index',
       'audio_token_id',
     ],
-    tieDefault: true,
   },
+  {
+    architecture: 'Qwen3_5ForConditionalGeneration',
+    modelType: 'qwen3_5',
+    text: { qwen3_5_text: 'Qwen3_5ForCausalLM' },
+    towers: { vision_config: 'the vision tower (model.visual)' },
+    // the ids of the image and video placeholders and their delimiters
+    inert: ['image_token_id', 'video_token_id', 'vision_start_token_id', 'vision_end_token_id'],
+  },
+]);
+
+/** Tensors a composition's files hold that the text model never reads: the towers', the MTP head's. */
+export const IGNORED_TENSORS = Object.freeze([
+  /^model\.visual\./,
+  /^model\.vision_tower\./,
+  /^vision_tower\./,
+  /^model\.audio_tower\./,
+  /^model\.embed_vision\./,
+  /^model\.embed_audio\./,
+  /^model\.multi_modal_projector\./,
+  /^multi_modal_projector\./,
+  /^mtp\./,
 ]);
 
 const byArchitecture = new Map(WRAPPERS.map((w) => [w.architecture, w]));

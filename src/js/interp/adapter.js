@@ -34,7 +34,7 @@
 //       stream, or null), q, k: { weight (rows · d, E) row-major, bias (rows · d) | null }, qNorm, kNorm:
 //       { weight, perHead, eps } | null (RMSNorm after the bias) } }.
 // A norm spec is { kind: 'layer' | 'rms', weight, bias?, eps }.
-import { check } from '../errors.js';
+import { AttentionError, check } from '../errors.js';
 import { QK_NORM } from '../constants.js';
 
 // The score scale the core uses by default: 1/√d in float32 (1.0f / sqrtf(d)).

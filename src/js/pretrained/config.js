@@ -100,7 +100,9 @@ function unwrap(config, wrapper) {
     throw invalid(`${where}: model_type ${describe(config.model_type)} is not "${wrapper.modelType}"`);
   const text = config.text_config;
   if (!isObject(text)) throw invalid(`${where}: text_config must be the text model's config object`);
-  const architecture = wrapper.text[text.model_type];
+  // text_config without a model_type: the composition's one text model, where it has one
+  const types = Object.keys(wrapper.text);
+  const architecture = wrapper.text[text.model_type ?? (types.length === 1 ? types[0] : undefined)];
   if (architecture === undefined) {
     throw invalid(
       `${where}: a text model of model_type ${describe(text.model_type)} is not supported; supported: ${Object.keys(wrapper.text).join(', ')}`,
@@ -115,14 +117,17 @@ function unwrap(config, wrapper) {
       if (!INERT_COMMON.includes(key))
         throw invalid(`${where}: key "${key}" (${describe(value)}) is not implemented`);
   }
-  const tie = (c, fallback) => c.tie_word_embeddings ?? fallback;
-  const textTie = tie(text, CONFIG_KEYS[architecture].implemented.tie_word_embeddings);
-  if (config.tie_word_embeddings !== undefined && config.tie_word_embeddings !== textTie) {
+  // The text model's tie_word_embeddings: text_config's, else the composition's, else the family's
+  // default; both given and different is refused (which one ties the head is not implemented).
+  const outer = config.tie_word_embeddings,
+    inner = text.tie_word_embeddings;
+  if (outer !== undefined && inner !== undefined && outer !== inner) {
     throw invalid(
-      `${where}: tie_word_embeddings is ${config.tie_word_embeddings} but ${textTie} in text_config: which one ties the head is not implemented`,
+      `${where}: tie_word_embeddings is ${outer} but ${inner} in text_config: which one ties the head is not implemented`,
     );
   }
-  return { text: { ...text, architectures: [architecture] }, ignored };
+  const tie = inner ?? outer ?? CONFIG_KEYS[architecture].implemented.tie_word_embeddings;
+  return { text: { ...text, architectures: [architecture], tie_word_embeddings: tie }, ignored };
 }
 
 /**
@@ -144,16 +149,5 @@ export function coreConfig(config) {
   family.refuse?.(config); // a variant refused by its name before its keys are classed one by one
   checkKeys(config, architecture);
   const r = reader(config, architecture);
-  // a multimodal folder registered as its own family: its text model's config, read as that architecture's
-  if (family.textConfig) {
-    const text = coreConfig(family.textConfig(config));
-    return {
-      ...text,
-      architecture,
-      family,
-      ignored: ['the vision tower (vision_config)'],
-      names: (n) => [n],
-    };
-  }
   return { architecture, core: family.core(config, r, family), family, ignored: [], names: (n) => [n] };
 }
