@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { ROOT, axeViolations, demoReady, join, launch } from './helpers.mjs';
 import { listPretrained } from '../js/fixture.js';
+import { wrapperOf } from '../../src/js/architectures/wrappers.js';
 
 const GOLDEN = join(ROOT, 'tests', 'golden', 'pretrained');
 const FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.safetensors'];
@@ -55,8 +56,11 @@ test('every checkpoint folder opens in the demo: model view, next tokens', async
     ]),
   );
   for (const [name, config] of Object.entries(families)) {
-    const layers = config.num_hidden_layers ?? config.n_layer;
-    const heads = config.num_attention_heads ?? config.n_head;
+    // a multimodal checkpoint opens as its text model (src/js/architectures/wrappers.js)
+    const wrapper = wrapperOf(config.architectures[0]);
+    const text = wrapper ? config.text_config : config;
+    const layers = text.num_hidden_layers ?? text.n_layer;
+    const heads = text.num_attention_heads ?? text.n_head;
     assert.match(
       await openFolder(page, await copyFolder(name, name)),
       new RegExp(`Opened .*${layers} layers, ${heads} heads`),
@@ -64,13 +68,13 @@ test('every checkpoint folder opens in the demo: model view, next tokens', async
     );
     assert.match(
       await page.$eval('#model option[value="folder"]', (o) => o.textContent),
-      new RegExp(`\\(${config.architectures[0]}\\)`),
+      new RegExp(`\\(${wrapper ? wrapper.text[text.model_type] : config.architectures[0]}\\)`),
     );
     await page.waitForFunction(() => document.querySelectorAll('#next-table tbody tr').length === 10, null, {
       timeout: 20_000,
     });
     // A layer's tiles are its own maps: an LFM2 conv layer's one (its token mixing), the others' heads.
-    const maps = Array.from({ length: layers }, (_, l) => (config.layer_types?.[l] === 'conv' ? 1 : heads));
+    const maps = Array.from({ length: layers }, (_, l) => (text.layer_types?.[l] === 'conv' ? 1 : heads));
     assert.equal(
       await page.$eval('attention-model-view', (el) => el._tiles.length),
       maps.reduce((a, m) => a + m, 0),
