@@ -391,14 +391,7 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   const float* x = encode_positions(query, options.positional, d, x_buf, trace);
   if (saved) mha_steps::save_inputs(x, key, value, options, d, *saved);
   // 2.–3. q (B, Tq, H·dk), k (B, Tk', H·dk), v (B, Tk', H·dv), read per head as strided views
-  const Weights w{{w_q_, packed_q_, b_q_, view_q_},
-                  {w_k_, packed_k_, b_k_, view_k_},
-                  {w_v_, packed_v_, b_v_, view_v_},
-                  {w_o_, packed_o_, b_o_, view_o_},
-                  bias_k_,
-                  bias_v_,
-                  ln_weight_,
-                  ln_bias_};
+  const mha_steps::Weights w = weights();
   const float* key_src = key ? key->data.data() : x;
   const float* value_src = key ? (value ? value : key)->data.data() : x;
   const Projections pr = project(w, hd, x, key_src, value_src, key == nullptr, d, scratch);

@@ -28,6 +28,10 @@
 
 namespace attn {
 
+namespace mha_steps {
+struct Weights;
+}  // namespace mha_steps
+
 struct MhaConfig {
   int embed_dim = 0;
   int num_heads = 1;
@@ -253,6 +257,8 @@ class MultiHeadAttention {
   // config.frozen: the projections, read in place of w_q_ … w_o_ (which stay empty).
   WeightView view_q_, view_k_, view_v_, view_o_;
   WeightView view_gate_;  // config.output_gate's W_g
+  // The parameters above by reference, as every forward's steps read them.
+  mha_steps::Weights weights() const;
   // config.output_gate on the b·tq rows of z (H·d_v each) from the inputs x (E each), in place (the
   // gate's pre-activations traced as "gate").
   void gate_context(int b, int tq, const float* x, float* z, Trace* trace) const;

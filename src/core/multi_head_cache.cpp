@@ -178,14 +178,7 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
                            attention_scratch_elements(p, options.need_weights, trace != nullptr),
                        "multi-head attention with a KV cache"));
   ScratchScope scratch;
-  const Weights w{{w_q_, packed_q_, b_q_, view_q_},
-                  {w_k_, packed_k_, b_k_, view_k_},
-                  {w_v_, packed_v_, b_v_, view_v_},
-                  {w_o_, packed_o_, b_o_, view_o_},
-                  bias_k_,
-                  bias_v_,
-                  ln_weight_,
-                  ln_bias_};
+  const Weights w = weights();
   // 1.–3. the new rows' q, k, v; RoPE at positions cache.length + t; appended after the cached rows
   record(trace, "input", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, x.data.data(), x.data.size());
   const Projections pr = project(w, hd, x.data.data(), x.data.data(), x.data.data(), true, d, scratch);
@@ -266,14 +259,7 @@ Status MultiHeadAttention::forward_shared(const Tensor& x, const KvCache& source
                            attention_scratch_elements(p, options.need_weights, trace != nullptr),
                        "multi-head attention over shared keys and values"));
   ScratchScope scratch;
-  const Weights w{{w_q_, packed_q_, b_q_, view_q_},
-                  {w_k_, packed_k_, b_k_, view_k_},
-                  {w_v_, packed_v_, b_v_, view_v_},
-                  {w_o_, packed_o_, b_o_, view_o_},
-                  bias_k_,
-                  bias_v_,
-                  ln_weight_,
-                  ln_bias_};
+  const Weights w = weights();
   record(trace, "input", {"B", "T_q", "d_model"}, {d.b, d.tq, d.e}, x.data.data(), x.data.size());
   // 1.–3. q only (B·T, H·dk); its norm and RoPE at positions first + r, as forward_cached's
   const int qk = hd.h * hd.dk;

@@ -5,6 +5,7 @@
 
 #include "core/memory_limit.h"
 #include "core/multi_head.h"
+#include "core/multi_head_steps.h"
 #include "core/rng.h"
 #include "kernels/kernels.h"
 
@@ -388,6 +389,17 @@ Status MultiHeadAttention::assign_parameter(const std::string& name, const Tenso
   }
   return Status::Error(StatusCode::kUnknownParameter,
                        "this MultiHeadAttention has no parameter '" + name + "'");
+}
+
+mha_steps::Weights MultiHeadAttention::weights() const {
+  return {{w_q_, packed_q_, b_q_, view_q_},
+          {w_k_, packed_k_, b_k_, view_k_},
+          {w_v_, packed_v_, b_v_, view_v_},
+          {w_o_, packed_o_, b_o_, view_o_},
+          bias_k_,
+          bias_v_,
+          ln_weight_,
+          ln_bias_};
 }
 
 }  // namespace attn
