@@ -1,7 +1,7 @@
 // Granite (transformers' GraniteForCausalLM; llama.cpp's "granite"): Llama with four scalars —
 // embeddings × embedding_multiplier, each branch × residual_multiplier before its residual add, scores
 // scaled by attention_multiplier (instead of 1/√head_dim), logits ÷ logits_scaling.
-import { LLAMA_TENSORS, llamaCore } from './llama-layout.js';
+import { LLAMA_TENSORS, llamaCore, llamaKeys } from './llama-layout.js';
 import { llamaGGUF } from './gguf-layout.js';
 import { invalid } from './shared.js';
 
@@ -10,25 +10,10 @@ export default {
   name: 'Granite',
   keys: {
     modelType: 'granite',
-    implemented: {
-      vocab_size: 32000,
-      hidden_size: 4096,
-      intermediate_size: 11008,
-      num_hidden_layers: 32,
-      num_attention_heads: 32,
-      num_key_value_heads: null,
-      hidden_act: 'silu',
-      max_position_embeddings: 2048,
-      rms_norm_eps: 1e-6,
-      tie_word_embeddings: false,
-      rope_parameters: null,
-      rope_theta: 10000,
-      rope_scaling: null,
-      embedding_multiplier: 1,
-      residual_multiplier: 1,
-      attention_multiplier: 1,
-      logits_scaling: 1,
-    },
+    implemented: llamaKeys(
+      {},
+      { embedding_multiplier: 1, residual_multiplier: 1, attention_multiplier: 1, logits_scaling: 1 },
+    ),
     inert: ['attention_dropout'],
     defaultOnly: { attention_bias: false, mlp_bias: false },
   },

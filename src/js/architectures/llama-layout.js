@@ -16,6 +16,28 @@ import { PRETRAINED_ARCH } from '../constants.js';
 import { ropeFrequencies, ropeSettings } from './rope.js';
 import { QK_NORM, checkLayerTypes, invalid, positiveWindow } from './shared.js';
 
+// LlamaConfig's implemented keys with transformers' defaults. A family on this layout passes the
+// defaults its own config class changes and the keys it adds (listed after these in the docs).
+export function llamaKeys(defaults = {}, added = {}) {
+  return {
+    vocab_size: 32000,
+    hidden_size: 4096,
+    intermediate_size: 11008,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    num_key_value_heads: null,
+    hidden_act: 'silu',
+    max_position_embeddings: 2048,
+    rms_norm_eps: 1e-6,
+    tie_word_embeddings: false,
+    rope_parameters: null,
+    rope_theta: 10000,
+    rope_scaling: null,
+    ...defaults,
+    ...added,
+  };
+}
+
 // Hugging Face's names of the Llama layout: the global tensors and, after `layer` + l + ".", the
 // per-layer ones. post_attention_layernorm is the norm before the MLP here; families with
 // post-norms rename the roles (POST_NORM_NAMES).

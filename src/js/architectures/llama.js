@@ -1,5 +1,5 @@
 // Llama (transformers' LlamaForCausalLM): RoPE (rotate_half), grouped-query heads, RMSNorm, SwiGLU.
-import { LLAMA_TENSORS, llamaCore } from './llama-layout.js';
+import { LLAMA_TENSORS, llamaCore, llamaKeys } from './llama-layout.js';
 import { llamaGGUF } from './gguf-layout.js';
 
 export default {
@@ -7,22 +7,7 @@ export default {
   name: 'Llama',
   keys: {
     modelType: 'llama',
-    implemented: {
-      vocab_size: 32000,
-      hidden_size: 4096,
-      intermediate_size: 11008,
-      num_hidden_layers: 32,
-      num_attention_heads: 32,
-      num_key_value_heads: null,
-      hidden_act: 'silu',
-      max_position_embeddings: 2048,
-      rms_norm_eps: 1e-6,
-      tie_word_embeddings: false,
-      head_dim: null,
-      rope_parameters: null,
-      rope_theta: 10000,
-      rope_scaling: null,
-    },
+    implemented: llamaKeys({}, { head_dim: null }),
     inert: ['attention_dropout'],
     defaultOnly: { attention_bias: false, mlp_bias: false, pretraining_tp: 1 },
   },

@@ -1,5 +1,5 @@
 // OLMo 2: Llama with post-norms instead of pre-norms and q/k RMSNorms over all heads.
-import { POST_NORM_NAMES, llamaCore } from './llama-layout.js';
+import { POST_NORM_NAMES, llamaCore, llamaKeys } from './llama-layout.js';
 import { QK_NORM } from './shared.js';
 import { llamaGGUF } from './gguf-layout.js';
 
@@ -8,21 +8,7 @@ export default {
   name: 'OLMo 2',
   keys: {
     modelType: 'olmo2',
-    implemented: {
-      vocab_size: 50304,
-      hidden_size: 4096,
-      intermediate_size: 11008,
-      num_hidden_layers: 32,
-      num_attention_heads: 32,
-      num_key_value_heads: null,
-      hidden_act: 'silu',
-      max_position_embeddings: 2048,
-      rms_norm_eps: 1e-5,
-      tie_word_embeddings: false,
-      rope_parameters: null,
-      rope_theta: 10000,
-      rope_scaling: null,
-    },
+    implemented: llamaKeys({ vocab_size: 50304, rms_norm_eps: 1e-5 }),
     inert: ['attention_dropout'],
     defaultOnly: { attention_bias: false },
   },

@@ -1,6 +1,6 @@
 // Phi-3 (and Phi-4-mini, the same class): Llama with fused qkv_proj and gate_up_proj, a partial RoPE,
 // a window on every layer and LongRoPE.
-import { LLAMA_TENSORS, llamaCore } from './llama-layout.js';
+import { LLAMA_TENSORS, llamaCore, llamaKeys } from './llama-layout.js';
 import { llamaGGUF } from './gguf-layout.js';
 
 // Phi-3's fused projections: [q; k; v] rows and [gate; up] rows.
@@ -18,24 +18,16 @@ export default {
   name: 'Phi-3',
   keys: {
     modelType: 'phi3',
-    implemented: {
-      vocab_size: 32064,
-      hidden_size: 3072,
-      intermediate_size: 8192,
-      num_hidden_layers: 32,
-      num_attention_heads: 32,
-      num_key_value_heads: null,
-      hidden_act: 'silu',
-      max_position_embeddings: 4096,
-      original_max_position_embeddings: 4096,
-      rms_norm_eps: 1e-5,
-      tie_word_embeddings: false,
-      rope_parameters: null,
-      rope_theta: 10000,
-      rope_scaling: null,
-      partial_rotary_factor: 1,
-      sliding_window: null,
-    },
+    implemented: llamaKeys(
+      {
+        vocab_size: 32064,
+        hidden_size: 3072,
+        intermediate_size: 8192,
+        max_position_embeddings: 4096,
+        rms_norm_eps: 1e-5,
+      },
+      { original_max_position_embeddings: 4096, partial_rotary_factor: 1, sliding_window: null },
+    ),
     inert: ['attention_dropout', 'resid_pdrop', 'embd_pdrop'],
     defaultOnly: {},
   },
