@@ -3,6 +3,7 @@
 // softmax and the memory limit are unchanged after every single error).
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import {
   init,
   Tensor,
@@ -17,19 +18,13 @@ await init();
 
 export const kDefaultLimit = 2 ** 30; // 1 GiB, the documented default of setMemoryLimit
 
-/** AttentionErrorCode in index.d.ts: every thrown code must be one of these. */
+/** AttentionErrorCode in the .d.ts, read from it: every thrown code must be one of these. */
 const DOCUMENTED_CODES = [
-  'INVALID_ARGUMENT',
-  'SHAPE_MISMATCH',
-  'HEADS_DO_NOT_DIVIDE',
-  'EMPTY_INPUT',
-  'NON_FINITE',
-  'TOO_LARGE',
-  'INVALID_MASK',
-  'UNKNOWN_PARAMETER',
-  'NOT_INITIALIZED',
-  'DISPOSED',
-];
+  ...readFileSync(new URL('../../src/js/types/tensor.d.ts', import.meta.url), 'utf8')
+    .match(/type AttentionErrorCode =([^;]*);/)[1]
+    .matchAll(/'([A-Z_]+)'/g),
+].map((m) => m[1]);
+assert.ok(DOCUMENTED_CODES.includes('INVALID_ARGUMENT'), 'the code list was read from the .d.ts');
 
 // A module that lives through every error; its output before and after each error must agree.
 export const witness = new MultiHeadAttention({ embedDim: 8, numHeads: 2, seed: 1 });
@@ -47,14 +42,8 @@ export function assertStillWorks(context) {
   assert.equal(memoryLimit(), kDefaultLimit, `memory limit after ${context}`);
 }
 
-/** Asserts fn throws AttentionError(code) whose message matches `message`, then that all still works. */
-export function expectError(fn, code, message) {
-  let thrown;
-  try {
-    fn();
-  } catch (error) {
-    thrown = error;
-  }
+/** Asserts `thrown` is an AttentionError(code) with a documented code and a message matching `message`. */
+function assertAttentionError(thrown, code, message) {
   assert.ok(thrown !== undefined, `expected ${code}, nothing was thrown`);
   assert.ok(
     thrown instanceof AttentionError,
@@ -65,6 +54,29 @@ export function expectError(fn, code, message) {
   assert.equal(thrown.code, code, `code (message: ${thrown.message})`);
   assert.ok(DOCUMENTED_CODES.includes(thrown.code));
   assert.match(thrown.message, message);
+}
+
+/** Asserts fn throws AttentionError(code) whose message matches `message`, then that all still works. */
+export function expectError(fn, code, message) {
+  let thrown;
+  try {
+    fn();
+  } catch (error) {
+    thrown = error;
+  }
+  assertAttentionError(thrown, code, message);
+  assertStillWorks(`${code} ${message}`);
+}
+
+/** As expectError for a promise (a load, a download) that must reject. */
+export async function expectRejection(promise, code, message) {
+  let thrown;
+  try {
+    await promise;
+  } catch (error) {
+    thrown = error;
+  }
+  assertAttentionError(thrown, code, message);
   assertStillWorks(`${code} ${message}`);
 }
 

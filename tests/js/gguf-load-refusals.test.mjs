@@ -8,18 +8,14 @@ import assert from 'node:assert/strict';
 import { init, loadPretrained, memoryStats, AttentionError } from '../../src/js/index.js';
 import { GGML, fixtureGGUF } from './gguf-from-fixture.js';
 import { writeGGUF } from './gguf-writer.js';
+import { expectRejection } from './expect-error.mjs';
 import { parseGGUF } from '../../src/js/formats/gguf.js';
 
 await init();
 
 async function expectReject(options, code, pattern) {
   const before = memoryStats();
-  await assert.rejects(loadPretrained(options), (e) => {
-    assert.ok(e instanceof AttentionError, `an AttentionError, got ${e}`);
-    assert.equal(e.code, code, e.message);
-    assert.match(e.message, pattern);
-    return true;
-  });
+  await expectRejection(loadPretrained(options), code, pattern);
   const after = memoryStats();
   assert.equal(after.liveHandles, before.liveHandles, 'no handle left behind');
   assert.ok(after.heapBytes - before.heapBytes < 16 << 20, 'the heap did not grow by a model');

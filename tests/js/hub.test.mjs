@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { AttentionError, hubCache, hubFiles, init, loadPretrained } from '../../src/js/index.js';
 import { fixtureGGUF } from './gguf-from-fixture.js';
 import { startHub } from './hub-server.js';
+import { expectRejection } from './expect-error.mjs';
 
 const kLogitAbs = 1e-4,
   kLogitRel = 1e-3; // logits against the PyTorch reference, as pretrained.test.mjs
@@ -79,8 +80,7 @@ after(async () => {
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'hub-cache-'));
 const logits = (m) => m.forward(IDS).logits.data;
-const rejects = (promise, code, pattern) =>
-  assert.rejects(promise, (e) => e instanceof AttentionError && e.code === code && pattern.test(e.message));
+const rejects = expectRejection;
 
 describe('loadPretrained({ hub })', () => {
   it('a GGUF file by its quantization, equal to the file read from disk; progress with a rate', async () => {
