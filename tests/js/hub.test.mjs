@@ -13,6 +13,7 @@ import {
   readdirSync,
   readlinkSync,
   rmSync,
+  writeFileSync,
   statSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,13 @@ const q8 = readFileSync(new URL('llama-tiny.q8_0.gguf', GGUF));
 const IDS = [[5, 17, 42, 7]];
 
 await init();
+
+// No token of the machine's own (HF_TOKEN, ~/.cache/huggingface/token) may reach the test Hub: the
+// implicit token comes from a file this suite controls.
+delete process.env.HF_TOKEN;
+delete process.env.HF_HUB_DISABLE_IMPLICIT_TOKEN;
+const kNoTokenFile = join(mkdtempSync(join(tmpdir(), 'hub-token-')), 'absent');
+process.env.HF_TOKEN_PATH = kNoTokenFile;
 
 // The fixture written as two parts of a split GGUF file (llama.cpp's gguf-split).
 function splitParts() {
@@ -141,6 +149,37 @@ describe('loadPretrained({ hub })', () => {
       );
     for (const file of walk(cacheDir))
       assert.ok(!readFileSync(file).includes(TOKEN), `${file} holds no token`);
+  });
+
+  it('the implicit token, as huggingface_hub: HF_TOKEN_PATH, HF_HOME/token, HF_TOKEN, disabled', async () => {
+    const o = { hub: 'test/gated', hubUrl: hub.url };
+    const dir = tmp();
+    const listed = async () => (await hubFiles(o)).commit;
+    const refused = () => rejects(hubFiles(o), 'NEEDS_TOKEN', /hf auth login/);
+    try {
+      writeFileSync(join(dir, 'token'), `  ${TOKEN}\n`); // as `hf auth login` writes it, padded
+      process.env.HF_TOKEN_PATH = join(dir, 'token');
+      assert.match(await listed(), /^[0-9a-f]{40}$/, 'the token file of HF_TOKEN_PATH was sent');
+      delete process.env.HF_TOKEN_PATH;
+      process.env.HF_HOME = dir;
+      assert.match(await listed(), /^[0-9a-f]{40}$/, 'HF_HOME/token was sent');
+      process.env.HF_HUB_DISABLE_IMPLICIT_TOKEN = '1';
+      await refused();
+      delete process.env.HF_HUB_DISABLE_IMPLICIT_TOKEN;
+      writeFileSync(join(dir, 'token'), '\n');
+      await refused(); // an empty file is no token
+      process.env.HF_TOKEN = TOKEN;
+      assert.match(await listed(), /^[0-9a-f]{40}$/, 'HF_TOKEN before the file');
+      process.env.HF_TOKEN = 'hf_other';
+      writeFileSync(join(dir, 'token'), TOKEN);
+      await rejects(hubFiles(o), 'NO_ACCESS', /no access/); // HF_TOKEN wins over the file
+    } finally {
+      delete process.env.HF_TOKEN;
+      delete process.env.HF_HOME;
+      delete process.env.HF_HUB_DISABLE_IMPLICIT_TOKEN;
+      process.env.HF_TOKEN_PATH = kNoTokenFile;
+      rmSync(dir, { recursive: true });
+    }
   });
 
   it('refusals named: a token needed, no access, a missing revision, quantization or repository', async () => {

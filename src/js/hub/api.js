@@ -5,6 +5,7 @@
 // origin), never in a URL and never stored.
 import { AttentionError } from '../errors.js';
 import { checkOptions, describe } from '../options.js';
+import { implicitToken } from './token.js';
 
 export const HUB_URL = 'https://huggingface.co';
 const kRepo = /^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9][\w.-]{0,95}$/;
@@ -38,7 +39,7 @@ function noDotParts(value, what) {
     throw invalid(`${what} ${describe(value)} has a "." or ".." part`);
 }
 
-/** loadPretrained's hub options checked, with HF_ENDPOINT and HF_TOKEN (Node) as defaults. */
+/** loadPretrained's hub options checked, with HF_ENDPOINT and the implicit token (Node: token.js) as defaults. */
 export function hubOptions(options) {
   const o = checkOptions(
     options,
@@ -57,7 +58,7 @@ export function hubOptions(options) {
   if (typeof cache !== 'boolean') throw invalid(`cache must be true or false, got ${describe(cache)}`);
   if (cacheDir !== undefined && (typeof cacheDir !== 'string' || cacheDir === ''))
     throw invalid(`cacheDir must be a folder path, got ${describe(cacheDir)}`);
-  const token = o.token ?? env('HF_TOKEN');
+  const token = o.token ?? implicitToken();
   if (token !== undefined && (typeof token !== 'string' || !/^[\x21-\x7e]+$/.test(token)))
     throw invalid('token must be a Hugging Face access token (a string of printable characters)');
   return {
@@ -97,7 +98,7 @@ function statusError(response, what, token) {
       'NEEDS_TOKEN',
       token
         ? `${what}: the Hub refused the token (401)${detail}`
-        : `${what} needs a token: the repository is gated, private or does not exist (401); pass loadPretrained({ token }) or set HF_TOKEN${detail}`,
+        : `${what} needs a token: the repository is gated, private or does not exist (401); pass loadPretrained({ token }), set HF_TOKEN or log in with "hf auth login"${detail}`,
     );
   if (response.status === 403)
     return new AttentionError(

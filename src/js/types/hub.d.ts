@@ -22,7 +22,7 @@ export interface LoadHubOptions {
   file?: string;
   /** The Hub's origin (a mirror, a test server). Default: HF_ENDPOINT in Node, else https://huggingface.co. */
   hubUrl?: string;
-  /** An access token for gated or private repositories (default: HF_TOKEN in Node). Sent to the Hub's origin only; never stored. */
+  /** An access token for gated or private repositories (default in Node: HF_TOKEN, else the token file of `hf auth login` — HF_TOKEN_PATH, HF_HOME/token, ~/.cache/huggingface/token — as huggingface_hub). Sent to the Hub's origin only; never stored. */
   token?: string;
   /**
    * Whether to cache the files (default true): in Node, huggingface_hub's folder (shared with
