@@ -65,37 +65,45 @@ export async function opfsStore(repoDir, repo, { key, size, path }) {
   const dir = await blobs.getDirectoryHandle(key, { create: true });
   const done = Boolean(await present(dir.getFileHandle('done')));
   const chunks = await chunksOf(dir);
-  let pending = new Uint8Array(0); // bytes past the last whole chunk, not yet written
-  if (!done && chunks.length && chunks.at(-1).size < kChunk)
-    pending = new Uint8Array(await chunks.pop().arrayBuffer());
+  // Bytes past the last whole chunk, not yet written: one chunk's buffer filled in place, so a
+  // download arriving in small network pieces is copied once (growing a fresh array per piece
+  // copied each chunk's bytes ~kChunk / piece times).
+  let buffer = null;
+  let filled = 0;
+  const pending = () => (buffer ? buffer.subarray(0, filled) : new Uint8Array(0));
+  if (!done && chunks.length && chunks.at(-1).size < kChunk) {
+    const last = new Uint8Array(await chunks.pop().arrayBuffer());
+    buffer = new Uint8Array(kChunk);
+    buffer.set(last);
+    filled = last.length;
+  }
   let flushed = chunks.reduce((n, c) => n + c.size, 0);
   let dropped = false; // after a quota failure: nothing more is written, so no partial entry remains
   const undo = () => {
     dropped = true;
-    pending = new Uint8Array(0);
+    filled = 0;
     return blobs.removeEntry(key, { recursive: true });
   };
   const flush = async () => {
-    if (!pending.length || dropped) return;
+    if (!filled || dropped) return;
     const i = chunks.length;
-    await guarded(() => writeFile(dir, chunkName(i), pending), undo, `${repo}: ${path}`);
+    await guarded(() => writeFile(dir, chunkName(i), pending()), undo, `${repo}: ${path}`);
     chunks.push(await (await dir.getFileHandle(chunkName(i))).getFile());
-    flushed += pending.length;
-    pending = new Uint8Array(0);
+    flushed += filled;
+    filled = 0;
   };
   return {
     get have() {
-      return flushed + pending.length;
+      return flushed + filled;
     },
     async append(bytes) {
       for (let at = 0; at < bytes.length;) {
-        const take = Math.min(bytes.length - at, kChunk - pending.length);
-        const next = new Uint8Array(pending.length + take);
-        next.set(pending);
-        next.set(bytes.subarray(at, at + take), pending.length);
-        pending = next;
+        buffer ??= new Uint8Array(kChunk);
+        const take = Math.min(bytes.length - at, kChunk - filled);
+        buffer.set(bytes.subarray(at, at + take), filled);
+        filled += take;
         at += take;
-        if (pending.length === kChunk) await flush();
+        if (filled === kChunk) await flush();
       }
     },
     async read(begin, end) {
@@ -107,7 +115,7 @@ export async function opfsStore(repoDir, repo, { key, size, path }) {
         const bytes =
           i < chunks.length
             ? new Uint8Array(await chunks[i].slice(from, from + stop - at).arrayBuffer())
-            : pending.subarray(from, from + stop - at);
+            : pending().subarray(from, from + stop - at);
         out.set(bytes, at - begin);
         at = stop;
       }
