@@ -69,6 +69,15 @@ export const TEMPLATES = {
   phi3:
     "{% for m in messages %}{{ '<|' + m.role + '|>\\n' + m.content + '<|end|>\\n' }}{% endfor %}" +
     "{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}",
+  // Mistral's [INST] turns (Ministral 3), the system prompt in its own tags
+  mistral:
+    "{{ bos_token }}{% for m in messages %}{% if m.role == 'system' %}{{ '[SYSTEM_PROMPT]' + m.content + '[/SYSTEM_PROMPT]' }}" +
+    "{% elif m.role == 'user' %}{{ '[INST]' + m.content + '[/INST]' }}{% else %}{{ m.content + eos_token }}{% endif %}" +
+    '{% endfor %}',
+  // Granite's role markers
+  granite:
+    "{% for m in messages %}{{ '<|start_of_role|>' + m.role + '<|end_of_role|>' + m.content + '<|end_of_text|>\\n' }}" +
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|start_of_role|>assistant<|end_of_role|>' }}{% endif %}",
   spm:
     "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}{{ '<|user|>' + m.content + '<|end|>' }}" +
     "{% elif m.role == 'assistant' %}{{ ' ' + m.content + eos_token }}{% else %}{{ '[' + m.content + ']' }}" +
@@ -189,6 +198,34 @@ export const CASES = [
     tolerance: 5e-2, // measured 3.1e-2 (8-bit activations; 3.3e-5 against llama.cpp on its dequantized weights)
     quantized: true,
   },
+  // The three families of the blocks design, F32 and Q8_0 each: Ministral 3 (YaRN, the query
+  // temperature; the tekken pre-tokenizer), Granite (its four multipliers), Phi-4-mini (partial
+  // RoPE 0.75, LongRoPE, GQA, tied).
+  // Tolerances [F32, Q8_0] from the measured max |Δp| (F16 KV cache) with headroom; the quantized
+  // cases' gap is llama.cpp's own quantization of the activations (its run against its F32 run on
+  // the dequantized weights: 3.73e-2, 2.58e-3, 9.61e-2; the library against that F32 run: 6.0e-4,
+  // 1.7e-5, 1.2e-3; the int8 mode against llama.cpp's float32-KV run: 1.7e-7, 1.1e-7, 3.1e-7).
+  ...[
+    ['ministral3-tiny', 'tekken', 'mistral', 'the world. Hello there, the sea!', [2e-3, 5e-2]], // 6.9e-4, 3.7e-2
+    ['granite-tiny', 'refact', 'granite', 'Hello there, the sea and the world', [2e-4, 1e-2]], // 2.3e-5, 2.6e-3
+    ['phi4-mini-tiny', 'gpt-4o', 'phi3', 'hello world, the sea. Hello there', [3e-3, 0.15]], // 1.4e-3, 9.5e-2
+  ].flatMap(([model, pre, template, prompt, [f32, q8]]) => [
+    {
+      file: `${model}.f32.gguf`,
+      source: { model, type: 'F32', pre, template },
+      texts: ASCII_TEXTS,
+      prompt,
+      tolerance: f32,
+    },
+    {
+      file: `${model}.q8_0.gguf`,
+      source: { model, type: 'F32', quant: 'Q8_0', pre, template },
+      texts: ASCII_TEXTS,
+      prompt,
+      tolerance: q8,
+      quantized: true,
+    },
+  ]),
   {
     file: 'tiny256-kquants.gguf',
     source: { model: 'tiny256', template: 'spm' },
