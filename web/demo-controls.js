@@ -135,7 +135,12 @@ function attachWidgetEvents() {
     setState({ step: e.detail.name, head: e.detail.head }, 'push'),
   );
   heatmap.addEventListener('view-change', (e) => setState({ view: String(e.detail.head) }, 'push'));
-  heatmap.addEventListener('cell-click', (e) => setState({ query: e.detail.row }, 'push'));
+  heatmap.addEventListener('cell-click', (e) => setState({ query: e.detail.row, queries: [] }, 'push'));
+  // Keys hidden (an attention sink) and query rows selected together go into the link too.
+  heatmap.addEventListener('selection-change', (e) => {
+    const { hideColumns, queries, combine } = e.detail;
+    setState({ hideColumns, queries, combine }, 'push');
+  });
   // A trained model keeps its own (causal) mask: there the editor's clicks only add masked cells.
   maskEditor.addEventListener('mask-change', (e) =>
     setState(

@@ -327,20 +327,28 @@ function attachDrop(open) {
   });
 }
 
-/** The chat form: the model's chat template applied to the messages becomes the input. */
+/**
+ * The chat form: the model's chat template applied to the messages becomes the input (the prompt a
+ * reply is watched after: its text and token count on the source; the messages in the state).
+ * Resolves to whether it did.
+ */
 async function applyChat($, hooks) {
   const source = hooks.source();
-  if (!source?.views.chat) return;
+  if (!source?.views.chat) return false;
   const system = $('chat-system').value.trim(),
     content = $('chat-message').value;
   const messages = [...(system ? [{ role: 'system', content: system }] : []), { role: 'user', content }];
   try {
     const text = await source.chat(messages);
+    source.chatPrompt = { text, length: (await source.tokenize(text)).ids.length };
     $('chat-note').textContent =
       'The chat template’s text is the input now: its special tokens are the chips marked by brackets. Generate answers it.';
-    hooks.setText(text);
+    const chat = { chatSystem: system, chatUser: content, chatReply: '', chatToken: -1 };
+    hooks.setText(text, chat);
+    return true;
   } catch (error) {
     $('chat-note').textContent = `Could not apply the chat template: ${error.message}`;
+    return false;
   }
 }
 
@@ -363,6 +371,10 @@ export function attachFolder($, hooks) {
   $('chat').addEventListener('submit', (e) => {
     e.preventDefault();
     applyChat($, hooks);
+  });
+  // Watch a chat: the template applied, then the reply streamed (web/demo-chat.js shows it).
+  $('chat-watch').addEventListener('click', async () => {
+    if (await applyChat($, hooks)) generate($, hooks);
   });
 }
 
@@ -388,6 +400,7 @@ async function generate($, hooks) {
     for await (const token of tokens) {
       count++;
       ({ text, of } = token);
+      if (source.chatText === source.chatPrompt?.text) hooks.onChatToken?.(token, count);
       out.textContent = `Generating (${count} of ${of}): “${text}”`;
     }
     const why = signal.aborted
@@ -398,8 +411,14 @@ async function generate($, hooks) {
     out.textContent = `Generated ${count} tokens (greedy${why}), appended to the input: “${text}”`;
     if (count && hooks.source() === source) {
       const chat = hooks.getText() === source.chatText;
-      hooks.setText(hooks.getText() + text);
-      if (chat) source.chatText = hooks.getText(); // still the template's text: no special tokens added
+      const prompt = source.chatPrompt?.text ?? '';
+      const all = hooks.getText() + text;
+      // still the template's text: no special tokens added; the reply is what follows its prompt
+      if (chat) source.chatText = all;
+      hooks.setText(
+        all,
+        chat && all.startsWith(prompt) ? { chatReply: all.slice(prompt.length), chatToken: -1 } : {},
+      );
     }
   } catch (error) {
     out.textContent = error.code === 'INPUT' ? error.message : `Could not generate: ${error.message}`;

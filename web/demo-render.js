@@ -6,12 +6,13 @@
 import { keepScrollFocusable } from './widgets/figures/a11y.js';
 import { attn, tokensOf, validHeadCounts, tokenizeWithInfo, PAD_TOKEN } from './widgets.js';
 import { MAX_HEADS, normalizeState, searchFromState } from './demo-state.js';
-import { renderModel, showMode } from './demo-trained.js';
+import { renderModel, showMode, showSelection } from './demo-trained.js';
 import { showWhy } from './demo-why.js';
 import { showSteer } from './demo-steer.js';
 import { modelConfig, page, recordRender, seeded } from './demo-store.js';
 import { $, autosize, els, modelWidgets } from './demo-dom.js';
 import { showEmbed } from './demo-embed.js';
+import { showChat } from './demo-chat.js';
 
 const rendering = {
   frame: 0, // the requested animation frame of a scheduled render
@@ -193,6 +194,7 @@ function renderTrained(seq, t0) {
     chips,
     current: () => seq === rendering.seq && page.source === shown,
     onInput: (input) => showEmbed({ state, source: shown, input }),
+    onChat: showChat,
   })
     .then((result) => {
       if (result === undefined) return;
@@ -221,6 +223,7 @@ function renderSeeded(seq, t0) {
   steps.setAttribute('head', String(state.head));
   heatmap.setAttribute('head', state.view);
   heatmap.setAttribute('query', String(state.query));
+  showSelection(heatmap, state);
   for (const w of modelWidgets) {
     w.config = cfg;
     w.refresh();

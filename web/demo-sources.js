@@ -7,6 +7,7 @@ import { DEMO_DEFAULTS, normalizeState } from './demo-state.js';
 import { register, sourceFor } from './demo-models.js';
 import { attachFolder } from './demo-pretrained.js';
 import { attachWhy } from './demo-why.js';
+import { streamReply } from './demo-chat.js';
 import { page, replaceState, seeded, setState, setWayBack, showSource } from './demo-store.js';
 import { $, els } from './demo-dom.js';
 
@@ -14,7 +15,7 @@ const TEXT_PRESET = 'text'; // the character model: it reads any text (unknown c
 
 /** The state on a new model: its first layer, head and step, no clicked cells, all heads shown. */
 const freshView = (state, patch) =>
-  normalizeState({ ...state, layer: 0, head: 0, view: 'all', query: -1, toggles: [], ...patch });
+  normalizeState({ ...state, layer: 0, head: 0, view: 'all', query: -1, queries: [], toggles: [], ...patch });
 
 let loading = null; // { name, promise } of the source being loaded
 
@@ -125,9 +126,9 @@ function switchBack() {
   $('text').focus();
 }
 
-/** Makes `text` the input, as typed (one history entry). */
-function setText(text) {
-  setState({ text }, 'push');
+/** Makes `text` the input, as typed (one history entry); `patch`: more of the state with it. */
+function setText(text, patch = {}) {
+  setState({ text, ...patch }, 'push');
 }
 
 /** Wires the way back, the opened folder, the model view's heads and "Why this prediction?". */
@@ -141,6 +142,7 @@ export function attachSources() {
     source: () => page.source,
     getText: () => page.state.text,
     setText,
+    onChatToken: streamReply,
   });
   // A head clicked in the model view opens its layer everywhere (the steps view on that head).
   $('model-view').addEventListener('head-select', (e) =>

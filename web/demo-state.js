@@ -29,6 +29,20 @@ export const DEMO_DEFAULTS = Object.freeze({
   // The Hugging Face Hub "Open from Hugging Face…" asks ('' = https://huggingface.co): a mirror's URL
   // (HF_ENDPOINT's role; the page's CSP must allow its origins in connect-src, docs/hub.md).
   hubUrl: '',
+  // Attention sinks and selections (<attention-heatmap>'s hide-columns, queries, combine): keys hidden
+  // with each row renormalised without them; several query rows, their rows averaged or summed.
+  hideColumns: [],
+  queries: [],
+  combine: 'mean',
+  // Watch a chat (web/demo-chat.js): the conversation, the reply the model gave, the reply token
+  // selected (its index in the reply; -1: none) and how its attention is shown: 'layer' (the layer's
+  // heads: chatHead 'all' | 'mean' | a head), 'layers' (the mean over layers and heads), 'rollout'.
+  chatSystem: '',
+  chatUser: '',
+  chatReply: '',
+  chatToken: -1,
+  chatAgg: 'layer',
+  chatHead: 'mean',
 });
 
 /** The longest prompt text of the Steer panel a state keeps (each box). */
@@ -67,7 +81,39 @@ const PARAMS = {
   steerPrompt: ['cont', 'str'],
   steerTokens: ['ntok', 'int'],
   hubUrl: ['hub-url', 'str'],
+  hideColumns: ['hide', 'list'],
+  queries: ['qs', 'list'],
+  combine: ['comb', 'str'],
+  chatSystem: ['cs', 'str'],
+  chatUser: ['cu', 'str'],
+  chatReply: ['cr', 'str'],
+  chatToken: ['ct', 'int'],
+  chatAgg: ['ca', 'str'],
+  chatHead: ['ch', 'str'],
 };
+
+/** Up to 64 whole numbers in [0, 1023], sorted, each once ("0,3" or an array); anything else: none. */
+const listOf = (v) =>
+  [...new Set((Array.isArray(v) ? v : String(v ?? '').split(',')).map((x) => String(x).trim()))]
+    .filter((x) => /^\d{1,4}$/.test(x) && Number(x) <= 1023)
+    .map(Number)
+    .sort((a, b) => a - b)
+    .slice(0, 64);
+
+/** The chat's state normalized: texts cut, the token index and the view's names in range. */
+function normalizeChat(merged) {
+  const text = (v) => String(v ?? '').slice(0, MAX_STEER_TEXT);
+  const token = Math.max(-1, Math.min(4095, Math.round(Number(merged.chatToken)) || 0));
+  const head = String(merged.chatHead);
+  return {
+    chatSystem: text(merged.chatSystem),
+    chatUser: text(merged.chatUser),
+    chatReply: text(merged.chatReply),
+    chatToken: Number.isFinite(token) ? token : -1,
+    chatAgg: ['layer', 'layers', 'rollout'].includes(merged.chatAgg) ? merged.chatAgg : 'layer',
+    chatHead: ['all', 'mean'].includes(head) || /^\d{1,2}$/.test(head) ? head : 'mean',
+  };
+}
 
 /** A Hub URL kept in the state: http(s), no credentials, query or fragment, no trailing slash; else ''. */
 function hubUrlOf(value) {
@@ -127,6 +173,10 @@ export function normalizeState(s) {
     layer,
     ...normalizeSteer(merged),
     hubUrl: hubUrlOf(merged.hubUrl),
+    hideColumns: listOf(merged.hideColumns),
+    queries: listOf(merged.queries),
+    combine: merged.combine === 'sum' ? 'sum' : 'mean',
+    ...normalizeChat(merged),
   };
 }
 
@@ -140,6 +190,7 @@ export function stateFromSearch(search) {
     if (kind === 'bool') s[key] = parseBool(v, DEMO_DEFAULTS[key]);
     else if (kind === 'int' || kind === 'num') s[key] = Number(v);
     else if (kind === 'toggles') s[key] = parseToggles(v);
+    else if (kind === 'list') s[key] = listOf(v);
     else s[key] = v;
   }
   return normalizeState(s);
@@ -152,8 +203,8 @@ export function searchFromState(state) {
   for (const [key, [param, kind]] of Object.entries(PARAMS)) {
     const v = s[key],
       d = DEMO_DEFAULTS[key];
-    if (kind === 'toggles') {
-      if (v.length) q.set(param, formatToggles(v));
+    if (kind === 'toggles' || kind === 'list') {
+      if (v.length) q.set(param, kind === 'list' ? v.join(',') : formatToggles(v));
       continue;
     }
     if (v === d) continue;

@@ -135,7 +135,20 @@ function renderTop(el, top) {
 
 // ---- the logit lens: asked a moment after the input settles (L + 1 passes through the head) ----
 
-const lensRun = { timer: 0, key: '' }; // the pending lens request and the input it is for
+const lensRun = { timer: 0, key: '', step: -1 }; // the pending lens request, its input, the column outlined
+
+/**
+ * Outlines the lens column of position `col` (-1: none) — the step a chat's picked reply token was
+ * written at (web/demo-chat.js) — now and in every lens drawn after.
+ */
+export function markLensStep($, col) {
+  lensRun.step = col;
+  const table = $('lens-table');
+  for (const c of table.querySelectorAll('.step')) c.classList.remove('step');
+  if (col < 0) return;
+  for (const tr of table.rows) tr.cells[col + 1]?.classList.add('step');
+  table.rows[0]?.cells[col + 1]?.scrollIntoView?.({ block: 'nearest', inline: 'center' });
+}
 
 export function scheduleLens(source, ids, tokens, $) {
   const key = `${source.label}|${source.key ?? ''}|${ids}`;
@@ -158,6 +171,7 @@ export function scheduleLens(source, ids, tokens, $) {
     }
     if (lensRun.key !== key) return;
     renderLens(el, source.info.numLayers, tokens, lens);
+    markLensStep($, lensRun.step);
     note.textContent =
       "Each layer's residual stream put through the final norm and the output head; the last row is the model's own prediction. Darker = more probable.";
     $('lens').dataset.state = 'ready';

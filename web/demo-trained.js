@@ -60,6 +60,13 @@ export function showLayerNote($, info, layer) {
   note.textContent = `Layer ${layer}: ${parts.join('; ')}.`;
 }
 
+/** The state's attention sinks and selections on a heatmap (hide-columns, queries, combine). */
+export function showSelection(heatmap, state) {
+  heatmap.hideColumns = state.hideColumns;
+  heatmap.queries = state.queries;
+  heatmap.combine = state.combine;
+}
+
 /** Shows what the source's views include and hides the rest. */
 export function showMode({ $, steps, heatmap, maskEditor }, { views, preset }) {
   const isModel = !views.settings;
@@ -142,6 +149,7 @@ function drawAttention(ctx, { r, layer, tokens, mask }) {
   heatmap.data = { weights, shape: [H, T, T], queryTokens: tokens, keyTokens: tokens };
   heatmap.setAttribute('head', state.view);
   heatmap.setAttribute('query', String(state.query));
+  showSelection(heatmap, state);
   maskEditor.hidden = !source.views.maskEditor || kind !== 'attention';
   if (maskEditor.hidden) return;
   maskEditor.setAttribute('head', state.view === 'all' ? 'mean' : state.view);
@@ -195,6 +203,7 @@ export async function renderModel(ctx) {
   drawAttention(ctx, { r, layer, tokens, mask });
   const result = showPredictions($, views.predictions, predicted, { tokens, layer, L });
   $('chat').hidden = !views.chat;
+  if (views.chat) ctx.onChat?.({ source, state, r, tokens });
   if (views.modelView) showModelView($('model-view'), source, { ids, tokens, r });
   if (views.lens) {
     $('lens').hidden = false;

@@ -80,6 +80,15 @@ export declare class AttentionHeatmap extends ModelElement {
   signed: boolean;
   /** The map of signed weights (attribute `diverging`). */
   diverging: DivergingPalette;
+  /**
+   * Key columns hidden (attribute `hide-columns`, "0,3"; e.g. [0], an attention sink): drawn masked,
+   * each softmax row renormalised without them. Event selection-change { hideColumns, queries, combine }.
+   */
+  hideColumns: number[];
+  /** Several query rows (attribute `queries`, "2,4,5"): with two or more, the bars show them combined. */
+  queries: number[];
+  /** How the bars combine the selected rows (attribute `combine`). */
+  combine: 'mean' | 'sum';
   /** The heatmap(s) as a standalone vector SVG document; the view's state is in its <metadata>. bars: add the query row's bar chart. */
   toSVG(options?: SVGOptions & { bars?: boolean }): string;
 }

@@ -1,6 +1,6 @@
 // The numbers behind <attention-heatmap>: precomputed weights as the element keeps them, and the
 // scale of its query-row bar chart, the colour scale of its tiles (signed or not).
-import { SIGNED_NOTE } from '../figures/colormap.js';
+import { SIGNED_NOTE, colorOf } from '../figures/colormap.js';
 
 export { SIGNED_NOTE };
 
@@ -30,6 +30,7 @@ export function heatmapDomain(matrices, { signed, palette, diverging }) {
     min = 0;
   for (const { data } of matrices)
     for (let i = 0; i < data.length; i++) {
+      if (!Number.isFinite(data[i])) continue; // a masked or hidden cell
       if (data[i] > max) max = data[i];
       if (data[i] < min) min = data[i];
     }
@@ -66,5 +67,28 @@ export function normalizeData(d) {
     mean,
     queryTokens: labels(d.queryTokens, Tq, 'q'),
     keyTokens: labels(d.keyTokens, Tk, 'k'),
+  };
+}
+
+/**
+ * The bar chart's options (drawBars, less its width) for `row` of the tile of head `head` under
+ * `domain`: signed bars in the map's own colours for the sign (its ends, as in the cells).
+ */
+export function barsOptions(domain, row, labels, what, head) {
+  const signed = domain.signed;
+  const top = signed ? niceUp(Math.max(...row.map(Math.abs))) : niceCeil(Math.max(...row));
+  const headName = head === 'mean' ? 'mean over heads' : `head ${head}`;
+  return {
+    values: row,
+    labels,
+    maxValue: top,
+    ...(signed
+      ? {
+          minValue: -top,
+          color: colorOf(domain.map, 0.78, -1, 1),
+          negativeColor: colorOf(domain.map, -0.78, -1, 1),
+        }
+      : {}),
+    title: `${what}, ${headName}: ${signed ? 'its signed weights of the values' : 'where its attention goes'}`,
   };
 }

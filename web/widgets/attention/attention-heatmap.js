@@ -9,6 +9,10 @@
 //                  probabilities): drawn on a diverging map over ±max|a|, 0 neutral; data with a
 //                  negative weight is drawn so without it
 //   diverging="blue-orange" | "red-blue"  the map of signed weights
+//   hide-columns="0,3"  keys hidden (an attention sink), each row renormalised without them (the
+//                  "Hide the first token" box; H on a focused cell, Alt+click: that key)
+//   queries="2,5"  several query rows (Shift/Ctrl+click, Shift/Ctrl+Enter) whose rows the bars
+//                  combine: combine="mean" (default) | "sum"  (attention-heatmap-select.js)
 // Property `data` shows precomputed weights instead of running the model:
 //   el.data = { weights: flat or nested numbers, shape: [H, Tq, Tk] | [Tq, Tk], queryTokens, keyTokens }
 import { ModelElement, h, numbersFromState, withState } from '../base-element.js';
@@ -19,8 +23,9 @@ import { exactNumber, themeOf } from '../figures/draw-util.js';
 import { runModel } from '../model.js';
 import { PART_GAP } from '../figures/display-list.js';
 import { GAP, heatmapSVG, tileLayout } from './attention-heatmap-figure.js';
-import { SIGNED_NOTE, heatmapDomain, niceCeil, niceUp, normalizeData } from './attention-heatmap-data.js';
-import { colorOf, divergingName } from '../figures/colormap.js';
+import { SIGNED_NOTE, barsOptions, heatmapDomain, normalizeData } from './attention-heatmap-data.js';
+import { divergingName } from '../figures/colormap.js';
+import { INDEX_LIST, barsRow, hideShown, rowsShown, toggleIndex } from './attention-heatmap-select.js';
 
 export class AttentionHeatmap extends ModelElement {
   static attributes = {
@@ -33,6 +38,9 @@ export class AttentionHeatmap extends ModelElement {
     signed: { type: 'boolean', default: false },
     // The map of signed weights: 'blue-orange' (default) | 'red-blue'.
     diverging: { type: 'diverging' },
+    'hide-columns': { type: INDEX_LIST },
+    queries: { type: INDEX_LIST },
+    combine: { type: 'enum', values: ['mean', 'sum'], default: 'mean' },
   };
 
   build() {
@@ -43,6 +51,16 @@ export class AttentionHeatmap extends ModelElement {
         this.emit('view-change', { head: this.head });
       },
     });
+    this._sink = h('input', { type: 'checkbox', onchange: () => this.#hide(0, this._sink.checked) });
+    this._combine = h(
+      'select',
+      {
+        'aria-label': 'Selected query rows',
+        onchange: () => this.#select(this.queries, this._combine.value),
+      },
+      h('option', { value: 'mean', text: 'Average the selected rows' }),
+      h('option', { value: 'sum', text: 'Sum the selected rows' }),
+    );
     this._summary = h('div', { class: 'muted small summary' });
     this._grid = h('div', { class: 'tiles' });
     this._barsCanvas = h('canvas', { role: 'img', tabindex: '0' });
@@ -65,6 +83,8 @@ export class AttentionHeatmap extends ModelElement {
         { class: 'bar' },
         h('span', { class: 'title', text: 'Attention weights' }),
         this._select,
+        h('label', {}, this._sink, ' Hide the first token'),
+        this._combine,
         this.exportBar(),
       ),
       this._summary,
@@ -174,6 +194,10 @@ export class AttentionHeatmap extends ModelElement {
       m.rows = s.Tq;
       m.cols = s.Tk;
     }
+    const hidden = hideShown(matrices, this.hideColumns, this.signed);
+    this._sink.checked = this.hideColumns.includes(0);
+    this._combine.value = this.combine;
+    this._combine.hidden = rowsShown(this.queries, s.Tq).length < 2;
     this._shown = { view: String(view), queryTokens: s.queryTokens, keyTokens: s.keyTokens, matrices };
     const c = this._data ? null : this.config;
     this.#drawTiles(s, matrices);
@@ -182,7 +206,8 @@ export class AttentionHeatmap extends ModelElement {
       (this._domain.signed ? ` · ${SIGNED_NOTE}` : '') +
       (c
         ? ` · d_model ${c.dModel} · ${c.cross ? 'cross' : 'self'}-attention · mask: ${c.mask}${c.toggles.length ? ` + ${c.toggles.length} clicked` : ''}`
-        : '');
+        : '') +
+      hidden;
     this.#drawBars();
   }
 
@@ -219,7 +244,9 @@ export class AttentionHeatmap extends ModelElement {
       const view = new HeatmapView(canvas, {
         host: this,
         onHover: (cell, via) => this.#hover(k, cell, via),
-        onClick: (cell, via) => this.#click(k, cell, via),
+        onClick: (cell, via, e) => this.#click(k, cell, e),
+        onKey: (cell, e) =>
+          /^[hH]$/.test(e.key) && this.#hide(cell.col, !this.hideColumns.includes(cell.col)),
       });
       this._grid.append(canvas);
       this._views.push({ canvas, view });
@@ -257,6 +284,7 @@ export class AttentionHeatmap extends ModelElement {
         title: n === 1 ? '' : title,
         legend: k === 0,
         selectedRow: q,
+        selectedRows: rowsShown(this.queries, s.Tq),
         rowSums: false,
       });
     });
@@ -269,33 +297,18 @@ export class AttentionHeatmap extends ModelElement {
     const q = this.query < 0 ? rows - 1 : Math.min(this.query, rows - 1);
     const k = Math.min(this._barsTile ?? 0, sh.matrices.length - 1);
     const m = sh.matrices[k];
-    const row = m.data.subarray(q * m.cols, (q + 1) * m.cols);
-    const headName = m.head === 'mean' ? 'mean over heads' : `head ${m.head}`;
+    const { row, what, n } = barsRow(m, q, this.queries, this.combine, sh.queryTokens);
     const signed = this._domain.signed;
-    const top = signed ? niceUp(Math.max(...row.map(Math.abs))) : niceCeil(Math.max(...row));
     this._barsCanvas.hidden = false;
-    this._barsOpts = {
-      width: Math.min(this.contentWidth, 900),
-      values: row,
-      labels: sh.keyTokens,
-      maxValue: top,
-      // Signed: the map's own colours for the sign (its ends, as in the cells).
-      ...(signed
-        ? {
-            minValue: -top,
-            color: colorOf(this._domain.map, 0.78, -1, 1),
-            negativeColor: colorOf(this._domain.map, -0.78, -1, 1),
-          }
-        : {}),
-      title: `Query “${sh.queryTokens[q]}” (row ${q}), ${headName}: ${signed ? 'its signed weights of the values' : 'where its attention goes'}`,
-    };
+    this._barsOpts = barsOptions(this._domain, row, sh.keyTokens, what, m.head);
+    this._barsOpts.width = Math.min(this.contentWidth, 900);
     this._bars = drawBars(this._barsCanvas, { host: this, ...this._barsOpts });
     this._barsRow = { row, q, head: m.head };
     let sum = 0;
     for (const v of row) sum += v;
     this._barsCanvas.setAttribute(
       'aria-label',
-      `Bar chart: the attention of query ${q} over ${m.cols} keys; the bars sum to ${sum.toFixed(4)}.`,
+      `Bar chart: the attention of ${n > 1 ? `${n} query rows` : `query ${q}`} over ${m.cols} keys; the bars sum to ${sum.toFixed(4)}.`,
     );
     this._barsCaption.textContent = `The bars sum to ${sum.toFixed(6)}${signed ? ` (${SIGNED_NOTE}: a row need not sum to 1)` : ''}.`;
   }
@@ -345,8 +358,27 @@ export class AttentionHeatmap extends ModelElement {
     this.emit('cell-hover', d);
   }
 
-  #click(k, cell) {
+  /** Hides (or shows again) key column `col`, or selects query rows `queries` (combined by `combine`): the page hears it. */
+  #hide(col, on) {
+    const list = this.hideColumns.filter((c) => c !== col);
+    this.#select(this.queries, this.combine, on ? [...list, col] : list);
+  }
+
+  #select(queries, combine, hideColumns = this.hideColumns) {
+    Object.assign(this, { queries, combine, hideColumns });
+    this.emit('selection-change', { hideColumns: this.hideColumns, queries: this.queries, combine });
+  }
+
+  #click(k, cell, e) {
     this._barsTile = k;
+    if (e?.altKey) return this.#hide(cell.col, !this.hideColumns.includes(cell.col));
+    if (e?.shiftKey || e?.ctrlKey || e?.metaKey) {
+      const rows = this._shown.matrices[0].rows;
+      const q = this.query < 0 ? rows - 1 : Math.min(this.query, rows - 1);
+      const start = this.queries.length ? this.queries : [q];
+      return this.#select(toggleIndex(start, cell.row), this.combine);
+    }
+    if (this.queries.length) this.queries = [];
     const d = this.#detail(k, cell);
     this.setAttribute('query', String(cell.row)); // re-renders with the row outlined and as bars
     this.emit('cell-click', d);

@@ -41,11 +41,12 @@ export function heatmapList(ctx, theme, o, g, { s = 1, ox = 0, oy = 0, legend = 
   if (values) cellValues(P);
   labels(P);
   if (o.rowSums) sums(P);
-  if (Number.isInteger(o.selectedRow) && o.selectedRow >= 0 && o.selectedRow < o.rows) {
+  for (const row of new Set([o.selectedRow, ...(o.selectedRows ?? [])])) {
+    if (!(Number.isInteger(row) && row >= 0 && row < o.rows)) continue;
     P.items.push({
       kind: 'rect',
       x: P.X(g.x0 + 1),
-      y: P.Y(g.y0 + o.selectedRow * g.ch + 1),
+      y: P.Y(g.y0 + row * g.ch + 1),
       w: o.cols * g.cw - 2,
       h: g.ch - 2,
       stroke: theme.accent,
@@ -159,7 +160,7 @@ function labels(P) {
         size: 12 * s,
         anchor: 'end',
         baseline: 'middle',
-        fill: o.selectedRow === r ? theme.accent : theme.fg,
+        fill: o.selectedRow === r || o.selectedRows?.includes(r) ? theme.accent : theme.fg,
       });
     }
   }

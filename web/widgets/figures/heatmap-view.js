@@ -14,13 +14,14 @@ export class HeatmapView {
   /**
    * @param {HTMLCanvasElement} canvas
    * @param {{ host: Element, onHover?: Function, onClick?: Function }} hooks
-   *   onHover(cell | null, via: 'pointer' | 'keyboard'), onClick(cell, via)
+   *   onHover(cell | null, via: 'pointer' | 'keyboard'), onClick(cell, via, event) (the event's
+   *   modifier keys select several rows), onKey(cell, event): a key the grid does not use, on a cell
    *   cell = { row, col, value, rowLabel, colLabel }
    */
-  constructor(canvas, { host, onHover = () => {}, onClick = () => {} }) {
+  constructor(canvas, { host, onHover = () => {}, onClick = () => {}, onKey = () => {} }) {
     this.canvas = canvas;
     this.host = host;
-    this.hooks = { onHover, onClick };
+    this.hooks = { onHover, onClick, onKey };
     this.opts = null;
     this.focus = null; // { row, col } moved by the keyboard
     this.hover = null; // { row, col } under the pointer
@@ -49,7 +50,7 @@ export class HeatmapView {
       if (c) {
         this.focus = { row: c.row, col: c.col };
         this.#focusCell();
-        this.hooks.onClick(c, 'pointer');
+        this.hooks.onClick(c, 'pointer', e);
       }
     });
     canvas.addEventListener('focus', () => this.#focusCell());
@@ -120,6 +121,7 @@ export class HeatmapView {
    * @param {number} [o.minRowHeight=18]  rows are at least this tall while there are ≤ 64 (room for labels)
    * @param {number} [o.maxRowHeight]  rows are at most this tall (default maxCell)
    * @param {number} [o.selectedRow]  outline a row (the query row shown as a distribution)
+   * @param {number[]} [o.selectedRows]  outline these rows too (several query rows selected)
    * @param {string} [o.title]  drawn above the matrix
    * @param {string} [o.rowAxis='row'] @param {string} [o.colAxis='column']  what rows and columns are
    *   (e.g. 'query', 'key'), in each cell's accessible name
@@ -216,9 +218,12 @@ export class HeatmapView {
     else if (e.key === 'Enter' || e.key === ' ') {
       e.preventDefault();
       this.focus = f;
-      this.hooks.onClick(this.cell(f.row, f.col), 'keyboard');
+      this.hooks.onClick(this.cell(f.row, f.col), 'keyboard', e);
       return;
-    } else return;
+    } else {
+      this.hooks.onKey(this.cell(f.row, f.col), e);
+      return;
+    }
     e.preventDefault();
     this.focus = { row: Math.max(0, Math.min(o.rows - 1, row)), col: Math.max(0, Math.min(o.cols - 1, col)) };
     this.#syncGrid(true);
