@@ -112,14 +112,33 @@ function replyButtons(tokens, start, picked) {
   for (const b of box.children) b.setAttribute('aria-pressed', String(Number(b.dataset.k) === picked));
 }
 
-/** The chat's link: the state with its conversation, token and view (the model only by name). */
+/** The chat's link: the state with its conversation, token and view, and the model where it has a name. */
 function chatLink(source, state) {
-  const link = $('chat-link');
-  link.href = `${location.pathname}${searchFromState(state)}`;
-  $('chat-link-note').textContent = source.ref
-    ? ''
+  const chatModel = source.hubName ?? '';
+  $('chat-link').href = `${location.pathname}${searchFromState({ ...state, chatModel })}`;
+  $('chat-link-note').textContent = chatModel
+    ? `It names ${chatModel} on the Hugging Face Hub: whoever opens it is asked before anything is downloaded.`
     : 'A model opened from this device (a folder or a file) cannot travel in a link: the link holds the ' +
       'conversation, the token and the view, and whoever opens it opens the same model to see them.';
+}
+
+let offered = ''; // the Hub model a link's chat named, last offered in the Hub panel
+
+/**
+ * After every change of the store: a link's chat that names a Hub model fills the Hub panel with it
+ * and opens the panel, saying so — nothing is fetched until the reader asks (Check size).
+ */
+export function followChatModel() {
+  const name = page.state.chatModel;
+  if (!name || name === offered || page.source?.hubName === name) return;
+  offered = name;
+  const [repo, file = ''] = name.split(':');
+  $('hub-repo').value = repo;
+  $('hub-file').value = file;
+  $('hub-panel').open = true;
+  const note = $('hub-link-note');
+  note.hidden = false;
+  note.textContent = `This link's chat was with ${repo}${file ? ` (${file})` : ''}: Check size, then Download and open, and the conversation comes back.`;
 }
 
 /**

@@ -291,6 +291,7 @@ export async function openHubModel(args, { progress, phase, signal, files }) {
     const info = await request('hubOpen', args, { progress, token: phase, signal });
     const source = folderSource(info);
     source.files = files;
+    source.hubName = args.file ? `${args.hub}:${args.file}` : args.hub; // what a chat's link names
     const option = document.getElementById('model').querySelector('option[value="folder"]');
     option.textContent = source.label;
     option.hidden = false;

@@ -43,6 +43,7 @@ export const DEMO_DEFAULTS = Object.freeze({
   chatToken: -1,
   chatAgg: 'layer',
   chatHead: 'mean',
+  chatModel: '', // the chat's model where it has a name: a Hub repository, 'owner/name' or 'owner/name:file'
 });
 
 /** The longest prompt text of the Steer panel a state keeps (each box). */
@@ -90,6 +91,7 @@ const PARAMS = {
   chatToken: ['ct', 'int'],
   chatAgg: ['ca', 'str'],
   chatHead: ['ch', 'str'],
+  chatModel: ['cm', 'str'],
 };
 
 /** Up to 64 whole numbers in [0, 1023], sorted, each once ("0,3" or an array); anything else: none. */
@@ -112,6 +114,9 @@ function normalizeChat(merged) {
     chatToken: Number.isFinite(token) ? token : -1,
     chatAgg: ['layer', 'layers', 'rollout'].includes(merged.chatAgg) ? merged.chatAgg : 'layer',
     chatHead: ['all', 'mean'].includes(head) || /^\d{1,2}$/.test(head) ? head : 'mean',
+    chatModel: /^[\w.-]{1,96}\/[\w.-]{1,96}(:[\w./-]{1,200})?$/.test(String(merged.chatModel))
+      ? String(merged.chatModel)
+      : '',
   };
 }
 

@@ -24,7 +24,7 @@ import { attachPredictionsToggle } from './demo-tables.js';
 import { showElementCount } from './demo-embed.js';
 import { attachSteer, syncSteer } from './demo-steer.js';
 import { attachHub } from './demo-hub.js';
-import { attachChat } from './demo-chat.js';
+import { attachChat, followChatModel } from './demo-chat.js';
 
 // The views that follow every change of the store: the side panel and the Steer panel (not while the
 // reader types: the box already holds the text), the model source, and the render (once per frame).
@@ -35,6 +35,7 @@ subscribe(({ how }) => {
 });
 subscribe(followSource);
 subscribe(scheduleRender);
+subscribe(followChatModel);
 
 attachControls();
 attachFiles();
@@ -42,6 +43,7 @@ attachSteer();
 attachSources();
 attachHub($);
 attachChat();
+followChatModel();
 attachPredictionsToggle($);
 showElementCount();
 watchChipScrolling();

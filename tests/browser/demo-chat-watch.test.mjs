@@ -17,6 +17,7 @@ const FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'model.
 const TOL = 2e-6;
 
 let b, tmp;
+let linked = null; // the chat's link, the state it was made from and its map (for the fresh page)
 before(async () => {
   b = await launch();
   tmp = await mkdtemp(join(tmpdir(), 'attn-watch-'));
@@ -95,6 +96,11 @@ test('the sink toggle renormalises rows without key 0; Shift+click and Shift+Ent
   assert.ok(Math.abs(shown.bars.reduce((s, v) => s + v, 0) - 3) < 1e-5, 'three rows of 1');
   const q = new URLSearchParams(await page.evaluate(() => location.search));
   assert.deepEqual([q.get('hide'), q.get('qs'), q.get('comb')], ['0', '2,4,5', 'sum']);
+  // H on the focused cell (row 5, key 1) hides its key too; again shows it.
+  await page.keyboard.press('h');
+  await page.waitForFunction(() => window.attentionDemo.state.hideColumns.join() === '0,1');
+  await page.keyboard.press('h');
+  await page.waitForFunction(() => window.attentionDemo.state.hideColumns.join() === '0');
   // A plain click selects one row again.
   await click(3);
   await page.waitForFunction(() => window.attentionDemo.state.queries.length === 0);
@@ -264,6 +270,7 @@ test('watch a chat: the reply streams, a picked token draws its attention row, t
   for (const k of ['chatSystem', 'chatUser', 'chatReply', 'chatToken', 'chatAgg', 'hideColumns', 'text'])
     assert.deepEqual(back[k], kept[k], k);
   near(await mapMean(), hidden, 'the map from the link');
+  linked = { link, kept, map: hidden };
 
   const found = await axeViolations(page);
   assert.deepEqual(found, [], `axe-core violations:\n${found.join('\n')}`);
@@ -274,4 +281,29 @@ test('watch a chat: the reply streams, a picked token draws its attention row, t
   assert.ok(overflow <= 1, `the chat view overflows by ${overflow} px at 360 px`);
   assert.ok((await page.$eval('#chat-watch-view', (el) => el.getBoundingClientRect().right)) <= 360);
   assert.deepEqual(watch.errors, []);
+});
+
+test('the chat link in a fresh page: the model is asked for, then the chat comes back; a Hub model is named', async () => {
+  assert.ok(linked, 'the chat test made a link');
+  const { page, watch } = await b.newPage();
+  await page.goto(b.url(`/${linked.link}`));
+  await demoReady(page);
+  assert.match(await page.textContent('#model-note'), /open the model folder again/);
+  await page.setInputFiles('#model-folder', join(tmp, 'qwen3-chat'));
+  await page.waitForFunction((t) => window.attentionDemo.state.text === t, linked.kept.text, {
+    timeout: 20_000,
+  });
+  await page.waitForSelector('#chat-map:not([hidden])', { timeout: 20_000 });
+  const state = await page.evaluate(() => window.attentionDemo.state);
+  for (const k of ['chatUser', 'chatReply', 'chatToken', 'chatAgg', 'hideColumns'])
+    assert.deepEqual(state[k], linked.kept[k], k);
+  await demoSettled(page);
+  near((await heatmapShown(page, 'chat-map')).matrices[0].data, linked.map, 'the map from a fresh page');
+  // A link whose chat names a Hub model fills the Hub panel and asks: nothing is fetched.
+  await demoMoveTo(page, '?model=seeded&cm=HuggingFaceTB/SmolLM2-135M-Instruct-GGUF:Q4_K_M', 'seeded');
+  assert.equal(await page.inputValue('#hub-repo'), 'HuggingFaceTB/SmolLM2-135M-Instruct-GGUF');
+  assert.equal(await page.inputValue('#hub-file'), 'Q4_K_M');
+  assert.match(await page.textContent('#hub-link-note'), /Check size, then Download and open/);
+  assert.deepEqual(watch.errors, []);
+  await b.release(page);
 });
