@@ -35,11 +35,12 @@ export function streamReply(token, count) {
     box.replaceChildren();
     box.dataset.sig = '';
     streamed = '';
+    $('chat-map').hidden = true; // the last reply's map, until this one is in
   }
   const chip = document.createElement('span');
   chip.className = 'chip';
   chip.textContent = visible(
-    token.text.startsWith(streamed) ? token.text.slice(streamed.length) : token.text,
+    streamed && token.text.startsWith(streamed) ? token.text.slice(streamed.length) : token.text,
   );
   streamed = token.text;
   box.append(chip);

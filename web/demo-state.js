@@ -105,13 +105,13 @@ const listOf = (v) =>
 /** The chat's state normalized: texts cut, the token index and the view's names in range. */
 function normalizeChat(merged) {
   const text = (v) => String(v ?? '').slice(0, MAX_STEER_TEXT);
-  const token = Math.max(-1, Math.min(4095, Math.round(Number(merged.chatToken)) || 0));
+  const n = Math.round(Number(merged.chatToken));
   const head = String(merged.chatHead);
   return {
     chatSystem: text(merged.chatSystem),
     chatUser: text(merged.chatUser),
     chatReply: text(merged.chatReply),
-    chatToken: Number.isFinite(token) ? token : -1,
+    chatToken: Number.isFinite(n) ? Math.max(-1, Math.min(4095, n)) : -1,
     chatAgg: ['layer', 'layers', 'rollout'].includes(merged.chatAgg) ? merged.chatAgg : 'layer',
     chatHead: ['all', 'mean'].includes(head) || /^\d{1,2}$/.test(head) ? head : 'mean',
     chatModel: /^[\w.-]{1,96}\/[\w.-]{1,96}(:[\w./-]{1,200})?$/.test(String(merged.chatModel))

@@ -62,9 +62,10 @@ export function showLayerNote($, info, layer) {
 
 /** The state's attention sinks and selections on a heatmap (hide-columns, queries, combine). */
 export function showSelection(heatmap, state) {
-  heatmap.hideColumns = state.hideColumns;
-  heatmap.queries = state.queries;
-  heatmap.combine = state.combine;
+  // Only what changed: an attribute set is a redraw.
+  if (heatmap.hideColumns.join() !== state.hideColumns.join()) heatmap.hideColumns = state.hideColumns;
+  if (heatmap.queries.join() !== state.queries.join()) heatmap.queries = state.queries;
+  if (heatmap.combine !== state.combine) heatmap.combine = state.combine;
 }
 
 /** Shows what the source's views include and hides the rest. */
@@ -74,6 +75,7 @@ export function showMode({ $, steps, heatmap, maskEditor }, { views, preset }) {
   $('pretrained').hidden = views.predictions !== 'next';
   $('model-view').hidden = !views.modelView;
   $('lens').hidden = !views.lens;
+  if (!views.chat) $('chat-watch-view').hidden = true;
   maskEditor.hidden = !views.maskEditor;
   if (views.predictions !== 'positions') $('predictions').hidden = true;
   if (!preset) $('preset-about').hidden = true;

@@ -136,7 +136,7 @@ const reference = (page, ids) =>
     return out;
   }, ids);
 
-/** Row p (keys 0 … p) of: one layer's mean over heads, the mean over layers and heads, the rollout (w = ½). */
+/** Row p (keys 0 … p) of: layer 0's heads and their mean, the mean over layers and heads, the rollout (w = ½). */
 function referenceRows(att, p) {
   const T = att[0].shape[1];
   const meanOf = (a) => {
@@ -167,7 +167,12 @@ function referenceRows(att, p) {
       R = next;
     }
   }
+  const [H0] = att[0].shape;
+  const heads0 = Array.from({ length: H0 }, (_, h) =>
+    att[0].data.slice(h * T * T + p * T, h * T * T + p * T + p + 1),
+  );
   return {
+    heads0,
     layer0,
     layers: Array.from(all, (v) => v / n),
     rollout: Array.from(R.slice(p * T, p * T + p + 1)),
@@ -233,6 +238,13 @@ test('watch a chat: the reply streams, a picked token draws its attention row, t
   };
   assert.equal(await page.$eval('#chat-map', (el) => el.shown.view), 'mean');
   near(await mapMean(), ref.layer0, 'layer 0, mean over heads');
+  // Each head of layer 0 (the map's own head control: all heads as tiles).
+  await page.evaluate(() => window.attentionDemo.setState({ chatHead: 'all' }));
+  await demoSettled(page);
+  const tiles = (await heatmapShown(page, 'chat-map')).matrices;
+  assert.equal(tiles.length, ref.heads0.length);
+  tiles.forEach((t, h) => near(t.data, ref.heads0[h], `layer 0, head ${h}`));
+  await page.evaluate(() => window.attentionDemo.setState({ chatHead: 'mean' }));
   await page.selectOption('#chat-agg', 'layers');
   await page.waitForFunction(() => window.attentionDemo.state.chatAgg === 'layers');
   near(await mapMean(), ref.layers, 'mean over layers and heads');

@@ -400,6 +400,8 @@ export class AttentionHeatmap extends ModelElement {
       withState(this, {
         kind: 'attention-weights',
         ...(this._domain?.signed ? { signed: SIGNED_NOTE } : {}),
+        // hidden keys: their weights null, each row renormalised without them
+        ...(this.hideColumns.length ? { hiddenColumns: this.hideColumns } : {}),
         view: sh.view,
         queryTokens: sh.queryTokens,
         keyTokens: sh.keyTokens,
