@@ -191,8 +191,8 @@ export function showChat({ source, state, r, tokens }) {
   map.setAttribute('head', state.chatAgg === 'layer' ? state.chatHead : '0');
   showSelection(map, { ...state, queries: [] });
   $('chat-watch-note').textContent =
-    `Reply token ${picked} “${tokens[p]}” (position ${p}) attended to the ${p + 1} tokens before it and itself: ` +
-    `${AGG[state.chatAgg](layer, state.chatHead)}. The logit lens column ${p - 1} (outlined) is the step that wrote it.`;
+    `Reply token ${picked} “${tokens[p]}” (position ${p}): its attention over the ${p} tokens before it and itself, ` +
+    `${AGG[state.chatAgg](layer, state.chatHead)}. The logit lens column ${p - 1} (outlined below) is the step that wrote it.`;
   markLensStep($, p - 1);
 }
 

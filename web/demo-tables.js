@@ -145,9 +145,19 @@ export function markLensStep($, col) {
   lensRun.step = col;
   const table = $('lens-table');
   for (const c of table.querySelectorAll('.step')) c.classList.remove('step');
-  if (col < 0) return;
-  for (const tr of table.rows) tr.cells[col + 1]?.classList.add('step');
-  table.rows[0]?.cells[col + 1]?.scrollIntoView?.({ block: 'nearest', inline: 'center' });
+  const rows = [...(table.tBodies[0]?.rows ?? [])];
+  const at = (tr) => tr.cells[col + 1];
+  const shown = col >= 0 && rows.length > 0 && at(rows[0]);
+  // The same column in words where the chat view is (the table may be far below it, or scrolled).
+  $('chat-lens').textContent = shown
+    ? `The logit lens at that step (position ${col}): ` +
+      rows
+        .map((tr) => `${tr.cells[0].textContent} “${at(tr).firstChild.textContent}” ${at(tr).title}`)
+        .join(' · ')
+    : '';
+  if (!shown) return;
+  for (const tr of table.rows) at(tr)?.classList.add('step');
+  at(table.rows[0])?.scrollIntoView?.({ block: 'nearest', inline: 'center' });
 }
 
 export function scheduleLens(source, ids, tokens, $) {

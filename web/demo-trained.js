@@ -5,7 +5,7 @@
 // is asked of the source (all of it asynchronous) first and drawn in one go, so the views never show
 // two different inputs. Token text only goes through textContent.
 import { positionPredictions, topK } from './demo-models.js';
-import { scheduleLens, showPredictions } from './demo-tables.js';
+import { markLensStep, scheduleLens, showPredictions } from './demo-tables.js';
 
 export { visible } from './demo-tables.js';
 
@@ -75,7 +75,10 @@ export function showMode({ $, steps, heatmap, maskEditor }, { views, preset }) {
   $('pretrained').hidden = views.predictions !== 'next';
   $('model-view').hidden = !views.modelView;
   $('lens').hidden = !views.lens;
-  if (!views.chat) $('chat-watch-view').hidden = true;
+  if (!views.chat) {
+    $('chat-watch-view').hidden = true;
+    markLensStep($, -1);
+  }
   maskEditor.hidden = !views.maskEditor;
   if (views.predictions !== 'positions') $('predictions').hidden = true;
   if (!preset) $('preset-about').hidden = true;

@@ -260,6 +260,11 @@ test('watch a chat: the reply streams, a picked token draws its attention row, t
   assert.ok(outlined.length > 1);
   // Column p − 1 (after the layer names' column): the position whose next token the reply's p is.
   assert.deepEqual(outlined, Array(outlined.length).fill(p));
+  // Greedy: what the output layer read at that step is the reply's token itself.
+  const lens = await page.textContent('#chat-lens');
+  const token = await page.textContent('#chat-reply button[data-k="2"]');
+  assert.match(lens, new RegExp(`^The logit lens at that step \\(position ${p - 1}\\): Embeddings`));
+  assert.ok(lens.includes(`(output) “${token}”`), `${lens} ends in the reply token ${token}`);
   // The sink toggle in the chat's map: the row renormalised without key 0.
   await page.locator('#chat-map').getByLabel('Hide the first token').check();
   await page.waitForFunction(() => window.attentionDemo.state.hideColumns.join() === '0');
