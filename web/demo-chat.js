@@ -7,6 +7,7 @@
 // are in the state, so in the chat's link; a model opened from this device is not (the link says
 // so), and opening the same model again brings the conversation back. Token text: textContent only.
 import { attn } from './widgets.js';
+import { chatRow } from './demo-chat-row.js';
 import { searchFromState } from './demo-state.js';
 import { page, setState } from './demo-store.js';
 import { $ } from './demo-dom.js';
@@ -46,43 +47,6 @@ export function streamReply(token, count) {
   box.append(chip);
   $('chat-watch-view').hidden = false;
   $('chat-watch-note').textContent = `The reply, streamed: ${count} of up to ${token.of} tokens…`;
-}
-
-/**
- * The row of query `p` over keys 0 … p of a forward's attention `r` on T tokens, as the view `agg`
- * shows it: { weights, shape: [n, 1, p+1], signed } — layer `layer`'s n heads, or one tile (the mean
- * over layers and heads, or the rollout). Throws what a view cannot show (a signed map averaged or
- * rolled out).
- */
-export function chatRow(r, T, p, { agg, layer }) {
-  const heads = (l) => r.attention[l].length / (T * T);
-  const rowOf = (a, h) => a.subarray(h * T * T + p * T, h * T * T + p * T + p + 1);
-  const one = (weights) => ({ weights, shape: [1, 1, p + 1], signed: false });
-  if (agg === 'layer') {
-    const a = r.attention[layer],
-      H = heads(layer);
-    const weights = new Float32Array(H * (p + 1));
-    for (let h = 0; h < H; h++) weights.set(rowOf(a, h), h * (p + 1));
-    return { weights, shape: [H, 1, p + 1], signed: (r.kinds?.[layer] ?? 'attention') !== 'attention' };
-  }
-  const signedAt = (r.kinds ?? []).findIndex((k) => k !== 'attention');
-  if (signedAt >= 0)
-    throw new Error(
-      `the ${agg === 'rollout' ? 'rollout' : 'mean over layers'} needs softmax attention in every layer: ` +
-        `layer ${signedAt} is a ${r.kinds[signedAt]} layer (show one layer instead)`,
-    );
-  if (agg === 'rollout') {
-    const tensors = r.attention.map((data, l) => ({ data, shape: [1, heads(l), T, T] }));
-    const R = attn.attentionRollout(tensors).data;
-    const at = (r.attention.length - 1) * T * T + p * T;
-    return one(R.slice(at, at + p + 1));
-  }
-  const acc = new Float64Array(p + 1);
-  let count = 0;
-  r.attention.forEach((a, l) => {
-    for (let h = 0; h < heads(l); h++, count++) rowOf(a, h).forEach((v, k) => (acc[k] += v));
-  });
-  return one(Float32Array.from(acc, (v) => v / count));
 }
 
 /** Where the reply starts in the input, or -1 when the input is not the chat's prompt and reply. */
@@ -175,7 +139,7 @@ export function showChat({ source, state, r, tokens }) {
     layer = Math.min(state.layer, r.attention.length - 1);
   let row;
   try {
-    row = chatRow(r, T, p, { agg: state.chatAgg, layer });
+    row = chatRow(r, T, p, { agg: state.chatAgg, layer, rollout: attn.attentionRollout });
   } catch (error) {
     map.hidden = true;
     $('chat-watch-note').textContent = `Cannot show this view: ${error.message}.`;
