@@ -202,4 +202,13 @@ describe('TableChunks', () => {
       assert.deepEqual(Array.from(heap.subarray(10, 13)), [3 * r + 1, 3 * r + 2, 3 * r + 3], `row ${row}`);
     }
   });
+
+  it('a heap view older than the memory (grown by a pool worker) is made again over its buffer', () => {
+    const memory = new Uint8Array(64);
+    const stale = new Uint8Array(memory.buffer, 0, 16); // the views of this thread, before the growth
+    const t = new TableChunks({ requireCore: () => ({ HEAPU8: stale, wasmMemory: memory }) }, 2, 4);
+    t.place(Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]), 0, 2);
+    t.copy(1, 40, 4);
+    assert.deepEqual(Array.from(memory.subarray(40, 44)), [5, 6, 7, 8]);
+  });
 });

@@ -24,10 +24,15 @@ export class TableChunks {
   }
 
   // Row r's bytes into the heap at `address` (HEAPU8 re-read: the heap may have grown in the call).
+  // In the threaded build a pool worker may have grown the shared memory since this thread's views
+  // were made: a view too short for the address is made again over the memory's buffer.
   copy(row, address, bytes) {
     const chunk = this.chunks[Math.floor(row / this.perChunk)];
     const at = (row % this.perChunk) * this.rowBytes;
-    this._rt.requireCore().HEAPU8.set(chunk.subarray(at, at + bytes), address);
+    const core = this._rt.requireCore();
+    let heap = core.HEAPU8;
+    if (address + bytes > heap.length && core.wasmMemory) heap = new Uint8Array(core.wasmMemory.buffer);
+    heap.set(chunk.subarray(at, at + bytes), address);
   }
 
   // The file's rows r0 … r1 (`bytes`), file row r at model row rowOrder(r).
