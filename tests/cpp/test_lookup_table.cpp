@@ -2,6 +2,9 @@
 // each row of every ggml block format to the double reference of quant_reference.h (independent of
 // the kernels) and to the same bits as the in-memory view, copying exactly the one row asked for; its
 // load-time check finds a non-finite scale or value at the flat index StoredWeight::check_finite gives.
+// Every fixture of tests/golden/pretrained whose embedding is untied or that has per-layer inputs, in
+// F32, F16 and BF16: those tables attached from outside (PretrainedModel::attach_table) give the
+// logits and greedy ids of the model with them in memory, bit for bit; a tied embedding is refused.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -12,6 +15,8 @@
 
 #include "core/stored_weight.h"
 #include "model/lookup_table.h"
+#include "model/pretrained.h"
+#include "pretrained_fixture.h"
 #include "quant_blocks.h"
 #include "quant_reference.h"
 
@@ -112,4 +117,75 @@ TEST_CASE("lookup tables: a non-finite scale or value outside memory is found wh
     REQUIRE(st.code == attn::StatusCode::kNonFinite);
     CHECK(st.message.find("flat index " + std::to_string(bad)) != std::string::npos);
   }
+}
+
+namespace {
+
+// The greedy ids of `steps` decoding steps through the caches after ids (1, T), and the prompt's logits.
+std::vector<float> decode(attn::PretrainedModel& model, const std::vector<std::int32_t>& ids, int steps,
+                          std::vector<std::int32_t>& out) {
+  attn::PretrainedForwardResult whole;
+  REQUIRE(model.forward(1, static_cast<int>(ids.size()), ids, {}, whole).ok());
+  attn::DecodeCaches caches;
+  REQUIRE(model.create_caches(static_cast<int>(ids.size()) + steps, 1, caches).ok());
+  attn::PretrainedForwardResult r;
+  REQUIRE(model.forward(1, static_cast<int>(ids.size()), ids, {}, r, &caches).ok());
+  for (int s = 0; s < steps; ++s) {
+    const std::vector<float>& logits = r.logits.data;
+    const std::size_t v = static_cast<std::size_t>(model.config().vocab_size), last = logits.size() - v;
+    std::int32_t best = 0;
+    for (std::size_t j = 1; j < v; ++j)
+      if (logits[last + j] > logits[last + static_cast<std::size_t>(best)])
+        best = static_cast<std::int32_t>(j);
+    out.push_back(best);
+    REQUIRE(model.forward(1, 1, {best}, {}, r, &caches).ok());
+  }
+  return whole.logits.data;
+}
+
+}  // namespace
+
+TEST_CASE("lookup tables: a fixture's tables attached from outside give the in-memory model's bits",
+          "[lookup_table][pretrained]") {
+  namespace pf = pretrained_fixture;
+  const std::vector<std::int32_t> ids = {5, 17, 42, 88, 3, 61, 29};
+  int tested = 0;
+  for (const std::string& fixture : pf::list_fixtures()) {
+    for (const char* weights : {"model.safetensors", "model.f16.safetensors", "model.bf16.safetensors"}) {
+      INFO(fixture << " " << weights);
+      attn::PretrainedModel inside, outside;
+      pf::load_model(fixture, weights, inside);
+      pf::load_model(fixture, weights, outside);
+      const pf::Safetensors file = pf::read_safetensors(pf::path(fixture, weights));
+      const auto roles = pf::tensor_roles(testjson::parse_file(pf::path(fixture, "tensor-roles.json")));
+      std::uint64_t table_bytes = 0;
+      for (const pf::TensorFile& t : roles) {
+        const auto it = file.entries.find(t.names.front());
+        if (it == file.entries.end() || t.transposed) continue;
+        const pf::Safetensors::Entry& e = it->second;
+        auto rows = std::make_shared<VectorRows>(
+            std::vector<std::uint8_t>(file.bytes.begin() + e.begin, file.bytes.begin() + e.end),
+            (e.end - e.begin) / static_cast<std::size_t>(e.shape[0]));
+        const attn::Status st = outside.attach_table(t.key, e.shape, e.format, it->first, rows);
+        if (!attn::PretrainedModel::lookup_only(outside.config(), t.key.role)) {
+          REQUIRE(st.code == attn::StatusCode::kInvalidArgument);  // the head's rows: in memory only
+          continue;
+        }
+        INFO(st.message);
+        REQUIRE(st.ok());
+        table_bytes += e.end - e.begin;
+      }
+      if (table_bytes == 0) continue;  // a tied embedding and no per-layer table: nothing outside
+      ++tested;
+      REQUIRE(outside.off_heap_bytes() == table_bytes);
+      REQUIRE(inside.off_heap_bytes() == 0);
+      REQUIRE(outside.weight_bytes() + table_bytes == inside.weight_bytes());
+      std::vector<std::int32_t> a, b;
+      const std::vector<float> la = decode(outside, ids, 3, a), lb = decode(inside, ids, 3, b);
+      REQUIRE(la.size() == lb.size());
+      REQUIRE(std::memcmp(la.data(), lb.data(), la.size() * sizeof(float)) == 0);
+      REQUIRE(a == b);
+    }
+  }
+  REQUIRE(tested >= 3);  // llama-tiny (untied) and gemma4-tiny (per-layer) among them
 }
