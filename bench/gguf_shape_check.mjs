@@ -82,6 +82,7 @@ export async function checkGGUF(attn, gguf, fileBytes, { memoryLimit }) {
   const result = {
     fileBytes,
     weightBytes: model.weightBytes,
+    offHeapBytes: model.offHeapBytes,
     loadSeconds,
     forwardSeconds,
     generateSeconds,
@@ -106,7 +107,8 @@ export function describeGGUF(where, r) {
     ? `tokenizer: ${r.tokenizer.why}`
     : `tokenizer: ${r.tokenizer.textIds} ids, chat ${r.tokenizer.chatIds} ids`;
   return (
-    `${where} (${r.variant}, ${r.architecture}): file ${gb(r.fileBytes)}, weightBytes ${gb(r.weightBytes)}; ` +
+    `${where} (${r.variant}, ${r.architecture}): file ${gb(r.fileBytes)}, weightBytes ${gb(r.weightBytes)}, ` +
+    `offHeapBytes ${gb(r.offHeapBytes ?? 0)}; ` +
     `load ${r.loadSeconds.toFixed(1)} s, forward of ${IDS.length} ids ${r.forwardSeconds.toFixed(1)} s, ` +
     `${NEW_TOKENS} tokens ${r.generateSeconds.toFixed(1)} s; heap ${gb(r.heapAfterLoad)} after load, ` +
     `${gb(r.heapAfterForward)} after the forward, ${gb(r.heapAfterRuns)} after generating ` +

@@ -173,39 +173,43 @@ std::int64_t StoredWeight::numel() const {
   return shape_numel(shape_);
 }
 
-// The flat index of the first element of the first block whose float16 scale fields are inf or NaN
-// (-1: none): the only non-finite values blocks can hold (their quants are small integers).
-std::int64_t StoredWeight::first_bad_block() const {
-  const kernels::GgmlTypeInfo& t = type_info(format_);
-  const auto* bytes = reinterpret_cast<const std::uint8_t*>(words_.data());
-  const std::int64_t blocks = numel() / t.block_elements;
-  for (std::int64_t b = 0; b < blocks; ++b)
-    for (int offset : t.scale_offsets) {
-      if (offset < 0) continue;
-      const std::uint8_t* h = bytes + b * t.block_bytes + offset;  // little-endian float16
-      if ((h[1] & 0x7c) == 0x7c) return b * t.block_elements;
-    }
+// The flat index of the first inf or NaN of `elements` values of f at `bytes` (-1: none). A quantized
+// format: of the first element of the first block whose float16 scale fields are inf or NaN, the
+// only non-finite values blocks can hold (their quants are small integers).
+std::int64_t first_non_finite(WeightFormat f, const void* bytes, std::int64_t elements) {
+  if (is_quantized(f)) {
+    const kernels::GgmlTypeInfo& t = type_info(f);
+    const auto* u8 = static_cast<const std::uint8_t*>(bytes);
+    const std::int64_t blocks = elements / t.block_elements;
+    for (std::int64_t b = 0; b < blocks; ++b)
+      for (int offset : t.scale_offsets) {
+        if (offset < 0) continue;
+        const std::uint8_t* h = u8 + b * t.block_bytes + offset;  // little-endian float16
+        if ((h[1] & 0x7c) == 0x7c) return b * t.block_elements;
+      }
+    return -1;
+  }
+  if (f == WeightFormat::kF32) {
+    const auto* v = static_cast<const float*>(bytes);
+    for (std::int64_t i = 0; i < elements; ++i)
+      if (!std::isfinite(v[i])) return i;
+    return -1;
+  }
+  // all exponent bits set: inf or NaN (5 bits in float16, 8 in bfloat16)
+  const std::uint16_t exp_mask = f == WeightFormat::kF16 ? 0x7c00 : 0x7f80;
+  const auto* w = static_cast<const std::uint16_t*>(bytes);
+  for (std::int64_t i = 0; i < elements; ++i)
+    if ((w[i] & exp_mask) == exp_mask) return i;
   return -1;
 }
 
 Status StoredWeight::check_finite(const char* name) const {
-  if (is_quantized(format_)) {
-    const std::int64_t bad = first_bad_block();
-    if (bad < 0) return Status::Ok();
+  const std::int64_t bad = first_non_finite(format_, bytes(), numel());
+  if (bad < 0) return Status::Ok();
+  if (is_quantized(format_))
     return Status::Error(StatusCode::kNonFinite, std::string(name) + " holds a non-finite scale in its " +
                                                      format_name(format_) + " block at flat index " +
                                                      std::to_string(bad));
-  }
-  std::int64_t bad = -1;
-  if (format_ == WeightFormat::kF32) {
-    for (std::size_t i = 0; i < f32_.size() && bad < 0; ++i)
-      if (!std::isfinite(f32_[i])) bad = static_cast<std::int64_t>(i);
-  } else {  // all exponent bits set: inf or NaN (5 bits in float16, 8 in bfloat16)
-    const std::uint16_t exp_mask = format_ == WeightFormat::kF16 ? 0x7c00 : 0x7f80;
-    for (std::size_t i = 0; i < words_.size() && bad < 0; ++i)
-      if ((words_[i] & exp_mask) == exp_mask) bad = static_cast<std::int64_t>(i);
-  }
-  if (bad < 0) return Status::Ok();
   return Status::Error(StatusCode::kNonFinite,
                        std::string(name) + " holds a non-finite value at flat index " + std::to_string(bad));
 }

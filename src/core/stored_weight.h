@@ -52,6 +52,9 @@ int format_block_elements(WeightFormat f);  // elements per block: 1 for F32/F16
 // Bytes `elements` consecutive values take in f (blocks rounded up; a whole number of blocks is
 // what StoredWeight::allocate accepts).
 std::uint64_t stored_bytes(WeightFormat f, std::uint64_t elements);
+// The flat index of the first inf or NaN of `elements` values of f at `bytes`, -1 for none; quantized:
+// of the first element of the first block whose float16 scale is not finite (StoredWeight::check_finite).
+std::int64_t first_non_finite(WeightFormat f, const void* bytes, std::int64_t elements);
 
 // W (rows, cols) as nn.Linear keeps it: row r is output r's weights over the inputs.
 struct WeightView {
@@ -129,8 +132,7 @@ class StoredWeight {
  private:
   Shape shape_;
   WeightFormat format_ = WeightFormat::kF32;
-  bool packed_ = false;                  // kF32 matrix in pack_weight's layout
-  std::int64_t first_bad_block() const;  // check_finite of a quantized tensor
+  bool packed_ = false;  // kF32 matrix in pack_weight's layout
 
   std::vector<float> f32_;            // format kF32
   std::vector<std::uint16_t> words_;  // kF16 / kBF16 bit patterns, or a quantized format's blocks

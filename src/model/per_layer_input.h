@@ -12,6 +12,7 @@
 
 #include "core/stored_weight.h"
 #include "model/blocks.h"
+#include "model/lookup_table.h"
 
 namespace attn {
 
@@ -29,7 +30,8 @@ class PerLayerInput {
               std::vector<float>& y, float* out) const;
   // Set by the loader: the table (V, L·P), the model projection (L·P, E) and its norm (P); per layer
   // the gate (P, E), the projection (E, P) and the post-norm (E).
-  WeightView table, model_proj;
+  LookupTable table;  // in memory or kept outside (PretrainedModel::attach_table)
+  WeightView model_proj;
   NormBlock proj_norm;
   struct Layer {
     WeightView gate, proj;

@@ -133,7 +133,7 @@ void PretrainedModel::embed(const Pass& p, const std::vector<std::int32_t>& ids,
   const PretrainedConfig& c = config_;
   const int e = c.hidden;
   for (std::int64_t r = 0; r < p.n; ++r) {
-    embed_.widen_row(ids[static_cast<std::size_t>(r)], x.data() + r * e);
+    embed_rows_.widen_row(ids[static_cast<std::size_t>(r)], x.data() + r * e);
     if (c.embed_scale != 1)
       kernels::scale_vec(e, x.data() + r * e, c.embed_scale, x.data() + r * e);  // Gemma 3: × √hidden
   }

@@ -29,6 +29,7 @@
 #include "model/blocks.h"
 #include "model/delta_net.h"
 #include "model/interp_hooks.h"
+#include "model/lookup_table.h"
 #include "model/metric_gradients.h"
 #include "model/per_layer_input.h"
 #include "model/short_conv.h"
@@ -190,6 +191,8 @@ int layer_kv_source(const PretrainedConfig& c, int l);
 Status check_layer_variants(const PretrainedConfig& c);
 // Values of the per-layer input tensors (0 without them), for the memory check.
 std::uint64_t per_layer_input_values(const PretrainedConfig& c);
+// Values of the tables only looked up by row (PretrainedModel::lookup_only), which may stay outside memory.
+std::uint64_t lookup_only_values(const PretrainedConfig& c);
 
 // Every PretrainedConfig field with its name in the wrapper's config object (src/js/architectures/
 // builds it): the one list the binding reads a config through and writes it back with, so no
@@ -290,6 +293,14 @@ class PretrainedModel {
 
   // Bytes the weights take (the stored matrices and the float32 vectors).
   std::uint64_t weight_bytes() const;
+  // Lookup-only tables (lookup_table.h): whether `role`'s tensor is only read by row (an untied token
+  // embedding, Gemma 4's per-layer table), and one attached instead of begin/end_tensor, kept outside
+  // memory by `rows` (read through once here: NON_FINITE). UNKNOWN_PARAMETER / SHAPE_MISMATCH /
+  // INVALID_ARGUMENT (not lookup-only, an unknown format) / NON_FINITE; off_heap_bytes: theirs.
+  static bool lookup_only(const PretrainedConfig& c, TensorRole role);
+  Status attach_table(const TensorKey& key, const Shape& shape, WeightFormat format, const std::string& label,
+                      std::shared_ptr<const TableRows> rows);
+  std::uint64_t off_heap_bytes() const;
 
   // ids (B, T) row-major; T ≤ max_positions, ids in [0, vocab). With `caches` (from create_caches)
   // the rows continue the cached sequences: positions from caches->length, only the new rows computed
@@ -369,6 +380,7 @@ class PretrainedModel {
   std::map<TensorKey, StoredWeight> stored_;
   std::map<TensorKey, Pending> pending_;
   WeightView embed_, positions_, head_;
+  LookupTable embed_rows_;  // the embedding as embed() reads it: embed_, or rows kept outside (attach_table)
   bool learned_positions_ = false;  // GPT-2: a positions tensor added to the embeddings
   NormBlock final_norm_;
   std::vector<Layer> layers_;

@@ -203,8 +203,10 @@ Status PretrainedModel::create(const PretrainedConfig& config, PretrainedModel& 
   // The weights at the fewest bytes any WeightFormat stores a value in (Q2_K: 84 bytes per 256): a
   // config refused here is too large in every format; reserve() checks the file's real total before
   // the first tensor is allocated.
+  // The tables only looked up by row are left out: they may stay outside memory (attach_table).
   ATTN_RETURN_IF_ERROR(
-      check_allocation(as_floats(weight_values(config) * 84 / 256), "the pretrained model's weights"));
+      check_allocation(as_floats((weight_values(config) - lookup_only_values(config)) * 84 / 256),
+                       "the pretrained model's weights"));
   PretrainedModel m;
   m.config_ = config;
   m.specs_ = pretrained_tensor_specs(config);
@@ -324,9 +326,10 @@ Status PretrainedModel::use(const TensorKey& key) {
   }
   WeightView w = stored.view();
   w.int8_activations = int8_activations_ && is_quantized(w.format);
-  if (key.role == TensorRole::kEmbed)
+  if (key.role == TensorRole::kEmbed) {
     embed_ = w;
-  else if (key.role == TensorRole::kPositions)
+    embed_rows_ = LookupTable(w);
+  } else if (key.role == TensorRole::kPositions)
     positions_ = w;
   else if (key.role == TensorRole::kUnembed)
     head_ = w;

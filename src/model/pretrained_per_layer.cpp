@@ -99,7 +99,7 @@ Status PretrainedModel::use_per_layer(const TensorKey& key, const StoredWeight& 
   }
   WeightView w = stored.view();
   w.int8_activations = int8_activations_ && is_quantized(w.format);
-  if (key.role == TensorRole::kPerLayerEmbed) per_layer_.table = w;
+  if (key.role == TensorRole::kPerLayerEmbed) per_layer_.table = LookupTable(w);
   if (key.role == TensorRole::kPerLayerModelProj) per_layer_.model_proj = w;
   if (key.layer >= 0 && key.role == TensorRole::kPerLayerGate) per_layer_.layers[key.layer].gate = w;
   if (key.layer >= 0 && key.role == TensorRole::kPerLayerProj) per_layer_.layers[key.layer].proj = w;

@@ -27,6 +27,15 @@ Status PretrainedModel::read_rows(const TensorKey& key, int first, int count, st
   if (first < 0 || count < 0 || first > rows || count > rows - first)
     return invalid("rows [" + std::to_string(first) + ", " + std::to_string(first + count) +
                    ") are outside tensor " + key.label() + "'s " + std::to_string(rows) + " rows");
+  const LookupTable* table = key.role == TensorRole::kEmbed           ? &embed_rows_
+                             : key.role == TensorRole::kPerLayerEmbed ? &per_layer_.table
+                                                                      : nullptr;
+  if (matrix && table && table->outside_memory()) {  // rows kept outside memory (attach_table)
+    out.assign(static_cast<std::size_t>(count) * cols, 0.0f);
+    for (int r = 0; r < count; ++r)
+      table->widen_row(first + r, out.data() + static_cast<std::size_t>(r) * cols);
+    return Status::Ok();
+  }
   if (matrix) {
     const WeightView w = stored_.at(key).view();  // GPT-2's Conv1D weights already transposed: (out, in)
     out.assign(static_cast<std::size_t>(count) * w.cols, 0.0f);

@@ -1,14 +1,17 @@
 // Bindings of pretrained checkpoints (model/pretrained.h): the model is made from the wrapper's
 // parsed config; each tensor's room is allocated in its file format (beginTensor returns its address
 // in the heap), the wrapper copies the file's bytes there chunk by chunk and endTensor checks them,
-// so no second copy of a tensor, let alone of the file, is made. forward returns logits, attention,
-// traces, hidden states and the interpretability outputs as copies (bindings_interp.h). Every call runs under
-// the model's own memory limit (given at init). Conventions of bindings.cpp. The JS side is
-// src/js/pretrained/pretrained.js.
+// so no second copy of a tensor, let alone of the file, is made. A table only looked up by row may
+// instead stay in the wrapper's ArrayBuffers (attachTable: JsTableRows copies a row in per use). forward
+// returns logits, attention, traces, hidden states and the interpretability outputs as copies
+// (bindings_interp.h). Every call runs under the model's own memory limit (given at init). Conventions of
+// bindings.cpp. The JS side is src/js/pretrained/pretrained.js.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <memory>
 #include <type_traits>
+#include <utility>
 
 #include "core/memory_limit.h"
 #include "model/pretrained.h"
@@ -82,6 +85,21 @@ val config_to_js(const attn::PretrainedConfig& p) {
   return c;
 }
 
+// A lookup-only table's rows in the wrapper's memory (model/lookup_table.h): `source.copy(r, address,
+// bytes)` writes row r's stored bytes into the heap at `address`. The model looks rows up on the
+// thread running its call, the one this JS object belongs to (pool workers never call it).
+class JsTableRows : public attn::TableRows {
+ public:
+  explicit JsTableRows(val source) : source_(std::move(source)) {}
+  void copy_row(int r, void* dst, std::size_t bytes) const override {
+    source_.call<void>("copy", r, static_cast<double>(reinterpret_cast<std::uintptr_t>(dst)),
+                       static_cast<double>(bytes));
+  }
+
+ private:
+  val source_;
+};
+
 class PretrainedHandle {
  public:
   // c: the core config (src/js/architectures/: ATTN_PRETRAINED_CONFIG_FIELDS' names, each optional)
@@ -135,6 +153,20 @@ class PretrainedHandle {
     return status_object(model_.end_tensor(key));
   }
   double weight_bytes() const { return static_cast<double>(model_.weight_bytes()); }
+  // Whether role's tensor may stay outside the heap (PretrainedModel::lookup_only), and its
+  // attaching: `source` { copy(row, address, bytes) } (JsTableRows), `shape` as the model keeps it.
+  bool lookup_only(std::string role) const {
+    attn::TensorKey key;
+    return key_of(role, -1, key) && attn::PretrainedModel::lookup_only(model_.config(), key.role);
+  }
+  val attach_table(std::string role, int layer, val shape, int format, std::string label, val source) {
+    LimitScope scope(limit_);
+    attn::TensorKey key;
+    if (!key_of(role, layer, key)) return status_object(unknown(role));
+    return status_object(model_.attach_table(key, int_list(shape), static_cast<attn::WeightFormat>(format),
+                                             label, std::make_shared<JsTableRows>(std::move(source))));
+  }
+  double off_heap_bytes() const { return static_cast<double>(model_.off_heap_bytes()); }
   double memory_limit() const { return static_cast<double>(limit_); }
   // Decoding: caches for `batch` sequences of up to max_length tokens, replacing earlier ones.
   val create_caches(int max_length, int batch) {
@@ -251,6 +283,9 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
       .function("beginTensor", &PretrainedHandle::begin_tensor)
       .function("endTensor", &PretrainedHandle::end_tensor)
       .function("weightBytes", &PretrainedHandle::weight_bytes)
+      .function("lookupOnly", &PretrainedHandle::lookup_only)
+      .function("attachTable", &PretrainedHandle::attach_table)
+      .function("offHeapBytes", &PretrainedHandle::off_heap_bytes)
       .function("memoryLimit", &PretrainedHandle::memory_limit)
       .function("forward", &PretrainedHandle::forward)
       .function("hookNames", &PretrainedHandle::hook_names)

@@ -211,9 +211,13 @@ describe('loadPretrained({ hub })', () => {
   });
 
   it('a split GGUF file: its parts fetched and joined, equal to the whole file', async () => {
-    const model = await loadPretrained({ hub: 'test/split', hubUrl: hub.url, cache: false });
+    const model = await loadPretrained({ hub: 'test/split', hubUrl: hub.url, cache: false, offHeap: false });
     const whole = await loadPretrained({ gguf: fixtureGGUF('llama-tiny') });
     assert.deepEqual(logits(model), logits(whole));
+    // offHeap reaches the load: the untied embedding in the heap, outside it by default
+    assert.equal(model.offHeapBytes, 0);
+    assert.ok(whole.offHeapBytes > 0);
+    assert.equal(model.weightBytes, whole.weightBytes + whole.offHeapBytes);
     model.dispose();
     whole.dispose();
   });

@@ -23,7 +23,7 @@ import { deleteOpfsEntry, hasOpfs, listOpfs, opfsBackend } from './opfs-cache.js
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 const kHubKeys = ['hub', 'revision', 'file', 'hubUrl', 'token', 'cache', 'cacheDir', 'signal'];
 /** The loadPretrained options a Hub load takes besides its own (the Hub gives the files). */
-const kPassed = ['memoryLimit', 'onProgress', 'chatTemplate', 'activations'];
+const kPassed = ['memoryLimit', 'onProgress', 'chatTemplate', 'activations', 'offHeap'];
 
 // The cache of this engine: Node's folder, the browser's OPFS, or none (cache: false, or no OPFS).
 async function cacheBackend(o) {

@@ -16,7 +16,7 @@ const FORMATS = WEIGHT_FORMAT; // the core's WeightFormat (constants.js, generat
 
 // Every tensor the core needs (by role) from the entries into the model, found by the family's file
 // names, shapes checked in the file's layout, the memory reserved first (pretrained/load.js).
-async function loadTensors(rt, handle, entries, { family, names }, onProgress, signal) {
+async function loadTensors(rt, handle, entries, { family, names }, { onProgress, signal, offHeap }) {
   const plan = handle.expected().map(({ role, layer, shape: kept }) => {
     const name = tensorName(family, role, layer);
     const transposed = storedTransposed(family, role);
@@ -43,7 +43,7 @@ async function loadTensors(rt, handle, entries, { family, names }, onProgress, s
       read,
     };
   });
-  await copyTensors(rt, handle, plan, onProgress, signal);
+  return copyTensors(rt, handle, plan, onProgress, signal, offHeap);
 }
 
 /**
@@ -53,7 +53,7 @@ async function loadTensors(rt, handle, entries, { family, names }, onProgress, s
 export async function loadFolder(rt, options) {
   const { config, weights, weightsIndex, tokenizer, tokenizerConfig, generationConfig, chatTemplate } =
     options;
-  const { onProgress, memoryLimit, signal } = options;
+  const { memoryLimit } = options;
   const read = coreConfig(config);
   const { architecture, core } = read;
   checkpointStopIds(config, generationConfig, core.vocabSize); // bad EOS ids refused before any weight is read
@@ -70,7 +70,7 @@ export async function loadFolder(rt, options) {
   model._chat = chat;
   model.ignored = Object.freeze(read.ignored);
   try {
-    await loadTensors(rt, handle, entries, read, onProgress, signal);
+    model._offHeapTables = await loadTensors(rt, handle, entries, read, options);
   } catch (error) {
     model.dispose();
     throw error;

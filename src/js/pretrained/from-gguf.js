@@ -104,7 +104,7 @@ function checkTypes(file, ropeFreqs) {
 /** loadPretrained's GGUF path (pretrained.js checked the shared options). */
 export async function loadGGUF(
   rt,
-  { gguf, memoryLimit, onProgress, chatTemplate, activations = 'exact', signal },
+  { gguf, memoryLimit, onProgress, chatTemplate, activations = 'exact', signal, offHeap },
 ) {
   const file = await parseGGUF(gguf);
   const model = ggufConfig(file, await readRopeFactors(file));
@@ -131,7 +131,7 @@ export async function loadGGUF(
       throw invalid(
         "activations: 'int8' needs quantized matrices, and every matrix of this file is F32, F16 or BF16",
       );
-    await copyTensors(rt, handle, plan, onProgress, signal);
+    out._offHeapTables = await copyTensors(rt, handle, plan, onProgress, signal, offHeap);
   } catch (error) {
     out.dispose();
     throw error;

@@ -3,6 +3,7 @@
 // in the file's format, after the memory for all of them is reserved.
 import { AttentionError, check } from '../errors.js';
 import { checkSignal } from '../hub/api.js';
+import { loadTable, staysOutside } from './off-heap.js';
 
 const kChunkBytes = 16 * 1024 * 1024; // a Blob is read this much at a time: JS never holds a whole large tensor
 
@@ -58,12 +59,16 @@ async function copyRows(rt, p, address, progress) {
 /**
  * Loads the planned tensors into `handle`: plan = [{ name, role, layer, shape, format,
  * transposed, bytes, read(begin, end) (bytes of the tensor), rowOrder? (file row → model row) }].
- * TOO_LARGE before the first tensor is allocated when their stored bytes pass the model's limit;
- * onProgress(bytesDone, bytesTotal) after each chunk; ABORTED between chunks once `signal` fires.
+ * With `offHeap`, a table the core only looks up by row stays in JS memory (off-heap.js). TOO_LARGE
+ * before the first tensor is allocated when the stored bytes of the heap's tensors pass the model's
+ * limit; onProgress(bytesDone, bytesTotal) after each chunk; ABORTED between chunks once `signal`
+ * fires. Returns the tables kept outside the heap (the model drops them when disposed).
  */
-export async function copyTensors(rt, handle, plan, onProgress, signal) {
+export async function copyTensors(rt, handle, plan, onProgress, signal, offHeap = false) {
+  const outside = plan.map((p) => staysOutside(handle, p, offHeap));
   const total = plan.reduce((n, p) => n + p.bytes, 0);
-  withLimitHint(() => check(handle.reserve(total)));
+  const inHeap = plan.reduce((n, p, i) => n + (outside[i] ? 0 : p.bytes), 0);
+  withLimitHint(() => check(handle.reserve(inHeap)));
   let done = 0;
   const progress = (n) => {
     done += n;
@@ -71,9 +76,15 @@ export async function copyTensors(rt, handle, plan, onProgress, signal) {
   };
   progress.check = () => checkSignal(signal);
   progress.check();
-  for (const p of plan) {
+  const tables = [];
+  for (const [i, p] of plan.entries()) {
+    if (outside[i]) {
+      tables.push(await loadTable(rt, handle, p, progress));
+      continue;
+    }
     const { address } = check(handle.beginTensor(p.role, p.layer, p.shape, p.format, p.transposed, p.name));
     await (p.rowOrder ? copyRows : copyBytes)(rt, p, address, progress);
     check(handle.endTensor(p.role, p.layer));
   }
+  return tables;
 }

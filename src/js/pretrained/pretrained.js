@@ -69,6 +69,18 @@ class PretrainedModelBase extends Handle {
     return this._live().weightBytes();
   }
 
+  /** Bytes of the tables kept outside the wasm heap, in JS memory (loadPretrained's offHeap). */
+  get offHeapBytes() {
+    return this._live().offHeapBytes();
+  }
+
+  /** Frees the wasm memory and the tables kept outside it; calling it twice is harmless. */
+  dispose() {
+    for (const table of this._offHeapTables ?? []) table.drop();
+    this._offHeapTables = null;
+    super.dispose();
+  }
+
   /** The byte limit this model's weights and calls run under (loadPretrained's memoryLimit). */
   get memoryLimit() {
     return this._live().memoryLimit();
@@ -298,6 +310,8 @@ class PretrainedModelBase extends Handle {
  * `weights` model.safetensors (ArrayBuffer, Uint8Array, Blob or File) or its shards with
  * `weightsIndex`; or `gguf`, a GGUF file or the parts of a split one (pretrained/from-gguf.js); `onProgress(bytesDone, bytesTotal)` after each chunk; `memoryLimit` (bytes,
  * default the library's memoryLimit()) bounds the weights in the heap and each of the model's calls;
+ * `offHeap` (default true) keeps the tables only looked up by token id (an untied embedding, Gemma 4's
+ * per-layer table) in JS memory (pretrained/off-heap.js), false puts them in the heap too;
  * `signal` (an AbortSignal) stops the load between chunks. Or `hub: 'owner/name'`: a repository of
  * the Hugging Face Hub, listed, read by ranges and cached (hub/hub.js, docs/hub.md).
  */
@@ -318,6 +332,7 @@ async function loadPretrained(rt, options = {}) {
     gguf,
     activations = 'exact',
     signal,
+    offHeap = true,
   } = checkOptions(
     options,
     [
@@ -333,6 +348,7 @@ async function loadPretrained(rt, options = {}) {
       'gguf',
       'activations',
       'signal',
+      'offHeap',
     ],
     'loadPretrained option',
   );
@@ -347,6 +363,7 @@ async function loadPretrained(rt, options = {}) {
   if (onProgress != null && typeof onProgress !== 'function')
     throw invalid(`onProgress must be a function, got ${describe(onProgress)}`);
   signalOption(signal);
+  if (typeof offHeap !== 'boolean') throw invalid(`offHeap must be true or false, got ${describe(offHeap)}`);
   if (activations !== 'exact' && activations !== 'int8')
     throw invalid(`activations must be 'exact' or 'int8', got ${describe(activations)}`);
   if (activations === 'int8' && gguf === undefined)
@@ -357,7 +374,7 @@ async function loadPretrained(rt, options = {}) {
     const clash = Object.keys(given).filter((k) => given[k] !== undefined);
     if (clash.length)
       throw invalid(`gguf cannot be given with ${clash.join(', ')}: the GGUF file holds them`);
-    return loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations, signal });
+    return loadGGUF(rt, { gguf, memoryLimit, onProgress, chatTemplate, activations, signal, offHeap });
   }
   const folder = {
     config,
@@ -368,7 +385,7 @@ async function loadPretrained(rt, options = {}) {
     generationConfig,
     chatTemplate,
   };
-  return loadFolder(rt, { ...folder, onProgress, memoryLimit, signal });
+  return loadFolder(rt, { ...folder, onProgress, memoryLimit, signal, offHeap });
 }
 
 /** loadPretrained and the PretrainedModel class of one wrapper copy. */

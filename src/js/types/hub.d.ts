@@ -42,6 +42,8 @@ export interface LoadHubOptions {
   chatTemplate?: string | null;
   /** As {@link LoadGGUFOptions.activations} (a GGUF file only). */
   activations?: 'exact' | 'int8';
+  /** As {@link LoadPretrainedOptions.offHeap}. */
+  offHeap?: boolean;
 }
 
 /** One revision of a repository held by the cache. */

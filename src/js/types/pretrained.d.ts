@@ -68,6 +68,14 @@ export interface LoadPretrainedOptions {
   memoryLimit?: number;
   /** Stops the load between chunks: ABORTED. */
   signal?: AbortSignal;
+  /**
+   * Keeps the tables the model only looks up by token id — the token embedding when the output head
+   * is its own tensor (untied), Gemma 4's per-layer table — outside the wasm heap, in JS memory
+   * (ArrayBuffers of whole rows in the file's format); each call copies in the rows its ids need. The
+   * memory check before loading counts the heap's tensors only. A tied embedding stays in the heap.
+   * Default true; false puts every tensor in the heap. The results are the same bits either way.
+   */
+  offHeap?: boolean;
 }
 
 /**
@@ -94,6 +102,8 @@ export interface LoadGGUFOptions {
   memoryLimit?: number;
   /** As {@link LoadPretrainedOptions.signal}. */
   signal?: AbortSignal;
+  /** As {@link LoadPretrainedOptions.offHeap}. */
+  offHeap?: boolean;
   /**
    * How the quantized matrices multiply the activations (docs/gguf.md, "Activations: exact or
    * int8"). 'exact' (the default): each block dequantized exactly, float32 products. 'int8': as
@@ -163,6 +173,11 @@ export class PretrainedModel {
   readonly stopIds: number[];
   /** Bytes the weights take in the wasm heap (matrices in the file's format, norms and biases as float32). */
   readonly weightBytes: number;
+  /**
+   * Bytes of the tables kept outside the wasm heap, in JS memory ({@link LoadPretrainedOptions.offHeap}):
+   * 0 when every tensor is in the heap. weightBytes + offHeapBytes is what the weights take in all.
+   */
+  readonly offHeapBytes: number;
   /** How the quantized matrices multiply the activations: 'int8' when loaded with {@link LoadGGUFOptions.activations} 'int8', else 'exact'. */
   readonly activations: 'exact' | 'int8';
   /** The byte limit of this model's weights and calls (loadPretrained's `memoryLimit`). */
