@@ -32,6 +32,8 @@ struct TileScratch {
   float* additive;        // (width)
   float* k_copy;          // k_copy: (Tk, dk) this slice's keys, contiguous; null when not copied
   float* v_copy;          // v_copy: (Tk, dv)
+  float* k_tile;          // k_tile: (width, dk) a float16 cache's keys of one tile, widened; else null
+  float* v_tile;          // v_tile: (width, dv)
 };
 
 struct KeyValues {  // one slice's keys (Tk, dk) and values (Tk, dv), with their row strides
@@ -39,6 +41,8 @@ struct KeyValues {  // one slice's keys (Tk, dk) and values (Tk, dv), with their
   int ldk;
   const float* v;
   int ldv;
+  const std::uint16_t* k16 = nullptr;  // a float16 cache: its keys and values (k, v null), strides ldk, ldv
+  const std::uint16_t* v16 = nullptr;
 };
 
 // The keys and values of slice s. When they are strided views into the projection buffers (rows of
@@ -46,6 +50,7 @@ struct KeyValues {  // one slice's keys (Tk, dk) and values (Tk, dv), with their
 // buffers: every block then streams whole tiles instead of d-float pieces of long rows.
 KeyValues slice_kv(const AttentionProblem& p, std::int64_t s, const TileScratch& sc) {
   const int ldk = p.k_stride(), ldv = p.v_stride();
+  if (p.half_kv()) return KeyValues{nullptr, ldk, nullptr, ldv, p.k16_slice(s), p.v16_slice(s)};
   const KeyValues kv{p.k_slice(s), ldk, p.v_slice(s), ldv};
   if (!sc.k_copy) return kv;
   for (int j = 0; j < p.masks.tk; ++j) {
@@ -124,6 +129,7 @@ void attend_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, c
   const float* q = p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq;  // q block: (rows, dk)
   const float* k = kv.k;                                                // k: (Tk, dk)
   const float* v = kv.v;                                                // v: (Tk, dv)
+  const bool half = kv.k16 != nullptr;  // widen each tile's keys and values first
   // 0. With many more keys than dk, the scale goes on the query block once instead of on every
   //    score (exact when it is a power of two, as 1/√dk is for dk = 4^i; otherwise within rounding
   //    of the full path), and the softmax pass over the scores only reads them.
@@ -141,13 +147,17 @@ void attend_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, c
   const KeyRange range = band_keys(p.masks, i0, rows);
   for (int j0 = range.begin; j0 < range.end; j0 += sc.width) {
     const int n = std::min(sc.width, range.end - j0);
+    if (half) {
+      widen_rows(n, dk, kv.k16 + static_cast<std::int64_t>(j0) * ldk, ldk, sc.k_tile);
+      widen_rows(n, dv, kv.v16 + static_cast<std::int64_t>(j0) * ldv, ldv, sc.v_tile);
+    }
+    const float* k_rows = half ? sc.k_tile : k + static_cast<std::int64_t>(j0) * ldk;
+    const float* v_rows = half ? sc.v_tile : v + static_cast<std::int64_t>(j0) * ldv;
     // 1. tile (rows, n) = q_block · k_tileᵀ (times the scale when prescaled)
-    kernels::gemm_nt(rows, n, dk, q_tile, ldq_tile, k + static_cast<std::int64_t>(j0) * ldk, ldk, sc.tile,
-                     sc.width, false);
+    kernels::gemm_nt(rows, n, dk, q_tile, ldq_tile, k_rows, half ? dk : ldk, sc.tile, sc.width, false);
     // 2. p = exp(z - m) per row, rescaling earlier output rows; 3. out (+)= p · v_tile
     softmax_tile(p, s, i0, rows, j0, n, first, tile_scale, sc, out, ldo);
-    kernels::gemm_nn(rows, dv, n, sc.tile, sc.width, v + static_cast<std::int64_t>(j0) * ldv, ldv, out, ldo,
-                     !first);
+    kernels::gemm_nn(rows, dv, n, sc.tile, sc.width, v_rows, half ? dv : ldv, out, ldo, !first);
     first = false;
   }
   // 4. normalise
@@ -167,7 +177,8 @@ void run_attention_tiled(const AttentionProblem& p, float* context, int ldo) {
   const bool narrow = p.masks.window > 0 && p.masks.window < p.masks.tk;
   const int tq = p.masks.tq, block = std::min(narrow ? kFlashWindowBlock : kFlashQueryBlock, tq);
   const bool strided = p.k_stride() != p.dk || p.v_stride() != p.dv;
-  const bool copy_kv = strided && tq > block;  // several blocks read each slice's keys and values
+  // Several blocks read each slice's keys and values (a float16 cache's are widened per tile instead).
+  const bool copy_kv = strided && tq > block && !p.half_kv();
   const std::int64_t slices = p.masks.slices();
   // Units: one block of query rows of one slice, split over the thread pool (kernels/parallel.h);
   // each unit is run by one thread the same way at any thread count: the same bits. Each part has
@@ -188,6 +199,8 @@ void run_attention_tiled(const AttentionProblem& p, float* context, int ldo) {
     sc.additive = scratch.floats(static_cast<std::size_t>(sc.width));
     sc.k_copy = copy_kv ? scratch.floats(static_cast<std::size_t>(p.masks.tk) * p.dk) : nullptr;
     sc.v_copy = copy_kv ? scratch.floats(static_cast<std::size_t>(p.masks.tk) * p.dv) : nullptr;
+    sc.k_tile = p.half_kv() ? scratch.floats(static_cast<std::size_t>(sc.width) * p.dk) : nullptr;
+    sc.v_tile = p.half_kv() ? scratch.floats(static_cast<std::size_t>(sc.width) * p.dv) : nullptr;
   }
   kernels::parallel_for_parts(units, parts, [&](int part, std::int64_t u0, std::int64_t u1) {
     const TileScratch& sc = part_scratch[static_cast<std::size_t>(part)];
