@@ -34,8 +34,11 @@ std::uint64_t attention_scratch_elements(const AttentionProblem& p, bool need_we
   std::uint64_t n = s * p.masks.tq * static_cast<std::uint64_t>(p.dv);               // context
   // Each part of the parallel loop has its own block scratch: at most thread_count() parts.
   const std::uint64_t parts = static_cast<std::uint64_t>(kernels::thread_count());
-  // A float16 cache: each part's widened key and value tiles.
-  if (p.half_kv()) n += parts * static_cast<std::uint64_t>(kFlashKeyTile) * (p.dk + p.dv);
+  // A float16 cache: each part's widened key and value tiles, and the q blocks, running maxima and
+  // sums of a GQA group's heads (flash_attention.cpp).
+  if (p.half_kv())
+    n += parts * (static_cast<std::uint64_t>(kFlashKeyTile) * p.dv +
+                  static_cast<std::uint64_t>(p.kv_group) * kFlashQueryBlock * (p.dk + 2));
   if (uses_tiled_path(p, need_weights, tracing) && p.masks.tk > kFlashKeyTile) {
     // q_scaled, tile, m, l (per block row); the mask row segment; a slice's keys and values
     return n + parts * (static_cast<std::uint64_t>(kFlashQueryBlock) * (p.dk + kFlashKeyTile + 2) +
@@ -250,8 +253,8 @@ Steps block_steps(FullBuffers& b, bool tracing, std::int64_t at) {
                b.block_dropped};
 }
 
-// Steps 1.–7. for query rows [i0, i0 + rows) of slice s; kv_tile: a float16 cache's widened key or
-// value tile (kFlashKeyTile · max(dk, dv) floats), else unused.
+// Steps 1.–7. for query rows [i0, i0 + rows) of slice s; kv_tile: a float16 cache's widened value
+// tile (kFlashKeyTile · dv floats), else unused.
 void full_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, const Steps& st,
                 const MaskRow& mr, float* kv_tile, bool tracing, float* context, int ldo,
                 const AttentionOutputs& out) {
@@ -260,7 +263,7 @@ void full_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, con
   // 1. scores (rows, Tk) = q rows (rows, dk) · k_sᵀ
   const float* q = p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq;
   if (p.half_kv())
-    half_scores(p, s, q, ldq, rows, st.scores, tk, kv_tile);
+    half_scores(p, s, q, ldq, rows, st.scores, tk);
   else
     kernels::gemm_nt(rows, tk, p.dk, q, ldq, p.k_slice(s), ldk, st.scores, tk, false);
   // 2.–4. scale, mask, softmax
@@ -372,8 +375,7 @@ void run_attention_full(const AttentionProblem& p, bool need_weights, float* con
     pb.dropped = !tracing && dropout ? scratch.floats(static_cast<std::size_t>(block) * tk) : nullptr;
     pb.mask_row =
         MaskRow{scratch.bytes(static_cast<std::size_t>(tk)), scratch.floats(static_cast<std::size_t>(tk))};
-    pb.kv_tile = p.half_kv() ? scratch.floats(static_cast<std::size_t>(kFlashKeyTile) * std::max(p.dk, p.dv))
-                             : nullptr;
+    pb.kv_tile = p.half_kv() ? scratch.floats(static_cast<std::size_t>(kFlashKeyTile) * p.dv) : nullptr;
   }
   kernels::parallel_for_parts(units, parts, [&](int part, std::int64_t u0, std::int64_t u1) {
     const PartBuffers& mine = part_buffers[static_cast<std::size_t>(part)];

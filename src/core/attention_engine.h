@@ -172,9 +172,9 @@ class ScratchScope {
 // dst (rows, d) contiguous = rows of d float16 values at src, row stride ld, widened exactly.
 void widen_rows(int rows, int d, const std::uint16_t* src, int ld, float* dst);
 // scores (rows, Tk), row stride lds = q rows (rows, dk; stride ldq) · k_sᵀ over slice s's float16
-// keys, one key tile (kFlashKeyTile rows, widened into tile: kFlashKeyTile·dk floats) at a time.
+// keys, one key tile (kFlashKeyTile rows) at a time, widened inside the product (linear_nt_half).
 void half_scores(const AttentionProblem& p, std::int64_t s, const float* q, int ldq, int rows, float* scores,
-                 int lds, float* tile);
+                 int lds);
 // context (rows, dv), row stride ldo = w (rows, Tk; stride ldw) · v_s over slice s's float16 values,
 // a tile at a time (tile: kFlashKeyTile·dv floats); the tiles' products are summed in key order.
 void half_context(const AttentionProblem& p, std::int64_t s, const float* w, int ldw, int rows,

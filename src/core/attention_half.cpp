@@ -1,5 +1,5 @@
 // Attention over a float16 KV cache (AttentionProblem::k16, v16): the keys and values are widened
-// to float32 one key tile at a time, just before the product that reads them, so the cache stays
+// to float32 one key tile at a time, in or just before the product that reads them, so the cache stays
 // half the bytes and no float32 copy of it (nor of one head's slice) is made. Widening is exact:
 // the only rounding of the float16 cache is narrow_f16's when rows are appended.
 #include <algorithm>
@@ -15,14 +15,16 @@ void widen_rows(int rows, int d, const std::uint16_t* src, int ld, float* dst) {
                         dst + static_cast<std::int64_t>(r) * d);
 }
 
+// The keys are widened as the product packs them (linear_nt_half: gemm_nt's bits over the widened
+// keys), a tile of them at a time.
 void half_scores(const AttentionProblem& p, std::int64_t s, const float* q, int ldq, int rows, float* scores,
-                 int lds, float* tile) {
+                 int lds) {
   const std::uint16_t* k = p.k16_slice(s);  // k: (Tk, dk), row stride k_stride()
   const int ldk = p.k_stride();
   for (int j0 = 0; j0 < p.masks.tk; j0 += kFlashKeyTile) {
     const int n = std::min(kFlashKeyTile, p.masks.tk - j0);
-    widen_rows(n, p.dk, k + static_cast<std::int64_t>(j0) * ldk, ldk, tile);  // tile: (n, dk)
-    kernels::gemm_nt(rows, n, p.dk, q, ldq, tile, p.dk, scores + j0, lds, false);
+    kernels::linear_nt_half(rows, n, p.dk, q, ldq, k + static_cast<std::int64_t>(j0) * ldk, ldk,
+                            kernels::HalfFormat::kF16, nullptr, scores + j0, lds);
   }
 }
 
