@@ -2,8 +2,9 @@
 // chunks: the options refused by name; float16 caches give the float32 caches' greedy ids on the tiny
 // fixtures (llama-like, a sliding window, shared K/V, and the hybrids whose convolution and DeltaNet
 // layers keep no KV cache; the probabilities are compared step by step natively,
-// tests/cpp/test_pretrained_kv_f16.cpp); chunked prefills give the one-chunk ids; onProgress counts
-// the prompt's tokens; a signal stops between chunks and leaves the model usable.
+// tests/cpp/test_pretrained_kv_f16.cpp); chunked prefills give the one-chunk ids, steered too; the
+// core's cache bytes; onProgress counts the prompt's tokens; a signal stops between chunks and leaves
+// the model usable; every prompt position through float16 caches against llama.cpp's F16 cache.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -75,6 +76,22 @@ describe('generate with a float16 KV cache and a chunked prefill', () => {
       assert.equal(f16.kvBytes, values * 10 * 2 * 2, name);
       m.dispose();
     }
+  });
+
+  it('steering edits land on the same positions whatever the chunks (every row, or the last one)', async () => {
+    const m = await load('qwen3-tiny');
+    const value = new Float32Array(m.hiddenSize).map((_, i) => 10 * Math.sin(i));
+    const plain = greedy(m, [IDS[0]]);
+    // Position 6, the prompt's last, is row 0 of the fourth chunk of 2 and row 0 of the third of 3:
+    // an edit placed by chunk row instead of position would miss it and leave the plain ids.
+    for (const positions of [undefined, [6]]) {
+      const edits = [{ hook: 'blocks.1.hook_resid_pre', op: 'add', value, ...(positions && { positions }) }];
+      const want = greedy(m, [IDS[0]], { edits });
+      assert.notDeepEqual(want, plain, `the edit at ${positions} changes the continuation`);
+      for (const prefillChunk of [2, 3])
+        assert.deepEqual(greedy(m, [IDS[0]], { edits, prefillChunk, kvCache: 'f16' }), want, `${positions}`);
+    }
+    m.dispose();
   });
 
   it('onProgress(done, total) after each chunk of the prompt; generateStream yields between them', async () => {
