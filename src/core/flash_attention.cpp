@@ -61,7 +61,7 @@ KeyValues slice_kv(const AttentionProblem& p, std::int64_t s, const TileScratch&
   return KeyValues{sc.k_copy, p.dk, sc.v_copy, p.dv};
 }
 
-// Query heads per unit of the tiled path: a float16 cache's GQA group (each key tile is widened
+// Query heads per unit of the tiled path: a float16 cache's GQA group (each value tile is widened
 // once for all its heads), else 1.
 constexpr int kMaxGroupHeads = 16;
 int group_heads(const AttentionProblem& p) {
@@ -133,14 +133,14 @@ float* slice_out(const AttentionProblem& p, std::int64_t s, float* context, int 
 }
 
 // One block of query rows [i0, i0 + rows) of slices [s0, s0 + heads): query heads that read the
-// same keys and values (a float16 cache's GQA group: each key tile is widened once for all of them;
-// otherwise one slice), each with its own q block, running max and sum (sc's at h·block);
+// same keys and values (a float16 cache's GQA group: each value tile is widened once for all of
+// them; otherwise one slice), each with its own q block, running max and sum (sc's at h·block);
 // into their context rows (slice_out + i0·ldo).
 void attend_block(const AttentionProblem& p, std::int64_t s0, int heads, int i0, int rows, int block,
                   const TileScratch& sc, const KeyValues& kv, float* context, int ldo) {
   const int tk = p.masks.tk, dk = p.dk, dv = p.dv;
   const int ldq = p.row_stride(p.ldq, dk), ldk = kv.ldk, ldv = kv.ldv;
-  const bool half = kv.k16 != nullptr;  // widen each tile's keys and values first
+  const bool half = kv.k16 != nullptr;  // a float16 cache's keys and values
   // 0. With many more keys than dk, the scale goes on the query block once instead of on every
   //    score (exact when it is a power of two, as 1/√dk is for dk = 4^i; otherwise within rounding
   //    of the full path), and the softmax pass over the scores only reads them.

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "core/attention.h"
@@ -12,6 +13,7 @@
 #include "core/memory_limit.h"
 #include "core/multi_head.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 #include "test_helpers.h"
 
 namespace {
@@ -39,38 +41,66 @@ struct EngineCase {
   int window;  // 0 = none
 };
 
+// Full path (short rows; weights kept over several key tiles), tiled path (600 keys: three tiles;
+// 300 query rows: two blocks), a sliding window; GQA 4 query heads over 2 key/value heads.
+const EngineCase kEngineCases[] = {
+    {3, 7, false, 0}, {5, 600, true, 0}, {5, 600, false, 0}, {300, 600, false, 0}, {64, 600, false, 100}};
+
+// The engine on float16 keys and values (got) and SDPA on their float32 widening (want).
+void run_case(const EngineCase& c, attn::AttentionOutputs& got, attn::SdpaResult& want) {
+  const attn::Tensor q = testutil::random_tensor({2, 4, c.tq, 16}, 1);
+  attn::Tensor kf = testutil::random_tensor({2, 2, c.tk, 16}, 2);
+  attn::Tensor vf = testutil::random_tensor({2, 2, c.tk, 8}, 3);
+  const std::vector<std::uint16_t> kh = to_half(kf), vh = to_half(vf);
+  attn::SdpaOptions o;
+  o.causal = true;
+  o.positions.bottom_right = true;
+  if (c.window) o.positions.window = c.window;
+  o.enable_gqa = true;
+  o.need_weights = c.need_weights;
+  REQUIRE(attn::scaled_dot_product_attention(q, kf, vf, o, want).ok());
+  attn::AttentionProblem p;
+  REQUIRE(attn::make_sdpa_problem(q, kf, vf, o, p).ok());
+  p.k = p.v = nullptr;  // only the float16 bits are read
+  p.k16 = kh.data();
+  p.v16 = vh.data();
+  attn::run_attention(p, c.need_weights, got, nullptr);
+}
+
 }  // namespace
 
 TEST_CASE("attention over float16 keys and values equals attention over their float32 widening",
           "[kv_f16][attention]") {
-  // Full path (short rows; weights kept over several key tiles), tiled path (600 keys: three tiles;
-  // 300 query rows: two blocks), a sliding window; GQA 4 query heads over 2 key/value heads.
-  for (const EngineCase c :
-       {EngineCase{3, 7, false, 0}, EngineCase{5, 600, true, 0}, EngineCase{5, 600, false, 0},
-        EngineCase{300, 600, false, 0}, EngineCase{64, 600, false, 100}}) {
+  for (const EngineCase& c : kEngineCases) {
     INFO("tq " << c.tq << " tk " << c.tk << " weights " << c.need_weights << " window " << c.window);
-    const attn::Tensor q = testutil::random_tensor({2, 4, c.tq, 16}, 1);
-    attn::Tensor kf = testutil::random_tensor({2, 2, c.tk, 16}, 2);
-    attn::Tensor vf = testutil::random_tensor({2, 2, c.tk, 8}, 3);
-    const std::vector<std::uint16_t> kh = to_half(kf), vh = to_half(vf);
-    attn::SdpaOptions o;
-    o.causal = true;
-    o.positions.bottom_right = true;
-    if (c.window) o.positions.window = c.window;
-    o.enable_gqa = true;
-    o.need_weights = c.need_weights;
-    attn::SdpaResult want;
-    REQUIRE(attn::scaled_dot_product_attention(q, kf, vf, o, want).ok());
-    attn::AttentionProblem p;
-    REQUIRE(attn::make_sdpa_problem(q, kf, vf, o, p).ok());
-    p.k = p.v = nullptr;  // only the float16 bits are read
-    p.k16 = kh.data();
-    p.v16 = vh.data();
     attn::AttentionOutputs got;
-    attn::run_attention(p, c.need_weights, got, nullptr);
+    attn::SdpaResult want;
+    run_case(c, got, want);
     testutil::require_close(got.context, want.output.data, kWidenedTol, "context");
     if (c.need_weights) testutil::require_close(got.weights, want.weights.data, kWidenedTol, "weights");
   }
+}
+
+TEST_CASE("attention over float16 keys and values: at 2 threads, the bits of one thread",
+          "[kv_f16][parallel]") {
+  namespace kp = attn::kernels;
+  if (!kp::threads_supported()) return;
+  const int pool = kp::start_thread_pool(2);
+  for (int spins = 0; kp::thread_pool_ready() < pool && spins < 10'000'000; ++spins)
+    std::this_thread::yield();
+  REQUIRE(kp::thread_pool_ready() == pool);
+  for (const EngineCase& c : kEngineCases) {
+    INFO("tq " << c.tq << " tk " << c.tk);
+    attn::AttentionOutputs one, two;
+    attn::SdpaResult want;
+    REQUIRE(kp::set_thread_count(1));
+    run_case(c, one, want);
+    REQUIRE(kp::set_thread_count(2));
+    run_case(c, two, want);
+    REQUIRE(one.context == two.context);
+    REQUIRE(one.weights == two.weights);
+  }
+  REQUIRE(kp::set_thread_count(kp::thread_pool_size()));
 }
 
 namespace {
