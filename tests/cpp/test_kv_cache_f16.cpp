@@ -197,3 +197,27 @@ TEST_CASE("a float16 KV cache refuses a key beyond float16's range and stays as 
   REQUIRE(std::vector<float>(whole.begin(), whole.begin() + before.size()) == before);
   REQUIRE(std::vector<float>(whole.begin() + before.size(), whole.end()) == went_on);
 }
+
+TEST_CASE("a float16 KV cache's traced keys and values are its float16 values, widened", "[kv_f16][cache]") {
+  const attn::MultiHeadAttention m = gqa_rope_module();
+  const attn::Tensor x = testutil::random_tensor({1, 5, 32}, 13);
+  attn::MhaForwardOptions o;
+  o.causal = true;
+  attn::Trace t32, t16;
+  for (const auto& [dtype, trace] :
+       {std::pair{attn::KvDtype::kF32, &t32}, std::pair{attn::KvDtype::kF16, &t16}}) {
+    attn::KvCache cache;
+    REQUIRE(m.create_cache(5, 1, cache, dtype).ok());
+    attn::MhaResult r;
+    REQUIRE(m.forward_cached(x, cache, o, r, trace).ok());
+  }
+  for (const char* name : {"k_rotated", "v"}) {
+    INFO(name);
+    REQUIRE(t32.find(name) != nullptr);
+    REQUIRE(t16.find(name) != nullptr);
+    attn::Tensor want = t32.find(name)->tensor;  // the float32 cache's rows: the projections themselves
+    to_half(want);                               // rounded to float16 and back
+    REQUIRE(t16.find(name)->tensor.shape == want.shape);
+    REQUIRE(t16.find(name)->tensor.data == want.data);
+  }
+}
