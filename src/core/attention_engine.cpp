@@ -34,6 +34,11 @@ std::uint64_t attention_scratch_elements(const AttentionProblem& p, bool need_we
   std::uint64_t n = s * p.masks.tq * static_cast<std::uint64_t>(p.dv);               // context
   // Each part of the parallel loop has its own block scratch: at most thread_count() parts.
   const std::uint64_t parts = static_cast<std::uint64_t>(kernels::thread_count());
+  // A float16 cache: each part's widened key and value tiles, and the q blocks, running maxima and
+  // sums of a GQA group's heads (flash_attention.cpp).
+  if (p.half_kv())
+    n += parts * (static_cast<std::uint64_t>(kFlashKeyTile) * p.dv +
+                  static_cast<std::uint64_t>(p.kv_group) * kFlashQueryBlock * (p.dk + 2));
   if (uses_tiled_path(p, need_weights, tracing) && p.masks.tk > kFlashKeyTile) {
     // q_scaled, tile, m, l (per block row); the mask row segment; a slice's keys and values
     return n + parts * (static_cast<std::uint64_t>(kFlashQueryBlock) * (p.dk + kFlashKeyTile + 2) +
@@ -248,14 +253,19 @@ Steps block_steps(FullBuffers& b, bool tracing, std::int64_t at) {
                b.block_dropped};
 }
 
-// Steps 1.–7. for query rows [i0, i0 + rows) of slice s.
+// Steps 1.–7. for query rows [i0, i0 + rows) of slice s; kv_tile: a float16 cache's widened value
+// tile (kFlashKeyTile · dv floats), else unused.
 void full_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, const Steps& st,
-                const MaskRow& mr, bool tracing, float* context, int ldo, const AttentionOutputs& out) {
+                const MaskRow& mr, float* kv_tile, bool tracing, float* context, int ldo,
+                const AttentionOutputs& out) {
   const int tk = p.masks.tk;
   const int ldq = p.row_stride(p.ldq, p.dk), ldk = p.k_stride(), ldv = p.v_stride();
   // 1. scores (rows, Tk) = q rows (rows, dk) · k_sᵀ
-  kernels::gemm_nt(rows, tk, p.dk, p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq, ldq, p.k_slice(s), ldk,
-                   st.scores, tk, false);
+  const float* q = p.q_slice(s) + static_cast<std::int64_t>(i0) * ldq;
+  if (p.half_kv())
+    half_scores(p, s, q, ldq, rows, st.scores, tk);
+  else
+    kernels::gemm_nt(rows, tk, p.dk, q, ldq, p.k_slice(s), ldk, st.scores, tk, false);
   // 2.–4. scale, mask, softmax
   softmax_rows(p, s, i0, rows, st, tracing, mr);
   if (p.hooks && p.hooks->wants(AttnPoint::kPattern)) {
@@ -268,8 +278,12 @@ void full_block(const AttentionProblem& p, std::int64_t s, int i0, int rows, con
   if (dropout) apply_dropout(p, s, i0, rows, st.weights, st.dropped);
   // 6. context rows (rows, dv) = P (rows, Tk) · v_s (Tk, dv)
   float* ctx = context + (s / p.heads) * p.masks.tq * static_cast<std::int64_t>(ldo) + (s % p.heads) * p.dv;
-  kernels::gemm_nn(rows, p.dv, tk, dropout ? st.dropped : st.weights, tk, p.v_slice(s), ldv,
-                   ctx + static_cast<std::int64_t>(i0) * ldo, ldo, false);
+  if (p.half_kv())
+    half_context(p, s, dropout ? st.dropped : st.weights, tk, rows, ctx + static_cast<std::int64_t>(i0) * ldo,
+                 ldo, kv_tile);
+  else
+    kernels::gemm_nn(rows, p.dv, tk, dropout ? st.dropped : st.weights, tk, p.v_slice(s), ldv,
+                     ctx + static_cast<std::int64_t>(i0) * ldo, ldo, false);
   // 7. the head average of the weights
   if (out.weights_out && out.average_heads) average_into(p, s, i0, rows, st.weights, out.weights_out);
 }
@@ -352,6 +366,7 @@ void run_attention_full(const AttentionProblem& p, bool need_weights, float* con
     float* scores;
     float* dropped;
     MaskRow mask_row;
+    float* kv_tile;  // a float16 cache's widened tile
   };
   std::array<PartBuffers, kernels::kMaxThreads> part_buffers;  // [0, parts) used
   for (int t = 0; t < parts; ++t) {
@@ -360,6 +375,7 @@ void run_attention_full(const AttentionProblem& p, bool need_weights, float* con
     pb.dropped = !tracing && dropout ? scratch.floats(static_cast<std::size_t>(block) * tk) : nullptr;
     pb.mask_row =
         MaskRow{scratch.bytes(static_cast<std::size_t>(tk)), scratch.floats(static_cast<std::size_t>(tk))};
+    pb.kv_tile = p.half_kv() ? scratch.floats(static_cast<std::size_t>(kFlashKeyTile) * p.dv) : nullptr;
   }
   kernels::parallel_for_parts(units, parts, [&](int part, std::int64_t u0, std::int64_t u1) {
     const PartBuffers& mine = part_buffers[static_cast<std::size_t>(part)];
@@ -373,7 +389,7 @@ void run_attention_full(const AttentionProblem& p, bool need_weights, float* con
       const std::int64_t first = u / blocks * heads_per_unit;
       for (std::int64_t s = first; s < first + heads_per_unit; ++s) {
         const Steps st = block_steps(buffers, tracing, s * per_slice + static_cast<std::int64_t>(i0) * tk);
-        full_block(p, s, i0, rows, st, mine.mask_row, tracing, context, ldo, out);
+        full_block(p, s, i0, rows, st, mine.mask_row, mine.kv_tile, tracing, context, ldo, out);
       }
     }
   });

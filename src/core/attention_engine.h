@@ -53,6 +53,11 @@ struct AttentionProblem {
   int group_axis = 1;
   // Rows per outer index of the k and v buffers: 0 = Tk. A KV cache holds maxLength rows per batch.
   int kv_rows = 0;
+  // A float16 KV cache: the keys and values as IEEE float16 bits in k's and v's layout (k and v
+  // null). Both paths widen them a key tile at a time (attention_half.cpp).
+  const std::uint16_t* k16 = nullptr;
+  const std::uint16_t* v16 = nullptr;
+  bool half_kv() const { return k16 != nullptr; }
   // Hooks on the scores and weights (MultiHeadAttention's, lead = {B, H}); null = none.
   const AttentionHooks* hooks = nullptr;
   bool hooks_scores() const {
@@ -64,6 +69,8 @@ struct AttentionProblem {
   }
   const float* k_slice(std::int64_t s) const { return k + kv_offset(s, dk, k_stride(), kv_rows); }
   const float* v_slice(std::int64_t s) const { return v + kv_offset(s, dv, v_stride(), kv_rows); }
+  const std::uint16_t* k16_slice(std::int64_t s) const { return k16 + kv_offset(s, dk, k_stride(), kv_rows); }
+  const std::uint16_t* v16_slice(std::int64_t s) const { return v16 + kv_offset(s, dv, v_stride(), kv_rows); }
   int row_stride(int ld, int d) const { return ld > 0 ? ld : heads * d; }
   int kv_heads() const { return heads == 1 ? 1 : heads / kv_group; }  // heads per row of the k/v layout
   int k_stride() const { return ldk > 0 ? ldk : kv_heads() * dk; }
@@ -160,6 +167,18 @@ class ScratchScope {
   std::size_t owned_floats_ = 0;                 // total size of owned_
   std::vector<std::unique_ptr<float[]>> owned_;  // buffers that did not fit the cached block
 };
+
+// ---- float16 keys and values (AttentionProblem::k16, attention_half.cpp) ---------------------
+// dst (rows, d) contiguous = rows of d float16 values at src, row stride ld, widened exactly.
+void widen_rows(int rows, int d, const std::uint16_t* src, int ld, float* dst);
+// scores (rows, Tk), row stride lds = q rows (rows, dk; stride ldq) · k_sᵀ over slice s's float16
+// keys, one key tile (kFlashKeyTile rows) at a time, widened inside the product (linear_nt_half).
+void half_scores(const AttentionProblem& p, std::int64_t s, const float* q, int ldq, int rows, float* scores,
+                 int lds);
+// context (rows, dv), row stride ldo = w (rows, Tk; stride ldw) · v_s over slice s's float16 values,
+// a tile at a time (tile: kFlashKeyTile·dv floats); the tiles' products are summed in key order.
+void half_context(const AttentionProblem& p, std::int64_t s, const float* w, int ldw, int rows,
+                  float* context, int ldo, float* tile);
 
 // x (n) in place: each score times `scale`, then capped smoothly to (−cap, cap) as cap · tanh(x / cap)
 // (in double, as transformers' float32 division, tanh and product round once each in float32).

@@ -163,6 +163,12 @@ struct MhaGrads {
   Tensor attention;  // (B, H, Tq, Tk') with MhaBackwardOptions::attention, else empty
 };
 
+// How a KvCache stores its rows: float32, or IEEE float16 (llama.cpp's default cache type: half the
+// bytes). A float16 cache narrows the rows it appends (kernels::narrow_f16, round to nearest even)
+// and the attention widens them back key tile by key tile (attention_half.cpp): no float32 copy of
+// the cache is ever made.
+enum class KvDtype { kF32 = 0, kF16 = 1 };
+
 // The keys and values of every token decoded so far, for MultiHeadAttention::forward_cached: per
 // batch row, rows [0, length) of the rotated keys and the values. Made by create_cache; only its
 // module appends to it.
@@ -177,6 +183,12 @@ struct KvCache {
   Shape step_lead;
   RotaryTable step_rotary;
   void reset() { length = 0; }
+  KvDtype dtype = KvDtype::kF32;
+  std::vector<std::uint16_t> k16, v16;  // kF16: k's and v's layouts as float16 bits (k, v stay empty)
+  bool made() const { return !k.empty() || !k16.empty(); }
+  std::uint64_t bytes() const {  // what its keys and values hold
+    return k.size() * sizeof(float) + v.size() * sizeof(float) + (k16.size() + v16.size()) * 2;
+  }
 };
 
 class MultiHeadAttention {
@@ -215,14 +227,16 @@ class MultiHeadAttention {
   Status forward_saving(const Tensor& query, const Tensor* key, const Tensor* value,
                         const MhaForwardOptions& options, MhaResult& result, MhaSaved& saved,
                         Trace* trace = nullptr) const;
-  // A cache for up to max_length tokens of `batch` sequences (multi_head_cache.cpp). TOO_LARGE past the
-  // memory limit; INVALID_ARGUMENT for sizes < 1.
-  Status create_cache(int max_length, int batch, KvCache& out) const;
+  // A cache for up to max_length tokens of `batch` sequences (multi_head_cache.cpp), its rows stored
+  // as `dtype` says. TOO_LARGE past the memory limit (counting the bytes of that type);
+  // INVALID_ARGUMENT for sizes < 1.
+  Status create_cache(int max_length, int batch, KvCache& out, KvDtype dtype = KvDtype::kF32) const;
   // Decoding: self-attention of x (B, T, E) (B = cache.batch) whose keys are every cached row plus
   // x's own. Projects only x's rows, rotates q and k at positions cache.length + t (RoPE), appends
   // the keys and values, and attends with query row r at position cache.length + r (causal = the
   // bottom-right mask over the cache). The output equals the last T rows of one forward over the
   // whole sequence. Past max_length: TOO_LARGE, and the cache is unchanged (as on every error).
+  // A float16 cache refuses (NON_FINITE) a step whose keys or values pass float16's range (±65504).
   // Masks, key padding, positional tables, dropout and extra keys (bias_k, zero attention) are
   // INVALID_ARGUMENT with a cache, as is a cache filled before the weights last changed.
   Status forward_cached(const Tensor& x, KvCache& cache, const MhaForwardOptions& options, MhaResult& result,

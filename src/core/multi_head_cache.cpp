@@ -10,6 +10,7 @@
 #include "core/memory_limit.h"
 #include "core/multi_head.h"
 #include "core/multi_head_steps.h"
+#include "kernels/kernels.h"
 
 namespace attn {
 
@@ -24,7 +25,7 @@ Status invalid(const std::string& what) {
 // What a cached forward cannot do, and a cache that does not fit this call.
 Status check_cached_call(const MhaConfig& c, const KvCache& cache, int key_width, int value_width,
                          const MhaForwardOptions& o, std::uint64_t version) {
-  if (cache.key_width != key_width || cache.value_width != value_width || cache.k.empty()) {
+  if (cache.key_width != key_width || cache.value_width != value_width || !cache.made()) {
     return invalid(
         "this KV cache was made by another MultiHeadAttention (or is disposed): use this module's "
         "createCache");
@@ -50,21 +51,54 @@ Status check_cached_call(const MhaConfig& c, const KvCache& cache, int key_width
   return Status::Ok();
 }
 
-// Appends rows [0, T) of each batch's new keys and values (rows of stride ld) after the cached ones.
-void append(const Projections& pr, const Dims& d, KvCache& cache) {
+// Whether a row narrowed to float16 lost a finite value to ±inf (float16 ends at 65504).
+bool overflowed(int n, const float* x, const std::uint16_t* h) {
+  for (int i = 0; i < n; ++i)
+    if ((h[i] & 0x7c00u) == 0x7c00u && std::isfinite(x[i])) return true;
+  return false;
+}
+
+// Appends rows [0, T) of each batch's new keys and values (rows of stride ld) after the cached ones
+// (rows past cache.length: invisible until the step succeeds). A float16 cache narrows them and
+// refuses a step whose keys or values pass float16's range, which ±inf would silently turn into
+// weights of 0 or NaN.
+Status append(const Projections& pr, const Dims& d, KvCache& cache) {
+  const bool half = cache.dtype == KvDtype::kF16;
   for (int bi = 0; bi < d.b; ++bi)
     for (int t = 0; t < d.tq; ++t) {
       const std::int64_t src = (static_cast<std::int64_t>(bi) * d.tq + t) * pr.ldkv;
       const std::int64_t row = static_cast<std::int64_t>(bi) * cache.max_length + cache.length + t;
-      std::memcpy(cache.k.data() + row * cache.key_width, pr.k + src, sizeof(float) * cache.key_width);
-      std::memcpy(cache.v.data() + row * cache.value_width, pr.v + src, sizeof(float) * cache.value_width);
+      if (!half) {
+        std::memcpy(cache.k.data() + row * cache.key_width, pr.k + src, sizeof(float) * cache.key_width);
+        std::memcpy(cache.v.data() + row * cache.value_width, pr.v + src, sizeof(float) * cache.value_width);
+        continue;
+      }
+      std::uint16_t* k = cache.k16.data() + row * cache.key_width;
+      std::uint16_t* v = cache.v16.data() + row * cache.value_width;
+      kernels::narrow_f16(cache.key_width, pr.k + src, k);
+      kernels::narrow_f16(cache.value_width, pr.v + src, v);
+      if (overflowed(cache.key_width, pr.k + src, k) || overflowed(cache.value_width, pr.v + src, v))
+        return Status::Error(StatusCode::kNonFinite,
+                             "a key or value of token " + std::to_string(cache.length + t) +
+                                 " is beyond float16's range (±65504): the float16 KV cache cannot hold it "
+                                 "(use kvCache 'f32'; the cache is unchanged)");
     }
+  return Status::Ok();
 }
 
-// The trace step (B, H_kv, Tk, d) of the first tk rows of a cache buffer (max_length rows per batch).
-void record_cache(Trace* trace, const char* name, const char* d_axis, const float* src, const KvCache& cache,
+// The trace step (B, H_kv, Tk, d) of the first tk rows of a cache's keys (key) or values, max_length
+// rows per batch (a float16 cache's widened: the trace is a copy out by definition).
+void record_cache(Trace* trace, const char* name, const char* d_axis, bool key, const KvCache& cache,
                   int heads, int dh, int tk) {
   if (!trace) return;
+  std::vector<float> widened;
+  const float* src = key ? cache.k.data() : cache.v.data();
+  if (cache.dtype == KvDtype::kF16) {
+    const std::vector<std::uint16_t>& h = key ? cache.k16 : cache.v16;
+    widened.resize(h.size());
+    kernels::widen_half(static_cast<int>(h.size()), h.data(), kernels::HalfFormat::kF16, widened.data());
+    src = widened.data();
+  }
   std::vector<float> out(static_cast<std::size_t>(cache.batch) * heads * tk * dh);  // (B, H_kv, Tk, d)
   const int width = heads * dh;
   for (int bi = 0; bi < cache.batch; ++bi)
@@ -98,8 +132,13 @@ Status check_cache_room(const Dims& d, const KvCache& cache) {
 void bind_cache(const Projections& pr, const KvCache& cache, const Heads& hd, AttentionProblem& p) {
   p.q = pr.q;
   p.ldq = pr.ldq;
-  p.k = cache.k.data();
-  p.v = cache.v.data();
+  if (cache.dtype == KvDtype::kF16) {
+    p.k16 = cache.k16.data();
+    p.v16 = cache.v16.data();
+  } else {
+    p.k = cache.k.data();
+    p.v = cache.v.data();
+  }
   p.ldk = hd.kqk();
   p.ldv = hd.kvo();
   p.kv_rows = cache.max_length;
@@ -134,21 +173,29 @@ Status MultiHeadAttention::check_plain_call(bool saving) const {
   return check_frozen_ready();
 }
 
-Status MultiHeadAttention::create_cache(int max_length, int batch, KvCache& out) const {
+Status MultiHeadAttention::create_cache(int max_length, int batch, KvCache& out, KvDtype dtype) const {
   if (max_length < 1 || batch < 1) {
     return invalid("a KV cache needs maxLength >= 1 and batch >= 1, got " + std::to_string(max_length) +
                    " and " + std::to_string(batch));
   }
   const int kw = kv_heads_ * head_dim_, vw = kv_heads_ * value_head_dim_;
   const std::uint64_t rows = static_cast<std::uint64_t>(max_length) * batch;
-  ATTN_RETURN_IF_ERROR(check_allocation(rows * (kw + vw), "KV cache"));
+  const bool half = dtype == KvDtype::kF16;  // the limit counts float32 elements: a half is half of one
+  ATTN_RETURN_IF_ERROR(check_allocation(half ? (rows * (kw + vw) + 1) / 2 : rows * (kw + vw),
+                                        half ? "float16 KV cache" : "KV cache"));
   KvCache c;
   c.max_length = max_length;
   c.batch = batch;
   c.key_width = kw;
   c.value_width = vw;
-  c.k.assign(rows * kw, 0.0f);
-  c.v.assign(rows * vw, 0.0f);
+  c.dtype = dtype;
+  if (half) {
+    c.k16.assign(rows * kw, 0);
+    c.v16.assign(rows * vw, 0);
+  } else {
+    c.k.assign(rows * kw, 0.0f);
+    c.v.assign(rows * vw, 0.0f);
+  }
   out = std::move(c);
   return Status::Ok();
 }
@@ -196,10 +243,10 @@ Status MultiHeadAttention::forward_cached(const Tensor& x, KvCache& cache, const
     record_heads(trace, "q_rotated", "T_q", "d_k", pr.q, pr.ldq, d.b, hd.h, d.tq, hd.dk);
   }
   hook_projections(options.hooks, true, pr, d, hd, d.tq, cache.length, cache.length);
-  append(pr, d, cache);  // rows past cache.length: invisible until length moves on success
-  record_cache(trace, config_.rope ? "k_rotated" : "k", "d_k", cache.k.data(), cache, hd.hkv, hd.dk,
+  ATTN_RETURN_IF_ERROR(append(pr, d, cache));  // rows past cache.length: invisible until length moves
+  record_cache(trace, config_.rope ? "k_rotated" : "k", "d_k", true, cache, hd.hkv, hd.dk,
                cache.length + d.tq);
-  record_cache(trace, "v", "d_v", cache.v.data(), cache, hd.hkv, hd.dv, cache.length + d.tq);
+  record_cache(trace, "v", "d_v", false, cache, hd.hkv, hd.dv, cache.length + d.tq);
   // 4. attention over the cache: k and v rows of H_kv·d floats, max_length rows per batch
   bind_cache(pr, cache, hd, p);
   AttentionOutputs att;
@@ -232,7 +279,7 @@ Status MultiHeadAttention::forward_shared(const Tensor& x, const KvCache& source
                                           Trace* trace) const {
   const Heads hd = heads_of(config_, head_dim_, value_head_dim_);
   if (!config_.shared_kv) return invalid("forward_shared is for a module made with shared_kv");
-  if (source.key_width != hd.kqk() || source.value_width != hd.kvo() || source.k.empty())
+  if (source.key_width != hd.kqk() || source.value_width != hd.kvo() || !source.made())
     return invalid("the shared KV cache has other key/value widths than this module's heads");
   if (options.mask || options.additive_mask || options.key_padding_mask || options.positional ||
       options.dropout.p > 0.0f)
@@ -276,8 +323,8 @@ Status MultiHeadAttention::forward_shared(const Tensor& x, const KvCache& source
   }
   hook_queries(options.hooks, true, pr, d, hd, first);
   record_heads(trace, "q_rotated", "T_q", "d_k", q, qk, d.b, hd.h, d.tq, hd.dk);
-  record_cache(trace, "k_shared", "d_k", source.k.data(), source, hd.hkv, hd.dk, source.length);
-  record_cache(trace, "v_shared", "d_v", source.v.data(), source, hd.hkv, hd.dv, source.length);
+  record_cache(trace, "k_shared", "d_k", true, source, hd.hkv, hd.dk, source.length);
+  record_cache(trace, "v_shared", "d_v", false, source, hd.hkv, hd.dv, source.length);
   // 4. attention over the source's rows
   bind_cache(pr, source, hd, p);
   AttentionOutputs att;

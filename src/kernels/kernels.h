@@ -69,6 +69,17 @@ void widen_half(int n, const std::uint16_t* x, HalfFormat format, float* y);
 // No widened copy of W is made; the result equals linear_nt over widen_half(W), bit for bit.
 void linear_nt_half(int M, int N, int K, const float* A, int lda, const std::uint16_t* W, int ldw,
                     HalfFormat format, const float* bias, float* C, int ldc);
+// y (n) = x (n) narrowed to IEEE binary16, rounded to nearest, ties to even (the float16 KV cache,
+// widened back by widen_half). Subnormal halves are kept (no flush to zero); a magnitude from
+// 65520 up (past the largest half, 65504, by half an ulp or more) and ±inf become ±inf, as
+// llama.cpp's ggml_fp32_to_fp16 stores them; NaN becomes a quiet NaN of its sign (payload dropped).
+// Scalar twin narrow_f16_scalar (kv_half_scalar.cpp), vector one narrow_f16_simd128
+// (kv_half_simd128.cpp); the same bits.
+void narrow_f16(std::int64_t n, const float* x, std::uint16_t* y);
+void narrow_f16_scalar(std::int64_t n, const float* x, std::uint16_t* y);
+#if defined(__wasm_simd128__)
+void narrow_f16_simd128(std::int64_t n, const float* x, std::uint16_t* y);
+#endif
 
 // ---- quantized weights (ggml blocks, quant.h) ------------------------------------------------
 // C (M, N) = A (M, K) · dequantize(W)ᵀ + bias, W (N, K) in ggml type `type` (any type quant.h's

@@ -271,6 +271,10 @@ void gelu_backward_row(int n, const float* x, const float* cdf, const float* dy,
   ATTN_KERNEL(gelu_backward_row)(n, x, cdf, dy, dx);
 }
 
+void narrow_f16(std::int64_t n, const float* x, std::uint16_t* y) {
+  ATTN_KERNEL(narrow_f16)(n, x, y);
+}
+
 const char* active_variant() {
 #if defined(__wasm_simd128__) && defined(ATTN_RELAXED_SIMD)
   return "relaxed-simd";  // the SIMD128 kernels, GEMM with f32x4.relaxed_madd

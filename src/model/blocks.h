@@ -93,6 +93,11 @@ struct DecodeCaches {
   std::vector<LayerCache> layers;
   bool empty() const { return layers.empty(); }
   void clear() { *this = DecodeCaches(); }
+  std::uint64_t kv_bytes() const {  // the bytes of every attention layer's keys and values
+    std::uint64_t n = 0;
+    for (const LayerCache& c : layers) n += c.kv.bytes();
+    return n;
+  }
 };
 
 }  // namespace attn

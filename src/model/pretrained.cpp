@@ -60,7 +60,7 @@ HookShapes PretrainedModel::hook_shapes() const {
   return s;
 }
 
-Status PretrainedModel::create_caches(int max_length, int batch, DecodeCaches& caches) const {
+Status PretrainedModel::create_caches(int max_length, int batch, DecodeCaches& caches, KvDtype kv) const {
   if (max_length > config_.max_positions)
     return Status::Error(StatusCode::kTooLarge, "a cache of " + std::to_string(max_length) +
                                                     " tokens is above the model's " +
@@ -74,7 +74,7 @@ Status PretrainedModel::create_caches(int max_length, int batch, DecodeCaches& c
     switch (L.kind) {
       case MixerKind::kAttention:  // a layer sharing an earlier one's keys and values keeps none
         if (L.kv_from < 0)
-          ATTN_RETURN_IF_ERROR(L.mixer.attn.create_cache(max_length, batch, made.layers[l].kv));
+          ATTN_RETURN_IF_ERROR(L.mixer.attn.create_cache(max_length, batch, made.layers[l].kv, kv));
         break;
       case MixerKind::kShortConv:  // the last K − 1 rows of B ⊙ X: zeros before the first token
         made.layers[l].state.assign(L.conv.state_size(batch), 0.0f);

@@ -312,8 +312,9 @@ class PretrainedModel {
   HookShapes hook_shapes() const;
   // Frees the buffers a forward with caches keeps for the next step (when a generation ends).
   void release_workspace() { work_ = Workspace(); }
-  // The decoding state of every layer for `batch` sequences of up to max_length tokens (≤ max_positions).
-  Status create_caches(int max_length, int batch, DecodeCaches& caches) const;
+  // The decoding state of every layer for `batch` sequences of up to max_length tokens (≤ max_positions);
+  // `kv`: how the attention layers store keys and values (float16: half the bytes, MultiHeadAttention).
+  Status create_caches(int max_length, int batch, DecodeCaches& caches, KvDtype kv = KvDtype::kF32) const;
   // ids (B, T) as forward: M's value per sequence and its gradients (metric_gradients.h), by a backward
   // through every block (recomputing each block's activations from its saved input, so only the L + 1
   // hidden states are kept), on the thread pool with the same bits at any thread count. Checks as

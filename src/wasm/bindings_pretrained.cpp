@@ -168,11 +168,18 @@ class PretrainedHandle {
   }
   double off_heap_bytes() const { return static_cast<double>(model_.off_heap_bytes()); }
   double memory_limit() const { return static_cast<double>(limit_); }
-  // Decoding: caches for `batch` sequences of up to max_length tokens, replacing earlier ones.
-  val create_caches(int max_length, int batch) {
+  // Decoding: caches for `batch` sequences of up to max_length tokens, replacing earlier ones; half:
+  // float16 keys and values. { code, message, kvBytes } (kvBytes: what the attention layers' caches hold).
+  val create_caches(int max_length, int batch, bool half) {
     LimitScope scope(limit_);
-    return status_object(model_.create_caches(max_length, batch, caches_));
+    caches_.clear();  // the earlier caches go first: both never need to fit at once
+    const attn::Status st =
+        model_.create_caches(max_length, batch, caches_, half ? attn::KvDtype::kF16 : attn::KvDtype::kF32);
+    val out = status_object(st);
+    if (st.ok()) out.set("kvBytes", static_cast<double>(caches_.kv_bytes()));
+    return out;
   }
+  val create_caches_f32(int max_length, int batch) { return create_caches(max_length, batch, false); }
   // The logits (B, T, V) of ids continuing the cached sequences (positions from the caches' length);
   // last_only: only each sequence's last row, (B, 1, V) (decoding reads nothing else: the head is
   // T·V·E multiply-adds and T·V floats otherwise). The ids and the result live in the handle, so a
@@ -292,7 +299,8 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
       .function("setDecodeEdits", &PretrainedHandle::set_decode_edits)
       .function("metricGradients", &PretrainedHandle::metric_gradients)
       .function("readRows", &PretrainedHandle::read_rows)
-      .function("createCaches", &PretrainedHandle::create_caches)
+      .function("createCaches", &PretrainedHandle::create_caches)      // (maxLength, batch, half)
+      .function("createCaches", &PretrainedHandle::create_caches_f32)  // (maxLength, batch): float32
       .function("forwardCached", &PretrainedHandle::forward_cached)
       .function("dropCaches", &PretrainedHandle::drop_caches);
 }

@@ -23,7 +23,7 @@ import {
 import { pretrainedInterp } from '../interp/adapter.js';
 import { hookNamesOf, runHooks, steeringVector } from '../interp/hooks.js';
 import { checkpointTensors } from './checkpoint-tensors.js';
-import { GENERATE_PAD, decodeSteps, generationOptions } from './generation.js';
+import { GENERATE_PAD, checkAborted, decodeSteps, generationOptions } from './generation.js';
 import { renderChatTemplate } from '../tokenizers/chat-template.js';
 import { loadFromHub } from '../hub/hub.js';
 import { signalOption } from '../hub/api.js';
@@ -251,7 +251,10 @@ class PretrainedModelBase extends Handle {
    * The next `maxNewTokens` ids after `ids` (B, T), an int32 Tensor (B, maxNewTokens): greedy at
    * temperature 0, else sampled (temperature → topK → topP, seeded). A row that produces a `stop`
    * id (default: the checkpoint's EOS ids) keeps it and is padded with GENERATE_PAD (-1) after it;
-   * generation ends when every row has stopped. Decodes with a KV cache per layer.
+   * generation ends when every row has stopped. Decodes with a KV cache per layer (`kvCache`:
+   * 'f32', the default, or 'f16': half the bytes); the prompt goes through in chunks of
+   * `prefillChunk` tokens (256), `onProgress(done, total)` after each; `signal` stops it between
+   * chunks and steps (ABORTED).
    */
   generate(ids, options = {}) {
     const handle = this._idle();
@@ -259,7 +262,14 @@ class PretrainedModelBase extends Handle {
     const batch = idBatch(ids, 'ids');
     const out = new Int32Array(batch.b * o.maxNewTokens).fill(GENERATE_PAD);
     let step = 0;
+    checkAborted(o.signal);
     for (const next of decodeSteps(handle, batch, o)) {
+      if (!ArrayBuffer.isView(next)) {
+        o.onProgress?.(next.done, next.total);
+        checkAborted(o.signal); // leaving the loop closes the generator: the caches go
+        continue;
+      }
+      checkAborted(o.signal);
       next.forEach((id, i) => {
         out[i * o.maxNewTokens + step] = id;
       });
@@ -271,23 +281,27 @@ class PretrainedModelBase extends Handle {
   /**
    * generate's tokens one at a time for a batch of one: an async iterator of { id, text } (text:
    * the token's decoded text, or null without a tokenizer) that yields to the page between tokens
-   * and ends after a stop id, after maxNewTokens, or when `signal` aborts.
+   * and ends after a stop id, after maxNewTokens, or when `signal` aborts (also between the chunks of
+   * the prompt's prefill, after each of which it calls `onProgress(done, total)` and yields to the page).
    */
   async *generateStream(ids, options = {}) {
     const handle = this._idle();
-    const { signal, ...o } = generationOptions(options, {
+    const { signal, onProgress, ...o } = generationOptions(options, {
       vocab: this.vocabSize,
       defaultStop: this.stopIds,
-      extra: ['signal'],
     });
-    if (signal != null && typeof signal.aborted !== 'boolean')
-      throw invalid(`signal must be an AbortSignal, got ${describe(signal)}`);
     const batch = idBatch(ids, 'ids');
     if (batch.b !== 1) throw invalid(`generateStream takes a batch of one, got ${batch.b} sequences`);
     this._streaming = true;
     try {
-      for (const [id] of decodeSteps(handle, batch, o)) {
+      for (const step of decodeSteps(handle, batch, o)) {
         if (signal?.aborted) return;
+        if (!ArrayBuffer.isView(step)) {
+          onProgress?.(step.done, step.total);
+          await new Promise((resolve) => setTimeout(resolve, 0)); // the page can press Stop here
+          continue;
+        }
+        const [id] = step;
         yield { id, text: this._tokenizer ? this._tokenizer.decode([id]) : null };
         await new Promise((resolve) => setTimeout(resolve, 0));
         if (signal?.aborted) return;

@@ -250,17 +250,20 @@ export class PretrainedModel {
    * sampled: temperature, then the topK likeliest (0 = all), then the smallest set whose probability
    * reaches topP, from a generator seeded by `seed` (same seed, same ids); ties go to the lower id. A
    * row that produces one of the `stop` ids keeps it and is padded with {@link GENERATE_PAD} (-1)
-   * after it; generation ends when every row has stopped. Decoded with a KV cache per layer.
+   * after it; generation ends when every row has stopped. Decoded with a KV cache per layer
+   * (`kvCache`), the prompt in chunks (`prefillChunk`, `onProgress`); `signal` stops it between
+   * chunks and steps: ABORTED.
    */
   generate(ids: IdsLike, options: GenerateOptions): Tensor;
   /**
    * The same tokens one at a time, for a batch of one: `{ id, text }` (text: the token decoded, or
-   * null without a tokenizer), yielding to the page between tokens; ends after a stop id, after
-   * maxNewTokens, or when `signal` aborts. The model's other generation calls wait for it to end.
+   * null without a tokenizer), yielding to the page between tokens and between the prompt's prefill
+   * chunks; ends after a stop id, after maxNewTokens, or when `signal` aborts (no error: the stream
+   * just ends). The model's other generation calls wait for it to end.
    */
   generateStream(
     ids: IdsLike,
-    options: GenerateOptions & { signal?: AbortSignal },
+    options: GenerateOptions,
   ): AsyncGenerator<{ id: number; text: string | null }, void, undefined>;
   /** Token ids of text, with what the tokenizer's post-processor adds (e.g. a BOS token) unless `addSpecialTokens` is false. Needs a tokenizer. */
   encode(text: string, options?: { addSpecialTokens?: boolean }): Int32Array;
@@ -305,6 +308,18 @@ export interface GenerateOptions {
   stop?: number | number[];
   /** Steering: edits applied to the prompt's rows and every decoding step (vectors over one position; not the scores or the pattern). */
   edits?: HookEdit[];
+  /**
+   * How the KV caches store keys and values: 'f32' (the default) or 'f16', IEEE float16 as
+   * llama.cpp's default cache (half the bytes; rounded to nearest even, widened back tile by tile
+   * inside the attention). A step whose keys or values pass float16's range (±65504) is NON_FINITE.
+   */
+  kvCache?: 'f32' | 'f16';
+  /** Prompt tokens per sequence in each chunk of the prefill; an integer >= 1, default 256. */
+  prefillChunk?: number;
+  /** Called after each chunk of the prompt's prefill with the tokens done and the prompt's length. */
+  onProgress?: (done: number, total: number) => void;
+  /** Stops the generation between prefill chunks and decoding steps: generate throws ABORTED, generateStream ends. */
+  signal?: AbortSignal;
 }
 
 /** The id generate() writes after a row's stop token: -1, never a token id. */

@@ -189,6 +189,15 @@ const pieces: string[] = pretrained.tokenStrings(newIds);
 const text: string = pretrained.decode(newIds);
 // @ts-expect-error maxNewTokens is required
 pretrained.generate([1], {});
+pretrained.generate([1], {
+  maxNewTokens: 2,
+  kvCache: 'f16',
+  prefillChunk: 128,
+  onProgress: (done: number, total: number) => void (done / total),
+  signal: new AbortController().signal,
+});
+// @ts-expect-error the KV cache is 'f32' or 'f16'
+pretrained.generate([1], { maxNewTokens: 2, kvCache: 'bf16' });
 pretrained.dispose();
 
 // ---- the Hugging Face Hub: what a load would download, then the load --------------------------------
