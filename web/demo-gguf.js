@@ -23,7 +23,11 @@ const ACTIVATIONS = {
  */
 export function ggufNote(info) {
   const g = info.gguf;
-  const bytes = `${mb(g.bytes)} stored (${g.bytes.toLocaleString('en-US')} bytes)`;
+  // The lookup-only tables (an untied embedding, Gemma 4's per-layer table) are kept outside the heap.
+  const outside = g.offHeapBytes
+    ? `, ${mb(g.offHeapBytes)} of it outside the wasm heap (lookup-only tables)`
+    : '';
+  const bytes = `${mb(g.bytes)} stored (${g.bytes.toLocaleString('en-US')} bytes${outside})`;
   return (
     `Opened ${info.folderName} (GGUF${g.files.length > 1 ? `, ${g.files.length} parts` : ''}): ` +
     `architecture ${g.architecture} (${info.architecture}), weights ${g.types}, ${bytes}; ` +

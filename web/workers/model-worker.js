@@ -209,7 +209,8 @@ async function openGGUF(parts, job, activations) {
     gguf: {
       architecture: String(md['general.architecture']),
       types: typeCounts(header.tensors.map((t) => t.typeName)),
-      bytes: model.weightBytes,
+      bytes: model.weightBytes + model.offHeapBytes,
+      offHeapBytes: model.offHeapBytes,
       files: parts.map((f) => f.name),
       activations: model.activations,
     },
