@@ -194,9 +194,10 @@ class PretrainedModelBase extends Handle {
       tokenize = true,
       template = 'default',
       date = new Date(),
+      variables = {},
     } = checkOptions(
       options,
-      ['addGenerationPrompt', 'tokenize', 'template', 'date'],
+      ['addGenerationPrompt', 'tokenize', 'template', 'date', 'variables'],
       'applyChatTemplate option',
     );
     this._live();
@@ -216,6 +217,7 @@ class PretrainedModelBase extends Handle {
       addGenerationPrompt: Boolean(addGenerationPrompt),
       tokenizerConfig: this._chat.tokenizerConfig,
       date,
+      variables,
     });
     return tokenize ? this.encode(text, { addSpecialTokens: false }) : text;
   }
