@@ -7,7 +7,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { AttentionError, init, loadPretrained } from '../../src/js/index.js';
+import { AttentionError, captureToSafetensors, init, loadPretrained } from '../../src/js/index.js';
+import { qwen35Checkpoint } from '../golden/gguf-qwen35-model.mjs';
+import { EXPECTED_FILE } from '../golden/gguf-cases.mjs';
 import { fixtureGGUF } from './gguf-from-fixture.js';
 import { writeGGUF } from './gguf-writer.js';
 import { parseGGUF } from '../../src/js/formats/gguf.js';
@@ -169,7 +171,8 @@ describe("llama.cpp's qwen35 files", () => {
 
   it("the qwen35 pre-tokenizer keeps a letter's combining marks in its word (qwen2's splits them off)", async () => {
     // byte-level pieces: U+0308 is the bytes CC 88, "ÌĪ" in GPT-2's byte alphabet; a merge joins
-    // it to the "i" before it, which only a split that keeps "nai\u0308ve" whole lets happen
+    // it to the "i" before it, which only a split that keeps "nai\u0308ve" whole lets happen. The ids
+    // are llama.cpp's (node-llama-cpp 3.22.1, this vocab in a vocab-only qwen35 file, per name)
     const tokens = ['n', 'a', 'i', 'v', 'e', 'Ì', 'Ī', 'ÌĪ', 'iÌĪ'];
     const encode = async (pre) => {
       const { metadata } = await parseGGUF(
@@ -210,6 +213,32 @@ describe("llama.cpp's qwen35 files", () => {
         () => render(bad),
         (e) => e instanceof AttentionError && e.code === 'INVALID_ARGUMENT' && /variables/.test(e.message),
       );
+    model.dispose();
+  });
+
+  it("a folder through llama.cpp: the generated checkpoint, read as a folder, gives llama.cpp's numbers of its conversion", async () => {
+    // llama.cpp ran qwen35-tiny.f32.gguf (check_with_llamacpp.mjs); the same weights in the folder's
+    // layout (grouped value heads, A_log, (1 + w) norms) must give its probabilities and greedy ids
+    const want = JSON.parse(readFileSync(EXPECTED_FILE, 'utf8')).cases['qwen35-tiny.f32.gguf'];
+    const { config, tensors } = qwen35Checkpoint();
+    const model = await loadPretrained({
+      config,
+      weights: captureToSafetensors(Object.fromEntries(tensors)),
+    });
+    assert.equal(model.layers[0].valueHeadOrder, 'grouped');
+    const { logits } = model.forward(want.prompt);
+    const V = logits.shape[2];
+    want.top.forEach((top, t) => {
+      const row = logits.data.subarray(t * V, (t + 1) * V);
+      const max = Math.max(...row);
+      const sum = row.reduce((a, x) => a + Math.exp(x - max), 0);
+      for (const [id, q] of top) {
+        const p = Math.exp(row[id] - max) / sum;
+        assert.ok(Math.abs(p - q) <= want.tolerance, `position ${t} token ${id}: ${p} vs llama.cpp ${q}`);
+      }
+    });
+    const greedy = model.generate(want.prompt, { maxNewTokens: want.greedy.length, stop: [] });
+    assert.deepEqual(Array.from(greedy.data), want.greedy);
     model.dispose();
   });
 });
