@@ -95,10 +95,9 @@ function draw(kind, shape, rng) {
   return Float32Array.from({ length: shape.reduce((a, n) => a * n, 1) }, value);
 }
 
-/** The generated checkpoint: { config, tensors: Map name → { shape, data } } (seeded). */
-export function qwen35Checkpoint() {
-  const c = QWEN35_CONFIG,
-    rng = seeded(0x35);
+/** The generated checkpoint: { config, tensors: Map name → { shape, data } } (seeded; `c` another shape). */
+export function qwen35Checkpoint(c = QWEN35_CONFIG) {
+  const rng = seeded(0x35);
   const list = [
     ['model.embed_tokens.weight', [c.vocab_size, c.hidden_size], 'embed'],
     ...Array.from({ length: c.num_hidden_layers }, (_, l) => layerTensors(c, l)).flat(),
