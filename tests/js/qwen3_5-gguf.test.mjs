@@ -125,6 +125,14 @@ describe("llama.cpp's qwen35 files", () => {
     assert.equal(m.layers.length, 3);
     assertClose(m.forward(IDS).logits.data, want, 'with an MTP block');
     m.dispose();
+    // a block past block_count is no MTP block: unread, so refused by name
+    const stray = edit(undefined, (ts) => [
+      ...ts,
+      ...ts
+        .filter((t) => t.name.startsWith('blk.2.'))
+        .map((t) => ({ ...t, name: `blk.3.${t.name.slice(6)}` })),
+    ]);
+    await refused(stray, /tensor "blk\.3\.[a-z_.]+" is not read by this library's Qwen3_5ForCausalLM/);
   });
 
   it('keys and values not implemented refused by name; qwen3next and qwen35moe still refused', async () => {

@@ -123,9 +123,9 @@ export const QWEN35_GGUF = llamaGGUF(['qwen35'], {
   config: qwen35Config,
   // the value heads tiled and ssm_a = −exp(A_log), as stored (delta_net.h's GGUF layout)
   core: { linearLayout: 1 },
-  // the MTP blocks' tensors (blk.N. for N ≥ the model's layers): left unread
-  skipTensor: (name, config) => {
+  // the MTP blocks' tensors (blk.N. for the model's layers ≤ N < block_count): left unread
+  skipTensor: (name, config, read) => {
     const m = /^blk\.(\d+)\./.exec(name);
-    return m !== null && Number(m[1]) >= config.num_hidden_layers;
+    return m !== null && Number(m[1]) >= config.num_hidden_layers && Number(m[1]) < read('block_count');
   },
 });

@@ -242,7 +242,7 @@ export function ggufConfig(file, factors = null) {
   const configTensors = g.longRope && factors ? [ROPE_FACTORS.short, ROPE_FACTORS.long] : [];
   const ropeFreqs = g.ropeFreqs ? tensors.get(ROPE_FREQS) : undefined;
   // tensors of the file the family knows and does not run (Qwen3.5's MTP blocks)
-  const skipped = g.skipTensor ? (name) => g.skipTensor(name, config) : () => false;
+  const skipped = g.skipTensor ? (name) => g.skipTensor(name, config, read) : () => false;
   return { family, architecture, config, core, ropeFreqs, configTensors, skipped };
 }
 
