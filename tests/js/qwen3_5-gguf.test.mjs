@@ -216,7 +216,7 @@ describe("llama.cpp's qwen35 files", () => {
     assert.equal(render(undefined), `${turns}<think>\n`);
     assert.equal(render({ enable_thinking: true }), `${turns}<think>\n`);
     assert.equal(render({ enable_thinking: false }), `${turns}<think>\n\n</think>\n\n`);
-    for (const bad of [{ messages: [] }, { add_generation_prompt: false }, [1], 'x'])
+    for (const bad of [{ messages: [] }, { add_generation_prompt: false }, { True: false }, [1], 'x'])
       assert.throws(
         () => render(bad),
         (e) => e instanceof AttentionError && e.code === 'INVALID_ARGUMENT' && /variables/.test(e.message),

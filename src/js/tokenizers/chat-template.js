@@ -124,13 +124,15 @@ function render(engine, template, context) {
 
 // The caller's extra template variables (transformers' apply_chat_template **kwargs, such as
 // Qwen3's enable_thinking): a plain object of names that are not the context's own.
-const OWN = ['messages', 'add_generation_prompt', 'bos_token', 'eos_token', 'unk_token', 'pad_token'];
+const OWN = new Set([
+  ...['messages', 'add_generation_prompt', 'bos_token', 'eos_token', 'unk_token', 'pad_token'],
+  ...['strftime_now', 'range', 'raise_exception', 'true', 'false', 'none', 'True', 'False', 'None'],
+]);
 function checkVariables(variables) {
   if (variables === null || typeof variables !== 'object' || Array.isArray(variables))
     throw invalid(`variables must be an object of template variables, got ${describe(variables)}`);
   for (const name of Object.keys(variables))
-    if (OWN.includes(name) || ['strftime_now', 'range', 'raise_exception'].includes(name))
-      throw invalid(`variables: ${name} is set by applyChatTemplate itself`);
+    if (OWN.has(name)) throw invalid(`variables: ${name} is set by applyChatTemplate itself`);
   return variables;
 }
 
