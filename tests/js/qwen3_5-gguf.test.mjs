@@ -249,4 +249,37 @@ describe("llama.cpp's qwen35 files", () => {
     assert.deepEqual(Array.from(greedy.data), want.greedy);
     model.dispose();
   });
+
+  it('decoding a qwen35 file from its DeltaNet states (tiled heads) = its full forward, past 64 rows', async () => {
+    const want = JSON.parse(readFileSync(EXPECTED_FILE, 'utf8')).cases['qwen35-tiny.f32.gguf'];
+    const file = new URL('../golden/gguf/qwen35-tiny.f32.gguf', import.meta.url);
+    const model = await loadPretrained({ gguf: readFileSync(file) });
+    const ids = want.prompt; // 76 tokens
+    const full = model.forward([ids]).logits;
+    const V = full.shape[2];
+    const handle = model._live();
+    assert.equal(handle.createCaches(ids.length, 1).code, 0);
+    try {
+      let worst = 0;
+      const compare = (logits, row) => {
+        for (let j = 0; j < V; j++) {
+          const x = full.data[row * V + j];
+          worst = Math.max(worst, Math.abs(logits[j] - x) / (1 + Math.abs(x)));
+        }
+      };
+      const prefill = 66; // one 64-row chunk and two rows of the next
+      const first = handle.forwardCached(Int32Array.from(ids.slice(0, prefill)), 1, prefill, true);
+      assert.equal(first.code, 0, first.message);
+      compare(first.logits.data, prefill - 1);
+      for (let t = prefill; t < ids.length; t++) {
+        const step = handle.forwardCached(Int32Array.of(ids[t]), 1, 1, true);
+        assert.equal(step.code, 0, step.message);
+        compare(step.logits.data, t);
+      }
+      assert.ok(worst <= 1e-5, `|decoded - full| / (1 + |full|) = ${worst}`);
+    } finally {
+      handle.dropCaches();
+    }
+    model.dispose();
+  });
 });
