@@ -23,9 +23,13 @@ const MIXERS = {
   conv: (info) =>
     `a short convolution (kernel ${info.kernel}): its map is the effective token mixing A[t,s] = mean over ` +
     'channels of C_t·w[t−s]·B_s — signed, banded, no softmax',
-  delta: () =>
+  delta: (info) =>
     'gated DeltaNet linear attention: its map is the exact effective attention of the delta rule per ' +
-    'value head — signed, rows need not sum to 1',
+    'value head — signed, rows need not sum to 1' +
+    // a llama.cpp qwen35 file keeps its converter's value-head order (docs/gguf.md)
+    (info.valueHeadOrder === 'tiled'
+      ? `; value heads in the GGUF file's order: head h reads key head h mod ${info.kvHeads}`
+      : ''),
 };
 
 /**

@@ -153,13 +153,22 @@ test('lfm2-tiny in the demo: the conv layer signed on the diverging palette with
     const el = { hidden: true, textContent: '' };
     const note = (info, l) => (showLayerNote(() => el, info, l), el.textContent);
     const attention = { kind: 'attention', window: 0, rope: false, kvFrom: 1 };
-    return [note({ kind: 'delta', heads: 4, kvFrom: null }, 0), note(attention, 3), note(attention, 1)];
+    const tiled = { kind: 'delta', heads: 4, kvHeads: 2, kvFrom: null, valueHeadOrder: 'tiled' };
+    return [
+      note({ kind: 'delta', heads: 4, kvFrom: null }, 0),
+      note(attention, 3),
+      note(attention, 1),
+      note(tiled, 2),
+    ];
   });
   assert.deepEqual(notes, [
     'Layer 0: gated DeltaNet linear attention: its map is the exact effective attention of the delta rule ' +
       'per value head — signed, rows need not sum to 1.',
     'Layer 3: full causal attention; no RoPE in this layer; K/V from layer 1.',
     'Layer 1: full causal attention; no RoPE in this layer.',
+    'Layer 2: gated DeltaNet linear attention: its map is the exact effective attention of the delta rule ' +
+      "per value head — signed, rows need not sum to 1; value heads in the GGUF file's order: head h reads " +
+      'key head h mod 2.',
   ]);
 
   await showLayer(page, 0, 1);

@@ -46,6 +46,18 @@ const CHAT = [
   { role: 'user', content: 'the sea?' },
 ];
 
+// Over 64 tokens (one chunk of the chunked delta rule) in qwen3_5-tiny's vocab.
+const QWEN35_PROMPT =
+  'Hello world, the sea. hello there! The world and the sea, hello. ' +
+  'There is the sea, hello world, hello there. Where is the world? The sea is there, hello. ' +
+  'The end, hello world.';
+const QWEN35_CHAT = [
+  { role: 'system', content: 'Be brief.' },
+  { role: 'user', content: 'Hello there' },
+  { role: 'assistant', content: '<think>\nthe user said hello\n</think>\n\nhello world' },
+  { role: 'user', content: 'the sea?' },
+];
+
 // ChatML (Qwen's, SmolLM3's), Llama 3's header form, Gemma's turns, Phi-3's role tags, and a
 // Llama 2-like one that writes bos_token.
 export const TEMPLATES = {
@@ -78,6 +90,16 @@ export const TEMPLATES = {
   granite:
     "{% for m in messages %}{{ '<|start_of_role|>' + m.role + '<|end_of_role|>' + m.content + '<|end_of_text|>\\n' }}" +
     "{% endfor %}{% if add_generation_prompt %}{{ '<|start_of_role|>assistant<|end_of_role|>' }}{% endif %}",
+  // Qwen3.5's thinking: an earlier answer's <think>…</think> dropped, the generation prompt opening
+  // a thought ("<think>\n"), or an empty one when enable_thinking is false
+  qwen35:
+    "{% for m in messages %}{% if m.role == 'assistant' %}{% set content = m.content %}" +
+    "{% if '</think>' in content %}{% set content = content.split('</think>')[-1].lstrip('\\n') %}{% endif %}" +
+    "{{ '<|im_start|>assistant\\n' + content + '<|im_end|>\\n' }}{% else %}" +
+    "{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{% endif %}{% endfor %}" +
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}" +
+    "{% if enable_thinking is defined and enable_thinking is false %}{{ '<think>\\n\\n</think>\\n\\n' }}" +
+    "{% else %}{{ '<think>\\n' }}{% endif %}{% endif %}",
   spm:
     "{{ bos_token }}{% for m in messages %}{% if m.role == 'user' %}{{ '<|user|>' + m.content + '<|end|>' }}" +
     "{% elif m.role == 'assistant' %}{{ ' ' + m.content + eos_token }}{% else %}{{ '[' + m.content + ']' }}" +
@@ -226,6 +248,28 @@ export const CASES = [
       quantized: true,
     },
   ]),
+  // llama.cpp's qwen35: a generated checkpoint (gguf-qwen35-model.mjs: 4 value heads on 2 key
+  // heads, three DeltaNet layers and a full one) with qwen3_5-tiny's vocab; a prompt of over one
+  // 64-row chunk of the delta rule; a chat whose earlier answer thought.
+  ...['F32', 'Q8_0'].map((type) => ({
+    file: `qwen35-tiny.${type.toLowerCase()}.gguf`,
+    source: {
+      model: 'qwen35-tiny',
+      generated: 'qwen35',
+      vocab: 'qwen3_5-tiny',
+      type: 'F32',
+      ...(type === 'F32' ? {} : { quant: type }),
+      pre: 'qwen35',
+      template: 'qwen35',
+    },
+    texts: ASCII_TEXTS,
+    prompt: QWEN35_PROMPT,
+    // measured 9.4e-6 (F16 KV cache) and 3.2e-2 (8-bit activations; the mass outside the 24
+    // likeliest of its flat 96-token rows, which npm test bounds by twice this, 0.101 apart)
+    tolerance: type === 'F32' ? 1e-4 : 6e-2,
+    quantized: type !== 'F32',
+    chat: QWEN35_CHAT,
+  })),
   {
     file: 'tiny256-kquants.gguf',
     source: { model: 'tiny256', template: 'spm' },

@@ -15,6 +15,7 @@ import { writeGGUF } from '../js/gguf-writer.js';
 import { PRETRAINED_DIR } from '../js/fixture.js';
 import { dequantize, quantize, randomBlocks, seeded } from './gguf-blocks.mjs';
 import { CASES, GGUF_DIR, TEMPLATES } from './gguf-cases.mjs';
+import { qwen35Checkpoint } from './gguf-qwen35-model.mjs';
 
 const TYPE = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, BYTE: 6 };
 const readJson = (model, name) =>
@@ -103,13 +104,18 @@ function gemma4Tokenizer(model, template) {
 // general.name by `name` where given (llama.cpp looks Phi-3's special tokens up by text when the name
 // says "phi3", and the tiny vocab has none of them).
 const checkpointMetadata =
-  ({ model, pre, template, name }) =>
+  ({ model, pre, template, name, vocab = model }) =>
   (md) => [
     ...md
       .filter(([k]) => !k.startsWith('tokenizer.'))
       .map(([k, t, v]) => (k === 'general.name' && name ? [k, t, name] : [k, t, v])),
-    ...(pre === 'gemma4' ? gemma4Tokenizer(model, template) : gpt2Tokenizer(model, pre, template)),
+    ...(pre === 'gemma4' ? gemma4Tokenizer(model, template) : gpt2Tokenizer(vocab, pre, template)),
   ];
+
+// Checkpoints generated here rather than read from tests/golden/pretrained/ (`generated`), with the
+// vocab of a folder fixture (`vocab`).
+const GENERATED = { qwen35: qwen35Checkpoint };
+const generated = (source) => (source.generated ? GENERATED[source.generated]() : undefined);
 
 // Rows that are whole blocks of 32 are quantized; the others (LFM2's FF width of 80) stay F32 —
 // convert_hf_to_gguf falls back to F16 there; F32 keeps those matrices out of the comparison.
@@ -122,6 +128,7 @@ function checkpointGGUF(source) {
     type,
     quantize: quant ? (_name, values, row) => (whole(row) ? quantize(quant, values) : null) : undefined,
     metadata: checkpointMetadata(source),
+    checkpoint: generated(source),
   });
 }
 
@@ -139,6 +146,7 @@ export function dequantizedGGUF(source) {
       return { type: 0, data: new Uint8Array(f32.buffer) };
     },
     metadata: checkpointMetadata(source),
+    checkpoint: generated(source),
   });
 }
 

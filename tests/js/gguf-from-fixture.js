@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { writeGGUF } from './gguf-writer.js';
 import { PRETRAINED_DIR } from './fixture.js';
+import { qwen35Metadata, qwen35Tensors } from './gguf-qwen35.js';
 
 export const GGML = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8, IQ2_XS: 17 };
 
@@ -27,6 +28,8 @@ const ARCH = {
   Ministral3ForCausalLM: 'mistral3',
   Gemma4ForCausalLM: 'gemma4',
   Lfm2ForCausalLM: 'lfm2',
+  Qwen3_5ForCausalLM: 'qwen35',
+  Qwen3_5ForConditionalGeneration: 'qwen35', // the text model (gguf-qwen35.js)
 };
 const PERMUTED = ['llama', 'smollm3', 'granite', 'mistral3']; // llama.cpp's rope type NORM among them
 
@@ -177,6 +180,7 @@ function ggufName(hfName, arch) {
 
 // The tensors as the converter modifies them: [{ name, shape, data }] in llama.cpp's names.
 function convertTensors(tensors, c, arch) {
+  if (arch === 'qwen35') return qwen35Tensors(tensors, c); // gguf-qwen35.js
   const out = [];
   for (const [hfName, { shape, data: raw }] of tensors) {
     if (/\.attn\.(masked_)?bias$/.test(hfName)) continue; // GPT-2's causal-mask buffers
@@ -316,6 +320,7 @@ function lfm2Metadata(md, c, k) {
 // The metadata the converter writes for config c.
 function metadataOf(c, arch, name) {
   const md = baseMetadata(c, arch, name);
+  if (arch === 'qwen35') return qwen35Metadata(md, c, (key) => `${arch}.${key}`);
   return arch === 'lfm2' ? lfm2Metadata(md, c, (key) => `${arch}.${key}`) : md;
 }
 
@@ -382,7 +387,7 @@ function baseMetadata(c, arch, name) {
 }
 
 // The converter keeps these F32 whatever the file type (ModelBase.prepare_tensors).
-const ALWAYS_F32 = /^rope_freqs\.weight$|shortconv\.conv\.weight$/;
+const ALWAYS_F32 = /^rope_freqs\.weight$|shortconv\.conv\.weight$|ssm_conv1d\.weight$/;
 
 // A tensor's bytes in `type` (F32 or F16), or as `quantize` returns them.
 function encode(t, type, quantize) {
@@ -405,14 +410,20 @@ export function ggufFixtures(names) {
 /**
  * The GGUF bytes of fixture `model` (its model.safetensors, or `weightsFile`), matrices in `type`
  * ('F32' or 'F16') unless `quantize` gives them; `metadata` / `tensors` edit the result for hostile
- * cases: metadata(list) and tensors(list) return the lists to write.
+ * cases: metadata(list) and tensors(list) return the lists to write. `checkpoint` ({ config, tensors:
+ * Map name → { shape, data } }) stands for a checkpoint not on disk (a generated one).
  */
-export function fixtureGGUF(model, { type = 'F32', weightsFile, quantize, metadata, tensors } = {}) {
+export function fixtureGGUF(
+  model,
+  { type = 'F32', weightsFile, quantize, metadata, tensors, checkpoint } = {},
+) {
   const dir = new URL(`${model}/`, PRETRAINED_DIR);
-  const c = JSON.parse(readFileSync(new URL('config.json', dir), 'utf8'));
-  const arch = ARCH[c.architectures[0]];
+  const given = checkpoint?.config ?? JSON.parse(readFileSync(new URL('config.json', dir), 'utf8'));
+  const arch = ARCH[given.architectures[0]];
+  const c = given.text_config ?? given; // a vision-language checkpoint: its text model's (Qwen3.5)
   const file = weightsFile ?? (type === 'F16' ? 'model.f16.safetensors' : 'model.safetensors');
-  const list = convertTensors(readSafetensors(readFileSync(new URL(file, dir))), c, arch);
+  const weights = checkpoint?.tensors ?? readSafetensors(readFileSync(new URL(file, dir)));
+  const list = convertTensors(weights, c, arch);
   if (c.rope_scaling?.rope_type === 'llama3') {
     const data = ropeFreqs(c, c.head_dim ?? c.hidden_size / c.num_attention_heads);
     list.push({ name: 'rope_freqs.weight', shape: [data.length], data });

@@ -83,6 +83,24 @@ async function reference(name, model, dtype) {
   return { model: await loadPretrained({ config: model.config, weights }) };
 }
 
+// A qwen35 file's DeltaNet maps (B, H_v, T, T) in the folder's value-head order: its head
+// j·H_k + g (tiled) is the folder's g·(H_v / H_k) + j (grouped), layers[l].valueHeadOrder says which.
+function folderHeads(map, info) {
+  if (info.valueHeadOrder !== 'tiled') return map.data;
+  const [b, h, t] = map.shape,
+    k = info.kvHeads,
+    perK = h / k,
+    size = t * t;
+  const out = new Float32Array(map.data.length);
+  for (let s = 0; s < b; s++)
+    for (let j = 0; j < perK; j++)
+      for (let g = 0; g < k; g++) {
+        const from = (s * h + j * k + g) * size;
+        out.set(map.data.subarray(from, from + size), (s * h + g * perK + j) * size);
+      }
+  return out;
+}
+
 // Logits and attention (every layer in F32, layer 0 in F16) of each case against the reference.
 async function compare(name, model, dtype) {
   const ref = await reference(name, model, dtype);
@@ -96,6 +114,7 @@ async function compare(name, model, dtype) {
       want = { logits: r.logits.data, attention: r.attention.map((a) => a?.data) };
     } else {
       const e = ref.expected.cases.find((x) => x.name === c.name);
+      if (!e) continue; // a case only the F32 reference has (Qwen3.5's 70 tokens)
       want = { logits: e.logits.data, attention: e.attention?.map((a) => a.data) };
     }
     assertClose(got.logits.data, want.logits, kLogitAbs, kLogitRel, `${name} ${dtype} ${c.name} logits`);
@@ -103,7 +122,7 @@ async function compare(name, model, dtype) {
     got.attention.forEach((a, l) => {
       if (a && want.attention[l])
         assertClose(
-          a.data,
+          folderHeads(a, model.layers[l]),
           want.attention[l],
           kAttnAbs,
           kAttnRel,

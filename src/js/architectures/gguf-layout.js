@@ -13,6 +13,8 @@
 //   rope_factors_long tensors with rope.scaling.attn_factor and rope.scaling.original_context_length;
 //   config(read, config): config.json keys llama.cpp fixes or that the file does not carry (config:
 //   the keys read so far; read.array reads a key that may hold one value per layer).
+//   core: fields of the core's config the family's files fix (Qwen3.5's DeltaNet layout);
+//   skipTensor(name, config, read): tensors the file may hold that the model does not run (unread).
 import { AttentionError } from '../errors.js';
 
 /** llama.cpp's tensor names by role (LLM_TENSOR_NAMES); per-layer ones after "blk.N.". */

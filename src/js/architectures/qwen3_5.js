@@ -7,6 +7,7 @@
 import { describe } from '../options.js';
 import { LLAMA_TENSORS, llamaCore } from './llama-layout.js';
 import { QK_NORM, invalid } from './shared.js';
+import { QWEN35_GGUF } from './qwen3_5-gguf.js';
 
 // MixerKind (src/model/blocks.h): 0 softmax attention, 2 the gated DeltaNet.
 const MIXER = { full_attention: 0, linear_attention: 2 };
@@ -143,10 +144,10 @@ const text = {
       '`qwen3_5-tiny` (2 DeltaNet layers, 4 value heads on 2 key heads; 1 full layer, GQA, factor 0.5)',
   },
   tensors: QWEN3_5_TENSORS,
-  // GGUF files of the same lineage refused by name (pretrained/gguf-config.js): llama.cpp's qwen35
-  // (its tiled value heads and the converter's reorder are not mapped here yet), qwen3next, qwen35moe.
+  // llama.cpp's qwen35 files (qwen3_5-gguf.js: tiled value heads, −exp(A_log), norms + 1).
+  gguf: QWEN35_GGUF,
+  // GGUF files of the same lineage refused by name (pretrained/gguf-config.js): qwen3next, qwen35moe.
   refusesGGUF: {
-    qwen35: "llama.cpp's qwen35 files are not read yet (a Qwen3.5 folder is)",
     qwen3next:
       'Qwen3-Next (a mixture of experts over DeltaNet and gated attention layers) is not implemented',
     qwen35moe: 'Qwen3.5-MoE (mixture-of-experts MLPs) is not implemented',

@@ -63,7 +63,7 @@ function planTensors(handle, file, model) {
       p.rowOrder = unpermute(shape[0], role === 'q' ? core.heads : core.kvHeads);
     return p;
   });
-  const unread = file.tensors.find((t) => !read.has(t.name));
+  const unread = file.tensors.find((t) => !read.has(t.name) && !model.skipped(t.name));
   if (unread)
     throw invalid(
       `gguf: tensor "${unread.name}" is not read by this library's ${model.architecture} (llama.cpp may use it)`,

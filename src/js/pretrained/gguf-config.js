@@ -213,7 +213,8 @@ function checkKeys(metadata, arch, g, used, read) {
 /**
  * The model a parsed GGUF file (formats/gguf.js parseGGUF) describes: { family, architecture, config (the
  * config.json it maps to), core (the core's config), ropeFreqs (the rope_freqs tensor the family
- * reads, or undefined), configTensors (names of the tensors read into the config) }. `factors`: the
+ * reads, or undefined), configTensors (names of the tensors read into the config), skipped (name →
+ * whether the family leaves that tensor unread on purpose) }. `factors`: the
  * file's LongRoPE factors (readRopeFactors). INVALID_ARGUMENT naming an unknown architecture or a
  * key not implemented.
  */
@@ -237,9 +238,12 @@ export function ggufConfig(file, factors = null) {
   // llama.cpp's head is output.weight, else the embeddings (GPT-2's converter writes a copy).
   core.tieEmbeddings = !tensors.has(ggufTensorName(family, 'unembed'));
   if (g.normsPlusOne) core.normWeightOffset = 0; // stored as 1 + w: used as stored
+  if (g.core) Object.assign(core, g.core); // the core's fields the family's files fix (their layout)
   const configTensors = g.longRope && factors ? [ROPE_FACTORS.short, ROPE_FACTORS.long] : [];
   const ropeFreqs = g.ropeFreqs ? tensors.get(ROPE_FREQS) : undefined;
-  return { family, architecture, config, core, ropeFreqs, configTensors };
+  // tensors of the file the family knows and does not run (Qwen3.5's MTP blocks)
+  const skipped = g.skipTensor ? (name) => g.skipTensor(name, config, read) : () => false;
+  return { family, architecture, config, core, ropeFreqs, configTensors, skipped };
 }
 
 /**

@@ -46,7 +46,7 @@ function convSummary(core) {
 }
 
 // A gated DeltaNet layer (Qwen3.5, src/model/delta_net.h): its value heads (the effective
-// attention's maps), key heads and sizes.
+// attention's maps, numbered as the file stores them), key heads and sizes.
 function deltaSummary(core, l) {
   return Object.freeze({
     kind: 'delta',
@@ -55,6 +55,7 @@ function deltaSummary(core, l) {
     headDim: core.linearKDim,
     valueDim: core.linearVDim,
     convKernel: core.linearConvKernel,
+    valueHeadOrder: core.linearLayout === 1 ? 'tiled' : 'grouped', // a qwen35 GGUF file's: tiled
     kvFrom: l,
     window: 0,
     rope: false,

@@ -206,9 +206,10 @@ class PretrainedModelBase extends Handle {
       tokenize = true,
       template = 'default',
       date = new Date(),
+      variables = {},
     } = checkOptions(
       options,
-      ['addGenerationPrompt', 'tokenize', 'template', 'date'],
+      ['addGenerationPrompt', 'tokenize', 'template', 'date', 'variables'],
       'applyChatTemplate option',
     );
     this._live();
@@ -228,6 +229,7 @@ class PretrainedModelBase extends Handle {
       addGenerationPrompt: Boolean(addGenerationPrompt),
       tokenizerConfig: this._chat.tokenizerConfig,
       date,
+      variables,
     });
     return tokenize ? this.encode(text, { addSpecialTokens: false }) : text;
   }

@@ -122,9 +122,28 @@ function render(engine, template, context) {
   return new engine.Interpreter(env).run(template.parsed).value;
 }
 
+// The caller's extra template variables (transformers' apply_chat_template **kwargs, such as
+// Qwen3's enable_thinking): a plain object of names that are not the context's own.
+const OWN = new Set([
+  ...['messages', 'add_generation_prompt', 'bos_token', 'eos_token', 'unk_token', 'pad_token'],
+  ...['strftime_now', 'range', 'raise_exception', 'true', 'false', 'none', 'True', 'False', 'None'],
+]);
+function checkVariables(variables) {
+  if (variables === null || typeof variables !== 'object' || Array.isArray(variables))
+    throw invalid(`variables must be an object of template variables, got ${describe(variables)}`);
+  for (const name of Object.keys(variables))
+    if (OWN.has(name)) throw invalid(`variables: ${name} is set by applyChatTemplate itself`);
+  return variables;
+}
+
 /** The template's text for `messages` (checked, bounded); `source` a template string, `engine` loadJinja()'s. */
-export function renderChatTemplate(engine, source, { messages, addGenerationPrompt, tokenizerConfig, date }) {
+export function renderChatTemplate(
+  engine,
+  source,
+  { messages, addGenerationPrompt, tokenizerConfig, date, variables = {} },
+) {
   checkMessages(messages);
+  const extra = checkVariables(variables);
   let template;
   try {
     template = new engine.Template(source);
@@ -132,6 +151,7 @@ export function renderChatTemplate(engine, source, { messages, addGenerationProm
     throw invalid(`the chat template does not parse: ${error.message}`);
   }
   const context = {
+    ...extra,
     messages,
     add_generation_prompt: addGenerationPrompt,
     bos_token: tokenText(tokenizerConfig?.bos_token),

@@ -67,6 +67,12 @@ export interface LayerInfo {
   valueDim?: number;
   convKernel?: number;
   /**
+   * A 'delta' layer's value-head numbering: 'grouped' (a folder's: value head h reads key head
+   * ⌊h / (heads / kvHeads)⌋) or 'tiled' (a llama.cpp qwen35 file's: h reads h mod kvHeads; the
+   * folder's head g·(heads / kvHeads) + j is the file's j·kvHeads + g).
+   */
+  valueHeadOrder?: 'grouped' | 'tiled';
+  /**
    * The layer whose keys and values it reads: itself, or an earlier layer whose K/V it shares
    * (Gemma 4); null for a conv layer.
    */

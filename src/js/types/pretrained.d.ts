@@ -272,16 +272,30 @@ export class PretrainedModel {
    * (rendered by the vendored @huggingface/jinja): the ids of the text, tokenized without adding
    * special tokens again (the template writes BOS itself), or the text with `tokenize: false`.
    * `template` picks one of a list of named templates (default "default"); `date` is what
-   * `strftime_now` formats (default now). A template that loops, recurses or writes more than
+   * `strftime_now` formats (default now); `variables` are further template variables, as
+   * apply_chat_template's keyword arguments (`{ enable_thinking: false }` for Qwen3 and Qwen3.5's
+   * templates), the context's own names refused. A template that loops, recurses or writes more than
    * 2^20 characters is TOO_LARGE; one that fails or calls raise_exception is INVALID_ARGUMENT.
    */
   applyChatTemplate(
     messages: ReadonlyArray<{ role: string; content: string }>,
-    options?: { addGenerationPrompt?: boolean; tokenize?: true; template?: string; date?: Date },
+    options?: {
+      addGenerationPrompt?: boolean;
+      tokenize?: true;
+      template?: string;
+      date?: Date;
+      variables?: Record<string, unknown>;
+    },
   ): Int32Array;
   applyChatTemplate(
     messages: ReadonlyArray<{ role: string; content: string }>,
-    options: { addGenerationPrompt?: boolean; tokenize: false; template?: string; date?: Date },
+    options: {
+      addGenerationPrompt?: boolean;
+      tokenize: false;
+      template?: string;
+      date?: Date;
+      variables?: Record<string, unknown>;
+    },
   ): string;
   /** The names of this model's chat templates (empty when it has none). */
   readonly chatTemplateNames: string[];

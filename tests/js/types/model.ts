@@ -187,6 +187,11 @@ const newIds: Tensor = pretrained.generate(pretrained.encode('hi'), {
 });
 const pieces: string[] = pretrained.tokenStrings(newIds);
 const text: string = pretrained.decode(newIds);
+const noThought: string = pretrained.applyChatTemplate([{ role: 'user', content: 'hi' }], {
+  tokenize: false,
+  variables: { enable_thinking: false },
+});
+const order: 'grouped' | 'tiled' | undefined = pretrained.layers[0].valueHeadOrder;
 // @ts-expect-error maxNewTokens is required
 pretrained.generate([1], {});
 pretrained.generate([1], {
