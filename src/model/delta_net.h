@@ -56,6 +56,13 @@ class DeltaNetBlock {
   // the effective attention (delta_rule.h; only from a zero state), or null. hooks: layer l's points.
   Status forward(int b, int t, const float* x, float* y, const float* state, float* next, float* attention,
                  const HookRun* hooks, int layer) const;
+  // The backward of a whole-sequence forward from a zero state (delta_net_backward.cpp): dx (B·T, E)
+  // = ∂M/∂x for dy = ∂M/∂y, the weights frozen, the forward recomputed from x. z_out, dz_out (B·T,
+  // H_v·d_v), when given: each value head's gated-norm output (the rows W_out reads: the layer's z,
+  // per value head) and its gradient. Memory: O(T·C) rows and, per head, its states at the chunks'
+  // starts and one chunk's states (delta_rule_backward.cpp).
+  Status backward(int b, int t, const float* x, const float* dy, float* dx, std::vector<float>* z_out,
+                  std::vector<float>* dz_out) const;
   WeightView qkv, z, b_proj, a_proj;  // (C, E), (H_v·d_v, E), (H_v, E), (H_v, E)
   WeightView out;                     // (E, H_v·d_v)
   Tensor conv;                        // (C, K): channel c's taps, the oldest input first
