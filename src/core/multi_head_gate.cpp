@@ -23,6 +23,8 @@ void MultiHeadAttention::gate_context(int b, int tq, const float* x, float* z, T
     for (std::int64_t i = r0 * width; i < r1 * width; ++i)
       z[i] = static_cast<float>(z[i] / (1.0 + std::exp(-static_cast<double>(g[i]))));
   });
+  // "z": the gated rows out_proj reads (the trace's "context" is the attention's, before the gate)
+  mha_steps::record_heads(trace, "z", "T_q", "d_v", z, width, b, config_.num_heads, tq, value_head_dim_);
 }
 
 // With c the ungated context and s = σ(W_g x): ∂/∂c = d · s, ∂/∂(W_g x) = d · c · s(1 − s), in double;

@@ -3,6 +3,7 @@
 // depends on its own rows alone, so the bits do not depend on the thread count.
 #include "model/delta_net.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/parallel.h"
@@ -110,7 +111,7 @@ void DeltaNetBlock::rule(int b, int t, const std::vector<float>& q, const std::v
 }
 
 Status DeltaNetBlock::forward(int b, int t, const float* x, float* y, const float* state, float* next,
-                              float* attention, const HookRun* hooks, int layer) const {
+                              float* attention, const HookRun* hooks, int layer, Trace* trace) const {
   const DeltaNetShape& s = shape_;
   const int e = s.hidden, c = s.channels(), hk = s.k_heads, hv = s.v_heads, dk = s.k_dim, dv = s.v_dim;
   const int qd = hk * dk, vd = hv * dv, m = b * t;
@@ -166,6 +167,13 @@ Status DeltaNetBlock::forward(int b, int t, const float* x, float* y, const floa
             static_cast<float>(static_cast<float>(r[j] * inv) * norm.data[j] * (gate[j] * sigmoid(gate[j])));
     }
   });
+  if (trace) {  // (B, H_v, T, d_v) from the (B·T, H_v·d_v) rows
+    std::vector<float> zh(o.size());
+    for (std::int64_t r = 0; r < n; ++r)
+      for (int h = 0; h < hv; ++h)
+        std::copy_n(o.data() + r * vd + h * dv, dv, zh.data() + ((r / t * hv + h) * t + r % t) * dv);
+    trace->record("z", {"B", "H", "T_q", "d_v"}, Tensor({b, hv, t, dv}, std::move(zh)));
+  }
   out.linear(m, o.data(), vd, nullptr, y, e);
   return Status::Ok();
 }

@@ -19,6 +19,7 @@
 #include "core/status.h"
 #include "core/stored_weight.h"
 #include "core/tensor.h"
+#include "core/trace.h"
 #include "model/hooks.h"
 
 namespace attn {
@@ -54,8 +55,10 @@ class DeltaNetBlock {
   // y (B·T, E) from x (B·T, E). state: B × state_floats() to continue from, or null (a zero state:
   // position 0); next: where the state after these rows goes, or null. attention: (B, H_v, T, T) for
   // the effective attention (delta_rule.h; only from a zero state), or null. hooks: layer l's points.
+  // trace, when given, gets one step "z" (B, H_v, T, d_v): each value head's gated-norm output, the
+  // rows W_out reads (what attribution and patching per value head read).
   Status forward(int b, int t, const float* x, float* y, const float* state, float* next, float* attention,
-                 const HookRun* hooks, int layer) const;
+                 const HookRun* hooks, int layer, Trace* trace = nullptr) const;
   // The backward of a whole-sequence forward from a zero state (delta_net_backward.cpp): dx (B·T, E)
   // = ∂M/∂x for dy = ∂M/∂y, the weights frozen, the forward recomputed from x. z_out, dz_out (B·T,
   // H_v·d_v), when given: each value head's gated-norm output (the rows W_out reads: the layer's z,

@@ -1,7 +1,7 @@
 // A hybrid pretrained model (DeltaNet and softmax attention layers; pretrained_delta.cpp) with random
 // weights: decoding from the layers' states equals the whole forward, a refused step changes no
 // state, the effective attention reproduces the layer's o through the hook points, and a trace of a
-// DeltaNet layer is refused by name.
+// DeltaNet layer holds its z per value head.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -135,7 +135,8 @@ TEST_CASE("hybrid model: a DeltaNet layer's effective attention reproduces its o
   REQUIRE(worst <= 1e-4 * max_o);
 }
 
-TEST_CASE("hybrid model: refusals name the DeltaNet layer", "[pretrained][delta_net]") {
+TEST_CASE("hybrid model: refusals name the DeltaNet layer; its trace is z per value head",
+          "[pretrained][delta_net]") {
   attn::PretrainedConfig c = hybrid();
   c.linear_v_heads = 3;
   c.linear_k_heads = 2;
@@ -143,10 +144,13 @@ TEST_CASE("hybrid model: refusals name the DeltaNet layer", "[pretrained][delta_
   REQUIRE(attn::PretrainedModel::create(c, m).code == attn::StatusCode::kHeadsDoNotDivide);
   REQUIRE(attn::PretrainedModel::create(hybrid(), m).ok());
   fill(m, 9);
+  // a traced DeltaNet layer: its value heads' z only (B, H_v, T, d_v), no softmax steps
   attn::ForwardOptions o;
   o.trace_layers = {0};
   attn::PretrainedForwardResult r;
-  REQUIRE(m.forward(1, 4, ids_of(4, 1), o, r).message.find("DeltaNet") != std::string::npos);
+  REQUIRE(m.forward(1, 4, ids_of(4, 1), o, r).ok());
+  REQUIRE(r.traces[0].steps().size() == 1);
+  REQUIRE(r.traces[0].find("z")->tensor.shape == attn::Shape{1, 2, 4, 3});
   // the attention layer has attn.hook_q, the DeltaNet layers linear_attn.hook_q only
   attn::HookId id;
   REQUIRE(attn::parse_hook("blocks.2.attn.hook_q", m.hook_shapes(), id).ok());
