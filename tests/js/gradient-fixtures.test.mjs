@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { init, loadPretrained, TinyTransformer, Tensor } from '../../src/js/index.js';
-import { PRETRAINED_DIR, deltaPretrained, listPretrained, listPretrainedInterp } from './fixture.js';
+import { PRETRAINED_DIR, listPretrainedInterp } from './fixture.js';
 
 await init();
 
@@ -78,21 +78,8 @@ function checkCase(model, c, what) {
 }
 
 describe('metricGradients against float64 autograd (every checkpoint folder)', () => {
-  // A folder without expected_gradients.json is a hybrid model: its DeltaNet layers have no backward
-  // yet, and metricGradients says so, naming the first such layer, before it computes anything.
-  for (const name of listPretrained().filter(deltaPretrained)) {
-    it(`${name}: refused, naming its first DeltaNet layer`, async () => {
-      const config = json(name, 'config.json');
-      const model = await loadPretrained({ config, weights: read(name, 'model.safetensors') });
-      const first = model.layers.findIndex((l) => l.kind === 'delta');
-      assert.ok(first >= 0, `${name} has no expected_gradients.json and no DeltaNet layer`);
-      assert.throws(
-        () => model.metricGradients([[1, 2, 3]], { position: 2, token: 4, metric: 'probability' }),
-        new RegExp(`layer ${first} is a DeltaNet`),
-      );
-      model.dispose();
-    });
-  }
+  // a folder without expected_gradients.json (Qwen3.5's) is checked against finite differences
+  // instead (tests/js/delta-interp.test.mjs)
   for (const name of listPretrainedInterp('expected_gradients.json')) {
     it(name, async () => {
       const doc = json(name, 'expected_gradients.json');
