@@ -79,7 +79,8 @@ class DeltaNetBlock {
   void convolve(int b, int t, std::vector<float>& mixed, const float* state, float* next) const;
   void rule(int b, int t, const std::vector<float>& q, const std::vector<float>& k,
             const std::vector<float>& v, const std::vector<float>& beta, const std::vector<float>& g,
-            const float* state, float* next, float* attention, std::vector<float>& o) const;
+            const float* state, float* next, float* attention, std::vector<float>& o,
+            float* final_state = nullptr) const;
 };
 
 }  // namespace attn

@@ -157,3 +157,41 @@ TEST_CASE("hybrid model: refusals name the DeltaNet layer; its trace is z per va
   REQUIRE(!attn::parse_hook("blocks.0.attn.hook_q", m.hook_shapes(), id).ok());
   REQUIRE(attn::parse_hook("blocks.0.linear_attn.hook_beta", m.hook_shapes(), id).ok());
 }
+
+TEST_CASE("hybrid model: linear_attn.hook_state is the decoding state's S after the rows",
+          "[pretrained][delta_net][hooks]") {
+  attn::PretrainedModel m;
+  REQUIRE(attn::PretrainedModel::create(hybrid(), m).ok());
+  fill(m, 11);
+  const int b = 2, t = 70, hv = 2, dk = 4, dv = 3;  // past one chunk of 64
+  std::vector<std::int32_t> ids = ids_of(t, 1), other = ids_of(t, 4);
+  ids.insert(ids.end(), other.begin(), other.end());
+  testutil::Hooked h;
+  h.request.capture = {"blocks.*.linear_attn.hook_state"};
+  REQUIRE(h.make(m.hook_shapes(), b, t).ok());
+  attn::PretrainedForwardResult r;
+  REQUIRE(m.forward(b, t, ids, h.options, r).ok());
+  attn::DecodeCaches caches;  // the prefill keeps each layer's state: [conv inputs | S] per sequence
+  REQUIRE(m.create_caches(t, b, caches).ok());
+  attn::PretrainedForwardResult prefill;
+  REQUIRE(m.forward(b, t, ids, {}, prefill, &caches).ok());
+  const std::size_t per_seq = caches.layers[0].state.size() / b, s_floats = hv * dk * dv;
+  for (int l = 0; l < 2; ++l) {
+    const attn::Tensor got = h.captured("blocks." + std::to_string(l) + ".linear_attn.hook_state");
+    REQUIRE(got.shape == attn::Shape{b, hv, dk, dv});
+    for (int s = 0; s < b; ++s) {
+      const float* want = caches.layers[l].state.data() + s * per_seq + (per_seq - s_floats);
+      REQUIRE(std::equal(want, want + s_floats, got.data.begin() + s * s_floats));
+    }
+  }
+  bool listed = false;
+  for (const attn::HookInfo& info : attn::hook_list(m.hook_shapes()))
+    if (info.name == "blocks.0.linear_attn.hook_state")
+      listed = info.shape == attn::Shape{attn::kHookBatchAxis, hv, dk, dv};
+  REQUIRE(listed);
+  testutil::Hooked e;  // captured only: an edit is refused by name
+  e.edit("blocks.0.linear_attn.hook_state", true, {b, hv, dk, dv}, std::vector<float>(b * s_floats, 1.0f));
+  const attn::Status st = e.make(m.hook_shapes(), b, t);
+  REQUIRE(st.code == attn::StatusCode::kInvalidArgument);
+  REQUIRE(st.message.find("captured only") != std::string::npos);
+}

@@ -4,7 +4,7 @@
 // central finite differences of the model's own float32 forward (a small perturbation of z through
 // W_O added at attn.hook_out: the linear approximation attribution patching makes, against the
 // actual change); saliency from those gradients; patching per value head: a head whose clean and
-// corrupted z agree (the rows before the changed token) changes nothing, exactly.
+// corrupted z agree (the rows before the changed token) changes nothing, exactly; the final-state hook.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -119,6 +119,32 @@ describe('interpretability on qwen3_5-tiny (DeltaNet layers)', () => {
           }
       assert.ok(moved > 0, `${tool}: some head at or after the changed token matters`);
     }
+    model.dispose();
+  });
+
+  it('linear_attn.hook_state: the final state, captured only', async () => {
+    const model = await loadCheckpoint('qwen3_5-tiny');
+    const { heads: H, headDim: dk, valueDim: dv } = model.layers[0];
+    const names = new Map(model.hookNames().map((h) => [h.name, h.shape]));
+    assert.deepEqual(names.get('blocks.0.linear_attn.hook_state'), ['B', H, dk, dv]);
+    assert.ok(!names.has('blocks.2.linear_attn.hook_state'), 'a full layer has none');
+    const state = model.run(ids, { capture: ['blocks.0.linear_attn.hook_state'] }).activations[
+      'blocks.0.linear_attn.hook_state'
+    ];
+    assert.deepEqual(state.shape, [1, H, dk, dv]);
+    assert.ok(state.data.some((v) => v !== 0) && state.data.every(Number.isFinite));
+    assert.throws(
+      () =>
+        model.run(ids, {
+          edits: [{ hook: 'blocks.0.linear_attn.hook_state', op: 'add', value: state }],
+        }),
+      /captured only/,
+    );
+    assert.throws(
+      () =>
+        model.steeringVector({ positive: [1, 2], negative: [3, 4], hook: 'blocks.0.linear_attn.hook_state' }),
+      /no value per position/,
+    );
     model.dispose();
   });
 });
