@@ -21,8 +21,8 @@ await init();
 // (layer, head) entries NaN, its output one part of the attribution, `mixers`; Qwen3.5's DeltaNet
 // layers: one entry per value head); Gemma 4's additions are refused (INTERP_REFUSED)
 const CHECKPOINTS = listPretrained().filter((name) => !INTERP_REFUSED.includes(name));
-// those with float64 references (expected_patch.json; Qwen3.5's have none yet: its gradients and
-// patching are checked by finite differences and exact zeros in tests/js/delta-interp.test.mjs)
+// those with float64 references (expected_patch.json: qwen3_5-vl-tiny has none, its text model is
+// qwen3_5-tiny's, whose references tests/golden/qwen3_5_interp.py writes)
 const REFERENCED = listPretrained('expected_patch.json').filter((name) => !INTERP_REFUSED.includes(name));
 
 // LD_patched = corruptedDiff + ratio · (cleanDiff − corruptedDiff), each against the float64 reference.
