@@ -4,7 +4,8 @@
 // central finite differences of the model's own float32 forward (a small perturbation of z through
 // W_O added at attn.hook_out: the linear approximation attribution patching makes, against the
 // actual change); saliency from those gradients; patching per value head: a head whose clean and
-// corrupted z agree (the rows before the changed token) changes nothing, exactly; the final-state hook.
+// corrupted z agree (the rows before the changed token) changes nothing, exactly; the final-state hook;
+// headScores of the value heads from the forward's signed effective attention.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -145,6 +146,32 @@ describe('interpretability on qwen3_5-tiny (DeltaNet layers)', () => {
         model.steeringVector({ positive: [1, 2], negative: [3, 4], hook: 'blocks.0.linear_attn.hook_state' }),
       /no value per position/,
     );
+    model.dispose();
+  });
+
+  it("headScores: a DeltaNet layer's value heads score its signed effective attention", async () => {
+    const model = await loadCheckpoint('qwen3_5-tiny');
+    const short = ids.subarray(0, 12);
+    const n = short.length;
+    const { attention, attentionKinds } = model.forward(short, { attention: true });
+    const scores = model.headScores(short, { kinds: ['previous-token'] })['previous-token'];
+    const H = model.numHeads;
+    assert.deepEqual(scores.shape, [model.numLayers, H]);
+    let negative = false;
+    for (let l = 0; l < model.numLayers; l++) {
+      const a = attention[l].data;
+      negative ||= attentionKinds[l] === 'delta' && a.some((v) => v < 0);
+      for (let h = 0; h < model.layers[l].heads; h++) {
+        let s = 0; // the mean over rows t >= 1 of A[t, t - 1]
+        for (let t = 1; t < n; t++) s += a[(h * n + t) * n + t - 1];
+        const want = s / (n - 1);
+        assert.ok(
+          Math.abs(scores.data[l * H + h] - want) <= 1e-6,
+          `(${l}, ${h}): ${scores.data[l * H + h]} vs ${want}`,
+        );
+      }
+    }
+    assert.ok(negative, 'a DeltaNet map has negative entries (signed)');
     model.dispose();
   });
 });
