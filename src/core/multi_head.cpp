@@ -424,7 +424,7 @@ Status MultiHeadAttention::run_forward(const Tensor& query, const Tensor* key, c
   prepare_weights(options, d, hd.h, p.masks.tk, result.weights, att);
   run_attention(p, options.need_weights, att, trace);
   if (config_.output_gate)  // z × σ(W_g x) (multi_head_gate.cpp): the z the hooks and out_proj see
-    gate_context(d.b, d.tq, x, att.context_out, trace);
+    gate_context(d.b, d.tq, x, att.context_out, trace, saved ? &saved->ungated : nullptr);
   mha_steps::hook_context(options.hooks, att.context_out, d, hd, q_first);
   // 5.–8. concat, output projection, [residual], [LayerNorm]
   set_output_shape(d, result.output);

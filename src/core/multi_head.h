@@ -130,6 +130,7 @@ struct MhaSaved {
                                     // head's z (a model's attribution may read it)
   std::vector<float> pre_norm;      // (B, Tq, E) LayerNorm's input, with layer_norm only
   std::vector<float> q_raw, k_raw;  // q, k before the q/k norm (dense as q, k), with qk_norm only
+  std::vector<float> ungated;       // (B, Tq, H·dv) the context before config.output_gate, with it only
   float softcap = 0.0f;
   bool has_mask = false, has_additive_mask = false, has_key_padding_mask = false;
   BoolTensor mask, key_padding_mask;
@@ -275,7 +276,11 @@ class MultiHeadAttention {
   mha_steps::Weights weights() const;
   // config.output_gate on the b·tq rows of z (H·d_v each) from the inputs x (E each), in place (the
   // gate's pre-activations traced as "gate").
-  void gate_context(int b, int tq, const float* x, float* z, Trace* trace) const;
+  void gate_context(int b, int tq, const float* x, float* z, Trace* trace,
+                    std::vector<float>* ungated = nullptr) const;
+  // Its backward (frozen W_g): d_context (rows, H·d_v) at the gated context becomes the gradient at
+  // the ungated one (saved.ungated); W_gᵀ · the gate's pre-activation gradient is added into d_x.
+  void gate_backward(const MhaSaved& saved, std::int64_t rows, float* d_context, float* d_x) const;
   Tensor q_norm_, k_norm_;            // config.qk_norm's weights
   Status check_frozen_ready() const;  // every view set (and the q/k norm weights)
   // forward / forward_saving (`saving`) of a frozen module: not shared_kv, no value norm to save.

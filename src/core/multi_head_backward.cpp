@@ -356,9 +356,9 @@ void fill_extras(const MhaBackwardOptions& o, const MhaSaved& saved, const Dims&
 Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_output, MhaGrads& grads,
                                     const MhaBackwardOptions& options) const {
   ATTN_RETURN_IF_ERROR(check_saved(saved, parameter_version_));
-  if (config_.output_gate)
+  if (config_.output_gate && !config_.frozen)
     return Status::Error(StatusCode::kInvalidArgument,
-                         "multi-head attention: the backward through an output gate is not implemented");
+                         "multi-head attention: the backward through an output gate needs a frozen module");
   if (config_.frozen && options.parameters)
     return Status::Error(StatusCode::kInvalidArgument,
                          "a frozen module's weights are fixed: backward needs parameters = false");
@@ -389,8 +389,8 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
   // 8.–6. LayerNorm, residual, output projection → d_x (the query's gradient) and d_context
   float* d_x = grads.query.data.data();
   const bool frozen = config_.frozen;
-  const float* d_context = output_stage_backward(config_, {w_o_, view_o_, frozen}, ln_weight_, saved, rows_q,
-                                                 grad_output.data.data(), g, d_x, scratch);
+  float* d_context = output_stage_backward(config_, {w_o_, view_o_, frozen}, ln_weight_, saved, rows_q,
+                                           grad_output.data.data(), g, d_x, scratch);
   // 4. attention: dq (B·Tq, H·dk), dk (B, Tk', H_kv·dk), dv (B, Tk', H_kv·dv); the query heads of a
   //    group add into their key/value head's rows
   const std::int64_t rows_kp = static_cast<std::int64_t>(d.b) * (d.tk + hd.extra);
@@ -401,6 +401,7 @@ Status MultiHeadAttention::backward(const MhaSaved& saved, const Tensor& grad_ou
                          kqk,
                          kvo};
   fill_extras(options, saved, d, hd, d_context, grads, t);
+  if (config_.output_gate) gate_backward(saved, rows_q, d_context, d_x);  // then d_context is ungated
   run_attention_backward(p, d_context, vo, t);
   // 3b. RoPE: the gradients of the unrotated q and k are the rotated ones rotated back (dq × the
   //     query temperature first: a scalar per row)

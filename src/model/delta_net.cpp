@@ -3,6 +3,7 @@
 // depends on its own rows alone, so the bits do not depend on the thread count.
 #include "model/delta_net.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/parallel.h"
@@ -70,7 +71,7 @@ void DeltaNetBlock::convolve(int b, int t, std::vector<float>& mixed, const floa
 void DeltaNetBlock::rule(int b, int t, const std::vector<float>& q, const std::vector<float>& k,
                          const std::vector<float>& v, const std::vector<float>& beta,
                          const std::vector<float>& g, const float* state, float* next, float* attention,
-                         std::vector<float>& o) const {
+                         std::vector<float>& o, float* final_state) const {
   const DeltaNetShape& s = shape_;
   const int hv = s.v_heads, dk = s.k_dim, dv = s.v_dim, qd = s.k_heads * dk, vd = hv * dv;
   const std::int64_t per_seq = s.state_floats(),
@@ -104,13 +105,17 @@ void DeltaNetBlock::rule(int b, int t, const std::vector<float>& q, const std::v
       if (next)
         for (std::size_t j = 0; j < st.size(); ++j)
           next[s_at + static_cast<std::int64_t>(j)] = static_cast<float>(st[j]);
+      if (final_state)  // (B, H_v, d_k, d_v): linear_attn.hook_state
+        for (std::size_t j = 0; j < st.size(); ++j)
+          final_state[i * static_cast<std::int64_t>(st.size()) + static_cast<std::int64_t>(j)] =
+              static_cast<float>(st[j]);
       if (attention) delta_rule_attention(view, attention + i * t * t);
     }
   });
 }
 
 Status DeltaNetBlock::forward(int b, int t, const float* x, float* y, const float* state, float* next,
-                              float* attention, const HookRun* hooks, int layer) const {
+                              float* attention, const HookRun* hooks, int layer, Trace* trace) const {
   const DeltaNetShape& s = shape_;
   const int e = s.hidden, c = s.channels(), hk = s.k_heads, hv = s.v_heads, dk = s.k_dim, dv = s.v_dim;
   const int qd = hk * dk, vd = hv * dv, m = b * t;
@@ -151,7 +156,11 @@ Status DeltaNetBlock::forward(int b, int t, const float* x, float* y, const floa
     hooks->stream(HookKind::kDeltaG, layer, g.data(), hv);
   }
   std::vector<float> o(static_cast<std::size_t>(n) * vd);
-  rule(b, t, q, k, v, beta, g, state, next, attention, o);
+  std::vector<float> final_state;  // the state after the last row, where a capture asks for it
+  if (hooks && hooks->wants(HookKind::kDeltaState, layer))
+    final_state.resize(static_cast<std::size_t>(b) * hv * dk * dv);
+  rule(b, t, q, k, v, beta, g, state, next, attention, o, final_state.empty() ? nullptr : final_state.data());
+  if (!final_state.empty()) hooks->whole(HookKind::kDeltaState, layer, final_state.data());
   if (hooks) hooks->stream(HookKind::kDeltaO, layer, o.data(), vd);
   // The gated norm, per value head: rms(o) · w · silu(z), into o
   kernels::parallel_items(n * hv, 4 * dv, [&](std::int64_t i0, std::int64_t i1) {
@@ -166,6 +175,13 @@ Status DeltaNetBlock::forward(int b, int t, const float* x, float* y, const floa
             static_cast<float>(static_cast<float>(r[j] * inv) * norm.data[j] * (gate[j] * sigmoid(gate[j])));
     }
   });
+  if (trace) {  // (B, H_v, T, d_v) from the (B·T, H_v·d_v) rows
+    std::vector<float> zh(o.size());
+    for (std::int64_t r = 0; r < n; ++r)
+      for (int h = 0; h < hv; ++h)
+        std::copy_n(o.data() + r * vd + h * dv, dv, zh.data() + ((r / t * hv + h) * t + r % t) * dv);
+    trace->record("z", {"B", "H", "T_q", "d_v"}, Tensor({b, hv, t, dv}, std::move(zh)));
+  }
   out.linear(m, o.data(), vd, nullptr, y, e);
   return Status::Ok();
 }

@@ -19,6 +19,7 @@
 #include "core/status.h"
 #include "core/stored_weight.h"
 #include "core/tensor.h"
+#include "core/trace.h"
 #include "model/hooks.h"
 
 namespace attn {
@@ -54,8 +55,17 @@ class DeltaNetBlock {
   // y (B·T, E) from x (B·T, E). state: B × state_floats() to continue from, or null (a zero state:
   // position 0); next: where the state after these rows goes, or null. attention: (B, H_v, T, T) for
   // the effective attention (delta_rule.h; only from a zero state), or null. hooks: layer l's points.
+  // trace, when given, gets one step "z" (B, H_v, T, d_v): each value head's gated-norm output, the
+  // rows W_out reads (what attribution and patching per value head read).
   Status forward(int b, int t, const float* x, float* y, const float* state, float* next, float* attention,
-                 const HookRun* hooks, int layer) const;
+                 const HookRun* hooks, int layer, Trace* trace = nullptr) const;
+  // The backward of a whole-sequence forward from a zero state (delta_net_backward.cpp): dx (B·T, E)
+  // = ∂M/∂x for dy = ∂M/∂y, the weights frozen, the forward recomputed from x. z_out, dz_out (B·T,
+  // H_v·d_v), when given: each value head's gated-norm output (the rows W_out reads: the layer's z,
+  // per value head) and its gradient. Memory: O(T·C) rows and, per head, its states at the chunks'
+  // starts and one chunk's states (delta_rule_backward.cpp).
+  Status backward(int b, int t, const float* x, const float* dy, float* dx, std::vector<float>* z_out,
+                  std::vector<float>* dz_out) const;
   WeightView qkv, z, b_proj, a_proj;  // (C, E), (H_v·d_v, E), (H_v, E), (H_v, E)
   WeightView out;                     // (E, H_v·d_v)
   Tensor conv;                        // (C, K): channel c's taps, the oldest input first
@@ -69,7 +79,8 @@ class DeltaNetBlock {
   void convolve(int b, int t, std::vector<float>& mixed, const float* state, float* next) const;
   void rule(int b, int t, const std::vector<float>& q, const std::vector<float>& k,
             const std::vector<float>& v, const std::vector<float>& beta, const std::vector<float>& g,
-            const float* state, float* next, float* attention, std::vector<float>& o) const;
+            const float* state, float* next, float* attention, std::vector<float>& o,
+            float* final_state = nullptr) const;
 };
 
 }  // namespace attn

@@ -12,6 +12,7 @@
 //                         (symmetric), in O(T²·d_k) by walking each row back from s = t.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace attn {
 
@@ -32,5 +33,18 @@ void delta_rule_chunked(const DeltaHeadView& h, double* state, float* o, std::in
                         int chunk = kDeltaChunk);
 // a (T, T) row-major: A[t, s] for s ≤ t, 0 above the diagonal (signed; rows need not sum to 1).
 void delta_rule_attention(const DeltaHeadView& h, float* a);
+
+// The backward (delta_rule_backward.cpp), from a zero state: the gradients of one head's inputs, each
+// written (not added), rows contiguous: dq, dk (T, d_k), dv (T, d_v), dbeta, dg (T).
+struct DeltaHeadGrads {
+  double *dq = nullptr, *dk = nullptr, *dv = nullptr, *dbeta = nullptr, *dg = nullptr;
+};
+// o as delta_rule_chunked gives it from a zero state (the same bits as the block's forward), keeping
+// the state at each chunk's start in starts (chunks · d_k · d_v), all the backward keeps.
+void delta_rule_forward_keeping(const DeltaHeadView& h, float* o, std::int64_t o_stride,
+                                std::vector<double>& starts, int chunk = kDeltaChunk);
+// d_o (T, d_v) with row stride do_stride: ∂M/∂o; starts from delta_rule_forward_keeping (same chunk).
+void delta_rule_backward(const DeltaHeadView& h, const std::vector<double>& starts, const float* d_o,
+                         std::int64_t do_stride, const DeltaHeadGrads& g, int chunk = kDeltaChunk);
 
 }  // namespace attn

@@ -35,6 +35,7 @@ constexpr KindName kKinds[] = {
     {HookKind::kDeltaBeta, "linear_attn.hook_beta", true},
     {HookKind::kDeltaG, "linear_attn.hook_g", true},
     {HookKind::kDeltaO, "linear_attn.hook_o", true},
+    {HookKind::kDeltaState, "linear_attn.hook_state", true},
     {HookKind::kAttnResult, "attn.hook_out", true},
     {HookKind::kConvBcx, "conv.hook_bcx", true},
     {HookKind::kConvIn, "conv.hook_in", true},
@@ -66,8 +67,9 @@ Status invalid(const std::string& what) {
 }  // namespace
 
 bool is_delta_hook(HookKind k) {
-  return static_cast<int>(k) >= static_cast<int>(HookKind::kDeltaQ) &&
-         static_cast<int>(k) <= static_cast<int>(HookKind::kDeltaGate);
+  return (static_cast<int>(k) >= static_cast<int>(HookKind::kDeltaQ) &&
+          static_cast<int>(k) <= static_cast<int>(HookKind::kDeltaGate)) ||
+         k == HookKind::kDeltaState;
 }
 
 bool hook_exists(const HookShapes& s, const HookId& id) {
@@ -136,6 +138,8 @@ Shape hook_position_shape(const HookShapes& s, const HookId& id) {
     case HookKind::kDeltaBeta:
     case HookKind::kDeltaG:
       return {l->heads};
+    case HookKind::kDeltaState:  // the whole shape but B: see hook_list
+      return {l->heads, l->head_dim, l->value_dim};
     default:
       return {s.width};
   }
@@ -161,7 +165,8 @@ std::vector<HookInfo> hook_list(const HookShapes& s) {
     if (!hook_exists(s, id)) return;
     Shape p = hook_position_shape(s, id);
     Shape shape = is_score_hook(id.kind) ? Shape{kHookBatchAxis, p[0], kHookTimeAxis, kHookTimeAxis}
-                                         : Shape{kHookBatchAxis, kHookTimeAxis};
+                  : id.kind == HookKind::kDeltaState ? Shape{kHookBatchAxis}  // no time axis
+                                                     : Shape{kHookBatchAxis, kHookTimeAxis};
     if (!is_score_hook(id.kind)) shape.insert(shape.end(), p.begin(), p.end());
     out.push_back({hook_name(id), shape});
   };

@@ -98,6 +98,13 @@ void HookRun::stream(HookKind kind, int layer, float* data, int width) const {
   if (p.any()) apply(p, HeadsView{data, b_, t_, 1, width, width, t_, t0_});
 }
 
+void HookRun::whole(HookKind kind, int layer, const float* data) const {
+  const Point& p = point(kind, layer);
+  if (p.capture < 0) return;
+  Tensor& c = captures_[static_cast<std::size_t>(p.capture)].second;
+  std::copy_n(data, c.data.size(), c.data.data());
+}
+
 std::vector<std::pair<std::string, Tensor>> HookRun::take_captures() {
   return std::move(captures_);
 }
@@ -106,7 +113,7 @@ std::vector<std::pair<std::string, Tensor>> HookRun::take_captures() {
 static Shape whole_shape(const HookShapes& s, const HookId& id, int b, int t) {
   const Shape p = hook_position_shape(s, id);
   if (is_score_hook(id.kind)) return {b, p[0], t, t};
-  Shape out{b, t};
+  Shape out = id.kind == HookKind::kDeltaState ? Shape{b} : Shape{b, t};  // the state: no time axis
   out.insert(out.end(), p.begin(), p.end());
   return out;
 }
@@ -154,6 +161,7 @@ Status HookRun::add_edit(std::size_t index, std::int64_t max_position) {
     if (!std::isfinite(v) && !(scores && v == -INFINITY))
       return Status::Error(StatusCode::kNonFinite, what + ": value holds NaN or Infinity");
   if (id.layer >= 0 && id.layer < start_layer_) return invalid(what + " comes before startAt");
+  if (id.kind == HookKind::kDeltaState) return invalid(what + ": the final state is captured only");
   if (t0_ > 0 && is_score_hook(id.kind))
     return invalid(what + ": a decoding step takes no edit of the scores or the pattern (their keys grow)");
   const Shape whole = whole_shape(shapes_, id, b_, t_);

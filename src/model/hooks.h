@@ -36,6 +36,8 @@
 //   blocks.{l}.linear_attn.hook_beta / hook_g (B, T, H_v)  its write strength β and log-decay g
 //   blocks.{l}.linear_attn.hook_o (B, T, H_v, d_v)  the delta rule's read, before the gated norm
 //   blocks.{l}.linear_attn.hook_gate (B, T, H_v, d_v)  the gate z as projected (silu(z) gates o)
+//   blocks.{l}.linear_attn.hook_state (B, H_v, d_k, d_v)  the delta rule's state S after the last row
+//                                        (no T axis: a state per position is too large); capture only
 //   A DeltaNet layer has no attn.hook_q … attn.hook_z; its attn.hook_out is the mixer's output.
 // A post-norm TinyTransformer (x = ln(x + f(x))) adds hook_attn_out / hook_mlp_out before its norm;
 // hook_resid_mid / hook_resid_post are after it.
@@ -87,6 +89,7 @@ enum class HookKind {
   kDeltaO,
   kDeltaGate,
   kPerLayerOut,  // Gemma 4: the per-layer input's branch as added (before hook_resid_post)
+  kDeltaState,   // linear_attn.hook_state: a DeltaNet layer's final state (B, H_v, d_k, d_v)
   kCount
 };
 
@@ -170,6 +173,8 @@ class HookRun {
   bool wants(HookKind kind, int layer) const;
   // Edits, then captures, a (B, T, width) activation of this pass at a point.
   void stream(HookKind kind, int layer, float* data, int width) const;
+  // Captures an activation without a time axis whole (a DeltaNet layer's final state): no edit.
+  void whole(HookKind kind, int layer, const float* data) const;
   // Layer l's attention hooks, or null when none touches layer l.
   const AttentionHooks* attention(int layer) const;
   // startAt's block (0 without) and its stream (B, T, E), or null.

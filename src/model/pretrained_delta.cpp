@@ -110,9 +110,8 @@ Status PretrainedModel::delta_mixer(int l, const Pass& p, const PretrainedForwar
   const DeltaNetShape& s = L.delta.shape();
   const bool want =
       std::find(o.attention_layers.begin(), o.attention_layers.end(), l) != o.attention_layers.end();
-  if (std::find(o.trace_layers.begin(), o.trace_layers.end(), l) != o.trace_layers.end())
-    return invalid("layer " + std::to_string(l) +
-                   " is a DeltaNet layer: it has no softmax attention to trace");
+  // a trace holds its value heads' z only: no softmax attention
+  const bool traced = std::find(o.trace_layers.begin(), o.trace_layers.end(), l) != o.trace_layers.end();
   if (want && p.p0 > 0)
     return invalid("layer " + std::to_string(l) +
                    ": a DeltaNet layer's effective attention is a whole sequence's, from position 0");
@@ -125,7 +124,8 @@ Status PretrainedModel::delta_mixer(int l, const Pass& p, const PretrainedForwar
   const float* state = cache && p.p0 > 0 ? cache->state.data() : nullptr;
   float* next = cache ? cache->next_state.data() : nullptr;
   ATTN_RETURN_IF_ERROR(L.delta.forward(p.b, p.t, in.data(), y.data.data(), state, next,
-                                       want ? a.data.data() : nullptr, o.hooks, l));
+                                       want ? a.data.data() : nullptr, o.hooks, l,
+                                       traced ? &result.traces[l] : nullptr));
   if (want) result.attention[l] = std::move(a);
   return Status::Ok();
 }

@@ -29,7 +29,8 @@ struct PretrainedModel::GradRun {
 // activations only).
 struct PretrainedModel::BlockState {
   MhaSaved saved;
-  ShortConvWork conv;  // a short-convolution layer's buffers (its bcx and B ⊙ X)
+  ShortConvWork conv;           // a short-convolution layer's buffers (its bcx and B ⊙ X)
+  std::vector<float> delta_in;  // a DeltaNet layer's input (its backward recomputes the rest)
   std::vector<float> attn_out, x1, m_in, a, u, m_out;
   std::vector<float> m_out_branch_for_activations;  // the branch as added, with activations
 };
@@ -53,6 +54,10 @@ std::uint64_t gradient_floats(const PretrainedConfig& c, int b, int t, const Gra
   need += n * (8 * static_cast<std::uint64_t>(c.hidden) + 4 * static_cast<std::uint64_t>(c.intermediate)) +
           4 * zw;
   if (o.attention) need += layers * b * c.heads * static_cast<std::uint64_t>(t) * t;
+  // a DeltaNet layer's backward: its recomputed rows and their gradients (delta_net_backward.cpp)
+  const std::uint64_t dc =
+      2ull * c.linear_k_heads * c.linear_k_dim + 1ull * c.linear_v_heads * c.linear_v_dim;
+  need += n * (6 * dc + 2ull * c.linear_v_heads * c.linear_k_dim);
   if (o.activations) need += (2 * layers + 1) * ne + layers * zw;
   return need;
 }
@@ -70,10 +75,6 @@ std::uint64_t block_state_floats(const PretrainedConfig& c, std::int64_t n) {
 Status PretrainedModel::check_gradients(const Pass& p, const std::vector<std::int32_t>& ids,
                                         const GradientOptions& o) const {
   const PretrainedConfig& c = config_;
-  for (int l = 0; l < c.layers; ++l)  // the backward runs softmax attention's only
-    if (layers_[l].kind == MixerKind::kDeltaNet)
-      return invalid("metric gradients: layer " + std::to_string(l) +
-                     " is a DeltaNet (linear attention) layer, whose backward is not built");
   if (c.per_layer_width > 0 || c.layer_scale || c.v_norm || !c.layer_head_dim.empty() ||
       !c.layer_kv_heads.empty() || !c.layer_intermediate.empty() ||
       std::any_of(c.layer_kv_from.begin(), c.layer_kv_from.end(), [](int from) { return from >= 0; }))
@@ -130,6 +131,11 @@ Status PretrainedModel::block_state(int l, const Pass& p, const GradientOptions&
     ar.output.data.resize(x.size());
     L.conv.forward(p.b, p.t, a_in.data(), ar.output.data.data(), nullptr, nullptr, s.conv, nullptr, nullptr,
                    l);
+  } else if (L.kind == MixerKind::kDeltaNet) {
+    ar.output.data.resize(x.size());
+    ATTN_RETURN_IF_ERROR(
+        L.delta.forward(p.b, p.t, a_in.data(), ar.output.data.data(), nullptr, nullptr, nullptr, nullptr, l));
+    s.delta_in = std::move(a_in);
   } else {
     ATTN_RETURN_IF_ERROR(L.mixer.attn.forward_saving(Tensor({p.b, p.t, e}, std::move(a_in)), nullptr, nullptr,
                                                      L.mixer.options, ar, s.saved));
@@ -171,8 +177,9 @@ Status PretrainedModel::block_backward(int l, const Pass& p, const GradientOptio
   const Layer& L = layers_[static_cast<std::size_t>(l)];
   const int e = c.hidden, xs = static_cast<int>(dx.size());
   const bool conv = L.kind == MixerKind::kShortConv;  // no heads: its z and weights stay empty
+  const bool delta = L.kind == MixerKind::kDeltaNet;  // z per value head: from its backward
   if (o.activations) {
-    if (!conv) r.z[l] = Tensor({p.b, p.t, c.heads * c.head_dim}, s.saved.context);
+    if (!conv && !delta) r.z[l] = Tensor({p.b, p.t, c.heads * c.head_dim}, s.saved.context);
     r.mlp_branch[l] = Tensor({p.b, p.t, e}, std::move(s.m_out_branch_for_activations));
   }
   // The MLP branch: ∂M/∂(branch as added) = dx; through the branch scale (Granite), [post_ff], the
@@ -200,6 +207,14 @@ Status PretrainedModel::block_backward(int l, const Pass& p, const GradientOptio
   if (conv) {
     g.query.data.resize(dx.size());
     L.conv.backward(p.b, p.t, s.conv, d_attn.data(), g.query.data.data());
+  } else if (delta) {
+    g.query.data.resize(dx.size());
+    std::vector<float> z, dz;
+    ATTN_RETURN_IF_ERROR(L.delta.backward(p.b, p.t, s.delta_in.data(), d_attn.data(), g.query.data.data(),
+                                          o.activations ? &z : nullptr, &dz));
+    const int vd = L.delta.shape().v_heads * L.delta.shape().v_dim;
+    r.grad_z[l] = Tensor({p.b, p.t, vd}, std::move(dz));
+    if (o.activations) r.z[l] = Tensor({p.b, p.t, vd}, std::move(z));
   } else {
     MhaBackwardOptions bo;
     bo.parameters = false;

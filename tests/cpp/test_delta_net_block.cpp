@@ -1,6 +1,8 @@
 // The DeltaNet block (delta_net.h) against a float64 reference of the whole block written here from
 // the formulas (projections, causal conv + SiLU, L2 norms, β and g, the recurrence, the gated norm,
-// the output projection), in both value-head orders; decoding from its state; threads.
+// the output projection), in both value-head orders; decoding from its state; threads; the
+// backward against central differences of that reference.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
@@ -60,7 +62,8 @@ double silu(double x) {
 }
 
 // y (T, E) of one sequence in float64.
-std::vector<double> reference_block(const Fixture& f, const std::vector<float>& x, int t) {
+template <class X>  // float or double inputs (the backward test moves them in double)
+std::vector<double> reference_block(const Fixture& f, const std::vector<X>& x, int t) {
   const DeltaNetShape& s = f.s;
   const int e = s.hidden, c = s.channels(), vd = s.v_heads * s.v_dim, qd = s.k_heads * s.k_dim;
   const auto lin = [&](int which, int rows, int cols, const double* in, double* o) {
@@ -197,4 +200,44 @@ TEST_CASE("DeltaNet block: the same bits at every thread count", "[delta_net][pa
     y.insert(y.end(), next.begin(), next.end());
     return y;
   });
+}
+
+// The backward (delta_net_backward.cpp) against central differences of the float64 reference: step
+// kFdStep in double leaves O(h²) ≈ 1e-10, so the float32 backward (its inputs and some steps rounded
+// to float) must agree within kBackwardTol of the largest gradient, on rows either side of a chunk.
+TEST_CASE("DeltaNet block backward: every input gradient against float64 central differences",
+          "[delta_net][gradients]") {
+  constexpr double kFdStep = 1e-5, kBackwardTol = 1e-5;
+  for (const bool tiled : {false, true}) {
+    const Fixture f(tiled);
+    const int t = 70, e = f.s.hidden;  // past one chunk of 64
+    const std::vector<float> x = testutil::random_tensor({1, t, e}, 60, 1.0f).data;
+    const std::vector<float> dy = testutil::random_tensor({1, t, e}, 61, 1.0f).data;
+    std::vector<float> dx(x.size());
+    REQUIRE(f.block.backward(1, t, x.data(), dy.data(), dx.data(), nullptr, nullptr).ok());
+    std::vector<double> xd(x.begin(), x.end());
+    const auto metric = [&] {
+      const std::vector<double> y = reference_block(f, xd, t);
+      double s = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) s += dy[i] * y[i];
+      return s;
+    };
+    // every input of rows on both sides of the chunk boundary (each a reference forward, at -O0)
+    std::vector<float> got, want;
+    double largest = 0;
+    for (const int row : {0, 40, 63, 64, 69})
+      for (int j = 0; j < e; ++j) {
+        const std::size_t i = static_cast<std::size_t>(row) * e + j;
+        xd[i] = x[i] + kFdStep;
+        const double up = metric();
+        xd[i] = x[i] - kFdStep;
+        const double down = metric();
+        xd[i] = x[i];
+        want.push_back(static_cast<float>((up - down) / (2 * kFdStep)));
+        got.push_back(dx[i]);
+        largest = std::max(largest, std::abs(static_cast<double>(want.back())));
+      }
+    INFO((tiled ? "tiled" : "grouped") << " value heads, largest gradient " << largest);
+    testutil::require_close(got, want, kBackwardTol * largest, "dx against float64 finite differences");
+  }
 }

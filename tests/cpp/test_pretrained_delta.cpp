@@ -1,7 +1,7 @@
 // A hybrid pretrained model (DeltaNet and softmax attention layers; pretrained_delta.cpp) with random
 // weights: decoding from the layers' states equals the whole forward, a refused step changes no
-// state, the effective attention reproduces the layer's o through the hook points, and the tools
-// without a DeltaNet backward refuse by name.
+// state, the effective attention reproduces the layer's o through the hook points, and a trace of a
+// DeltaNet layer holds its z per value head.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -135,7 +135,8 @@ TEST_CASE("hybrid model: a DeltaNet layer's effective attention reproduces its o
   REQUIRE(worst <= 1e-4 * max_o);
 }
 
-TEST_CASE("hybrid model: refusals name the DeltaNet layer", "[pretrained][delta_net]") {
+TEST_CASE("hybrid model: refusals name the DeltaNet layer; its trace is z per value head",
+          "[pretrained][delta_net]") {
   attn::PretrainedConfig c = hybrid();
   c.linear_v_heads = 3;
   c.linear_k_heads = 2;
@@ -143,18 +144,54 @@ TEST_CASE("hybrid model: refusals name the DeltaNet layer", "[pretrained][delta_
   REQUIRE(attn::PretrainedModel::create(c, m).code == attn::StatusCode::kHeadsDoNotDivide);
   REQUIRE(attn::PretrainedModel::create(hybrid(), m).ok());
   fill(m, 9);
-  attn::GradientOptions g;
-  attn::GradientResult gr;
-  const attn::Status st = m.metric_gradients(1, 4, ids_of(4, 1), g, gr);
-  REQUIRE(st.code == attn::StatusCode::kInvalidArgument);
-  REQUIRE(st.message.find("DeltaNet") != std::string::npos);
+  // a traced DeltaNet layer: its value heads' z only (B, H_v, T, d_v), no softmax steps
   attn::ForwardOptions o;
   o.trace_layers = {0};
   attn::PretrainedForwardResult r;
-  REQUIRE(m.forward(1, 4, ids_of(4, 1), o, r).message.find("DeltaNet") != std::string::npos);
+  REQUIRE(m.forward(1, 4, ids_of(4, 1), o, r).ok());
+  REQUIRE(r.traces[0].steps().size() == 1);
+  REQUIRE(r.traces[0].find("z")->tensor.shape == attn::Shape{1, 2, 4, 3});
   // the attention layer has attn.hook_q, the DeltaNet layers linear_attn.hook_q only
   attn::HookId id;
   REQUIRE(attn::parse_hook("blocks.2.attn.hook_q", m.hook_shapes(), id).ok());
   REQUIRE(!attn::parse_hook("blocks.0.attn.hook_q", m.hook_shapes(), id).ok());
   REQUIRE(attn::parse_hook("blocks.0.linear_attn.hook_beta", m.hook_shapes(), id).ok());
+}
+
+TEST_CASE("hybrid model: linear_attn.hook_state is the decoding state's S after the rows",
+          "[pretrained][delta_net][hooks]") {
+  attn::PretrainedModel m;
+  REQUIRE(attn::PretrainedModel::create(hybrid(), m).ok());
+  fill(m, 11);
+  const int b = 2, t = 70, hv = 2, dk = 4, dv = 3;  // past one chunk of 64
+  std::vector<std::int32_t> ids = ids_of(t, 1), other = ids_of(t, 4);
+  ids.insert(ids.end(), other.begin(), other.end());
+  testutil::Hooked h;
+  h.request.capture = {"blocks.*.linear_attn.hook_state"};
+  REQUIRE(h.make(m.hook_shapes(), b, t).ok());
+  attn::PretrainedForwardResult r;
+  REQUIRE(m.forward(b, t, ids, h.options, r).ok());
+  attn::DecodeCaches caches;  // the prefill keeps each layer's state: [conv inputs | S] per sequence
+  REQUIRE(m.create_caches(t, b, caches).ok());
+  attn::PretrainedForwardResult prefill;
+  REQUIRE(m.forward(b, t, ids, {}, prefill, &caches).ok());
+  const std::size_t per_seq = caches.layers[0].state.size() / b, s_floats = hv * dk * dv;
+  for (int l = 0; l < 2; ++l) {
+    const attn::Tensor got = h.captured("blocks." + std::to_string(l) + ".linear_attn.hook_state");
+    REQUIRE(got.shape == attn::Shape{b, hv, dk, dv});
+    for (int s = 0; s < b; ++s) {
+      const float* want = caches.layers[l].state.data() + s * per_seq + (per_seq - s_floats);
+      REQUIRE(std::equal(want, want + s_floats, got.data.begin() + s * s_floats));
+    }
+  }
+  bool listed = false;
+  for (const attn::HookInfo& info : attn::hook_list(m.hook_shapes()))
+    if (info.name == "blocks.0.linear_attn.hook_state")
+      listed = info.shape == attn::Shape{attn::kHookBatchAxis, hv, dk, dv};
+  REQUIRE(listed);
+  testutil::Hooked e;  // captured only: an edit is refused by name
+  e.edit("blocks.0.linear_attn.hook_state", true, {b, hv, dk, dv}, std::vector<float>(b * s_floats, 1.0f));
+  const attn::Status st = e.make(m.hook_shapes(), b, t);
+  REQUIRE(st.code == attn::StatusCode::kInvalidArgument);
+  REQUIRE(st.message.find("captured only") != std::string::npos);
 }

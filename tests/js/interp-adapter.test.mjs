@@ -37,6 +37,7 @@ const ADAPTER_KEYS = [
   'heads',
   'kind',
   'mixerHook',
+  'zDim',
 ].sort();
 
 const ids = Int32Array.from([3, 1, 4, 1, 5, 9]);

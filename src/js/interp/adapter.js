@@ -5,8 +5,9 @@
 // An adapter (model._interp()) is
 //   { L, H (the widest layer's heads), E, d (head dim), vocab, causal, mlp (whether the blocks have an MLP),
 //     heads(l) → layer l's query heads (0: a token mixer without heads, LFM2's short convolution; the
-//       tools' (L, H) results are NaN past a layer's heads); kind(l) → its mixer's kind
-//       (model.layers[l].kind: 'attention', 'conv'); mixerHook(l) → the hook of such a layer's
+//       tools' (L, H) results are NaN past a layer's heads; a DeltaNet layer's value heads);
+//       zDim(l) → the size of each of its heads' z (d; a DeltaNet layer's d_v; d is the widest);
+//       kind(l) → its mixer's kind (model.layers[l].kind: 'attention', 'conv', 'delta'); mixerHook(l) → the hook of such a layer's
 //       mixer output before any post-norm (its one component in the attributions), null for attention;
 //     forward(ids (b·t), b, t, hooks) → the core's forward (src/wasm/bindings_interp.h: traceLayers,
 //       hiddenStates (L + 1, Hugging Face's order), mlpOutputs, startLayer, startResidual, deltaLayer,
@@ -63,6 +64,7 @@ export function tinyInterp(model) {
     H,
     heads: () => H,
     kind: () => 'attention',
+    zDim: () => E / H,
     mixerHook: () => null,
     E,
     d: E / H,
@@ -193,16 +195,19 @@ export function pretrainedInterp(model) {
     // a short convolution's output (conv.hook_result), one component where attention has a head each
     mixerHook: (l) => (model.layers[l].kind === 'conv' ? `blocks.${l}.conv.hook_result` : null),
     E,
-    d: core.headDim,
+    d: Math.max(...model.layers.map((s, l) => zDimOf(core, s, l))),
+    zDim: (l) => zDimOf(core, model.layers[l], l),
     vocab: core.vocabSize,
     causal: true,
     mlp: true,
     forward: hooked(handle),
     gradients: (ids, b, t, o) => check(handle.metricGradients(ids, b, t, o)),
     finalSoftcap: core.finalSoftcap ?? 0, // Gemma 2's final_logit_softcapping (the probability metrics)
-    outProj: (l) => rows(names.outProj(l), 0, E),
+    // a DeltaNet layer's W_out (E, H_v·d_v): its value heads' z through it is its output
+    outProj: (l) =>
+      rows(model.layers[l].kind === 'delta' ? { role: 'linear_out', layer: l } : names.outProj(l), 0, E),
     outBias: (l) => {
-      const key = names.outBias(l);
+      const key = model.layers[l].kind === 'delta' ? null : names.outBias(l);
       return key ? rows(key) : null;
     },
     // x += norm(attn(x)); x += norm(mlp(x)): each frozen at its branch's own output
@@ -226,6 +231,13 @@ export function pretrainedInterp(model) {
     }),
     attention: (l) => pretrainedAttention(model, names, rows, l),
   };
+}
+
+// The size of each head's z in layer l (summary: model.layers[l]): a DeltaNet layer's value heads'
+// d_v, an attention layer's head size, 0 for a layer without heads.
+function zDimOf(core, summary, l) {
+  if (summary.kind === 'delta') return summary.valueDim;
+  return summary.heads > 0 ? core.layerHeadDim?.[l] || core.headDim : 0;
 }
 
 // Layer l's score inputs of a PretrainedModel, as the core builds its attention (pretrained_load.cpp:

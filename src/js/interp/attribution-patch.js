@@ -28,13 +28,14 @@ function dot(c, x, g, from, to) {
 }
 
 // One pair's entries (unnormalised) added into sums with weight w.
-function addPair(sums, clean, corr, { L, H, E, d, heads }, component, T, w) {
+function addPair(sums, clean, corr, { L, H, E, zDim, heads }, component, T, w) {
   for (let l = 0; l < L; l++) {
     if (component === 'head' || component === 'head-position') {
       const zc = clean.z[l].data,
         zx = corr.z[l].data,
         g = corr.gradZ[l].data;
       const Hl = heads(l),
+        d = zDim(l), // a DeltaNet layer's value heads: d_v
         HD = Hl * d;
       for (let h = 0; h < H; h++) {
         for (let t = 0; t < T; t++) {

@@ -226,7 +226,10 @@ export function tracedForward(run, L, H, T, onTrace, traced = () => true) {
     const layers = all.slice(i0, i0 + per);
     const r = run(layers, first === null);
     for (const l of layers) {
-      z[l] = r.traces[l].find((s) => s.name === 'context').data;
+      // "z": the rows the output projection reads (after an output gate; a DeltaNet layer's value
+      // heads' gated-norm output), else the attention's context
+      const steps = r.traces[l];
+      z[l] = (steps.find((s) => s.name === 'z') ?? steps.find((s) => s.name === 'context')).data;
       onTrace?.(l, r.traces[l]);
     }
     r.traces = null;
@@ -241,7 +244,7 @@ export function tracedForward(run, L, H, T, onTrace, traced = () => true) {
 // output (OLMo 2, Gemma: x += norm(f(x))), one on the stream in the walk; each branch then × the
 // layer's branch scale (Granite: x += m · f(x)), its bias included.
 export function layerPlan(a, l, z, mlpOut, mixerOut = null) {
-  let heads = z ? z.map((zh, h) => headOutput(a.outProj(l), a.E, a.heads(l) * a.d, zh, h)) : [];
+  let heads = z ? z.map((zh, h) => headOutput(a.outProj(l), a.E, a.heads(l) * a.zDim(l), zh, h)) : [];
   let mixer = z ? null : mixerOut;
   let mlp = mlpOut;
   const afterAttn = a.normAfter(l, 'attn'),
@@ -272,7 +275,7 @@ export function logitAttribution(model, ids, options = {}) {
     throw invalid(`logitAttribution needs a batch of one: ids (T) or (1, T), got (${batch.b}, ${batch.t})`);
   const { position, token, against } = attributionOptions(options, batch.t, model.vocabSize);
   const a = model._interp();
-  const { L, H, E, d } = a,
+  const { L, H, E } = a,
     T = batch.t;
   const { first: r, z: zAll } = tracedForward(
     (layers, first) =>
@@ -293,7 +296,10 @@ export function logitAttribution(model, ids, options = {}) {
     layerPlan(
       a,
       l,
-      zl && allLayers(a.heads(l)).map((h) => zl.subarray((h * T + position) * d, (h * T + position + 1) * d)),
+      zl &&
+        allLayers(a.heads(l)).map((h) =>
+          zl.subarray((h * T + position) * a.zDim(l), (h * T + position + 1) * a.zDim(l)),
+        ),
       a.mlp ? Float64Array.from(at(r.activations[`blocks.${l}.mlp.hook_out`])) : null,
       zl ? null : Float64Array.from(at(r.activations[a.mixerHook(l)])),
     ),

@@ -56,17 +56,19 @@ function oneSequence(ids, vocab, name) {
   return batch;
 }
 
-// The core's z gradient per layer, (1, T, H_l·d) each (empty for a layer without heads), as one
-// Tensor (L, H, T, d), H the widest layer's.
-function headMajor(gradZ, H, T, d) {
+// The core's z gradient per layer, (1, T, H_l·d_l) each (empty for a layer without heads), as one
+// Tensor (L, H, T, d), H and d the widest layer's (d_l: a DeltaNet layer's value head size).
+function headMajor(gradZ, H, T, d, zDim, heads) {
   const L = gradZ.length;
-  const out = new Float32Array(L * H * T * d).fill(NaN); // NaN past a layer's heads (a conv layer)
+  // NaN past a layer's heads (a conv layer has none) and past its d_l
+  const out = new Float32Array(L * H * T * d).fill(NaN);
   gradZ.forEach((g, l) => {
-    const Hl = g.data.length / (T * d);
+    const Hl = g.data.length ? heads(l) : 0,
+      dl = zDim(l);
     for (let t = 0; t < T; t++) {
       for (let h = 0; h < Hl; h++) {
-        const from = (t * Hl + h) * d;
-        out.set(g.data.subarray(from, from + d), ((l * H + h) * T + t) * d);
+        const from = (t * Hl + h) * dl;
+        out.set(g.data.subarray(from, from + dl), ((l * H + h) * T + t) * d);
       }
     }
   });
@@ -96,8 +98,8 @@ export function metricGradients(model, ids, options = {}) {
   return {
     value: r.values[0],
     gradHiddenStates: r.gradHidden.map((g) => new Tensor(g.data, [T, a.E])),
-    gradZ: headMajor(r.gradZ, a.H, T, a.d),
-    // null for a layer without attention weights (a short convolution)
+    gradZ: headMajor(r.gradZ, a.H, T, a.d, a.zDim, a.heads),
+    // null for a layer without softmax attention weights (a short convolution, a DeltaNet layer)
     gradAttention: attention
       ? r.gradAttention.map((g) => (g.data.length ? new Tensor(g.data, g.shape) : null))
       : null,

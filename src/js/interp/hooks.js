@@ -95,8 +95,9 @@ function addPrompts(model, prompts, hook, position, sum, what) {
     const p = position < 0 ? batch.t + position : position;
     if (p < 0 || p >= batch.t)
       throw invalid(`steeringVector: position ${position} is outside ${what}[${i}]'s ${batch.t} tokens`);
-    // The scores and the pattern, (1, H, T, T), have no value per position to steer with.
-    if (/\.hook_(attn_scores|pattern)$/.test(hook))
+    // The scores and the pattern, (1, H, T, T), and a DeltaNet layer's final state (1, H_v, d_k, d_v)
+    // have no value per position to steer with.
+    if (/\.hook_(attn_scores|pattern|state)$/.test(hook))
       throw invalid(`steeringVector: "${hook}" has no value per position (capture it with run() instead)`);
     const value = runHooks(model, batch.tensor, { capture: [hook] }).activations[hook];
     const per = value.data.length / batch.t;

@@ -153,8 +153,9 @@ function patchJobs(bases, { L, H, heads }, component, rows, T) {
 // Whether a job's patch changes anything: the clean activation differs from the corrupted one. One
 // that does not (the rows before the changed token of a causal model) is the corrupted run itself:
 // its entry is 0 and it is not run.
-function patchDiffers(job, { E, d }, rows) {
+function patchDiffers(job, { E, zDim }, rows) {
   const { base, l } = job;
+  const d = zDim(l);
   if (job.heads) {
     const zc = base.c.z[l],
       zx = base.x.z[l];
@@ -175,8 +176,9 @@ function patchDiffers(job, { E, d }, rows) {
 
 // Each head run's change to the attention output, (b, rows, E): (z_clean − z_corrupted) of the head's
 // rows (or its one row) through its slice of W_O (E, H·d), in double.
-function headDeltas(runs, job, wo, { heads, E, d }, rows) {
+function headDeltas(runs, job, wo, { heads, E, zDim }, rows) {
   const { base, l } = job;
+  const d = zDim(l); // a DeltaNet layer's value heads: d_v
   const n = rows * E,
     inner = heads(l) * d,
     zc = base.c.z[l],
@@ -313,6 +315,7 @@ export function modelPatch(model, options) {
       heads: a.heads,
       E: a.E,
       d: a.d,
+      zDim: a.zDim,
       vocab: a.vocab,
       causal: a.causal,
       mlp: a.mlp,

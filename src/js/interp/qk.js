@@ -37,6 +37,10 @@ function qkOptions(options, a, T) {
     throw invalid(
       `qkAttribution: layer ${o.layer} is of kind '${a.kind(o.layer)}': its token mixer has no heads and no scores`,
     );
+  if (a.kind(o.layer) === 'delta')
+    throw invalid(
+      `qkAttribution: layer ${o.layer} is a DeltaNet layer: its map is the delta rule's, not a softmax of q·k scores`,
+    );
   if (o.head >= heads)
     throw invalid(
       `qkAttribution: head must be an integer in [0, ${heads}) for layer ${o.layer}, got ${o.head}`,
@@ -75,7 +79,7 @@ function componentNames(a, layer, positionsAdded) {
 // embedding and the position part where positions are added to it), then each earlier layer's heads
 // (W_O,h · z_h) and MLP output with the post-norms frozen as logitAttribution freezes them.
 function streamAt(a, run, layer, t) {
-  const { E, d } = a,
+  const { E } = a,
     T = run.T;
   const at = (x) => x.data.subarray(t * E, (t + 1) * E);
   const h0 = at(run.r.hiddenStates[0]);
@@ -85,7 +89,10 @@ function streamAt(a, run, layer, t) {
     layerPlan(
       a,
       l,
-      run.z[l] && allLayers(a.heads(l)).map((h) => run.z[l].subarray((h * T + t) * d, (h * T + t + 1) * d)),
+      run.z[l] &&
+        allLayers(a.heads(l)).map((h) =>
+          run.z[l].subarray((h * T + t) * a.zDim(l), (h * T + t + 1) * a.zDim(l)),
+        ),
       a.mlp ? Float64Array.from(at(run.r.activations[`blocks.${l}.mlp.hook_out`])) : null,
       run.z[l] ? null : Float64Array.from(at(run.r.activations[a.mixerHook(l)])),
     ),

@@ -49,13 +49,15 @@ export interface MetricGradients {
    */
   gradHiddenStates: Tensor[];
   /**
-   * ∂M/∂z, z each query head's attention-weighted values before the output projection: (L, H, T,
-   * d_head), H the widest layer's; NaN past a layer's heads (LFM2's conv layers have none).
+   * ∂M/∂z, z each query head's attention-weighted values before the output projection (after an
+   * output gate; a DeltaNet layer's: each value head's gated-norm output): (L, H, T, d), H and d the
+   * widest layer's; NaN past a layer's heads (LFM2's conv layers have none) and past its z size
+   * (a DeltaNet layer's d_v).
    */
   gradZ: Tensor;
   /**
    * With `attention: true`: ∂M/∂A per layer, Tensor (1, H, T, T) each (null for a layer without
-   * attention weights, a short convolution); otherwise null.
+   * softmax attention weights: a short convolution, a DeltaNet layer); otherwise null.
    */
   gradAttention: (Tensor | null)[] | null;
   /**

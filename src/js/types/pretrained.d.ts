@@ -205,6 +205,11 @@ export class PretrainedModel {
     attention: (Tensor | null)[];
     /** What each `attention` entry is: `'attention'`, `'conv'`, or null where none was returned. */
     attentionKinds: ('attention' | 'conv' | 'delta' | null)[];
+    /**
+     * Per layer traced: an attention layer's steps (and `z`, the gated rows `o_proj` reads, after an
+     * output gate); a DeltaNet layer's one step `z` (B, H_v, T, d_v), its value heads' gated-norm
+     * output; null for layers not traced.
+     */
     trace?: (TraceStep[] | null)[];
     hiddenStates?: Tensor[];
     /**
