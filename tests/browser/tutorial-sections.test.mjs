@@ -1,6 +1,6 @@
 // The tutorial page (web/tutorial.html), its later sections in a real browser: multi-head shapes, heads
 // that learn, positional encoding, today's models (RoPE, the KV cache), finding the heads that matter, the
-// snippets of section 10 (Embed) pasted alone into an empty page, and the attribute reference covering
+// snippets of section 11 (Embed) pasted alone into an empty page, and the attribute reference covering
 // every attribute; no console error after all the interaction.
 
 import { test } from 'node:test';
@@ -71,7 +71,7 @@ test('positional encoding: repeated words are identical without it and distinct 
   assert.deepEqual(bases, [10000, 1000]);
 });
 
-test("section 8, today's models: numbered before Embed (10, last); RoPE's offsets agree; stepping the KV cache matches the full forward and the prose follows", async () => {
+test("section 8, today's models: numbered before Embed (11, last); RoPE's offsets agree; stepping the KV cache matches the full forward and the prose follows", async () => {
   const toc = await page.evaluate(() => ({
     sections: [...document.querySelectorAll('main section > h2')].map((h) => [
       h.querySelector('.num').textContent,
@@ -79,15 +79,16 @@ test("section 8, today's models: numbered before Embed (10, last); RoPE's offset
     ]),
     links: [...document.querySelectorAll('.toc a')].map((a) => a.getAttribute('href')),
   }));
-  assert.deepEqual(toc.sections.slice(-4), [
+  assert.deepEqual(toc.sections.slice(-5), [
     ['7', 'learn'],
     ['8', 'modern'],
     ['9', 'matter'],
-    ['10', 'embed'],
+    ['10', 'no-softmax'],
+    ['11', 'embed'],
   ]);
   assert.deepEqual(
     toc.sections.map(([n]) => n),
-    ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'],
+    ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11'],
     'sections numbered in order',
   );
   assert.deepEqual(
@@ -263,7 +264,7 @@ test('section 9, gradients: the saliency of every input token and attribution pa
   );
 });
 
-test('each snippet of section 10 (Embed), pasted alone into an empty page with the script tag, renders', async () => {
+test('each snippet of section 11 (Embed), pasted alone into an empty page with the script tag, renders', async () => {
   const { snippets, scriptTag } = await page.evaluate(() => ({
     snippets: [...document.querySelectorAll('code[data-snippet]')].map((c) => ({
       name: c.dataset.snippet,
