@@ -1,12 +1,14 @@
 // The tutorial page (web/tutorial.html), its later sections in a real browser: multi-head shapes, heads
 // that learn, positional encoding, today's models (RoPE, the KV cache), finding the heads that matter, the
 // snippets of section 11 (Embed) pasted alone into an empty page, and the attribute reference covering
-// every attribute; no console error after all the interaction.
+// every attribute; section 10 (attention without softmax): <delta-rule-steps> on the seeded qwen3_5-tiny
+// fixture (its read o_t = Σ_s A[t,s]·v_s over the library's map), keyboard, axe, a 360-px phone (the
+// walk's math itself: tests/js/delta-rule-steps.test.mjs); no console error after all the interaction.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { ROOT, join, routeHtml } from './helpers.mjs';
+import { ROOT, axeViolations, join, routeHtml } from './helpers.mjs';
 import { useTutorialPage, ALL_WIDGETS, env, page, w, inspectWidgets } from './tutorial-page.mjs';
 
 useTutorialPage();
@@ -305,6 +307,84 @@ test('each snippet of section 11 (Embed), pasted alone into an empty page with t
     assert.deepEqual(pw.offOrigin, [], `${name} alone: nothing outside the origin`);
     await env.release(p);
   }
+});
+
+// Section 10's step view against the library's float32 forward: a float64 walk over float32 hooks.
+const DELTA_TOL = 1e-5;
+
+test('the step view draws, and its read equals the effective attention row times the values', async () => {
+  await page.waitForFunction(() => document.querySelector('#delta-steps').shown, null, { timeout: 20_000 });
+  const [x] = await inspectWidgets(page, '#delta-steps');
+  assert.equal(x.error, '');
+  assert.ok(x.drawn >= 2 && x.colours > 2, `both states drawn (${x.drawn} canvases, ${x.colours} colours)`);
+  await page.locator('#delta-steps').evaluate((el) => el.setAttribute('step', 'read'));
+  const r = await page.waitForFunction(() => {
+    const s = document.querySelector('#delta-steps').shown;
+    return s?.step === 'read' && s.mixed
+      ? { o: Array.from(s.walk.o), mixed: Array.from(s.mixed), t: s.t, T: s.T }
+      : null;
+  });
+  const { o, mixed, t, T } = await r.jsonValue();
+  assert.equal(T, 6); // "Hello world, the sea there": 6 tokens of the fixture's tokenizer
+  assert.equal(t, T - 1);
+  const scale = Math.max(...o.map(Math.abs));
+  assert.ok(scale > 0);
+  for (let j = 0; j < o.length; j++)
+    assert.ok(Math.abs(o[j] - mixed[j]) <= DELTA_TOL * (1 + scale), `o[${j}] ${o[j]} vs Σ A v ${mixed[j]}`);
+  const numbers = await page
+    .locator('#delta-steps')
+    .evaluate((el) => el.shadowRoot.querySelector('.numbers').textContent);
+  assert.match(numbers, /effective attention/);
+});
+
+test('keyboard: Tab reaches the step buttons and the state, Enter walks the steps, arrows read cells', async () => {
+  const steps = page.locator('#delta-steps');
+  await steps.evaluate((el) => el.setAttribute('step', 'decay'));
+  const button = steps.locator('.steps button', { hasText: '3 Write' });
+  await button.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('#delta-steps').shown?.step === 'write');
+  assert.equal(await button.getAttribute('aria-pressed'), 'true');
+  const formula = await steps.evaluate((el) => el.shadowRoot.querySelector('.formula').textContent);
+  assert.match(formula, /^write: S₅ = S′ \+ k₅ uᵀ/);
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('ArrowRight');
+  const readout = await steps.evaluate((el) => el.shadowRoot.querySelector('.readout').textContent);
+  assert.match(readout, /key feature \d+, value feature \d+: −?\d/);
+  await steps.locator('select').first().selectOption('3');
+  await page.waitForFunction(() => document.querySelector('#delta-steps').shown?.head === 3);
+  assert.equal(await steps.evaluate((el) => el.shown.keyHead), 1);
+});
+
+test('the section: the signed map, the prose, axe clean, nothing wider than a 360-px phone', async () => {
+  await page.waitForFunction(() =>
+    /negative/.test(document.querySelector('[data-bind="delta-summary"]').textContent),
+  );
+  const prose = await page.locator('[data-bind="delta-summary"]').textContent();
+  const m = /^4 value heads on 2 key heads, 6 tokens: (\d+) of the 84 weights/.exec(prose);
+  assert.ok(m && Number(m[1]) > 0, prose);
+  const map = await page
+    .locator('#delta-map')
+    .evaluate((el) => ({ signed: el.hasAttribute('signed'), H: el.data?.H }));
+  assert.deepEqual(map, { signed: true, H: 4 });
+  assert.deepEqual(await axeViolations(page, '#no-softmax'), []);
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.waitForFunction(() => {
+    const el = document.querySelector('#delta-steps');
+    return el.shown && el.getBoundingClientRect().width <= 360;
+  });
+  const wide = await page.evaluate(() =>
+    [...document.querySelectorAll('#no-softmax, #delta-steps')].map((el) => [
+      el.id,
+      Math.max(
+        el.scrollWidth,
+        ...[...(el.shadowRoot?.querySelectorAll('*') ?? [])].map((c) => c.getBoundingClientRect().right),
+      ),
+    ]),
+  );
+  for (const [id, right] of wide) assert.ok(right <= 362, `#${id} fits 360 px (${right})`);
+  assert.deepEqual(w.errors, []);
 });
 
 test('no console error after all the interaction', () => {

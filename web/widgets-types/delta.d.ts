@@ -93,6 +93,8 @@ export declare class DeltaRuleSteps extends AwElement {
     tokens: string[];
     /** Σ_s A[t,s]·v_s when `map` was given, else null. */
     mixed: Float64Array | null;
+    /** The layer's own o_t (hook_o) when the activations hold it, else null. */
+    captured: number[] | null;
     beta: number;
     g: number;
     k: number[];

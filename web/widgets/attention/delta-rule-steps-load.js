@@ -1,6 +1,6 @@
 // <delta-rule-steps>' own model: a Qwen3.5 checkpoint folder at a URL (config.json, model.safetensors
 // and, when present, tokenizer.json + tokenizer_config.json), run once on the widget's text for one
-// DeltaNet layer's hooks and its effective attention. The model is disposed before this returns.
+// DeltaNet layer's hooks (its read o too, to show beside the walk's) and its effective attention. The model is disposed before this returns.
 import { attn, whenReady } from '../runtime.js';
 import { deltaHooks } from './delta-rule-data.js';
 
@@ -50,7 +50,9 @@ export async function loadDeltaData(src, text, layer) {
     const ids = tokenizer ? Array.from(model.encode(text)) : idsOf(text, model.vocabSize);
     if (!ids.length) throw new Error('there are no tokens: give some text');
     const { attention } = model.forward([ids], { attention: true });
-    const { activations } = model.run([ids], { capture: deltaHooks(l) });
+    const { activations } = model.run([ids], {
+      capture: [...deltaHooks(l), `blocks.${l}.linear_attn.hook_o`],
+    });
     const tokens = tokenizer ? model.tokenStrings(ids) : ids.map(String);
     const eps = (config.text_config ?? config).rms_norm_eps ?? 1e-6;
     return { activations, layer: l, tokens, map: attention[l].data, layout: 'grouped', eps };

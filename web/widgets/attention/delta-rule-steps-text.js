@@ -52,6 +52,16 @@ export function stepPanels(s) {
   }
 }
 
+// Another computation of o_t and its largest difference from the walk's, or nothing when absent.
+function against(name, x, o) {
+  if (!x) return [];
+  const worst = Math.max(...Array.from(x, (a, j) => Math.abs(a - o[j])));
+  return [
+    [name, vec(x)],
+    ['largest |difference|', worst.toExponential(2)],
+  ];
+}
+
 /** The step's formula line and its numbers ([name, text] pairs). */
 export function stepNumbers(s) {
   const w = s.walk,
@@ -79,15 +89,8 @@ export function stepNumbers(s) {
     read: [
       [`q${t} (L2-normalized)`, vec(s.q)],
       [`o${t} = S${t}ᵀq${t}/√d_k`, vec(w.o)],
-      ...(s.mixed
-        ? [
-            [`Σ_s A[${s.t},s]·v_s (the library's effective attention)`, vec(s.mixed)],
-            [
-              'largest |difference|',
-              Math.max(...Array.from(s.mixed, (x, j) => Math.abs(x - w.o[j]))).toExponential(2),
-            ],
-          ]
-        : []),
+      ...against(`Σ_s A[${s.t},s]·v_s (the library's effective attention)`, s.mixed, w.o),
+      ...against(`o${t} as the library computed it (hook_o)`, s.captured, w.o),
     ],
   };
   return { formula: formulas[s.step], numbers: numbers[s.step] };

@@ -3,7 +3,7 @@
 // S ← S + k_t uᵀ and the read o_t = Sᵀq_t/√d_k, with the state S (d_k × d_v) as a small signed
 // heatmap before and after each step and the numbers of each. The walk is float64 in JS
 // (delta-rule-data.js) from the layer's captured hooks; the library's effective attention, when
-// given, is shown reproducing o_t as Σ_s A[t,s]·v_s.
+// given, is shown reproducing o_t as Σ_s A[t,s]·v_s, and the library's own o_t (hook_o) when captured.
 //
 // Attributes: src (a Qwen3.5 folder URL the widget loads itself when no `data` is set), text (what it
 //             reads; token ids when the folder has no tokenizer.json), layer (its layer; −1: the first
@@ -33,7 +33,6 @@ const CSS = `
 .steps button[aria-pressed="true"] { font-weight: 700; }
 .panels { display: flex; flex-wrap: wrap; gap: 12px 18px; }
 .panel { flex: 1 1 220px; min-width: 0; }
-.panel h3 { margin: 0 0 4px; font-size: 13px; font-weight: 650; }
 .formula { font-family: var(--aw-mono, ui-monospace, Menlo, monospace); font-size: 13px; margin: 4px 0 8px; }
 .numbers { font-family: var(--aw-mono, ui-monospace, Menlo, monospace); font-size: 12px; margin: 8px 0 0;
   overflow-wrap: anywhere; }
@@ -73,7 +72,6 @@ export class DeltaRuleSteps extends AwElement {
           onClick: (cell) => this.#hover(cell, i),
         }),
     );
-    this._titles = [h('h3'), h('h3')];
     this._formula = h('p', { class: 'formula' });
     this._numbers = h('dl', { class: 'numbers' });
     this._readout = h('div', { class: 'readout', 'aria-live': 'polite' });
@@ -96,11 +94,7 @@ export class DeltaRuleSteps extends AwElement {
         h('span', { class: 'steps', role: 'group', 'aria-label': 'Step' }, ...this._stepButtons),
       ),
       this._formula,
-      h(
-        'div',
-        { class: 'panels' },
-        ...[0, 1].map((i) => h('div', { class: 'panel' }, this._titles[i], this._canvases[i])),
-      ),
+      h('div', { class: 'panels' }, ...[0, 1].map((i) => h('div', { class: 'panel' }, this._canvases[i]))),
       this._numbers,
       this._readout,
     );
@@ -148,6 +142,12 @@ export class DeltaRuleSteps extends AwElement {
     const mixed = d.map
       ? mixValues(head, d.map.subarray(head.head * head.T ** 2, (head.head + 1) * head.T ** 2), t)
       : null;
+    const hookO = d.activations[`blocks.${d.layer}.linear_attn.hook_o`];
+    const captured = hookO
+      ? Array.from(
+          hookO.data.subarray((t * vHeads + head.head) * head.dv, (t * vHeads + head.head + 1) * head.dv),
+        )
+      : null;
     this._shown = {
       layer: d.layer,
       head: head.head,
@@ -160,6 +160,7 @@ export class DeltaRuleSteps extends AwElement {
       walk,
       tokens,
       mixed,
+      captured,
       beta: head.beta[t],
       g: head.g[t],
       k: head.k[t],
@@ -230,7 +231,6 @@ export class DeltaRuleSteps extends AwElement {
     const rowLabels = Array.from({ length: s.dk }, (_, i) => `k${i}`);
     const colLabels = Array.from({ length: s.dv }, (_, j) => `v${j}`);
     for (const [i, p] of panels.entries()) {
-      this._titles[i].textContent = p.title;
       this._views[i].width = half;
       this._views[i].set({
         data: Float32Array.from(p.data),
