@@ -86,6 +86,16 @@ describe('the delta rule step by step (float64, from hooks)', () => {
       [0, 1, 0, 1],
     );
     assert.throws(() => keyHeadOf(0, 4, 2, 'other'), RangeError);
+    // The wrong order reads another key head: far from the layer's own o (the check above can fail).
+    const ids = cases.find((c) => c.name === 'b1_t7').input_ids.data;
+    const hookO = 'blocks.0.linear_attn.hook_o';
+    const run = model.run([ids], { capture: [...deltaHooks(0), hookO] }).activations;
+    const wrong = deltaOutputs(deltaHeadFromActivations(run, 0, 1, { layout: 'tiled' }));
+    let worst = 0;
+    for (let t = 0; t < ids.length; t++)
+      for (let j = 0; j < 6; j++)
+        worst = Math.max(worst, Math.abs(wrong[t][j] - run[hookO].data[(t * 4 + 1) * 6 + j]));
+    assert.ok(worst > 100 * TOL, `the tiled order on a folder's grouped heads: |diff| ${worst}`);
     const { activations } = model.run([[1, 2, 3]], { capture: deltaHooks(1) });
     assert.throws(() => deltaHeadFromActivations(activations, 1, 4), /head must be/);
     assert.throws(() => deltaHeadFromActivations(activations, 0, 0), /hook_q/);
