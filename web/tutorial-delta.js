@@ -40,8 +40,15 @@ async function runFixture() {
 
 /** Fills the section's two widgets and its live numbers (`bind(name, text)`); a failure is said in the prose. */
 export async function showDeltaSection(bind) {
-  const heatmap = document.querySelector('#delta-map');
-  if (!heatmap) return;
+  const heatmap = document.querySelector('#delta-map'),
+    steps = document.querySelector('#delta-steps');
+  if (!heatmap || !steps) return;
+  // A clicked cell of the map walks its head at its query token in the step view.
+  heatmap.addEventListener('cell-click', ({ detail }) => {
+    if (!Number.isInteger(detail.head)) return;
+    steps.head = detail.head;
+    steps.token = detail.row;
+  });
   let r;
   try {
     r = await runFixture();

@@ -335,6 +335,13 @@ test('the step view draws, and its read equals the effective attention row times
     .locator('#delta-steps')
     .evaluate((el) => el.shadowRoot.querySelector('.numbers').textContent);
   assert.match(numbers, /effective attention/);
+  // The exports: the step's two 8 × 6 matrices in the CSV, o_t and the vectors in the JSON.
+  const out = await page
+    .locator('#delta-steps')
+    .evaluate((el) => ({ csv: el.getCSV(), json: JSON.parse(el.getJSON()) }));
+  assert.equal(out.csv.trim().split('\n').length, 1 + 2 * 8 * 6);
+  assert.deepEqual(out.json.o, o);
+  assert.deepEqual(Object.keys(out.json.matrices), ['after', 'read']);
 });
 
 test('keyboard: Tab reaches the step buttons and the state, Enter walks the steps, arrows read cells', async () => {
@@ -368,6 +375,13 @@ test('the section: the signed map, the prose, axe clean, nothing wider than a 36
     .locator('#delta-map')
     .evaluate((el) => ({ signed: el.hasAttribute('signed'), H: el.data?.H }));
   assert.deepEqual(map, { signed: true, H: 4 });
+  // Enter on a cell of the map (head 2's tile, query 3) walks that head at that token below.
+  await page.locator('#delta-map').locator('[role="grid"]').nth(2).locator('[tabindex]').first().focus();
+  for (const key of ['PageDown', 'ArrowUp', 'ArrowUp', 'Enter']) await page.keyboard.press(key);
+  await page.waitForFunction(() => {
+    const s = document.querySelector('#delta-steps').shown;
+    return s?.head === 2 && s.t === 3;
+  });
   assert.deepEqual(await axeViolations(page, '#no-softmax'), []);
   await page.setViewportSize({ width: 360, height: 740 });
   await page.waitForFunction(() => {
