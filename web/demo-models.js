@@ -21,7 +21,8 @@
 //                                    vocabSize, attention: Float32Array (H_l, T, T) per layer (H_l: the layer's
 //                                    own heads, 1 for a conv layer), kinds? (per layer 'attention' | 'conv' |
 //                                    'delta'; absent: all softmax attention), trace: the layer's steps (null
-//                                    for a layer without softmax steps) }
+//                                    for a layer without softmax steps), delta? (a DeltaNet layer's hooks
+//                                    for <delta-rule-steps>: { activations, layer, layout }, else null) }
 //   strings(ids)                   → the token texts of ids
 //   scored(ids)                    → [from, to): the positions whose next token is predictable
 //   logitLens(ids)?  generate(text, { maxNewTokens, signal })? (async iterator of { id, text })

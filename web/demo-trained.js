@@ -128,6 +128,7 @@ function drawSteps({ state, source, steps, $ }, { r, layer, tokens, H, kind }) {
   const softmax = kind === 'attention';
   steps.hidden = !softmax;
   $('steps-note').hidden = softmax;
+  drawDeltaSteps($('delta-steps'), { r, tokens, kind });
   if (!softmax) {
     $('steps-note').textContent =
       `Layer ${layer} is ${kind === 'conv' ? 'a short convolution' : kind === 'delta' ? 'a gated DeltaNet layer' : `a ${kind} layer`}: ` +
@@ -139,6 +140,16 @@ function drawSteps({ state, source, steps, $ }, { r, layer, tokens, H, kind }) {
   steps.trace = { tokens, steps: r.trace, heads: H, dModel: H * dk, causal };
   steps.setAttribute('step', state.step);
   steps.setAttribute('head', String(Math.min(state.head, H - 1)));
+}
+
+/** A DeltaNet layer's step view (its hooks from the forward, r.delta), hidden for other layers. */
+function drawDeltaSteps(view, { r, tokens, kind }) {
+  if (!view) return;
+  view.hidden = kind !== 'delta' || !r.delta;
+  if (view.hidden) return;
+  const T = tokens.length;
+  view.data = { ...r.delta, tokens, map: r.attention[r.delta.layer] };
+  if (view.token >= T) view.token = -1;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { attn, ready, runModel } from './widgets.js';
 import { renderMath } from './tutorial-math.js';
 import { attachContents, attachCopyButtons, attachTheme } from './tutorial-chrome.js';
+import { showDeltaSection } from './tutorial-delta.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -431,4 +432,5 @@ await ready;
   );
 }
 await showTextModel();
+showDeltaSection(bind); // section 10: fetches the tiny Qwen3.5 fixture, fills its map when it has run
 document.documentElement.dataset.tutorialReady = '';

@@ -12,6 +12,7 @@ import type { AttentionModelView, AttentionTrainer } from './widgets-types/train
 import type { AlibiBias, GqaHeads, KvCacheStepper, RopeExplorer } from './widgets-types/modern.js';
 import type { HeadScores, LogitAttribution, PatchingView } from './widgets-types/interp.js';
 import type { TokenSaliency } from './widgets-types/saliency.js';
+import type { DeltaRuleSteps } from './widgets-types/delta.js';
 import type {
   MaskFillCompare,
   QueryExplorer,
@@ -56,6 +57,7 @@ export * from './widgets-types/helpers.js';
 export * from './widgets-types/interp.js';
 export * from './widgets-types/saliency.js';
 export * from './widgets-types/tutorial.js';
+export * from './widgets-types/delta.js';
 
 /** Every element by its tag name, as web/widgets.js registers them. */
 export declare const ELEMENTS: {
@@ -77,6 +79,7 @@ export declare const ELEMENTS: {
   'logit-attribution': typeof LogitAttribution;
   'patching-view': typeof PatchingView;
   'token-saliency': typeof TokenSaliency;
+  'delta-rule-steps': typeof DeltaRuleSteps;
 };
 
 declare global {

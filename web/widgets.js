@@ -24,6 +24,7 @@ import { HeadScores } from './widgets/interp/head-scores.js';
 import { LogitAttribution } from './widgets/interp/logit-attribution.js';
 import { PatchingView } from './widgets/interp/patching-view.js';
 import { TokenSaliency } from './widgets/interp/token-saliency.js';
+import { DeltaRuleSteps } from './widgets/attention/delta-rule-steps.js';
 
 // Every element, registered here and only here (a widget file defines its class, never its tag).
 // README.md and docs/widgets.md list exactly these names (tests/js/docs.test.mjs).
@@ -46,6 +47,7 @@ export const ELEMENTS = {
   'logit-attribution': LogitAttribution,
   'patching-view': PatchingView,
   'token-saliency': TokenSaliency,
+  'delta-rule-steps': DeltaRuleSteps,
 };
 for (const [name, cls] of Object.entries(ELEMENTS)) {
   if (!customElements.get(name)) customElements.define(name, cls);
@@ -118,3 +120,14 @@ export { KvCacheStepper };
 //   <patching-view>      activation patching: which heads (or residual positions) carry the answer
 //   <token-saliency>     which input tokens the prediction depends on: gradients, integrated gradients
 export { HeadScores, LogitAttribution, PatchingView, TokenSaliency };
+
+// Attention without softmax.
+//   <delta-rule-steps>   one DeltaNet value head's state update for a token: decay, correct, write, read
+export { DeltaRuleSteps };
+export {
+  deltaHooks,
+  deltaHeadFromActivations,
+  deltaWalk,
+  deltaOutputs,
+  mixValues,
+} from './widgets/attention/delta-rule-data.js';

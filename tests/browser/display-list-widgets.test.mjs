@@ -33,7 +33,8 @@ const BODY = `
   <head-scores id="hs" src="${SRC}" ids="${IDS}"></head-scores>
   <logit-attribution id="la" src="${SRC}" ids="${IDS}" limit="20"></logit-attribution>
   <patching-view id="pv" src="${SRC}" clean="${IDS}" corrupted="5 12 3 9 14 8 7 11 2 3 9 14 0" autorun></patching-view>
-  <token-saliency id="ts" src="${SRC}" ids="${IDS}"></token-saliency>`;
+  <token-saliency id="ts" src="${SRC}" ids="${IDS}"></token-saliency>
+  <delta-rule-steps id="drs" src="/tests/golden/pretrained/qwen3_5-tiny/" step="read"></delta-rule-steps>`;
 
 // toSVG's options where its default leaves a canvas out (the heatmap's bars are in the figure on request).
 const SVG_OPTIONS = { 'attention-heatmap': { bars: true } };

@@ -24,6 +24,7 @@ export const ALL_WIDGETS = [
   'logit-attribution',
   'patching-view',
   'token-saliency',
+  'delta-rule-steps',
 ];
 
 export let env, page, w, badResponses;

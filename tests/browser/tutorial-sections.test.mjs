@@ -1,12 +1,14 @@
 // The tutorial page (web/tutorial.html), its later sections in a real browser: multi-head shapes, heads
 // that learn, positional encoding, today's models (RoPE, the KV cache), finding the heads that matter, the
-// snippets of section 10 (Embed) pasted alone into an empty page, and the attribute reference covering
-// every attribute; no console error after all the interaction.
+// snippets of section 11 (Embed) pasted alone into an empty page, and the attribute reference covering
+// every attribute; section 10 (attention without softmax): <delta-rule-steps> on the seeded qwen3_5-tiny
+// fixture (its read o_t = Σ_s A[t,s]·v_s over the library's map), keyboard, axe, a 360-px phone (the
+// walk's math itself: tests/js/delta-rule-steps.test.mjs); no console error after all the interaction.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { ROOT, join, routeHtml } from './helpers.mjs';
+import { ROOT, axeViolations, join, routeHtml } from './helpers.mjs';
 import { useTutorialPage, ALL_WIDGETS, env, page, w, inspectWidgets } from './tutorial-page.mjs';
 
 useTutorialPage();
@@ -71,7 +73,7 @@ test('positional encoding: repeated words are identical without it and distinct 
   assert.deepEqual(bases, [10000, 1000]);
 });
 
-test("section 8, today's models: numbered before Embed (10, last); RoPE's offsets agree; stepping the KV cache matches the full forward and the prose follows", async () => {
+test("section 8, today's models: numbered before Embed (11, last); RoPE's offsets agree; stepping the KV cache matches the full forward and the prose follows", async () => {
   const toc = await page.evaluate(() => ({
     sections: [...document.querySelectorAll('main section > h2')].map((h) => [
       h.querySelector('.num').textContent,
@@ -79,15 +81,16 @@ test("section 8, today's models: numbered before Embed (10, last); RoPE's offset
     ]),
     links: [...document.querySelectorAll('.toc a')].map((a) => a.getAttribute('href')),
   }));
-  assert.deepEqual(toc.sections.slice(-4), [
+  assert.deepEqual(toc.sections.slice(-5), [
     ['7', 'learn'],
     ['8', 'modern'],
     ['9', 'matter'],
-    ['10', 'embed'],
+    ['10', 'no-softmax'],
+    ['11', 'embed'],
   ]);
   assert.deepEqual(
     toc.sections.map(([n]) => n),
-    ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'],
+    ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11'],
     'sections numbered in order',
   );
   assert.deepEqual(
@@ -263,7 +266,7 @@ test('section 9, gradients: the saliency of every input token and attribution pa
   );
 });
 
-test('each snippet of section 10 (Embed), pasted alone into an empty page with the script tag, renders', async () => {
+test('each snippet of section 11 (Embed), pasted alone into an empty page with the script tag, renders', async () => {
   const { snippets, scriptTag } = await page.evaluate(() => ({
     snippets: [...document.querySelectorAll('code[data-snippet]')].map((c) => ({
       name: c.dataset.snippet,
@@ -304,6 +307,98 @@ test('each snippet of section 10 (Embed), pasted alone into an empty page with t
     assert.deepEqual(pw.offOrigin, [], `${name} alone: nothing outside the origin`);
     await env.release(p);
   }
+});
+
+// Section 10's step view against the library's float32 forward: a float64 walk over float32 hooks.
+const DELTA_TOL = 1e-5;
+
+test('the step view draws, and its read equals the effective attention row times the values', async () => {
+  await page.waitForFunction(() => document.querySelector('#delta-steps').shown, null, { timeout: 20_000 });
+  const [x] = await inspectWidgets(page, '#delta-steps');
+  assert.equal(x.error, '');
+  assert.ok(x.drawn >= 2 && x.colours > 2, `both states drawn (${x.drawn} canvases, ${x.colours} colours)`);
+  await page.locator('#delta-steps').evaluate((el) => el.setAttribute('step', 'read'));
+  const r = await page.waitForFunction(() => {
+    const s = document.querySelector('#delta-steps').shown;
+    return s?.step === 'read' && s.mixed
+      ? { o: Array.from(s.walk.o), mixed: Array.from(s.mixed), t: s.t, T: s.T }
+      : null;
+  });
+  const { o, mixed, t, T } = await r.jsonValue();
+  assert.equal(T, 6); // "Hello world, the sea there": 6 tokens of the fixture's tokenizer
+  assert.equal(t, T - 1);
+  const scale = Math.max(...o.map(Math.abs));
+  assert.ok(scale > 0);
+  for (let j = 0; j < o.length; j++)
+    assert.ok(Math.abs(o[j] - mixed[j]) <= DELTA_TOL * (1 + scale), `o[${j}] ${o[j]} vs Σ A v ${mixed[j]}`);
+  const numbers = await page
+    .locator('#delta-steps')
+    .evaluate((el) => el.shadowRoot.querySelector('.numbers').textContent);
+  assert.match(numbers, /effective attention/);
+  // The exports: the step's two 8 × 6 matrices in the CSV, o_t and the vectors in the JSON.
+  const out = await page
+    .locator('#delta-steps')
+    .evaluate((el) => ({ csv: el.getCSV(), json: JSON.parse(el.getJSON()) }));
+  assert.equal(out.csv.trim().split('\n').length, 1 + 2 * 8 * 6);
+  assert.deepEqual(out.json.o, o);
+  assert.deepEqual(Object.keys(out.json.matrices), ['after', 'read']);
+});
+
+test('keyboard: Tab reaches the step buttons and the state, Enter walks the steps, arrows read cells', async () => {
+  const steps = page.locator('#delta-steps');
+  await steps.evaluate((el) => el.setAttribute('step', 'decay'));
+  const button = steps.locator('.steps button', { hasText: '3 Write' });
+  await button.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('#delta-steps').shown?.step === 'write');
+  assert.equal(await button.getAttribute('aria-pressed'), 'true');
+  const formula = await steps.evaluate((el) => el.shadowRoot.querySelector('.formula').textContent);
+  assert.match(formula, /^write: S₅ = S′ \+ k₅ uᵀ/);
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('ArrowRight');
+  const readout = await steps.evaluate((el) => el.shadowRoot.querySelector('.readout').textContent);
+  assert.match(readout, /key feature \d+, value feature \d+: −?\d/);
+  await steps.locator('select').first().selectOption('3');
+  await page.waitForFunction(() => document.querySelector('#delta-steps').shown?.head === 3);
+  assert.equal(await steps.evaluate((el) => el.shown.keyHead), 1);
+});
+
+test('the section: the signed map, the prose, axe clean, nothing wider than a 360-px phone', async () => {
+  await page.waitForFunction(() =>
+    /negative/.test(document.querySelector('[data-bind="delta-summary"]').textContent),
+  );
+  const prose = await page.locator('[data-bind="delta-summary"]').textContent();
+  const m = /^4 value heads on 2 key heads, 6 tokens: (\d+) of the 84 weights/.exec(prose);
+  assert.ok(m && Number(m[1]) > 0, prose);
+  const map = await page
+    .locator('#delta-map')
+    .evaluate((el) => ({ signed: el.hasAttribute('signed'), H: el.data?.H }));
+  assert.deepEqual(map, { signed: true, H: 4 });
+  // Enter on a cell of the map (head 2's tile, query 3) walks that head at that token below.
+  await page.locator('#delta-map').locator('[role="grid"]').nth(2).locator('[tabindex]').first().focus();
+  for (const key of ['PageDown', 'ArrowUp', 'ArrowUp', 'Enter']) await page.keyboard.press(key);
+  await page.waitForFunction(() => {
+    const s = document.querySelector('#delta-steps').shown;
+    return s?.head === 2 && s.t === 3;
+  });
+  assert.deepEqual(await axeViolations(page, '#no-softmax'), []);
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.waitForFunction(() => {
+    const el = document.querySelector('#delta-steps');
+    return el.shown && el.getBoundingClientRect().width <= 360;
+  });
+  const wide = await page.evaluate(() =>
+    [...document.querySelectorAll('#no-softmax, #delta-steps')].map((el) => [
+      el.id,
+      Math.max(
+        el.scrollWidth,
+        ...[...(el.shadowRoot?.querySelectorAll('*') ?? [])].map((c) => c.getBoundingClientRect().right),
+      ),
+    ]),
+  );
+  for (const [id, right] of wide) assert.ok(right <= 362, `#${id} fits 360 px (${right})`);
+  assert.deepEqual(w.errors, []);
 });
 
 test('no console error after all the interaction', () => {

@@ -304,7 +304,21 @@ function forward({ key, ids, layer = null, rows = 'all', attention = true }) {
     kinds,
     heads: r.attention.map((w) => w.shape[1]),
     trace: traced ? r.trace[layer] : null,
+    delta: layer !== null && kinds[layer] === 'delta' ? deltaHooksOf(model, ids, layer) : null,
   };
+}
+
+/**
+ * A DeltaNet layer's hooks for the step view (<delta-rule-steps>): q, k, v, β, g and the read o, as
+ * { shape, data }; a GGUF file's value heads are in llama.cpp's tiled order, a folder's grouped.
+ */
+function deltaHooksOf(model, ids, layer) {
+  const names = ['q', 'k', 'v', 'beta', 'g', 'o'].map((n) => `blocks.${layer}.linear_attn.hook_${n}`);
+  const { activations } = model.run([ids], { capture: names });
+  const plain = Object.fromEntries(
+    names.map((n) => [n, { shape: activations[n].shape, data: activations[n].data }]),
+  );
+  return { activations: plain, layer, layout: model.metadata ? 'tiled' : 'grouped' };
 }
 
 function logitLens({ key, ids }) {
