@@ -310,7 +310,8 @@ function forward({ key, ids, layer = null, rows = 'all', attention = true }) {
 
 /**
  * A DeltaNet layer's hooks for the step view (<delta-rule-steps>): q, k, v, β, g and the read o, as
- * { shape, data }; a GGUF file's value heads are in llama.cpp's tiled order, a folder's grouped.
+ * { shape, data }, with the layer's value-head order (model.layers[l].valueHeadOrder: a GGUF file's
+ * tiled, a folder's grouped).
  */
 function deltaHooksOf(model, ids, layer) {
   const names = ['q', 'k', 'v', 'beta', 'g', 'o'].map((n) => `blocks.${layer}.linear_attn.hook_${n}`);
@@ -318,7 +319,7 @@ function deltaHooksOf(model, ids, layer) {
   const plain = Object.fromEntries(
     names.map((n) => [n, { shape: activations[n].shape, data: activations[n].data }]),
   );
-  return { activations: plain, layer, layout: model.metadata ? 'tiled' : 'grouped' };
+  return { activations: plain, layer, layout: model.layers[layer].valueHeadOrder };
 }
 
 function logitLens({ key, ids }) {
