@@ -15,6 +15,7 @@
 #include "wasm/binding_util.h"
 #include "wasm/bindings_gradients.h"
 #include "wasm/bindings_interp.h"
+#include "wasm/bindings_maps.h"
 
 namespace {
 
@@ -222,6 +223,16 @@ class PretrainedHandle {
     if (st.ok()) out.set("data", float_array(rows));
     return out;
   }
+  // A prefill with maps (bindings_maps.h): the session's layers and length checked, its caches and
+  // map state allocated; then its ids chunk by chunk (MapSession::begin, step).
+  val prefill_begin(MapSessionHandle& s, val layers, int total) {
+    LimitScope scope(limit_);
+    return status_object(attn::MapSession::begin(model_, int_list(layers), total, s.session));
+  }
+  val prefill_step(MapSessionHandle& s, val ids) {
+    LimitScope scope(limit_);
+    return status_object(s.session.step(model_, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids)));
+  }
 
  private:
   static bool key_of(const std::string& role, int layer, attn::TensorKey& key) {
@@ -259,5 +270,7 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
       .function("readRows", &PretrainedHandle::read_rows)
       .function("createCaches", &PretrainedHandle::create_caches)
       .function("forwardCached", &PretrainedHandle::forward_cached)
-      .function("dropCaches", &PretrainedHandle::drop_caches);
+      .function("dropCaches", &PretrainedHandle::drop_caches)
+      .function("prefillBegin", &PretrainedHandle::prefill_begin)
+      .function("prefillStep", &PretrainedHandle::prefill_step);
 }

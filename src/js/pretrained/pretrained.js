@@ -27,6 +27,7 @@ import { GENERATE_PAD, decodeSteps, generationOptions } from './generation.js';
 import { renderChatTemplate } from '../tokenizers/chat-template.js';
 import { loadFromHub } from '../hub/hub.js';
 import { signalOption } from '../hub/api.js';
+import { prefill } from './prefill.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
@@ -283,6 +284,14 @@ class PretrainedModelBase extends Handle {
     } finally {
       this._streaming = false;
     }
+  }
+
+  /**
+   * A long prompt read in chunks (pretrained/prefill.js): a MapSession with the last row's logits and
+   * the attention maps of `maps.layers` on demand (overview, tile, topK), never a (T, T) tensor.
+   */
+  prefill(ids, options = {}) {
+    return prefill(this._rt, this, ids, options);
   }
 
   // The live handle, when no generation stream holds the model's caches.
