@@ -31,7 +31,8 @@ struct MapLayout {
 
 class MapSession {
  public:
-  static constexpr int kMaxOverview = 512;  // cells on each side of an overview, at most
+  static constexpr int kMaxOverview = 512;                 // cells on each side of an overview, at most
+  static constexpr std::uint64_t kMaxTileCells = 1 << 22;  // weights of a tile, at most (2048 × 2048)
   // Checks `layers` (each an attention layer of the model, no repeats) and total (1 ≤ total ≤
   // max_positions), then the memory of the caches and the map state (TOO_LARGE) before allocating.
   static Status begin(const PretrainedModel& model, const std::vector<int>& layers, int total,
@@ -53,7 +54,7 @@ class MapSession {
   // Pooled overview of (layer, head): n = min(T, kMaxOverview) cells a side; cell (a, b) the max or
   // the mean of the weights of rows [⌊a·T/n⌋, ⌊(a+1)·T/n⌋) and columns [⌊b·T/n⌋, ⌊(b+1)·T/n⌋).
   Status overview(int layer, int head, bool max_pool, std::vector<float>& out, int& cells) const;
-  // The exact weights of rows [r0, r1) × columns [c0, c1), row-major.
+  // The exact weights of rows [r0, r1) × columns [c0, c1), row-major; TOO_LARGE past kMaxTileCells.
   Status tile(int layer, int head, int r0, int r1, int c0, int c1, std::vector<float>& out) const;
   // The k largest weights of query row `query` over every column (masked ones weigh 0), largest first
   // (ties: the smaller column first).

@@ -30,10 +30,9 @@ int first_key(int i, int window) {
 
 // rows (n) of float16 values, each d wide, at stride `stride`, widened into out (n, d).
 void widen_rows(const std::uint16_t* src, int stride, int first, int n, int d, float* out) {
-  for (int r = 0; r < n; ++r) {
-    const std::uint16_t* row = src + static_cast<std::int64_t>(first + r) * stride;
-    for (int i = 0; i < d; ++i) out[static_cast<std::int64_t>(r) * d + i] = half_to_float(row[i]);
-  }
+  for (int r = 0; r < n; ++r)
+    kernels::widen_half(d, src + static_cast<std::int64_t>(first + r) * stride, kernels::HalfFormat::kF16,
+                        out + static_cast<std::int64_t>(r) * d);
 }
 
 }  // namespace
@@ -160,6 +159,11 @@ Status MapSession::tile(int layer, int head, int r0, int r1, int c0, int c1, std
     return invalid("cols [" + std::to_string(c0) + ", " + std::to_string(c1) +
                    ") must be a non-empty range in [0, " + std::to_string(t) + ")");
   const std::uint64_t cols = static_cast<std::uint64_t>(c1 - c0);
+  if (static_cast<std::uint64_t>(r1 - r0) * cols > kMaxTileCells)  // a long prompt's maps stay in tiles
+    return Status::Error(StatusCode::kTooLarge, "a tile of " + std::to_string(r1 - r0) + " × " +
+                                                    std::to_string(cols) + " weights is above " +
+                                                    std::to_string(kMaxTileCells) +
+                                                    ": ask for a smaller window, or an overview");
   ATTN_RETURN_IF_ERROR(check_allocation(static_cast<std::uint64_t>(r1 - r0) * cols + scratch_floats(t, v.d),
                                         "an attention tile"));
   out.assign(static_cast<std::size_t>(r1 - r0) * cols, 0.0f);

@@ -5,10 +5,27 @@
 
 namespace attn_js {
 
-val MapSessionHandle::overview(int layer, int head, bool max_pool) const {
+namespace {
+
+int int_of(const val& o, const char* key) {
+  return o[key].as<int>();
+}
+
+}  // namespace
+
+val MapSessionHandle::info() const {
+  val out = val::object();
+  out.set("length", session.length());
+  out.set("bytes", static_cast<double>(session.bytes()));
+  out.set("logits", float_array(session.logits()));
+  return out;
+}
+
+val MapSessionHandle::overview(val o) const {
   std::vector<float> cells;
   int n = 0;
-  const attn::Status st = session.overview(layer, head, max_pool, cells, n);
+  const attn::Status st =
+      session.overview(int_of(o, "layer"), int_of(o, "head"), o["max"].as<bool>(), cells, n);
   val out = status_object(st);
   if (st.ok()) {
     out.set("data", float_array(cells));
@@ -17,18 +34,20 @@ val MapSessionHandle::overview(int layer, int head, bool max_pool) const {
   return out;
 }
 
-val MapSessionHandle::tile(int layer, int head, int r0, int r1, int c0, int c1) const {
+val MapSessionHandle::tile(val o) const {
   std::vector<float> weights;
-  const attn::Status st = session.tile(layer, head, r0, r1, c0, c1, weights);
+  const attn::Status st = session.tile(int_of(o, "layer"), int_of(o, "head"), int_of(o, "r0"),
+                                       int_of(o, "r1"), int_of(o, "c0"), int_of(o, "c1"), weights);
   val out = status_object(st);
   if (st.ok()) out.set("data", float_array(weights));
   return out;
 }
 
-val MapSessionHandle::top_k(int layer, int head, int query, int k) const {
+val MapSessionHandle::top_k(val o) const {
   std::vector<int> index;
   std::vector<float> weight;
-  const attn::Status st = session.top_k(layer, head, query, k, index, weight);
+  const attn::Status st =
+      session.top_k(int_of(o, "layer"), int_of(o, "head"), int_of(o, "query"), int_of(o, "k"), index, weight);
   val out = status_object(st);
   if (st.ok()) {
     out.set("indices",
@@ -44,9 +63,7 @@ EMSCRIPTEN_BINDINGS(attention_maps) {
   using attn_js::MapSessionHandle;
   emscripten::class_<MapSessionHandle>("MapSessionHandle")
       .constructor<>()
-      .function("length", &MapSessionHandle::length)
-      .function("bytes", &MapSessionHandle::bytes)
-      .function("logits", &MapSessionHandle::logits)
+      .function("info", &MapSessionHandle::info)
       .function("overview", &MapSessionHandle::overview)
       .function("tile", &MapSessionHandle::tile)
       .function("topK", &MapSessionHandle::top_k)

@@ -14,16 +14,15 @@ namespace attn_js {
 
 class MapSessionHandle {
  public:
-  int length() const { return session.length(); }
-  double bytes() const { return static_cast<double>(session.bytes()); }
-  // The last row's logits (V), once the prefill is complete.
-  val logits() const { return float_array(session.logits()); }
-  // { code, message, data: Float32Array (cells²), cells }
-  val overview(int layer, int head, bool max_pool) const;
-  // { code, message, data: Float32Array ((r1 − r0) · (c1 − c0)) }
-  val tile(int layer, int head, int r0, int r1, int c0, int c1) const;
-  // { code, message, indices: Int32Array (k), weights: Float32Array (k) }
-  val top_k(int layer, int head, int query, int k) const;
+  // { length, bytes, logits: Float32Array (V) } (the logits once the prefill is complete). One
+  // signature for every call below keeps the module small (each Embind signature is code of its own).
+  val info() const;
+  // o { layer, head, max } → { code, message, data: Float32Array (cells²), cells }
+  val overview(val o) const;
+  // o { layer, head, r0, r1, c0, c1 } → { code, message, data: Float32Array ((r1 − r0) · (c1 − c0)) }
+  val tile(val o) const;
+  // o { layer, head, query, k } → { code, message, indices: Int32Array (k), weights: Float32Array (k) }
+  val top_k(val o) const;
   // Frees the state at once (the JS handle's delete() follows).
   void release() { session = attn::MapSession(); }
 

@@ -223,15 +223,16 @@ class PretrainedHandle {
     if (st.ok()) out.set("data", float_array(rows));
     return out;
   }
-  // A prefill with maps (bindings_maps.h): the session's layers and length checked, its caches and
-  // map state allocated; then its ids chunk by chunk (MapSession::begin, step).
-  val prefill_begin(MapSessionHandle& s, val layers, int total) {
+  // A prefill with maps (bindings_maps.h), in one call per step: { layers, total } begins it (the
+  // session's layers and length checked, its caches and map state allocated: MapSession::begin),
+  // { ids } runs its next chunk (MapSession::step).
+  val prefill(MapSessionHandle& s, val o) {
     LimitScope scope(limit_);
-    return status_object(attn::MapSession::begin(model_, int_list(layers), total, s.session));
-  }
-  val prefill_step(MapSessionHandle& s, val ids) {
-    LimitScope scope(limit_);
-    return status_object(s.session.step(model_, emscripten::convertJSArrayToNumberVector<std::int32_t>(ids)));
+    if (has(o, "layers"))
+      return status_object(
+          attn::MapSession::begin(model_, int_list(o["layers"]), o["total"].as<int>(), s.session));
+    return status_object(
+        s.session.step(model_, emscripten::convertJSArrayToNumberVector<std::int32_t>(o["ids"])));
   }
 
  private:
@@ -271,6 +272,5 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
       .function("createCaches", &PretrainedHandle::create_caches)
       .function("forwardCached", &PretrainedHandle::forward_cached)
       .function("dropCaches", &PretrainedHandle::drop_caches)
-      .function("prefillBegin", &PretrainedHandle::prefill_begin)
-      .function("prefillStep", &PretrainedHandle::prefill_step);
+      .function("prefill", &PretrainedHandle::prefill);
 }

@@ -112,7 +112,9 @@ class MapSession extends Handle {
     if (!Array.isArray(list) || list.length === 0)
       throw invalid(`heads must be a non-empty array, got ${describe(list)}`);
     list.forEach((head) => this._where({ layer: o.layer, head }, 'overview'));
-    const maps = list.map((head) => check(this._handle.overview(o.layer, head, pool === 'max')));
+    const maps = list.map((head) =>
+      check(this._handle.overview({ layer: o.layer, head, max: pool === 'max' })),
+    );
     const n = maps[0].cells;
     if (o.heads === undefined) return new Tensor(maps[0].data, [n, n]);
     const data = new Float32Array(list.length * n * n);
@@ -126,7 +128,7 @@ class MapSession extends Handle {
     const { layer, head } = this._where(o, 'tile');
     const [r0, r1] = this._range(o.rows, 'rows', 'tile');
     const [c0, c1] = this._range(o.cols, 'cols', 'tile');
-    const { data } = check(this._handle.tile(layer, head, r0, r1, c0, c1));
+    const { data } = check(this._handle.tile({ layer, head, r0, r1, c0, c1 }));
     return new Tensor(data, [r1 - r0, c1 - c0]);
   }
 
@@ -138,7 +140,7 @@ class MapSession extends Handle {
       throw invalid(`topK: query must be an integer in [0, ${this.length}), got ${describe(o.query)}`);
     if (!isInt(o.k) || o.k < 1 || o.k > this.length)
       throw invalid(`topK: k must be an integer in [1, ${this.length}], got ${describe(o.k)}`);
-    const { indices, weights } = check(this._handle.topK(layer, head, o.query, o.k));
+    const { indices, weights } = check(this._handle.topK({ layer, head, query: o.query, k: o.k }));
     return { indices, weights };
   }
 
@@ -169,18 +171,19 @@ export async function prefill(rt, model, ids, options = {}) {
   const total = batch.t;
   const session = new MapSession(rt, new (rt.requireCore().MapSessionHandle)(), model, layers);
   try {
-    check(handle.prefillBegin(session._handle, layers, total));
+    check(handle.prefill(session._handle, { layers, total }));
     for (let done = 0; done < total;) {
       const chunk = batch.data.subarray(done, Math.min(total, done + chunkSize));
-      check(model._live().prefillStep(session._handle, chunk));
+      check(model._live().prefill(session._handle, { ids: chunk }));
       done += chunk.length;
       onProgress?.(done, total);
       if (done < total) await new Promise((resolve) => setTimeout(resolve, 0));
       if (signal?.aborted) throw aborted();
     }
-    session.length = total;
-    session.logits = session._handle.logits();
-    session.mapBytes = session._handle.bytes();
+    const info = session._handle.info();
+    session.length = info.length;
+    session.logits = info.logits;
+    session.mapBytes = info.bytes;
     return session;
   } catch (error) {
     session.dispose();

@@ -377,7 +377,7 @@ export interface MapSession {
    * weights count as 0). `head`: a Tensor (n, n); `heads`: (heads.length, n, n).
    */
   overview(options: { layer: number; head?: number; heads?: number[]; pool?: 'max' | 'mean' }): Tensor;
-  /** The exact weights of query rows [start, end) × key columns [start, end): (rows, cols). */
+  /** The exact weights of query rows [start, end) × key columns [start, end): (rows, cols); at most 2^22 (TOO_LARGE). */
   tile(options: { layer: number; head: number; rows: [number, number]; cols: [number, number] }): Tensor;
   /** Row `query`'s k largest weights, largest first (ties: the earlier key). */
   topK(options: { layer: number; head: number; query: number; k: number }): {
