@@ -103,7 +103,8 @@ std::uint64_t MapSession::state_bytes(const PretrainedModel& model, const std::v
 Status MapSession::begin(const PretrainedModel& model, const std::vector<int>& layers, int total,
                          MapSession& out) {
   const PretrainedConfig& c = model.config();
-  if (total < 1 || total > c.max_positions)
+  if (total < 1) return invalid("a prefill needs at least one token");
+  if (total > c.max_positions)
     return Status::Error(StatusCode::kTooLarge, "a prefill of " + std::to_string(total) +
                                                     " tokens: the model takes 1 to " +
                                                     std::to_string(c.max_positions));

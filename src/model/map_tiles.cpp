@@ -10,6 +10,7 @@
 
 #include "core/memory_limit.h"
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 #include "model/map_session.h"
 
 namespace attn {
@@ -110,37 +111,37 @@ Status MapSession::overview(int layer, int head, bool max_pool, std::vector<floa
   HeadView v;
   ATTN_RETURN_IF_ERROR(head_view(layer, head, v));
   const int t = length_, n = std::min(t, kMaxOverview);
-  ATTN_RETURN_IF_ERROR(check_allocation(static_cast<std::uint64_t>(n) * n * 3 + scratch_floats(t, v.d),
-                                        "an attention overview"));
+  // Cell rows in parallel: a part owns whole cell rows (so their query rows), each row in order, and a
+  // row's weights do not depend on its block: the same sums, the same bits, at any thread count.
+  const auto edge = [&](std::int64_t a) { return static_cast<int>(a * t / n); };
+  const std::int64_t work = (static_cast<std::int64_t>(t) / n + 1) * t * v.d;  // one cell row's products
+  const int parts = kernels::parallel_parts(n, kernels::min_items_for(work));
+  ATTN_RETURN_IF_ERROR(check_allocation(
+      static_cast<std::uint64_t>(n) * n * 3 + scratch_floats(t, v.d) * parts, "an attention overview"));
   std::vector<int> cell(static_cast<std::size_t>(t));  // the cell of each position: ⌊a·T/n⌋ ≤ p
-  for (int a = 0; a < n; ++a) {
-    const int from = static_cast<int>(static_cast<std::int64_t>(a) * t / n),
-              to = static_cast<int>(static_cast<std::int64_t>(a + 1) * t / n);
-    std::fill(cell.begin() + from, cell.begin() + to, a);
-  }
+  for (int a = 0; a < n; ++a) std::fill(cell.begin() + edge(a), cell.begin() + edge(a + 1), a);
   std::vector<double> acc(static_cast<std::size_t>(n) * n, 0.0);
-  std::vector<float> scratch;
-  const int step = block_rows(t);
-  for (int r0 = 0; r0 < t; r0 += step) {
-    const int r1 = std::min(t, r0 + step), lo = first_key(r0, v.window), cols = r1 - lo;
-    const float* w = weight_block(v, r0, r1, scratch);
-    for (int r = 0; r < r1 - r0; ++r) {
-      const int i = r0 + r;
-      double* arow = acc.data() + static_cast<std::int64_t>(cell[i]) * n;
-      const float* wrow = w + static_cast<std::int64_t>(r) * cols;
-      for (int j = first_key(i, v.window); j <= i; ++j) {  // a masked weight is 0: it changes no cell
-        double& a = arow[cell[j]];
-        a = max_pool ? std::max(a, static_cast<double>(wrow[j - lo])) : a + wrow[j - lo];
+  kernels::parallel_for_parts(n, parts, [&](int, std::int64_t a0, std::int64_t a1) {
+    std::vector<float> scratch;
+    const int step = block_rows(t), end = edge(a1);
+    for (int r0 = edge(a0); r0 < end; r0 += step) {
+      const int r1 = std::min(end, r0 + step), lo = first_key(r0, v.window), cols = r1 - lo;
+      const float* w = weight_block(v, r0, r1, scratch);
+      for (int r = 0; r < r1 - r0; ++r) {
+        const int i = r0 + r;
+        double* arow = acc.data() + static_cast<std::int64_t>(cell[i]) * n;
+        const float* wrow = w + static_cast<std::int64_t>(r) * cols;
+        for (int j = first_key(i, v.window); j <= i; ++j) {  // a masked weight is 0: it changes no cell
+          double& c = arow[cell[j]];
+          c = max_pool ? std::max(c, static_cast<double>(wrow[j - lo])) : c + wrow[j - lo];
+        }
       }
     }
-  }
+  });
   out.resize(acc.size());
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
-      const double area = static_cast<double>(static_cast<std::int64_t>(a + 1) * t / n -
-                                              static_cast<std::int64_t>(a) * t / n) *
-                          static_cast<double>(static_cast<std::int64_t>(b + 1) * t / n -
-                                              static_cast<std::int64_t>(b) * t / n);
+      const double area = static_cast<double>(edge(a + 1) - edge(a)) * (edge(b + 1) - edge(b));
       const double x = acc[static_cast<std::size_t>(a) * n + b];
       out[static_cast<std::size_t>(a) * n + b] = static_cast<float>(max_pool ? x : x / area);
     }

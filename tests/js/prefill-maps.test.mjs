@@ -5,7 +5,14 @@
 // edges and the causal and window boundaries; the heap's peak during a T = 8,192 prefill; refusals.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { init, AttentionError, memoryStats, resetMemoryPeak, threadCount } from '../../src/js/index.js';
+import {
+  init,
+  AttentionError,
+  memoryStats,
+  resetMemoryPeak,
+  setThreadCount,
+  threadCount,
+} from '../../src/js/index.js';
 import { json, load } from './pretrained-files.mjs';
 
 await init();
@@ -159,6 +166,13 @@ test('the overview (max and mean) pools the exact map in blocks cut at ⌊a·T/n
         assert.deepEqual(map.shape, [512, 512]);
         assertClose(map.data, pooled(exact[1], 2, 512, pool === 'max'), `overview ${pool}`);
       }
+      // cell rows split over the threads: the same bits on one thread
+      const threads = threadCount();
+      const split = session.overview({ layer: 1, head: 0, pool: 'mean' });
+      setThreadCount(1);
+      const single = session.overview({ layer: 1, head: 0, pool: 'mean' });
+      setThreadCount(threads);
+      assert.deepEqual(split.data, single.data);
       const both = session.overview({ layer: 1, heads: [0, 3], pool: 'mean' });
       assert.deepEqual(both.shape, [2, 512, 512]);
       assertClose(both.data.subarray(512 * 512), pooled(exact[1], 3, 512, false), 'overview of heads[1]');
@@ -242,6 +256,7 @@ test('bad arguments are refused by name before anything is allocated; dispose en
       /prefill takes one sequence, got 2/,
     );
     await assert.rejects(model.prefill(idsOf(65, model.vocabSize)), (e) => e.code === 'TOO_LARGE');
+    await assert.rejects(model.prefill([]), (e) => e.code === 'EMPTY_INPUT');
     const session = await model.prefill(ids, { maps: { layers: [1] } });
     resetMemoryPeak();
     const before = memoryStats().bytesInUse;

@@ -160,6 +160,7 @@ export async function prefill(rt, model, ids, options = {}) {
   const handle = model._idle();
   const batch = idBatch(ids, 'ids');
   if (batch.b !== 1) throw invalid(`prefill takes one sequence, got ${batch.b}`);
+  if (batch.t < 1) throw new AttentionError('EMPTY_INPUT', 'prefill needs at least one token');
   const layers = mapLayers(o.maps, model);
   const { chunkSize = PREFILL_CHUNK, onProgress, signal } = o;
   if (!isInt(chunkSize) || chunkSize < 1)
