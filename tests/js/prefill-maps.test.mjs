@@ -134,6 +134,22 @@ test('tiles and top-k equal the exact weights: GQA, windows, soft-caps, no RoPE,
   await checkFixture('gemma4-tiny', 30);
 });
 
+test('mapStateBytes states the map state before the run: shared keys once (Gemma 4)', async () => {
+  const model = await load('gemma4-tiny');
+  try {
+    // layers 0, 1 own their keys (head sizes 8, 16; 2 key heads); 2 and 3 read 0's and 1's
+    const perToken = 4 * 8 + 4 * 16 + 4 * 8 + 4 * 16 + 2 * 8 + 2 * 16;
+    assert.equal(model.mapStateBytes(30, { layers: true }), 30 * perToken * 2);
+    const session = await model.prefill(idsOf(30, model.vocabSize), { maps: { layers: [2] } });
+    assert.equal(session.mapBytes, model.mapStateBytes(30, { layers: [2] }));
+    assert.equal(session.mapBytes, 30 * (4 * 8 + 2 * 8) * 2);
+    session.dispose();
+    assert.throws(() => model.mapStateBytes(0, { layers: [0] }), /length must be an integer >= 1/);
+  } finally {
+    model.dispose();
+  }
+});
+
 // the max or mean of every block of the exact map, blocks cut at ⌊a·T/n⌋
 function pooled(m, h, n, max) {
   const t = m.t;
@@ -198,6 +214,7 @@ test('a T = 8,192 prefill with maps: the heap peak stays within caches + map sta
       const caches = 2 * layers * t * kvHeads * headDim * 4; // float32 K and V
       const mapState = layers * t * (heads + kvHeads) * headDim * 2; // float16 q and k
       assert.equal(session.mapBytes, mapState);
+      assert.equal(model.mapStateBytes(t, { layers: true }), mapState, 'stated before the run');
       // one chunk's forward (256 rows of this model: the stream's and the MLP's buffers, the captured
       // q and k, the attention's tiles) stays under 1 MiB; the attention engine keeps a scratch block
       // of up to 256 KiB per thread for the module's life (src/core/attention_engine.h)

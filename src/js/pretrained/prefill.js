@@ -14,8 +14,6 @@ const aborted = () => new AttentionError('ABORTED', 'the prefill was aborted (it
 
 /** Rows per chunk of a prefill unless `chunkSize` says otherwise. */
 export const PREFILL_CHUNK = 256;
-/** Cells on each side of an overview, at most (MapSession::kMaxOverview). */
-export const MAX_OVERVIEW = 512;
 
 const isInt = (v) => Number.isInteger(v);
 
@@ -46,11 +44,16 @@ function mapLayers(maps, model) {
   return [...list];
 }
 
-/** The bytes a prefill's map state takes: float16 queries of each layer, keys of each key source. */
-export function mapStateBytes(model, layers, length) {
+/**
+ * model.mapStateBytes(length, maps): the bytes prefill(ids of `length`, { maps }) will keep for its
+ * maps, stated before the run: float16 queries of each layer and keys of each layer they are read
+ * from (MapSession::state_bytes; session.mapBytes once it ran).
+ */
+export function mapStateBytes(model, length, maps) {
+  if (!isInt(length) || length < 1) throw invalid(`length must be an integer >= 1, got ${describe(length)}`);
   const keySources = new Set();
   let values = 0;
-  for (const l of layers) {
+  for (const l of mapLayers(maps, model)) {
     const { heads, kvHeads, headDim, kvFrom } = model.layers[l];
     values += heads * headDim;
     if (!keySources.has(kvFrom)) values += kvHeads * headDim;

@@ -27,7 +27,7 @@ import { GENERATE_PAD, decodeSteps, generationOptions } from './generation.js';
 import { renderChatTemplate } from '../tokenizers/chat-template.js';
 import { loadFromHub } from '../hub/hub.js';
 import { signalOption } from '../hub/api.js';
-import { prefill } from './prefill.js';
+import { mapStateBytes, prefill } from './prefill.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
@@ -292,6 +292,12 @@ class PretrainedModelBase extends Handle {
    */
   prefill(ids, options = {}) {
     return prefill(this._rt, this, ids, options);
+  }
+
+  /** The bytes prefill's map state takes for `length` tokens and `maps` ({ layers }), before the run. */
+  mapStateBytes(length, maps) {
+    this._live();
+    return mapStateBytes(this, length, maps);
   }
 
   // The live handle, when no generation stream holds the model's caches.

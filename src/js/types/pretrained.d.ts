@@ -254,6 +254,11 @@ export class PretrainedModel {
    * Rejects with ABORTED when `signal` fires (checked between chunks).
    */
   prefill(ids: IdsLike, options?: PrefillOptions): Promise<MapSession>;
+  /**
+   * The bytes {@link PretrainedModel.prefill}'s map state takes for `length` tokens and `maps`, stated
+   * before the run: 2·length·Σ(H·d of each layer + H_kv·d of each layer whose keys they read).
+   */
+  mapStateBytes(length: number, maps: { layers: number[] | true }): number;
   /** Token ids of text, with what the tokenizer's post-processor adds (e.g. a BOS token) unless `addSpecialTokens` is false. Needs a tokenizer. */
   encode(text: string, options?: { addSpecialTokens?: boolean }): Int32Array;
   /**

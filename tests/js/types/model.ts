@@ -190,6 +190,7 @@ const pieces: string[] = pretrained.tokenStrings(newIds);
 const text: string = pretrained.decode(newIds);
 // @ts-expect-error maxNewTokens is required
 pretrained.generate([1], {});
+const stated: number = pretrained.mapStateBytes(3, { layers: true });
 const session: MapSession = await pretrained.prefill([1, 2, 3], {
   maps: { layers: [0] },
   onProgress: (done: number, total: number) => void (done / total),
