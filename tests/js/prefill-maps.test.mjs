@@ -38,7 +38,11 @@ function exactMaps(model, ids) {
   return r.attention.map((a) => a && { data: a.data, h: a.shape[1], t: a.shape[2] });
 }
 
-function assertClose(actual, expected, what) {
+// The last row's logits of the chunked prefill against the forward without caches: float32 both,
+// summed in another order (the pretrained fixtures' logit bound).
+const LOGIT_TOL = 1e-4;
+
+function assertClose(actual, expected, what, tol = WEIGHT_TOL) {
   assert.equal(actual.length, expected.length, `${what}: length`);
   let worst = 0;
   for (let i = 0; i < actual.length; i++) {
@@ -46,7 +50,7 @@ function assertClose(actual, expected, what) {
     if (expected[i] === 0) assert.equal(actual[i], 0, `${what}: [${i}] masked`);
     worst = Math.max(worst, Math.abs(actual[i] - expected[i]));
   }
-  assert.ok(worst <= WEIGHT_TOL, `${what}: max |Δ| ${worst} > ${WEIGHT_TOL}`);
+  assert.ok(worst <= tol, `${what}: max |Δ| ${worst} > ${tol}`);
 }
 
 // tile of the exact (T, T) map of head h
@@ -76,7 +80,7 @@ async function checkFixture(name, t, config = json(name, 'config.json')) {
       assert.equal(session.length, t);
       const logits = model.forward(ids, { attention: false }).logits;
       const last = logits.data.subarray((t - 1) * model.vocabSize, t * model.vocabSize);
-      assertClose(session.logits, last, `${name} last logits`);
+      assertClose(session.logits, last, `${name} last logits`, LOGIT_TOL);
       for (const l of session.layers) {
         for (let h = 0; h < exact[l].h; h++) {
           const windows = [
