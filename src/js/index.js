@@ -48,4 +48,5 @@ export const {
   memoryLimit,
   kernelVariant,
   memoryStats,
+  resetMemoryPeak,
 } = opsApi(runtime);

@@ -134,7 +134,10 @@ Status HookRun::add_capture(const std::string& name) {
     ids.push_back(id);
   }
   for (const HookId& id : ids) {
-    if (t0_ > 0) return invalid("capture is run()'s: a decoding step captures nothing");
+    // A step on caches has the rows of its own positions only (the maps' prefill captures q and k
+    // chunk by chunk); its scores and weights are not the whole (T, T) ones
+    if (t0_ > 0 && is_score_hook(id.kind))
+      return invalid("capture of \"" + hook_name(id) + "\": a step on caches captures no scores or weights");
     if (id.layer >= 0 && id.layer < start_layer_)
       return invalid("capture \"" + hook_name(id) + "\" comes before startAt");
     Point& p = point(id.kind, id.layer);

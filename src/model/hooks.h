@@ -159,7 +159,8 @@ struct HookRequest {
 class HookRun {
  public:
   // A pass of b sequences of t rows from position t0 (t0 > 0: a decoding step on KV caches, which
-  // takes only edits over a position's axes, not of scores or weights); positions must be below
+  // takes only edits over a position's axes and captures of its own rows, not of scores or
+  // weights); positions must be below
   // max_position. INVALID_ARGUMENT / SHAPE_MISMATCH naming the hook, TOO_LARGE for the captures.
   // The run reads the request's edit values where they are (none is copied): `request` must
   // outlive it.

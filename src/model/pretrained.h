@@ -111,6 +111,7 @@ struct TensorSpec {
 };
 
 struct PretrainedConfig;
+struct MapLayout;  // map_session.h
 // Every tensor a (checked) config needs, in load order: the list PretrainedModel::tensors() gives.
 std::vector<TensorSpec> pretrained_tensor_specs(const PretrainedConfig& c);
 
@@ -315,6 +316,9 @@ class PretrainedModel {
   // The decoding state of every layer for `batch` sequences of up to max_length tokens (≤ max_positions);
   // `kv`: how the attention layers store keys and values (float16: half the bytes, MultiHeadAttention).
   Status create_caches(int max_length, int batch, DecodeCaches& caches, KvDtype kv = KvDtype::kF32) const;
+  // Layer l's softmax attention as the maps on demand read it (map_session.cpp): its sizes, scale,
+  // soft-cap, window and key source; only `mixer` for a layer of another kind.
+  MapLayout map_layout(int l) const;
   // ids (B, T) as forward: M's value per sequence and its gradients (metric_gradients.h), by a backward
   // through every block (recomputing each block's activations from its saved input, so only the L + 1
   // hidden states are kept), on the thread pool with the same bits at any thread count. Checks as

@@ -18,6 +18,7 @@
 #include "wasm/binding_util.h"
 #include "wasm/bindings_gradients.h"
 #include "wasm/bindings_interp.h"
+#include "wasm/bindings_maps.h"
 
 namespace {
 
@@ -261,6 +262,17 @@ class PretrainedHandle {
     if (st.ok()) out.set("data", float_array(rows));
     return out;
   }
+  // A prefill with maps (bindings_maps.h), in one call per step: { layers, total } begins it (the
+  // session's layers and length checked, its caches and map state allocated: MapSession::begin),
+  // { ids } runs its next chunk (MapSession::step).
+  val prefill(MapSessionHandle& s, val o) {
+    LimitScope scope(limit_);
+    if (has(o, "layers"))
+      return status_object(
+          attn::MapSession::begin(model_, int_list(o["layers"]), o["total"].as<int>(), s.session));
+    return status_object(
+        s.session.step(model_, emscripten::convertJSArrayToNumberVector<std::int32_t>(o["ids"])));
+  }
 
  private:
   static bool key_of(const std::string& role, int layer, attn::TensorKey& key) {
@@ -302,5 +314,6 @@ EMSCRIPTEN_BINDINGS(attention_pretrained) {
       .function("createCaches", &PretrainedHandle::create_caches)      // (maxLength, batch, half)
       .function("createCaches", &PretrainedHandle::create_caches_f32)  // (maxLength, batch): float32
       .function("forwardCached", &PretrainedHandle::forward_cached)
-      .function("dropCaches", &PretrainedHandle::drop_caches);
+      .function("dropCaches", &PretrainedHandle::drop_caches)
+      .function("prefill", &PretrainedHandle::prefill);
 }

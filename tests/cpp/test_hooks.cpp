@@ -183,12 +183,16 @@ TEST_CASE("hooks: refusals name the hook, before anything runs", "[hooks]") {
   testutil::Hooked nan;
   nan.edit("hook_embed", true, {8}, std::vector<float>(8, std::nanf("")));
   REQUIRE(nan.make(m.hook_shapes(), 1, 6).code == attn::StatusCode::kNonFinite);
-  std::unique_ptr<attn::HookRun> run;  // a decoding step: no whole values, no pattern edits, no captures
+  // a decoding step: no whole values, no pattern edits, no captures of scores or weights (the rows of
+  // its own positions, as the maps' prefill takes q and k, are captured)
+  std::unique_ptr<attn::HookRun> run;
   attn::HookRequest step;
   step.edits.push_back({"blocks.0.attn.hook_pattern", true, {7}, std::vector<float>(7, 0.0f), {}, {}});
   REQUIRE(!attn::HookRun::create(step, m.hook_shapes(), 1, 1, 6, 8, run).ok());
   step.edits = {{"blocks.0.hook_resid_pre", true, {8}, std::vector<float>(8, 0.0f), {}, {}}};
   REQUIRE(attn::HookRun::create(step, m.hook_shapes(), 1, 1, 6, 8, run).ok());
-  step.capture = {"hook_embed"};
+  step.capture = {"hook_embed", "blocks.0.attn.hook_rot_q"};
+  REQUIRE(attn::HookRun::create(step, m.hook_shapes(), 1, 1, 6, 8, run).ok());
+  step.capture = {"blocks.0.attn.hook_pattern"};
   REQUIRE(!attn::HookRun::create(step, m.hook_shapes(), 1, 1, 6, 8, run).ok());
 }

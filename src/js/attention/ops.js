@@ -71,10 +71,25 @@ function kernelVariant(rt) {
   return rt.requireCore()._kernelVariant();
 }
 
-/** Wasm heap size, bytes allocated in it, and the number of handles not yet disposed (leak checks). */
+/**
+ * Wasm heap size, bytes allocated in it, the number of handles not yet disposed (leak checks), and the
+ * peak counter: bytesInUse, what the C++ holds through operator new now (src/wasm/memory_counter.cpp),
+ * and peakBytesInUse, the most it held since resetMemoryPeak() (or since init).
+ */
 function memoryStats(rt) {
   const m = rt.requireCore();
-  return { heapBytes: m.HEAPU8.length, heapUsedBytes: m._heapUsedBytes(), liveHandles: rt.liveHandles() };
+  return {
+    heapBytes: m.HEAPU8.length,
+    heapUsedBytes: m._heapUsedBytes(),
+    liveHandles: rt.liveHandles(),
+    bytesInUse: m._bytesInUse(),
+    peakBytesInUse: m._peakBytesInUse(),
+  };
+}
+
+/** Starts memoryStats().peakBytesInUse again from the bytes in use now. */
+function resetMemoryPeak(rt) {
+  rt.requireCore()._resetMemoryPeak();
 }
 
 const OPS = {
@@ -87,6 +102,7 @@ const OPS = {
   memoryLimit,
   kernelVariant,
   memoryStats,
+  resetMemoryPeak,
 };
 
 /** The functions above, bound to one wrapper copy (each default stays in its function). */

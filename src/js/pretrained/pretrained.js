@@ -27,6 +27,7 @@ import { GENERATE_PAD, checkAborted, decodeSteps, generationOptions } from './ge
 import { renderChatTemplate } from '../tokenizers/chat-template.js';
 import { loadFromHub } from '../hub/hub.js';
 import { signalOption } from '../hub/api.js';
+import { mapStateBytes, prefill } from './prefill.js';
 
 const invalid = (message) => new AttentionError('INVALID_ARGUMENT', message);
 
@@ -311,6 +312,20 @@ class PretrainedModelBase extends Handle {
     } finally {
       this._streaming = false;
     }
+  }
+
+  /**
+   * A long prompt read in chunks (pretrained/prefill.js): a MapSession with the last row's logits and
+   * the attention maps of `maps.layers` on demand (overview, tile, topK), never a (T, T) tensor.
+   */
+  prefill(ids, options = {}) {
+    return prefill(this._rt, this, ids, options);
+  }
+
+  /** The bytes prefill's map state takes for `length` tokens and `maps` ({ layers }), before the run. */
+  mapStateBytes(length, maps) {
+    this._live();
+    return mapStateBytes(this, length, maps);
   }
 
   // The live handle, when no generation stream holds the model's caches.

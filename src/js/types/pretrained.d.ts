@@ -270,6 +270,18 @@ export class PretrainedModel {
     ids: IdsLike,
     options: GenerateOptions,
   ): AsyncGenerator<{ id: number; text: string | null }, void, undefined>;
+  /**
+   * A long prompt (ids (T) or (1, T)) read in chunks over the model's caches, keeping what the
+   * attention maps of `maps.layers` need (their queries and keys in float16: O(L·T·d)) and the last
+   * row's logits; never a (T, T) or (T, vocab) tensor. See {@link PrefillOptions} and {@link MapSession}.
+   * Rejects with ABORTED when `signal` fires (checked between chunks).
+   */
+  prefill(ids: IdsLike, options?: PrefillOptions): Promise<MapSession>;
+  /**
+   * The bytes {@link PretrainedModel.prefill}'s map state takes for `length` tokens and `maps`, stated
+   * before the run: 2·length·Σ(H·d of each layer + H_kv·d of each layer whose keys they read).
+   */
+  mapStateBytes(length: number, maps: { layers: number[] | true }): number;
   /** Token ids of text, with what the tokenizer's post-processor adds (e.g. a BOS token) unless `addSpecialTokens` is false. Needs a tokenizer. */
   encode(text: string, options?: { addSpecialTokens?: boolean }): Int32Array;
   /**
@@ -381,3 +393,51 @@ export const PRETRAINED_CONFIG_KEYS: Readonly<Record<string, PretrainedConfigKey
  * (`src/js/architectures/`), in the docs' order; the keys of {@link PRETRAINED_CONFIG_KEYS}.
  */
 export const PRETRAINED_ARCHITECTURES: readonly string[];
+
+/** {@link PretrainedModel.prefill}'s options. */
+export interface PrefillOptions {
+  /**
+   * The layers whose maps the session computes on demand: an array of layer indices, or `true` for
+   * every softmax-attention layer. A short-convolution (LFM2) or DeltaNet (Qwen3.5) layer named here is
+   * an INVALID_ARGUMENT naming its kind. Omitted: no maps (the logits only).
+   */
+  maps?: { layers: number[] | true };
+  /** Rows per chunk (default 256). */
+  prefillChunk?: number;
+  /** After each chunk: rows done and the prompt's length. */
+  onProgress?: (done: number, total: number) => void;
+  /** Stops the prefill between chunks: ABORTED (the session is freed). */
+  signal?: AbortSignal;
+}
+
+/**
+ * A prefill's result (dispose it): the last row's logits and the attention maps of its layers,
+ * computed on demand from the kept queries and keys, in tiles, with the forward's masks (causal, the
+ * layer's sliding window, soft-cap, scale, grouped-query heads, per-layer head sizes and shared keys).
+ * Weights match forward's to float16 rounding of q and k. Every call after dispose() is DISPOSED.
+ */
+export interface MapSession {
+  /** The prompt's length T. */
+  readonly length: number;
+  /** The last row's logits (vocabulary), a copy. */
+  readonly logits: Float32Array;
+  /** The layers with maps. */
+  readonly layers: readonly number[];
+  /** Bytes of the map state held in the wasm heap. */
+  readonly mapBytes: number;
+  /**
+   * A pooled map of n = min(T, 512) cells a side: cell (a, b) is the max (default) or mean of the
+   * exact weights of query rows [⌊a·T/n⌋, ⌊(a+1)·T/n⌋) and key columns [⌊b·T/n⌋, ⌊(b+1)·T/n⌋) (masked
+   * weights count as 0). `head`: a Tensor (n, n); `heads`: (heads.length, n, n).
+   */
+  overview(options: { layer: number; head?: number; heads?: number[]; pool?: 'max' | 'mean' }): Tensor;
+  /** The exact weights of query rows [start, end) × key columns [start, end): (rows, cols); at most 2^22 (TOO_LARGE). */
+  tile(options: { layer: number; head: number; rows: [number, number]; cols: [number, number] }): Tensor;
+  /** Row `query`'s k largest weights, largest first (ties: the earlier key). */
+  topK(options: { layer: number; head: number; query: number; k: number }): {
+    indices: Int32Array;
+    weights: Float32Array;
+  };
+  /** Frees the map state; later calls throw DISPOSED. */
+  dispose(): void;
+}

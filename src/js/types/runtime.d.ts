@@ -64,5 +64,18 @@ export function setThreadCount(n: number): void;
 
 /** Whether this engine runs WebAssembly relaxed SIMD (then `init()` loads the relaxed-SIMD build). */
 export function relaxedSimdSupported(): boolean;
-/** Wasm heap size, bytes malloc'ed and not freed inside it, and count of undisposed handles (leak checks). */
-export function memoryStats(): { heapBytes: number; heapUsedBytes: number; liveHandles: number };
+/**
+ * Wasm heap size, bytes malloc'ed and not freed inside it, and count of undisposed handles (leak
+ * checks); the heap peak counter: `bytesInUse`, the bytes the library's C++ holds now (every
+ * operator new, at the allocator's usable size), and `peakBytesInUse`, the most it held since
+ * {@link resetMemoryPeak} (or since init).
+ */
+export function memoryStats(): {
+  heapBytes: number;
+  heapUsedBytes: number;
+  liveHandles: number;
+  bytesInUse: number;
+  peakBytesInUse: number;
+};
+/** Starts `memoryStats().peakBytesInUse` again from the bytes in use now. */
+export function resetMemoryPeak(): void;

@@ -15,6 +15,7 @@ import {
   memoryLimit,
   kernelVariant,
   memoryStats,
+  resetMemoryPeak,
 } from 'attention-wasm';
 import type {
   AttentionErrorCode,
@@ -114,6 +115,8 @@ setMemoryLimit(2 ** 28);
 const limit: number = memoryLimit();
 const variant: 'relaxed-simd' | 'simd128' | 'scalar' = kernelVariant();
 const stats: { heapBytes: number; liveHandles: number } = memoryStats();
+resetMemoryPeak();
+const peak: number = memoryStats().peakBytesInUse - memoryStats().bytesInUse;
 // @ts-expect-error dModel is required
 sinusoidalEncoding(16);
 // @ts-expect-error the table is read-only (use setTable)

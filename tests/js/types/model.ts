@@ -19,6 +19,7 @@ import {
   PretrainedModel,
 } from 'attention-wasm';
 import type {
+  MapSession,
   TraceStep,
   IdsLike,
   TinyTransformerConfig,
@@ -203,6 +204,17 @@ pretrained.generate([1], {
 });
 // @ts-expect-error the KV cache is 'f32' or 'f16'
 pretrained.generate([1], { maxNewTokens: 2, kvCache: 'bf16' });
+const stated: number = pretrained.mapStateBytes(3, { layers: true });
+const session: MapSession = await pretrained.prefill([1, 2, 3], {
+  maps: { layers: [0] },
+  onProgress: (done: number, total: number) => void (done / total),
+});
+const cells: Tensor = session.overview({ layer: 0, heads: [0, 1], pool: 'mean' });
+const window: Tensor = session.tile({ layer: 0, head: 0, rows: [0, 2], cols: [0, 3] });
+const top: Int32Array = session.topK({ layer: 0, head: 0, query: 2, k: 2 }).indices;
+// @ts-expect-error pool is 'max' or 'mean'
+session.overview({ layer: 0, head: 0, pool: 'sum' });
+session.dispose();
 pretrained.dispose();
 
 // ---- the Hugging Face Hub: what a load would download, then the load --------------------------------
