@@ -39,7 +39,9 @@ async function redrawnFor(page, scheme, selector, before) {
   return page.evaluate((sel) => window.__pictures(sel), selector);
 }
 
-const DEMO_WIDGETS = 'attention-steps, attention-heatmap, mask-editor, positional-encoding-heatmap';
+// The widgets on show (the chat view's map stays hidden until a chat model streams a reply).
+const DEMO_WIDGETS =
+  'attention-steps, attention-heatmap:not([hidden]), mask-editor, positional-encoding-heatmap';
 
 test('the demo: every widget redraws when the system turns dark, and draws the same light picture back', async () => {
   const { page, watch } = await b.newPage();
