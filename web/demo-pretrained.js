@@ -379,9 +379,9 @@ export function attachFolder($, hooks) {
   });
 }
 
-// Up to 20 greedy tokens after the input, shown as they come; Stop ends the worker's stream. The
-// tokens are appended to the input at the end. The request goes out in the click itself, so a Stop
-// right after still lets the first token through.
+// Up to 20 greedy tokens after the input, shown as they come; Stop ends the worker's stream (a Stop
+// during the prompt's prefill, before the first token, ends with none). The tokens are appended to
+// the input at the end.
 async function generate($, hooks) {
   const button = $('generate'),
     stop = $('generate-stop'),

@@ -138,11 +138,18 @@ test('chat template, streamed generation with Stop, and files we do not read', a
   assert.equal(ids.filter((id) => id === 94).length, 3, 'each <|endoftext|> is one token, none added');
   assert.equal(ids[0], 94);
 
-  // Generate, then Stop before the 20 tokens are done (the stream gives the page a turn per token).
+  // Generate, then Stop as the first token shows, before the 20 are done (the stream gives the page a
+  // turn per token; a Stop before the prompt's prefill is done would end with none).
   const before = await page.inputValue('#text');
   await page.evaluate(() => {
+    const note = document.querySelector('#generate-note');
+    const first = new MutationObserver(() => {
+      if (!/Generating \(1 of/.test(note.textContent)) return;
+      first.disconnect();
+      document.querySelector('#generate-stop').click();
+    });
+    first.observe(note, { childList: true, characterData: true, subtree: true });
     document.querySelector('#generate').click();
-    setTimeout(() => document.querySelector('#generate-stop').click(), 0);
   });
   await page.waitForFunction(
     () => /Generated \d+ tokens/.test(document.querySelector('#generate-note').textContent),
