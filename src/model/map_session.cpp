@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <string>
 
 #include "core/memory_limit.h"
+#include "kernels/kernels.h"
 
 namespace attn {
 
@@ -32,41 +32,11 @@ std::string hook(int layer, const char* point) {
 void append_half(const Tensor& captured, std::vector<std::uint16_t>& store) {
   const std::size_t at = store.size();
   store.resize(at + captured.data.size());
-  for (std::size_t i = 0; i < captured.data.size(); ++i) store[at + i] = float_to_half(captured.data[i]);
+  kernels::narrow_f16(static_cast<std::int64_t>(captured.data.size()), captured.data.data(),
+                      store.data() + at);
 }
 
 }  // namespace
-
-std::uint16_t float_to_half(float x) {
-  std::uint32_t f;
-  std::memcpy(&f, &x, sizeof f);
-  const std::uint32_t sign = (f >> 16) & 0x8000u;
-  const std::uint32_t abs = f & 0x7fffffffu;
-  if (abs >= 0x7f800000u)
-    return static_cast<std::uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
-  if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds past 65504: ±inf
-  if (abs < 0x38800000u) {  // a half subnormal (or zero): the value in units of 2^-24, rounded to even
-    const float scaled = std::fabs(x) * 16777216.0f;
-    return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(std::nearbyint(scaled)));
-  }
-  // Normal: drop 13 mantissa bits, rounding to nearest even (a carry moves into the exponent).
-  const std::uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u);
-  return static_cast<std::uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
-}
-
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  float out;
-  if (exp == 0) {
-    out = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -out : out;
-  }
-  const std::uint32_t bits =
-      exp == 31 ? sign | 0x7f800000u | (mant << 13) : sign | ((exp + 112) << 23) | (mant << 13);
-  std::memcpy(&out, &bits, sizeof out);
-  return out;
-}
 
 MapLayout PretrainedModel::map_layout(int l) const {
   const Layer& L = layers_[static_cast<std::size_t>(l)];

@@ -89,8 +89,4 @@ class MapSession {
   int length_ = 0, total_ = 0;
 };
 
-// float ↔ IEEE half (round to nearest even; overflow to ±inf), for the map state.
-std::uint16_t float_to_half(float x);
-float half_to_float(std::uint16_t h);
-
 }  // namespace attn

@@ -52,23 +52,6 @@ void prefill(attn::PretrainedModel& model, const std::vector<int>& layers,
 
 }  // namespace
 
-TEST_CASE("map session: float16 conversion round-trips every half and rounds to the nearest", "[maps]") {
-  for (std::uint32_t h = 0; h < 0x10000u; ++h) {
-    const std::uint16_t half = static_cast<std::uint16_t>(h);
-    const float x = attn::half_to_float(half);
-    if (std::isnan(x)) continue;
-    REQUIRE(attn::float_to_half(x) == half);
-  }
-  // between two neighbours: the nearer one, the even one at a tie; past 65520: infinity
-  // near 1 a half's step is 2^-10: 0.75 of a step rounds up, half a step goes to the even neighbour
-  REQUIRE(attn::half_to_float(attn::float_to_half(1.0f + 3.0f / 4096)) == 1.0f + 1.0f / 1024);
-  REQUIRE(attn::half_to_float(attn::float_to_half(1.0f + 1.0f / 2048)) == 1.0f);
-  REQUIRE(attn::half_to_float(attn::float_to_half(1.0f + 3.0f / 2048)) == 1.0f + 2.0f / 1024);
-  REQUIRE(std::isinf(attn::half_to_float(attn::float_to_half(65520.0f))));
-  REQUIRE(attn::half_to_float(attn::float_to_half(65519.0f)) == 65504.0f);
-  REQUIRE(attn::half_to_float(attn::float_to_half(3e-8f)) == std::ldexp(1.0f, -24));  // a subnormal
-}
-
 TEST_CASE("map session: tiles, top-k and the overview equal every fixture's forward weights",
           "[maps][pretrained]") {
   for (const std::string& f : fx::list_fixtures()) {
