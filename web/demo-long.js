@@ -49,7 +49,7 @@ export async function renderLong(ctx, { ids, tokens, layer }) {
   if (!ctx.current()) return undefined;
   showPlan(p, ids.length);
   if (long.sig === idsSig(ids)) await drawOverview();
-  else clearMaps('Read the prompt to see its maps.');
+  else if (!long.controller) clearMaps('Read the prompt to see its maps.');
   return null;
 }
 
@@ -105,7 +105,10 @@ async function read() {
     $('long-read').disabled = false;
     $('long').dataset.state = long.sig ? 'read' : 'idle';
   }
-  if (long.sig) await drawOverview();
+  // The input changed while it was read: its maps would not be this input's.
+  if (long.sig && long.sig !== idsSig(long.want.ids))
+    clearMaps('The input changed while it was read: read it again.');
+  else if (long.sig) await drawOverview();
 }
 
 /** The overview of the wanted layer and the chosen head; a layer that is not softmax says why not. */
