@@ -63,10 +63,15 @@ function showPlan(p, T) {
   $('long-read').disabled = !p.fits || long.controller !== null;
 }
 
+function clearTile() {
+  $('long-tile').replaceChildren();
+  $('long-tile-title').textContent = '';
+}
+
 function clearMaps(message) {
   long.view = null;
   $('long-canvas').hidden = true;
-  $('long-tile').replaceChildren();
+  clearTile();
   $('long-cell').textContent = '';
   $('long-note').textContent = message;
 }
@@ -130,14 +135,16 @@ async function drawOverview() {
   long.tokens = tokens;
   long.view = { layer, head, n, T: ids.length, data: r.data };
   long.cell = [Math.min(long.cell[0], n - 1), Math.min(long.cell[1], n - 1)];
-  paint(long.view);
+  clearTile(); // a tile shown was of the overview drawn before
+  const hi = paint(long.view);
   const [r0, r1] = blockOf(0, n, ids.length);
   $('long-note').textContent =
-    `Layer ${layer}, head ${head}: a pooled overview of ${n} × ${n} cells, each the largest weight of a block of about ${r1 - r0}–${Math.ceil(ids.length / n)} query rows × as many key columns (max pooling). Click a cell, or move with the arrow keys and press Enter, to see its exact weights.`;
+    `Layer ${layer}, head ${head}: a pooled overview of ${n} × ${n} cells, each the largest weight of a block of about ${r1 - r0}–${Math.ceil(ids.length / n)} query rows × as many key columns (max pooling), coloured from 0 (dark) to the head's largest weight, ${hi.toFixed(4)} (yellow). Click a cell, or move with the arrow keys and press Enter, to see its exact weights.`;
   $('long').shown = { overview: long.view, tile: null };
   $('long').dataset.state = 'drawn';
 }
 
+/** Draws the overview (each cell a pixel, the canvas scaled by CSS); returns the largest value. */
 function paint({ n, data }) {
   const canvas = $('long-canvas');
   canvas.hidden = false;
@@ -153,11 +160,16 @@ function paint({ n, data }) {
     img.data.set([lut[i], lut[i + 1], lut[i + 2], 255], k * 4);
   }
   g.putImageData(img, 0, 0);
+  drawCursor(g, n);
+  return hi;
+}
+
+function drawCursor(g, n) {
   const [a, b] = long.cell;
   g.strokeStyle = '#ff4081';
   g.lineWidth = Math.max(1, n / 128);
   g.strokeRect(b, a, 1, 1);
-  canvas.setAttribute(
+  g.canvas.setAttribute(
     'aria-label',
     `Pooled attention overview, ${n} × ${n} cells (max of each block); the selected cell is row ${a}, column ${b}`,
   );
@@ -179,11 +191,13 @@ async function zoom() {
   const [a, b] = long.cell;
   const rows = blockOf(a, n, T),
     cols = blockOf(b, n, T);
+  const view = long.view;
   const r = await long.source.longTile(layer, head, rows, cols);
+  if (long.view !== view) return; // another overview was drawn meanwhile
   const label = (i) => `${i} ${long.tokens[i] ?? ''}`;
   const table = $('long-tile');
-  const caption = document.createElement('caption');
-  caption.textContent = `Exact weights of layer ${layer}, head ${head}: query rows ${rows[0]}–${rows[1] - 1} (down) × key columns ${cols[0]}–${cols[1] - 1} (across)`;
+  $('long-tile-title').textContent =
+    `Exact weights of layer ${layer}, head ${head}: query rows ${rows[0]}–${rows[1] - 1} (down) × key columns ${cols[0]}–${cols[1] - 1} (across)`;
   const th = (text, scope) => Object.assign(document.createElement('th'), { textContent: text, scope });
   const head_ = document.createElement('tr');
   head_.append(th('query \\ key', 'col'));
@@ -197,8 +211,8 @@ async function zoom() {
       );
     return tr;
   });
-  table.replaceChildren(caption, head_, ...body);
-  $('long').shown = { overview: long.view, tile: { rows, cols, data: r.data, shape: r.shape } };
+  table.replaceChildren(head_, ...body);
+  $('long').shown = { overview: long.view, tile: { cell: [a, b], rows, cols, data: r.data, shape: r.shape } };
   $('long').dataset.state = 'zoomed';
 }
 
@@ -218,10 +232,18 @@ function onKey(e) {
 
 function onClick(e) {
   if (!long.view) return;
-  const box = e.currentTarget.getBoundingClientRect();
+  const c = e.currentTarget;
+  const box = c.getBoundingClientRect(),
+    css = getComputedStyle(c);
+  const px = (name) => parseFloat(css[name]) || 0;
+  // the cells span the content box: the border left out, fractions of a pixel kept
+  const x = e.clientX - box.left - px('borderLeftWidth'),
+    y = e.clientY - box.top - px('borderTopWidth');
+  const w = box.width - px('borderLeftWidth') - px('borderRightWidth'),
+    h = box.height - px('borderTopWidth') - px('borderBottomWidth');
   const n = long.view.n;
   const at = (p, size) => Math.max(0, Math.min(n - 1, Math.floor((p / size) * n)));
-  long.cell = [at(e.clientY - box.top, box.height), at(e.clientX - box.left, box.width)];
+  long.cell = [at(y, h), at(x, w)];
   paint(long.view);
   zoom();
 }

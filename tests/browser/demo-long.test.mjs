@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { ROOT, axeViolations, demoReady, join, launch } from './helpers.mjs';
+import { ROOT, SHOTS, axeViolations, demoReady, join, launch } from './helpers.mjs';
 
 const T = 700;
 const IDS = Array.from({ length: T }, (_, i) => (i * 37 + 11) % 96);
@@ -42,7 +42,7 @@ after(async () => {
 
 /**
  * The library in the page on the fixture's files: a MapSession of its own, asked `asks` (overviews,
- * or tiles where rows are given); the answers stay in the page (window.longReference), the plan's
+ * or tiles where rows are given); the answers stay in the page (appended to window.longReference), the plan's
  * map bytes come back.
  */
 const reference = (page, asks) =>
@@ -57,7 +57,10 @@ const reference = (page, asks) =>
         weights: new Uint8Array(await (await get('model.safetensors')).arrayBuffer()),
       });
       const s = await m.prefill(ids, { maps: { layers: true } });
-      window.longReference = asks.map((a) => (a.rows ? s.tile(a) : s.overview({ ...a, pool: 'max' })).data);
+      window.longReference ??= [];
+      window.longReference.push(
+        ...asks.map((a) => (a.rows ? s.tile(a) : s.overview({ ...a, pool: 'max' })).data),
+      );
       const mapBytes = m.mapStateBytes(ids.length, { layers: true });
       s.dispose();
       m.dispose();
@@ -114,7 +117,6 @@ test('a 700-token prompt: plan stated, Stop aborts, overview and zoomed tiles = 
     { layer: 1, head: 0 },
     { layer: 1, head: 3 },
     { layer: 1, head: 3, rows: blockOf(5), cols: blockOf(3) },
-    { layer: 1, head: 3, rows: blockOf(100), cols: blockOf(200) },
     { layer: 0, head: 3 },
   ]);
   const plan = await page.textContent('#long-plan');
@@ -157,20 +159,33 @@ test('a 700-token prompt: plan stated, Stop aborts, overview and zoomed tiles = 
     ...range(byKeys.cols).map((j) => `${j} ${IDS[j]}`),
     ...range(byKeys.rows).map((i) => `${i} ${IDS[i]}`),
   ]);
-  // A click in the middle of cell (100, 200).
+  // A click in the middle of cell (300, 100), under the diagonal, at the point the canvas's box gives.
   await page.$eval('#long', (el) => (el.dataset.state = 'drawn'));
-  const box = await page.$eval('#long-canvas', (c) => [c.clientWidth, c.clientHeight]);
-  await page.click('#long-canvas', { position: { x: (200.5 / 512) * box[0], y: (100.5 / 512) * box[1] } });
+  await page.$eval('#long-canvas', (c) => {
+    const r = c.getBoundingClientRect(),
+      css = getComputedStyle(c);
+    const px = (name) => parseFloat(css[name]) || 0;
+    const w = r.width - px('borderLeftWidth') - px('borderRightWidth'),
+      h = r.height - px('borderTopWidth') - px('borderBottomWidth');
+    const at = { clientX: r.left + px('borderLeftWidth') + (100.5 / 512) * w };
+    at.clientY = r.top + px('borderTopWidth') + (300.5 / 512) * h;
+    c.dispatchEvent(new MouseEvent('click', { ...at, bubbles: true }));
+  });
   await state(page, 'zoomed');
+  // A cell is one CSS pixel and a MouseEvent's clientX/Y are whole pixels: the cell hit is within one.
   const byClick = (await shown(page)).tile;
-  assert.deepEqual([byClick.rows, byClick.cols], [blockOf(100), blockOf(200)]);
-  await assertNear(page, 'tile', 3);
+  const [a, c] = byClick.cell;
+  assert.ok(Math.abs(a - 300) <= 1 && Math.abs(c - 100) <= 1, `clicked cell (${a}, ${c})`);
+  assert.deepEqual([byClick.rows, byClick.cols], [blockOf(a), blockOf(c)]);
+  await reference(page, [{ layer: 1, head: 3, rows: blockOf(a), cols: blockOf(c) }]);
+  await assertNear(page, 'tile', 4);
 
   // Another layer: the page's render asks the worker's session for it (no second read).
   await page.selectOption('#layer', '0');
   await page.waitForFunction(() => document.querySelector('#long').shown.overview.layer === 0);
-  await assertNear(page, 'overview', 4);
+  await assertNear(page, 'overview', 3);
 
+  await (await page.$('#long')).screenshot({ path: join(SHOTS, 'demo-long.png') });
   // On a 360-px phone nothing of the panel is wider than the screen (the tile scrolls in its box).
   await page.setViewportSize({ width: 360, height: 800 });
   const wide = await page.$$eval('#long, #long *', (els) =>
