@@ -1,11 +1,11 @@
 // A long prompt in the demo (web/demo-long.js): tests/golden/pretrained/llama-tiny's weights opened
 // as a folder (its config's max_position_embeddings raised to 1024, no tokenizer: ids are typed), 700
-// ids typed. The page states the run's memory before it (the map state = model.mapStateBytes), a
-// Stop while it reads aborts it and the page reads again afterwards; the drawn overview, a head
-// switched, and the exact tile of a cell picked by keys and by a click equal the library's
-// MapSession run independently in the page on the same files; the tile's token labels; another
-// layer; nothing wider than a 360-px phone; axe clean. On lfm2-tiny the conv layer says it needs the
-// short-prompt path and the attention layer draws.
+// ids typed. The page states the run's memory before it (the map state = model.mapStateBytes) and
+// its progress chunk by chunk; a Stop while it reads aborts it and the page reads again afterwards;
+// the drawn overview, a head switched, another layer, and the exact tile of a cell picked by keys and
+// by a click equal the library's MapSession run independently in the page on the same files; the
+// tile's token labels; nothing wider than a 360-px phone; axe clean. On lfm2-tiny the conv layer says
+// it needs the short-prompt path and the attention layer draws.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -133,9 +133,19 @@ test('a 700-token prompt: plan stated, Stop aborts, overview and zoomed tiles = 
   assert.match(await page.textContent('#long-note'), /^Stopped: nothing was kept/);
   assert.ok(await page.isHidden('#long-canvas'));
 
+  // The progress the note says while it reads (chunks of 256 tokens), recorded as it changes.
+  await page.$eval('#long-note', (note) => {
+    window.longNotes = [];
+    new MutationObserver(() => window.longNotes.push(note.textContent)).observe(note, { childList: true });
+  });
   await page.selectOption('#layer', '1');
   await page.click('#long-read');
   await state(page, 'drawn');
+  const notes = await page.evaluate(() => window.longNotes.filter((t) => /^Read \d/.test(t)));
+  assert.deepEqual(
+    notes,
+    [256, 512, 700].map((n) => `Read ${n} of ${T} tokens…`),
+  );
   let s = await shown(page);
   assert.deepEqual([s.overview.layer, s.overview.head, s.overview.n, s.overview.T], [1, 0, 512, T]);
   await assertNear(page, 'overview', 0);
