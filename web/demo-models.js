@@ -33,6 +33,9 @@
 //   logitAttribution(ids, options), patch(options, { signal, onProgress }) (abortable: long work),
 //   saliency(ids, options, { signal, onProgress }), attributionPatch(options, { signal, onProgress }),
 //   qkAttribution(ids, options)
+//   for a long prompt (a checkpoint's, web/demo-long.js): longPlan(T), longPrefill(ids, { signal,
+//   onProgress }), longOverview(layer, head), longTile(layer, head, rows, cols) — their absence keeps
+//   a source on the full maps
 import { attn, runModel, tokenizeWithInfo, MAX_TOKENS } from './widgets.js';
 import { rowMax, softmaxTerm, softmaxTotal } from '../src/js/numeric.js';
 import { runLoop, runSteer } from './workers/steer.js';

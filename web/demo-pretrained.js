@@ -166,6 +166,12 @@ function folderSource(info) {
     attributionPatch: (options, { signal, onProgress } = {}) =>
       request('attributionPatch', { key, options }, { progress: onProgress, signal }),
     qkAttribution: (ids, options) => request('qkAttribution', { key, ids: Array.from(ids), options }),
+    /** A long prompt (web/demo-long.js): its plan, its prefill (abortable), one head's overview or tile. */
+    longPlan: (T) => request('longPlan', { key, T }),
+    longPrefill: (ids, { signal, onProgress } = {}) =>
+      request('longPrefill', { key, ids: Array.from(ids) }, { progress: onProgress, signal }),
+    longOverview: (layer, head) => request('longOverview', { key, layer, head }),
+    longTile: (layer, head, rows, cols) => request('longTile', { key, layer, head, rows, cols }),
     async chat(messages) {
       const text = await request('chat', { key, messages });
       source.chatText = text;

@@ -6,6 +6,7 @@
 // two different inputs. Token text only goes through textContent.
 import { positionPredictions, topK } from './demo-models.js';
 import { markLensStep, scheduleLens, showPredictions } from './demo-tables.js';
+import { LONG_T, hideLong, renderLong } from './demo-long.js';
 
 export { visible } from './demo-tables.js';
 
@@ -205,6 +206,14 @@ export async function renderModel(ctx) {
     return null;
   }
   const { ids, tokens } = input;
+  if (ids.length > LONG_T && source.longPrefill) {
+    onInput?.(input);
+    fillLayers($, L, layer);
+    showLayerNote($, source.info.layers?.[layer], layer);
+    showInput($, chips, source, input);
+    return renderLong(ctx, { ids, tokens, layer });
+  }
+  hideLong(ctx.heatmap);
   const mask = views.maskEditor ? clickedMask(state.toggles, ids.length, causal) : null;
   const r = await source.forward(ids, {
     layer,

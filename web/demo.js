@@ -12,6 +12,7 @@
 //   demo-embed.js    "Put these widgets in your own page"
 //   demo-steer.js    the Steer panel (activation addition; its recipe is in the state)
 //   demo-hub.js      "Open from Hugging Face…" (the model worker's hub jobs; asks before any download)
+//   demo-long.js     a long prompt on a checkpoint: its plan, prefill with Stop, pooled overview, zoom
 import { attn, clearModelCache, ready } from './widgets.js';
 import { loadedSource } from './demo-models.js';
 import { page, setState, showSource, subscribe } from './demo-store.js';
@@ -25,6 +26,7 @@ import { showElementCount } from './demo-embed.js';
 import { attachSteer, syncSteer } from './demo-steer.js';
 import { attachHub } from './demo-hub.js';
 import { attachChat, followChatModel } from './demo-chat.js';
+import { attachLong } from './demo-long.js';
 
 // The views that follow every change of the store: the side panel and the Steer panel (not while the
 // reader types: the box already holds the text), the model source, and the render (once per frame).
@@ -43,6 +45,7 @@ attachSteer();
 attachSources();
 attachHub($);
 attachChat();
+attachLong();
 followChatModel();
 attachPredictionsToggle($);
 showElementCount();

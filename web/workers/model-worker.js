@@ -4,7 +4,8 @@
 //
 // Jobs (the protocol of web/workers/rpc.js, each started as it comes): open | hubFiles | hubOpen |
 //   hubCacheList | hubCacheDelete | tokenize | forward | strings | logitLens | generate | steer | chat |
-//   headScores | logitAttribution | patch | attributionPatch | saliency | qkAttribution | dispose { key }.
+//   headScores | logitAttribution | patch | attributionPatch | saliency | qkAttribution | dispose { key },
+//   and a long prompt's (web/workers/long-prompt.js): longPlan | longPrefill | longOverview | longTile.
 // The hub jobs reach the Hugging Face Hub (or the mirror the page names) only when the reader asks;
 // the token they are given is passed to the library and kept nowhere.
 // While a job runs it may send progress (open, patch, attributionPatch, saliency) or events { id, text,
@@ -17,6 +18,7 @@ import { parseGGUF } from '../../src/js/formats/gguf.js';
 import { isGGUF, mb, opensAsGGUF, typeCounts } from './gguf-files.js';
 import { serve } from './rpc.js';
 import { runSteer } from './steer.js';
+import { longHandlers } from './long-prompt.js';
 
 const kMaxModelBytes = 3 * 2 ** 30; // of the 4 GiB heap, leaving room for the forwards' buffers
 const models = new Map(); // key → { model, hasTokenizer, idsHint (what a model without a tokenizer says) }
@@ -402,6 +404,7 @@ function qkAttribution({ key, ids, options }) {
 
 /** Frees a model (the page's source of it was replaced or closed). */
 function dispose({ key }) {
+  long.longDispose({ key });
   models.get(key)?.model.dispose();
   models.delete(key);
 }
@@ -409,6 +412,8 @@ function dispose({ key }) {
 function chat({ key, messages }) {
   return modelOf(key).model.applyChatTemplate(messages, { addGenerationPrompt: true, tokenize: false });
 }
+
+const long = longHandlers(modelOf);
 
 const handlers = {
   open,
@@ -430,6 +435,7 @@ const handlers = {
   saliency,
   qkAttribution,
   dispose,
+  ...long,
 };
 
 serve(handlers, { ready: init() });
