@@ -75,6 +75,17 @@ test('every checkpoint folder opens in the demo: model view, next tokens', async
     });
     // A layer's tiles are its own maps: an LFM2 conv layer's one (its token mixing), the others' heads.
     const maps = Array.from({ length: layers }, (_, l) => (text.layer_types?.[l] === 'conv' ? 1 : heads));
+    // The next-token table can be back before the model view has drawn this model's maps (the
+    // previous folder's may still show): wait for the view to change, then check its tiles.
+    await page
+      .waitForFunction(
+        (n) => document.querySelector('attention-model-view')._tiles.length === n,
+        maps.reduce((a, m) => a + m, 0),
+        {
+          timeout: 20_000,
+        },
+      )
+      .catch(() => {}); // the assertion below names what was drawn instead
     assert.equal(
       await page.$eval('attention-model-view', (el) => el._tiles.length),
       maps.reduce((a, m) => a + m, 0),
