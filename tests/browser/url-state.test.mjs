@@ -48,9 +48,14 @@ test('the back button undoes discrete changes one at a time', async () => {
 
   await page.goBack();
   await page.waitForFunction(() => new URL(location.href).searchParams.get('step') === null);
+  // The address changes first; the views follow when the page has applied the state it names.
+  await page.waitForFunction(() => document.querySelector('attention-steps').current?.name === 'scores');
   assert.equal(await page.$eval('attention-steps', (el) => el.current.name), 'scores');
   await page.goBack();
   await page.waitForFunction(() => !new URL(location.href).searchParams.has('tg'));
+  await page.waitForFunction(
+    () => document.querySelector('attention-steps').result?.config.toggles?.length === 0,
+  );
   assert.deepEqual((await widgetConfig(page)).toggles, []);
   assert.equal(
     await page.$eval('mask-editor', (el) => el.allowed.data[2 * 4 + 0]),
@@ -59,10 +64,14 @@ test('the back button undoes discrete changes one at a time', async () => {
   );
   await page.goBack();
   await page.waitForFunction(() => !new URL(location.href).searchParams.has('m'));
+  await page.waitForFunction(() => document.querySelector('attention-steps').result?.config.mask === 'none');
   assert.equal(await page.inputValue('select[name=mask]'), 'none');
   assert.equal((await widgetConfig(page)).mask, 'none');
   await page.goForward();
   await page.waitForFunction(() => new URL(location.href).searchParams.get('m') === 'causal');
+  await page.waitForFunction(
+    () => document.querySelector('attention-steps').result?.config.mask === 'causal',
+  );
   assert.equal(await page.inputValue('select[name=mask]'), 'causal');
   assert.equal((await widgetConfig(page)).mask, 'causal');
   assert.deepEqual(watch.errors, []);
